@@ -1,0 +1,170 @@
+import type { Logger } from 'pino';
+import { errorEnvelope, ServiceError, toServiceError } from '../protocol/errors.ts';
+import { grants } from '../protocol/scopes.ts';
+import { checkBody } from '../protocol/validate.ts';
+import { extractToken } from './auth.ts';
+import type { CorsPolicy } from './cors.ts';
+import { hostAllowed } from './host-check.ts';
+import { parseJsonBody } from './json-body.ts';
+import { newRequestId, setRequestIdHeaders } from './request-id.ts';
+import { createRouter, type RouteDef, type RouteResult } from './router.ts';
+import type { AuthResult } from './token-service.ts';
+import type { EdgeRequest, EdgeRequestHead, EdgeResponse, Principal } from './types.ts';
+
+// The core of the edge: host check, CORS, routing, auth, body parsing, errors and the request log line.
+// No socket here; server.ts adapts uWebSockets.js to `prepare` and `run`.
+
+export interface AppDeps {
+  routes: readonly RouteDef[];
+  log: Logger;
+  authenticate(secret: string): AuthResult;
+  /** Read per request: settings changes apply immediately. */
+  cors(): CorsPolicy;
+  jsonBodyLimit(): number;
+  /** The listener as bound: its host, and whether it is local-only (then the Host header is checked). */
+  listener: { host: string; networkExposed: boolean };
+  isDraining(): boolean;
+}
+
+/** A request whose head has been checked; the adapter reads the body only when `bodyLimit` is set. */
+export interface Prepared {
+  readonly requestId: string;
+  /** Maximum body bytes to read, or null when the answer does not depend on a body. */
+  readonly bodyLimit: number | null;
+  run(body: Buffer | null): Promise<EdgeResponse>;
+  /** Answers with an error the adapter met (body too large, client gone). */
+  fail(err: ServiceError): EdgeResponse;
+}
+
+const JSON_TYPE = 'application/json';
+
+export function createApp(deps: AppDeps) {
+  const router = createRouter(deps.routes);
+  const { log } = deps;
+
+  function respond(head: EdgeRequestHead, requestId: string, started: number, routeName: string, result: RouteResult): EdgeResponse {
+    const headers: Record<string, string> = { 'content-type': JSON_TYPE, ...result.headers };
+    return finish(head, requestId, started, routeName, result.status ?? 200, headers, JSON.stringify(result.body));
+  }
+
+  function respondError(head: EdgeRequestHead, requestId: string, started: number, routeName: string, err: unknown): EdgeResponse {
+    const error = toServiceError(err);
+    if (error.code === 'INTERNAL') {
+      // The cause goes to the log under the request ID, never to the client.
+      log.error({ reqId: requestId, err: err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : String(err) }, 'internal error');
+    }
+    const headers: Record<string, string> = { 'content-type': JSON_TYPE, ...error.headers };
+    return finish(head, requestId, started, routeName, error.status, headers, JSON.stringify(errorEnvelope(error, requestId)));
+  }
+
+  function finish(
+    head: EdgeRequestHead,
+    requestId: string,
+    started: number,
+    routeName: string,
+    status: number,
+    headers: Record<string, string>,
+    body: string,
+  ): EdgeResponse {
+    setRequestIdHeaders(headers, requestId);
+    const origin = head.headers['origin'];
+    const cors = deps.cors();
+    if (cors.allows(origin)) Object.assign(headers, cors.responseHeaders(origin));
+    if (deps.isDraining()) headers['connection'] = 'close';
+    log.info(
+      { reqId: requestId, method: head.method, route: routeName, status, durationMs: Math.round((performance.now() - started) * 1000) / 1000 },
+      'request',
+    );
+    return { status, headers, body };
+  }
+
+  function authenticate(head: EdgeRequestHead): Principal {
+    const secret = extractToken(head.headers);
+    if (secret === undefined) {
+      throw new ServiceError('UNAUTHORIZED', 'A local token is required: send it as `Authorization: Bearer <token>`.');
+    }
+    const result = deps.authenticate(secret);
+    if (!result.ok) {
+      throw new ServiceError('UNAUTHORIZED', result.reason === 'expired' ? 'The local token has expired.' : 'The local token is not valid.');
+    }
+    return result.principal;
+  }
+
+  function prepare(head: EdgeRequestHead): Prepared {
+    const requestId = newRequestId();
+    const started = performance.now();
+    let routeName = 'unmatched';
+    const immediate = (response: EdgeResponse): Prepared => ({
+      requestId,
+      bodyLimit: null,
+      run: async () => response,
+      fail: (err) => respondError(head, requestId, started, routeName, err),
+    });
+    try {
+      if (!deps.listener.networkExposed && !hostAllowed(head.headers['host'], deps.listener.host)) {
+        throw new ServiceError('FORBIDDEN', 'The Host header must name this machine (localhost or a loopback address).');
+      }
+      if (head.method === 'OPTIONS' && head.headers['access-control-request-method'] !== undefined) {
+        routeName = 'preflight';
+        const origin = head.headers['origin'];
+        const cors = deps.cors();
+        if (!cors.allows(origin)) throw new ServiceError('FORBIDDEN', 'This origin is not allowed (see cors.allowedOrigins).');
+        const headers = cors.preflightHeaders(origin, head.headers['access-control-request-headers']);
+        return immediate(finish(head, requestId, started, routeName, 204, headers, ''));
+      }
+      const match = router.match(head.method, head.path);
+      const route = match.kind === 'found' ? match.route : undefined;
+      if (route) routeName = `${route.method} ${route.path}`;
+      // Every /v1 route needs a token, even to learn that a path does not exist there.
+      const principal = route?.scope === 'public' || (!route && !head.path.startsWith('/v1/')) ? null : authenticate(head);
+      if (match.kind === 'none') throw new ServiceError('NOT_FOUND', `No route for ${head.method} ${head.path.slice(0, 200)}.`);
+      if (match.kind === 'method') {
+        throw new ServiceError('METHOD_NOT_ALLOWED', `${head.method} is not supported here; use ${match.allow.join(', ')}.`, {
+          headers: { allow: match.allow.join(', ') },
+        });
+      }
+      const { route: def, params } = match;
+      if (principal !== null && def.scope !== 'public' && !grants(principal.scopes, def.scope)) {
+        throw new ServiceError('FORBIDDEN', `This token lacks the \`${def.scope}\` scope.`, { details: { requiredScope: def.scope } });
+      }
+      const run = async (body: Buffer | null): Promise<EdgeResponse> => {
+        try {
+          let parsed: unknown = null;
+          if (def.body) parsed = checkBody(def.body, parseJsonBody(body, head.headers['content-type']));
+          const result = await def.handle({ req: { ...head, body }, requestId, principal, params, body: parsed });
+          return respond(head, requestId, started, routeName, result);
+        } catch (err) {
+          return respondError(head, requestId, started, routeName, err);
+        }
+      };
+      return {
+        requestId,
+        bodyLimit: def.body ? deps.jsonBodyLimit() : null,
+        run,
+        fail: (err) => respondError(head, requestId, started, routeName, err),
+      };
+    } catch (err) {
+      if (err instanceof URIError) err = new ServiceError('INVALID_REQUEST', 'The path has a malformed percent-encoding.');
+      return immediate(respondError(head, requestId, started, routeName, err));
+    }
+  }
+
+  /** The whole request at once: what tests and in-process callers use. */
+  async function handle(req: EdgeRequest): Promise<EdgeResponse> {
+    const prepared = prepare(req);
+    if (prepared.bodyLimit !== null && req.body !== null && req.body.length > prepared.bodyLimit) {
+      return prepared.fail(tooLarge(prepared.bodyLimit));
+    }
+    return prepared.run(req.body);
+  }
+
+  return { prepare, handle };
+}
+
+export function tooLarge(limit: number): ServiceError {
+  return new ServiceError('PAYLOAD_TOO_LARGE', `The request body is larger than the ${limit}-byte limit.`, {
+    details: { limitBytes: limit },
+  });
+}
+
+export type App = ReturnType<typeof createApp>;

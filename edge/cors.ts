@@ -1,0 +1,69 @@
+// CORS (interface.md section 5 rule 6). Off by default; an allowed origin's preflight needs no token, its
+// real requests still do. Header strings are built once per configuration, not per request.
+
+const ORIGIN_SHAPE = /^[a-z][a-z0-9+.-]*:\/\/[^/\s?#@]+$/;
+
+/** `https://App.example:443/` -> `https://app.example`; null when it is not an origin. */
+export function normalizeOrigin(value: string): string | null {
+  if (value === '*') return '*';
+  const trimmed = value.trim().toLowerCase().replace(/\/$/, '');
+  if (!ORIGIN_SHAPE.test(trimmed)) return null;
+  if (trimmed.startsWith('http://') && trimmed.endsWith(':80')) return trimmed.slice(0, -3);
+  if (trimmed.startsWith('https://') && trimmed.endsWith(':443')) return trimmed.slice(0, -4);
+  return trimmed;
+}
+
+const ALLOW_METHODS = 'GET, POST, PUT, PATCH, DELETE, OPTIONS';
+const EXPOSE_HEADERS = [
+  'x-service-request-id',
+  'x-request-id',
+  'request-id',
+  'retry-after',
+  'x-ratelimit-limit-requests',
+  'x-ratelimit-remaining-requests',
+  'x-ratelimit-reset-requests',
+  'x-ratelimit-limit-tokens',
+  'x-ratelimit-remaining-tokens',
+  'x-ratelimit-reset-tokens',
+].join(', ');
+const HEADER_LIST = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+(?:\s*,\s*[A-Za-z0-9!#$%&'*+.^_`|~-]+)*$/;
+
+export interface CorsPolicy {
+  readonly origins: readonly string[];
+  readonly wildcard: boolean;
+  allows(origin: string | undefined): origin is string;
+  /** Headers for a real (non-preflight) response to an allowed origin. */
+  responseHeaders(origin: string): Record<string, string>;
+  preflightHeaders(origin: string, requestedHeaders: string | undefined): Record<string, string>;
+}
+
+export function corsPolicy(allowedOrigins: readonly string[]): CorsPolicy {
+  const origins = allowedOrigins.map((o) => normalizeOrigin(o)).filter((o): o is string => o !== null);
+  const set = new Set(origins);
+  const wildcard = set.has('*');
+  return {
+    origins,
+    wildcard,
+    allows(origin): origin is string {
+      if (origin === undefined || origin === '') return false;
+      if (wildcard) return true;
+      const normalized = normalizeOrigin(origin);
+      return normalized !== null && set.has(normalized);
+    },
+    responseHeaders(origin) {
+      return { 'access-control-allow-origin': origin, vary: 'Origin', 'access-control-expose-headers': EXPOSE_HEADERS };
+    },
+    preflightHeaders(origin, requestedHeaders) {
+      const headers: Record<string, string> = {
+        'access-control-allow-origin': origin,
+        vary: 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers',
+        'access-control-allow-methods': ALLOW_METHODS,
+        'access-control-max-age': '600',
+      };
+      if (requestedHeaders !== undefined && HEADER_LIST.test(requestedHeaders.trim())) {
+        headers['access-control-allow-headers'] = requestedHeaders.trim();
+      }
+      return headers;
+    },
+  };
+}

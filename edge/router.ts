@@ -1,0 +1,98 @@
+import type { Static, TSchema } from '@sinclair/typebox';
+import type { TypeCheck } from '@sinclair/typebox/compiler';
+import type { Scope } from '../protocol/scopes.ts';
+import type { EdgeRequest, Principal } from './types.ts';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface RouteContext<B> {
+  req: EdgeRequest;
+  requestId: string;
+  /** Null only on public routes. */
+  principal: Principal | null;
+  params: Readonly<Record<string, string>>;
+  body: B;
+}
+
+export interface RouteResult {
+  status?: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface RouteDef {
+  method: HttpMethod;
+  path: string;
+  /** `public` routes need no token (only /health, /version and pairing creation). */
+  scope: Scope | 'public';
+  /** Present when the route takes a required, typed JSON body. */
+  body?: TypeCheck<TSchema>;
+  handle(ctx: RouteContext<unknown>): Promise<RouteResult> | RouteResult;
+}
+
+/** Keeps each handler's body typed by its schema while the table stays one homogeneous list. */
+export function route<S extends TSchema>(
+  def: Omit<RouteDef, 'body' | 'handle'> & { body: TypeCheck<S>; handle(ctx: RouteContext<Static<S>>): Promise<RouteResult> | RouteResult },
+): RouteDef;
+export function route(def: Omit<RouteDef, 'body' | 'handle'> & { handle(ctx: RouteContext<null>): Promise<RouteResult> | RouteResult }): RouteDef;
+export function route(def: RouteDef): RouteDef {
+  return def;
+}
+
+export type Match =
+  | { kind: 'found'; route: RouteDef; params: Record<string, string> }
+  | { kind: 'method'; allow: HttpMethod[] }
+  | { kind: 'none' };
+
+interface Compiled {
+  segments: string[];
+  byMethod: Map<HttpMethod, RouteDef>;
+}
+
+/** Static paths hit a map; parameterised ones (`/v1/tokens/:id`) are compared segment by segment. */
+export function createRouter(routes: readonly RouteDef[]) {
+  const statics = new Map<string, Compiled>();
+  const dynamics: Compiled[] = [];
+  for (const r of routes) {
+    const segments = r.path.split('/').slice(1);
+    const dynamic = segments.some((s) => s.startsWith(':'));
+    let entry = dynamic ? dynamics.find((d) => d.segments.join('/') === segments.join('/')) : statics.get(r.path);
+    if (!entry) {
+      entry = { segments, byMethod: new Map() };
+      if (dynamic) dynamics.push(entry);
+      else statics.set(r.path, entry);
+    }
+    if (entry.byMethod.has(r.method)) throw new Error(`duplicate route ${r.method} ${r.path}`);
+    entry.byMethod.set(r.method, r);
+  }
+
+  function resolve(entry: Compiled, method: string, params: Record<string, string>): Match {
+    const found = entry.byMethod.get(method as HttpMethod);
+    if (found) return { kind: 'found', route: found, params };
+    return { kind: 'method', allow: [...entry.byMethod.keys()] };
+  }
+
+  return {
+    /** Throws URIError for a malformed percent-encoding in a path parameter. */
+    match(method: string, path: string): Match {
+      const exact = statics.get(path);
+      if (exact) return resolve(exact, method, {});
+      const parts = path.split('/').slice(1);
+      for (const d of dynamics) {
+        if (d.segments.length !== parts.length) continue;
+        const params: Record<string, string> = {};
+        let ok = true;
+        for (let i = 0; i < parts.length && ok; i++) {
+          const seg = d.segments[i]!;
+          const part = parts[i]!;
+          if (seg.startsWith(':')) {
+            if (part === '') ok = false;
+            else params[seg.slice(1)] = decodeURIComponent(part);
+          } else ok = seg === part;
+        }
+        if (ok) return resolve(d, method, params);
+      }
+      return { kind: 'none' };
+    },
+  };
+}

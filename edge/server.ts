@@ -1,0 +1,144 @@
+import { STATUS_CODES } from 'node:http';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import type { HttpResponse, TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
+import { toServiceError } from '../protocol/errors.ts';
+import { tooLarge, type App } from './app.ts';
+import type { EdgeResponse } from './types.ts';
+
+// The only file that touches uWebSockets.js: it turns sockets into `EdgeRequestHead`s and `EdgeResponse`s
+// into bytes. Everything else in edge/ is plain functions.
+
+type Uws = typeof import('@trufflesuite/uws-js-unofficial');
+
+const require = createRequire(import.meta.url);
+
+/**
+ * The package silently swaps in a slow pure-JS server when its native binary does not load, so the binary
+ * is loaded here by name: either the native server runs, or the caller learns that it does not.
+ */
+export function loadUws(allowFallback: boolean): { uws: Uws; native: boolean; reason?: string } {
+  const pkgDir = dirname(require.resolve('@trufflesuite/uws-js-unofficial/package.json'));
+  const binary = join(pkgDir, 'binaries', `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`);
+  try {
+    return { uws: require(binary) as Uws, native: true };
+  } catch (err) {
+    const reason = `no native uWebSockets.js binary for ${process.platform}-${process.arch}, Node ABI ${process.versions.modules}`;
+    if (!allowFallback) throw new Error(`${reason}. Use a supported Node.js (20.x) or set SWITCHYARD_ALLOW_SLOW_EDGE=1.`, { cause: err });
+    return { uws: require(join(pkgDir, 'dist', 'index.js')) as Uws, native: false, reason };
+  }
+}
+
+const STATUS_LINES = new Map<number, string>(Object.entries(STATUS_CODES).map(([code, text]) => [Number(code), `${code} ${text}`]));
+const statusLine = (status: number) => STATUS_LINES.get(status) ?? String(status);
+
+function writeResponse(res: HttpResponse, response: EdgeResponse, forceClose: boolean): void {
+  res.cork(() => {
+    res.writeStatus(statusLine(response.status));
+    let close = forceClose;
+    for (const name in response.headers) {
+      // uWS writes its own Connection and Content-Length headers.
+      if (name === 'connection') close ||= response.headers[name] === 'close';
+      else if (name !== 'content-length') res.writeHeader(name, response.headers[name]!);
+    }
+    if (response.status === 204 || response.status === 304) res.endWithoutBody(undefined, close);
+    else res.end(response.body, close);
+  });
+}
+
+export interface Listening {
+  port: number;
+  /** Stops accepting new connections; requests on open connections are still answered. */
+  stopListening(): void;
+  inflight(): number;
+}
+
+export function listen(uws: Uws, app: App, host: string, port: number): Promise<Listening> {
+  const server: TemplatedApp = uws.App();
+  let inflight = 0;
+
+  server.any('/*', (res, req) => {
+    // HttpRequest is stack-allocated: read everything from it before the first await.
+    const headers: Record<string, string> = {};
+    req.forEach((name, value) => {
+      headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
+    });
+    const head = {
+      method: req.getCaseSensitiveMethod().toUpperCase(),
+      path: req.getUrl(),
+      query: req.getQuery() ?? '',
+      headers,
+      remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString(),
+    };
+    let aborted = false;
+    let answered = false;
+    res.onAborted(() => {
+      aborted = true;
+    });
+    inflight++;
+    const prepared = app.prepare(head);
+    const declared = headers['content-length'] === undefined ? 0 : Number(headers['content-length']);
+    const hasBody = declared > 0 || headers['transfer-encoding'] !== undefined;
+
+    const send = (response: EdgeResponse, close: boolean) => {
+      if (answered) return;
+      answered = true;
+      inflight--;
+      if (!aborted) writeResponse(res, response, close);
+    };
+    const sendLater = (pending: Promise<EdgeResponse>, close: boolean) =>
+      pending.then(
+        (response) => send(response, close),
+        // `run` answers its own errors; this only guards the adapter against a bug there.
+        (err: unknown) => send(prepared.fail(toServiceError(err)), true),
+      );
+
+    const limit = prepared.bodyLimit;
+    if (limit === null) {
+      // A body nobody reads is left unread; closing the connection keeps the next request's framing sane.
+      sendLater(prepared.run(null), hasBody);
+      return;
+    }
+    if (declared > limit) {
+      send(prepared.fail(tooLarge(limit)), true);
+      return;
+    }
+    if (!hasBody) {
+      sendLater(prepared.run(null), false);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let received = 0;
+    res.onData((chunk, isLast) => {
+      if (answered) return;
+      received += chunk.byteLength;
+      if (received > limit) {
+        // Refused while it streams in: nothing past the limit is buffered.
+        chunks.length = 0;
+        send(prepared.fail(tooLarge(limit)), true);
+        return;
+      }
+      // uWS neuters the ArrayBuffer after this callback returns, so it is copied.
+      chunks.push(Buffer.from(new Uint8Array(chunk)));
+      if (isLast) sendLater(prepared.run(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received)), false);
+    });
+  });
+
+  return new Promise((resolve, reject) => {
+    server.listen(host, port, (socket: us_listen_socket | false) => {
+      if (!socket) {
+        reject(new Error(`cannot listen on ${host}:${port} (in use or not permitted)`));
+        return;
+      }
+      let open = true;
+      resolve({
+        port: uws.us_socket_local_port(socket),
+        stopListening() {
+          if (open) uws.us_listen_socket_close(socket);
+          open = false;
+        },
+        inflight: () => inflight,
+      });
+    });
+  });
+}

@@ -1,0 +1,122 @@
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { auditRepo } from '../store/audit-repo.ts';
+import { openStoreEnv } from '../store/env.ts';
+import { metaRepo } from '../store/meta-repo.ts';
+import { settingsRepo } from '../store/settings-repo.ts';
+import { tokenRepo } from '../store/token-repo.ts';
+import { createApp } from './app.ts';
+import { corsPolicy, type CorsPolicy } from './cors.ts';
+import { TOKEN_FILE } from './data-dir.ts';
+import { auditRoutes } from './routes/audit.ts';
+import { processRoutes } from './routes/process.ts';
+import { settingsRoutes } from './routes/settings.ts';
+import { tokenRoutes } from './routes/tokens.ts';
+import { listen, loadUws } from './server.ts';
+import { createSettingsService, type ListenerInfo } from './settings-service.ts';
+import { createTokenService } from './token-service.ts';
+
+// The composition root: opens the store, builds the hot state, binds the listener, and knows how to stop.
+
+export interface ServiceOptions {
+  dataDir: string;
+  port: number;
+  log: Logger;
+  /** Run on uWS's pure-JS fallback when the native binary does not load (loudly). */
+  allowSlowEdge?: boolean;
+}
+
+export interface RunningService {
+  port: number;
+  host: string;
+  tokenFile: string;
+  /** Set on the first start only: the secret of the new admin token, for the terminal, never the log. */
+  bootstrapSecret: string | null;
+  /** Stops accepting, waits up to `drainMs` for in-flight requests, then closes the store. */
+  close(drainMs?: number): Promise<void>;
+}
+
+const LAST_USED_FLUSH_MS = 30_000;
+
+export async function startService({ dataDir, port, log, allowSlowEdge = false }: ServiceOptions): Promise<RunningService> {
+  const { uws, native, reason } = loadUws(allowSlowEdge);
+  if (native) log.info({ edge: 'uWebSockets.js', native: true }, 'native uWebSockets.js binary loaded');
+  else log.warn({ edge: 'uWebSockets.js', native: false, reason }, 'running on the slow pure-JS uWebSockets.js fallback');
+
+  const env = openStoreEnv(dataDir);
+  const audit = auditRepo(env);
+  const tokenFile = join(dataDir, TOKEN_FILE);
+  const tokens = createTokenService({ env, tokens: tokenRepo(env), meta: metaRepo(env), audit, tokenFile });
+  const bootstrap = await tokens.bootstrapIfEmpty();
+  if (bootstrap) log.info({ tokenId: bootstrap.token.id }, 'created the bootstrap admin token');
+
+  const savedSettings = settingsRepo(env).load();
+  const listener: ListenerInfo = {
+    host: savedSettings.bind.networkExposed ? '0.0.0.0' : '127.0.0.1',
+    port,
+    networkExposed: savedSettings.bind.networkExposed,
+  };
+  let cors: CorsPolicy = corsPolicy([]);
+  let jsonBodyLimit = savedSettings.limits.jsonBodyBytes;
+  const settings = createSettingsService({
+    env,
+    repo: settingsRepo(env),
+    audit,
+    listener,
+    onChange(next) {
+      const wasWildcard = cors.wildcard;
+      cors = corsPolicy(next.cors.allowedOrigins);
+      if (cors.wildcard && !wasWildcard) {
+        log.warn('cors.allowedOrigins holds "*": any web page may now try authenticated requests; list origins instead');
+      }
+      jsonBodyLimit = next.limits.jsonBodyBytes;
+    },
+  });
+
+  let draining = false;
+  const app = createApp({
+    routes: [...processRoutes(() => draining), ...settingsRoutes(settings), ...tokenRoutes(tokens), ...auditRoutes(audit)],
+    log,
+    authenticate: (secret) => tokens.authenticate(secret),
+    cors: () => cors,
+    jsonBodyLimit: () => jsonBodyLimit,
+    listener,
+    isDraining: () => draining,
+  });
+
+  let listening;
+  try {
+    listening = await listen(uws, app, listener.host, port);
+  } catch (err) {
+    await env.close();
+    throw err;
+  }
+  listener.port = listening.port;
+  log.info({ host: listener.host, port: listener.port, networkExposed: listener.networkExposed }, 'listening');
+
+  const flushTimer = setInterval(() => {
+    tokens.flushLastUsed().catch((err: unknown) => log.warn({ err: String(err) }, 'could not record token last use'));
+  }, LAST_USED_FLUSH_MS);
+  flushTimer.unref();
+
+  let closing: Promise<void> | null = null;
+  async function close(drainMs = 10_000): Promise<void> {
+    draining = true;
+    listening!.stopListening();
+    const deadline = Date.now() + drainMs;
+    while (listening!.inflight() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    if (listening!.inflight() > 0) log.warn({ inflight: listening!.inflight() }, 'shutting down with requests still in flight');
+    clearInterval(flushTimer);
+    await tokens.flushLastUsed().catch(() => undefined);
+    await env.close();
+    log.info('stopped');
+  }
+
+  return {
+    port: listener.port,
+    host: listener.host,
+    tokenFile,
+    bootstrapSecret: bootstrap?.secret ?? null,
+    close: (drainMs) => (closing ??= close(drainMs)),
+  };
+}

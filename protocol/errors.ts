@@ -1,0 +1,121 @@
+// The complete error-code table (shared/spec/extensions.md). One row per code; never reuse a code.
+// `type` uses the error types both styleA and styleB clients already understand, so SDKs classify our
+// envelope the way they classify their provider's own errors.
+
+export const ERROR_TABLE = {
+  INVALID_JSON: { status: 400, type: 'invalid_request_error' },
+  INVALID_REQUEST: { status: 400, type: 'invalid_request_error' },
+  UNAUTHORIZED: { status: 401, type: 'authentication_error' },
+  FORBIDDEN: { status: 403, type: 'permission_error' },
+  NOT_FOUND: { status: 404, type: 'not_found_error' },
+  MODEL_NOT_FOUND: { status: 404, type: 'not_found_error' },
+  METHOD_NOT_ALLOWED: { status: 405, type: 'invalid_request_error' },
+  CONFLICT: { status: 409, type: 'invalid_request_error' },
+  GAUGE_DISABLED: { status: 409, type: 'invalid_request_error' },
+  PAYLOAD_TOO_LARGE: { status: 413, type: 'request_too_large' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, type: 'invalid_request_error' },
+  MODEL_ENDPOINT_NOT_SUPPORTED: { status: 400, type: 'invalid_request_error' },
+  PROVIDER_DISABLED: { status: 409, type: 'invalid_request_error' },
+  PROVIDER_CREDENTIAL_MISSING: { status: 409, type: 'invalid_request_error' },
+  UPSTREAM_AUTH_FAILED: { status: 502, type: 'api_error' },
+  UPSTREAM_RATE_LIMITED: { status: 429, type: 'rate_limit_error' },
+  UPSTREAM_ERROR: { status: 502, type: 'api_error' },
+  UPSTREAM_UNREACHABLE: { status: 502, type: 'api_error' },
+  UPSTREAM_TIMEOUT: { status: 504, type: 'timeout_error' },
+  OVERLOADED: { status: 503, type: 'overloaded_error' },
+  INTERNAL: { status: 500, type: 'api_error' },
+} as const satisfies Record<string, { status: number; type: string }>;
+
+export type ErrorCode = keyof typeof ERROR_TABLE;
+
+export const ERROR_CODES = Object.keys(ERROR_TABLE) as ErrorCode[];
+
+export function statusOf(code: ErrorCode): number {
+  return ERROR_TABLE[code].status;
+}
+
+export function messageKeyOf(code: ErrorCode): string {
+  return `errors.${code.toLowerCase()}`;
+}
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && Object.hasOwn(ERROR_TABLE, value);
+}
+
+/** What crosses a thread boundary: `instanceof` does not survive it, these three fields do. */
+export interface ErrorPayload {
+  code: ErrorCode;
+  message: string;
+  param?: string | null;
+  details?: Record<string, unknown>;
+}
+
+export class ServiceError extends Error {
+  readonly code: ErrorCode;
+  readonly param: string | null;
+  readonly details: Record<string, unknown>;
+  /** Extra response headers (Allow, Retry-After); never secrets. */
+  readonly headers: Record<string, string>;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { param?: string | null; details?: Record<string, unknown>; headers?: Record<string, string> } = {},
+  ) {
+    super(message);
+    this.name = 'ServiceError';
+    this.code = code;
+    this.param = options.param ?? null;
+    this.details = options.details ?? {};
+    this.headers = options.headers ?? {};
+  }
+
+  get status(): number {
+    return statusOf(this.code);
+  }
+
+  toPayload(): ErrorPayload {
+    return { code: this.code, message: this.message, param: this.param, details: this.details };
+  }
+
+  static fromPayload(payload: ErrorPayload): ServiceError {
+    return new ServiceError(payload.code, payload.message, { param: payload.param ?? null, details: payload.details ?? {} });
+  }
+}
+
+const GENERIC_INTERNAL = 'The service hit an internal error. Quote the request ID when reporting it.';
+
+/** The one place an unknown throw becomes INTERNAL: nothing of the original message leaves the service. */
+export function toServiceError(err: unknown): ServiceError {
+  if (err instanceof ServiceError) return err;
+  return new ServiceError('INTERNAL', GENERIC_INTERNAL);
+}
+
+export interface ErrorEnvelope {
+  type: 'error';
+  request_id: string;
+  error: {
+    code: ErrorCode;
+    message: string;
+    type: string;
+    param: string | null;
+    messageKey: string;
+    details: Record<string, unknown>;
+  };
+}
+
+/** The one serializer of the error envelope (interface.md section 2). */
+export function errorEnvelope(err: ServiceError, requestId: string): ErrorEnvelope {
+  return {
+    type: 'error',
+    request_id: requestId,
+    error: {
+      code: err.code,
+      message: err.message,
+      type: ERROR_TABLE[err.code].type,
+      param: err.param,
+      messageKey: messageKeyOf(err.code),
+      details: err.details,
+    },
+  };
+}

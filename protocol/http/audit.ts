@@ -1,0 +1,38 @@
+// Audit vocabulary. Each later feature adds its actions and resource types here; GET /v1/audit-events
+// validates filters against these lists, so a typo in a filter is a 400, not an empty page.
+export const AUDIT_ACTIONS = ['settings.update', 'token.bootstrap', 'token.create', 'token.update', 'token.revoke'] as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+export const AUDIT_RESOURCE_TYPES = ['settings', 'token'] as const;
+export type AuditResourceType = (typeof AUDIT_RESOURCE_TYPES)[number];
+
+/** `token`: a request authenticated by a local token (actorId is the token ID); `system`: the service itself. */
+export const AUDIT_ACTOR_TYPES = ['token', 'system'] as const;
+export type AuditActorType = (typeof AUDIT_ACTOR_TYPES)[number];
+
+/** Metadata values are allow-listed per action by the writer; only names, counts, flags and scope lists. */
+export type AuditMetadata = Record<string, string | number | boolean | null | string[]>;
+
+export interface AuditEvent {
+  id: string;
+  createdAt: string;
+  action: AuditAction;
+  resourceType: AuditResourceType;
+  resourceId: string;
+  actorType: AuditActorType;
+  actorId: string;
+  requestId: string | null;
+  metadata: AuditMetadata;
+}
+
+export const AUDIT_QUERY_PARAMS = [
+  'action',
+  'resourceType',
+  'resourceId',
+  'actorType',
+  'actorId',
+  'requestId',
+  'createdAfter',
+  'createdBefore',
+  'limit',
+] as const;

@@ -1,0 +1,90 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { compile } from '../validate.ts';
+
+// runtime.tuning: 0 is "automatic" everywhere (interface.md section 2); gpuLayers -1 forces CPU only.
+export const TuningSchema = Type.Object(
+  {
+    contextSize: Type.Integer({ minimum: 0, maximum: 1_048_576 }),
+    threads: Type.Integer({ minimum: 0, maximum: 1024 }),
+    gpuLayers: Type.Integer({ minimum: -1, maximum: 4096 }),
+    parallel: Type.Integer({ minimum: 0, maximum: 256 }),
+    batchSize: Type.Integer({ minimum: 0, maximum: 65_536 }),
+  },
+  { additionalProperties: false },
+);
+export type Tuning = Static<typeof TuningSchema>;
+
+const MiB = 1024 * 1024;
+const Days = Type.Integer({ minimum: 1, maximum: 3650 });
+const Origin = Type.String({ minLength: 1, maxLength: 2048 });
+
+/** What is persisted. Host and port are not settings: the listener is loopback or all interfaces, nothing else. */
+export interface StoredSettings {
+  bind: { networkExposed: boolean };
+  cors: { allowedOrigins: string[] };
+  runtime: { modelsDirectory: string | null; tuning: Tuning };
+  usage: { enabled: boolean; retentionDays: number };
+  gauge: { enabled: boolean; retentionDays: number };
+  limits: { jsonBodyBytes: number; multipartBodyBytes: number };
+}
+
+export const DEFAULT_SETTINGS: StoredSettings = {
+  bind: { networkExposed: false },
+  cors: { allowedOrigins: [] },
+  runtime: { modelsDirectory: null, tuning: { contextSize: 0, threads: 0, gpuLayers: 0, parallel: 0, batchSize: 0 } },
+  usage: { enabled: true, retentionDays: 400 },
+  gauge: { enabled: false, retentionDays: 90 },
+  limits: { jsonBodyBytes: 16 * MiB, multipartBodyBytes: 64 * MiB },
+};
+
+export const SettingsPatchSchema = Type.Object(
+  {
+    bind: Type.Optional(Type.Object({ networkExposed: Type.Optional(Type.Boolean()) }, { additionalProperties: false })),
+    cors: Type.Optional(
+      Type.Object({ allowedOrigins: Type.Optional(Type.Array(Origin, { maxItems: 64 })) }, { additionalProperties: false }),
+    ),
+    runtime: Type.Optional(
+      Type.Object(
+        {
+          modelsDirectory: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 4096 }), Type.Null()])),
+          tuning: Type.Optional(Type.Partial(TuningSchema, { additionalProperties: false })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    usage: Type.Optional(
+      Type.Object({ enabled: Type.Optional(Type.Boolean()), retentionDays: Type.Optional(Days) }, { additionalProperties: false }),
+    ),
+    gauge: Type.Optional(
+      Type.Object({ enabled: Type.Optional(Type.Boolean()), retentionDays: Type.Optional(Days) }, { additionalProperties: false }),
+    ),
+    limits: Type.Optional(
+      Type.Object(
+        {
+          jsonBodyBytes: Type.Optional(Type.Integer({ minimum: 64 * 1024, maximum: 256 * MiB })),
+          multipartBodyBytes: Type.Optional(Type.Integer({ minimum: MiB, maximum: 8192 * MiB })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type SettingsPatch = Static<typeof SettingsPatchSchema>;
+export const checkSettingsPatch = compile(SettingsPatchSchema);
+
+/** GET /v1/settings and the PATCH result. Never: token, data directory, database path, credential references. */
+export interface SettingsView {
+  bind: {
+    host: string;
+    port: number;
+    networkExposed: boolean;
+    pending: { networkExposed: boolean } | null;
+    restartRequired: boolean;
+  };
+  cors: { allowedOrigins: string[]; wildcard: boolean };
+  runtime: StoredSettings['runtime'];
+  usage: StoredSettings['usage'];
+  gauge: StoredSettings['gauge'];
+  limits: StoredSettings['limits'];
+}
