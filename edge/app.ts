@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { errorEnvelope, ServiceError, toServiceError } from '../protocol/errors.ts';
+import { redactSecrets } from '../protocol/redact.ts';
 import { grants } from '../protocol/scopes.ts';
 import { checkBody } from '../protocol/validate.ts';
 import { extractToken } from './auth.ts';
@@ -51,7 +52,8 @@ export function createApp(deps: AppDeps) {
     const error = toServiceError(err);
     if (error.code === 'INTERNAL') {
       // The cause goes to the log under the request ID, never to the client.
-      log.error({ reqId: requestId, err: err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : String(err) }, 'internal error');
+      const cause = err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : { message: String(err) };
+      log.error({ reqId: requestId, err: { ...cause, message: redactSecrets(cause.message), stack: cause.stack && redactSecrets(cause.stack) } }, 'internal error');
     }
     const headers: Record<string, string> = { 'content-type': JSON_TYPE, ...error.headers };
     return finish(head, requestId, started, routeName, error.status, headers, JSON.stringify(errorEnvelope(error, requestId)));

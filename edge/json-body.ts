@@ -13,7 +13,10 @@ export function isJsonContentType(contentType: string | undefined): boolean {
 // Keys that would reach Object.prototype through a later Object.assign or a naive deep merge. JSON.parse
 // makes them harmless own properties; dropping them at the door keeps every later merge harmless too.
 // The substring test keeps the reviver (a tenfold slowdown) off the common path, as secure-json-parse does.
-const POISON = /"(?:__proto__|constructor|prototype)"\s*:/;
+// Any letter of a key may be written as a \uXXXX escape (`"\u005f_proto__"`), so the test accepts those too.
+const escapable = (word: string) =>
+  [...word].map((c) => `(?:${c}|\\\\u${c.charCodeAt(0).toString(16).padStart(4, '0')})`).join('');
+const POISON = new RegExp(`"(?:${['__proto__', 'constructor', 'prototype'].map(escapable).join('|')})"\\s*:`, 'i');
 
 function dropPoison(this: unknown, key: string, value: unknown): unknown {
   if (key === '__proto__') return undefined;

@@ -56,7 +56,12 @@ export function createRouter(routes: readonly RouteDef[]) {
   for (const r of routes) {
     const segments = r.path.split('/').slice(1);
     const dynamic = segments.some((s) => s.startsWith(':'));
-    let entry = dynamic ? dynamics.find((d) => d.segments.join('/') === segments.join('/')) : statics.get(r.path);
+    // One entry per path shape, so a wrong method on any shape is a 405 listing every method it has.
+    const shape = (segs: string[]) => segs.map((seg) => (seg.startsWith(':') ? ':' : seg)).join('/');
+    let entry = dynamic ? dynamics.find((d) => shape(d.segments) === shape(segments)) : statics.get(r.path);
+    if (entry && entry.segments.join('/') !== segments.join('/')) {
+      throw new Error(`routes of one shape must name their parameters alike: ${r.path}`);
+    }
     if (!entry) {
       entry = { segments, byMethod: new Map() };
       if (dynamic) dynamics.push(entry);

@@ -1,3 +1,5 @@
+import { redactDetails, redactSecrets } from './redact.ts';
+
 // The complete error-code table (shared/spec/extensions.md). One row per code; never reuse a code.
 // `type` uses the error types both styleA and styleB clients already understand, so SDKs classify our
 // envelope the way they classify their provider's own errors.
@@ -104,18 +106,21 @@ export interface ErrorEnvelope {
   };
 }
 
-/** The one serializer of the error envelope (interface.md section 2). */
+/**
+ * The one serializer of the error envelope (interface.md section 2). Messages and params can echo client
+ * input, so secret-shaped text is redacted here, once, for every error.
+ */
 export function errorEnvelope(err: ServiceError, requestId: string): ErrorEnvelope {
   return {
     type: 'error',
     request_id: requestId,
     error: {
       code: err.code,
-      message: err.message,
+      message: redactSecrets(err.message),
       type: ERROR_TABLE[err.code].type,
-      param: err.param,
+      param: err.param === null ? null : redactSecrets(err.param),
       messageKey: messageKeyOf(err.code),
-      details: err.details,
+      details: redactDetails(err.details),
     },
   };
 }

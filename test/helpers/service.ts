@@ -1,0 +1,162 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+// Runs the real service as a child process on a temporary data directory and a free port, and keeps
+// everything it said (stdout log, stderr notices) and every response the test received, so a suite can
+// grep all of it for secrets at the end.
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const BIN = join(ROOT, 'bin', 'switchyard.js');
+
+export interface Reply {
+  status: number;
+  headers: Record<string, string>;
+  text: string;
+  /** Parsed JSON body, or undefined when the body is empty or not JSON. */
+  json: any;
+}
+
+export interface RequestOptions {
+  headers?: Record<string, string>;
+  /** A string or Buffer is sent as is; anything else is JSON-encoded with a JSON content type. */
+  body?: unknown;
+  /** Local token to send as a Bearer token; defaults to the admin token; `null` sends none. */
+  token?: string | null;
+}
+
+export interface TestService {
+  home: string;
+  port: number;
+  url: string;
+  /** The bootstrap admin token, read from `<home>/token`. */
+  adminToken: string;
+  request(method: string, path: string, options?: RequestOptions): Promise<Reply>;
+  /** Everything the service wrote to stdout (its log). */
+  log(): string;
+  /** Everything it wrote to stderr (notices for the terminal). */
+  stderr(): string;
+  /** Parsed log lines. */
+  logLines(): Record<string, unknown>[];
+  /** Responses that legitimately hold a secret (token creation), excluded from leak checks. */
+  markSecretBearing(reply: Reply): void;
+  /** Every recorded response, as text, except the ones marked as secret-bearing. */
+  responsesText(): string;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  kill9(): Promise<void>;
+  process: ChildProcess;
+}
+
+export function tempHome(): string {
+  return mkdtempSync(join(tmpdir(), 'switchyard-test-'));
+}
+
+export function rawRequest(port: number, method: string, path: string, options: RequestOptions & { adminToken?: string } = {}): Promise<Reply> {
+  const headers: Record<string, string> = { ...options.headers };
+  const token = options.token === undefined ? options.adminToken : options.token;
+  if (token) headers['authorization'] ??= `Bearer ${token}`;
+  let payload: Buffer | undefined;
+  if (typeof options.body === 'string') payload = Buffer.from(options.body);
+  else if (Buffer.isBuffer(options.body)) payload = options.body;
+  else if (options.body !== undefined) {
+    payload = Buffer.from(JSON.stringify(options.body));
+    headers['content-type'] ??= 'application/json';
+  }
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let json: unknown;
+        try {
+          json = text ? JSON.parse(text) : undefined;
+        } catch {
+          json = undefined;
+        }
+        const flat: Record<string, string> = {};
+        for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) flat[k] = Array.isArray(v) ? v.join(', ') : v;
+        resolve({ status: res.statusCode ?? 0, headers: flat, text, json });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    if (payload) req.end(payload);
+    else req.end();
+  });
+}
+
+export async function startService(options: { home?: string; env?: Record<string, string> } = {}): Promise<TestService> {
+  const home = options.home ?? tempHome();
+  const child = spawn(process.execPath, [BIN, 'start'], {
+    cwd: ROOT,
+    env: { ...process.env, SWITCHYARD_HOME: home, SWITCHYARD_PORT: '0', SWITCHYARD_LOG_LEVEL: 'info', ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`service did not start:\n${err}\n${out}`)), 20_000);
+    const check = () => {
+      for (const line of out.split('\n')) {
+        if (!line.includes('"msg":"listening"')) continue;
+        clearTimeout(timer);
+        resolve((JSON.parse(line) as { port: number }).port);
+        return;
+      }
+    };
+    child.stdout!.on('data', check);
+    exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`service exited with ${code} before listening:\n${err}\n${out}`));
+    });
+  });
+
+  const tokenFile = join(home, 'token');
+  const adminToken = existsSync(tokenFile) ? readFileSync(tokenFile, 'utf8').trim() : '';
+  const replies: Reply[] = [];
+  const secretBearing = new Set<Reply>();
+
+  return {
+    home,
+    port,
+    url: `http://127.0.0.1:${port}`,
+    adminToken,
+    process: child,
+    async request(method, path, opts = {}) {
+      const reply = await rawRequest(port, method, path, { ...opts, adminToken });
+      replies.push(reply);
+      return reply;
+    },
+    log: () => out,
+    stderr: () => err,
+    logLines: () =>
+      out
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+    markSecretBearing: (reply) => void secretBearing.add(reply),
+    responsesText: () =>
+      replies
+        .filter((r) => !secretBearing.has(r))
+        .map((r) => JSON.stringify(r.headers) + '\n' + r.text)
+        .join('\n'),
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode !== null) return child.exitCode;
+      child.kill(signal);
+      return exited;
+    },
+    async kill9() {
+      if (child.exitCode !== null) return;
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
