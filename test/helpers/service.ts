@@ -41,6 +41,8 @@ export interface TestService {
   stderr(): string;
   /** Parsed log lines. */
   logLines(): Record<string, unknown>[];
+  /** Resolves with the first log line that satisfies `match`; the log is written asynchronously. */
+  waitForLog(match: (line: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
   /** Responses that legitimately hold a secret (token creation), excluded from leak checks. */
   markSecretBearing(reply: Reply): void;
   /** Every recorded response, as text, except the ones marked as secret-bearing. */
@@ -100,7 +102,8 @@ export async function startService(options: { home?: string; env?: Record<string
   let err = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  // 'close' comes after stdout and stderr are drained, so the whole log is read by then.
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
 
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`service did not start:\n${err}\n${out}`)), 20_000);
@@ -142,6 +145,15 @@ export async function startService(options: { home?: string; env?: Record<string
         .split('\n')
         .filter((l) => l.trim() !== '')
         .map((l) => JSON.parse(l) as Record<string, unknown>),
+    async waitForLog(match, timeoutMs = 5000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const found = this.logLines().find(match);
+        if (found) return found;
+        if (Date.now() > deadline) throw new Error('no matching log line');
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    },
     markSecretBearing: (reply) => void secretBearing.add(reply),
     responsesText: () =>
       replies

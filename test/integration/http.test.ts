@@ -217,7 +217,7 @@ describe('CORS (section 5 rule 6)', () => {
     const pre = await preflight('http://anything.example');
     assert.equal(pre.status, 204);
     assert.equal(pre.headers['access-control-allow-origin'], 'http://anything.example');
-    assert.ok(svc.logLines().some((l) => l.level === 40 && String(l.msg).includes('"*"')));
+    await svc.waitForLog((l) => l.level === 40 && String(l.msg).includes('"*"'));
     const view = await svc.request('GET', '/v1/settings');
     assert.equal(view.json.cors.wildcard, true);
 
@@ -230,7 +230,7 @@ describe('request log (one line per request)', () => {
   test('holds method, route, status, duration and request ID', async () => {
     const reply = await svc.request('GET', '/v1/tokens/tok_unknown');
     const id = assertRequestIds(reply);
-    await new Promise((r) => setTimeout(r, 50));
+    await svc.waitForLog((l) => l.reqId === id);
     const lines = svc.logLines().filter((l) => l.reqId === id);
     assert.equal(lines.length, 1);
     assert.equal(lines[0]!.method, 'GET');
