@@ -124,6 +124,11 @@ export async function startService(options: { home?: string; env?: Record<string
 
   const tokenFile = join(home, 'token');
   const adminToken = existsSync(tokenFile) ? readFileSync(tokenFile, 'utf8').trim() : '';
+  const logLines = () =>
+    out
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
   const replies: Reply[] = [];
   const secretBearing = new Set<Reply>();
 
@@ -140,15 +145,11 @@ export async function startService(options: { home?: string; env?: Record<string
     },
     log: () => out,
     stderr: () => err,
-    logLines: () =>
-      out
-        .split('\n')
-        .filter((l) => l.trim() !== '')
-        .map((l) => JSON.parse(l) as Record<string, unknown>),
+    logLines,
     async waitForLog(match, timeoutMs = 5000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        const found = this.logLines().find(match);
+        const found = logLines().find(match);
         if (found) return found;
         if (Date.now() > deadline) throw new Error('no matching log line');
         await new Promise((r) => setTimeout(r, 10));
