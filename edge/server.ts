@@ -51,11 +51,14 @@ export interface Listening {
   /** Stops accepting new connections; requests on open connections are still answered. */
   stopListening(): void;
   inflight(): number;
+  /** Resolves once no request is in flight. */
+  idle(): Promise<void>;
 }
 
 export function listen(uws: Uws, app: App, host: string, port: number): Promise<Listening> {
   const server: TemplatedApp = uws.App();
   let inflight = 0;
+  let idleWaiters: (() => void)[] = [];
 
   server.any('/*', (res, req) => {
     // HttpRequest is stack-allocated: read everything from it before the first await.
@@ -83,7 +86,10 @@ export function listen(uws: Uws, app: App, host: string, port: number): Promise<
     const send = (response: EdgeResponse, close: boolean) => {
       if (answered) return;
       answered = true;
-      inflight--;
+      if (--inflight === 0 && idleWaiters.length > 0) {
+        for (const wake of idleWaiters) wake();
+        idleWaiters = [];
+      }
       if (!aborted) writeResponse(res, response, close);
     };
     const sendLater = (pending: Promise<EdgeResponse>, close: boolean) =>
@@ -138,6 +144,7 @@ export function listen(uws: Uws, app: App, host: string, port: number): Promise<
           open = false;
         },
         inflight: () => inflight,
+        idle: () => (inflight === 0 ? Promise.resolve() : new Promise((wake) => idleWaiters.push(wake))),
       });
     });
   });

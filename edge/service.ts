@@ -103,8 +103,9 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
   async function close(drainMs = 10_000): Promise<void> {
     draining = true;
     listening!.stopListening();
-    const deadline = Date.now() + drainMs;
-    while (listening!.inflight() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([listening!.idle(), new Promise((r) => (timer = setTimeout(r, drainMs)))]);
+    clearTimeout(timer);
     if (listening!.inflight() > 0) log.warn({ inflight: listening!.inflight() }, 'shutting down with requests still in flight');
     clearInterval(flushTimer);
     await tokens.flushLastUsed().catch(() => undefined);

@@ -226,6 +226,13 @@ describe('CORS (section 5 rule 6)', () => {
   });
 });
 
+describe('start-up log', () => {
+  test('says that the native uWebSockets.js binary loaded', async () => {
+    const line = await svc.waitForLog((l) => l.edge === 'uWebSockets.js');
+    assert.equal(line.native, true);
+  });
+});
+
 describe('request log (one line per request)', () => {
   test('holds method, route, status, duration and request ID', async () => {
     const reply = await svc.request('GET', '/v1/tokens/tok_unknown');
