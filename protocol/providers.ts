@@ -1,0 +1,120 @@
+import type { EndpointFamily } from './families.ts';
+
+// The seven provider kinds (shared/spec/extensions.md) and what each supports. Provider-specific behaviour
+// lives in workers/proxy/providers/<kind>/; this table holds only the facts shared code and the
+// capabilities document need.
+
+export const PROVIDER_KINDS = ['openai', 'anthropic', 'openrouter', 'openai_compatible', 'ollama', 'llamacpp', 'embedded'] as const;
+export type ProviderKind = (typeof PROVIDER_KINDS)[number];
+
+export const PROVIDER_ACTIONS = ['test', 'refresh-models'] as const;
+export type ProviderAction = (typeof PROVIDER_ACTIONS)[number];
+
+export interface KindInfo {
+  /** Hosted kinds default to their public URL; local kinds to their usual local address. */
+  defaultBaseUrl: string | null;
+  /** A hosted kind cannot serve a request without a stored credential. */
+  credential: 'required' | 'optional' | 'none';
+  /** Non-secret headers a record's `hints` (and a client, per request) may set, in canonical spelling. */
+  hints: readonly string[];
+  /** Families this kind can serve at all; a model of the kind advertises a subset. */
+  families: readonly EndpointFamily[];
+  actions: readonly ProviderAction[];
+  /** Internal kinds serve the service itself and never appear in discovery. */
+  internal: boolean;
+  location: 'hosted' | 'local' | 'in_process';
+}
+
+const BOTH_ACTIONS = ['test', 'refresh-models'] as const;
+
+export const KINDS = {
+  openai: {
+    defaultBaseUrl: 'https://api.openai.com/v1',
+    credential: 'required',
+    hints: ['OpenAI-Organization', 'OpenAI-Project'],
+    families: [
+      'styleA.chat_completions',
+      'styleA.embeddings',
+      'styleA.responses',
+      'styleA.images',
+      'styleA.audio_speech',
+      'styleA.audio_transcriptions',
+    ],
+    actions: BOTH_ACTIONS,
+    internal: false,
+    location: 'hosted',
+  },
+  anthropic: {
+    defaultBaseUrl: 'https://api.anthropic.com',
+    credential: 'required',
+    hints: ['anthropic-beta'],
+    families: ['styleB.messages'],
+    actions: BOTH_ACTIONS,
+    internal: false,
+    location: 'hosted',
+  },
+  openrouter: {
+    defaultBaseUrl: 'https://openrouter.ai/api/v1',
+    credential: 'required',
+    hints: ['HTTP-Referer', 'X-Title', 'X-OpenRouter-Title', 'X-OpenRouter-Categories', 'X-OpenRouter-Experimental-Metadata'],
+    families: ['styleA.chat_completions', 'styleA.embeddings', 'styleA.responses'],
+    actions: BOTH_ACTIONS,
+    internal: false,
+    location: 'hosted',
+  },
+  openai_compatible: {
+    defaultBaseUrl: null,
+    credential: 'optional',
+    hints: [],
+    families: ['styleA.chat_completions', 'styleA.embeddings', 'styleA.responses', 'rerank.documents'],
+    actions: BOTH_ACTIONS,
+    internal: false,
+    location: 'local',
+  },
+  ollama: {
+    defaultBaseUrl: 'http://127.0.0.1:11434',
+    credential: 'optional',
+    hints: [],
+    families: ['styleA.chat_completions', 'styleA.embeddings', 'styleA.responses', 'styleB.messages'],
+    actions: BOTH_ACTIONS,
+    internal: false,
+    location: 'local',
+  },
+  llamacpp: {
+    defaultBaseUrl: 'http://127.0.0.1:8080',
+    credential: 'optional',
+    hints: [],
+    families: ['styleA.chat_completions', 'styleA.embeddings', 'styleB.messages', 'rerank.documents'],
+    actions: BOTH_ACTIONS,
+    internal: false,
+    location: 'local',
+  },
+  embedded: {
+    defaultBaseUrl: null,
+    credential: 'none',
+    hints: [],
+    families: ['styleA.chat_completions', 'styleA.embeddings', 'styleB.messages', 'rerank.documents'],
+    actions: ['refresh-models'],
+    internal: false,
+    location: 'in_process',
+  },
+} as const satisfies Record<ProviderKind, KindInfo>;
+
+export function isProviderKind(value: unknown): value is ProviderKind {
+  return typeof value === 'string' && Object.hasOwn(KINDS, value);
+}
+
+export const PROVIDER_ID = /^[a-z0-9][a-z0-9-]{0,62}$/;
+
+/** Default time-outs: a non-streamed generation sends its head only when it is done, hence the long head. */
+export const DEFAULT_TIMEOUTS = { connectMs: 10_000, headMs: 600_000, idleMs: 300_000 } as const;
+
+/** A model as an upstream reports it, before the catalog decides anything about it. */
+export interface UpstreamModel {
+  upstreamModelId: string;
+  displayName: string | null;
+  /** Seconds since the epoch, when the upstream says. */
+  created: number | null;
+  contextWindow: number | null;
+  families: EndpointFamily[];
+}

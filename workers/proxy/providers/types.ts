@@ -1,0 +1,35 @@
+import type { ProviderKind, UpstreamModel } from '../../../protocol/providers.ts';
+
+/** What a worker needs to call a provider: never the credential itself, which it reads from the vault. */
+export interface ProviderTarget {
+  id: string;
+  kind: ProviderKind;
+  baseUrl: string;
+  /** Allow-listed non-secret headers from the provider record. */
+  hints: Readonly<Record<string, string>>;
+  timeouts: { connectMs: number; headMs: number; idleMs: number };
+}
+
+export interface HttpRequestSpec {
+  method: 'GET' | 'POST';
+  url: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+export interface ModelListAdapter {
+  /** The request for the first page (`cursor` null) or for the page after `cursor`. */
+  listRequest(target: ProviderTarget, credential: string | null, cursor: string | null): HttpRequestSpec;
+  /**
+   * One page of the upstream's answer. `next` is the cursor of the following page, or null at the end.
+   * Throws ServiceError('UPSTREAM_ERROR') when the page is not the shape the provider documents.
+   */
+  parseList(body: unknown): { models: UpstreamModel[]; next: string | null };
+}
+
+export interface ProviderAdapter {
+  /** Headers that authenticate to the upstream with the stored credential (none when it is null). */
+  authHeaders(credential: string | null): Record<string, string>;
+  /** How the kind lists its models; null where the service itself knows them (embedded). */
+  models: ModelListAdapter | null;
+}
