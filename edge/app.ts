@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { errorEnvelope, ServiceError, toServiceError } from '../protocol/errors.ts';
 import { redactSecrets } from '../protocol/redact.ts';
-import { grants } from '../protocol/scopes.ts';
+import { grants, type Scope } from '../protocol/scopes.ts';
 import { checkBody } from '../protocol/validate.ts';
 import { extractToken } from './auth.ts';
 import type { CorsPolicy } from './cors.ts';
@@ -126,8 +126,12 @@ export function createApp(deps: AppDeps) {
         });
       }
       const { route: def, params } = match;
-      if (principal !== null && def.scope !== 'public' && !grants(principal.scopes, def.scope)) {
-        throw new ServiceError('FORBIDDEN', `This token lacks the \`${def.scope}\` scope.`, { details: { requiredScope: def.scope } });
+      if (principal !== null && def.scope !== 'public') {
+        const needed: readonly Scope[] = typeof def.scope === 'string' ? [def.scope] : def.scope;
+        if (!needed.some((scope) => grants(principal.scopes, scope))) {
+          const list = needed.join('` or `');
+          throw new ServiceError('FORBIDDEN', `This token lacks the \`${list}\` scope.`, { details: { requiredScope: needed.join(' or ') } });
+        }
       }
       const run = async (body: Buffer | null): Promise<EdgeResponse> => {
         try {

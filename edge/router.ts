@@ -23,8 +23,8 @@ export interface RouteResult {
 export interface RouteDef {
   method: HttpMethod;
   path: string;
-  /** `public` routes need no token (only /health, /version and pairing creation). */
-  scope: Scope | 'public';
+  /** `public` routes need no token (only /health, /version and pairing creation); a list means any of them. */
+  scope: Scope | readonly Scope[] | 'public';
   /** Present when the route takes a required, typed JSON body. */
   body?: TypeCheck<TSchema>;
   handle(ctx: RouteContext<unknown>): Promise<RouteResult> | RouteResult;

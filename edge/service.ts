@@ -5,6 +5,17 @@ import { openStoreEnv } from '../store/env.ts';
 import { metaRepo } from '../store/meta-repo.ts';
 import { settingsRepo } from '../store/settings-repo.ts';
 import { tokenRepo } from '../store/token-repo.ts';
+import { modelRepo } from '../store/model-repo.ts';
+import { providerRepo } from '../store/provider-repo.ts';
+import { openVault } from '../store/vault/index.ts';
+import { createProxyPool } from '../workers/proxy/pool.ts';
+import { createCatalogService } from './catalog-service.ts';
+import { createProviderService } from './provider-service.ts';
+import { capabilitiesRoute } from './routes/capabilities.ts';
+import { catalogRoutes } from './routes/catalog.ts';
+import { modelRoutes } from './routes/models.ts';
+import { providerRoutes } from './routes/providers.ts';
+import type { RouteDef } from './router.ts';
 import { createApp } from './app.ts';
 import { corsPolicy, type CorsPolicy } from './cors.ts';
 import { TOKEN_FILE } from './data-dir.ts';
@@ -37,6 +48,7 @@ export interface RunningService {
 }
 
 const LAST_USED_FLUSH_MS = 30_000;
+const MODEL_LIST_CHECK_MS = 60_000;
 
 export async function startService({ dataDir, port, log, allowSlowEdge = false }: ServiceOptions): Promise<RunningService> {
   const { uws, native, reason } = loadUws(allowSlowEdge);
@@ -49,6 +61,24 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
   const tokens = createTokenService({ env, tokens: tokenRepo(env), meta: metaRepo(env), audit, tokenFile });
   const bootstrap = await tokens.bootstrapIfEmpty();
   if (bootstrap) log.info({ tokenId: bootstrap.token.id }, 'created the bootstrap admin token');
+
+  const vault = await openVault({ dataDir });
+  log.info({ vault: vault.info.backend, keyStorage: vault.info.keyStorage }, 'credential vault ready');
+  const pool = createProxyPool({ dataDir });
+
+  const models = modelRepo(env);
+  const providerStore = providerRepo(env);
+  const catalog = createCatalogService({ env, models, audit, providers: () => providerStore.all() });
+  const providers = createProviderService({
+    env,
+    providers: providerStore,
+    models,
+    audit,
+    vault,
+    lister: (target, ref) => pool.listModels(target, ref),
+    onChange: () => catalog.rebuild(),
+    log,
+  });
 
   const savedSettings = settingsRepo(env).load();
   const listener: ListenerInfo = {
@@ -63,6 +93,7 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
     repo: settingsRepo(env),
     audit,
     listener,
+    vault: vault.info,
     onChange(next) {
       const wasWildcard = cors.wildcard;
       cors = corsPolicy(next.cors.allowedOrigins);
@@ -74,8 +105,18 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
   });
 
   let draining = false;
+  const routes: RouteDef[] = [
+    ...processRoutes(() => draining),
+    ...settingsRoutes(settings),
+    ...tokenRoutes(tokens),
+    ...auditRoutes(audit),
+    ...providerRoutes(providers, catalog, models),
+    ...catalogRoutes(catalog),
+    ...modelRoutes(catalog),
+  ];
+  routes.push(capabilitiesRoute(() => routes));
   const app = createApp({
-    routes: [...processRoutes(() => draining), ...settingsRoutes(settings), ...tokenRoutes(tokens), ...auditRoutes(audit)],
+    routes,
     log,
     authenticate: (secret) => tokens.authenticate(secret),
     cors: () => cors,
@@ -88,6 +129,7 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
   try {
     listening = await listen(uws, app, listener.host, port);
   } catch (err) {
+    await pool.close();
     await env.close();
     throw err;
   }
@@ -98,6 +140,10 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
     tokens.flushLastUsed().catch((err: unknown) => log.warn({ err: String(err) }, 'could not record token last use'));
   }, LAST_USED_FLUSH_MS);
   flushTimer.unref();
+  // Model lists are fetched in the proxy pool on this timer and on provider changes, never on a request.
+  providers.refreshStale();
+  const refreshTimer = setInterval(() => providers.refreshStale(), MODEL_LIST_CHECK_MS);
+  refreshTimer.unref();
 
   let closing: Promise<void> | null = null;
   async function close(drainMs = 10_000): Promise<void> {
@@ -108,6 +154,9 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
     clearTimeout(timer);
     if (listening!.inflight() > 0) log.warn({ inflight: listening!.inflight() }, 'shutting down with requests still in flight');
     clearInterval(flushTimer);
+    clearInterval(refreshTimer);
+    await providers.close();
+    await pool.close();
     await tokens.flushLastUsed().catch(() => undefined);
     await env.close();
     log.info('stopped');

@@ -25,6 +25,7 @@ interface Deps {
   repo: SettingsRepo;
   audit: AuditRepo;
   listener: ListenerInfo;
+  vault: SettingsView['vault'];
   /** Called after each committed change, so hot state (CORS, limits) follows at once. */
   onChange(settings: StoredSettings): void;
 }
@@ -74,7 +75,7 @@ export function changedFields(a: unknown, b: unknown, prefix = ''): string[] {
   return JSON.stringify(a) === JSON.stringify(b) ? [] : [prefix];
 }
 
-export function createSettingsService({ env, repo, audit, listener, onChange }: Deps): SettingsService {
+export function createSettingsService({ env, repo, audit, listener, vault, onChange }: Deps): SettingsService {
   let settings = repo.load();
   onChange(settings);
 
@@ -93,6 +94,7 @@ export function createSettingsService({ env, repo, audit, listener, onChange }: 
       usage: { ...settings.usage },
       gauge: { ...settings.gauge },
       limits: { ...settings.limits },
+      vault: { ...vault },
     };
   };
 

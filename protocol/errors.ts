@@ -50,6 +50,8 @@ export interface ErrorPayload {
   message: string;
   param?: string | null;
   details?: Record<string, unknown>;
+  /** Response headers the error implies (Retry-After); never secrets. */
+  headers?: Record<string, string>;
 }
 
 export class ServiceError extends Error {
@@ -77,11 +79,15 @@ export class ServiceError extends Error {
   }
 
   toPayload(): ErrorPayload {
-    return { code: this.code, message: this.message, param: this.param, details: this.details };
+    return { code: this.code, message: this.message, param: this.param, details: this.details, headers: this.headers };
   }
 
   static fromPayload(payload: ErrorPayload): ServiceError {
-    return new ServiceError(payload.code, payload.message, { param: payload.param ?? null, details: payload.details ?? {} });
+    return new ServiceError(payload.code, payload.message, {
+      param: payload.param ?? null,
+      details: payload.details ?? {},
+      headers: payload.headers ?? {},
+    });
   }
 }
 

@@ -1,9 +1,23 @@
 // Audit vocabulary. Each later feature adds its actions and resource types here; GET /v1/audit-events
 // validates filters against these lists, so a typo in a filter is a 400, not an empty page.
-export const AUDIT_ACTIONS = ['settings.update', 'token.bootstrap', 'token.create', 'token.update', 'token.revoke'] as const;
+export const AUDIT_ACTIONS = [
+  'settings.update',
+  'token.bootstrap',
+  'token.create',
+  'token.update',
+  'token.revoke',
+  'provider.create',
+  'provider.update',
+  'provider.delete',
+  'provider.test',
+  'provider.refresh-models',
+  'model.create',
+  'model.update',
+  'model.delete',
+] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
-export const AUDIT_RESOURCE_TYPES = ['settings', 'token'] as const;
+export const AUDIT_RESOURCE_TYPES = ['settings', 'token', 'provider', 'model'] as const;
 export type AuditResourceType = (typeof AUDIT_RESOURCE_TYPES)[number];
 
 /** `token`: a request authenticated by a local token (actorId is the token ID); `system`: the service itself. */

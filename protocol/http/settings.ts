@@ -87,4 +87,6 @@ export interface SettingsView {
   usage: StoredSettings['usage'];
   gauge: StoredSettings['gauge'];
   limits: StoredSettings['limits'];
+  /** Where provider credentials are kept, by name only (never a path). */
+  vault: { backend: 'keychain' | 'file'; keyStorage: 'keychain' | 'file' | null };
 }

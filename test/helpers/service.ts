@@ -39,6 +39,8 @@ export interface TestService {
   log(): string;
   /** Everything it wrote to stderr (notices for the terminal). */
   stderr(): string;
+  /** Resolves once stderr matches; notices are written after the listening log line. */
+  waitForStderr(pattern: RegExp, timeoutMs?: number): Promise<string>;
   /** Parsed log lines. */
   logLines(): Record<string, unknown>[];
   /** Resolves with the first log line that satisfies `match`; the log is written asynchronously. */
@@ -95,7 +97,9 @@ export async function startService(options: { home?: string; env?: Record<string
   const home = options.home ?? tempHome();
   const child = spawn(process.execPath, [BIN, 'start'], {
     cwd: ROOT,
-    env: { ...process.env, SWITCHYARD_HOME: home, SWITCHYARD_PORT: '0', SWITCHYARD_LOG_LEVEL: 'info', ...options.env },
+    // The file vault by default: a developer's real login keyring is no place for test credentials.
+    // test/store/vault.test.ts covers the keychain backend.
+    env: { ...process.env, SWITCHYARD_HOME: home, SWITCHYARD_PORT: '0', SWITCHYARD_LOG_LEVEL: 'info', SWITCHYARD_VAULT: 'file', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -146,6 +150,14 @@ export async function startService(options: { home?: string; env?: Record<string
     log: () => out,
     stderr: () => err,
     logLines,
+    async waitForStderr(pattern, timeoutMs = 5000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!pattern.test(err)) {
+        if (Date.now() > deadline) throw new Error(`stderr never matched ${pattern}: ${err}`);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      return err;
+    },
     async waitForLog(match, timeoutMs = 5000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {

@@ -16,8 +16,8 @@ describe('restart on the same data directory', () => {
     const second = await startService({ home });
     try {
       assert.equal(second.adminToken, first.adminToken);
-      assert.ok(!second.stderr().includes(first.adminToken), 'the secret is printed on the first start only');
-      assert.match(second.stderr(), /switchyard token/);
+      const notices = await second.waitForStderr(/switchyard token/);
+      assert.ok(!notices.includes(first.adminToken), 'the secret is printed on the first start only');
       assert.equal((await second.request('GET', '/v1/settings', { token: secret })).status, 200);
       const settings = (await second.request('GET', '/v1/settings')).json;
       assert.deepEqual(settings.cors.allowedOrigins, ['http://keep.example']);

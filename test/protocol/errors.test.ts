@@ -76,9 +76,19 @@ describe('ServiceError', () => {
   });
 
   it('round-trips through toPayload/fromPayload', () => {
-    const err = new ServiceError('INVALID_REQUEST', '`limit` must be an integer.', { param: 'limit', details: { max: 500 } });
+    const err = new ServiceError('INVALID_REQUEST', '`limit` must be an integer.', {
+      param: 'limit',
+      details: { max: 500 },
+      headers: { 'retry-after': '3' },
+    });
     const payload = err.toPayload();
-    assert.deepEqual(payload, { code: 'INVALID_REQUEST', message: '`limit` must be an integer.', param: 'limit', details: { max: 500 } });
+    assert.deepEqual(payload, {
+      code: 'INVALID_REQUEST',
+      message: '`limit` must be an integer.',
+      param: 'limit',
+      details: { max: 500 },
+      headers: { 'retry-after': '3' },
+    });
     // Payloads cross thread boundaries: structuredClone is what postMessage does to them.
     const back = ServiceError.fromPayload(structuredClone(payload));
     assert.ok(back instanceof ServiceError);
@@ -86,6 +96,7 @@ describe('ServiceError', () => {
     assert.equal(back.message, err.message);
     assert.equal(back.param, 'limit');
     assert.deepEqual(back.details, { max: 500 });
+    assert.deepEqual(back.headers, { 'retry-after': '3' }, 'Retry-After survives the thread boundary');
     assert.equal(back.status, 400);
   });
 

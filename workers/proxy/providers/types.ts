@@ -1,14 +1,7 @@
-import type { ProviderKind, UpstreamModel } from '../../../protocol/providers.ts';
+import type { UpstreamModel } from '../../../protocol/providers.ts';
 
-/** What a worker needs to call a provider: never the credential itself, which it reads from the vault. */
-export interface ProviderTarget {
-  id: string;
-  kind: ProviderKind;
-  baseUrl: string;
-  /** Allow-listed non-secret headers from the provider record. */
-  hints: Readonly<Record<string, string>>;
-  timeouts: { connectMs: number; headMs: number; idleMs: number };
-}
+export type { ProviderTarget } from '../../../protocol/messages.ts';
+import type { ProviderTarget } from '../../../protocol/messages.ts';
 
 export interface HttpRequestSpec {
   method: 'GET' | 'POST';

@@ -1,0 +1,52 @@
+import { FAMILIES } from '../../protocol/families.ts';
+import { checkModelCreate, checkModelUpdate } from '../../protocol/http/catalog.ts';
+import { readQuery } from '../../protocol/query.ts';
+import { actorOf } from '../actor.ts';
+import type { CatalogService } from '../catalog-service.ts';
+import { route, type RouteDef } from '../router.ts';
+
+// `{id}` is the URL-encoded direct ID (`openai%2Fgpt-x`): upstream IDs hold slashes of their own.
+export function catalogRoutes(catalog: CatalogService): RouteDef[] {
+  return [
+    route({
+      method: 'GET',
+      path: '/v1/catalog/models',
+      scope: 'read',
+      handle: ({ req }) => {
+        const q = readQuery(req.query, ['providerId', 'source', 'family', 'hidden']);
+        const hidden = q.oneOf('hidden', ['true', 'false'] as const);
+        const filter = {
+          providerId: q.string('providerId', 63),
+          source: q.oneOf('source', ['explicit', 'auto'] as const),
+          family: q.oneOf('family', FAMILIES),
+          hidden: hidden === undefined ? undefined : hidden === 'true',
+        };
+        return { body: { data: catalog.list(filter) } };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/v1/catalog/models',
+      scope: 'manage',
+      body: checkModelCreate,
+      handle: async ({ body, principal, requestId }) => ({ status: 201, body: await catalog.create(body, actorOf(principal), requestId) }),
+    }),
+    route({ method: 'GET', path: '/v1/catalog/models/:id', scope: 'read', handle: ({ params }) => ({ body: catalog.get(params.id!) }) }),
+    route({
+      method: 'PATCH',
+      path: '/v1/catalog/models/:id',
+      scope: 'manage',
+      body: checkModelUpdate,
+      handle: async ({ body, params, principal, requestId }) => ({ body: await catalog.update(params.id!, body, actorOf(principal), requestId) }),
+    }),
+    route({
+      method: 'DELETE',
+      path: '/v1/catalog/models/:id',
+      scope: 'manage',
+      handle: async ({ params, principal, requestId }) => {
+        await catalog.remove(params.id!, actorOf(principal), requestId);
+        return { body: { id: params.id, deleted: true } };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,83 @@
+import { ServiceError } from '../../protocol/errors.ts';
+import { readQuery } from '../../protocol/query.ts';
+import type { CatalogModel } from '../catalog.ts';
+import type { CatalogService } from '../catalog-service.ts';
+import { route, type RouteDef } from '../router.ts';
+
+// GET /v1/models: the styleA list by default; the styleB paginated list when the caller sends a styleB
+// version header (real styleB clients send `anthropic-version` on every call).
+
+const STYLE_B_PARAMS = ['limit', 'after_id', 'before_id'] as const;
+
+const entryA = (m: CatalogModel) => ({ id: m.id, object: 'model', created: m.created ?? 0, owned_by: m.providerId });
+const entryB = (m: CatalogModel) => ({
+  type: 'model',
+  id: m.id,
+  display_name: m.displayName,
+  created_at: new Date((m.created ?? 0) * 1000).toISOString(),
+});
+const wantsStyleB = (headers: Readonly<Record<string, string>>) =>
+  headers['styleb-version'] !== undefined || headers['anthropic-version'] !== undefined;
+
+function styleB(models: readonly CatalogModel[], query: string) {
+  const q = readQuery(query, STYLE_B_PARAMS);
+  const limit = q.int('limit', 1, 1000, 20);
+  const afterId = q.string('after_id', 1024);
+  const beforeId = q.string('before_id', 1024);
+  if (afterId !== undefined && beforeId !== undefined) {
+    throw new ServiceError('INVALID_REQUEST', 'Use `after_id` or `before_id`, not both.', { param: 'before_id' });
+  }
+  const indexOf = (id: string, param: string) => {
+    const i = models.findIndex((m) => m.id === id);
+    if (i === -1) throw new ServiceError('INVALID_REQUEST', `\`${param}\` names no listed model.`, { param });
+    return i;
+  };
+  let start: number;
+  let end: number;
+  let hasMore: boolean;
+  if (beforeId !== undefined) {
+    end = indexOf(beforeId, 'before_id');
+    start = Math.max(0, end - limit);
+    hasMore = start > 0;
+  } else {
+    start = afterId === undefined ? 0 : indexOf(afterId, 'after_id') + 1;
+    end = Math.min(models.length, start + limit);
+    hasMore = end < models.length;
+  }
+  const page = models.slice(start, end);
+  return {
+    data: page.map(entryB),
+    has_more: hasMore,
+    first_id: page[0]?.id ?? null,
+    last_id: page.at(-1)?.id ?? null,
+  };
+}
+
+export function modelRoutes(catalog: CatalogService): RouteDef[] {
+  return [
+    route({
+      method: 'GET',
+      path: '/v1/models',
+      scope: ['inference', 'read'],
+      handle: ({ req }) => {
+        const models = catalog.current().discoverable();
+        if (wantsStyleB(req.headers)) return { body: styleB(models, req.query) };
+        // limit, after_id and before_id only exist in the styleB shape.
+        readQuery(req.query, []);
+        return { body: { object: 'list', data: models.map(entryA) } };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/models/:id',
+      scope: ['inference', 'read'],
+      handle: ({ req, params }) => {
+        const resolved = catalog.current().resolve(params.id!);
+        if (!resolved || resolved.model.id !== params.id) {
+          throw new ServiceError('MODEL_NOT_FOUND', `No model \`${params.id!.slice(0, 200)}\`.`, { param: 'model' });
+        }
+        return { body: wantsStyleB(req.headers) ? entryB(resolved.model) : entryA(resolved.model) };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,86 @@
+import { ServiceError } from '../../protocol/errors.ts';
+import { checkProviderCreate, checkProviderUpdate } from '../../protocol/http/providers.ts';
+import { KINDS, PROVIDER_ACTIONS, type ProviderAction } from '../../protocol/providers.ts';
+import { actorOf } from '../actor.ts';
+import type { CatalogService } from '../catalog-service.ts';
+import type { ProviderService } from '../provider-service.ts';
+import { route, type RouteDef } from '../router.ts';
+import type { ModelRepo } from '../../store/model-repo.ts';
+
+export function providerRoutes(providers: ProviderService, catalog: CatalogService, models: ModelRepo): RouteDef[] {
+  return [
+    route({ method: 'GET', path: '/v1/providers', scope: 'read', handle: () => ({ body: { data: providers.list() } }) }),
+    route({
+      method: 'POST',
+      path: '/v1/providers',
+      scope: 'manage',
+      body: checkProviderCreate,
+      handle: async ({ body, principal, requestId }) => ({ status: 201, body: await providers.create(body, actorOf(principal), requestId) }),
+    }),
+    route({ method: 'GET', path: '/v1/providers/:id', scope: 'read', handle: ({ params }) => ({ body: providers.get(params.id!) }) }),
+    route({
+      method: 'PATCH',
+      path: '/v1/providers/:id',
+      scope: 'manage',
+      body: checkProviderUpdate,
+      handle: async ({ body, params, principal, requestId }) => ({ body: await providers.update(params.id!, body, actorOf(principal), requestId) }),
+    }),
+    route({
+      method: 'DELETE',
+      path: '/v1/providers/:id',
+      scope: 'manage',
+      handle: async ({ params, principal, requestId }) => {
+        await providers.remove(params.id!, actorOf(principal), requestId);
+        return { body: { id: params.id, deleted: true } };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/v1/providers/:id/actions/:action',
+      scope: 'manage',
+      handle: async ({ params, principal, requestId }) => {
+        const id = params.id!;
+        const action = params.action as ProviderAction;
+        const record = providers.record(id);
+        if (!record) throw new ServiceError('NOT_FOUND', `No provider with ID \`${id.slice(0, 100)}\`.`, { param: 'id' });
+        if (!(PROVIDER_ACTIONS as readonly string[]).includes(action)) {
+          throw new ServiceError('NOT_FOUND', `Unknown provider action \`${action.slice(0, 60)}\`; see /v1/capabilities.`, { param: 'action' });
+        }
+        if (!(KINDS[record.kind].actions as readonly string[]).includes(action)) {
+          throw new ServiceError('INVALID_REQUEST', `A ${record.kind} provider does not support \`${action}\`.`, { param: 'action' });
+        }
+        if (action === 'test') return { body: await providers.test(id, actorOf(principal), requestId) };
+        const listing = await providers.refreshModels(id, actorOf(principal), requestId);
+        return { body: { id, modelCount: listing.models.length, fetchedAt: new Date(listing.fetchedAt!).toISOString() } };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/providers/:id/models',
+      scope: 'read',
+      handle: ({ params }) => {
+        const id = params.id!;
+        providers.get(id); // 404 for an unknown provider
+        const listing = models.listing(id);
+        const current = catalog.current();
+        const data = (listing?.models ?? []).map((m) => {
+          const entry = current.get(`${id}/${m.upstreamModelId}`);
+          return {
+            upstreamModelId: m.upstreamModelId,
+            displayName: m.displayName,
+            families: m.families,
+            contextWindow: m.contextWindow,
+            catalog: entry ? { id: entry.id, source: entry.source, hidden: entry.hidden, families: entry.families } : null,
+          };
+        });
+        return {
+          body: {
+            data,
+            fetchedAt: listing?.fetchedAt ? new Date(listing.fetchedAt).toISOString() : null,
+            lastError: listing?.error ? { code: listing.error.code, message: listing.error.message, at: new Date(listing.error.at).toISOString() } : null,
+          },
+        };
+      },
+    }),
+  ];
+}

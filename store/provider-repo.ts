@@ -1,0 +1,33 @@
+import type { ProviderKind } from '../protocol/providers.ts';
+import type { ProviderTimeouts } from '../protocol/http/providers.ts';
+import type { StoreEnv } from './env.ts';
+
+export interface ProviderRecord {
+  id: string;
+  kind: ProviderKind;
+  displayName: string;
+  baseUrl: string | null;
+  enabled: boolean;
+  autoProxyModels: boolean;
+  /** Opaque vault reference; never leaves the store and the edge's own memory. */
+  credentialRef: string | null;
+  hints: Record<string, string>;
+  timeouts: ProviderTimeouts;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface ProviderRepo {
+  all(): ProviderRecord[];
+  stagePut(record: ProviderRecord): void;
+  stageRemove(id: string): void;
+}
+
+export function providerRepo(env: StoreEnv): ProviderRepo {
+  const db = env.db<ProviderRecord>('providers');
+  return {
+    all: () => [...db.getRange().map(({ value }) => value)],
+    stagePut: (record) => void db.put(record.id, record),
+    stageRemove: (id) => void db.remove(id),
+  };
+}

@@ -1,0 +1,169 @@
+import { bearerOf, startFake, type Handler, type RecordedRequest, type Reply } from './http.ts';
+
+// A styleA upstream. One server speaks four flavours of the same protocol, each with its real quirks:
+// - openai: `GET /v1/models` -> `{object: "list", data: [{id, object: "model", created, owned_by}]}`;
+// - openrouter: `GET /api/v1/models`, no `object`, rich entries, text-output models only unless
+//   `output_modalities` asks for more;
+// - compatible (vLLM's shape): entries add `root`, `parent`, `max_model_len`, `permission`;
+// - llamacpp (llama-server): the server root is the base URL; `data` plus an Ollama-style `models` array.
+
+export type Flavour = 'openai' | 'openrouter' | 'compatible' | 'llamacpp';
+
+export interface FakeModel {
+  id: string;
+  created?: number;
+  ownedBy?: string;
+  /** openrouter */
+  name?: string;
+  contextLength?: number;
+  outputModalities?: string[];
+  /** compatible (vLLM) */
+  maxModelLen?: number;
+}
+
+export interface OpenAIFakeOptions {
+  flavour?: Flavour;
+  /** When set, requests must carry `Authorization: Bearer <apiKey>`. */
+  apiKey?: string;
+  /** Where the styleA routes live; each flavour has its real default. */
+  prefix?: string;
+}
+
+export interface OpenAIFake {
+  /** What a provider record of this kind takes as its baseUrl. */
+  baseUrl: string;
+  requests: RecordedRequest[];
+  setModels(models: FakeModel[]): void;
+  failNext(status: number, body: unknown, headers?: Record<string, string>): void;
+  hangNext(): void;
+  close(): Promise<void>;
+}
+
+const PREFIX: Record<Flavour, string> = { openai: '/v1', openrouter: '/api/v1', compatible: '/v1', llamacpp: '/v1' };
+const CREATED = 1_700_000_000;
+
+function openaiEntry(m: FakeModel): Record<string, unknown> {
+  return { id: m.id, object: 'model', created: m.created ?? CREATED, owned_by: m.ownedBy ?? 'system' };
+}
+
+function openrouterEntry(m: FakeModel): Record<string, unknown> {
+  const outputs = m.outputModalities ?? ['text'];
+  return {
+    id: m.id,
+    canonical_slug: m.id,
+    name: m.name ?? m.id,
+    created: m.created ?? CREATED,
+    description: '',
+    context_length: m.contextLength ?? 8192,
+    architecture: { modality: `text->${outputs.join('+')}`, input_modalities: ['text'], output_modalities: outputs, tokenizer: 'Other', instruct_type: null },
+    pricing: { prompt: '0.000001', completion: '0.000002', request: '0', image: '0', web_search: '0', internal_reasoning: '0' },
+    top_provider: { context_length: m.contextLength ?? 8192, max_completion_tokens: null, is_moderated: false },
+    per_request_limits: null,
+    supported_parameters: ['max_tokens', 'temperature'],
+  };
+}
+
+function compatibleEntry(m: FakeModel): Record<string, unknown> {
+  return { ...openaiEntry({ ...m, ownedBy: m.ownedBy ?? 'vllm' }), root: m.id, parent: null, max_model_len: m.maxModelLen ?? 4096, permission: [] };
+}
+
+const LLAMACPP_META = { vocab_type: 2, n_vocab: 151936, n_ctx_train: 32768, n_embd: 1024, n_params: 596049920, size: 484220928 };
+
+function llamacppModelsEntry(m: FakeModel): Record<string, unknown> {
+  return {
+    name: m.id,
+    model: m.id,
+    modified_at: '',
+    size: '',
+    digest: '',
+    type: 'model',
+    description: '',
+    tags: [''],
+    capabilities: ['completion'],
+    parameters: '',
+    details: { parent_model: '', format: 'gguf', family: '', families: [''], parameter_size: '', quantization_level: '' },
+  };
+}
+
+/** What OpenRouter lists for the `output_modalities` query: text models by default, "all" for everything. */
+function openrouterSelection(models: FakeModel[], query: Record<string, string>): FakeModel[] {
+  const wanted = (query.output_modalities ?? 'text').split(',');
+  if (wanted.includes('all')) return models;
+  return models.filter((m) => (m.outputModalities ?? ['text']).some((o) => wanted.includes(o)));
+}
+
+function listBody(flavour: Flavour, models: FakeModel[], req: RecordedRequest): Record<string, unknown> {
+  switch (flavour) {
+    case 'openai':
+      return { object: 'list', data: models.map(openaiEntry) };
+    case 'openrouter':
+      return { data: openrouterSelection(models, req.query).map(openrouterEntry) };
+    case 'compatible':
+      return { object: 'list', data: models.map(compatibleEntry) };
+    case 'llamacpp':
+      return {
+        models: models.map(llamacppModelsEntry),
+        object: 'list',
+        data: models.map((m) => ({ ...openaiEntry({ ...m, ownedBy: 'llamacpp' }), meta: LLAMACPP_META })),
+      };
+  }
+}
+
+/** Each server's own refusal of a missing or wrong key. */
+function unauthorized(flavour: Flavour, presented: string | null): Reply {
+  switch (flavour) {
+    case 'openai': {
+      const message =
+        presented === null
+          ? "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY)."
+          : `Incorrect API key provided: ${presented.slice(0, 3)}***${presented.slice(-4)}. You can find your API key at https://platform.openai.com/account/api-keys.`;
+      return { status: 401, body: { error: { message, type: 'invalid_request_error', param: null, code: 'invalid_api_key' } } };
+    }
+    case 'openrouter':
+      return { status: 401, body: { error: { message: 'No auth credentials found', code: 401 } } };
+    case 'compatible':
+      return { status: 401, body: { error: 'Unauthorized' } };
+    case 'llamacpp':
+      return { status: 401, body: { error: { code: 401, message: 'Invalid API Key', type: 'authentication_error' } } };
+  }
+}
+
+function notFound(flavour: Flavour, req: RecordedRequest): Reply {
+  if (flavour === 'llamacpp') return { status: 404, body: { error: { code: 404, message: 'File Not Found', type: 'not_found_error' } } };
+  return { status: 404, body: { error: { message: `Invalid URL (${req.method} ${req.path})`, type: 'invalid_request_error', param: null, code: null } } };
+}
+
+export async function start(options: OpenAIFakeOptions = {}): Promise<OpenAIFake> {
+  const flavour = options.flavour ?? 'openai';
+  const prefix = options.prefix ?? PREFIX[flavour];
+  let models: FakeModel[] = [];
+
+  const list: Handler = (req) => ({ status: 200, body: listBody(flavour, models, req) });
+  const routes: Record<string, Handler> = { [`GET ${prefix}/models`]: list };
+  // llama-server answers the list at the root too.
+  if (flavour === 'llamacpp') routes['GET /models'] = list;
+
+  const apiKey = options.apiKey;
+  const server = await startFake({
+    routes,
+    authenticate:
+      apiKey === undefined
+        ? undefined
+        : (req) => {
+            const presented = bearerOf(req);
+            return presented === apiKey ? null : unauthorized(flavour, presented);
+          },
+    notFound: (req) => notFound(flavour, req),
+  });
+
+  return {
+    baseUrl: flavour === 'llamacpp' ? server.origin : server.origin + prefix,
+    requests: server.requests,
+    setModels(next) {
+      models = [...next];
+    },
+    failNext: server.failNext,
+    hangNext: server.hangNext,
+    close: server.close,
+  };
+}
