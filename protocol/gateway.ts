@@ -1,0 +1,61 @@
+import type { EndpointFamily } from './families.ts';
+
+// The gateway's operations: one per inference route of interface.md section 4. The edge matches a route to
+// an operation; each provider adapter maps an operation to its upstream URL.
+
+export const GATEWAY_OPS = {
+  'chat.completions': { family: 'styleA.chat_completions', method: 'POST', path: '/v1/chat/completions', body: 'json', metered: true },
+  embeddings: { family: 'styleA.embeddings', method: 'POST', path: '/v1/embeddings', body: 'json', metered: true },
+  'responses.create': { family: 'styleA.responses', method: 'POST', path: '/v1/responses', body: 'json', metered: true },
+  'responses.input_tokens': { family: 'styleA.responses', method: 'POST', path: '/v1/responses/input_tokens', body: 'json', metered: false },
+  'responses.compact': { family: 'styleA.responses', method: 'POST', path: '/v1/responses/compact', body: 'json', metered: true },
+  'responses.get': { family: 'styleA.responses', method: 'GET', path: '/v1/responses/:id', body: 'none', metered: false },
+  'responses.delete': { family: 'styleA.responses', method: 'DELETE', path: '/v1/responses/:id', body: 'none', metered: false },
+  'responses.input_items': { family: 'styleA.responses', method: 'GET', path: '/v1/responses/:id/input_items', body: 'none', metered: false },
+  'responses.cancel': { family: 'styleA.responses', method: 'POST', path: '/v1/responses/:id/cancel', body: 'none', metered: false },
+  'images.generations': { family: 'styleA.images', method: 'POST', path: '/v1/images/generations', body: 'json', metered: true },
+  'images.edits': { family: 'styleA.images', method: 'POST', path: '/v1/images/edits', body: 'multipart', metered: false },
+  'audio.speech': { family: 'styleA.audio_speech', method: 'POST', path: '/v1/audio/speech', body: 'json', metered: false },
+  'audio.transcriptions': { family: 'styleA.audio_transcriptions', method: 'POST', path: '/v1/audio/transcriptions', body: 'multipart-or-json', metered: false },
+  messages: { family: 'styleB.messages', method: 'POST', path: '/v1/messages', body: 'json', metered: true },
+  'messages.count_tokens': { family: 'styleB.messages', method: 'POST', path: '/v1/messages/count_tokens', body: 'json', metered: false },
+  rerank: { family: 'rerank.documents', method: 'POST', path: '/v1/rerank', body: 'json', metered: false },
+} as const satisfies Record<
+  string,
+  {
+    family: EndpointFamily;
+    method: 'GET' | 'POST' | 'DELETE';
+    path: string;
+    body: 'json' | 'multipart' | 'multipart-or-json' | 'none';
+    /** Token-metered (interface.md: speech, transcription, image edits and rerank are counted, not metered). */
+    metered: boolean;
+  }
+>;
+
+export type GatewayOp = keyof typeof GATEWAY_OPS;
+
+/**
+ * Usage as the upstream reported it, ready for the meter. Token fields are null when the upstream did not
+ * report them. Never prompt or response text, tool arguments or headers.
+ */
+export interface UsageReport {
+  inputTokens: number | null;
+  outputTokens: number | null;
+  cachedInputTokens: number | null;
+  reasoningTokens: number | null;
+  totalTokens: number | null;
+  /** What the upstream says the call cost (OpenRouter's `usage.cost`), in USD. */
+  costUsd: number | null;
+  /** Tool name -> number of calls the model made in this answer. */
+  toolCalls: Record<string, number>;
+}
+
+export const EMPTY_USAGE: UsageReport = Object.freeze({
+  inputTokens: null,
+  outputTokens: null,
+  cachedInputTokens: null,
+  reasoningTokens: null,
+  totalTokens: null,
+  costUsd: null,
+  toolCalls: {},
+}) as UsageReport;
