@@ -10,7 +10,7 @@ import { parseJsonBody } from './json-body.ts';
 import { newRequestId, setRequestIdHeaders } from './request-id.ts';
 import { createRouter, type RouteDef, type RouteResult } from './router.ts';
 import type { AuthResult } from './token-service.ts';
-import type { EdgeRequest, EdgeRequestHead, EdgeResponse, Principal } from './types.ts';
+import type { BodyStream, EdgeRequest, EdgeRequestHead, EdgeResponse, Principal } from './types.ts';
 
 // The core of the edge: host check, CORS, routing, auth, body parsing, errors and the request log line.
 // No socket here; server.ts adapts uWebSockets.js to `prepare` and `run`.
@@ -22,6 +22,7 @@ export interface AppDeps {
   /** Read per request: settings changes apply immediately. */
   cors(): CorsPolicy;
   jsonBodyLimit(): number;
+  multipartBodyLimit(): number;
   /** The listener as bound: its host, and whether it is local-only (then the Host header is checked). */
   listener: { host: string; networkExposed: boolean };
   isDraining(): boolean;
@@ -32,9 +33,14 @@ export interface Prepared {
   readonly requestId: string;
   /** Maximum body bytes to read, or null when the answer does not depend on a body. */
   readonly bodyLimit: number | null;
+  /** True when the route reads the body as a stream: call `runStream` instead of `run`. */
+  readonly streamBody: boolean;
   run(body: Buffer | null): Promise<EdgeResponse>;
+  runStream(body: BodyStream): Promise<EdgeResponse>;
   /** Answers with an error the adapter met (body too large, client gone). */
   fail(err: ServiceError): EdgeResponse;
+  /** The adapter saw the client disconnect. */
+  abort(): void;
 }
 
 const JSON_TYPE = 'application/json';
@@ -44,8 +50,53 @@ export function createApp(deps: AppDeps) {
   const { log } = deps;
 
   function respond(head: EdgeRequestHead, requestId: string, started: number, routeName: string, result: RouteResult): EdgeResponse {
+    if (result.stream) return streamed(head, requestId, started, routeName, result.stream);
     const headers: Record<string, string> = { 'content-type': JSON_TYPE, ...result.headers };
     return finish(head, requestId, started, routeName, result.status ?? 200, headers, JSON.stringify(result.body));
+  }
+
+  /** A streamed answer: the edge's headers join the route's at `head`, and the log line is written at the end. */
+  function streamed(head: EdgeRequestHead, requestId: string, started: number, routeName: string, stream: NonNullable<RouteResult['stream']>): EdgeResponse {
+    const edgeHeaders: Record<string, string> = {};
+    setRequestIdHeaders(edgeHeaders, requestId);
+    const origin = head.headers['origin'];
+    const cors = deps.cors();
+    if (cors.allows(origin)) Object.assign(edgeHeaders, cors.responseHeaders(origin));
+    return {
+      status: 0,
+      headers: edgeHeaders,
+      body: '',
+      stream(out) {
+        let status = 0;
+        let logged = false;
+        const log_ = (outcome: string) => {
+          if (logged) return;
+          logged = true;
+          log.info(
+            { reqId: requestId, method: head.method, route: routeName, status, outcome, durationMs: Math.round((performance.now() - started) * 1000) / 1000 },
+            'request',
+          );
+        };
+        out.onAbort(() => log_('client_aborted'));
+        stream({
+          head(s, headers) {
+            status = s;
+            out.head(s, { ...headers, ...edgeHeaders });
+          },
+          write: (chunk) => out.write(chunk),
+          end(chunk) {
+            out.end(chunk);
+            log_('completed');
+          },
+          abort() {
+            out.abort();
+            log_('upstream_failed');
+          },
+          onWritable: (cb) => out.onWritable(cb),
+          onAbort: (cb) => out.onAbort(cb),
+        });
+      },
+    };
   }
 
   function respondError(head: EdgeRequestHead, requestId: string, started: number, routeName: string, err: unknown): EdgeResponse {
@@ -96,11 +147,21 @@ export function createApp(deps: AppDeps) {
     const requestId = newRequestId();
     const started = performance.now();
     let routeName = 'unmatched';
+    let abortCallbacks: (() => void)[] | null = null;
+    const abort = () => {
+      const callbacks = abortCallbacks ?? [];
+      abortCallbacks = [];
+      for (const callback of callbacks) callback();
+    };
+    const onAbort = (callback: () => void) => (abortCallbacks ??= []).push(callback);
     const immediate = (response: EdgeResponse): Prepared => ({
       requestId,
       bodyLimit: null,
+      streamBody: false,
       run: async () => response,
+      runStream: async () => response,
       fail: (err) => respondError(head, requestId, started, routeName, err),
+      abort,
     });
     try {
       if (!deps.listener.networkExposed && !hostAllowed(head.headers['host'], deps.listener.host)) {
@@ -133,21 +194,25 @@ export function createApp(deps: AppDeps) {
           throw new ServiceError('FORBIDDEN', `This token lacks the \`${list}\` scope.`, { details: { requiredScope: needed.join(' or ') } });
         }
       }
-      const run = async (body: Buffer | null): Promise<EdgeResponse> => {
+      const execute = async (body: Buffer | null, bodyStream: BodyStream | null): Promise<EdgeResponse> => {
         try {
           let parsed: unknown = null;
           if (def.body) parsed = checkBody(def.body, parseJsonBody(body, head.headers['content-type']));
-          const result = await def.handle({ req: { ...head, body }, requestId, principal, params, body: parsed });
+          const result = await def.handle({ req: { ...head, body }, requestId, principal, params, body: parsed, bodyStream, onAbort });
           return respond(head, requestId, started, routeName, result);
         } catch (err) {
           return respondError(head, requestId, started, routeName, err);
         }
       };
+      const mode = def.rawBody?.(head) ?? (def.body ? 'buffer' : null);
       return {
         requestId,
-        bodyLimit: def.body ? deps.jsonBodyLimit() : null,
-        run,
+        bodyLimit: mode === 'stream' ? deps.multipartBodyLimit() : mode === 'buffer' ? deps.jsonBodyLimit() : null,
+        streamBody: mode === 'stream',
+        run: (body) => execute(body, null),
+        runStream: (stream) => execute(null, stream),
         fail: (err) => respondError(head, requestId, started, routeName, err),
+        abort,
       };
     } catch (err) {
       if (err instanceof URIError) err = new ServiceError('INVALID_REQUEST', 'The path has a malformed percent-encoding.');

@@ -1,7 +1,7 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { TypeCheck } from '@sinclair/typebox/compiler';
 import type { Scope } from '../protocol/scopes.ts';
-import type { EdgeRequest, Principal } from './types.ts';
+import type { BodyStream, EdgeRequest, EdgeRequestHead, Principal, ResponseWriter } from './types.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -12,13 +12,22 @@ export interface RouteContext<B> {
   principal: Principal | null;
   params: Readonly<Record<string, string>>;
   body: B;
+  /** The request body as it arrives, for routes whose raw body is `stream`. */
+  bodyStream: BodyStream | null;
+  /** Runs `callback` if the client disconnects before the answer is complete. */
+  onAbort(callback: () => void): void;
 }
 
 export interface RouteResult {
   status?: number;
-  body: unknown;
+  body?: unknown;
   headers?: Record<string, string>;
+  /** A streamed answer: called with a writer once the route returns. */
+  stream?: (out: ResponseWriter) => void;
 }
+
+/** How a route without a typed body receives it: whole (up to the JSON limit) or as a stream. */
+export type RawBodyMode = 'buffer' | 'stream';
 
 export interface RouteDef {
   method: HttpMethod;
@@ -27,6 +36,8 @@ export interface RouteDef {
   scope: Scope | readonly Scope[] | 'public';
   /** Present when the route takes a required, typed JSON body. */
   body?: TypeCheck<TSchema>;
+  /** For routes that read their body themselves (the gateway): how, decided per request. */
+  rawBody?: (head: EdgeRequestHead) => RawBodyMode;
   handle(ctx: RouteContext<unknown>): Promise<RouteResult> | RouteResult;
 }
 

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import type { HttpResponse, TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
 import { toServiceError } from '../protocol/errors.ts';
 import { tooLarge, type App } from './app.ts';
-import type { EdgeResponse } from './types.ts';
+import type { BodyStream, EdgeResponse } from './types.ts';
 
 // The only file that touches uWebSockets.js: it turns sockets into `EdgeRequestHead`s and `EdgeResponse`s
 // into bytes. Everything else in edge/ is plain functions.
@@ -46,6 +46,125 @@ function writeResponse(res: HttpResponse, response: EdgeResponse, forceClose: bo
   });
 }
 
+interface Connection {
+  aborted: boolean;
+  onAbort: (() => void) | null;
+}
+
+// A streamed upload is read with backpressure: the socket is paused while more than this is queued.
+const UPLOAD_HIGH_WATER = 1024 * 1024;
+
+/** The request body as an async iterable; the socket pauses while the consumer lags, and the limit holds. */
+function bodyStream(res: HttpResponse, conn: Connection, limit: number, hasBody: boolean): BodyStream & { complete(): boolean } {
+  const queue: Uint8Array[] = [];
+  let queued = 0;
+  let received = 0;
+  let ended = !hasBody;
+  let failure: Error | null = null;
+  let wake: (() => void) | null = null;
+  let paused = false;
+  const notify = () => {
+    wake?.();
+    wake = null;
+  };
+  if (hasBody) {
+    res.onData((chunk, isLast) => {
+      received += chunk.byteLength;
+      if (received > limit) failure = tooLarge(limit);
+      else {
+        queue.push(new Uint8Array(chunk.slice(0)));
+        queued += chunk.byteLength;
+        if (queued > UPLOAD_HIGH_WATER && !paused) {
+          paused = true;
+          res.pause();
+        }
+      }
+      if (isLast) ended = true;
+      notify();
+    });
+  }
+  const previous = conn.onAbort;
+  conn.onAbort = () => {
+    previous?.();
+    failure ??= new Error('client aborted');
+    notify();
+  };
+  return {
+    complete: () => ended && failure === null,
+    async *[Symbol.asyncIterator]() {
+      for (;;) {
+        if (failure) throw failure;
+        const next = queue.shift();
+        if (next) {
+          queued -= next.byteLength;
+          if (paused && queued < UPLOAD_HIGH_WATER / 2 && !conn.aborted) {
+            paused = false;
+            res.resume();
+          }
+          yield next;
+          continue;
+        }
+        if (ended) return;
+        await new Promise<void>((r) => (wake = r));
+      }
+    },
+  };
+}
+
+/** Hands a streamed answer a writer over the socket: uWS write backpressure becomes `write() === false`. */
+function streamResponse(res: HttpResponse, conn: Connection, response: EdgeResponse, done: () => void): void {
+  let finished = false;
+  let writable: (() => void) | null = null;
+  let abortCallback: (() => void) | null = null;
+  const finish = () => {
+    if (!finished) {
+      finished = true;
+      done();
+    }
+  };
+  const previous = conn.onAbort;
+  conn.onAbort = () => {
+    previous?.();
+    abortCallback?.();
+    finish();
+  };
+  res.onWritable(() => {
+    writable?.();
+    return true;
+  });
+  response.stream!({
+    head(status, headers) {
+      if (conn.aborted) return;
+      res.cork(() => {
+        res.writeStatus(statusLine(status));
+        for (const name in headers) if (name !== 'content-length' && name !== 'connection') res.writeHeader(name, headers[name]!);
+      });
+    },
+    write(chunk) {
+      if (conn.aborted || finished) return true;
+      let ok = true;
+      res.cork(() => {
+        ok = res.write(chunk);
+      });
+      return ok;
+    },
+    end(chunk) {
+      if (!conn.aborted && !finished) res.cork(() => res.end(chunk ?? ''));
+      finish();
+    },
+    abort() {
+      if (!conn.aborted && !finished) res.close();
+      finish();
+    },
+    onWritable(callback) {
+      writable = callback;
+    },
+    onAbort(callback) {
+      abortCallback = callback;
+    },
+  });
+}
+
 export interface Listening {
   port: number;
   /** Stops accepting new connections; requests on open connections are still answered. */
@@ -73,24 +192,33 @@ export function listen(uws: Uws, app: App, host: string, port: number): Promise<
       headers,
       remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString(),
     };
-    let aborted = false;
-    let answered = false;
+    const conn: Connection = { aborted: false, onAbort: null };
     res.onAborted(() => {
-      aborted = true;
+      conn.aborted = true;
+      conn.onAbort?.();
+      prepared.abort();
     });
     inflight++;
     const prepared = app.prepare(head);
     const declared = headers['content-length'] === undefined ? 0 : Number(headers['content-length']);
     const hasBody = declared > 0 || headers['transfer-encoding'] !== undefined;
+    let answered = false;
 
     const send = (response: EdgeResponse, close: boolean) => {
       if (answered) return;
       answered = true;
-      if (--inflight === 0 && idleWaiters.length > 0) {
-        for (const wake of idleWaiters) wake();
-        idleWaiters = [];
+      const done = () => {
+        if (--inflight === 0 && idleWaiters.length > 0) {
+          for (const wake of idleWaiters) wake();
+          idleWaiters = [];
+        }
+      };
+      if (conn.aborted) return done();
+      if (response.stream) streamResponse(res, conn, response, done);
+      else {
+        writeResponse(res, response, close);
+        done();
       }
-      if (!aborted) writeResponse(res, response, close);
     };
     const sendLater = (pending: Promise<EdgeResponse>, close: boolean) =>
       pending.then(
@@ -107,6 +235,16 @@ export function listen(uws: Uws, app: App, host: string, port: number): Promise<
     }
     if (declared > limit) {
       send(prepared.fail(tooLarge(limit)), true);
+      return;
+    }
+    if (prepared.streamBody) {
+      const stream = bodyStream(res, conn, limit, hasBody);
+      // An answer sent before the upload was read whole (an early error) closes the connection: the unread
+      // rest of the body would otherwise be taken for the next request.
+      prepared.runStream(stream).then(
+        (response) => send(response, !stream.complete()),
+        (err: unknown) => send(prepared.fail(toServiceError(err)), true),
+      );
       return;
     }
     if (!hasBody) {

@@ -9,6 +9,10 @@ import { modelRepo } from '../store/model-repo.ts';
 import { providerRepo } from '../store/provider-repo.ts';
 import { openVault } from '../store/vault/index.ts';
 import { createProxyPool } from '../workers/proxy/pool.ts';
+import { createRelayPool } from '../workers/proxy/relay-pool.ts';
+import { responseRouteRepo } from '../store/response-route-repo.ts';
+import { ensurePrivateDir } from '../store/env.ts';
+import { gatewayRoutes } from './gateway/routes.ts';
 import { createCatalogService } from './catalog-service.ts';
 import { createProviderService } from './provider-service.ts';
 import { capabilitiesRoute } from './routes/capabilities.ts';
@@ -65,6 +69,11 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
   const vault = await openVault({ dataDir });
   log.info({ vault: vault.info.backend, keyStorage: vault.info.keyStorage }, 'credential vault ready');
   const pool = createProxyPool({ dataDir });
+  const relayPool = createRelayPool({ dataDir });
+  const spillDir = join(dataDir, 'tmp');
+  ensurePrivateDir(spillDir);
+  const responses = responseRouteRepo(env);
+  void responses.prune();
 
   const models = modelRepo(env);
   const providerStore = providerRepo(env);
@@ -88,6 +97,7 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
   };
   let cors: CorsPolicy = corsPolicy([]);
   let jsonBodyLimit = savedSettings.limits.jsonBodyBytes;
+  let multipartBodyLimit = savedSettings.limits.multipartBodyBytes;
   const settings = createSettingsService({
     env,
     repo: settingsRepo(env),
@@ -101,6 +111,7 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
         log.warn('cors.allowedOrigins holds "*": any web page may now try authenticated requests; list origins instead');
       }
       jsonBodyLimit = next.limits.jsonBodyBytes;
+      multipartBodyLimit = next.limits.multipartBodyBytes;
     },
   });
 
@@ -113,6 +124,7 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
     ...providerRoutes(providers, catalog, models),
     ...catalogRoutes(catalog),
     ...modelRoutes(catalog),
+    ...gatewayRoutes({ catalog, pool: relayPool, responses, log, spillDir }),
   ];
   routes.push(capabilitiesRoute(() => routes));
   const app = createApp({
@@ -121,6 +133,7 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
     authenticate: (secret) => tokens.authenticate(secret),
     cors: () => cors,
     jsonBodyLimit: () => jsonBodyLimit,
+    multipartBodyLimit: () => multipartBodyLimit,
     listener,
     isDraining: () => draining,
   });
@@ -130,6 +143,7 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
     listening = await listen(uws, app, listener.host, port);
   } catch (err) {
     await pool.close();
+    await relayPool.close();
     await env.close();
     throw err;
   }
@@ -157,6 +171,7 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
     clearInterval(refreshTimer);
     await providers.close();
     await pool.close();
+    await relayPool.close();
     await tokens.flushLastUsed().catch(() => undefined);
     await env.close();
     log.info('stopped');

@@ -19,7 +19,26 @@ export interface EdgeResponse {
   status: number;
   headers: Record<string, string>;
   body: string | Buffer;
+  /** Set for answers written over time (streams): the adapter hands it a writer instead of sending `body`. */
+  stream?: (out: ResponseWriter) => void;
 }
+
+/** How a streamed answer reaches the client socket, with the socket's backpressure. */
+export interface ResponseWriter {
+  /** Status and headers; the edge adds the request IDs and CORS headers. */
+  head(status: number, headers: Record<string, string>): void;
+  /** False when the socket is full: stop until `onWritable` fires. */
+  write(chunk: Uint8Array): boolean;
+  end(chunk?: Uint8Array): void;
+  /** Ends the answer by closing the connection: the only honest end for a broken non-SSE stream. */
+  abort(): void;
+  onWritable(callback: () => void): void;
+  /** The client went away; called at most once. */
+  onAbort(callback: () => void): void;
+}
+
+/** A request body read as it arrives; the adapter pauses the socket while the consumer lags. */
+export type BodyStream = AsyncIterable<Uint8Array>;
 
 /** Who is calling: the token's ID and scopes, never the secret. */
 export interface Principal {

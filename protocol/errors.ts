@@ -52,6 +52,8 @@ export interface ErrorPayload {
   details?: Record<string, unknown>;
   /** Response headers the error implies (Retry-After); never secrets. */
   headers?: Record<string, string>;
+  /** Only where the table's status is not the answer: an upstream 4xx keeps its own status. */
+  status?: number;
 }
 
 export class ServiceError extends Error {
@@ -60,11 +62,12 @@ export class ServiceError extends Error {
   readonly details: Record<string, unknown>;
   /** Extra response headers (Allow, Retry-After); never secrets. */
   readonly headers: Record<string, string>;
+  private readonly statusOverride: number | undefined;
 
   constructor(
     code: ErrorCode,
     message: string,
-    options: { param?: string | null; details?: Record<string, unknown>; headers?: Record<string, string> } = {},
+    options: { param?: string | null; details?: Record<string, unknown>; headers?: Record<string, string>; status?: number } = {},
   ) {
     super(message);
     this.name = 'ServiceError';
@@ -72,14 +75,17 @@ export class ServiceError extends Error {
     this.param = options.param ?? null;
     this.details = options.details ?? {};
     this.headers = options.headers ?? {};
+    this.statusOverride = options.status;
   }
 
   get status(): number {
-    return statusOf(this.code);
+    return this.statusOverride ?? statusOf(this.code);
   }
 
   toPayload(): ErrorPayload {
-    return { code: this.code, message: this.message, param: this.param, details: this.details, headers: this.headers };
+    const payload: ErrorPayload = { code: this.code, message: this.message, param: this.param, details: this.details, headers: this.headers };
+    if (this.statusOverride !== undefined) payload.status = this.statusOverride;
+    return payload;
   }
 
   static fromPayload(payload: ErrorPayload): ServiceError {
@@ -87,6 +93,7 @@ export class ServiceError extends Error {
       param: payload.param ?? null,
       details: payload.details ?? {},
       headers: payload.headers ?? {},
+      ...(payload.status !== undefined && { status: payload.status }),
     });
   }
 }

@@ -59,3 +59,18 @@ export const EMPTY_USAGE: UsageReport = Object.freeze({
   costUsd: null,
   toolCalls: {},
 }) as UsageReport;
+
+/** One relayed call's outcome and usage, for the meter (W1.4 stores only aggregates of these). */
+export interface UsageEvent {
+  kind: 'usage';
+  requestId: string;
+  /** Milliseconds since the epoch when the call ended. */
+  at: number;
+  tokenId: string;
+  providerId: string;
+  /** The resolved catalog model ID (`<providerId>/<upstreamModelId>`); null for calls addressed by response ID. */
+  modelId: string | null;
+  op: GatewayOp;
+  outcome: 'ok' | 'failed' | 'aborted';
+  usage: UsageReport | null;
+}

@@ -51,6 +51,7 @@ function harness(networkExposed = false) {
     log: pino({ level: 'info' }, stream),
     authenticate,
     cors: () => corsPolicy([ALLOWED]),
+    multipartBodyLimit: () => 64 * 1024 * 1024,
     jsonBodyLimit: () => BODY_LIMIT,
     listener: { host: '127.0.0.1', networkExposed },
     isDraining: () => false,

@@ -20,7 +20,7 @@ test('GET /v1/capabilities describes the running service by ID', async () => {
   const doc = reply.json;
   assert.deepEqual(doc.families.map((f: { id: string }) => f.id), [...FAMILIES]);
   const chat = doc.families.find((f: { id: string }) => f.id === 'styleA.chat_completions');
-  assert.deepEqual(chat.operations, [{ method: 'POST', path: '/v1/chat/completions', model: 'json', available: false }]);
+  assert.deepEqual(chat.operations, [{ method: 'POST', path: '/v1/chat/completions', model: 'json', available: true }]);
   const edits = doc.families.find((f: { id: string }) => f.id === 'styleA.images').operations[1];
   assert.equal(edits.model, 'multipart');
   assert.deepEqual(doc.providerKinds.map((k: { id: string }) => k.id), [...PROVIDER_KINDS]);
@@ -44,7 +44,7 @@ test('feature flags follow the routes actually served', async () => {
   assert.equal(features.catalog, true);
   assert.equal(features.modelDiscovery, true);
   assert.equal(features.auditEvents, true);
-  assert.equal(features.gateway, false);
+  assert.equal(features.gateway, true);
   assert.equal(features.gauge, false);
   assert.equal(features.usage, false);
 });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { startService } from '../helpers/service.ts';
@@ -47,7 +47,7 @@ test('no token secret leaks into the log, responses or the data directory', asyn
   const log = svc.log();
   const responses = svc.responsesText();
   assert.ok(log.split('\n').length > 100, 'the workload was logged');
-  const files = readdirSync(svc.home).filter((f) => f !== 'token');
+  const files = readdirSync(svc.home, { recursive: true, encoding: 'utf8' }).filter((f) => f !== 'token' && statSync(join(svc.home, f)).isFile());
   for (const secret of secrets) {
     assert.ok(!log.includes(secret), 'a secret reached the log');
     assert.ok(!responses.includes(secret), 'a secret reached a response');

@@ -1,3 +1,4 @@
+import type { GatewayOp } from '../../../protocol/gateway.ts';
 import type { UpstreamModel } from '../../../protocol/providers.ts';
 
 export type { ProviderTarget } from '../../../protocol/messages.ts';
@@ -20,9 +21,20 @@ export interface ModelListAdapter {
   parseList(body: unknown): { models: UpstreamModel[]; next: string | null };
 }
 
+export interface GatewayAdapter {
+  /** The upstream URL of an operation, or null when this kind does not serve it. */
+  url(op: GatewayOp, target: ProviderTarget, params: Readonly<Record<string, string>>, query: string): string | null;
+  /** Whether a streamed chat completion may be asked for its usage (`stream_options.include_usage`). */
+  streamUsage: boolean;
+  /** Rewrites an upstream answer into the contract's own shape, for the operations that have one (rerank). */
+  normalize?(op: GatewayOp, body: unknown, clientModel: string): unknown;
+}
+
 export interface ProviderAdapter {
   /** Headers that authenticate to the upstream with the stored credential (none when it is null). */
   authHeaders(credential: string | null): Record<string, string>;
   /** How the kind lists its models; null where the service itself knows them (embedded). */
   models: ModelListAdapter | null;
+  /** The inference routes; null where the service serves the kind itself (embedded). */
+  gateway: GatewayAdapter | null;
 }

@@ -1,0 +1,66 @@
+import type { ResolvedModel } from '../catalog.ts';
+import { createModelScan } from '../multipart-model.ts';
+import type { RouteContext, RouteResult } from '../router.ts';
+import type { RelayCall } from './relay-response.ts';
+
+// A multipart upload (image edits, transcriptions): read until the `model` field, resolve it, then stream
+// what was read (memory, or a spill file when the file part came first) and the rest of the upload to the
+// worker, never holding the whole upload.
+
+export interface MultipartDeps {
+  spillDir: string;
+  resolve(model: string): ResolvedModel;
+  start(resolved: ResolvedModel, clientModel: string): RelayCall;
+  follow(resolved: ResolvedModel, call: RelayCall): Promise<RouteResult>;
+}
+
+const own = (chunk: Uint8Array): ArrayBuffer => {
+  if (chunk.byteOffset === 0 && chunk.byteLength === chunk.buffer.byteLength && chunk.buffer instanceof ArrayBuffer) return chunk.buffer;
+  const copy = new Uint8Array(chunk.byteLength);
+  copy.set(chunk);
+  return copy.buffer;
+};
+
+export async function relayMultipart(ctx: RouteContext<unknown>, deps: MultipartDeps): Promise<RouteResult> {
+  const scan = createModelScan(ctx.req.headers['content-type']!, { spillDir: deps.spillDir });
+  const body = ctx.bodyStream![Symbol.asyncIterator]();
+  let handedOver = false;
+  try {
+    let model: string | null = null;
+    let ended = false;
+    while (model === null) {
+      const next = await body.next();
+      if (next.done) {
+        model = await scan.end();
+        ended = true;
+      } else model = await scan.push(next.value);
+    }
+    const resolved = deps.resolve(model);
+    const call = deps.start(resolved, model);
+    handedOver = true;
+    // The upload runs beside the wait for the answer's head, which usually comes only after it.
+    void (async () => {
+      try {
+        for await (const chunk of scan.replay()) {
+          await call.upload.ready();
+          call.upload.send(own(chunk));
+        }
+        if (!ended) {
+          for (let next = await body.next(); !next.done; next = await body.next()) {
+            await call.upload.ready();
+            call.upload.send(own(next.value));
+          }
+        }
+        call.upload.end();
+      } catch {
+        // The client went away or broke the limit mid-upload: the upstream call goes too.
+        call.handle.abort();
+      } finally {
+        await scan.dispose();
+      }
+    })();
+    return await deps.follow(resolved, call);
+  } finally {
+    if (!handedOver) await scan.dispose();
+  }
+}

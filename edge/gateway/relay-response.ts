@@ -1,0 +1,165 @@
+import { errorEnvelope, type ServiceError } from '../../protocol/errors.ts';
+import type { UsageReport } from '../../protocol/gateway.ts';
+import type { RelayEnd, RelayRequest } from '../../protocol/relay.ts';
+import type { RelayHandle, RelayPool } from '../../workers/proxy/relay-pool.ts';
+import type { RouteResult } from '../router.ts';
+import type { ResponseWriter } from '../types.ts';
+
+// Turns a relay (worker messages) into a route result: an error before the head becomes our envelope; a
+// whole answer is written at once; a stream is written as it comes, pausing the worker while the client's
+// socket is full, and a failure after the head ends an SSE stream with an `error` event.
+
+export interface RelayOutcome {
+  outcome: 'ok' | 'failed' | 'aborted';
+  usage: UsageReport | null;
+  responseId: string | null;
+}
+
+export interface RelayCall {
+  /** Resolves with the route result when the head (or the whole answer, or an error) arrives. */
+  result: Promise<RouteResult>;
+  /** Resolves once the call is over, however it ended. */
+  done: Promise<RelayOutcome>;
+  handle: RelayHandle;
+  upload: UploadChannel;
+}
+
+/** A streamed upload to the worker, with at most UPLOAD_WINDOW bytes not yet passed upstream. */
+export interface UploadChannel {
+  send(chunk: ArrayBuffer): void;
+  /** Resolves when the window has room again (or the call is over). */
+  ready(): Promise<void>;
+  end(): void;
+}
+
+const UPLOAD_WINDOW = 8 * 1024 * 1024;
+
+const encoder = new TextEncoder();
+
+/** The envelope as a terminal SSE event; its shape parses for styleA and styleB clients alike. */
+export function sseErrorEvent(error: ServiceError, requestId: string): Uint8Array {
+  return encoder.encode(`event: error\ndata: ${JSON.stringify(errorEnvelope(error, requestId))}\n\n`);
+}
+
+export function startRelay(pool: RelayPool, req: RelayRequest, onAbort: (callback: () => void) => void): RelayCall {
+  let resolveResult!: (r: RouteResult) => void;
+  let rejectResult!: (e: unknown) => void;
+  const result = new Promise<RouteResult>((resolve, reject) => {
+    resolveResult = resolve;
+    rejectResult = reject;
+  });
+  let resolveDone!: (o: RelayOutcome) => void;
+  const done = new Promise<RelayOutcome>((resolve) => (resolveDone = resolve));
+
+  let writer: ResponseWriter | null = null;
+  let backlog: ArrayBuffer[] = [];
+  let pendingEnd: (() => void) | null = null;
+  let isSse = false;
+  let headSeen = false;
+  let paused = false;
+  let finished = false;
+  let unacked = 0;
+  let ackWake: (() => void) | null = null;
+  const finish = (o: RelayOutcome) => {
+    if (finished) return;
+    finished = true;
+    ackWake?.();
+    resolveDone(o);
+  };
+
+  const write = (chunks: ArrayBuffer[]) => {
+    for (const chunk of chunks) {
+      if (!writer!.write(new Uint8Array(chunk)) && !paused) {
+        paused = true;
+        handle.pause();
+      }
+    }
+  };
+
+  const handle = pool.start(req, {
+    ack(bytes) {
+      unacked -= bytes;
+      if (unacked <= UPLOAD_WINDOW / 2) {
+        ackWake?.();
+        ackWake = null;
+      }
+    },
+    whole(status, headers, body, end: RelayEnd) {
+      resolveResult({
+        stream(out) {
+          out.head(status, headers);
+          out.end(new Uint8Array(body));
+        },
+      });
+      finish({ outcome: 'ok', usage: end.usage, responseId: end.responseId });
+    },
+    head(status, headers) {
+      headSeen = true;
+      isSse = (headers['content-type'] ?? '').includes('text/event-stream');
+      resolveResult({
+        stream(out) {
+          writer = out;
+          out.head(status, headers);
+          out.onWritable(() => {
+            if (paused) {
+              paused = false;
+              handle.resume();
+            }
+          });
+          out.onAbort(() => {
+            handle.abort();
+            finish({ outcome: 'aborted', usage: null, responseId: null });
+          });
+          const early = backlog;
+          backlog = [];
+          write(early);
+          pendingEnd?.();
+        },
+      });
+    },
+    data(chunks) {
+      if (writer) write(chunks);
+      else backlog.push(...chunks);
+    },
+    end(end) {
+      const close = () => {
+        writer!.end();
+        finish({ outcome: 'ok', usage: end.usage, responseId: end.responseId });
+      };
+      if (writer) close();
+      else pendingEnd = close;
+    },
+    error(error, usage) {
+      if (!headSeen) {
+        // Nothing reached the client yet: the answer is the error envelope.
+        rejectResult(error);
+        finish({ outcome: 'failed', usage, responseId: null });
+        return;
+      }
+      const fail = () => {
+        if (isSse) writer!.end(sseErrorEvent(error, req.requestId));
+        else writer!.abort();
+        finish({ outcome: 'failed', usage, responseId: null });
+      };
+      if (writer) fail();
+      else pendingEnd = fail;
+    },
+  });
+
+  onAbort(() => {
+    handle.abort();
+    finish({ outcome: 'aborted', usage: null, responseId: null });
+    rejectResult(new Error('client aborted'));
+  });
+  const upload: UploadChannel = {
+    send(chunk) {
+      unacked += chunk.byteLength;
+      handle.body(chunk);
+    },
+    async ready() {
+      while (unacked > UPLOAD_WINDOW && !finished) await new Promise<void>((r) => (ackWake = r));
+    },
+    end: () => handle.body(null),
+  };
+  return { result, done, handle, upload };
+}

@@ -1,0 +1,46 @@
+import { ServiceError } from '../../protocol/errors.ts';
+import { GATEWAY_OPS, type GatewayOp } from '../../protocol/gateway.ts';
+import { KINDS } from '../../protocol/providers.ts';
+import type { Catalog, ResolvedModel } from '../catalog.ts';
+
+// Steps 1-3 of interface.md section 4's resolution order, all on the main thread from memory: name the
+// model, check its endpoint family, then the provider. Nothing here reads a credential.
+
+const modelError = (code: 'MODEL_NOT_FOUND' | 'INVALID_REQUEST', message: string) => new ServiceError(code, message, { param: 'model' });
+
+export function resolveModel(catalog: Catalog, op: GatewayOp, name: unknown, options: { multipart?: boolean } = {}): ResolvedModel {
+  if (typeof name !== 'string' || name === '') throw modelError('INVALID_REQUEST', '`model` is required.');
+  if (name.startsWith('@')) {
+    if (options.multipart) {
+      throw modelError('INVALID_REQUEST', 'Multipart routes take a model ID or alias, not a preset or route pack.');
+    }
+    throw modelError('MODEL_NOT_FOUND', `No preset or route pack \`${name.slice(0, 200)}\`.`);
+  }
+  const resolved = catalog.resolve(name);
+  if (!resolved) {
+    const known = catalog.get(name) ?? catalog.get(catalog.aliasOwner(name) ?? '');
+    const provider = known && catalog.provider(known.providerId);
+    if (known && !known.hidden && provider && !provider.enabled) {
+      throw new ServiceError('PROVIDER_DISABLED', `The provider of \`${name.slice(0, 200)}\` is disabled.`, { param: 'model' });
+    }
+    throw modelError('MODEL_NOT_FOUND', `No model \`${name.slice(0, 200)}\`.`);
+  }
+  const family = GATEWAY_OPS[op].family;
+  if (!resolved.model.families.includes(family)) {
+    throw new ServiceError('MODEL_ENDPOINT_NOT_SUPPORTED', `\`${name.slice(0, 200)}\` does not support ${family}.`, {
+      param: 'model',
+      details: { family, modelFamilies: resolved.model.families },
+    });
+  }
+  checkCredential(resolved);
+  return resolved;
+}
+
+/** A hosted kind without a stored credential cannot be called; decided from the record, not the vault. */
+export function checkCredential({ provider }: Pick<ResolvedModel, 'provider'>): void {
+  if (KINDS[provider.kind].credential === 'required' && provider.credentialRef === null) {
+    throw new ServiceError('PROVIDER_CREDENTIAL_MISSING', `Provider \`${provider.id}\` has no credential; set one with PATCH /v1/providers/${provider.id}.`, {
+      details: { providerId: provider.id },
+    });
+  }
+}

@@ -1,0 +1,161 @@
+import type { Logger } from 'pino';
+import { ServiceError } from '../../protocol/errors.ts';
+import { GATEWAY_OPS, type GatewayOp, type UsageEvent } from '../../protocol/gateway.ts';
+import { KINDS, PROVIDER_KINDS, type ProviderKind } from '../../protocol/providers.ts';
+import type { RelayRequest } from '../../protocol/relay.ts';
+import type { ResponseRouteRepo } from '../../store/response-route-repo.ts';
+import { forwardRequestHeaders } from '../../workers/proxy/header-policy.ts';
+import type { RelayPool } from '../../workers/proxy/relay-pool.ts';
+import type { ResolvedModel } from '../catalog.ts';
+import type { CatalogService } from '../catalog-service.ts';
+import { parseJsonBody } from '../json-body.ts';
+import { multipartBoundary } from '../multipart-model.ts';
+import { targetOf } from '../provider-service.ts';
+import { route, type RouteContext, type RouteDef, type RouteResult } from '../router.ts';
+import type { EdgeRequestHead } from '../types.ts';
+import { relayMultipart } from './multipart.ts';
+import { startRelay, type RelayCall } from './relay-response.ts';
+import { checkCredential, resolveModel } from './resolve.ts';
+
+// Every inference route of interface.md section 4, relayed through the proxy workers. The edge parses
+// just enough to resolve the model (strict JSON; the multipart `model` field) and checks the endpoint
+// family before anything reaches a worker or the vault.
+
+export interface GatewayDeps {
+  catalog: CatalogService;
+  pool: RelayPool;
+  responses: ResponseRouteRepo;
+  /** Where each call's usage goes besides the log (the meter, once it exists); never prompts, answers or headers. */
+  recordUsage?(event: UsageEvent): void;
+  log: Logger;
+  /** Directory for multipart prefixes that spill out of memory before the model field arrives. */
+  spillDir: string;
+}
+
+const HINTS = new Map<ProviderKind, ReadonlyMap<string, string>>(
+  PROVIDER_KINDS.map((k) => [k, new Map((KINDS[k].hints as readonly string[]).map((h) => [h.toLowerCase(), h]))]),
+);
+
+function relayRequest(ctx: RouteContext<unknown>, op: GatewayOp, resolved: Pick<ResolvedModel, 'provider'> & { model: { id: string; upstreamModelId: string } | null }, clientModel: string | null, body: ArrayBuffer | null): RelayRequest {
+  const { provider } = resolved;
+  return {
+    op,
+    target: targetOf(provider),
+    credentialRef: provider.credentialRef,
+    requestId: ctx.requestId,
+    clientModel,
+    upstreamModelId: resolved.model?.upstreamModelId ?? null,
+    params: { ...ctx.params },
+    query: ctx.req.query,
+    headers: forwardRequestHeaders(ctx.req.headers, HINTS.get(provider.kind)!),
+    body,
+    bodyStreamed: body === null && GATEWAY_OPS[op].body !== 'none',
+  };
+}
+
+function ownBuffer(body: Buffer): ArrayBuffer {
+  const copy = new Uint8Array(body.byteLength);
+  copy.set(body);
+  return copy.buffer;
+}
+
+export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
+  const { catalog, pool, responses, log } = deps;
+
+  /** Reports the call's outcome once it is over; remembers which provider holds a created response. */
+  function follow(ctx: RouteContext<unknown>, op: GatewayOp, providerId: string, modelId: string | null, call: RelayCall): Promise<RouteResult> {
+    void call.done.then((o) => {
+      if (o.responseId !== null && (op === 'responses.create' || op === 'responses.compact')) responses.remember(o.responseId, providerId);
+      const event: UsageEvent = {
+        kind: 'usage',
+        requestId: ctx.requestId,
+        at: Date.now(),
+        tokenId: ctx.principal!.tokenId,
+        providerId,
+        modelId,
+        op,
+        outcome: o.outcome,
+        usage: o.usage,
+      };
+      log.info({ reqId: ctx.requestId, op, providerId, modelId, outcome: o.outcome, usage: o.usage }, 'usage');
+      deps.recordUsage?.(event);
+    });
+    return call.result;
+  }
+
+  function jsonOp(op: GatewayOp): RouteDef {
+    const spec = GATEWAY_OPS[op];
+    return route({
+      method: spec.method,
+      path: spec.path,
+      scope: 'inference',
+      rawBody: () => 'buffer',
+      handle(ctx) {
+        const json = parseJsonBody(ctx.req.body, ctx.req.headers['content-type']);
+        if (json === null || typeof json !== 'object' || Array.isArray(json)) {
+          throw new ServiceError('INVALID_REQUEST', 'The request body must be a JSON object.');
+        }
+        const name = (json as { model?: unknown }).model;
+        const resolved = resolveModel(catalog.current(), op, name);
+        const call = startRelay(pool, relayRequest(ctx, op, resolved, name as string, ownBuffer(ctx.req.body!)), ctx.onAbort);
+        return follow(ctx, op, resolved.provider.id, resolved.model.id, call);
+      },
+    });
+  }
+
+  /** Routes addressed by a response ID go to the provider that created it. */
+  function byResponseId(op: GatewayOp): RouteDef {
+    const spec = GATEWAY_OPS[op];
+    return route({
+      method: spec.method,
+      path: spec.path,
+      scope: 'inference',
+      handle(ctx) {
+        const responseId = ctx.params.id!;
+        const providerId = responses.providerOf(responseId);
+        const provider = providerId === undefined ? undefined : catalog.current().provider(providerId);
+        if (!provider) {
+          throw new ServiceError('NOT_FOUND', `No response \`${responseId.slice(0, 100)}\` was created through this service.`, { param: 'id' });
+        }
+        if (!provider.enabled) throw new ServiceError('PROVIDER_DISABLED', `Provider \`${provider.id}\` is disabled.`);
+        checkCredential({ provider });
+        const call = startRelay(pool, relayRequest(ctx, op, { provider, model: null }, null, null), ctx.onAbort);
+        return follow(ctx, op, provider.id, null, call);
+      },
+    });
+  }
+
+  function multipartOp(op: GatewayOp): RouteDef {
+    const spec = GATEWAY_OPS[op];
+    const acceptsJson = spec.body === 'multipart-or-json';
+    const isMultipart = (head: EdgeRequestHead) => multipartBoundary(head.headers['content-type']) !== null;
+    return route({
+      method: spec.method,
+      path: spec.path,
+      scope: 'inference',
+      rawBody: (head) => (isMultipart(head) || !acceptsJson ? 'stream' : 'buffer'),
+      async handle(ctx) {
+        if (!isMultipart(ctx.req)) {
+          if (!acceptsJson) throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', `${spec.path} takes multipart/form-data.`);
+          const json = parseJsonBody(ctx.req.body, ctx.req.headers['content-type']) as { model?: unknown } | null;
+          const resolved = resolveModel(catalog.current(), op, json?.model, { multipart: true });
+          const call = startRelay(pool, relayRequest(ctx, op, resolved, json!.model as string, ownBuffer(ctx.req.body!)), ctx.onAbort);
+          return follow(ctx, op, resolved.provider.id, resolved.model.id, call);
+        }
+        return relayMultipart(ctx, {
+          spillDir: deps.spillDir,
+          resolve: (name) => resolveModel(catalog.current(), op, name, { multipart: true }),
+          start: (resolved, clientModel) => startRelay(pool, relayRequest(ctx, op, resolved, clientModel, null), ctx.onAbort),
+          follow: (resolved, call) => follow(ctx, op, resolved.provider.id, resolved.model.id, call),
+        });
+      },
+    });
+  }
+
+  return (Object.keys(GATEWAY_OPS) as GatewayOp[]).map((op) => {
+    const body = GATEWAY_OPS[op].body;
+    if (body === 'none') return byResponseId(op);
+    if (body === 'json') return jsonOp(op);
+    return multipartOp(op);
+  });
+}

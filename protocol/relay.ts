@@ -1,0 +1,49 @@
+import type { ErrorPayload } from './errors.ts';
+import type { GatewayOp, UsageReport } from './gateway.ts';
+import type { ProviderTarget } from './messages.ts';
+
+// The relay protocol between the edge and the proxy workers. Each worker has one long-lived port;
+// requests are multiplexed on it by `id`. Bodies travel as transferred ArrayBuffers, never copied.
+
+export interface RelayRequest {
+  op: GatewayOp;
+  target: ProviderTarget;
+  credentialRef: string | null;
+  requestId: string;
+  /** The model as the client named it (rerank answers with it) and as the upstream knows it. */
+  clientModel: string | null;
+  upstreamModelId: string | null;
+  params: Record<string, string>;
+  query: string;
+  /** Client headers that passed the edge's allow-list (protocol headers and this kind's hints). */
+  headers: Record<string, string>;
+  /** The whole JSON body, or null when the body follows in `body` messages (multipart uploads). */
+  body: ArrayBuffer | null;
+  bodyStreamed: boolean;
+}
+
+export type ToWorker =
+  | { t: 'start'; id: number; req: RelayRequest }
+  /** A streamed upload's next chunk; `chunk: null` ends it. */
+  | { t: 'body'; id: number; chunk: ArrayBuffer | null }
+  | { t: 'pause'; id: number }
+  | { t: 'resume'; id: number }
+  | { t: 'abort'; id: number };
+
+export interface RelayEnd {
+  usage: UsageReport | null;
+  /** The ID of a created styleA response, so later calls that name it reach the same provider. */
+  responseId: string | null;
+}
+
+export type FromWorker =
+  /** A whole non-streamed answer in one message. */
+  | { t: 'whole'; id: number; status: number; headers: Record<string, string>; body: ArrayBuffer; end: RelayEnd }
+  | { t: 'head'; id: number; status: number; headers: Record<string, string> }
+  /** Stream chunks coalesced per event-loop turn. */
+  | { t: 'data'; id: number; chunks: ArrayBuffer[] }
+  | { t: 'end'; id: number; end: RelayEnd }
+  /** Before the head: the answer is this error. After it: the stream failed. */
+  | { t: 'error'; id: number; error: ErrorPayload; usage: UsageReport | null }
+  /** Upload flow control: the worker has sent this many more bytes upstream. */
+  | { t: 'ack'; id: number; bytes: number };

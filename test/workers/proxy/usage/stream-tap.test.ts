@@ -1,0 +1,216 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { GatewayOp } from '../../../../protocol/gateway.ts';
+import { createStreamTap, injectStreamUsage, type StreamTapOptions } from '../../../../workers/proxy/usage/stream-tap.ts';
+import {
+  bytes,
+  CHAT_USAGE,
+  chatStream,
+  type ChatStreamOptions,
+  cuts,
+  messagesStream,
+  OPENROUTER_BASE,
+  OPENROUTER_USAGE,
+  responsesStream,
+  sse,
+  TEXT_CHOICES,
+  text,
+} from './fixtures.ts';
+
+/** Runs chunks through a tap, copying what it forwards at once (as the relay does) and then scribbling over each input chunk, as undici may reuse its buffers. */
+function run(op: GatewayOp, options: StreamTapOptions, chunks: Uint8Array[]) {
+  const tap = createStreamTap(op, options);
+  const out: number[] = [];
+  for (const chunk of chunks) {
+    const copy = Uint8Array.from(chunk);
+    const forwarded = tap.push(copy);
+    if (forwarded !== null) out.push(...forwarded);
+    copy.fill(0x21);
+  }
+  const { tail, usage } = tap.end();
+  if (tail !== null) out.push(...tail);
+  return { out: Uint8Array.from(out), usage };
+}
+
+const CHAT_TOKENS = { inputTokens: 82, outputTokens: 48, cachedInputTokens: 64, reasoningTokens: 16, totalTokens: 130, costUsd: null };
+
+describe('createStreamTap, passing through', () => {
+  it('forwards the very same chunk object at once and still reads usage', () => {
+    const data = bytes(chatStream({ includeUsage: true }));
+    const tap = createStreamTap('chat.completions', { stripInjectedUsage: false, providerKind: 'openai' });
+    const first = data.subarray(0, 100);
+    const second = data.subarray(100);
+    assert.equal(tap.push(first), first);
+    assert.equal(tap.push(second), second);
+    const { tail, usage } = tap.end();
+    assert.equal(tail, null);
+    assert.deepEqual(usage, { ...CHAT_TOKENS, toolCalls: { get_weather: 1, get_time: 1 }, responseId: null });
+  });
+
+  for (const [op, stream, expected] of [
+    ['chat.completions', chatStream({ includeUsage: true, choices: TEXT_CHOICES }), { totalTokens: 130, toolCalls: {}, responseId: null }],
+    [
+      'responses.create',
+      responsesStream(),
+      { totalTokens: 380, toolCalls: { get_weather: 1, web_search_call: 1 }, responseId: 'resp_67ccd2bed1ec8190b14f964abc054267' },
+    ],
+    ['messages', messagesStream({ eol: '\r\n' }), { totalTokens: 2661, toolCalls: { get_weather: 1 }, responseId: null }],
+  ] as const) {
+    it(`reads the same ${op} usage whatever the chunking`, () => {
+      const data = bytes(stream);
+      for (const { label, chunks } of cuts(data)) {
+        const { out, usage } = run(op, { stripInjectedUsage: false }, chunks);
+        assert.deepEqual(out, data, label);
+        assert.deepEqual({ totalTokens: usage.totalTokens, toolCalls: usage.toolCalls, responseId: usage.responseId }, expected, label);
+      }
+    });
+  }
+
+  it('leaves an unmetered binary answer (speech) alone', () => {
+    const audio = Uint8Array.from({ length: 64 }, (_, i) => (i * 37) % 256);
+    const tap = createStreamTap('audio.speech', { stripInjectedUsage: false });
+    assert.equal(tap.push(audio), audio);
+    assert.deepEqual(tap.end(), {
+      tail: null,
+      usage: {
+        inputTokens: null,
+        outputTokens: null,
+        cachedInputTokens: null,
+        reasoningTokens: null,
+        totalTokens: null,
+        costUsd: null,
+        toolCalls: {},
+        responseId: null,
+      },
+    });
+  });
+
+  it('strips only chat completions, the one operation where the relay injects', () => {
+    const data = bytes(responsesStream());
+    const tap = createStreamTap('responses.create', { stripInjectedUsage: true });
+    assert.equal(tap.push(data), data);
+  });
+});
+
+describe('createStreamTap, stripping injected usage', () => {
+  const variants: [string, Omit<ChatStreamOptions, 'includeUsage'>][] = [
+    ['two parallel tool calls, LF', {}],
+    ['multi-byte text, CRLF', { choices: TEXT_CHOICES, eol: '\r\n' }],
+    ['multi-byte text, CR', { choices: TEXT_CHOICES, eol: '\r' }],
+    ['usage written first in each chunk', { usageFirst: true }],
+    ['OpenRouter with keep-alive comments', { base: OPENROUTER_BASE, usage: OPENROUTER_USAGE, choices: TEXT_CHOICES, comments: ['OPENROUTER PROCESSING'] }],
+  ];
+
+  for (const [label, options] of variants) {
+    it(`gives the client byte for byte the stream it would have had without the injection: ${label}`, () => {
+      const injected = bytes(chatStream({ ...options, includeUsage: true }));
+      const plain = bytes(chatStream({ ...options, includeUsage: false }));
+      assert.notDeepEqual(injected, plain);
+      const expectedTotal = options.usage === undefined ? 130 : 196;
+      for (const { label: cut, chunks } of cuts(injected)) {
+        const { out, usage } = run('chat.completions', { stripInjectedUsage: true }, chunks);
+        assert.equal(text(out), text(plain), cut);
+        assert.deepEqual(out, plain, cut);
+        assert.equal(usage.totalTokens, expectedTotal, cut);
+      }
+    });
+  }
+
+  it('reads the usage it strips, with the tool calls', () => {
+    const { usage } = run('chat.completions', { stripInjectedUsage: true, providerKind: 'openai' }, [bytes(chatStream({ includeUsage: true }))]);
+    assert.deepEqual(usage, { ...CHAT_TOKENS, toolCalls: { get_weather: 1, get_time: 1 }, responseId: null });
+  });
+
+  it('forwards each event once its blank line has arrived, and holds an unfinished one', () => {
+    const tap = createStreamTap('chat.completions', { stripInjectedUsage: true });
+    const out = tap.push(bytes('data: {"choices":[],"usage":null}\n\ndata: {"choi'));
+    assert.equal(out && text(out), 'data: {"choices":[]}\n\n');
+    assert.equal(tap.push(bytes('ces":[')), null);
+    const done = tap.push(bytes(']}\n\n'));
+    assert.equal(done && text(done), 'data: {"choices":[]}\n\n');
+  });
+
+  it('drops a usage-only chunk whose choices are null or missing, and keeps usage that rides on a chunk with choices', () => {
+    const stream = sse([
+      { data: '{"id":"a","choices":[{"index":0,"delta":{"content":"x"}}],"usage":{"prompt_tokens":1,"completion_tokens":1}}' },
+      { data: '{"id":"a","choices":null,"usage":{"prompt_tokens":3,"completion_tokens":4}}' },
+      { data: '{"id":"a","usage":{"prompt_tokens":3,"completion_tokens":5}}' },
+      { data: '[DONE]' },
+    ]);
+    const { out, usage } = run('chat.completions', { stripInjectedUsage: true }, [bytes(stream)]);
+    assert.equal(
+      text(out),
+      sse([{ data: '{"id":"a","choices":[{"index":0,"delta":{"content":"x"}}],"usage":{"prompt_tokens":1,"completion_tokens":1}}' }, { data: '[DONE]' }]),
+    );
+    assert.equal(usage.outputTokens, 5);
+  });
+
+  it('removes "usage": null with any whitespace, as the only member too, and leaves content about it alone', () => {
+    const content = JSON.stringify({ choices: [{ delta: { content: 'say "usage":null, ok' } }] }).slice(0, -1);
+    const stream = sse([
+      { data: '{"a": 1, "usage" : null }' },
+      { data: '{ "usage": null , "a": 1}' },
+      { data: '{"usage":null}' },
+      { data: `${content},"usage":null}` },
+    ]);
+    const { out } = run('chat.completions', { stripInjectedUsage: true }, [bytes(stream)]);
+    assert.equal(text(out), sse([{ data: '{"a": 1 }' }, { data: '{ "a": 1}' }, { data: '{}' }, { data: `${content}}` }]));
+  });
+
+  it('forwards an unterminated last event at the end, minus the injected member', () => {
+    const { out, usage } = run('chat.completions', { stripInjectedUsage: true }, [
+      bytes('data: {"choices":[],"usage":null}\n\ndata: {"choices":[{"index":0}],"usage":null}'),
+    ]);
+    assert.equal(text(out), 'data: {"choices":[]}\n\ndata: {"choices":[{"index":0}]}');
+    assert.equal(usage.totalTokens, null);
+  });
+
+  it('drops an unterminated usage-only chunk at the end without metering it', () => {
+    const { out, usage } = run('chat.completions', { stripInjectedUsage: true }, [
+      bytes('data: [DONE]\n\ndata: {"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1}}'),
+    ]);
+    assert.equal(text(out), 'data: [DONE]\n\n');
+    assert.equal(usage.inputTokens, null);
+  });
+
+  it('keeps bytes that are not valid UTF-8 in events it does not change', () => {
+    const data = Uint8Array.from([...bytes('data: {"choices":[{"delta":{"content":"'), 0xff, 0xc3, ...bytes('"}}]}\n\n')]);
+    const { out } = run('chat.completions', { stripInjectedUsage: true }, [data]);
+    assert.deepEqual(out, data);
+  });
+});
+
+describe('injectStreamUsage', () => {
+  it('asks a stream for usage when the client did not', () => {
+    const body: Record<string, unknown> = { model: 'gpt-4o', stream: true, messages: [] };
+    assert.equal(injectStreamUsage(body), true);
+    assert.deepEqual(body.stream_options, { include_usage: true });
+  });
+
+  it('keeps the other stream_options members', () => {
+    const body: Record<string, unknown> = { stream: true, stream_options: { include_obfuscation: false } };
+    assert.equal(injectStreamUsage(body), true);
+    assert.deepEqual(body.stream_options, { include_obfuscation: false, include_usage: true });
+  });
+
+  it('overrides an explicit include_usage: false, since the tap takes it back', () => {
+    const body: Record<string, unknown> = { stream: true, stream_options: { include_usage: false } };
+    assert.equal(injectStreamUsage(body), true);
+    assert.deepEqual(body.stream_options, { include_usage: true });
+  });
+
+  it('changes nothing when the client asked for usage, for a non-streamed call, or with malformed options', () => {
+    for (const body of [
+      { stream: true, stream_options: { include_usage: true } },
+      { stream: false },
+      {},
+      { stream: 'true' },
+      { stream: true, stream_options: 'x' },
+      { stream: true, stream_options: [] },
+    ]) {
+      const before = structuredClone(body);
+      assert.equal(injectStreamUsage(body), false, JSON.stringify(before));
+      assert.deepEqual(body, before);
+    }
+  });
+});

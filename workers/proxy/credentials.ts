@@ -1,0 +1,23 @@
+import { workerData } from 'node:worker_threads';
+import { openVault, type Vault } from '../../store/vault/index.ts';
+
+// Proxy workers read provider credentials from the vault themselves, so the main thread never holds a
+// provider key. References never change their secret (a new credential gets a new reference), so a
+// worker may cache what it read for as long as it lives.
+
+export interface ProxyWorkerData {
+  dataDir: string;
+}
+
+let vault: Promise<Vault> | undefined;
+const secrets = new Map<string, string>();
+
+export async function credentialOf(ref: string | null): Promise<string | null> {
+  if (ref === null) return null;
+  const cached = secrets.get(ref);
+  if (cached !== undefined) return cached;
+  vault ??= openVault({ dataDir: (workerData as ProxyWorkerData).dataDir, readOnly: true });
+  const secret = await (await vault).get(ref);
+  if (secret !== null) secrets.set(ref, secret);
+  return secret;
+}

@@ -1,0 +1,6 @@
+// Each relay worker starts here. The main thread registered the TypeScript loader for itself
+// (bin/switchyard.js); worker threads do not inherit that, so each registers it again.
+import { register } from 'tsx/esm/api';
+
+register();
+await import('./relay-worker.ts');

@@ -1,0 +1,116 @@
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { ServiceError, type ErrorPayload } from '../../protocol/errors.ts';
+import type { UsageReport } from '../../protocol/gateway.ts';
+import type { FromWorker, RelayEnd, RelayRequest, ToWorker } from '../../protocol/relay.ts';
+import type { ProxyWorkerData } from './credentials.ts';
+
+// The edge's side of the relay: a fixed set of workers, each on one long-lived port, requests spread to
+// the least busy and multiplexed by id. A worker that dies fails only its own requests and is replaced.
+
+export interface RelaySink {
+  whole(status: number, headers: Record<string, string>, body: ArrayBuffer, end: RelayEnd): void;
+  head(status: number, headers: Record<string, string>): void;
+  data(chunks: ArrayBuffer[]): void;
+  end(end: RelayEnd): void;
+  error(error: ServiceError, usage: UsageReport | null): void;
+  /** Upload flow control: bytes the worker has passed upstream. */
+  ack?(bytes: number): void;
+}
+
+export interface RelayHandle {
+  /** The next chunk of a streamed upload; null ends it. */
+  body(chunk: ArrayBuffer | null): void;
+  pause(): void;
+  resume(): void;
+  /** The client left: stop the upstream call. No more sink calls follow. */
+  abort(): void;
+}
+
+interface Slot {
+  worker: Worker;
+  inflight: Map<number, RelaySink>;
+}
+
+export interface RelayPool {
+  start(req: RelayRequest, sink: RelaySink): RelayHandle;
+  close(): Promise<void>;
+}
+
+export function createRelayPool(options: { dataDir: string; threads?: number }): RelayPool {
+  const size = options.threads ?? Math.max(1, availableParallelism());
+  const workerData: ProxyWorkerData = { dataDir: options.dataDir };
+  const slots: Slot[] = [];
+  let nextId = 1;
+  let closing = false;
+
+  function spawn(index: number): void {
+    const worker = new Worker(new URL('./relay-entry.js', import.meta.url), { workerData });
+    const slot: Slot = { worker, inflight: new Map() };
+    slots[index] = slot;
+    worker.unref();
+    worker.on('message', (m: FromWorker) => {
+      const sink = slot.inflight.get(m.id);
+      if (!sink) return;
+      switch (m.t) {
+        case 'whole':
+          slot.inflight.delete(m.id);
+          sink.whole(m.status, m.headers, m.body, m.end);
+          return;
+        case 'head':
+          sink.head(m.status, m.headers);
+          return;
+        case 'data':
+          sink.data(m.chunks);
+          return;
+        case 'end':
+          slot.inflight.delete(m.id);
+          sink.end(m.end);
+          return;
+        case 'error':
+          slot.inflight.delete(m.id);
+          sink.error(ServiceError.fromPayload(m.error as ErrorPayload), m.usage);
+          return;
+        case 'ack':
+          sink.ack?.(m.bytes);
+          return;
+      }
+    });
+    const lost = () => {
+      if (slots[index] !== slot) return;
+      for (const sink of slot.inflight.values()) {
+        sink.error(new ServiceError('UPSTREAM_ERROR', 'The relay worker stopped during the request.'), null);
+      }
+      slot.inflight.clear();
+      if (!closing) spawn(index);
+    };
+    worker.on('error', lost);
+    worker.on('exit', lost);
+  }
+
+  for (let i = 0; i < size; i++) spawn(i);
+
+  const send = (slot: Slot, m: ToWorker, transfer: ArrayBuffer[] = []) => slot.worker.postMessage(m, transfer);
+
+  return {
+    start(req, sink) {
+      let slot = slots[0]!;
+      for (const s of slots) if (s.inflight.size < slot.inflight.size) slot = s;
+      const id = nextId++;
+      slot.inflight.set(id, sink);
+      send(slot, { t: 'start', id, req }, req.body ? [req.body] : []);
+      return {
+        body: (chunk) => send(slot, { t: 'body', id, chunk }, chunk ? [chunk] : []),
+        pause: () => send(slot, { t: 'pause', id }),
+        resume: () => send(slot, { t: 'resume', id }),
+        abort() {
+          if (slot.inflight.delete(id)) send(slot, { t: 'abort', id });
+        },
+      };
+    },
+    async close() {
+      closing = true;
+      await Promise.all(slots.map((s) => s.worker.terminate()));
+    },
+  };
+}

@@ -1,0 +1,39 @@
+import { parentPort } from 'node:worker_threads';
+import type { FromWorker, ToWorker } from '../../protocol/relay.ts';
+import { relay, RelayControl } from './relay.ts';
+
+// The message loop of one relay worker: one long-lived port, requests multiplexed by id.
+
+const port = parentPort!;
+const running = new Map<number, RelayControl>();
+
+const post = (message: FromWorker, transfer?: ArrayBuffer[]) => port.postMessage(message, transfer ?? []);
+
+port.on('message', (m: ToWorker) => {
+  switch (m.t) {
+    case 'start': {
+      const control = new RelayControl();
+      running.set(m.id, control);
+      relay(m.id, m.req, control, post).finally(() => running.delete(m.id));
+      return;
+    }
+    case 'body':
+      running.get(m.id)?.pushUpload(m.chunk);
+      return;
+    case 'pause':
+      running.get(m.id)?.pause();
+      return;
+    case 'resume':
+      running.get(m.id)?.resume();
+      return;
+    case 'abort': {
+      const control = running.get(m.id);
+      if (control) {
+        control.abort.abort();
+        control.cancelWaits();
+        running.delete(m.id);
+      }
+      return;
+    }
+  }
+});

@@ -1,0 +1,79 @@
+import { isRecord } from '../providers/shape.ts';
+import { count, createCallLedger, nameOf, report, type UsageCollector } from './report.ts';
+import { createTypeFilter } from './sniff.ts';
+
+// styleB Messages. Anthropic splits the prompt three ways: `input_tokens` (after the last cache breakpoint,
+// excluding cached reads), `cache_creation_input_tokens` and `cache_read_input_tokens`. The report's
+// inputTokens is their sum, the whole prompt, as styleA's `prompt_tokens` is (which includes its cached
+// tokens), so one dashboard column means the same for every provider; cachedInputTokens is the cache
+// read, the part billed at the discount. Cache writes stay inside inputTokens: the meter cannot tell them
+// apart (they are billed at a premium, which a cost figure would have to account for separately).
+// A stream opens with `message_start` (the prompt's usage and a first output count); each `message_delta`
+// carries cumulative counts, so the last value of every field wins, input fields included when a server
+// repeats them there. Tool calls are content blocks whose type ends in `tool_use` (tool_use,
+// server_tool_use, mcp_tool_use), announced in a stream by `content_block_start`.
+
+const filter = createTypeFilter(['message_start', 'message_delta', 'content_block_start']);
+
+/** A started block is parsed only when it can be a tool call, not for each text or thinking block. */
+const blockMayBeCall = (type: string, data: string): boolean => type !== 'content_block_start' || data.includes('tool_use"');
+
+interface AnthropicCounts {
+  input: number | null;
+  cacheCreation: number | null;
+  cacheRead: number | null;
+  output: number | null;
+}
+
+export function createMessagesCollector(): UsageCollector {
+  const counts: AnthropicCounts = { input: null, cacheCreation: null, cacheRead: null, output: null };
+  const calls = createCallLedger();
+
+  function takeUsage(usage: unknown): void {
+    if (!isRecord(usage)) return;
+    counts.input = count(usage.input_tokens) ?? counts.input;
+    counts.cacheCreation = count(usage.cache_creation_input_tokens) ?? counts.cacheCreation;
+    counts.cacheRead = count(usage.cache_read_input_tokens) ?? counts.cacheRead;
+    counts.output = count(usage.output_tokens) ?? counts.output;
+  }
+
+  function noteBlock(block: unknown, key: string | null): void {
+    if (!isRecord(block) || typeof block.type !== 'string' || !block.type.endsWith('tool_use')) return;
+    calls.note(key, nameOf(block.name) ?? block.type);
+  }
+
+  return {
+    json(body) {
+      if (!isRecord(body)) return;
+      takeUsage(body.usage);
+      if (Array.isArray(body.content)) for (const block of body.content as unknown[]) noteBlock(block, null);
+    },
+    event(ev) {
+      const found = filter.read(ev, blockMayBeCall);
+      if (found === null) return;
+      const { type, payload } = found;
+      if (type === 'message_start') {
+        if (isRecord(payload.message)) takeUsage(payload.message.usage);
+      } else if (type === 'message_delta') takeUsage(payload.usage);
+      else noteBlock(payload.content_block, typeof payload.index === 'number' ? String(payload.index) : null);
+    },
+    result() {
+      const parts = [counts.input, counts.cacheCreation, counts.cacheRead].filter((n): n is number => n !== null);
+      const inputTokens = parts.length === 0 ? null : parts.reduce((a, b) => a + b, 0);
+      const outputTokens = counts.output;
+      return report(
+        {
+          inputTokens,
+          outputTokens,
+          cachedInputTokens: counts.cacheRead,
+          // Anthropic counts thinking inside output_tokens and reports no separate figure.
+          reasoningTokens: null,
+          totalTokens: inputTokens !== null && outputTokens !== null ? inputTokens + outputTokens : null,
+          costUsd: null,
+        },
+        calls,
+        null,
+      );
+    },
+  };
+}

@@ -1,0 +1,141 @@
+import { GATEWAY_OPS, type GatewayOp } from '../../../protocol/gateway.ts';
+import type { ProviderKind } from '../../../protocol/providers.ts';
+import { isRecord } from '../providers/shape.ts';
+import { createUsageCollector, type UsageResult } from './collectors.ts';
+import { hasUsageObject, parseJson } from './report.ts';
+import { concatBytes, createSseBlockReader, parseSseBlock, type SseEvent } from './sse.ts';
+
+// Sits between the upstream's streamed body and the client: reads usage from the events as they pass and,
+// when the relay asked for usage the client did not, takes back what that request added.
+
+export interface StreamTapOptions {
+  /**
+   * The relay set `stream_options.include_usage` on a chat-completions stream the client did not ask usage
+   * for (see injectStreamUsage). Ignored for every other operation, where the relay injects nothing.
+   */
+  stripInjectedUsage: boolean;
+  providerKind?: ProviderKind;
+}
+
+export interface StreamTap {
+  /** Bytes to send the client now, or null when there are none yet. */
+  push(chunk: Uint8Array): Uint8Array | null;
+  /** The bytes still held (only when stripping) and the usage of the whole stream. */
+  end(): { tail: Uint8Array | null; usage: UsageResult };
+}
+
+/**
+ * Asks a streamed chat completion for its usage when the client did not. An explicit
+ * `include_usage: false` is overridden too: the tap strips what it adds, so the client cannot tell.
+ * Other `stream_options` members stay as they are. Returns whether anything was injected.
+ */
+export function injectStreamUsage(body: Record<string, unknown>): boolean {
+  if (body.stream !== true) return false;
+  const options = body.stream_options;
+  if (options === undefined || options === null) {
+    body.stream_options = { include_usage: true };
+    return true;
+  }
+  // A malformed stream_options is the upstream's to reject, unchanged.
+  if (!isRecord(options) || options.include_usage === true) return false;
+  options.include_usage = true;
+  return true;
+}
+
+// With include_usage, every chunk gains `"usage":null` and one chunk holding only the usage is added before
+// `[DONE]` (OpenAI's API reference for `stream_options`). A quote cannot stand unescaped inside a JSON
+// string, so these patterns match members, never content; removing the member as text keeps every other
+// byte of the chunk as the upstream wrote it.
+const NULL_AFTER_COMMA = /,\s*"usage"\s*:\s*null(?=\s*[,}])/g;
+const NULL_BEFORE_COMMA = /"usage"\s*:\s*null\s*,\s*/g;
+const NULL_ALONE = /\{\s*"usage"\s*:\s*null\s*\}/g;
+const encoder = new TextEncoder();
+const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+
+const MEMBER = ',"usage":null';
+
+function withoutNullUsage(text: string): string {
+  // Fast path for the form OpenAI and most servers write: compact, the chunk's last member, said once.
+  const first = text.indexOf('"usage"');
+  const after = first - 1 + MEMBER.length;
+  if (first > 0 && text.startsWith(MEMBER, first - 1) && text.charCodeAt(after) === 0x7d && text.indexOf('"usage"', after) === -1) {
+    return text.slice(0, first - 1) + text.slice(after);
+  }
+  return text.replace(NULL_AFTER_COMMA, '').replace(NULL_BEFORE_COMMA, '').replace(NULL_ALONE, '{}');
+}
+
+/**
+ * The injected usage chunk: a usage object and no choices. OpenAI sends `choices: []`; some compatible
+ * servers send null or leave it out. A chunk that also carries choices is left alone.
+ */
+function isUsageOnly(data: string): boolean {
+  if (!hasUsageObject(data)) return false;
+  const chunk = parseJson(data);
+  if (!isRecord(chunk) || !isRecord(chunk.usage)) return false;
+  const choices = chunk.choices;
+  return choices === undefined || choices === null || (Array.isArray(choices) && choices.length === 0);
+}
+
+/** What the client gets for one block: the same bytes, rewritten bytes, or nothing. */
+function forClient(bytes: Uint8Array, text: string, event: SseEvent | null): Uint8Array | null {
+  if (event === null || !event.data.includes('"usage"')) return bytes;
+  if (isUsageOnly(event.data)) return null;
+  const changed = withoutNullUsage(text);
+  return changed === text ? bytes : encoder.encode(changed);
+}
+
+export function createStreamTap(op: GatewayOp, options: StreamTapOptions): StreamTap {
+  const collector = createUsageCollector(op, { providerKind: options.providerKind });
+  const observe = GATEWAY_OPS[op].metered;
+
+  if (!options.stripInjectedUsage || op !== 'chat.completions') {
+    // Zero-copy: the client gets each chunk as it came. Unmetered answers (speech audio among them) are
+    // not even scanned.
+    const reader = observe
+      ? createSseBlockReader((_bytes, _text, event) => {
+          if (event !== null) collector.event(event);
+        })
+      : null;
+    return {
+      push(chunk) {
+        reader?.push(chunk);
+        return chunk;
+      },
+      end() {
+        reader?.end();
+        return { tail: null, usage: collector.result() };
+      },
+    };
+  }
+
+  // Stripping works on whole events, so an incomplete one is held until its blank line arrives.
+  let out: Uint8Array[] = [];
+  const reader = createSseBlockReader((bytes, text, event) => {
+    if (event !== null) collector.event(event);
+    const forward = forClient(bytes, text, event);
+    if (forward !== null) out.push(forward);
+  });
+  const take = (): Uint8Array | null => {
+    if (out.length === 0) return null;
+    const bytes = concatBytes(out);
+    out = [];
+    return bytes;
+  };
+  return {
+    push(chunk) {
+      reader.push(chunk);
+      return take();
+    },
+    end() {
+      const rest = reader.end();
+      if (rest !== null) {
+        // An unterminated last event never reaches the client's parser as an event, and is not metered;
+        // its bytes are still the client's, minus what the injection added.
+        const text = decoder.decode(rest);
+        const forward = forClient(rest, text, parseSseBlock(text));
+        if (forward !== null) out.push(forward);
+      }
+      return { tail: take(), usage: collector.result() };
+    },
+  };
+}
