@@ -1,9 +1,18 @@
-import { startFake, type Handler, type RecordedRequest, type Reply } from './http.ts';
+import { anthropicError } from './anthropic/errors.ts';
+import { messagesRoutes } from './anthropic/messages.ts';
+import { bearerOf, startFake, type Handler, type RecordedRequest, type Reply } from './http.ts';
+import { createState, type ScriptControls } from './script.ts';
+import type { StreamControls } from './stream.ts';
 
-// Anthropic's API as its reference documents it: `x-api-key` and `anthropic-version` on every request,
-// errors as `{type: "error", error: {type, message}, request_id}`, and `GET /v1/models` paged by
-// `limit` (1..1000, default 20), `after_id` / `before_id`, answering `{data, has_more, first_id, last_id}`
-// with the newest models first (the order given to setModels).
+export { anthropicError } from './anthropic/errors.ts';
+export { DEFAULT_OUTPUT, DEFAULT_USAGE, type FakeOutput, type FakeToolCall, type FakeUsage } from './script.ts';
+
+// Anthropic's API as its reference documents it: a key (`x-api-key`, or `Authorization: Bearer` as the v1
+// SDKs send it) and `anthropic-version` on every request, errors as `{type: "error", error: {type,
+// message}, request_id}`, and `GET /v1/models` paged by `limit` (1..1000, default 20), `after_id` /
+// `before_id`, answering `{data, has_more, first_id, last_id}` with the newest models first (the order
+// given to setModels). The Messages API lives in anthropic/messages.ts, shared with the llama-server and
+// Ollama fakes; in-stream errors are `event: error`.
 
 export interface FakeModel {
   id: string;
@@ -19,7 +28,7 @@ export interface AnthropicFakeOptions {
   pageSize?: number;
 }
 
-export interface AnthropicFake {
+export interface AnthropicFake extends StreamControls, ScriptControls {
   /** The API root, without /v1, as Anthropic's SDKs take it. */
   baseUrl: string;
   requests: RecordedRequest[];
@@ -27,13 +36,6 @@ export interface AnthropicFake {
   failNext(status: number, body: unknown, headers?: Record<string, string>): void;
   hangNext(): void;
   close(): Promise<void>;
-}
-
-let sequence = 0;
-
-export function anthropicError(status: number, type: string, message: string): Reply {
-  const requestId = `req_fake${String(++sequence).padStart(8, '0')}`;
-  return { status, body: { type: 'error', error: { type, message }, request_id: requestId }, headers: { 'request-id': requestId } };
 }
 
 function entry(m: FakeModel): Record<string, unknown> {
@@ -75,22 +77,31 @@ function page(models: FakeModel[], req: RecordedRequest, pageSize: number): Repl
 export async function start(options: AnthropicFakeOptions = {}): Promise<AnthropicFake> {
   let models: FakeModel[] = [];
   const pageSize = options.pageSize ?? 1000;
+  const state = createState();
   const routes: Record<string, Handler> = {
     'GET /v1/models': (req) => page(models, req, pageSize),
+    ...messagesRoutes({ dialect: 'anthropic', state }),
   };
 
   const server = await startFake({
     routes,
     authenticate(req) {
-      const key = req.headers['x-api-key'];
-      if (typeof key !== 'string' || key === '') return anthropicError(401, 'authentication_error', 'x-api-key header is required');
-      if (options.apiKey !== undefined && key !== options.apiKey) return anthropicError(401, 'authentication_error', 'invalid x-api-key');
+      // The API takes a key in `x-api-key` or, as the v1 SDKs send it, as `Authorization: Bearer`.
+      const xApiKey = req.headers['x-api-key'];
+      const bearer = bearerOf(req);
+      const key = typeof xApiKey === 'string' && xApiKey !== '' ? xApiKey : bearer;
+      if (key === null || key === '') return anthropicError(401, 'authentication_error', 'x-api-key header is required');
+      if (options.apiKey !== undefined && key !== options.apiKey) {
+        return anthropicError(401, 'authentication_error', key === bearer ? 'invalid bearer token' : 'invalid x-api-key');
+      }
       if (req.headers['anthropic-version'] === undefined) {
         return anthropicError(400, 'invalid_request_error', 'anthropic-version: header is required');
       }
       return null;
     },
     notFound: () => anthropicError(404, 'not_found_error', 'Not found'),
+    invalid: (message) => anthropicError(400, 'invalid_request_error', message),
+    streamError: { type: 'overloaded_error', message: 'Overloaded' },
   });
 
   return {
@@ -99,8 +110,17 @@ export async function start(options: AnthropicFakeOptions = {}): Promise<Anthrop
     setModels(next) {
       models = [...next];
     },
+    setUsage: state.setUsage,
+    setOutput: state.setOutput,
     failNext: server.failNext,
     hangNext: server.hangNext,
+    streams: server.streams,
+    failMidStreamNext: server.failMidStreamNext,
+    slowStreamNext: server.slowStreamNext,
+    streamErrorNext: server.streamErrorNext,
+    nextStream: server.nextStream,
+    lastStreamEnded: server.lastStreamEnded,
+    lastStreamClosedByClient: server.lastStreamClosedByClient,
     close: server.close,
   };
 }

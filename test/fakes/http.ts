@@ -1,8 +1,11 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { boundaryOf, summarizeMultipart, type PartSummary } from './multipart.ts';
+import { createStreamHub, type InStreamError, type StreamControls, type StreamReply } from './stream.ts';
 
-// The loopback server under every fake provider: a route table keyed "METHOD /path", a log of every request,
-// and one-shot overrides (an error answer, or no answer at all) for the failure tests.
+// The loopback server under every fake provider: a route table keyed "METHOD /path" (`:name` segments
+// capture), a log of every request, one-shot overrides (an error answer, no answer at all, a broken or slow
+// stream) for the failure tests, and a record of every streamed answer.
 
 export interface RecordedRequest {
   method: string;
@@ -14,7 +17,12 @@ export interface RecordedRequest {
   rawHeaders: string[];
   /** Path and query as sent. */
   url: string;
+  /** The body as UTF-8; empty for multipart bodies, which are summarized in `parts` instead. */
   body: string;
+  /** The parsed body when it was sent as JSON and parses; undefined otherwise. */
+  json: unknown;
+  /** One summary per part of a multipart/form-data body; null for any other body. */
+  parts: PartSummary[] | null;
 }
 
 export interface Reply {
@@ -24,7 +32,15 @@ export interface Reply {
   headers?: Record<string, string>;
 }
 
-export type Handler = (req: RecordedRequest) => Reply;
+export interface BinaryReply {
+  status: number;
+  bytes: Buffer;
+  headers: Record<string, string>;
+}
+
+export type AnyReply = Reply | BinaryReply | StreamReply;
+
+export type Handler = (req: RecordedRequest, params: Record<string, string>) => AnyReply | Promise<AnyReply>;
 
 export interface FakeOptions {
   routes: Record<string, Handler>;
@@ -32,9 +48,13 @@ export interface FakeOptions {
   authenticate?: (req: RecordedRequest) => Reply | null;
   /** The provider's own 404. */
   notFound: (req: RecordedRequest) => Reply;
+  /** The provider's own 400, for a body the fake cannot read (a malformed multipart stream). */
+  invalid?: (message: string) => Reply;
+  /** What `streamErrorNext` sends when the test names no error. */
+  streamError?: InStreamError;
 }
 
-export interface FakeServer {
+export interface FakeServer extends StreamControls {
   /** `http://127.0.0.1:<port>`, without a trailing slash. */
   origin: string;
   requests: RecordedRequest[];
@@ -47,16 +67,39 @@ export interface FakeServer {
 
 type Override = { kind: 'reply'; reply: Reply } | { kind: 'hang' };
 
-function send(res: ServerResponse, reply: Reply): void {
+function send(res: ServerResponse, reply: Reply | BinaryReply): void {
+  if ('bytes' in reply) {
+    res.writeHead(reply.status, { 'content-length': String(reply.bytes.length), ...reply.headers });
+    res.end(reply.bytes);
+    return;
+  }
   const text = typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body);
   res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
   res.end(text);
 }
 
+function parseJson(text: string, contentType: string | undefined): unknown {
+  if (text === '' || !/\bjson\b/i.test(contentType ?? '')) return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
 async function record(req: IncomingMessage): Promise<RecordedRequest> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req as AsyncIterable<Buffer>) chunks.push(chunk);
   const url = new URL(req.url ?? '/', 'http://fake.invalid');
+  const contentType = req.headers['content-type'];
+  const boundary = boundaryOf(contentType);
+  let body = '';
+  let parts: PartSummary[] | null = null;
+  if (boundary !== null) {
+    parts = await summarizeMultipart(req as AsyncIterable<Buffer>, boundary);
+  } else {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req as AsyncIterable<Buffer>) chunks.push(chunk);
+    body = Buffer.concat(chunks).toString('utf8');
+  }
   return {
     method: req.method ?? 'GET',
     path: url.pathname,
@@ -64,24 +107,78 @@ async function record(req: IncomingMessage): Promise<RecordedRequest> {
     headers: req.headers,
     rawHeaders: [...req.rawHeaders],
     url: req.url ?? '/',
-    body: Buffer.concat(chunks).toString('utf8'),
+    body,
+    json: parseJson(body, contentType),
+    parts,
+  };
+}
+
+interface Pattern {
+  method: string;
+  segments: string[];
+  handler: Handler;
+}
+
+/** Exact keys first; then `:name` patterns, which capture one path segment each. */
+function router(routes: Record<string, Handler>): (method: string, path: string) => { handler: Handler; params: Record<string, string> } | null {
+  const patterns: Pattern[] = [];
+  for (const [key, handler] of Object.entries(routes)) {
+    const [method = '', path = ''] = key.split(' ');
+    if (path.includes('/:')) patterns.push({ method, segments: path.split('/'), handler });
+  }
+  return (method, path) => {
+    const exact = routes[`${method} ${path}`];
+    if (exact !== undefined) return { handler: exact, params: {} };
+    const segments = path.split('/');
+    for (const pattern of patterns) {
+      if (pattern.method !== method || pattern.segments.length !== segments.length) continue;
+      const params: Record<string, string> = {};
+      const matches = pattern.segments.every((want, i) => {
+        const got = segments[i] ?? '';
+        if (!want.startsWith(':')) return want === got;
+        params[want.slice(1)] = decodeURIComponent(got);
+        return got !== '';
+      });
+      if (matches) return { handler: pattern.handler, params };
+    }
+    return null;
   };
 }
 
 export async function startFake(options: FakeOptions): Promise<FakeServer> {
   const requests: RecordedRequest[] = [];
   const overrides: Override[] = [];
+  const route = router(options.routes);
+  const hub = createStreamHub(options.streamError ?? { type: 'server_error', message: 'The server had an error while processing your request.' });
+  const invalid = options.invalid ?? ((message: string): Reply => ({ status: 400, body: { error: message } }));
+
+  async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let recorded: RecordedRequest;
+    try {
+      recorded = await record(req);
+    } catch (err) {
+      // A body the fake cannot read gets the provider's 400; the rest of it is drained, not left hanging.
+      req.resume();
+      return send(res, invalid(err instanceof Error ? err.message : String(err)));
+    }
+    requests.push(recorded);
+    const override = overrides.shift();
+    if (override?.kind === 'hang') return;
+    if (override?.kind === 'reply') return send(res, override.reply);
+    const refused = options.authenticate?.(recorded);
+    if (refused) return send(res, refused);
+    const match = route(recorded.method, recorded.path);
+    if (match === null) return send(res, options.notFound(recorded));
+    const reply = await match.handler(recorded, match.params);
+    if ('events' in reply) return hub.write(res, reply, recorded);
+    send(res, reply);
+  }
 
   const server = createServer((req, res) => {
-    void record(req).then((recorded) => {
-      requests.push(recorded);
-      const override = overrides.shift();
-      if (override?.kind === 'hang') return;
-      if (override?.kind === 'reply') return send(res, override.reply);
-      const refused = options.authenticate?.(recorded);
-      if (refused) return send(res, refused);
-      const handler = options.routes[`${recorded.method} ${recorded.path}`];
-      send(res, handler ? handler(recorded) : options.notFound(recorded));
+    answer(req, res).catch((err: unknown) => {
+      // A fake's own bug must fail the test loudly, not hang it.
+      if (!res.headersSent) send(res, { status: 500, body: { error: `fake failed: ${String(err)}` } });
+      else res.destroy();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -90,12 +187,19 @@ export async function startFake(options: FakeOptions): Promise<FakeServer> {
   return {
     origin: `http://127.0.0.1:${port}`,
     requests,
+    streams: hub.streams,
     failNext(status, body, headers) {
       overrides.push({ kind: 'reply', reply: headers === undefined ? { status, body } : { status, body, headers } });
     },
     hangNext() {
       overrides.push({ kind: 'hang' });
     },
+    failMidStreamNext: hub.failMidStreamNext,
+    slowStreamNext: hub.slowStreamNext,
+    streamErrorNext: hub.streamErrorNext,
+    nextStream: hub.nextStream,
+    lastStreamEnded: hub.lastStreamEnded,
+    lastStreamClosedByClient: hub.lastStreamClosedByClient,
     async close() {
       // Hung requests hold their sockets open; close() alone would wait for them forever.
       server.closeAllConnections();

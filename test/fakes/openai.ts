@@ -1,11 +1,25 @@
+import { messagesRoutes } from './anthropic/messages.ts';
 import { bearerOf, startFake, type Handler, type RecordedRequest, type Reply } from './http.ts';
+import { chatRoutes } from './openai/chat.ts';
+import { mediaRoutes } from './openai/media.ts';
+import { responsesRoutes } from './openai/responses.ts';
+import type { StyleAContext } from './openai/shared.ts';
+import { embeddingsRoutes, rerankRoutes } from './openai/vectors.ts';
+import { createState, type ScriptControls } from './script.ts';
+import type { StreamControls } from './stream.ts';
+
+export { speechBytes } from './openai/media.ts';
+export { DEFAULT_OUTPUT, DEFAULT_USAGE, embeddingFor, pseudoRandomBytes, type FakeOutput, type FakeToolCall, type FakeUsage } from './script.ts';
 
 // A styleA upstream. One server speaks four flavours of the same protocol, each with its real quirks:
 // - openai: `GET /v1/models` -> `{object: "list", data: [{id, object: "model", created, owned_by}]}`;
 // - openrouter: `GET /api/v1/models`, no `object`, rich entries, text-output models only unless
-//   `output_modalities` asks for more;
-// - compatible (vLLM's shape): entries add `root`, `parent`, `max_model_len`, `permission`;
-// - llamacpp (llama-server): the server root is the base URL; `data` plus an Ollama-style `models` array.
+//   `output_modalities` asks for more; usage carries `cost`; transcriptions take JSON `input_audio` only;
+// - compatible (vLLM's shape): entries add `root`, `parent`, `max_model_len`, `permission`; serves rerank;
+// - llamacpp (llama-server): the server root is the base URL; `data` plus an Ollama-style `models` array;
+//   serves rerank (also at the root) and Anthropic's `POST /v1/messages`.
+// Every flavour serves chat, embeddings, the Responses API, images and audio under its prefix (openai/*.ts
+// build them), so a test can drive any route through any kind the gateway lets it.
 
 export type Flavour = 'openai' | 'openrouter' | 'compatible' | 'llamacpp';
 
@@ -29,10 +43,12 @@ export interface OpenAIFakeOptions {
   prefix?: string;
 }
 
-export interface OpenAIFake {
+export interface OpenAIFake extends StreamControls, ScriptControls {
   /** What a provider record of this kind takes as its baseUrl. */
   baseUrl: string;
   requests: RecordedRequest[];
+  /** Responses kept by the Responses API routes, by id. */
+  storedResponses: ReadonlyMap<string, Record<string, unknown>>;
   setModels(models: FakeModel[]): void;
   failNext(status: number, body: unknown, headers?: Record<string, string>): void;
   hangNext(): void;
@@ -133,15 +149,35 @@ function notFound(flavour: Flavour, req: RecordedRequest): Reply {
   return { status: 404, body: { error: { message: `Invalid URL (${req.method} ${req.path})`, type: 'invalid_request_error', param: null, code: null } } };
 }
 
+/** llama-server takes its key as a Bearer token or, since it serves Anthropic's API, as `x-api-key`. */
+function presentedKey(flavour: Flavour, req: RecordedRequest): string | null {
+  const bearer = bearerOf(req);
+  const xApiKey = req.headers['x-api-key'];
+  return bearer ?? (flavour === 'llamacpp' && typeof xApiKey === 'string' ? xApiKey : null);
+}
+
 export async function start(options: OpenAIFakeOptions = {}): Promise<OpenAIFake> {
   const flavour = options.flavour ?? 'openai';
   const prefix = options.prefix ?? PREFIX[flavour];
+  const state = createState();
+  const ctx: StyleAContext = { dialect: flavour, state };
   let models: FakeModel[] = [];
 
   const list: Handler = (req) => ({ status: 200, body: listBody(flavour, models, req) });
-  const routes: Record<string, Handler> = { [`GET ${prefix}/models`]: list };
-  // llama-server answers the list at the root too.
-  if (flavour === 'llamacpp') routes['GET /models'] = list;
+  const responses = responsesRoutes(ctx, prefix);
+  const routes: Record<string, Handler> = {
+    [`GET ${prefix}/models`]: list,
+    ...chatRoutes(ctx, prefix),
+    ...embeddingsRoutes(ctx, prefix),
+    ...responses.routes,
+    ...mediaRoutes(ctx, prefix),
+  };
+  if (flavour === 'compatible') Object.assign(routes, rerankRoutes(ctx, [`${prefix}/rerank`, '/rerank']));
+  if (flavour === 'llamacpp') {
+    // llama-server answers the list at the root too, rerank under four aliases, and Anthropic's Messages API.
+    routes['GET /models'] = list;
+    Object.assign(routes, rerankRoutes(ctx, ['/v1/rerank', '/rerank', '/v1/reranking', '/reranking']), messagesRoutes({ dialect: 'llamacpp', state }));
+  }
 
   const apiKey = options.apiKey;
   const server = await startFake({
@@ -150,20 +186,31 @@ export async function start(options: OpenAIFakeOptions = {}): Promise<OpenAIFake
       apiKey === undefined
         ? undefined
         : (req) => {
-            const presented = bearerOf(req);
+            const presented = presentedKey(flavour, req);
             return presented === apiKey ? null : unauthorized(flavour, presented);
           },
     notFound: (req) => notFound(flavour, req),
+    invalid: (message) => ({ status: 400, body: { error: { message, type: 'invalid_request_error', param: null, code: null } } }),
   });
 
   return {
     baseUrl: flavour === 'llamacpp' ? server.origin : server.origin + prefix,
     requests: server.requests,
+    storedResponses: responses.stored,
     setModels(next) {
       models = [...next];
     },
+    setUsage: state.setUsage,
+    setOutput: state.setOutput,
     failNext: server.failNext,
     hangNext: server.hangNext,
+    streams: server.streams,
+    failMidStreamNext: server.failMidStreamNext,
+    slowStreamNext: server.slowStreamNext,
+    streamErrorNext: server.streamErrorNext,
+    nextStream: server.nextStream,
+    lastStreamEnded: server.lastStreamEnded,
+    lastStreamClosedByClient: server.lastStreamClosedByClient,
     close: server.close,
   };
 }

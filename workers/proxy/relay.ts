@@ -129,6 +129,8 @@ export async function relay(id: number, req: RelayRequest, control: RelayControl
       'x-service-request-id': req.requestId,
       ...adapter.authHeaders(credential),
     };
+    // The protocol version is the client's choice when it states one; the adapter's is only a default.
+    if (req.headers['anthropic-version'] !== undefined) headers['anthropic-version'] = req.headers['anthropic-version'];
     let body: string | Readable | undefined;
     let injected = false;
     if (req.bodyStreamed) {

@@ -1,0 +1,141 @@
+import type { Handler } from '../http.ts';
+import { bodyOf, isObject, plannedCalls, splitText, stringField, type FakeState, type FakeToolCall, type JsonObject } from '../script.ts';
+import { sseEvent, type InStreamError, type StreamReply } from '../stream.ts';
+import { anthropicError } from './errors.ts';
+
+// Anthropic's Messages API as its reference documents it, also as llama-server and Ollama serve it:
+// POST /v1/messages answers a `message` (text, then `tool_use` blocks when tools are offered); with
+// `stream: true` the events are message_start, then per block content_block_start / content_block_delta
+// (text_delta or input_json_delta) / content_block_stop, a ping after the first block starts, message_delta
+// (stop_reason, cumulative output_tokens) and message_stop, each `event: <type>` with the same `type` in its
+// data. POST /v1/messages/count_tokens answers `{input_tokens}`.
+
+/** Anthropic itself reports cache counters; llama-server and Ollama report the two totals only. */
+export type MessagesDialect = 'anthropic' | 'llamacpp' | 'ollama';
+
+export interface MessagesContext {
+  dialect: MessagesDialect;
+  state: FakeState;
+}
+
+interface Block {
+  start: JsonObject;
+  deltas: JsonObject[];
+  done: JsonObject;
+}
+
+/** Custom tools the request offers; server tools (`web_search_...`) are Anthropic's to run, never called. */
+function toolNames(tools: unknown): string[] {
+  if (!Array.isArray(tools)) return [];
+  return tools.flatMap((t: unknown) => (isObject(t) && typeof t.name === 'string' && (t.type === undefined || t.type === 'custom') ? [t.name] : []));
+}
+
+/** Anthropic's tool_choice (`{type: auto|any|tool|none, name?}`) in the shape plannedCalls reads. */
+function choiceOf(choice: unknown): unknown {
+  if (!isObject(choice)) return undefined;
+  if (choice.type === 'none') return 'none';
+  return choice.type === 'tool' ? { name: choice.name } : undefined;
+}
+
+function usageOf(ctx: MessagesContext, outputTokens: number): JsonObject {
+  const u = ctx.state.usage;
+  if (ctx.dialect !== 'anthropic') return { input_tokens: u.inputTokens, output_tokens: outputTokens };
+  return {
+    input_tokens: u.inputTokens,
+    cache_creation_input_tokens: u.cacheCreationTokens,
+    cache_read_input_tokens: u.cachedTokens,
+    cache_creation: { ephemeral_5m_input_tokens: u.cacheCreationTokens, ephemeral_1h_input_tokens: 0 },
+    output_tokens: outputTokens,
+    service_tier: 'standard',
+  };
+}
+
+function blocksOf(ctx: MessagesContext, calls: FakeToolCall[]): Block[] {
+  const { text, chunks, argumentChunks } = ctx.state.output;
+  const blocks: Block[] = [];
+  if (text !== '') {
+    blocks.push({
+      start: { type: 'text', text: '' },
+      deltas: splitText(text, chunks).map((piece) => ({ type: 'text_delta', text: piece })),
+      done: { type: 'text', text },
+    });
+  }
+  for (const call of calls) {
+    const id = ctx.state.nextId('toolu_01');
+    const json = JSON.stringify(call.arguments);
+    blocks.push({
+      start: { type: 'tool_use', id, name: call.name, input: {} },
+      deltas: splitText(json, argumentChunks).map((piece) => ({ type: 'input_json_delta', partial_json: piece })),
+      done: { type: 'tool_use', id, name: call.name, input: call.arguments },
+    });
+  }
+  return blocks;
+}
+
+function streamEvents(ctx: MessagesContext, message: JsonObject, blocks: Block[]): string[] {
+  const events: string[] = [];
+  const emit = (type: string, fields: JsonObject = {}): void => {
+    events.push(sseEvent(type, { type, ...fields }));
+  };
+  // message_start reports input usage and a token or so of output; message_delta carries the final count.
+  emit('message_start', { message: { ...message, content: [], stop_reason: null, stop_sequence: null, usage: usageOf(ctx, 1) } });
+  blocks.forEach((block, index) => {
+    emit('content_block_start', { index, content_block: block.start });
+    if (index === 0) emit('ping');
+    for (const delta of block.deltas) emit('content_block_delta', { index, delta });
+    emit('content_block_stop', { index });
+  });
+  emit('message_delta', { delta: { stop_reason: message.stop_reason, stop_sequence: null }, usage: { output_tokens: ctx.state.usage.outputTokens } });
+  emit('message_stop');
+  return events;
+}
+
+/** How Anthropic reports a failure once a stream has begun. */
+export function messagesStreamError(error: InStreamError): string {
+  return sseEvent('error', { type: 'error', error: { type: error.type, message: error.message } });
+}
+
+export function messagesRoutes(ctx: MessagesContext): Record<string, Handler> {
+  const validate = (body: JsonObject, needsMaxTokens: boolean, version: unknown): ReturnType<typeof anthropicError> | null => {
+    if (stringField(body, 'model') === undefined) return anthropicError(400, 'invalid_request_error', 'model: Field required');
+    // API version 2026-10-21 removed the sampling parameters: a request still sending one is refused.
+    const removed = ['temperature', 'top_p', 'top_k'].find((p) => p in body);
+    if (ctx.dialect === 'anthropic' && version === '2026-10-21' && removed !== undefined) {
+      return anthropicError(400, 'invalid_request_error', `${removed}: Extra inputs are not permitted in API version 2026-10-21`);
+    }
+    if (!Array.isArray(body.messages)) return anthropicError(400, 'invalid_request_error', 'messages: Field required');
+    if (needsMaxTokens && typeof body.max_tokens !== 'number') return anthropicError(400, 'invalid_request_error', 'max_tokens: Field required');
+    return null;
+  };
+
+  const create: Handler = (req) => {
+    const body = bodyOf(req.json);
+    const invalid = validate(body, true, req.headers['anthropic-version']);
+    if (invalid !== null) return invalid;
+    const calls = plannedCalls(ctx.state.output, toolNames(body.tools), choiceOf(body.tool_choice));
+    const blocks = blocksOf(ctx, calls);
+    const message: JsonObject = {
+      id: ctx.state.nextId('msg_01'),
+      type: 'message',
+      role: 'assistant',
+      model: body.model,
+      content: blocks.map((b) => b.done),
+      stop_reason: calls.length > 0 ? 'tool_use' : 'end_turn',
+      stop_sequence: null,
+      usage: usageOf(ctx, ctx.state.usage.outputTokens),
+    };
+    const headers = { 'request-id': ctx.state.nextId('req_') };
+    if (body.stream !== true) return { status: 200, body: message, headers };
+    const reply: StreamReply = { status: 200, events: streamEvents(ctx, message, blocks), errorEvent: messagesStreamError, headers };
+    return reply;
+  };
+
+  const routes: Record<string, Handler> = { 'POST /v1/messages': create };
+  if (ctx.dialect !== 'ollama') {
+    routes['POST /v1/messages/count_tokens'] = (req) => {
+      const invalid = validate(bodyOf(req.json), false, req.headers['anthropic-version']);
+      return invalid ?? { status: 200, body: { input_tokens: ctx.state.usage.inputTokens } };
+    };
+  }
+  return routes;
+}
