@@ -25,6 +25,8 @@ export interface ModelScan {
   end(): Promise<string>;
   /** Every chunk pushed up to and including the one that revealed the model, in order; re-iterable. */
   replay(): AsyncIterable<Uint8Array>;
+  /** Where the model field's value lies in the body, as byte offsets [start, end); null until found. */
+  modelRange(): { start: number; end: number } | null;
   /** Bytes held in memory right now: at most memoryLimit plus the chunks whose spill writes are in flight. */
   bufferedBytes(): number;
   /** Removes any temp file; idempotent; must be called on every exit path. */
@@ -67,6 +69,7 @@ export function createModelScan(contentType: string, options: ModelScanOptions):
   const value = Buffer.alloc(maxFieldBytes);
   let valueLength = 0;
   let model: string | null = null;
+  let modelRange: { start: number; end: number } | null = null;
   // A throw leaves the parser mid-chunk; every later call repeats the first failure instead of guessing.
   let failure: unknown = null;
   let closed = false;
@@ -86,7 +89,7 @@ export function createModelScan(contentType: string, options: ModelScanOptions):
       value.set(bytes, valueLength);
       valueLength += bytes.length;
     },
-    onPartEnd() {
+    onPartEnd(range) {
       let text: string;
       try {
         text = new TextDecoder('utf-8', { fatal: true }).decode(value.subarray(0, valueLength));
@@ -95,6 +98,7 @@ export function createModelScan(contentType: string, options: ModelScanOptions):
       }
       if (text === '') throw invalidModel('The model field is empty.');
       model = text;
+      modelRange = range;
     },
   });
 
@@ -113,6 +117,7 @@ export function createModelScan(contentType: string, options: ModelScanOptions):
   }
 
   return {
+    modelRange: () => modelRange,
     async push(chunk) {
       usable();
       if (model !== null) {

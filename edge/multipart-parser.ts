@@ -27,7 +27,11 @@ export interface PartSink {
   onPart(part: PartHeaders): boolean;
   /** A slice of the wanted part's content; only valid during the call. */
   onData(bytes: Uint8Array): void;
-  onPartEnd(): void;
+  /**
+   * Called with onPartEnd for a wanted part: where its content lies in the whole body, as byte offsets
+   * [start, end), so a caller can replace it in a replay of the raw bytes.
+   */
+  onPartEnd(range: { start: number; end: number }): void;
 }
 
 /** Where the scan stands: `preamble` until the first boundary line, `epilogue` after the closing one. */
@@ -124,6 +128,9 @@ export function createMultipartParser(boundary: string, sink: PartSink): Multipa
   let headerLength = 0;
   let paddingBytes = 0;
   let wanted = false;
+  // Absolute body offsets: where the current chunk starts, and where the wanted part's content began.
+  let base = 0;
+  let partStart = 0;
 
   function content(bytes: Uint8Array): void {
     if (state === 'preamble') {
@@ -134,10 +141,11 @@ export function createMultipartParser(boundary: string, sink: PartSink): Multipa
     }
   }
 
-  function delimiterFound(): void {
+  /** `needleEnd` is the absolute offset just past the delimiter; the part's content ended where it began. */
+  function delimiterFound(needleEnd: number): void {
     if (state === 'body' && wanted) {
       wanted = false;
-      sink.onPartEnd();
+      sink.onPartEnd({ start: partStart, end: needleEnd - needle.length });
     }
     state = 'delimiter';
   }
@@ -151,7 +159,7 @@ export function createMultipartParser(boundary: string, sink: PartSink): Multipa
         matched += n;
         if (matched === needle.length) {
           matched = 0;
-          delimiterFound();
+          delimiterFound(base + at + n);
         }
         return at + n;
       }
@@ -163,7 +171,7 @@ export function createMultipartParser(boundary: string, sink: PartSink): Multipa
     const found = chunk.indexOf(needle, at);
     if (found !== -1) {
       content(chunk.subarray(at, found));
-      delimiterFound();
+      delimiterFound(base + found + needle.length);
       return found + needle.length;
     }
     let cr = -1;
@@ -191,6 +199,7 @@ export function createMultipartParser(boundary: string, sink: PartSink): Multipa
       // The block ends at its first empty line, which is also the whole block when a part has no headers.
       if (headerLength === 2 || (header[headerLength - 3] === LF && header[headerLength - 4] === CR)) {
         wanted = sink.onPart(partHeaders(header.subarray(0, headerLength)));
+        partStart = base + at;
         state = 'body';
         return at;
       }
@@ -217,12 +226,12 @@ export function createMultipartParser(boundary: string, sink: PartSink): Multipa
     write(input) {
       const chunk = Buffer.from(input.buffer, input.byteOffset, input.byteLength);
       let at = 0;
-      while (at < chunk.length) {
-        if (state === 'epilogue') return;
+      while (at < chunk.length && state !== 'epilogue') {
         if (state === 'preamble' || state === 'body') at = search(chunk, at);
         else if (state === 'headers') at = headers(chunk, at);
         else lineByte(chunk[at++] ?? 0);
       }
+      base += chunk.length;
     },
     phase() {
       if (state === 'preamble') return 'preamble';

@@ -7,6 +7,22 @@ import type { RelayCall } from './relay-response.ts';
 // what was read (memory, or a spill file when the file part came first) and the rest of the upload to the
 // worker, never holding the whole upload.
 
+/** Yields `source` with the bytes [start, end) replaced: the client's model name becomes the upstream's. */
+export async function* splice(source: AsyncIterable<Uint8Array>, start: number, end: number, replacement: Uint8Array): AsyncGenerator<Uint8Array> {
+  let offset = 0;
+  for await (const chunk of source) {
+    const from = offset;
+    offset += chunk.byteLength;
+    if (offset <= start || from >= end) {
+      yield chunk;
+      continue;
+    }
+    if (start > from) yield chunk.subarray(0, start - from);
+    if (start >= from && start < offset) yield replacement;
+    if (end < offset) yield chunk.subarray(end - from);
+  }
+}
+
 export interface MultipartDeps {
   spillDir: string;
   resolve(model: string): ResolvedModel;
@@ -41,7 +57,9 @@ export async function relayMultipart(ctx: RouteContext<unknown>, deps: Multipart
     // The upload runs beside the wait for the answer's head, which usually comes only after it.
     void (async () => {
       try {
-        for await (const chunk of scan.replay()) {
+        const range = scan.modelRange()!;
+        const upstreamModel = new TextEncoder().encode(resolved.model.upstreamModelId);
+        for await (const chunk of splice(scan.replay(), range.start, range.end, upstreamModel)) {
           await call.upload.ready();
           call.upload.send(own(chunk));
         }

@@ -320,3 +320,36 @@ describe('dispose', () => {
     assert.deepEqual(readdirSync(dir), []);
   });
 });
+
+describe('model range and splice', () => {
+  it('locates the model value at every split point, and splice swaps it for the upstream name', async () => {
+    const { splice } = await import('../../edge/gateway/multipart.ts');
+    const form = new FormData();
+    form.append('file', new Blob([new Uint8Array(300).fill(7)]), 'a.wav');
+    form.append('model', 'openai/whisper-1');
+    form.append('language', 'en');
+    const response = new Response(form);
+    const contentType = response.headers.get('content-type')!;
+    const body = new Uint8Array(await response.arrayBuffer());
+    const spillDir = mkdtempSync(join(tmpdir(), 'range-'));
+    for (let split = 1; split < body.length; split++) {
+      const scan = createModelScan(contentType, { spillDir });
+      try {
+        let model = await scan.push(body.subarray(0, split));
+        // What the scan never saw, the relay forwards straight from the socket after the replay.
+        const unread = model === null ? new Uint8Array(0) : body.subarray(split);
+        model ??= await scan.push(body.subarray(split));
+        assert.equal(model, 'openai/whisper-1');
+        const range = scan.modelRange()!;
+        assert.equal(Buffer.from(body.subarray(range.start, range.end)).toString(), 'openai/whisper-1', `split ${split}`);
+        const out: Uint8Array[] = [];
+        for await (const piece of splice(scan.replay(), range.start, range.end, new TextEncoder().encode('whisper-1'))) out.push(piece);
+        out.push(unread);
+        const rewritten = Buffer.concat(out).toString('latin1');
+        assert.equal(rewritten, Buffer.from(body).toString('latin1').replace('openai/whisper-1', 'whisper-1'));
+      } finally {
+        await scan.dispose();
+      }
+    }
+  });
+});

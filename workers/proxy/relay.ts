@@ -3,13 +3,13 @@ import { Agent, request, type Dispatcher } from 'undici';
 import { ServiceError, toServiceError } from '../../protocol/errors.ts';
 import { GATEWAY_OPS } from '../../protocol/gateway.ts';
 import { KINDS, PROVIDER_KINDS, type ProviderKind } from '../../protocol/providers.ts';
-import type { FromWorker, RelayRequest } from '../../protocol/relay.ts';
+import type { FromWorker, RelayEnd, RelayRequest } from '../../protocol/relay.ts';
 import { credentialOf } from './credentials.ts';
 import { filterResponseHeaders } from './header-policy.ts';
 import { ADAPTERS } from './providers/index.ts';
 import { requestHeaders } from './providers/request.ts';
 import { fromTransportError, fromUpstreamStatus, type UpstreamContext } from './upstream-errors.ts';
-import { createUsageCollector } from './usage/collectors.ts';
+import { createUsageCollector, type UsageResult } from './usage/collectors.ts';
 import { createStreamTap, injectStreamUsage } from './usage/stream-tap.ts';
 
 // One relayed call, inside a proxy worker: build the upstream request, send it with undici, and hand the
@@ -85,6 +85,11 @@ function upstreamBody(req: RelayRequest, streamUsage: boolean): { body: string; 
   return { body: JSON.stringify(json), stream, injected };
 }
 
+/** The collector's result as the relay reports it: the usage alone, and the response ID beside it. */
+function relayEnd({ responseId, ...usage }: UsageResult): RelayEnd {
+  return { usage, responseId };
+}
+
 /** Copies undici's pooled chunk into a buffer of its own, which can then be transferred, not cloned. */
 function own(chunk: Uint8Array): ArrayBuffer {
   const copy = new Uint8Array(chunk.byteLength);
@@ -110,7 +115,7 @@ export async function relay(id: number, req: RelayRequest, control: RelayControl
   const gateway = ADAPTERS[req.target.kind].gateway;
   const url = gateway?.url(req.op, req.target, req.params, req.query) ?? null;
   let headSent = false;
-  let tapUsage = null as ReturnType<ReturnType<typeof createStreamTap>['end']>['usage'] | null;
+  let tapUsage: UsageResult | null = null;
   let context: UpstreamContext = { providerId: req.target.id, credential: null };
   try {
     if (gateway === null || url === null) {
@@ -198,7 +203,7 @@ export async function relay(id: number, req: RelayRequest, control: RelayControl
       const { tail, usage } = tap.end();
       if (tail !== null && tail.byteLength > 0) pending.push(own(tail));
       flush();
-      post({ t: 'end', id, end: { usage, responseId: usage.responseId } });
+      post({ t: 'end', id, end: relayEnd(usage) });
       return;
     }
     const whole = await readAll(res.body, MAX_WHOLE_BYTES).catch((err: unknown) => {
@@ -216,12 +221,11 @@ export async function relay(id: number, req: RelayRequest, control: RelayControl
       collector.json(parsed);
       if (gateway.normalize && req.op === 'rerank') out = Buffer.from(JSON.stringify(gateway.normalize(req.op, parsed, req.clientModel ?? '')));
     }
-    const usage = collector.result();
     const buffer = own(out);
-    post({ t: 'whole', id, status: res.statusCode, headers: outHeaders, body: buffer, end: { usage, responseId: usage.responseId } }, [buffer]);
+    post({ t: 'whole', id, status: res.statusCode, headers: outHeaders, body: buffer, end: relayEnd(collector.result()) }, [buffer]);
   } catch (err) {
     if (control.abort.signal.aborted) return; // the client left; nobody is listening
     const error = toServiceError(err instanceof Error && !(err instanceof ServiceError) ? (fromTransportError(err, context) ?? err) : err);
-    post({ t: 'error', id, error: error.toPayload(), usage: headSent ? tapUsage : null });
+    post({ t: 'error', id, error: error.toPayload(), usage: headSent && tapUsage !== null ? relayEnd(tapUsage).usage : null });
   }
 }

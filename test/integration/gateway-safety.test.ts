@@ -1,0 +1,239 @@
+import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
+import { after, before, describe, test } from 'node:test';
+import * as openaiFake from '../fakes/openai.ts';
+import { startService, type TestService } from '../helpers/service.ts';
+
+// What the gateway must never do (leak credentials, call upstream for a request it must refuse, hang) and
+// how it maps upstream failures, through the real service and a fake OpenAI.
+
+const KEY = `fake-upstream-key-${process.pid}`;
+let svc: TestService;
+let oa: openaiFake.OpenAIFake;
+
+const chat = (stream = false, extra: Record<string, unknown> = {}) => ({
+  model: 'openai/gpt-test',
+  messages: [{ role: 'user', content: 'hello' }],
+  ...(stream && { stream: true }),
+  ...extra,
+});
+
+before(async () => {
+  oa = await openaiFake.start({ apiKey: KEY });
+  oa.setModels([{ id: 'gpt-test' }, { id: 'text-embedding-test' }]);
+  svc = await startService();
+  assert.equal((await svc.request('POST', '/v1/providers', { body: { kind: 'openai', baseUrl: oa.baseUrl, credential: KEY } })).status, 201);
+  assert.equal((await svc.request('POST', '/v1/providers/openai/actions/refresh-models')).status, 200);
+});
+after(async () => {
+  await svc.stop();
+  await oa.close();
+});
+
+const usageLine = (reqId: string) => svc.logLines().find((l) => l.msg === 'usage' && l.reqId === reqId);
+
+describe('credentials and headers (global rules 3-5)', () => {
+  test('client credentials in every carrier, cookies and proxy headers never reach the upstream; hints do', async () => {
+    const before = oa.requests.length;
+    const clientKeys = ['sk-client-openai-key-1234567890', 'sk-ant-client-key-1234567890', 'cookie-secret-value'];
+    const reply = await svc.request('POST', '/v1/chat/completions', {
+      body: chat(),
+      headers: {
+        'x-api-key': clientKeys[1]!,
+        'x-service-token': clientKeys[0]!,
+        cookie: `session=${clientKeys[2]}`,
+        'proxy-authorization': 'Basic cHJveHk6cHc=',
+        'x-forwarded-for': '10.9.8.7',
+        forwarded: 'for=10.9.8.7',
+        'openai-project': 'proj_hint',
+      },
+    });
+    assert.equal(reply.status, 200, reply.text);
+    const seen = oa.requests.slice(before);
+    assert.equal(seen.length, 1);
+    const raw = seen[0]!.rawHeaders.join('\n') + '\n' + seen[0]!.body;
+    for (const secret of [...clientKeys, svc.adminToken, 'cHJveHk6cHc=', '10.9.8.7']) assert.ok(!raw.includes(secret), `upstream saw ${secret}`);
+    assert.equal(seen[0]!.headers['authorization'], `Bearer ${KEY}`, 'the service sets provider authentication itself');
+    assert.equal(seen[0]!.headers['openai-project'], 'proj_hint');
+    assert.equal(seen[0]!.headers['x-service-request-id'], reply.headers['x-service-request-id'], 'the request ID goes upstream');
+  });
+
+  test('hop-by-hop, credential-bearing and provider CORS headers are stripped; rate limits pass', async () => {
+    const body = { id: 'chatcmpl-x', object: 'chat.completion', created: 1, model: 'gpt-test', choices: [], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } };
+    oa.failNext(200, body, {
+      'set-cookie': 'upstream=1',
+      'access-control-allow-origin': '*',
+      'access-control-allow-credentials': 'true',
+      'www-authenticate': 'Bearer',
+      'proxy-authenticate': 'Basic',
+      'openai-organization': 'org-upstream-secret',
+      'x-request-id': 'req_upstream_123',
+      'x-ratelimit-remaining-requests': '99',
+      'retry-after': '3',
+    });
+    const reply = await svc.request('POST', '/v1/chat/completions', { body: chat() });
+    assert.equal(reply.status, 200, reply.text);
+    for (const name of ['set-cookie', 'access-control-allow-origin', 'access-control-allow-credentials', 'www-authenticate', 'proxy-authenticate', 'openai-organization']) {
+      assert.equal(reply.headers[name], undefined, name);
+    }
+    assert.equal(reply.headers['x-ratelimit-remaining-requests'], '99');
+    assert.equal(reply.headers['retry-after'], '3');
+    assert.equal(reply.headers['upstream-request-id'], 'req_upstream_123');
+    const ours = reply.headers['x-service-request-id'];
+    assert.match(ours ?? '', /^req_[0-9A-Z]{26}$/);
+    assert.equal(reply.headers['x-request-id'], ours);
+    assert.equal(reply.headers['request-id'], ours);
+  });
+});
+
+describe('resolution before anything leaves the edge', () => {
+  test('MODEL_ENDPOINT_NOT_SUPPORTED: no relay, so no vault read and no upstream request', async () => {
+    const before = oa.requests.length;
+    const reply = await svc.request('POST', '/v1/embeddings', { body: { model: 'openai/gpt-test', input: 'x' } });
+    assert.equal(reply.status, 400);
+    assert.equal(reply.json.error.code, 'MODEL_ENDPOINT_NOT_SUPPORTED');
+    assert.equal(reply.json.error.param, 'model');
+    assert.equal(oa.requests.length, before);
+    // Every relayed call, failed ones included, ends in a usage line; this one never reached a worker,
+    // and only workers read the vault.
+    await svc.request('GET', '/health', { token: null });
+    assert.equal(usageLine(reply.headers['x-service-request-id']!), undefined);
+  });
+
+  test('unknown, missing and wrongly shaped models', async () => {
+    const cases: [string, unknown, number, string][] = [
+      ['/v1/chat/completions', { messages: [] }, 400, 'INVALID_REQUEST'],
+      ['/v1/chat/completions', { model: 42 }, 400, 'INVALID_REQUEST'],
+      ['/v1/chat/completions', { model: 'openai/nope' }, 404, 'MODEL_NOT_FOUND'],
+      ['/v1/chat/completions', { model: '@preset/none' }, 404, 'MODEL_NOT_FOUND'],
+      ['/v1/chat/completions', [1], 400, 'INVALID_REQUEST'],
+      ['/v1/chat/completions', '{"model":"openai/gpt-test"} x', 400, 'INVALID_JSON'],
+    ];
+    for (const [path, body, status, code] of cases) {
+      const reply = await svc.request('POST', path, { body, headers: { 'content-type': 'application/json' } });
+      assert.equal(reply.status, status, JSON.stringify(body));
+      assert.equal(reply.json.error.code, code, JSON.stringify(body));
+    }
+    const edits = await svc.request('POST', '/v1/images/edits', { body: { model: 'openai/gpt-test' } });
+    assert.equal(edits.status, 415);
+    assert.equal(edits.json.error.code, 'UNSUPPORTED_MEDIA_TYPE');
+    const form = new FormData();
+    form.append('model', '@preset/x');
+    form.append('file', new Blob([new Uint8Array(10)]), 'a.wav');
+    const multipart = new Response(form);
+    const preset = await svc.request('POST', '/v1/audio/transcriptions', {
+      body: Buffer.from(await multipart.arrayBuffer()),
+      headers: { 'content-type': multipart.headers.get('content-type')! },
+    });
+    assert.equal(preset.status, 400);
+    assert.equal(preset.json.error.param, 'model');
+    const unknown = await svc.request('GET', '/v1/responses/resp_never_seen');
+    assert.equal(unknown.status, 404);
+    assert.equal(unknown.json.error.code, 'NOT_FOUND');
+  });
+
+  test('a disabled provider and a missing credential are refused with their codes', async () => {
+    const record = await svc.request('POST', '/v1/catalog/models', { body: { providerId: 'openai', upstreamModelId: 'gpt-curated', families: ['styleA.chat_completions'] } });
+    assert.equal(record.status, 201);
+    await svc.request('PATCH', '/v1/providers/openai', { body: { enabled: false } });
+    const disabled = await svc.request('POST', '/v1/chat/completions', { body: { ...chat(), model: 'openai/gpt-curated' } });
+    assert.equal(disabled.status, 409);
+    assert.equal(disabled.json.error.code, 'PROVIDER_DISABLED');
+    // Auto-proxied models leave the catalog with their provider.
+    assert.equal((await svc.request('POST', '/v1/chat/completions', { body: chat() })).json.error.code, 'MODEL_NOT_FOUND');
+    await svc.request('PATCH', '/v1/providers/openai', { body: { enabled: true, credential: null } });
+    const missing = await svc.request('POST', '/v1/chat/completions', { body: chat() });
+    assert.equal(missing.status, 409);
+    assert.equal(missing.json.error.code, 'PROVIDER_CREDENTIAL_MISSING');
+    await svc.request('PATCH', '/v1/providers/openai', { body: { credential: KEY } });
+    assert.equal((await svc.request('POST', '/v1/chat/completions', { body: chat() })).status, 200);
+  });
+});
+
+describe('upstream failures', () => {
+  test('map to the envelope codes', async () => {
+    const cases: [number, Record<string, string>, number, string][] = [
+      [401, {}, 502, 'UPSTREAM_AUTH_FAILED'],
+      [429, { 'retry-after': '7' }, 429, 'UPSTREAM_RATE_LIMITED'],
+      [400, {}, 400, 'UPSTREAM_ERROR'],
+      [404, {}, 404, 'UPSTREAM_ERROR'],
+      [503, {}, 502, 'UPSTREAM_ERROR'],
+    ];
+    for (const [upstream, headers, status, code] of cases) {
+      oa.failNext(upstream, { error: { message: `fake failure ${upstream} with ${KEY}`, type: 'invalid_request_error', code: 'x' } }, headers);
+      const reply = await svc.request('POST', '/v1/chat/completions', { body: chat() });
+      assert.equal(reply.status, status, `upstream ${upstream}: ${reply.text}`);
+      assert.equal(reply.json.error.code, code, `upstream ${upstream}`);
+      assert.equal(reply.json.error.details.upstreamStatus, upstream);
+      assert.ok(!reply.text.includes(KEY), 'the credential echoed by the upstream is scrubbed');
+      if (upstream === 429) assert.equal(reply.headers['retry-after'], '7');
+    }
+  });
+
+  test('an unreachable provider is UPSTREAM_UNREACHABLE', async () => {
+    await svc.request('POST', '/v1/providers', { body: { kind: 'openai_compatible', id: 'gone', baseUrl: 'http://127.0.0.1:9/v1' } });
+    await svc.request('POST', '/v1/catalog/models', { body: { providerId: 'gone', upstreamModelId: 'm', families: ['styleA.chat_completions'] } });
+    const reply = await svc.request('POST', '/v1/chat/completions', { body: { ...chat(), model: 'gone/m' } });
+    assert.equal(reply.status, 502);
+    assert.equal(reply.json.error.code, 'UPSTREAM_UNREACHABLE');
+  });
+});
+
+/** Streams a request over a raw socket; resolves with the received text once `stopWhen` holds or it ends. */
+function rawStream(body: unknown, stopWhen?: (text: string) => boolean): Promise<{ text: string; status: number; destroy(): void; ended: Promise<void> }> {
+  return new Promise((resolve, reject) => {
+    const payload = JSON.stringify(body);
+    const req = httpRequest(
+      { host: '127.0.0.1', port: svc.port, method: 'POST', path: '/v1/chat/completions', headers: { authorization: `Bearer ${svc.adminToken}`, 'content-type': 'application/json' } },
+      (res) => {
+        let text = '';
+        let settled = false;
+        const ended = new Promise<void>((r) => res.on('close', () => r()));
+        const result = () => ({ text, status: res.statusCode ?? 0, destroy: () => req.destroy(), ended });
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => {
+          text += d;
+          if (!settled && stopWhen?.(text)) {
+            settled = true;
+            resolve(result());
+          }
+        });
+        res.on('end', () => settled || resolve(result()));
+        res.on('error', () => settled || resolve(result()));
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+describe('streams', () => {
+  test('a client abort mid-stream closes the upstream connection within 1 s', async () => {
+    oa.slowStreamNext({ chunkDelayMs: 100 });
+    const upstream = oa.nextStream();
+    const got = await rawStream(chat(true), (t) => t.split('data: ').length > 3);
+    const abortedAt = performance.now();
+    got.destroy();
+    const end = await (await upstream).ended;
+    assert.equal(end.by, 'client-closed');
+    assert.ok(end.at - abortedAt < 1000, `upstream closed ${Math.round(end.at - abortedAt)} ms after the client`);
+    const reqId = await svc.waitForLog((l) => l.msg === 'usage' && l.outcome === 'aborted');
+    assert.equal(reqId.op, 'chat.completions');
+  });
+
+  test('an upstream killed mid-stream ends the client stream with an error event', async () => {
+    oa.failMidStreamNext({ afterChunks: 3 });
+    const got = await rawStream(chat(true));
+    assert.equal(got.status, 200);
+    const events = got.text.trim().split(/\n\n/);
+    assert.ok(events.length >= 4, got.text);
+    const last = events.at(-1)!;
+    assert.match(last, /^event: error\ndata: /);
+    const envelope = JSON.parse(last.slice(last.indexOf('data: ') + 6));
+    assert.equal(envelope.type, 'error');
+    assert.match(envelope.error.code, /^UPSTREAM_/);
+    assert.equal(envelope.request_id.length, 30);
+    const usage = await svc.waitForLog((l) => l.msg === 'usage' && l.outcome === 'failed');
+    assert.equal(usage.op, 'chat.completions');
+  });
+});

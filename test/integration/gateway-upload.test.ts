@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync, readdirSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import * as openaiFake from '../fakes/openai.ts';
+import { startService, type TestService } from '../helpers/service.ts';
+
+// A 200 MB transcription upload streams through without the service holding it: the file part comes
+// first (as the openai SDK sends it), so the service spills it to disk until the `model` field arrives.
+
+const KEY = `fake-upload-key-${process.pid}`;
+const MiB = 1024 * 1024;
+const TOTAL_MIB = 200;
+let svc: TestService;
+let oa: openaiFake.OpenAIFake;
+
+before(async () => {
+  oa = await openaiFake.start({ apiKey: KEY });
+  oa.setModels([{ id: 'whisper-test' }]);
+  svc = await startService({ env: { SWITCHYARD_LOG_LEVEL: 'info' } });
+  await svc.request('PATCH', '/v1/settings', { body: { limits: { multipartBodyBytes: 512 * MiB } } });
+  await svc.request('POST', '/v1/providers', { body: { kind: 'openai', baseUrl: oa.baseUrl, credential: KEY } });
+  await svc.request('POST', '/v1/providers/openai/actions/refresh-models');
+});
+after(async () => {
+  await svc.stop();
+  await oa.close();
+});
+
+function rssBytes(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) * 1024;
+}
+
+test('a 200 MB multipart upload keeps the service RSS growth under 64 MB and arrives intact', { skip: process.platform !== 'linux' && 'reads /proc' }, async () => {
+  const pid = svc.process.pid!;
+  const boundary = `----switchyard${randomBytes(8).toString('hex')}`;
+  const block = randomBytes(MiB);
+  const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.wav"\r\nContent-Type: audio/wav\r\n\r\n`);
+  const tail = Buffer.from(`\r\n--${boundary}\r\nContent-Disposition: form-data; name="model"\r\n\r\nopenai/whisper-test\r\n--${boundary}--\r\n`);
+  const expected = createHash('sha256');
+
+  const baseline = rssBytes(pid);
+  let peak = baseline;
+  const sampler = setInterval(() => (peak = Math.max(peak, rssBytes(pid))), 20);
+  const reply = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port: svc.port,
+        method: 'POST',
+        path: '/v1/audio/transcriptions',
+        headers: { authorization: `Bearer ${svc.adminToken}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (d: string) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
+    req.on('error', reject);
+    let sent = 0;
+    const pump = () => {
+      if (sent === 0) req.write(head);
+      while (sent < TOTAL_MIB) {
+        sent++;
+        expected.update(block);
+        if (!req.write(block)) return void req.once('drain', pump);
+      }
+      req.end(tail);
+    };
+    pump();
+  });
+  clearInterval(sampler);
+
+  assert.equal(reply.status, 200, reply.text);
+  assert.equal(typeof JSON.parse(reply.text).text, 'string');
+  const growth = peak - baseline;
+  assert.ok(growth < 64 * MiB, `RSS grew by ${Math.round(growth / MiB)} MB`);
+  const seen = oa.requests.at(-1)!;
+  const file = seen.parts!.find((p) => p.name === 'file')!;
+  assert.equal(file.size, TOTAL_MIB * MiB);
+  assert.equal(file.sha256, expected.digest('hex'));
+  assert.equal(seen.parts!.find((p) => p.name === 'model')!.value, 'whisper-test', 'the model is rewritten to the upstream ID');
+  assert.deepEqual(readdirSync(join(svc.home, 'tmp')), [], 'the spill file is gone');
+});
