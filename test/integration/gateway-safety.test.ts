@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import * as openaiFake from '../fakes/openai.ts';
 import { startService, type TestService } from '../helpers/service.ts';
@@ -170,6 +171,18 @@ describe('upstream failures', () => {
     }
   });
 
+  test('no response head within the provider head time-out is 504 UPSTREAM_TIMEOUT', async () => {
+    await svc.request('PATCH', '/v1/providers/openai', { body: { timeouts: { headMs: 1000 } } });
+    try {
+      oa.hangNext();
+      const reply = await svc.request('POST', '/v1/chat/completions', { body: chat() });
+      assert.equal(reply.status, 504);
+      assert.equal(reply.json.error.code, 'UPSTREAM_TIMEOUT');
+    } finally {
+      await svc.request('PATCH', '/v1/providers/openai', { body: { timeouts: { headMs: 600000 } } });
+    }
+  });
+
   test('an unreachable provider is UPSTREAM_UNREACHABLE', async () => {
     await svc.request('POST', '/v1/providers', { body: { kind: 'openai_compatible', id: 'gone', baseUrl: 'http://127.0.0.1:9/v1' } });
     await svc.request('POST', '/v1/catalog/models', { body: { providerId: 'gone', upstreamModelId: 'm', families: ['styleA.chat_completions'] } });
@@ -208,6 +221,41 @@ function rawStream(body: unknown, stopWhen?: (text: string) => boolean): Promise
 }
 
 describe('streams', () => {
+  test('a client that stops reading stops the upstream read; nothing is lost when it resumes', async () => {
+    const events = 2000;
+    oa.setOutput({ text: 'abcdefgh'.repeat(1250 * events), chunks: events });
+    try {
+      const upstream = oa.nextStream();
+      const socket = connect(svc.port, '127.0.0.1');
+      await new Promise<void>((r) => socket.on('connect', () => r()));
+      socket.pause();
+      const body = JSON.stringify(chat(true));
+      socket.write(
+        `POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${svc.adminToken}\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+      const stream = await upstream;
+      // 20 MB of events against a client that reads nothing: the relay must stop pulling from the upstream.
+      let sent = -1;
+      while (sent !== stream.eventsSent) {
+        sent = stream.eventsSent;
+        await new Promise((r) => setTimeout(r, 300));
+      }
+      assert.ok(stream.end === null && sent < events, `the upstream sent ${sent} of ${events} events while the client read nothing`);
+      let received = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (d: string) => (received += d));
+      socket.resume();
+      await stream.ended;
+      while (!received.includes('[DONE]')) await new Promise((r) => setTimeout(r, 20));
+      socket.destroy();
+      const content = [...received.matchAll(/"content":"([a-h]*)"/g)].map((m) => m[1]).join('');
+      assert.equal(content.length, 8 * 1250 * events);
+    } finally {
+      oa.setOutput({ text: 'The quick brown fox jumps over the lazy dog, twice.', chunks: 20 });
+    }
+  });
+
   test('a client abort mid-stream closes the upstream connection within 1 s', async () => {
     oa.slowStreamNext({ chunkDelayMs: 100 });
     const upstream = oa.nextStream();
