@@ -20,9 +20,18 @@ export interface ResponseRouteRepo {
 
 export function responseRouteRepo(env: StoreEnv): ResponseRouteRepo {
   const db = env.db<ResponseRoute>('response-routes');
+  // lmdb commits a put asynchronously and reads see it only once committed; a client that names the
+  // response as soon as it has it must still reach its provider, so routes are readable from memory until then.
+  const pending = new Map<string, string>();
   return {
-    providerOf: (id) => db.get(id)?.providerId,
-    remember: (id, providerId) => void db.put(id, { providerId, createdAt: Date.now() }),
+    providerOf: (id) => pending.get(id) ?? db.get(id)?.providerId,
+    remember(id, providerId) {
+      pending.set(id, providerId);
+      const settled = () => {
+        if (pending.get(id) === providerId) pending.delete(id);
+      };
+      db.put(id, { providerId, createdAt: Date.now() }).then(settled, settled);
+    },
     async prune(now = Date.now()) {
       const old = [...db.getRange().filter(({ value }) => now - value.createdAt > KEEP_MS).map(({ key }) => key)];
       if (old.length > 0) await db.transaction(() => old.forEach((k) => db.remove(k)));

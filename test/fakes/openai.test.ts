@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
 import * as ollamaFake from './ollama.ts';
 import * as openaiFake from './openai.ts';
-import { postJson } from './sse-client.ts';
+import { parseSse, postJson } from './sse-client.ts';
 
 // The flavour-specific routes and quirks of the styleA fake: rerank (vLLM, llama-server), OpenRouter's cost
 // and JSON transcription, llama-server's keys, and an Ollama that ignores encoding_format.
@@ -69,6 +69,16 @@ describe('openrouter flavour', () => {
     const client = new OpenAI({ baseURL: fake.baseUrl, apiKey: 'or-key', maxRetries: 0 });
     const completion = await client.chat.completions.create({ model: 'openai/gpt-test', messages: [{ role: 'user', content: 'hi' }] });
     assert.equal((completion.usage as OpenAI.CompletionUsage & { cost?: number }).cost, 0.5);
+  });
+
+  it('always ends a chat stream with the usage chunk, cost included, even when not asked', async () => {
+    fake.setUsage({ costUsd: 0.5 });
+    const response = await postJson(`${fake.baseUrl}/chat/completions`, { model: 'm', messages: [], stream: true }, { authorization: 'Bearer or-key' });
+    const events = parseSse(await response.text());
+    assert.equal(events.at(-1)?.data, '[DONE]');
+    const chunks = events.slice(0, -1).map((e) => JSON.parse(e.data) as { choices: unknown[]; usage?: { cost: number } });
+    assert.deepEqual(chunks.map((c) => c.usage?.cost), [...Array(chunks.length - 1).fill(undefined), 0.5]);
+    assert.deepEqual(chunks.at(-1)?.choices, []);
   });
 
   it('transcribes JSON input_audio, and refuses a body without it', async () => {

@@ -6,7 +6,9 @@ import { answerHeaders, chatStreamError, chatToolNames, chatUsage, styleAError, 
 // POST /chat/completions as OpenAI's reference documents it: a `chat.completion` object, or with
 // `stream: true` a run of `data: {chat.completion.chunk}` events ending in `data: [DONE]`. With
 // `stream_options.include_usage` every chunk carries `"usage": null` and one last chunk with `choices: []`
-// carries the usage; without it, no usage appears anywhere in the stream.
+// carries the usage; without it, no usage appears anywhere in the stream. OpenRouter is the exception: it
+// always ends a stream with the usage chunk (its Usage Accounting docs: `stream_options.include_usage` is
+// deprecated and has no effect), and marks the other chunks `"usage": null` only when asked.
 
 interface PlannedCall extends FakeToolCall {
   id: string;
@@ -61,6 +63,7 @@ function completion(ctx: StyleAContext, answer: Answer): JsonObject {
 }
 
 function chunkEvents(ctx: StyleAContext, answer: Answer, includeUsage: boolean): string[] {
+  const usageChunk = includeUsage || ctx.dialect === 'openrouter';
   const head = envelope(ctx, answer, 'chat.completion.chunk');
   const chunk = (delta: JsonObject, finish: string | null = null): string =>
     sseData({ ...head, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...(includeUsage ? { usage: null } : {}) });
@@ -75,7 +78,7 @@ function chunkEvents(ctx: StyleAContext, answer: Answer, includeUsage: boolean):
     }
   });
   events.push(chunk({}, finishReason(answer)));
-  if (includeUsage) events.push(sseData({ ...head, choices: [], usage: chatUsage(ctx) }));
+  if (usageChunk) events.push(sseData({ ...head, choices: [], usage: chatUsage(ctx) }));
   events.push(sseData('[DONE]'));
   return events;
 }
