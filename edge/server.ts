@@ -52,7 +52,7 @@ interface Connection {
 }
 
 // A streamed upload is read with backpressure: the socket is paused while more than this is queued.
-const UPLOAD_HIGH_WATER = 1024 * 1024;
+const UPLOAD_HIGH_WATER = 512 * 1024;
 
 /** The request body as an async iterable; the socket pauses while the consumer lags, and the limit holds. */
 function bodyStream(res: HttpResponse, conn: Connection, limit: number, hasBody: boolean): BodyStream & { complete(): boolean } {

@@ -43,6 +43,8 @@ export type FromWorker =
   /** Stream chunks coalesced per event-loop turn. */
   | { t: 'data'; id: number; chunks: ArrayBuffer[] }
   | { t: 'end'; id: number; end: RelayEnd }
+  /** A streamed create named its response: routes by that ID must work while the stream still runs. */
+  | { t: 'created'; id: number; responseId: string }
   /** Before the head: the answer is this error. After it: the stream failed. */
   | { t: 'error'; id: number; error: ErrorPayload; usage: UsageReport | null }
   /** Upload flow control: the worker has sent this many more bytes upstream. */

@@ -32,7 +32,7 @@ export interface UploadChannel {
   end(): void;
 }
 
-const UPLOAD_WINDOW = 8 * 1024 * 1024;
+const UPLOAD_WINDOW = 2 * 1024 * 1024;
 
 const encoder = new TextEncoder();
 
@@ -41,7 +41,13 @@ export function sseErrorEvent(error: ServiceError, requestId: string): Uint8Arra
   return encoder.encode(`event: error\ndata: ${JSON.stringify(errorEnvelope(error, requestId))}\n\n`);
 }
 
-export function startRelay(pool: RelayPool, req: RelayRequest, onAbort: (callback: () => void) => void): RelayCall {
+export interface RelayHooks {
+  onAbort(callback: () => void): void;
+  /** The upstream named the response it created, possibly long before the call ends. */
+  onResponseId?(responseId: string): void;
+}
+
+export function startRelay(pool: RelayPool, req: RelayRequest, hooks: RelayHooks): RelayCall {
   let resolveResult!: (r: RouteResult) => void;
   let rejectResult!: (e: unknown) => void;
   const result = new Promise<RouteResult>((resolve, reject) => {
@@ -77,6 +83,7 @@ export function startRelay(pool: RelayPool, req: RelayRequest, onAbort: (callbac
   };
 
   const handle = pool.start(req, {
+    created: (responseId) => hooks.onResponseId?.(responseId),
     ack(bytes) {
       unacked -= bytes;
       if (unacked <= UPLOAD_WINDOW / 2) {
@@ -146,7 +153,7 @@ export function startRelay(pool: RelayPool, req: RelayRequest, onAbort: (callbac
     },
   });
 
-  onAbort(() => {
+  hooks.onAbort(() => {
     handle.abort();
     finish({ outcome: 'aborted', usage: null, responseId: null });
     rejectResult(new Error('client aborted'));

@@ -14,7 +14,7 @@ import { targetOf } from '../provider-service.ts';
 import { route, type RouteContext, type RouteDef, type RouteResult } from '../router.ts';
 import type { EdgeRequestHead } from '../types.ts';
 import { relayMultipart } from './multipart.ts';
-import { startRelay, type RelayCall } from './relay-response.ts';
+import { startRelay, type RelayCall, type RelayHooks } from './relay-response.ts';
 import { checkCredential, resolveModel } from './resolve.ts';
 
 // Every inference route of interface.md section 4, relayed through the proxy workers. The edge parses
@@ -83,6 +83,11 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
     return call.result;
   }
 
+  const hooks = (ctx: RouteContext<unknown>, providerId: string): RelayHooks => ({
+    onAbort: ctx.onAbort,
+    onResponseId: (responseId) => responses.remember(responseId, providerId),
+  });
+
   function jsonOp(op: GatewayOp): RouteDef {
     const spec = GATEWAY_OPS[op];
     return route({
@@ -97,7 +102,7 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
         }
         const name = (json as { model?: unknown }).model;
         const resolved = resolveModel(catalog.current(), op, name);
-        const call = startRelay(pool, relayRequest(ctx, op, resolved, name as string, ownBuffer(ctx.req.body!)), ctx.onAbort);
+        const call = startRelay(pool, relayRequest(ctx, op, resolved, name as string, ownBuffer(ctx.req.body!)), hooks(ctx, resolved.provider.id));
         return follow(ctx, op, resolved.provider.id, resolved.model.id, call);
       },
     });
@@ -119,7 +124,7 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
         }
         if (!provider.enabled) throw new ServiceError('PROVIDER_DISABLED', `Provider \`${provider.id}\` is disabled.`);
         checkCredential({ provider });
-        const call = startRelay(pool, relayRequest(ctx, op, { provider, model: null }, null, null), ctx.onAbort);
+        const call = startRelay(pool, relayRequest(ctx, op, { provider, model: null }, null, null), hooks(ctx, provider.id));
         return follow(ctx, op, provider.id, null, call);
       },
     });
@@ -139,13 +144,13 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
           if (!acceptsJson) throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', `${spec.path} takes multipart/form-data.`);
           const json = parseJsonBody(ctx.req.body, ctx.req.headers['content-type']) as { model?: unknown } | null;
           const resolved = resolveModel(catalog.current(), op, json?.model, { multipart: true });
-          const call = startRelay(pool, relayRequest(ctx, op, resolved, json!.model as string, ownBuffer(ctx.req.body!)), ctx.onAbort);
+          const call = startRelay(pool, relayRequest(ctx, op, resolved, json!.model as string, ownBuffer(ctx.req.body!)), hooks(ctx, resolved.provider.id));
           return follow(ctx, op, resolved.provider.id, resolved.model.id, call);
         }
         return relayMultipart(ctx, {
           spillDir: deps.spillDir,
           resolve: (name) => resolveModel(catalog.current(), op, name, { multipart: true }),
-          start: (resolved, clientModel) => startRelay(pool, relayRequest(ctx, op, resolved, clientModel, null), ctx.onAbort),
+          start: (resolved, clientModel) => startRelay(pool, relayRequest(ctx, op, resolved, clientModel, null), hooks(ctx, resolved.provider.id)),
           follow: (resolved, call) => follow(ctx, op, resolved.provider.id, resolved.model.id, call),
         });
       },

@@ -236,11 +236,9 @@ describe('responses', () => {
     assert.deepEqual([unknown.status, unknown.json.error.code, unknown.json.error.param], [404, 'NOT_FOUND', 'id']);
   });
 
-  // BUG (service, W1.3): the response ID -> provider route is remembered only when a streamed create ends
-  // cleanly. A background response streamed and then interrupted (OpenAI documents resuming it by ID) is
-  // unknown to every call by ID: 404 NOT_FOUND, though the provider holds it. Remove `todo` once the worker
-  // reports the ID as soon as it sees `response.created`.
-  test('a streamed background response is reachable by ID after the client dropped the stream', { todo: 'response ID remembered only at a clean stream end (see report)' }, async () => {
+  // Regression: the response ID -> provider route was remembered only when a streamed create ended cleanly,
+  // so an interrupted background response (OpenAI documents resuming it by ID) was 404 for every call by ID.
+  test('a streamed background response is reachable by ID after the client dropped the stream', async () => {
     // The fake holds every event after the first, so the client drops the stream before it can end.
     a.slowStreamNext({ chunkDelayMs: 2000 });
     const stream = await client.responses.create({ model: 'openai/gpt-test', input: `resumable ${PROMPT_SENTINEL}`, background: true, stream: true });

@@ -16,6 +16,8 @@ export interface RelaySink {
   error(error: ServiceError, usage: UsageReport | null): void;
   /** Upload flow control: bytes the worker has passed upstream. */
   ack?(bytes: number): void;
+  /** A streamed create named its response. */
+  created?(responseId: string): void;
 }
 
 export interface RelayHandle {
@@ -73,6 +75,9 @@ export function createRelayPool(options: { dataDir: string; threads?: number }):
           return;
         case 'ack':
           sink.ack?.(m.bytes);
+          return;
+        case 'created':
+          sink.created?.(m.responseId);
           return;
       }
     });

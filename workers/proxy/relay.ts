@@ -184,8 +184,16 @@ export async function relay(id: number, req: RelayRequest, control: RelayControl
         post({ t: 'data', id, chunks }, chunks);
       };
       try {
+        let named = req.op !== 'responses.create' && req.op !== 'responses.compact';
         for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
           const out = tap.push(chunk);
+          if (!named) {
+            const responseId = tap.responseId();
+            if (responseId !== null) {
+              named = true;
+              post({ t: 'created', id, responseId });
+            }
+          }
           if (out !== null && out.byteLength > 0) {
             pending.push(own(out));
             if (!scheduled) {

@@ -22,6 +22,8 @@ export interface StreamTap {
   push(chunk: Uint8Array): Uint8Array | null;
   /** The bytes still held (only when stripping) and the usage of the whole stream. */
   end(): { tail: Uint8Array | null; usage: UsageResult };
+  /** The created response's ID as soon as the stream has named it (Responses API), else null. */
+  responseId(): string | null;
 }
 
 /**
@@ -105,6 +107,7 @@ export function createStreamTap(op: GatewayOp, options: StreamTapOptions): Strea
         reader?.end();
         return { tail: null, usage: collector.result() };
       },
+      responseId: () => collector.result().responseId,
     };
   }
 
@@ -137,5 +140,6 @@ export function createStreamTap(op: GatewayOp, options: StreamTapOptions): Strea
       }
       return { tail: take(), usage: collector.result() };
     },
+    responseId: () => collector.result().responseId,
   };
 }
