@@ -13,6 +13,9 @@ import { createRelayPool } from '../workers/proxy/relay-pool.ts';
 import { responseRouteRepo } from '../store/response-route-repo.ts';
 import { ensurePrivateDir } from '../store/env.ts';
 import { gatewayRoutes } from './gateway/routes.ts';
+import { createMeter } from '../workers/meter/actor.ts';
+import { usageRepo } from '../store/usage-repo.ts';
+import { usageRoutes } from './routes/usage.ts';
 import { createCatalogService } from './catalog-service.ts';
 import { createProviderService } from './provider-service.ts';
 import { capabilitiesRoute } from './routes/capabilities.ts';
@@ -115,6 +118,14 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
     },
   });
 
+  // The meter is the single writer of usage aggregates; it reads the usage posture on every record.
+  const meter = createMeter({
+    dataDir,
+    enabled: () => settings.current().usage.enabled,
+    retentionDays: () => settings.current().usage.retentionDays,
+    log,
+  });
+
   let draining = false;
   const routes: RouteDef[] = [
     ...processRoutes(() => draining),
@@ -124,7 +135,8 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
     ...providerRoutes(providers, catalog, models),
     ...catalogRoutes(catalog),
     ...modelRoutes(catalog),
-    ...gatewayRoutes({ catalog, pool: relayPool, responses, log, spillDir }),
+    ...gatewayRoutes({ catalog, pool: relayPool, responses, log, spillDir, recordUsage: (event) => meter.record(event) }),
+    ...usageRoutes(usageRepo(env)),
   ];
   routes.push(capabilitiesRoute(() => routes));
   const app = createApp({
@@ -144,6 +156,7 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
   } catch (err) {
     await pool.close();
     await relayPool.close();
+    await meter.close();
     await env.close();
     throw err;
   }
@@ -172,6 +185,8 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
     await providers.close();
     await pool.close();
     await relayPool.close();
+    // After the relay: every call that finished has recorded its usage, and the meter commits it now.
+    await meter.close();
     await tokens.flushLastUsed().catch(() => undefined);
     await env.close();
     log.info('stopped');

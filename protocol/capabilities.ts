@@ -1,5 +1,6 @@
 import { MODEL_ACTIONS, MODEL_ACTIONS_BY_KIND, REGISTRY_SOURCES, SERVICE_ACTIONS } from './actions.ts';
 import { FAMILIES, FAMILY_OPERATIONS } from './families.ts';
+import { USAGE_GROUP_BY } from './http/usage.ts';
 import { PRESET_PARAMETERS, PRESET_SCOPE_GROUPS, PRESET_SYSTEM_FAMILIES } from './presets.ts';
 import { KINDS, PROVIDER_ACTIONS, PROVIDER_KINDS } from './providers.ts';
 import { SCOPES } from './scopes.ts';
@@ -46,6 +47,7 @@ export function buildCapabilities(routes: readonly ServedRoute[]) {
       systemPromptFamilies: [...PRESET_SYSTEM_FAMILIES],
       scopeGroups: PRESET_SCOPE_GROUPS.map((g) => ({ id: g.id, families: [...g.families] })),
     },
+    usage: { groupBy: [...USAGE_GROUP_BY] },
     features: {
       gateway: families.some((f) => f.operations.some((op) => op.available)),
       modelDiscovery: has('GET', '/v1/models'),

@@ -60,6 +60,30 @@ export const EMPTY_USAGE: UsageReport = Object.freeze({
   toolCalls: {},
 }) as UsageReport;
 
+/** The Smart Route decision behind a call (set by route-pack resolution; absent for direct calls). */
+export interface UsageRoute {
+  packSlug: string;
+  routeId: string;
+  fallback: boolean;
+  /** A reason code such as `rate_limited`; null when `fallback` is false. */
+  fallbackReason: string | null;
+}
+
+/** Mode of a call that was not accelerated: such calls are the baseline a speedup is measured against. */
+export const BASELINE_ACCELERATION_MODE = 'none';
+
+/** How a local runtime generated the answer, when it reports it. */
+export interface UsageAcceleration {
+  /** `none` for plain generation (the baseline), otherwise the runtime's mode name (e.g. `draft`). */
+  mode: string;
+  draftModelId: string | null;
+  /** Wall time spent generating the output tokens. */
+  generationMs: number;
+  /** Draft counters, only when the runtime reports them. */
+  draftTokens?: number;
+  acceptedDraftTokens?: number;
+}
+
 /** One relayed call's outcome and usage, for the meter (W1.4 stores only aggregates of these). */
 export interface UsageEvent {
   kind: 'usage';
@@ -73,4 +97,6 @@ export interface UsageEvent {
   op: GatewayOp;
   outcome: 'ok' | 'failed' | 'aborted';
   usage: UsageReport | null;
+  route?: UsageRoute;
+  acceleration?: UsageAcceleration;
 }

@@ -3,6 +3,7 @@ import { after, before, test } from 'node:test';
 import { FAMILIES } from '../../protocol/families.ts';
 import { PROVIDER_KINDS } from '../../protocol/providers.ts';
 import { SCOPES } from '../../protocol/scopes.ts';
+import { USAGE_GROUP_BY } from '../../protocol/http/usage.ts';
 import { startService, type TestService } from '../helpers/service.ts';
 
 let svc: TestService;
@@ -36,6 +37,7 @@ test('GET /v1/capabilities describes the running service by ID', async () => {
   assert.ok(doc.presets.parameters['styleB.messages'].includes('top_k'));
   assert.deepEqual(doc.presets.scopeGroups[0], { id: 'generation', families: ['styleA.chat_completions', 'styleA.responses', 'styleB.messages'] });
   assert.ok(doc.registrySources.length > 0);
+  assert.deepEqual(doc.usage, { groupBy: [...USAGE_GROUP_BY] });
 });
 
 test('feature flags follow the routes actually served', async () => {
@@ -46,7 +48,8 @@ test('feature flags follow the routes actually served', async () => {
   assert.equal(features.auditEvents, true);
   assert.equal(features.gateway, true);
   assert.equal(features.gauge, false);
-  assert.equal(features.usage, false);
+  assert.equal(features.usage, true);
+  assert.equal(features.hardware, false);
 });
 
 test('holds no records, credentials, references or paths', async () => {

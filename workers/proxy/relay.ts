@@ -220,7 +220,7 @@ export async function relay(id: number, req: RelayRequest, control: RelayControl
     let out: Buffer = whole;
     const collector = createUsageCollector(req.op, { providerKind: req.target.kind });
     let parsed: unknown;
-    if (GATEWAY_OPS[req.op].metered || gateway.normalize !== undefined || req.op === 'responses.create') {
+    if (GATEWAY_OPS[req.op].metered || req.op === 'rerank') {
       try {
         parsed = JSON.parse(whole.toString('utf8'));
       } catch {

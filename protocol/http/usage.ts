@@ -1,0 +1,120 @@
+// The usage routes' vocabulary (interface.md section 4, "Usage routes"): query parameters, the breakdown
+// dimensions, and the answers. Every number is an aggregate; nothing here identifies a single request.
+
+/** Breakdown dimensions, as spelled in `groupBy`. */
+export const USAGE_GROUP_BY = ['provider', 'model', 'provider_model', 'token'] as const;
+export type UsageGroupBy = (typeof USAGE_GROUP_BY)[number];
+export const DEFAULT_USAGE_GROUP_BY: UsageGroupBy = 'model';
+
+export const USAGE_COMMON_PARAMS = ['from', 'to', 'providerId', 'modelId', 'tokenId'] as const;
+
+/** Extra parameters per route, with their `limit` bounds and defaults (interface.md section 8). */
+export const USAGE_ROUTES = {
+  summary: { path: '/v1/usage/summary', params: [], limit: null },
+  daily: { path: '/v1/usage/daily', params: [], limit: null },
+  breakdown: { path: '/v1/usage/breakdown', params: ['groupBy', 'limit'], limit: { max: 500, default: 50 } },
+  tools: { path: '/v1/usage/tools', params: ['limit'], limit: { max: 500, default: 20 } },
+  routes: { path: '/v1/usage/routes', params: ['limit'], limit: { max: 500, default: 50 } },
+  acceleration: { path: '/v1/usage/acceleration', params: ['limit'], limit: { max: 500, default: 50 } },
+} as const satisfies Record<string, { path: string; params: readonly string[]; limit: { max: number; default: number } | null }>;
+export type UsageRouteName = keyof typeof USAGE_ROUTES;
+
+/** `to` defaults to today and `from` to this many days before `to` (a 365-day window). */
+export const USAGE_DEFAULT_SPAN_DAYS = 364;
+/** Longest range one request may cover: the longest retention (`usage.retentionDays` <= 3650) holds no more. */
+export const USAGE_MAX_SPAN_DAYS = 3650;
+/** Usage cannot predate the Unix epoch. */
+export const USAGE_EARLIEST_DAY = '1970-01-01';
+
+export interface UsageFilter {
+  /** Local days, YYYY-MM-DD, both inclusive. */
+  from: string;
+  to: string;
+  providerId?: string;
+  modelId?: string;
+  tokenId?: string;
+}
+
+export interface UsageCounters {
+  requests: number;
+  /** Requests that ended `failed` or `aborted` (also counted in `requests`). */
+  failedRequests: number;
+  inputTokens: number;
+  outputTokens: number;
+  cachedInputTokens: number;
+  reasoningTokens: number;
+  totalTokens: number;
+  /** Sum of provider-reported cost in USD; null when no counted request reported one. */
+  costUsd: number | null;
+}
+
+export interface UsageRange {
+  from: string;
+  to: string;
+}
+
+export interface UsageSummary extends UsageRange {
+  totals: UsageCounters;
+  toolCalls: number;
+  /** Local days in the range with at least one request. */
+  activeDays: number;
+}
+
+export interface UsageDay extends UsageCounters {
+  day: string;
+}
+
+export interface UsageDaily extends UsageRange {
+  /** Ascending; days without traffic are omitted. */
+  data: UsageDay[];
+}
+
+export interface UsageBreakdownRow extends UsageCounters {
+  providerId?: string;
+  /** Null for calls addressed by a response ID (no model was resolved). */
+  modelId?: string | null;
+  tokenId?: string;
+}
+
+export interface UsagePage<T> extends UsageRange {
+  data: T[];
+  /** True when more rows matched than `limit`. */
+  hasMore: boolean;
+}
+
+export interface UsageBreakdown extends UsagePage<UsageBreakdownRow> {
+  groupBy: UsageGroupBy;
+}
+
+export interface UsageToolRow {
+  name: string;
+  calls: number;
+}
+
+export interface UsageRouteRow extends UsageCounters {
+  packSlug: string;
+  routeId: string;
+  providerId: string;
+  modelId: string | null;
+  fallback: boolean;
+  fallbackReason: string | null;
+}
+
+export interface UsageAccelerationRow extends UsageCounters {
+  providerId: string;
+  modelId: string | null;
+  mode: string;
+  draftModelId: string | null;
+  /** False for the baseline mode `none`. */
+  accelerated: boolean;
+  generationMs: number;
+  /** Sums of the draft counters; null when the runtime reported none. */
+  draftTokens: number | null;
+  acceptedDraftTokens: number | null;
+  /** acceptedDraftTokens / draftTokens; null without draft counters. */
+  draftAcceptance: number | null;
+  /** Output tokens per second relative to the same model's baseline rows in the range; null without a baseline. */
+  speedup: number | null;
+  /** Baseline time for this row's output tokens minus its generation time; null without a baseline. */
+  estimatedTimeSavedMs: number | null;
+}

@@ -1,0 +1,98 @@
+// The layout of usage aggregates in LMDB, shared by the meter (the only writer) and the readers.
+//
+// Four named databases, one row per local day and dimension tuple, msgpack values holding counters only:
+//
+//   usage-daily         day|providerId|modelId|tokenId                                -> UsageTotals
+//   usage-tools         day|providerId|modelId|tokenId|toolName                       -> ToolTotals
+//   usage-routes        day|providerId|modelId|tokenId|packSlug|routeId|fallback|reason -> UsageTotals
+//   usage-acceleration  day|providerId|modelId|tokenId|mode|draftModelId              -> AccelerationTotals
+//
+// Every key starts with the fixed-width day, so a day range is one key-range scan ([from|, to}) and pruning
+// is a scan of everything before a day. Parts are escaped (`%` -> %25, `|` -> %7C) so any ID or tool name
+// round-trips; an empty part stands for null (model of a call addressed by response ID, no draft model, no
+// fallback reason), which no real ID is. `fallback` is 1 or 0.
+
+export const USAGE_DBS = {
+  daily: 'usage-daily',
+  tools: 'usage-tools',
+  routes: 'usage-routes',
+  acceleration: 'usage-acceleration',
+} as const;
+export type UsageTable = keyof typeof USAGE_DBS;
+
+// Type aliases, not interfaces, so they fit `Record<string, number>` and one adder serves all three.
+export type UsageTotals = {
+  requests: number;
+  failedRequests: number;
+  inputTokens: number;
+  outputTokens: number;
+  cachedInputTokens: number;
+  reasoningTokens: number;
+  totalTokens: number;
+  costUsd: number;
+  /** Requests that reported a cost: distinguishes "cost 0" from "no cost reported". */
+  costReports: number;
+};
+
+export type ToolTotals = { calls: number };
+
+export type AccelerationTotals = UsageTotals & {
+  generationMs: number;
+  draftTokens: number;
+  acceptedDraftTokens: number;
+  /** Requests that reported draft counters. */
+  draftReports: number;
+};
+
+export function emptyTotals(): UsageTotals {
+  return { requests: 0, failedRequests: 0, inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, reasoningTokens: 0, totalTokens: 0, costUsd: 0, costReports: 0 };
+}
+
+export function emptyAcceleration(): AccelerationTotals {
+  return { ...emptyTotals(), generationMs: 0, draftTokens: 0, acceptedDraftTokens: 0, draftReports: 0 };
+}
+
+/** Adds `delta` into `into`, field by field; fields missing from an older stored row count as 0. */
+export function addInto<T extends Record<string, number>>(into: T, delta: Readonly<T>): T {
+  const target = into as Record<string, number>;
+  for (const k of Object.keys(delta)) target[k] = (target[k] ?? 0) + (delta as Record<string, number>)[k]!;
+  return into;
+}
+
+/** LMDB's key limit in lmdb-js; a longer key would fail the whole commit, so such rows are refused earlier. */
+export const MAX_KEY_BYTES = 1978;
+
+const NEEDS_ESCAPE = /[%|]/;
+
+function escapePart(part: string): string {
+  return NEEDS_ESCAPE.test(part) ? part.replace(/%/g, '%25').replace(/\|/g, '%7C') : part;
+}
+
+function unescapePart(part: string): string {
+  return part.includes('%') ? part.replace(/%(25|7C)/g, (_, code: string) => (code === '25' ? '%' : '|')) : part;
+}
+
+/** The key of a row: day first, then the parts in the order of the table's layout; null becomes ''. */
+export function usageKey(day: string, parts: readonly (string | null)[]): string {
+  let key = day;
+  for (const part of parts) key += '|' + (part === null ? '' : escapePart(part));
+  return key;
+}
+
+export function keyFits(key: string): boolean {
+  // UTF-8 is at most 3 bytes per UTF-16 unit, so only long keys need measuring.
+  return key.length * 3 <= MAX_KEY_BYTES || Buffer.byteLength(key) <= MAX_KEY_BYTES;
+}
+
+/** The day and the unescaped parts of a key. */
+export function parseUsageKey(key: string): { day: string; parts: string[] } {
+  const [day, ...parts] = key.split('|');
+  return { day: day!, parts: parts.map(unescapePart) };
+}
+
+/** The first and just-past-the-last key of a day range (both days inclusive): `|` < `}` in every encoding. */
+export function dayRange(from: string, to: string): { start: string; end: string } {
+  return { start: `${from}|`, end: `${to}}` };
+}
+
+export const nullable = (part: string): string | null => (part === '' ? null : part);

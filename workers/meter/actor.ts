@@ -1,0 +1,269 @@
+import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+import { wrap, type Remote } from 'comlink';
+import type { Logger } from 'pino';
+import type { UsageEvent } from '../../protocol/gateway.ts';
+import { addDays, localDayOf } from '../../protocol/local-day.ts';
+import {
+  METER_COMMITTED,
+  METER_COUNTER_SLOTS,
+  METER_OVERSIZED,
+  METER_PROCESSED,
+  type MeterApi,
+  type MeterBatch,
+  type MeterRecord,
+  type MeterWorkerData,
+} from '../../protocol/meter.ts';
+
+// The edge's side of the meter actor. `record` is the hot path: it copies the countable fields into a
+// batch that is posted once per event-loop turn and never waits. When the worker is behind by
+// `maxInflight` records, or down, records are dropped and counted (with a rate-limited warning) instead of
+// queueing without bound. A worker that dies is replaced; what it had committed stays in LMDB.
+
+export interface MeterOptions {
+  dataDir: string;
+  /** `usage.enabled`: read per record, so the setting applies at once. */
+  enabled(): boolean;
+  /** `usage.retentionDays`: the last that many local days (today included) are kept. */
+  retentionDays(): number;
+  log: Logger;
+  /** Longest time a record waits in the worker before it is committed. */
+  commitMs?: number;
+  /** Records posted but not yet folded by the worker beyond which new ones are dropped. */
+  maxInflight?: number;
+  /** Sees each worker as it starts (supervision tests terminate it). */
+  onWorker?(worker: Worker): void;
+}
+
+export interface MeterStats {
+  /** Records accepted for metering. */
+  recorded: number;
+  /** Records refused because the meter was full or down. */
+  dropped: number;
+  /** Accepted records that were not committed when a worker died. */
+  lost: number;
+  /** Rows the worker refused because an ID or tool name made the key too long. */
+  oversized: number;
+  restarts: number;
+  /** Records accepted but not yet folded by the worker. */
+  inflight: number;
+}
+
+export interface Meter {
+  record(event: UsageEvent): void;
+  /** Resolves once every record accepted so far is committed and on disk. */
+  flush(): Promise<void>;
+  /** Applies `retentionDays` now (it is also applied at start and hourly); resolves with rows removed. */
+  prune(): Promise<number>;
+  stats(): MeterStats;
+  /** Commits what is pending, closes the worker's store, stops the worker. */
+  close(): Promise<void>;
+}
+
+interface Incarnation {
+  worker: Worker;
+  records: MessagePort;
+  control: MessagePort;
+  api: Remote<MeterApi>;
+  counters: Int32Array;
+  /** Records posted to this worker (exact; the shared counters wrap at 2^32). */
+  posted: number;
+  startedAt: number;
+  /** Rejects when the worker stops, so no control call waits for a reply that cannot come. */
+  gone: Promise<never>;
+  pendingCalls: number;
+}
+
+const BATCH = 512;
+const PRUNE_EVERY_MS = 60 * 60 * 1000;
+const DROP_WARN_EVERY_MS = 10_000;
+// A worker that dies this soon after starting is restarted after a growing pause, not in a tight loop.
+const STABLE_AFTER_MS = 5_000;
+const MAX_RESTART_DELAY_MS = 30_000;
+// Shutdown must end: a worker that does not finish its last commit by then is stopped anyway.
+const CLOSE_TIMEOUT_MS = 10_000;
+
+export function createMeter(options: MeterOptions): Meter {
+  const { dataDir, enabled, retentionDays, log } = options;
+  const commitMs = options.commitMs ?? 250;
+  const maxInflight = options.maxInflight ?? 100_000;
+
+  let cur: Incarnation | null = null;
+  let buffer: MeterRecord[] = [];
+  let scheduled = false;
+  let closing = false;
+  let restartDelay = 0;
+  let restartTimer: NodeJS.Timeout | null = null;
+  const totals = { recorded: 0, dropped: 0, lost: 0, oversized: 0, restarts: 0 };
+  let dropsSinceWarn = 0;
+  let lastDropWarn = 0;
+
+  function spawn(): void {
+    restartTimer = null;
+    const records = new MessageChannel();
+    const control = new MessageChannel();
+    const counters = new Int32Array(new SharedArrayBuffer(4 * METER_COUNTER_SLOTS));
+    const workerData: MeterWorkerData = { dataDir, records: records.port2, control: control.port2, counters: counters.buffer as SharedArrayBuffer, commitMs };
+    const worker = new Worker(new URL('./entry.js', import.meta.url), { workerData, transferList: [records.port2, control.port2] });
+    worker.unref();
+    records.port1.unref();
+    control.port1.unref();
+    let stop!: (err: Error) => void;
+    const gone = new Promise<never>((_, reject) => (stop = reject));
+    gone.catch(() => undefined);
+    const inc: Incarnation = { worker, records: records.port1, control: control.port1, api: wrap<MeterApi>(control.port1), counters, posted: 0, startedAt: Date.now(), gone, pendingCalls: 0 };
+    cur = inc;
+    const lost = (err?: Error) => {
+      if (cur !== inc) return;
+      cur = null;
+      const uncommitted = (inc.posted - Atomics.load(counters, METER_COMMITTED)) | 0;
+      totals.lost += uncommitted;
+      totals.oversized += Atomics.load(counters, METER_OVERSIZED);
+      stop(new Error('The usage meter worker stopped.'));
+      inc.records.close();
+      inc.control.close();
+      if (closing) return;
+      totals.restarts += 1;
+      restartDelay = Date.now() - inc.startedAt >= STABLE_AFTER_MS ? 0 : Math.min(MAX_RESTART_DELAY_MS, Math.max(200, restartDelay * 2));
+      log.error({ err: err?.message, lostRecords: uncommitted, restartInMs: restartDelay }, 'usage meter worker stopped; restarting it');
+      restartTimer = setTimeout(spawn, restartDelay);
+      restartTimer.unref();
+    };
+    worker.on('error', lost);
+    worker.on('exit', () => lost());
+    options.onWorker?.(worker);
+    void prune().catch((err: unknown) => log.warn({ err: String(err) }, 'usage retention pruning failed'));
+  }
+
+  /** A control call that holds the process open while it runs and fails if the worker stops. */
+  async function call<T>(inc: Incarnation, run: (api: Remote<MeterApi>) => Promise<T>): Promise<T> {
+    if (inc.pendingCalls++ === 0) inc.control.ref();
+    try {
+      return await Promise.race([run(inc.api), inc.gone]);
+    } finally {
+      if (--inc.pendingCalls === 0 && cur === inc) inc.control.unref();
+    }
+  }
+
+  function inflight(inc: Incarnation): number {
+    return (inc.posted - Atomics.load(inc.counters, METER_PROCESSED)) | 0;
+  }
+
+  function drop(n: number): void {
+    totals.dropped += n;
+    dropsSinceWarn += n;
+    const now = Date.now();
+    if (now - lastDropWarn >= DROP_WARN_EVERY_MS) {
+      log.warn({ dropped: dropsSinceWarn, droppedTotal: totals.dropped, meterUp: cur !== null }, 'usage meter is full or down; dropping usage records');
+      lastDropWarn = now;
+      dropsSinceWarn = 0;
+    }
+  }
+
+  function post(): void {
+    scheduled = false;
+    if (buffer.length === 0) return;
+    const batch = buffer;
+    buffer = [];
+    const inc = cur;
+    if (inc === null) {
+      totals.lost += batch.length;
+      return;
+    }
+    const message: MeterBatch = { kind: 'usage.batch', records: batch };
+    inc.records.postMessage(message);
+    inc.posted += batch.length;
+  }
+
+  async function prune(): Promise<number> {
+    const inc = cur;
+    if (inc === null) return 0;
+    const beforeDay = addDays(localDayOf(Date.now()), 1 - retentionDays());
+    return call(inc, (api) => api.prune(beforeDay));
+  }
+
+  spawn();
+  const pruneTimer = setInterval(() => void prune().catch((err: unknown) => log.warn({ err: String(err) }, 'usage retention pruning failed')), PRUNE_EVERY_MS);
+  pruneTimer.unref();
+
+  return {
+    record(event) {
+      if (closing || !enabled()) return;
+      const inc = cur;
+      if (inc === null || inflight(inc) + buffer.length >= maxInflight) return drop(1);
+      buffer.push(toRecord(event));
+      totals.recorded += 1;
+      if (buffer.length >= BATCH) post();
+      else if (!scheduled) {
+        scheduled = true;
+        setImmediate(post);
+      }
+    },
+    async flush() {
+      post();
+      const inc = cur;
+      if (inc !== null) await call(inc, (api) => api.flush(inc.posted));
+    },
+    prune,
+    stats() {
+      const inc = cur;
+      return {
+        ...totals,
+        oversized: totals.oversized + (inc === null ? 0 : Atomics.load(inc.counters, METER_OVERSIZED)),
+        inflight: (inc === null ? 0 : inflight(inc)) + buffer.length,
+      };
+    },
+    async close() {
+      if (closing) return;
+      post();
+      closing = true;
+      clearInterval(pruneTimer);
+      if (restartTimer !== null) clearTimeout(restartTimer);
+      const inc = cur;
+      if (inc === null) return;
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('timed out')), CLOSE_TIMEOUT_MS)));
+      try {
+        await Promise.race([call(inc, (api) => api.close(inc.posted)), late]);
+      } catch (err) {
+        log.error({ err: err instanceof Error ? err.message : String(err) }, 'usage meter did not close cleanly');
+      } finally {
+        clearTimeout(timer);
+      }
+      await inc.worker.terminate();
+    },
+  };
+}
+
+/** Only the countable fields cross the thread: never the request ID or anything an event picks up later. */
+function toRecord(e: UsageEvent): MeterRecord {
+  const u = e.usage;
+  const rec: MeterRecord = {
+    at: e.at,
+    tokenId: e.tokenId,
+    providerId: e.providerId,
+    modelId: e.modelId,
+    op: e.op,
+    outcome: e.outcome,
+    usage:
+      u === null
+        ? null
+        : {
+            inputTokens: u.inputTokens,
+            outputTokens: u.outputTokens,
+            cachedInputTokens: u.cachedInputTokens,
+            reasoningTokens: u.reasoningTokens,
+            totalTokens: u.totalTokens,
+            costUsd: u.costUsd,
+            toolCalls: u.toolCalls,
+          },
+  };
+  const r = e.route;
+  if (r !== undefined) rec.route = { packSlug: r.packSlug, routeId: r.routeId, fallback: r.fallback, fallbackReason: r.fallbackReason };
+  const a = e.acceleration;
+  if (a !== undefined) {
+    rec.acceleration = { mode: a.mode, draftModelId: a.draftModelId, generationMs: a.generationMs };
+    if (a.draftTokens !== undefined) rec.acceleration.draftTokens = a.draftTokens;
+    if (a.acceptedDraftTokens !== undefined) rec.acceleration.acceptedDraftTokens = a.acceptedDraftTokens;
+  }
+  return rec;
+}
