@@ -34,35 +34,29 @@ const Acceleration = Type.Union([
 ]);
 const ContextWindow = Type.Union([Type.Integer({ minimum: 1, maximum: 100_000_000 }), Type.Null()]);
 
+// What a record's owner may set; the identity fields (provider, upstream ID) come only at creation.
+const EDITABLE = {
+  displayName: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  families: Type.Optional(Families),
+  aliases: Type.Optional(Aliases),
+  hidden: Type.Optional(Type.Boolean()),
+  contextWindow: Type.Optional(ContextWindow),
+  pricing: Type.Optional(Pricing),
+  acceleration: Type.Optional(Acceleration),
+};
+
 export const ModelCreateSchema = Type.Object(
   {
     providerId: Type.String({ minLength: 1, maxLength: 63 }),
     upstreamModelId: Type.String({ minLength: 1, maxLength: 400 }),
-    displayName: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    families: Type.Optional(Families),
-    aliases: Type.Optional(Aliases),
-    hidden: Type.Optional(Type.Boolean()),
-    contextWindow: Type.Optional(ContextWindow),
-    pricing: Type.Optional(Pricing),
-    acceleration: Type.Optional(Acceleration),
+    ...EDITABLE,
   },
   { additionalProperties: false },
 );
 export type ModelCreate = Static<typeof ModelCreateSchema>;
 export const checkModelCreate = compile(ModelCreateSchema);
 
-export const ModelUpdateSchema = Type.Object(
-  {
-    displayName: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    families: Type.Optional(Families),
-    aliases: Type.Optional(Aliases),
-    hidden: Type.Optional(Type.Boolean()),
-    contextWindow: Type.Optional(ContextWindow),
-    pricing: Type.Optional(Pricing),
-    acceleration: Type.Optional(Acceleration),
-  },
-  { additionalProperties: false },
-);
+export const ModelUpdateSchema = Type.Object(EDITABLE, { additionalProperties: false });
 export type ModelUpdate = Static<typeof ModelUpdateSchema>;
 export const checkModelUpdate = compile(ModelUpdateSchema);
 

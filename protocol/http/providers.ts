@@ -17,17 +17,22 @@ const Timeouts = Type.Object(
   { additionalProperties: false },
 );
 
+// Fields both a create and an update may set; `id` and `kind` are fixed at creation.
+const EDITABLE = {
+  displayName: Type.Optional(DisplayName),
+  baseUrl: Type.Optional(Type.Union([BaseUrl, Type.Null()])),
+  enabled: Type.Optional(Type.Boolean()),
+  autoProxyModels: Type.Optional(Type.Boolean()),
+  hints: Type.Optional(Hints),
+  timeouts: Type.Optional(Timeouts),
+};
+
 export const ProviderCreateSchema = Type.Object(
   {
     id: Type.Optional(Id),
     kind: Type.Union(PROVIDER_KINDS.map((k) => Type.Literal(k))),
-    displayName: Type.Optional(DisplayName),
-    baseUrl: Type.Optional(Type.Union([BaseUrl, Type.Null()])),
-    enabled: Type.Optional(Type.Boolean()),
-    autoProxyModels: Type.Optional(Type.Boolean()),
+    ...EDITABLE,
     credential: Type.Optional(Credential),
-    hints: Type.Optional(Hints),
-    timeouts: Type.Optional(Timeouts),
   },
   { additionalProperties: false },
 );
@@ -36,14 +41,9 @@ export const checkProviderCreate = compile(ProviderCreateSchema);
 
 export const ProviderUpdateSchema = Type.Object(
   {
-    displayName: Type.Optional(DisplayName),
-    baseUrl: Type.Optional(Type.Union([BaseUrl, Type.Null()])),
-    enabled: Type.Optional(Type.Boolean()),
-    autoProxyModels: Type.Optional(Type.Boolean()),
+    ...EDITABLE,
     /** A string replaces the stored credential; null clears it. */
     credential: Type.Optional(Type.Union([Credential, Type.Null()])),
-    hints: Type.Optional(Hints),
-    timeouts: Type.Optional(Timeouts),
   },
   { additionalProperties: false },
 );
