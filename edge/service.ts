@@ -13,6 +13,8 @@ import { createRelayPool } from '../workers/proxy/relay-pool.ts';
 import { responseRouteRepo } from '../store/response-route-repo.ts';
 import { ensurePrivateDir } from '../store/env.ts';
 import { gatewayRoutes } from './gateway/routes.ts';
+import { createHardwareActor } from '../workers/hardware/actor.ts';
+import { hardwareRoutes } from './routes/hardware.ts';
 import { createMeter } from '../workers/meter/actor.ts';
 import { usageRepo } from '../store/usage-repo.ts';
 import { usageRoutes } from './routes/usage.ts';
@@ -21,6 +23,7 @@ import { createProviderService } from './provider-service.ts';
 import { capabilitiesRoute } from './routes/capabilities.ts';
 import { catalogRoutes } from './routes/catalog.ts';
 import { modelRoutes } from './routes/models.ts';
+import { createSmartRouting } from './smart-route/wire.ts';
 import { providerRoutes } from './routes/providers.ts';
 import type { RouteDef } from './router.ts';
 import { createApp } from './app.ts';
@@ -73,6 +76,7 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
   log.info({ vault: vault.info.backend, keyStorage: vault.info.keyStorage }, 'credential vault ready');
   const pool = createProxyPool({ dataDir });
   const relayPool = createRelayPool({ dataDir });
+  const hardware = createHardwareActor({ log });
   const spillDir = join(dataDir, 'tmp');
   ensurePrivateDir(spillDir);
   const responses = responseRouteRepo(env);
@@ -81,6 +85,7 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
   const models = modelRepo(env);
   const providerStore = providerRepo(env);
   const catalog = createCatalogService({ env, models, audit, providers: () => providerStore.all() });
+  const smartRoute = createSmartRouting({ env, audit, catalog });
   const providers = createProviderService({
     env,
     providers: providerStore,
@@ -132,10 +137,12 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
     ...settingsRoutes(settings),
     ...tokenRoutes(tokens),
     ...auditRoutes(audit),
+    ...hardwareRoutes(hardware),
     ...providerRoutes(providers, catalog, models),
     ...catalogRoutes(catalog),
-    ...modelRoutes(catalog),
-    ...gatewayRoutes({ catalog, pool: relayPool, responses, log, spillDir, recordUsage: (event) => meter.record(event) }),
+    ...modelRoutes(catalog, smartRoute.synthetic),
+    ...smartRoute.routes,
+    ...gatewayRoutes({ catalog, pool: relayPool, responses, log, spillDir, recordUsage: (event) => meter.record(event), smart: smartRoute.smart }),
     ...usageRoutes(usageRepo(env)),
   ];
   routes.push(capabilitiesRoute(() => routes));
@@ -157,6 +164,7 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
     await pool.close();
     await relayPool.close();
     await meter.close();
+    await hardware.close();
     await env.close();
     throw err;
   }
@@ -187,6 +195,7 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
     await relayPool.close();
     // After the relay: every call that finished has recorded its usage, and the meter commits it now.
     await meter.close();
+    await hardware.close();
     await tokens.flushLastUsed().catch(() => undefined);
     await env.close();
     log.info('stopped');

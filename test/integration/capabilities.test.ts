@@ -49,7 +49,7 @@ test('feature flags follow the routes actually served', async () => {
   assert.equal(features.gateway, true);
   assert.equal(features.gauge, false);
   assert.equal(features.usage, true);
-  assert.equal(features.hardware, false);
+  assert.equal(features.hardware, true);
 });
 
 test('holds no records, credentials, references or paths', async () => {

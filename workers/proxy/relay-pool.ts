@@ -50,7 +50,6 @@ export function createRelayPool(options: { dataDir: string; threads?: number }):
     const worker = new Worker(new URL('./relay-entry.js', import.meta.url), { workerData });
     const slot: Slot = { worker, inflight: new Map() };
     slots[index] = slot;
-    worker.unref();
     worker.on('message', (m: FromWorker) => {
       const sink = slot.inflight.get(m.id);
       if (!sink) return;
@@ -91,6 +90,8 @@ export function createRelayPool(options: { dataDir: string; threads?: number }):
     };
     worker.on('error', lost);
     worker.on('exit', lost);
+    // After the listeners: on Node 20 a 'message' listener added later makes the worker hold the process again.
+    worker.unref();
   }
 
   for (let i = 0; i < size; i++) spawn(i);
