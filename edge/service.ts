@@ -18,6 +18,9 @@ import { hardwareRoutes } from './routes/hardware.ts';
 import { createMeter } from '../workers/meter/actor.ts';
 import { usageRepo } from '../store/usage-repo.ts';
 import { usageRoutes } from './routes/usage.ts';
+import { createRuntimePool, defaultModelsDirectory, withEmbeddedRuntime } from '../workers/runtime/runtime-pool.ts';
+import { listEmbeddedModels } from '../workers/runtime/library.ts';
+import { runtimeRoutes } from './routes/runtime.ts';
 import { createCatalogService } from './catalog-service.ts';
 import { createProviderService } from './provider-service.ts';
 import { capabilitiesRoute } from './routes/capabilities.ts';
@@ -76,6 +79,10 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
   log.info({ vault: vault.info.backend, keyStorage: vault.info.keyStorage }, 'credential vault ready');
   const pool = createProxyPool({ dataDir });
   const relayPool = createRelayPool({ dataDir });
+  // Settings are read inside these closures at call time, so the models directory and tuning follow PATCHes.
+  const modelsDirectory = () => settings.current().runtime.modelsDirectory ?? defaultModelsDirectory(dataDir);
+  const runtimePool = createRuntimePool({ dataDir, modelsDirectory, tuning: () => settings.current().runtime.tuning, log });
+  const embeddedLister = listEmbeddedModels(modelsDirectory);
   const hardware = createHardwareActor({ log });
   const spillDir = join(dataDir, 'tmp');
   ensurePrivateDir(spillDir);
@@ -92,7 +99,7 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
     models,
     audit,
     vault,
-    lister: (target, ref) => pool.listModels(target, ref),
+    lister: (target, ref) => (target.kind === 'embedded' ? embeddedLister(target, ref) : pool.listModels(target, ref)),
     onChange: () => catalog.rebuild(),
     log,
   });
@@ -142,8 +149,9 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
     ...catalogRoutes(catalog),
     ...modelRoutes(catalog, smartRoute.synthetic),
     ...smartRoute.routes,
-    ...gatewayRoutes({ catalog, pool: relayPool, responses, log, spillDir, recordUsage: (event) => meter.record(event), smart: smartRoute.smart }),
+    ...gatewayRoutes({ catalog, pool: withEmbeddedRuntime(relayPool, runtimePool), responses, log, spillDir, recordUsage: (event) => meter.record(event), smart: smartRoute.smart }),
     ...usageRoutes(usageRepo(env)),
+    ...runtimeRoutes({ modelsDirectory }),
   ];
   routes.push(capabilitiesRoute(() => routes));
   const app = createApp({
@@ -163,6 +171,7 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
   } catch (err) {
     await pool.close();
     await relayPool.close();
+    await runtimePool.close();
     await meter.close();
     await hardware.close();
     await env.close();
@@ -193,6 +202,7 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
     await providers.close();
     await pool.close();
     await relayPool.close();
+    await runtimePool.close();
     // After the relay: every call that finished has recorded its usage, and the meter commits it now.
     await meter.close();
     await hardware.close();

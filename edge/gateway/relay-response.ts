@@ -45,6 +45,8 @@ export interface RelayHooks {
   onAbort(callback: () => void): void;
   /** The upstream named the response it created, possibly long before the call ends. */
   onResponseId?(responseId: string): void;
+  /** The answer's status and headers arrived (before any byte reaches the client): rate limits, latency. */
+  onHead?(status: number, headers: Readonly<Record<string, string>>): void;
 }
 
 export function startRelay(pool: RelayPool, req: RelayRequest, hooks: RelayHooks): RelayCall {
@@ -92,6 +94,7 @@ export function startRelay(pool: RelayPool, req: RelayRequest, hooks: RelayHooks
       }
     },
     whole(status, headers, body, end: RelayEnd) {
+      hooks.onHead?.(status, headers);
       resolveResult({
         stream(out) {
           out.head(status, headers);
@@ -102,6 +105,7 @@ export function startRelay(pool: RelayPool, req: RelayRequest, hooks: RelayHooks
     },
     head(status, headers) {
       headSeen = true;
+      hooks.onHead?.(status, headers);
       isSse = (headers['content-type'] ?? '').includes('text/event-stream');
       resolveResult({
         stream(out) {

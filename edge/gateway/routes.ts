@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { ServiceError } from '../../protocol/errors.ts';
-import { GATEWAY_OPS, type GatewayOp, type UsageEvent } from '../../protocol/gateway.ts';
+import { GATEWAY_OPS, type GatewayOp, type UsageEvent, type UsageRoute } from '../../protocol/gateway.ts';
 import { KINDS, PROVIDER_KINDS, type ProviderKind } from '../../protocol/providers.ts';
 import type { RelayRequest } from '../../protocol/relay.ts';
 import type { ResponseRouteRepo } from '../../store/response-route-repo.ts';
@@ -16,6 +16,7 @@ import type { EdgeRequestHead } from '../types.ts';
 import { relayMultipart } from './multipart.ts';
 import { startRelay, type RelayCall, type RelayHooks } from './relay-response.ts';
 import { checkCredential, resolveModel } from './resolve.ts';
+import { isPackName, isPresetName, observeFailure, resolvePack, resolvePreset, retryClassOf, type SmartRouting } from '../smart-route/gateway.ts';
 
 // Every inference route of interface.md section 4, relayed through the proxy workers. The edge parses
 // just enough to resolve the model (strict JSON; the multipart `model` field) and checks the endpoint
@@ -30,6 +31,8 @@ export interface GatewayDeps {
   log: Logger;
   /** Directory for multipart prefixes that spill out of memory before the model field arrives. */
   spillDir: string;
+  /** Presets, route packs and the signals their strategies read; without it `@` names do not resolve. */
+  smart?: SmartRouting;
 }
 
 const HINTS = new Map<ProviderKind, ReadonlyMap<string, string>>(
@@ -63,7 +66,7 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
   const { catalog, pool, responses, log } = deps;
 
   /** Reports the call's outcome once it is over; remembers which provider holds a created response. */
-  function follow(ctx: RouteContext<unknown>, op: GatewayOp, providerId: string, modelId: string | null, call: RelayCall): Promise<RouteResult> {
+  function follow(ctx: RouteContext<unknown>, op: GatewayOp, providerId: string, modelId: string | null, call: RelayCall, route?: UsageRoute): Promise<RouteResult> {
     void call.done.then((o) => {
       if (o.responseId !== null && (op === 'responses.create' || op === 'responses.compact')) responses.remember(o.responseId, providerId);
       const event: UsageEvent = {
@@ -76,8 +79,9 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
         op,
         outcome: o.outcome,
         usage: o.usage,
+        ...(route && { route }),
       };
-      log.info({ reqId: ctx.requestId, op, providerId, modelId, outcome: o.outcome, usage: o.usage }, 'usage');
+      log.info({ reqId: ctx.requestId, op, providerId, modelId, outcome: o.outcome, usage: o.usage, ...(route && { route }) }, 'usage');
       deps.recordUsage?.(event);
     });
     return call.result;
@@ -87,6 +91,50 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
     onAbort: ctx.onAbort,
     onResponseId: (responseId) => responses.remember(responseId, providerId),
   });
+
+  /** A JSON call to a resolved model; its rate-limit headers, 429s and time to first byte feed Smart Route. */
+  function startJson(ctx: RouteContext<unknown>, op: GatewayOp, resolved: ResolvedModel, clientModel: string, body: ArrayBuffer): RelayCall {
+    const { smart } = deps;
+    const modelId = resolved.model.id;
+    const startedAt = performance.now();
+    const call = startRelay(pool, relayRequest(ctx, op, resolved, clientModel, body), {
+      ...hooks(ctx, resolved.provider.id),
+      onHead(_status, headers) {
+        smart?.capacity.observeHeaders(modelId, headers);
+        smart?.latency.observe(modelId, performance.now() - startedAt);
+      },
+    });
+    if (smart) call.result.catch((err: unknown) => observeFailure(smart.capacity, modelId, err));
+    return call;
+  }
+
+  /**
+   * A route pack: attempts in the decision's order, moving on only for a failure class the pack names and
+   * only while nothing has reached the client (`call.result` rejects only before the head). Only the
+   * attempt whose answer the client gets is metered; earlier ones are logged.
+   */
+  async function runPack(ctx: RouteContext<unknown>, op: GatewayOp, smart: SmartRouting, name: string, body: Buffer): Promise<RouteResult> {
+    const decision = resolvePack(smart, op, name);
+    let aborted = false;
+    ctx.onAbort(() => (aborted = true));
+    let reason: string | null = null;
+    for (let i = 0; ; i++) {
+      const attempt = decision.attempts[i]!;
+      const route: UsageRoute = { packSlug: decision.slug, routeId: attempt.routeId, fallback: i > 0, fallbackReason: reason };
+      const call = startJson(ctx, op, attempt.target, name, ownBuffer(body));
+      try {
+        await call.result;
+      } catch (err) {
+        const cls = retryClassOf(err, decision.retryOn);
+        if (cls !== null && !aborted && i + 1 < decision.attempts.length) {
+          log.info({ reqId: ctx.requestId, packSlug: decision.slug, routeId: attempt.routeId, modelId: attempt.target.model.id, reason: cls }, 'route attempt failed; trying the next');
+          reason = cls;
+          continue;
+        }
+      }
+      return follow(ctx, op, attempt.target.provider.id, attempt.target.model.id, call, route);
+    }
+  }
 
   function jsonOp(op: GatewayOp): RouteDef {
     const spec = GATEWAY_OPS[op];
@@ -101,8 +149,14 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
           throw new ServiceError('INVALID_REQUEST', 'The request body must be a JSON object.');
         }
         const name = (json as { model?: unknown }).model;
+        const { smart } = deps;
+        if (smart && isPackName(name)) return runPack(ctx, op, smart, name, ctx.req.body!);
+        if (smart && isPresetName(name)) {
+          const { resolved, body } = resolvePreset(smart, op, name, json as Record<string, unknown>);
+          return follow(ctx, op, resolved.provider.id, resolved.model.id, startJson(ctx, op, resolved, name, body));
+        }
         const resolved = resolveModel(catalog.current(), op, name);
-        const call = startRelay(pool, relayRequest(ctx, op, resolved, name as string, ownBuffer(ctx.req.body!)), hooks(ctx, resolved.provider.id));
+        const call = startJson(ctx, op, resolved, name as string, ownBuffer(ctx.req.body!));
         return follow(ctx, op, resolved.provider.id, resolved.model.id, call);
       },
     });

@@ -3,23 +3,30 @@ import { readQuery } from '../../protocol/query.ts';
 import type { CatalogModel } from '../catalog.ts';
 import type { CatalogService } from '../catalog-service.ts';
 import { route, type RouteDef } from '../router.ts';
+import type { SyntheticModel } from '../smart-route/discovery.ts';
 
 // GET /v1/models: the styleA list by default; the styleB paginated list when the caller sends a styleB
 // version header (real styleB clients send `anthropic-version` on every call).
 
 const STYLE_B_PARAMS = ['limit', 'after_id', 'before_id'] as const;
 
-const entryA = (m: CatalogModel) => ({ id: m.id, object: 'model', created: m.created ?? 0, owned_by: m.providerId });
-const entryB = (m: CatalogModel) => ({
+/** A catalog model, or a preset or route pack (which carry their families and safe metadata along). */
+type Listed = CatalogModel | SyntheticModel;
+const isSynthetic = (m: Listed): m is SyntheticModel => 'meta' in m;
+const extras = (m: Listed) => (isSynthetic(m) ? { display_name: m.displayName, families: m.families, switchyard: m.meta } : {});
+
+const entryA = (m: Listed) => ({ id: m.id, object: 'model', created: m.created ?? 0, owned_by: isSynthetic(m) ? 'switchyard' : m.providerId, ...extras(m) });
+const entryB = (m: Listed) => ({
   type: 'model',
   id: m.id,
   display_name: m.displayName,
   created_at: new Date((m.created ?? 0) * 1000).toISOString(),
+  ...extras(m),
 });
 const wantsStyleB = (headers: Readonly<Record<string, string>>) =>
   headers['styleb-version'] !== undefined || headers['anthropic-version'] !== undefined;
 
-function styleB(models: readonly CatalogModel[], query: string) {
+function styleB(models: readonly Listed[], query: string) {
   const q = readQuery(query, STYLE_B_PARAMS);
   const limit = q.int('limit', 1, 1000, 20);
   const afterId = q.string('after_id', 1024);
@@ -53,14 +60,15 @@ function styleB(models: readonly CatalogModel[], query: string) {
   };
 }
 
-export function modelRoutes(catalog: CatalogService): RouteDef[] {
+/** `synthetic` lists presets and route packs; they follow the catalog models, so pages stay stable. */
+export function modelRoutes(catalog: CatalogService, synthetic: () => readonly SyntheticModel[] = () => []): RouteDef[] {
   return [
     route({
       method: 'GET',
       path: '/v1/models',
       scope: ['inference', 'read'],
       handle: ({ req }) => {
-        const models = catalog.current().discoverable();
+        const models: Listed[] = [...catalog.current().discoverable(), ...synthetic()];
         if (wantsStyleB(req.headers)) return { body: styleB(models, req.query) };
         // limit, after_id and before_id only exist in the styleB shape.
         readQuery(req.query, []);

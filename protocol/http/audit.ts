@@ -14,10 +14,16 @@ export const AUDIT_ACTIONS = [
   'model.create',
   'model.update',
   'model.delete',
+  'preset.create',
+  'preset.update',
+  'preset.delete',
+  'route-pack.create',
+  'route-pack.update',
+  'route-pack.delete',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
-export const AUDIT_RESOURCE_TYPES = ['settings', 'token', 'provider', 'model'] as const;
+export const AUDIT_RESOURCE_TYPES = ['settings', 'token', 'provider', 'model', 'preset', 'route-pack'] as const;
 export type AuditResourceType = (typeof AUDIT_RESOURCE_TYPES)[number];
 
 /** `token`: a request authenticated by a local token (actorId is the token ID); `system`: the service itself. */

@@ -1,0 +1,18 @@
+import type { PresetView } from '../protocol/http/presets.ts';
+import type { StoreEnv } from './env.ts';
+
+/** Presets keyed by slug; the record is exactly what routes show (nothing in it is secret). */
+export interface PresetRepo {
+  all(): PresetView[];
+  stagePut(record: PresetView): void;
+  stageRemove(slug: string): void;
+}
+
+export function presetRepo(env: StoreEnv): PresetRepo {
+  const db = env.db<PresetView>('presets');
+  return {
+    all: () => [...db.getRange().map(({ value }) => value)],
+    stagePut: (record) => void db.put(record.slug, record),
+    stageRemove: (slug) => void db.remove(slug),
+  };
+}

@@ -1,0 +1,141 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import pino from 'pino';
+import type { ServiceError } from '../../../protocol/errors.ts';
+import type { GatewayOp, UsageReport } from '../../../protocol/gateway.ts';
+import { DEFAULT_TIMEOUTS } from '../../../protocol/providers.ts';
+import type { RelayPool } from '../../../workers/proxy/relay-pool.ts';
+import { createRuntimePool } from '../../../workers/runtime/runtime-pool.ts';
+import { writeCorruptModel, writeTinyModel, writeTruncatedModel, writeWrongShapeModel } from '../../helpers/gguf.ts';
+
+// The runtime pool in-process: real llama.cpp on tiny generated models, no HTTP.
+
+interface Outcome {
+  status: number;
+  headers: Record<string, string>;
+  text: string;
+  usage: UsageReport | null;
+  error: ServiceError | null;
+}
+
+function call(pool: RelayPool, op: GatewayOp, model: string, body: object): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const decoder = new TextDecoder();
+    const o: Outcome = { status: 0, headers: {}, text: '', usage: null, error: null };
+    const buf = new TextEncoder().encode(JSON.stringify(body)).buffer as ArrayBuffer;
+    pool.start(
+      {
+        op, target: { id: 'local', kind: 'embedded', baseUrl: '', hints: {}, timeouts: { ...DEFAULT_TIMEOUTS } }, credentialRef: null,
+        requestId: 'req_test', clientModel: `local/${model}`, upstreamModelId: model, params: {}, query: '', headers: {}, body: buf, bodyStreamed: false,
+      },
+      {
+        whole(status, headers, b, end) { Object.assign(o, { status, headers, text: decoder.decode(b), usage: end.usage }); resolve(o); },
+        head(status, headers) { Object.assign(o, { status, headers }); },
+        data(chunks) { for (const c of chunks) o.text += decoder.decode(c, { stream: true }); },
+        end(end) { o.usage = end.usage; resolve(o); },
+        error(error, usage) { Object.assign(o, { error, usage }); resolve(o); },
+      },
+    );
+  });
+}
+
+const events = (text: string) => text.split('\n\n').filter(Boolean).map((e) => e.replace(/^data: /, ''));
+
+describe('embedded runtime pool', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sy-runtime-'));
+  const models = join(dir, 'models');
+  let pool: RelayPool;
+  before(() => {
+    mkdirSync(join(models, 'sub'), { recursive: true });
+    writeTinyModel(join(models, 'tiny.gguf'));
+    writeTinyModel(join(models, 'sub', 'tiny-f16.gguf'), { weightType: 1, seed: 3 });
+    writeCorruptModel(join(models, 'corrupt.gguf'));
+    writeTruncatedModel(join(models, 'truncated.gguf'));
+    writeWrongShapeModel(join(models, 'wrong-shape.gguf'));
+    pool = createRuntimePool({
+      dataDir: dir, modelsDirectory: () => null, log: pino({ level: 'silent' }),
+      tuning: () => ({ contextSize: 512, threads: 1, gpuLayers: 0, parallel: 4, batchSize: 0 }),
+    });
+  });
+  after(async () => {
+    await pool.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers a chat completion with the usage llama.cpp counted', async () => {
+    const o = await call(pool, 'chat.completions', 'tiny.gguf', { model: 'x', max_tokens: 12, messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'hello' }] });
+    assert.equal(o.error, null);
+    assert.equal(o.status, 200);
+    const answer = JSON.parse(o.text);
+    assert.equal(answer.object, 'chat.completion');
+    assert.equal(answer.model, 'local/tiny.gguf');
+    assert.equal(answer.choices[0].message.role, 'assistant');
+    assert.equal(typeof answer.choices[0].message.content, 'string');
+    assert.ok(answer.usage.prompt_tokens > 5, 'the template and both messages were evaluated');
+    assert.ok(answer.usage.completion_tokens >= 1 && answer.usage.completion_tokens <= 12);
+    assert.equal(o.usage?.inputTokens, answer.usage.prompt_tokens);
+    assert.equal(o.usage?.outputTokens, answer.usage.completion_tokens);
+  });
+
+  it('streams styleA chunks ending in a usage chunk and [DONE]', async () => {
+    const o = await call(pool, 'chat.completions', 'sub/tiny-f16.gguf', { model: 'x', max_tokens: 8, stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] });
+    assert.equal(o.error, null);
+    assert.equal(o.headers['content-type'], 'text/event-stream');
+    const list = events(o.text);
+    assert.equal(list.at(-1), '[DONE]');
+    const chunks = list.slice(0, -1).map((e) => JSON.parse(e));
+    assert.deepEqual(chunks[0].choices[0].delta, { role: 'assistant', content: '' });
+    assert.equal(chunks.at(-2).choices[0].finish_reason, 'length');
+    assert.equal(chunks.at(-1).usage.completion_tokens, 8);
+    assert.equal(o.usage?.outputTokens, 8);
+  });
+
+  it('returns embeddings as floats and as base64 float32', async () => {
+    const f = await call(pool, 'embeddings', 'tiny.gguf', { model: 'x', input: ['hello', 'world'] });
+    const b = await call(pool, 'embeddings', 'tiny.gguf', { model: 'x', input: 'hello', encoding_format: 'base64' });
+    const floats = JSON.parse(f.text);
+    assert.equal(floats.data.length, 2);
+    assert.equal(floats.data[0].embedding.length, 64);
+    const raw = Buffer.from(JSON.parse(b.text).data[0].embedding, 'base64');
+    const decoded = [...new Float32Array(raw.buffer, raw.byteOffset, raw.length / 4)];
+    assert.deepEqual(decoded, floats.data[0].embedding);
+    assert.ok(floats.usage.prompt_tokens >= 2);
+  });
+
+  it('completes eight concurrent streams on four sequences', async () => {
+    const body = (i: number) => ({ model: 'x', max_tokens: 16, stream: true, messages: [{ role: 'user', content: `request ${i}` }] });
+    const all = await Promise.all(Array.from({ length: 8 }, (_, i) => call(pool, 'chat.completions', 'tiny.gguf', body(i))));
+    for (const o of all) {
+      assert.equal(o.error, null);
+      assert.equal(events(o.text).at(-1), '[DONE]');
+      assert.equal(o.usage?.outputTokens, 16);
+    }
+  });
+
+  for (const [file, health] of [['corrupt.gguf', 'corrupt'], ['truncated.gguf', 'partial'], ['wrong-shape.gguf', 'corrupt']] as const) {
+    it(`refuses ${file} as ${health} and keeps serving`, async () => {
+      const o = await call(pool, 'chat.completions', file, { model: 'x', max_tokens: 2, messages: [{ role: 'user', content: 'hi' }] });
+      assert.equal(o.error?.code, 'UPSTREAM_ERROR');
+      assert.equal(o.error?.details.health, health);
+      assert.equal(o.error?.message.includes(dir), false, 'no path in the error');
+      const ok = await call(pool, 'chat.completions', 'tiny.gguf', { model: 'x', max_tokens: 2, messages: [{ role: 'user', content: 'hi' }] });
+      assert.equal(ok.status, 200);
+    });
+  }
+
+  it('answers MODEL_NOT_FOUND for names outside the library', async () => {
+    for (const name of ['missing.gguf', '../models/tiny.gguf', '/etc/passwd.gguf', 'tiny.bin']) {
+      const o = await call(pool, 'chat.completions', name, { model: 'x', messages: [{ role: 'user', content: 'hi' }] });
+      assert.equal(o.error?.code, 'MODEL_NOT_FOUND', name);
+    }
+  });
+
+  it('rejects invalid parameters naming them', async () => {
+    const o = await call(pool, 'chat.completions', 'tiny.gguf', { model: 'x', temperature: 9, messages: [{ role: 'user', content: 'hi' }] });
+    assert.equal(o.error?.code, 'INVALID_REQUEST');
+    assert.equal(o.error?.param, 'temperature');
+  });
+});

@@ -1,0 +1,235 @@
+import { open } from 'node:fs/promises';
+import type { RuntimeModelHealth } from '../../protocol/http/runtime.ts';
+import { ARCHITECTURES, FILE_TYPES, GGML_TYPES } from './gguf-types.ts';
+
+// Reads a GGUF header (ggml docs/gguf.md) in JavaScript, so a model can be described and judged without
+// llama.cpp: loading a malformed file there can abort the whole process. Only the header is read, in growing
+// windows, never the tensor data.
+
+export type GgufHealth = RuntimeModelHealth;
+
+export interface GgufInfo {
+  health: GgufHealth;
+  /** Why the health is not `ok`; null when it is. */
+  problem: string | null;
+  sizeBytes: number;
+  version: number | null;
+  architecture: string | null;
+  displayName: string | null;
+  parameterCount: number | null;
+  /** Quantization, e.g. `Q4_K_M`; from `general.file_type`, else the most common weight type. */
+  fileType: string | null;
+  contextLength: number | null;
+  embeddingLength: number | null;
+  blockCount: number | null;
+  hasChatTemplate: boolean;
+}
+
+type Scalar = number | bigint | string | boolean;
+type MetaValue = Scalar | { array: number; length: number; head: Scalar[] };
+
+interface TensorInfo {
+  name: string;
+  dims: number[];
+  type: number;
+  offset: number;
+}
+
+/** The parser ran past the window it was given: read more and start again. */
+class NeedMore extends Error {}
+class Corrupt extends Error {}
+
+// Bounds no real file comes near; beyond them the header is garbage, not big.
+const MAX_HEADER_BYTES = 256 * 1024 * 1024;
+const MAX_COUNT = 10_000_000;
+const MAX_STRING = 64 * 1024 * 1024;
+// Array values kept for inspection (token counts come from `length`, not from keeping every token).
+const KEEP_ARRAY_HEAD = 4;
+
+class Cursor {
+  pos = 0;
+  constructor(private readonly buf: Buffer, private readonly eof: boolean) {}
+  private need(n: number): void {
+    if (this.pos + n > this.buf.length) throw this.eof ? new Corrupt('the header runs past the end of the file') : new NeedMore();
+  }
+  u8(): number { this.need(1); return this.buf.readUInt8(this.pos++); }
+  i8(): number { this.need(1); return this.buf.readInt8(this.pos++); }
+  u16(): number { this.need(2); const v = this.buf.readUInt16LE(this.pos); this.pos += 2; return v; }
+  i16(): number { this.need(2); const v = this.buf.readInt16LE(this.pos); this.pos += 2; return v; }
+  u32(): number { this.need(4); const v = this.buf.readUInt32LE(this.pos); this.pos += 4; return v; }
+  i32(): number { this.need(4); const v = this.buf.readInt32LE(this.pos); this.pos += 4; return v; }
+  f32(): number { this.need(4); const v = this.buf.readFloatLE(this.pos); this.pos += 4; return v; }
+  f64(): number { this.need(8); const v = this.buf.readDoubleLE(this.pos); this.pos += 8; return v; }
+  u64(): bigint { this.need(8); const v = this.buf.readBigUInt64LE(this.pos); this.pos += 8; return v; }
+  i64(): bigint { this.need(8); const v = this.buf.readBigInt64LE(this.pos); this.pos += 8; return v; }
+  count(what: string, max = MAX_COUNT): number {
+    const n = this.u64();
+    if (n > BigInt(max)) throw new Corrupt(`${what} ${n} is beyond any real file`);
+    return Number(n);
+  }
+  str(): string {
+    const n = this.count('a string length of', MAX_STRING);
+    this.need(n);
+    const s = this.buf.toString('utf8', this.pos, this.pos + n);
+    this.pos += n;
+    return s;
+  }
+  scalar(type: number): Scalar {
+    switch (type) {
+      case 0: return this.u8();
+      case 1: return this.i8();
+      case 2: return this.u16();
+      case 3: return this.i16();
+      case 4: return this.u32();
+      case 5: return this.i32();
+      case 6: return this.f32();
+      case 7: return this.u8() !== 0;
+      case 8: return this.str();
+      case 10: return this.u64();
+      case 11: return this.i64();
+      case 12: return this.f64();
+      default: throw new Corrupt(`unknown metadata value type ${type}`);
+    }
+  }
+  value(type: number): MetaValue {
+    if (type !== 9) return this.scalar(type);
+    const array = this.u32();
+    if (array === 9) throw new Corrupt('nested metadata arrays');
+    const length = this.count('an array length of');
+    const head: Scalar[] = [];
+    for (let i = 0; i < length; i++) {
+      const v = this.scalar(array);
+      if (i < KEEP_ARRAY_HEAD) head.push(v);
+    }
+    return { array, length, head };
+  }
+}
+
+interface Parsed {
+  version: number;
+  meta: Map<string, MetaValue>;
+  tensors: TensorInfo[];
+  dataStart: number;
+}
+
+function parse(buf: Buffer, eof: boolean): Parsed {
+  const c = new Cursor(buf, eof);
+  if (buf.length >= 4 && buf.toString('latin1', 0, 4) !== 'GGUF') throw new Corrupt('not a GGUF file (bad magic)');
+  c.u32();
+  const version = c.u32();
+  if (version !== 2 && version !== 3) throw new Corrupt(`GGUF version ${version} is not 2 or 3`);
+  const tensorCount = c.count('a tensor count of');
+  const kvCount = c.count('a metadata count of');
+  const meta = new Map<string, MetaValue>();
+  for (let i = 0; i < kvCount; i++) {
+    const key = c.str();
+    meta.set(key, c.value(c.u32()));
+  }
+  const tensors: TensorInfo[] = [];
+  for (let i = 0; i < tensorCount; i++) {
+    const name = c.str();
+    const nDims = c.u32();
+    if (nDims < 1 || nDims > 4) throw new Corrupt(`tensor \`${name}\` has ${nDims} dimensions`);
+    const dims: number[] = [];
+    for (let d = 0; d < nDims; d++) dims.push(c.count(`tensor \`${name}\` dimension`, Number.MAX_SAFE_INTEGER));
+    const type = c.u32();
+    const offset = c.count(`tensor \`${name}\` offset`, Number.MAX_SAFE_INTEGER);
+    tensors.push({ name, dims, type, offset });
+  }
+  const alignment = num(meta.get('general.alignment')) ?? 32;
+  if (alignment <= 0 || (alignment & (alignment - 1)) !== 0) throw new Corrupt(`alignment ${alignment} is not a power of two`);
+  return { version, meta, tensors, dataStart: Math.ceil(c.pos / alignment) * alignment };
+}
+
+function num(v: MetaValue | undefined): number | null {
+  if (typeof v === 'number') return v;
+  if (typeof v === 'bigint') return Number(v);
+  return null;
+}
+
+function str(v: MetaValue | undefined): string | null {
+  return typeof v === 'string' ? v : null;
+}
+
+/** Reads and judges the GGUF file at `path`. Never throws for a bad file; I/O errors do throw. */
+export async function readGgufHeader(path: string): Promise<GgufInfo> {
+  const file = await open(path, 'r');
+  try {
+    const sizeBytes = (await file.stat()).size;
+    const info = (health: GgufHealth, problem: string | null, rest: Partial<GgufInfo> = {}): GgufInfo => ({
+      health, problem, sizeBytes, version: null, architecture: null, displayName: null, parameterCount: null,
+      fileType: null, contextLength: null, embeddingLength: null, blockCount: null, hasChatTemplate: false, ...rest,
+    });
+    let window = Math.min(sizeBytes, 1024 * 1024);
+    for (;;) {
+      const buf = Buffer.alloc(window);
+      const { bytesRead } = await file.read(buf, 0, window, 0);
+      const eof = bytesRead >= sizeBytes;
+      try {
+        return judge(parse(buf.subarray(0, bytesRead), eof), sizeBytes, info);
+      } catch (err) {
+        if (err instanceof Corrupt) {
+          // A header cut short is a partial download when the file began as a GGUF at all.
+          const cut = eof && err.message.startsWith('the header runs past') && sizeBytes >= 8;
+          return info(cut ? 'partial' : 'corrupt', err.message);
+        }
+        if (!(err instanceof NeedMore)) throw err;
+        if (window >= MAX_HEADER_BYTES) return info('corrupt', 'the header is larger than any real model header');
+        window = Math.min(sizeBytes, window * 4, MAX_HEADER_BYTES);
+      }
+    }
+  } finally {
+    await file.close();
+  }
+}
+
+function judge(p: Parsed, sizeBytes: number, info: (h: GgufHealth, problem: string | null, rest?: Partial<GgufInfo>) => GgufInfo): GgufInfo {
+  const architecture = str(p.meta.get('general.architecture'));
+  const tokens = p.meta.get('tokenizer.ggml.tokens');
+  const vocab = typeof tokens === 'object' ? tokens.length : null;
+  const embeddingLength = architecture ? num(p.meta.get(`${architecture}.embedding_length`)) : null;
+  let parameterCount = 0;
+  let dataEnd = p.dataStart;
+  const typeCounts = new Map<number, number>();
+  let unknownType: string | null = null;
+  for (const t of p.tensors) {
+    const elements = t.dims.reduce((a, b) => a * b, 1);
+    parameterCount += elements;
+    const traits = GGML_TYPES.get(t.type);
+    if (!traits) {
+      unknownType ??= `tensor \`${t.name}\` has unknown type ${t.type}`;
+      continue;
+    }
+    if (t.dims.length >= 2) typeCounts.set(t.type, (typeCounts.get(t.type) ?? 0) + 1);
+    const [block, bytes] = traits;
+    if (t.dims[0]! % block !== 0) return info('corrupt', `tensor \`${t.name}\` row does not fill whole ${traits[2]} blocks`);
+    dataEnd = Math.max(dataEnd, p.dataStart + t.offset + (elements / block) * bytes);
+  }
+  const fileTypeId = num(p.meta.get('general.file_type'));
+  let fileType = fileTypeId === null ? null : (FILE_TYPES.get(fileTypeId) ?? null);
+  if (fileType === null && typeCounts.size > 0) {
+    const [dominant] = [...typeCounts].sort((a, b) => b[1] - a[1])[0]!;
+    fileType = GGML_TYPES.get(dominant)![2];
+  }
+  const rest: Partial<GgufInfo> = {
+    version: p.version,
+    architecture,
+    displayName: str(p.meta.get('general.name')),
+    parameterCount,
+    fileType,
+    contextLength: architecture ? num(p.meta.get(`${architecture}.context_length`)) : null,
+    embeddingLength,
+    blockCount: architecture ? num(p.meta.get(`${architecture}.block_count`)) : null,
+    hasChatTemplate: typeof p.meta.get('tokenizer.chat_template') === 'string',
+  };
+  if (!architecture) return info('corrupt', 'no `general.architecture`', rest);
+  // Shapes that disagree with the metadata make llama.cpp refuse the file; say so before anyone loads it.
+  const embd = p.tensors.find((t) => t.name === 'token_embd.weight');
+  if (embd && embeddingLength !== null && vocab !== null && (embd.dims[0] !== embeddingLength || embd.dims[1] !== vocab)) {
+    return info('corrupt', `tensor \`token_embd.weight\` is [${embd.dims.join(', ')}], the metadata says [${embeddingLength}, ${vocab}]`, rest);
+  }
+  if (!ARCHITECTURES.has(architecture)) return info('unsupported', `architecture \`${architecture.slice(0, 64)}\` is not supported`, rest);
+  if (unknownType) return info('unsupported', unknownType, rest);
+  if (dataEnd > sizeBytes) return info('partial', `tensor data ends at byte ${dataEnd}, the file has ${sizeBytes}`, rest);
+  return info('ok', null, rest);
+}

@@ -1,0 +1,98 @@
+import { lstat, readdir } from 'node:fs/promises';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { ServiceError } from '../../protocol/errors.ts';
+import type { RuntimeModelView } from '../../protocol/http/runtime.ts';
+import type { ProviderTarget } from '../../protocol/messages.ts';
+import type { UpstreamModel } from '../../protocol/providers.ts';
+import { readGgufHeader } from './gguf-header.ts';
+
+// The model library: the `*.gguf` files under the models directory. This module reads headers only (no
+// llama.cpp), so the edge may list the library itself. Names are paths relative to the directory; a name
+// never resolves outside it.
+
+// Deep enough for `publisher/model/file.gguf` layouts; a bound keeps a pathological tree from running forever.
+const MAX_DEPTH = 4;
+const MAX_FILES = 2000;
+
+/** Relative, `/`-separated names of the GGUF files under `dir`; a missing directory is an empty library. */
+async function ggufNames(dir: string): Promise<string[]> {
+  const names: string[] = [];
+  async function walk(rel: string, depth: number): Promise<void> {
+    let entries;
+    try {
+      entries = await readdir(join(dir, rel), { withFileTypes: true });
+    } catch (err) {
+      if (rel === '' && (err as NodeJS.ErrnoException).code === 'ENOENT') return;
+      if (rel === '') throw err;
+      return;
+    }
+    for (const e of entries) {
+      if (names.length >= MAX_FILES) return;
+      const name = rel === '' ? e.name : `${rel}/${e.name}`;
+      // Symbolic links are not followed: a link could lead out of the directory or into a loop.
+      if (e.isDirectory() && depth < MAX_DEPTH && !e.name.startsWith('.')) await walk(name, depth + 1);
+      else if (e.isFile() && e.name.toLowerCase().endsWith('.gguf')) names.push(name);
+    }
+  }
+  await walk('', 0);
+  return names.sort();
+}
+
+/** The absolute path of model `name`, or MODEL_NOT_FOUND for a name that is not a GGUF inside `dir`. */
+export function resolveModelPath(dir: string, name: string): string {
+  const missing = () => new ServiceError('MODEL_NOT_FOUND', `No embedded model named \`${name.slice(0, 200)}\`.`, { param: 'model' });
+  // Names are exactly what the listing produces: no empty, dot or hidden segments, no backslashes.
+  if (!name.toLowerCase().endsWith('.gguf') || name.includes('\\') || name.includes('\0') || isAbsolute(name)) throw missing();
+  if (name.split('/').some((part) => part === '' || part.startsWith('.'))) throw missing();
+  const root = resolve(dir);
+  const path = resolve(root, name);
+  const rel = relative(root, path);
+  if (rel === '' || rel.startsWith('..') || isAbsolute(rel) || rel.split(sep).some((part) => part.startsWith('.'))) throw missing();
+  return path;
+}
+
+export async function listRuntimeModels(dir: string): Promise<RuntimeModelView[]> {
+  const views: RuntimeModelView[] = [];
+  for (const name of await ggufNames(dir)) {
+    const path = join(dir, name);
+    try {
+      const stat = await lstat(path);
+      const h = await readGgufHeader(path);
+      views.push({
+        name,
+        health: h.health,
+        problem: h.problem,
+        sizeBytes: h.sizeBytes,
+        architecture: h.architecture,
+        parameterCount: h.parameterCount,
+        fileType: h.fileType,
+        contextLength: h.contextLength,
+        modifiedAt: new Date(stat.mtimeMs).toISOString(),
+      });
+    } catch {
+      // Removed or unreadable between listing and reading: it is not in the library.
+    }
+  }
+  return views;
+}
+
+/**
+ * The ModelLister for `embedded` providers: every healthy model in the library. Embedding models
+ * (encoder architectures) serve embeddings only; the rest serve chat and embeddings.
+ */
+export function listEmbeddedModels(modelsDirectory: () => string): (target: ProviderTarget, credentialRef: string | null) => Promise<UpstreamModel[]> {
+  return async () => {
+    const views = await listRuntimeModels(modelsDirectory());
+    return views
+      .filter((v) => v.health === 'ok')
+      .map((v) => ({
+        upstreamModelId: v.name,
+        displayName: v.name.replace(/\.gguf$/i, ''),
+        created: Math.floor(Date.parse(v.modifiedAt) / 1000),
+        contextWindow: v.contextLength,
+        families: ENCODERS.has(v.architecture ?? '') ? ['styleA.embeddings'] : ['styleA.chat_completions', 'styleA.embeddings'],
+      }));
+  };
+}
+
+const ENCODERS = new Set(['bert', 'nomic-bert', 'nomic-bert-moe', 'jina-bert-v2', 'neo-bert', 'modern-bert', 't5encoder', 'gemma-embedding']);

@@ -1,0 +1,68 @@
+import { toServiceError } from '../../protocol/errors.ts';
+import type { UsageReport } from '../../protocol/gateway.ts';
+import type { FromWorker } from '../../protocol/relay.ts';
+
+// One call's way back to the edge over the worker port: a whole answer in one message, or a head followed by
+// SSE text coalesced per event-loop turn (tokens arrive one at a time; a message each would cost more than
+// the tokens). Buffers are transferred, not copied.
+
+export interface CallOutput {
+  whole(status: number, body: object, usage: UsageReport | null): void;
+  head(status: number, headers: Record<string, string>): void;
+  write(text: string): void;
+  end(usage: UsageReport | null): void;
+  fail(err: unknown, usage: UsageReport | null): void;
+  /** After an abort nothing more may reach the edge. */
+  silence(): void;
+}
+
+const encoder = new TextEncoder();
+
+function toBuffer(text: string): ArrayBuffer {
+  const bytes = encoder.encode(text);
+  return bytes.buffer.byteLength === bytes.byteLength ? bytes.buffer : bytes.slice().buffer;
+}
+
+export function callOutput(id: number, post: (m: FromWorker, transfer?: ArrayBuffer[]) => void): CallOutput {
+  let pending: string[] = [];
+  let scheduled = false;
+  let silent = false;
+
+  const flush = () => {
+    scheduled = false;
+    if (pending.length === 0 || silent) return;
+    const chunk = toBuffer(pending.join(''));
+    pending = [];
+    post({ t: 'data', id, chunks: [chunk] }, [chunk]);
+  };
+
+  return {
+    whole(status, body, usage) {
+      if (silent) return;
+      const buf = toBuffer(JSON.stringify(body));
+      post({ t: 'whole', id, status, headers: { 'content-type': 'application/json' }, body: buf, end: { usage, responseId: null } }, [buf]);
+    },
+    head(status, headers) {
+      if (!silent) post({ t: 'head', id, status, headers });
+    },
+    write(text) {
+      pending.push(text);
+      if (!scheduled) {
+        scheduled = true;
+        setImmediate(flush);
+      }
+    },
+    end(usage) {
+      flush();
+      if (!silent) post({ t: 'end', id, end: { usage, responseId: null } });
+    },
+    fail(err, usage) {
+      flush();
+      if (!silent) post({ t: 'error', id, error: toServiceError(err).toPayload(), usage });
+    },
+    silence() {
+      silent = true;
+      pending = [];
+    },
+  };
+}
