@@ -20,6 +20,38 @@ export interface RelaySink {
   created?(responseId: string): void;
 }
 
+/** Hands one worker message to the sink it belongs to; a finished call leaves `inflight`. */
+export function deliverRelayMessage(m: FromWorker, inflight: Map<number, RelaySink>): void {
+  const sink = inflight.get(m.id);
+  if (!sink) return;
+  switch (m.t) {
+    case 'whole':
+      inflight.delete(m.id);
+      sink.whole(m.status, m.headers, m.body, m.end);
+      return;
+    case 'head':
+      sink.head(m.status, m.headers);
+      return;
+    case 'data':
+      sink.data(m.chunks);
+      return;
+    case 'end':
+      inflight.delete(m.id);
+      sink.end(m.end);
+      return;
+    case 'error':
+      inflight.delete(m.id);
+      sink.error(ServiceError.fromPayload(m.error as ErrorPayload), m.usage);
+      return;
+    case 'ack':
+      sink.ack?.(m.bytes);
+      return;
+    case 'created':
+      sink.created?.(m.responseId);
+      return;
+  }
+}
+
 export interface RelayHandle {
   /** The next chunk of a streamed upload; null ends it. */
   body(chunk: ArrayBuffer | null): void;
@@ -50,36 +82,7 @@ export function createRelayPool(options: { dataDir: string; threads?: number }):
     const worker = new Worker(new URL('./relay-entry.js', import.meta.url), { workerData });
     const slot: Slot = { worker, inflight: new Map() };
     slots[index] = slot;
-    worker.on('message', (m: FromWorker) => {
-      const sink = slot.inflight.get(m.id);
-      if (!sink) return;
-      switch (m.t) {
-        case 'whole':
-          slot.inflight.delete(m.id);
-          sink.whole(m.status, m.headers, m.body, m.end);
-          return;
-        case 'head':
-          sink.head(m.status, m.headers);
-          return;
-        case 'data':
-          sink.data(m.chunks);
-          return;
-        case 'end':
-          slot.inflight.delete(m.id);
-          sink.end(m.end);
-          return;
-        case 'error':
-          slot.inflight.delete(m.id);
-          sink.error(ServiceError.fromPayload(m.error as ErrorPayload), m.usage);
-          return;
-        case 'ack':
-          sink.ack?.(m.bytes);
-          return;
-        case 'created':
-          sink.created?.(m.responseId);
-          return;
-      }
-    });
+    worker.on('message', (m: FromWorker) => deliverRelayMessage(m, slot.inflight));
     const lost = () => {
       if (slots[index] !== slot) return;
       for (const sink of slot.inflight.values()) {
