@@ -47,6 +47,7 @@ async function start(): Promise<void> {
   });
   const shownHost = service.host === '0.0.0.0' ? '127.0.0.1' : service.host;
   say(`Switchyard ${VERSION_INFO.version} listening on http://${shownHost}:${service.port}`);
+  say(`Local GGUF models are served from ${service.modelsDirectory()}`);
   if (service.bootstrapSecret) {
     say(`Created an admin token (shown once here; also saved to ${service.tokenFile}):`);
     say(`  ${service.bootstrapSecret}`);

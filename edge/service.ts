@@ -20,7 +20,8 @@ import { usageRepo } from '../store/usage-repo.ts';
 import { usageRoutes } from './routes/usage.ts';
 import { createRuntimePool, defaultModelsDirectory, withEmbeddedRuntime } from '../workers/runtime/runtime-pool.ts';
 import { listEmbeddedModels } from '../workers/runtime/library.ts';
-import { runtimeRoutes } from './routes/runtime.ts';
+import { ensureEmbeddedProvider } from '../workers/runtime/bootstrap.ts';
+import { modelActions, runtimeRoutes } from './routes/runtime.ts';
 import { createCatalogService } from './catalog-service.ts';
 import { createProviderService } from './provider-service.ts';
 import { capabilitiesRoute } from './routes/capabilities.ts';
@@ -54,6 +55,8 @@ export interface RunningService {
   port: number;
   host: string;
   tokenFile: string;
+  /** Where the embedded runtime looks for GGUF files now (for the terminal, never a response). */
+  modelsDirectory(): string;
   /** Set on the first start only: the secret of the new admin token, for the terminal, never the log. */
   bootstrapSecret: string | null;
   /** Stops accepting, waits up to `drainMs` for in-flight requests, then closes the store. */
@@ -81,7 +84,18 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
   const relayPool = createRelayPool({ dataDir });
   // Settings are read inside these closures at call time, so the models directory and tuning follow PATCHes.
   const modelsDirectory = () => settings.current().runtime.modelsDirectory ?? defaultModelsDirectory(dataDir);
-  const runtimePool = createRuntimePool({ dataDir, modelsDirectory, tuning: () => settings.current().runtime.tuning, log });
+  const runtimePool = createRuntimePool({
+    dataDir,
+    modelsDirectory,
+    tuning: () => settings.current().runtime.tuning,
+    // A catalog model's `acceleration: {mode: "draft"}` names a model of the same provider; the runtime needs its file.
+    draftFor(req) {
+      const acc = req.upstreamModelId === null ? null : catalog.current().get(`${req.target.id}/${req.upstreamModelId}`)?.acceleration;
+      const draft = acc?.mode === 'draft' && acc.draftModelId !== null ? catalog.current().get(acc.draftModelId) : undefined;
+      return draft ? { name: draft.upstreamModelId, modelId: draft.id } : null;
+    },
+    log,
+  });
   const embeddedLister = listEmbeddedModels(modelsDirectory);
   const hardware = createHardwareActor({ log });
   const spillDir = join(dataDir, 'tmp');
@@ -138,6 +152,9 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
     log,
   });
 
+  // After the settings exist: listing the library reads the models directory from them.
+  await ensureEmbeddedProvider(providers, modelsDirectory(), log);
+
   let draining = false;
   const routes: RouteDef[] = [
     ...processRoutes(() => draining),
@@ -146,12 +163,12 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
     ...auditRoutes(audit),
     ...hardwareRoutes(hardware),
     ...providerRoutes(providers, catalog, models),
-    ...catalogRoutes(catalog),
+    ...catalogRoutes(catalog, modelActions({ catalog, runtime: runtimePool, env, audit })),
     ...modelRoutes(catalog, smartRoute.synthetic),
     ...smartRoute.routes,
     ...gatewayRoutes({ catalog, pool: withEmbeddedRuntime(relayPool, runtimePool), responses, log, spillDir, recordUsage: (event) => meter.record(event), smart: smartRoute.smart }),
     ...usageRoutes(usageRepo(env)),
-    ...runtimeRoutes({ modelsDirectory }),
+    ...runtimeRoutes({ modelsDirectory, runtime: runtimePool, catalog }),
   ];
   routes.push(capabilitiesRoute(() => routes));
   const app = createApp({
@@ -215,6 +232,7 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
     port: listener.port,
     host: listener.host,
     tokenFile,
+    modelsDirectory,
     bootstrapSecret: bootstrap?.secret ?? null,
     close: (drainMs) => (closing ??= close(drainMs)),
   };

@@ -1,5 +1,5 @@
 import type { ErrorPayload } from './errors.ts';
-import type { GatewayOp, UsageReport } from './gateway.ts';
+import type { GatewayOp, UsageAcceleration, UsageReport } from './gateway.ts';
 import type { ProviderTarget } from './messages.ts';
 
 // The relay protocol between the edge and the proxy workers. Each worker has one long-lived port;
@@ -34,6 +34,8 @@ export interface RelayEnd {
   usage: UsageReport | null;
   /** The ID of a created styleA response, so later calls that name it reach the same provider. */
   responseId: string | null;
+  /** How a local runtime generated the answer (the embedded runtime reports it); absent for upstream calls. */
+  acceleration?: UsageAcceleration;
 }
 
 export type FromWorker =

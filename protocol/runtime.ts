@@ -1,8 +1,11 @@
+import type { ErrorPayload } from './errors.ts';
 import type { Tuning } from './http/settings.ts';
-import type { RelayRequest, ToWorker } from './relay.ts';
+import type { LoadedRuntimeModel } from './http/runtime.ts';
+import type { FromWorker, RelayRequest, ToWorker } from './relay.ts';
 
-// The runtime worker speaks the relay protocol (protocol/relay.ts) with one change: each start carries the
-// settings it runs under, read at the moment the call starts, so a settings change needs no message of its own.
+// The runtime worker speaks the relay protocol (protocol/relay.ts) with two additions: each start carries the
+// settings it runs under, read at the moment the call starts, so a settings change needs no message of its own;
+// and control calls (load, unload, list loaded models) multiplexed on the same port by their own id.
 
 export interface RuntimeConfig {
   /** Absolute; the edge resolved `null` to `<dataDir>/models`. */
@@ -10,9 +13,30 @@ export interface RuntimeConfig {
   tuning: Tuning;
 }
 
+/** Speculative decoding for one call: the draft model's library name and its catalog ID (for usage rows). */
+export interface DraftChoice {
+  name: string;
+  modelId: string;
+}
+
+/** A loaded model as the worker knows it: by library name; the edge maps names to catalog IDs. */
+export type LoadedEntry = Omit<LoadedRuntimeModel, 'modelId' | 'runtime'> & { name: string };
+
+export type RuntimeControl =
+  | { op: 'load'; name: string }
+  | { op: 'unload'; name: string }
+  | { op: 'loaded' };
+
 export type ToRuntime =
   | Exclude<ToWorker, { t: 'start' }>
-  | { t: 'start'; id: number; req: RelayRequest; config: RuntimeConfig };
+  | { t: 'start'; id: number; req: RelayRequest; config: RuntimeConfig; draft: DraftChoice | null }
+  | { t: 'control'; id: number; control: RuntimeControl; config: RuntimeConfig };
+
+export type FromRuntime =
+  | FromWorker
+  /** `unloaded` says whether the model was loaded at all. */
+  | { t: 'control'; id: number; ok: true; loaded: LoadedEntry[]; unloaded?: boolean }
+  | { t: 'control'; id: number; ok: false; error: ErrorPayload };
 
 /** The worker's data at start. */
 export interface RuntimeWorkerData {

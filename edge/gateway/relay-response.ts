@@ -1,5 +1,5 @@
 import { errorEnvelope, type ServiceError } from '../../protocol/errors.ts';
-import type { UsageReport } from '../../protocol/gateway.ts';
+import type { UsageAcceleration, UsageReport } from '../../protocol/gateway.ts';
 import type { RelayEnd, RelayRequest } from '../../protocol/relay.ts';
 import type { RelayHandle, RelayPool } from '../../workers/proxy/relay-pool.ts';
 import type { RouteResult } from '../router.ts';
@@ -13,6 +13,7 @@ export interface RelayOutcome {
   outcome: 'ok' | 'failed' | 'aborted';
   usage: UsageReport | null;
   responseId: string | null;
+  acceleration?: UsageAcceleration;
 }
 
 export interface RelayCall {
@@ -101,7 +102,7 @@ export function startRelay(pool: RelayPool, req: RelayRequest, hooks: RelayHooks
           out.end(new Uint8Array(body));
         },
       });
-      finish({ outcome: 'ok', usage: end.usage, responseId: end.responseId });
+      finish({ outcome: 'ok', usage: end.usage, responseId: end.responseId, ...(end.acceleration && { acceleration: end.acceleration }) });
     },
     head(status, headers) {
       headSeen = true;
@@ -135,7 +136,7 @@ export function startRelay(pool: RelayPool, req: RelayRequest, hooks: RelayHooks
     end(end) {
       const close = () => {
         writer!.end();
-        finish({ outcome: 'ok', usage: end.usage, responseId: end.responseId });
+        finish({ outcome: 'ok', usage: end.usage, responseId: end.responseId, ...(end.acceleration && { acceleration: end.acceleration }) });
       };
       if (writer) close();
       else pendingEnd = close;

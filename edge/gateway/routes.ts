@@ -80,6 +80,7 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
         outcome: o.outcome,
         usage: o.usage,
         ...(route && { route }),
+        ...(o.acceleration && { acceleration: o.acceleration }),
       };
       log.info({ reqId: ctx.requestId, op, providerId, modelId, outcome: o.outcome, usage: o.usage, ...(route && { route }) }, 'usage');
       deps.recordUsage?.(event);

@@ -4,10 +4,21 @@ import { readQuery } from '../../protocol/query.ts';
 import { actorOf } from '../actor.ts';
 import type { CatalogService } from '../catalog-service.ts';
 import { route, type RouteDef } from '../router.ts';
+import type { ModelActionRunner } from './runtime.ts';
 
 // `{id}` is the URL-encoded direct ID (`openai%2Fgpt-x`): upstream IDs hold slashes of their own.
-export function catalogRoutes(catalog: CatalogService): RouteDef[] {
+export function catalogRoutes(catalog: CatalogService, runAction?: ModelActionRunner): RouteDef[] {
   return [
+    ...(runAction
+      ? [
+          route({
+            method: 'POST',
+            path: '/v1/catalog/models/:id/actions/:action',
+            scope: 'manage',
+            handle: async ({ params, principal, requestId }) => ({ body: await runAction(params.id!, params.action!, actorOf(principal), requestId) }),
+          }),
+        ]
+      : []),
     route({
       method: 'GET',
       path: '/v1/catalog/models',

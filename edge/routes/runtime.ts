@@ -1,11 +1,38 @@
-import type { RuntimeModelList } from '../../protocol/http/runtime.ts';
+import { ServiceError } from '../../protocol/errors.ts';
+import { MODEL_ACTIONS, MODEL_ACTIONS_BY_KIND, type ModelAction } from '../../protocol/actions.ts';
+import type { LoadedRuntimeModel, LoadedRuntimeModelList, ModelActionResult, RuntimeModelList } from '../../protocol/http/runtime.ts';
+import type { LoadedEntry } from '../../protocol/runtime.ts';
 import { readQuery } from '../../protocol/query.ts';
+import type { AuditRepo } from '../../store/audit-repo.ts';
+import type { StoreEnv } from '../../store/env.ts';
 import { listRuntimeModels } from '../../workers/runtime/library.ts';
+import type { RuntimePool } from '../../workers/runtime/runtime-pool.ts';
+import type { Actor } from '../actor.ts';
+import type { CatalogService } from '../catalog-service.ts';
 import { route, type RouteDef } from '../router.ts';
 
-// The model library as the runtime sees it. Headers are read per request (a few KiB to a few MiB per file,
-// never tensor data), so a file dropped into the directory shows up at once with its health.
-export function runtimeRoutes(deps: { modelsDirectory(): string }): RouteDef[] {
+// The model library and the loaded models as the runtime sees them, and the model actions the embedded
+// runtime carries out. Headers are read per request (a few KiB to a few MiB per file, never tensor data),
+// so a file dropped into the directory shows up at once with its health.
+
+export interface RuntimeRouteDeps {
+  modelsDirectory(): string;
+  runtime: RuntimePool;
+  catalog: CatalogService;
+}
+
+/** The worker knows files by library name; clients know catalog IDs (one per embedded provider listing it). */
+function toViews(entries: LoadedEntry[], catalog: CatalogService): LoadedRuntimeModel[] {
+  const models = catalog.current().all();
+  const embeddedIds = (name: string) =>
+    models.filter((m) => m.upstreamModelId === name && catalog.current().provider(m.providerId)?.kind === 'embedded').map((m) => m.id);
+  return entries.flatMap(({ name, ...rest }) => {
+    const ids = embeddedIds(name);
+    return (ids.length > 0 ? ids : [name]).map((modelId) => ({ modelId, runtime: 'embedded' as const, ...rest }));
+  });
+}
+
+export function runtimeRoutes(deps: RuntimeRouteDeps): RouteDef[] {
   return [
     route({
       method: 'GET',
@@ -17,5 +44,51 @@ export function runtimeRoutes(deps: { modelsDirectory(): string }): RouteDef[] {
         return { body: answer };
       },
     }),
+    route({
+      method: 'GET',
+      path: '/v1/runtime/loaded',
+      scope: 'read',
+      handle: async ({ req }) => {
+        readQuery(req.query, []);
+        const answer: LoadedRuntimeModelList = { data: toViews(await deps.runtime.loaded(), deps.catalog) };
+        return { body: answer };
+      },
+    }),
   ];
+}
+
+export type ModelActionRunner = (id: string, action: string, actor: Actor, requestId: string) => Promise<ModelActionResult>;
+
+/** POST /v1/catalog/models/{id}/actions/{action}: the checks every kind shares, then the embedded runtime's work. */
+export function modelActions(deps: { catalog: CatalogService; runtime: RuntimePool; env: StoreEnv; audit: AuditRepo }): ModelActionRunner {
+  return async (id, action, actor, requestId) => {
+    const model = deps.catalog.current().get(id);
+    if (!model) throw new ServiceError('NOT_FOUND', `No catalog model with ID \`${id.slice(0, 200)}\`.`, { param: 'id' });
+    if (!(MODEL_ACTIONS as readonly string[]).includes(action)) {
+      throw new ServiceError('INVALID_REQUEST', `Model actions are ${MODEL_ACTIONS.join(', ')}.`, { param: 'action' });
+    }
+    const provider = deps.catalog.current().provider(model.providerId);
+    const kindActions: readonly ModelAction[] = provider ? MODEL_ACTIONS_BY_KIND[provider.kind] : [];
+    if (!provider || !kindActions.includes(action as ModelAction)) {
+      throw new ServiceError('INVALID_REQUEST', `A ${provider?.kind ?? 'removed'} provider's models have no \`${action}\` action.`, { param: 'action' });
+    }
+    if (provider.kind !== 'embedded' || (action !== 'load' && action !== 'unload')) {
+      throw new ServiceError('INVALID_REQUEST', `The \`${action}\` action of ${provider.kind} models is not available yet.`, { param: 'action' });
+    }
+    const answer = await deps.runtime.control({ op: action, name: model.upstreamModelId });
+    const mine = toViews(answer.loaded.filter((e) => e.name === model.upstreamModelId), deps.catalog).find((v) => v.modelId === model.id) ?? null;
+    const result: ModelActionResult =
+      action === 'load' ? { modelId: model.id, action, loaded: mine } : { modelId: model.id, action, loaded: null, wasLoaded: answer.unloaded ?? false };
+    await deps.env.commit(() =>
+      deps.audit.stageAppend({
+        action: action === 'load' ? 'model.load' : 'model.unload',
+        resourceType: 'model',
+        resourceId: model.id,
+        ...actor,
+        requestId,
+        metadata: action === 'load' ? { providerId: provider.id } : { providerId: provider.id, wasLoaded: result.wasLoaded ?? false },
+      }),
+    );
+    return result;
+  };
 }

@@ -14,6 +14,8 @@ export const AUDIT_ACTIONS = [
   'model.create',
   'model.update',
   'model.delete',
+  'model.load',
+  'model.unload',
   'preset.create',
   'preset.update',
   'preset.delete',

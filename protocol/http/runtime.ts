@@ -23,3 +23,30 @@ export interface RuntimeModelView {
 export interface RuntimeModelList {
   data: RuntimeModelView[];
 }
+
+// GET /v1/runtime/loaded: models resident in a runtime now, by catalog ID.
+export interface LoadedRuntimeModel {
+  modelId: string;
+  runtime: 'embedded';
+  /** Tokens per sequence. */
+  contextSize: number;
+  /** Parallel sequences of the model's context (concurrent calls it serves without queueing). */
+  sequences: number;
+  /** Weights plus context state, as llama.cpp reports them; absent when it does not. */
+  memoryBytes?: number;
+  placement: 'cpu' | 'gpu';
+}
+
+export interface LoadedRuntimeModelList {
+  data: LoadedRuntimeModel[];
+}
+
+/** The answer of a model action on an embedded model. */
+export interface ModelActionResult {
+  modelId: string;
+  action: 'load' | 'unload';
+  /** After `load`: the loaded model. After `unload`: null. */
+  loaded: LoadedRuntimeModel | null;
+  /** After `unload`: whether the model was loaded at all. */
+  wasLoaded?: boolean;
+}

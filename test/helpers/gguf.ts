@@ -38,6 +38,11 @@ export interface TinyModelOptions {
   weightType?: number;
   seed?: number;
   chatTemplate?: string;
+  /**
+   * Multiplies the output projection: larger logits make confident next-token choices, which a draft
+   * predictor needs before it drafts (node-llama-cpp drafts only tokens above a confidence threshold).
+   */
+  outputScale?: number;
 }
 
 export const TINY_CHAT_TEMPLATE =
@@ -116,6 +121,7 @@ interface TensorSpec {
   type: number;
   /** Norm weights are ones; matrices are noise. */
   fill: 'ones' | 'noise';
+  scale?: number;
 }
 
 function vocabulary(): { tokens: string[]; scores: number[]; types: number[] } {
@@ -138,7 +144,7 @@ function tensorBytes(spec: TensorSpec, next: () => number): Buffer {
   const f16 = spec.type === 1;
   const out = Buffer.alloc(count * (f16 ? 2 : 4));
   for (let i = 0; i < count; i++) {
-    const v = spec.fill === 'ones' ? 1 : (next() - 0.5) * 0.2;
+    const v = spec.fill === 'ones' ? 1 : (next() - 0.5) * 0.2 * (spec.scale ?? 1);
     if (f16) out.writeUInt16LE(toHalf(v), i * 2);
     else out.writeFloatLE(v, i * 4);
   }
@@ -194,7 +200,7 @@ export function tinyModelBytes(options: TinyModelOptions = {}): Buffer {
   const tensors: TensorSpec[] = [
     { name: 'token_embd.weight', dims: options.tokenEmbdDims ?? [embd, n], type: weightType, fill: 'noise' },
     { name: 'output_norm.weight', dims: [embd], type: 0, fill: 'ones' },
-    { name: 'output.weight', dims: [embd, n], type: weightType, fill: 'noise' },
+    { name: 'output.weight', dims: [embd, n], type: weightType, fill: 'noise', scale: options.outputScale ?? 1 },
   ];
   for (let i = 0; i < layers; i++) {
     tensors.push(

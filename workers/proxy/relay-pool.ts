@@ -82,7 +82,11 @@ export function createRelayPool(options: { dataDir: string; threads?: number }):
     const worker = new Worker(new URL('./relay-entry.js', import.meta.url), { workerData });
     const slot: Slot = { worker, inflight: new Map() };
     slots[index] = slot;
-    worker.on('message', (m: FromWorker) => deliverRelayMessage(m, slot.inflight));
+    worker.on('message', (m: FromWorker) => {
+      deliverRelayMessage(m, slot.inflight);
+      // An idle worker does not keep the process alive; one with calls in flight does.
+      if (slot.inflight.size === 0) worker.unref();
+    });
     const lost = () => {
       if (slots[index] !== slot) return;
       for (const sink of slot.inflight.values()) {
@@ -107,6 +111,7 @@ export function createRelayPool(options: { dataDir: string; threads?: number }):
       for (const s of slots) if (s.inflight.size < slot.inflight.size) slot = s;
       const id = nextId++;
       slot.inflight.set(id, sink);
+      slot.worker.ref();
       send(slot, { t: 'start', id, req }, req.body ? [req.body] : []);
       return {
         body: (chunk) => send(slot, { t: 'body', id, chunk }, chunk ? [chunk] : []),
@@ -114,6 +119,7 @@ export function createRelayPool(options: { dataDir: string; threads?: number }):
         resume: () => send(slot, { t: 'resume', id }),
         abort() {
           if (slot.inflight.delete(id)) send(slot, { t: 'abort', id });
+          if (slot.inflight.size === 0) slot.worker.unref();
         },
       };
     },

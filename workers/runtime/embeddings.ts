@@ -1,5 +1,5 @@
 import { ServiceError } from '../../protocol/errors.ts';
-import { usageOf } from './chat.ts';
+import { usageOf } from './generate.ts';
 import type { LoadedModel } from './models.ts';
 import type { CallOutput } from './output.ts';
 

@@ -78,7 +78,7 @@ export async function listRuntimeModels(dir: string): Promise<RuntimeModelView[]
 
 /**
  * The ModelLister for `embedded` providers: every healthy model in the library. Embedding models
- * (encoder architectures) serve embeddings only; the rest serve chat and embeddings.
+ * (encoder architectures) serve embeddings only; the rest serve styleA chat, styleB messages and embeddings.
  */
 export function listEmbeddedModels(modelsDirectory: () => string): (target: ProviderTarget, credentialRef: string | null) => Promise<UpstreamModel[]> {
   return async () => {
@@ -90,7 +90,7 @@ export function listEmbeddedModels(modelsDirectory: () => string): (target: Prov
         displayName: v.name.replace(/\.gguf$/i, ''),
         created: Math.floor(Date.parse(v.modifiedAt) / 1000),
         contextWindow: v.contextLength,
-        families: ENCODERS.has(v.architecture ?? '') ? ['styleA.embeddings'] : ['styleA.chat_completions', 'styleA.embeddings'],
+        families: ENCODERS.has(v.architecture ?? '') ? ['styleA.embeddings'] : ['styleA.chat_completions', 'styleA.embeddings', 'styleB.messages'],
       }));
   };
 }

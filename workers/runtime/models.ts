@@ -1,37 +1,40 @@
 import { availableParallelism } from 'node:os';
 import {
+  DraftSequenceTokenPredictor,
   getLlama,
   LlamaLogLevel,
   resolveChatWrapper,
   type ChatWrapper,
   type Llama,
   type LlamaContext,
-  type LlamaContextSequence,
   type LlamaEmbeddingContext,
   type LlamaModel,
 } from 'node-llama-cpp';
 import { ServiceError } from '../../protocol/errors.ts';
 import type { Tuning } from '../../protocol/http/settings.ts';
-import type { RuntimeConfig } from '../../protocol/runtime.ts';
+import type { LoadedEntry, RuntimeConfig } from '../../protocol/runtime.ts';
 import { readGgufHeader } from './gguf-header.ts';
 import { resolveModelPath } from './library.ts';
 import { createProber } from './probe.ts';
+import { sequencePool, type SequenceLease, type SequencePool } from './sequences.ts';
 
-// The loaded models of the runtime worker. A model is loaded on first use (after its header is judged
-// and a throwaway process has loaded it once), with one context whose sequences serve concurrent calls;
-// a call waits in a bounded queue when every sequence is busy.
+// The loaded models of the runtime worker. A model is loaded on first use or by the `load` action (after its
+// header is judged and a throwaway process has loaded it once), with one context whose sequences serve
+// concurrent calls. An unloaded model leaves the list at once and is disposed when its last call ends.
+
+export type { SequenceLease } from './sequences.ts';
 
 /** Sequences per model when `tuning.parallel` is 0 (automatic). */
 const DEFAULT_PARALLEL = 4;
 /** Context per sequence when `tuning.contextSize` is 0: the model's own length, capped to keep memory small. */
 const DEFAULT_CONTEXT = 4096;
-/** Callers waiting for a sequence, per model, before OVERLOADED. */
-const MAX_WAITING = 256;
-
-export interface SequenceLease {
-  sequence: LlamaContextSequence;
-  release(): void;
-}
+/** Tokens drafted ahead per step; node-llama-cpp's default. */
+const DRAFT_MAX_TOKENS = 16;
+/**
+ * Tokens the target waits for the draft to propose per step. node-llama-cpp's default (0) never waits, so a
+ * draft that is not much faster than its target proposes almost nothing; a small wait costs a small draft little.
+ */
+const DRAFT_MIN_TOKENS = 4;
 
 export interface LoadedModel {
   name: string;
@@ -39,9 +42,18 @@ export interface LoadedModel {
   /** Resolved once per model: resolving (and checking a Jinja template) costs hundreds of milliseconds. */
   chatWrapper: ChatWrapper;
   acquire(signal: AbortSignal): Promise<SequenceLease>;
+  /**
+   * A sequence whose token predictor drafts with `draft` (speculative decoding). Such sequences live in a
+   * context of their own per draft model, created on first use, so plain calls never pay for drafting.
+   */
+  acquireDrafted(draft: LoadedModel, signal: AbortSignal): Promise<SequenceLease>;
   /** Embeddings run on their own context, created on first use, one call at a time. */
   embed<T>(run: (context: LlamaEmbeddingContext) => Promise<T>): Promise<T>;
-  dispose(): Promise<void>;
+  info(): LoadedEntry;
+  /** Dispose once nothing uses the model: no call, and no loaded model drafting with it. */
+  retire(): void;
+  /** A model drafting with this one keeps it in memory until that model is disposed. */
+  pin(): () => void;
 }
 
 const threadsOf = (t: Tuning) => t.threads || Math.max(1, Math.floor(availableParallelism() / 2));
@@ -49,6 +61,8 @@ const threadsOf = (t: Tuning) => t.threads || Math.max(1, Math.floor(availablePa
 export function createModelManager() {
   const prober = createProber({ gpu: () => false });
   const loaded = new Map<string, Promise<LoadedModel>>();
+  /** The subset of `loaded` whose load has finished: listing never waits for a load in progress. */
+  const ready = new Map<string, LoadedModel>();
   let llama: Promise<Llama> | null = null;
   let llamaGpu: boolean | null = null;
 
@@ -61,6 +75,21 @@ export function createModelManager() {
       llama = getLlama({ gpu: gpu ? 'auto' : false, build: 'never', logLevel: LlamaLogLevel.error, progressLogs: false });
     }
     return llama;
+  }
+
+  async function createContext(name: string, model: LlamaModel, tuning: Tuning, parallel: number, perSequence: number): Promise<LlamaContext> {
+    try {
+      return await model.createContext({
+        sequences: parallel,
+        contextSize: perSequence,
+        threads: threadsOf(tuning),
+        ...(tuning.batchSize > 0 && { batchSize: tuning.batchSize }),
+      });
+    } catch (err) {
+      throw new ServiceError('OVERLOADED', `Not enough memory for a context of \`${name}\`; lower runtime.tuning.contextSize or parallel.`, {
+        details: { reason: err instanceof Error ? err.name : 'unknown' },
+      });
+    }
   }
 
   async function load(name: string, path: string, tuning: Tuning): Promise<LoadedModel> {
@@ -87,75 +116,108 @@ export function createModelManager() {
     const perSequence = tuning.contextSize || Math.min(model.trainContextSize, DEFAULT_CONTEXT);
     let context: LlamaContext;
     try {
-      context = await model.createContext({
-        sequences: parallel,
-        contextSize: perSequence,
-        threads: threadsOf(tuning),
-        ...(tuning.batchSize > 0 && { batchSize: tuning.batchSize }),
-      });
+      context = await createContext(name, model, tuning, parallel, perSequence);
     } catch (err) {
       await model.dispose();
-      throw new ServiceError('OVERLOADED', `Not enough memory for a context of \`${name}\`; lower runtime.tuning.contextSize or parallel.`, {
-        details: { reason: err instanceof Error ? err.name : 'unknown' },
-      });
+      throw err;
     }
-    const free: LlamaContextSequence[] = [];
-    for (let i = 0; i < parallel; i++) free.push(context.getSequence());
-    const waiting: { grant(s: LlamaContextSequence): void }[] = [];
 
-    const lease = (sequence: LlamaContextSequence): SequenceLease => {
-      let released = false;
-      return {
-        sequence,
-        release() {
-          if (released) return;
-          released = true;
-          const next = waiting.shift();
-          if (next) next.grant(sequence);
-          else free.push(sequence);
-        },
-      };
-    };
-
+    let retired = false;
+    let pins = 0;
+    let disposed = false;
+    const pools: SequencePool[] = [];
+    const drafted = new Map<string, Promise<{ pool: SequencePool; dispose(): Promise<void> }>>();
     let embedding: Promise<LlamaEmbeddingContext> | null = null;
     let embedChain: Promise<unknown> = Promise.resolve();
+    let embedCalls = 0;
+
+    const idle = () => pins === 0 && embedCalls === 0 && pools.every((p) => p.busy() === 0);
+    async function dispose(): Promise<void> {
+      if (disposed) return;
+      disposed = true;
+      for (const pair of drafted.values()) await (await pair.catch(() => null))?.dispose();
+      if (embedding) await (await embedding).dispose();
+      await context.dispose();
+      await model.dispose();
+    }
+    const maybeDispose = () => {
+      if (retired && idle()) void dispose().catch(() => undefined);
+    };
+    const main = sequencePool(name, Array.from({ length: parallel }, () => context.getSequence()), maybeDispose);
+    pools.push(main);
+
+    async function draftPair(draft: LoadedModel): Promise<{ pool: SequencePool; dispose(): Promise<void> }> {
+      const unpin = draft.pin();
+      try {
+        const target = await createContext(name, model, tuning, parallel, perSequence);
+        const draftContext = await createContext(draft.name, draft.model, tuning, parallel, perSequence).catch(async (err: unknown) => {
+          await target.dispose();
+          throw err;
+        });
+        const sequences = Array.from({ length: parallel }, () =>
+          target.getSequence({ tokenPredictor: new DraftSequenceTokenPredictor(draftContext.getSequence(), { minTokens: DRAFT_MIN_TOKENS, maxTokens: DRAFT_MAX_TOKENS }) }),
+        );
+        const pool = sequencePool(`${name} (draft ${draft.name})`, sequences, maybeDispose);
+        pools.push(pool);
+        return {
+          pool,
+          async dispose() {
+            await target.dispose();
+            await draftContext.dispose();
+            unpin();
+          },
+        };
+      } catch (err) {
+        unpin();
+        throw err;
+      }
+    }
 
     return {
       name,
       model,
       chatWrapper: resolveChatWrapper(model),
-      acquire(signal) {
-        const sequence = free.pop();
-        if (sequence) return Promise.resolve(lease(sequence));
-        if (waiting.length >= MAX_WAITING) {
-          return Promise.reject(new ServiceError('OVERLOADED', `Every sequence of \`${name}\` is busy and the queue is full.`, { headers: { 'Retry-After': '1' } }));
+      acquire: (signal) => main.acquire(signal),
+      async acquireDrafted(draft, signal) {
+        let pair = drafted.get(draft.name);
+        if (!pair) {
+          pair = draftPair(draft);
+          drafted.set(draft.name, pair);
+          pair.catch(() => drafted.delete(draft.name));
         }
-        return new Promise((resolvePromise, reject) => {
-          const waiter = {
-            grant: (s: LlamaContextSequence) => {
-              signal.removeEventListener('abort', onAbort);
-              resolvePromise(lease(s));
-            },
-          };
-          const onAbort = () => {
-            const at = waiting.indexOf(waiter);
-            if (at >= 0) waiting.splice(at, 1);
-            reject(new ServiceError('UPSTREAM_ERROR', 'The call was aborted while it waited.'));
-          };
-          signal.addEventListener('abort', onAbort, { once: true });
-          waiting.push(waiter);
-        });
+        return (await pair).pool.acquire(signal);
       },
       embed(run) {
         embedding ??= model.createEmbeddingContext({ contextSize: Math.min(perSequence, 2048), threads: threadsOf(tuning) });
+        embedCalls++;
         const result = embedChain.then(async () => run(await embedding!));
         embedChain = result.catch(() => undefined);
+        void result.catch(() => undefined).finally(() => {
+          embedCalls--;
+          maybeDispose();
+        });
         return result;
       },
-      async dispose() {
-        if (embedding) await (await embedding).dispose();
-        await context.dispose();
-        await model.dispose();
+      info: () => ({
+        name,
+        contextSize: perSequence,
+        sequences: parallel,
+        memoryBytes: model.size + context.stateSize,
+        placement: model.gpuLayers > 0 ? 'gpu' : 'cpu',
+      }),
+      retire() {
+        retired = true;
+        maybeDispose();
+      },
+      pin() {
+        pins++;
+        let done = false;
+        return () => {
+          if (done) return;
+          done = true;
+          pins--;
+          maybeDispose();
+        };
       },
     };
   }
@@ -166,17 +228,41 @@ export function createModelManager() {
       const path = resolveModelPath(config.modelsDirectory, name);
       let model = loaded.get(path);
       if (!model) {
-        model = load(name, path, config.tuning);
-        loaded.set(path, model);
+        const loading = load(name, path, config.tuning);
+        model = loading;
+        loaded.set(path, loading);
         // A failed load is not remembered: the file may be fixed, and the probe verdict is cached anyway.
-        model.catch(() => loaded.delete(path));
+        loading.then(
+          (m) => {
+            if (loaded.get(path) === loading) ready.set(path, m);
+          },
+          () => {
+            if (loaded.get(path) === loading) loaded.delete(path);
+          },
+        );
       }
       return model;
+    },
+    /** Leaves the list now; memory is freed when the model's last call ends. False when it was not loaded. */
+    async unload(name: string, config: RuntimeConfig): Promise<boolean> {
+      const path = resolveModelPath(config.modelsDirectory, name);
+      const model = loaded.get(path);
+      if (!model) return false;
+      loaded.delete(path);
+      ready.delete(path);
+      const m = await model.catch(() => null);
+      m?.retire();
+      return m !== null;
+    },
+    /** Models whose load has finished, by name. */
+    list(): LoadedEntry[] {
+      return [...ready.values()].map((m) => m.info()).sort((a, b) => a.name.localeCompare(b.name));
     },
     async close(): Promise<void> {
       const all = [...loaded.values()];
       loaded.clear();
-      await Promise.allSettled(all.map(async (m) => (await m).dispose()));
+      ready.clear();
+      await Promise.allSettled(all.map(async (m) => (await m).retire()));
     },
   };
 }

@@ -1,5 +1,5 @@
 import { toServiceError } from '../../protocol/errors.ts';
-import type { UsageReport } from '../../protocol/gateway.ts';
+import type { UsageAcceleration, UsageReport } from '../../protocol/gateway.ts';
 import type { FromWorker } from '../../protocol/relay.ts';
 
 // One call's way back to the edge over the worker port: a whole answer in one message, or a head followed by
@@ -7,10 +7,10 @@ import type { FromWorker } from '../../protocol/relay.ts';
 // the tokens). Buffers are transferred, not copied.
 
 export interface CallOutput {
-  whole(status: number, body: object, usage: UsageReport | null): void;
+  whole(status: number, body: object, usage: UsageReport | null, acceleration?: UsageAcceleration): void;
   head(status: number, headers: Record<string, string>): void;
   write(text: string): void;
-  end(usage: UsageReport | null): void;
+  end(usage: UsageReport | null, acceleration?: UsageAcceleration): void;
   fail(err: unknown, usage: UsageReport | null): void;
   /** After an abort nothing more may reach the edge. */
   silence(): void;
@@ -37,10 +37,10 @@ export function callOutput(id: number, post: (m: FromWorker, transfer?: ArrayBuf
   };
 
   return {
-    whole(status, body, usage) {
+    whole(status, body, usage, acceleration) {
       if (silent) return;
       const buf = toBuffer(JSON.stringify(body));
-      post({ t: 'whole', id, status, headers: { 'content-type': 'application/json' }, body: buf, end: { usage, responseId: null } }, [buf]);
+      post({ t: 'whole', id, status, headers: { 'content-type': 'application/json' }, body: buf, end: { usage, responseId: null, ...(acceleration && { acceleration }) } }, [buf]);
     },
     head(status, headers) {
       if (!silent) post({ t: 'head', id, status, headers });
@@ -52,9 +52,9 @@ export function callOutput(id: number, post: (m: FromWorker, transfer?: ArrayBuf
         setImmediate(flush);
       }
     },
-    end(usage) {
+    end(usage, acceleration) {
       flush();
-      if (!silent) post({ t: 'end', id, end: { usage, responseId: null } });
+      if (!silent) post({ t: 'end', id, end: { usage, responseId: null, ...(acceleration && { acceleration }) } });
     },
     fail(err, usage) {
       flush();

@@ -3,9 +3,9 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { ServiceError, type ErrorPayload } from '../../protocol/errors.ts';
 import type { Tuning } from '../../protocol/http/settings.ts';
-import type { FromWorker } from '../../protocol/relay.ts';
-import type { RuntimeWorkerData, ToRuntime } from '../../protocol/runtime.ts';
-import type { RelayPool, RelaySink } from '../proxy/relay-pool.ts';
+import type { RelayRequest } from '../../protocol/relay.ts';
+import type { DraftChoice, FromRuntime, LoadedEntry, RuntimeConfig, RuntimeControl, RuntimeWorkerData, ToRuntime } from '../../protocol/runtime.ts';
+import { deliverRelayMessage, type RelayPool, type RelaySink } from '../proxy/relay-pool.ts';
 
 // The edge's side of the embedded runtime: the same start/close contract as the proxy relay pool, served
 // by one runtime worker thread that owns the loaded models. The worker starts on the first call (a service
@@ -17,7 +17,21 @@ export interface RuntimePoolOptions {
   /** The settings value; null means `<dataDir>/models`. Read at every call. */
   modelsDirectory(): string | null;
   tuning(): Tuning;
+  /** The draft model of the call's catalog model when its acceleration is `draft`; read at every call. */
+  draftFor?(req: RelayRequest): DraftChoice | null;
   log: Logger;
+}
+
+export interface ControlAnswer {
+  loaded: LoadedEntry[];
+  unloaded?: boolean;
+}
+
+/** The relay pool contract, plus the control calls behind the model actions and GET /v1/runtime/loaded. */
+export interface RuntimePool extends RelayPool {
+  control(c: RuntimeControl): Promise<ControlAnswer>;
+  /** The loaded models; no worker means nothing is loaded, and asking does not start one. */
+  loaded(): Promise<LoadedEntry[]>;
 }
 
 /** Respawns closer together than this wait, so a worker that dies at once cannot spin the CPU. */
@@ -27,10 +41,11 @@ export function defaultModelsDirectory(dataDir: string): string {
   return join(dataDir, 'models');
 }
 
-export function createRuntimePool(options: RuntimePoolOptions): RelayPool {
+export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
   const workerData: RuntimeWorkerData = { dataDir: options.dataDir };
   let worker: Worker | null = null;
   let inflight = new Map<number, RelaySink>();
+  let controls = new Map<number, { resolve(a: ControlAnswer): void; reject(e: ServiceError): void }>();
   let nextId = 1;
   let closing = false;
   let lastSpawn = 0;
@@ -39,36 +54,21 @@ export function createRuntimePool(options: RuntimePoolOptions): RelayPool {
   function spawn(): Worker {
     const w = new Worker(new URL('./runtime-entry.js', import.meta.url), { workerData });
     const mine = new Map<number, RelaySink>();
+    const myControls: typeof controls = new Map();
     inflight = mine;
+    controls = myControls;
     worker = w;
     lastSpawn = Date.now();
-    w.unref();
-    w.on('message', (m: FromWorker) => {
-      const sink = mine.get(m.id);
-      if (!sink) return;
-      switch (m.t) {
-        case 'whole':
-          mine.delete(m.id);
-          sink.whole(m.status, m.headers, m.body, m.end);
-          return;
-        case 'head':
-          sink.head(m.status, m.headers);
-          return;
-        case 'data':
-          sink.data(m.chunks);
-          return;
-        case 'end':
-          mine.delete(m.id);
-          sink.end(m.end);
-          return;
-        case 'error':
-          mine.delete(m.id);
-          sink.error(ServiceError.fromPayload(m.error as ErrorPayload), m.usage);
-          return;
-        case 'ack':
-        case 'created':
-          return;
+    w.on('message', (m: FromRuntime) => {
+      if (m.t !== 'control') deliverRelayMessage(m, mine);
+      else {
+        const waiter = myControls.get(m.id);
+        myControls.delete(m.id);
+        if (m.ok) waiter?.resolve({ loaded: m.loaded, ...(m.unloaded !== undefined && { unloaded: m.unloaded }) });
+        else waiter?.reject(ServiceError.fromPayload(m.error as ErrorPayload));
       }
+      // An idle runtime does not keep the process alive; one with calls in flight does.
+      if (mine.size === 0 && myControls.size === 0) w.unref();
     });
     let gone = false;
     const lost = (reason: unknown) => {
@@ -79,10 +79,14 @@ export function createRuntimePool(options: RuntimePoolOptions): RelayPool {
         sink.error(new ServiceError('UPSTREAM_ERROR', 'The embedded runtime stopped during the request.'), null);
       }
       mine.clear();
+      for (const waiter of myControls.values()) waiter.reject(new ServiceError('UPSTREAM_ERROR', 'The embedded runtime stopped during the call.'));
+      myControls.clear();
       if (worker === w) worker = null;
     };
     w.on('error', lost);
     w.on('exit', lost);
+    // After the listeners: on Node 20 a 'message' listener added later makes the worker hold the process again.
+    w.unref();
     return w;
   }
 
@@ -97,20 +101,41 @@ export function createRuntimePool(options: RuntimePoolOptions): RelayPool {
     return worker;
   }
 
+  const configNow = (): RuntimeConfig => ({
+    modelsDirectory: options.modelsDirectory() ?? defaultModelsDirectory(options.dataDir),
+    tuning: { ...options.tuning() },
+  });
+
+  async function control(c: RuntimeControl): Promise<ControlAnswer> {
+    const config = configNow();
+    const w = await live();
+    if (closing) throw new ServiceError('UPSTREAM_ERROR', 'The service is stopping.');
+    const id = nextId++;
+    return new Promise((resolve, reject) => {
+      controls.set(id, { resolve, reject });
+      w.ref();
+      const m: ToRuntime = { t: 'control', id, control: c, config };
+      w.postMessage(m);
+    });
+  }
+
   return {
+    control,
+    async loaded() {
+      return worker ? (await control({ op: 'loaded' })).loaded : [];
+    },
     start(req, sink) {
       const id = nextId++;
       let aborted = false;
       let target: { w: Worker; map: Map<number, RelaySink> } | null = null;
-      const config = {
-        modelsDirectory: options.modelsDirectory() ?? defaultModelsDirectory(options.dataDir),
-        tuning: { ...options.tuning() },
-      };
+      const config = configNow();
+      const draft = options.draftFor?.(req) ?? null;
       void live().then((w) => {
         if (aborted || closing) return;
         target = { w, map: inflight };
         inflight.set(id, sink);
-        const m: ToRuntime = { t: 'start', id, req, config };
+        w.ref();
+        const m: ToRuntime = { t: 'start', id, req, config, draft };
         w.postMessage(m, req.body ? [req.body] : []);
       });
       const send = (m: ToRuntime) => target?.w.postMessage(m);

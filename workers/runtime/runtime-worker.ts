@@ -1,21 +1,23 @@
 import { parentPort } from 'node:worker_threads';
-import { ServiceError } from '../../protocol/errors.ts';
-import type { FromWorker, RelayRequest } from '../../protocol/relay.ts';
-import type { RuntimeConfig, ToRuntime } from '../../protocol/runtime.ts';
+import { ServiceError, toServiceError } from '../../protocol/errors.ts';
+import type { RelayRequest } from '../../protocol/relay.ts';
+import type { DraftChoice, FromRuntime, RuntimeConfig, RuntimeControl, ToRuntime } from '../../protocol/runtime.ts';
 import { chatCompletion, parseChatRequest } from './chat.ts';
 import { embeddings, parseEmbeddingsRequest } from './embeddings.ts';
+import type { DraftModel } from './generate.ts';
+import { messages, parseMessagesRequest } from './messages.ts';
 import { createModelManager } from './models.ts';
 import { callOutput, type CallOutput } from './output.ts';
 
 // The runtime worker's message loop: the relay protocol, requests multiplexed by id, each run against a
-// model loaded in this thread. Upload and flow-control messages have nothing to act on: bodies arrive whole,
-// and generation is paced by the model, not the socket.
+// model loaded in this thread, plus control calls (load, unload, list). Bodies arrive whole, so upload
+// messages have nothing to act on.
 
 const port = parentPort!;
 const models = createModelManager();
 const running = new Map<number, { abort: AbortController; out: CallOutput }>();
 
-const post = (message: FromWorker, transfer?: ArrayBuffer[]) => port.postMessage(message, transfer ?? []);
+const post = (message: FromRuntime, transfer?: ArrayBuffer[]) => port.postMessage(message, transfer ?? []);
 
 function readBody(req: RelayRequest): Record<string, unknown> {
   if (!req.body) throw new ServiceError('INVALID_REQUEST', 'The embedded runtime needs a JSON body.');
@@ -24,7 +26,12 @@ function readBody(req: RelayRequest): Record<string, unknown> {
   return body as Record<string, unknown>;
 }
 
-async function serve(req: RelayRequest, config: RuntimeConfig, out: CallOutput, signal: AbortSignal): Promise<void> {
+async function draftOf(choice: DraftChoice | null, config: RuntimeConfig): Promise<DraftModel | null> {
+  if (!choice) return null;
+  return { model: await models.get(choice.name, config), modelId: choice.modelId };
+}
+
+async function serve(req: RelayRequest, config: RuntimeConfig, draft: DraftChoice | null, out: CallOutput, signal: AbortSignal): Promise<void> {
   const name = req.upstreamModelId;
   if (!name) throw new ServiceError('MODEL_NOT_FOUND', 'The call names no embedded model.', { param: 'model' });
   const clientModel = req.clientModel ?? name;
@@ -32,7 +39,11 @@ async function serve(req: RelayRequest, config: RuntimeConfig, out: CallOutput, 
   switch (req.op) {
     case 'chat.completions': {
       const parsed = parseChatRequest(body);
-      return chatCompletion(await models.get(name, config), clientModel, parsed, out, signal);
+      return chatCompletion(await models.get(name, config), await draftOf(draft, config), clientModel, parsed, out, signal);
+    }
+    case 'messages': {
+      const parsed = parseMessagesRequest(body);
+      return messages(await models.get(name, config), await draftOf(draft, config), clientModel, parsed, out, signal);
     }
     case 'embeddings': {
       const parsed = parseEmbeddingsRequest(body);
@@ -43,15 +54,34 @@ async function serve(req: RelayRequest, config: RuntimeConfig, out: CallOutput, 
   }
 }
 
+async function control(c: RuntimeControl, config: RuntimeConfig): Promise<{ unloaded?: boolean }> {
+  switch (c.op) {
+    case 'load':
+      await models.get(c.name, config);
+      return {};
+    case 'unload':
+      return { unloaded: await models.unload(c.name, config) };
+    case 'loaded':
+      return {};
+  }
+}
+
 port.on('message', (m: ToRuntime) => {
   switch (m.t) {
     case 'start': {
       const abort = new AbortController();
       const out = callOutput(m.id, post);
       running.set(m.id, { abort, out });
-      serve(m.req, m.config, out, abort.signal)
+      serve(m.req, m.config, m.draft, out, abort.signal)
         .catch((err: unknown) => out.fail(err, null))
         .finally(() => running.delete(m.id));
+      return;
+    }
+    case 'control': {
+      control(m.control, m.config).then(
+        (r) => post({ t: 'control', id: m.id, ok: true, loaded: models.list(), ...r }),
+        (err: unknown) => post({ t: 'control', id: m.id, ok: false, error: toServiceError(err).toPayload() }),
+      );
       return;
     }
     case 'abort': {

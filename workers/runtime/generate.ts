@@ -1,0 +1,98 @@
+import { LlamaChat, TokenMeter, type ChatHistoryItem, type LlamaChatResponse } from 'node-llama-cpp';
+import type { UsageAcceleration, UsageReport } from '../../protocol/gateway.ts';
+import type { LoadedModel } from './models.ts';
+
+// One generation on a leased sequence, shared by the styleA and styleB chat routes: the prompt is rendered
+// with the model's chat template, and the usage and acceleration figures are measured the same way for both.
+
+export interface GenerateParams {
+  history: ChatHistoryItem[];
+  maxTokens: number | null;
+  temperature: number | undefined;
+  topP: number | undefined;
+  /** styleB's `top_k`; styleA has none. */
+  topK?: number | undefined;
+  seed: number | undefined;
+  stop: string[];
+}
+
+export interface Generated {
+  text: string;
+  stopReason: LlamaChatResponse['metadata']['stopReason'];
+  /** The custom stop string that ended the answer, when one did. */
+  stopSequence: string | null;
+  usage: UsageReport;
+  acceleration: UsageAcceleration;
+}
+
+export interface DraftModel {
+  model: LoadedModel;
+  /** The draft's catalog ID, for usage rows. */
+  modelId: string;
+}
+
+export function usageOf(input: number, output: number): UsageReport {
+  return { inputTokens: input, outputTokens: output, cachedInputTokens: null, reasoningTokens: null, totalTokens: input + output, costUsd: null, toolCalls: {} };
+}
+
+/**
+ * Generates one answer. `onReady` runs once a sequence is leased (so a full queue still fails before a stream
+ * head is sent); `onText` receives the answer as it is generated. Null when the call was aborted.
+ */
+export async function generate(
+  model: LoadedModel,
+  draft: DraftModel | null,
+  params: GenerateParams,
+  signal: AbortSignal,
+  hooks: { onReady?(): void; onText?(text: string, inputTokens: number): void } = {},
+): Promise<Generated | null> {
+  const lease = draft ? await model.acquireDrafted(draft.model, signal) : await model.acquire(signal);
+  const { sequence } = lease;
+  const chat = new LlamaChat({ contextSequence: sequence, chatWrapper: model.chatWrapper, autoDisposeSequence: false });
+  try {
+    // Each call starts from an empty sequence, so the meter counts exactly this call's prompt.
+    await sequence.clearHistory();
+    const before = sequence.tokenMeter.getState();
+    const predictedBefore = { ...sequence.tokenPredictions };
+    hooks.onReady?.();
+    const startedAt = performance.now();
+    const result = await chat.generateResponse(params.history, {
+      maxTokens: params.maxTokens ?? sequence.contextSize,
+      ...(params.temperature !== undefined && { temperature: params.temperature }),
+      ...(params.topP !== undefined && { topP: params.topP }),
+      ...(params.topK !== undefined && { topK: params.topK }),
+      ...(params.seed !== undefined && { seed: params.seed }),
+      ...(params.stop.length > 0 && { customStopTriggers: params.stop }),
+      signal,
+      stopOnAbortSignal: true,
+      // The prompt has been evaluated before the first text arrives, so its token count is known by then.
+      ...(hooks.onText && { onTextChunk: (text: string) => hooks.onText!(text, TokenMeter.diff(sequence.tokenMeter, before).usedInputTokens) }),
+    });
+    // Prompt evaluation is included: it is part of the time a client waits, with or without a draft.
+    const generationMs = Math.round((performance.now() - startedAt) * 1000) / 1000;
+    if (signal.aborted) return null;
+    const used = TokenMeter.diff(sequence.tokenMeter, before);
+    const predicted = sequence.tokenPredictions;
+    const acceleration: UsageAcceleration = draft
+      ? {
+          mode: 'draft',
+          draftModelId: draft.modelId,
+          generationMs,
+          draftTokens: predicted.validated + predicted.refuted - predictedBefore.validated - predictedBefore.refuted,
+          acceptedDraftTokens: predicted.validated - predictedBefore.validated,
+        }
+      : { mode: 'none', draftModelId: null, generationMs };
+    const trigger = result.metadata.stopReason === 'customStopTrigger' ? result.metadata.customStopTrigger : undefined;
+    const stopSequence = trigger ? trigger.filter((t): t is string => typeof t === 'string').join('') : null;
+    return {
+      text: result.response,
+      stopReason: result.metadata.stopReason,
+      stopSequence,
+      usage: usageOf(used.usedInputTokens, used.usedOutputTokens),
+      acceleration,
+    };
+  } finally {
+    chat.dispose({ disposeSequence: false });
+    lease.release();
+  }
+}
