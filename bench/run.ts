@@ -1,0 +1,569 @@
+// W1.8: the comparison bench. Starts a fast fake styleA upstream, nginx (the reference reverse proxy),
+// Portkey's gateway and Switchyard (metering on), all on 127.0.0.1, and measures them in one run,
+// interleaved, with one load generator (wrk + lua/post.lua; agents.ts for the many-agents scenario).
+// Writes bench/RESULTS.md. Every load loop is bounded by count and time. A benchmark, not a test.
+//
+//   npm run bench            (from the repository root or bench/)
+//   BENCH_ROUNDS=2 BENCH_SECONDS=5 BENCH_AGENTS=2000 npm run bench
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { createServer } from 'node:net';
+import { cpus, loadavg, tmpdir, release, totalmem } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const BENCH = dirname(fileURLToPath(import.meta.url));
+const ROOT = join(BENCH, '..');
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const LAT_SECONDS = Number(process.env.BENCH_LAT_SECONDS ?? 3);
+const AGENTS = Number(process.env.BENCH_AGENTS ?? 2000);
+// The same scenario at a size where the client and the fake upstream are not themselves saturated on a
+// small machine (2,000 streams are 40,000 chunks/s through one Node client), so the added delay is readable.
+const AGENTS_SMALL = Number(process.env.BENCH_AGENTS_SMALL ?? 500);
+const CONNS = 50;
+const TICK = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
+const PROFILE = process.env.BENCH_PROFILE_DIR ?? ''; // when set, Switchyard runs with --cpu-prof into it
+const ONLY = process.env.BENCH_ONLY ?? ''; // e.g. "a" to run one scenario (profiling)
+const runStart = Date.now();
+const loadAtStart = loadavg();
+const log = (...a: unknown[]) => console.error(`[bench ${((Date.now() - runStart) / 1000).toFixed(0).padStart(3)}s]`, ...a);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// ---------- processes ----------
+const children: ChildProcess[] = [];
+function track(c: ChildProcess): ChildProcess {
+  children.push(c);
+  return c;
+}
+function stopAll(): void {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGTERM');
+}
+process.on('exit', stopAll);
+process.on('SIGINT', () => process.exit(130));
+process.on('SIGTERM', () => process.exit(143));
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+function waitLine(c: ChildProcess, match: (line: string) => unknown, what: string, ms = 30_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    let err = '';
+    const timer = setTimeout(() => reject(new Error(`${what} did not start in ${ms} ms:\n${err}\n${buf.slice(-2000)}`)), ms);
+    c.stderr?.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-4000)));
+    const onData = (d: Buffer) => {
+      buf += d.toString();
+      for (const line of buf.split('\n')) {
+        if (match(line)) {
+          clearTimeout(timer);
+          c.stdout!.off('data', onData);
+          c.stdout!.resume(); // keep draining (and dropping) whatever it writes next
+          resolve(line);
+          return;
+        }
+      }
+      if (buf.length > 1_000_000) buf = buf.slice(-100_000);
+    };
+    c.stdout!.on('data', onData);
+    c.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${what} exited with ${code}:\n${err}\n${buf.slice(-2000)}`));
+    });
+  });
+}
+
+async function waitHttp(port: number, path: string, what: string, ms = 30_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    try {
+      await call(port, 'GET', path, {}, undefined);
+      return;
+    } catch {
+      if (Date.now() > deadline) throw new Error(`${what} never answered on ${port}`);
+      await sleep(200);
+    }
+  }
+}
+
+interface Reply {
+  status: number;
+  text: string;
+  headers: Record<string, string | string[] | undefined>;
+}
+function call(port: number, method: string, path: string, headers: Record<string, string>, body: string | undefined): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers }, agent: false, timeout: 15_000 }, (res) => {
+      const parts: Buffer[] = [];
+      res.on('data', (c: Buffer) => parts.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(parts).toString('utf8'), headers: res.headers }));
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+// ---------- /proc ----------
+function allPids(): { pid: number; ppid: number }[] {
+  const out: { pid: number; ppid: number }[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.push({ pid: Number(name), ppid: Number(rest[1]) });
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}
+function tree(root: number): number[] {
+  const all = allPids();
+  const pids = [root];
+  for (let i = 0; i < pids.length; i++) for (const p of all) if (p.ppid === pids[i]) pids.push(p.pid);
+  return pids;
+}
+/** utime + stime in seconds of a process tree; a process's stat counts all its threads. */
+function cpuSeconds(pids: number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(f[11]) + Number(f[12]); // fields 14 and 15: utime, stime
+    } catch {
+      /* gone */
+    }
+  }
+  return ticks / TICK;
+}
+function rssMb(pids: number[]): number {
+  let kb = 0;
+  for (const pid of pids) {
+    try {
+      const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      if (m) kb += Number(m[1]);
+    } catch {
+      /* gone */
+    }
+  }
+  return kb / 1024;
+}
+
+// ---------- targets ----------
+interface Target {
+  name: string;
+  port: number;
+  path: string;
+  headers: Record<string, string>;
+  model: string;
+  pids: () => number[];
+}
+
+function body(model: string, kind: 'json' | 'sse' | 'big' | 'slow'): string {
+  if (kind === 'big') {
+    // About 256 KB of prompt: the size of a long agent context.
+    const filler = 'The quick brown fox jumps over the lazy dog. '.repeat(Math.ceil((256 * 1024) / 45)).slice(0, 256 * 1024 - 200);
+    return JSON.stringify({ model, messages: [{ role: 'system', content: 'You are a bench.' }, { role: 'user', content: filler }], max_tokens: 32 });
+  }
+  const b: Record<string, unknown> = { model: kind === 'slow' ? model.replace('bench-model', 'bench-slow') : model, messages: [{ role: 'user', content: 'Say hello in one short sentence.' }], max_tokens: 32 };
+  if (kind !== 'json') b.stream = true;
+  return JSON.stringify(b);
+}
+
+const work = mkdtempSync(join(tmpdir(), 'switchyard-bench-'));
+
+interface WrkResult {
+  requests: number;
+  duration_us: number;
+  bytes: number;
+  p50_us: number;
+  p90_us: number;
+  p99_us: number;
+  mean_us: number;
+  max_us: number;
+  err_connect: number;
+  err_read: number;
+  err_write: number;
+  err_status: number;
+  err_timeout: number;
+  cpu_s: number;
+}
+
+function wrk(t: Target, kind: 'json' | 'sse' | 'big', conns: number, seconds: number): Promise<WrkResult> {
+  const file = join(work, `body-${t.name}-${kind}.json`);
+  if (!existsSync(file)) writeFileSync(file, body(t.model, kind));
+  const headers = Object.entries(t.headers)
+    .map(([k, v]) => `${k}: ${v}`)
+    .join('|');
+  const threads = Math.min(2, conns);
+  const pids = t.pids();
+  const cpu0 = cpuSeconds(pids);
+  return new Promise((resolve, reject) => {
+    const c = spawn('wrk', [`-t${threads}`, `-c${conns}`, `-d${seconds}s`, '--timeout', '10s', '-s', join(BENCH, 'lua', 'post.lua'), `http://127.0.0.1:${t.port}${t.path}`], {
+      env: { ...process.env, BENCH_BODY: file, BENCH_HEADERS: headers },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    c.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    c.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const killer = setTimeout(() => c.kill('SIGKILL'), (seconds + 30) * 1000);
+    c.on('exit', () => {
+      clearTimeout(killer);
+      const cpu = cpuSeconds(pids) - cpu0;
+      const m = /BENCH_JSON (\{.*\})/.exec(out);
+      if (!m) return reject(new Error(`wrk gave no result for ${t.name} ${kind}:\n${out}`));
+      resolve({ ...(JSON.parse(m[1]!) as WrkResult), cpu_s: cpu });
+    });
+  });
+}
+
+interface Agg {
+  rps: number;
+  p50: number; // ms, mean over rounds
+  p99: number;
+  errors: number;
+  requests: number;
+  cpuUs: number; // per request
+}
+function aggregate(rs: WrkResult[]): Agg {
+  const requests = rs.reduce((a, r) => a + r.requests, 0);
+  const secs = rs.reduce((a, r) => a + r.duration_us, 0) / 1e6;
+  const mean = (f: (r: WrkResult) => number) => rs.reduce((a, r) => a + f(r), 0) / rs.length;
+  return {
+    rps: requests / secs,
+    p50: mean((r) => r.p50_us) / 1000,
+    p99: mean((r) => r.p99_us) / 1000,
+    errors: rs.reduce((a, r) => a + r.err_connect + r.err_read + r.err_write + r.err_status + r.err_timeout, 0),
+    requests,
+    cpuUs: (rs.reduce((a, r) => a + r.cpu_s, 0) / requests) * 1e6,
+  };
+}
+
+async function agents(t: Target, count: number): Promise<{ res: any; peakRss: number; rssBefore: number }> {
+  const pids = t.pids();
+  const rssBefore = rssMb(pids);
+  let peakRss = rssBefore;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMb(pids))), 200);
+  const opts = { port: t.port, path: t.path, headers: t.headers, body: body(t.model, 'slow'), count, rampMs: 1000, deadlineMs: 40_000, expectChunks: 200 };
+  const c = spawn(process.execPath, ['--import', 'tsx', join(BENCH, 'agents.ts'), JSON.stringify(opts)], { cwd: BENCH, stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  c.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  const killer = setTimeout(() => c.kill('SIGKILL'), 60_000);
+  await new Promise((r) => c.on('exit', r));
+  clearTimeout(killer);
+  clearInterval(sampler);
+  peakRss = Math.max(peakRss, rssMb(pids));
+  return { res: JSON.parse(out.trim().split('\n').pop() || '{}'), peakRss, rssBefore };
+}
+
+// ---------- main ----------
+function have(cmd: string): boolean {
+  try {
+    execFileSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function main(): Promise<void> {
+  const nodeBin = process.execPath;
+  // Debian's nginx and wrk; installed here only when missing and only as root.
+  if (!have('nginx') || !have('wrk')) {
+    if (process.getuid?.() !== 0) throw new Error('nginx and wrk are needed: apt-get install -y nginx wrk');
+    log('installing nginx and wrk with apt-get');
+    execFileSync('apt-get', ['install', '-y', 'nginx', 'wrk'], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  }
+  if (!existsSync(join(BENCH, 'node_modules/@portkey-ai/gateway/build/start-server.js'))) {
+    throw new Error('Portkey gateway missing: run `npm install` in bench/ (the root `npm run bench` does)');
+  }
+  // The fake upstream, its own process.
+  const fake = track(spawn(nodeBin, ['--import', 'tsx', join(BENCH, 'fake-upstream.ts'), '0'], { cwd: BENCH, stdio: ['ignore', 'pipe', 'pipe'] }));
+  const fakePort = (JSON.parse(await waitLine(fake, (l) => l.startsWith('{"port"'), 'fake upstream')) as { port: number }).port;
+  log('fake upstream on', fakePort);
+
+  // nginx, foreground, its own prefix and config.
+  const nginxPort = await freePort();
+  const prefix = join(work, 'nginx');
+  mkdirSync(prefix, { recursive: true });
+  const conf = readFileSync(join(BENCH, 'nginx.conf.template'), 'utf8').replaceAll('{{PREFIX}}', prefix).replaceAll('{{PORT}}', String(nginxPort)).replaceAll('{{UPSTREAM_PORT}}', String(fakePort));
+  writeFileSync(join(prefix, 'nginx.conf'), conf);
+  const nginx = track(spawn('nginx', ['-p', prefix, '-c', join(prefix, 'nginx.conf'), '-g', 'daemon off;'], { stdio: ['ignore', 'pipe', 'pipe'] }));
+  nginx.stderr!.on('data', (d: Buffer) => log('nginx:', d.toString().trim()));
+  await waitHttp(nginxPort, '/v1/models', 'nginx');
+  log('nginx on', nginxPort);
+
+  // Portkey's gateway (binds all interfaces; we only ever talk to 127.0.0.1).
+  const portkeyPort = await freePort();
+  const portkey = track(spawn(nodeBin, [join(BENCH, 'node_modules/@portkey-ai/gateway/build/start-server.js'), `--port=${portkeyPort}`, '--headless'], { cwd: BENCH, stdio: ['ignore', 'pipe', 'pipe'] }));
+  portkey.stdout!.resume();
+  portkey.stderr!.resume();
+  await waitHttp(portkeyPort, '/', 'portkey');
+  log('portkey on', portkeyPort);
+
+  // Switchyard, metering on (the default), default log level.
+  const home = join(work, 'switchyard-home');
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  const syArgs = PROFILE ? [`--cpu-prof`, `--cpu-prof-dir=${PROFILE}`, join(ROOT, 'bin', 'switchyard.js'), 'start'] : [join(ROOT, 'bin', 'switchyard.js'), 'start'];
+  const sy = track(spawn(nodeBin, syArgs, { cwd: ROOT, env: { ...process.env, SWITCHYARD_HOME: home, SWITCHYARD_PORT: '0', SWITCHYARD_VAULT: 'file' }, stdio: ['ignore', 'pipe', 'pipe'] }));
+  // The `listening` log line (info), or the terminal notice on stderr when the log level hides it.
+  let stderrText = '';
+  const fromStderr = new Promise<number>((resolve) =>
+    sy.stderr!.on('data', (d: Buffer) => {
+      stderrText = (stderrText + d.toString()).slice(-4000);
+      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(stderrText);
+      if (m) resolve(Number(m[1]));
+    }),
+  );
+  const fromLog = waitLine(sy, (l) => l.includes('"msg":"listening"'), 'switchyard').then((l) => (JSON.parse(l) as { port: number }).port);
+  const syPort = await Promise.race([fromLog, fromStderr]);
+  fromLog.catch(() => {}); // settled by the race; its timeout must not surface later
+  sy.stdout!.resume();
+  const token = readFileSync(join(home, 'token'), 'utf8').trim();
+  const auth = { authorization: `Bearer ${token}` };
+  const prov = await call(syPort, 'POST', '/v1/providers', auth, JSON.stringify({ kind: 'openai_compatible', id: 'bench', baseUrl: `http://127.0.0.1:${fakePort}/v1` }));
+  if (prov.status !== 201) throw new Error(`provider: ${prov.status} ${prov.text}`);
+  let model = 'bench/bench-model';
+  for (const up of ['bench-model', 'bench-slow']) {
+    const m = await call(syPort, 'POST', '/v1/catalog/models', auth, JSON.stringify({ providerId: 'bench', upstreamModelId: up, families: ['styleA.chat_completions'] }));
+    if (m.status !== 201 && m.status !== 200) throw new Error(`catalog model: ${m.status} ${m.text}`);
+    if (up === 'bench-model') model = (JSON.parse(m.text) as { id: string }).id;
+  }
+  log('switchyard on', syPort, 'model', model);
+
+  const direct: Target = { name: 'direct', port: fakePort, path: '/v1/chat/completions', headers: {}, model: 'bench-model', pids: () => [fake.pid!] };
+  const targets: Target[] = [
+    direct,
+    { name: 'nginx', port: nginxPort, path: '/v1/chat/completions', headers: {}, model: 'bench-model', pids: () => tree(nginx.pid!) },
+    { name: 'portkey', port: portkeyPort, path: '/v1/chat/completions', headers: { 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `http://127.0.0.1:${fakePort}/v1`, authorization: 'Bearer sk-bench' }, model: 'bench-model', pids: () => tree(portkey.pid!) },
+    { name: 'switchyard', port: syPort, path: '/v1/chat/completions', headers: auth, model, pids: () => tree(sy.pid!) },
+  ];
+
+  // Every target must answer correctly before anything is measured.
+  for (const t of targets) {
+    for (const kind of ['json', 'sse', 'big'] as const) {
+      const r = await call(t.port, 'POST', t.path, t.headers, body(t.model, kind));
+      const good = r.status === 200 && (kind === 'sse' ? r.text.includes('tok18') && r.text.includes('[DONE]') && !r.text.includes('"usage"') : r.text.includes('Hello from the bench upstream'));
+      if (!good) throw new Error(`${t.name} ${kind}: ${r.status} ${r.text.slice(0, 500)}`);
+    }
+  }
+  log('all targets answer JSON, SSE and 256 KB bodies');
+
+  const proxies = targets.filter((t) => t !== direct);
+  const want = (s: string) => ONLY === '' || ONLY.includes(s);
+  // Warm-up (JIT, connection pools), not measured.
+  for (const t of targets) for (const kind of ['json', 'sse'] as const) await wrk(t, kind, CONNS, 2);
+  log('warm-up done');
+
+  const results: Record<string, Record<string, WrkResult[]>> = {};
+  const add = (scenario: string, t: Target, r: WrkResult) => ((results[scenario] ??= {})[t.name] ??= []).push(r);
+  for (let round = 0; round < ROUNDS; round++) {
+    // Interleaved: each round visits every target, in a rotated order.
+    const order = targets.map((_, i) => targets[(i + round) % targets.length]!);
+    for (const t of order) {
+      if (want('a')) add('a', t, await wrk(t, 'json', CONNS, SECONDS));
+      if (want('b')) add('b', t, await wrk(t, 'sse', CONNS, SECONDS));
+      if (want('c')) add('cj', t, await wrk(t, 'json', 1, LAT_SECONDS));
+      if (want('c')) add('cs', t, await wrk(t, 'sse', 1, LAT_SECONDS));
+      if (want('f')) add('f', t, await wrk(t, 'big', CONNS, SECONDS));
+      log(`round ${round + 1}/${ROUNDS} ${t.name} done`);
+    }
+  }
+
+  // e: many agents. Direct first (the reference for added delay), then nginx, then Switchyard (Portkey too
+  // when BENCH_AGENTS_PORTKEY=1).
+  const agentRuns: Record<string, Awaited<ReturnType<typeof agents>>> = {};
+  const agentRunsSmall: Record<string, Awaited<ReturnType<typeof agents>>> = {};
+  if (want('e')) {
+    const eTargets = targets.filter((t) => t.name !== 'portkey' || process.env.BENCH_AGENTS_PORTKEY === '1');
+    for (const [runs, n] of [[agentRuns, AGENTS], [agentRunsSmall, AGENTS_SMALL]] as const) {
+      if (n <= 0) continue;
+      for (const t of eTargets) {
+        runs[t.name] = await agents(t, n);
+        log(`e ${t.name} x${n}:`, JSON.stringify(runs[t.name]!.res));
+        await sleep(1000);
+      }
+    }
+  }
+
+  const versions = {
+    node: process.version,
+    nginx: execFileSync('nginx', ['-v'], { stdio: ['ignore', 'pipe', 'pipe'] }).toString() || '',
+    wrk: '',
+    portkey: (JSON.parse(readFileSync(join(BENCH, 'node_modules/@portkey-ai/gateway/package.json'), 'utf8')) as { version: string }).version,
+    honoNodeServer: (JSON.parse(readFileSync(join(BENCH, 'node_modules/@hono/node-server/package.json'), 'utf8')) as { version: string }).version,
+    switchyard: (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version,
+    commit: '',
+  };
+  try {
+    versions.nginx = execFileSync('sh', ['-c', 'nginx -v 2>&1']).toString().trim();
+    versions.wrk = execFileSync('sh', ['-c', 'wrk -v 2>&1 | head -1']).toString().trim().replace(/ Copyright.*/, '');
+    versions.commit = execFileSync('git', ['-C', ROOT, 'rev-parse', '--short', 'HEAD']).toString().trim() + (execFileSync('git', ['-C', ROOT, 'status', '--porcelain']).toString().trim() ? ' (with uncommitted changes)' : '');
+  } catch {
+    /* best effort */
+  }
+
+  stopAll();
+  await sleep(500);
+  // A partial or profiled run must not replace the full results.
+  const outFile = ONLY || PROFILE ? join(BENCH, '.work', `RESULTS-${ONLY || 'all'}${PROFILE ? '-profiled' : ''}.md`) : join(BENCH, 'RESULTS.md');
+  mkdirSync(dirname(outFile), { recursive: true });
+  writeFileSync(outFile, report(results, agentRuns, agentRunsSmall, versions, proxies.map((t) => t.name)));
+  if (PROFILE) {
+    // --cpu-prof writes its files as the service exits (SIGTERM, then its drain).
+    for (let i = 0; i < 100 && sy.exitCode === null && sy.signalCode === null; i++) await sleep(100);
+  }
+  log('wrote', outFile, 'in', ((Date.now() - runStart) / 1000).toFixed(0), 's');
+  rmSync(work, { recursive: true, force: true });
+}
+
+// ---------- report ----------
+const f0 = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '-');
+const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '-');
+const f3 = (n: number) => (Number.isFinite(n) ? n.toFixed(3) : '-');
+const ratio = (a: number, b: number) => (Number.isFinite(a) && Number.isFinite(b) && b !== 0 ? `${(a / b).toFixed(2)}x` : '-');
+const mark = (ok: boolean) => (ok ? 'met' : '**missed**');
+
+function report(results: Record<string, Record<string, WrkResult[]>>, agentRuns: Record<string, any>, agentRunsSmall: Record<string, any>, versions: Record<string, string>, proxies: string[]): string {
+  const L: string[] = [];
+  const cpu = cpus();
+  L.push('# Bench results (W1.8)', '');
+  L.push(`Generated by \`npm run bench\` on ${new Date().toISOString()}. One run, all targets interleaved (${ROUNDS} rounds, rotated order), one load generator (wrk, 2 threads, \`lua/post.lua\`).`, '');
+  L.push('## Machine and versions', '');
+  L.push(`- ${cpu.length} x ${cpu[0]?.model ?? '?'}, ${Math.round(totalmem() / 1024 ** 3)} GB RAM, Linux ${release()}; load generator, fake upstream and proxy share these cores`);
+  L.push(`- Node ${versions.node}; ${versions.nginx}; ${versions.wrk}`);
+  L.push(`- Portkey gateway \`@portkey-ai/gateway\` ${versions.portkey} (with \`@hono/node-server\` ${versions.honoNodeServer}), Switchyard ${versions.switchyard} at ${versions.commit}, metering on, log level ${process.env.SWITCHYARD_LOG_LEVEL ?? 'info'}`);
+  L.push('- nginx: 1 worker, upstream keep-alive, `proxy_buffering off` (`nginx.conf.template`); fake upstream: node:http, precomputed bodies (`fake-upstream.ts`)');
+  L.push('- direct = wrk straight to the fake upstream; "added" latency = target minus direct in the same run');
+  const la = (l: number[]) => l.map((x) => x.toFixed(2)).join(' / ');
+  L.push(`- load average (1 / 5 / 15 min) at start ${la(loadAtStart)}, at end ${la(loadavg())}: anything else running on the machine shows here and skews every figure`, '');
+  const agg = (s: string, n: string) => (results[s]?.[n] ? aggregate(results[s]![n]!) : undefined);
+  const targetsAll = ['direct', ...proxies];
+
+  const throughputTable = (s: string, title: string) => {
+    if (!results[s]) return;
+    L.push(`## ${title}`, '');
+    L.push('| target | req/s | p50 ms | p99 ms | errors | requests | req/s vs nginx | req/s vs direct | p50 vs nginx | p99 vs nginx |');
+    L.push('|---|---|---|---|---|---|---|---|---|---|');
+    const ng = agg(s, 'nginx')!;
+    const d = agg(s, 'direct')!;
+    for (const n of targetsAll) {
+      const a = agg(s, n);
+      if (!a) continue;
+      L.push(`| ${n} | ${f0(a.rps)} | ${f3(a.p50)} | ${f3(a.p99)} | ${a.errors} | ${f0(a.requests)} | ${ratio(a.rps, ng.rps)} | ${ratio(a.rps, d.rps)} | ${ratio(a.p50, ng.p50)} | ${ratio(a.p99, ng.p99)} |`);
+    }
+    L.push('');
+  };
+  throughputTable('a', `a. Small JSON chat completion, ${CONNS} connections, ${ROUNDS} x ${SECONDS} s each`);
+  throughputTable('b', `b. 20-chunk SSE stream, ${CONNS} connections, ${ROUNDS} x ${SECONDS} s each`);
+
+  if (results.cj) {
+    L.push(`## c. Latency at one connection (${ROUNDS} x ${LAT_SECONDS} s each), added over direct`, '');
+    L.push('| target | JSON p50 ms | JSON p99 ms | JSON added p50 ms | SSE p50 ms | SSE p99 ms | SSE added p50 ms | added JSON vs nginx | added SSE vs nginx | p50 JSON vs direct | p50 SSE vs direct |');
+    L.push('|---|---|---|---|---|---|---|---|---|---|---|');
+    const dj = agg('cj', 'direct')!;
+    const ds = agg('cs', 'direct')!;
+    const nj = agg('cj', 'nginx')!;
+    const ns = agg('cs', 'nginx')!;
+    for (const n of targetsAll) {
+      const j = agg('cj', n)!;
+      const s = agg('cs', n)!;
+      L.push(`| ${n} | ${f3(j.p50)} | ${f3(j.p99)} | ${f3(j.p50 - dj.p50)} | ${f3(s.p50)} | ${f3(s.p99)} | ${f3(s.p50 - ds.p50)} | ${n === 'direct' ? '-' : ratio(j.p50 - dj.p50, nj.p50 - dj.p50)} | ${n === 'direct' ? '-' : ratio(s.p50 - ds.p50, ns.p50 - ds.p50)} | ${ratio(j.p50, dj.p50)} | ${ratio(s.p50, ds.p50)} |`);
+    }
+    L.push('');
+  }
+
+  if (results.a || results.b) {
+    L.push('## d. CPU time per request (utime + stime of the process tree, all threads, over the runs of a and b)', '');
+    L.push('| target | JSON us/req | SSE us/req | JSON vs nginx | SSE vs nginx | JSON vs direct (fake upstream) | SSE vs direct |');
+    L.push('|---|---|---|---|---|---|---|');
+    const nj = agg('a', 'nginx');
+    const ns = agg('b', 'nginx');
+    const dj = agg('a', 'direct');
+    const ds = agg('b', 'direct');
+    for (const n of targetsAll) {
+      const j = agg('a', n);
+      const s = agg('b', n);
+      L.push(`| ${n}${n === 'direct' ? ' (the fake upstream itself)' : ''} | ${f0(j?.cpuUs ?? NaN)} | ${f0(s?.cpuUs ?? NaN)} | ${ratio(j?.cpuUs ?? NaN, nj?.cpuUs ?? NaN)} | ${ratio(s?.cpuUs ?? NaN, ns?.cpuUs ?? NaN)} | ${ratio(j?.cpuUs ?? NaN, dj?.cpuUs ?? NaN)} | ${ratio(s?.cpuUs ?? NaN, ds?.cpuUs ?? NaN)} |`);
+    }
+    L.push('', `CPU is sampled from /proc/<pid>/stat at ${TICK} ticks/s; the proxies' figures exclude the fake upstream and wrk.`, '');
+  }
+
+  const agentTable = (runs: Record<string, any>, n: number, note: string) => {
+    if (!Object.keys(runs).length) return;
+    L.push(`## e. Many agents: ${n} concurrent slow streams (200 chunks, one every 50 ms, 10 s), ramped over 1 s${note}`, '');
+    L.push('Client: `agents.ts` (node:http, its own process). Delay = time from the fake\'s write of a chunk (stamped in the chunk) to the client\'s read; added = target minus direct. First chunk = request sent to first chunk read (shows queueing). RSS: the process tree, sampled every 200 ms. Streams still open at the 40 s deadline count as errors.', '');
+    L.push('| target | streams ok | errors | chunks read | delay p50 ms | delay p99 ms | added p99 ms | p99.9 ms | max ms | first chunk p50 / p99 ms | RSS before -> peak MB | peak RSS vs nginx | added p99 vs nginx |');
+    L.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+    const d = runs.direct?.res;
+    const ng = runs.nginx;
+    for (const name of Object.keys(runs)) {
+      const r = runs[name];
+      const added = r.res.p99Ms - (d?.p99Ms ?? NaN);
+      const ngAdded = (ng?.res.p99Ms ?? NaN) - (d?.p99Ms ?? NaN);
+      L.push(`| ${name}${name === 'direct' ? ' (RSS: the fake)' : ''} | ${r.res.ok} / ${r.res.streams} | ${r.res.errors}${r.res.errors ? ' ' + JSON.stringify(r.res.errorKinds).replaceAll('|', '/') : ''} | ${f0(r.res.chunks)} | ${f2(r.res.p50Ms)} | ${f2(r.res.p99Ms)} | ${name === 'direct' ? '-' : f2(added)} | ${f2(r.res.p999Ms)} | ${f2(r.res.maxMs)} | ${f2(r.res.firstP50Ms)} / ${f2(r.res.firstP99Ms)} | ${f0(r.rssBefore)} -> ${f0(r.peakRss)} | ${ratio(r.peakRss, ng?.peakRss ?? NaN)} | ${name === 'direct' || name === 'nginx' ? '-' : ratio(added, ngAdded)} |`);
+    }
+    L.push('');
+  };
+  agentTable(agentRuns, AGENTS, '');
+  agentTable(agentRunsSmall, AGENTS_SMALL, ' (reduced: the load generator and fake are not saturated here)');
+  throughputTable('f', `f. 256 KB request bodies (small JSON answer), ${CONNS} connections, ${ROUNDS} x ${SECONDS} s each`);
+
+  // Targets.
+  L.push('## Targets (Switchyard)', '');
+  L.push('| target | figure | met? |', '|---|---|---|');
+  const sy = (s: string) => agg(s, 'switchyard');
+  for (const [s, label] of [['a', 'a JSON'], ['b', 'b SSE']] as const) {
+    const y = sy(s);
+    const ng = agg(s, 'nginx');
+    const pk = agg(s, 'portkey');
+    if (!y || !ng || !pk) continue;
+    L.push(`| ${label}: >= 0.5x nginx req/s | ${ratio(y.rps, ng.rps)} (${f0(y.rps)} vs ${f0(ng.rps)}) | ${mark(y.rps >= 0.5 * ng.rps)} |`);
+    L.push(`| ${label}: >= 10x Portkey req/s | ${ratio(y.rps, pk.rps)} (${f0(y.rps)} vs ${f0(pk.rps)}) | ${mark(y.rps >= 10 * pk.rps)} |`);
+  }
+  if (results.cj) {
+    const addJ = sy('cj')!.p50 - agg('cj', 'direct')!.p50;
+    const addS = sy('cs')!.p50 - agg('cs', 'direct')!.p50;
+    L.push(`| c: added p50 JSON <= 0.15 ms | ${f3(addJ)} ms | ${mark(addJ <= 0.15)} |`);
+    L.push(`| c: added p50 SSE <= 0.3 ms | ${f3(addS)} ms | ${mark(addS <= 0.3)} |`);
+  }
+  for (const [s, label] of [['a', 'JSON'], ['b', 'SSE']] as const) {
+    const y = sy(s);
+    const ng = agg(s, 'nginx');
+    if (y && ng) L.push(`| d: CPU/request ${label} <= 3x nginx | ${ratio(y.cpuUs, ng.cpuUs)} (${f0(y.cpuUs)} vs ${f0(ng.cpuUs)} us) | ${mark(y.cpuUs <= 3 * ng.cpuUs)} |`);
+  }
+  for (const [runs, n] of [[agentRuns, AGENTS], [agentRunsSmall, AGENTS_SMALL]] as const) {
+    const e = runs.switchyard;
+    if (!e) continue;
+    const added = e.res.p99Ms - (runs.direct?.res.p99Ms ?? NaN);
+    L.push(`| e (${n} streams): zero errors | ${e.res.errors} | ${mark(e.res.errors === 0 && e.res.ok === e.res.streams)} |`);
+    L.push(`| e (${n} streams): RSS <= 400 MB | peak ${f0(e.peakRss)} MB | ${mark(e.peakRss <= 400)} |`);
+    L.push(`| e (${n} streams): added inter-chunk p99 <= 5 ms | ${f2(added)} ms | ${mark(added <= 5)} |`);
+  }
+  const yf = sy('f');
+  const nf = agg('f', 'nginx');
+  if (yf && nf) L.push(`| f: 256 KB bodies >= 0.5x nginx req/s | ${ratio(yf.rps, nf.rps)} (${f0(yf.rps)} vs ${f0(nf.rps)}) | ${mark(yf.rps >= 0.5 * nf.rps)} |`);
+  L.push('', 'p50 and p99 are the mean of the rounds\' wrk percentiles; req/s is all requests over all rounds\' time. Ratios are target / reference.', '');
+  return L.join('\n');
+}
+
+main().catch(async (err) => {
+  console.error(err);
+  stopAll();
+  await sleep(500);
+  rmSync(work, { recursive: true, force: true });
+  process.exitCode = 1;
+});
