@@ -25,7 +25,8 @@ const agents = new Map<number, Agent>();
 function agentFor(connectMs: number): Dispatcher {
   let agent = agents.get(connectMs);
   if (!agent) {
-    agent = new Agent({ connect: { timeout: connectMs }, keepAliveTimeout: 30_000, connections: 256 });
+    // No per-origin connection cap: many agents streaming at once each hold one upstream connection.
+    agent = new Agent({ connect: { timeout: connectMs }, keepAliveTimeout: 30_000 });
     agents.set(connectMs, agent);
   }
   return agent;
