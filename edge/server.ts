@@ -132,24 +132,40 @@ function streamResponse(res: HttpResponse, conn: Connection, response: EdgeRespo
     writable?.();
     return true;
   });
+  // The head waits for the first body bytes of the same turn, so a whole answer leaves in one send; a
+  // stream whose data comes later gets its head on the next turn anyway.
+  let pendingHead: { status: number; headers: Record<string, string> } | null = null;
+  const writeHead = () => {
+    if (pendingHead === null) return;
+    res.writeStatus(statusLine(pendingHead.status));
+    const headers = pendingHead.headers;
+    for (const name in headers) if (name !== 'content-length' && name !== 'connection') res.writeHeader(name, headers[name]!);
+    pendingHead = null;
+  };
   response.stream!({
     head(status, headers) {
       if (conn.aborted) return;
-      res.cork(() => {
-        res.writeStatus(statusLine(status));
-        for (const name in headers) if (name !== 'content-length' && name !== 'connection') res.writeHeader(name, headers[name]!);
+      pendingHead = { status, headers };
+      setImmediate(() => {
+        if (pendingHead !== null && !conn.aborted && !finished) res.cork(writeHead);
       });
     },
     write(chunk) {
       if (conn.aborted || finished) return true;
       let ok = true;
       res.cork(() => {
+        writeHead();
         ok = res.write(chunk);
       });
       return ok;
     },
     end(chunk) {
-      if (!conn.aborted && !finished) res.cork(() => res.end(chunk ?? ''));
+      if (!conn.aborted && !finished) {
+        res.cork(() => {
+          writeHead();
+          res.end(chunk ?? '');
+        });
+      }
       finish();
     },
     abort() {

@@ -147,6 +147,12 @@ describe('resolution before anything leaves the edge', () => {
     assert.equal(missing.status, 409);
     assert.equal(missing.json.error.code, 'PROVIDER_CREDENTIAL_MISSING');
     await svc.request('PATCH', '/v1/providers/openai', { body: { credential: KEY } });
+    // A new credential starts a model-list refresh in the background; wait for it (the action joins it), so
+    // it cannot take a failure a later test arms on the fake.
+    // (An earlier refresh, started without a credential, may still be running: the action joins it.)
+    let refreshed = 0;
+    for (let i = 0; i < 20 && refreshed !== 200; i++) refreshed = (await svc.request('POST', '/v1/providers/openai/actions/refresh-models')).status;
+    assert.equal(refreshed, 200);
     assert.equal((await svc.request('POST', '/v1/chat/completions', { body: chat() })).status, 200);
   });
 });
