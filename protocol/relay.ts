@@ -44,7 +44,8 @@ export type FromWorker =
   | { t: 'head'; id: number; status: number; headers: Record<string, string> }
   /** Stream chunks coalesced per event-loop turn. */
   | { t: 'data'; id: number; chunks: ArrayBuffer[] }
-  | { t: 'end'; id: number; end: RelayEnd }
+  /** The last chunks travel with the end, so a client that closes on its last byte is not taken for one that left. */
+  | { t: 'end'; id: number; end: RelayEnd; chunks?: ArrayBuffer[] }
   /** A streamed create named its response: routes by that ID must work while the stream still runs. */
   | { t: 'created'; id: number; responseId: string }
   /** Before the head: the answer is this error. After it: the stream failed. */

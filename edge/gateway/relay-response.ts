@@ -133,7 +133,11 @@ export function startRelay(pool: RelayPool, req: RelayRequest, hooks: RelayHooks
       if (writer) write(chunks);
       else backlog.push(...chunks);
     },
-    end(end) {
+    end(end, chunks) {
+      if (chunks !== undefined && chunks.length > 0) {
+        if (writer) write(chunks);
+        else backlog.push(...chunks);
+      }
       const close = () => {
         writer!.end();
         finish({ outcome: 'ok', usage: end.usage, responseId: end.responseId, ...(end.acceleration && { acceleration: end.acceleration }) });

@@ -12,7 +12,8 @@ export interface RelaySink {
   whole(status: number, headers: Record<string, string>, body: ArrayBuffer, end: RelayEnd): void;
   head(status: number, headers: Record<string, string>): void;
   data(chunks: ArrayBuffer[]): void;
-  end(end: RelayEnd): void;
+  /** `chunks`: the stream's last bytes, written before it ends. */
+  end(end: RelayEnd, chunks?: ArrayBuffer[]): void;
   error(error: ServiceError, usage: UsageReport | null): void;
   /** Upload flow control: bytes the worker has passed upstream. */
   ack?(bytes: number): void;
@@ -37,7 +38,7 @@ export function deliverRelayMessage(m: FromWorker, inflight: Map<number, RelaySi
       return;
     case 'end':
       inflight.delete(m.id);
-      sink.end(m.end);
+      sink.end(m.end, m.chunks);
       return;
     case 'error':
       inflight.delete(m.id);

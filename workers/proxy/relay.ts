@@ -211,8 +211,9 @@ export async function relay(id: number, req: RelayRequest, control: RelayControl
       }
       const { tail, usage } = tap.end();
       if (tail !== null && tail.byteLength > 0) pending.push(own(tail));
-      flush();
-      post({ t: 'end', id, end: relayEnd(usage) });
+      const last = pending;
+      pending = [];
+      post({ t: 'end', id, end: relayEnd(usage), chunks: last }, last);
       return;
     }
     const whole = await readAll(res.body, MAX_WHOLE_BYTES).catch((err: unknown) => {
