@@ -1,6 +1,6 @@
 import { anthropicError } from './anthropic/errors.ts';
 import { messagesRoutes } from './anthropic/messages.ts';
-import { bearerOf, startFake, type Handler, type RecordedRequest, type Reply } from './http.ts';
+import { bearerOf, startFake, type Handler, type RecordedRequest, type Reply, fakeControls } from './http.ts';
 import { createState, type ScriptControls } from './script.ts';
 import type { StreamControls } from './stream.ts';
 
@@ -105,22 +105,10 @@ export async function start(options: AnthropicFakeOptions = {}): Promise<Anthrop
   });
 
   return {
+    ...fakeControls(server, state),
     baseUrl: server.origin,
-    requests: server.requests,
     setModels(next) {
       models = [...next];
     },
-    setUsage: state.setUsage,
-    setOutput: state.setOutput,
-    failNext: server.failNext,
-    hangNext: server.hangNext,
-    streams: server.streams,
-    failMidStreamNext: server.failMidStreamNext,
-    slowStreamNext: server.slowStreamNext,
-    streamErrorNext: server.streamErrorNext,
-    nextStream: server.nextStream,
-    lastStreamEnded: server.lastStreamEnded,
-    lastStreamClosedByClient: server.lastStreamClosedByClient,
-    close: server.close,
   };
 }

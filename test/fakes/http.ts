@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { ScriptControls } from './script.ts';
 import { boundaryOf, summarizeMultipart, type PartSummary } from './multipart.ts';
 import { createStreamHub, type InStreamError, type StreamControls, type StreamReply } from './stream.ts';
 
@@ -213,4 +214,26 @@ export function bearerOf(req: RecordedRequest): string | null {
   const value = req.headers.authorization;
   const match = typeof value === 'string' ? /^Bearer (.+)$/.exec(value) : null;
   return match?.[1] ?? null;
+}
+
+/**
+ * The controls every fake hands its tests, whatever protocol it speaks: failure overrides, stream records
+ * and, through `script`, the usage and output it reports.
+ */
+export function fakeControls(server: FakeServer, script: ScriptControls) {
+  return {
+    requests: server.requests,
+    setUsage: script.setUsage,
+    setOutput: script.setOutput,
+    failNext: server.failNext,
+    hangNext: server.hangNext,
+    streams: server.streams,
+    failMidStreamNext: server.failMidStreamNext,
+    slowStreamNext: server.slowStreamNext,
+    streamErrorNext: server.streamErrorNext,
+    nextStream: server.nextStream,
+    lastStreamEnded: server.lastStreamEnded,
+    lastStreamClosedByClient: server.lastStreamClosedByClient,
+    close: server.close,
+  };
 }

@@ -1,5 +1,5 @@
 import { messagesRoutes } from './anthropic/messages.ts';
-import { bearerOf, startFake, type Handler, type RecordedRequest } from './http.ts';
+import { bearerOf, startFake, type Handler, type RecordedRequest, fakeControls } from './http.ts';
 import { chatRoutes } from './openai/chat.ts';
 import { responsesRoutes } from './openai/responses.ts';
 import type { StyleAContext } from './openai/shared.ts';
@@ -84,22 +84,10 @@ export async function start(options: OllamaFakeOptions = {}): Promise<OllamaFake
   });
 
   return {
+    ...fakeControls(server, state),
     baseUrl: server.origin,
-    requests: server.requests,
     setModels(next) {
       models = [...next];
     },
-    setUsage: state.setUsage,
-    setOutput: state.setOutput,
-    failNext: server.failNext,
-    hangNext: server.hangNext,
-    streams: server.streams,
-    failMidStreamNext: server.failMidStreamNext,
-    slowStreamNext: server.slowStreamNext,
-    streamErrorNext: server.streamErrorNext,
-    nextStream: server.nextStream,
-    lastStreamEnded: server.lastStreamEnded,
-    lastStreamClosedByClient: server.lastStreamClosedByClient,
-    close: server.close,
   };
 }

@@ -1,5 +1,5 @@
 import { messagesRoutes } from './anthropic/messages.ts';
-import { bearerOf, startFake, type Handler, type RecordedRequest, type Reply } from './http.ts';
+import { bearerOf, startFake, type Handler, type RecordedRequest, type Reply, fakeControls } from './http.ts';
 import { chatRoutes } from './openai/chat.ts';
 import { mediaRoutes } from './openai/media.ts';
 import { responsesRoutes } from './openai/responses.ts';
@@ -194,23 +194,11 @@ export async function start(options: OpenAIFakeOptions = {}): Promise<OpenAIFake
   });
 
   return {
+    ...fakeControls(server, state),
     baseUrl: flavour === 'llamacpp' ? server.origin : server.origin + prefix,
-    requests: server.requests,
     storedResponses: responses.stored,
     setModels(next) {
       models = [...next];
     },
-    setUsage: state.setUsage,
-    setOutput: state.setOutput,
-    failNext: server.failNext,
-    hangNext: server.hangNext,
-    streams: server.streams,
-    failMidStreamNext: server.failMidStreamNext,
-    slowStreamNext: server.slowStreamNext,
-    streamErrorNext: server.streamErrorNext,
-    nextStream: server.nextStream,
-    lastStreamEnded: server.lastStreamEnded,
-    lastStreamClosedByClient: server.lastStreamClosedByClient,
-    close: server.close,
   };
 }
