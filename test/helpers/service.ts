@@ -107,7 +107,14 @@ export async function startService(options: { home?: string; env?: Record<string
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
   // 'close' comes after stdout and stderr are drained, so the whole log is read by then.
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  let stopping = false;
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('close', (code, signal) => {
+      // A service that dies on its own takes every later request of the file with it: say why, once.
+      if (!stopping) process.stderr.write(`switchyard exited unexpectedly (${code ?? signal}):\n${err.slice(-4000)}\n`);
+      resolve(code);
+    }),
+  );
 
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`service did not start:\n${err}\n${out}`)), 20_000);
@@ -175,11 +182,13 @@ export async function startService(options: { home?: string; env?: Record<string
         .join('\n'),
     async stop(signal = 'SIGTERM') {
       if (child.exitCode !== null) return child.exitCode;
+      stopping = true;
       child.kill(signal);
       return exited;
     },
     async kill9() {
       if (child.exitCode !== null) return;
+      stopping = true;
       child.kill('SIGKILL');
       await exited;
     },
