@@ -314,10 +314,13 @@ async function main(): Promise<void> {
   await waitHttp(portkeyPort, '/', 'portkey');
   log('portkey on', portkeyPort);
 
-  // Switchyard, metering on (the default), default log level.
+  // Switchyard, metering on (the default), default log level; compiled first as `npm start` does, so no thread
+  // runs the TypeScript loader.
+  execFileSync(nodeBin, [join(ROOT, 'bin', 'build.js'), '--if-stale'], { stdio: 'inherit' });
   const home = join(work, 'switchyard-home');
   mkdirSync(home, { recursive: true, mode: 0o700 });
-  const syArgs = PROFILE ? [`--cpu-prof`, `--cpu-prof-dir=${PROFILE}`, join(ROOT, 'bin', 'switchyard.js'), 'start'] : [join(ROOT, 'bin', 'switchyard.js'), 'start'];
+  const syBin = join(ROOT, 'dist', 'bin', 'switchyard.js');
+  const syArgs = PROFILE ? [`--cpu-prof`, `--cpu-prof-dir=${PROFILE}`, syBin, 'start'] : [syBin, 'start'];
   const sy = track(spawn(nodeBin, syArgs, { cwd: ROOT, env: { ...process.env, SWITCHYARD_HOME: home, SWITCHYARD_PORT: '0', SWITCHYARD_VAULT: 'file' }, stdio: ['ignore', 'pipe', 'pipe'] }));
   // The `listening` log line (info), or the terminal notice on stderr when the log level hides it.
   let stderrText = '';

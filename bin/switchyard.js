@@ -1,6 +1,21 @@
 #!/usr/bin/env node
-// The package's executable: registers the TypeScript loader, then runs the CLI.
-import { register } from 'tsx/esm/api';
+// The package's executable. In the source tree it runs the TypeScript through tsx. A build (bin/build.js,
+// dist/ for `npm start`) holds a compiled copy of this file beside the compiled CLI, and that copy runs the
+// JavaScript, but only when the build was made from the source as it is now: an edit without a rebuild
+// never runs old code.
+import { existsSync } from 'node:fs';
+import { staleBuild } from './build-stamp.js';
 
-register();
-await import('../edge/cli.ts');
+const compiledCli = new URL('../edge/cli.js', import.meta.url);
+if (existsSync(compiledCli)) {
+  const stale = staleBuild(new URL('..', import.meta.url));
+  if (stale) {
+    process.stderr.write(stale + '\n');
+    process.exit(1);
+  }
+  await import(compiledCli.href);
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import('../edge/cli.ts');
+}

@@ -93,9 +93,10 @@ export function rawRequest(port: number, method: string, path: string, options: 
   });
 }
 
-export async function startService(options: { home?: string; env?: Record<string, string> } = {}): Promise<TestService> {
+/** `bin` runs another executable than the source's, e.g. a compiled build's bin/switchyard.js. */
+export async function startService(options: { home?: string; env?: Record<string, string>; bin?: string } = {}): Promise<TestService> {
   const home = options.home ?? tempHome();
-  const child = spawn(process.execPath, [BIN, 'start'], {
+  const child = spawn(process.execPath, [options.bin ?? BIN, 'start'], {
     cwd: ROOT,
     // The file vault by default: a developer's real login keyring is no place for test credentials.
     // test/store/vault.test.ts covers the keychain backend.

@@ -49,7 +49,8 @@ describe('switchyard CLI', () => {
     child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
     try {
       const port = await new Promise<number>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no start: ${err}`)), 20_000);
+        // `npm start` compiles into dist/ first when the source changed since the last build.
+        const timer = setTimeout(() => reject(new Error(`no start: ${err}`)), 60_000);
         child.stderr.on('data', () => {
           const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(err);
           if (m && err.includes('token')) {

@@ -1,6 +1,5 @@
-// The hardware worker starts here. The main thread registered the TypeScript loader for itself
-// (bin/switchyard.js); worker threads do not inherit that, so this one registers it again.
-import { register } from 'tsx/esm/api';
+// The hardware worker starts here: the compiled worker.js in a build, the TypeScript through tsx in the
+// source tree (workers/load-beside.js).
+import { loadBeside } from '../load-beside.js';
 
-register();
-await import('./worker.ts');
+await loadBeside(import.meta.url, 'worker');

@@ -1,7 +1,6 @@
-// Piscina loads this plain-JS file in each proxy worker. The main thread registered the TypeScript loader
-// for itself (bin/switchyard.js); worker threads do not inherit that, so each registers it again here.
-import { register } from 'tsx/esm/api';
+// Piscina loads this plain-JS file in each proxy worker: the compiled worker.js in a build, the TypeScript
+// through tsx in the source tree (workers/load-beside.js).
+import { loadBeside } from '../load-beside.js';
 
-register();
-const { default: run } = await import('./worker.ts');
+const { default: run } = await loadBeside(import.meta.url, 'worker');
 export default run;

@@ -1,6 +1,5 @@
-// Each relay worker starts here. The main thread registered the TypeScript loader for itself
-// (bin/switchyard.js); worker threads do not inherit that, so each registers it again.
-import { register } from 'tsx/esm/api';
+// Each relay worker starts here: the compiled relay-worker.js in a build, the TypeScript through tsx in the
+// source tree (workers/load-beside.js).
+import { loadBeside } from '../load-beside.js';
 
-register();
-await import('./relay-worker.ts');
+await loadBeside(import.meta.url, 'relay-worker');

@@ -1,6 +1,5 @@
-// The runtime worker starts here. Worker threads do not inherit the main thread's TypeScript loader
-// (bin/switchyard.js registers it), so this registers it again, as workers/proxy/relay-entry.js does.
-import { register } from 'tsx/esm/api';
+// The runtime worker starts here: the compiled runtime-worker.js in a build, the TypeScript through tsx in the
+// source tree (workers/load-beside.js).
+import { loadBeside } from '../load-beside.js';
 
-register();
-await import('./runtime-worker.ts');
+await loadBeside(import.meta.url, 'runtime-worker');
