@@ -7,6 +7,7 @@ import { extractToken } from './auth.ts';
 import type { CorsPolicy } from './cors.ts';
 import { hostAllowed } from './host-check.ts';
 import { parseJsonBody } from './json-body.ts';
+import { createAccessLogger } from './log.ts';
 import { newRequestId, setRequestIdHeaders } from './request-id.ts';
 import { createRouter, type RouteDef, type RouteResult } from './router.ts';
 import type { AuthResult } from './token-service.ts';
@@ -48,9 +49,11 @@ const JSON_TYPE = 'application/json';
 export function createApp(deps: AppDeps) {
   const router = createRouter(deps.routes);
   const { log } = deps;
+  const access = createAccessLogger(log);
 
   function respond(head: EdgeRequestHead, requestId: string, started: number, routeName: string, result: RouteResult): EdgeResponse {
     if (result.stream) return streamed(head, requestId, started, routeName, result.stream);
+    if (result.raw !== undefined) return finish(head, requestId, started, routeName, result.status ?? 200, result.headers ?? {}, result.raw);
     const headers: Record<string, string> = { 'content-type': JSON_TYPE, ...result.headers };
     return finish(head, requestId, started, routeName, result.status ?? 200, headers, JSON.stringify(result.body));
   }
@@ -72,7 +75,7 @@ export function createApp(deps: AppDeps) {
         const log_ = (outcome: string) => {
           if (logged) return;
           logged = true;
-          log.info(
+          access.info(
             { reqId: requestId, method: head.method, route: routeName, status, outcome, durationMs: Math.round((performance.now() - started) * 1000) / 1000 },
             'request',
           );
@@ -117,14 +120,14 @@ export function createApp(deps: AppDeps) {
     routeName: string,
     status: number,
     headers: Record<string, string>,
-    body: string,
+    body: string | Uint8Array,
   ): EdgeResponse {
     setRequestIdHeaders(headers, requestId);
     const origin = head.headers['origin'];
     const cors = deps.cors();
     if (cors.allows(origin)) Object.assign(headers, cors.responseHeaders(origin));
     if (deps.isDraining()) headers['connection'] = 'close';
-    log.info(
+    access.info(
       { reqId: requestId, method: head.method, route: routeName, status, durationMs: Math.round((performance.now() - started) * 1000) / 1000 },
       'request',
     );

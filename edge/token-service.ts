@@ -13,6 +13,8 @@ import type { Principal } from './types.ts';
 
 export type AuthResult = { ok: true; principal: Principal } | { ok: false; reason: 'unknown' | 'expired' };
 
+const RECENT_HASHES = 64;
+
 export interface TokenService {
   authenticate(secret: string, now?: number): AuthResult;
   list(): TokenView[];
@@ -69,6 +71,9 @@ async function writeSecretFile(path: string, secret: string): Promise<void> {
 export function createTokenService({ env, tokens, meta, audit, tokenFile }: Deps): TokenService {
   const byId = new Map<string, TokenRecord>();
   const byHash = new Map<string, TokenRecord>();
+  // The hashes of secrets that authenticated lately, so a busy client's token is not hashed on every
+  // request. Only the hash is cached: revoking or expiring a token still takes effect on the next request.
+  const recentHashes = new Map<string, string>();
   const pendingUse = new Map<string, number>();
 
   const index = (r: TokenRecord) => {
@@ -127,9 +132,11 @@ export function createTokenService({ env, tokens, meta, audit, tokenFile }: Deps
 
   return {
     authenticate(secret, now = Date.now()) {
-      const hash = tokenHash(secret);
+      const hash = recentHashes.get(secret) ?? tokenHash(secret);
       const record = hash === undefined ? undefined : byHash.get(hash);
       if (!record) return { ok: false, reason: 'unknown' };
+      if (recentHashes.size >= RECENT_HASHES) recentHashes.clear();
+      recentHashes.set(secret, hash!);
       if (record.expiresAt !== null && record.expiresAt <= now) return { ok: false, reason: 'expired' };
       pendingUse.set(record.id, now);
       return { ok: true, principal: { tokenId: record.id, scopes: record.scopes, serviceAccountId: record.serviceAccountId } };

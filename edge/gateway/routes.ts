@@ -9,6 +9,7 @@ import type { RelayPool } from '../../workers/proxy/relay-pool.ts';
 import type { ResolvedModel } from '../catalog.ts';
 import type { CatalogService } from '../catalog-service.ts';
 import { parseJsonBody } from '../json-body.ts';
+import { createAccessLogger } from '../log.ts';
 import { multipartBoundary } from '../multipart-model.ts';
 import { targetOf } from '../provider-service.ts';
 import { route, type RouteContext, type RouteDef, type RouteResult } from '../router.ts';
@@ -64,6 +65,7 @@ function ownBuffer(body: Buffer): ArrayBuffer {
 
 export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
   const { catalog, pool, responses, log } = deps;
+  const access = createAccessLogger(log);
 
   /** Reports the call's outcome once it is over; remembers which provider holds a created response. */
   function follow(ctx: RouteContext<unknown>, op: GatewayOp, providerId: string, modelId: string | null, call: RelayCall, route?: UsageRoute): Promise<RouteResult> {
@@ -82,7 +84,7 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
         ...(route && { route }),
         ...(o.acceleration && { acceleration: o.acceleration }),
       };
-      log.info({ reqId: ctx.requestId, op, providerId, modelId, outcome: o.outcome, usage: o.usage, ...(route && { route }) }, 'usage');
+      access.info({ reqId: ctx.requestId, op, providerId, modelId, outcome: o.outcome, usage: o.usage, ...(route && { route }) }, 'usage');
       deps.recordUsage?.(event);
     });
     return call.result;

@@ -15,7 +15,7 @@ import {
 } from '../../protocol/meter.ts';
 
 // The edge's side of the meter actor. `record` is the hot path: it copies the countable fields into a
-// batch that is posted once per event-loop turn and never waits. When the worker is behind by
+// batch that is posted every few milliseconds and never waits. When the worker is behind by
 // `maxInflight` records, or down, records are dropped and counted (with a rate-limited warning) instead of
 // queueing without bound. A worker that dies is replaced; what it had committed stays in LMDB.
 
@@ -30,6 +30,8 @@ export interface MeterOptions {
   commitMs?: number;
   /** Records posted but not yet folded by the worker beyond which new ones are dropped. */
   maxInflight?: number;
+  /** How long a record may wait on the edge before its batch is posted; 0 posts on the next turn. */
+  postEveryMs?: number;
   /** Sees each worker as it starts (supervision tests terminate it). */
   onWorker?(worker: Worker): void;
 }
@@ -74,6 +76,9 @@ interface Incarnation {
 }
 
 const BATCH = 512;
+// Records travel in batches at most this old: a message per request cost the edge more than the record
+// itself, and the worker holds records for `commitMs` before committing anyway.
+const POST_EVERY_MS = 20;
 const PRUNE_EVERY_MS = 60 * 60 * 1000;
 const DROP_WARN_EVERY_MS = 10_000;
 // A worker that dies this soon after starting is restarted after a growing pause, not in a tight loop.
@@ -85,6 +90,7 @@ const CLOSE_TIMEOUT_MS = 10_000;
 export function createMeter(options: MeterOptions): Meter {
   const { dataDir, enabled, retentionDays, log } = options;
   const commitMs = options.commitMs ?? 250;
+  const postEveryMs = options.postEveryMs ?? POST_EVERY_MS;
   const maxInflight = options.maxInflight ?? 100_000;
 
   let cur: Incarnation | null = null;
@@ -195,7 +201,8 @@ export function createMeter(options: MeterOptions): Meter {
       if (buffer.length >= BATCH) post();
       else if (!scheduled) {
         scheduled = true;
-        setImmediate(post);
+        if (postEveryMs > 0) setTimeout(post, postEveryMs);
+        else setImmediate(post);
       }
     },
     async flush() {

@@ -109,8 +109,9 @@ describe('meter actor', () => {
   });
 
   it('restarts a killed worker; what it committed survives and only uncommitted records are lost', async () => {
-    // Nothing commits on a timer here: the second batch is folded but certainly not committed when killed.
-    const h = harness({ commitMs: 60_000 });
+    // Nothing commits on a timer here: the second batch is posted on the next turn, folded, but certainly not
+    // committed when killed.
+    const h = harness({ commitMs: 60_000, postEveryMs: 0 });
     recordAll(h.meter, Array.from({ length: 5 }, () => usageEvent()));
     await h.meter.flush();
     recordAll(h.meter, Array.from({ length: 3 }, () => usageEvent()));
