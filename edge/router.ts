@@ -22,6 +22,11 @@ export interface RouteResult {
   status?: number;
   body?: unknown;
   headers?: Record<string, string>;
+  /**
+   * A body already serialized (a relayed whole answer): sent as is, with `headers` as they are (the edge
+   * adds its own to that object) instead of the JSON content type.
+   */
+  raw?: string | Uint8Array;
   /** A streamed answer: called with a writer once the route returns. */
   stream?: (out: ResponseWriter) => void;
 }

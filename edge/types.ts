@@ -18,7 +18,7 @@ export type EdgeRequestHead = Omit<EdgeRequest, 'body'>;
 export interface EdgeResponse {
   status: number;
   headers: Record<string, string>;
-  body: string | Buffer;
+  body: string | Uint8Array;
   /** Set for answers written over time (streams): the adapter hands it a writer instead of sending `body`. */
   stream?: (out: ResponseWriter) => void;
 }

@@ -62,7 +62,8 @@ export function startRelay(pool: RelayPool, req: RelayRequest, hooks: RelayHooks
 
   let writer: ResponseWriter | null = null;
   let backlog: ArrayBuffer[] = [];
-  let pendingEnd: (() => void) | null = null;
+  /** How the stream ends when its end arrived before the client's writer: given the bytes held until then. */
+  let pendingEnd: ((backlog: ArrayBuffer[]) => void) | null = null;
   let isSse = false;
   let headSeen = false;
   let paused = false;
@@ -84,6 +85,12 @@ export function startRelay(pool: RelayPool, req: RelayRequest, hooks: RelayHooks
       }
     }
   };
+  /** The stream's last bytes go out with its end: one send, not one for the bytes and one for the end. */
+  const writeAndEnd = (chunks: ArrayBuffer[]) => {
+    const last = chunks.pop();
+    write(chunks);
+    writer!.end(last === undefined ? undefined : new Uint8Array(last));
+  };
 
   const handle = pool.start(req, {
     created: (responseId) => hooks.onResponseId?.(responseId),
@@ -96,12 +103,7 @@ export function startRelay(pool: RelayPool, req: RelayRequest, hooks: RelayHooks
     },
     whole(status, headers, body, end: RelayEnd) {
       hooks.onHead?.(status, headers);
-      resolveResult({
-        stream(out) {
-          out.head(status, headers);
-          out.end(new Uint8Array(body));
-        },
-      });
+      resolveResult({ status, headers, raw: new Uint8Array(body) });
       finish({ outcome: 'ok', usage: end.usage, responseId: end.responseId, ...(end.acceleration && { acceleration: end.acceleration }) });
     },
     head(status, headers) {
@@ -124,8 +126,8 @@ export function startRelay(pool: RelayPool, req: RelayRequest, hooks: RelayHooks
           });
           const early = backlog;
           backlog = [];
-          write(early);
-          pendingEnd?.();
+          if (pendingEnd === null) write(early);
+          else pendingEnd(early);
         },
       });
     },
@@ -134,16 +136,15 @@ export function startRelay(pool: RelayPool, req: RelayRequest, hooks: RelayHooks
       else backlog.push(...chunks);
     },
     end(end, chunks) {
-      if (chunks !== undefined && chunks.length > 0) {
-        if (writer) write(chunks);
-        else backlog.push(...chunks);
-      }
-      const close = () => {
-        writer!.end();
+      const close = (rest: ArrayBuffer[]) => {
+        writeAndEnd(rest);
         finish({ outcome: 'ok', usage: end.usage, responseId: end.responseId, ...(end.acceleration && { acceleration: end.acceleration }) });
       };
-      if (writer) close();
-      else pendingEnd = close;
+      if (writer) close(chunks ?? []);
+      else {
+        if (chunks !== undefined) backlog.push(...chunks);
+        pendingEnd = close;
+      }
     },
     error(error, usage) {
       if (!headSeen) {
@@ -152,12 +153,13 @@ export function startRelay(pool: RelayPool, req: RelayRequest, hooks: RelayHooks
         finish({ outcome: 'failed', usage, responseId: null });
         return;
       }
-      const fail = () => {
+      const fail = (rest: ArrayBuffer[]) => {
+        write(rest);
         if (isSse) writer!.end(sseErrorEvent(error, req.requestId));
         else writer!.abort();
         finish({ outcome: 'failed', usage, responseId: null });
       };
-      if (writer) fail();
+      if (writer) fail([]);
       else pendingEnd = fail;
     },
   });

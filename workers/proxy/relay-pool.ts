@@ -65,6 +65,17 @@ export interface RelayHandle {
 interface Slot {
   worker: Worker;
   inflight: Map<number, RelaySink>;
+  /** Messages of this event-loop turn, posted together: one clone and one wake-up per turn, not per message. */
+  outbox: ToWorker[];
+  transfer: ArrayBuffer[];
+}
+
+function flushOutbox(slot: Slot): void {
+  const batch = slot.outbox;
+  const transfer = slot.transfer;
+  slot.outbox = [];
+  slot.transfer = [];
+  slot.worker.postMessage(batch, transfer);
 }
 
 export interface RelayPool {
@@ -81,10 +92,10 @@ export function createRelayPool(options: { dataDir: string; threads?: number }):
 
   function spawn(index: number): void {
     const worker = new Worker(new URL('./relay-entry.js', import.meta.url), { workerData });
-    const slot: Slot = { worker, inflight: new Map() };
+    const slot: Slot = { worker, inflight: new Map(), outbox: [], transfer: [] };
     slots[index] = slot;
-    worker.on('message', (m: FromWorker) => {
-      deliverRelayMessage(m, slot.inflight);
+    worker.on('message', (batch: FromWorker[]) => {
+      for (const m of batch) deliverRelayMessage(m, slot.inflight);
       // An idle worker does not keep the process alive; one with calls in flight does.
       if (slot.inflight.size === 0) worker.unref();
     });
@@ -104,7 +115,11 @@ export function createRelayPool(options: { dataDir: string; threads?: number }):
 
   for (let i = 0; i < size; i++) spawn(i);
 
-  const send = (slot: Slot, m: ToWorker, transfer: ArrayBuffer[] = []) => slot.worker.postMessage(m, transfer);
+  const send = (slot: Slot, m: ToWorker, transfer?: ArrayBuffer) => {
+    if (slot.outbox.length === 0) setImmediate(flushOutbox, slot);
+    slot.outbox.push(m);
+    if (transfer !== undefined) slot.transfer.push(transfer);
+  };
 
   return {
     start(req, sink) {
@@ -113,9 +128,9 @@ export function createRelayPool(options: { dataDir: string; threads?: number }):
       const id = nextId++;
       slot.inflight.set(id, sink);
       slot.worker.ref();
-      send(slot, { t: 'start', id, req }, req.body ? [req.body] : []);
+      send(slot, { t: 'start', id, req }, req.body ?? undefined);
       return {
-        body: (chunk) => send(slot, { t: 'body', id, chunk }, chunk ? [chunk] : []),
+        body: (chunk) => send(slot, { t: 'body', id, chunk }, chunk ?? undefined),
         pause: () => send(slot, { t: 'pause', id }),
         resume: () => send(slot, { t: 'resume', id }),
         abort() {

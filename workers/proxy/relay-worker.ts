@@ -7,9 +7,27 @@ import { relay, RelayControl } from './relay.ts';
 const port = parentPort!;
 const running = new Map<number, RelayControl>();
 
-const post = (message: FromWorker, transfer?: ArrayBuffer[]) => port.postMessage(message, transfer ?? []);
+// Messages leave in one batch per event-loop turn: one clone and one wake-up of the edge per turn.
+let outbox: FromWorker[] = [];
+let outboxTransfer: ArrayBuffer[] = [];
+const flush = () => {
+  const batch = outbox;
+  const transfer = outboxTransfer;
+  outbox = [];
+  outboxTransfer = [];
+  port.postMessage(batch, transfer);
+};
+const post = (message: FromWorker, transfer?: ArrayBuffer[]) => {
+  if (outbox.length === 0) setImmediate(flush);
+  outbox.push(message);
+  if (transfer !== undefined) for (const buffer of transfer) outboxTransfer.push(buffer);
+};
 
-port.on('message', (m: ToWorker) => {
+port.on('message', (batch: ToWorker[]) => {
+  for (const m of batch) receive(m);
+});
+
+function receive(m: ToWorker): void {
   switch (m.t) {
     case 'start': {
       const control = new RelayControl();
@@ -36,4 +54,4 @@ port.on('message', (m: ToWorker) => {
       return;
     }
   }
-});
+}
