@@ -7,20 +7,31 @@ import { relay, RelayControl } from './relay.ts';
 const port = parentPort!;
 const running = new Map<number, RelayControl>();
 
-// Messages leave in one batch per event-loop turn: one clone and one wake-up of the edge per turn.
+// Messages leave in one batch per event-loop turn: one clone and one wake-up of the edge per turn. A call's
+// stream chunks of the turn join its last data message when nothing else of that call came after it.
 let outbox: FromWorker[] = [];
 let outboxTransfer: ArrayBuffer[] = [];
+const openData = new Map<number, ArrayBuffer[]>();
 const flush = () => {
   const batch = outbox;
   const transfer = outboxTransfer;
   outbox = [];
   outboxTransfer = [];
+  openData.clear();
   port.postMessage(batch, transfer);
 };
 const post = (message: FromWorker, transfer?: ArrayBuffer[]) => {
   if (outbox.length === 0) setImmediate(flush);
-  outbox.push(message);
   if (transfer !== undefined) for (const buffer of transfer) outboxTransfer.push(buffer);
+  if (message.t === 'data') {
+    const open = openData.get(message.id);
+    if (open !== undefined) {
+      for (const chunk of message.chunks) open.push(chunk);
+      return;
+    }
+    openData.set(message.id, message.chunks);
+  } else openData.delete(message.id);
+  outbox.push(message);
 };
 
 port.on('message', (batch: ToWorker[]) => {

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, errors, type Dispatcher } from 'undici';
 import { ServiceError, toServiceError } from '../../protocol/errors.ts';
 import { GATEWAY_OPS } from '../../protocol/gateway.ts';
 import { KINDS, PROVIDER_KINDS, type ProviderKind } from '../../protocol/providers.ts';
@@ -7,14 +7,18 @@ import type { FromWorker, RelayEnd, RelayRequest } from '../../protocol/relay.ts
 import { credentialOf } from './credentials.ts';
 import { filterResponseHeaders } from './header-policy.ts';
 import { ADAPTERS } from './providers/index.ts';
+import type { GatewayAdapter } from './providers/types.ts';
 import { requestHeaders } from './providers/request.ts';
 import { fromTransportError, fromUpstreamStatus, type UpstreamContext } from './upstream-errors.ts';
 import { createUsageCollector, type UsageResult } from './usage/collectors.ts';
-import { createStreamTap, injectStreamUsage } from './usage/stream-tap.ts';
+import { createStreamTap, type StreamTap } from './usage/stream-tap.ts';
+import { upstreamBody } from './upstream-body.ts';
 
 // One relayed call, inside a proxy worker: build the upstream request, send it with undici, and hand the
-// answer to the edge as messages. A non-streamed answer travels as one message; a stream as chunks
-// coalesced per event-loop turn, paused while the client's socket is full.
+// answer to the edge as messages. A non-streamed answer travels as one message; a stream as chunks, each
+// posted as it is read (the worker's outbox sends a turn's messages together and merges a call's chunks),
+// paused while the client's socket is full. The answer is read through
+// undici's dispatch handler, not request(): no body stream, no abort signal and no promise per chunk.
 
 export type Post = (message: FromWorker, transfer?: ArrayBuffer[]) => void;
 
@@ -38,22 +42,53 @@ const HINTS = new Map<ProviderKind, ReadonlyMap<string, string>>(
 
 /** Relay state the worker's message loop drives: abort, pause/resume, upload chunks. */
 export class RelayControl {
-  readonly abort = new AbortController();
+  /**
+   * The edge's abort, called as `abort.abort()` (relay-worker.ts) as when this was an AbortController. It
+   * aborts through undici's controller, so a call that is never aborted costs no signal and no listener.
+   */
+  readonly abort = { abort: (): void => this.stop() };
+  private stopped = false;
+  private controller: Dispatcher.DispatchController | null = null;
+  private onStop: ((reason: Error) => void) | null = null;
   private paused = false;
-  private wake: (() => void) | null = null;
   private upload: (ArrayBuffer | null)[] = [];
   private uploadWake: (() => void) | null = null;
 
+  get aborted(): boolean {
+    return this.stopped;
+  }
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    const reason = new errors.RequestAbortedError();
+    this.controller?.abort(reason);
+    // Before undici connected there is no controller yet: the relay ends now, and undici aborts on connect.
+    this.onStop?.(reason);
+    this.cancelWaits();
+  }
+  /** The upstream call's controller, as undici starts the call: pause, resume and abort go through it. */
+  attach(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.stopped) controller.abort(new errors.RequestAbortedError());
+    else if (this.paused) controller.pause();
+  }
+  /** What ends the relay at once on abort, before undici has a controller to abort. */
+  whenStopped(onStop: (reason: Error) => void): void {
+    this.onStop = onStop;
+  }
+  /** The call is over: a late pause or resume must not reach a connection undici now uses for another. */
+  detach(): void {
+    this.controller = null;
+    this.onStop = null;
+  }
+  /** undici stops reading the upstream at its next chunk, until resume. */
   pause(): void {
     this.paused = true;
+    this.controller?.pause();
   }
   resume(): void {
     this.paused = false;
-    this.wake?.();
-    this.wake = null;
-  }
-  async whilePaused(): Promise<void> {
-    while (this.paused && !this.abort.signal.aborted) await new Promise<void>((r) => (this.wake = r));
+    this.controller?.resume();
   }
   pushUpload(chunk: ArrayBuffer | null): void {
     this.upload.push(chunk);
@@ -63,7 +98,10 @@ export class RelayControl {
   /** The streamed upload as undici's request body; each chunk is acknowledged once undici took it. */
   async *uploadBody(ack: (bytes: number) => void): AsyncGenerator<Uint8Array> {
     for (;;) {
-      while (this.upload.length === 0) await new Promise<void>((r) => (this.uploadWake = r));
+      while (this.upload.length === 0) {
+        if (this.stopped) return;
+        await new Promise<void>((r) => (this.uploadWake = r));
+      }
       const chunk = this.upload.shift()!;
       if (chunk === null) return;
       yield new Uint8Array(chunk);
@@ -71,19 +109,9 @@ export class RelayControl {
     }
   }
   cancelWaits(): void {
-    this.wake?.();
     this.uploadWake?.();
+    this.uploadWake = null;
   }
-}
-
-/** Sets the upstream model and, for a streamed chat, asks for usage. Returns the body and whether usage was injected. */
-function upstreamBody(req: RelayRequest, streamUsage: boolean): { body: string; stream: boolean; injected: boolean } {
-  const text = Buffer.from(req.body!).toString('utf8');
-  const json = JSON.parse(text) as Record<string, unknown>;
-  if (req.upstreamModelId !== null && 'model' in json) json.model = req.upstreamModelId;
-  const stream = json.stream === true;
-  const injected = req.op === 'chat.completions' && stream && streamUsage && injectStreamUsage(json);
-  return { body: JSON.stringify(json), stream, injected };
 }
 
 /** The collector's result as the relay reports it: the usage alone, and the response ID beside it. */
@@ -91,32 +119,195 @@ function relayEnd({ responseId, ...usage }: UsageResult): RelayEnd {
   return { usage, responseId };
 }
 
-/** Copies undici's pooled chunk into a buffer of its own, which can then be transferred, not cloned. */
+/** Copies undici's chunk into a buffer of its own, which can then be transferred, not cloned. */
 function own(chunk: Uint8Array): ArrayBuffer {
   const copy = new Uint8Array(chunk.byteLength);
   copy.set(chunk);
   return copy.buffer;
 }
 
-async function readAll(body: Dispatcher.ResponseData['body'], max: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    size += chunk.byteLength;
-    if (size > max) {
-      body.destroy();
-      throw new ServiceError('UPSTREAM_ERROR', 'The provider answered with a body over the size limit.', { details: { limitBytes: max } });
-    }
-    chunks.push(chunk);
+interface ExchangeSetup {
+  id: number;
+  req: RelayRequest;
+  control: RelayControl;
+  post: Post;
+  context: UpstreamContext;
+  injected: boolean;
+  gateway: GatewayAdapter;
+}
+
+/**
+ * undici's handler for one upstream call: it reads the answer as undici parses it and posts it to the edge.
+ * `done` settles once, when the answer has been posted or with the error the relay reports.
+ */
+class Exchange implements Dispatcher.DispatchHandler {
+  readonly done: Promise<void>;
+  headSent = false;
+  /** A failed stream's usage so far, for the error report. */
+  tapUsage: UsageResult | null = null;
+  private settle!: (err?: unknown) => void;
+  private settled = false;
+  private mode: 'head' | 'error' | 'stream' | 'whole' = 'head';
+  private status = 0;
+  private headers: Record<string, string | string[] | undefined> = {};
+  private outHeaders: Record<string, string> = {};
+  private chunks: Buffer[] = [];
+  private size = 0;
+  private tap: StreamTap | null = null;
+  private named: boolean;
+
+  constructor(private readonly setup: ExchangeSetup) {
+    this.done = new Promise<void>((resolve, reject) => {
+      this.settle = (err) => (err === undefined ? resolve() : reject(err));
+    });
+    this.named = setup.req.op !== 'responses.create' && setup.req.op !== 'responses.compact';
   }
-  return Buffer.concat(chunks, size);
+
+  /** Ends the exchange with an error (the first outcome wins) and stops the upstream call if it still runs. */
+  fail(err: unknown, controller?: Dispatcher.DispatchController): void {
+    if (this.settled) return;
+    this.finish(err);
+    controller?.abort(err instanceof Error ? err : new Error(String(err)));
+  }
+
+  private finish(err?: unknown): void {
+    this.settled = true;
+    this.setup.control.detach();
+    this.settle(err);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.setup.control.attach(controller);
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+    // An informational head (103 Early Hints) comes before the answer's own.
+    if (statusCode < 200) return;
+    const { id, req, post, injected } = this.setup;
+    this.status = statusCode;
+    this.headers = headers;
+    if (statusCode >= 400) {
+      this.mode = 'error';
+      return;
+    }
+    this.outHeaders = filterResponseHeaders(headers);
+    const contentType = String(headers['content-type'] ?? '');
+    if (contentType.includes('text/event-stream') || !contentType.includes('json')) {
+      // A stream (SSE) or binary media (speech): relayed as it arrives.
+      post({ t: 'head', id, status: statusCode, headers: this.outHeaders });
+      this.headSent = true;
+      this.tap = createStreamTap(req.op, { stripInjectedUsage: injected, providerKind: req.target.kind });
+      this.mode = 'stream';
+    } else this.mode = 'whole';
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.settled) return;
+    if (this.mode === 'stream') {
+      this.relayChunk(chunk);
+      return;
+    }
+    this.size += chunk.byteLength;
+    if (this.mode === 'error' && this.size > MAX_ERROR_BYTES) {
+      // The provider's account of an error is quoted, never needed whole.
+      this.fail(this.statusError(''), controller);
+    } else if (this.size > MAX_WHOLE_BYTES) {
+      this.fail(new ServiceError('UPSTREAM_ERROR', 'The provider answered with a body over the size limit.', { details: { limitBytes: MAX_WHOLE_BYTES } }), controller);
+    } else {
+      // undici hands each chunk over for good (a view of the socket's read, not reused), as request() did.
+      this.chunks.push(chunk);
+    }
+  }
+
+  onResponseEnd(): void {
+    if (this.settled) return;
+    try {
+      if (this.mode === 'error') throw this.statusError(this.body().toString('utf8'));
+      if (this.mode === 'stream') this.endStream();
+      else if (this.mode === 'whole') this.endWhole();
+      else throw new Error('The upstream call ended without an answer.');
+      this.finish();
+    } catch (err) {
+      this.fail(err);
+    }
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    if (this.settled) return;
+    const { control, context } = this.setup;
+    if (control.aborted) this.fail(err);
+    // A failure while reading the provider's error body still reports that error, unquoted.
+    else if (this.mode === 'error') this.fail(this.statusError(''));
+    else if (this.mode === 'stream') {
+      this.tapUsage = this.tap!.end().usage;
+      this.fail(fromTransportError(err, context) ?? err);
+    } else this.fail(fromTransportError(err, context) ?? err);
+  }
+
+  private relayChunk(chunk: Buffer): void {
+    const tap = this.tap!;
+    const out = tap.push(chunk);
+    if (!this.named) {
+      const responseId = tap.responseId();
+      if (responseId !== null) {
+        this.named = true;
+        this.setup.post({ t: 'created', id: this.setup.id, responseId });
+      }
+    }
+    if (out !== null && out.byteLength > 0) {
+      const chunk = own(out);
+      this.setup.post({ t: 'data', id: this.setup.id, chunks: [chunk] }, [chunk]);
+    }
+  }
+
+  private endStream(): void {
+    const { tail, usage } = this.tap!.end();
+    const last = tail !== null && tail.byteLength > 0 ? [own(tail)] : [];
+    this.setup.post({ t: 'end', id: this.setup.id, end: relayEnd(usage), chunks: last }, last);
+  }
+
+  private endWhole(): void {
+    const { id, req, post, gateway } = this.setup;
+    const whole = this.body();
+    let body = whole.buffer as ArrayBuffer;
+    const collector = createUsageCollector(req.op, { providerKind: req.target.kind });
+    if (GATEWAY_OPS[req.op].metered || req.op === 'rerank') {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(whole.toString('utf8'));
+      } catch {
+        throw new ServiceError('UPSTREAM_ERROR', 'The provider answered with malformed JSON.', { details: { providerId: req.target.id } });
+      }
+      collector.json(parsed);
+      if (gateway.normalize && req.op === 'rerank') body = own(Buffer.from(JSON.stringify(gateway.normalize(req.op, parsed, req.clientModel ?? ''))));
+    }
+    post({ t: 'whole', id, status: this.status, headers: this.outHeaders, body, end: relayEnd(collector.result()) }, [body]);
+  }
+
+  /** The chunks read so far in one buffer of its own (not Node's pool), so that it can be transferred. */
+  private body(): Buffer {
+    const out = Buffer.from(new ArrayBuffer(this.size));
+    let at = 0;
+    for (const chunk of this.chunks) {
+      out.set(chunk, at);
+      at += chunk.byteLength;
+    }
+    this.chunks = [];
+    return out;
+  }
+
+  private statusError(text: string): ServiceError {
+    const error = fromUpstreamStatus(this.status, this.headers, text, this.setup.context);
+    // An upstream 4xx is the client's to fix: it keeps its status (docs/api.md).
+    const keep = error.code === 'UPSTREAM_ERROR' && this.status < 500;
+    return keep ? new ServiceError(error.code, error.message, { details: error.details, status: this.status }) : error;
+  }
 }
 
 export async function relay(id: number, req: RelayRequest, control: RelayControl, post: Post): Promise<void> {
   const gateway = ADAPTERS[req.target.kind].gateway;
   const url = gateway?.url(req.op, req.target, req.params, req.query) ?? null;
-  let headSent = false;
-  let tapUsage: UsageResult | null = null;
+  let exchange: Exchange | null = null;
   let context: UpstreamContext = { providerId: req.target.id, credential: null };
   try {
     if (gateway === null || url === null) {
@@ -137,7 +328,7 @@ export async function relay(id: number, req: RelayRequest, control: RelayControl
     };
     // The protocol version is the client's choice when it states one; the adapter's is only a default.
     if (req.headers['anthropic-version'] !== undefined) headers['anthropic-version'] = req.headers['anthropic-version'];
-    let body: string | Readable | undefined;
+    let body: string | Uint8Array | Readable | undefined;
     let injected = false;
     if (req.bodyStreamed) {
       body = Readable.from(control.uploadBody((bytes) => post({ t: 'ack', id, bytes })), { objectMode: false });
@@ -147,95 +338,28 @@ export async function relay(id: number, req: RelayRequest, control: RelayControl
       injected = prepared.injected;
       headers['content-type'] = 'application/json';
     }
-    let res: Dispatcher.ResponseData;
-    try {
-      res = await request(url, {
+    if (control.aborted) return;
+    const target = new URL(url);
+    const started = new Exchange({ id, req, control, post, context, injected, gateway });
+    exchange = started;
+    control.whenStopped((reason) => started.fail(reason));
+    agentFor(req.target.timeouts.connectMs).dispatch(
+      {
+        origin: target.origin,
+        path: target.pathname + target.search,
         method: GATEWAY_OPS[req.op].method,
         headers,
         body,
-        signal: control.abort.signal,
-        dispatcher: agentFor(req.target.timeouts.connectMs),
         headersTimeout: req.target.timeouts.headMs,
         bodyTimeout: req.target.timeouts.idleMs,
-      });
-    } catch (err) {
-      throw fromTransportError(err, context) ?? err;
-    }
-    if (res.statusCode >= 400) {
-      const text = (await readAll(res.body, MAX_ERROR_BYTES).catch(() => Buffer.alloc(0))).toString('utf8');
-      const error = fromUpstreamStatus(res.statusCode, res.headers, text, context);
-      // An upstream 4xx is the client's to fix: it keeps its status (docs/api.md).
-      const keep = error.code === 'UPSTREAM_ERROR' && res.statusCode < 500;
-      throw keep ? new ServiceError(error.code, error.message, { details: error.details, status: res.statusCode }) : error;
-    }
-    const outHeaders = filterResponseHeaders(res.headers);
-    const contentType = String(res.headers['content-type'] ?? '');
-    if (contentType.includes('text/event-stream') || !contentType.includes('json')) {
-      // A stream (SSE) or binary media (speech): relayed as it arrives.
-      post({ t: 'head', id, status: res.statusCode, headers: outHeaders });
-      headSent = true;
-      const tap = createStreamTap(req.op, { stripInjectedUsage: injected, providerKind: req.target.kind });
-      let pending: ArrayBuffer[] = [];
-      let scheduled = false;
-      const flush = () => {
-        scheduled = false;
-        if (pending.length === 0) return;
-        const chunks = pending;
-        pending = [];
-        post({ t: 'data', id, chunks }, chunks);
-      };
-      try {
-        let named = req.op !== 'responses.create' && req.op !== 'responses.compact';
-        for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
-          const out = tap.push(chunk);
-          if (!named) {
-            const responseId = tap.responseId();
-            if (responseId !== null) {
-              named = true;
-              post({ t: 'created', id, responseId });
-            }
-          }
-          if (out !== null && out.byteLength > 0) {
-            pending.push(own(out));
-            if (!scheduled) {
-              scheduled = true;
-              setImmediate(flush);
-            }
-          }
-          await control.whilePaused();
-        }
-      } catch (err) {
-        flush();
-        tapUsage = tap.end().usage;
-        throw fromTransportError(err, context) ?? err;
-      }
-      const { tail, usage } = tap.end();
-      if (tail !== null && tail.byteLength > 0) pending.push(own(tail));
-      const last = pending;
-      pending = [];
-      post({ t: 'end', id, end: relayEnd(usage), chunks: last }, last);
-      return;
-    }
-    const whole = await readAll(res.body, MAX_WHOLE_BYTES).catch((err: unknown) => {
-      throw fromTransportError(err, context) ?? err;
-    });
-    let out: Buffer = whole;
-    const collector = createUsageCollector(req.op, { providerKind: req.target.kind });
-    let parsed: unknown;
-    if (GATEWAY_OPS[req.op].metered || req.op === 'rerank') {
-      try {
-        parsed = JSON.parse(whole.toString('utf8'));
-      } catch {
-        throw new ServiceError('UPSTREAM_ERROR', 'The provider answered with malformed JSON.', { details: { providerId: req.target.id } });
-      }
-      collector.json(parsed);
-      if (gateway.normalize && req.op === 'rerank') out = Buffer.from(JSON.stringify(gateway.normalize(req.op, parsed, req.clientModel ?? '')));
-    }
-    const buffer = own(out);
-    post({ t: 'whole', id, status: res.statusCode, headers: outHeaders, body: buffer, end: relayEnd(collector.result()) }, [buffer]);
+      },
+      started,
+    );
+    await started.done;
   } catch (err) {
-    if (control.abort.signal.aborted) return; // the client left; nobody is listening
+    if (control.aborted) return; // the client left; nobody is listening
     const error = toServiceError(err instanceof Error && !(err instanceof ServiceError) ? (fromTransportError(err, context) ?? err) : err);
-    post({ t: 'error', id, error: error.toPayload(), usage: headSent && tapUsage !== null ? relayEnd(tapUsage).usage : null });
+    const usage = exchange !== null && exchange.headSent && exchange.tapUsage !== null ? relayEnd(exchange.tapUsage).usage : null;
+    post({ t: 'error', id, error: error.toPayload(), usage });
   }
 }

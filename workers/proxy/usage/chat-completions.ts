@@ -1,11 +1,15 @@
 import { isRecord } from '../providers/shape.ts';
-import { chatUsage, createCallLedger, hasUsageObject, nameOf, NO_TOKENS, parseJson, report, type UsageCollector } from './report.ts';
+import { chatUsage, createCallLedger, hasUsageObject, mayHoldUsageObject, nameOf, NO_TOKENS, parseJson, report, type UsageCollector } from './report.ts';
 
 // styleA Chat Completions. A stream reports usage in one chunk (with `stream_options.include_usage` the
 // last one before `[DONE]`, whose `choices` is empty; some local servers attach it to the finishing chunk)
 // and introduces each tool call once, in the first delta that carries its index, id and function name.
 // Most chunks are content deltas, and with include_usage every one of them says `"usage":null`: a chunk
-// is parsed only when its text can hold a usage object or a named call.
+// is parsed only when its text can hold a usage object or a named call, and decoded only when its bytes can.
+
+// A named call needs `"tool_calls"` or `"function_call"`, both of which hold this (and `_` is rarer than `"`).
+const CALL = Buffer.from('_call');
+const DONE = Buffer.from('[DONE]');
 
 /** `function` tools name the call under `function`, free-form custom tools under `custom`. */
 function callName(call: Record<string, unknown>): string | null {
@@ -68,6 +72,7 @@ export function createChatCompletionsCollector(withCost: boolean): UsageCollecto
       if (hasUsage && isRecord(chunk.usage)) tokens = chatUsage(chunk.usage, withCost);
       if (hasCall) noteCalls(chunk.choices, 'delta');
     },
+    mayRead: (block) => !done && (mayHoldUsageObject(block) || block.includes(CALL) || block.includes(DONE)),
     result: () => report(tokens, calls, null),
   };
 }

@@ -71,6 +71,8 @@ export function createUsageCollector(op: GatewayOp, options: UsageCollectorOptio
         // keep what was found before
       }
     },
+    // A byte search that cannot throw, on the hot path: not wrapped.
+    mayRead: inner.mayRead,
     result: () => inner.result(),
   };
 }

@@ -57,6 +57,7 @@ export function createMessagesCollector(): UsageCollector {
       } else if (type === 'message_delta') takeUsage(payload.usage);
       else noteBlock(payload.content_block, typeof payload.index === 'number' ? String(payload.index) : null);
     },
+    mayRead: (block) => filter.mayHold(block),
     result() {
       const parts = [counts.input, counts.cacheCreation, counts.cacheRead].filter((n): n is number => n !== null);
       const inputTokens = parts.length === 0 ? null : parts.reduce((a, b) => a + b, 0);

@@ -17,6 +17,12 @@ export interface UsageCollector {
   json(body: unknown): void;
   /** One event of a streamed answer, in order. */
   event(ev: SseFields): void;
+  /**
+   * Whether a stream's block, as raw bytes, may matter to `event`: a cheap byte search, so that the stream tap
+   * decodes and parses only such blocks. It may say yes to a block `event` then ignores, never no to one
+   * it would read; it answers for the block that comes next, in order.
+   */
+  mayRead(block: Buffer): boolean;
   /** Usage found so far; callable at any time, also after an interrupted stream. */
   result(): UsageResult;
 }
@@ -108,6 +114,41 @@ export function hasUsageObject(json: string): boolean {
     if (json.charCodeAt(i) === 0x7b) return true;
   }
   return false;
+}
+
+// Searched without its opening quote: a native search skips ahead to the needle's first byte, and quotes are
+// everywhere in JSON.
+const USAGE_TAIL = Buffer.from('usage"');
+
+/** Where the next `"usage"` in a raw block starts, from `from` on; -1 when there is none. */
+export function usageKeyAt(block: Buffer, from: number): number {
+  for (let at = block.indexOf(USAGE_TAIL, from + 1); at !== -1; at = block.indexOf(USAGE_TAIL, at + USAGE_TAIL.length)) {
+    if (block[at - 1] === 0x22) return at - 1;
+  }
+  return -1;
+}
+
+/**
+ * hasUsageObject over a raw SSE block, which may hold the JSON in several `data:` lines: a line break where
+ * the text would have whitespace answers yes, since the joined data may then hold the object.
+ */
+export function mayHoldUsageObject(block: Buffer): boolean {
+  for (let at = usageKeyAt(block, 0); at !== -1; at = usageKeyAt(block, at + USAGE_KEY.length)) {
+    let i = skipBlanks(block, at + USAGE_KEY.length);
+    const c = block[i];
+    if (c === 0x0a || c === 0x0d) return true;
+    if (c !== 0x3a) continue;
+    i = skipBlanks(block, i + 1);
+    const v = block[i];
+    if (v === 0x7b || v === 0x0a || v === 0x0d) return true;
+  }
+  return false;
+}
+
+function skipBlanks(block: Buffer, from: number): number {
+  let i = from;
+  for (let c = block[i]; c === 0x20 || c === 0x09; c = block[++i]);
+  return i;
 }
 
 function skipSpace(json: string, from: number): number {

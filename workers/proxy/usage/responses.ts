@@ -48,6 +48,7 @@ export function createResponsesCollector(withCost: boolean): UsageCollector {
       if (type.startsWith('response.output_item.')) noteItem(payload.item, payload.output_index);
       else if (isRecord(payload.response)) takeResponse(payload.response, TERMINAL.includes(type));
     },
+    mayRead: (block) => filter.mayHold(block),
     result: () => report(tokens, calls, responseId),
   };
 }

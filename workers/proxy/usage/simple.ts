@@ -1,5 +1,5 @@
 import { isRecord } from '../providers/shape.ts';
-import { chatUsage, createCallLedger, hasUsageObject, NO_TOKENS, parseJson, report, responsesUsage, type TokenCounts, type UsageCollector } from './report.ts';
+import { chatUsage, createCallLedger, hasUsageObject, mayHoldUsageObject, NO_TOKENS, parseJson, report, responsesUsage, type TokenCounts, type UsageCollector } from './report.ts';
 
 // Operations whose answer carries a usage object and nothing else to count: embeddings (`prompt_tokens`,
 // `total_tokens`) and image generation (gpt-image models report `input_tokens` / `output_tokens`; DALL-E
@@ -19,6 +19,7 @@ function usageOnly(read: UsageReader, withCost: boolean): UsageCollector {
     event(ev) {
       if (hasUsageObject(ev.data)) take(parseJson(ev.data));
     },
+    mayRead: mayHoldUsageObject,
     result: () => report(tokens, createCallLedger(), null),
   };
 }
@@ -31,6 +32,7 @@ export function createUnmeteredCollector(): UsageCollector {
   return {
     json() {},
     event() {},
+    mayRead: () => false,
     result: () => report(NO_TOKENS, createCallLedger(), null),
   };
 }

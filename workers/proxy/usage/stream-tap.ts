@@ -2,8 +2,8 @@ import { GATEWAY_OPS, type GatewayOp } from '../../../protocol/gateway.ts';
 import type { ProviderKind } from '../../../protocol/providers.ts';
 import { isRecord } from '../providers/shape.ts';
 import { createUsageCollector, type UsageResult } from './collectors.ts';
-import { hasUsageObject, parseJson } from './report.ts';
-import { concatBytes, createSseBlockReader, parseSseBlock, type SseEvent } from './sse.ts';
+import { hasUsageObject, parseJson, usageKeyAt } from './report.ts';
+import { bytesAt, createSseSplitter, decodeSseBlock, parseSseBlock, type SseEvent } from './sse.ts';
 
 // Sits between the upstream's streamed body and the client: reads usage from the events as they pass and,
 // when the relay asked for usage the client did not, takes back what that request added.
@@ -86,25 +86,46 @@ function forClient(bytes: Uint8Array, text: string, event: SseEvent | null): Uin
   return changed === text ? bytes : encoder.encode(changed);
 }
 
+const DATA_FIELD = Buffer.from('data:');
+const NULL_TAIL = Buffer.from('"usage":null}');
+
+/**
+ * The bytes around `,"usage":null` when a block is one `data:` line holding it once, as its last member
+ * (withoutNullUsage's fast path, on bytes): the removal then needs no decoding. Null for any other form.
+ */
+function aroundNullUsage(block: Buffer, at: number): [Buffer, Buffer] | null {
+  if (block[at - 1] !== 0x2c || !bytesAt(block, at, NULL_TAIL) || !bytesAt(block, 0, DATA_FIELD)) return null;
+  const after = at + NULL_TAIL.length - 1;
+  // On the first line, so inside the data; and the only mention, so not a usage object elsewhere.
+  if (block.lastIndexOf(0x0a, at) !== -1 || block.lastIndexOf(0x0d, at) !== -1 || usageKeyAt(block, after) !== -1) return null;
+  return [block.subarray(0, at - 1), block.subarray(after)];
+}
+
 export function createStreamTap(op: GatewayOp, options: StreamTapOptions): StreamTap {
   const collector = createUsageCollector(op, { providerKind: options.providerKind });
   const observe = GATEWAY_OPS[op].metered;
+  /** Most blocks cannot matter to the collector; only those that can are decoded and parsed. */
+  const read = (block: Buffer, first: boolean): void => {
+    if (!collector.mayRead(block)) return;
+    const { event } = decodeSseBlock(block, first);
+    if (event !== null) collector.event(event);
+  };
 
   if (!options.stripInjectedUsage || op !== 'chat.completions') {
     // Zero-copy: the client gets each chunk as it came. Unmetered answers (speech audio among them) are
     // not even scanned.
-    const reader = observe
-      ? createSseBlockReader((_bytes, _text, event) => {
-          if (event !== null) collector.event(event);
+    const splitter = observe
+      ? createSseSplitter((block, whole, first) => {
+          if (whole) read(block, first);
         })
       : null;
     return {
       push(chunk) {
-        reader?.push(chunk);
+        splitter?.push(chunk);
         return chunk;
       },
       end() {
-        reader?.end();
+        splitter?.end();
         return { tail: null, usage: collector.result() };
       },
       responseId: () => collector.result().responseId,
@@ -113,24 +134,38 @@ export function createStreamTap(op: GatewayOp, options: StreamTapOptions): Strea
 
   // Stripping works on whole events, so an incomplete one is held until its blank line arrives.
   let out: Uint8Array[] = [];
-  const reader = createSseBlockReader((bytes, text, event) => {
+  const splitter = createSseSplitter((block, whole, first) => {
+    const at = whole ? usageKeyAt(block, 0) : -1;
+    if (at === -1) {
+      out.push(block);
+      if (whole) read(block, first);
+      return;
+    }
+    const around = aroundNullUsage(block, at);
+    if (around !== null) {
+      out.push(around[0], around[1]);
+      read(block, first);
+      return;
+    }
+    const { text, event } = decodeSseBlock(block, first);
     if (event !== null) collector.event(event);
-    const forward = forClient(bytes, text, event);
+    const forward = forClient(block, text, event);
     if (forward !== null) out.push(forward);
   });
   const take = (): Uint8Array | null => {
     if (out.length === 0) return null;
-    const bytes = concatBytes(out);
+    // Buffer.concat allocates small results from Node's pool, much cheaper than an ArrayBuffer each.
+    const bytes = out.length === 1 ? out[0]! : Buffer.concat(out);
     out = [];
     return bytes;
   };
   return {
     push(chunk) {
-      reader.push(chunk);
+      splitter.push(chunk);
       return take();
     },
     end() {
-      const rest = reader.end();
+      const rest = splitter.end();
       if (rest !== null) {
         // An unterminated last event never reaches the client's parser as an event, and is not metered;
         // its bytes are still the client's, minus what the injection added.

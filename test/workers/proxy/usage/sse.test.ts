@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createSseBlockReader, createSseParser, parseSseBlock, type SseEvent } from '../../../../workers/proxy/usage/sse.ts';
+import { createSseBlockReader, createSseParser, createSseSplitter, parseSseBlock, type SseEvent } from '../../../../workers/proxy/usage/sse.ts';
 import { bytes, chatStream, cuts, messagesStream, TEXT_CHOICES, text } from './fixtures.ts';
 
 function parseAll(chunks: (string | Uint8Array)[]): SseEvent[] {
@@ -178,5 +178,61 @@ describe('createSseBlockReader', () => {
     buffer.fill(0x78);
     reader.push(bytes('lo\n\n'));
     assert.deepEqual(blocks, ['data: hello\n\n']);
+  });
+});
+
+/** The blocks of a whole stream, read character by character as the spec words it: the reference. */
+function referenceBlocks(stream: string): { blocks: string[]; rest: string | null } {
+  const blocks: string[] = [];
+  let start = 0;
+  let lineStart = 0;
+  for (let i = 0; i < stream.length; ) {
+    const c = stream[i];
+    if (c !== '\r' && c !== '\n') {
+      i++;
+      continue;
+    }
+    const next = c === '\r' && stream[i + 1] === '\n' ? i + 2 : i + 1;
+    if (i === lineStart) {
+      blocks.push(stream.slice(start, next));
+      start = next;
+    }
+    lineStart = next;
+    i = next;
+  }
+  return { blocks, rest: start < stream.length ? stream.slice(start) : null };
+}
+
+function* strings(alphabet: string[], maxLength: number): Generator<string> {
+  let level = [''];
+  for (let length = 1; length <= maxLength; length++) {
+    level = level.flatMap((s) => alphabet.map((c) => s + c));
+    yield* level;
+  }
+}
+
+describe('createSseSplitter', () => {
+  it('splits every mix of CR, LF and CRLF as the spec reads it, however the bytes are cut', () => {
+    for (const stream of strings(['a', '\r', '\n'], 7)) {
+      const expected = referenceBlocks(stream);
+      for (const { label, chunks } of cuts(bytes(stream))) {
+        const blocks: string[] = [];
+        const splitter = createSseSplitter((b, whole) => {
+          assert.ok(whole);
+          blocks.push(text(b));
+        });
+        for (const chunk of chunks) splitter.push(chunk);
+        const rest = splitter.end();
+        assert.deepEqual({ blocks, rest: rest && text(rest) }, expected, `${JSON.stringify(stream)} ${label}`);
+      }
+    }
+  });
+
+  it('marks the bytes that open the stream as first, and only those', () => {
+    const firsts: boolean[] = [];
+    const splitter = createSseSplitter((_b, _whole, first) => firsts.push(first));
+    splitter.push(bytes('data: a\n\ndata: b\n'));
+    splitter.push(bytes('\n'));
+    assert.deepEqual(firsts, [true, false]);
   });
 });

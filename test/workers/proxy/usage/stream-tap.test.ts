@@ -7,6 +7,7 @@ import {
   CHAT_USAGE,
   chatStream,
   type ChatStreamOptions,
+  collectStream,
   cuts,
   messagesStream,
   OPENROUTER_BASE,
@@ -211,6 +212,76 @@ describe('injectStreamUsage', () => {
       const before = structuredClone(body);
       assert.equal(injectStreamUsage(body), false, JSON.stringify(before));
       assert.deepEqual(body, before);
+    }
+  });
+});
+
+describe('createStreamTap, reading only the blocks that can matter', () => {
+  const streams: [GatewayOp, string, string][] = [
+    ['chat.completions', 'tool calls, LF', chatStream({ includeUsage: true })],
+    ['chat.completions', 'text, CR', chatStream({ includeUsage: true, choices: TEXT_CHOICES, eol: '\r' })],
+    ['chat.completions', 'usage first, CRLF', chatStream({ includeUsage: true, usageFirst: true, eol: '\r\n' })],
+    ['chat.completions', 'OpenRouter comments', chatStream({ includeUsage: true, base: OPENROUTER_BASE, usage: OPENROUTER_USAGE, comments: ['OPENROUTER PROCESSING'] })],
+    ['responses.create', 'without event lines', responsesStream({ withEventLines: false })],
+    ['responses.create', 'incomplete', responsesStream({ terminal: 'response.incomplete' })],
+    ['responses.create', 'cut before its end', responsesStream({ terminal: null })],
+    ['messages', 'without event lines', messagesStream({ withEventLines: false })],
+    ['messages', 'CR', messagesStream({ eol: '\r', deltaUsage: { input_tokens: 9, output_tokens: 12 } })],
+    [
+      'images.generations',
+      'partial images',
+      sse([
+        { event: 'image_generation.partial_image', data: JSON.stringify({ type: 'image_generation.partial_image', b64_json: 'iVBORw0KGgo'.repeat(50) }) },
+        { event: 'image_generation.completed', data: JSON.stringify({ type: 'image_generation.completed', usage: { input_tokens: 50, output_tokens: 4160, total_tokens: 4210 } }) },
+      ]),
+    ],
+  ];
+
+  for (const [op, label, stream] of streams) {
+    it(`meters ${op} (${label}) as a collector fed every event does, whatever the chunking`, () => {
+      const expected = collectStream(op, stream, 'openrouter');
+      assert.notEqual(expected.totalTokens ?? Object.keys(expected.toolCalls).length, 0, 'the stream has something to meter');
+      for (const { label: cut, chunks } of cuts(bytes(stream))) {
+        assert.deepEqual(run(op, { stripInjectedUsage: false, providerKind: 'openrouter' }, chunks).usage, expected, cut);
+      }
+    });
+  }
+
+  it('reads a usage chunk whose "usage" key is cut between two chunks, passing it through or dropping it', () => {
+    const usage = '{"id":"a","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4}}';
+    const stream = bytes(sse([{ data: '{"id":"a","choices":[{"index":0,"delta":{"content":"x"}}],"usage":null}' }, { data: usage }, { data: '[DONE]' }]));
+    const at = text(stream).indexOf('"usage":{') + 3;
+    for (const stripInjectedUsage of [false, true]) {
+      const { out, usage: metered } = run('chat.completions', { stripInjectedUsage }, [stream.subarray(0, at), stream.subarray(at)]);
+      assert.deepEqual([metered.inputTokens, metered.outputTokens], [3, 4]);
+      assert.equal(text(out), stripInjectedUsage ? sse([{ data: '{"id":"a","choices":[{"index":0,"delta":{"content":"x"}}]}' }, { data: '[DONE]' }]) : text(stream));
+    }
+  });
+
+  it('reads a usage object whose JSON goes on in the next data line', () => {
+    const stream = 'data: {"choices":[],"usage":\ndata: {"prompt_tokens":3,"completion_tokens":4}}\n\ndata: [DONE]\n\n';
+    for (const stripInjectedUsage of [false, true]) {
+      assert.equal(run('chat.completions', { stripInjectedUsage }, [bytes(stream)]).usage.totalTokens, 7);
+    }
+  });
+
+  it('ignores usage after [DONE], as the collector does', () => {
+    const stream = sse([{ data: '[DONE]' }, { data: '{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4}}' }]);
+    assert.equal(collectStream('chat.completions', stream).inputTokens, null);
+    assert.equal(run('chat.completions', { stripInjectedUsage: false }, [bytes(stream)]).usage.inputTokens, null);
+  });
+
+  it('goes by the last event line of a block, as the collector does', () => {
+    const delta = '{"type":"message_delta","delta":{},"usage":{"output_tokens":7}}';
+    for (const [block, outputTokens] of [
+      [`event: ping\nevent: message_delta\ndata: ${delta}\n\n`, 7],
+      [`event: message_delta\nevent: ping\ndata: ${delta}\n\n`, null],
+      [`event: content_block_delta\ndata: ${delta}\n\n`, null],
+      [`event: message\ndata: ${delta}\n\n`, 7],
+      [`id: 4\nevent: message_delta\ndata: ${delta}\n\n`, 7],
+    ] as const) {
+      assert.equal(collectStream('messages', block).outputTokens, outputTokens, block);
+      assert.equal(run('messages', { stripInjectedUsage: false }, [bytes(block)]).usage.outputTokens, outputTokens, block);
     }
   });
 });
