@@ -33,6 +33,11 @@ const VERBATIM_KEY = /"(?:__proto__|constructor)"/;
 const mayBePoisoned = (text: string) => VERBATIM_KEY.test(text) || text.includes('\\u');
 
 export function parseJsonBody(body: Buffer | null, contentType: string | undefined): unknown {
+  return readJsonBody(body, contentType).value;
+}
+
+/** The body parsed, and the text it was parsed from (a relay sends small bodies on as text). */
+export function readJsonBody(body: Buffer | null, contentType: string | undefined): { text: string; value: unknown } {
   if (!isJsonContentType(contentType)) {
     throw new ServiceError('INVALID_JSON', 'This route takes a JSON body; send Content-Type: application/json.');
   }
@@ -44,7 +49,7 @@ export function parseJsonBody(body: Buffer | null, contentType: string | undefin
   const bom = body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf;
   const text = body.toString('utf8', bom ? 3 : 0);
   try {
-    return mayBePoisoned(text) && POISON.test(text) ? JSON.parse(text, dropPoison) : JSON.parse(text);
+    return { text, value: mayBePoisoned(text) && POISON.test(text) ? JSON.parse(text, dropPoison) : JSON.parse(text) };
   } catch {
     throw new ServiceError('INVALID_JSON', 'The request body must be exactly one valid JSON value.');
   }

@@ -103,7 +103,7 @@ export function startRelay(pool: RelayPool, req: RelayRequest, hooks: RelayHooks
     },
     whole(status, headers, body, end: RelayEnd) {
       hooks.onHead?.(status, headers);
-      resolveResult({ status, headers, raw: new Uint8Array(body) });
+      resolveResult({ status, headers, raw: typeof body === 'string' ? body : new Uint8Array(body) });
       finish({ outcome: 'ok', usage: end.usage, responseId: end.responseId, ...(end.acceleration && { acceleration: end.acceleration }) });
     },
     head(status, headers) {

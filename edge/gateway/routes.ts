@@ -8,7 +8,7 @@ import { forwardRequestHeaders } from '../../workers/proxy/header-policy.ts';
 import type { RelayPool } from '../../workers/proxy/relay-pool.ts';
 import type { ResolvedModel } from '../catalog.ts';
 import type { CatalogService } from '../catalog-service.ts';
-import { parseJsonBody } from '../json-body.ts';
+import { parseJsonBody, readJsonBody } from '../json-body.ts';
 import { createAccessLogger } from '../log.ts';
 import { multipartBoundary } from '../multipart-model.ts';
 import { targetOf } from '../provider-service.ts';
@@ -40,7 +40,7 @@ const HINTS = new Map<ProviderKind, ReadonlyMap<string, string>>(
   PROVIDER_KINDS.map((k) => [k, new Map((KINDS[k].hints as readonly string[]).map((h) => [h.toLowerCase(), h]))]),
 );
 
-function relayRequest(ctx: RouteContext<unknown>, op: GatewayOp, resolved: Pick<ResolvedModel, 'provider'> & { model: { id: string; upstreamModelId: string } | null }, clientModel: string | null, body: ArrayBuffer | null): RelayRequest {
+function relayRequest(ctx: RouteContext<unknown>, op: GatewayOp, resolved: Pick<ResolvedModel, 'provider'> & { model: { id: string; upstreamModelId: string } | null }, clientModel: string | null, body: ArrayBuffer | string | null): RelayRequest {
   const { provider } = resolved;
   return {
     op,
@@ -56,6 +56,10 @@ function relayRequest(ctx: RouteContext<unknown>, op: GatewayOp, resolved: Pick<
     bodyStreamed: body === null && GATEWAY_OPS[op].body !== 'none',
   };
 }
+
+// Bodies up to this many characters travel to a worker as text: cloning a short string is cheaper than
+// allocating, transferring and detaching a buffer. Larger ones are transferred as bytes.
+const TEXT_BODY_MAX = 64 * 1024;
 
 /** A copy of the body to transfer to a worker (a route pack needs the bytes once per attempt). */
 function ownBuffer(body: Buffer): ArrayBuffer {
@@ -107,7 +111,7 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
   });
 
   /** A JSON call to a resolved model; its rate-limit headers, 429s and time to first byte feed Smart Route. */
-  function startJson(ctx: RouteContext<unknown>, op: GatewayOp, resolved: ResolvedModel, clientModel: string, body: ArrayBuffer): RelayCall {
+  function startJson(ctx: RouteContext<unknown>, op: GatewayOp, resolved: ResolvedModel, clientModel: string, body: ArrayBuffer | string): RelayCall {
     const { smart } = deps;
     const modelId = resolved.model.id;
     const startedAt = performance.now();
@@ -158,7 +162,7 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
       scope: 'inference',
       rawBody: () => 'buffer',
       handle(ctx) {
-        const json = parseJsonBody(ctx.req.body, ctx.req.headers['content-type']);
+        const { text, value: json } = readJsonBody(ctx.req.body, ctx.req.headers['content-type']);
         if (json === null || typeof json !== 'object' || Array.isArray(json)) {
           throw new ServiceError('INVALID_REQUEST', 'The request body must be a JSON object.');
         }
@@ -170,7 +174,7 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
           return follow(ctx, op, resolved.provider.id, resolved.model.id, startJson(ctx, op, resolved, name, body));
         }
         const resolved = resolveModel(catalog.current(), op, name);
-        const call = startJson(ctx, op, resolved, name as string, transferable(ctx.req.body!));
+        const call = startJson(ctx, op, resolved, name as string, text.length <= TEXT_BODY_MAX ? text : transferable(ctx.req.body!));
         return follow(ctx, op, resolved.provider.id, resolved.model.id, call);
       },
     });

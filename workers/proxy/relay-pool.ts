@@ -9,7 +9,7 @@ import type { ProxyWorkerData } from './credentials.ts';
 // the least busy and multiplexed by id. A worker that dies fails only its own requests and is replaced.
 
 export interface RelaySink {
-  whole(status: number, headers: Record<string, string>, body: ArrayBuffer, end: RelayEnd): void;
+  whole(status: number, headers: Record<string, string>, body: ArrayBuffer | string, end: RelayEnd): void;
   head(status: number, headers: Record<string, string>): void;
   data(chunks: ArrayBuffer[]): void;
   /** `chunks`: the stream's last bytes, written before it ends. */
@@ -75,7 +75,7 @@ function flushOutbox(slot: Slot): void {
   const transfer = slot.transfer;
   slot.outbox = [];
   slot.transfer = [];
-  slot.worker.postMessage(batch, transfer);
+  slot.worker.postMessage(transfer.length === 0 ? JSON.stringify(batch) : batch, transfer);
 }
 
 export interface RelayPool {
@@ -94,7 +94,8 @@ export function createRelayPool(options: { dataDir: string; threads?: number }):
     const worker = new Worker(new URL('./relay-entry.js', import.meta.url), { workerData });
     const slot: Slot = { worker, inflight: new Map(), outbox: [], transfer: [] };
     slots[index] = slot;
-    worker.on('message', (batch: FromWorker[]) => {
+    worker.on('message', (message: FromWorker[] | string) => {
+      const batch = typeof message === 'string' ? (JSON.parse(message) as FromWorker[]) : message;
       for (const m of batch) deliverRelayMessage(m, slot.inflight);
       // An idle worker does not keep the process alive; one with calls in flight does.
       if (slot.inflight.size === 0) worker.unref();
@@ -128,7 +129,7 @@ export function createRelayPool(options: { dataDir: string; threads?: number }):
       const id = nextId++;
       slot.inflight.set(id, sink);
       slot.worker.ref();
-      send(slot, { t: 'start', id, req }, req.body ?? undefined);
+      send(slot, { t: 'start', id, req }, req.body instanceof ArrayBuffer ? req.body : undefined);
       return {
         body: (chunk) => send(slot, { t: 'body', id, chunk }, chunk ?? undefined),
         pause: () => send(slot, { t: 'pause', id }),

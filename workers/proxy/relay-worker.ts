@@ -18,7 +18,7 @@ const flush = () => {
   outbox = [];
   outboxTransfer = [];
   openData.clear();
-  port.postMessage(batch, transfer);
+  port.postMessage(transfer.length === 0 ? JSON.stringify(batch) : batch, transfer);
 };
 const post = (message: FromWorker, transfer?: ArrayBuffer[]) => {
   if (outbox.length === 0) setImmediate(flush);
@@ -34,7 +34,8 @@ const post = (message: FromWorker, transfer?: ArrayBuffer[]) => {
   outbox.push(message);
 };
 
-port.on('message', (batch: ToWorker[]) => {
+port.on('message', (message: ToWorker[] | string) => {
+  const batch = typeof message === 'string' ? (JSON.parse(message) as ToWorker[]) : message;
   for (const m of batch) receive(m);
 });
 

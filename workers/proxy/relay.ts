@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { Readable } from 'node:stream';
 import { Agent, errors, type Dispatcher } from 'undici';
 import { ServiceError, toServiceError } from '../../protocol/errors.ts';
@@ -24,6 +25,7 @@ export type Post = (message: FromWorker, transfer?: ArrayBuffer[]) => void;
 
 const MAX_WHOLE_BYTES = 256 * 1024 * 1024;
 const MAX_ERROR_BYTES = 64 * 1024;
+const TEXT_WHOLE_MAX = 64 * 1024;
 
 const agents = new Map<number, Agent>();
 function agentFor(connectMs: number): Dispatcher {
@@ -269,19 +271,23 @@ class Exchange implements Dispatcher.DispatchHandler {
   private endWhole(): void {
     const { id, req, post, gateway } = this.setup;
     const whole = this.body();
-    let body = whole.buffer as ArrayBuffer;
+    let body: ArrayBuffer | string = whole.buffer as ArrayBuffer;
     const collector = createUsageCollector(req.op, { providerKind: req.target.kind });
     if (GATEWAY_OPS[req.op].metered || req.op === 'rerank') {
       let parsed: unknown;
+      // A small answer goes to the edge as the very text parsed here (a short string clones for less than a
+      // buffer transfers); only when it is valid UTF-8, so that the text holds exactly the upstream's bytes.
+      const text = whole.toString('utf8');
+      if (whole.byteLength <= TEXT_WHOLE_MAX && isUtf8(whole)) body = text;
       try {
-        parsed = JSON.parse(whole.toString('utf8'));
+        parsed = JSON.parse(text);
       } catch {
         throw new ServiceError('UPSTREAM_ERROR', 'The provider answered with malformed JSON.', { details: { providerId: req.target.id } });
       }
       collector.json(parsed);
-      if (gateway.normalize && req.op === 'rerank') body = own(Buffer.from(JSON.stringify(gateway.normalize(req.op, parsed, req.clientModel ?? ''))));
+      if (gateway.normalize && req.op === 'rerank') body = JSON.stringify(gateway.normalize(req.op, parsed, req.clientModel ?? ''));
     }
-    post({ t: 'whole', id, status: this.status, headers: this.outHeaders, body, end: relayEnd(collector.result()) }, [body]);
+    post({ t: 'whole', id, status: this.status, headers: this.outHeaders, body, end: relayEnd(collector.result()) }, typeof body === 'string' ? [] : [body]);
   }
 
   /** The chunks read so far in one buffer of its own (not Node's pool), so that it can be transferred. */

@@ -206,6 +206,6 @@ function reparsed(b: Buffer, req: RelayRequest, streamUsage: boolean): UpstreamB
 
 /** Sets the upstream model and, for a streamed chat, asks for usage. Returns the body and whether usage was injected. */
 export function upstreamBody(req: RelayRequest, streamUsage: boolean): UpstreamBody {
-  const b = Buffer.from(req.body!);
+  const b = typeof req.body === 'string' ? Buffer.from(req.body, 'utf8') : Buffer.from(req.body!);
   return spliced(b, req, streamUsage) ?? reparsed(b, req, streamUsage);
 }

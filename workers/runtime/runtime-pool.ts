@@ -136,7 +136,7 @@ export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
         inflight.set(id, sink);
         w.ref();
         const m: ToRuntime = { t: 'start', id, req, config, draft };
-        w.postMessage(m, req.body ? [req.body] : []);
+        w.postMessage(m, req.body instanceof ArrayBuffer ? [req.body] : []);
       });
       const send = (m: ToRuntime) => target?.w.postMessage(m);
       return {

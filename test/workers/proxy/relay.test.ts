@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { GatewayOp } from '../../../protocol/gateway.ts';
-import type { FromWorker, RelayRequest } from '../../../protocol/relay.ts';
+import { wholeText, type FromWorker, type RelayRequest } from '../../../protocol/relay.ts';
 import { relay, RelayControl } from '../../../workers/proxy/relay.ts';
 import { targetFor } from './helpers.ts';
 
@@ -98,7 +98,17 @@ describe('relay, answers', () => {
     assert.ok(whole.t === 'whole');
     assert.equal(whole.status, 200);
     assert.deepEqual(whole.headers, { 'content-type': 'application/json', 'upstream-request-id': 'up_1' });
-    assert.equal(Buffer.from(whole.body).toString('utf8'), answer);
+    assert.equal(wholeText(whole.body), answer);
+    assert.equal(whole.end.usage?.totalTokens, 7);
+  });
+
+  it('relays the bytes of an answer that is not valid UTF-8 as they are, not a repaired text of them', async () => {
+    const bytes = Buffer.concat([Buffer.from('{"id":"c","choices":[],"note":"'), Buffer.from([0xff, 0xfe]), Buffer.from('","usage":{"total_tokens":7}}')]);
+    handler = (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(bytes);
+    const whole = last((await run(request('chat.completions', { model: 'm', messages: [] }))).messages);
+    assert.ok(whole.t === 'whole');
+    assert.ok(whole.body instanceof ArrayBuffer);
+    assert.deepEqual(Buffer.from(whole.body), bytes);
     assert.equal(whole.end.usage?.totalTokens, 7);
   });
 
@@ -111,7 +121,7 @@ describe('relay, answers', () => {
     const whole = last(messages);
     assert.ok(whole.t === 'whole');
     assert.equal(whole.status, 200);
-    assert.equal(Buffer.from(whole.body).toString('utf8'), '{"data":[]}');
+    assert.equal(wholeText(whole.body), '{"data":[]}');
   });
 
   it('relays a stream whose usage chunk arrives cut in two, and reads that usage', async () => {

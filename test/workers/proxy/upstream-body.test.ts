@@ -10,7 +10,7 @@ import { targetFor } from './helpers.ts';
 // reference: for every body, parsing the spliced bytes and serialising them must give the reference's string.
 
 function reference(req: RelayRequest, streamUsage: boolean): { body: string; stream: boolean; injected: boolean } {
-  const json = JSON.parse(Buffer.from(req.body!).toString('utf8')) as Record<string, unknown>;
+  const json = JSON.parse(Buffer.from(req.body as ArrayBuffer).toString('utf8')) as Record<string, unknown>;
   if (req.upstreamModelId !== null && 'model' in json) json.model = req.upstreamModelId;
   const stream = json.stream === true;
   const injected = req.op === 'chat.completions' && stream && streamUsage && injectStreamUsage(json);
@@ -214,7 +214,21 @@ describe('upstreamBody splices instead of re-serialising', () => {
     assert.ok(got.body instanceof Uint8Array);
     assert.equal(got.body.buffer, req.body);
     assert.equal(got.body.byteOffset, 0);
-    assert.equal(got.body.byteLength, req.body!.byteLength);
+    assert.equal(got.body.byteLength, (req.body as ArrayBuffer).byteLength);
+  });
+
+  it('takes a small body sent as text exactly as the same body sent as bytes', () => {
+    for (const body of ['{"model":"a","stream":true,"messages":[{"role":"user","content":"h\u00e9 ✓"}]}', '{ "model" : "a" }', '{"input":"x"}']) {
+      for (const id of ['up-1', 'a', null]) {
+        const bytes = request(body, id);
+        const text: RelayRequest = { ...bytes, body };
+        const fromBytes = upstreamBody(bytes, true);
+        const fromText = upstreamBody(text, true);
+        assert.equal(Buffer.from(fromText.body).toString('utf8'), Buffer.from(fromBytes.body).toString('utf8'), body);
+        assert.equal(fromText.stream, fromBytes.stream);
+        assert.equal(fromText.injected, fromBytes.injected);
+      }
+    }
   });
 
   it('leaves a model the upstream already knows by that ID, and a body without one', () => {

@@ -7,6 +7,7 @@ import pino from 'pino';
 import type { ServiceError } from '../../../protocol/errors.ts';
 import type { GatewayOp, UsageReport } from '../../../protocol/gateway.ts';
 import { DEFAULT_TIMEOUTS } from '../../../protocol/providers.ts';
+import { wholeText } from '../../../protocol/relay.ts';
 import type { RelayPool } from '../../../workers/proxy/relay-pool.ts';
 import { createRuntimePool } from '../../../workers/runtime/runtime-pool.ts';
 import { writeCorruptModel, writeTinyModel, writeTruncatedModel, writeWrongShapeModel } from '../../helpers/gguf.ts';
@@ -32,7 +33,7 @@ function call(pool: RelayPool, op: GatewayOp, model: string, body: object): Prom
         requestId: 'req_test', clientModel: `local/${model}`, upstreamModelId: model, params: {}, query: '', headers: {}, body: buf, bodyStreamed: false,
       },
       {
-        whole(status, headers, b, end) { Object.assign(o, { status, headers, text: decoder.decode(b), usage: end.usage }); resolve(o); },
+        whole(status, headers, b, end) { Object.assign(o, { status, headers, text: wholeText(b), usage: end.usage }); resolve(o); },
         head(status, headers) { Object.assign(o, { status, headers }); },
         data(chunks) { for (const c of chunks) o.text += decoder.decode(c, { stream: true }); },
         end(end) { o.usage = end.usage; resolve(o); },
