@@ -4,9 +4,10 @@ import type { ProviderTarget } from './messages.ts';
 
 // The relay protocol between the edge and the proxy workers. Each worker has one long-lived port;
 // requests are multiplexed on it by `id`. Each side posts the messages of an event-loop turn as one batch:
-// as a JSON string when no buffer travels with it (V8's structured clone costs two to four times JSON's
-// for these small objects), else structured-cloned with its buffers transferred. Every message is therefore
-// plain JSON data apart from its ArrayBuffers, and every ArrayBuffer in a batch is in its transfer list.
+// as a JSON string when neither buffers nor stream chunks travel with it (V8's structured clone costs two to
+// four times JSON's for these small objects), else structured-cloned (a chunk string is copied as it is,
+// where JSON would escape every quote in it) with its buffers transferred. Every message is therefore plain
+// JSON data apart from its ArrayBuffers, and every ArrayBuffer in a batch is in its transfer list.
 
 export interface RelayRequest {
   op: GatewayOp;
@@ -44,14 +45,28 @@ export interface RelayEnd {
   acceleration?: UsageAcceleration;
 }
 
+/**
+ * Stream bytes: a small chunk as a latin1 string (one character per byte, so any bytes survive, also a
+ * character cut in two by the upstream's framing), which clones for less than a buffer transfers; a large
+ * one as an ArrayBuffer, transferred.
+ */
+export type Chunk = ArrayBuffer | string;
+
+/** Chunks up to this many bytes travel as latin1 strings. */
+export const STRING_CHUNK_MAX = 16 * 1024;
+
+export function chunkBytes(chunk: Chunk): Uint8Array {
+  return typeof chunk === 'string' ? Buffer.from(chunk, 'latin1') : new Uint8Array(chunk);
+}
+
 export type FromWorker =
   /** A whole non-streamed answer in one message: a small JSON answer as its text, else its bytes (transferred). */
   | { t: 'whole'; id: number; status: number; headers: Record<string, string>; body: ArrayBuffer | string; end: RelayEnd }
   | { t: 'head'; id: number; status: number; headers: Record<string, string> }
   /** Stream chunks coalesced per event-loop turn. */
-  | { t: 'data'; id: number; chunks: ArrayBuffer[] }
+  | { t: 'data'; id: number; chunks: Chunk[] }
   /** The last chunks travel with the end, so a client that closes on its last byte is not taken for one that left. */
-  | { t: 'end'; id: number; end: RelayEnd; chunks?: ArrayBuffer[] }
+  | { t: 'end'; id: number; end: RelayEnd; chunks?: Chunk[] }
   /** A streamed create named its response: routes by that ID must work while the stream still runs. */
   | { t: 'created'; id: number; responseId: string }
   /** Before the head: the answer is this error. After it: the stream failed. */

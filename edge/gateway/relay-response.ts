@@ -1,6 +1,6 @@
 import { errorEnvelope, type ServiceError } from '../../protocol/errors.ts';
 import type { UsageAcceleration, UsageReport } from '../../protocol/gateway.ts';
-import type { RelayEnd, RelayRequest } from '../../protocol/relay.ts';
+import { chunkBytes, type Chunk, type RelayEnd, type RelayRequest } from '../../protocol/relay.ts';
 import type { RelayHandle, RelayPool } from '../../workers/proxy/relay-pool.ts';
 import type { RouteResult } from '../router.ts';
 import type { ResponseWriter } from '../types.ts';
@@ -61,9 +61,9 @@ export function startRelay(pool: RelayPool, req: RelayRequest, hooks: RelayHooks
   const done = new Promise<RelayOutcome>((resolve) => (resolveDone = resolve));
 
   let writer: ResponseWriter | null = null;
-  let backlog: ArrayBuffer[] = [];
+  let backlog: Chunk[] = [];
   /** How the stream ends when its end arrived before the client's writer: given the bytes held until then. */
-  let pendingEnd: ((backlog: ArrayBuffer[]) => void) | null = null;
+  let pendingEnd: ((backlog: Chunk[]) => void) | null = null;
   let isSse = false;
   let headSeen = false;
   let paused = false;
@@ -77,19 +77,19 @@ export function startRelay(pool: RelayPool, req: RelayRequest, hooks: RelayHooks
     resolveDone(o);
   };
 
-  const write = (chunks: ArrayBuffer[]) => {
+  const write = (chunks: Chunk[]) => {
     for (const chunk of chunks) {
-      if (!writer!.write(new Uint8Array(chunk)) && !paused) {
+      if (!writer!.write(chunkBytes(chunk)) && !paused) {
         paused = true;
         handle.pause();
       }
     }
   };
   /** The stream's last bytes go out with its end: one send, not one for the bytes and one for the end. */
-  const writeAndEnd = (chunks: ArrayBuffer[]) => {
+  const writeAndEnd = (chunks: Chunk[]) => {
     const last = chunks.pop();
     write(chunks);
-    writer!.end(last === undefined ? undefined : new Uint8Array(last));
+    writer!.end(last === undefined ? undefined : chunkBytes(last));
   };
 
   const handle = pool.start(req, {
@@ -136,7 +136,7 @@ export function startRelay(pool: RelayPool, req: RelayRequest, hooks: RelayHooks
       else backlog.push(...chunks);
     },
     end(end, chunks) {
-      const close = (rest: ArrayBuffer[]) => {
+      const close = (rest: Chunk[]) => {
         writeAndEnd(rest);
         finish({ outcome: 'ok', usage: end.usage, responseId: end.responseId, ...(end.acceleration && { acceleration: end.acceleration }) });
       };
@@ -153,7 +153,7 @@ export function startRelay(pool: RelayPool, req: RelayRequest, hooks: RelayHooks
         finish({ outcome: 'failed', usage, responseId: null });
         return;
       }
-      const fail = (rest: ArrayBuffer[]) => {
+      const fail = (rest: Chunk[]) => {
         write(rest);
         if (isSse) writer!.end(sseErrorEvent(error, req.requestId));
         else writer!.abort();

@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { ServiceError, type ErrorPayload } from '../../protocol/errors.ts';
 import type { UsageReport } from '../../protocol/gateway.ts';
-import type { FromWorker, RelayEnd, RelayRequest, ToWorker } from '../../protocol/relay.ts';
+import type { Chunk, FromWorker, RelayEnd, RelayRequest, ToWorker } from '../../protocol/relay.ts';
 import type { ProxyWorkerData } from './credentials.ts';
 
 // The edge's side of the relay: a fixed set of workers, each on one long-lived port, requests spread to
@@ -11,9 +11,9 @@ import type { ProxyWorkerData } from './credentials.ts';
 export interface RelaySink {
   whole(status: number, headers: Record<string, string>, body: ArrayBuffer | string, end: RelayEnd): void;
   head(status: number, headers: Record<string, string>): void;
-  data(chunks: ArrayBuffer[]): void;
+  data(chunks: Chunk[]): void;
   /** `chunks`: the stream's last bytes, written before it ends. */
-  end(end: RelayEnd, chunks?: ArrayBuffer[]): void;
+  end(end: RelayEnd, chunks?: Chunk[]): void;
   error(error: ServiceError, usage: UsageReport | null): void;
   /** Upload flow control: bytes the worker has passed upstream. */
   ack?(bytes: number): void;

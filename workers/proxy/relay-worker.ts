@@ -1,5 +1,5 @@
 import { parentPort } from 'node:worker_threads';
-import type { FromWorker, ToWorker } from '../../protocol/relay.ts';
+import { STRING_CHUNK_MAX, type Chunk, type FromWorker, type ToWorker } from '../../protocol/relay.ts';
 import { relay, RelayControl } from './relay.ts';
 
 // The message loop of one relay worker: one long-lived port, requests multiplexed by id.
@@ -11,22 +11,33 @@ const running = new Map<number, RelayControl>();
 // stream chunks of the turn join its last data message when nothing else of that call came after it.
 let outbox: FromWorker[] = [];
 let outboxTransfer: ArrayBuffer[] = [];
-const openData = new Map<number, ArrayBuffer[]>();
+const openData = new Map<number, Chunk[]>();
+let withChunks = false;
 const flush = () => {
   const batch = outbox;
   const transfer = outboxTransfer;
   outbox = [];
   outboxTransfer = [];
   openData.clear();
-  port.postMessage(transfer.length === 0 ? JSON.stringify(batch) : batch, transfer);
+  // Stream bytes ride as strings that structured clone copies as they are; JSON would escape every quote.
+  const json = transfer.length === 0 && !withChunks;
+  withChunks = false;
+  port.postMessage(json ? JSON.stringify(batch) : batch, transfer);
 };
 const post = (message: FromWorker, transfer?: ArrayBuffer[]) => {
   if (outbox.length === 0) setImmediate(flush);
   if (transfer !== undefined) for (const buffer of transfer) outboxTransfer.push(buffer);
+  if ((message.t === 'data' || message.t === 'end') && message.chunks !== undefined && message.chunks.length > 0) withChunks = true;
   if (message.t === 'data') {
     const open = openData.get(message.id);
     if (open !== undefined) {
-      for (const chunk of message.chunks) open.push(chunk);
+      for (const chunk of message.chunks) {
+        const lastAt = open.length - 1;
+        const last = open[lastAt];
+        // Small chunks join into one, so the edge writes the turn's bytes of a call at once.
+        if (typeof chunk === 'string' && typeof last === 'string' && last.length + chunk.length <= STRING_CHUNK_MAX) open[lastAt] = last + chunk;
+        else open.push(chunk);
+      }
       return;
     }
     openData.set(message.id, message.chunks);

@@ -4,7 +4,7 @@ import { Agent, errors, type Dispatcher } from 'undici';
 import { ServiceError, toServiceError } from '../../protocol/errors.ts';
 import { GATEWAY_OPS } from '../../protocol/gateway.ts';
 import { KINDS, PROVIDER_KINDS, type ProviderKind } from '../../protocol/providers.ts';
-import type { FromWorker, RelayEnd, RelayRequest } from '../../protocol/relay.ts';
+import { STRING_CHUNK_MAX, type FromWorker, type RelayEnd, type RelayRequest } from '../../protocol/relay.ts';
 import { credentialOf } from './credentials.ts';
 import { filterResponseHeaders } from './header-policy.ts';
 import { ADAPTERS } from './providers/index.ts';
@@ -120,6 +120,8 @@ export class RelayControl {
 function relayEnd({ responseId, ...usage }: UsageResult): RelayEnd {
   return { usage, responseId };
 }
+
+const latin1 = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
 
 /** Copies undici's chunk into a buffer of its own, which can then be transferred, not cloned. */
 function own(chunk: Uint8Array): ArrayBuffer {
@@ -257,15 +259,20 @@ class Exchange implements Dispatcher.DispatchHandler {
       }
     }
     if (out !== null && out.byteLength > 0) {
-      const chunk = own(out);
-      this.setup.post({ t: 'data', id: this.setup.id, chunks: [chunk] }, [chunk]);
+      if (out.byteLength <= STRING_CHUNK_MAX) this.setup.post({ t: 'data', id: this.setup.id, chunks: [latin1(out)] });
+      else {
+        const chunk = own(out);
+        this.setup.post({ t: 'data', id: this.setup.id, chunks: [chunk] }, [chunk]);
+      }
     }
   }
 
   private endStream(): void {
     const { tail, usage } = this.tap!.end();
-    const last = tail !== null && tail.byteLength > 0 ? [own(tail)] : [];
-    this.setup.post({ t: 'end', id: this.setup.id, end: relayEnd(usage), chunks: last }, last);
+    if (tail !== null && tail.byteLength > STRING_CHUNK_MAX) {
+      const last = own(tail);
+      this.setup.post({ t: 'end', id: this.setup.id, end: relayEnd(usage), chunks: [last] }, [last]);
+    } else this.setup.post({ t: 'end', id: this.setup.id, end: relayEnd(usage), chunks: tail === null || tail.byteLength === 0 ? [] : [latin1(tail)] });
   }
 
   private endWhole(): void {

@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { GatewayOp } from '../../../protocol/gateway.ts';
-import { wholeText, type FromWorker, type RelayRequest } from '../../../protocol/relay.ts';
+import { chunkBytes, wholeText, type Chunk, type FromWorker, type RelayRequest } from '../../../protocol/relay.ts';
 import { relay, RelayControl } from '../../../workers/proxy/relay.ts';
 import { targetFor } from './helpers.ts';
 
@@ -78,9 +78,9 @@ async function run(req: RelayRequest, onPost?: (m: FromWorker, control: RelayCon
 
 /** The bytes the edge was sent for a stream: every data message, then the end's last chunks. */
 function streamed(messages: FromWorker[]): string {
-  const chunks: ArrayBuffer[] = [];
+  const chunks: Chunk[] = [];
   for (const m of messages) if (m.t === 'data' || (m.t === 'end' && m.chunks)) chunks.push(...(m.chunks ?? []));
-  return Buffer.concat(chunks.map((c) => Buffer.from(c))).toString('utf8');
+  return Buffer.concat(chunks.map(chunkBytes)).toString('utf8');
 }
 
 const last = (messages: FromWorker[]): FromWorker => messages[messages.length - 1]!;

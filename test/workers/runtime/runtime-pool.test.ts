@@ -7,7 +7,7 @@ import pino from 'pino';
 import type { ServiceError } from '../../../protocol/errors.ts';
 import type { GatewayOp, UsageReport } from '../../../protocol/gateway.ts';
 import { DEFAULT_TIMEOUTS } from '../../../protocol/providers.ts';
-import { wholeText } from '../../../protocol/relay.ts';
+import { chunkBytes, wholeText } from '../../../protocol/relay.ts';
 import type { RelayPool } from '../../../workers/proxy/relay-pool.ts';
 import { createRuntimePool } from '../../../workers/runtime/runtime-pool.ts';
 import { writeCorruptModel, writeTinyModel, writeTruncatedModel, writeWrongShapeModel } from '../../helpers/gguf.ts';
@@ -35,7 +35,7 @@ function call(pool: RelayPool, op: GatewayOp, model: string, body: object): Prom
       {
         whole(status, headers, b, end) { Object.assign(o, { status, headers, text: wholeText(b), usage: end.usage }); resolve(o); },
         head(status, headers) { Object.assign(o, { status, headers }); },
-        data(chunks) { for (const c of chunks) o.text += decoder.decode(c, { stream: true }); },
+        data(chunks) { for (const c of chunks) o.text += decoder.decode(chunkBytes(c), { stream: true }); },
         end(end) { o.usage = end.usage; resolve(o); },
         error(error, usage) { Object.assign(o, { error, usage }); resolve(o); },
       },
