@@ -15,7 +15,7 @@ export function createProxyPool(options: { dataDir: string; threads?: number; ma
   const workerData: ProxyWorkerData = { dataDir: options.dataDir };
   const pool = new Piscina({
     filename: new URL('./entry.js', import.meta.url).href,
-    minThreads: 1,
+    minThreads: 0,
     maxThreads: threads,
     maxQueue: options.maxQueue ?? threads * 256,
     idleTimeout: 60_000,

@@ -83,6 +83,10 @@ export interface RelayPool {
   close(): Promise<void>;
 }
 
+// A relay worker's garbage is short-lived (one message, one chunk): a young generation this size collects it
+// often and cheaply, where V8's default lets each worker's heap grow by tens of megabytes under load.
+const RELAY_YOUNG_MB = 16;
+
 export function createRelayPool(options: { dataDir: string; threads?: number }): RelayPool {
   const size = options.threads ?? Math.max(1, availableParallelism());
   const workerData: ProxyWorkerData = { dataDir: options.dataDir };
@@ -91,7 +95,7 @@ export function createRelayPool(options: { dataDir: string; threads?: number }):
   let closing = false;
 
   function spawn(index: number): void {
-    const worker = new Worker(new URL('./relay-entry.js', import.meta.url), { workerData });
+    const worker = new Worker(new URL('./relay-entry.js', import.meta.url), { workerData, resourceLimits: { maxYoungGenerationSizeMb: RELAY_YOUNG_MB } });
     const slot: Slot = { worker, inflight: new Map(), outbox: [], transfer: [] };
     slots[index] = slot;
     worker.on('message', (message: FromWorker[] | string) => {
