@@ -20,11 +20,25 @@ const REDACT = [
 ];
 
 const BASE = { service: 'switchyard' };
+
+// The ISO time of the current millisecond, formatted once for every line logged in it (formatting a Date
+// cost more than the rest of a request line).
+let isoMs = 0;
+let isoText = '';
+function isoNow(): string {
+  const ms = Date.now();
+  if (ms !== isoMs) {
+    isoMs = ms;
+    isoText = new Date(ms).toISOString();
+  }
+  return isoText;
+}
+const timestamp = () => `,"time":"${isoNow()}"`;
 const LOG_BATCH_MS = 10;
 
 export function createLogger(level: string = process.env.SWITCHYARD_LOG_LEVEL ?? 'info'): Logger {
   return pino(
-    { level, base: BASE, timestamp: pino.stdTimeFunctions.isoTime, redact: { paths: REDACT, censor: '[redacted]' } },
+    { level, base: BASE, timestamp, redact: { paths: REDACT, censor: '[redacted]' } },
     perTurn(pino.destination({ fd: 1, sync: false })),
   );
 }
@@ -74,7 +88,7 @@ export function createAccessLogger(log: Logger): AccessLog {
       if (!log.isLevelEnabled('info')) return;
       const json = JSON.stringify(fields);
       const members = json.length > 2 ? json.slice(1, -1) + ',' : '';
-      destination.write(`{"level":30,"time":"${new Date().toISOString()}"${base}${members}"msg":${JSON.stringify(msg)}}\n`);
+      destination.write(`{"level":30${timestamp()}${base}${members}"msg":${JSON.stringify(msg)}}\n`);
     },
   };
 }
