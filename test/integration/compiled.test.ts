@@ -81,6 +81,10 @@ describe('the compiled build', () => {
   test('no thread loads tsx or a .ts file: every own module comes from the build', async () => {
     // Starts the runtime worker (its model probe fails under the trace, see above).
     await traced.request('POST', '/v1/chat/completions', { body: { model: 'embedded/tiny.gguf', max_tokens: 1, messages: [{ role: 'user', content: 'Hi' }] } });
+    // The model-list pool starts its thread on demand: a new provider's models are listed there.
+    const created = await traced.request('POST', '/v1/providers', { body: { kind: 'openai_compatible', id: 'nowhere', baseUrl: 'http://127.0.0.1:9/v1' } });
+    assert.equal(created.status, 201, created.text);
+    await traced.waitForStderr(/^ESM \d+: Storing file:\/\/\S+\/workers\/proxy\/worker\.js /m, 15_000);
     const loaded = loadedModules();
     for (const file of ['edge/cli.js', 'workers/proxy/relay-worker.js', 'workers/proxy/worker.js', 'workers/meter/worker.js', 'workers/runtime/runtime-worker.js']) {
       assert.ok(loaded.includes(outUrl + file), `${file} was not loaded from the build`);
