@@ -51,6 +51,9 @@ interface Connection {
   onAbort: (() => void) | null;
 }
 
+// Bodies larger than this are read into a buffer of their own (see `listen`).
+const OWNED_BODY_MIN = 64 * 1024;
+
 // A streamed upload is read with backpressure: the socket is paused while more than this is queued.
 const UPLOAD_HIGH_WATER = 512 * 1024;
 
@@ -267,11 +270,16 @@ export function listen(uws: Uws, app: App, host: string, port: number): Promise<
       sendLater(prepared.run(null), false);
       return;
     }
-    // A declared length is read straight into one buffer that owns its whole ArrayBuffer (allocUnsafeSlow
-    // never hands out a slice of the shared pool), so a route can transfer it to a worker without a copy.
-    // Bytes that do not fit the declaration (uWS frames by Content-Length, so only defensively) are
-    // gathered in pieces instead.
-    let whole = declared > 0 && Number.isSafeInteger(declared) && headers['transfer-encoding'] === undefined ? Buffer.allocUnsafeSlow(declared) : null;
+    // A declared length is read straight into one buffer. A large one owns its whole ArrayBuffer
+    // (allocUnsafeSlow never hands out a slice of the shared pool), so a route can transfer it to a worker
+    // without a copy; a small one goes to a worker as text anyway and may come from the pool. Bytes that do
+    // not fit the declaration (uWS frames by Content-Length, so only defensively) are gathered in pieces.
+    let whole =
+      declared > 0 && Number.isSafeInteger(declared) && headers['transfer-encoding'] === undefined
+        ? declared > OWNED_BODY_MIN
+          ? Buffer.allocUnsafeSlow(declared)
+          : Buffer.allocUnsafe(declared)
+        : null;
     let chunks: Buffer[] = [];
     let received = 0;
     res.onData((chunk, isLast) => {

@@ -25,6 +25,7 @@ const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
 const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
+const SPACE = 0x20;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -139,6 +140,15 @@ function holds(b: Buffer, span: Span, literal: Uint8Array): boolean {
 
 function applyEdits(b: Buffer, edits: Edit[]): Uint8Array {
   if (edits.length === 0) return b;
+  // The body is this worker's own copy: a value that fits where the old one stood is written in place, the
+  // rest of the old span blanked (JSON allows spaces after a value). No new buffer for a large body.
+  if (edits.every((e) => e.bytes.length <= e.end - e.start)) {
+    for (const e of edits) {
+      b.set(e.bytes, e.start);
+      b.fill(SPACE, e.start + e.bytes.length, e.end);
+    }
+    return b;
+  }
   edits.sort((x, y) => x.start - y.start);
   let size = b.length;
   for (const e of edits) size += e.bytes.length - (e.end - e.start);

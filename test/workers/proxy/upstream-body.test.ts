@@ -252,13 +252,24 @@ describe('upstreamBody splices instead of re-serialising', () => {
       ['{"stream":true,"stream_options":null}', '{"stream":true,"stream_options":{"include_usage":true}}'],
       ['{"stream":true,"stream_options":{ }}', '{"stream":true,"stream_options":{ "include_usage":true}}'],
       ['{"stream":true,"stream_options":{"x":1 }}', '{"stream":true,"stream_options":{"x":1 ,"include_usage":true}}'],
-      ['{"stream":true,"stream_options":{"include_usage" : false,"x":1}}', '{"stream":true,"stream_options":{"include_usage" : true,"x":1}}'],
+      // `true` fits where `false` stood: written in place, the spare byte blanked.
+      ['{"stream":true,"stream_options":{"include_usage" : false,"x":1}}', '{"stream":true,"stream_options":{"include_usage" : true ,"x":1}}'],
     ];
     for (const [body, want] of cases) {
       const got = upstreamBody(request(body, null), true);
       assert.equal(text(got.body), want);
       assert.equal(got.injected, true);
     }
+  });
+
+  it('writes an upstream ID no longer than the client\'s model in place, in the same buffer', () => {
+    const req = request('{"model":"provider/long-name","messages":[]}', 'short', 'chat.completions');
+    const got = upstreamBody(req, true);
+    assert.ok(got.body instanceof Uint8Array);
+    assert.equal(got.body.buffer, req.body);
+    const blanked = '"provider/long-name"'.length - '"short"'.length;
+    assert.equal(text(got.body), `{"model":"short"${' '.repeat(blanked)},"messages":[]}`);
+    assert.deepEqual(JSON.parse(text(got.body)), { model: 'short', messages: [] });
   });
 
   it('replaces the model with the ID JSON-encoded', () => {
