@@ -6,8 +6,9 @@ import type { RouteResult } from '../router.ts';
 import type { ResponseWriter } from '../types.ts';
 
 // Turns a relay (worker messages) into a route result: an error before the head becomes our envelope; a
-// whole answer is written at once; a stream is written as it comes, pausing the worker while the client's
-// socket is full, and a failure after the head ends an SSE stream with an `error` event.
+// whole answer, or a stream that arrived whole in one message batch, is written at once; any other stream
+// is written as it comes, pausing the worker while the client's socket is full, and a failure after the head
+// ends an SSE stream with an `error` event.
 
 export interface RelayOutcome {
   outcome: 'ok' | 'failed' | 'aborted';
@@ -40,6 +41,13 @@ const encoder = new TextEncoder();
 /** The envelope as a terminal SSE event; its shape parses for styleA and styleB clients alike. */
 export function sseErrorEvent(error: ServiceError, requestId: string): Uint8Array {
   return encoder.encode(`event: error\ndata: ${JSON.stringify(errorEnvelope(error, requestId))}\n\n`);
+}
+
+/** A stream's bytes as one body. */
+function joinChunks(chunks: Chunk[]): Uint8Array | string {
+  if (chunks.length === 0) return '';
+  if (chunks.length === 1) return chunkBytes(chunks[0]!);
+  return Buffer.concat(chunks.map(chunkBytes));
 }
 
 export interface RelayHooks {
@@ -92,6 +100,34 @@ export function startRelay(pool: RelayPool, req: RelayRequest, hooks: RelayHooks
     writer!.end(last === undefined ? undefined : chunkBytes(last));
   };
 
+  /** The head of a stream whose route result waits for the rest of its message batch. */
+  let pendingHead: { status: number; headers: Record<string, string> } | null = null;
+  /** Hands the stream to the client's writer, unless its end came in the same batch and answered at once. */
+  const publishStream = (status: number, headers: Record<string, string>) => {
+    if (pendingHead === null) return;
+    pendingHead = null;
+    resolveResult({
+      stream(out) {
+        writer = out;
+        out.head(status, headers);
+        out.onWritable(() => {
+          if (paused) {
+            paused = false;
+            handle.resume();
+          }
+        });
+        out.onAbort(() => {
+          handle.abort();
+          finish({ outcome: 'aborted', usage: null, responseId: null });
+        });
+        const early = backlog;
+        backlog = [];
+        if (pendingEnd === null) write(early);
+        else pendingEnd(early);
+      },
+    });
+  };
+
   const handle = pool.start(req, {
     created: (responseId) => hooks.onResponseId?.(responseId),
     ack(bytes) {
@@ -110,35 +146,29 @@ export function startRelay(pool: RelayPool, req: RelayRequest, hooks: RelayHooks
       headSeen = true;
       hooks.onHead?.(status, headers);
       isSse = (headers['content-type'] ?? '').includes('text/event-stream');
-      resolveResult({
-        stream(out) {
-          writer = out;
-          out.head(status, headers);
-          out.onWritable(() => {
-            if (paused) {
-              paused = false;
-              handle.resume();
-            }
-          });
-          out.onAbort(() => {
-            handle.abort();
-            finish({ outcome: 'aborted', usage: null, responseId: null });
-          });
-          const early = backlog;
-          backlog = [];
-          if (pendingEnd === null) write(early);
-          else pendingEnd(early);
-        },
-      });
+      // The rest of this message batch may hold the whole stream: then `end` answers at once, as for a whole
+      // answer. Otherwise the stream is handed to the client's writer once the batch is delivered.
+      pendingHead = { status, headers };
+      queueMicrotask(() => publishStream(status, headers));
     },
     data(chunks) {
       if (writer) write(chunks);
       else backlog.push(...chunks);
     },
     end(end, chunks) {
+      const outcome: RelayOutcome = { outcome: 'ok', usage: end.usage, responseId: end.responseId, ...(end.acceleration && { acceleration: end.acceleration }) };
+      if (pendingHead !== null) {
+        const { status, headers } = pendingHead;
+        pendingHead = null;
+        const all = chunks === undefined ? backlog : backlog.concat(chunks);
+        backlog = [];
+        resolveResult({ status, headers, raw: joinChunks(all) });
+        finish(outcome);
+        return;
+      }
       const close = (rest: Chunk[]) => {
         writeAndEnd(rest);
-        finish({ outcome: 'ok', usage: end.usage, responseId: end.responseId, ...(end.acceleration && { acceleration: end.acceleration }) });
+        finish(outcome);
       };
       if (writer) close(chunks ?? []);
       else {

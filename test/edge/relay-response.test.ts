@@ -1,0 +1,85 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { startRelay } from '../../edge/gateway/relay-response.ts';
+import type { RouteResult } from '../../edge/router.ts';
+import type { ResponseWriter } from '../../edge/types.ts';
+import { ServiceError } from '../../protocol/errors.ts';
+import type { RelayRequest } from '../../protocol/relay.ts';
+import type { RelayPool, RelaySink } from '../../workers/proxy/relay-pool.ts';
+
+// startRelay over a pool whose worker messages the test delivers by hand: a stream whose end arrives in the
+// same message batch as its head is answered at once; one whose end comes later is written as it arrives.
+
+const END = { usage: null, responseId: null };
+const SSE = { 'content-type': 'text/event-stream' };
+
+function relay(): { sink: () => RelaySink; call: ReturnType<typeof startRelay> } {
+  let sink: RelaySink | null = null;
+  const pool: RelayPool = {
+    start(_req, s) {
+      sink = s;
+      return { body() {}, pause() {}, resume() {}, abort() {} };
+    },
+    close: async () => {},
+  };
+  const call = startRelay(pool, { requestId: 'req_test' } as RelayRequest, { onAbort() {} });
+  return { sink: () => sink!, call };
+}
+
+/** What a stream result writes, through a recording writer. */
+function drive(result: RouteResult): { head: number; writes: string[]; ended: string | null } {
+  const seen = { head: 0, writes: [] as string[], ended: null as string | null };
+  const writer: ResponseWriter = {
+    head: (status) => (seen.head = status),
+    write: (chunk) => (seen.writes.push(Buffer.from(chunk).toString('latin1')), true),
+    end: (chunk) => (seen.ended = chunk === undefined ? '' : Buffer.from(chunk).toString('latin1')),
+    abort() {},
+    onWritable() {},
+    onAbort() {},
+  };
+  result.stream!(writer);
+  return seen;
+}
+
+describe('startRelay', () => {
+  it('answers a stream that arrived whole in one batch at once, its bytes joined, latin1 chunks intact', async () => {
+    const { sink, call } = relay();
+    const bytes = Buffer.from([0x64, 0x61, 0xff, 0x00, 0xe9]);
+    sink().head(200, SSE);
+    sink().data(['data: 1\n\n', bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer]);
+    sink().end(END, [bytes.toString('latin1')]);
+    const result = await call.result;
+    assert.equal(result.stream, undefined);
+    assert.equal(result.status, 200);
+    assert.deepEqual(result.headers, SSE);
+    assert.deepEqual(Buffer.from(result.raw as Uint8Array), Buffer.concat([Buffer.from('data: 1\n\n'), bytes, bytes]));
+    assert.equal((await call.done).outcome, 'ok');
+  });
+
+  it('writes a stream whose end comes in a later batch as it arrives', async () => {
+    const { sink, call } = relay();
+    sink().head(200, SSE);
+    sink().data(['data: 1\n\n']);
+    const result = await call.result;
+    assert.equal(result.raw, undefined);
+    const seen = drive(result);
+    assert.equal(seen.head, 200);
+    assert.deepEqual(seen.writes, ['data: 1\n\n']);
+    sink().data(['data: 2\n\n']);
+    sink().end(END, ['data: [DONE]\n\n']);
+    assert.deepEqual(seen.writes, ['data: 1\n\n', 'data: 2\n\n']);
+    assert.equal(seen.ended, 'data: [DONE]\n\n');
+    assert.equal((await call.done).outcome, 'ok');
+  });
+
+  it('ends a stream that failed in its first batch with an SSE error event, not as a whole answer', async () => {
+    const { sink, call } = relay();
+    sink().head(200, SSE);
+    sink().data(['data: 1\n\n']);
+    sink().error(new ServiceError('UPSTREAM_ERROR', 'The provider stopped.'), null);
+    const seen = drive(await call.result);
+    assert.deepEqual(seen.writes, ['data: 1\n\n']);
+    assert.match(seen.ended ?? '', /^event: error\ndata: /);
+    assert.equal((await call.done).outcome, 'failed');
+  });
+});
