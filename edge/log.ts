@@ -39,16 +39,16 @@ const LOG_BATCH_MS = 10;
 export function createLogger(level: string = process.env.SWITCHYARD_LOG_LEVEL ?? 'info'): Logger {
   return pino(
     { level, base: BASE, timestamp, redact: { paths: REDACT, censor: '[redacted]' } },
-    perTurn(pino.destination({ fd: 1, sync: false })),
+    batched(pino.destination({ fd: 1, sync: false })),
   );
 }
 
 /**
- * Lines reach stdout in one write per LOG_BATCH_MS: under load every request logs, and a write per line (or
- * per event-loop turn) cost more than building the lines. On exit the rest is written before pino's own exit
+ * Lines reach stdout in one write every LOG_BATCH_MS: under load every request logs, and a write per line
+ * (or per event-loop turn) cost more than building the lines. On exit the rest is written before pino's own exit
  * handler flushes the destination; a crash loses at most the last few milliseconds of lines.
  */
-function perTurn(destination: DestinationStream & { flush(cb?: (err?: Error) => void): void }): DestinationStream & { flush(cb?: (err?: Error) => void): void } {
+function batched(destination: DestinationStream & { flush(cb?: (err?: Error) => void): void }): DestinationStream & { flush(cb?: (err?: Error) => void): void } {
   let pending = '';
   const drain = () => {
     if (pending === '') return;

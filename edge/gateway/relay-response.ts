@@ -43,6 +43,13 @@ export function sseErrorEvent(error: ServiceError, requestId: string): Uint8Arra
   return encoder.encode(`event: error\ndata: ${JSON.stringify(errorEnvelope(error, requestId))}\n\n`);
 }
 
+const completed = (end: RelayEnd): RelayOutcome => ({
+  outcome: 'ok',
+  usage: end.usage,
+  responseId: end.responseId,
+  ...(end.acceleration && { acceleration: end.acceleration }),
+});
+
 /** A stream's bytes as one body. */
 function joinChunks(chunks: Chunk[]): Uint8Array | string {
   if (chunks.length === 0) return '';
@@ -103,8 +110,9 @@ export function startRelay(pool: RelayPool, req: RelayRequest, hooks: RelayHooks
   /** The head of a stream whose route result waits for the rest of its message batch. */
   let pendingHead: { status: number; headers: Record<string, string> } | null = null;
   /** Hands the stream to the client's writer, unless its end came in the same batch and answered at once. */
-  const publishStream = (status: number, headers: Record<string, string>) => {
+  const publishStream = () => {
     if (pendingHead === null) return;
+    const { status, headers } = pendingHead;
     pendingHead = null;
     resolveResult({
       stream(out) {
@@ -140,7 +148,7 @@ export function startRelay(pool: RelayPool, req: RelayRequest, hooks: RelayHooks
     whole(status, headers, body, end: RelayEnd) {
       hooks.onHead?.(status, headers);
       resolveResult({ status, headers, raw: typeof body === 'string' ? body : new Uint8Array(body) });
-      finish({ outcome: 'ok', usage: end.usage, responseId: end.responseId, ...(end.acceleration && { acceleration: end.acceleration }) });
+      finish(completed(end));
     },
     head(status, headers) {
       headSeen = true;
@@ -149,14 +157,14 @@ export function startRelay(pool: RelayPool, req: RelayRequest, hooks: RelayHooks
       // The rest of this message batch may hold the whole stream: then `end` answers at once, as for a whole
       // answer. Otherwise the stream is handed to the client's writer once the batch is delivered.
       pendingHead = { status, headers };
-      queueMicrotask(() => publishStream(status, headers));
+      queueMicrotask(publishStream);
     },
     data(chunks) {
       if (writer) write(chunks);
       else backlog.push(...chunks);
     },
     end(end, chunks) {
-      const outcome: RelayOutcome = { outcome: 'ok', usage: end.usage, responseId: end.responseId, ...(end.acceleration && { acceleration: end.acceleration }) };
+      const outcome = completed(end);
       if (pendingHead !== null) {
         const { status, headers } = pendingHead;
         pendingHead = null;
