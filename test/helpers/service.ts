@@ -151,7 +151,11 @@ export async function startService(options: { home?: string; env?: Record<string
     adminToken,
     process: child,
     async request(method, path, opts = {}) {
-      const reply = await rawRequest(port, method, path, { ...opts, adminToken });
+      const reply = await rawRequest(port, method, path, { ...opts, adminToken }).catch((cause: Error) => {
+        // A connection that closes without an answer is rare and hard to reproduce: keep what the service
+        // logged (the JSON log holds no secrets; stderr holds the bootstrap token and stays out).
+        throw new Error(`${method} ${path}: ${cause.message}; the service's last log lines:\n${out.slice(-3000)}`, { cause });
+      });
       replies.push(reply);
       return reply;
     },
