@@ -320,7 +320,10 @@ async function main(): Promise<void> {
   const home = join(work, 'switchyard-home');
   mkdirSync(home, { recursive: true, mode: 0o700 });
   const syBin = join(ROOT, 'dist', 'bin', 'switchyard.js');
-  const syArgs = PROFILE ? [`--cpu-prof`, `--cpu-prof-dir=${PROFILE}`, syBin, 'start'] : [syBin, 'start'];
+  // With the Node flags of `npm start` (package.json's start script), so the bench runs what users run.
+  const startScript = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const nodeFlags = (/^node((?: --\S+)*) /.exec(startScript)?.[1] ?? '').split(' ').filter(Boolean);
+  const syArgs = PROFILE ? [...nodeFlags, `--cpu-prof`, `--cpu-prof-dir=${PROFILE}`, syBin, 'start'] : [...nodeFlags, syBin, 'start'];
   const sy = track(spawn(nodeBin, syArgs, { cwd: ROOT, env: { ...process.env, SWITCHYARD_HOME: home, SWITCHYARD_PORT: '0', SWITCHYARD_VAULT: 'file' }, stdio: ['ignore', 'pipe', 'pipe'] }));
   // The `listening` log line (info), or the terminal notice on stderr when the log level hides it.
   let stderrText = '';
