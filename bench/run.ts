@@ -6,7 +6,7 @@
 //   npm run bench            (from the repository root or bench/)
 //   BENCH_ROUNDS=2 BENCH_SECONDS=5 BENCH_AGENTS=2000 npm run bench
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir, release, totalmem } from 'node:os';
@@ -324,20 +324,24 @@ async function main(): Promise<void> {
   const startScript = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
   const nodeFlags = (/^node((?: --\S+)*) /.exec(startScript)?.[1] ?? '').split(' ').filter(Boolean);
   const syArgs = PROFILE ? [...nodeFlags, `--cpu-prof`, `--cpu-prof-dir=${PROFILE}`, syBin, 'start'] : [...nodeFlags, syBin, 'start'];
-  const sy = track(spawn(nodeBin, syArgs, { cwd: ROOT, env: { ...process.env, SWITCHYARD_HOME: home, SWITCHYARD_PORT: '0', SWITCHYARD_VAULT: 'file' }, stdio: ['ignore', 'pipe', 'pipe'] }));
-  // The `listening` log line (info), or the terminal notice on stderr when the log level hides it.
+  // Its JSON log (stdout, level info) goes to a file, as a service's log does: read through a pipe by this
+  // process, it cost the shared cores a reader that nginx (access_log off) does not have.
+  const syLog = openSync(join(work, 'switchyard.log'), 'w');
+  const sy = track(spawn(nodeBin, syArgs, { cwd: ROOT, env: { ...process.env, SWITCHYARD_HOME: home, SWITCHYARD_PORT: '0', SWITCHYARD_VAULT: 'file' }, stdio: ['ignore', syLog, 'pipe'] }));
+  // The port, from the notice on stderr.
   let stderrText = '';
-  const fromStderr = new Promise<number>((resolve) =>
+  const syPort = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`switchyard did not start in 30 s:\n${stderrText}`)), 30_000);
+    sy.on('exit', (code) => reject(new Error(`switchyard exited with ${code}:\n${stderrText}`)));
     sy.stderr!.on('data', (d: Buffer) => {
       stderrText = (stderrText + d.toString()).slice(-4000);
       const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(stderrText);
-      if (m) resolve(Number(m[1]));
-    }),
-  );
-  const fromLog = waitLine(sy, (l) => l.includes('"msg":"listening"'), 'switchyard').then((l) => (JSON.parse(l) as { port: number }).port);
-  const syPort = await Promise.race([fromLog, fromStderr]);
-  fromLog.catch(() => {}); // settled by the race; its timeout must not surface later
-  sy.stdout!.resume();
+      if (m) {
+        clearTimeout(timer);
+        resolve(Number(m[1]));
+      }
+    });
+  });
   const token = readFileSync(join(home, 'token'), 'utf8').trim();
   const auth = { authorization: `Bearer ${token}` };
   const prov = await call(syPort, 'POST', '/v1/providers', auth, JSON.stringify({ kind: 'openai_compatible', id: 'bench', baseUrl: `http://127.0.0.1:${fakePort}/v1` }));
@@ -452,7 +456,7 @@ function report(results: Record<string, Record<string, WrkResult[]>>, agentRuns:
   L.push('## Machine and versions', '');
   L.push(`- ${cpu.length} x ${cpu[0]?.model ?? '?'}, ${Math.round(totalmem() / 1024 ** 3)} GB RAM, Linux ${release()}; load generator, fake upstream and proxy share these cores`);
   L.push(`- Node ${versions.node}; ${versions.nginx}; ${versions.wrk}`);
-  L.push(`- Portkey gateway \`@portkey-ai/gateway\` ${versions.portkey} (with \`@hono/node-server\` ${versions.honoNodeServer}), Switchyard ${versions.switchyard} at ${versions.commit}, metering on, log level ${process.env.SWITCHYARD_LOG_LEVEL ?? 'info'}`);
+  L.push(`- Portkey gateway \`@portkey-ai/gateway\` ${versions.portkey} (with \`@hono/node-server\` ${versions.honoNodeServer}), Switchyard ${versions.switchyard} at ${versions.commit}, metering on, log level ${process.env.SWITCHYARD_LOG_LEVEL ?? 'info'} written to a file`);
   L.push('- nginx: 1 worker, upstream keep-alive, `proxy_buffering off` (`nginx.conf.template`); fake upstream: node:http, precomputed bodies (`fake-upstream.ts`)');
   L.push('- direct = wrk straight to the fake upstream; "added" latency = target minus direct in the same run');
   const la = (l: number[]) => l.map((x) => x.toFixed(2)).join(' / ');
