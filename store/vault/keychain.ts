@@ -95,7 +95,10 @@ async function probe(keytar: Keytar, access: KeychainAccess): Promise<KeychainSt
   // shows that storing works (gnome-keyring started without a login keyring fails exactly there).
   const account = `probe-${randomBytes(8).toString('hex')}`;
   const steps = async (): Promise<boolean> => {
-    await keytar.findCredentials(PROBE_SERVICE);
+    // A lookup of this process's own (absent) item: a search over the probe service would also read the
+    // items of other processes probing at the same moment, and an item deleted between the search and the
+    // read of its secret crashes libsecret under keytar (`secret_value_get_text: assertion 'value' failed`).
+    await keytar.getPassword(PROBE_SERVICE, account);
     if (access === 'read') return true;
     await keytar.setPassword(PROBE_SERVICE, account, account);
     const readBack = await keytar.getPassword(PROBE_SERVICE, account);
