@@ -55,6 +55,20 @@ export type Chunk = ArrayBuffer | string;
 /** Chunks up to this many bytes travel as latin1 strings. */
 export const STRING_CHUNK_MAX = 16 * 1024;
 
+/** A copy of `bytes` in an ArrayBuffer of its own, which can be transferred to another thread. */
+export function ownBuffer(bytes: Uint8Array): ArrayBuffer {
+  const copy = new Uint8Array(bytes.byteLength);
+  copy.set(bytes);
+  return copy.buffer;
+}
+
+/** `bytes`' own ArrayBuffer when the view spans all of it (then transferred as is, leaving `bytes` detached), else a copy. */
+export function transferable(bytes: Uint8Array): ArrayBuffer {
+  const { buffer } = bytes;
+  if (buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === buffer.byteLength) return buffer;
+  return ownBuffer(bytes);
+}
+
 export function chunkBytes(chunk: Chunk): Uint8Array {
   return typeof chunk === 'string' ? Buffer.from(chunk, 'latin1') : new Uint8Array(chunk);
 }

@@ -1,3 +1,4 @@
+import { transferable } from '../../protocol/relay.ts';
 import type { ResolvedModel } from '../catalog.ts';
 import { createModelScan } from '../multipart-model.ts';
 import type { RouteContext, RouteResult } from '../router.ts';
@@ -30,12 +31,6 @@ export interface MultipartDeps {
   follow(resolved: ResolvedModel, call: RelayCall): Promise<RouteResult>;
 }
 
-const own = (chunk: Uint8Array): ArrayBuffer => {
-  if (chunk.byteOffset === 0 && chunk.byteLength === chunk.buffer.byteLength && chunk.buffer instanceof ArrayBuffer) return chunk.buffer;
-  const copy = new Uint8Array(chunk.byteLength);
-  copy.set(chunk);
-  return copy.buffer;
-};
 
 export async function relayMultipart(ctx: RouteContext<unknown>, deps: MultipartDeps): Promise<RouteResult> {
   const scan = createModelScan(ctx.req.headers['content-type']!, { spillDir: deps.spillDir });
@@ -61,12 +56,12 @@ export async function relayMultipart(ctx: RouteContext<unknown>, deps: Multipart
         const upstreamModel = new TextEncoder().encode(resolved.model.upstreamModelId);
         for await (const chunk of splice(scan.replay(), range.start, range.end, upstreamModel)) {
           await call.upload.ready();
-          call.upload.send(own(chunk));
+          call.upload.send(transferable(chunk));
         }
         if (!ended) {
           for (let next = await body.next(); !next.done; next = await body.next()) {
             await call.upload.ready();
-            call.upload.send(own(next.value));
+            call.upload.send(transferable(next.value));
           }
         }
         call.upload.end();

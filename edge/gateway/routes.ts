@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { ServiceError } from '../../protocol/errors.ts';
 import { GATEWAY_OPS, type GatewayOp, type UsageEvent, type UsageRoute } from '../../protocol/gateway.ts';
 import { KINDS, PROVIDER_KINDS, type ProviderKind } from '../../protocol/providers.ts';
-import type { RelayRequest } from '../../protocol/relay.ts';
+import { ownBuffer, transferable, type RelayRequest } from '../../protocol/relay.ts';
 import type { ResponseRouteRepo } from '../../store/response-route-repo.ts';
 import { forwardRequestHeaders } from '../../workers/proxy/header-policy.ts';
 import type { RelayPool } from '../../workers/proxy/relay-pool.ts';
@@ -61,22 +61,8 @@ function relayRequest(ctx: RouteContext<unknown>, op: GatewayOp, resolved: Pick<
 // allocating, transferring and detaching a buffer. Larger ones are transferred as bytes.
 const TEXT_BODY_MAX = 64 * 1024;
 
-/** A copy of the body to transfer to a worker (a route pack needs the bytes once per attempt). */
-function ownBuffer(body: Buffer): ArrayBuffer {
-  const copy = new Uint8Array(body.byteLength);
-  copy.set(body);
-  return copy.buffer;
-}
-
-/**
- * The body as an ArrayBuffer to transfer: the edge's own buffer as it is (edge/server.ts reads a declared
- * length into a buffer of its own; the request's Buffer is detached afterwards), anything else copied.
- */
-function transferable(body: Buffer): ArrayBuffer {
-  const { buffer } = body;
-  if (buffer instanceof ArrayBuffer && body.byteOffset === 0 && body.byteLength === buffer.byteLength) return buffer;
-  return ownBuffer(body);
-}
+// A body goes to a worker as `transferable` (edge/server.ts reads a large declared length into a buffer of
+// its own), except in a route pack, which needs the bytes once per attempt: there each attempt gets a copy.
 
 export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
   const { catalog, pool, responses, log } = deps;

@@ -4,7 +4,7 @@ import { Agent, errors, type Dispatcher } from 'undici';
 import { ServiceError, toServiceError } from '../../protocol/errors.ts';
 import { GATEWAY_OPS } from '../../protocol/gateway.ts';
 import { KINDS, PROVIDER_KINDS, type ProviderKind } from '../../protocol/providers.ts';
-import { STRING_CHUNK_MAX, type FromWorker, type RelayEnd, type RelayRequest } from '../../protocol/relay.ts';
+import { ownBuffer, STRING_CHUNK_MAX, type FromWorker, type RelayEnd, type RelayRequest } from '../../protocol/relay.ts';
 import { credentialOf } from './credentials.ts';
 import { filterResponseHeaders } from './header-policy.ts';
 import { ADAPTERS } from './providers/index.ts';
@@ -123,12 +123,6 @@ function relayEnd({ responseId, ...usage }: UsageResult): RelayEnd {
 
 const latin1 = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
 
-/** Copies undici's chunk into a buffer of its own, which can then be transferred, not cloned. */
-function own(chunk: Uint8Array): ArrayBuffer {
-  const copy = new Uint8Array(chunk.byteLength);
-  copy.set(chunk);
-  return copy.buffer;
-}
 
 interface ExchangeSetup {
   id: number;
@@ -261,7 +255,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     if (out !== null && out.byteLength > 0) {
       if (out.byteLength <= STRING_CHUNK_MAX) this.setup.post({ t: 'data', id: this.setup.id, chunks: [latin1(out)] });
       else {
-        const chunk = own(out);
+        const chunk = ownBuffer(out);
         this.setup.post({ t: 'data', id: this.setup.id, chunks: [chunk] }, [chunk]);
       }
     }
@@ -270,7 +264,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   private endStream(): void {
     const { tail, usage } = this.tap!.end();
     if (tail !== null && tail.byteLength > STRING_CHUNK_MAX) {
-      const last = own(tail);
+      const last = ownBuffer(tail);
       this.setup.post({ t: 'end', id: this.setup.id, end: relayEnd(usage), chunks: [last] }, [last]);
     } else this.setup.post({ t: 'end', id: this.setup.id, end: relayEnd(usage), chunks: tail === null || tail.byteLength === 0 ? [] : [latin1(tail)] });
   }
