@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { ServiceError } from '../protocol/errors.ts';
+import { InvalidJson, scanJson, type JsonScan } from './json-scan.ts';
 
 // Strict JSON bodies (interface.md global rule 1). JSON.parse already refuses trailing values (`{}{}`,
 // `{} x`) and empty input; what it allows and we do not is a non-JSON content type.
@@ -36,8 +37,8 @@ export function parseJsonBody(body: Buffer | null, contentType: string | undefin
   return readJsonBody(body, contentType).value;
 }
 
-/** The body parsed, and the text it was parsed from (a relay sends small bodies on as text). */
-export function readJsonBody(body: Buffer | null, contentType: string | undefined): { text: string; value: unknown } {
+/** The offset at which the JSON text of `body` starts (past one BOM), after the checks every JSON body gets. */
+function jsonStart(body: Buffer | null, contentType: string | undefined): number {
   if (!isJsonContentType(contentType)) {
     throw new ServiceError('INVALID_JSON', 'This route takes a JSON body; send Content-Type: application/json.');
   }
@@ -46,11 +47,47 @@ export function readJsonBody(body: Buffer | null, contentType: string | undefine
   }
   // isUtf8 is as strict as a fatal TextDecoder and allocates nothing; like that decoder, one leading BOM is skipped.
   if (!isUtf8(body)) throw new ServiceError('INVALID_JSON', 'The request body is not valid UTF-8.');
-  const bom = body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf;
-  const text = body.toString('utf8', bom ? 3 : 0);
+  return body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
+}
+
+const notOneValue = () => new ServiceError('INVALID_JSON', 'The request body must be exactly one valid JSON value.');
+
+/** The body parsed, and the text it was parsed from (a relay sends small bodies on as text). */
+export function readJsonBody(body: Buffer | null, contentType: string | undefined): { text: string; value: unknown } {
+  const from = jsonStart(body, contentType);
+  const text = body!.toString('utf8', from);
   try {
     return { text, value: mayBePoisoned(text) && POISON.test(text) ? JSON.parse(text, dropPoison) : JSON.parse(text) };
   } catch {
-    throw new ServiceError('INVALID_JSON', 'The request body must be exactly one valid JSON value.');
+    throw notOneValue();
   }
+}
+
+export interface ScannedBody {
+  type: JsonScan['type'];
+  /** A wanted top-level member's value, parsed; undefined when the body has no such member. */
+  member(name: string): unknown;
+}
+
+/**
+ * The same checks as `readJsonBody` without building the value: for large bodies, which the edge relays as
+ * bytes and of which it reads only a few top-level members (see json-scan.ts). Values it returns are small
+ * parsed copies, never merged into anything, so the prototype-key filter has nothing to guard here.
+ */
+export function scanJsonBody(body: Buffer | null, contentType: string | undefined, wanted: readonly string[]): ScannedBody {
+  const from = jsonStart(body, contentType);
+  let scan: JsonScan;
+  try {
+    scan = scanJson(body!, from, wanted);
+  } catch (err) {
+    if (err instanceof InvalidJson) throw notOneValue();
+    throw err;
+  }
+  return {
+    type: scan.type,
+    member(name) {
+      const span = scan.members.get(name);
+      return span === undefined ? undefined : JSON.parse(body!.toString('utf8', span.start, span.end));
+    },
+  };
 }

@@ -8,7 +8,7 @@ import { forwardRequestHeaders } from '../../workers/proxy/header-policy.ts';
 import type { RelayPool } from '../../workers/proxy/relay-pool.ts';
 import type { ResolvedModel } from '../catalog.ts';
 import type { CatalogService } from '../catalog-service.ts';
-import { parseJsonBody, readJsonBody } from '../json-body.ts';
+import { parseJsonBody, readJsonBody, scanJsonBody } from '../json-body.ts';
 import { createAccessLogger } from '../log.ts';
 import { multipartBoundary } from '../multipart-model.ts';
 import { targetOf } from '../provider-service.ts';
@@ -60,6 +60,25 @@ function relayRequest(ctx: RouteContext<unknown>, op: GatewayOp, resolved: Pick<
 // Bodies up to this many characters travel to a worker as text: cloning a short string is cheaper than
 // allocating, transferring and detaching a buffer. Larger ones are transferred as bytes.
 const TEXT_BODY_MAX = 64 * 1024;
+
+/**
+ * The body's top-level `model`, after strict JSON checks, and the body's text when it is small enough to
+ * travel as text. A large body is validated by a scan that builds nothing (json-scan.ts): the edge reads
+ * one member of it, and a worker sends its bytes upstream.
+ */
+function readModel(body: Buffer | null, contentType: string | undefined): { text: string | null; name: unknown; value: Record<string, unknown> | null } {
+  if (body !== null && body.length > TEXT_BODY_MAX) {
+    const scan = scanJsonBody(body, contentType, MODEL);
+    if (scan.type !== 'object') throw notAnObject();
+    return { text: null, name: scan.member('model'), value: null };
+  }
+  const { text, value } = readJsonBody(body, contentType);
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw notAnObject();
+  return { text, name: (value as { model?: unknown }).model, value: value as Record<string, unknown> };
+}
+
+const MODEL = ['model'];
+const notAnObject = () => new ServiceError('INVALID_REQUEST', 'The request body must be a JSON object.');
 
 // A body goes to a worker as `transferable` (edge/server.ts reads a large declared length into a buffer of
 // its own), except in a route pack, which needs the bytes once per attempt: there each attempt gets a copy.
@@ -148,19 +167,18 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
       scope: 'inference',
       rawBody: () => 'buffer',
       handle(ctx) {
-        const { text, value: json } = readJsonBody(ctx.req.body, ctx.req.headers['content-type']);
-        if (json === null || typeof json !== 'object' || Array.isArray(json)) {
-          throw new ServiceError('INVALID_REQUEST', 'The request body must be a JSON object.');
-        }
-        const name = (json as { model?: unknown }).model;
+        const { body, headers } = ctx.req;
+        const { text, name, value } = readModel(body, headers['content-type']);
         const { smart } = deps;
-        if (smart && isPackName(name)) return runPack(ctx, op, smart, name, ctx.req.body!);
+        if (smart && isPackName(name)) return runPack(ctx, op, smart, name, body!);
         if (smart && isPresetName(name)) {
-          const { resolved, body } = resolvePreset(smart, op, name, json as Record<string, unknown>);
-          return follow(ctx, op, resolved.provider.id, resolved.model.id, startJson(ctx, op, resolved, name, body));
+          // A preset merges into the value, so a large body is parsed after all (with the prototype-key filter).
+          const json = value ?? (parseJsonBody(body, headers['content-type']) as Record<string, unknown>);
+          const { resolved, body: presetBody } = resolvePreset(smart, op, name, json);
+          return follow(ctx, op, resolved.provider.id, resolved.model.id, startJson(ctx, op, resolved, name, presetBody));
         }
         const resolved = resolveModel(catalog.current(), op, name);
-        const call = startJson(ctx, op, resolved, name as string, text.length <= TEXT_BODY_MAX ? text : transferable(ctx.req.body!));
+        const call = startJson(ctx, op, resolved, name as string, text ?? transferable(body!));
         return follow(ctx, op, resolved.provider.id, resolved.model.id, call);
       },
     });
@@ -200,9 +218,9 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
       async handle(ctx) {
         if (!isMultipart(ctx.req)) {
           if (!acceptsJson) throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', `${spec.path} takes multipart/form-data.`);
-          const json = parseJsonBody(ctx.req.body, ctx.req.headers['content-type']) as { model?: unknown } | null;
-          const resolved = resolveModel(catalog.current(), op, json?.model, { multipart: true });
-          const call = startRelay(pool, relayRequest(ctx, op, resolved, json!.model as string, transferable(ctx.req.body!)), hooks(ctx, resolved.provider.id));
+          const { name } = readModel(ctx.req.body, ctx.req.headers['content-type']);
+          const resolved = resolveModel(catalog.current(), op, name, { multipart: true });
+          const call = startRelay(pool, relayRequest(ctx, op, resolved, name as string, transferable(ctx.req.body!)), hooks(ctx, resolved.provider.id));
           return follow(ctx, op, resolved.provider.id, resolved.model.id, call);
         }
         return relayMultipart(ctx, {

@@ -133,6 +133,38 @@ describe('resolution before anything leaves the edge', () => {
     assert.equal(unknown.json.error.code, 'NOT_FOUND');
   });
 
+  test('a body over 64 KB (validated by a scan, not parsed) gets the same strict checks and resolution', async () => {
+    const prompt = 'const s = "tab\\there";\n\tif (a < b) { return `é ✓ 😀`; }\n'.repeat(2000); // ~120 KB, escapes on every line
+    const big = (text: string) => Buffer.from(text, 'utf8');
+    const valid = JSON.stringify(chat(false, { messages: [{ role: 'user', content: prompt }] }));
+    assert.ok(valid.length > 64 * 1024);
+    const before = oa.requests.length;
+    const refused: [string, Buffer, number, string][] = [
+      ['a raw newline inside a string', big(valid.replace('\\n', '\n')), 400, 'INVALID_JSON'],
+      ['a bad escape', big(valid.replace('\\n\\t', '\\n\\q')), 400, 'INVALID_JSON'],
+      ['a trailing value', big(`${valid} {}`), 400, 'INVALID_JSON'],
+      ['a truncated body', big(valid.slice(0, -2)), 400, 'INVALID_JSON'],
+      ['invalid UTF-8', Buffer.concat([big(valid.slice(0, -3)), Buffer.from([0xc3, 0x28]), big('"}')]), 400, 'INVALID_JSON'],
+      ['a top-level array', big(`[${valid}]`), 400, 'INVALID_REQUEST'],
+      ['no model', big(valid.replace('"model"', '"mode1"')), 400, 'INVALID_REQUEST'],
+      ['a model nested deeper only', big(`{"x":${valid}}`), 400, 'INVALID_REQUEST'],
+      ['an unknown model, repeated key last', big(`${valid.slice(0, -1)},"model":"openai/nope"}`), 404, 'MODEL_NOT_FOUND'],
+    ];
+    for (const [what, body, status, code] of refused) {
+      const reply = await svc.request('POST', '/v1/chat/completions', { body, headers: { 'content-type': 'application/json' } });
+      assert.equal(reply.status, status, what);
+      assert.equal(reply.json.error.code, code, what);
+    }
+    assert.equal(oa.requests.length, before, 'nothing refused reached the upstream');
+
+    // A model key written with an escape still resolves, and the upstream gets the client's value with only the model changed.
+    const escapedKey = valid.replace('"model"', '"mod\\u0065l"');
+    const reply = await svc.request('POST', '/v1/chat/completions', { body: big(escapedKey), headers: { 'content-type': 'application/json' } });
+    assert.equal(reply.status, 200, reply.text);
+    const sent = JSON.parse(oa.requests.at(-1)!.body) as Record<string, unknown>;
+    assert.deepEqual(sent, { ...JSON.parse(valid), model: 'gpt-test' });
+  });
+
   test('a disabled provider and a missing credential are refused with their codes', async () => {
     const record = await svc.request('POST', '/v1/catalog/models', { body: { providerId: 'openai', upstreamModelId: 'gpt-curated', families: ['styleA.chat_completions'] } });
     assert.equal(record.status, 201);
