@@ -36,6 +36,11 @@ export interface Prepared {
   readonly bodyLimit: number | null;
   /** True when the route reads the body as a stream: call `runStream` instead of `run`. */
   readonly streamBody: boolean;
+  /**
+   * True when the body may be read into a slot of the body arena (workers/proxy/body-arena.ts): the route
+   * reads it only until `run` settles, unless it hands it to a relay worker.
+   */
+  readonly sharedBody: boolean;
   run(body: Buffer | null): Promise<EdgeResponse>;
   runStream(body: BodyStream): Promise<EdgeResponse>;
   /** Answers with an error the adapter met (body too large, client gone). */
@@ -161,6 +166,7 @@ export function createApp(deps: AppDeps) {
       requestId,
       bodyLimit: null,
       streamBody: false,
+      sharedBody: false,
       run: async () => response,
       runStream: async () => response,
       fail: (err) => respondError(head, requestId, started, routeName, err),
@@ -210,8 +216,9 @@ export function createApp(deps: AppDeps) {
       const mode = def.rawBody?.(head) ?? (def.body ? 'buffer' : null);
       return {
         requestId,
-        bodyLimit: mode === 'stream' ? deps.multipartBodyLimit() : mode === 'buffer' ? deps.jsonBodyLimit() : null,
+        bodyLimit: mode === 'stream' ? deps.multipartBodyLimit() : mode === null ? null : deps.jsonBodyLimit(),
         streamBody: mode === 'stream',
+        sharedBody: mode === 'shared',
         run: (body) => execute(body, null),
         runStream: (stream) => execute(null, stream),
         fail: (err) => respondError(head, requestId, started, routeName, err),

@@ -31,8 +31,11 @@ export interface RouteResult {
   stream?: (out: ResponseWriter) => void;
 }
 
-/** How a route without a typed body receives it: whole (up to the JSON limit) or as a stream. */
-export type RawBodyMode = 'buffer' | 'stream';
+/**
+ * How a route without a typed body receives it: whole (up to the JSON limit), whole and possibly in a slot
+ * of the body arena (valid until the handler settles unless handed to a relay worker), or as a stream.
+ */
+export type RawBodyMode = 'buffer' | 'shared' | 'stream';
 
 export interface RouteDef {
   method: HttpMethod;

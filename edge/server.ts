@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import type { HttpResponse, TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
 import { toServiceError } from '../protocol/errors.ts';
 import { tooLarge, type App } from './app.ts';
+import type { BodyArena } from '../workers/proxy/body-arena.ts';
 import type { BodyStream, EdgeResponse } from './types.ts';
 
 // The only file that touches uWebSockets.js: it turns sockets into `EdgeRequestHead`s and `EdgeResponse`s
@@ -193,7 +194,8 @@ export interface Listening {
   idle(): Promise<void>;
 }
 
-export function listen(uws: Uws, app: App, host: string, port: number): Promise<Listening> {
+/** `arena`: where a route that takes shared bodies gets a large one read (see workers/proxy/body-arena.ts). */
+export function listen(uws: Uws, app: App, host: string, port: number, arena?: BodyArena): Promise<Listening> {
   const server: TemplatedApp = uws.App();
   let inflight = 0;
   let idleWaiters: (() => void)[] = [];
@@ -274,12 +276,14 @@ export function listen(uws: Uws, app: App, host: string, port: number): Promise<
     // (allocUnsafeSlow never hands out a slice of the shared pool), so a route can transfer it to a worker
     // without a copy; a small one goes to a worker as text anyway and may come from the pool. Bytes that do
     // not fit the declaration (uWS frames by Content-Length, so only defensively) are gathered in pieces.
-    let whole =
-      declared > 0 && Number.isSafeInteger(declared) && headers['transfer-encoding'] === undefined
-        ? declared > OWNED_BODY_MIN
-          ? Buffer.allocUnsafeSlow(declared)
-          : Buffer.allocUnsafe(declared)
-        : null;
+    // A route that takes shared bodies gets a large one in a slot of the arena when one is free: no
+    // allocation, so no garbage for V8 to collect. The slot is the request's until `run` settles (or the
+    // read is abandoned), unless the route handed it to a relay worker, which frees it.
+    const framed = declared > 0 && Number.isSafeInteger(declared) && headers['transfer-encoding'] === undefined;
+    const lease = framed && declared > OWNED_BODY_MIN && prepared.sharedBody ? (arena?.acquire(declared) ?? null) : null;
+    let whole = framed ? (lease?.body ?? (declared > OWNED_BODY_MIN ? Buffer.allocUnsafeSlow(declared) : Buffer.allocUnsafe(declared))) : null;
+    let running = false;
+    if (lease !== null) conn.onAbort = () => running || lease.settle();
     let chunks: Buffer[] = [];
     let received = 0;
     res.onData((chunk, isLast) => {
@@ -290,19 +294,24 @@ export function listen(uws: Uws, app: App, host: string, port: number): Promise<
         // Refused while it streams in: nothing past the limit is buffered.
         whole = null;
         chunks = [];
+        lease?.settle();
         send(prepared.fail(tooLarge(limit)), true);
         return;
       }
       // uWS neuters the ArrayBuffer after this callback returns, so it is copied.
       if (whole !== null && received <= whole.length) whole.set(new Uint8Array(chunk), offset);
       else {
-        if (whole !== null) chunks.push(whole.subarray(0, offset));
+        if (whole !== null) chunks.push(Buffer.from(whole.subarray(0, offset)));
+        lease?.settle();
         whole = null;
         chunks.push(Buffer.from(new Uint8Array(chunk)));
       }
       if (!isLast) return;
-      if (whole !== null) sendLater(prepared.run(received === whole.length ? whole : whole.subarray(0, received)), false);
-      else sendLater(prepared.run(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received)), false);
+      running = true;
+      const body = whole !== null ? (received === whole.length ? whole : whole.subarray(0, received)) : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received);
+      const ran = prepared.run(body);
+      if (lease !== null) ran.then(lease.settle, lease.settle);
+      sendLater(ran, false);
     });
   });
 

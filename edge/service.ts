@@ -184,7 +184,7 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
 
   let listening;
   try {
-    listening = await listen(uws, app, listener.host, port);
+    listening = await listen(uws, app, listener.host, port, relayPool.arena);
   } catch (err) {
     await pool.close();
     await relayPool.close();

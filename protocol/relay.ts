@@ -23,10 +23,17 @@ export interface RelayRequest {
   headers: Record<string, string>;
   /**
    * The whole JSON body: a small one as its text (cloning a short string costs less than transferring a
-   * buffer), a large one as bytes, transferred; null when the body follows in `body` messages (uploads).
+   * buffer), a large one in a slot of the shared body arena (workers/proxy/body-arena.ts) or, when no slot
+   * was free, as bytes, transferred; null when the body follows in `body` messages (uploads).
    */
-  body: ArrayBuffer | string | null;
+  body: ArrayBuffer | string | SharedBodyRef | null;
   bodyStreamed: boolean;
+}
+
+/** A body in a slot of the shared body arena: its bytes start at the slot's start. The worker frees the slot. */
+export interface SharedBodyRef {
+  shared: number;
+  length: number;
 }
 
 export type ToWorker =
@@ -86,7 +93,9 @@ export type FromWorker =
   /** Before the head: the answer is this error. After it: the stream failed. */
   | { t: 'error'; id: number; error: ErrorPayload; usage: UsageReport | null }
   /** Upload flow control: the worker has sent this many more bytes upstream. */
-  | { t: 'ack'; id: number; bytes: number };
+  | { t: 'ack'; id: number; bytes: number }
+  /** The worker is done with a body's arena slot (its bytes were written, or will never be). Not tied to a call. */
+  | { t: 'free'; slot: number };
 
 /** A whole answer's body as text, however it travelled. */
 export function wholeText(body: ArrayBuffer | string): string {

@@ -40,7 +40,7 @@ const HINTS = new Map<ProviderKind, ReadonlyMap<string, string>>(
   PROVIDER_KINDS.map((k) => [k, new Map((KINDS[k].hints as readonly string[]).map((h) => [h.toLowerCase(), h]))]),
 );
 
-function relayRequest(ctx: RouteContext<unknown>, op: GatewayOp, resolved: Pick<ResolvedModel, 'provider'> & { model: { id: string; upstreamModelId: string } | null }, clientModel: string | null, body: ArrayBuffer | string | null): RelayRequest {
+function relayRequest(ctx: RouteContext<unknown>, op: GatewayOp, resolved: Pick<ResolvedModel, 'provider'> & { model: { id: string; upstreamModelId: string } | null }, clientModel: string | null, body: RelayRequest['body']): RelayRequest {
   const { provider } = resolved;
   return {
     op,
@@ -57,8 +57,9 @@ function relayRequest(ctx: RouteContext<unknown>, op: GatewayOp, resolved: Pick<
   };
 }
 
-// Bodies up to this many characters travel to a worker as text: cloning a short string is cheaper than
-// allocating, transferring and detaching a buffer. Larger ones are transferred as bytes.
+// Bodies up to this many bytes travel to a worker as text: cloning a short string is cheaper than
+// allocating, transferring and detaching a buffer. Larger ones go in a slot of the body arena, or
+// transferred as bytes when none is free (see `jsonOp`).
 const TEXT_BODY_MAX = 64 * 1024;
 
 /**
@@ -80,8 +81,10 @@ function readModel(body: Buffer | null, contentType: string | undefined): { text
 const MODEL = ['model'];
 const notAnObject = () => new ServiceError('INVALID_REQUEST', 'The request body must be a JSON object.');
 
-// A body goes to a worker as `transferable` (edge/server.ts reads a large declared length into a buffer of
-// its own), except in a route pack, which needs the bytes once per attempt: there each attempt gets a copy.
+// A large body goes to a worker in its arena slot (handed off: the worker frees it) or as `transferable`
+// (edge/server.ts reads a large declared length into a buffer of its own), except in a route pack, which
+// needs the bytes once per attempt: there each attempt gets a copy, and the slot is freed when the request
+// settles. JSON routes take shared bodies; the multipart routes' JSON bodies are transferred as before.
 
 export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
   const { catalog, pool, responses, log } = deps;
@@ -116,7 +119,7 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
   });
 
   /** A JSON call to a resolved model; its rate-limit headers, 429s and time to first byte feed Smart Route. */
-  function startJson(ctx: RouteContext<unknown>, op: GatewayOp, resolved: ResolvedModel, clientModel: string, body: ArrayBuffer | string): RelayCall {
+  function startJson(ctx: RouteContext<unknown>, op: GatewayOp, resolved: ResolvedModel, clientModel: string, body: NonNullable<RelayRequest['body']>): RelayCall {
     const { smart } = deps;
     const modelId = resolved.model.id;
     const startedAt = performance.now();
@@ -165,7 +168,7 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
       method: spec.method,
       path: spec.path,
       scope: 'inference',
-      rawBody: () => 'buffer',
+      rawBody: () => 'shared',
       handle(ctx) {
         const { body, headers } = ctx.req;
         const { text, name, value } = readModel(body, headers['content-type']);
@@ -178,7 +181,7 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
           return follow(ctx, op, resolved.provider.id, resolved.model.id, startJson(ctx, op, resolved, name, presetBody));
         }
         const resolved = resolveModel(catalog.current(), op, name);
-        const call = startJson(ctx, op, resolved, name as string, text ?? transferable(body!));
+        const call = startJson(ctx, op, resolved, name as string, text ?? pool.arena?.handOff(body!) ?? transferable(body!));
         return follow(ctx, op, resolved.provider.id, resolved.model.id, call);
       },
     });

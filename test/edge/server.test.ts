@@ -25,6 +25,7 @@ function fakeApp(): App {
     requestId: 'req_test',
     bodyLimit: LIMIT,
     streamBody: false,
+    sharedBody: false,
     async run(body) {
       const seen: Seen = {
         length: body?.length ?? -1,

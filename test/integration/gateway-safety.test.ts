@@ -165,6 +165,32 @@ describe('resolution before anything leaves the edge', () => {
     assert.deepEqual(sent, { ...JSON.parse(valid), model: 'gpt-test' });
   });
 
+  test('concurrent large bodies (shared arena slots, reused) each reach the upstream whole and unmixed', async () => {
+    // Lanes of back-to-back requests, as agents send them: slots are freed and taken again while other
+    // requests still hold theirs, which is when a slot given to two requests at once would show.
+    const before = oa.requests.length;
+    const sent = new Map<string, string>();
+    const lane = async (l: number) => {
+      for (let n = 0; n < 6; n++) {
+        const marker = `l${l}-n${n}-`;
+        const content = marker.repeat(Math.ceil((70_000 + ((l * 7 + n) % 16) * 15_000) / marker.length));
+        sent.set(marker, content);
+        const reply = await svc.request('POST', '/v1/chat/completions', { body: chat(false, { messages: [{ role: 'user', content }] }) });
+        assert.equal(reply.status, 200, reply.text);
+      }
+    };
+    await Promise.all(Array.from({ length: 16 }, (_, l) => lane(l)));
+    const seen = oa.requests.slice(before);
+    assert.equal(seen.length, sent.size);
+    for (const request of seen) {
+      const content = (JSON.parse(request.body) as { messages: { content: string }[] }).messages[0]!.content;
+      const marker = content.slice(0, content.indexOf('-', content.indexOf('-') + 1) + 1);
+      assert.equal(content, sent.get(marker), `the body of ${marker} arrived as sent`);
+      sent.delete(marker);
+    }
+    assert.equal(sent.size, 0);
+  });
+
   test('a disabled provider and a missing credential are refused with their codes', async () => {
     const record = await svc.request('POST', '/v1/catalog/models', { body: { providerId: 'openai', upstreamModelId: 'gpt-curated', families: ['styleA.chat_completions'] } });
     assert.equal(record.status, 201);

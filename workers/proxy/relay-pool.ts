@@ -3,6 +3,7 @@ import { Worker } from 'node:worker_threads';
 import { ServiceError, type ErrorPayload } from '../../protocol/errors.ts';
 import type { UsageReport } from '../../protocol/gateway.ts';
 import type { Chunk, FromWorker, RelayEnd, RelayRequest, ToWorker } from '../../protocol/relay.ts';
+import { createBodyArena, isSharedBody, type BodyArena, type WorkerArena } from './body-arena.ts';
 import type { ProxyWorkerData } from './credentials.ts';
 
 // The edge's side of the relay: a fixed set of workers, each on one long-lived port, requests spread to
@@ -21,8 +22,13 @@ export interface RelaySink {
   created?(responseId: string): void;
 }
 
+/** What a relay worker starts with: the vault's directory and the body arena it reads large bodies from. */
+export interface RelayWorkerData extends ProxyWorkerData {
+  arena: WorkerArena;
+}
+
 /** Hands one worker message to the sink it belongs to; a finished call leaves `inflight`. */
-export function deliverRelayMessage(m: FromWorker, inflight: Map<number, RelaySink>): void {
+export function deliverRelayMessage(m: Exclude<FromWorker, { t: 'free' }>, inflight: Map<number, RelaySink>): void {
   const sink = inflight.get(m.id);
   if (!sink) return;
   switch (m.t) {
@@ -65,6 +71,8 @@ export interface RelayHandle {
 interface Slot {
   worker: Worker;
   inflight: Map<number, RelaySink>;
+  /** Arena slots handed to this worker and not yet freed: freed by the pool if the worker dies. */
+  bodies: Set<number>;
   /** Messages of this event-loop turn, posted together: one clone and one wake-up per turn, not per message. */
   outbox: ToWorker[];
   transfer: ArrayBuffer[];
@@ -79,6 +87,8 @@ function flushOutbox(slot: Slot): void {
 }
 
 export interface RelayPool {
+  /** Where large request bodies go for the workers (see body-arena.ts); a pool without one takes them as bytes. */
+  readonly arena?: BodyArena;
   start(req: RelayRequest, sink: RelaySink): RelayHandle;
   close(): Promise<void>;
 }
@@ -87,20 +97,26 @@ export interface RelayPool {
 // often and cheaply, where V8's default lets each worker's heap grow by tens of megabytes under load.
 const RELAY_YOUNG_MB = 16;
 
-export function createRelayPool(options: { dataDir: string; threads?: number }): RelayPool {
+export function createRelayPool(options: { dataDir: string; threads?: number; arena?: BodyArena }): RelayPool & { arena: BodyArena } {
   const size = options.threads ?? Math.max(1, availableParallelism());
-  const workerData: ProxyWorkerData = { dataDir: options.dataDir };
+  const arena = options.arena ?? createBodyArena();
+  const workerData: RelayWorkerData = { dataDir: options.dataDir, arena: { buffer: arena.buffer, slotSize: arena.slotSize } };
   const slots: Slot[] = [];
   let nextId = 1;
   let closing = false;
 
   function spawn(index: number): void {
     const worker = new Worker(new URL('./relay-entry.js', import.meta.url), { workerData, resourceLimits: { maxYoungGenerationSizeMb: RELAY_YOUNG_MB } });
-    const slot: Slot = { worker, inflight: new Map(), outbox: [], transfer: [] };
+    const slot: Slot = { worker, inflight: new Map(), bodies: new Set(), outbox: [], transfer: [] };
     slots[index] = slot;
     worker.on('message', (message: FromWorker[] | string) => {
       const batch = typeof message === 'string' ? (JSON.parse(message) as FromWorker[]) : message;
-      for (const m of batch) deliverRelayMessage(m, slot.inflight);
+      for (const m of batch) {
+        if (m.t === 'free') {
+          slot.bodies.delete(m.slot);
+          arena.free(m.slot);
+        } else deliverRelayMessage(m, slot.inflight);
+      }
       // An idle worker does not keep the process alive; one with calls in flight does.
       if (slot.inflight.size === 0) worker.unref();
     });
@@ -110,6 +126,9 @@ export function createRelayPool(options: { dataDir: string; threads?: number }):
         sink.error(new ServiceError('UPSTREAM_ERROR', 'The relay worker stopped during the request.'), null);
       }
       slot.inflight.clear();
+      // A dead worker reads nothing more: its body slots are free.
+      for (const body of slot.bodies) arena.free(body);
+      slot.bodies.clear();
       if (!closing) spawn(index);
     };
     worker.on('error', lost);
@@ -127,11 +146,13 @@ export function createRelayPool(options: { dataDir: string; threads?: number }):
   };
 
   return {
+    arena,
     start(req, sink) {
       let slot = slots[0]!;
       for (const s of slots) if (s.inflight.size < slot.inflight.size) slot = s;
       const id = nextId++;
       slot.inflight.set(id, sink);
+      if (isSharedBody(req.body)) slot.bodies.add(req.body.shared);
       slot.worker.ref();
       send(slot, { t: 'start', id, req }, req.body instanceof ArrayBuffer ? req.body : undefined);
       return {

@@ -1,10 +1,12 @@
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { STRING_CHUNK_MAX, type Chunk, type FromWorker, type ToWorker } from '../../protocol/relay.ts';
 import { relay, RelayControl } from './relay.ts';
+import type { RelayWorkerData } from './relay-pool.ts';
 
 // The message loop of one relay worker: one long-lived port, requests multiplexed by id.
 
 const port = parentPort!;
+const { arena } = workerData as RelayWorkerData;
 const running = new Map<number, RelayControl>();
 
 // Messages leave in one batch per event-loop turn: one clone and one wake-up of the edge per turn. A call's
@@ -41,7 +43,7 @@ const post = (message: FromWorker, transfer?: ArrayBuffer[]) => {
       return;
     }
     openData.set(message.id, message.chunks);
-  } else openData.delete(message.id);
+  } else if (message.t !== 'free') openData.delete(message.id);
   outbox.push(message);
 };
 
@@ -55,7 +57,7 @@ function receive(m: ToWorker): void {
     case 'start': {
       const control = new RelayControl();
       running.set(m.id, control);
-      relay(m.id, m.req, control, post).finally(() => running.delete(m.id));
+      relay(m.id, m.req, control, post, arena).finally(() => running.delete(m.id));
       return;
     }
     case 'body':

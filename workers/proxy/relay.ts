@@ -5,6 +5,7 @@ import { ServiceError, toServiceError } from '../../protocol/errors.ts';
 import { GATEWAY_OPS } from '../../protocol/gateway.ts';
 import { KINDS, PROVIDER_KINDS, type ProviderKind } from '../../protocol/providers.ts';
 import { ownBuffer, STRING_CHUNK_MAX, type FromWorker, type RelayEnd, type RelayRequest } from '../../protocol/relay.ts';
+import { isSharedBody, sharedBodyView, type WorkerArena } from './body-arena.ts';
 import { credentialOf } from './credentials.ts';
 import { filterResponseHeaders } from './header-policy.ts';
 import { ADAPTERS } from './providers/index.ts';
@@ -311,11 +312,35 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 }
 
-export async function relay(id: number, req: RelayRequest, control: RelayControl, post: Post): Promise<void> {
+/**
+ * An arena body as undici's request body: one chunk, then the slot is freed. undici asks for the next chunk
+ * only once `socket.write` took this one whole (it returned true, which for a chunk larger than the socket's
+ * high-water mark means written to the kernel) or after 'drain'; and it ends the iteration (`finally`) only
+ * after destroying the socket. Either way nothing reads the slot afterwards. A Buffer body would not do:
+ * undici writes it and forgets it, while the kernel may still be taking its bytes.
+ */
+async function* slotBody(bytes: Buffer, free: () => void): AsyncGenerator<Buffer> {
+  try {
+    yield bytes;
+  } finally {
+    free();
+  }
+}
+
+export async function relay(id: number, req: RelayRequest, control: RelayControl, post: Post, arena?: WorkerArena): Promise<void> {
   const gateway = ADAPTERS[req.target.kind].gateway;
   const url = gateway?.url(req.op, req.target, req.params, req.query) ?? null;
   let exchange: Exchange | null = null;
   let context: UpstreamContext = { providerId: req.target.id, credential: null };
+  // A body in the arena: its slot is freed once, when undici is done with it or when the call ends without it.
+  let freeSlot: (() => void) | null = null;
+  if (isSharedBody(req.body)) {
+    const slot = req.body.shared;
+    freeSlot = () => {
+      freeSlot = null;
+      post({ t: 'free', slot });
+    };
+  }
   try {
     if (gateway === null || url === null) {
       throw new ServiceError('MODEL_ENDPOINT_NOT_SUPPORTED', `A ${req.target.kind} provider does not serve ${GATEWAY_OPS[req.op].path}.`, { param: 'model' });
@@ -335,10 +360,24 @@ export async function relay(id: number, req: RelayRequest, control: RelayControl
     };
     // The protocol version is the client's choice when it states one; the adapter's is only a default.
     if (req.headers['anthropic-version'] !== undefined) headers['anthropic-version'] = req.headers['anthropic-version'];
-    let body: string | Uint8Array | Readable | undefined;
+    let body: string | Uint8Array | Readable | AsyncIterable<Buffer> | undefined;
     let injected = false;
     if (req.bodyStreamed) {
       body = Readable.from(control.uploadBody((bytes) => post({ t: 'ack', id, bytes })), { objectMode: false });
+    } else if (isSharedBody(req.body)) {
+      if (!arena) throw new Error('a body in the arena reached a worker without one');
+      const bytes = sharedBodyView(arena.buffer, arena.slotSize, req.body);
+      const prepared = upstreamBody(req, gateway.streamUsage, bytes);
+      injected = prepared.injected;
+      headers['content-type'] = 'application/json';
+      if (prepared.body === bytes) {
+        body = slotBody(bytes, () => freeSlot?.());
+        headers['content-length'] = String(bytes.byteLength);
+      } else {
+        // Spliced into a new buffer or re-serialised: the slot is not read again.
+        body = prepared.body;
+        freeSlot?.();
+      }
     } else if (req.body !== null) {
       const prepared = upstreamBody(req, gateway.streamUsage);
       body = prepared.body;
@@ -356,7 +395,8 @@ export async function relay(id: number, req: RelayRequest, control: RelayControl
         path: target.pathname + target.search,
         method: GATEWAY_OPS[req.op].method,
         headers,
-        body,
+        // undici writes an async iterable chunk by chunk (writeIterable); its types list only streams.
+        body: body as Dispatcher.DispatchOptions['body'],
         headersTimeout: req.target.timeouts.headMs,
         bodyTimeout: req.target.timeouts.idleMs,
       },
@@ -368,5 +408,8 @@ export async function relay(id: number, req: RelayRequest, control: RelayControl
     const error = toServiceError(err instanceof Error && !(err instanceof ServiceError) ? (fromTransportError(err, context) ?? err) : err);
     const usage = exchange !== null && exchange.headSent && exchange.tapUsage !== null ? relayEnd(exchange.tapUsage).usage : null;
     post({ t: 'error', id, error: error.toPayload(), usage });
+  } finally {
+    // The call is over and undici never asked for the body, or gave up on it with the socket destroyed.
+    freeSlot?.();
   }
 }

@@ -214,8 +214,14 @@ function reparsed(b: Buffer, req: RelayRequest, streamUsage: boolean): UpstreamB
   return { body: JSON.stringify(json), stream, injected };
 }
 
-/** Sets the upstream model and, for a streamed chat, asks for usage. Returns the body and whether usage was injected. */
-export function upstreamBody(req: RelayRequest, streamUsage: boolean): UpstreamBody {
-  const b = typeof req.body === 'string' ? Buffer.from(req.body, 'utf8') : Buffer.from(req.body!);
+/**
+ * Sets the upstream model and, for a streamed chat, asks for usage. Returns the body and whether usage was
+ * injected. `bytes` is the body when it is not in `req` itself (one in the shared body arena); edits that
+ * fit are written into it.
+ */
+export function upstreamBody(req: RelayRequest, streamUsage: boolean, bytes?: Buffer): UpstreamBody {
+  const { body } = req;
+  const b = bytes ?? (typeof body === 'string' ? Buffer.from(body, 'utf8') : body instanceof ArrayBuffer ? Buffer.from(body) : null);
+  if (b === null) throw new Error('upstreamBody: a body in the arena comes as `bytes`');
   return spliced(b, req, streamUsage) ?? reparsed(b, req, streamUsage);
 }

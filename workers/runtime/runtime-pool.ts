@@ -3,8 +3,9 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { ServiceError, type ErrorPayload } from '../../protocol/errors.ts';
 import type { Tuning } from '../../protocol/http/settings.ts';
-import type { RelayRequest } from '../../protocol/relay.ts';
+import { ownBuffer, type RelayRequest } from '../../protocol/relay.ts';
 import type { DraftChoice, FromRuntime, LoadedEntry, RuntimeConfig, RuntimeControl, RuntimeWorkerData, ToRuntime } from '../../protocol/runtime.ts';
+import { isSharedBody, sharedBodyView } from '../proxy/body-arena.ts';
 import { deliverRelayMessage, type RelayPool, type RelaySink } from '../proxy/relay-pool.ts';
 
 // The edge's side of the embedded runtime: the same start/close contract as the proxy relay pool, served
@@ -60,7 +61,10 @@ export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
     worker = w;
     lastSpawn = Date.now();
     w.on('message', (m: FromRuntime) => {
-      if (m.t !== 'control') deliverRelayMessage(m, mine);
+      // The runtime has no body arena, so it never sends 'free'.
+      if (m.t !== 'control') {
+        if (m.t !== 'free') deliverRelayMessage(m, mine);
+      }
       else {
         const waiter = myControls.get(m.id);
         myControls.delete(m.id);
@@ -162,8 +166,19 @@ export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
  * One place decides, so the gateway routes stay free of kind checks.
  */
 export function withEmbeddedRuntime(relay: RelayPool, runtime: RelayPool): RelayPool {
+  const { arena } = relay;
   return {
-    start: (req, sink) => (req.target.kind === 'embedded' ? runtime : relay).start(req, sink),
+    ...(arena && { arena }),
+    start(req, sink) {
+      if (req.target.kind !== 'embedded') return relay.start(req, sink);
+      // The runtime worker has no view of the body arena: it gets a copy, and the slot is free at once.
+      if (arena && isSharedBody(req.body)) {
+        const copy = ownBuffer(sharedBodyView(arena.buffer, arena.slotSize, req.body));
+        arena.free(req.body.shared);
+        req = { ...req, body: copy };
+      }
+      return runtime.start(req, sink);
+    },
     close: async () => {
       await Promise.all([relay.close(), runtime.close()]);
     },

@@ -21,6 +21,8 @@ const post = (message: FromRuntime, transfer?: ArrayBuffer[]) => port.postMessag
 
 function readBody(req: RelayRequest): Record<string, unknown> {
   if (!req.body) throw new ServiceError('INVALID_REQUEST', 'The embedded runtime needs a JSON body.');
+  // withEmbeddedRuntime (runtime-pool.ts) turns an arena body into bytes: this worker has no view of the arena.
+  if (!(typeof req.body === 'string' || req.body instanceof ArrayBuffer)) throw new Error('the runtime takes a body as text or bytes');
   const body: unknown = JSON.parse(typeof req.body === 'string' ? req.body : Buffer.from(req.body).toString('utf8'));
   if (!body || typeof body !== 'object' || Array.isArray(body)) throw new ServiceError('INVALID_JSON', 'The body must be a JSON object.');
   return body as Record<string, unknown>;
