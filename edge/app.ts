@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { errorEnvelope, ServiceError, toServiceError } from '../protocol/errors.ts';
+import { ClientClosed, errorEnvelope, ServiceError, toServiceError } from '../protocol/errors.ts';
 import { redactSecrets } from '../protocol/redact.ts';
 import { grants, type Scope } from '../protocol/scopes.ts';
 import { checkBody } from '../protocol/validate.ts';
@@ -108,6 +108,7 @@ export function createApp(deps: AppDeps) {
   }
 
   function respondError(head: EdgeRequestHead, requestId: string, started: number, routeName: string, err: unknown): EdgeResponse {
+    if (err instanceof ClientClosed) return finish(head, requestId, started, routeName, 499, {}, '');
     const error = toServiceError(err);
     if (error.code === 'INTERNAL') {
       // The cause goes to the log under the request ID, never to the client.

@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { HttpResponse, TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
-import { toServiceError } from '../protocol/errors.ts';
+import { ClientClosed, toServiceError } from '../protocol/errors.ts';
 import { tooLarge, type App } from './app.ts';
 import type { BodyArena } from '../workers/proxy/body-arena.ts';
 import type { BodyStream, EdgeResponse } from './types.ts';
@@ -99,7 +99,7 @@ function bodyStream(res: HttpResponse, conn: Connection, limit: number, hasBody:
   const previous = conn.onAbort;
   conn.onAbort = () => {
     previous?.();
-    failure ??= new Error('client aborted');
+    failure ??= new ClientClosed();
     notify();
   };
   return {

@@ -101,6 +101,16 @@ export class ServiceError extends Error {
 const GENERIC_INTERNAL = 'The service hit an internal error. Quote the request ID when reporting it.';
 
 /** The one place an unknown throw becomes INTERNAL: nothing of the original message leaves the service. */
+/**
+ * The client disconnected before its answer: nothing is sent, and it is not a fault of the service. The
+ * request log records status 499 (nginx's "client closed request") instead of an internal error.
+ */
+export class ClientClosed extends Error {
+  constructor() {
+    super('the client closed the connection');
+  }
+}
+
 export function toServiceError(err: unknown): ServiceError {
   if (err instanceof ServiceError) return err;
   return new ServiceError('INTERNAL', GENERIC_INTERNAL);

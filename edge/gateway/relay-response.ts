@@ -1,4 +1,4 @@
-import { errorEnvelope, type ServiceError } from '../../protocol/errors.ts';
+import { ClientClosed, errorEnvelope, type ServiceError } from '../../protocol/errors.ts';
 import type { UsageAcceleration, UsageReport } from '../../protocol/gateway.ts';
 import { chunkBytes, type Chunk, type RelayEnd, type RelayRequest } from '../../protocol/relay.ts';
 import type { RelayHandle, RelayPool } from '../../workers/proxy/relay-pool.ts';
@@ -205,7 +205,7 @@ export function startRelay(pool: RelayPool, req: RelayRequest, hooks: RelayHooks
   hooks.onAbort(() => {
     handle.abort();
     finish({ outcome: 'aborted', usage: null, responseId: null });
-    rejectResult(new Error('client aborted'));
+    rejectResult(new ClientClosed());
   });
   const upload: UploadChannel = {
     send(chunk) {

@@ -333,6 +333,19 @@ describe('streams', () => {
     assert.equal(reqId.op, 'chat.completions');
   });
 
+  test('a client that leaves before the answer is logged as 499, not as an internal error', async () => {
+    oa.hangNext();
+    const req = httpRequest({ host: '127.0.0.1', port: svc.port, method: 'POST', path: '/v1/chat/completions', headers: { authorization: `Bearer ${svc.adminToken}`, 'content-type': 'application/json' } });
+    req.on('error', () => {});
+    req.end(JSON.stringify(chat()));
+    await new Promise((r) => setTimeout(r, 300)); // the call is upstream, waiting for a head that never comes
+    req.destroy();
+    const line = await svc.waitForLog((l) => l.msg === 'request' && l.status === 499);
+    const usage = await svc.waitForLog((l) => l.msg === 'usage' && l.reqId === line.reqId);
+    assert.equal(usage.outcome, 'aborted');
+    assert.equal(svc.logLines().filter((l) => l.msg === 'internal error').length, 0);
+  });
+
   test('an upstream killed mid-stream ends the client stream with an error event', async () => {
     oa.failMidStreamNext({ afterChunks: 3 });
     const got = await rawStream(chat(true));
