@@ -1,4 +1,5 @@
 import { isUtf8 } from 'node:buffer';
+import type { ScannableMemory } from '../protocol/control-bytes.ts';
 import { ServiceError } from '../protocol/errors.ts';
 import { InvalidJson, scanJson, type JsonScan } from './json-scan.ts';
 
@@ -71,14 +72,15 @@ export interface ScannedBody {
 
 /**
  * The same checks as `readJsonBody` without building the value: for large bodies, which the edge relays as
- * bytes and of which it reads only a few top-level members (see json-scan.ts). Values it returns are small
+ * bytes and of which it reads only a few top-level members (see json-scan.ts). A body in `memory` (the body
+ * arena) is checked for control characters with its SIMD test. Values it returns are small
  * parsed copies, never merged into anything, so the prototype-key filter has nothing to guard here.
  */
-export function scanJsonBody(body: Buffer | null, contentType: string | undefined, wanted: readonly string[]): ScannedBody {
+export function scanJsonBody(body: Buffer | null, contentType: string | undefined, wanted: readonly string[], memory?: ScannableMemory): ScannedBody {
   const from = jsonStart(body, contentType);
   let scan: JsonScan;
   try {
-    scan = scanJson(body!, from, wanted);
+    scan = scanJson(body!, from, wanted, memory);
   } catch (err) {
     if (err instanceof InvalidJson) throw notOneValue();
     throw err;

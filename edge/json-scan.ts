@@ -8,6 +8,8 @@
 // read the `model` of a 256 KB body without parsing the rest. `JSON.parse` keeps the last of repeated keys,
 // and so does this scan.
 
+import type { ScannableMemory } from '../protocol/control-bytes.ts';
+
 export interface Span {
   start: number;
   end: number;
@@ -97,8 +99,21 @@ class Scanner {
   private backslash = -1;
   private quote = -1;
 
-  constructor(private readonly b: Buffer) {
+  /** The SIMD test, when `b` lies in memory that has one. */
+  private readonly memory: ScannableMemory | null;
+
+  constructor(
+    private readonly b: Buffer,
+    memory: ScannableMemory | undefined,
+  ) {
     this.words = new Uint32Array(b.buffer, 0, b.buffer.byteLength >> 2);
+    this.memory = memory !== undefined && b.buffer === memory.buffer ? memory : null;
+  }
+
+  private hasControl(from: number, to: number): boolean {
+    // A call into WebAssembly costs more than testing a few words here.
+    if (this.memory !== null && to - from >= 256) return this.memory.hasControl(this.b.byteOffset + from, to - from);
+    return hasControl(this.b, this.words, from, to);
   }
 
   skipSpace(i: number): number {
@@ -162,7 +177,7 @@ class Scanner {
       const quote = this.nextQuote(k);
       const slash = this.nextBackslash(k);
       const stop = quote < slash ? quote : slash;
-      if (stop >= n || hasControl(b, this.words, k, stop)) throw invalid();
+      if (stop >= n || this.hasControl(k, stop)) throw invalid();
       if (stop === quote) return quote + 1;
       k = this.escape(slash);
     }
@@ -267,8 +282,8 @@ const TYPES: ReadonlyMap<number, JsonScan['type']> = new Map([
  * Validates `b` from `from` as exactly one JSON value and returns the spans of the top-level members named in
  * `wanted`. `b` must already be known to be valid UTF-8. Throws `InvalidJson` where `JSON.parse` would throw.
  */
-export function scanJson(b: Buffer, from: number, wanted: readonly string[]): JsonScan {
-  const scanner = new Scanner(b);
+export function scanJson(b: Buffer, from: number, wanted: readonly string[], memory?: ScannableMemory): JsonScan {
+  const scanner = new Scanner(b, memory);
   const members = new Map<string, Span>();
   const start = scanner.skipSpace(from);
   try {

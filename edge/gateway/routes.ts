@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { ScannableMemory } from '../../protocol/control-bytes.ts';
 import { ServiceError } from '../../protocol/errors.ts';
 import { GATEWAY_OPS, type GatewayOp, type UsageEvent, type UsageRoute } from '../../protocol/gateway.ts';
 import { KINDS, PROVIDER_KINDS, type ProviderKind } from '../../protocol/providers.ts';
@@ -67,9 +68,9 @@ const TEXT_BODY_MAX = 64 * 1024;
  * travel as text. A large body is validated by a scan that builds nothing (json-scan.ts): the edge reads
  * one member of it, and a worker sends its bytes upstream.
  */
-function readModel(body: Buffer | null, contentType: string | undefined): { text: string | null; name: unknown; value: Record<string, unknown> | null } {
+function readModel(body: Buffer | null, contentType: string | undefined, memory?: ScannableMemory): { text: string | null; name: unknown; value: Record<string, unknown> | null } {
   if (body !== null && body.length > TEXT_BODY_MAX) {
-    const scan = scanJsonBody(body, contentType, MODEL);
+    const scan = scanJsonBody(body, contentType, MODEL, memory);
     if (scan.type !== 'object') throw notAnObject();
     return { text: null, name: scan.member('model'), value: null };
   }
@@ -171,7 +172,7 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
       rawBody: () => 'shared',
       handle(ctx) {
         const { body, headers } = ctx.req;
-        const { text, name, value } = readModel(body, headers['content-type']);
+        const { text, name, value } = readModel(body, headers['content-type'], pool.arena);
         const { smart } = deps;
         if (smart && isPackName(name)) return runPack(ctx, op, smart, name, body!);
         if (smart && isPresetName(name)) {

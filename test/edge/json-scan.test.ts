@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { isUtf8 } from 'node:buffer';
 import { describe, it } from 'node:test';
 import { InvalidJson, scanJson } from '../../edge/json-scan.ts';
+import { scannableMemory } from '../../protocol/control-bytes.ts';
 
 // The scanner must accept exactly what JSON.parse accepts. Each case is checked against JSON.parse itself,
 // so a case list cannot drift from the reference; the random part mutates valid documents byte by byte.
@@ -15,9 +16,12 @@ function parses(b: Buffer): boolean {
   }
 }
 
+// Bytes in this memory are checked for control characters by its SIMD test, as arena bodies are.
+const memory = scannableMemory(1 << 20);
+
 function scans(b: Buffer): boolean {
   try {
-    scanJson(b, 0, []);
+    scanJson(b, 0, [], b.buffer === memory.buffer ? memory : undefined);
     return true;
   } catch (err) {
     assert.ok(err instanceof InvalidJson, `unexpected ${String(err)}`);
@@ -29,14 +33,24 @@ function agree(b: Buffer): void {
   assert.equal(scans(b), parses(b), `disagreement on ${JSON.stringify(b.toString('latin1'))}`);
 }
 
-/** The same bytes at several offsets of a larger buffer, so word-aligned and unaligned paths both run. */
+/**
+ * The same bytes at several offsets of a larger buffer, so word-aligned and unaligned paths both run, and
+ * at several offsets of the SIMD-scanned memory.
+ */
 function atOffsets(text: string | Buffer): Buffer[] {
   const bytes = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
-  return [0, 1, 2, 3].map((offset) => {
+  const plain = [0, 1, 2, 3].map((offset) => {
     const backing = Buffer.alloc(bytes.length + 8, 0x41);
     bytes.copy(backing, offset);
     return backing.subarray(offset, offset + bytes.length);
   });
+  const shared = [0, 5, 64 * 1024 - 3].map((offset) => {
+    const view = Buffer.from(memory.buffer, offset, bytes.length);
+    Buffer.from(memory.buffer, offset, bytes.length + 8).fill(0x41); // what surrounds the text must not count
+    bytes.copy(view);
+    return view;
+  });
+  return [...plain, ...shared];
 }
 
 const CASES = [
@@ -57,8 +71,9 @@ describe('scanJson agrees with JSON.parse', () => {
   });
 
   it('on long strings with a control character, an escape or a quote at every position', () => {
-    // Long enough that the scanner leaves its byte-by-byte start for memchr and word-at-a-time checks.
-    const base = 'x'.repeat(200);
+    // Long enough that the scanner leaves its byte-by-byte start for memchr and word-at-a-time checks, and
+    // in shared memory for the SIMD test.
+    const base = 'x'.repeat(400);
     for (let at = 0; at <= base.length; at++) {
       for (const insert of ['\n', '\u0001', '\\n', '\\"', '\\u0041', '\\q', '"']) {
         const text = `{"k":"${base.slice(0, at)}${insert}${base.slice(at)}"}`;

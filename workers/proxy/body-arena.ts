@@ -8,6 +8,7 @@
 // (relay.ts). A worker that dies frees its slots through the pool. A slot is never written while anything
 // may still read it: that would send one request's bytes in another's body.
 
+import { scannableMemory, type ScannableMemory } from '../../protocol/control-bytes.ts';
 import type { SharedBodyRef } from '../../protocol/relay.ts';
 
 export interface SlotLease {
@@ -15,8 +16,8 @@ export interface SlotLease {
   settle(): void;
 }
 
-export interface BodyArena {
-  readonly buffer: SharedArrayBuffer;
+/** The arena's buffer can be scanned for control characters in place (protocol/control-bytes.ts). */
+export interface BodyArena extends ScannableMemory {
   readonly slotSize: number;
   /**
    * A free slot for a body of `length` bytes, or null: too large for a slot, or none is free. `settle` ends
@@ -41,7 +42,8 @@ export const SLOTS = 64;
 
 export function createBodyArena(slotSize = SLOT_SIZE, slots = SLOTS): BodyArena {
   // Untouched pages cost no memory: the arena's resident size is what peak concurrency has used.
-  const buffer = new SharedArrayBuffer(slotSize * slots);
+  const memory = scannableMemory(slotSize * slots);
+  const { buffer } = memory;
   const state = new Uint8Array(slots);
   // Most recently freed first, so a light load keeps reusing the same few slots (and pages).
   const freeSlots: number[] = [];
@@ -54,6 +56,8 @@ export function createBodyArena(slotSize = SLOT_SIZE, slots = SLOTS): BodyArena 
 
   return {
     buffer,
+    simd: memory.simd,
+    hasControl: memory.hasControl,
     slotSize,
     acquire(length) {
       if (length > slotSize || freeSlots.length === 0) return null;
