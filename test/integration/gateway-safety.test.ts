@@ -138,9 +138,13 @@ describe('resolution before anything leaves the edge', () => {
     const big = (text: string) => Buffer.from(text, 'utf8');
     const valid = JSON.stringify(chat(false, { messages: [{ role: 'user', content: prompt }] }));
     assert.ok(valid.length > 64 * 1024);
+    const prose = JSON.stringify(chat(false, { messages: [{ role: 'user', content: `${'lorem ipsum '.repeat(6000)}MIDDLE ${'ipsum '.repeat(6000)}` }] }));
     const before = oa.requests.length;
     const refused: [string, Buffer, number, string][] = [
       ['a raw newline inside a string', big(valid.replace('\\n', '\n')), 400, 'INVALID_JSON'],
+      ['a raw newline deep in a long string', big(`${valid.slice(0, valid.lastIndexOf('\\n'))}\n${valid.slice(valid.lastIndexOf('\\n') + 2)}`), 400, 'INVALID_JSON'],
+      // Prose has no escapes: its bytes are checked 16 at a time (SIMD) rather than one by one.
+      ['a control character in the middle of prose', big(prose.replace('MIDDLE', 'MID\u0001DLE')), 400, 'INVALID_JSON'],
       ['a bad escape', big(valid.replace('\\n\\t', '\\n\\q')), 400, 'INVALID_JSON'],
       ['a trailing value', big(`${valid} {}`), 400, 'INVALID_JSON'],
       ['a truncated body', big(valid.slice(0, -2)), 400, 'INVALID_JSON'],
