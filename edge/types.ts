@@ -27,9 +27,12 @@ export interface EdgeResponse {
 export interface ResponseWriter {
   /** Status and headers; the edge adds the request IDs and CORS headers. */
   head(status: number, headers: Record<string, string>): void;
-  /** False when the socket is full: stop until `onWritable` fires. */
-  write(chunk: Uint8Array): boolean;
-  end(chunk?: Uint8Array): void;
+  /**
+   * False when the socket is full: stop until `onWritable` fires. A string is sent as UTF-8, so a caller
+   * with bytes passes a string only when they are ASCII (see `wireChunk`).
+   */
+  write(chunk: Uint8Array | string): boolean;
+  end(chunk?: Uint8Array | string): void;
   /** Ends the answer by closing the connection: the only honest end for a broken non-SSE stream. */
   abort(): void;
   onWritable(callback: () => void): void;

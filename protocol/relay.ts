@@ -80,6 +80,15 @@ export function chunkBytes(chunk: Chunk): Uint8Array {
   return typeof chunk === 'string' ? Buffer.from(chunk, 'latin1') : new Uint8Array(chunk);
 }
 
+/**
+ * A chunk as a socket writer takes it: an ASCII string as it is (written as UTF-8, it is the same bytes, and
+ * no buffer is allocated), anything else as bytes. A one-byte string is ASCII exactly when its UTF-8 length
+ * is its length, which V8 answers without a scan in JavaScript.
+ */
+export function wireChunk(chunk: Chunk): Uint8Array | string {
+  return typeof chunk === 'string' && Buffer.byteLength(chunk, 'utf8') === chunk.length ? chunk : chunkBytes(chunk);
+}
+
 export type FromWorker =
   /** A whole non-streamed answer in one message: a small JSON answer as its text, else its bytes (transferred). */
   | { t: 'whole'; id: number; status: number; headers: Record<string, string>; body: ArrayBuffer | string; end: RelayEnd }

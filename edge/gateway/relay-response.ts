@@ -1,6 +1,6 @@
 import { ClientClosed, errorEnvelope, type ServiceError } from '../../protocol/errors.ts';
 import type { UsageAcceleration, UsageReport } from '../../protocol/gateway.ts';
-import { chunkBytes, type Chunk, type RelayEnd, type RelayRequest } from '../../protocol/relay.ts';
+import { chunkBytes, wireChunk, type Chunk, type RelayEnd, type RelayRequest } from '../../protocol/relay.ts';
 import type { RelayHandle, RelayPool } from '../../workers/proxy/relay-pool.ts';
 import type { RouteResult } from '../router.ts';
 import type { ResponseWriter } from '../types.ts';
@@ -50,10 +50,14 @@ const completed = (end: RelayEnd): RelayOutcome => ({
   ...(end.acceleration && { acceleration: end.acceleration }),
 });
 
-/** A stream's bytes as one body. */
+/** A stream's bytes as one body: an ASCII string when every chunk is one (no buffer to allocate). */
 function joinChunks(chunks: Chunk[]): Uint8Array | string {
   if (chunks.length === 0) return '';
-  if (chunks.length === 1) return chunkBytes(chunks[0]!);
+  if (chunks.length === 1) return wireChunk(chunks[0]!);
+  if (chunks.every((c) => typeof c === 'string')) {
+    const text = chunks.join('');
+    if (Buffer.byteLength(text, 'utf8') === text.length) return text;
+  }
   return Buffer.concat(chunks.map(chunkBytes));
 }
 
@@ -94,7 +98,7 @@ export function startRelay(pool: RelayPool, req: RelayRequest, hooks: RelayHooks
 
   const write = (chunks: Chunk[]) => {
     for (const chunk of chunks) {
-      if (!writer!.write(chunkBytes(chunk)) && !paused) {
+      if (!writer!.write(wireChunk(chunk)) && !paused) {
         paused = true;
         handle.pause();
       }
@@ -104,7 +108,7 @@ export function startRelay(pool: RelayPool, req: RelayRequest, hooks: RelayHooks
   const writeAndEnd = (chunks: Chunk[]) => {
     const last = chunks.pop();
     write(chunks);
-    writer!.end(last === undefined ? undefined : chunkBytes(last));
+    writer!.end(last === undefined ? undefined : wireChunk(last));
   };
 
   /** The head of a stream whose route result waits for the rest of its message batch. */

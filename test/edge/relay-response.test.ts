@@ -56,6 +56,45 @@ describe('startRelay', () => {
     assert.equal((await call.done).outcome, 'ok');
   });
 
+  it('joins ASCII chunks into a string (no buffer) and anything else into the exact bytes', async () => {
+    const ascii = relay();
+    ascii.sink().head(200, SSE);
+    ascii.sink().data(['data: 1\n\n', 'data: 2\n\n']);
+    ascii.sink().end(END, ['data: [DONE]\n\n']);
+    assert.equal((await ascii.call.result).raw, 'data: 1\n\ndata: 2\n\ndata: [DONE]\n\n');
+
+    // "é" and "😀" as UTF-8, one split across two chunks: each chunk is a latin1 string of those bytes.
+    const utf8 = Buffer.from('data: é😀\n\n', 'utf8');
+    const mixed = relay();
+    mixed.sink().head(200, SSE);
+    mixed.sink().data(['data: 1\n\n', utf8.subarray(0, 9).toString('latin1')]);
+    mixed.sink().end(END, [utf8.subarray(9).toString('latin1')]);
+    const raw = (await mixed.call.result).raw;
+    assert.ok(raw instanceof Uint8Array, 'non-ASCII bytes are not handed over as a string');
+    assert.deepEqual(Buffer.from(raw), Buffer.concat([Buffer.from('data: 1\n\n'), utf8]));
+  });
+
+  it('writes ASCII chunks as strings and other chunks as their exact bytes', async () => {
+    const { sink, call } = relay();
+    sink().head(200, SSE);
+    const chunks: (Uint8Array | string)[] = [];
+    const result = await call.result;
+    result.stream!({
+      head() {},
+      write: (chunk) => (chunks.push(chunk), true),
+      end: (chunk) => void (chunk !== undefined && chunks.push(chunk)),
+      abort() {},
+      onWritable() {},
+      onAbort() {},
+    });
+    const utf8 = Buffer.from('data: é\n\n', 'utf8');
+    sink().data(['data: 1\n\n', utf8.toString('latin1')]);
+    sink().end(END, ['data: [DONE]\n\n']);
+    assert.equal(chunks[0], 'data: 1\n\n');
+    assert.deepEqual(Buffer.from(chunks[1] as Uint8Array), utf8);
+    assert.equal(chunks[2], 'data: [DONE]\n\n');
+  });
+
   it('writes a stream whose end comes in a later batch as it arrives', async () => {
     const { sink, call } = relay();
     sink().head(200, SSE);

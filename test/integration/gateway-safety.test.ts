@@ -337,6 +337,22 @@ describe('streams', () => {
     assert.equal(reqId.op, 'chat.completions');
   });
 
+  test('non-ASCII text arrives intact, whole and streamed (chunks may split a character)', async () => {
+    // Long enough that the stream crosses the worker's 16 KB string chunks, so the edge joins several.
+    const text = 'Grüße aus Köln: 世界, 😀 and ✓ — '.repeat(600);
+    oa.setOutput({ text, chunks: 97 });
+    try {
+      const plain = await svc.request('POST', '/v1/chat/completions', { body: chat() });
+      assert.equal(plain.json.choices[0].message.content, text);
+      const got = await rawStream(chat(true));
+      const events = got.text.split('\n\n').filter((e) => e.startsWith('data: {'));
+      const deltas = events.map((e) => (JSON.parse(e.slice(6)) as { choices: { delta: { content?: string } }[] }).choices[0]?.delta.content ?? '');
+      assert.equal(deltas.join(''), text);
+    } finally {
+      oa.setOutput({ ...openaiFake.DEFAULT_OUTPUT });
+    }
+  });
+
   test('a client that leaves before the answer is logged as 499, not as an internal error', async () => {
     oa.hangNext();
     const req = httpRequest({ host: '127.0.0.1', port: svc.port, method: 'POST', path: '/v1/chat/completions', headers: { authorization: `Bearer ${svc.adminToken}`, 'content-type': 'application/json' } });
