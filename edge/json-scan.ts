@@ -22,6 +22,8 @@ export interface JsonScan {
   members: Map<string, Span>;
 }
 
+// Module-local on purpose, like upstream-body.ts's: imported from a shared module, the constants of this
+// hot loop cost a load each under tsx (a 256 KB body of numbers took ~2 ms instead of ~0.3).
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const COMMA = 0x2c;
