@@ -62,11 +62,15 @@ export type Chunk = ArrayBuffer | string;
 /** Chunks up to this many bytes travel as latin1 strings. */
 export const STRING_CHUNK_MAX = 16 * 1024;
 
-/** A copy of `bytes` in an ArrayBuffer of its own, which can be transferred to another thread. */
+/**
+ * A copy of `bytes` in an ArrayBuffer of its own, which can be transferred to another thread. `Buffer#fill`
+ * with a same-length source is one memcpy; `TypedArray#set` from shared memory (a body arena slot) would be
+ * V8's word-by-word relaxed copy.
+ */
 export function ownBuffer(bytes: Uint8Array): ArrayBuffer {
-  const copy = new Uint8Array(bytes.byteLength);
-  copy.set(bytes);
-  return copy.buffer;
+  const copy = Buffer.allocUnsafeSlow(bytes.byteLength);
+  if (bytes.byteLength > 0) copy.fill(bytes);
+  return copy.buffer as ArrayBuffer;
 }
 
 /** `bytes`' own ArrayBuffer when the view spans all of it (then transferred as is, leaving `bytes` detached), else a copy. */
