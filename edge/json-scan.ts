@@ -2,7 +2,8 @@
 // (given bytes that are valid UTF-8) and builds nothing: no string for the text, no objects for the value.
 // Making a 256 KB string and parsing it costs the edge about 0.5 ms of main-thread time and as much again in
 // garbage collection, while this scan costs about a tenth of that, because string contents, which are most of
-// a large prompt, are searched with memchr (`indexOf`) and checked for control characters a word at a time.
+// a large prompt, are searched with memchr (`indexOf`) and checked for control characters a word at a time,
+// or sixteen bytes at a time when the body lies in the body arena (protocol/control-bytes.ts).
 //
 // It reports the top-level value's type and where the members it is asked for start and end, so the edge can
 // read the `model` of a 256 KB body without parsing the rest. `JSON.parse` keeps the last of repeated keys,
