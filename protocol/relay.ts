@@ -84,13 +84,15 @@ export function chunkBytes(chunk: Chunk): Uint8Array {
   return typeof chunk === 'string' ? Buffer.from(chunk, 'latin1') : new Uint8Array(chunk);
 }
 
+/** A latin1 string is ASCII exactly when its UTF-8 length is its length, which V8 answers without a JavaScript scan. */
+export const isAsciiText = (text: string): boolean => Buffer.byteLength(text, 'utf8') === text.length;
+
 /**
  * A chunk as a socket writer takes it: an ASCII string as it is (written as UTF-8, it is the same bytes, and
- * no buffer is allocated), anything else as bytes. A one-byte string is ASCII exactly when its UTF-8 length
- * is its length, which V8 answers without a scan in JavaScript.
+ * no buffer is allocated), anything else as bytes.
  */
 export function wireChunk(chunk: Chunk): Uint8Array | string {
-  return typeof chunk === 'string' && Buffer.byteLength(chunk, 'utf8') === chunk.length ? chunk : chunkBytes(chunk);
+  return typeof chunk === 'string' && isAsciiText(chunk) ? chunk : chunkBytes(chunk);
 }
 
 export type FromWorker =

@@ -1,6 +1,6 @@
 import { ClientClosed, errorEnvelope, type ServiceError } from '../../protocol/errors.ts';
 import type { UsageAcceleration, UsageReport } from '../../protocol/gateway.ts';
-import { chunkBytes, wireChunk, type Chunk, type RelayEnd, type RelayRequest } from '../../protocol/relay.ts';
+import { chunkBytes, isAsciiText, wireChunk, type Chunk, type RelayEnd, type RelayRequest } from '../../protocol/relay.ts';
 import type { RelayHandle, RelayPool } from '../../workers/proxy/relay-pool.ts';
 import type { RouteResult } from '../router.ts';
 import type { ResponseWriter } from '../types.ts';
@@ -56,7 +56,7 @@ function joinChunks(chunks: Chunk[]): Uint8Array | string {
   if (chunks.length === 1) return wireChunk(chunks[0]!);
   if (chunks.every((c) => typeof c === 'string')) {
     const text = chunks.join('');
-    if (Buffer.byteLength(text, 'utf8') === text.length) return text;
+    if (isAsciiText(text)) return text;
   }
   return Buffer.concat(chunks.map(chunkBytes));
 }

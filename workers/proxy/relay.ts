@@ -364,25 +364,24 @@ export async function relay(id: number, req: RelayRequest, control: RelayControl
     let injected = false;
     if (req.bodyStreamed) {
       body = Readable.from(control.uploadBody((bytes) => post({ t: 'ack', id, bytes })), { objectMode: false });
-    } else if (isSharedBody(req.body)) {
-      if (!arena) throw new Error('a body in the arena reached a worker without one');
-      const bytes = sharedBodyView(arena.buffer, arena.slotSize, req.body);
-      const prepared = upstreamBody(req, gateway.streamUsage, bytes);
+    } else if (req.body !== null) {
+      // A body in the arena is read in place; edits that fit are written into its slot.
+      let slot: Buffer | undefined;
+      if (isSharedBody(req.body)) {
+        if (!arena) throw new Error('a body in the arena reached a worker without one');
+        slot = sharedBodyView(arena.buffer, arena.slotSize, req.body);
+      }
+      const prepared = upstreamBody(req, gateway.streamUsage, slot);
       injected = prepared.injected;
       headers['content-type'] = 'application/json';
-      if (prepared.body === bytes) {
-        body = slotBody(bytes, () => freeSlot?.());
-        headers['content-length'] = String(bytes.byteLength);
+      if (slot !== undefined && prepared.body === slot) {
+        body = slotBody(slot, () => freeSlot?.());
+        headers['content-length'] = String(slot.byteLength);
       } else {
-        // Spliced into a new buffer or re-serialised: the slot is not read again.
         body = prepared.body;
+        // Spliced into a new buffer or re-serialised: the slot, if any, is not read again.
         freeSlot?.();
       }
-    } else if (req.body !== null) {
-      const prepared = upstreamBody(req, gateway.streamUsage);
-      body = prepared.body;
-      injected = prepared.injected;
-      headers['content-type'] = 'application/json';
     }
     if (control.aborted) return;
     const target = new URL(url);
