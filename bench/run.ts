@@ -150,6 +150,28 @@ function cpuSeconds(pids: number[]): number {
   }
   return ticks / TICK;
 }
+/** Busy jiffies of the whole machine (every CPU), from /proc/stat: user + nice + system + irq + softirq + steal. */
+function machineBusy(): number {
+  const f = readFileSync('/proc/stat', 'utf8').slice(0, 200).split('\n')[0]!.trim().split(/\s+/).map(Number);
+  return f[1]! + f[2]! + f[3]! + f[6]! + f[7]! + f[8]!;
+}
+/**
+ * Waits until the machine is quiet: a proxy still draining the backlog of the previous load (Portkey answers
+ * for seconds after wrk has gone) would otherwise take the cores from the next target's measurement. Quiet =
+ * under 10% of one core over 250 ms; gives up after 20 s and says so. Returns the seconds waited.
+ */
+async function quiesce(after: string): Promise<number> {
+  const t0 = Date.now();
+  for (;;) {
+    const b0 = machineBusy();
+    await sleep(250);
+    if ((machineBusy() - b0) / TICK < 0.025) return (Date.now() - t0) / 1000;
+    if (Date.now() - t0 > 20_000) {
+      log(`machine still busy 20 s after ${after}; measuring anyway`);
+      return (Date.now() - t0) / 1000;
+    }
+  }
+}
 function rssMb(pids: number[]): number {
   let kb = 0;
   for (const pid of pids) {
@@ -187,7 +209,11 @@ function body(model: string, kind: 'json' | 'sse' | 'big' | 'slow'): string {
 const work = mkdtempSync(join(tmpdir(), 'switchyard-bench-'));
 
 
-function wrk(t: Target, kind: 'json' | 'sse' | 'big', conns: number, seconds: number): Promise<WrkResult> {
+let lastRun = 'start';
+async function wrk(t: Target, kind: 'json' | 'sse' | 'big', conns: number, seconds: number): Promise<WrkResult> {
+  const waited = await quiesce(lastRun);
+  if (waited > 0.6) log(`waited ${waited.toFixed(1)} s for the machine to go quiet after ${lastRun}`);
+  lastRun = `${t.name} ${kind} x${conns}`;
   const file = join(work, `body-${t.name}-${kind}.json`);
   if (!existsSync(file)) writeFileSync(file, body(t.model, kind));
   const headers = Object.entries(t.headers)
