@@ -60,6 +60,12 @@ function styleB(models: readonly Listed[], query: string) {
   };
 }
 
+/** A routable catalog model by its direct ID (not an alias: the answer's `id` is the one asked for). */
+function directModel(catalog: CatalogService, id: string): CatalogModel | undefined {
+  const resolved = catalog.current().resolve(id);
+  return resolved?.model.id === id ? resolved.model : undefined;
+}
+
 /** `synthetic` lists presets and route packs; they follow the catalog models, so pages stay stable. */
 export function modelRoutes(catalog: CatalogService, synthetic: () => readonly SyntheticModel[] = () => []): RouteDef[] {
   return [
@@ -80,11 +86,11 @@ export function modelRoutes(catalog: CatalogService, synthetic: () => readonly S
       path: '/v1/models/:id',
       scope: ['inference', 'read'],
       handle: ({ req, params }) => {
-        const resolved = catalog.current().resolve(params.id!);
-        if (!resolved || resolved.model.id !== params.id) {
-          throw new ServiceError('MODEL_NOT_FOUND', `No model \`${params.id!.slice(0, 200)}\`.`, { param: 'model' });
-        }
-        return { body: wantsStyleB(req.headers) ? entryB(resolved.model) : entryA(resolved.model) };
+        const id = params.id!;
+        // A preset or route pack is served as the list shows it, and only while it is listed.
+        const model: Listed | undefined = id.startsWith('@') ? synthetic().find((m) => m.id === id) : directModel(catalog, id);
+        if (model === undefined) throw new ServiceError('MODEL_NOT_FOUND', `No model \`${id.slice(0, 200)}\`.`, { param: 'model' });
+        return { body: wantsStyleB(req.headers) ? entryB(model) : entryA(model) };
       },
     }),
   ];

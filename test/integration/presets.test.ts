@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import OpenAI from 'openai';
 import * as anthropicFake from '../fakes/anthropic.ts';
 import * as openaiFake from '../fakes/openai.ts';
 import { startService, type TestService } from '../helpers/service.ts';
@@ -153,7 +154,15 @@ describe('discovery', () => {
       assert.equal(entry.display_name, 'Brief GPT');
       assert.deepEqual(entry.families, ['styleA.chat_completions', 'styleA.responses']);
       assert.deepEqual(entry.switchyard, { kind: 'preset', model: 'openai/gpt-test' });
+      const one = await svc.request('GET', '/v1/models/%40preset%2Fbrief', { headers });
+      assert.equal(one.status, 200, one.text);
+      assert.deepEqual(one.json, entry);
     }
+    const client = new OpenAI({ baseURL: `${svc.url}/v1`, apiKey: svc.adminToken });
+    assert.equal((await client.models.retrieve('@preset/brief')).owned_by, 'switchyard');
+    const unknown = await svc.request('GET', '/v1/models/%40preset%2Fno-such-preset');
+    assert.equal(unknown.status, 404);
+    assert.equal(unknown.json.error.code, 'MODEL_NOT_FOUND');
   });
 
   test('a preset whose target is hidden is omitted and does not resolve', async () => {
@@ -161,6 +170,7 @@ describe('discovery', () => {
     try {
       for (const headers of [{}, { 'anthropic-version': '2023-06-01' }] as Record<string, string>[]) {
         assert.ok(!(await listed(headers)).some((m) => m.id === '@preset/claude-brief'));
+        assert.equal((await svc.request('GET', '/v1/models/%40preset%2Fclaude-brief', { headers })).status, 404);
       }
       const reply = await svc.request('POST', '/v1/messages', { body: { model: '@preset/claude-brief', messages: [] }, headers: { 'anthropic-version': '2023-06-01' } });
       assert.equal(reply.status, 404);

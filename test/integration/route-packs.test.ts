@@ -124,6 +124,10 @@ describe('discovery', () => {
       const entry = data.find((m) => m.id === '@route/ab');
       assert.ok(entry);
       assert.equal(entry.display_name, 'A then B');
+      // By ID (the SDKs' `models.retrieve`), the same entry.
+      const one = await svc.request('GET', '/v1/models/%40route%2Fab', { headers });
+      assert.equal(one.status, 200, one.text);
+      assert.deepEqual(one.json, entry);
       assert.deepEqual(entry.families, ['styleA.chat_completions', 'styleA.responses']);
       // Its only route serves chat alone; the pack advertises what its fallback (pb/gpt-test) guarantees.
       assert.deepEqual(data.find((m) => m.id === '@route/dead-first')?.families, ['styleA.chat_completions', 'styleA.responses']);
@@ -132,6 +136,7 @@ describe('discovery', () => {
     assert.equal((await svc.request('PATCH', '/v1/providers/dead', { body: { enabled: false } })).status, 200);
     const ids = ((await svc.request('GET', '/v1/models')).json.data as { id: string }[]).map((m) => m.id);
     assert.ok(!ids.includes('@route/dead-first'));
+    assert.equal((await svc.request('GET', '/v1/models/%40route%2Fdead-first')).json.error.code, 'MODEL_NOT_FOUND');
     assert.ok(ids.includes('@route/ab'));
     assert.equal((await svc.request('POST', '/v1/chat/completions', { body: chat('@route/dead-first') })).json.error.code, 'MODEL_NOT_FOUND');
   });
