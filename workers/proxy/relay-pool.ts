@@ -140,9 +140,13 @@ export function createRelayPool(options: { dataDir: string; threads?: number; ar
   for (let i = 0; i < size; i++) spawn(i);
 
   const send = (slot: Slot, m: ToWorker, transfer?: ArrayBuffer) => {
-    if (slot.outbox.length === 0) setImmediate(flushOutbox, slot);
+    // The worker's only call goes at once: nothing else is on its way to join the batch, and waiting for the
+    // end of the turn would only add to the call's latency (one agent at a time is the common case).
+    const alone = slot.outbox.length === 0 && m.t === 'start' && slot.inflight.size === 1;
+    if (slot.outbox.length === 0 && !alone) setImmediate(flushOutbox, slot);
     slot.outbox.push(m);
     if (transfer !== undefined) slot.transfer.push(transfer);
+    if (alone) flushOutbox(slot);
   };
 
   return {

@@ -10,7 +10,8 @@ const { arena } = workerData as RelayWorkerData;
 const running = new Map<number, RelayControl>();
 
 // Messages leave in one batch per event-loop turn: one clone and one wake-up of the edge per turn. A call's
-// stream chunks of the turn join its last data message when nothing else of that call came after it.
+// stream chunks of the turn join its last data message when nothing else of that call came after it. The
+// last message of the worker's only call leaves at once: no other call can add to its batch.
 let outbox: FromWorker[] = [];
 let outboxTransfer: ArrayBuffer[] = [];
 const openData = new Map<number, Chunk[]>();
@@ -27,7 +28,8 @@ const flush = () => {
   port.postMessage(json ? JSON.stringify(batch) : batch, transfer);
 };
 const post = (message: FromWorker, transfer?: ArrayBuffer[]) => {
-  if (outbox.length === 0) setImmediate(flush);
+  const alone = outbox.length === 0 && running.size <= 1 && (message.t === 'whole' || message.t === 'end' || message.t === 'error');
+  if (outbox.length === 0 && !alone) setImmediate(flush);
   if (transfer !== undefined) for (const buffer of transfer) outboxTransfer.push(buffer);
   if ((message.t === 'data' || message.t === 'end') && message.chunks !== undefined && message.chunks.length > 0) withChunks = true;
   if (message.t === 'data') {
@@ -45,6 +47,7 @@ const post = (message: FromWorker, transfer?: ArrayBuffer[]) => {
     openData.set(message.id, message.chunks);
   } else if (message.t !== 'free') openData.delete(message.id);
   outbox.push(message);
+  if (alone) flush();
 };
 
 port.on('message', (message: ToWorker[] | string) => {
