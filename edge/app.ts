@@ -3,6 +3,7 @@ import { ClientClosed, errorEnvelope, ServiceError, toServiceError } from '../pr
 import { redactSecrets } from '../protocol/redact.ts';
 import { grants, type Scope } from '../protocol/scopes.ts';
 import { checkBody } from '../protocol/validate.ts';
+import { afterAnswers } from './after-answers.ts';
 import { extractToken } from './auth.ts';
 import type { CorsPolicy } from './cors.ts';
 import { hostAllowed } from './host-check.ts';
@@ -133,10 +134,8 @@ export function createApp(deps: AppDeps) {
     const cors = deps.cors();
     if (cors.allows(origin)) Object.assign(headers, cors.responseHeaders(origin));
     if (deps.isDraining()) headers['connection'] = 'close';
-    access.info(
-      { reqId: requestId, method: head.method, route: routeName, status, durationMs: Math.round((performance.now() - started) * 1000) / 1000 },
-      'request',
-    );
+    const line = { reqId: requestId, method: head.method, route: routeName, status, durationMs: Math.round((performance.now() - started) * 1000) / 1000 };
+    afterAnswers(() => access.info(line, 'request'));
     return { status, headers, body };
   }
 

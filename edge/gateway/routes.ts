@@ -10,13 +10,14 @@ import type { RelayPool } from '../../workers/proxy/relay-pool.ts';
 import type { ResolvedModel } from '../catalog.ts';
 import type { CatalogService } from '../catalog-service.ts';
 import { parseJsonBody, readJsonBody, scanJsonBody } from '../json-body.ts';
+import { afterAnswers } from '../after-answers.ts';
 import { createAccessLogger } from '../log.ts';
 import { multipartBoundary } from '../multipart-model.ts';
 import { targetOf } from '../provider-service.ts';
 import { route, type RouteContext, type RouteDef, type RouteResult } from '../router.ts';
 import type { EdgeRequestHead } from '../types.ts';
 import { relayMultipart } from './multipart.ts';
-import { startRelay, type RelayCall, type RelayHooks } from './relay-response.ts';
+import { startRelay, type RelayCall, type RelayHooks, type RelayOutcome } from './relay-response.ts';
 import { checkCredential, resolveModel } from './resolve.ts';
 import { isPackName, isPresetName, observeFailure, resolvePack, resolvePreset, retryClassOf, type SmartRouting } from '../smart-route/gateway.ts';
 
@@ -93,8 +94,7 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
 
   /** Reports the call's outcome once it is over; remembers which provider holds a created response. */
   function follow(ctx: RouteContext<unknown>, op: GatewayOp, providerId: string, modelId: string | null, call: RelayCall, route?: UsageRoute): Promise<RouteResult> {
-    void call.done.then((o) => {
-      if (o.responseId !== null && (op === 'responses.create' || op === 'responses.compact')) responses.remember(o.responseId, providerId);
+    const report = (o: RelayOutcome) => {
       const event: UsageEvent = {
         kind: 'usage',
         requestId: ctx.requestId,
@@ -110,6 +110,11 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
       };
       access.info({ reqId: ctx.requestId, op, providerId, modelId, outcome: o.outcome, usage: o.usage, ...(route && { route }) }, 'usage');
       deps.recordUsage?.(event);
+    };
+    void call.done.then((o) => {
+      if (o.responseId !== null && (op === 'responses.create' || op === 'responses.compact')) responses.remember(o.responseId, providerId);
+      // The usage line and the meter wait until this turn's answers are written.
+      afterAnswers(() => report(o));
     });
     return call.result;
   }

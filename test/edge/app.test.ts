@@ -67,6 +67,8 @@ function harness(networkExposed = false) {
       remoteAddress: '127.0.0.1',
       body,
     });
+    // The request line is written once the turn's answers are out (edge/after-answers.ts).
+    await new Promise((resolve) => setImmediate(resolve));
     const text = res.body.toString();
     const logs = raw.slice(before).map((l) => JSON.parse(l) as Record<string, unknown>);
     return { status: res.status, headers: res.headers, text, json: text === '' ? undefined : JSON.parse(text), logs, raw: raw.slice(before) };
