@@ -107,6 +107,11 @@ export type FromWorker =
   | { t: 'created'; id: number; responseId: string }
   /** Before the head: the answer is this error. After it: the stream failed. */
   | { t: 'error'; id: number; error: ErrorPayload; usage: UsageReport | null }
+  /**
+   * The edge's abort ended the call: its last message, with the usage the answer had reported so far (a styleB
+   * stream's input tokens arrive in its first event), or null.
+   */
+  | { t: 'aborted'; id: number; usage: UsageReport | null }
   /** Upload flow control: the worker has sent this many more bytes upstream. */
   | { t: 'ack'; id: number; bytes: number }
   /** The worker is done with a body's arena slot (its bytes were written, or will never be). Not tied to a call. */

@@ -35,6 +35,8 @@ export interface UploadChannel {
 }
 
 const UPLOAD_WINDOW = 2 * 1024 * 1024;
+/** How long a call whose client left waits for the worker's last message (the usage so far) before it ends without. */
+const ABORT_USAGE_WAIT_MS = 5_000;
 
 const encoder = new TextEncoder();
 
@@ -89,11 +91,24 @@ export function startRelay(pool: RelayPool, req: RelayRequest, hooks: RelayHooks
   let finished = false;
   let unacked = 0;
   let ackWake: (() => void) | null = null;
+  /** The client left: nothing more is written, and the call ends with whatever the worker's last message reports. */
+  let clientGone = false;
+  let backstop: NodeJS.Timeout | null = null;
   const finish = (o: RelayOutcome) => {
     if (finished) return;
     finished = true;
+    if (backstop !== null) clearTimeout(backstop);
     ackWake?.();
     resolveDone(o);
+  };
+  const leftWith = (usage: UsageReport | null, responseId: string | null = null) => finish({ outcome: 'aborted', usage, responseId });
+  const clientLeft = () => {
+    if (clientGone) return;
+    clientGone = true;
+    if (handle.abort()) {
+      backstop = setTimeout(() => leftWith(null), ABORT_USAGE_WAIT_MS);
+      backstop.unref();
+    } else leftWith(null);
   };
 
   const write = (chunks: Chunk[]) => {
@@ -128,10 +143,7 @@ export function startRelay(pool: RelayPool, req: RelayRequest, hooks: RelayHooks
             handle.resume();
           }
         });
-        out.onAbort(() => {
-          handle.abort();
-          finish({ outcome: 'aborted', usage: null, responseId: null });
-        });
+        out.onAbort(clientLeft);
         const early = backlog;
         backlog = [];
         if (pendingEnd === null) write(early);
@@ -150,11 +162,13 @@ export function startRelay(pool: RelayPool, req: RelayRequest, hooks: RelayHooks
       }
     },
     whole(status, headers, body, end: RelayEnd) {
+      if (clientGone) return leftWith(end.usage, end.responseId);
       hooks.onHead?.(status, headers);
       resolveResult({ status, headers, raw: typeof body === 'string' ? body : new Uint8Array(body) });
       finish(completed(end));
     },
     head(status, headers) {
+      if (clientGone) return;
       headSeen = true;
       hooks.onHead?.(status, headers);
       isSse = (headers['content-type'] ?? '').includes('text/event-stream');
@@ -164,10 +178,12 @@ export function startRelay(pool: RelayPool, req: RelayRequest, hooks: RelayHooks
       queueMicrotask(publishStream);
     },
     data(chunks) {
+      if (clientGone) return;
       if (writer) write(chunks);
       else backlog.push(...chunks);
     },
     end(end, chunks) {
+      if (clientGone) return leftWith(end.usage, end.responseId);
       const outcome = completed(end);
       if (pendingHead !== null) {
         const { status, headers } = pendingHead;
@@ -189,6 +205,7 @@ export function startRelay(pool: RelayPool, req: RelayRequest, hooks: RelayHooks
       }
     },
     error(error, usage) {
+      if (clientGone) return leftWith(usage);
       if (!headSeen) {
         // Nothing reached the client yet: the answer is the error envelope.
         rejectResult(error);
@@ -204,11 +221,11 @@ export function startRelay(pool: RelayPool, req: RelayRequest, hooks: RelayHooks
       if (writer) fail([]);
       else pendingEnd = fail;
     },
+    aborted: (usage) => leftWith(usage),
   });
 
   hooks.onAbort(() => {
-    handle.abort();
-    finish({ outcome: 'aborted', usage: null, responseId: null });
+    clientLeft();
     rejectResult(new ClientClosed());
   });
   const upload: UploadChannel = {

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { startRelay } from '../../edge/gateway/relay-response.ts';
 import type { RouteResult } from '../../edge/router.ts';
 import type { ResponseWriter } from '../../edge/types.ts';
-import { ServiceError } from '../../protocol/errors.ts';
+import { ClientClosed, ServiceError } from '../../protocol/errors.ts';
 import type { RelayRequest } from '../../protocol/relay.ts';
 import type { RelayPool, RelaySink } from '../../workers/proxy/relay-pool.ts';
 
@@ -13,33 +13,39 @@ import type { RelayPool, RelaySink } from '../../workers/proxy/relay-pool.ts';
 const END = { usage: null, responseId: null };
 const SSE = { 'content-type': 'text/event-stream' };
 
-function relay(): { sink: () => RelaySink; call: ReturnType<typeof startRelay> } {
+/** `lastMessageFollows`: what the pool's abort answers (a relay worker still sends its last message). */
+function relay(lastMessageFollows = true): { sink: () => RelaySink; call: ReturnType<typeof startRelay>; aborts: () => number; clientLeaves: () => void } {
   let sink: RelaySink | null = null;
+  let aborts = 0;
   const pool: RelayPool = {
     start(_req, s) {
       sink = s;
-      return { body() {}, pause() {}, resume() {}, abort() {} };
+      return { body() {}, pause() {}, resume() {}, abort: () => (aborts++, lastMessageFollows) };
     },
     close: async () => {},
   };
-  const call = startRelay(pool, { requestId: 'req_test' } as RelayRequest, { onAbort() {} });
-  return { sink: () => sink!, call };
+  let onAbort: (() => void) | null = null;
+  const call = startRelay(pool, { requestId: 'req_test' } as RelayRequest, { onAbort: (cb) => (onAbort = cb) });
+  return { sink: () => sink!, call, aborts: () => aborts, clientLeaves: () => onAbort!() };
 }
 
-/** What a stream result writes, through a recording writer. */
-function drive(result: RouteResult): { head: number; writes: string[]; ended: string | null } {
-  const seen = { head: 0, writes: [] as string[], ended: null as string | null };
+/** What a stream result writes, through a recording writer; `leave()` is the client closing its socket. */
+function drive(result: RouteResult): { head: number; writes: string[]; ended: string | null; leave: () => void } {
+  let onAbort: (() => void) | null = null;
+  const seen = { head: 0, writes: [] as string[], ended: null as string | null, leave: () => onAbort!() };
   const writer: ResponseWriter = {
     head: (status) => (seen.head = status),
     write: (chunk) => (seen.writes.push(Buffer.from(chunk).toString('latin1')), true),
     end: (chunk) => (seen.ended = chunk === undefined ? '' : Buffer.from(chunk).toString('latin1')),
     abort() {},
     onWritable() {},
-    onAbort() {},
+    onAbort: (cb) => (onAbort = cb),
   };
   result.stream!(writer);
   return seen;
 }
+
+const USAGE = { inputTokens: 12, outputTokens: null, cachedInputTokens: null, reasoningTokens: null, totalTokens: null, costUsd: null, toolCalls: {} };
 
 describe('startRelay', () => {
   it('answers a stream that arrived whole in one batch at once, its bytes joined, latin1 chunks intact', async () => {
@@ -120,5 +126,52 @@ describe('startRelay', () => {
     assert.deepEqual(seen.writes, ['data: 1\n\n']);
     assert.match(seen.ended ?? '', /^event: error\ndata: /);
     assert.equal((await call.done).outcome, 'failed');
+  });
+});
+
+describe('startRelay when the client leaves', () => {
+  it('mid-stream: writes nothing more and ends with the usage of the worker\'s last message', async () => {
+    const { sink, call, aborts } = relay();
+    sink().head(200, SSE);
+    sink().data(['data: 1\n\n']);
+    const seen = drive(await call.result);
+    seen.leave();
+    seen.leave();
+    assert.equal(aborts(), 1);
+    let settled = false;
+    void call.done.then(() => (settled = true));
+    sink().data(['data: 2\n\n']);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(settled, false, 'the call waits for the worker\'s last message');
+    sink().aborted(USAGE);
+    assert.deepEqual(await call.done, { outcome: 'aborted', usage: USAGE, responseId: null });
+    assert.deepEqual(seen.writes, ['data: 1\n\n']);
+    assert.equal(seen.ended, null);
+  });
+
+  it('an end that crossed the abort is not written; its usage counts for the aborted call', async () => {
+    const { sink, call } = relay();
+    sink().head(200, SSE);
+    const seen = drive(await call.result);
+    seen.leave();
+    sink().end({ usage: USAGE, responseId: 'resp_1' }, ['data: [DONE]\n\n']);
+    assert.deepEqual(await call.done, { outcome: 'aborted', usage: USAGE, responseId: 'resp_1' });
+    assert.equal(seen.ended, null);
+  });
+
+  it('before the head: the result is ClientClosed, and an error that crossed the abort still brings its usage', async () => {
+    const { sink, call, clientLeaves } = relay();
+    clientLeaves();
+    await assert.rejects(call.result, ClientClosed);
+    sink().error(new ServiceError('UPSTREAM_ERROR', 'The provider stopped.'), USAGE);
+    assert.deepEqual(await call.done, { outcome: 'aborted', usage: USAGE, responseId: null });
+  });
+
+  it('a pool that sends nothing after an abort (the embedded runtime) ends the call at once, without usage', async () => {
+    const { sink, call } = relay(false);
+    sink().head(200, SSE);
+    const seen = drive(await call.result);
+    seen.leave();
+    assert.deepEqual(await call.done, { outcome: 'aborted', usage: null, responseId: null });
   });
 });

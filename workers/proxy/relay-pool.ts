@@ -16,6 +16,8 @@ export interface RelaySink {
   /** `chunks`: the stream's last bytes, written before it ends. */
   end(end: RelayEnd, chunks?: Chunk[]): void;
   error(error: ServiceError, usage: UsageReport | null): void;
+  /** The call ended on the edge's abort, with the usage reported until then. */
+  aborted(usage: UsageReport | null): void;
   /** Upload flow control: bytes the worker has passed upstream. */
   ack?(bytes: number): void;
   /** A streamed create named its response. */
@@ -50,6 +52,10 @@ export function deliverRelayMessage(m: Exclude<FromWorker, { t: 'free' }>, infli
       inflight.delete(m.id);
       sink.error(ServiceError.fromPayload(m.error as ErrorPayload), m.usage);
       return;
+    case 'aborted':
+      inflight.delete(m.id);
+      sink.aborted(m.usage);
+      return;
     case 'ack':
       sink.ack?.(m.bytes);
       return;
@@ -64,8 +70,12 @@ export interface RelayHandle {
   body(chunk: ArrayBuffer | null): void;
   pause(): void;
   resume(): void;
-  /** The client left: stop the upstream call. No more sink calls follow. */
-  abort(): void;
+  /**
+   * The client left: stop the upstream call. True when the call's last message is still to come (whatever it
+   * is, the sink hears of it: `aborted` with the usage so far, or an end or error that crossed the abort);
+   * false when no more sink calls follow.
+   */
+  abort(): boolean;
 }
 
 interface Slot {
@@ -159,13 +169,16 @@ export function createRelayPool(options: { dataDir: string; threads?: number; ar
       if (isSharedBody(req.body)) slot.bodies.add(req.body.shared);
       slot.worker.ref();
       send(slot, { t: 'start', id, req }, req.body instanceof ArrayBuffer ? req.body : undefined);
+      let abortSent = false;
       return {
         body: (chunk) => send(slot, { t: 'body', id, chunk }, chunk ?? undefined),
         pause: () => send(slot, { t: 'pause', id }),
         resume: () => send(slot, { t: 'resume', id }),
         abort() {
-          if (slot.inflight.delete(id)) send(slot, { t: 'abort', id });
-          if (slot.inflight.size === 0) slot.worker.unref();
+          if (!slot.inflight.has(id)) return false;
+          if (!abortSent) send(slot, { t: 'abort', id });
+          abortSent = true;
+          return true;
         },
       };
     },

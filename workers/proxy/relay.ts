@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import { Readable } from 'node:stream';
 import { Agent, errors, type Dispatcher } from 'undici';
 import { ServiceError, toServiceError } from '../../protocol/errors.ts';
-import { GATEWAY_OPS } from '../../protocol/gateway.ts';
+import { GATEWAY_OPS, type UsageReport } from '../../protocol/gateway.ts';
 import { KINDS, PROVIDER_KINDS, type ProviderKind } from '../../protocol/providers.ts';
 import { ownBuffer, STRING_CHUNK_MAX, type FromWorker, type RelayEnd, type RelayRequest } from '../../protocol/relay.ts';
 import { isSharedBody, sharedBodyView, type WorkerArena } from './body-arena.ts';
@@ -142,8 +142,8 @@ interface ExchangeSetup {
 class Exchange implements Dispatcher.DispatchHandler {
   readonly done: Promise<void>;
   headSent = false;
-  /** A failed stream's usage so far, for the error report. */
-  tapUsage: UsageResult | null = null;
+  /** A stream's usage as read when it failed or was stopped. */
+  private tapUsage: UsageResult | null = null;
   private settle!: (err?: unknown) => void;
   private settled = false;
   private mode: 'head' | 'error' | 'stream' | 'whole' = 'head';
@@ -173,6 +173,18 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.settled = true;
     this.setup.control.detach();
     this.settle(err);
+  }
+
+  /**
+   * What a stream that ends early (failed, or stopped by the edge) had reported: null when it reported
+   * nothing yet (a styleA chat stream states usage only at its end) and for an answer read whole.
+   */
+  usageSoFar(): UsageReport | null {
+    if (this.tap === null) return null;
+    this.tapUsage ??= this.tap.end().usage;
+    const { usage } = relayEnd(this.tapUsage);
+    const reported = usage !== null && (Object.values(usage).some((v) => typeof v === 'number') || Object.keys(usage.toolCalls).length > 0);
+    return reported ? usage : null;
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -237,10 +249,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     if (control.aborted) this.fail(err);
     // A failure while reading the provider's error body still reports that error, unquoted.
     else if (this.mode === 'error') this.fail(this.statusError(''));
-    else if (this.mode === 'stream') {
-      this.tapUsage = this.tap!.end().usage;
-      this.fail(fromTransportError(err, context) ?? err);
-    } else this.fail(fromTransportError(err, context) ?? err);
+    else this.fail(fromTransportError(err, context) ?? err);
   }
 
   private relayChunk(chunk: Buffer): void {
@@ -332,6 +341,8 @@ export async function relay(id: number, req: RelayRequest, control: RelayControl
   const url = gateway?.url(req.op, req.target, req.params, req.query) ?? null;
   let exchange: Exchange | null = null;
   let context: UpstreamContext = { providerId: req.target.id, credential: null };
+  /** The edge stopped the call (the client left): the last message carries the usage reported so far. */
+  const stopped = () => post({ t: 'aborted', id, usage: exchange?.usageSoFar() ?? null });
   // A body in the arena: its slot is freed once, when undici is done with it or when the call ends without it.
   let freeSlot: (() => void) | null = null;
   if (isSharedBody(req.body)) {
@@ -383,7 +394,7 @@ export async function relay(id: number, req: RelayRequest, control: RelayControl
         freeSlot?.();
       }
     }
-    if (control.aborted) return;
+    if (control.aborted) return stopped();
     const target = new URL(url);
     const started = new Exchange({ id, req, control, post, context, injected, gateway });
     exchange = started;
@@ -403,10 +414,9 @@ export async function relay(id: number, req: RelayRequest, control: RelayControl
     );
     await started.done;
   } catch (err) {
-    if (control.aborted) return; // the client left; nobody is listening
+    if (control.aborted) return stopped();
     const error = toServiceError(err instanceof Error && !(err instanceof ServiceError) ? (fromTransportError(err, context) ?? err) : err);
-    const usage = exchange !== null && exchange.headSent && exchange.tapUsage !== null ? relayEnd(exchange.tapUsage).usage : null;
-    post({ t: 'error', id, error: error.toPayload(), usage });
+    post({ t: 'error', id, error: error.toPayload(), usage: exchange?.usageSoFar() ?? null });
   } finally {
     // The call is over and undici never asked for the body, or gave up on it with the socket destroyed.
     freeSlot?.();

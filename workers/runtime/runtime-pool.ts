@@ -148,9 +148,11 @@ export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
         body: () => undefined,
         pause: () => undefined,
         resume: () => undefined,
+        // The runtime sends nothing after an abort: the call ends here.
         abort() {
           aborted = true;
           if (target?.map.delete(id)) send({ t: 'abort', id });
+          return false;
         },
       };
     },

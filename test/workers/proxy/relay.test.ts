@@ -225,7 +225,7 @@ describe('relay, failures', () => {
 
 describe('relay, edge controls', () => {
   // The time-outs only keep a broken abort from hanging the run; nothing here measures time.
-  it('an abort before the head ends the relay, closes the upstream connection and posts nothing', { timeout: 10_000 }, async () => {
+  it('an abort before the head ends the relay, closes the upstream connection and posts only that it stopped', { timeout: 10_000 }, async () => {
     handler = () => {};
     const control = new RelayControl();
     const running = run(request('chat.completions', { model: 'm', messages: [] }), undefined, control);
@@ -233,11 +233,11 @@ describe('relay, edge controls', () => {
     control.abort.abort();
     control.cancelWaits();
     const { messages } = await running;
-    assert.deepEqual(messages, []);
+    assert.deepEqual(messages, [{ t: 'aborted', id: 1, usage: null }]);
     await closed;
   });
 
-  it('an abort mid-stream closes the upstream connection and posts nothing after it', { timeout: 10_000 }, async () => {
+  it('an abort mid-stream closes the upstream connection; the last message says it stopped', { timeout: 10_000 }, async () => {
     handler = (_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.write(sse([CONTENT]));
@@ -252,8 +252,31 @@ describe('relay, edge controls', () => {
     await closed;
     assert.deepEqual(
       messages.map((m) => m.t),
-      ['head', 'data'],
+      ['head', 'data', 'aborted'],
     );
+  });
+
+  it('a styleB stream stopped mid-way reports the input tokens of its first event', { timeout: 10_000 }, async () => {
+    const event = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+    handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(
+        event('message_start', { message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'm', content: [], usage: { input_tokens: 25, output_tokens: 1 } } }) +
+          event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }) +
+          event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Hel' } }),
+      );
+    };
+    let aborted = false;
+    const { messages } = await run(request('messages', { model: 'm', max_tokens: 10, stream: true, messages: [] }, { target: targetFor('anthropic', baseUrl.replace(/\/v1$/, '')) }), (m, control) => {
+      if (m.t !== 'data' || aborted) return;
+      aborted = true;
+      control.abort.abort();
+      control.cancelWaits();
+    });
+    await closed;
+    const last = messages.at(-1)!;
+    assert.ok(last.t === 'aborted', JSON.stringify(messages.map((m) => m.t)));
+    assert.equal(last.usage?.inputTokens, 25);
   });
 
   it('an abort before the call went out sends nothing upstream', async () => {
@@ -261,7 +284,7 @@ describe('relay, edge controls', () => {
     const running = run(request('chat.completions', { model: 'm', messages: [] }), undefined, control);
     control.abort.abort();
     const { messages } = await running;
-    assert.deepEqual(messages, []);
+    assert.deepEqual(messages, [{ t: 'aborted', id: 1, usage: null }]);
     assert.equal(requests, 0);
   });
 

@@ -38,6 +38,7 @@ function call(pool: RelayPool, op: GatewayOp, model: string, body: object): Prom
         data(chunks) { for (const c of chunks) o.text += decoder.decode(chunkBytes(c), { stream: true }); },
         end(end) { o.usage = end.usage; resolve(o); },
         error(error, usage) { Object.assign(o, { error, usage }); resolve(o); },
+        aborted() { throw new Error('not aborted here'); },
       },
     );
   });

@@ -1,0 +1,90 @@
+import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
+import { after, before, describe, test } from 'node:test';
+import * as anthropicFake from '../fakes/anthropic.ts';
+import * as openaiFake from '../fakes/openai.ts';
+import { startService, type TestService } from '../helpers/service.ts';
+
+// A client that leaves mid-stream: the call is metered as aborted with the usage the stream had reported
+// until then. A styleB stream states its input tokens in its first event; a styleA chat stream reports usage
+// only at its end, so its aborted call has none.
+
+const OPENAI_KEY = `fake-openai-${process.pid}`;
+const ANTHROPIC_KEY = `fake-anthropic-${process.pid}`;
+
+let svc: TestService;
+let oa: openaiFake.OpenAIFake;
+let an: anthropicFake.AnthropicFake;
+
+/** Posts a streamed call and drops the connection once the first bytes of the answer arrive. */
+function leaveAfterFirstBytes(path: string, body: unknown): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port: svc.port,
+        method: 'POST',
+        path,
+        headers: { authorization: `Bearer ${svc.adminToken}`, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+      },
+      (res) => res.once('data', () => (req.destroy(), resolve())),
+    );
+    req.on('error', () => undefined);
+    req.on('close', () => resolve());
+    req.end(JSON.stringify(body));
+    setTimeout(() => reject(new Error('no stream')), 10_000).unref();
+  });
+}
+
+before(async () => {
+  oa = await openaiFake.start({ apiKey: OPENAI_KEY });
+  oa.setModels([{ id: 'gpt-test' }]);
+  an = await anthropicFake.start({ apiKey: ANTHROPIC_KEY });
+  an.setModels([{ id: 'claude-test' }]);
+  svc = await startService();
+  for (const [kind, fake, key] of [['openai', oa, OPENAI_KEY], ['anthropic', an, ANTHROPIC_KEY]] as const) {
+    assert.equal((await svc.request('POST', '/v1/providers', { body: { kind, baseUrl: fake.baseUrl, credential: key } })).status, 201);
+    assert.equal((await svc.request('POST', `/v1/providers/${kind}/actions/refresh-models`)).status, 200);
+  }
+});
+after(async () => {
+  await svc.stop();
+  await oa.close();
+  await an.close();
+});
+
+describe('a client that leaves mid-stream', () => {
+  test('a styleB stream is metered as aborted with the input tokens of its message_start', async () => {
+    an.slowStreamNext({ chunkDelayMs: 300 });
+    const upstream = an.nextStream();
+    await leaveAfterFirstBytes('/v1/messages', { model: 'anthropic/claude-test', max_tokens: 64, stream: true, messages: [{ role: 'user', content: 'hello' }] });
+    assert.equal((await (await upstream).ended).by, 'client-closed');
+    const line = await svc.waitForLog((l) => l.msg === 'usage' && l.op === 'messages');
+    assert.equal(line.outcome, 'aborted');
+    // The fake's message_start: 31 input + 3 cache-creation + 8 cache-read tokens, 1 output token so far.
+    const usage = line.usage as Record<string, unknown>;
+    assert.equal(usage.inputTokens, 42);
+    assert.equal(usage.cachedInputTokens, 8);
+    assert.equal(usage.outputTokens, 1);
+    // The meter counts it as a failed request with those tokens.
+    const deadline = Date.now() + 10_000;
+    let totals: Record<string, number> = {};
+    while (Date.now() < deadline) {
+      totals = (await svc.request('GET', '/v1/usage/summary?providerId=anthropic')).json.totals;
+      if (totals.requests === 1) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal(totals.failedRequests, 1);
+    assert.equal(totals.inputTokens, 42);
+  });
+
+  test('a styleA chat stream, whose usage comes only at its end, is metered as aborted without usage', async () => {
+    oa.slowStreamNext({ chunkDelayMs: 300 });
+    const upstream = oa.nextStream();
+    await leaveAfterFirstBytes('/v1/chat/completions', { model: 'openai/gpt-test', stream: true, messages: [{ role: 'user', content: 'hello' }] });
+    assert.equal((await (await upstream).ended).by, 'client-closed');
+    const line = await svc.waitForLog((l) => l.msg === 'usage' && l.op === 'chat.completions');
+    assert.equal(line.outcome, 'aborted');
+    assert.equal(line.usage, null);
+  });
+});
