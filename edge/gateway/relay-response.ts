@@ -94,6 +94,8 @@ export function startRelay(pool: RelayPool, req: RelayRequest, hooks: RelayHooks
   /** The client left: nothing more is written, and the call ends with whatever the worker's last message reports. */
   let clientGone = false;
   let backstop: NodeJS.Timeout | null = null;
+  /** A last message held for the client's writer: what the call reports if the client leaves before it. */
+  let heldEnd: { usage: UsageReport | null; responseId: string | null } | null = null;
   const finish = (o: RelayOutcome) => {
     if (finished) return;
     finished = true;
@@ -108,7 +110,7 @@ export function startRelay(pool: RelayPool, req: RelayRequest, hooks: RelayHooks
     if (handle.abort()) {
       backstop = setTimeout(() => leftWith(null), ABORT_USAGE_WAIT_MS);
       backstop.unref();
-    } else leftWith(null);
+    } else leftWith(heldEnd?.usage ?? null, heldEnd?.responseId ?? null);
   };
 
   const write = (chunks: Chunk[]) => {
@@ -202,6 +204,7 @@ export function startRelay(pool: RelayPool, req: RelayRequest, hooks: RelayHooks
       else {
         if (chunks !== undefined) backlog.push(...chunks);
         pendingEnd = close;
+        heldEnd = end;
       }
     },
     error(error, usage) {
@@ -219,7 +222,10 @@ export function startRelay(pool: RelayPool, req: RelayRequest, hooks: RelayHooks
         finish({ outcome: 'failed', usage, responseId: null });
       };
       if (writer) fail([]);
-      else pendingEnd = fail;
+      else {
+        pendingEnd = fail;
+        heldEnd = { usage, responseId: null };
+      }
     },
     aborted: (usage) => leftWith(usage),
   });

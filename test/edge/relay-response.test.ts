@@ -167,6 +167,17 @@ describe('startRelay when the client leaves', () => {
     assert.deepEqual(await call.done, { outcome: 'aborted', usage: USAGE, responseId: null });
   });
 
+  it('before its stream was handed to the client: the end already received gives the usage', async () => {
+    const { sink, call, clientLeaves, aborts } = relay(false);
+    sink().head(200, SSE);
+    await new Promise((resolve) => setImmediate(resolve)); // the head's batch is over: a stream result
+    sink().end({ usage: USAGE, responseId: null }, ['data: [DONE]\n\n']);
+    assert.ok((await call.result).stream, 'a stream waiting for its writer');
+    clientLeaves(); // the server drops the stream without a writer
+    assert.equal(aborts(), 1);
+    assert.deepEqual(await call.done, { outcome: 'aborted', usage: USAGE, responseId: null });
+  });
+
   it('a pool that sends nothing after an abort (the embedded runtime) ends the call at once, without usage', async () => {
     const { sink, call } = relay(false);
     sink().head(200, SSE);
