@@ -3,6 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import * as anthropicFake from '../fakes/anthropic.ts';
 import * as openaiFake from '../fakes/openai.ts';
+import { addProvider } from '../helpers/gateway.ts';
 import { startService, type TestService } from '../helpers/service.ts';
 
 // A client that leaves mid-stream: the call is metered as aborted with the usage the stream had reported
@@ -42,10 +43,8 @@ before(async () => {
   an = await anthropicFake.start({ apiKey: ANTHROPIC_KEY });
   an.setModels([{ id: 'claude-test' }]);
   svc = await startService();
-  for (const [kind, fake, key] of [['openai', oa, OPENAI_KEY], ['anthropic', an, ANTHROPIC_KEY]] as const) {
-    assert.equal((await svc.request('POST', '/v1/providers', { body: { kind, baseUrl: fake.baseUrl, credential: key } })).status, 201);
-    assert.equal((await svc.request('POST', `/v1/providers/${kind}/actions/refresh-models`)).status, 200);
-  }
+  await addProvider(svc, { kind: 'openai', baseUrl: oa.baseUrl, credential: OPENAI_KEY });
+  await addProvider(svc, { kind: 'anthropic', baseUrl: an.baseUrl, credential: ANTHROPIC_KEY });
 });
 after(async () => {
   await svc.stop();
