@@ -7,16 +7,14 @@ let queue: (() => void)[] = [];
 function run(): void {
   const tasks = queue;
   queue = [];
-  let failure: { err: unknown } | null = null;
   for (const task of tasks) {
     try {
       task();
     } catch (err) {
-      failure ??= { err };
+      // A log line or usage report that fails must not take the gateway down with it, nor the tasks after it.
+      console.error('switchyard: a task after the answers failed:', err);
     }
   }
-  // Every task ran; a failure is then as uncaught as it was where the task came from.
-  if (failure !== null) throw failure.err;
 }
 
 export function afterAnswers(task: () => void): void {

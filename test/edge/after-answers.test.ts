@@ -26,3 +26,17 @@ test('a task queued by a task runs in a later turn, not lost', async () => {
   await new Promise((resolve) => setImmediate(resolve));
   assert.deepEqual(seen, ['first', 'second']);
 });
+
+test('a task that throws is reported on stderr; the tasks after it still run', async (t) => {
+  const reported: unknown[][] = [];
+  t.mock.method(console, 'error', (...args: unknown[]) => void reported.push(args));
+  const seen: string[] = [];
+  afterAnswers(() => {
+    throw new Error('broken line');
+  });
+  afterAnswers(() => seen.push('usage'));
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(seen, ['usage']);
+  assert.equal(reported.length, 1);
+  assert.match(String(reported[0]![1]), /broken line/);
+});
