@@ -178,7 +178,7 @@ describe('startRelay when the client leaves', () => {
     assert.deepEqual(await call.done, { outcome: 'aborted', usage: USAGE, responseId: null });
   });
 
-  it('a pool that sends nothing after an abort (the embedded runtime) ends the call at once, without usage', async () => {
+  it('a pool that says nothing follows an abort (a runtime call not yet started) ends the call at once, without usage', async () => {
     const { sink, call } = relay(false);
     sink().head(200, SSE);
     const seen = drive(await call.result);

@@ -12,7 +12,6 @@ import { startService, tempHome, type TestService } from '../helpers/service.ts'
 
 let svc: TestService;
 let home: string;
-let wired = false;
 
 before(async () => {
   home = tempHome();
@@ -24,15 +23,13 @@ before(async () => {
   writeTruncatedModel(join(models, 'truncated.gguf'));
   writeWrongShapeModel(join(models, 'wrong-shape.gguf'));
   svc = await startService({ home });
-  wired = (await svc.request('GET', '/v1/runtime/models')).status !== 404;
 });
 after(async () => {
   await svc?.stop();
 });
 
 describe('GET /v1/runtime/models', () => {
-  test('lists every GGUF with its health and metadata, never a path', async (t) => {
-    if (!wired) return t.skip('runtimeRoutes is not wired into edge/service.ts yet');
+  test('lists every GGUF with its health and metadata, never a path', async () => {
     const reply = await svc.request('GET', '/v1/runtime/models');
     assert.equal(reply.status, 200);
     const byName = Object.fromEntries(reply.json.data.map((m: { name: string; health: string }) => [m.name, m]));
@@ -48,32 +45,28 @@ describe('GET /v1/runtime/models', () => {
     assert.equal(reply.text.includes(home), false, 'the data directory leaked');
   });
 
-  test('needs a token', async (t) => {
-    if (!wired) return t.skip('runtimeRoutes is not wired into edge/service.ts yet');
+  test('needs a token', async () => {
     assert.equal((await svc.request('GET', '/v1/runtime/models', { token: null })).status, 401);
   });
 });
 
 describe('an embedded provider through the official client', () => {
   let client: OpenAI;
-  let routed = false;
   before(async () => {
     const created = await svc.request('POST', '/v1/providers', { body: { id: 'local', kind: 'embedded' } });
     assert.equal(created.status, 201, created.text);
     const refreshed = await svc.request('POST', '/v1/providers/local/actions/refresh-models');
-    // Unwired, the proxy pool has no lister for the kind and reports no models.
-    routed = refreshed.status === 200 && refreshed.json.modelCount === 2;
+    assert.equal(refreshed.status, 200, refreshed.text);
+    assert.equal(refreshed.json.modelCount, 2, 'the two healthy library models');
     client = new OpenAI({ baseURL: `${svc.url}/v1`, apiKey: svc.adminToken, maxRetries: 0 });
   });
 
-  test('the library models are listed as embedded/<name>, healthy ones only', async (t) => {
-    if (!routed) return t.skip('listEmbeddedModels is not wired into edge/service.ts yet');
+  test('the library models are listed as embedded/<name>, healthy ones only', async () => {
     const ids = (await client.models.list()).data.map((m) => m.id).filter((id) => id.startsWith('local/'));
     assert.deepEqual(ids.sort(), ['local/nested/tiny-f16.gguf', 'local/tiny.gguf']);
   });
 
-  test('streams a chat completion and reports usage', async (t) => {
-    if (!routed) return t.skip('the embedded route is not wired into edge/gateway/routes.ts yet');
+  test('streams a chat completion and reports usage', async () => {
     const stream = await client.chat.completions.create({
       model: 'local/tiny.gguf', stream: true, max_tokens: 12, stream_options: { include_usage: true },
       messages: [{ role: 'user', content: 'Say hello.' }],
@@ -91,16 +84,24 @@ describe('an embedded provider through the official client', () => {
     assert.ok(text.length > 0);
   });
 
-  test('returns embeddings of the model width', async (t) => {
-    if (!routed) return t.skip('the embedded route is not wired into edge/gateway/routes.ts yet');
+  test('a client that leaves mid-stream is metered with the tokens used until then', async () => {
+    // The tiny model runs to max_tokens, so 400 tokens outlast the client.
+    const stream = await client.chat.completions.create({ model: 'local/tiny.gguf', stream: true, max_tokens: 400, messages: [{ role: 'user', content: 'Leave early.' }] });
+    for await (const chunk of stream) if (chunk.choices[0]?.delta.content) break;
+    const line = await svc.waitForLog((l) => l.msg === 'usage' && l.providerId === 'local' && l.outcome === 'aborted');
+    const usage = line.usage as Record<string, number>;
+    assert.ok(usage.inputTokens! > 5, 'the prompt was evaluated');
+    assert.ok(usage.outputTokens! >= 1 && usage.outputTokens! < 400, `generated until the client left: ${usage.outputTokens}`);
+  });
+
+  test('returns embeddings of the model width', async () => {
     const result = await client.embeddings.create({ model: 'local/tiny.gguf', input: ['one', 'two'] });
     assert.equal(result.data.length, 2);
     assert.equal(result.data[0]!.embedding.length, 64);
     assert.ok(result.usage.prompt_tokens >= 2);
   });
 
-  test('eight concurrent streams on one loaded model all complete', async (t) => {
-    if (!routed) return t.skip('the embedded route is not wired into edge/gateway/routes.ts yet');
+  test('eight concurrent streams on one loaded model all complete', async () => {
     const one = async (i: number) => {
       const stream = await client.chat.completions.create({ model: 'local/tiny.gguf', stream: true, max_tokens: 10, messages: [{ role: 'user', content: `n${i}` }] });
       let finish: string | null = null;

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ChatHistoryItem } from 'node-llama-cpp';
 import { ServiceError } from '../../protocol/errors.ts';
+import type { UsageReport } from '../../protocol/gateway.ts';
 import { generate, type DraftModel, type GenerateParams } from './generate.ts';
 import type { LoadedModel } from './models.ts';
 import type { CallOutput } from './output.ts';
@@ -88,6 +89,7 @@ export async function chatCompletion(model: LoadedModel, draft: DraftModel | nul
   const created = Math.floor(Date.now() / 1000);
   const chunk = (delta: Record<string, unknown>, finish: string | null) =>
     `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: clientModel, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
+  const stopped = (usage: UsageReport) => out.stopped(usage);
   const result = await generate(model, draft, req, signal, req.stream
     ? {
         onReady() {
@@ -95,8 +97,9 @@ export async function chatCompletion(model: LoadedModel, draft: DraftModel | nul
           out.write(chunk({ role: 'assistant', content: '' }, null));
         },
         onText: (text) => out.write(chunk({ content: text }, null)),
+        onStopped: stopped,
       }
-    : {});
+    : { onStopped: stopped });
   if (!result) return;
   const { usage, acceleration } = result;
   const usageJson = { prompt_tokens: usage.inputTokens, completion_tokens: usage.outputTokens, total_tokens: usage.totalTokens };

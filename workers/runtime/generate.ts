@@ -37,14 +37,15 @@ export function usageOf(input: number, output: number): UsageReport {
 
 /**
  * Generates one answer. `onReady` runs once a sequence is leased (so a full queue still fails before a stream
- * head is sent); `onText` receives the answer as it is generated. Null when the call was aborted.
+ * head is sent); `onText` receives the answer as it is generated. Null when the call was aborted; `onStopped`
+ * then receives the tokens evaluated and generated until the abort.
  */
 export async function generate(
   model: LoadedModel,
   draft: DraftModel | null,
   params: GenerateParams,
   signal: AbortSignal,
-  hooks: { onReady?(): void; onText?(text: string, inputTokens: number): void } = {},
+  hooks: { onReady?(): void; onText?(text: string, inputTokens: number): void; onStopped?(usage: UsageReport): void } = {},
 ): Promise<Generated | null> {
   const lease = draft ? await model.acquireDrafted(draft.model, signal) : await model.acquire(signal);
   const { sequence } = lease;
@@ -70,8 +71,11 @@ export async function generate(
     });
     // Prompt evaluation is included: it is part of the time a client waits, with or without a draft.
     const generationMs = Math.round((performance.now() - startedAt) * 1000) / 1000;
-    if (signal.aborted) return null;
     const used = TokenMeter.diff(sequence.tokenMeter, before);
+    if (signal.aborted) {
+      hooks.onStopped?.(usageOf(used.usedInputTokens, used.usedOutputTokens));
+      return null;
+    }
     const predicted = sequence.tokenPredictions;
     const acceleration: UsageAcceleration = draft
       ? {

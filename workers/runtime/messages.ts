@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ChatHistoryItem } from 'node-llama-cpp';
 import { ServiceError } from '../../protocol/errors.ts';
+import type { UsageReport } from '../../protocol/gateway.ts';
 import { optionalNumber, textOf } from './chat.ts';
 import { generate, type DraftModel, type GenerateParams } from './generate.ts';
 import type { LoadedModel } from './models.ts';
@@ -76,6 +77,7 @@ export async function messages(model: LoadedModel, draft: DraftModel | null, cli
     out.write(event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }));
     out.write(event('ping', {}));
   };
+  const stopped = (usage: UsageReport) => out.stopped(usage);
   const result = await generate(model, draft, req, signal, req.stream
     ? {
         onReady: () => out.head(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' }),
@@ -83,8 +85,9 @@ export async function messages(model: LoadedModel, draft: DraftModel | null, cli
           start(inputTokens);
           out.write(event('content_block_delta', { index: 0, delta: { type: 'text_delta', text } }));
         },
+        onStopped: stopped,
       }
-    : {});
+    : { onStopped: stopped });
   if (!result) return;
   const { usage, acceleration } = result;
   const stopReason = STOP_REASON[result.stopReason];

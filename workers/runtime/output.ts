@@ -12,8 +12,15 @@ export interface CallOutput {
   write(text: string): void;
   end(usage: UsageReport | null, acceleration?: UsageAcceleration): void;
   fail(err: unknown, usage: UsageReport | null): void;
-  /** After an abort nothing more may reach the edge. */
-  silence(): void;
+  /** The usage of a generation the abort stopped: what it had evaluated and generated until then. */
+  stopped(usage: UsageReport): void;
+  /**
+   * The edge's abort: nothing but the call's `aborted` message reaches the edge from now on, and `settled`
+   * posts it. False when the call's last message has left already (it crossed the abort): nothing follows.
+   */
+  abort(): boolean;
+  /** The call is over: after an abort, its `aborted` message leaves with the usage a stopped generation had. */
+  settled(): void;
 }
 
 const encoder = new TextEncoder();
@@ -27,6 +34,8 @@ export function callOutput(id: number, post: (m: FromWorker, transfer?: ArrayBuf
   let pending: string[] = [];
   let scheduled = false;
   let silent = false;
+  let finished = false;
+  let usageAtStop: UsageReport | null = null;
 
   const flush = () => {
     scheduled = false;
@@ -39,6 +48,7 @@ export function callOutput(id: number, post: (m: FromWorker, transfer?: ArrayBuf
   return {
     whole(status, body, usage, acceleration) {
       if (silent) return;
+      finished = true;
       const buf = toBuffer(JSON.stringify(body));
       post({ t: 'whole', id, status, headers: { 'content-type': 'application/json' }, body: buf, end: { usage, responseId: null, ...(acceleration && { acceleration }) } }, [buf]);
     },
@@ -54,15 +64,30 @@ export function callOutput(id: number, post: (m: FromWorker, transfer?: ArrayBuf
     },
     end(usage, acceleration) {
       flush();
-      if (!silent) post({ t: 'end', id, end: { usage, responseId: null, ...(acceleration && { acceleration }) } });
+      if (silent) return;
+      finished = true;
+      post({ t: 'end', id, end: { usage, responseId: null, ...(acceleration && { acceleration }) } });
     },
     fail(err, usage) {
       flush();
-      if (!silent) post({ t: 'error', id, error: toServiceError(err).toPayload(), usage });
+      if (silent) return;
+      finished = true;
+      post({ t: 'error', id, error: toServiceError(err).toPayload(), usage });
     },
-    silence() {
+    stopped(usage) {
+      usageAtStop = usage;
+    },
+    abort() {
+      if (finished) return false;
       silent = true;
       pending = [];
+      return true;
+    },
+    settled() {
+      if (silent && !finished) {
+        finished = true;
+        post({ t: 'aborted', id, usage: usageAtStop });
+      }
     },
   };
 }

@@ -148,11 +148,13 @@ export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
         body: () => undefined,
         pause: () => undefined,
         resume: () => undefined,
-        // The runtime sends nothing after an abort: the call ends here.
+        // A call the worker has ends with its `aborted` message (the tokens used until the generation stopped),
+        // or with the last message that crossed the abort; one the worker never got ends here.
         abort() {
+          const started = target?.map.has(id) ?? false;
+          if (started && !aborted) send({ t: 'abort', id });
           aborted = true;
-          if (target?.map.delete(id)) send({ t: 'abort', id });
-          return false;
+          return started;
         },
       };
     },

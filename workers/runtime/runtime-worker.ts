@@ -76,7 +76,10 @@ port.on('message', (m: ToRuntime) => {
       running.set(m.id, { abort, out });
       serve(m.req, m.config, m.draft, out, abort.signal)
         .catch((err: unknown) => out.fail(err, null))
-        .finally(() => running.delete(m.id));
+        .finally(() => {
+          running.delete(m.id);
+          out.settled();
+        });
       return;
     }
     case 'control': {
@@ -87,12 +90,10 @@ port.on('message', (m: ToRuntime) => {
       return;
     }
     case 'abort': {
+      // The call ends with an `aborted` message once its generation has stopped (see callOutput), carrying
+      // the tokens evaluated and generated until then.
       const call = running.get(m.id);
-      if (call) {
-        call.out.silence();
-        call.abort.abort();
-        running.delete(m.id);
-      }
+      if (call?.out.abort()) call.abort.abort();
       return;
     }
     case 'body':

@@ -117,6 +117,66 @@ describe('embedded runtime pool', () => {
     }
   });
 
+  it('ends a stream the edge aborts with the tokens used until then, and nothing else', async () => {
+    // The tiny model runs to max_tokens (it never samples its end token), so 400 tokens outlast the abort.
+    const body = JSON.stringify({ model: 'x', max_tokens: 400, stream: true, messages: [{ role: 'user', content: 'hello' }] });
+    const seen: string[] = [];
+    let abortAnswer: boolean | undefined;
+    const usage = await new Promise<UsageReport | null>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no aborted message; seen: ${seen.join(' ')}`)), 10_000);
+      const handle = pool.start(
+        {
+          op: 'chat.completions', target: { id: 'local', kind: 'embedded', baseUrl: '', hints: {}, timeouts: { ...DEFAULT_TIMEOUTS } }, credentialRef: null,
+          requestId: 'req_test', clientModel: 'local/tiny.gguf', upstreamModelId: 'tiny.gguf', params: {}, query: '', headers: {}, body, bodyStreamed: false,
+        },
+        {
+          whole: () => reject(new Error('a whole answer')),
+          head: () => seen.push('head'),
+          data(chunks) {
+            seen.push('data');
+            // The first generated token (the role chunk comes before any).
+            const text = chunks.map((c) => Buffer.from(chunkBytes(c)).toString('utf8')).join('');
+            if (abortAnswer === undefined && /"content":"[^"]/.test(text)) abortAnswer = handle.abort();
+          },
+          end: () => reject(new Error('the stream ended')),
+          error: (error) => reject(error),
+          aborted(u) {
+            seen.push('aborted');
+            clearTimeout(timer);
+            resolve(u);
+          },
+        },
+      );
+    });
+    assert.equal(abortAnswer, true, 'the pool says the aborted message is still to come');
+    assert.ok(usage !== null);
+    assert.ok(usage.inputTokens! > 5, 'the prompt was evaluated');
+    assert.ok(usage.outputTokens! >= 1 && usage.outputTokens! < 400, `generated until the abort: ${usage.outputTokens}`);
+    assert.equal(usage.totalTokens, usage.inputTokens! + usage.outputTokens!);
+    // Nothing reaches the edge after the aborted message; the next call is served as usual.
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(seen.at(-1), 'aborted');
+    assert.equal(seen.filter((s) => s === 'aborted').length, 1);
+    const next = await call(pool, 'chat.completions', 'tiny.gguf', { model: 'x', max_tokens: 2, messages: [{ role: 'user', content: 'hi' }] });
+    assert.equal(next.error, null);
+  });
+
+  it('says no message follows when a call is aborted before the runtime has it', async () => {
+    const sink = {
+      whole: () => assert.fail('answered after abort'), head: () => assert.fail('head after abort'), data: () => assert.fail('data after abort'),
+      end: () => assert.fail('end after abort'), error: () => assert.fail('error after abort'), aborted: () => assert.fail('aborted message'),
+    };
+    const handle = pool.start(
+      {
+        op: 'chat.completions', target: { id: 'local', kind: 'embedded', baseUrl: '', hints: {}, timeouts: { ...DEFAULT_TIMEOUTS } }, credentialRef: null,
+        requestId: 'req_test', clientModel: 'local/tiny.gguf', upstreamModelId: 'tiny.gguf', params: {}, query: '', headers: {}, body: '{"model":"x","messages":[{"role":"user","content":"hi"}]}', bodyStreamed: false,
+      },
+      sink,
+    );
+    assert.equal(handle.abort(), false);
+    await new Promise((r) => setTimeout(r, 200));
+  });
+
   for (const [file, health] of [['corrupt.gguf', 'corrupt'], ['truncated.gguf', 'partial'], ['wrong-shape.gguf', 'corrupt']] as const) {
     it(`refuses ${file} as ${health} and keeps serving`, async () => {
       const o = await call(pool, 'chat.completions', file, { model: 'x', max_tokens: 2, messages: [{ role: 'user', content: 'hi' }] });
