@@ -1,0 +1,52 @@
+// The floor's worker (bench/floor/edge.mjs): each call is one undici dispatch to the upstream, its answer
+// read whole and sent back; one message per event-loop turn, answers transferred.
+import { parentPort, workerData } from 'node:worker_threads';
+import { Pool } from 'undici';
+
+const pool = new Pool(`http://127.0.0.1:${workerData.upstream}`, { connections: 256 });
+let outbox = [];
+let transfer = [];
+let flushing = false;
+function post(message) {
+  outbox.push(message);
+  transfer.push(message.body);
+  if (!flushing) {
+    flushing = true;
+    setImmediate(() => {
+      flushing = false;
+      const batch = outbox;
+      const buffers = transfer;
+      outbox = [];
+      transfer = [];
+      parentPort.postMessage(batch, buffers);
+    });
+  }
+}
+
+parentPort.on('message', (batch) => {
+  for (const { id, path, body } of batch) {
+    let status = 0;
+    const chunks = [];
+    pool.dispatch(
+      { path, method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.from(body) },
+      {
+        onConnect() {},
+        onHeaders(code) {
+          status = code;
+          return true;
+        },
+        onData(chunk) {
+          chunks.push(chunk);
+          return true;
+        },
+        onComplete() {
+          const whole = Buffer.concat(chunks);
+          post({ id, status, body: whole.buffer.slice(whole.byteOffset, whole.byteOffset + whole.byteLength) });
+        },
+        onError() {
+          post({ id, status: 502, body: new ArrayBuffer(0) });
+        },
+      },
+    );
+  }
+});
