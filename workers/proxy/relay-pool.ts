@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { ServiceError, type ErrorPayload } from '../../protocol/errors.ts';
 import type { UsageReport } from '../../protocol/gateway.ts';
+import { CallTable } from '../../protocol/call-table.ts';
 import type { Chunk, FromWorker, RelayEnd, RelayRequest, ToWorker } from '../../protocol/relay.ts';
 import { createBodyArena, isSharedBody, type BodyArena, type WorkerArena } from './body-arena.ts';
 import type { ProxyWorkerData } from './credentials.ts';
@@ -30,7 +31,7 @@ export interface RelayWorkerData extends ProxyWorkerData {
 }
 
 /** Hands one worker message to the sink it belongs to; a finished call leaves `inflight`. */
-export function deliverRelayMessage(m: Exclude<FromWorker, { t: 'free' }>, inflight: Map<number, RelaySink>): void {
+export function deliverRelayMessage(m: Exclude<FromWorker, { t: 'free' }>, inflight: CallTable<RelaySink>): void {
   const sink = inflight.get(m.id);
   if (!sink) return;
   switch (m.t) {
@@ -80,7 +81,7 @@ export interface RelayHandle {
 
 interface Slot {
   worker: Worker;
-  inflight: Map<number, RelaySink>;
+  inflight: CallTable<RelaySink>;
   /** Arena slots handed to this worker and not yet freed: freed by the pool if the worker dies. */
   bodies: Set<number>;
   /** Messages of this event-loop turn, posted together: one clone and one wake-up per turn, not per message. */
@@ -117,7 +118,7 @@ export function createRelayPool(options: { dataDir: string; threads?: number; ar
 
   function spawn(index: number): void {
     const worker = new Worker(new URL('./relay-entry.js', import.meta.url), { workerData, resourceLimits: { maxYoungGenerationSizeMb: RELAY_YOUNG_MB } });
-    const slot: Slot = { worker, inflight: new Map(), bodies: new Set(), outbox: [], transfer: [] };
+    const slot: Slot = { worker, inflight: new CallTable(), bodies: new Set(), outbox: [], transfer: [] };
     slots[index] = slot;
     worker.on('message', (message: FromWorker[] | string) => {
       const batch = typeof message === 'string' ? (JSON.parse(message) as FromWorker[]) : message;

@@ -1,4 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
+import { CallTable } from '../../protocol/call-table.ts';
 import { STRING_CHUNK_MAX, type Chunk, type FromWorker, type ToWorker } from '../../protocol/relay.ts';
 import { relay, RelayControl } from './relay.ts';
 import type { RelayWorkerData } from './relay-pool.ts';
@@ -7,14 +8,14 @@ import type { RelayWorkerData } from './relay-pool.ts';
 
 const port = parentPort!;
 const { arena } = workerData as RelayWorkerData;
-const running = new Map<number, RelayControl>();
+const running = new CallTable<RelayControl>();
 
 // Messages leave in one batch per event-loop turn: one clone and one wake-up of the edge per turn. A call's
 // stream chunks of the turn join its last data message when nothing else of that call came after it. The
 // last message of the worker's only call leaves at once: no other call can add to its batch.
 let outbox: FromWorker[] = [];
 let outboxTransfer: ArrayBuffer[] = [];
-const openData = new Map<number, Chunk[]>();
+const openData = new CallTable<Chunk[]>();
 let withChunks = false;
 const flush = () => {
   const batch = outbox;

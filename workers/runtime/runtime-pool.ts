@@ -3,6 +3,7 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { ServiceError, type ErrorPayload } from '../../protocol/errors.ts';
 import type { Tuning } from '../../protocol/http/settings.ts';
+import { CallTable } from '../../protocol/call-table.ts';
 import { ownBuffer, type RelayRequest } from '../../protocol/relay.ts';
 import type { DraftChoice, FromRuntime, LoadedEntry, RuntimeConfig, RuntimeControl, RuntimeWorkerData, ToRuntime } from '../../protocol/runtime.ts';
 import { isSharedBody, sharedBodyView } from '../proxy/body-arena.ts';
@@ -45,7 +46,7 @@ export function defaultModelsDirectory(dataDir: string): string {
 export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
   const workerData: RuntimeWorkerData = { dataDir: options.dataDir };
   let worker: Worker | null = null;
-  let inflight = new Map<number, RelaySink>();
+  let inflight = new CallTable<RelaySink>();
   let controls = new Map<number, { resolve(a: ControlAnswer): void; reject(e: ServiceError): void }>();
   let nextId = 1;
   let closing = false;
@@ -54,7 +55,7 @@ export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
 
   function spawn(): Worker {
     const w = new Worker(new URL('./runtime-entry.js', import.meta.url), { workerData });
-    const mine = new Map<number, RelaySink>();
+    const mine = new CallTable<RelaySink>();
     const myControls: typeof controls = new Map();
     inflight = mine;
     controls = myControls;
@@ -131,7 +132,7 @@ export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
     start(req, sink) {
       const id = nextId++;
       let aborted = false;
-      let target: { w: Worker; map: Map<number, RelaySink> } | null = null;
+      let target: { w: Worker; map: CallTable<RelaySink> } | null = null;
       const config = configNow();
       const draft = options.draftFor?.(req) ?? null;
       void live().then((w) => {

@@ -1,5 +1,6 @@
 import { parentPort } from 'node:worker_threads';
 import { ServiceError, toServiceError } from '../../protocol/errors.ts';
+import { CallTable } from '../../protocol/call-table.ts';
 import type { RelayRequest } from '../../protocol/relay.ts';
 import type { DraftChoice, FromRuntime, RuntimeConfig, RuntimeControl, ToRuntime } from '../../protocol/runtime.ts';
 import { chatCompletion, parseChatRequest } from './chat.ts';
@@ -15,7 +16,7 @@ import { callOutput, type CallOutput } from './output.ts';
 
 const port = parentPort!;
 const models = createModelManager();
-const running = new Map<number, { abort: AbortController; out: CallOutput }>();
+const running = new CallTable<{ abort: AbortController; out: CallOutput }>();
 
 const post = (message: FromRuntime, transfer?: ArrayBuffer[]) => port.postMessage(message, transfer ?? []);
 
