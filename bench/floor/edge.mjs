@@ -15,6 +15,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { postWhole } from './call.mjs';
 
 const upstream = Number(process.env.FLOOR_UPSTREAM);
 const kind = process.env.FLOOR_WORKER ?? 'undici';
@@ -29,29 +30,12 @@ let inline = null;
 if (kind === 'inline') {
   const { Pool } = await import('undici');
   const pool = new Pool(`http://127.0.0.1:${upstream}`, { connections: 256 });
-  inline = (id, path, body) => {
-    let status = 0;
-    const chunks = [];
-    pool.dispatch(
-      { path, method: 'POST', headers: { 'content-type': 'application/json' }, body },
-      {
-        onConnect() {},
-        onHeaders(code) {
-          status = code;
-          return true;
-        },
-        onData(chunk) {
-          chunks.push(chunk);
-          return true;
-        },
-        onComplete: () => answer(id, status, Buffer.concat(chunks)),
-        onError: () => answer(id, 502, ''),
-      },
-    );
-  };
+  inline = (id, path, body) => postWhole(pool, path, body, (status, bytes) => answer(id, status, bytes));
 } else if (kind === 'undici') {
   workers = Array.from({ length: threads }, () => new Worker(new URL('./worker.mjs', import.meta.url), { workerData: { upstream } }));
-  makeStart = (id, path, body) => ({ id, path, body: body.buffer });
+  // The body's own ArrayBuffer is transferred; a body gathered from several chunks may sit in Node's pool.
+  const own = (b) => (b.byteOffset === 0 && b.byteLength === b.buffer.byteLength ? b.buffer : b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
+  makeStart = (id, path, body) => ({ id, path, body: own(body) });
 } else {
   const { createBodyArena } = await import(new URL('workers/proxy/body-arena.js', syDist).href);
   const arena = createBodyArena();

@@ -2,6 +2,7 @@
 // read whole and sent back; one message per event-loop turn, answers transferred.
 import { parentPort, workerData } from 'node:worker_threads';
 import { Pool } from 'undici';
+import { postWhole } from './call.mjs';
 
 const pool = new Pool(`http://127.0.0.1:${workerData.upstream}`, { connections: 256 });
 let outbox = [];
@@ -25,28 +26,8 @@ function post(message) {
 
 parentPort.on('message', (batch) => {
   for (const { id, path, body } of batch) {
-    let status = 0;
-    const chunks = [];
-    pool.dispatch(
-      { path, method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.from(body) },
-      {
-        onConnect() {},
-        onHeaders(code) {
-          status = code;
-          return true;
-        },
-        onData(chunk) {
-          chunks.push(chunk);
-          return true;
-        },
-        onComplete() {
-          const whole = Buffer.concat(chunks);
-          post({ id, status, body: whole.buffer.slice(whole.byteOffset, whole.byteOffset + whole.byteLength) });
-        },
-        onError() {
-          post({ id, status: 502, body: new ArrayBuffer(0) });
-        },
-      },
-    );
+    postWhole(pool, path, Buffer.from(body), (status, whole) => {
+      post({ id, status, body: whole.buffer.slice(whole.byteOffset, whole.byteOffset + whole.byteLength) });
+    });
   }
 });
