@@ -7,7 +7,7 @@ import pino from 'pino';
 import type { ServiceError } from '../../../protocol/errors.ts';
 import type { GatewayOp, UsageReport } from '../../../protocol/gateway.ts';
 import { DEFAULT_TIMEOUTS } from '../../../protocol/providers.ts';
-import { chunkBytes, wholeText } from '../../../protocol/relay.ts';
+import { chunkBytes, wholeText, type RelayRequest } from '../../../protocol/relay.ts';
 import type { RelayPool } from '../../../workers/proxy/relay-pool.ts';
 import { createRuntimePool } from '../../../workers/runtime/runtime-pool.ts';
 import { writeCorruptModel, writeTinyModel, writeTruncatedModel, writeWrongShapeModel } from '../../helpers/gguf.ts';
@@ -22,16 +22,21 @@ interface Outcome {
   error: ServiceError | null;
 }
 
+/** A call to the embedded provider `local`, its JSON body as bytes, as the edge hands it over. */
+function embeddedRequest(op: GatewayOp, model: string, body: object): RelayRequest {
+  return {
+    op, target: { id: 'local', kind: 'embedded', baseUrl: '', hints: {}, timeouts: { ...DEFAULT_TIMEOUTS } }, credentialRef: null,
+    requestId: 'req_test', clientModel: `local/${model}`, upstreamModelId: model, params: {}, query: '', headers: {},
+    body: new TextEncoder().encode(JSON.stringify(body)).buffer as ArrayBuffer, bodyStreamed: false,
+  };
+}
+
 function call(pool: RelayPool, op: GatewayOp, model: string, body: object): Promise<Outcome> {
   return new Promise((resolve) => {
     const decoder = new TextDecoder();
     const o: Outcome = { status: 0, headers: {}, text: '', usage: null, error: null };
-    const buf = new TextEncoder().encode(JSON.stringify(body)).buffer as ArrayBuffer;
     pool.start(
-      {
-        op, target: { id: 'local', kind: 'embedded', baseUrl: '', hints: {}, timeouts: { ...DEFAULT_TIMEOUTS } }, credentialRef: null,
-        requestId: 'req_test', clientModel: `local/${model}`, upstreamModelId: model, params: {}, query: '', headers: {}, body: buf, bodyStreamed: false,
-      },
+      embeddedRequest(op, model, body),
       {
         whole(status, headers, b, end) { Object.assign(o, { status, headers, text: wholeText(b), usage: end.usage }); resolve(o); },
         head(status, headers) { Object.assign(o, { status, headers }); },
@@ -119,16 +124,12 @@ describe('embedded runtime pool', () => {
 
   it('ends a stream the edge aborts with the tokens used until then, and nothing else', async () => {
     // The tiny model runs to max_tokens (it never samples its end token), so 400 tokens outlast the abort.
-    const body = JSON.stringify({ model: 'x', max_tokens: 400, stream: true, messages: [{ role: 'user', content: 'hello' }] });
     const seen: string[] = [];
     let abortAnswer: boolean | undefined;
     const usage = await new Promise<UsageReport | null>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`no aborted message; seen: ${seen.join(' ')}`)), 10_000);
       const handle = pool.start(
-        {
-          op: 'chat.completions', target: { id: 'local', kind: 'embedded', baseUrl: '', hints: {}, timeouts: { ...DEFAULT_TIMEOUTS } }, credentialRef: null,
-          requestId: 'req_test', clientModel: 'local/tiny.gguf', upstreamModelId: 'tiny.gguf', params: {}, query: '', headers: {}, body, bodyStreamed: false,
-        },
+        embeddedRequest('chat.completions', 'tiny.gguf', { model: 'x', max_tokens: 400, stream: true, messages: [{ role: 'user', content: 'hello' }] }),
         {
           whole: () => reject(new Error('a whole answer')),
           head: () => seen.push('head'),
@@ -166,13 +167,7 @@ describe('embedded runtime pool', () => {
       whole: () => assert.fail('answered after abort'), head: () => assert.fail('head after abort'), data: () => assert.fail('data after abort'),
       end: () => assert.fail('end after abort'), error: () => assert.fail('error after abort'), aborted: () => assert.fail('aborted message'),
     };
-    const handle = pool.start(
-      {
-        op: 'chat.completions', target: { id: 'local', kind: 'embedded', baseUrl: '', hints: {}, timeouts: { ...DEFAULT_TIMEOUTS } }, credentialRef: null,
-        requestId: 'req_test', clientModel: 'local/tiny.gguf', upstreamModelId: 'tiny.gguf', params: {}, query: '', headers: {}, body: '{"model":"x","messages":[{"role":"user","content":"hi"}]}', bodyStreamed: false,
-      },
-      sink,
-    );
+    const handle = pool.start(embeddedRequest('chat.completions', 'tiny.gguf', { model: 'x', messages: [{ role: 'user', content: 'hi' }] }), sink);
     assert.equal(handle.abort(), false);
     await new Promise((r) => setTimeout(r, 200));
   });
