@@ -42,6 +42,8 @@ export type ToWorker =
   | { t: 'body'; id: number; chunk: ArrayBuffer | null }
   | { t: 'pause'; id: number }
   | { t: 'resume'; id: number }
+  /** A stream's bytes the edge has written to its client: the worker may read that much more (STREAM_WINDOW). */
+  | { t: 'credit'; id: number; bytes: number }
   | { t: 'abort'; id: number };
 
 export interface RelayEnd {
@@ -58,6 +60,16 @@ export interface RelayEnd {
  * one as an ArrayBuffer, transferred.
  */
 export type Chunk = ArrayBuffer | string;
+
+/**
+ * A stream's bytes a relay worker may have posted and the edge not yet written to the client. Beyond it the
+ * worker stops reading the upstream until the edge's credits bring it back under half. The edge's own pause
+ * (a full client socket) works only once the edge has taken the messages; this bounds what a busy edge
+ * thread can have queued behind them.
+ */
+export const STREAM_WINDOW = 4 * 1024 * 1024;
+/** The edge credits written stream bytes in steps of this size: no message at all for most streams. */
+export const STREAM_CREDIT_STEP = 1024 * 1024;
 
 /** Chunks up to this many bytes travel as latin1 strings. */
 export const STRING_CHUNK_MAX = 16 * 1024;

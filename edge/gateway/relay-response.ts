@@ -1,6 +1,6 @@
 import { ClientClosed, errorEnvelope, type ServiceError } from '../../protocol/errors.ts';
 import type { UsageAcceleration, UsageReport } from '../../protocol/gateway.ts';
-import { chunkBytes, isAsciiText, wireChunk, type Chunk, type RelayEnd, type RelayRequest } from '../../protocol/relay.ts';
+import { chunkBytes, isAsciiText, STREAM_CREDIT_STEP, wireChunk, type Chunk, type RelayEnd, type RelayRequest } from '../../protocol/relay.ts';
 import type { RelayHandle, RelayPool } from '../../workers/proxy/relay-pool.ts';
 import type { RouteResult } from '../router.ts';
 import type { ResponseWriter } from '../types.ts';
@@ -113,12 +113,19 @@ export function startRelay(pool: RelayPool, req: RelayRequest, hooks: RelayHooks
     } else leftWith(heldEnd?.usage ?? null, heldEnd?.responseId ?? null);
   };
 
+  /** Stream bytes written to the client and not yet credited to the worker (see STREAM_WINDOW). */
+  let uncredited = 0;
   const write = (chunks: Chunk[]) => {
     for (const chunk of chunks) {
+      uncredited += typeof chunk === 'string' ? chunk.length : chunk.byteLength;
       if (!writer!.write(wireChunk(chunk)) && !paused) {
         paused = true;
         handle.pause();
       }
+    }
+    if (uncredited >= STREAM_CREDIT_STEP) {
+      handle.credit(uncredited);
+      uncredited = 0;
     }
   };
   /** The stream's last bytes go out with its end: one send, not one for the bytes and one for the end. */

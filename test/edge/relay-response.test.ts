@@ -4,7 +4,7 @@ import { startRelay } from '../../edge/gateway/relay-response.ts';
 import type { RouteResult } from '../../edge/router.ts';
 import type { ResponseWriter } from '../../edge/types.ts';
 import { ClientClosed, ServiceError } from '../../protocol/errors.ts';
-import type { RelayRequest } from '../../protocol/relay.ts';
+import { STREAM_CREDIT_STEP, type RelayRequest } from '../../protocol/relay.ts';
 import type { RelayPool, RelaySink } from '../../workers/proxy/relay-pool.ts';
 
 // startRelay over a pool whose worker messages the test delivers by hand: a stream whose end arrives in the
@@ -14,19 +14,20 @@ const END = { usage: null, responseId: null };
 const SSE = { 'content-type': 'text/event-stream' };
 
 /** `lastMessageFollows`: what the pool's abort answers (a relay worker still sends its last message). */
-function relay(lastMessageFollows = true): { sink: () => RelaySink; call: ReturnType<typeof startRelay>; aborts: () => number; clientLeaves: () => void } {
+function relay(lastMessageFollows = true): { sink: () => RelaySink; call: ReturnType<typeof startRelay>; aborts: () => number; credits: number[]; clientLeaves: () => void } {
   let sink: RelaySink | null = null;
   let aborts = 0;
+  const credits: number[] = [];
   const pool: RelayPool = {
     start(_req, s) {
       sink = s;
-      return { body() {}, pause() {}, resume() {}, abort: () => (aborts++, lastMessageFollows) };
+      return { body() {}, pause() {}, resume() {}, credit: (bytes) => credits.push(bytes), abort: () => (aborts++, lastMessageFollows) };
     },
     close: async () => {},
   };
   let onAbort: (() => void) | null = null;
   const call = startRelay(pool, { requestId: 'req_test' } as RelayRequest, { onAbort: (cb) => (onAbort = cb) });
-  return { sink: () => sink!, call, aborts: () => aborts, clientLeaves: () => onAbort!() };
+  return { sink: () => sink!, call, aborts: () => aborts, credits, clientLeaves: () => onAbort!() };
 }
 
 /** What a stream result writes, through a recording writer; `leave()` is the client closing its socket. */
@@ -60,6 +61,18 @@ describe('startRelay', () => {
     assert.deepEqual(result.headers, SSE);
     assert.deepEqual(Buffer.from(result.raw as Uint8Array), Buffer.concat([Buffer.from('data: 1\n\n'), bytes, bytes]));
     assert.equal((await call.done).outcome, 'ok');
+  });
+
+  it('credits the worker with the stream bytes it wrote, a step at a time', async () => {
+    const { sink, call, credits } = relay();
+    sink().head(200, SSE);
+    const seen = drive(await call.result);
+    const chunk = 'x'.repeat(STREAM_CREDIT_STEP / 4);
+    sink().data([chunk, chunk]);
+    assert.deepEqual(credits, [], 'less than a step written: no message');
+    sink().data([chunk, chunk, new Uint8Array(10).buffer as ArrayBuffer]);
+    assert.deepEqual(credits, [STREAM_CREDIT_STEP + 10]);
+    assert.equal(seen.writes.length, 5);
   });
 
   it('joins ASCII chunks into a string (no buffer) and anything else into the exact bytes', async () => {

@@ -71,6 +71,8 @@ export interface RelayHandle {
   body(chunk: ArrayBuffer | null): void;
   pause(): void;
   resume(): void;
+  /** Stream bytes written to the client since the last credit (see STREAM_WINDOW). */
+  credit(bytes: number): void;
   /**
    * The client left: stop the upstream call. True when the call's last message is still to come (whatever it
    * is, the sink hears of it: `aborted` with the usage so far, or an end or error that crossed the abort);
@@ -175,6 +177,7 @@ export function createRelayPool(options: { dataDir: string; threads?: number; ar
         body: (chunk) => send(slot, { t: 'body', id, chunk }, chunk ?? undefined),
         pause: () => send(slot, { t: 'pause', id }),
         resume: () => send(slot, { t: 'resume', id }),
+        credit: (bytes) => send(slot, { t: 'credit', id, bytes }),
         abort() {
           if (!slot.inflight.has(id)) return false;
           if (!abortSent) send(slot, { t: 'abort', id });

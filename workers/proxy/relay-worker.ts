@@ -73,6 +73,9 @@ function receive(m: ToWorker): void {
     case 'resume':
       running.get(m.id)?.resume();
       return;
+    case 'credit':
+      running.get(m.id)?.credit(m.bytes);
+      return;
     case 'abort': {
       const control = running.get(m.id);
       if (control) {

@@ -4,7 +4,7 @@ import { Agent, errors, type Dispatcher } from 'undici';
 import { ServiceError, toServiceError } from '../../protocol/errors.ts';
 import { GATEWAY_OPS, type UsageReport } from '../../protocol/gateway.ts';
 import { KINDS, PROVIDER_KINDS, type ProviderKind } from '../../protocol/providers.ts';
-import { ownBuffer, STRING_CHUNK_MAX, type FromWorker, type RelayEnd, type RelayRequest } from '../../protocol/relay.ts';
+import { ownBuffer, STREAM_WINDOW, STRING_CHUNK_MAX, type FromWorker, type RelayEnd, type RelayRequest } from '../../protocol/relay.ts';
 import { isSharedBody, sharedBodyView, type WorkerArena } from './body-arena.ts';
 import { credentialOf } from './credentials.ts';
 import { filterResponseHeaders } from './header-policy.ts';
@@ -54,6 +54,9 @@ export class RelayControl {
   private controller: Dispatcher.DispatchController | null = null;
   private onStop: ((reason: Error) => void) | null = null;
   private paused = false;
+  /** Stream bytes posted and not yet credited by the edge; over STREAM_WINDOW the upstream read waits. */
+  private uncredited = 0;
+  private windowFull = false;
   private upload: (ArrayBuffer | null)[] = [];
   private uploadWake: (() => void) | null = null;
 
@@ -73,7 +76,7 @@ export class RelayControl {
   attach(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
     if (this.stopped) controller.abort(new errors.RequestAbortedError());
-    else if (this.paused) controller.pause();
+    else if (this.paused || this.windowFull) controller.pause();
   }
   /** What ends the relay at once on abort, before undici has a controller to abort. */
   whenStopped(onStop: (reason: Error) => void): void {
@@ -84,14 +87,30 @@ export class RelayControl {
     this.controller = null;
     this.onStop = null;
   }
-  /** undici stops reading the upstream at its next chunk, until resume. */
+  /** undici stops reading the upstream at its next chunk, until resume (and until the window has room). */
   pause(): void {
     this.paused = true;
     this.controller?.pause();
   }
   resume(): void {
     this.paused = false;
-    this.controller?.resume();
+    if (!this.windowFull) this.controller?.resume();
+  }
+  /** Stream bytes posted to the edge: past STREAM_WINDOW the upstream read waits for credit. */
+  posted(bytes: number): void {
+    this.uncredited += bytes;
+    if (!this.windowFull && this.uncredited > STREAM_WINDOW) {
+      this.windowFull = true;
+      this.controller?.pause();
+    }
+  }
+  /** The edge wrote this many stream bytes to its client; under half the window, reading goes on. */
+  credit(bytes: number): void {
+    this.uncredited -= bytes;
+    if (this.windowFull && this.uncredited <= STREAM_WINDOW / 2) {
+      this.windowFull = false;
+      if (!this.paused) this.controller?.resume();
+    }
   }
   pushUpload(chunk: ArrayBuffer | null): void {
     this.upload.push(chunk);
@@ -263,6 +282,7 @@ class Exchange implements Dispatcher.DispatchHandler {
       }
     }
     if (out !== null && out.byteLength > 0) {
+      this.setup.control.posted(out.byteLength);
       if (out.byteLength <= STRING_CHUNK_MAX) this.setup.post({ t: 'data', id: this.setup.id, chunks: [latin1(out)] });
       else {
         const chunk = ownBuffer(out);

@@ -149,6 +149,7 @@ export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
         body: () => undefined,
         pause: () => undefined,
         resume: () => undefined,
+        credit: () => undefined,
         // A call the worker has ends with its `aborted` message (the tokens used until the generation stopped),
         // or with the last message that crossed the abort; one the worker never got ends here.
         abort() {

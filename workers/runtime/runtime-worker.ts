@@ -100,6 +100,7 @@ port.on('message', (m: ToRuntime) => {
     case 'body':
     case 'pause':
     case 'resume':
+    case 'credit':
       return;
   }
 });

@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { GatewayOp } from '../../../protocol/gateway.ts';
-import { chunkBytes, wholeText, type Chunk, type FromWorker, type RelayRequest } from '../../../protocol/relay.ts';
+import { chunkBytes, STREAM_WINDOW, wholeText, type Chunk, type FromWorker, type RelayRequest } from '../../../protocol/relay.ts';
 import { relay, RelayControl } from '../../../workers/proxy/relay.ts';
 import { targetFor } from './helpers.ts';
 
@@ -84,6 +84,8 @@ function streamed(messages: FromWorker[]): string {
 }
 
 const last = (messages: FromWorker[]): FromWorker => messages[messages.length - 1]!;
+/** A data message's stream bytes: what an edge credits back once it has written them. */
+const bytesOf = (m: FromWorker): number => (m.t === 'data' ? m.chunks.reduce((n, c) => n + chunkBytes(c).byteLength, 0) : 0);
 const sse = (events: string[]): string => events.map((data) => `data: ${data}\n\n`).join('');
 const USAGE = '{"id":"c","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}}';
 const CONTENT = '{"id":"c","choices":[{"index":0,"delta":{"content":"hi"}}],"usage":null}';
@@ -288,6 +290,52 @@ describe('relay, edge controls', () => {
     assert.equal(requests, 0);
   });
 
+  it('stops reading once a window of stream bytes awaits the edge\'s credit, and goes on as credit comes', async () => {
+    const event = `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: 'x'.repeat(4000) } }] })}\n\n`;
+    const events = 4000; // 16 MB: four windows
+    let blocked!: () => void;
+    const upstreamBlocked = new Promise<void>((r) => (blocked = r));
+    let finished = false;
+    handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      let sent = 0;
+      const write = (): void => {
+        while (sent < events) {
+          sent++;
+          if (!res.write(event)) {
+            blocked();
+            res.once('drain', write);
+            return;
+          }
+        }
+        res.end('data: [DONE]\n\n', () => (finished = true));
+      };
+      write();
+    };
+    let posted = 0;
+    let crediting = false;
+    const control = new RelayControl();
+    const running = run(
+      request('chat.completions', { model: 'm', stream: true, stream_options: { include_usage: true } }),
+      (m, c) => {
+        posted += bytesOf(m);
+        // Once crediting, the edge writes each message as it comes.
+        if (crediting) c.credit(bytesOf(m));
+      },
+      control,
+    );
+    await upstreamBlocked;
+    // Given time to read on, a relay without the window would have read the whole stream by now.
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(finished, false);
+    assert.ok(posted > STREAM_WINDOW / 2 && posted <= STREAM_WINDOW + 256 * 1024, `posted ${posted} bytes without credit`);
+    crediting = true;
+    control.credit(posted);
+    const { messages } = await running;
+    assert.equal(last(messages).t, 'end');
+    assert.equal(streamed(messages), event.repeat(events) + 'data: [DONE]\n\n');
+  });
+
   it('a pause stops reading the upstream until resume, and nothing is lost', async () => {
     const event = `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: 'x'.repeat(4000) } }] })}\n\n`;
     const events = 2000; // 8 MB: more than the socket buffers hold
@@ -317,6 +365,8 @@ describe('relay, edge controls', () => {
       (m, c) => {
         posted.push(m.t);
         if (m.t === 'head') c.pause();
+        // The edge credits what it writes, as edge/gateway/relay-response.ts does.
+        c.credit(bytesOf(m));
       },
       control,
     );
