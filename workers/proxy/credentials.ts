@@ -12,10 +12,15 @@ export interface ProxyWorkerData {
 let vault: Promise<Vault> | undefined;
 const secrets = new Map<string, string>();
 
+/** The secret when it is known without a read (no reference, or read before); undefined when not. */
+export function knownCredential(ref: string | null): string | null | undefined {
+  return ref === null ? null : secrets.get(ref);
+}
+
 export async function credentialOf(ref: string | null): Promise<string | null> {
   if (ref === null) return null;
-  const cached = secrets.get(ref);
-  if (cached !== undefined) return cached;
+  const known = secrets.get(ref);
+  if (known !== undefined) return known;
   vault ??= openVault({ dataDir: (workerData as ProxyWorkerData).dataDir, readOnly: true });
   const secret = await (await vault).get(ref);
   if (secret !== null) secrets.set(ref, secret);

@@ -61,7 +61,7 @@ function receive(m: ToWorker): void {
     case 'start': {
       const control = new RelayControl();
       running.set(m.id, control);
-      relay(m.id, m.req, control, post, arena).finally(() => running.delete(m.id));
+      relay(m.id, m.req, control, post, arena, () => running.delete(m.id));
       return;
     }
     case 'body':

@@ -69,10 +69,19 @@ function request(op: GatewayOp, body: unknown, overrides: Partial<RelayRequest> 
 /** Runs one relay, collecting what it posts; `onPost` sees each message as it is posted. */
 async function run(req: RelayRequest, onPost?: (m: FromWorker, control: RelayControl) => void, control = new RelayControl()) {
   const messages: FromWorker[] = [];
-  await relay(1, req, control, (m) => {
-    messages.push(m);
-    onPost?.(m, control);
-  });
+  await new Promise<void>((ended) =>
+    relay(
+      1,
+      req,
+      control,
+      (m) => {
+        messages.push(m);
+        onPost?.(m, control);
+      },
+      undefined,
+      ended,
+    ),
+  );
   return { messages, control };
 }
 
