@@ -129,8 +129,10 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
     const { smart } = deps;
     const modelId = resolved.model.id;
     const startedAt = performance.now();
+    const providerId = resolved.provider.id;
     const call = startRelay(pool, relayRequest(ctx, op, resolved, clientModel, body), {
-      ...hooks(ctx, resolved.provider.id),
+      onAbort: ctx.onAbort,
+      onResponseId: (responseId) => responses.remember(responseId, providerId),
       onHead(_status, headers) {
         smart?.capacity.observeHeaders(modelId, headers);
         smart?.latency.observe(modelId, performance.now() - startedAt);

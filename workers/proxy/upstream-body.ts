@@ -175,7 +175,7 @@ function spliced(b: Buffer, req: RelayRequest, streamUsage: boolean): UpstreamBo
   const model = top.values.get('model');
   if (req.upstreamModelId !== null && model !== undefined) {
     const bytes = encoder.encode(JSON.stringify(req.upstreamModelId));
-    if (!holds(b, model, bytes)) edits.push({ ...model, bytes });
+    if (!holds(b, model, bytes)) edits.push({ start: model.start, end: model.end, bytes });
   }
   const streamSpan = top.values.get('stream');
   const stream = streamSpan !== undefined && holds(b, streamSpan, TRUE);
@@ -187,7 +187,7 @@ function spliced(b: Buffer, req: RelayRequest, streamUsage: boolean): UpstreamBo
       edits.push({ start: top.close, end: top.close, bytes: USAGE_MEMBER });
       injected = true;
     } else if (holds(b, options, NULL)) {
-      edits.push({ ...options, bytes: USAGE_OPTIONS });
+      edits.push({ start: options.start, end: options.end, bytes: USAGE_OPTIONS });
       injected = true;
     } else if (b[options.start] === OPEN_BRACE) {
       const inner = members(b, options.start, OPTION_KEYS);
@@ -197,7 +197,7 @@ function spliced(b: Buffer, req: RelayRequest, streamUsage: boolean): UpstreamBo
         edits.push({ start: inner.close, end: inner.close, bytes: inner.empty ? INCLUDE_USAGE : NEXT_INCLUDE_USAGE });
         injected = true;
       } else if (!holds(b, usage, TRUE)) {
-        edits.push({ ...usage, bytes: TRUE });
+        edits.push({ start: usage.start, end: usage.end, bytes: TRUE });
         injected = true;
       }
     }

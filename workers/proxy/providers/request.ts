@@ -39,5 +39,6 @@ export function requestHeaders(target: ProviderTarget, auth: Record<string, stri
     const canonical = allowed.get(name.toLowerCase());
     if (canonical !== undefined) headers[canonical] = value;
   }
-  return { ...headers, ...auth };
+  for (const name in auth) headers[name] = auth[name]!;
+  return headers;
 }

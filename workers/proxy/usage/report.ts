@@ -190,5 +190,16 @@ export function createCallLedger(): CallLedger {
 }
 
 export function report(tokens: TokenCounts, calls: CallLedger, responseId: string | null): UsageResult {
-  return { ...tokens, toolCalls: calls.toolCalls(), responseId };
+  // Field by field: V8 (Node 20) clones `{ ...tokens, toolCalls, responseId }` on a slow path that also
+  // promotes the copy to the old generation, since it adds properties the source lacks (bench/PROFILE.md).
+  return {
+    inputTokens: tokens.inputTokens,
+    outputTokens: tokens.outputTokens,
+    cachedInputTokens: tokens.cachedInputTokens,
+    reasoningTokens: tokens.reasoningTokens,
+    totalTokens: tokens.totalTokens,
+    costUsd: tokens.costUsd,
+    toolCalls: calls.toolCalls(),
+    responseId,
+  };
 }

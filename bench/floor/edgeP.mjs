@@ -1,0 +1,136 @@
+// The floor: the least a relay of Switchyard's design can do, measured beside it (bench/floor/README.md).
+// A uWS edge on the main thread; each POST's body goes to a worker, whose answer is written back in one
+// cork. Long-lived ports, calls multiplexed by id, one message per worker per event-loop turn each way,
+// bodies transferred. No auth, routing, logging, metering or header policy; JSON answers only.
+//
+//   FLOOR_UPSTREAM=<port> FLOOR_WORKER=undici|switchyard|inline [FLOOR_THREADS=2] node bench/floor/edge.mjs
+//
+// FLOOR_WORKER=undici: worker.mjs, undici's dispatch and nothing else.
+// FLOOR_WORKER=inline: no worker; the same dispatch on the edge's thread (outside the design: no hop at all).
+// FLOOR_WORKER=switchyard: Switchyard's own relay workers (dist/workers/proxy/relay-entry.js, `npm run build`
+// first), each call a chat.completions RelayRequest to an openai_compatible target at the upstream.
+// Prints {"port":N} once listening.
+import uws from '@trufflesuite/uws-js-unofficial';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { postWhole } from './call.mjs';
+
+const upstream = Number(process.env.FLOOR_UPSTREAM);
+const kind = process.env.FLOOR_WORKER ?? 'undici';
+const threads = Number(process.env.FLOOR_THREADS ?? 2);
+if (!upstream || !['undici', 'switchyard', 'inline'].includes(kind)) throw new Error('FLOOR_UPSTREAM=<port> and FLOOR_WORKER=undici|switchyard|inline');
+
+// FLOOR_DIST: another build's dist/ (absolute path), to compare two builds' relay workers side by side.
+const syDist = process.env.FLOOR_DIST ? new URL(`file://${process.env.FLOOR_DIST.replace(/\/?$/, '/')}`) : new URL('../../dist/', import.meta.url);
+let makeStart;
+let workers = [];
+let inline = null;
+if (kind === 'inline') {
+  const { Pool } = await import('undici');
+  const pool = new Pool(`http://127.0.0.1:${upstream}`, { connections: 256 });
+  inline = (id, path, body) => postWhole(pool, path, body, (status, bytes) => answer(id, status, bytes));
+} else if (kind === 'undici') {
+  workers = Array.from({ length: threads }, () => new Worker(new URL('./worker.mjs', import.meta.url), { workerData: { upstream } }));
+  // The body's own ArrayBuffer is transferred; a body gathered from several chunks may sit in Node's pool.
+  const own = (b) => (b.byteOffset === 0 && b.byteLength === b.buffer.byteLength ? b.buffer : b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
+  makeStart = (id, path, body) => ({ id, path, body: own(body) });
+} else {
+  const { createBodyArena } = await import(new URL('workers/proxy/body-arena.js', syDist).href);
+  const arena = createBodyArena();
+  const workerData = { dataDir: mkdtempSync(join(tmpdir(), 'switchyard-floor-')), arena: { buffer: arena.buffer, slotSize: arena.slotSize } };
+  const entry = new URL('workers/proxy/relay-entry.js', syDist);
+  // The relay pool's own worker options (workers/proxy/relay-pool.ts).
+  workers = Array.from({ length: threads }, () => new Worker(entry, { workerData, resourceLimits: { maxYoungGenerationSizeMb: 16 } }));
+  const target = { id: 'bench', kind: 'openai_compatible', baseUrl: `http://127.0.0.1:${upstream}/v1`, hints: {}, timeouts: { connectMs: 10_000, headMs: 600_000, idleMs: 300_000 } };
+  makeStart = (id, _path, body) => ({
+    t: 'start',
+    id,
+    req: {
+      op: 'chat.completions',
+      target,
+      credentialRef: null,
+      requestId: `req_${id}`,
+      clientModel: 'bench-model',
+      upstreamModelId: 'bench-model',
+      params: {},
+      query: '',
+      headers: { accept: '*/*', 'content-type': 'application/json' },
+      body: body.toString('utf8'),
+      bodyStreamed: false,
+    },
+  });
+}
+
+const calls = new Map();
+let nextId = 1;
+let turn = 0;
+const outboxes = workers.map(() => ({ messages: [], transfer: [] }));
+let flushing = false;
+function flush() {
+  flushing = false;
+  workers.forEach((worker, i) => {
+    const box = outboxes[i];
+    if (box.messages.length === 0) return;
+    outboxes[i] = { messages: [], transfer: [] };
+    // Switchyard's workers take a text batch (JSON) when nothing is transferred, as its relay pool sends them.
+    if (kind === 'switchyard') worker.postMessage(JSON.stringify(box.messages));
+    else worker.postMessage(box.messages, box.transfer);
+  });
+}
+
+function answer(id, status, body) {
+  const res = calls.get(id);
+  calls.delete(id);
+  if (process.env.PROMISE && res) { res.resolveIt({ status, body }); return; }
+  if (res === undefined || res.gone) return;
+  res.cork(() => {
+    res.writeStatus(String(status));
+    res.writeHeader('content-type', 'application/json');
+    res.end(body);
+  });
+}
+
+for (const worker of workers) {
+  worker.on('message', (message) => {
+    const batch = typeof message === 'string' ? JSON.parse(message) : message;
+    for (const m of batch) {
+      if (kind === 'undici') answer(m.id, m.status, new Uint8Array(m.body));
+      else if (m.t === 'whole') answer(m.id, m.status, m.body);
+      else if (m.t === 'error') answer(m.id, 502, JSON.stringify(m.error));
+    }
+  });
+}
+
+const app = uws.App();
+app.post('/*', (res, req) => {
+  const path = req.getUrl();
+  res.onAborted(() => (res.gone = true));
+  const parts = [];
+  res.onData((chunk, last) => {
+    parts.push(Buffer.from(chunk.slice(0)));
+    if (!last) return;
+    const body = parts.length === 1 ? parts[0] : Buffer.concat(parts);
+    const id = nextId++;
+    calls.set(id, res);
+    if (process.env.PROMISE) {
+      const pending = new Promise((r) => (res.resolveIt = r));
+      (async () => { const { status, body } = await pending; if (res.gone) return; res.cork(() => { res.writeStatus(String(status)); res.writeHeader('content-type', 'application/json'); res.end(body); }); })();
+    }
+    if (inline !== null) return inline(id, path, body);
+    const k = turn++ % workers.length;
+    const start = makeStart(id, path, body);
+    outboxes[k].messages.push(start);
+    if (kind === 'undici') outboxes[k].transfer.push(start.body);
+    if (!flushing) {
+      flushing = true;
+      setImmediate(flush);
+    }
+  });
+});
+app.listen('127.0.0.1', 0, (socket) => {
+  if (!socket) throw new Error('cannot listen');
+  console.log(JSON.stringify({ port: uws.us_socket_local_port(socket) }));
+});
+process.on('SIGTERM', () => process.exit(0));
