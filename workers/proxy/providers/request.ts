@@ -35,9 +35,9 @@ const NONE: ReadonlyMap<string, string> = new Map();
 export function requestHeaders(target: ProviderTarget, auth: Record<string, string>): Record<string, string> {
   const headers: Record<string, string> = { accept: 'application/json' };
   const allowed = ALLOWED_HINTS.get(target.kind) ?? NONE;
-  for (const [name, value] of Object.entries(target.hints)) {
+  for (const name in target.hints) {
     const canonical = allowed.get(name.toLowerCase());
-    if (canonical !== undefined) headers[canonical] = value;
+    if (canonical !== undefined) headers[canonical] = target.hints[name]!;
   }
   for (const name in auth) headers[name] = auth[name]!;
   return headers;
