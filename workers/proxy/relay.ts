@@ -429,8 +429,11 @@ export function relay(id: number, req: RelayRequest, control: RelayControl, post
     post({ t: 'free', slot: slotHeld });
     slotHeld = null;
   };
+  let over = false;
   /** The call is over: with nothing when the answer was posted, else the error (or the edge's stop) is. */
   const end = (err?: unknown): void => {
+    if (over) return;
+    over = true;
     if (control.aborted) {
       // The edge stopped the call (the client left): the last message carries the usage reported so far.
       post({ t: 'aborted', id, usage: exchange?.usageSoFar() ?? null });
