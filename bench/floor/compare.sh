@@ -7,19 +7,8 @@
 set -euo pipefail
 ROUNDS=${1:-3}
 SECONDS_EACH=${FLOOR_SECONDS:-4}
-FLOOR=$(cd "$(dirname "$0")" && pwd)
-BENCH=$(dirname "$FLOOR")
-ROOT=$(dirname "$BENCH")
-WORK=$(mktemp -d)
-PIDS=()
-cleanup() { kill "${PIDS[@]}" 2>/dev/null || true; sleep 0.5; rm -rf "$WORK"; }
-trap cleanup EXIT
-node "$ROOT/bin/build.js" --if-stale
-
-port_of() { for _ in $(seq 1 100); do grep -o '"port":[0-9]*' "$1" 2>/dev/null | head -1 | cut -d: -f2 && return; sleep 0.1; done; echo "no port in $1" >&2; exit 1; }
-
-(cd "$BENCH" && exec node --import tsx fake-upstream.ts > "$WORK/fake.out" 2>&1) & FAKE=$!; PIDS+=($FAKE)
-UP=$(port_of "$WORK/fake.out")
+source "$(dirname "$0")/lib.sh"
+start_fake
 
 mkdir -p "$WORK/nginx"
 NGINX_PORT=$(node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})")
@@ -31,15 +20,7 @@ for worker in inline undici switchyard; do
   FLOOR_UPSTREAM=$UP FLOOR_WORKER=$worker node "$FLOOR/edge.mjs" > "$WORK/floor-$worker.out" 2>&1 & PID[floor-$worker]=$!; PIDS+=(${PID[floor-$worker]})
 done
 
-mkdir -m 700 "$WORK/home"
-# With the Node flags of `npm start`, as the full bench runs it.
-START_FLAGS=$(node -e "const s=require(process.argv[1]).scripts.start; console.log((/^node((?: --\\S+)*) /.exec(s)||[])[1]||'')" "$ROOT/package.json")
-SWITCHYARD_HOME=$WORK/home SWITCHYARD_PORT=0 SWITCHYARD_VAULT=file node $START_FLAGS "$ROOT/dist/bin/switchyard.js" start > "$WORK/sy.out" 2> "$WORK/sy.err" & SY=$!; PIDS+=($SY)
-for _ in $(seq 1 100); do grep -q 'listening on' "$WORK/sy.err" 2>/dev/null && break; sleep 0.2; done
-SY_PORT=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$WORK/sy.err" | grep -o '[0-9]*$')
-TOKEN=$(cat "$WORK/home/token")
-curl -sf -o /dev/null -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' -d "{\"kind\":\"openai_compatible\",\"id\":\"bench\",\"baseUrl\":\"http://127.0.0.1:$UP/v1\"}" "http://127.0.0.1:$SY_PORT/v1/providers"
-curl -sf -o /dev/null -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' -d '{"providerId":"bench","upstreamModelId":"bench-model","families":["styleA.chat_completions"]}' "http://127.0.0.1:$SY_PORT/v1/catalog/models"
+start_switchyard
 
 PORT[direct]=$UP; PID[direct]=$FAKE; PORT[nginx]=$NGINX_PORT; PID[nginx]=$NGINX; PORT[switchyard]=$SY_PORT; PID[switchyard]=$SY
 for worker in inline undici switchyard; do PORT[floor-$worker]=$(port_of "$WORK/floor-$worker.out"); done

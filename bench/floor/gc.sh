@@ -8,30 +8,12 @@
 #   bash bench/floor/gc.sh [seconds=4]
 set -euo pipefail
 SECS=${1:-4}
-FLOOR=$(cd "$(dirname "$0")" && pwd)
-BENCH=$(dirname "$FLOOR")
-ROOT=$(dirname "$BENCH")
-WORK=$(mktemp -d)
-PIDS=()
-cleanup() { kill "${PIDS[@]}" 2>/dev/null || true; sleep 0.5; rm -rf "$WORK"; }
-trap cleanup EXIT
-node "$ROOT/bin/build.js" --if-stale
-
-(cd "$BENCH" && exec node --import tsx fake-upstream.ts > "$WORK/fake.out" 2>&1) & PIDS+=($!)
-for _ in $(seq 1 100); do grep -q '"port"' "$WORK/fake.out" 2>/dev/null && break; sleep 0.1; done
-UP=$(grep -o '"port":[0-9]*' "$WORK/fake.out" | head -1 | cut -d: -f2)
-
-mkdir -m 700 "$WORK/home"
-START_FLAGS=$(node -e "const s=require(process.argv[1]).scripts.start; console.log((/^node((?: --\\S+)*) /.exec(s)||[])[1]||'')" "$ROOT/package.json")
-SWITCHYARD_HOME=$WORK/home SWITCHYARD_PORT=0 SWITCHYARD_VAULT=file node $START_FLAGS --trace-gc-nvp "$ROOT/dist/bin/switchyard.js" start > "$WORK/sy.out" 2> "$WORK/sy.err" & PIDS+=($!)
-for _ in $(seq 1 100); do grep -q 'listening on' "$WORK/sy.err" 2>/dev/null && break; sleep 0.2; done
-PORT=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$WORK/sy.err" | grep -o '[0-9]*$')
-TOKEN=$(cat "$WORK/home/token")
-curl -sf -o /dev/null -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' -d "{\"kind\":\"openai_compatible\",\"id\":\"bench\",\"baseUrl\":\"http://127.0.0.1:$UP/v1\"}" "http://127.0.0.1:$PORT/v1/providers"
-curl -sf -o /dev/null -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' -d '{"providerId":"bench","upstreamModelId":"bench-model","families":["styleA.chat_completions"]}' "http://127.0.0.1:$PORT/v1/catalog/models"
+source "$(dirname "$0")/lib.sh"
+start_fake
+start_switchyard --trace-gc-nvp
 echo '{"model":"bench/bench-model","messages":[{"role":"user","content":"Say hello in one short sentence."}],"max_tokens":32}' > "$WORK/body.json"
 
-run() { BENCH_BODY=$WORK/body.json BENCH_HEADERS="authorization: Bearer $TOKEN" wrk -t1 -c50 -d"$1s" -s "$BENCH/lua/post.lua" "http://127.0.0.1:$PORT/v1/chat/completions" 2>&1 | sed -n 's/^BENCH_JSON //p'; }
+run() { BENCH_BODY=$WORK/body.json BENCH_HEADERS="authorization: Bearer $TOKEN" wrk -t1 -c50 -d"$1s" -s "$BENCH/lua/post.lua" "http://127.0.0.1:$SY_PORT/v1/chat/completions" 2>&1 | sed -n 's/^BENCH_JSON //p'; }
 run 2 > /dev/null
 FROM=$(wc -l < "$WORK/sy.out")
 RESULT=$(run "$SECS")

@@ -93,6 +93,34 @@ function streamed(messages: FromWorker[]): string {
 }
 
 const last = (messages: FromWorker[]): FromWorker => messages[messages.length - 1]!;
+
+/**
+ * The upstream streams `events` large SSE events as fast as its socket takes them; `blocked` resolves once the
+ * socket is full (the relay stopped reading), `finished` says whether the whole stream went out.
+ */
+function floodingUpstream(events: number): { event: string; blocked: Promise<void>; finished: () => boolean } {
+  const event = `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: 'x'.repeat(4000) } }] })}\n\n`;
+  let onBlocked!: () => void;
+  const blocked = new Promise<void>((r) => (onBlocked = r));
+  let finished = false;
+  handler = (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    let sent = 0;
+    const write = (): void => {
+      while (sent < events) {
+        sent++;
+        if (!res.write(event)) {
+          onBlocked();
+          res.once('drain', write);
+          return;
+        }
+      }
+      res.end('data: [DONE]\n\n', () => (finished = true));
+    };
+    write();
+  };
+  return { event, blocked, finished: () => finished };
+}
 /** A data message's stream bytes: what an edge credits back once it has written them. */
 const bytesOf = (m: FromWorker): number => (m.t === 'data' ? m.chunks.reduce((n, c) => n + chunkBytes(c).byteLength, 0) : 0);
 const sse = (events: string[]): string => events.map((data) => `data: ${data}\n\n`).join('');
@@ -300,27 +328,8 @@ describe('relay, edge controls', () => {
   });
 
   it('stops reading once a window of stream bytes awaits the edge\'s credit, and goes on as credit comes', async () => {
-    const event = `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: 'x'.repeat(4000) } }] })}\n\n`;
     const events = 4000; // 16 MB: four windows
-    let blocked!: () => void;
-    const upstreamBlocked = new Promise<void>((r) => (blocked = r));
-    let finished = false;
-    handler = (_req, res) => {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      let sent = 0;
-      const write = (): void => {
-        while (sent < events) {
-          sent++;
-          if (!res.write(event)) {
-            blocked();
-            res.once('drain', write);
-            return;
-          }
-        }
-        res.end('data: [DONE]\n\n', () => (finished = true));
-      };
-      write();
-    };
+    const upstream = floodingUpstream(events);
     let posted = 0;
     let crediting = false;
     const control = new RelayControl();
@@ -333,40 +342,21 @@ describe('relay, edge controls', () => {
       },
       control,
     );
-    await upstreamBlocked;
+    await upstream.blocked;
     // Given time to read on, a relay without the window would have read the whole stream by now.
     await new Promise((r) => setTimeout(r, 300));
-    assert.equal(finished, false);
+    assert.equal(upstream.finished(), false);
     assert.ok(posted > STREAM_WINDOW / 2 && posted <= STREAM_WINDOW + 256 * 1024, `posted ${posted} bytes without credit`);
     crediting = true;
     control.credit(posted);
     const { messages } = await running;
     assert.equal(last(messages).t, 'end');
-    assert.equal(streamed(messages), event.repeat(events) + 'data: [DONE]\n\n');
+    assert.equal(streamed(messages), upstream.event.repeat(events) + 'data: [DONE]\n\n');
   });
 
   it('a pause stops reading the upstream until resume, and nothing is lost', async () => {
-    const event = `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: 'x'.repeat(4000) } }] })}\n\n`;
     const events = 2000; // 8 MB: more than the socket buffers hold
-    let blocked!: () => void;
-    const upstreamBlocked = new Promise<void>((r) => (blocked = r));
-    let finished = false;
-    handler = (_req, res) => {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      let sent = 0;
-      const write = (): void => {
-        while (sent < events) {
-          sent++;
-          if (!res.write(event)) {
-            blocked();
-            res.once('drain', write);
-            return;
-          }
-        }
-        res.end('data: [DONE]\n\n', () => (finished = true));
-      };
-      write();
-    };
+    const upstream = floodingUpstream(events);
     const control = new RelayControl();
     const posted: FromWorker['t'][] = [];
     const running = run(
@@ -379,15 +369,15 @@ describe('relay, edge controls', () => {
       },
       control,
     );
-    await upstreamBlocked;
+    await upstream.blocked;
     // Given time to read on, a relay that ignored the pause would have posted data by now.
     await new Promise((r) => setTimeout(r, 200));
-    assert.equal(finished, false);
+    assert.equal(upstream.finished(), false);
     assert.equal(posted.includes('end'), false);
     assert.ok(posted.filter((t) => t === 'data').length <= 1, posted.join());
     control.resume();
     const { messages } = await running;
     assert.equal(last(messages).t, 'end');
-    assert.equal(streamed(messages), event.repeat(events) + 'data: [DONE]\n\n');
+    assert.equal(streamed(messages), upstream.event.repeat(events) + 'data: [DONE]\n\n');
   });
 });

@@ -1,0 +1,32 @@
+# Sourced by compare.sh and gc.sh: a work directory removed on exit with every process started here, a
+# built dist/, the fake upstream, and Switchyard started as `npm start` starts it, with a bench provider.
+FLOOR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+BENCH=$(dirname "$FLOOR")
+ROOT=$(dirname "$BENCH")
+WORK=$(mktemp -d)
+PIDS=()
+cleanup() { kill "${PIDS[@]}" 2>/dev/null || true; sleep 0.5; rm -rf "$WORK"; }
+trap cleanup EXIT
+node "$ROOT/bin/build.js" --if-stale
+
+port_of() { for _ in $(seq 1 100); do grep -o '"port":[0-9]*' "$1" 2>/dev/null | head -1 | cut -d: -f2 && return; sleep 0.1; done; echo "no port in $1" >&2; exit 1; }
+
+# Sets FAKE (its pid) and UP (its port).
+start_fake() {
+  (cd "$BENCH" && exec node --import tsx fake-upstream.ts > "$WORK/fake.out" 2>&1) & FAKE=$!; PIDS+=($FAKE)
+  UP=$(port_of "$WORK/fake.out")
+}
+
+# Starts Switchyard with the Node flags of `npm start` and any given here, and registers the fake upstream
+# as provider `bench` with model `bench-model`. Sets SY (its pid), SY_PORT and TOKEN.
+start_switchyard() {
+  mkdir -m 700 "$WORK/home"
+  local flags
+  flags=$(node -e "const s=require(process.argv[1]).scripts.start; console.log((/^node((?: --\\S+)*) /.exec(s)||[])[1]||'')" "$ROOT/package.json")
+  SWITCHYARD_HOME=$WORK/home SWITCHYARD_PORT=0 SWITCHYARD_VAULT=file node $flags "$@" "$ROOT/dist/bin/switchyard.js" start > "$WORK/sy.out" 2> "$WORK/sy.err" & SY=$!; PIDS+=($SY)
+  for _ in $(seq 1 100); do grep -q 'listening on' "$WORK/sy.err" 2>/dev/null && break; sleep 0.2; done
+  SY_PORT=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$WORK/sy.err" | grep -o '[0-9]*$')
+  TOKEN=$(cat "$WORK/home/token")
+  curl -sf -o /dev/null -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' -d "{\"kind\":\"openai_compatible\",\"id\":\"bench\",\"baseUrl\":\"http://127.0.0.1:$UP/v1\"}" "http://127.0.0.1:$SY_PORT/v1/providers"
+  curl -sf -o /dev/null -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' -d '{"providerId":"bench","upstreamModelId":"bench-model","families":["styleA.chat_completions"]}' "http://127.0.0.1:$SY_PORT/v1/catalog/models"
+}
