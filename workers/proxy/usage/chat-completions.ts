@@ -72,7 +72,7 @@ export function createChatCompletionsCollector(withCost: boolean): UsageCollecto
       if (hasUsage && isRecord(chunk.usage)) tokens = chatUsage(chunk.usage, withCost);
       if (hasCall) noteCalls(chunk.choices, 'delta');
     },
-    mayRead: (block) => !done && (mayHoldUsageObject(block) || block.includes(CALL) || block.includes(DONE)),
+    mayRead: (block, noUsageObject = false) => !done && ((!noUsageObject && mayHoldUsageObject(block)) || block.includes(CALL) || block.includes(DONE)),
     result: () => report(tokens, calls, null),
   };
 }

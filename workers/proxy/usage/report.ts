@@ -20,9 +20,11 @@ export interface UsageCollector {
   /**
    * Whether a stream's block, as raw bytes, may matter to `event`: a cheap byte search, so that the stream tap
    * decodes and parses only such blocks. It may say yes to a block `event` then ignores, never no to one
-   * it would read; it answers for the block that comes next, in order.
+   * it would read; it answers for the block that comes next, in order. `noUsageObject`: the caller has
+   * already found that the block holds no `"usage"` member whose value may be an object (the stream tap
+   * searches for the key anyway, to strip it), so the collector need not search for it again.
    */
-  mayRead(block: Buffer): boolean;
+  mayRead(block: Buffer, noUsageObject?: boolean): boolean;
   /** Usage found so far; callable at any time, also after an interrupted stream. */
   result(): UsageResult;
 }

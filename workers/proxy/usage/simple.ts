@@ -19,7 +19,7 @@ function usageOnly(read: UsageReader, withCost: boolean): UsageCollector {
     event(ev) {
       if (hasUsageObject(ev.data)) take(parseJson(ev.data));
     },
-    mayRead: mayHoldUsageObject,
+    mayRead: (block, noUsageObject = false) => !noUsageObject && mayHoldUsageObject(block),
     result: () => report(tokens, createCallLedger(), null),
   };
 }

@@ -105,8 +105,8 @@ export function createStreamTap(op: GatewayOp, options: StreamTapOptions): Strea
   const collector = createUsageCollector(op, { providerKind: options.providerKind });
   const observe = GATEWAY_OPS[op].metered;
   /** Most blocks cannot matter to the collector; only those that can are decoded and parsed. */
-  const read = (block: Buffer, first: boolean): void => {
-    if (!collector.mayRead(block)) return;
+  const read = (block: Buffer, first: boolean, noUsageObject = false): void => {
+    if (!collector.mayRead(block, noUsageObject)) return;
     const { event } = decodeSseBlock(block, first);
     if (event !== null) collector.event(event);
   };
@@ -136,15 +136,16 @@ export function createStreamTap(op: GatewayOp, options: StreamTapOptions): Strea
   let out: Uint8Array[] = [];
   const splitter = createSseSplitter((block, whole, first) => {
     const at = whole ? usageKeyAt(block, 0) : -1;
+    // Where the search for the key found none, or only the null member, the collector is told so.
     if (at === -1) {
       out.push(block);
-      if (whole) read(block, first);
+      if (whole) read(block, first, true);
       return;
     }
     const around = aroundNullUsage(block, at);
     if (around !== null) {
       out.push(around[0], around[1]);
-      read(block, first);
+      read(block, first, true);
       return;
     }
     const { text, event } = decodeSseBlock(block, first);
