@@ -81,10 +81,7 @@ export function createApp(deps: AppDeps) {
         const log_ = (outcome: string) => {
           if (logged) return;
           logged = true;
-          access.info(
-            { reqId: requestId, method: head.method, route: routeName, status, outcome, durationMs: Math.round((performance.now() - started) * 1000) / 1000 },
-            'request',
-          );
+          access.request(requestId, head.method, routeName, status, outcome, Math.round((performance.now() - started) * 1000) / 1000);
         };
         out.onAbort(() => log_('client_aborted'));
         stream({
@@ -137,8 +134,8 @@ export function createApp(deps: AppDeps) {
     const cors = deps.cors();
     if (cors.allows(origin)) Object.assign(headers, cors.responseHeaders(origin));
     if (deps.isDraining()) headers['connection'] = 'close';
-    const line = { reqId: requestId, method: head.method, route: routeName, status, durationMs: Math.round((performance.now() - started) * 1000) / 1000 };
-    afterAnswers(() => access.info(line, 'request'));
+    const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
+    afterAnswers(() => access.request(requestId, head.method, routeName, status, null, durationMs));
     return { status, headers, body };
   }
 

@@ -108,7 +108,7 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
         ...(route && { route }),
         ...(o.acceleration && { acceleration: o.acceleration }),
       };
-      access.info({ reqId: ctx.requestId, op, providerId, modelId, outcome: o.outcome, usage: o.usage, ...(route && { route }) }, 'usage');
+      access.usage({ reqId: ctx.requestId, op, providerId, modelId, outcome: o.outcome, usage: o.usage, route });
       deps.recordUsage?.(event);
     };
     void call.done.then((o) => {
