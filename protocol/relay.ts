@@ -111,8 +111,12 @@ export type FromWorker =
   /** A whole non-streamed answer in one message: a small JSON answer as its text, else its bytes (transferred). */
   | { t: 'whole'; id: number; status: number; headers: Record<string, string>; body: ArrayBuffer | string; end: RelayEnd }
   | { t: 'head'; id: number; status: number; headers: Record<string, string> }
-  /** Stream chunks coalesced per event-loop turn. */
-  | { t: 'data'; id: number; chunks: Chunk[] }
+  /**
+   * Stream chunks coalesced per event-loop turn. `closing`: these chunks (with the ones before) hold the
+   * stream's closing event (chat's `[DONE]`), so a client that leaves once they are written has its whole
+   * answer, as clients that stop reading there do (the openai SDK).
+   */
+  | { t: 'data'; id: number; chunks: Chunk[]; closing?: boolean }
   /** The last chunks travel with the end, so a client that closes on its last byte is not taken for one that left. */
   | { t: 'end'; id: number; end: RelayEnd; chunks?: Chunk[] }
   /** A streamed create named its response: routes by that ID must work while the stream still runs. */

@@ -96,6 +96,12 @@ class RelayRun implements RelaySink {
   /** The client left: nothing more is written, and the call ends with whatever the worker's last message reports. */
   private clientGone = false;
   private backstop: NodeJS.Timeout | null = null;
+  /**
+   * The stream's closing event has been written to the client (see FromWorker `data`): a client that leaves
+   * after it had its whole answer, and the call is served, not aborted. `closingHeld`: it waits in the backlog.
+   */
+  private closingWritten = false;
+  private closingHeld = false;
   /** A last message held for the client's writer: what the call reports if the client leaves before it. */
   private heldEnd: { usage: UsageReport | null; responseId: string | null } | null = null;
   /** Stream bytes written to the client and not yet credited to the worker (see STREAM_WINDOW). */
@@ -129,7 +135,7 @@ class RelayRun implements RelaySink {
   }
 
   private leftWith(usage: UsageReport | null, responseId: string | null = null): void {
-    this.finish({ outcome: 'aborted', usage, responseId });
+    this.finish({ outcome: this.closingWritten ? 'ok' : 'aborted', usage, responseId });
   }
 
   private clientLeft(): void {
@@ -180,8 +186,10 @@ class RelayRun implements RelaySink {
         out.onAbort(() => this.clientLeft());
         const early = this.backlog;
         this.backlog = [];
-        if (this.pendingEnd === null) this.write(early);
-        else this.pendingEnd(early);
+        if (this.pendingEnd === null) {
+          this.write(early);
+          this.closingWritten = this.closingHeld;
+        } else this.pendingEnd(early);
       },
     });
   }
@@ -216,10 +224,15 @@ class RelayRun implements RelaySink {
     queueMicrotask(() => this.publishStream());
   }
 
-  data(chunks: Chunk[]): void {
+  data(chunks: Chunk[], closing = false): void {
     if (this.clientGone) return;
-    if (this.writer) this.write(chunks);
-    else this.backlog.push(...chunks);
+    if (this.writer) {
+      this.write(chunks);
+      if (closing) this.closingWritten = true;
+    } else {
+      this.backlog.push(...chunks);
+      if (closing) this.closingHeld = true;
+    }
   }
 
   end(end: RelayEnd, chunks?: Chunk[]): void {

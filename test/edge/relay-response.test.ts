@@ -162,6 +162,31 @@ describe('startRelay when the client leaves', () => {
     assert.equal(seen.ended, null);
   });
 
+  it('after the stream\'s closing event was written: the call is served, with the usage of the worker\'s last message', async () => {
+    const { sink, call } = relay();
+    sink().head(200, SSE);
+    sink().data(['data: 1\n\n']);
+    // The closing event waits in the backlog until the client's writer comes, and counts once written.
+    sink().data(['data: [DONE]\n\n'], true);
+    const seen = drive(await call.result);
+    assert.deepEqual(seen.writes, ['data: 1\n\n', 'data: [DONE]\n\n']);
+    seen.leave();
+    sink().aborted(USAGE);
+    assert.deepEqual(await call.done, { outcome: 'ok', usage: USAGE, responseId: null });
+  });
+
+  it('before the closing event was written: aborted, even when it was on its way', async () => {
+    const { sink, call } = relay();
+    sink().head(200, SSE);
+    const seen = drive(await call.result);
+    sink().data(['data: 1\n\n'], false);
+    seen.leave();
+    sink().data(['data: [DONE]\n\n'], true);
+    sink().aborted(USAGE);
+    assert.deepEqual(await call.done, { outcome: 'aborted', usage: USAGE, responseId: null });
+    assert.deepEqual(seen.writes, ['data: 1\n\n']);
+  });
+
   it('an end that crossed the abort is not written; its usage counts for the aborted call', async () => {
     const { sink, call } = relay();
     sink().head(200, SSE);

@@ -51,6 +51,7 @@ export interface StreamRecord {
 export type StreamOverride =
   | { kind: 'destroy'; afterChunks: number; chunkDelayMs: number }
   | { kind: 'slow'; chunkDelayMs: number }
+  | { kind: 'linger'; endDelayMs: number }
   | { kind: 'error'; afterChunks: number; error: InStreamError };
 
 export interface StreamControls {
@@ -60,6 +61,11 @@ export interface StreamControls {
   failMidStreamNext(options: { afterChunks: number; chunkDelayMs?: number }): void;
   /** The next streamed answer waits `chunkDelayMs` before each event after the first. */
   slowStreamNext(options: { chunkDelayMs: number }): void;
+  /**
+   * The next streamed answer sends all its events at once, then waits `endDelayMs` before it ends the
+   * response (a server that closes its stream late, after its last event).
+   */
+  lingerNext(options: { endDelayMs: number }): void;
   /**
    * The next streamed answer sends `afterChunks` events, then the provider's in-stream error, then ends.
    * Overrides whose `afterChunks` reaches the stream's length leave it whole.
@@ -125,8 +131,8 @@ export function createStreamHub(defaultError: InStreamError): StreamHub {
     });
     res.flushHeaders();
 
-    const delay = override === undefined || override.kind === 'error' ? 0 : override.chunkDelayMs;
-    const stopAt = override === undefined || override.kind === 'slow' ? Infinity : override.afterChunks;
+    const delay = override === undefined || override.kind === 'error' || override.kind === 'linger' ? 0 : override.chunkDelayMs;
+    const stopAt = override === undefined || override.kind === 'slow' || override.kind === 'linger' ? Infinity : override.afterChunks;
     for (const [index, event] of reply.events.entries()) {
       if (index >= stopAt) break;
       if (index > 0 && delay > 0) {
@@ -147,6 +153,10 @@ export function createStreamHub(defaultError: InStreamError): StreamHub {
       await writeAndFlush(res, reply.errorEvent(override.error, record.eventsSent), closed.signal);
       end('errored');
     }
+    if (override?.kind === 'linger') {
+      const slept = await sleep(override.endDelayMs, true, { signal: closed.signal }).catch(() => false);
+      if (!slept) return;
+    }
     res.end();
   }
 
@@ -158,6 +168,9 @@ export function createStreamHub(defaultError: InStreamError): StreamHub {
     },
     slowStreamNext({ chunkDelayMs }) {
       overrides.push({ kind: 'slow', chunkDelayMs });
+    },
+    lingerNext({ endDelayMs }) {
+      overrides.push({ kind: 'linger', endDelayMs });
     },
     streamErrorNext({ afterChunks, type = defaultError.type, message = defaultError.message }) {
       overrides.push({ kind: 'error', afterChunks, error: { type, message } });

@@ -95,6 +95,24 @@ describe('chat completions', () => {
     await assertUsage(svc, reqId, { ...chat, usage: styleAUsage(usage) });
   });
 
+  test('a client that closes the stream at [DONE], before the upstream ends it, is served, not aborted', async () => {
+    const usage = distinctUsage(11);
+    a.setUsage(usage);
+    // The SDK stops reading at [DONE] and cancels the body; the fake ends its response only later.
+    a.lingerNext({ endDelayMs: 400 });
+    const ended = a.nextStream().then((s) => s.ended);
+    const { result: chunks, reqId } = await ids.call(async () => {
+      const stream = await client.chat.completions.create({ model: 'openai/gpt-test', messages: ask('linger'), stream: true });
+      const seen: OpenAI.Chat.ChatCompletionChunk[] = [];
+      for await (const chunk of stream) seen.push(chunk);
+      return seen;
+    });
+    assert.equal(chunks.map((c) => c.choices[0]?.delta.content ?? '').join(''), TEXT);
+    await assertUsage(svc, reqId, { ...chat, usage: styleAUsage(usage) });
+    // The relay stopped the upstream call when the client left: it did not wait for the late end.
+    assert.equal((await ended).by, 'client-closed');
+  });
+
   test('streamed with include_usage: usage null on every chunk, then one usage chunk', async () => {
     const usage = distinctUsage(3);
     a.setUsage(usage);

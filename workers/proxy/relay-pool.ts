@@ -13,7 +13,8 @@ import type { ProxyWorkerData } from './credentials.ts';
 export interface RelaySink {
   whole(status: number, headers: Record<string, string>, body: ArrayBuffer | string, end: RelayEnd): void;
   head(status: number, headers: Record<string, string>): void;
-  data(chunks: Chunk[]): void;
+  /** `closing`: these chunks complete the stream's closing event (see FromWorker `data`). */
+  data(chunks: Chunk[], closing?: boolean): void;
   /** `chunks`: the stream's last bytes, written before it ends. */
   end(end: RelayEnd, chunks?: Chunk[]): void;
   error(error: ServiceError, usage: UsageReport | null): void;
@@ -43,7 +44,7 @@ export function deliverRelayMessage(m: Exclude<FromWorker, { t: 'free' }>, infli
       sink.head(m.status, m.headers);
       return;
     case 'data':
-      sink.data(m.chunks);
+      sink.data(m.chunks, m.closing === true);
       return;
     case 'end':
       inflight.delete(m.id);

@@ -15,7 +15,7 @@ const running = new CallTable<RelayControl>();
 // last message of the worker's only call leaves at once: no other call can add to its batch.
 let outbox: FromWorker[] = [];
 let outboxTransfer: ArrayBuffer[] = [];
-const openData = new CallTable<Chunk[]>();
+const openData = new CallTable<Extract<FromWorker, { t: 'data' }>>();
 let withChunks = false;
 const flush = () => {
   const batch = outbox;
@@ -36,16 +36,18 @@ const post = (message: FromWorker, transfer?: ArrayBuffer[]) => {
   if (message.t === 'data') {
     const open = openData.get(message.id);
     if (open !== undefined) {
+      const chunks = open.chunks;
       for (const chunk of message.chunks) {
-        const lastAt = open.length - 1;
-        const last = open[lastAt];
+        const lastAt = chunks.length - 1;
+        const last = chunks[lastAt];
         // Small chunks join into one, so the edge writes the turn's bytes of a call at once.
-        if (typeof chunk === 'string' && typeof last === 'string' && last.length + chunk.length <= STRING_CHUNK_MAX) open[lastAt] = last + chunk;
-        else open.push(chunk);
+        if (typeof chunk === 'string' && typeof last === 'string' && last.length + chunk.length <= STRING_CHUNK_MAX) chunks[lastAt] = last + chunk;
+        else chunks.push(chunk);
       }
+      if (message.closing === true) open.closing = true;
       return;
     }
-    openData.set(message.id, message.chunks);
+    openData.set(message.id, message);
   } else if (message.t !== 'free') openData.delete(message.id);
   outbox.push(message);
   if (alone) flush();

@@ -281,10 +281,11 @@ class Exchange implements Dispatcher.DispatchHandler {
     }
     if (out !== null && out.byteLength > 0) {
       this.setup.control.posted(out.byteLength);
-      if (out.byteLength <= STRING_CHUNK_MAX) this.setup.post({ t: 'data', id: this.setup.id, chunks: [latin1(out)] });
+      const closing = tap.closed();
+      if (out.byteLength <= STRING_CHUNK_MAX) this.setup.post({ t: 'data', id: this.setup.id, chunks: [latin1(out)], closing });
       else {
         const chunk = ownBuffer(out);
-        this.setup.post({ t: 'data', id: this.setup.id, chunks: [chunk] }, [chunk]);
+        this.setup.post({ t: 'data', id: this.setup.id, chunks: [chunk], closing }, [chunk]);
       }
     }
   }

@@ -73,6 +73,7 @@ export function createChatCompletionsCollector(withCost: boolean): UsageCollecto
       if (hasCall) noteCalls(chunk.choices, 'delta');
     },
     mayRead: (block, noUsageObject = false) => !done && ((!noUsageObject && mayHoldUsageObject(block)) || block.includes(CALL) || block.includes(DONE)),
+    closed: () => done,
     result: () => report(tokens, calls, null),
   };
 }

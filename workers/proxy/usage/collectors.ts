@@ -73,6 +73,7 @@ export function createUsageCollector(op: GatewayOp, options: UsageCollectorOptio
     },
     // A byte search that cannot throw, on the hot path: not wrapped.
     mayRead: inner.mayRead,
+    closed: () => inner.closed?.() ?? false,
     result: () => inner.result(),
   };
 }

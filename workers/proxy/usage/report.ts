@@ -25,6 +25,11 @@ export interface UsageCollector {
    * searches for the key anyway, to strip it), so the collector need not search for it again.
    */
   mayRead(block: Buffer, noUsageObject?: boolean): boolean;
+  /**
+   * Whether the stream's closing event has been read (chat's `data: [DONE]`): a client may leave after it
+   * without missing anything. Absent where no such event is read.
+   */
+  closed?(): boolean;
   /** Usage found so far; callable at any time, also after an interrupted stream. */
   result(): UsageResult;
 }

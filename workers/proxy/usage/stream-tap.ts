@@ -24,6 +24,8 @@ export interface StreamTap {
   end(): { tail: Uint8Array | null; usage: UsageResult };
   /** The created response's ID as soon as the stream has named it (Responses API), else null. */
   responseId(): string | null;
+  /** Whether the bytes returned so far hold the stream's closing event (see UsageCollector.closed). */
+  closed(): boolean;
 }
 
 /**
@@ -129,6 +131,7 @@ export function createStreamTap(op: GatewayOp, options: StreamTapOptions): Strea
         return { tail: null, usage: collector.result() };
       },
       responseId: () => collector.result().responseId,
+      closed: () => collector.closed?.() ?? false,
     };
   }
 
@@ -177,5 +180,6 @@ export function createStreamTap(op: GatewayOp, options: StreamTapOptions): Strea
       return { tail: take(), usage: collector.result() };
     },
     responseId: () => collector.result().responseId,
+    closed: () => collector.closed?.() ?? false,
   };
 }
