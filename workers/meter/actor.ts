@@ -9,8 +9,8 @@ import {
   METER_OVERSIZED,
   METER_PROCESSED,
   type MeterApi,
+  packRecord,
   type MeterBatch,
-  type MeterRecord,
   type MeterWorkerData,
 } from '../../protocol/meter.ts';
 
@@ -96,7 +96,9 @@ export function createMeter(options: MeterOptions): Meter {
   const maxInflight = options.maxInflight ?? 100_000;
 
   let cur: Incarnation | null = null;
-  let buffer: MeterRecord[] = [];
+  // The records of the next batch, packed (see MeterBatch), and how many there are.
+  let buffer: unknown[] = [];
+  let buffered = 0;
   let scheduled = false;
   let closing = false;
   let restartDelay = 0;
@@ -169,17 +171,19 @@ export function createMeter(options: MeterOptions): Meter {
 
   function post(): void {
     scheduled = false;
-    if (buffer.length === 0) return;
-    const batch = buffer;
+    if (buffered === 0) return;
+    const fields = buffer;
+    const n = buffered;
     buffer = [];
+    buffered = 0;
     const inc = cur;
     if (inc === null) {
-      totals.lost += batch.length;
+      totals.lost += n;
       return;
     }
-    const message: MeterBatch = { kind: 'usage.batch', records: batch };
+    const message: MeterBatch = { kind: 'usage.batch', fields };
     inc.records.postMessage(message);
-    inc.posted += batch.length;
+    inc.posted += n;
   }
 
   async function prune(): Promise<number> {
@@ -197,10 +201,11 @@ export function createMeter(options: MeterOptions): Meter {
     record(event) {
       if (closing || !enabled()) return;
       const inc = cur;
-      if (inc === null || inflight(inc) + buffer.length >= maxInflight) return drop(1);
-      buffer.push(toRecord(event));
+      if (inc === null || inflight(inc) + buffered >= maxInflight) return drop(1);
+      packRecord(buffer, event);
+      buffered += 1;
       totals.recorded += 1;
-      if (buffer.length >= BATCH) post();
+      if (buffered >= BATCH) post();
       else if (!scheduled) {
         scheduled = true;
         if (postEveryMs > 0) setTimeout(post, postEveryMs);
@@ -218,7 +223,7 @@ export function createMeter(options: MeterOptions): Meter {
       return {
         ...totals,
         oversized: totals.oversized + (inc === null ? 0 : Atomics.load(inc.counters, METER_OVERSIZED)),
-        inflight: (inc === null ? 0 : inflight(inc)) + buffer.length,
+        inflight: (inc === null ? 0 : inflight(inc)) + buffered,
       };
     },
     async close() {
@@ -241,38 +246,4 @@ export function createMeter(options: MeterOptions): Meter {
       await inc.worker.terminate();
     },
   };
-}
-
-/** Only the countable fields cross the thread: never the request ID or anything an event picks up later. */
-function toRecord(e: UsageEvent): MeterRecord {
-  const u = e.usage;
-  const rec: MeterRecord = {
-    at: e.at,
-    tokenId: e.tokenId,
-    providerId: e.providerId,
-    modelId: e.modelId,
-    op: e.op,
-    outcome: e.outcome,
-    usage:
-      u === null
-        ? null
-        : {
-            inputTokens: u.inputTokens,
-            outputTokens: u.outputTokens,
-            cachedInputTokens: u.cachedInputTokens,
-            reasoningTokens: u.reasoningTokens,
-            totalTokens: u.totalTokens,
-            costUsd: u.costUsd,
-            toolCalls: u.toolCalls,
-          },
-  };
-  const r = e.route;
-  if (r !== undefined) rec.route = { packSlug: r.packSlug, routeId: r.routeId, fallback: r.fallback, fallbackReason: r.fallbackReason };
-  const a = e.acceleration;
-  if (a !== undefined) {
-    rec.acceleration = { mode: a.mode, draftModelId: a.draftModelId, generationMs: a.generationMs };
-    if (a.draftTokens !== undefined) rec.acceleration.draftTokens = a.draftTokens;
-    if (a.acceptedDraftTokens !== undefined) rec.acceleration.acceptedDraftTokens = a.acceptedDraftTokens;
-  }
-  return rec;
 }

@@ -4,6 +4,8 @@ import {
   METER_COMMITTED,
   METER_OVERSIZED,
   METER_PROCESSED,
+  RECORD_SLOTS,
+  unpackRecord,
   type MeterApi,
   type MeterBatch,
   type MeterWorkerData,
@@ -48,10 +50,15 @@ function commit(): void {
 }
 
 data.records.on('message', (batch: MeterBatch) => {
-  for (const rec of batch.records) foldRecord(pending, rec, dayOf(rec.at));
-  processed += batch.records.length;
+  const { fields } = batch;
+  const n = fields.length / RECORD_SLOTS;
+  for (let at = 0; at < fields.length; at += RECORD_SLOTS) {
+    const rec = unpackRecord(fields, at);
+    foldRecord(pending, rec, dayOf(rec.at));
+  }
+  processed += n;
   if (uncommitted === 0) oldestUncommitted = Date.now();
-  uncommitted += batch.records.length;
+  uncommitted += n;
   Atomics.store(counters, METER_PROCESSED, processed | 0);
   // Under a steady stream, messages can keep the timer phase waiting; the age check commits regardless.
   if (pendingRows(pending) >= MAX_PENDING_ROWS || Date.now() - oldestUncommitted >= data.commitMs) commit();
