@@ -4,10 +4,11 @@ import type { ProviderTarget } from './messages.ts';
 
 // The relay protocol between the edge and the proxy workers. Each worker has one long-lived port;
 // requests are multiplexed on it by `id`. Each side posts the messages of an event-loop turn as one batch:
-// as a JSON string when neither buffers nor stream chunks travel with it (V8's structured clone costs two to
-// four times JSON's for these small objects), else structured-cloned (a chunk string is copied as it is,
-// where JSON would escape every quote in it) with its buffers transferred. Every message is therefore plain
-// JSON data apart from its ArrayBuffers, and every ArrayBuffer in a batch is in its transfer list.
+// as JSON text with its text bodies beside it (relay-batch.ts) when neither buffers nor stream chunks travel
+// with it (V8's structured clone costs two to four times JSON's for these small objects), else
+// structured-cloned (a chunk string is copied as it is, where JSON would escape every quote in it) with its
+// buffers transferred. Every message is therefore plain JSON data apart from its ArrayBuffers, and every
+// ArrayBuffer in a batch is in its transfer list.
 
 export interface RelayRequest {
   op: GatewayOp;

@@ -25,6 +25,8 @@ if (!upstream || !['undici', 'switchyard', 'inline'].includes(kind)) throw new E
 // FLOOR_DIST: another build's dist/ (absolute path), to compare two builds' relay workers side by side.
 const syDist = process.env.FLOOR_DIST ? new URL(`file://${process.env.FLOOR_DIST.replace(/\/?$/, '/')}`) : new URL('../../dist/', import.meta.url);
 let makeStart;
+let packBatch;
+let unpackBatch;
 let workers = [];
 let inline = null;
 if (kind === 'inline') {
@@ -38,6 +40,7 @@ if (kind === 'inline') {
   makeStart = (id, path, body) => ({ id, path, body: own(body) });
 } else {
   const { createBodyArena } = await import(new URL('workers/proxy/body-arena.js', syDist).href);
+  ({ packBatch, unpackBatch } = await import(new URL('protocol/relay-batch.js', syDist).href));
   const arena = createBodyArena();
   const workerData = { dataDir: mkdtempSync(join(tmpdir(), 'switchyard-floor-')), arena: { buffer: arena.buffer, slotSize: arena.slotSize } };
   const entry = new URL('workers/proxy/relay-entry.js', syDist);
@@ -74,8 +77,9 @@ function flush() {
     const box = outboxes[i];
     if (box.messages.length === 0) return;
     outboxes[i] = { messages: [], transfer: [] };
-    // Switchyard's workers take a text batch (JSON) when nothing is transferred, as its relay pool sends them.
-    if (kind === 'switchyard') worker.postMessage(JSON.stringify(box.messages));
+    // Switchyard's workers take a text batch (JSON and bodies) when nothing is transferred, as its relay pool
+    // sends them.
+    if (kind === 'switchyard') worker.postMessage(packBatch(box.messages));
     else worker.postMessage(box.messages, box.transfer);
   });
 }
@@ -93,7 +97,7 @@ function answer(id, status, body) {
 
 for (const worker of workers) {
   worker.on('message', (message) => {
-    const batch = typeof message === 'string' ? JSON.parse(message) : message;
+    const batch = kind === 'switchyard' && !Array.isArray(message) ? unpackBatch(message) : message;
     for (const m of batch) {
       if (kind === 'undici') answer(m.id, m.status, new Uint8Array(m.body));
       else if (m.t === 'whole') answer(m.id, m.status, m.body);

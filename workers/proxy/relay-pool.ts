@@ -3,6 +3,7 @@ import { Worker } from 'node:worker_threads';
 import { ServiceError, type ErrorPayload } from '../../protocol/errors.ts';
 import type { UsageReport } from '../../protocol/gateway.ts';
 import { CallTable } from '../../protocol/call-table.ts';
+import { packBatch, unpackBatch, type TextBatch } from '../../protocol/relay-batch.ts';
 import type { Chunk, FromWorker, RelayEnd, RelayRequest, ToWorker } from '../../protocol/relay.ts';
 import { createBodyArena, isSharedBody, type BodyArena, type WorkerArena } from './body-arena.ts';
 import type { ProxyWorkerData } from './credentials.ts';
@@ -97,7 +98,7 @@ function flushOutbox(slot: Slot): void {
   const transfer = slot.transfer;
   slot.outbox = [];
   slot.transfer = [];
-  slot.worker.postMessage(transfer.length === 0 ? JSON.stringify(batch) : batch, transfer);
+  slot.worker.postMessage(transfer.length === 0 ? packBatch(batch) : batch, transfer);
 }
 
 export interface RelayPool {
@@ -123,8 +124,8 @@ export function createRelayPool(options: { dataDir: string; threads?: number; ar
     const worker = new Worker(new URL('./relay-entry.js', import.meta.url), { workerData, resourceLimits: { maxYoungGenerationSizeMb: RELAY_YOUNG_MB } });
     const slot: Slot = { worker, inflight: new CallTable(), bodies: new Set(), outbox: [], transfer: [] };
     slots[index] = slot;
-    worker.on('message', (message: FromWorker[] | string) => {
-      const batch = typeof message === 'string' ? (JSON.parse(message) as FromWorker[]) : message;
+    worker.on('message', (message: FromWorker[] | TextBatch | string) => {
+      const batch = Array.isArray(message) ? message : unpackBatch<FromWorker>(message);
       for (const m of batch) {
         if (m.t === 'free') {
           slot.bodies.delete(m.slot);

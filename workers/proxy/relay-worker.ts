@@ -1,5 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { CallTable } from '../../protocol/call-table.ts';
+import { packBatch, unpackBatch, type TextBatch } from '../../protocol/relay-batch.ts';
 import { STRING_CHUNK_MAX, type Chunk, type FromWorker, type ToWorker } from '../../protocol/relay.ts';
 import { relay, RelayControl } from './relay.ts';
 import type { RelayWorkerData } from './relay-pool.ts';
@@ -26,7 +27,7 @@ const flush = () => {
   // Stream bytes ride as strings that structured clone copies as they are; JSON would escape every quote.
   const json = transfer.length === 0 && !withChunks;
   withChunks = false;
-  port.postMessage(json ? JSON.stringify(batch) : batch, transfer);
+  port.postMessage(json ? packBatch(batch) : batch, transfer);
 };
 const post = (message: FromWorker, transfer?: ArrayBuffer[]) => {
   const alone = outbox.length === 0 && running.size <= 1 && (message.t === 'whole' || message.t === 'end' || message.t === 'error');
@@ -53,8 +54,8 @@ const post = (message: FromWorker, transfer?: ArrayBuffer[]) => {
   if (alone) flush();
 };
 
-port.on('message', (message: ToWorker[] | string) => {
-  const batch = typeof message === 'string' ? (JSON.parse(message) as ToWorker[]) : message;
+port.on('message', (message: ToWorker[] | TextBatch | string) => {
+  const batch = Array.isArray(message) ? message : unpackBatch<ToWorker>(message);
   for (const m of batch) receive(m);
 });
 
