@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseJsonBody } from '../../edge/json-body.ts';
 
-// parseJsonBody runs its reviver only when cheap substring tests say a poisoned key may be present. The
-// reference below always runs the reviver: whatever the filter skips, the result must be the same.
+// parseJsonBody runs its reviver only when cheap substring tests say a poisoned key may be present, and on a
+// long body walks the parsed value instead. The reference below always runs the reviver: whatever the filter
+// skips, the result must be the same, short bodies and long alike.
 
 function dropPoison(this: unknown, key: string, value: unknown): unknown {
   if (key === '__proto__') return undefined;
@@ -29,13 +30,19 @@ const SPELLINGS = (key: string): string[] => [
 ];
 const VALUES = ['1', '"x"', 'null', '{"prototype":{"x":1}}', '{"polluted":true}', '[{"prototype":1}]'];
 
+// A member that makes a body long enough to be walked rather than scanned (json-body.ts, SCAN_MAX).
+const PAD = `"pad":"${'x'.repeat(5000)}",`;
+
 function bodies(): string[] {
   const out: string[] = [];
   for (const key of KEYS) {
     for (const spelled of SPELLINGS(key)) {
       for (const value of VALUES) {
-        out.push(`{${spelled}:${value},"b":2}`);
-        out.push(`{"outer":[{"n":1},{${spelled} \n: ${value}}],"s":"text with ${spelled.replaceAll('"', '\\"')} in it"}`);
+        for (const pad of ['', PAD]) {
+          out.push(`{${pad}${spelled}:${value},"b":2}`);
+          out.push(`{${pad}"outer":[{"n":1},{${spelled} \n: ${value}}],"s":"text with ${spelled.replaceAll('"', '\\"')} in it"}`);
+          out.push(`[{${pad}"deep":[[{"k":{${spelled}:${value}}}]]}]`);
+        }
       }
     }
   }
@@ -57,6 +64,15 @@ describe('parseJsonBody gives what always running the reviver gives', () => {
     const got = parse(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text, 'utf8')])) as Record<string, unknown>;
     assert.deepEqual(keysDeep(got), ['$.é', '$.n']);
     assert.deepEqual(got, { é: '✓', n: {} });
+  });
+
+  it('for a long body nested deeper than a recursive walk could go', () => {
+    const depth = 100_000;
+    const text = `${'['.repeat(depth)}{"__proto__":{"polluted":true},"k":1}${']'.repeat(depth)}`;
+    let got = parse(Buffer.from(text, 'utf8'));
+    for (let i = 0; i < depth; i++) got = (got as unknown[])[0];
+    assert.deepEqual(got, { k: 1 });
+    assert.deepEqual(Object.keys(got as object), ['k']);
   });
 
   it('when the words appear only inside string values', () => {
