@@ -107,6 +107,8 @@ export interface AccessLog {
 }
 
 const text = (value: string | null): string => (value === null ? 'null' : JSON.stringify(value));
+// As JSON.stringify prints a count: a line stays valid JSON whatever a usage report holds.
+const count = (value: number | null): string => (typeof value === 'number' && Number.isFinite(value) ? String(value) : 'null');
 
 /**
  * Writes the per-request lines to `log`'s destination, at its level, in pino's format, built by hand: pino's
@@ -127,11 +129,10 @@ export function createAccessLogger(log: Logger): AccessLog {
     usage(line) {
       if (!log.isLevelEnabled('info')) return;
       const u = line.usage;
-      // Numbers and null print as JSON does; the counts are finite (usage/report.ts reads nothing else).
       const usage =
         u === null
           ? 'null'
-          : `{"inputTokens":${u.inputTokens},"outputTokens":${u.outputTokens},"cachedInputTokens":${u.cachedInputTokens},"reasoningTokens":${u.reasoningTokens},"totalTokens":${u.totalTokens},"costUsd":${u.costUsd},"toolCalls":${JSON.stringify(u.toolCalls)}}`;
+          : `{"inputTokens":${count(u.inputTokens)},"outputTokens":${count(u.outputTokens)},"cachedInputTokens":${count(u.cachedInputTokens)},"reasoningTokens":${count(u.reasoningTokens)},"totalTokens":${count(u.totalTokens)},"costUsd":${count(u.costUsd)},"toolCalls":${JSON.stringify(u.toolCalls ?? {})}}`;
       const route = line.route === undefined ? '' : `,"route":${JSON.stringify(line.route)}`;
       destination.write(
         `${opening()}${text(line.reqId)},"op":${text(line.op)},"providerId":${text(line.providerId)},"modelId":${text(line.modelId)},"outcome":${text(line.outcome)},"usage":${usage}${route},"msg":"usage"}\n`,
