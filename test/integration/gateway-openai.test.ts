@@ -62,6 +62,16 @@ after(async () => {
 
 const lastJson = (fake: openaiFake.OpenAIFake) => fake.requests.at(-1)!.json as Record<string, any>;
 
+/** One streamed chat call through the SDK, read to its end: its chunks and request ID. */
+function streamChat(text: string, extra: Partial<OpenAI.Chat.ChatCompletionCreateParamsStreaming> = {}) {
+  return ids.call(async () => {
+    const stream = await client.chat.completions.create({ model: 'openai/gpt-test', messages: ask(text), stream: true, ...extra });
+    const seen: OpenAI.Chat.ChatCompletionChunk[] = [];
+    for await (const chunk of stream) seen.push(chunk);
+    return seen;
+  });
+}
+
 describe('chat completions', () => {
   const chat = { op: 'chat.completions', providerId: 'openai', modelId: 'openai/gpt-test' };
 
@@ -80,12 +90,7 @@ describe('chat completions', () => {
   test('streamed without include_usage: no chunk carries usage, yet the call is metered', async () => {
     const usage = distinctUsage(2);
     a.setUsage(usage);
-    const { result: chunks, reqId } = await ids.call(async () => {
-      const stream = await client.chat.completions.create({ model: 'openai/gpt-test', messages: ask('stream'), stream: true });
-      const seen: OpenAI.Chat.ChatCompletionChunk[] = [];
-      for await (const chunk of stream) seen.push(chunk);
-      return seen;
-    });
+    const { result: chunks, reqId } = await streamChat('stream');
     assert.equal(chunks.map((c) => c.choices[0]?.delta.content ?? '').join(''), TEXT);
     assert.equal(chunks.at(-1)?.choices[0]?.finish_reason, 'stop');
     assert.deepEqual(chunks.filter((c) => 'usage' in c), [], 'no usage member, not even null');
@@ -101,12 +106,7 @@ describe('chat completions', () => {
     // The SDK stops reading at [DONE] and cancels the body; the fake ends its response only later.
     a.lingerNext({ endDelayMs: 400 });
     const ended = a.nextStream().then((s) => s.ended);
-    const { result: chunks, reqId } = await ids.call(async () => {
-      const stream = await client.chat.completions.create({ model: 'openai/gpt-test', messages: ask('linger'), stream: true });
-      const seen: OpenAI.Chat.ChatCompletionChunk[] = [];
-      for await (const chunk of stream) seen.push(chunk);
-      return seen;
-    });
+    const { result: chunks, reqId } = await streamChat('linger');
     assert.equal(chunks.map((c) => c.choices[0]?.delta.content ?? '').join(''), TEXT);
     await assertUsage(svc, reqId, { ...chat, usage: styleAUsage(usage) });
     // The relay stopped the upstream call when the client left: it did not wait for the late end.
@@ -116,12 +116,7 @@ describe('chat completions', () => {
   test('streamed with include_usage: usage null on every chunk, then one usage chunk', async () => {
     const usage = distinctUsage(3);
     a.setUsage(usage);
-    const { result: chunks, reqId } = await ids.call(async () => {
-      const stream = await client.chat.completions.create({ model: 'openai/gpt-test', messages: ask('usage'), stream: true, stream_options: { include_usage: true } });
-      const seen: OpenAI.Chat.ChatCompletionChunk[] = [];
-      for await (const chunk of stream) seen.push(chunk);
-      return seen;
-    });
+    const { result: chunks, reqId } = await streamChat('usage', { stream_options: { include_usage: true } });
     assert.ok(chunks.length > 2);
     assert.deepEqual(chunks.slice(0, -1).map((c) => c.usage), Array(chunks.length - 1).fill(null));
     const last = chunks.at(-1)!;
