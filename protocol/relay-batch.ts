@@ -16,11 +16,8 @@ export interface TextBatch {
 
 type Message = ToWorker | FromWorker;
 
-/** The text body a message carries, if any and long enough to go aside: a start's request, a whole answer. */
-function textOf(m: Message): string | null {
-  const body = m.t === 'start' ? m.req.body : m.t === 'whole' ? m.body : null;
-  return typeof body === 'string' && body.length >= ASIDE_MIN ? body : null;
-}
+/** The body a message carries, if it is one that may go aside: a start's request, a whole answer. */
+const bodyOf = (m: Message): unknown => (m.t === 'start' ? m.req.body : m.t === 'whole' ? m.body : null);
 
 function setBody(m: Message, body: string | number): void {
   // The index stands in for the text only inside the JSON (see packBatch and unpackBatch).
@@ -31,11 +28,13 @@ function setBody(m: Message, body: string | number): void {
 /** The batch as JSON text, with its longer text bodies beside it when it has any. The messages are left as they were. */
 export function packBatch(batch: readonly Message[]): TextBatch | string {
   const texts: string[] = [];
+  const moved: Message[] = [];
   for (const m of batch) {
-    const text = textOf(m);
-    if (text === null) continue;
+    const body = bodyOf(m);
+    if (typeof body !== 'string' || body.length < ASIDE_MIN) continue;
     setBody(m, texts.length);
-    texts.push(text);
+    texts.push(body);
+    moved.push(m);
   }
   if (texts.length === 0) return JSON.stringify(batch);
   let json: string;
@@ -43,8 +42,7 @@ export function packBatch(batch: readonly Message[]): TextBatch | string {
     json = JSON.stringify(batch);
   } finally {
     // The edge keeps a start's request (a route pack resends it), so every body is put back.
-    let at = 0;
-    for (const m of batch) if ((m.t === 'start' && typeof m.req.body === 'number') || (m.t === 'whole' && typeof m.body === 'number')) setBody(m, texts[at++]!);
+    moved.forEach((m, i) => setBody(m, texts[i]!));
   }
   return { json, texts };
 }
@@ -53,8 +51,8 @@ export function unpackBatch<T extends Message>(packed: TextBatch | string): T[] 
   if (typeof packed === 'string') return JSON.parse(packed) as T[];
   const batch = JSON.parse(packed.json) as T[];
   for (const m of batch) {
-    if (m.t === 'start' && typeof m.req.body === 'number') setBody(m, packed.texts[m.req.body]!);
-    else if (m.t === 'whole' && typeof m.body === 'number') setBody(m, packed.texts[m.body]!);
+    const at = bodyOf(m);
+    if (typeof at === 'number') setBody(m, packed.texts[at]!);
   }
   return batch;
 }

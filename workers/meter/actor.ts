@@ -8,8 +8,9 @@ import {
   METER_COUNTER_SLOTS,
   METER_OVERSIZED,
   METER_PROCESSED,
-  type MeterApi,
   packRecord,
+  RECORD_SLOTS,
+  type MeterApi,
   type MeterBatch,
   type MeterWorkerData,
 } from '../../protocol/meter.ts';
@@ -96,9 +97,9 @@ export function createMeter(options: MeterOptions): Meter {
   const maxInflight = options.maxInflight ?? 100_000;
 
   let cur: Incarnation | null = null;
-  // The records of the next batch, packed (see MeterBatch), and how many there are.
+  // The records of the next batch, packed (see MeterBatch).
   let buffer: unknown[] = [];
-  let buffered = 0;
+  const buffered = () => buffer.length / RECORD_SLOTS;
   let scheduled = false;
   let closing = false;
   let restartDelay = 0;
@@ -171,11 +172,10 @@ export function createMeter(options: MeterOptions): Meter {
 
   function post(): void {
     scheduled = false;
-    if (buffered === 0) return;
+    const n = buffered();
+    if (n === 0) return;
     const fields = buffer;
-    const n = buffered;
     buffer = [];
-    buffered = 0;
     const inc = cur;
     if (inc === null) {
       totals.lost += n;
@@ -201,11 +201,10 @@ export function createMeter(options: MeterOptions): Meter {
     record(event) {
       if (closing || !enabled()) return;
       const inc = cur;
-      if (inc === null || inflight(inc) + buffered >= maxInflight) return drop(1);
+      if (inc === null || inflight(inc) + buffered() >= maxInflight) return drop(1);
       packRecord(buffer, event);
-      buffered += 1;
       totals.recorded += 1;
-      if (buffered >= BATCH) post();
+      if (buffered() >= BATCH) post();
       else if (!scheduled) {
         scheduled = true;
         if (postEveryMs > 0) setTimeout(post, postEveryMs);
@@ -223,7 +222,7 @@ export function createMeter(options: MeterOptions): Meter {
       return {
         ...totals,
         oversized: totals.oversized + (inc === null ? 0 : Atomics.load(inc.counters, METER_OVERSIZED)),
-        inflight: (inc === null ? 0 : inflight(inc)) + buffered,
+        inflight: (inc === null ? 0 : inflight(inc)) + buffered(),
       };
     },
     async close() {

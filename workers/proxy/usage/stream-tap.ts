@@ -131,7 +131,7 @@ export function createStreamTap(op: GatewayOp, options: StreamTapOptions): Strea
         return { tail: null, usage: collector.result() };
       },
       responseId: () => collector.result().responseId,
-      closed: () => collector.closed?.() ?? false,
+      closed: collector.closed,
     };
   }
 
@@ -180,6 +180,6 @@ export function createStreamTap(op: GatewayOp, options: StreamTapOptions): Strea
       return { tail: take(), usage: collector.result() };
     },
     responseId: () => collector.result().responseId,
-    closed: () => collector.closed?.() ?? false,
+    closed: collector.closed,
   };
 }
