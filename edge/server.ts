@@ -220,7 +220,6 @@ export function listen(uws: Uws, app: App, host: string, port: number, arena?: B
       path: req.getUrl(),
       query: req.getQuery() ?? '',
       headers,
-      remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString('latin1'),
     };
     const conn: Connection = { aborted: false, onAbort: null };
     res.onAborted(() => {

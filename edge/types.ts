@@ -9,7 +9,6 @@ export interface EdgeRequest {
   query: string;
   /** Lower-case header names. */
   headers: Readonly<Record<string, string>>;
-  remoteAddress: string;
   body: Buffer | null;
 }
 

@@ -64,7 +64,6 @@ function harness(networkExposed = false) {
       path: req.path,
       query: req.query ?? '',
       headers: { host: 'localhost:3939', ...req.headers },
-      remoteAddress: '127.0.0.1',
       body,
     });
     // The request line is written once the turn's answers are out (edge/after-answers.ts).

@@ -28,7 +28,7 @@ function authenticate(secret: string): AuthResult {
 }
 
 async function get(path: string, query = '', token = READ) {
-  const res = await app.handle({ method: 'GET', path, query, headers: { host: 'localhost', authorization: `Bearer ${token}` }, remoteAddress: '127.0.0.1', body: null });
+  const res = await app.handle({ method: 'GET', path, query, headers: { host: 'localhost', authorization: `Bearer ${token}` }, body: null });
   return { status: res.status, json: JSON.parse(res.body.toString()) as Record<string, unknown> };
 }
 

@@ -46,7 +46,6 @@ function appWith(actor: HardwareActor) {
       path,
       query: options.query ?? '',
       headers,
-      remoteAddress: '127.0.0.1',
       body: options.body === undefined ? null : Buffer.from(options.body),
     });
     return { status: res.status, headers: res.headers, json: JSON.parse(res.body.toString()) };
