@@ -83,6 +83,12 @@ function one(): void {
 
 for (let i = 0; i < o.count; i++) setTimeout(one, (i * o.rampMs) / o.count);
 
+/** This client's own CPU time (user + system): the load generator's share of the machine. */
+const cpuSeconds = (): number => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+};
+
 let reported = false;
 function report(): void {
   if (reported) return;
@@ -92,7 +98,7 @@ function report(): void {
   const f = Float64Array.from(firsts).sort();
   const qf = (p: number) => (f.length ? f[Math.min(f.length - 1, Math.floor(p * f.length))]! : NaN);
   const errorCount = Object.values(errors).reduce((a, b) => a + b, 0);
-  process.stdout.write(JSON.stringify({ streams: o.count, ok, errors: errorCount, errorKinds: errors, chunks: nDelays, p50Ms: q(0.5), p99Ms: q(0.99), p999Ms: q(0.999), maxMs: d.length ? d[d.length - 1] : NaN, firstP50Ms: qf(0.5), firstP99Ms: qf(0.99), wallMs: now() - started }) + '\n');
+  process.stdout.write(JSON.stringify({ streams: o.count, ok, errors: errorCount, errorKinds: errors, chunks: nDelays, p50Ms: q(0.5), p99Ms: q(0.99), p999Ms: q(0.999), maxMs: d.length ? d[d.length - 1] : NaN, firstP50Ms: qf(0.5), firstP99Ms: qf(0.99), wallMs: now() - started, cpuS: cpuSeconds() }) + '\n');
   process.exit(0);
 }
 

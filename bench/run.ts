@@ -242,9 +242,11 @@ async function wrk(t: Target, kind: 'json' | 'sse' | 'big', conns: number, secon
 }
 
 
-async function agents(t: Target, count: number): Promise<{ res: any; peakRss: number; rssBefore: number }> {
+async function agents(t: Target, count: number, fakePid: number): Promise<{ res: any; peakRss: number; rssBefore: number; cpuS: number; fakeCpuS: number }> {
   const pids = t.pids();
   const rssBefore = rssMb(pids);
+  const cpu0 = cpuSeconds(pids);
+  const fake0 = cpuSeconds([fakePid]);
   let peakRss = rssBefore;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMb(pids))), 200);
   const opts = { port: t.port, path: t.path, headers: t.headers, body: body(t.model, 'slow'), count, rampMs: 1000, deadlineMs: 40_000, expectChunks: 200 };
@@ -256,7 +258,8 @@ async function agents(t: Target, count: number): Promise<{ res: any; peakRss: nu
   clearTimeout(killer);
   clearInterval(sampler);
   peakRss = Math.max(peakRss, rssMb(pids));
-  return { res: JSON.parse(out.trim().split('\n').pop() || '{}'), peakRss, rssBefore };
+  // The target's CPU over the run, and the fake's (for direct they are the same process).
+  return { res: JSON.parse(out.trim().split('\n').pop() || '{}'), peakRss, rssBefore, cpuS: cpuSeconds(pids) - cpu0, fakeCpuS: cpuSeconds([fakePid]) - fake0 };
 }
 
 // ---------- main ----------
@@ -392,7 +395,7 @@ async function main(): Promise<void> {
     for (const [runs, n] of [[agentRuns, AGENTS], [agentRunsSmall, AGENTS_SMALL]] as const) {
       if (n <= 0) continue;
       for (const t of eTargets) {
-        runs[t.name] = await agents(t, n);
+        runs[t.name] = await agents(t, n, fake.pid!);
         log(`e ${t.name} x${n}:`, JSON.stringify(runs[t.name]!.res));
         await sleep(1000);
       }
