@@ -127,9 +127,9 @@ export function report({ results, agentRuns, agentRunsSmall, versions, proxies, 
   /** The e row's CPU cells; for direct the target is the fake itself, counted once. */
   const cpuCells = (name: string, r: any): string => {
     if (typeof r.cpuS !== 'number' || typeof r.res.cpuS !== 'number') return '- | - | -';
-    const fake = name === 'direct' ? 0 : r.fakeCpuS;
-    const busy = (r.cpuS + fake + r.res.cpuS) / (r.res.wallMs / 1000);
-    return `${f2(r.cpuS)} / ${name === 'direct' ? '-' : f2(r.fakeCpuS)} / ${f2(r.res.cpuS)} | ${f1((r.cpuS * 1e6) / r.res.chunks)} | ${f2(busy)}`;
+    const direct = name === 'direct';
+    const busy = (r.cpuS + (direct ? 0 : r.fakeCpuS) + r.res.cpuS) / (r.res.wallMs / 1000);
+    return `${f2(r.cpuS)} / ${direct ? '-' : f2(r.fakeCpuS)} / ${f2(r.res.cpuS)} | ${f1((r.cpuS * 1e6) / r.res.chunks)} | ${f2(busy)}`;
   };
   const agentTable = (runs: Record<string, any>, n: number, note: string) => {
     if (!Object.keys(runs).length) return;
