@@ -124,26 +124,28 @@ export function report({ results, agentRuns, agentRunsSmall, versions, proxies, 
     L.push('', `CPU is sampled from /proc/<pid>/stat at ${TICK} ticks/s; the proxies' figures exclude the fake upstream and wrk.`, '');
   }
 
+  /** An e run's CPU per chunk read, in us: the target's process tree (for direct, the fake). */
+  const cpuPerChunk = (r: any): number => (typeof r?.cpuS === 'number' ? (r.cpuS * 1e6) / r.res.chunks : NaN);
   /** The e row's CPU cells; for direct the target is the fake itself, counted once. */
-  const cpuCells = (name: string, r: any): string => {
-    if (typeof r.cpuS !== 'number' || typeof r.res.cpuS !== 'number') return '- | - | -';
+  const cpuCells = (name: string, r: any, nginx: any): string => {
+    if (typeof r.cpuS !== 'number' || typeof r.res.cpuS !== 'number') return '- | - | - | -';
     const direct = name === 'direct';
     const busy = (r.cpuS + (direct ? 0 : r.fakeCpuS) + r.res.cpuS) / (r.res.wallMs / 1000);
-    return `${f2(r.cpuS)} / ${direct ? '-' : f2(r.fakeCpuS)} / ${f2(r.res.cpuS)} | ${f1((r.cpuS * 1e6) / r.res.chunks)} | ${f2(busy)}`;
+    return `${f2(r.cpuS)} / ${direct ? '-' : f2(r.fakeCpuS)} / ${f2(r.res.cpuS)} | ${f1(cpuPerChunk(r))} | ${ratio(cpuPerChunk(r), cpuPerChunk(nginx))} | ${f2(busy)}`;
   };
   const agentTable = (runs: Record<string, any>, n: number, note: string) => {
     if (!Object.keys(runs).length) return;
     L.push(`## e. Many agents: ${n} concurrent slow streams (200 chunks, one every 50 ms, 10 s), ramped over 1 s${note}`, '');
     L.push('Client: `agents.ts` (node:http, its own process). Delay = time from the fake\'s write of a chunk (stamped in the chunk) to the client\'s read; added = target minus direct. First chunk = request sent to first chunk read (shows queueing). RSS: the process tree, sampled every 200 ms. Streams still open at the 40 s deadline count as errors. CPU: the target\'s process tree, the fake and the client, over the run; cores busy = the three together over the run\'s wall time, of the machine\'s 2.', '');
-    L.push('| target | streams ok | errors | chunks read | delay p50 ms | delay p99 ms | added p99 ms | p99.9 ms | max ms | first chunk p50 / p99 ms | RSS before -> peak MB | peak RSS vs nginx | added p99 vs nginx | CPU s: target / fake / client | target CPU us per chunk | cores busy |');
-    L.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+    L.push('| target | streams ok | errors | chunks read | delay p50 ms | delay p99 ms | added p99 ms | p99.9 ms | max ms | first chunk p50 / p99 ms | RSS before -> peak MB | peak RSS vs nginx | added p99 vs nginx | delay p99 vs direct | CPU s: target / fake / client | target CPU us per chunk | CPU per chunk vs nginx | cores busy |');
+    L.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
     const d = runs.direct?.res;
     const ng = runs.nginx;
     for (const name of Object.keys(runs)) {
       const r = runs[name];
       const added = r.res.p99Ms - (d?.p99Ms ?? NaN);
       const ngAdded = (ng?.res.p99Ms ?? NaN) - (d?.p99Ms ?? NaN);
-      L.push(`| ${name}${name === 'direct' ? ' (RSS: the fake)' : ''} | ${r.res.ok} / ${r.res.streams} | ${r.res.errors}${r.res.errors ? ' ' + JSON.stringify(r.res.errorKinds).replaceAll('|', '/') : ''} | ${f0(r.res.chunks)} | ${f2(r.res.p50Ms)} | ${f2(r.res.p99Ms)} | ${name === 'direct' ? '-' : f2(added)} | ${f2(r.res.p999Ms)} | ${f2(r.res.maxMs)} | ${f2(r.res.firstP50Ms)} / ${f2(r.res.firstP99Ms)} | ${f0(r.rssBefore)} -> ${f0(r.peakRss)} | ${ratio(r.peakRss, ng?.peakRss ?? NaN)} | ${name === 'direct' || name === 'nginx' ? '-' : ratio(added, ngAdded)} | ${cpuCells(name, r)} |`);
+      L.push(`| ${name}${name === 'direct' ? ' (RSS: the fake)' : ''} | ${r.res.ok} / ${r.res.streams} | ${r.res.errors}${r.res.errors ? ' ' + JSON.stringify(r.res.errorKinds).replaceAll('|', '/') : ''} | ${f0(r.res.chunks)} | ${f2(r.res.p50Ms)} | ${f2(r.res.p99Ms)} | ${name === 'direct' ? '-' : f2(added)} | ${f2(r.res.p999Ms)} | ${f2(r.res.maxMs)} | ${f2(r.res.firstP50Ms)} / ${f2(r.res.firstP99Ms)} | ${f0(r.rssBefore)} -> ${f0(r.peakRss)} | ${ratio(r.peakRss, ng?.peakRss ?? NaN)} | ${name === 'direct' || name === 'nginx' ? '-' : ratio(added, ngAdded)} | ${ratio(r.res.p99Ms, d?.p99Ms ?? NaN)} | ${cpuCells(name, r, ng)} |`);
     }
     L.push('');
   };
