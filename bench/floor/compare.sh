@@ -3,7 +3,8 @@
 # completions, wrk at 50 connections, rounds interleaved. Prints req/s, p50 and CPU per request (all of each
 # target's processes, from /proc) per round, then the medians. Needs nginx, wrk and a built dist/.
 #
-#   bash bench/floor/compare.sh [rounds=3]      (FLOOR_SECONDS=4 per load; FLOOR_BODY=file for another request)
+#   bash bench/floor/compare.sh [rounds=3]      (FLOOR_SECONDS=4 per load; FLOOR_BODY=file for another request;
+#                                                FLOOR_STREAM=1 for 20-chunk SSE answers, as in the bench's b)
 set -euo pipefail
 ROUNDS=${1:-3}
 SECONDS_EACH=${FLOOR_SECONDS:-4}
@@ -25,11 +26,14 @@ start_switchyard
 PORT[direct]=$UP; PID[direct]=$FAKE; PORT[nginx]=$NGINX_PORT; PID[nginx]=$NGINX; PORT[switchyard]=$SY_PORT; PID[switchyard]=$SY
 for worker in inline undici switchyard; do PORT[floor-$worker]=$(port_of "$WORK/floor-$worker.out"); done
 # FLOOR_BODY=<file>: that JSON chat request (its `model` set per target) instead of the one-line question.
+# FLOOR_STREAM=1: the same request with `"stream":true` (the floors were started with FLOOR_STREAM in their environment).
+STREAM=false STREAM_MEMBER=""
+[ "${FLOOR_STREAM:-}" = 1 ] && STREAM=true STREAM_MEMBER='"stream":true,'
 for model in bench-model bench/bench-model; do
   if [ -n "${FLOOR_BODY:-}" ]; then
-    node -e 'const fs = require("fs"); const b = JSON.parse(fs.readFileSync(process.argv[1], "utf8")); b.model = process.argv[2]; fs.writeFileSync(process.argv[3], JSON.stringify(b))' "$FLOOR_BODY" "$model" "$WORK/${model//\//_}.json"
+    node -e 'const fs = require("fs"); const b = JSON.parse(fs.readFileSync(process.argv[1], "utf8")); b.model = process.argv[2]; if (process.argv[4] === "true") b.stream = true; fs.writeFileSync(process.argv[3], JSON.stringify(b))' "$FLOOR_BODY" "$model" "$WORK/${model//\//_}.json" "$STREAM"
   else
-    echo "{\"model\":\"$model\",\"messages\":[{\"role\":\"user\",\"content\":\"Say hello in one short sentence.\"}],\"max_tokens\":32}" > "$WORK/${model//\//_}.json"
+    echo "{\"model\":\"$model\",$STREAM_MEMBER\"messages\":[{\"role\":\"user\",\"content\":\"Say hello in one short sentence.\"}],\"max_tokens\":32}" > "$WORK/${model//\//_}.json"
   fi
 done
 

@@ -9,17 +9,20 @@
 // FLOOR_WORKER=inline: no worker; the same dispatch on the edge's thread (outside the design: no hop at all).
 // FLOOR_WORKER=switchyard: Switchyard's own relay workers (dist/workers/proxy/relay-entry.js, `npm run build`
 // first), each call a chat.completions RelayRequest to an openai_compatible target at the upstream.
+// FLOOR_STREAM=1: the answers are streams (send requests with `"stream":true`), relayed chunk by chunk as they
+// are read: the head, then each chunk as it arrives, one message per worker per turn as for whole answers.
 // Prints {"port":N} once listening.
 import uws from '@trufflesuite/uws-js-unofficial';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { postWhole } from './call.mjs';
+import { postStream, postWhole } from './call.mjs';
 
 const upstream = Number(process.env.FLOOR_UPSTREAM);
 const kind = process.env.FLOOR_WORKER ?? 'undici';
 const threads = Number(process.env.FLOOR_THREADS ?? 2);
+const stream = process.env.FLOOR_STREAM === '1';
 if (!upstream || !['undici', 'switchyard', 'inline'].includes(kind)) throw new Error('FLOOR_UPSTREAM=<port> and FLOOR_WORKER=undici|switchyard|inline');
 
 // FLOOR_DIST: another build's dist/ (absolute path), to compare two builds' relay workers side by side.
@@ -32,9 +35,11 @@ let inline = null;
 if (kind === 'inline') {
   const { Pool } = await import('undici');
   const pool = new Pool(`http://127.0.0.1:${upstream}`, { connections: 256 });
-  inline = (id, path, body) => postWhole(pool, path, body, (status, bytes) => answer(id, status, bytes));
+  inline = stream
+    ? (id, path, body) => postStream(pool, path, body, { head: (status) => head(id, status), data: (text) => data(id, text), end: () => end(id) })
+    : (id, path, body) => postWhole(pool, path, body, (status, bytes) => answer(id, status, bytes));
 } else if (kind === 'undici') {
-  workers = Array.from({ length: threads }, () => new Worker(new URL('./worker.mjs', import.meta.url), { workerData: { upstream } }));
+  workers = Array.from({ length: threads }, () => new Worker(new URL('./worker.mjs', import.meta.url), { workerData: { upstream, stream } }));
   // The body's own ArrayBuffer is transferred; a body gathered from several chunks may sit in Node's pool.
   const own = (b) => (b.byteOffset === 0 && b.byteLength === b.buffer.byteLength ? b.buffer : b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
   makeStart = (id, path, body) => ({ id, path, body: own(body) });
@@ -95,13 +100,66 @@ function answer(id, status, body) {
   });
 }
 
+// A stream's head, chunks and end are gathered per call and written at the end of the event-loop turn, one
+// cork (one send) per call per turn, as Switchyard's edge does. The fake upstream's streams are ASCII, so the
+// latin1 chunks are written as the strings they are.
+const pending = new Map();
+let writing = false;
+function pend(id) {
+  let p = pending.get(id);
+  if (p === undefined) {
+    p = { status: 0, chunks: [], ended: false };
+    pending.set(id, p);
+    if (!writing) {
+      writing = true;
+      setImmediate(writePending);
+    }
+  }
+  return p;
+}
+const head = (id, status) => (pend(id).status = status);
+const data = (id, chunk) => pend(id).chunks.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('latin1'));
+const end = (id) => (pend(id).ended = true);
+
+function writePending() {
+  writing = false;
+  for (const [id, p] of pending) {
+    const res = calls.get(id);
+    if (p.ended) calls.delete(id);
+    if (res === undefined || res.gone) continue;
+    res.cork(() => {
+      if (p.status !== 0) {
+        res.writeStatus(String(p.status));
+        res.writeHeader('content-type', 'text/event-stream');
+      }
+      const text = p.chunks.join('');
+      if (p.ended) res.end(text);
+      else if (text.length > 0) res.write(text);
+    });
+  }
+  pending.clear();
+}
+
+/** Switchyard's relay messages (protocol/relay.ts); a worker's arena `free` never comes for small bodies. */
+function relayed(m) {
+  if (m.t === 'whole') answer(m.id, m.status, m.body);
+  else if (m.t === 'error') answer(m.id, 502, JSON.stringify(m.error));
+  else if (m.t === 'head') head(m.id, m.status);
+  else if (m.t === 'data' || m.t === 'end') {
+    for (const chunk of m.chunks ?? []) data(m.id, chunk);
+    if (m.t === 'end') end(m.id);
+  }
+}
+
 for (const worker of workers) {
   worker.on('message', (message) => {
     const batch = kind === 'switchyard' && !Array.isArray(message) ? unpackBatch(message) : message;
     for (const m of batch) {
-      if (kind === 'undici') answer(m.id, m.status, new Uint8Array(m.body));
-      else if (m.t === 'whole') answer(m.id, m.status, m.body);
-      else if (m.t === 'error') answer(m.id, 502, JSON.stringify(m.error));
+      if (kind === 'switchyard') relayed(m);
+      else if (m.t === 'head') head(m.id, m.status);
+      else if (m.t === 'data') data(m.id, m.text);
+      else if (m.t === 'end') end(m.id);
+      else answer(m.id, m.status, new Uint8Array(m.body));
     }
   });
 }
