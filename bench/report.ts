@@ -69,6 +69,7 @@ export function report({ results, agentRuns, agentRunsSmall, versions, proxies, 
   L.push(`- Node ${versions.node}; ${versions.nginx}; ${versions.wrk}`);
   L.push(`- Portkey gateway \`@portkey-ai/gateway\` ${versions.portkey} (with \`@hono/node-server\` ${versions.honoNodeServer}), Switchyard ${versions.switchyard} at ${versions.commit}, metering on, log level ${process.env.SWITCHYARD_LOG_LEVEL ?? 'info'} written to a file`);
   L.push('- nginx: 1 worker, upstream keep-alive, `proxy_buffering off` (`nginx.conf.template`); fake upstream: node:http, precomputed bodies (`fake-upstream.ts`)');
+  L.push('- floor = `floor/edge.mjs`: a uWS edge and undici in two worker threads, calls multiplexed on long-lived ports, one message per turn each way, and nothing else (no auth, routing, logging, metering, usage or header policy). Not a product: what this design costs on this machine before any of Switchyard\'s work (`floor/README.md`)');
   L.push('- direct = wrk straight to the fake upstream; "added" latency = target minus direct in the same run');
   const la = (l: number[]) => l.map((x) => x.toFixed(2)).join(' / ');
   L.push(`- load average (1 / 5 / 15 min) at start ${la(loadAtStart)}, at end ${la(loadavg())}: anything else running on the machine shows here and skews every figure`, '');

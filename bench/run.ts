@@ -1,6 +1,6 @@
 // W1.8: the comparison bench. Starts a fast fake styleA upstream, nginx (the reference reverse proxy),
-// Portkey's gateway and Switchyard (metering on), all on 127.0.0.1, and measures them in one run,
-// interleaved, with one load generator (wrk + lua/post.lua; agents.ts for the many-agents scenario).
+// Portkey's gateway, Switchyard (metering on) and the design's floor, all on 127.0.0.1, and measures them in
+// one run, interleaved, with one load generator (wrk + lua/post.lua; agents.ts for the many-agents scenario).
 // Writes bench/RESULTS.md. Every load loop is bounded by count and time. A benchmark, not a test.
 //
 //   npm run bench            (from the repository root or bench/)
@@ -299,6 +299,13 @@ async function main(): Promise<void> {
   await waitHttp(nginxPort, '/v1/models', 'nginx');
   log('nginx on', nginxPort);
 
+  // The design's floor (floor/edge.mjs): a uWS edge and undici in two worker threads, none of Switchyard's own
+  // work. Beside Switchyard in every scenario, it shows what this design costs on this machine before features.
+  const floor = track(spawn(nodeBin, [join(BENCH, 'floor', 'edge.mjs')], { cwd: BENCH, env: { ...process.env, FLOOR_UPSTREAM: String(fakePort), FLOOR_WORKER: 'undici' }, stdio: ['ignore', 'pipe', 'pipe'] }));
+  const floorPort = (JSON.parse(await waitLine(floor, (l) => l.startsWith('{"port"'), 'floor')) as { port: number }).port;
+  floor.stderr!.on('data', (d: Buffer) => log('floor:', d.toString().trim()));
+  log('floor on', floorPort);
+
   // Portkey's gateway (binds all interfaces; we only ever talk to 127.0.0.1).
   const portkeyPort = await freePort();
   const portkey = track(spawn(nodeBin, [join(BENCH, 'node_modules/@portkey-ai/gateway/build/start-server.js'), `--port=${portkeyPort}`, '--headless'], { cwd: BENCH, stdio: ['ignore', 'pipe', 'pipe'] }));
@@ -353,6 +360,7 @@ async function main(): Promise<void> {
     { name: 'nginx', port: nginxPort, path: '/v1/chat/completions', headers: {}, model: 'bench-model', pids: () => tree(nginx.pid!) },
     { name: 'portkey', port: portkeyPort, path: '/v1/chat/completions', headers: { 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `http://127.0.0.1:${fakePort}/v1`, authorization: 'Bearer sk-bench' }, model: 'bench-model', pids: () => tree(portkey.pid!) },
     { name: 'switchyard', port: syPort, path: '/v1/chat/completions', headers: auth, model, pids: () => tree(sy.pid!) },
+    { name: 'floor', port: floorPort, path: '/v1/chat/completions', headers: {}, model: 'bench-model', pids: () => tree(floor.pid!) },
   ];
 
   // Every target must answer correctly before anything is measured.

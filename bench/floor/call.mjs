@@ -1,52 +1,36 @@
 // One POST to the upstream through undici's dispatch: the floor's only upstream work, on the edge's thread
-// (edge.mjs, FLOOR_WORKER=inline) or in a worker (worker.mjs).
+// (edge.mjs, FLOOR_WORKER=inline) or in a worker (worker.mjs). An event stream is relayed as it is read
+// (`head(status)`, then `data(text)` per chunk read, latin1 so that any bytes survive, then `end()`); any
+// other answer is read whole (`whole(status, bytes)`), as Switchyard decides by the answer's content type.
 
-/** The answer read whole. */
-export function postWhole(pool, path, body, done) {
+const isEventStream = (rawHeaders) => {
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    if (rawHeaders[i].length === 12 && rawHeaders[i].toString('latin1').toLowerCase() === 'content-type') return rawHeaders[i + 1].includes('text/event-stream');
+  }
+  return false;
+};
+
+export function relayCall(pool, path, body, { whole, head, data, end }) {
   let status = 0;
+  let streaming = false;
   const chunks = [];
   pool.dispatch(
     { path, method: 'POST', headers: { 'content-type': 'application/json' }, body },
     {
       onConnect() {},
-      onHeaders(code) {
+      onHeaders(code, rawHeaders) {
         status = code;
+        streaming = isEventStream(rawHeaders);
+        if (streaming) head(code);
         return true;
       },
       onData(chunk) {
-        chunks.push(chunk);
+        if (streaming) data(chunk.toString('latin1'));
+        else chunks.push(chunk);
         return true;
       },
-      onComplete: () => done(status, Buffer.concat(chunks)),
-      onError: () => done(502, Buffer.alloc(0)),
-    },
-  );
-}
-
-/**
- * The answer relayed as it arrives (a stream): `head(status)` once, `data(text)` per chunk read (latin1, one
- * character per byte, so any bytes survive), then `end()`. A failure before the head answers 502.
- */
-export function postStream(pool, path, body, { head, data, end }) {
-  let started = false;
-  pool.dispatch(
-    { path, method: 'POST', headers: { 'content-type': 'application/json' }, body },
-    {
-      onConnect() {},
-      onHeaders(code) {
-        started = true;
-        head(code);
-        return true;
-      },
-      onData(chunk) {
-        data(chunk.toString('latin1'));
-        return true;
-      },
-      onComplete: () => end(),
-      onError: () => {
-        if (!started) head(502);
-        end();
-      },
+      onComplete: () => (streaming ? end() : whole(status, Buffer.concat(chunks))),
+      onError: () => (streaming ? end() : whole(502, Buffer.alloc(0))),
     },
   );
 }

@@ -26,7 +26,7 @@ start_switchyard
 PORT[direct]=$UP; PID[direct]=$FAKE; PORT[nginx]=$NGINX_PORT; PID[nginx]=$NGINX; PORT[switchyard]=$SY_PORT; PID[switchyard]=$SY
 for worker in inline undici switchyard; do PORT[floor-$worker]=$(port_of "$WORK/floor-$worker.out"); done
 # FLOOR_BODY=<file>: that JSON chat request (its `model` set per target) instead of the one-line question.
-# FLOOR_STREAM=1: the same request with `"stream":true` (the floors were started with FLOOR_STREAM in their environment).
+# FLOOR_STREAM=1: the same request with `"stream":true`; every target answers it with a 20-chunk event stream.
 STREAM=false STREAM_MEMBER=""
 [ "${FLOOR_STREAM:-}" = 1 ] && STREAM=true STREAM_MEMBER='"stream":true,'
 for model in bench-model bench/bench-model; do

@@ -9,20 +9,19 @@
 // FLOOR_WORKER=inline: no worker; the same dispatch on the edge's thread (outside the design: no hop at all).
 // FLOOR_WORKER=switchyard: Switchyard's own relay workers (dist/workers/proxy/relay-entry.js, `npm run build`
 // first), each call a chat.completions RelayRequest to an openai_compatible target at the upstream.
-// FLOOR_STREAM=1: the answers are streams (send requests with `"stream":true`), relayed chunk by chunk as they
-// are read: the head, then each chunk as it arrives, one message per worker per turn as for whole answers.
+// An event-stream answer (a request with `"stream":true`) is relayed as it is read: the head, then the
+// chunks, one message per worker per turn as for whole answers.
 // Prints {"port":N} once listening.
 import uws from '@trufflesuite/uws-js-unofficial';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { postStream, postWhole } from './call.mjs';
+import { relayCall } from './call.mjs';
 
 const upstream = Number(process.env.FLOOR_UPSTREAM);
 const kind = process.env.FLOOR_WORKER ?? 'undici';
 const threads = Number(process.env.FLOOR_THREADS ?? 2);
-const stream = process.env.FLOOR_STREAM === '1';
 if (!upstream || !['undici', 'switchyard', 'inline'].includes(kind)) throw new Error('FLOOR_UPSTREAM=<port> and FLOOR_WORKER=undici|switchyard|inline');
 
 // FLOOR_DIST: another build's dist/ (absolute path), to compare two builds' relay workers side by side.
@@ -34,12 +33,12 @@ let workers = [];
 let inline = null;
 if (kind === 'inline') {
   const { Pool } = await import('undici');
-  const pool = new Pool(`http://127.0.0.1:${upstream}`, { connections: 256 });
-  inline = stream
-    ? (id, path, body) => postStream(pool, path, body, { head: (status) => head(id, status), data: (text) => data(id, text), end: () => end(id) })
-    : (id, path, body) => postWhole(pool, path, body, (status, bytes) => answer(id, status, bytes));
+  // No connection cap, as in worker.mjs.
+  const pool = new Pool(`http://127.0.0.1:${upstream}`, { connections: null });
+  inline = (id, path, body) =>
+    relayCall(pool, path, body, { whole: (status, bytes) => answer(id, status, bytes), head: (status) => head(id, status), data: (text) => data(id, text), end: () => end(id) });
 } else if (kind === 'undici') {
-  workers = Array.from({ length: threads }, () => new Worker(new URL('./worker.mjs', import.meta.url), { workerData: { upstream, stream } }));
+  workers = Array.from({ length: threads }, () => new Worker(new URL('./worker.mjs', import.meta.url), { workerData: { upstream } }));
   // The body's own ArrayBuffer is transferred; a body gathered from several chunks may sit in Node's pool.
   const own = (b) => (b.byteOffset === 0 && b.byteLength === b.buffer.byteLength ? b.buffer : b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
   makeStart = (id, path, body) => ({ id, path, body: own(body) });
