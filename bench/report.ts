@@ -154,40 +154,47 @@ export function report({ results, agentRuns, agentRunsSmall, versions, proxies, 
   agentTable(agentRunsSmall, AGENTS_SMALL, ' (reduced: the load generator and fake are not saturated here)');
   throughputTable('f', `f. 256 KB request bodies (small JSON answer), ${CONNS} connections, ${ROUNDS} x ${SECONDS} s each`);
 
-  // Targets.
-  L.push('## Targets (Switchyard)', '');
-  L.push('| target | figure | met? |', '|---|---|---|');
-  const sy = (s: string) => agg(s, 'switchyard');
-  for (const [s, label] of [['a', 'a JSON'], ['b', 'b SSE']] as const) {
-    const y = sy(s);
-    const ng = agg(s, 'nginx');
-    const pk = agg(s, 'portkey');
-    if (!y || !ng || !pk) continue;
-    L.push(`| ${label}: >= 0.5x nginx req/s | ${ratio(y.rps, ng.rps)} (${f0(y.rps)} vs ${f0(ng.rps)}) | ${mark(y.rps >= 0.5 * ng.rps)} |`);
-    L.push(`| ${label}: >= 10x Portkey req/s | ${ratio(y.rps, pk.rps)} (${f0(y.rps)} vs ${f0(pk.rps)}) | ${mark(y.rps >= 10 * pk.rps)} |`);
-  }
-  if (results.cj) {
-    const addJ = sy('cj')!.p50 - agg('cj', 'direct')!.p50;
-    const addS = sy('cs')!.p50 - agg('cs', 'direct')!.p50;
-    L.push(`| c: added p50 JSON <= 0.15 ms | ${f3(addJ)} ms | ${mark(addJ <= 0.15)} |`);
-    L.push(`| c: added p50 SSE <= 0.3 ms | ${f3(addS)} ms | ${mark(addS <= 0.3)} |`);
-  }
-  for (const [s, label] of [['a', 'JSON'], ['b', 'SSE']] as const) {
-    const y = sy(s);
-    const ng = agg(s, 'nginx');
-    if (y && ng) L.push(`| d: CPU/request ${label} <= 3x nginx | ${ratio(y.cpuUs, ng.cpuUs)} (${f0(y.cpuUs)} vs ${f0(ng.cpuUs)} us) | ${mark(y.cpuUs <= 3 * ng.cpuUs)} |`);
-  }
-  for (const [runs, n] of [[agentRuns, AGENTS], [agentRunsSmall, AGENTS_SMALL]] as const) {
-    const e = runs.switchyard;
-    if (!e) continue;
-    const added = e.res.p99Ms - (runs.direct?.res.p99Ms ?? NaN);
-    L.push(`| e (${n} streams): zero errors | ${e.res.errors} | ${mark(e.res.errors === 0 && e.res.ok === e.res.streams)} |`);
-    L.push(`| e (${n} streams): RSS <= 400 MB | peak ${f0(e.peakRss)} MB | ${mark(e.peakRss <= 400)} |`);
-    L.push(`| e (${n} streams): added inter-chunk p99 <= 5 ms | ${f2(added)} ms | ${mark(added <= 5)} |`);
-  }
-  const yf = sy('f');
-  const nf = agg('f', 'nginx');
-  if (yf && nf) L.push(`| f: 256 KB bodies >= 0.5x nginx req/s | ${ratio(yf.rps, nf.rps)} (${f0(yf.rps)} vs ${f0(nf.rps)}) | ${mark(yf.rps >= 0.5 * nf.rps)} |`);
+  // Targets: Switchyard's figures, and beside them the same checks on the design's floor in the same run.
+  /** Each W1.8 target as [label, figure, met] for one target's results; a scenario not run gives no row. */
+  const checks = (name: string): [string, string, boolean][] => {
+    const rows: [string, string, boolean][] = [];
+    const own = (s: string) => agg(s, name);
+    for (const [s, label] of [['a', 'a JSON'], ['b', 'b SSE']] as const) {
+      const y = own(s);
+      const ng = agg(s, 'nginx');
+      const pk = agg(s, 'portkey');
+      if (!y || !ng || !pk) continue;
+      rows.push([`${label}: >= 0.5x nginx req/s`, `${ratio(y.rps, ng.rps)} (${f0(y.rps)} vs ${f0(ng.rps)})`, y.rps >= 0.5 * ng.rps]);
+      rows.push([`${label}: >= 10x Portkey req/s`, `${ratio(y.rps, pk.rps)} (${f0(y.rps)} vs ${f0(pk.rps)})`, y.rps >= 10 * pk.rps]);
+    }
+    if (results.cj && own('cj') && own('cs')) {
+      const addJ = own('cj')!.p50 - agg('cj', 'direct')!.p50;
+      const addS = own('cs')!.p50 - agg('cs', 'direct')!.p50;
+      rows.push(['c: added p50 JSON <= 0.15 ms', `${f3(addJ)} ms`, addJ <= 0.15]);
+      rows.push(['c: added p50 SSE <= 0.3 ms', `${f3(addS)} ms`, addS <= 0.3]);
+    }
+    for (const [s, label] of [['a', 'JSON'], ['b', 'SSE']] as const) {
+      const y = own(s);
+      const ng = agg(s, 'nginx');
+      if (y && ng) rows.push([`d: CPU/request ${label} <= 3x nginx`, `${ratio(y.cpuUs, ng.cpuUs)} (${f0(y.cpuUs)} vs ${f0(ng.cpuUs)} us)`, y.cpuUs <= 3 * ng.cpuUs]);
+    }
+    for (const [runs, n] of [[agentRuns, AGENTS], [agentRunsSmall, AGENTS_SMALL]] as const) {
+      const e = runs[name];
+      if (!e) continue;
+      const added = e.res.p99Ms - (runs.direct?.res.p99Ms ?? NaN);
+      rows.push([`e (${n} streams): zero errors`, String(e.res.errors), e.res.errors === 0 && e.res.ok === e.res.streams]);
+      rows.push([`e (${n} streams): RSS <= 400 MB`, `peak ${f0(e.peakRss)} MB`, e.peakRss <= 400]);
+      rows.push([`e (${n} streams): added inter-chunk p99 <= 5 ms`, `${f2(added)} ms`, added <= 5]);
+    }
+    const yf = own('f');
+    const nf = agg('f', 'nginx');
+    if (yf && nf) rows.push(['f: 256 KB bodies >= 0.5x nginx req/s', `${ratio(yf.rps, nf.rps)} (${f0(yf.rps)} vs ${f0(nf.rps)})`, yf.rps >= 0.5 * nf.rps]);
+    return rows;
+  };
+  L.push('## Targets (Switchyard, and the design\'s floor beside it)', '');
+  L.push('| target | Switchyard | met? | floor | met? |', '|---|---|---|---|---|');
+  const floorRows = new Map(checks('floor').map(([label, figure, met]) => [label, `${figure} | ${mark(met)}`]));
+  for (const [label, figure, met] of checks('switchyard')) L.push(`| ${label} | ${figure} | ${mark(met)} | ${floorRows.get(label) ?? '- | -'} |`);
   L.push('', 'p50 and p99 are the mean of the rounds\' wrk percentiles; req/s is all requests over all rounds\' time. Ratios are target / reference.', '');
   return L.join('\n');
 }
