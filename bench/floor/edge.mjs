@@ -1,7 +1,8 @@
 // The floor: the least a relay of Switchyard's design can do, measured beside it (bench/floor/README.md).
 // A uWS edge on the main thread; each POST's body goes to a worker, whose answer is written back in one
-// cork. Long-lived ports, calls multiplexed by id, one message per worker per event-loop turn each way,
-// bodies transferred. No auth, routing, logging, metering or header policy; JSON answers only.
+// cork (a stream: one cork per call per turn). Long-lived ports, calls multiplexed by id, one message per
+// worker per event-loop turn each way, bodies transferred. No auth, routing, logging, metering or header
+// policy.
 //
 //   FLOOR_UPSTREAM=<port> FLOOR_WORKER=undici|switchyard|inline [FLOOR_THREADS=2] node bench/floor/edge.mjs
 //
