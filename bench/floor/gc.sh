@@ -13,7 +13,7 @@ start_fake
 start_switchyard --trace-gc-nvp
 echo '{"model":"bench/bench-model","messages":[{"role":"user","content":"Say hello in one short sentence."}],"max_tokens":32}' > "$WORK/body.json"
 
-run() { BENCH_BODY=$WORK/body.json BENCH_HEADERS="authorization: Bearer $TOKEN" wrk -t1 -c50 -d"$1s" -s "$BENCH/lua/post.lua" "http://127.0.0.1:$SY_PORT/v1/chat/completions" 2>&1 | sed -n 's/^BENCH_JSON //p'; }
+run() { load_switchyard "$1"; }
 run 2 > /dev/null
 FROM=$(wc -l < "$WORK/sy.out")
 RESULT=$(run "$SECS")

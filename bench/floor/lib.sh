@@ -1,4 +1,4 @@
-# Sourced by compare.sh and gc.sh: a work directory removed on exit with every process started here, a
+# Sourced by compare.sh, gc.sh and threads.sh: a work directory removed on exit with every process started here, a
 # built dist/, the fake upstream, and Switchyard started as `npm start` starts it, with a bench provider.
 FLOOR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BENCH=$(dirname "$FLOOR")
@@ -29,4 +29,10 @@ start_switchyard() {
   TOKEN=$(cat "$WORK/home/token")
   curl -sf -o /dev/null -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' -d "{\"kind\":\"openai_compatible\",\"id\":\"bench\",\"baseUrl\":\"http://127.0.0.1:$UP/v1\"}" "http://127.0.0.1:$SY_PORT/v1/providers"
   curl -sf -o /dev/null -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' -d '{"providerId":"bench","upstreamModelId":"bench-model","families":["styleA.chat_completions"]}' "http://127.0.0.1:$SY_PORT/v1/catalog/models"
+}
+
+# Loads the started Switchyard for $1 seconds with the chat request in $WORK/body.json, wrk at $2 connections
+# (50 by default); prints wrk's result line (lua/post.lua's JSON).
+load_switchyard() {
+  BENCH_BODY=$WORK/body.json BENCH_HEADERS="authorization: Bearer $TOKEN" wrk -t1 -c"${2:-50}" -d"$1s" -s "$BENCH/lua/post.lua" "http://127.0.0.1:$SY_PORT/v1/chat/completions" 2>&1 | sed -n 's/^BENCH_JSON //p'
 }

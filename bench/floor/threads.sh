@@ -17,7 +17,7 @@ STREAM=false
 [ "${MODE:-json}" = sse ] && STREAM=true
 echo "{\"model\":\"bench/bench-model\",\"stream\":$STREAM,\"messages\":[{\"role\":\"user\",\"content\":\"Say hello in one short sentence.\"}],\"max_tokens\":32}" > "$WORK/body.json"
 
-run() { BENCH_BODY=$WORK/body.json BENCH_HEADERS="authorization: Bearer $TOKEN" wrk -t1 -c"${CONNS:-50}" -d"$1s" -s "$BENCH/lua/post.lua" "http://127.0.0.1:$SY_PORT/v1/chat/completions" 2>&1 | sed -n 's/^BENCH_JSON //p'; }
+run() { load_switchyard "$1" "${CONNS:-50}"; }
 # Per thread: ID and utime + stime in clock ticks.
 snap() { for task in /proc/"$SY"/task/*; do local s; s=$(cut -d')' -f2 "$task/stat" 2>/dev/null) || continue; set -- $s; echo "${task##*/} $((${12} + ${13}))"; done; }
 run 2 > /dev/null
