@@ -9,7 +9,17 @@ cleanup() { kill "${PIDS[@]}" 2>/dev/null || true; sleep 0.5; rm -rf "$WORK"; }
 trap cleanup EXIT
 node "$ROOT/bin/build.js" --if-stale
 
-port_of() { for _ in $(seq 1 100); do grep -o '"port":[0-9]*' "$1" 2>/dev/null | head -1 | cut -d: -f2 && return; sleep 0.1; done; echo "no port in $1" >&2; exit 1; }
+# The first `"port":N` printed into file $1, waiting up to 10 s for it (whether or not the caller set pipefail).
+port_of() {
+  local port
+  for _ in $(seq 1 100); do
+    port=$(grep -o '"port":[0-9]*' "$1" 2>/dev/null | head -1 | cut -d: -f2)
+    [ -n "$port" ] && echo "$port" && return
+    sleep 0.1
+  done
+  echo "no port in $1" >&2
+  exit 1
+}
 
 # Sets FAKE (its pid) and UP (its port).
 start_fake() {
