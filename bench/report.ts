@@ -46,9 +46,9 @@ const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '-');
 const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '-');
 const f3 = (n: number) => (Number.isFinite(n) ? n.toFixed(3) : '-');
 // A ratio to a reference at or below zero (an added delay below direct's, within noise) says nothing.
-const ratio = (a: number, b: number) => (Number.isFinite(a) && Number.isFinite(b) && b > 0 ? `${(a / b).toFixed(2)}x` : '-');
+const ratio = (a: number, b: number, digits = 2) => (Number.isFinite(a) && Number.isFinite(b) && b > 0 ? `${(a / b).toFixed(digits)}x` : '-');
 // The targets table gives a third decimal, so that a ratio just under a threshold does not print as it.
-const ratio3 = (a: number, b: number) => (Number.isFinite(a) && Number.isFinite(b) && b > 0 ? `${(a / b).toFixed(3)}x` : '-');
+const ratio3 = (a: number, b: number) => ratio(a, b, 3);
 const mark = (ok: boolean) => (ok ? 'met' : '**missed**');
 
 export interface ReportInput {
