@@ -1,7 +1,8 @@
 #!/bin/bash
 # Measures the floor (bench/floor/README.md) beside direct, nginx and Switchyard in one run: small chat
-# completions (JSON answers, or streams with FLOOR_STREAM=1), wrk at 50 connections, rounds interleaved. Prints req/s, p50 and CPU per request (all of each
-# target's processes, from /proc) per round, then the medians. Needs nginx, wrk and a built dist/.
+# completions (JSON answers, or streams with FLOOR_STREAM=1), wrk at 50 connections, rounds interleaved.
+# Prints req/s, p50 and CPU per request (all of each target's processes, from /proc) per round, then the
+# medians. Needs nginx, wrk and a built dist/.
 #
 #   bash bench/floor/compare.sh [rounds=3]      (FLOOR_SECONDS=4 per load; FLOOR_BODY=file for another request;
 #                                                FLOOR_STREAM=1 for 20-chunk SSE answers, as in the bench's b)

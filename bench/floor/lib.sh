@@ -1,5 +1,6 @@
-# Sourced by compare.sh, gc.sh and threads.sh: a work directory removed on exit with every process started here, a
-# built dist/, the fake upstream, and Switchyard started as `npm start` starts it, with a bench provider.
+# Sourced by compare.sh, gc.sh and threads.sh: a work directory removed on exit with every process started
+# here, a built dist/, the fake upstream, and Switchyard started as `npm start` starts it, with a bench
+# provider.
 FLOOR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BENCH=$(dirname "$FLOOR")
 ROOT=$(dirname "$BENCH")
