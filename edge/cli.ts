@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createLogger } from './log.ts';
+import { createLogger } from './http/log.ts';
 import { resolveDataDir, resolvePort, TOKEN_FILE } from './data-dir.ts';
 import { VERSION_INFO } from './routes/process.ts';
 import { startService } from './service.ts';

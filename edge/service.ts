@@ -22,24 +22,24 @@ import { createRuntimePool, defaultModelsDirectory, withEmbeddedRuntime } from '
 import { listEmbeddedModels } from '../workers/runtime/library.ts';
 import { ensureEmbeddedProvider } from '../workers/runtime/bootstrap.ts';
 import { modelActions, runtimeRoutes } from './routes/runtime.ts';
-import { createCatalogService } from './catalog-service.ts';
-import { createProviderService } from './provider-service.ts';
+import { createCatalogService } from './control/catalog-service.ts';
+import { createProviderService } from './control/provider-service.ts';
 import { capabilitiesRoute } from './routes/capabilities.ts';
 import { catalogRoutes } from './routes/catalog.ts';
 import { modelRoutes } from './routes/models.ts';
-import { createSmartRouting } from './smart-route/wire.ts';
+import { createSmartRouting } from './control/smart-route/wire.ts';
 import { providerRoutes } from './routes/providers.ts';
-import type { RouteDef } from './router.ts';
-import { createApp } from './app.ts';
-import { corsPolicy, type CorsPolicy } from './cors.ts';
+import type { RouteDef } from './http/router.ts';
+import { createApp } from './http/app.ts';
+import { corsPolicy, type CorsPolicy } from './http/cors.ts';
 import { TOKEN_FILE } from './data-dir.ts';
 import { auditRoutes } from './routes/audit.ts';
 import { processRoutes } from './routes/process.ts';
 import { settingsRoutes } from './routes/settings.ts';
 import { tokenRoutes } from './routes/tokens.ts';
-import { listen, loadUws } from './server.ts';
-import { createSettingsService, type ListenerInfo } from './settings-service.ts';
-import { createTokenService } from './token-service.ts';
+import { listen, loadUws } from './http/server.ts';
+import { createSettingsService, type ListenerInfo } from './control/settings-service.ts';
+import { createTokenService } from './control/token-service.ts';
 
 // The composition root: opens the store, builds the hot state, binds the listener, and knows how to stop.
 

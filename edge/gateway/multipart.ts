@@ -1,7 +1,7 @@
 import { transferable } from '../../protocol/relay.ts';
-import type { ResolvedModel } from '../catalog.ts';
-import { createModelScan } from '../multipart-model.ts';
-import type { RouteContext, RouteResult } from '../router.ts';
+import type { ResolvedModel } from '../control/catalog.ts';
+import { createModelScan } from '../http/multipart-model.ts';
+import type { RouteContext, RouteResult } from '../http/router.ts';
 import type { RelayCall } from './relay-response.ts';
 
 // A multipart upload (image edits, transcriptions): read until the `model` field, resolve it, then stream

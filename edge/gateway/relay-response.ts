@@ -2,8 +2,8 @@ import { ClientClosed, errorEnvelope, type ServiceError } from '../../protocol/e
 import type { UsageAcceleration, UsageReport } from '../../protocol/gateway.ts';
 import { chunkBytes, isAsciiText, STREAM_CREDIT_STEP, wireChunk, type Chunk, type RelayEnd, type RelayRequest } from '../../protocol/relay.ts';
 import type { RelayHandle, RelayPool, RelaySink } from '../../workers/proxy/relay-pool.ts';
-import type { RouteResult } from '../router.ts';
-import type { ResponseWriter } from '../types.ts';
+import type { RouteResult } from '../http/router.ts';
+import type { ResponseWriter } from '../http/types.ts';
 
 // Turns a relay (worker messages) into a route result: an error before the head becomes our envelope; a
 // whole answer, or a stream that arrived whole in one message batch, is written at once; any other stream

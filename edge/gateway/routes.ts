@@ -7,19 +7,19 @@ import { ownBuffer, transferable, type RelayRequest } from '../../protocol/relay
 import type { ResponseRouteRepo } from '../../store/response-route-repo.ts';
 import { forwardRequestHeaders } from '../../workers/proxy/header-policy.ts';
 import type { RelayPool } from '../../workers/proxy/relay-pool.ts';
-import type { ResolvedModel } from '../catalog.ts';
-import type { CatalogService } from '../catalog-service.ts';
-import { parseJsonBody, readJsonBody, scanJsonBody } from '../json-body.ts';
-import { afterAnswers } from '../after-answers.ts';
-import { createAccessLogger } from '../log.ts';
-import { multipartBoundary } from '../multipart-model.ts';
-import { targetOf } from '../provider-service.ts';
-import { route, type RouteContext, type RouteDef, type RouteResult } from '../router.ts';
-import type { EdgeRequestHead } from '../types.ts';
+import type { ResolvedModel } from '../control/catalog.ts';
+import type { CatalogService } from '../control/catalog-service.ts';
+import { parseJsonBody, readJsonBody, scanJsonBody } from '../http/json-body.ts';
+import { afterAnswers } from '../http/after-answers.ts';
+import { createAccessLogger } from '../http/log.ts';
+import { multipartBoundary } from '../http/multipart-model.ts';
+import { targetOf } from '../control/provider-service.ts';
+import { route, type RouteContext, type RouteDef, type RouteResult } from '../http/router.ts';
+import type { EdgeRequestHead } from '../http/types.ts';
 import { relayMultipart } from './multipart.ts';
 import { startRelay, type RelayCall, type RelayHooks, type RelayOutcome } from './relay-response.ts';
 import { checkCredential, resolveModel } from './resolve.ts';
-import { isPackName, isPresetName, observeFailure, resolvePack, resolvePreset, retryClassOf, type SmartRouting } from '../smart-route/gateway.ts';
+import { isPackName, isPresetName, observeFailure, resolvePack, resolvePreset, retryClassOf, type SmartRouting } from '../control/smart-route/gateway.ts';
 
 // Every inference route of interface.md section 4, relayed through the proxy workers. The edge parses
 // just enough to resolve the model (strict JSON; the multipart `model` field) and checks the endpoint
@@ -84,7 +84,7 @@ const MODEL = ['model'];
 const notAnObject = () => new ServiceError('INVALID_REQUEST', 'The request body must be a JSON object.');
 
 // A large body goes to a worker in its arena slot (handed off: the worker frees it) or as `transferable`
-// (edge/server.ts reads a large declared length into a buffer of its own), except in a route pack, which
+// (edge/http/server.ts reads a large declared length into a buffer of its own), except in a route pack, which
 // needs the bytes once per attempt: there each attempt gets a copy, and the slot is freed when the request
 // settles. JSON routes take shared bodies; the multipart routes' JSON bodies are transferred as before.
 

@@ -2,7 +2,7 @@ import { AUDIT_ACTIONS, AUDIT_ACTOR_TYPES, AUDIT_QUERY_PARAMS, AUDIT_RESOURCE_TY
 import { ServiceError } from '../../protocol/errors.ts';
 import { readQuery } from '../../protocol/query.ts';
 import type { AuditRepo } from '../../store/audit-repo.ts';
-import { route, type RouteDef } from '../router.ts';
+import { route, type RouteDef } from '../http/router.ts';
 
 export function auditRoutes(audit: AuditRepo): RouteDef[] {
   return [

@@ -1,5 +1,5 @@
 import { buildCapabilities } from '../../protocol/capabilities.ts';
-import { route, type RouteDef } from '../router.ts';
+import { route, type RouteDef } from '../http/router.ts';
 
 /** Built once from the final route table: the document describes exactly the service that is running. */
 export function capabilitiesRoute(allRoutes: () => readonly RouteDef[]): RouteDef {

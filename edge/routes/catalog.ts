@@ -1,9 +1,9 @@
 import { FAMILIES } from '../../protocol/families.ts';
 import { checkModelCreate, checkModelUpdate } from '../../protocol/http/catalog.ts';
 import { readQuery } from '../../protocol/query.ts';
-import { actorOf } from '../actor.ts';
-import type { CatalogService } from '../catalog-service.ts';
-import { route, type RouteDef } from '../router.ts';
+import { actorOf } from '../control/actor.ts';
+import type { CatalogService } from '../control/catalog-service.ts';
+import { route, type RouteDef } from '../http/router.ts';
 import type { ModelActionRunner } from './runtime.ts';
 
 // `{id}` is the URL-encoded direct ID (`openai%2Fgpt-x`): upstream IDs hold slashes of their own.

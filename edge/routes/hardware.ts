@@ -1,6 +1,6 @@
 import { readQuery } from '../../protocol/query.ts';
 import type { HardwareActor } from '../../workers/hardware/actor.ts';
-import { route, type RouteDef } from '../router.ts';
+import { route, type RouteDef } from '../http/router.ts';
 
 // Both answers come from the hardware actor, which never lets a probe hold a request longer than its
 // time limit: GET reads the cached probe, POST reprobes (sharing a probe already running).

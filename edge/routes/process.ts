@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { route, type RouteDef } from '../router.ts';
+import { route, type RouteDef } from '../http/router.ts';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { name: string; version: string };
 

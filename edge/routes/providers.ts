@@ -1,10 +1,10 @@
 import { ServiceError } from '../../protocol/errors.ts';
 import { checkProviderCreate, checkProviderUpdate } from '../../protocol/http/providers.ts';
 import { KINDS, PROVIDER_ACTIONS, type ProviderAction } from '../../protocol/providers.ts';
-import { actorOf } from '../actor.ts';
-import type { CatalogService } from '../catalog-service.ts';
-import type { ProviderService } from '../provider-service.ts';
-import { route, type RouteDef } from '../router.ts';
+import { actorOf } from '../control/actor.ts';
+import type { CatalogService } from '../control/catalog-service.ts';
+import type { ProviderService } from '../control/provider-service.ts';
+import { route, type RouteDef } from '../http/router.ts';
 import type { ModelRepo } from '../../store/model-repo.ts';
 
 export function providerRoutes(providers: ProviderService, catalog: CatalogService, models: ModelRepo): RouteDef[] {

@@ -7,9 +7,9 @@ import type { AuditRepo } from '../../store/audit-repo.ts';
 import type { StoreEnv } from '../../store/env.ts';
 import { listRuntimeModels } from '../../workers/runtime/library.ts';
 import type { RuntimePool } from '../../workers/runtime/runtime-pool.ts';
-import type { Actor } from '../actor.ts';
-import type { CatalogService } from '../catalog-service.ts';
-import { route, type RouteDef } from '../router.ts';
+import type { Actor } from '../control/actor.ts';
+import type { CatalogService } from '../control/catalog-service.ts';
+import { route, type RouteDef } from '../http/router.ts';
 
 // The model library and the loaded models as the runtime sees them, and the model actions the embedded
 // runtime carries out. Headers are read per request (a few KiB to a few MiB per file, never tensor data),

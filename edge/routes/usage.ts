@@ -13,7 +13,7 @@ import {
 import { addDays, daysBetween, localDayOf } from '../../protocol/local-day.ts';
 import { readQuery, type QueryReader } from '../../protocol/query.ts';
 import type { UsageRepo } from '../../store/usage-repo.ts';
-import { route, type RouteDef, type RouteResult } from '../router.ts';
+import { route, type RouteDef, type RouteResult } from '../http/router.ts';
 
 // The six usage routes. Every parameter is validated before LMDB is read; the store holds aggregates only,
 // so nothing here can reveal a single request.

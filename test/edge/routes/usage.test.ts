@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
-import { createApp } from '../../../edge/app.ts';
-import { corsPolicy } from '../../../edge/cors.ts';
+import { createApp } from '../../../edge/http/app.ts';
+import { corsPolicy } from '../../../edge/http/cors.ts';
 import { usageRoutes } from '../../../edge/routes/usage.ts';
-import type { AuthResult } from '../../../edge/token-service.ts';
+import type { AuthResult } from '../../../edge/control/token-service.ts';
 import type { UsageEvent } from '../../../protocol/gateway.ts';
 import { addDays } from '../../../protocol/local-day.ts';
 import { openStoreEnv, type StoreEnv } from '../../../store/env.ts';

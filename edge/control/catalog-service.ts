@@ -1,0 +1,190 @@
+import { ServiceError } from '../../protocol/errors.ts';
+import type { EndpointFamily } from '../../protocol/families.ts';
+import { KINDS } from '../../protocol/providers.ts';
+import { directModelId, type ModelCreate, type ModelUpdate, type ModelView } from '../../protocol/http/catalog.ts';
+import type { AuditRepo } from '../../store/audit-repo.ts';
+import type { StoreEnv } from '../../store/env.ts';
+import type { ModelRecord, ModelRepo } from '../../store/model-repo.ts';
+import type { ProviderRecord } from '../../store/provider-repo.ts';
+import type { Actor } from './actor.ts';
+import { buildCatalog, type Catalog, type CatalogModel } from './catalog.ts';
+
+export interface CatalogFilter {
+  providerId?: string;
+  source?: 'explicit' | 'auto';
+  family?: EndpointFamily;
+  hidden?: boolean;
+}
+
+export interface CatalogService {
+  current(): Catalog;
+  /** Rebuilds the in-memory catalog from the store. */
+  rebuild(): void;
+  list(filter: CatalogFilter): ModelView[];
+  get(id: string): ModelView;
+  create(input: ModelCreate, actor: Actor, requestId: string): Promise<ModelView>;
+  update(id: string, patch: ModelUpdate, actor: Actor, requestId: string): Promise<ModelView>;
+  remove(id: string, actor: Actor, requestId: string): Promise<void>;
+}
+
+interface Deps {
+  env: StoreEnv;
+  models: ModelRepo;
+  audit: AuditRepo;
+  providers(): readonly ProviderRecord[];
+}
+
+const invalid = (param: string, message: string) => new ServiceError('INVALID_REQUEST', message, { param });
+
+export function toModelView(m: CatalogModel): ModelView {
+  const { created: _created, ...view } = m;
+  return { ...view, families: [...view.families], aliases: [...view.aliases] };
+}
+
+export function createCatalogService({ env, models, audit, providers }: Deps): CatalogService {
+  let catalog = buildCatalog(providers(), models.all(), models.allListings());
+  const explicit = () => new Map(models.all().map((r) => [r.id, r]));
+
+  const mustGet = (id: string): CatalogModel => {
+    const m = catalog.get(id);
+    if (!m) throw new ServiceError('NOT_FOUND', `No catalog model with ID \`${id.slice(0, 200)}\`.`, { param: 'id' });
+    return m;
+  };
+
+  /** Checks that depend on the provider and the rest of the catalog. */
+  function checkRecord(record: ModelRecord, provider: ProviderRecord): void {
+    const kindFamilies: readonly EndpointFamily[] = KINDS[provider.kind].families;
+    record.families.forEach((f, i) => {
+      if (!kindFamilies.includes(f)) throw invalid(`families[${i}]`, `A ${provider.kind} provider cannot serve ${f}.`);
+    });
+    record.aliases.forEach((alias, i) => {
+      const owner = catalog.aliasOwner(alias);
+      if (owner !== undefined && owner !== record.id) {
+        throw new ServiceError('CONFLICT', `Alias \`${alias}\` already belongs to \`${owner}\`.`, { param: `aliases[${i}]` });
+      }
+    });
+    const acc = record.acceleration;
+    if (acc !== null) {
+      if (provider.kind !== 'embedded' && provider.kind !== 'llamacpp') {
+        throw invalid('acceleration', 'Speculative decoding is available for llamacpp and embedded models only.');
+      }
+      if (acc.mode === 'draft') {
+        if (acc.draftModelId === null) throw invalid('acceleration.draftModelId', 'Draft mode needs a draftModelId.');
+        const draft = catalog.get(acc.draftModelId);
+        if (!draft || draft.providerId !== provider.id || draft.id === record.id) {
+          throw invalid('acceleration.draftModelId', 'The draft model must be another model of the same provider.');
+        }
+      }
+    }
+  }
+
+  async function save(record: ModelRecord, action: 'model.create' | 'model.update', actor: Actor, requestId: string, changed: string[]) {
+    await env.commit(() => {
+      models.stagePut(record);
+      audit.stageAppend({ action, resourceType: 'model', resourceId: record.id, ...actor, requestId, metadata: { providerId: record.providerId, changedFields: changed } });
+    });
+    service.rebuild();
+    return toModelView(mustGet(record.id));
+  }
+
+  const service: CatalogService = {
+    current: () => catalog,
+    rebuild() {
+      catalog = buildCatalog(providers(), models.all(), models.allListings());
+    },
+    list(f) {
+      return catalog
+        .all()
+        .filter(
+          (m) =>
+            (f.providerId === undefined || m.providerId === f.providerId) &&
+            (f.source === undefined || m.source === f.source) &&
+            (f.family === undefined || m.families.includes(f.family)) &&
+            (f.hidden === undefined || m.hidden === f.hidden),
+        )
+        .map(toModelView);
+    },
+    get: (id) => toModelView(mustGet(id)),
+
+    async create(input, actor, requestId) {
+      const provider = providers().find((p) => p.id === input.providerId);
+      if (!provider) throw invalid('providerId', `No provider with ID \`${input.providerId}\`.`);
+      const id = directModelId(provider.id, input.upstreamModelId);
+      if (explicit().has(id)) throw new ServiceError('CONFLICT', `Catalog model \`${id}\` already exists.`, { param: 'upstreamModelId' });
+      const auto = catalog.get(id);
+      const families = input.families ?? auto?.families;
+      if (families === undefined || families.length === 0) {
+        throw invalid('families', 'Name the endpoint families: the provider has not reported this model.');
+      }
+      const now = Date.now();
+      const record: ModelRecord = {
+        id,
+        providerId: provider.id,
+        upstreamModelId: input.upstreamModelId,
+        displayName: input.displayName ?? auto?.displayName ?? input.upstreamModelId,
+        families: [...families],
+        aliases: input.aliases ?? [],
+        hidden: input.hidden ?? false,
+        contextWindow: input.contextWindow ?? auto?.contextWindow ?? null,
+        pricing: input.pricing ? { cachedInputPerMTok: null, currency: 'USD', ...input.pricing } : null,
+        acceleration: input.acceleration ? { draftModelId: null, ...input.acceleration } : null,
+        createdAt: now,
+        updatedAt: now,
+      };
+      checkRecord(record, provider);
+      return save(record, 'model.create', actor, requestId, Object.keys(input).sort());
+    },
+
+    async update(id, patch, actor, requestId) {
+      const current = mustGet(id);
+      const provider = providers().find((p) => p.id === current.providerId)!;
+      // Patching an auto model turns it into an explicit record (to hide it, alias it, price it).
+      const base: ModelRecord = explicit().get(id) ?? {
+        id,
+        providerId: current.providerId,
+        upstreamModelId: current.upstreamModelId,
+        displayName: current.displayName,
+        families: [...current.families],
+        aliases: [],
+        hidden: false,
+        contextWindow: current.contextWindow,
+        pricing: null,
+        acceleration: null,
+        createdAt: Date.now(),
+        updatedAt: Date.now(),
+      };
+      const next: ModelRecord = {
+        ...base,
+        ...(patch.displayName !== undefined && { displayName: patch.displayName }),
+        ...(patch.families !== undefined && { families: [...patch.families] }),
+        ...(patch.aliases !== undefined && { aliases: [...patch.aliases] }),
+        ...(patch.hidden !== undefined && { hidden: patch.hidden }),
+        ...(patch.contextWindow !== undefined && { contextWindow: patch.contextWindow }),
+        ...(patch.pricing !== undefined && { pricing: patch.pricing && { cachedInputPerMTok: null, currency: 'USD', ...patch.pricing } }),
+        ...(patch.acceleration !== undefined && { acceleration: patch.acceleration && { draftModelId: null, ...patch.acceleration } }),
+        updatedAt: Date.now(),
+      };
+      checkRecord(next, provider);
+      return save(next, 'model.update', actor, requestId, Object.keys(patch).sort());
+    },
+
+    async remove(id, actor, requestId) {
+      const current = mustGet(id);
+      if (current.source === 'auto') {
+        throw new ServiceError('CONFLICT', 'Auto-proxied models cannot be deleted; hide them, or turn off the provider’s autoProxyModels.', {
+          param: 'id',
+        });
+      }
+      const drafts = catalog.all().filter((m) => m.acceleration?.draftModelId === id);
+      if (drafts.length > 0) {
+        throw new ServiceError('CONFLICT', `\`${id}\` is the draft model of ${drafts.length} other model(s).`, { param: 'id' });
+      }
+      await env.commit(() => {
+        models.stageRemove(id);
+        audit.stageAppend({ action: 'model.delete', resourceType: 'model', resourceId: id, ...actor, requestId, metadata: { providerId: current.providerId } });
+      });
+      service.rebuild();
+    },
+  };
+  return service;
+}

@@ -1,0 +1,50 @@
+import type { Scope } from '../../protocol/scopes.ts';
+
+/** A request as the core sees it: no socket, so every edge function is testable in-process. */
+export interface EdgeRequest {
+  method: string;
+  /** Path without the query string, as sent (percent-encoding intact). */
+  path: string;
+  /** Raw query string without the leading `?`. */
+  query: string;
+  /** Lower-case header names. */
+  headers: Readonly<Record<string, string>>;
+  body: Buffer | null;
+}
+
+export type EdgeRequestHead = Omit<EdgeRequest, 'body'>;
+
+export interface EdgeResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string | Uint8Array;
+  /** Set for answers written over time (streams): the adapter hands it a writer instead of sending `body`. */
+  stream?: (out: ResponseWriter) => void;
+}
+
+/** How a streamed answer reaches the client socket, with the socket's backpressure. */
+export interface ResponseWriter {
+  /** Status and headers; the edge adds the request IDs and CORS headers. */
+  head(status: number, headers: Record<string, string>): void;
+  /**
+   * False when the socket is full: stop until `onWritable` fires. A string is sent as UTF-8, so a caller
+   * with bytes passes a string only when they are ASCII (see `wireChunk`).
+   */
+  write(chunk: Uint8Array | string): boolean;
+  end(chunk?: Uint8Array | string): void;
+  /** Ends the answer by closing the connection: the only honest end for a broken non-SSE stream. */
+  abort(): void;
+  onWritable(callback: () => void): void;
+  /** The client went away; called at most once. */
+  onAbort(callback: () => void): void;
+}
+
+/** A request body read as it arrives; the adapter pauses the socket while the consumer lags. */
+export type BodyStream = AsyncIterable<Uint8Array>;
+
+/** Who is calling: the token's ID and scopes, never the secret. */
+export interface Principal {
+  tokenId: string;
+  scopes: readonly Scope[];
+  serviceAccountId: string | null;
+}
