@@ -7,6 +7,7 @@
 //   BENCH_ROUNDS=2 BENCH_SECONDS=5 BENCH_AGENTS=2000 npm run bench
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { carrySection, GAUGE_SECTION } from './sections.ts';
 import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
@@ -327,7 +328,8 @@ async function main(): Promise<void> {
   // Its JSON log (stdout, level info) goes to a file, as a service's log does: read through a pipe by this
   // process, it cost the shared cores a reader that nginx (access_log off) does not have.
   const syLog = openSync(join(work, 'switchyard.log'), 'w');
-  const sy = track(spawn(nodeBin, syArgs, { cwd: ROOT, env: { ...process.env, SWITCHYARD_HOME: home, SWITCHYARD_PORT: '0', SWITCHYARD_VAULT: 'file' }, stdio: ['ignore', syLog, 'pipe'] }));
+  // Unsupervised: the measured PID is the service itself (under `npm start` a supervisor only waits on it).
+  const sy = track(spawn(nodeBin, syArgs, { cwd: ROOT, env: { ...process.env, SWITCHYARD_HOME: home, SWITCHYARD_PORT: '0', SWITCHYARD_VAULT: 'file', SWITCHYARD_SUPERVISE: '0' }, stdio: ['ignore', syLog, 'pipe'] }));
   // The port, from the notice on stderr.
   let stderrText = '';
   const syPort = await new Promise<number>((resolve, reject) => {
@@ -432,7 +434,8 @@ async function main(): Promise<void> {
   // A partial or profiled run must not replace the full results.
   const outFile = ONLY || PROFILE ? join(BENCH, '.work', `RESULTS-${ONLY || 'all'}${PROFILE ? '-profiled' : ''}.md`) : join(BENCH, 'RESULTS.md');
   mkdirSync(dirname(outFile), { recursive: true });
-  writeFileSync(outFile, report({ results, agentRuns, agentRunsSmall, versions, proxies: proxies.map((t) => t.name), settings: { rounds: ROUNDS, seconds: SECONDS, latSeconds: LAT_SECONDS, agents: AGENTS, agentsSmall: AGENTS_SMALL, conns: CONNS, tick: TICK, loadAtStart } }));
+  const written = report({ results, agentRuns, agentRunsSmall, versions, proxies: proxies.map((t) => t.name), settings: { rounds: ROUNDS, seconds: SECONDS, latSeconds: LAT_SECONDS, agents: AGENTS, agentsSmall: AGENTS_SMALL, conns: CONNS, tick: TICK, loadAtStart } });
+  writeFileSync(outFile, carrySection(outFile, GAUGE_SECTION, written));
   if (PROFILE) {
     // --cpu-prof writes its files as the service exits (SIGTERM, then its drain).
     for (let i = 0; i < 100 && sy.exitCode === null && sy.signalCode === null; i++) await sleep(100);

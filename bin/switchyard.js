@@ -5,6 +5,10 @@
 // never runs old code.
 import { existsSync } from 'node:fs';
 import { staleBuild } from './build-stamp.js';
+import { printToken } from './locate.js';
+
+// `token` is what a person types most; it needs neither the service nor a TypeScript loader.
+if (process.argv[2] === 'token') process.exit(printToken());
 
 const compiledCli = new URL('../edge/cli.js', import.meta.url);
 if (existsSync(compiledCli)) {

@@ -1,17 +1,19 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { spawn } from 'node:child_process';
 import { createLogger } from './http/log.ts';
-import { resolveDataDir, resolvePort, TOKEN_FILE } from './data-dir.ts';
+import { printToken, resolveDataDir, resolvePort } from './data-dir.ts';
 import { VERSION_INFO } from './routes/process.ts';
-import { startService } from './service.ts';
+import { EXIT_CANNOT_START, supervise, type ReadyMessage } from './supervisor.ts';
 
-// `switchyard [start] | token | --help | --version`. Notices for a person go to stderr; stdout carries
-// the JSON log, which never holds a token.
+// `switchyard [start [--no-supervise]] | token | --help | --version`. Notices for a person go to stderr;
+// stdout carries the JSON log, which never holds a token. `start` supervises the service in a child process
+// (edge/supervisor.ts); the child is `start --no-supervise`.
 
 const HELP = `Usage: switchyard [command]
 
 Commands:
-  start      Run the service (default). Listens on 127.0.0.1:3939.
+  start      Run the service (default). Listens on 127.0.0.1:3939. The service runs in a child
+             process that is restarted, with a growing delay, if it dies; SIGINT/SIGTERM stop it.
+             --no-supervise runs it in this process only, never restarted.
   token      Print the bootstrap admin token from the data directory.
   --help     Show this help.
   --version  Show the version.
@@ -21,22 +23,50 @@ Environment:
   SWITCHYARD_PORT        port to listen on (default 3939; 0 picks a free port)
   SWITCHYARD_LOG_LEVEL   pino log level (default info)
   SWITCHYARD_DRAIN_MS    how long shutdown waits for in-flight requests (default 10000)
+  SWITCHYARD_SUPERVISE   0 runs the service without the restarting supervisor (as --no-supervise)
 `;
 
 const say = (line: string) => process.stderr.write(line + '\n');
 
-function printToken(): number {
-  const file = join(resolveDataDir(), TOKEN_FILE);
-  try {
-    process.stdout.write(readFileSync(file, 'utf8'));
-    return 0;
-  } catch {
-    say(`No token file at ${file}. Start the service once to create one, or create tokens with an admin token.`);
-    return 1;
-  }
+
+/**
+ * glibc raises its mmap threshold each time a large block is freed, after which request bodies of many MiB
+ * come from the heap and stay resident once freed: after a burst of large uploads the service would keep
+ * gigabytes. A fixed threshold (set before the process starts, so only for the child) keeps such blocks
+ * mapped on their own and returned when freed. A value the user set is kept.
+ */
+function serviceEnv(): NodeJS.ProcessEnv {
+  return { ...process.env, MALLOC_MMAP_THRESHOLD_: process.env.MALLOC_MMAP_THRESHOLD_ ?? String(128 * 1024) };
+}
+
+/** The same executable, Node flags and entry script: `start --no-supervise`, over an IPC channel. */
+function spawnService() {
+  return spawn(process.execPath, [...process.execArgv, process.argv[1]!, 'start', '--no-supervise'], {
+    stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
+    env: serviceEnv(),
+    // Its own process group: a Ctrl-C at the terminal reaches only the supervisor, which passes it on once
+    // (a second signal would make the service skip its drain).
+    detached: true,
+  });
+}
+
+async function superviseService(): Promise<void> {
+  const log = createLogger();
+  const code = await supervise({
+    spawnService,
+    onStopSignal(handler) {
+      process.on('SIGINT', () => handler('SIGINT'));
+      process.on('SIGTERM', () => handler('SIGTERM'));
+    },
+    log,
+    say,
+  });
+  log.flush(() => process.exit(code));
 }
 
 async function start(): Promise<void> {
+  // Loaded here, not at the top: the supervisor never runs the service and stays a small process.
+  const { startService } = await import('./service.ts');
   const dataDir = resolveDataDir();
   const log = createLogger();
   const service = await startService({
@@ -52,7 +82,7 @@ async function start(): Promise<void> {
     say(`Created an admin token (shown once here; also saved to ${service.tokenFile}):`);
     say(`  ${service.bootstrapSecret}`);
   } else {
-    say(`Admin token: run \`npx switchyard token\` (saved in ${service.tokenFile})`);
+    say(`Admin token: run \`switchyard token\` (saved in ${service.tokenFile})`);
   }
 
   const drainMs = Number(process.env.SWITCHYARD_DRAIN_MS ?? 10_000);
@@ -74,14 +104,30 @@ async function start(): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  if (process.send) {
+    // Supervised: say when serving (the supervisor's backoff resets on a healthy run), and stop when the
+    // supervisor is gone (killed with SIGKILL), rather than run on unwatched.
+    process.send({ t: 'ready', port: service.port } satisfies ReadyMessage);
+    process.on('disconnect', () => {
+      if (!stopping) stop('the supervisor exited');
+    });
+  }
 }
 
-const command = process.argv[2] ?? 'start';
+const args = process.argv.slice(2);
+const noSupervise = args.includes('--no-supervise') || process.env.SWITCHYARD_SUPERVISE === '0';
+
+const command = args.find((a) => a !== '--no-supervise') ?? 'start';
 switch (command) {
   case 'start':
+    if (!noSupervise) {
+      await superviseService();
+      break;
+    }
     await start().catch((err: unknown) => {
+      // Anything that fails before the service listens fails again on a restart: the supervisor gives up.
       say(`switchyard: ${err instanceof Error ? err.message : String(err)}`);
-      process.exit(1);
+      process.exit(EXIT_CANNOT_START);
     });
     break;
   case 'token':

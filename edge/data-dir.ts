@@ -1,19 +1,6 @@
-import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
-
-/** `$SWITCHYARD_HOME`, else the platform's per-user data directory. */
-export function resolveDataDir(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.SWITCHYARD_HOME) return resolve(env.SWITCHYARD_HOME);
-  const home = homedir();
-  switch (process.platform) {
-    case 'darwin':
-      return join(home, 'Library', 'Application Support', 'Switchyard');
-    case 'win32':
-      return join(env.LOCALAPPDATA ?? join(home, 'AppData', 'Local'), 'Switchyard');
-    default:
-      return join(env.XDG_DATA_HOME ?? join(home, '.local', 'share'), 'switchyard');
-  }
-}
+// The data directory rules live beside the executable in plain JavaScript (bin/locate.js), so that the CLI's
+// `token` runs them without the TypeScript toolchain.
+export { instancesDir, locateDataDir, printToken, recordInstance, resolveDataDir } from '../bin/locate.js';
 
 export const TOKEN_FILE = 'token';
 

@@ -12,6 +12,7 @@ import { createProxyPool } from '../workers/proxy/pool.ts';
 import { createRelayPool } from '../workers/proxy/relay-pool.ts';
 import { responseRouteRepo } from '../store/response-route-repo.ts';
 import { ensurePrivateDir } from '../store/env.ts';
+import { lockDataDir } from '../store/dir-lock.ts';
 import { gatewayRoutes } from './gateway/routes.ts';
 import { createHardwareActor } from '../workers/hardware/actor.ts';
 import { hardwareRoutes } from './routes/hardware.ts';
@@ -20,19 +21,23 @@ import { usageRepo } from '../store/usage-repo.ts';
 import { usageRoutes } from './routes/usage.ts';
 import { createRuntimePool, defaultModelsDirectory, withEmbeddedRuntime } from '../workers/runtime/runtime-pool.ts';
 import { listEmbeddedModels } from '../workers/runtime/library.ts';
-import { ensureEmbeddedProvider } from '../workers/runtime/bootstrap.ts';
-import { modelActions, runtimeRoutes } from './routes/runtime.ts';
+import { createModelLibrary } from '../workers/runtime/library-watch.ts';
+import { followLibrary } from '../workers/runtime/bootstrap.ts';
+import { embeddedFallback, modelActions, runtimeRoutes } from './routes/runtime.ts';
 import { createCatalogService } from './control/catalog-service.ts';
 import { createProviderService } from './control/provider-service.ts';
 import { capabilitiesRoute } from './routes/capabilities.ts';
+import { openapiRoute } from './routes/openapi.ts';
 import { catalogRoutes } from './routes/catalog.ts';
 import { modelRoutes } from './routes/models.ts';
 import { createSmartRouting } from './control/smart-route/wire.ts';
 import { providerRoutes } from './routes/providers.ts';
 import type { RouteDef } from './http/router.ts';
 import { createApp } from './http/app.ts';
+import { createBodyBudget, defaultBodyBudget } from './http/body-budget.ts';
+import { sweepSpillDir } from './http/multipart-spill.ts';
 import { corsPolicy, type CorsPolicy } from './http/cors.ts';
-import { TOKEN_FILE } from './data-dir.ts';
+import { recordInstance, TOKEN_FILE } from './data-dir.ts';
 import { auditRoutes } from './routes/audit.ts';
 import { processRoutes } from './routes/process.ts';
 import { settingsRoutes } from './routes/settings.ts';
@@ -40,6 +45,12 @@ import { tokenRoutes } from './routes/tokens.ts';
 import { listen, loadUws } from './http/server.ts';
 import { createSettingsService, type ListenerInfo } from './control/settings-service.ts';
 import { createTokenService } from './control/token-service.ts';
+import { createGaugeActor, gaugeOptionsFromEnv } from '../workers/gauge/actor.ts';
+import { gaugeDataRepo } from '../store/gauge-data-repo.ts';
+import { gaugeSourceRepo } from '../store/gauge-source-repo.ts';
+import { createGaugeService } from './control/gauge/service.ts';
+import { tapCapacity } from './control/gauge/live-tap.ts';
+import { gaugeRoutes } from './routes/gauge.ts';
 
 // The composition root: opens the store, builds the hot state, binds the listener, and knows how to stop.
 
@@ -71,6 +82,8 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
   if (native) log.info({ edge: 'uWebSockets.js', native: true }, 'native uWebSockets.js binary loaded');
   else log.warn({ edge: 'uWebSockets.js', native: false, reason }, 'running on the slow pure-JS uWebSockets.js fallback');
 
+  ensurePrivateDir(dataDir);
+  const lock = lockDataDir(dataDir);
   const env = openStoreEnv(dataDir);
   const audit = auditRepo(env);
   const tokenFile = join(dataDir, TOKEN_FILE);
@@ -88,6 +101,8 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
     dataDir,
     modelsDirectory,
     tuning: () => settings.current().runtime.tuning,
+    keepAliveSeconds: () => settings.current().runtime.keepAliveSeconds,
+    onEvent: (event) => library.heard(event),
     // A catalog model's `acceleration: {mode: "draft"}` names a model of the same provider; the runtime needs its file.
     draftFor(req) {
       const acc = req.upstreamModelId === null ? null : catalog.current().get(`${req.target.id}/${req.upstreamModelId}`)?.acceleration;
@@ -96,12 +111,23 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
     },
     log,
   });
-  const embeddedLister = listEmbeddedModels(modelsDirectory);
+  // Files dropped in or removed show up without a restart (the providers are created below, before any change).
+  const follower = followLibrary(() => providers, modelsDirectory, log);
+  const library = createModelLibrary({ directory: modelsDirectory, log, onChange: follower.changed });
+  const embeddedLister = listEmbeddedModels(modelsDirectory, library.verdicts);
   const hardware = createHardwareActor({ log });
+  // Gauge's worker owns collection; the edge keeps setup (sources) and reads what was collected from LMDB.
+  const gauge = createGaugeActor({ dataDir, log, ...gaugeOptionsFromEnv() });
+  const gaugeSources = gaugeSourceRepo(env);
+  const gaugeData = gaugeDataRepo(env);
+  await gaugeSources.ensureBuiltIns(Date.now());
   const spillDir = join(dataDir, 'tmp');
   ensurePrivateDir(spillDir);
+  // Before the listener: no upload of this run has spilled yet, so every match is a dead run's leftover.
+  const swept = await sweepSpillDir(spillDir);
+  if (swept > 0) log.info({ files: swept }, 'removed upload spill files left by an earlier run');
   const responses = responseRouteRepo(env);
-  void responses.prune();
+  responses.prune().catch((err: unknown) => log.warn({ err: String(err) }, 'could not prune old response routes'));
 
   const models = modelRepo(env);
   const providerStore = providerRepo(env);
@@ -127,6 +153,8 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
   let cors: CorsPolicy = corsPolicy([]);
   let jsonBodyLimit = savedSettings.limits.jsonBodyBytes;
   let multipartBodyLimit = savedSettings.limits.multipartBodyBytes;
+  const autoBodyBudget = defaultBodyBudget();
+  let bodyBudgetLimit = savedSettings.limits.inflightBodyBytes ?? autoBodyBudget;
   const settings = createSettingsService({
     env,
     repo: settingsRepo(env),
@@ -141,6 +169,9 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
       }
       jsonBodyLimit = next.limits.jsonBodyBytes;
       multipartBodyLimit = next.limits.multipartBodyBytes;
+      bodyBudgetLimit = next.limits.inflightBodyBytes ?? autoBodyBudget;
+      gauge.configure(next.gauge.enabled, next.gauge.retentionDays);
+      library.reconfigure();
     },
   });
 
@@ -153,7 +184,8 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
   });
 
   // After the settings exist: listing the library reads the models directory from them.
-  await ensureEmbeddedProvider(providers, modelsDirectory(), log);
+  await library.start();
+  await follower.atStart();
 
   let draining = false;
   const routes: RouteDef[] = [
@@ -166,11 +198,30 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
     ...catalogRoutes(catalog, modelActions({ catalog, runtime: runtimePool, env, audit })),
     ...modelRoutes(catalog, smartRoute.synthetic),
     ...smartRoute.routes,
-    ...gatewayRoutes({ catalog, pool: withEmbeddedRuntime(relayPool, runtimePool), responses, log, spillDir, recordUsage: (event) => meter.record(event), smart: smartRoute.smart }),
+    ...gatewayRoutes({
+      catalog,
+      pool: withEmbeddedRuntime(relayPool, runtimePool),
+      responses,
+      log,
+      spillDir,
+      recordUsage: (event) => {
+        meter.record(event);
+        gauge.traffic();
+      },
+      // Gauge's live-headers source hears the same answer heads as Smart Route's capacity tracker.
+      smart: { ...smartRoute.smart, capacity: tapCapacity(smartRoute.smart.capacity, () => catalog.current(), gauge) },
+      unresolved: embeddedFallback(library),
+    }),
     ...usageRoutes(usageRepo(env)),
-    ...runtimeRoutes({ modelsDirectory, runtime: runtimePool, catalog }),
+    ...runtimeRoutes({ library, runtime: runtimePool, catalog }),
+    ...gaugeRoutes({
+      service: createGaugeService({ env, sources: gaugeSources, data: gaugeData, vault, audit, actor: gauge, settings: () => settings.current().gauge }),
+      sources: gaugeSources,
+      data: gaugeData,
+      settings: () => settings.current().gauge,
+    }),
   ];
-  routes.push(capabilitiesRoute(() => routes));
+  routes.push(capabilitiesRoute(() => routes), openapiRoute(() => routes));
   const app = createApp({
     routes,
     log,
@@ -184,18 +235,23 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
 
   let listening;
   try {
-    listening = await listen(uws, app, listener.host, port, relayPool.arena);
+    listening = await listen(uws, app, listener.host, port, { arena: relayPool.arena, bodyBudget: createBodyBudget(() => bodyBudgetLimit) });
   } catch (err) {
     await pool.close();
     await relayPool.close();
     await runtimePool.close();
+    library.close();
     await meter.close();
     await hardware.close();
+    await gauge.close();
     await env.close();
+    lock.release();
     throw err;
   }
   listener.port = listening.port;
   log.info({ host: listener.host, port: listener.port, networkExposed: listener.networkExposed }, 'listening');
+  // So that `switchyard token` finds this data directory without SWITCHYARD_HOME (bin/locate.js).
+  const forgetInstance = recordInstance({ port: listener.port, dataDir });
 
   const flushTimer = setInterval(() => {
     tokens.flushLastUsed().catch((err: unknown) => log.warn({ err: String(err) }, 'could not record token last use'));
@@ -216,6 +272,7 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
     if (listening!.inflight() > 0) log.warn({ inflight: listening!.inflight() }, 'shutting down with requests still in flight');
     clearInterval(flushTimer);
     clearInterval(refreshTimer);
+    library.close();
     await providers.close();
     await pool.close();
     await relayPool.close();
@@ -223,8 +280,11 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
     // After the relay: every call that finished has recorded its usage, and the meter commits it now.
     await meter.close();
     await hardware.close();
+    await gauge.close();
     await tokens.flushLastUsed().catch(() => undefined);
     await env.close();
+    forgetInstance();
+    lock.release();
     log.info('stopped');
   }
 

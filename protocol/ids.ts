@@ -85,3 +85,9 @@ export function timeOfId(id: string, prefix: string): number {
   for (const ch of id.slice(prefix.length, prefix.length + 10)) ms = ms * 32 + ALPHABET.indexOf(ch);
   return ms;
 }
+
+/**
+ * The longest response ID (UTF-8 bytes) a /v1/responses/{id} path may name: providers' own are under 100
+ * ASCII characters, and the bound keeps a lookup far below LMDB's 1,978-byte key limit (docs/api.md).
+ */
+export const RESPONSE_ID_MAX_BYTES = 512;

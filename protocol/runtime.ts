@@ -11,6 +11,8 @@ export interface RuntimeConfig {
   /** Absolute; the edge resolved `null` to `<dataDir>/models`. */
   modelsDirectory: string;
   tuning: Tuning;
+  /** `runtime.keepAliveSeconds`: how long a model stays loaded after its last call; 0 = not at all, -1 = forever. */
+  keepAliveSeconds: number;
 }
 
 /** Speculative decoding for one call: the draft model's library name and its catalog ID (for usage rows). */
@@ -32,8 +34,17 @@ export type ToRuntime =
   | { t: 'start'; id: number; req: RelayRequest; config: RuntimeConfig; draft: DraftChoice | null }
   | { t: 'control'; id: number; control: RuntimeControl; config: RuntimeConfig };
 
+/**
+ * What the worker tells the edge unasked: llama.cpp refused a file whose header check passed (the library
+ * listing marks that file version corrupt), or a model was unloaded because its keep-alive ran out.
+ */
+export type RuntimeEvent =
+  | { t: 'refused'; name: string; sizeBytes: number; modifiedAt: string; problem: string }
+  | { t: 'expired'; name: string };
+
 export type FromRuntime =
   | FromWorker
+  | RuntimeEvent
   /** `unloaded` says whether the model was loaded at all. */
   | { t: 'control'; id: number; ok: true; loaded: LoadedEntry[]; unloaded?: boolean }
   | { t: 'control'; id: number; ok: false; error: ErrorPayload };

@@ -3,7 +3,8 @@ import type { AuditEvent } from '../protocol/http/audit.ts';
 import type { StoreEnv } from './env.ts';
 
 // Append-only: keys are strictly increasing time-ordered IDs, so a reverse range scan is "newest first"
-// and a time filter is a key range. There is no update or delete.
+// and a time filter is a key range. There is no update or delete. Keys are generated here, never taken from
+// a client or an upstream; filters compare values, not keys.
 
 const PREFIX = 'aud_';
 

@@ -10,6 +10,11 @@ export interface StoreEnv {
   db<V>(name: string): Database<V, string>;
   /** Runs `writes` in one transaction and resolves once it is committed and flushed to disk. */
   commit<T>(writes: () => T): Promise<T>;
+  /**
+   * False from the moment close() starts. A put that reaches lmdb-js after its environment closed throws
+   * from a timer of lmdb's own, where no caller can catch it: writes outside a request check this first.
+   */
+  isOpen(): boolean;
   close(): Promise<void>;
 }
 
@@ -26,6 +31,7 @@ export function openStoreEnv(dataDir: string): StoreEnv {
   const root = open({ path, encoding: 'msgpack', maxDbs: 32 });
   for (const file of [path, `${path}-lock`]) chmodSync(file, 0o600);
   const dbs = new Map<string, Database<unknown, string>>();
+  let live = true;
   return {
     root,
     db<V>(name: string) {
@@ -41,7 +47,9 @@ export function openStoreEnv(dataDir: string): StoreEnv {
       await root.flushed;
       return result;
     },
+    isOpen: () => live,
     async close() {
+      live = false;
       await root.flushed;
       await root.close();
     },

@@ -2,6 +2,7 @@ import type { EndpointFamily } from '../protocol/families.ts';
 import type { ModelAcceleration, ModelPricing } from '../protocol/http/catalog.ts';
 import type { UpstreamModel } from '../protocol/providers.ts';
 import type { StoreEnv } from './env.ts';
+import { boundedKey } from './keys.ts';
 
 /** An explicit catalog record, keyed by its direct ID `<providerId>/<upstreamModelId>`. */
 export interface ModelRecord {
@@ -35,13 +36,17 @@ export interface ModelRepo {
   stageListing(providerId: string, cache: ModelListCache | null): void;
 }
 
+// A record's ID holds an upstream model ID, which comes from a client or from a provider's list. The edge
+// bounds both (MODEL_ID_MAX, 464 characters: at most 1,392 bytes); records are keyed through boundedKey
+// anyway, so that no later path to this store can fail a commit with a long one (records are read by value,
+// never by key). Listings are keyed by provider ID (PROVIDER_ID, 63 characters).
 export function modelRepo(env: StoreEnv): ModelRepo {
   const db = env.db<ModelRecord>('models');
   const listings = env.db<ModelListCache>('provider-models');
   return {
     all: () => [...db.getRange().map(({ value }) => value)],
-    stagePut: (record) => void db.put(record.id, record),
-    stageRemove: (id) => void db.remove(id),
+    stagePut: (record) => void db.put(boundedKey(record.id), record),
+    stageRemove: (id) => void db.remove(boundedKey(id)),
     listing: (providerId) => listings.get(providerId),
     allListings: () => new Map([...listings.getRange().map(({ key, value }) => [key, value] as const)]),
     stageListing: (providerId, cache) => void (cache === null ? listings.remove(providerId) : listings.put(providerId, cache)),

@@ -1,7 +1,10 @@
 import type { PresetView } from '../protocol/http/presets.ts';
 import type { StoreEnv } from './env.ts';
 
-/** Presets keyed by slug; the record is exactly what routes show (nothing in it is secret). */
+/**
+ * Presets keyed by slug; the record is exactly what routes show (nothing in it is secret). The slug is
+ * bounded before it gets here: SLUG_SHAPE (63 characters) on create, an existing slug on update and delete.
+ */
 export interface PresetRepo {
   all(): PresetView[];
   stagePut(record: PresetView): void;

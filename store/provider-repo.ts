@@ -17,6 +17,7 @@ export interface ProviderRecord {
   updatedAt: number;
 }
 
+/** Keyed by provider ID, bounded before it gets here: PROVIDER_ID (63 characters) on create, an existing ID after. */
 export interface ProviderRepo {
   all(): ProviderRecord[];
   stagePut(record: ProviderRecord): void;

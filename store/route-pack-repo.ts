@@ -1,7 +1,10 @@
 import type { RoutePackView } from '../protocol/http/route-packs.ts';
 import type { StoreEnv } from './env.ts';
 
-/** Route packs keyed by slug; the record is exactly what routes show. */
+/**
+ * Route packs keyed by slug; the record is exactly what routes show. The slug is bounded before it gets
+ * here: SLUG_SHAPE (63 characters) on create, an existing slug on update and delete.
+ */
 export interface RoutePackRepo {
   all(): RoutePackView[];
   stagePut(record: RoutePackView): void;

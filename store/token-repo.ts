@@ -16,6 +16,7 @@ export interface TokenRecord {
   expiresAt: number | null;
 }
 
+/** Keyed by token ID, which the service generates (protocol/ids.ts); a client's ID reads only an existing record. */
 export interface TokenRepo {
   all(): TokenRecord[];
   get(id: string): TokenRecord | undefined;

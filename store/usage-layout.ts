@@ -1,3 +1,5 @@
+import { fitsBytes, MAX_KEY_BYTES } from './keys.ts';
+
 // The layout of usage aggregates in LMDB, shared by the meter (the only writer) and the readers.
 //
 // Four named databases, one row per local day and dimension tuple, msgpack values holding counters only:
@@ -59,8 +61,11 @@ export function addInto<T extends Record<string, number>>(into: T, delta: Readon
   return into;
 }
 
-/** LMDB's key limit in lmdb-js; a longer key would fail the whole commit, so such rows are refused earlier. */
-export const MAX_KEY_BYTES = 1978;
+// A key over LMDB's limit would fail the whole commit, so such rows are refused earlier (counted as
+// `oversized` by the meter). They are not hashed (store/keys.ts): the parts of a usage key are read back
+// from the key itself. A tool name (from a client or an upstream, unbounded) can make one this long, and a
+// model ID full of escaped characters; every other part is an ID, slug or enum value bounded at the edge.
+export { MAX_KEY_BYTES };
 
 const NEEDS_ESCAPE = /[%|]/;
 
@@ -80,8 +85,8 @@ export function usageKey(day: string, parts: readonly (string | null)[]): string
 }
 
 export function keyFits(key: string): boolean {
-  // UTF-8 is at most 3 bytes per UTF-16 unit, so only long keys need measuring.
-  return key.length * 3 <= MAX_KEY_BYTES || Buffer.byteLength(key) <= MAX_KEY_BYTES;
+  // A usage key starts with its day, a digit: lmdb-js adds no type byte to it.
+  return fitsBytes(key, MAX_KEY_BYTES);
 }
 
 /** The day and the unescaped parts of a key. */

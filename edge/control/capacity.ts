@@ -3,6 +3,10 @@
 // (the window has refilled). Smart Route's capacity strategy reads it through CapacitySignal, so Gauge can
 // add polled signals (account dashboards) behind the same interface later.
 
+import { parseDuration } from '../../protocol/durations.ts';
+
+export { parseDuration };
+
 export interface CapacityReading {
   /** 0 (exhausted) to 1 (untouched), or null when the provider gave a remaining count without a limit. */
   headroom: number;
@@ -29,21 +33,6 @@ export interface CapacityTracker extends CapacitySignal {
 const DEFAULT_WINDOW_MS = 60_000;
 /** A 429 without retry-after: stay away briefly, as clients following RFC 6585 would. */
 const RATE_LIMITED_MS = 10_000;
-
-/** OpenAI-style durations: `1s`, `20ms`, `6m0s`, `1h2m3.5s`. */
-export function parseDuration(value: string): number | null {
-  const trimmed = value.trim();
-  if (/^\d+(\.\d+)?$/.test(trimmed)) return Number(trimmed) * 1000;
-  const re = /(\d+(?:\.\d+)?)(ms|h|m|s)/gy;
-  let total = 0;
-  let consumed = 0;
-  for (let m = re.exec(trimmed); m !== null; m = re.exec(trimmed)) {
-    const n = Number(m[1]);
-    total += m[2] === 'ms' ? n : m[2] === 's' ? n * 1000 : m[2] === 'm' ? n * 60_000 : n * 3_600_000;
-    consumed = re.lastIndex;
-  }
-  return consumed === trimmed.length && consumed > 0 ? total : null;
-}
 
 /** A reset header: a duration (OpenAI), an RFC 3339 instant (Anthropic) or seconds. */
 function resetAtOf(value: string | undefined, now: number): number | null {

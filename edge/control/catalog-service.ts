@@ -1,7 +1,7 @@
 import { ServiceError } from '../../protocol/errors.ts';
 import type { EndpointFamily } from '../../protocol/families.ts';
 import { KINDS } from '../../protocol/providers.ts';
-import { directModelId, type ModelCreate, type ModelUpdate, type ModelView } from '../../protocol/http/catalog.ts';
+import { directModelId, MODEL_ID_MAX, type ModelCreate, type ModelUpdate, type ModelView } from '../../protocol/http/catalog.ts';
 import type { AuditRepo } from '../../store/audit-repo.ts';
 import type { StoreEnv } from '../../store/env.ts';
 import type { ModelRecord, ModelRepo } from '../../store/model-repo.ts';
@@ -46,7 +46,7 @@ export function createCatalogService({ env, models, audit, providers }: Deps): C
   const explicit = () => new Map(models.all().map((r) => [r.id, r]));
 
   const mustGet = (id: string): CatalogModel => {
-    const m = catalog.get(id);
+    const m = id.length > MODEL_ID_MAX ? undefined : catalog.get(id);
     if (!m) throw new ServiceError('NOT_FOUND', `No catalog model with ID \`${id.slice(0, 200)}\`.`, { param: 'id' });
     return m;
   };

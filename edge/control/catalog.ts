@@ -1,5 +1,5 @@
 import { KINDS } from '../../protocol/providers.ts';
-import { directModelId, type ModelView } from '../../protocol/http/catalog.ts';
+import { directModelId, UPSTREAM_MODEL_ID_MAX, type ModelView } from '../../protocol/http/catalog.ts';
 import type { ModelListCache, ModelRecord } from '../../store/model-repo.ts';
 import type { ProviderRecord } from '../../store/provider-repo.ts';
 
@@ -64,6 +64,8 @@ export function buildCatalog(
   for (const p of providers) {
     if (!p.enabled || !p.autoProxyModels) continue;
     for (const m of listings.get(p.id)?.models ?? []) {
+      // A provider may list any string; the catalog holds IDs a client can name and a path can carry.
+      if (m.upstreamModelId.length > UPSTREAM_MODEL_ID_MAX) continue;
       const id = directModelId(p.id, m.upstreamModelId);
       if (byId.has(id)) continue; // an explicit record of the same ID wins
       byId.set(id, {

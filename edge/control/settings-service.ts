@@ -1,6 +1,6 @@
 import { isAbsolute } from 'node:path';
 import { ServiceError } from '../../protocol/errors.ts';
-import type { SettingsPatch, SettingsView, StoredSettings } from '../../protocol/http/settings.ts';
+import { modelsDirectoryProblem, type SettingsPatch, type SettingsView, type StoredSettings } from '../../protocol/http/settings.ts';
 import type { AuditRepo } from '../../store/audit-repo.ts';
 import type { StoreEnv } from '../../store/env.ts';
 import type { SettingsRepo } from '../../store/settings-repo.ts';
@@ -50,14 +50,12 @@ function merge(current: StoredSettings, patch: SettingsPatch): StoredSettings {
   if (patch.cors?.allowedOrigins !== undefined) next.cors.allowedOrigins = normalizeOrigins(patch.cors.allowedOrigins);
   if (patch.runtime?.modelsDirectory !== undefined) {
     const dir = patch.runtime.modelsDirectory;
-    if (dir !== null && !isAbsolute(dir)) {
-      throw new ServiceError('INVALID_REQUEST', '`runtime.modelsDirectory` must be an absolute path.', {
-        param: 'runtime.modelsDirectory',
-      });
-    }
+    const problem = dir === null ? null : (modelsDirectoryProblem(dir) ?? (isAbsolute(dir) ? null : '`runtime.modelsDirectory` must be an absolute path.'));
+    if (problem !== null) throw new ServiceError('INVALID_REQUEST', problem, { param: 'runtime.modelsDirectory' });
     next.runtime.modelsDirectory = dir;
   }
   Object.assign(next.runtime.tuning, patch.runtime?.tuning);
+  if (patch.runtime?.keepAliveSeconds !== undefined) next.runtime.keepAliveSeconds = patch.runtime.keepAliveSeconds;
   Object.assign(next.usage, patch.usage);
   Object.assign(next.gauge, patch.gauge);
   Object.assign(next.limits, patch.limits);

@@ -1,4 +1,5 @@
 import { ClientClosed, errorEnvelope, type ServiceError } from '../../protocol/errors.ts';
+import { redactSecrets } from '../../protocol/redact.ts';
 import type { UsageAcceleration, UsageReport } from '../../protocol/gateway.ts';
 import { chunkBytes, isAsciiText, STREAM_CREDIT_STEP, wireChunk, type Chunk, type RelayEnd, type RelayRequest } from '../../protocol/relay.ts';
 import type { RelayHandle, RelayPool, RelaySink } from '../../workers/proxy/relay-pool.ts';
@@ -69,6 +70,23 @@ export interface RelayHooks {
   onResponseId?(responseId: string): void;
   /** The answer's status and headers arrived (before any byte reaches the client): rate limits, latency. */
   onHead?(status: number, headers: Readonly<Record<string, string>>): void;
+  /**
+   * A hook (or the client-abort handling) threw. The call goes on as if it had not: a bookkeeping failure
+   * never changes the client's answer, and a throw here would reach a worker message handler or a socket
+   * callback, where nothing catches it and the process dies (W2.6).
+   */
+  onHookError?(hook: RelayHookName, err: unknown, requestId: string): void;
+}
+
+export type RelayHookName = 'onAbort' | 'onResponseId' | 'onHead';
+
+function hookFailed(hooks: RelayHooks, hook: RelayHookName, err: unknown, requestId: string): void {
+  try {
+    if (hooks.onHookError) return hooks.onHookError(hook, err, requestId);
+  } catch {
+    // The report failed too; the fallback below still says something.
+  }
+  console.error(`switchyard: relay ${hook} of ${requestId} failed: ${redactSecrets(err instanceof Error ? err.message : String(err))}`);
 }
 
 /**
@@ -121,9 +139,29 @@ class RelayRun implements RelaySink {
     this.done = new Promise<RelayOutcome>((resolve) => (this.resolveDone = resolve));
     this.handle = pool.start(req, this);
     hooks.onAbort(() => {
-      this.clientLeft();
+      this.leave();
       this.rejectResult(new ClientClosed());
     });
+  }
+
+  /** The client's socket closed: called from the edge's socket callbacks, so it never throws. */
+  private leave(): void {
+    try {
+      this.clientLeft();
+    } catch (err) {
+      hookFailed(this.hooks, 'onAbort', err, this.req.requestId);
+      // The worker may never hear of the abort: end the call now rather than leave it open.
+      this.leftWith(this.heldEnd?.usage ?? null, this.heldEnd?.responseId ?? null);
+    }
+  }
+
+  private sawHead(status: number, headers: Record<string, string>): void {
+    if (this.hooks.onHead === undefined) return;
+    try {
+      this.hooks.onHead(status, headers);
+    } catch (err) {
+      hookFailed(this.hooks, 'onHead', err, this.req.requestId);
+    }
   }
 
   private finish(o: RelayOutcome): void {
@@ -183,7 +221,7 @@ class RelayRun implements RelaySink {
             this.handle.resume();
           }
         });
-        out.onAbort(() => this.clientLeft());
+        out.onAbort(() => this.leave());
         const early = this.backlog;
         this.backlog = [];
         if (this.pendingEnd === null) {
@@ -195,7 +233,12 @@ class RelayRun implements RelaySink {
   }
 
   created(responseId: string): void {
-    this.hooks.onResponseId?.(responseId);
+    if (this.hooks.onResponseId === undefined) return;
+    try {
+      this.hooks.onResponseId(responseId);
+    } catch (err) {
+      hookFailed(this.hooks, 'onResponseId', err, this.req.requestId);
+    }
   }
 
   ack(bytes: number): void {
@@ -208,7 +251,7 @@ class RelayRun implements RelaySink {
 
   whole(status: number, headers: Record<string, string>, body: ArrayBuffer | string, end: RelayEnd): void {
     if (this.clientGone) return this.leftWith(end.usage, end.responseId);
-    this.hooks.onHead?.(status, headers);
+    this.sawHead(status, headers);
     this.resolveResult({ status, headers, raw: typeof body === 'string' ? body : new Uint8Array(body) });
     this.finish(completed(end));
   }
@@ -216,7 +259,7 @@ class RelayRun implements RelaySink {
   head(status: number, headers: Record<string, string>): void {
     if (this.clientGone) return;
     this.headSeen = true;
-    this.hooks.onHead?.(status, headers);
+    this.sawHead(status, headers);
     this.isSse = (headers['content-type'] ?? '').includes('text/event-stream');
     // The rest of this message batch may hold the whole stream: then `end` answers at once, as for a whole
     // answer. Otherwise the stream is handed to the client's writer once the batch is delivered.

@@ -8,7 +8,13 @@ import type { Catalog, ResolvedModel } from '../control/catalog.ts';
 
 const modelError = (code: 'MODEL_NOT_FOUND' | 'INVALID_REQUEST', message: string) => new ServiceError(code, message, { param: 'model' });
 
-export function resolveModel(catalog: Catalog, op: GatewayOp, name: unknown, options: { multipart?: boolean } = {}): ResolvedModel {
+/**
+ * A second chance for a name the catalog does not resolve, owned by whoever knows more about it (the embedded
+ * runtime: a name without `.gguf`, or a library file that is there but unhealthy). May throw a clearer error.
+ */
+export type UnresolvedName = (catalog: Catalog, name: string) => ResolvedModel | null;
+
+export function resolveModel(catalog: Catalog, op: GatewayOp, name: unknown, options: { multipart?: boolean; unresolved?: UnresolvedName } = {}): ResolvedModel {
   if (typeof name !== 'string' || name === '') throw modelError('INVALID_REQUEST', '`model` is required.');
   if (name.startsWith('@')) {
     if (options.multipart) {
@@ -16,7 +22,7 @@ export function resolveModel(catalog: Catalog, op: GatewayOp, name: unknown, opt
     }
     throw modelError('MODEL_NOT_FOUND', `No preset or route pack \`${name.slice(0, 200)}\`.`);
   }
-  const resolved = catalog.resolve(name);
+  const resolved = catalog.resolve(name) ?? options.unresolved?.(catalog, name) ?? null;
   if (!resolved) {
     const known = catalog.get(name) ?? catalog.get(catalog.aliasOwner(name) ?? '');
     const provider = known && catalog.provider(known.providerId);

@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import type { ScannableMemory } from '../../protocol/control-bytes.ts';
 import { ServiceError } from '../../protocol/errors.ts';
+import { redactSecrets } from '../../protocol/redact.ts';
+import { RESPONSE_ID_MAX_BYTES } from '../../protocol/ids.ts';
 import { GATEWAY_OPS, type GatewayOp, type UsageEvent, type UsageRoute } from '../../protocol/gateway.ts';
 import { KINDS, PROVIDER_KINDS, type ProviderKind } from '../../protocol/providers.ts';
 import { ownBuffer, transferable, type RelayRequest } from '../../protocol/relay.ts';
@@ -18,7 +20,7 @@ import { route, type RouteContext, type RouteDef, type RouteResult } from '../ht
 import type { EdgeRequestHead } from '../http/types.ts';
 import { relayMultipart } from './multipart.ts';
 import { startRelay, type RelayCall, type RelayHooks, type RelayOutcome } from './relay-response.ts';
-import { checkCredential, resolveModel } from './resolve.ts';
+import { checkCredential, resolveModel, type UnresolvedName } from './resolve.ts';
 import { isPackName, isPresetName, observeFailure, resolvePack, resolvePreset, retryClassOf, type SmartRouting } from '../control/smart-route/gateway.ts';
 
 // Every inference route of interface.md section 4, relayed through the proxy workers. The edge parses
@@ -36,6 +38,8 @@ export interface GatewayDeps {
   spillDir: string;
   /** Presets, route packs and the signals their strategies read; without it `@` names do not resolve. */
   smart?: SmartRouting;
+  /** A second chance for names the catalog does not resolve (resolve.ts). */
+  unresolved?: UnresolvedName;
 }
 
 const HINTS = new Map<ProviderKind, ReadonlyMap<string, string>>(
@@ -111,19 +115,37 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
       access.usage({ reqId: ctx.requestId, op, providerId, modelId, outcome: o.outcome, usage: o.usage, route });
       deps.recordUsage?.(event);
     };
-    void call.done.then((o) => {
-      if (o.responseId !== null && (op === 'responses.create' || op === 'responses.compact')) responses.remember(o.responseId, providerId);
-      // The usage line and the meter wait until this turn's answers are written.
-      afterAnswers(() => report(o));
-    });
+    call.done
+      .then((o) => {
+        if (o.responseId !== null && (op === 'responses.create' || op === 'responses.compact')) remember(ctx, o.responseId, providerId);
+        // The usage line and the meter wait until this turn's answers are written.
+        afterAnswers(() => report(o));
+      })
+      .catch((err: unknown) => callbackFailed('done', err, ctx.requestId));
     return call.result;
+  }
+
+  /**
+   * Bookkeeping after (or beside) an answer that failed: logged under the request ID, redacted, and never
+   * thrown on, since the client's answer does not depend on it and nothing above would catch it (W2.6).
+   */
+  function callbackFailed(callback: string, err: unknown, requestId: string): void {
+    const cause = err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : { message: String(err) };
+    log.error({ reqId: requestId, callback, err: { ...cause, message: redactSecrets(cause.message), stack: cause.stack && redactSecrets(cause.stack) } }, 'relay callback failed');
+  }
+
+  function remember(ctx: RouteContext<unknown>, responseId: string, providerId: string): void {
+    // An ID no client can name in a path (over RESPONSE_ID_MAX_BYTES, answered 400) is not worth a key.
+    if (responseId.length > RESPONSE_ID_MAX_BYTES || Buffer.byteLength(responseId) > RESPONSE_ID_MAX_BYTES) return;
+    responses.remember(responseId, providerId).catch((err: unknown) => callbackFailed('onResponseId', err, ctx.requestId));
   }
 
   // One literal, onHead included: a spread of these hooks plus onHead would be V8's slow clone (PROFILE.md).
   const hooks = (ctx: RouteContext<unknown>, providerId: string, onHead?: RelayHooks['onHead']): RelayHooks => ({
     onAbort: ctx.onAbort,
-    onResponseId: (responseId) => responses.remember(responseId, providerId),
+    onResponseId: (responseId) => remember(ctx, responseId, providerId),
     onHead,
+    onHookError: callbackFailed,
   });
 
   /** A JSON call to a resolved model; its rate-limit headers, 429s and time to first byte feed Smart Route. */
@@ -139,7 +161,9 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
         smart?.latency.observe(modelId, performance.now() - startedAt);
       }),
     );
-    if (smart) call.result.catch((err: unknown) => observeFailure(smart.capacity, modelId, err));
+    if (smart) {
+      call.result.catch((err: unknown) => observeFailure(smart.capacity, modelId, err)).catch((err: unknown) => callbackFailed('observeFailure', err, ctx.requestId));
+    }
     return call;
   }
 
@@ -189,7 +213,7 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
           const { resolved, body: presetBody } = resolvePreset(smart, op, name, json);
           return follow(ctx, op, resolved.provider.id, resolved.model.id, startJson(ctx, op, resolved, name, presetBody));
         }
-        const resolved = resolveModel(catalog.current(), op, name);
+        const resolved = resolveModel(catalog.current(), op, name, { unresolved: deps.unresolved });
         const call = startJson(ctx, op, resolved, name as string, text ?? pool.arena?.handOff(body!) ?? transferable(body!));
         return follow(ctx, op, resolved.provider.id, resolved.model.id, call);
       },
@@ -205,6 +229,10 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
       scope: 'inference',
       handle(ctx) {
         const responseId = ctx.params.id!;
+        // Checked before the lookup: an unbounded path segment must not reach a store key.
+        if (Buffer.byteLength(responseId) > RESPONSE_ID_MAX_BYTES) {
+          throw new ServiceError('INVALID_REQUEST', `Response IDs are at most ${RESPONSE_ID_MAX_BYTES} bytes.`, { param: 'id' });
+        }
         const providerId = responses.providerOf(responseId);
         const provider = providerId === undefined ? undefined : catalog.current().provider(providerId);
         if (!provider) {
@@ -231,13 +259,13 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
         if (!isMultipart(ctx.req)) {
           if (!acceptsJson) throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', `${spec.path} takes multipart/form-data.`);
           const { name } = readModel(ctx.req.body, ctx.req.headers['content-type']);
-          const resolved = resolveModel(catalog.current(), op, name, { multipart: true });
+          const resolved = resolveModel(catalog.current(), op, name, { multipart: true, unresolved: deps.unresolved });
           const call = startRelay(pool, relayRequest(ctx, op, resolved, name as string, transferable(ctx.req.body!)), hooks(ctx, resolved.provider.id));
           return follow(ctx, op, resolved.provider.id, resolved.model.id, call);
         }
         return relayMultipart(ctx, {
           spillDir: deps.spillDir,
-          resolve: (name) => resolveModel(catalog.current(), op, name, { multipart: true }),
+          resolve: (name) => resolveModel(catalog.current(), op, name, { multipart: true, unresolved: deps.unresolved }),
           start: (resolved, clientModel) => startRelay(pool, relayRequest(ctx, op, resolved, clientModel, null), hooks(ctx, resolved.provider.id)),
           follow: (resolved, call) => follow(ctx, op, resolved.provider.id, resolved.model.id, call),
         });

@@ -42,6 +42,12 @@ export interface Prepared {
    * reads it only until `run` settles, unless it hands it to a relay worker.
    */
   readonly sharedBody: boolean;
+  /**
+   * True for a management write: the adapter reads no further request from the connection until this one is
+   * answered, so a pipelined request can never cut off the answer to a committed write. Gateway calls are
+   * not held: the client's disconnect must still reach them while they wait for the upstream.
+   */
+  readonly holdConnection: boolean;
   run(body: Buffer | null): Promise<EdgeResponse>;
   runStream(body: BodyStream): Promise<EdgeResponse>;
   /** Answers with an error the adapter met (body too large, client gone). */
@@ -51,6 +57,7 @@ export interface Prepared {
 }
 
 const JSON_TYPE = 'application/json';
+const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export function createApp(deps: AppDeps) {
   const router = createRouter(deps.routes);
@@ -167,6 +174,7 @@ export function createApp(deps: AppDeps) {
       bodyLimit: null,
       streamBody: false,
       sharedBody: false,
+      holdConnection: false,
       run: async () => response,
       runStream: async () => response,
       fail: (err) => respondError(head, requestId, started, routeName, err),
@@ -221,6 +229,7 @@ export function createApp(deps: AppDeps) {
         bodyLimit: mode === 'stream' ? deps.multipartBodyLimit() : mode === null ? null : deps.jsonBodyLimit(),
         streamBody: mode === 'stream',
         sharedBody: mode === 'shared',
+        holdConnection: !READS.has(head.method) && def.scope !== 'inference',
         run: (body) => execute(body, null),
         runStream: (stream) => execute(null, stream),
         fail: (err) => respondError(head, requestId, started, routeName, err),
@@ -232,6 +241,11 @@ export function createApp(deps: AppDeps) {
     }
   }
 
+  /** An answer to a request refused before routing (its framing cannot be trusted): no route runs. */
+  function refuse(head: EdgeRequestHead, err: ServiceError): EdgeResponse {
+    return respondError(head, newRequestId(), performance.now(), 'unmatched', err);
+  }
+
   /** The whole request at once: what tests and in-process callers use. */
   async function handle(req: EdgeRequest): Promise<EdgeResponse> {
     const prepared = prepare(req);
@@ -241,12 +255,18 @@ export function createApp(deps: AppDeps) {
     return prepared.run(req.body);
   }
 
-  return { prepare, handle };
+  return { prepare, refuse, handle };
 }
 
 export function tooLarge(limit: number): ServiceError {
   return new ServiceError('PAYLOAD_TOO_LARGE', `The request body is larger than the ${limit}-byte limit.`, {
     details: { limitBytes: limit },
+  });
+}
+
+export function overloaded(what: string): ServiceError {
+  return new ServiceError('OVERLOADED', `The service is holding as many ${what} as it may; retry shortly.`, {
+    headers: { 'retry-after': '1' },
   });
 }
 

@@ -1,13 +1,15 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { TOKEN_PREFIX, TOKEN_SHAPE } from '../../protocol/http/tokens.ts';
 
-// The three carriers of interface.md section 5, in this order of precedence. Only the local token travels
-// in them; it is never forwarded upstream.
+// The three carriers of interface.md section 5, in this order of precedence; the first one present is the
+// one used, so `Authorization: Basic ...` beside a valid x-api-key is refused, not passed over. Only the
+// local token travels in them; it is never forwarded upstream.
 export function extractToken(headers: Readonly<Record<string, string>>): string | undefined {
   const authorization = headers['authorization'];
   if (authorization !== undefined) {
     const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization);
-    if (m) return m[1];
+    // Present but not a Bearer credential: an empty token, which no token matches.
+    return m ? m[1] : '';
   }
   const service = headers['x-service-token']?.trim();
   if (service) return service;

@@ -1,11 +1,24 @@
 import { randomBytes } from 'node:crypto';
-import { open, rm, type FileHandle } from 'node:fs/promises';
+import { open, readdir, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 
 // An append-only byte log for a request body's prefix: the first `memoryLimit` bytes stay in memory, the
 // rest go to a private temp file, and the whole can be read back in order.
 
 const READ_SIZE = 64 * 1024;
+
+const spillName = () => `switchyard-upload-${randomBytes(16).toString('hex')}.part`;
+const SPILL_NAME = /^switchyard-upload-[0-9a-f]{32}\.part$/;
+
+/**
+ * Removes the spill files a process left behind when it died mid-upload (kill -9 runs no dispose). Run at
+ * start, before anything spills: only names this module makes are touched. Resolves with how many.
+ */
+export async function sweepSpillDir(dir: string): Promise<number> {
+  const doomed = (await readdir(dir)).filter((name) => SPILL_NAME.test(name));
+  const removed = await Promise.allSettled(doomed.map((name) => rm(join(dir, name), { force: true })));
+  return removed.filter((r) => r.status === 'fulfilled').length;
+}
 
 export interface SpillBuffer {
   /** Copies the chunk before returning, so the caller may reuse its buffer at once. */
@@ -32,7 +45,7 @@ export function createSpillBuffer(dir: string, memoryLimit: number): SpillBuffer
   async function spillFile(): Promise<FileHandle> {
     if (file !== null) return file.handle;
     // 128 random bits: the name cannot be guessed; 'wx+' (O_EXCL) refuses an existing file or symlink.
-    const path = join(dir, `switchyard-upload-${randomBytes(16).toString('hex')}.part`);
+    const path = join(dir, spillName());
     const handle = await open(path, 'wx+', 0o600);
     file = { handle, path };
     return handle;

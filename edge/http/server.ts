@@ -2,8 +2,12 @@ import { STATUS_CODES } from 'node:http';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { HttpResponse, TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
-import { ClientClosed, toServiceError } from '../../protocol/errors.ts';
-import { tooLarge, type App } from './app.ts';
+import { ClientClosed, ServiceError, toServiceError } from '../../protocol/errors.ts';
+import { afterAnswers } from './after-answers.ts';
+import { overloaded, tooLarge, type App } from './app.ts';
+import type { BodyBudget } from './body-budget.ts';
+import { declaredLength } from './framing.ts';
+import { freeNow } from './free-now.ts';
 import type { BodyArena } from '../../workers/proxy/body-arena.ts';
 import type { BodyStream, EdgeResponse } from './types.ts';
 
@@ -33,15 +37,27 @@ export function loadUws(allowFallback: boolean): { uws: Uws; native: boolean; re
 const STATUS_LINES = new Map<number, string>(Object.entries(STATUS_CODES).map(([code, text]) => [Number(code), `${code} ${text}`]));
 const statusLine = (status: number) => STATUS_LINES.get(status) ?? String(status);
 
-function writeResponse(res: HttpResponse, response: EdgeResponse, forceClose: boolean): void {
+const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+// uWS's ListenOptions value (a const enum in its typings, so not importable as a value).
+const LIBUS_LISTEN_EXCLUSIVE_PORT = 1;
+
+/**
+ * `close`: end the connection with the answer. `linger`: say `Connection: close` but leave the closing to the
+ * client, so the unread rest of its body is discarded rather than answered with a reset (see LINGER_MAX).
+ * `paused`: reading was paused while the request ran (a held connection); it resumes with the answer.
+ */
+function writeResponse(res: HttpResponse, response: EdgeResponse, mode: 'keep' | 'close' | 'linger', paused: boolean): void {
   res.cork(() => {
+    if (paused) res.resume();
     res.writeStatus(statusLine(response.status));
-    let close = forceClose;
+    let close = mode === 'close';
     for (const name in response.headers) {
       // uWS writes its own Connection and Content-Length headers.
-      if (name === 'connection') close ||= response.headers[name] === 'close';
+      if (name === 'connection') close ||= response.headers[name] === 'close' && mode !== 'linger';
       else if (name !== 'content-length') res.writeHeader(name, response.headers[name]!);
     }
+    if (mode === 'linger') res.writeHeader('connection', 'close');
     if (response.status === 204 || response.status === 304) res.endWithoutBody(undefined, close);
     else res.end(response.body, close);
   });
@@ -68,7 +84,7 @@ const OWNED_BODY_MIN = 64 * 1024;
 const UPLOAD_HIGH_WATER = 512 * 1024;
 
 /** The request body as an async iterable; the socket pauses while the consumer lags, and the limit holds. */
-function bodyStream(res: HttpResponse, conn: Connection, limit: number, hasBody: boolean): BodyStream & { complete(): boolean } {
+function bodyStream(res: HttpResponse, conn: Connection, limit: number, hasBody: boolean): BodyStream & { complete(): boolean; discard(): void } {
   const queue: Uint8Array[] = [];
   let queued = 0;
   let received = 0;
@@ -76,12 +92,16 @@ function bodyStream(res: HttpResponse, conn: Connection, limit: number, hasBody:
   let failure: Error | null = null;
   let wake: (() => void) | null = null;
   let paused = false;
+  // Once the answer is on its way the response may not be touched (no pause or resume) and the rest of the
+  // body is dropped as it arrives.
+  let discarding = false;
   const notify = () => {
     wake?.();
     wake = null;
   };
   if (hasBody) {
     res.onData((chunk, isLast) => {
+      if (discarding) return;
       received += chunk.byteLength;
       if (received > limit) failure = tooLarge(limit);
       else {
@@ -104,13 +124,20 @@ function bodyStream(res: HttpResponse, conn: Connection, limit: number, hasBody:
   };
   return {
     complete: () => ended && failure === null,
+    discard() {
+      discarding = true;
+      queue.length = 0;
+      queued = 0;
+      failure ??= new ClientClosed();
+      notify();
+    },
     async *[Symbol.asyncIterator]() {
       for (;;) {
         if (failure) throw failure;
         const next = queue.shift();
         if (next) {
           queued -= next.byteLength;
-          if (paused && queued < UPLOAD_HIGH_WATER / 2 && !conn.aborted) {
+          if (paused && queued < UPLOAD_HIGH_WATER / 2 && !conn.aborted && !discarding) {
             paused = false;
             res.resume();
           }
@@ -125,7 +152,7 @@ function bodyStream(res: HttpResponse, conn: Connection, limit: number, hasBody:
 }
 
 /** Hands a streamed answer a writer over the socket: uWS write backpressure becomes `write() === false`. */
-function streamResponse(res: HttpResponse, conn: Connection, response: EdgeResponse, done: () => void): void {
+function streamResponse(res: HttpResponse, conn: Connection, response: EdgeResponse, paused: boolean, done: () => void): void {
   let finished = false;
   let writable: (() => void) | null = null;
   let abortCallback: (() => void) | null = null;
@@ -175,6 +202,7 @@ function streamResponse(res: HttpResponse, conn: Connection, response: EdgeRespo
     end(chunk) {
       if (!conn.aborted && !finished) {
         res.cork(() => {
+          if (paused) res.resume();
           writeHead();
           res.end(chunk ?? '');
         });
@@ -203,8 +231,21 @@ export interface Listening {
   idle(): Promise<void>;
 }
 
-/** `arena`: where a route that takes shared bodies gets a large one read (see workers/proxy/body-arena.ts). */
-export function listen(uws: Uws, app: App, host: string, port: number, arena?: BodyArena): Promise<Listening> {
+export interface ListenOptions {
+  /** Where a route that takes shared bodies gets a large one read (see workers/proxy/body-arena.ts). */
+  arena?: BodyArena;
+  /** Request-body bytes held at once across connections (edge/http/body-budget.ts); unbounded without it. */
+  bodyBudget?: BodyBudget;
+}
+
+// After an answer sent before its request's body was read whole, the rest of the body is still read and
+// discarded (uWS frames it and drops it; nothing is buffered), so that the client, still writing, is not
+// reset before it reads the answer: nginx's lingering close. The answer says `Connection: close`, and the
+// client closes, or uWS's idle timeout does. A declared rest larger than this is not waited for.
+const LINGER_MAX = 64 * 1024 * 1024;
+
+export function listen(uws: Uws, app: App, host: string, port: number, options: ListenOptions = {}): Promise<Listening> {
+  const { arena, bodyBudget } = options;
   const server: TemplatedApp = uws.App();
   let inflight = 0;
   let idleWaiters: (() => void)[] = [];
@@ -221,64 +262,136 @@ export function listen(uws: Uws, app: App, host: string, port: number, arena?: B
       query: req.getQuery() ?? '',
       headers,
     };
+    const declared = declaredLength(headers['content-length']);
+    const chunked = headers['transfer-encoding'] !== undefined;
+    if (Number.isNaN(declared) || (chunked && declared !== null)) {
+      // Framing the client and uWS may disagree on: nothing after this head can be trusted, and no route runs.
+      const refusal = app.refuse(head, new ServiceError('INVALID_REQUEST', 'Content-Length must be one decimal length, and not sent with Transfer-Encoding.'));
+      writeResponse(res, refusal, 'close', false);
+      return;
+    }
     const conn: Connection = { aborted: false, onAbort: null };
+    // A request is in flight from its head until it is answered, or until its client is gone before it ran.
+    let running = false;
+    let settled = false;
+    // A large body of its own is freed once the request is over and its route is done with it (free-now.ts).
+    let ownedBody: Buffer | null = null;
+    let routeDone = false;
+    const freeBody = () => {
+      if (ownedBody !== null && settled && routeDone) freeNow(ownedBody);
+      if (settled && routeDone) ownedBody = null;
+    };
+    const settle = () => {
+      if (settled) return;
+      settled = true;
+      freeBody();
+      if (--inflight === 0 && idleWaiters.length > 0) {
+        for (const wake of idleWaiters) wake();
+        idleWaiters = [];
+      }
+    };
+    // Body bytes this request holds of the budget, given back once the route is done with them.
+    let budgeted = 0;
+    const giveBack = () => {
+      if (budgeted > 0) bodyBudget!.give(budgeted);
+      budgeted = 0;
+    };
     res.onAborted(() => {
       conn.aborted = true;
       conn.onAbort?.();
       prepared.abort();
+      if (!running) {
+        giveBack();
+        settle();
+      }
     });
     inflight++;
     const prepared = app.prepare(head);
-    const declared = headers['content-length'] === undefined ? 0 : Number(headers['content-length']);
-    const hasBody = declared > 0 || headers['transfer-encoding'] !== undefined;
+    const hasBody = (declared !== null && declared > 0) || chunked;
     let answered = false;
+    let paused = false;
 
-    const send = (response: EdgeResponse, close: boolean) => {
+    /** `linger`: the body was not read whole; keep reading it (bounded) so the client receives the answer. */
+    const send = (response: EdgeResponse, close: boolean, linger = false) => {
       if (answered) return;
       answered = true;
-      const done = () => {
-        if (--inflight === 0 && idleWaiters.length > 0) {
-          for (const wake of idleWaiters) wake();
-          idleWaiters = [];
-        }
-      };
-      if (conn.aborted) return done();
-      if (response.stream) streamResponse(res, conn, response, done);
+      if (conn.aborted) return settle();
+      if (response.stream) streamResponse(res, conn, response, paused, settle);
       else {
-        writeResponse(res, response, close);
-        done();
+        const lingers = linger && !close && (declared === null || declared <= LINGER_MAX);
+        writeResponse(res, response, lingers ? 'linger' : close || linger ? 'close' : 'keep', paused);
+        settle();
       }
     };
-    const sendLater = (pending: Promise<EdgeResponse>, close: boolean) =>
+    const failEarly = (err: ServiceError) => send(prepared.fail(err), false, true);
+    const sendLater = (pending: Promise<EdgeResponse>, close: boolean, linger = false) =>
       pending.then(
-        (response) => send(response, close),
+        (response) => send(response, close, linger),
         // `run` answers its own errors; this only guards the adapter against a bug there.
         (err: unknown) => send(prepared.fail(toServiceError(err)), true),
       );
+    // A write starts once uWS has parsed everything that arrived with it. uWS closes a connection on which a
+    // request arrives while an earlier one is unanswered, so a write followed in the same packet by a
+    // pipelined request is refused before it acts, not committed with nobody to tell. A management write
+    // then holds the connection: the next request is read once this one is answered (uWS pause/resume).
+    const begin = (run: () => void) => {
+      if (!prepared.holdConnection && READS.has(head.method)) {
+        running = true;
+        return run();
+      }
+      afterAnswers(() => {
+        if (conn.aborted) return;
+        running = true;
+        if (prepared.holdConnection) {
+          res.pause();
+          paused = true;
+        }
+        run();
+      });
+    };
 
     const limit = prepared.bodyLimit;
     if (limit === null) {
-      // A body nobody reads is left unread; closing the connection keeps the next request's framing sane.
-      sendLater(prepared.run(null), hasBody);
+      // A body nobody reads is discarded by uWS as it arrives; the answer waits for nothing.
+      begin(() => void sendLater(prepared.run(null), false, hasBody));
       return;
     }
-    if (declared > limit) {
+    if (declared !== null && declared > limit) {
+      running = true;
       send(prepared.fail(tooLarge(limit)), true);
       return;
     }
     if (prepared.streamBody) {
       const stream = bodyStream(res, conn, limit, hasBody);
-      // An answer sent before the upload was read whole (an early error) closes the connection: the unread
-      // rest of the body would otherwise be taken for the next request.
+      // An answer sent before the upload was read whole (an early error) lingers over the rest of it.
+      running = true;
+      const complete = () => {
+        const whole = stream.complete();
+        stream.discard();
+        return whole;
+      };
       prepared.runStream(stream).then(
-        (response) => send(response, !stream.complete()),
-        (err: unknown) => send(prepared.fail(toServiceError(err)), true),
+        (response) => send(response, false, !complete()),
+        (err: unknown) => {
+          complete();
+          send(prepared.fail(toServiceError(err)), true);
+        },
       );
       return;
     }
     if (!hasBody) {
-      sendLater(prepared.run(null), false);
+      begin(() => void sendLater(prepared.run(null), false));
       return;
+    }
+    // The body's declared length is held from the budget before a byte is read; a chunked body takes its
+    // bytes as they come.
+    if (bodyBudget !== undefined && declared !== null) {
+      if (!bodyBudget.take(declared)) {
+        running = true;
+        failEarly(overloaded('request bodies'));
+        return;
+      }
+      budgeted = declared;
     }
     // A declared length is read straight into one buffer. A large one owns its whole ArrayBuffer
     // (allocUnsafeSlow never hands out a slice of the shared pool), so a route can transfer it to a worker
@@ -287,10 +400,9 @@ export function listen(uws: Uws, app: App, host: string, port: number, arena?: B
     // A route that takes shared bodies gets a large one in a slot of the arena when one is free: no
     // allocation, so no garbage for V8 to collect. The slot is the request's until `run` settles (or the
     // read is abandoned), unless the route handed it to a relay worker, which frees it.
-    const framed = declared > 0 && Number.isSafeInteger(declared) && headers['transfer-encoding'] === undefined;
+    const framed = declared !== null && declared > 0 && !chunked;
     const lease = framed && declared > OWNED_BODY_MIN && prepared.sharedBody ? (arena?.acquire(declared) ?? null) : null;
     let whole = framed ? (lease?.body ?? (declared > OWNED_BODY_MIN ? Buffer.allocUnsafeSlow(declared) : Buffer.allocUnsafe(declared))) : null;
-    let running = false;
     if (lease !== null) conn.onAbort = () => running || lease.settle();
     let chunks: Buffer[] = [];
     let received = 0;
@@ -298,14 +410,18 @@ export function listen(uws: Uws, app: App, host: string, port: number, arena?: B
       if (answered) return;
       const offset = received;
       received += chunk.byteLength;
-      if (received > limit) {
-        // Refused while it streams in: nothing past the limit is buffered.
+      if (received > limit || (!framed && bodyBudget !== undefined && !bodyBudget.take(chunk.byteLength))) {
+        // Refused while it streams in: nothing past the limit (or the budget) is buffered.
         whole = null;
         chunks = [];
         lease?.settle();
-        send(prepared.fail(tooLarge(limit)), true);
+        giveBack();
+        running = true;
+        if (received > limit) send(prepared.fail(tooLarge(limit)), true);
+        else failEarly(overloaded('request bodies'));
         return;
       }
+      if (!framed && bodyBudget !== undefined) budgeted += chunk.byteLength;
       // uWS neuters the ArrayBuffer after this callback returns, so it is copied.
       if (whole !== null && received <= whole.length) copyInto(whole, offset, chunk);
       else {
@@ -315,16 +431,29 @@ export function listen(uws: Uws, app: App, host: string, port: number, arena?: B
         chunks.push(Buffer.from(new Uint8Array(chunk)));
       }
       if (!isLast) return;
-      running = true;
       const body = whole !== null ? (received === whole.length ? whole : whole.subarray(0, received)) : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received);
-      const ran = prepared.run(body);
-      if (lease !== null) ran.then(lease.settle, lease.settle);
-      sendLater(ran, false);
+      whole = null;
+      chunks = [];
+      if (lease === null && body.length > OWNED_BODY_MIN) ownedBody = body;
+      begin(() => {
+        const ran = prepared.run(body);
+        const done = () => {
+          giveBack();
+          routeDone = true;
+          freeBody();
+        };
+        ran.then(done, done);
+        if (lease !== null) ran.then(lease.settle, lease.settle);
+        sendLater(ran, false);
+      });
     });
   });
 
   return new Promise((resolve, reject) => {
-    server.listen(host, port, (socket: us_listen_socket | false) => {
+    // Exclusively: uWS sets SO_REUSEPORT by default, and a second service on the same port would then also
+    // listen, with the kernel splitting connections between the two.
+    const listenExclusive = server.listen as unknown as (host: string, port: number, options: number, cb: (socket: us_listen_socket | false) => void) => void;
+    listenExclusive.call(server, host, port, LIBUS_LISTEN_EXCLUSIVE_PORT, (socket: us_listen_socket | false) => {
       if (!socket) {
         reject(new Error(`cannot listen on ${host}:${port} (in use or not permitted)`));
         return;

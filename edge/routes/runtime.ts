@@ -5,9 +5,11 @@ import type { LoadedEntry } from '../../protocol/runtime.ts';
 import { readQuery } from '../../protocol/query.ts';
 import type { AuditRepo } from '../../store/audit-repo.ts';
 import type { StoreEnv } from '../../store/env.ts';
-import { listRuntimeModels } from '../../workers/runtime/library.ts';
+import { unhealthyModelError } from '../../workers/runtime/library.ts';
+import type { ModelLibrary } from '../../workers/runtime/library-watch.ts';
 import type { RuntimePool } from '../../workers/runtime/runtime-pool.ts';
 import type { Actor } from '../control/actor.ts';
+import type { Catalog, ResolvedModel } from '../control/catalog.ts';
 import type { CatalogService } from '../control/catalog-service.ts';
 import { route, type RouteDef } from '../http/router.ts';
 
@@ -16,7 +18,7 @@ import { route, type RouteDef } from '../http/router.ts';
 // so a file dropped into the directory shows up at once with its health.
 
 export interface RuntimeRouteDeps {
-  modelsDirectory(): string;
+  library: ModelLibrary;
   runtime: RuntimePool;
   catalog: CatalogService;
 }
@@ -40,7 +42,7 @@ export function runtimeRoutes(deps: RuntimeRouteDeps): RouteDef[] {
       scope: 'read',
       handle: async ({ req }) => {
         readQuery(req.query, []);
-        const answer: RuntimeModelList = { data: await listRuntimeModels(deps.modelsDirectory()) };
+        const answer: RuntimeModelList = await deps.library.read();
         return { body: answer };
       },
     }),
@@ -57,12 +59,36 @@ export function runtimeRoutes(deps: RuntimeRouteDeps): RouteDef[] {
   ];
 }
 
+/**
+ * For a name the catalog cannot resolve, under an `embedded` provider: the same file with its `.gguf` suffix,
+ * or, when the library holds the file but it is unhealthy, an error that says why (instead of "No model").
+ */
+export function embeddedFallback(library: ModelLibrary): (catalog: Catalog, name: string) => ResolvedModel | null {
+  return (catalog, name) => {
+    const slash = name.indexOf('/');
+    if (slash <= 0 || catalog.provider(name.slice(0, slash))?.kind !== 'embedded') return null;
+    const file = name.slice(slash + 1);
+    const suffixed = /\.gguf$/i.test(file) ? file : `${file}.gguf`;
+    if (suffixed !== file) {
+      const resolved = catalog.resolve(`${name}.gguf`);
+      if (resolved) return resolved;
+    }
+    const view = library.lookup(suffixed);
+    if (view && view.health !== 'ok') throw unhealthyModelError(view.name, view.health, view.problem ?? view.health);
+    library.missed();
+    return null;
+  };
+}
+
 export type ModelActionRunner = (id: string, action: string, actor: Actor, requestId: string) => Promise<ModelActionResult>;
 
 /** POST /v1/catalog/models/{id}/actions/{action}: the checks every kind shares, then the embedded runtime's work. */
 export function modelActions(deps: { catalog: CatalogService; runtime: RuntimePool; env: StoreEnv; audit: AuditRepo }): ModelActionRunner {
   return async (id, action, actor, requestId) => {
-    const model = deps.catalog.current().get(id);
+    const current = deps.catalog.current();
+    // `embedded/<name>` names the same file as `embedded/<name>.gguf`, here as in the gateway.
+    const suffixed = /\.gguf$/i.test(id) ? undefined : current.get(`${id}.gguf`);
+    const model = current.get(id) ?? (suffixed && current.provider(suffixed.providerId)?.kind === 'embedded' ? suffixed : undefined);
     if (!model) throw new ServiceError('NOT_FOUND', `No catalog model with ID \`${id.slice(0, 200)}\`.`, { param: 'id' });
     if (!(MODEL_ACTIONS as readonly string[]).includes(action)) {
       throw new ServiceError('INVALID_REQUEST', `Model actions are ${MODEL_ACTIONS.join(', ')}.`, { param: 'action' });

@@ -22,10 +22,15 @@ export const AUDIT_ACTIONS = [
   'route-pack.create',
   'route-pack.update',
   'route-pack.delete',
+  'gauge-account.create',
+  'gauge-account.update',
+  'gauge-account.delete',
+  'gauge-source.update',
+  'gauge-history.delete',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
-export const AUDIT_RESOURCE_TYPES = ['settings', 'token', 'provider', 'model', 'preset', 'route-pack'] as const;
+export const AUDIT_RESOURCE_TYPES = ['settings', 'token', 'provider', 'model', 'preset', 'route-pack', 'gauge-account', 'gauge-source'] as const;
 export type AuditResourceType = (typeof AUDIT_RESOURCE_TYPES)[number];
 
 /** `token`: a request authenticated by a local token (actorId is the token ID); `system`: the service itself. */

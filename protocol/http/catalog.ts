@@ -1,10 +1,16 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { FAMILIES, type EndpointFamily } from '../families.ts';
 import { compile } from '../validate.ts';
+import { PROVIDER_ID_MAX } from './providers.ts';
 
 // Aliases are plain names; they may hold `/` (tools often use vendor/model names) because a direct ID of
 // the same spelling simply wins at resolution. `@` starts preset and route-pack names, so not an alias.
 export const ALIAS_SHAPE = '^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$';
+
+/** The longest upstream model ID the catalog holds, explicit or listed by a provider (docs/api.md, Catalog). */
+export const UPSTREAM_MODEL_ID_MAX = 400;
+/** So no direct model ID is longer than this: `<providerId>/<upstreamModelId>`. */
+export const MODEL_ID_MAX = PROVIDER_ID_MAX + 1 + UPSTREAM_MODEL_ID_MAX;
 
 const Family = Type.Union(FAMILIES.map((f) => Type.Literal(f)));
 const Families = Type.Array(Family, { minItems: 1, maxItems: FAMILIES.length, uniqueItems: true });
@@ -47,8 +53,8 @@ const EDITABLE = {
 
 export const ModelCreateSchema = Type.Object(
   {
-    providerId: Type.String({ minLength: 1, maxLength: 63 }),
-    upstreamModelId: Type.String({ minLength: 1, maxLength: 400 }),
+    providerId: Type.String({ minLength: 1, maxLength: PROVIDER_ID_MAX }),
+    upstreamModelId: Type.String({ minLength: 1, maxLength: UPSTREAM_MODEL_ID_MAX }),
     ...EDITABLE,
   },
   { additionalProperties: false },

@@ -2,7 +2,9 @@ import { Type, type Static } from '@sinclair/typebox';
 import { PROVIDER_KINDS, type ProviderKind } from '../providers.ts';
 import { compile } from '../validate.ts';
 
-const Id = Type.String({ minLength: 1, maxLength: 63 });
+/** The longest provider ID: the first part of every direct model ID. */
+export const PROVIDER_ID_MAX = 63;
+const Id = Type.String({ minLength: 1, maxLength: PROVIDER_ID_MAX });
 const DisplayName = Type.String({ minLength: 1, maxLength: 100 });
 const BaseUrl = Type.String({ minLength: 1, maxLength: 2048 });
 // Write-only. Checked for shape only; it is never echoed, logged or stored outside the vault.

@@ -22,6 +22,8 @@ export interface RuntimeModelView {
 
 export interface RuntimeModelList {
   data: RuntimeModelView[];
+  /** Why the library is empty because its directory cannot be read (never a path); null otherwise. */
+  problem: string | null;
 }
 
 // GET /v1/runtime/loaded: models resident in a runtime now, by catalog ID.
@@ -35,6 +37,8 @@ export interface LoadedRuntimeModel {
   /** Weights plus context state, as llama.cpp reports them; absent when it does not. */
   memoryBytes?: number;
   placement: 'cpu' | 'gpu';
+  /** When the keep-alive unloads the idle model; null while a call uses it or when kept forever (-1). */
+  expiresAt: string | null;
 }
 
 export interface LoadedRuntimeModelList {

@@ -22,20 +22,31 @@ const Origin = Type.String({ minLength: 1, maxLength: 2048 });
 export interface StoredSettings {
   bind: { networkExposed: boolean };
   cors: { allowedOrigins: string[] };
-  runtime: { modelsDirectory: string | null; tuning: Tuning };
+  /** keepAliveSeconds: how long an idle embedded model stays loaded; 0 = unloaded after each call, -1 = never. */
+  runtime: { modelsDirectory: string | null; tuning: Tuning; keepAliveSeconds: number };
   usage: { enabled: boolean; retentionDays: number };
   gauge: { enabled: boolean; retentionDays: number };
-  limits: { jsonBodyBytes: number; multipartBodyBytes: number };
+  /** inflightBodyBytes: request-body bytes held at once across connections; null = a sixteenth of the memory, 64 MiB..1 GiB. */
+  limits: { jsonBodyBytes: number; multipartBodyBytes: number; inflightBodyBytes: number | null };
 }
 
 export const DEFAULT_SETTINGS: StoredSettings = {
   bind: { networkExposed: false },
   cors: { allowedOrigins: [] },
-  runtime: { modelsDirectory: null, tuning: { contextSize: 0, threads: 0, gpuLayers: 0, parallel: 0, batchSize: 0 } },
+  runtime: { modelsDirectory: null, tuning: { contextSize: 0, threads: 0, gpuLayers: 0, parallel: 0, batchSize: 0 }, keepAliveSeconds: 300 },
   usage: { enabled: true, retentionDays: 400 },
   gauge: { enabled: false, retentionDays: 90 },
-  limits: { jsonBodyBytes: 16 * MiB, multipartBodyBytes: 64 * MiB },
+  limits: { jsonBodyBytes: 16 * MiB, multipartBodyBytes: 64 * MiB, inflightBodyBytes: null },
 };
+
+/**
+ * Why `dir` cannot name the models directory whatever the file system holds, or null. A NUL byte makes
+ * every file system call throw; other control characters are refused too, as the path is printed to the
+ * terminal at start. The runtime applies the same rule to a stored value, which an older version accepted.
+ */
+export function modelsDirectoryProblem(dir: string): string | null {
+  return /[\u0000-\u001f\u007f]/.test(dir) ? '`runtime.modelsDirectory` holds a control character (such as NUL or a line break).' : null;
+}
 
 export const SettingsPatchSchema = Type.Object(
   {
@@ -48,6 +59,8 @@ export const SettingsPatchSchema = Type.Object(
         {
           modelsDirectory: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 4096 }), Type.Null()])),
           tuning: Type.Optional(Type.Partial(TuningSchema, { additionalProperties: false })),
+          // Ollama's default keep-alive is 5 minutes; a week bounds a timer well below setTimeout's 2^31 ms.
+          keepAliveSeconds: Type.Optional(Type.Integer({ minimum: -1, maximum: 604_800 })),
         },
         { additionalProperties: false },
       ),
@@ -63,6 +76,7 @@ export const SettingsPatchSchema = Type.Object(
         {
           jsonBodyBytes: Type.Optional(Type.Integer({ minimum: 64 * 1024, maximum: 256 * MiB })),
           multipartBodyBytes: Type.Optional(Type.Integer({ minimum: MiB, maximum: 8192 * MiB })),
+          inflightBodyBytes: Type.Optional(Type.Union([Type.Integer({ minimum: MiB, maximum: 65_536 * MiB }), Type.Null()])),
         },
         { additionalProperties: false },
       ),

@@ -38,6 +38,8 @@ export interface FakeOutput {
   embeddingDimensions: number;
   /** What every transcription says. */
   transcript: string;
+  /** At least this many characters in every ID the fake makes (providers' IDs are opaque, of any length). */
+  idLength: number;
 }
 
 export const DEFAULT_USAGE: Readonly<FakeUsage> = Object.freeze({
@@ -57,6 +59,7 @@ export const DEFAULT_OUTPUT: Readonly<FakeOutput> = Object.freeze({
   speechBytes: 4096,
   embeddingDimensions: 8,
   transcript: 'Hello from the fake transcriber.',
+  idLength: 0,
 });
 
 export interface FakeState {
@@ -76,7 +79,7 @@ export function createState(): FakeState & ScriptControls {
   const state: FakeState & ScriptControls = {
     usage: { ...DEFAULT_USAGE },
     output: { ...DEFAULT_OUTPUT },
-    nextId: (prefix) => `${prefix}fake${String(++counter).padStart(6, '0')}`,
+    nextId: (prefix) => `${prefix}fake${String(++counter).padStart(Math.max(6, state.output.idLength - prefix.length - 4), '0')}`,
     setUsage(usage) {
       state.usage = { ...state.usage, ...usage };
     },

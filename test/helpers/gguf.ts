@@ -1,4 +1,5 @@
 import { writeFileSync } from 'node:fs';
+import { prng } from './prng.ts';
 
 // Writes tiny GGUF models at test time so no binary is committed. The layout follows the GGUF v3 spec
 // (ggml docs/gguf.md): header, metadata key/values, tensor infos, padding to `general.alignment`, then the
@@ -43,6 +44,8 @@ export interface TinyModelOptions {
    * predictor needs before it drafts (node-llama-cpp drafts only tokens above a confidence threshold).
    */
   outputScale?: number;
+  /** Leaves a tensor out: the header still reads as whole, llama.cpp refuses the file when it loads it. */
+  omitTensor?: string;
 }
 
 export const TINY_CHAT_TEMPLATE =
@@ -101,18 +104,6 @@ function writeValue(w: Writer, value: Value): void {
     case 'arr-f32': w.u32(ValueType.ARRAY); w.u32(ValueType.FLOAT32); w.u64(value.v.length); value.v.forEach((n) => w.f32(n)); return;
     case 'arr-i32': w.u32(ValueType.ARRAY); w.u32(ValueType.INT32); w.u64(value.v.length); value.v.forEach((n) => w.i32(n)); return;
   }
-}
-
-/** A mulberry32 generator: the same seed always writes the same weights. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 interface TensorSpec {
@@ -216,7 +207,10 @@ export function tinyModelBytes(options: TinyModelOptions = {}): Buffer {
     );
   }
 
-  const next = random(options.seed ?? 7);
+  const kept = tensors.filter((t) => t.name !== options.omitTensor);
+  tensors.length = 0;
+  tensors.push(...kept);
+  const next = prng(options.seed ?? 7);
   const datas = tensors.map((t) => (t.type === 0 || t.type === 1 ? tensorBytes(t, next) : Buffer.alloc(t.dims.reduce((a, b) => a * b, 1))));
 
   const w = new Writer();
@@ -268,4 +262,9 @@ export function writeTruncatedModel(path: string): string {
 /** A well-formed file whose `token_embd.weight` disagrees with `embedding_length`; llama.cpp refuses it. */
 export function writeWrongShapeModel(path: string): string {
   return writeTinyModel(path, { tokenEmbdDims: [32, TINY_VOCAB_SIZE * 2] });
+}
+
+/** A file whose header passes every check but that llama.cpp refuses to load: a required tensor is missing. */
+export function writeRefusedModel(path: string): string {
+  return writeTinyModel(path, { omitTensor: 'output_norm.weight' });
 }

@@ -99,8 +99,21 @@ export async function startService(options: { home?: string; env?: Record<string
   const child = spawn(process.execPath, [options.bin ?? BIN, 'start'], {
     cwd: ROOT,
     // The file vault by default: a developer's real login keyring is no place for test credentials.
-    // test/store/vault.test.ts covers the keychain backend.
-    env: { ...process.env, SWITCHYARD_HOME: home, SWITCHYARD_PORT: '0', SWITCHYARD_LOG_LEVEL: 'info', SWITCHYARD_VAULT: 'file', ...options.env },
+    // test/store/vault.test.ts covers the keychain backend. Unsupervised by default, so that `process` is
+    // the service itself (kill9, RSS by pid); test/integration/supervisor.test.ts turns the supervisor on.
+    // Gauge sources may reach loopback hosts only: no test can poll a public status page or provider API.
+    // XDG_STATE_HOME: the service records itself for the CLI there (bin/locate.js), not in the user's own.
+    env: {
+      ...process.env,
+      SWITCHYARD_HOME: home,
+      SWITCHYARD_PORT: '0',
+      SWITCHYARD_LOG_LEVEL: 'info',
+      SWITCHYARD_VAULT: 'file',
+      SWITCHYARD_SUPERVISE: '0',
+      SWITCHYARD_GAUGE_ALLOWED_HOSTS: 'loopback',
+      XDG_STATE_HOME: join(home, 'state'),
+      ...options.env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -47,7 +47,7 @@ test('feature flags follow the routes actually served', async () => {
   assert.equal(features.modelDiscovery, true);
   assert.equal(features.auditEvents, true);
   assert.equal(features.gateway, true);
-  assert.equal(features.gauge, false);
+  assert.equal(features.gauge, true);
   assert.equal(features.usage, true);
   assert.equal(features.hardware, true);
 });

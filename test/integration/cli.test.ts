@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { describe, test } from 'node:test';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BIN, rawRequest, startService, tempHome } from '../helpers/service.ts';
 
@@ -34,6 +35,31 @@ describe('switchyard CLI', () => {
     const r = cli(['token'], home);
     assert.equal(r.status, 0);
     assert.equal(r.stdout.trim(), svc.adminToken);
+  });
+
+  test('`token` without SWITCHYARD_HOME finds the data directory of the service that is running', async () => {
+    const home = tempHome();
+    const state = join(home, 'state');
+    const svc = await startService({ home });
+    try {
+      // The CLI in another shell: neither SWITCHYARD_HOME nor the port repeated.
+      const env: NodeJS.ProcessEnv = { ...process.env, XDG_STATE_HOME: state, XDG_DATA_HOME: join(home, 'elsewhere') };
+      delete env.SWITCHYARD_HOME;
+      delete env.SWITCHYARD_PORT;
+      const found = spawnSync(process.execPath, [BIN, 'token'], { env, encoding: 'utf8' });
+      assert.equal(found.status, 0, found.stderr);
+      assert.equal(found.stdout.trim(), svc.adminToken);
+      const byPort = spawnSync(process.execPath, [BIN, 'token'], { env: { ...env, SWITCHYARD_PORT: String(svc.port) }, encoding: 'utf8' });
+      assert.equal(byPort.stdout.trim(), svc.adminToken);
+    } finally {
+      await svc.stop();
+    }
+    // Stopped: nothing to point at, so the default data directory (empty here) is read, and said so.
+    const env: NodeJS.ProcessEnv = { ...process.env, XDG_STATE_HOME: state, XDG_DATA_HOME: join(home, 'elsewhere') };
+    delete env.SWITCHYARD_HOME;
+    const gone = spawnSync(process.execPath, [BIN, 'token'], { env, encoding: 'utf8' });
+    assert.equal(gone.status, 1);
+    assert.match(gone.stderr, /No token file at .*elsewhere/);
   });
 
   test('`npm start` prints where to find the token and serves /health', async () => {

@@ -63,8 +63,8 @@ describe('load and unload', () => {
     assert.equal(loaded.json.loaded.modelId, 'embedded/other.gguf');
     const list = await svc.request('GET', '/v1/runtime/loaded');
     const row = list.json.data.find((m: { modelId: string }) => m.modelId === 'embedded/other.gguf');
-    assert.deepEqual({ ...row, memoryBytes: typeof row.memoryBytes }, {
-      modelId: 'embedded/other.gguf', runtime: 'embedded', contextSize: 512, sequences: 2, placement: 'cpu', memoryBytes: 'number',
+    assert.deepEqual({ ...row, memoryBytes: typeof row.memoryBytes, expiresAt: typeof row.expiresAt }, {
+      modelId: 'embedded/other.gguf', runtime: 'embedded', contextSize: 512, sequences: 2, placement: 'cpu', memoryBytes: 'number', expiresAt: 'string',
     });
     const unloaded = await action('embedded/other.gguf', 'unload');
     assert.equal(unloaded.status, 200, unloaded.text);

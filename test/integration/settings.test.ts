@@ -19,6 +19,7 @@ describe('GET /v1/settings', () => {
     assert.deepEqual(reply.json.runtime, {
       modelsDirectory: null,
       tuning: { contextSize: 0, threads: 0, gpuLayers: 0, parallel: 0, batchSize: 0 },
+      keepAliveSeconds: 300,
     });
     assert.equal(typeof reply.json.usage.enabled, 'boolean');
     assert.equal(reply.json.gauge.enabled, false);
@@ -61,6 +62,7 @@ describe('PATCH /v1/settings', () => {
     assert.deepEqual(b.json.runtime, {
       modelsDirectory: '/srv/models',
       tuning: { contextSize: 8192, threads: 2, gpuLayers: -1, parallel: 0, batchSize: 0 },
+      keepAliveSeconds: 300,
     });
     const reset = await svc.request('PATCH', '/v1/settings', { body: { runtime: { modelsDirectory: null, tuning: { threads: 0 } } } });
     assert.equal(reset.json.runtime.modelsDirectory, null);

@@ -26,6 +26,33 @@ describe('responseRouteRepo', () => {
     assert.equal(responseRouteRepo(env).providerOf('resp_1'), 'openai', 'committed, not only in memory');
   });
 
+  // Regression (W2.6): an ID of 1,979 characters or more made lmdb-js throw inside remember(), uncaught.
+  it('routes an ID of any length, past LMDB’s key limit, readable at once and after the commit', async () => {
+    const repo = responseRouteRepo(env);
+    const ids = [`resp_${'a'.repeat(1974)}`, `resp_${'b'.repeat(100_000)}`, '字'.repeat(1000)];
+    const stored = ids.map((id, i) => repo.remember(id, `provider-${i}`));
+    ids.forEach((id, i) => assert.equal(repo.providerOf(id), `provider-${i}`));
+    await Promise.all(stored);
+    ids.forEach((id, i) => assert.equal(responseRouteRepo(env).providerOf(id), `provider-${i}`, 'committed'));
+    assert.equal(repo.providerOf(`resp_${'a'.repeat(1975)}`), undefined, 'a longer ID with the same start is another ID');
+  });
+
+  it('keeps a short ID under its own key, where routes stored before keys were bounded are', async () => {
+    await responseRouteRepo(env).remember('resp_short', 'openai');
+    assert.equal(env.db<{ providerId: string }>('response-routes').get('resp_short')?.providerId, 'openai');
+  });
+
+  it('a route that cannot be stored rejects the promise and throws nothing', async () => {
+    const dir2 = mkdtempSync(join(tmpdir(), 'switchyard-routes-closed-'));
+    const closed = openStoreEnv(dir2);
+    const repo = responseRouteRepo(closed);
+    await closed.close();
+    let stored: Promise<void> | undefined;
+    assert.doesNotThrow(() => (stored = repo.remember('resp_late', 'openai')));
+    await assert.rejects(stored!, /closed/);
+    rmSync(dir2, { recursive: true, force: true });
+  });
+
   it('the latest route of an ID wins', async () => {
     const repo = responseRouteRepo(env);
     repo.remember('resp_2', 'a');

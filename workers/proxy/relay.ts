@@ -11,6 +11,7 @@ import { filterResponseHeaders } from './header-policy.ts';
 import { ADAPTERS } from './providers/index.ts';
 import type { GatewayAdapter } from './providers/types.ts';
 import { requestHeaders } from './providers/request.ts';
+import { scrubHeaders, scrubTarget, scrubWhole, streamScrubber, type StreamScrubber } from './scrub.ts';
 import { fromTransportError, fromUpstreamStatus, type UpstreamContext } from './upstream-errors.ts';
 import { createUsageCollector, type UsageResult } from './usage/collectors.ts';
 import { createStreamTap, type StreamTap } from './usage/stream-tap.ts';
@@ -150,6 +151,8 @@ interface ExchangeSetup {
   control: RelayControl;
   post: Post;
   context: UpstreamContext;
+  /** The credential's bytes, masked out of every answer relayed (scrub.ts); null when there is none. */
+  secret: Buffer | null;
   injected: boolean;
   gateway: GatewayAdapter;
   /** Called once: with nothing when the answer has been posted, or with the error the relay reports. */
@@ -173,6 +176,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   private chunks: Buffer[] = [];
   private size = 0;
   private tap: StreamTap | null = null;
+  private scrubber: StreamScrubber | null = null;
   private named: boolean;
 
   constructor(private readonly setup: ExchangeSetup) {
@@ -210,21 +214,23 @@ class Exchange implements Dispatcher.DispatchHandler {
 
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
     // An informational head (103 Early Hints) comes before the answer's own.
-    if (statusCode < 200) return;
+    if (statusCode >= 100 && statusCode < 200) return;
     const { id, req, post, injected } = this.setup;
     this.status = statusCode;
     this.headers = headers;
-    if (statusCode >= 400) {
+    // A status outside 100..599 (`HTTP/1.1 099 Low`) is no answer a client can act on: an upstream error.
+    if (statusCode >= 400 || statusCode < 100) {
       this.mode = 'error';
       return;
     }
-    this.outHeaders = filterResponseHeaders(headers);
+    this.outHeaders = scrubHeaders(filterResponseHeaders(headers), this.setup.context.credential);
     const contentType = String(headers['content-type'] ?? '');
     if (contentType.includes('text/event-stream') || !contentType.includes('json')) {
       // A stream (SSE) or binary media (speech): relayed as it arrives.
       post({ t: 'head', id, status: statusCode, headers: this.outHeaders });
       this.headSent = true;
       this.tap = createStreamTap(req.op, { stripInjectedUsage: injected, providerKind: req.target.kind });
+      this.scrubber = streamScrubber(this.setup.secret);
       this.mode = 'stream';
     } else this.mode = 'whole';
   }
@@ -266,12 +272,19 @@ class Exchange implements Dispatcher.DispatchHandler {
     if (control.aborted) this.fail(err);
     // A failure while reading the provider's error body still reports that error, unquoted.
     else if (this.mode === 'error') this.fail(this.statusError(''));
-    else this.fail(fromTransportError(err, context) ?? err);
+    // After the head, a connection that ends cut the answer short: UPSTREAM_ERROR, not UNREACHABLE.
+    else this.fail(fromTransportError(err, context, this.mode !== 'head') ?? err);
   }
 
-  private relayChunk(chunk: Buffer): void {
+  private relayChunk(chunk: Uint8Array): void {
+    // Scrubbed before the tap, so that neither the client nor the usage and response ID it reads see the key.
+    const clean = this.scrubber === null ? chunk : this.scrubber.push(chunk);
+    if (clean.byteLength > 0) this.relayClean(clean);
+  }
+
+  private relayClean(clean: Uint8Array): void {
     const tap = this.tap!;
-    const out = tap.push(chunk);
+    const out = tap.push(clean);
     if (!this.named) {
       const responseId = tap.responseId();
       if (responseId !== null) {
@@ -291,6 +304,8 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 
   private endStream(): void {
+    const held = this.scrubber?.end() ?? null;
+    if (held !== null) this.relayClean(held);
     const { tail, usage } = this.tap!.end();
     if (tail !== null && tail.byteLength > STRING_CHUNK_MAX) {
       const last = ownBuffer(tail);
@@ -300,7 +315,7 @@ class Exchange implements Dispatcher.DispatchHandler {
 
   private endWhole(): void {
     const { id, req, post, gateway } = this.setup;
-    const whole = this.body();
+    const whole = scrubWhole(this.body(), this.setup.secret);
     let body: ArrayBuffer | string = whole.buffer as ArrayBuffer;
     const collector = createUsageCollector(req.op, { providerKind: req.target.kind });
     if (GATEWAY_OPS[req.op].metered || req.op === 'rerank') {
@@ -335,7 +350,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   private statusError(text: string): ServiceError {
     const error = fromUpstreamStatus(this.status, this.headers, text, this.setup.context);
     // An upstream 4xx is the client's to fix: it keeps its status (docs/api.md).
-    const keep = error.code === 'UPSTREAM_ERROR' && this.status < 500;
+    const keep = error.code === 'UPSTREAM_ERROR' && this.status >= 400 && this.status < 500;
     return keep ? new ServiceError(error.code, error.message, { details: error.details, status: this.status }) : error;
   }
 }
@@ -420,7 +435,6 @@ function upstreamRequest(id: number, req: RelayRequest, url: string, credential:
  */
 export function relay(id: number, req: RelayRequest, control: RelayControl, post: Post, arena: WorkerArena | undefined, ended: () => void): void {
   const gateway = ADAPTERS[req.target.kind].gateway;
-  const url = gateway?.url(req.op, req.target, req.params, req.query) ?? null;
   let exchange: Exchange | null = null;
   let context: UpstreamContext = { providerId: req.target.id, credential: null };
   // A body in the arena: its slot is freed once, when undici is done with it or when the call ends without it.
@@ -446,6 +460,14 @@ export function relay(id: number, req: RelayRequest, control: RelayControl, post
     freeSlot();
     ended();
   };
+  let url: string | null;
+  try {
+    url = gateway?.url(req.op, req.target, req.params, req.query) ?? null;
+  } catch (err) {
+    // A query parameter the client spelled wrong (providers/query.ts).
+    end(err);
+    return;
+  }
   if (gateway === null || url === null) {
     end(new ServiceError('MODEL_ENDPOINT_NOT_SUPPORTED', `A ${req.target.kind} provider does not serve ${GATEWAY_OPS[req.op].path}.`, { param: 'model' }));
     return;
@@ -455,7 +477,7 @@ export function relay(id: number, req: RelayRequest, control: RelayControl, post
       context = { providerId: req.target.id, credential };
       const request = upstreamRequest(id, req, url, credential, control, post, arena, freeSlot, gateway.streamUsage);
       if (control.aborted) return end();
-      const started = new Exchange({ id, req, control, post, context, injected: request.injected, gateway, settled: end });
+      const started = new Exchange({ id, req, control, post, context, secret: scrubTarget(credential), injected: request.injected, gateway, settled: end });
       exchange = started;
       control.whenStopped((reason) => started.fail(reason));
       agentFor(req.target.timeouts.connectMs).dispatch(request.options, started);

@@ -1,4 +1,5 @@
 import type { RelayRequest } from '../../protocol/relay.ts';
+import { jsonText } from '../../protocol/json-text.ts';
 import { injectStreamUsage } from './usage/stream-tap.ts';
 
 // The relayed JSON body differs from the client's in at most two members: the top-level `model` becomes the
@@ -211,7 +212,7 @@ function reparsed(b: Buffer, req: RelayRequest, streamUsage: boolean): UpstreamB
   if (req.upstreamModelId !== null && 'model' in json) json.model = req.upstreamModelId;
   const stream = json.stream === true;
   const injected = req.op === 'chat.completions' && stream && streamUsage && injectStreamUsage(json);
-  return { body: JSON.stringify(json), stream, injected };
+  return { body: jsonText(json), stream, injected };
 }
 
 /**

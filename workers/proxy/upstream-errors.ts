@@ -120,14 +120,33 @@ const TRANSPORT_CODES: Readonly<Record<string, Transport>> = {
   UND_ERR_HEADERS_TIMEOUT: { code: 'UPSTREAM_TIMEOUT', reason: 'head_timeout' },
   UND_ERR_BODY_TIMEOUT: { code: 'UPSTREAM_TIMEOUT', reason: 'idle_timeout' },
   UND_ERR_RES_CONTENT_LENGTH_MISMATCH: { code: 'UPSTREAM_ERROR', reason: 'malformed_http' },
+  UND_ERR_RES_EXCEEDED_MAX_SIZE: { code: 'UPSTREAM_ERROR', reason: 'malformed_http' },
   UND_ERR_HEADERS_OVERFLOW: { code: 'UPSTREAM_ERROR', reason: 'malformed_http' },
 };
+
+const MALFORMED: Transport = { code: 'UPSTREAM_ERROR', reason: 'malformed_http' };
+const TRUNCATED: Transport = { code: 'UPSTREAM_ERROR', reason: 'truncated' };
+
+/**
+ * undici's errors for an answer that breaks HTTP/1.1, by class name: its HTTPParserError has no code when
+ * llhttp names none (`HTTP/1.1 2OO WHAT` is "Invalid status code" with `code` undefined).
+ */
+const MALFORMED_NAMES: ReadonlySet<string> = new Set(['HTTPParserError', 'ResponseContentLengthMismatchError', 'ResponseExceededMaxSizeError', 'HeadersOverflowError']);
 
 function classify(code: string): Transport | undefined {
   const known = TRANSPORT_CODES[code];
   if (known !== undefined) return known;
   if (code.startsWith('ERR_TLS_') || code.startsWith('ERR_SSL_')) return UNREACHABLE('tls');
-  if (code.startsWith('HPE_')) return { code: 'UPSTREAM_ERROR', reason: 'malformed_http' };
+  if (code.startsWith('HPE_')) return MALFORMED;
+  return undefined;
+}
+
+/** The classification of one error of the cause chain, and the name it goes by in `details.errorCode`. */
+function classifyError(err: Record<string, unknown>): { found: Transport; name: string } | undefined {
+  const { code, name } = err;
+  const byCode = typeof code === 'string' ? classify(code) : undefined;
+  if (byCode !== undefined) return { found: byCode, name: code as string };
+  if (typeof name === 'string' && MALFORMED_NAMES.has(name)) return { found: MALFORMED, name: typeof code === 'string' ? code : name };
   return undefined;
 }
 
@@ -140,16 +159,19 @@ const MESSAGES: Partial<Record<ErrorCode, string>> = {
 /**
  * A thrown network failure, or null when the error is not one (a bug stays a bug: the caller rethrows it and
  * it becomes INTERNAL in the one place that does that). undici wraps socket errors in `cause` (a body read
- * ends in `TypeError: terminated` caused by UND_ERR_SOCKET), so the chain is walked.
+ * ends in `TypeError: terminated` caused by UND_ERR_SOCKET), so the chain is walked. `answered`: the
+ * upstream's head had come, so a connection that ends now cut its answer short (a chunked body without its
+ * last chunk, fewer bytes than its Content-Length): a malformed answer, not an unreachable provider.
  */
-export function fromTransportError(err: unknown, context: UpstreamContext): ServiceError | null {
+export function fromTransportError(err: unknown, context: UpstreamContext, answered = false): ServiceError | null {
   let current: unknown = err;
   for (let depth = 0; depth < 5 && isRecord(current); depth++) {
-    const code = current.code;
-    const found = typeof code === 'string' ? classify(code) : undefined;
-    if (found !== undefined && typeof code === 'string') {
-      return new ServiceError(found.code, MESSAGES[found.code] ?? 'The provider request failed.', {
-        details: { providerId: context.providerId, reason: found.reason, errorCode: code },
+    const classified = classifyError(current);
+    if (classified !== undefined) {
+      const found = answered && classified.found.code === 'UPSTREAM_UNREACHABLE' ? TRUNCATED : classified.found;
+      const message = found === TRUNCATED ? 'The provider ended its answer before it was complete.' : (MESSAGES[found.code] ?? 'The provider request failed.');
+      return new ServiceError(found.code, message, {
+        details: { providerId: context.providerId, reason: found.reason, errorCode: classified.name },
       });
     }
     current = current.cause;

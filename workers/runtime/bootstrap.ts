@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import type { AuditActorType } from '../../protocol/http/audit.ts';
+import type { RuntimeModelList } from '../../protocol/http/runtime.ts';
 import type { ProviderKind } from '../../protocol/providers.ts';
+import type { LibraryChange } from './library-watch.ts';
 import { listRuntimeModels } from './library.ts';
 
 // First-start convenience: a service with no `embedded` provider and GGUF files in its models directory gets
@@ -17,8 +19,12 @@ export interface EmbeddedBootstrapProviders {
   refreshModels(id: string, actor: null, requestId: null): Promise<unknown>;
 }
 
-export async function ensureEmbeddedProvider(providers: EmbeddedBootstrapProviders, modelsDirectory: string, log: Logger): Promise<void> {
-  const library = await listRuntimeModels(modelsDirectory).catch(() => []);
+/**
+ * `create: false` only re-lists: once this run has seen an `embedded` provider, one the user deleted stays
+ * deleted until the next start, however the library changes.
+ */
+export async function ensureEmbeddedProvider(providers: EmbeddedBootstrapProviders, modelsDirectory: string, log: Logger, create = true): Promise<void> {
+  const library = create ? await listRuntimeModels(modelsDirectory).catch(() => []) : [];
   if (library.length > 0 && !providers.list().some((p) => p.kind === 'embedded')) {
     try {
       await providers.create({ id: EMBEDDED_PROVIDER_ID, kind: 'embedded' }, { actorType: 'system', actorId: 'switchyard' }, 'startup');
@@ -34,4 +40,29 @@ export async function ensureEmbeddedProvider(providers: EmbeddedBootstrapProvide
     if (p.kind !== 'embedded' || !p.enabled) continue;
     await providers.refreshModels(p.id, null, null).catch((err: unknown) => log.warn({ providerId: p.id, err: String(err).slice(0, 200) }, 'could not list the model library'));
   }
+}
+
+/**
+ * Keeps the embedded providers' listings in step with a changing library. A library that was empty at start
+ * gets its provider when its first file arrives; once this run has seen an `embedded` provider, one the user
+ * deletes stays deleted until the next start.
+ */
+export function followLibrary(providers: () => EmbeddedBootstrapProviders, modelsDirectory: () => string, log: Logger) {
+  let seen = false;
+  const look = () => (seen ||= providers().list().some((p) => p.kind === 'embedded'));
+  return {
+    async atStart(): Promise<void> {
+      await ensureEmbeddedProvider(providers(), modelsDirectory(), log);
+      look();
+    },
+    changed(list: RuntimeModelList, change: LibraryChange): void {
+      ensureEmbeddedProvider(providers(), modelsDirectory(), log, !look()).then(
+        () => {
+          look();
+          log.info({ files: list.data.length, ...change }, 're-listed the changed model library');
+        },
+        (err: unknown) => log.warn({ err: String(err).slice(0, 200) }, 'could not re-list the model library'),
+      );
+    },
+  };
 }

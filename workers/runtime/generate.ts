@@ -1,4 +1,5 @@
 import { LlamaChat, TokenMeter, type ChatHistoryItem, type LlamaChatResponse } from 'node-llama-cpp';
+import { ServiceError } from '../../protocol/errors.ts';
 import type { UsageAcceleration, UsageReport } from '../../protocol/gateway.ts';
 import type { LoadedModel } from './models.ts';
 
@@ -36,6 +37,25 @@ export function usageOf(input: number, output: number): UsageReport {
 }
 
 /**
+ * The most tokens the answer may have: what the client asked for, capped by the room the prompt leaves in the
+ * sequence, so an answer without `max_tokens` stops at the context (finish `length`) instead of asking
+ * node-llama-cpp for a context shift, which throws once the prompt cannot be shortened. The rendered prompt
+ * counts one token more than the sequence evaluates; that token is the margin that keeps the last one in.
+ */
+export function answerBudget(model: LoadedModel, params: GenerateParams, contextSize: number): number {
+  const promptTokens = model.chatWrapper.generateContextState({ chatHistory: params.history }).contextText.tokenize(model.model.tokenizer).length;
+  const room = contextSize - promptTokens;
+  if (room < 1) {
+    throw new ServiceError(
+      'INVALID_REQUEST',
+      `The prompt is ${promptTokens} tokens; \`${model.name.slice(0, 200)}\` has a context of ${contextSize} tokens per sequence (runtime.tuning.contextSize), which must also hold the answer. Shorten the messages or raise the context size.`,
+      { param: 'messages', details: { contextSize, promptTokens } },
+    );
+  }
+  return Math.min(params.maxTokens ?? room, room);
+}
+
+/**
  * Generates one answer. `onReady` runs once a sequence is leased (so a full queue still fails before a stream
  * head is sent); `onText` receives the answer as it is generated. Null when the call was aborted; `onStopped`
  * then receives the tokens evaluated and generated until the abort.
@@ -53,12 +73,14 @@ export async function generate(
   try {
     // Each call starts from an empty sequence, so the meter counts exactly this call's prompt.
     await sequence.clearHistory();
+    // Before onReady: a prompt that does not fit is a 400, never a stream that breaks off.
+    const maxTokens = answerBudget(model, params, sequence.contextSize);
     const before = sequence.tokenMeter.getState();
     const predictedBefore = { ...sequence.tokenPredictions };
     hooks.onReady?.();
     const startedAt = performance.now();
     const result = await chat.generateResponse(params.history, {
-      maxTokens: params.maxTokens ?? sequence.contextSize,
+      maxTokens,
       ...(params.temperature !== undefined && { temperature: params.temperature }),
       ...(params.topP !== undefined && { topP: params.topP }),
       ...(params.topK !== undefined && { topK: params.topK }),

@@ -1,7 +1,8 @@
 import { lstat, readdir } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { ServiceError } from '../../protocol/errors.ts';
-import type { RuntimeModelView } from '../../protocol/http/runtime.ts';
+import type { RuntimeModelHealth, RuntimeModelList, RuntimeModelView } from '../../protocol/http/runtime.ts';
+import { modelsDirectoryProblem } from '../../protocol/http/settings.ts';
 import type { ProviderTarget } from '../../protocol/messages.ts';
 import type { UpstreamModel } from '../../protocol/providers.ts';
 import { readGgufHeader } from './gguf-header.ts';
@@ -38,9 +39,31 @@ async function ggufNames(dir: string): Promise<string[]> {
   return names.sort();
 }
 
+/**
+ * llama.cpp's verdicts on files whose header check passed, by `verdictKey`: the reason it refused that version
+ * of the file. A file that changes gets a new key, so it is judged again.
+ */
+export type Verdicts = ReadonlyMap<string, string>;
+
+export const verdictKey = (name: string, sizeBytes: number, modifiedAt: string) => `${name}\0${sizeBytes}\0${modifiedAt}`;
+
+/**
+ * A library file that cannot be served. 400, not 404 (the file is there, and the client is told what is wrong
+ * with it) and not 409 or 5xx, which the official clients retry although nothing changes until the file does.
+ */
+export function unhealthyModelError(name: string, health: RuntimeModelHealth, problem: string): ServiceError {
+  return new ServiceError(
+    'INVALID_REQUEST',
+    `The embedded model \`${name.slice(0, 200)}\` cannot be served: its file is ${health} (${problem.slice(0, 300)}). Replace the file; GET /v1/runtime/models lists the library's health.`,
+    { param: 'model', details: { health, problem: problem.slice(0, 300) } },
+  );
+}
+
 /** The absolute path of model `name`, or MODEL_NOT_FOUND for a name that is not a GGUF inside `dir`. */
 export function resolveModelPath(dir: string, name: string): string {
   const missing = () => new ServiceError('MODEL_NOT_FOUND', `No embedded model named \`${name.slice(0, 200)}\`.`, { param: 'model' });
+  const invalid = modelsDirectoryProblem(dir);
+  if (invalid !== null) throw new ServiceError('UPSTREAM_ERROR', invalid);
   // Names are exactly what the listing produces: no empty, dot or hidden segments, no backslashes.
   if (!name.toLowerCase().endsWith('.gguf') || name.includes('\\') || name.includes('\0') || isAbsolute(name)) throw missing();
   if (name.split('/').some((part) => part === '' || part.startsWith('.'))) throw missing();
@@ -51,23 +74,51 @@ export function resolveModelPath(dir: string, name: string): string {
   return path;
 }
 
-export async function listRuntimeModels(dir: string): Promise<RuntimeModelView[]> {
+/**
+ * The library, or an empty one with the reason the directory cannot be read: a stored setting must not turn
+ * every library read into a failure (a NUL byte makes `readdir` throw before it reaches the file system).
+ * The reason names the error code, never the path.
+ */
+export async function readLibrary(dir: string, verdicts: Verdicts = new Map()): Promise<RuntimeModelList> {
+  const invalid = modelsDirectoryProblem(dir);
+  if (invalid !== null) return { data: [], problem: `${invalid} Set it again with PATCH /v1/settings.` };
+  let names: string[];
+  try {
+    names = await ggufNames(dir);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (typeof code !== 'string') throw err;
+    return { data: [], problem: `The models directory cannot be read (${code.slice(0, 40)}).` };
+  }
+  return { data: await views(dir, names, verdicts), problem: null };
+}
+
+/** The library's models; a directory that cannot be read is UPSTREAM_ERROR with the reason. */
+export async function listRuntimeModels(dir: string, verdicts?: Verdicts): Promise<RuntimeModelView[]> {
+  const { data, problem } = await readLibrary(dir, verdicts);
+  if (problem !== null) throw new ServiceError('UPSTREAM_ERROR', problem);
+  return data;
+}
+
+async function views(dir: string, names: string[], verdicts: Verdicts): Promise<RuntimeModelView[]> {
   const views: RuntimeModelView[] = [];
-  for (const name of await ggufNames(dir)) {
+  for (const name of names) {
     const path = join(dir, name);
     try {
       const stat = await lstat(path);
       const h = await readGgufHeader(path);
+      const modifiedAt = new Date(stat.mtimeMs).toISOString();
+      const refused = h.health === 'ok' ? verdicts.get(verdictKey(name, h.sizeBytes, modifiedAt)) : undefined;
       views.push({
         name,
-        health: h.health,
-        problem: h.problem,
+        health: refused === undefined ? h.health : 'corrupt',
+        problem: refused ?? h.problem,
         sizeBytes: h.sizeBytes,
         architecture: h.architecture,
         parameterCount: h.parameterCount,
         fileType: h.fileType,
         contextLength: h.contextLength,
-        modifiedAt: new Date(stat.mtimeMs).toISOString(),
+        modifiedAt,
       });
     } catch {
       // Removed or unreadable between listing and reading: it is not in the library.
@@ -80,9 +131,9 @@ export async function listRuntimeModels(dir: string): Promise<RuntimeModelView[]
  * The ModelLister for `embedded` providers: every healthy model in the library. Embedding models
  * (encoder architectures) serve embeddings only; the rest serve styleA chat, styleB messages and embeddings.
  */
-export function listEmbeddedModels(modelsDirectory: () => string): (target: ProviderTarget, credentialRef: string | null) => Promise<UpstreamModel[]> {
+export function listEmbeddedModels(modelsDirectory: () => string, verdicts?: Verdicts): (target: ProviderTarget, credentialRef: string | null) => Promise<UpstreamModel[]> {
   return async () => {
-    const views = await listRuntimeModels(modelsDirectory());
+    const views = await listRuntimeModels(modelsDirectory(), verdicts);
     return views
       .filter((v) => v.health === 'ok')
       .map((v) => ({

@@ -12,15 +12,17 @@ import {
 } from 'node-llama-cpp';
 import { ServiceError } from '../../protocol/errors.ts';
 import type { Tuning } from '../../protocol/http/settings.ts';
-import type { LoadedEntry, RuntimeConfig } from '../../protocol/runtime.ts';
+import type { LoadedEntry, RuntimeConfig, RuntimeEvent } from '../../protocol/runtime.ts';
 import { readGgufHeader } from './gguf-header.ts';
-import { resolveModelPath } from './library.ts';
+import { keepAlive, realTimers, type KeepAlive, type Timers } from './keep-alive.ts';
+import { resolveModelPath, unhealthyModelError } from './library.ts';
 import { createProber } from './probe.ts';
 import { sequencePool, type SequenceLease, type SequencePool } from './sequences.ts';
 
 // The loaded models of the runtime worker. A model is loaded on first use or by the `load` action (after its
 // header is judged and a throwaway process has loaded it once), with one context whose sequences serve
-// concurrent calls. An unloaded model leaves the list at once and is disposed when its last call ends.
+// concurrent calls. An unloaded model leaves the list at once and is disposed when its last call ends; an idle
+// one is unloaded when its keep-alive runs out (keep-alive.ts).
 
 export type { SequenceLease } from './sequences.ts';
 
@@ -49,7 +51,7 @@ export interface LoadedModel {
   acquireDrafted(draft: LoadedModel, signal: AbortSignal): Promise<SequenceLease>;
   /** Embeddings run on their own context, created on first use, one call at a time. */
   embed<T>(run: (context: LlamaEmbeddingContext) => Promise<T>): Promise<T>;
-  info(): LoadedEntry;
+  info(): Omit<LoadedEntry, 'expiresAt'>;
   /** Dispose once nothing uses the model: no call, and no loaded model drafting with it. */
   retire(): void;
   /** A model drafting with this one keeps it in memory until that model is disposed. */
@@ -58,11 +60,19 @@ export interface LoadedModel {
 
 const threadsOf = (t: Tuning) => t.threads || Math.max(1, Math.floor(availableParallelism() / 2));
 
-export function createModelManager() {
+export interface ModelManagerOptions {
+  /** What the edge hears: a file llama.cpp refused, a model unloaded by its keep-alive. */
+  onEvent?(event: RuntimeEvent): void;
+  timers?: Timers;
+}
+
+export function createModelManager(options: ModelManagerOptions = {}) {
+  const timers = options.timers ?? realTimers;
   const prober = createProber({ gpu: () => false });
   const loaded = new Map<string, Promise<LoadedModel>>();
   /** The subset of `loaded` whose load has finished: listing never waits for a load in progress. */
   const ready = new Map<string, LoadedModel>();
+  const alive = new Map<string, KeepAlive>();
   let llama: Promise<Llama> | null = null;
   let llamaGpu: boolean | null = null;
 
@@ -97,18 +107,15 @@ export function createModelManager() {
       if (err.code === 'ENOENT' || err.code === 'EISDIR') throw new ServiceError('MODEL_NOT_FOUND', `No embedded model named \`${name}\`.`, { param: 'model' });
       throw err;
     });
-    if (header.health !== 'ok') {
-      throw new ServiceError('UPSTREAM_ERROR', `The embedded model \`${name}\` cannot be loaded: ${header.health} (${header.problem}).`, {
-        details: { health: header.health },
-      });
-    }
+    if (header.health !== 'ok') throw unhealthyModelError(name, header.health, header.problem ?? header.health);
     // llama.cpp initialises while the probe runs: both take hundreds of milliseconds.
     const llamaReady = runtime(tuning);
-    const verdict = await prober.probe(path);
-    if (verdict !== 'loads') {
-      throw new ServiceError('UPSTREAM_ERROR', `The embedded model \`${name}\` cannot be loaded: llama.cpp ${verdict === 'crashed' ? 'crashed on' : 'refused'} it.`, {
-        details: { health: 'corrupt' },
-      });
+    const probed = await prober.probe(path);
+    if (probed.verdict !== 'loads') {
+      const problem = probed.verdict === 'crashed' ? 'llama.cpp crashed while loading it' : `llama.cpp refused it: ${probed.reason ?? 'no reason given'}`;
+      // The header check passed, so only this verdict tells the library listing that the file is corrupt.
+      options.onEvent?.({ t: 'refused', name, sizeBytes: probed.sizeBytes, modifiedAt: new Date(probed.mtimeMs).toISOString(), problem });
+      throw unhealthyModelError(name, 'corrupt', problem);
     }
     const llamaInstance = await llamaReady;
     const model = await llamaInstance.loadModel({ modelPath: path, ...(tuning.gpuLayers > 0 && { gpuLayers: tuning.gpuLayers }) });
@@ -222,46 +229,76 @@ export function createModelManager() {
     };
   }
 
+  function entry(name: string, path: string, config: RuntimeConfig): { loading: Promise<LoadedModel>; alive: KeepAlive } {
+    const current = loaded.get(path);
+    if (current) return { loading: current, alive: alive.get(path)! };
+    const loading = load(name, path, config.tuning);
+    const clock = keepAlive(() => {
+      if (loaded.get(path) !== loading) return;
+      forget(path);
+      void loading.then((m) => {
+        m.retire();
+        options.onEvent?.({ t: 'expired', name });
+      });
+    }, timers);
+    loaded.set(path, loading);
+    alive.set(path, clock);
+    // A failed load is not remembered: the file may be fixed, and the probe verdict is cached anyway.
+    loading.then(
+      (m) => {
+        if (loaded.get(path) === loading) ready.set(path, m);
+      },
+      () => {
+        if (loaded.get(path) === loading) forget(path);
+      },
+    );
+    return { loading, alive: clock };
+  }
+
+  function forget(path: string): void {
+    alive.get(path)?.cancel();
+    alive.delete(path);
+    loaded.delete(path);
+    ready.delete(path);
+  }
+
   return {
-    /** The loaded model `name`, loading it first; concurrent callers share one load. */
-    get(name: string, config: RuntimeConfig): Promise<LoadedModel> {
-      const path = resolveModelPath(config.modelsDirectory, name);
-      let model = loaded.get(path);
-      if (!model) {
-        const loading = load(name, path, config.tuning);
-        model = loading;
-        loaded.set(path, loading);
-        // A failed load is not remembered: the file may be fixed, and the probe verdict is cached anyway.
-        loading.then(
-          (m) => {
-            if (loaded.get(path) === loading) ready.set(path, m);
-          },
-          () => {
-            if (loaded.get(path) === loading) loaded.delete(path);
-          },
-        );
+    /**
+     * The loaded model `name`, loading it first (concurrent callers share one load), held until `release`:
+     * the keep-alive clock runs only while no call holds the model.
+     */
+    async use(name: string, config: RuntimeConfig): Promise<{ model: LoadedModel; release(): void }> {
+      const { loading, alive: clock } = entry(name, resolveModelPath(config.modelsDirectory, name), config);
+      const release = clock.use(config.keepAliveSeconds);
+      try {
+        return { model: await loading, release };
+      } catch (err) {
+        release();
+        throw err;
       }
-      return model;
     },
     /** Leaves the list now; memory is freed when the model's last call ends. False when it was not loaded. */
     async unload(name: string, config: RuntimeConfig): Promise<boolean> {
       const path = resolveModelPath(config.modelsDirectory, name);
       const model = loaded.get(path);
       if (!model) return false;
-      loaded.delete(path);
-      ready.delete(path);
+      forget(path);
       const m = await model.catch(() => null);
       m?.retire();
       return m !== null;
     },
     /** Models whose load has finished, by name. */
     list(): LoadedEntry[] {
-      return [...ready.values()].map((m) => m.info()).sort((a, b) => a.name.localeCompare(b.name));
+      return [...ready]
+        .map(([path, m]) => {
+          const at = alive.get(path)?.expiresAt() ?? null;
+          return { ...m.info(), expiresAt: at === null ? null : new Date(at).toISOString() };
+        })
+        .sort((a, b) => a.name.localeCompare(b.name));
     },
     async close(): Promise<void> {
       const all = [...loaded.values()];
-      loaded.clear();
-      ready.clear();
+      for (const path of [...loaded.keys()]) forget(path);
       await Promise.allSettled(all.map(async (m) => (await m).retire()));
     },
   };

@@ -5,7 +5,7 @@ import { ServiceError, type ErrorPayload } from '../../protocol/errors.ts';
 import type { Tuning } from '../../protocol/http/settings.ts';
 import { CallTable } from '../../protocol/call-table.ts';
 import { ownBuffer, type RelayRequest } from '../../protocol/relay.ts';
-import type { DraftChoice, FromRuntime, LoadedEntry, RuntimeConfig, RuntimeControl, RuntimeWorkerData, ToRuntime } from '../../protocol/runtime.ts';
+import type { DraftChoice, FromRuntime, LoadedEntry, RuntimeConfig, RuntimeControl, RuntimeEvent, RuntimeWorkerData, ToRuntime } from '../../protocol/runtime.ts';
 import { isSharedBody, sharedBodyView } from '../proxy/body-arena.ts';
 import { deliverRelayMessage, type RelayPool, type RelaySink } from '../proxy/relay-pool.ts';
 
@@ -19,6 +19,10 @@ export interface RuntimePoolOptions {
   /** The settings value; null means `<dataDir>/models`. Read at every call. */
   modelsDirectory(): string | null;
   tuning(): Tuning;
+  /** `runtime.keepAliveSeconds`; read at every call. */
+  keepAliveSeconds(): number;
+  /** The worker's unasked news: a file llama.cpp refused, an idle model unloaded (which the pool logs). */
+  onEvent?(event: RuntimeEvent): void;
   /** The draft model of the call's catalog model when its acceleration is `draft`; read at every call. */
   draftFor?(req: RelayRequest): DraftChoice | null;
   log: Logger;
@@ -62,6 +66,13 @@ export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
     worker = w;
     lastSpawn = Date.now();
     w.on('message', (m: FromRuntime) => {
+      if (m.t === 'refused' || m.t === 'expired') {
+        // The name is the model's library name (its own ID), never a path; bounded as it comes from the disk.
+        // A refusal is logged by the library, once per file version, not once per call that met it.
+        if (m.t === 'expired') options.log.info({ model: m.name.slice(0, 200) }, 'unloaded an idle embedded model');
+        options.onEvent?.(m);
+        return;
+      }
       // The runtime has no body arena, so it never sends 'free'.
       if (m.t !== 'control') {
         if (m.t !== 'free') deliverRelayMessage(m, mine);
@@ -109,6 +120,7 @@ export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
   const configNow = (): RuntimeConfig => ({
     modelsDirectory: options.modelsDirectory() ?? defaultModelsDirectory(options.dataDir),
     tuning: { ...options.tuning() },
+    keepAliveSeconds: options.keepAliveSeconds(),
   });
 
   async function control(c: RuntimeControl): Promise<ControlAnswer> {

@@ -15,7 +15,7 @@ import { callOutput, type CallOutput } from './output.ts';
 // messages have nothing to act on.
 
 const port = parentPort!;
-const models = createModelManager();
+const models = createModelManager({ onEvent: (event) => port.postMessage(event) });
 const running = new CallTable<{ abort: AbortController; out: CallOutput }>();
 
 const post = (message: FromRuntime, transfer?: ArrayBuffer[]) => port.postMessage(message, transfer ?? []);
@@ -29,12 +29,30 @@ function readBody(req: RelayRequest): Record<string, unknown> {
   return body as Record<string, unknown>;
 }
 
-async function draftOf(choice: DraftChoice | null, config: RuntimeConfig): Promise<DraftModel | null> {
+/** Models this call holds: their keep-alive clocks wait until it ends. */
+type Held = (() => void)[];
+
+async function use(name: string, config: RuntimeConfig, held: Held) {
+  const { model, release } = await models.use(name, config);
+  held.push(release);
+  return model;
+}
+
+async function draftOf(choice: DraftChoice | null, config: RuntimeConfig, held: Held): Promise<DraftModel | null> {
   if (!choice) return null;
-  return { model: await models.get(choice.name, config), modelId: choice.modelId };
+  return { model: await use(choice.name, config, held), modelId: choice.modelId };
 }
 
 async function serve(req: RelayRequest, config: RuntimeConfig, draft: DraftChoice | null, out: CallOutput, signal: AbortSignal): Promise<void> {
+  const held: Held = [];
+  try {
+    await serveHeld(req, config, draft, out, signal, held);
+  } finally {
+    for (const release of held) release();
+  }
+}
+
+async function serveHeld(req: RelayRequest, config: RuntimeConfig, draft: DraftChoice | null, out: CallOutput, signal: AbortSignal, held: Held): Promise<void> {
   const name = req.upstreamModelId;
   if (!name) throw new ServiceError('MODEL_NOT_FOUND', 'The call names no embedded model.', { param: 'model' });
   const clientModel = req.clientModel ?? name;
@@ -42,15 +60,15 @@ async function serve(req: RelayRequest, config: RuntimeConfig, draft: DraftChoic
   switch (req.op) {
     case 'chat.completions': {
       const parsed = parseChatRequest(body);
-      return chatCompletion(await models.get(name, config), await draftOf(draft, config), clientModel, parsed, out, signal);
+      return chatCompletion(await use(name, config, held), await draftOf(draft, config, held), clientModel, parsed, out, signal);
     }
     case 'messages': {
       const parsed = parseMessagesRequest(body);
-      return messages(await models.get(name, config), await draftOf(draft, config), clientModel, parsed, out, signal);
+      return messages(await use(name, config, held), await draftOf(draft, config, held), clientModel, parsed, out, signal);
     }
     case 'embeddings': {
       const parsed = parseEmbeddingsRequest(body);
-      return embeddings(await models.get(name, config), clientModel, parsed, out);
+      return embeddings(await use(name, config, held), clientModel, parsed, out);
     }
     default:
       throw new ServiceError('MODEL_ENDPOINT_NOT_SUPPORTED', `The embedded runtime does not serve \`${req.op}\` yet.`, { param: 'model' });
@@ -60,7 +78,8 @@ async function serve(req: RelayRequest, config: RuntimeConfig, draft: DraftChoic
 async function control(c: RuntimeControl, config: RuntimeConfig): Promise<{ unloaded?: boolean }> {
   switch (c.op) {
     case 'load':
-      await models.get(c.name, config);
+      // Loaded with no call: the keep-alive clock starts now.
+      (await models.use(c.name, config)).release();
       return {};
     case 'unload':
       return { unloaded: await models.unload(c.name, config) };

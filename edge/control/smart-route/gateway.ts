@@ -1,6 +1,7 @@
 import { ServiceError } from '../../../protocol/errors.ts';
 import { GATEWAY_OPS, type GatewayOp } from '../../../protocol/gateway.ts';
 import { PRESET_PREFIX } from '../../../protocol/http/presets.ts';
+import { jsonText } from '../../../protocol/json-text.ts';
 import { RETRY_CLASS_OF, ROUTE_PREFIX, type RetryClass } from '../../../protocol/http/route-packs.ts';
 import type { CapacityTracker } from '../capacity.ts';
 import type { ResolvedModel } from '../catalog.ts';
@@ -41,7 +42,7 @@ export function resolvePreset(smart: SmartRouting, op: GatewayOp, name: string, 
   if (!usable.families.includes(GATEWAY_OPS[op].family)) throw unsupported(name, op, usable.families);
   checkCredential(usable.target);
   const merged = mergePreset(op, usable.preset, json);
-  return { resolved: usable.target, body: new TextEncoder().encode(JSON.stringify(merged)).buffer as ArrayBuffer };
+  return { resolved: usable.target, body: new TextEncoder().encode(jsonText(merged)).buffer as ArrayBuffer };
 }
 
 /** The attempt list for a route pack; an empty list means no route and no fallback can be called. */

@@ -90,4 +90,11 @@ describe('buildCatalog', () => {
     assert.equal(c.all().length, 1);
     assert.equal(c.resolve('p/mod'), null);
   });
+
+  it('regression W2.6: a listed upstream ID longer than 400 characters stays out, so no model ID exceeds 464', () => {
+    const long = 'l'.repeat(401);
+    const c = buildCatalog([provider('p')], [], new Map([['p', listing('m1', 'l'.repeat(400), long)]]));
+    assert.deepEqual(c.all().map((m) => m.upstreamModelId.length), [400, 2]);
+    assert.equal(c.get(`p/${long}`), undefined);
+  });
 });

@@ -24,14 +24,17 @@ describe('extractToken', () => {
     assert.equal(extractToken({ 'x-service-token': '  ', 'x-api-key': C }), C);
   });
 
-  it('ignores non-Bearer and malformed Authorization values', () => {
-    assert.equal(extractToken({ authorization: 'Basic xyz' }), undefined);
-    assert.equal(extractToken({ authorization: 'Basic xyz', 'x-api-key': C }), C);
-    assert.equal(extractToken({ authorization: 'Bearer' }), undefined);
-    assert.equal(extractToken({ authorization: 'Bearer ' }), undefined);
-    assert.equal(extractToken({ authorization: `Bearer ${A} extra` }), undefined);
-    assert.equal(extractToken({ authorization: `Bearer${A}` }), undefined);
-    assert.equal(extractToken({ authorization: `Token ${A}`, 'x-service-token': B }), B);
+  // The first carrier present is the one used (W2.6): a non-Bearer Authorization is an invalid token, even
+  // beside a valid one in a later carrier.
+  it('takes a present Authorization header that is not a Bearer credential as an invalid token', () => {
+    assert.equal(extractToken({ authorization: 'Basic xyz' }), '');
+    assert.equal(extractToken({ authorization: 'Basic xyz', 'x-api-key': C }), '');
+    assert.equal(extractToken({ authorization: 'Bearer' }), '');
+    assert.equal(extractToken({ authorization: 'Bearer ' }), '');
+    assert.equal(extractToken({ authorization: `Bearer ${A} extra` }), '');
+    assert.equal(extractToken({ authorization: `Bearer${A}` }), '');
+    assert.equal(extractToken({ authorization: `Token ${A}`, 'x-service-token': B }), '');
+    assert.equal(tokenHash(''), undefined);
   });
 
   it('returns undefined without any carrier', () => {

@@ -33,6 +33,15 @@ describe('hostAllowed on a local-only listener', () => {
     '[::2]:3939',
     '[::1.evil.example]',
     '128.0.0.1',
+    // W2.6: a "port" that is not digits makes the whole value a name under another domain.
+    '127.0.0.1:47391.evil.example',
+    'localhost:3939.evil.example',
+    '[::1]:3939.evil.example',
+    '[::1]evil.example',
+    '127.0.0.1:80:80',
+    '127.0.0.1, evil.example',
+    '127.0.0.1 evil.example',
+    'user@127.0.0.1',
   ]) {
     it(`refuses ${host}`, () => assert.equal(hostAllowed(host, BOUND), false));
   }

@@ -25,6 +25,7 @@ function fakeApp(): App {
     bodyLimit: LIMIT,
     streamBody: false,
     sharedBody: false,
+    holdConnection: false,
     async run(body) {
       const seen: Seen = {
         length: body?.length ?? -1,
@@ -37,7 +38,8 @@ function fakeApp(): App {
     fail: (err: ServiceError) => ({ status: err.status, headers: {}, body: err.code }),
     abort() {},
   });
-  return { prepare, handle: () => Promise.reject(new Error('not used')) };
+  const refuse = (_head: EdgeRequestHead, err: ServiceError) => ({ status: err.status, headers: { 'content-type': 'text/plain' }, body: err.code });
+  return { prepare, refuse, handle: () => Promise.reject(new Error('not used')) };
 }
 
 /** Sends `chunks` as one body: with a Content-Length when `declared`, else chunked. */

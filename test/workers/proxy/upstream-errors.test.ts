@@ -69,7 +69,7 @@ describe('fromUpstreamStatus', () => {
     assert.equal(text.includes(KEY), false);
     assert.equal(text.includes(KEY.slice(0, 12)), false);
     const other = fromUpstreamStatus(400, {}, JSON.stringify({ error: { message: `bad ${KEY}; sk-proj-abcdefgh12345678; Bearer abc.def` } }), CONTEXT);
-    assert.equal(other.details.upstreamMessage, 'bad [redacted]; [redacted]; [redacted]');
+    assert.equal(other.details.upstreamMessage, 'bad [redacted]; [redacted]; Bearer [redacted]');
   });
 
   it('relays retry-after on 429 as seconds, in details and as a header', () => {
@@ -120,6 +120,34 @@ describe('fromTransportError', () => {
       assert.deepEqual(err?.details, { providerId: 'p1', reason, errorCode: code });
     });
   }
+
+  // undici's HTTPParserError carries no code when llhttp names none (a status line `HTTP/1.1 2OO WHAT`).
+  for (const name of ['HTTPParserError', 'ResponseContentLengthMismatchError', 'ResponseExceededMaxSizeError']) {
+    it(`${name} without a code -> UPSTREAM_ERROR (malformed_http), by its class name`, () => {
+      const err = Object.assign(new Error('Response does not match the HTTP/1.1 protocol (Invalid status code)'), { name, code: undefined });
+      const mapped = fromTransportError(err, CONTEXT);
+      assert.equal(mapped?.code, 'UPSTREAM_ERROR');
+      assert.deepEqual(mapped?.details, { providerId: 'p1', reason: 'malformed_http', errorCode: name });
+      assert.equal(mapped?.status, 502);
+    });
+  }
+
+  it("classifies undici's own HTTPParserError thrown for a bad status line", async () => {
+    const { errors } = await import('undici');
+    const parser = new errors.HTTPParserError('Response does not match the HTTP/1.1 protocol (Invalid status code)');
+    assert.equal(parser.code, undefined);
+    assert.equal(fromTransportError(parser, CONTEXT)?.code, 'UPSTREAM_ERROR');
+  });
+
+  it('a connection that ends after the head cut the answer short: UPSTREAM_ERROR (truncated), not UNREACHABLE', () => {
+    const closed = Object.assign(new Error('other side closed'), { name: 'SocketError', code: 'UND_ERR_SOCKET' });
+    assert.equal(fromTransportError(closed, CONTEXT)?.code, 'UPSTREAM_UNREACHABLE');
+    const cut = fromTransportError(closed, CONTEXT, true);
+    assert.equal(cut?.code, 'UPSTREAM_ERROR');
+    assert.deepEqual(cut?.details, { providerId: 'p1', reason: 'truncated', errorCode: 'UND_ERR_SOCKET' });
+    // A stall after the head stays a time-out.
+    assert.equal(fromTransportError(withCode('UND_ERR_BODY_TIMEOUT'), CONTEXT, true)?.code, 'UPSTREAM_TIMEOUT');
+  });
 
   it("finds the code in undici's cause chain", () => {
     const terminated = Object.assign(new TypeError('terminated'), { cause: withCode('UND_ERR_SOCKET', 'other side closed') });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -8,9 +8,10 @@ import type { ServiceError } from '../../../protocol/errors.ts';
 import type { GatewayOp, UsageReport } from '../../../protocol/gateway.ts';
 import { DEFAULT_TIMEOUTS } from '../../../protocol/providers.ts';
 import { chunkBytes, wholeText, type RelayRequest } from '../../../protocol/relay.ts';
+import type { RuntimeEvent } from '../../../protocol/runtime.ts';
 import type { RelayPool } from '../../../workers/proxy/relay-pool.ts';
 import { createRuntimePool } from '../../../workers/runtime/runtime-pool.ts';
-import { writeCorruptModel, writeTinyModel, writeTruncatedModel, writeWrongShapeModel } from '../../helpers/gguf.ts';
+import { writeCorruptModel, writeRefusedModel, writeTinyModel, writeTruncatedModel, writeWrongShapeModel } from '../../helpers/gguf.ts';
 
 // The runtime pool in-process: real llama.cpp on tiny generated models, no HTTP.
 
@@ -55,6 +56,7 @@ describe('embedded runtime pool', () => {
   const dir = mkdtempSync(join(tmpdir(), 'sy-runtime-'));
   const models = join(dir, 'models');
   let pool: RelayPool;
+  const news: RuntimeEvent[] = [];
   before(() => {
     mkdirSync(join(models, 'sub'), { recursive: true });
     writeTinyModel(join(models, 'tiny.gguf'));
@@ -62,9 +64,12 @@ describe('embedded runtime pool', () => {
     writeCorruptModel(join(models, 'corrupt.gguf'));
     writeTruncatedModel(join(models, 'truncated.gguf'));
     writeWrongShapeModel(join(models, 'wrong-shape.gguf'));
+    writeRefusedModel(join(models, 'refused.gguf'));
     pool = createRuntimePool({
       dataDir: dir, modelsDirectory: () => null, log: pino({ level: 'silent' }),
       tuning: () => ({ contextSize: 512, threads: 1, gpuLayers: 0, parallel: 4, batchSize: 0 }),
+      keepAliveSeconds: () => -1,
+      onEvent: (event) => news.push(event),
     });
   });
   after(async () => {
@@ -172,16 +177,37 @@ describe('embedded runtime pool', () => {
     await new Promise((r) => setTimeout(r, 200));
   });
 
-  for (const [file, health] of [['corrupt.gguf', 'corrupt'], ['truncated.gguf', 'partial'], ['wrong-shape.gguf', 'corrupt']] as const) {
-    it(`refuses ${file} as ${health} and keeps serving`, async () => {
+  // A 400 with the file's health and why: the official clients retry 409 and 5xx, and nothing changes until the file does.
+  for (const [file, health, why] of [
+    ['corrupt.gguf', 'corrupt', /tensor count/],
+    ['truncated.gguf', 'partial', /tensor data ends at byte/],
+    ['wrong-shape.gguf', 'corrupt', /token_embd\.weight/],
+    ['refused.gguf', 'corrupt', /^llama\.cpp refused it: .*missing tensor 'output_norm\.weight'/],
+  ] as const) {
+    it(`refuses ${file} as ${health}, says why, and keeps serving`, async () => {
       const o = await call(pool, 'chat.completions', file, { model: 'x', max_tokens: 2, messages: [{ role: 'user', content: 'hi' }] });
-      assert.equal(o.error?.code, 'UPSTREAM_ERROR');
+      assert.equal(o.error?.code, 'INVALID_REQUEST');
+      assert.equal(o.error?.param, 'model');
       assert.equal(o.error?.details.health, health);
+      assert.match(String(o.error?.details.problem), why);
+      assert.ok(o.error?.message.includes(String(o.error.details.problem)), 'the message says why too');
       assert.equal(o.error?.message.includes(dir), false, 'no path in the error');
       const ok = await call(pool, 'chat.completions', 'tiny.gguf', { model: 'x', max_tokens: 2, messages: [{ role: 'user', content: 'hi' }] });
       assert.equal(ok.status, 200);
     });
   }
+
+  it('tells the edge which file version llama.cpp refused, on every attempt', async () => {
+    const refused = news.filter((e) => e.t === 'refused');
+    assert.equal(refused.length, 1, JSON.stringify(news));
+    const [event] = refused;
+    assert.ok(event?.t === 'refused');
+    assert.equal(event.name, 'refused.gguf');
+    assert.equal(event.sizeBytes, statSync(join(dir, 'models', 'refused.gguf')).size);
+    assert.match(event.problem, /missing tensor 'output_norm\.weight'/);
+    await call(pool, 'chat.completions', 'refused.gguf', { model: 'x', max_tokens: 2, messages: [{ role: 'user', content: 'hi' }] });
+    assert.equal(news.filter((e) => e.t === 'refused').length, 2, 'a cached verdict is told again on every attempt');
+  });
 
   it('answers MODEL_NOT_FOUND for names outside the library', async () => {
     for (const name of ['missing.gguf', '../models/tiny.gguf', '/etc/passwd.gguf', 'tiny.bin']) {

@@ -21,11 +21,19 @@ export interface CollectContext {
 export interface CollectResult {
   readings: GaugeReading[];
   statuses?: GaugeProviderStatus[];
+  /** Counts read since the last cursor: the actor adds them to the stored buckets (same hour and dimensions). */
   activity?: GaugeActivityBucket[];
   /** Persisted by the actor and handed back as `state` next time (keep it bounded: no unbounded ID sets). */
   state?: unknown;
   /** The provider asked for a pause (a Retry-After on a 2xx, or a known reset): the scheduler honours it. */
   retryAfterMs?: number;
+  /**
+   * The provider-side identity the credential belongs to (an org ID, an email), when the provider says: the
+   * actor stores only a salted hash of it, so a second account for the same identity can be recognised.
+   */
+  identity?: string;
+  /** Bounded counters for diagnostics (files read, bytes read, malformed lines, unreadable files, ...). */
+  counters?: Record<string, number>;
 }
 
 /** A failed collection: the code and a message safe to show (no credential, path, email or raw body). */

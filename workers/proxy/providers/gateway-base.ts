@@ -1,10 +1,12 @@
 import { GATEWAY_OPS, type GatewayOp } from '../../../protocol/gateway.ts';
 import { ServiceError } from '../../../protocol/errors.ts';
+import { forwardedQuery } from './query.ts';
 import type { GatewayAdapter, ProviderTarget } from './types.ts';
 
 // Most kinds serve the contract's routes under a root that is either the record's baseUrl (kinds whose SDK
 // takes the /v1 URL) or the server root plus /v1. An operation's upstream URL is then that root plus the
-// route's own path below /v1, with path parameters encoded.
+// route's own path below /v1, with path parameters encoded, and the query parameters the operation forwards
+// (query.ts).
 
 export interface GatewayLayout {
   /** The URL that corresponds to the contract's `/v1`. */
@@ -26,7 +28,8 @@ export function gatewayFromLayout(layout: GatewayLayout): GatewayAdapter {
     url(op, target, params, query) {
       if (!served.has(op)) return null;
       const base = op === 'rerank' && layout.rerankUrl ? layout.rerankUrl(target) : layout.v1(target).replace(/\/+$/, '') + fill(GATEWAY_OPS[op].path.slice(3), params);
-      return query === '' ? base : `${base}?${query}`;
+      const forwarded = forwardedQuery(op, query);
+      return forwarded === '' ? base : `${base}?${forwarded}`;
     },
     normalize: served.has('rerank') ? normalizeRerank : undefined,
   };

@@ -1,0 +1,64 @@
+import type { GaugeAuthMode } from '../protocol/gauge.ts';
+import { GAUGE_BUILT_IN_SOURCES, type GaugeCollectorId, type GaugeSourceConfig, type GaugeSourceKind } from '../protocol/gauge-catalog.ts';
+import type { StoreEnv } from './env.ts';
+
+// Gauge's setup: the built-in sources and the accounts a person connected. The edge is the only writer; the
+// gauge worker reads these records to know what to collect. Keys are source IDs, bounded before they get here
+// (built-in names, `acct_` + a ULID).
+
+export interface GaugeSourceRecord {
+  id: string;
+  kind: GaugeSourceKind;
+  collectorId: GaugeCollectorId | null;
+  providerId: string | null;
+  authMode: GaugeAuthMode;
+  /** Already redacted (email local parts removed). */
+  label: string;
+  enabled: boolean;
+  builtIn: boolean;
+  /** Opaque vault reference; never leaves the store, the edge's memory and the gauge worker. */
+  credentialRef: string | null;
+  config: GaugeSourceConfig;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface GaugeSourceRepo {
+  all(): GaugeSourceRecord[];
+  get(id: string): GaugeSourceRecord | undefined;
+  stagePut(record: GaugeSourceRecord): void;
+  stageRemove(id: string): void;
+  /** Creates any built-in source that is missing (first start, or one added by an upgrade). */
+  ensureBuiltIns(now: number): Promise<void>;
+}
+
+const BUILT_IN_ORDER = new Map(GAUGE_BUILT_IN_SOURCES.map((s, i) => [s.id, i]));
+
+/** Stable display order: built-ins as catalogued, then accounts by creation. */
+export function displayOrder(a: GaugeSourceRecord, b: GaugeSourceRecord): number {
+  const ia = BUILT_IN_ORDER.get(a.id) ?? Infinity;
+  const ib = BUILT_IN_ORDER.get(b.id) ?? Infinity;
+  if (ia !== ib) return ia - ib;
+  return a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+export function gaugeSourceRepo(env: StoreEnv): GaugeSourceRepo {
+  const db = env.db<GaugeSourceRecord>('gauge-sources');
+  return {
+    all: () => [...db.getRange().map(({ value }) => value)].sort(displayOrder),
+    get: (id) => db.get(id),
+    stagePut: (record) => void db.put(record.id, record),
+    stageRemove: (id) => void db.remove(id),
+    async ensureBuiltIns(now) {
+      if (GAUGE_BUILT_IN_SOURCES.every((s) => db.get(s.id) !== undefined)) return;
+      // Checked again inside the write transaction: the edge and the gauge worker both ensure at start, and
+      // one must never overwrite a source the other (or a person, through the edge) already wrote.
+      await env.commit(() => {
+        for (const s of GAUGE_BUILT_IN_SOURCES) {
+          if (db.get(s.id) !== undefined) continue;
+          db.put(s.id, { ...s, config: { ...s.config }, builtIn: true, credentialRef: null, createdAt: now, updatedAt: now });
+        }
+      });
+    },
+  };
+}

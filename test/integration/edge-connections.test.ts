@@ -1,0 +1,107 @@
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import OpenAI, { toFile } from 'openai';
+import { startService, type TestService } from '../helpers/service.ts';
+
+// W2.6 against the running service: a pipelined request never leaves a write committed and unanswered, an
+// answer sent before an upload was read reaches the official client, and the carrier and Host rules hold.
+
+let svc: TestService;
+
+before(async () => {
+  svc = await startService();
+});
+after(async () => {
+  await svc.stop();
+});
+
+/** Writes `bytes` on a new connection and collects everything until the server closes it. */
+function exchange(bytes: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(svc.port, '127.0.0.1');
+    let text = '';
+    socket.on('data', (d) => (text += d.toString('latin1')));
+    socket.on('close', () => resolve(text));
+    socket.on('error', reject);
+    socket.write(bytes);
+  });
+}
+
+describe('pipelining', () => {
+  it('a token creation followed in the same packet by GET /health creates no token nobody received', async () => {
+    const names: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      const body = JSON.stringify({ name: `pipelined-${i}` });
+      names.push(`pipelined-${i}`);
+      const text = await exchange(
+        `POST /v1/tokens HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${svc.adminToken}\r\nContent-Type: application/json\r\n` +
+          `Content-Length: ${body.length}\r\n\r\n${body}GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`,
+      );
+      // Either both are answered (then the secret reached the client) or neither acted.
+      if (text.includes('"secret"')) svc.markSecretBearing({ status: 201, headers: {}, text, json: undefined });
+      else assert.equal(text, '');
+    }
+    const list = await svc.request('GET', '/v1/tokens');
+    const created = (list.json.data as { name: string }[]).filter((t) => names.includes(t.name));
+    assert.deepEqual(created, []);
+  });
+
+  it('a settings change followed in the same packet by another request changes nothing', async () => {
+    const before_ = await svc.request('GET', '/v1/settings');
+    const body = JSON.stringify({ usage: { retentionDays: 123 } });
+    const text = await exchange(
+      `PATCH /v1/settings HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${svc.adminToken}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${body.length}\r\n\r\n${body}GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`,
+    );
+    assert.equal(text, '');
+    const after_ = await svc.request('GET', '/v1/settings');
+    assert.equal(after_.json.usage.retentionDays, before_.json.usage.retentionDays);
+  });
+});
+
+describe('early answers to uploads', () => {
+  it('images.edit with a preset and a 1 MiB image gets the 400 envelope, every time', async () => {
+    const client = new OpenAI({ baseURL: `${svc.url}/v1`, apiKey: svc.adminToken, maxRetries: 0 });
+    const image = Buffer.alloc(1024 * 1024, 0x42);
+    for (let i = 0; i < 4; i++) {
+      // model before image: the service refuses the preset before the image has been read.
+      const err = await client.images
+        .edit({ model: '@preset/anything', prompt: 'p', image: await toFile(image, 'a.png', { type: 'image/png' }) })
+        .then(() => null, (e: unknown) => e);
+      assert.ok(err instanceof OpenAI.APIError, `attempt ${i}: ${String(err)}`);
+      assert.equal(err.status, 400);
+      assert.equal((err.error as { code?: string } | undefined)?.code, 'INVALID_REQUEST');
+    }
+  });
+
+  it('smaller uploads refused early lose no answer either', async () => {
+    const client = new OpenAI({ baseURL: `${svc.url}/v1`, apiKey: svc.adminToken, maxRetries: 0 });
+    for (let i = 0; i < 20; i++) {
+      const image = Buffer.alloc(64 * 1024 + i * 997, 0x42);
+      const err = await client.images
+        .edit({ model: '@preset/anything', prompt: 'p', image: await toFile(image, 'a.png', { type: 'image/png' }) })
+        .then(() => null, (e: unknown) => e);
+      assert.ok(err instanceof OpenAI.APIError && err.status === 400, `attempt ${i}: ${String(err)}`);
+    }
+  });
+});
+
+describe('carriers and Host', () => {
+  it('Authorization: Basic beside a valid x-api-key is refused: the first carrier present is the one used', async () => {
+    const reply = await svc.request('GET', '/v1/settings', { token: null, headers: { authorization: 'Basic dXNlcjpwYXNz', 'x-api-key': svc.adminToken } });
+    assert.equal(reply.status, 401);
+    assert.equal(reply.json.error.code, 'UNAUTHORIZED');
+    const ok = await svc.request('GET', '/v1/settings', { token: null, headers: { 'x-api-key': svc.adminToken } });
+    assert.equal(ok.status, 200);
+  });
+
+  it('a Host whose "port" runs on into another name is refused as DNS rebinding', async () => {
+    for (const host of [`127.0.0.1:${svc.port}.evil.example`, `localhost:${svc.port}.evil.example`]) {
+      const reply = await svc.request('GET', '/v1/settings', { headers: { host } });
+      assert.equal(reply.status, 403, host);
+      assert.equal(reply.json.error.code, 'FORBIDDEN');
+    }
+    assert.equal((await svc.request('GET', '/v1/settings', { headers: { host: `127.0.0.1:${svc.port}` } })).status, 200);
+  });
+});

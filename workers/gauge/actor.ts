@@ -1,0 +1,206 @@
+import { Worker } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import { ServiceError } from '../../protocol/errors.ts';
+import type { GaugeHeaderObservation, GaugeRefreshOutcome, GaugeReply, GaugeRequest, GaugeWorkerData } from '../../protocol/gauge-messages.ts';
+import { LIVE_HEADER_NAMES } from './live-headers.ts';
+
+// The edge's handle on the gauge worker. Nothing here waits on a collector except `refresh`, which an explicit
+// POST /v1/gauge/refresh asks for. Gateway traffic reaches the worker as a counter and the latest rate-limit
+// headers per provider record, posted at most once per `trafficEveryMs`, so the hot path costs a map write.
+
+export interface GaugeActor {
+  configure(enabled: boolean, retentionDays: number): void;
+  /** Sources changed in the store. */
+  setupChanged(): void;
+  /** One refresh at a time: a second one while the first runs is 409 CONFLICT. */
+  refresh(sourceIds: string[]): Promise<GaugeRefreshOutcome[]>;
+  refreshing(): boolean;
+  /** A gateway call finished: the scheduler refreshes faster while calls flow. */
+  traffic(): void;
+  /** A gateway call's answer head: keeps its rate-limit headers, if any, for the live-headers source. */
+  observe(providerRecordId: string, providerKind: string, headers: Readonly<Record<string, string>>): void;
+  prune(): Promise<number>;
+  close(): Promise<void>;
+}
+
+export interface GaugeActorOptions extends Partial<Omit<GaugeWorkerData, 'dataDir'>> {
+  dataDir: string;
+  log: Logger;
+  trafficEveryMs?: number;
+}
+
+/** Relay provider kinds whose headers Gauge reads, as Gauge's provider IDs. */
+const HEADER_PROVIDERS: Record<string, string> = { openai: 'openai', anthropic: 'anthropic', openrouter: 'openrouter' };
+const MAX_HEADER_VALUE = 64;
+const CLOSE_TIMEOUT_MS = 10_000;
+const RESPAWN_QUIET_MS = 30_000;
+
+export function createGaugeActor(options: GaugeActorOptions): GaugeActor {
+  const workerData: GaugeWorkerData = {
+    dataDir: options.dataDir,
+    poolSize: options.poolSize ?? 4,
+    timeoutMs: options.timeoutMs ?? 15_000,
+    baseIntervalMs: options.baseIntervalMs ?? 15 * 60_000,
+    activeIntervalMs: options.activeIntervalMs ?? 2 * 60_000,
+    allowedHosts: options.allowedHosts ?? 'any',
+  };
+  const { log } = options;
+  const trafficEveryMs = options.trafficEveryMs ?? 3_000;
+  let worker: Worker | null = null;
+  const pending = new Map<number, { resolve(m: GaugeReply): void; reject(e: ServiceError): void }>();
+  let nextId = 1;
+  let config: { enabled: boolean; retentionDays: number } | null = null;
+  let inRefresh = false;
+  let closed = false;
+  let calls = 0;
+  const headers = new Map<string, GaugeHeaderObservation>();
+  let trafficTimer: NodeJS.Timeout | null = null;
+  let lostAt = -Infinity;
+  let respawnTimer: NodeJS.Timeout | null = null;
+
+  function spawn(): Worker {
+    const w = new Worker(new URL('./entry.js', import.meta.url), { workerData });
+    w.on('message', (m: GaugeReply) => {
+      const p = pending.get(m.id);
+      pending.delete(m.id);
+      if (!p) return;
+      if (m.kind === 'gauge.failed') p.reject(ServiceError.fromPayload(m.error));
+      else p.resolve(m);
+      if (pending.size === 0) w.unref();
+    });
+    const lost = (err?: Error) => {
+      if (worker !== w) return;
+      worker = null;
+      lostAt = Date.now();
+      for (const p of pending.values()) p.reject(new ServiceError('INTERNAL', 'The gauge worker stopped.'));
+      pending.clear();
+      if (closed) return;
+      log.error({ err: err?.message, restartInMs: RESPAWN_QUIET_MS }, 'gauge worker stopped; restarting it');
+      // The scheduler lives in the worker: bring it back even if nothing else asks for it.
+      respawnTimer = setTimeout(() => {
+        respawnTimer = null;
+        if (!closed && worker === null) worker = spawn();
+      }, RESPAWN_QUIET_MS);
+      respawnTimer.unref();
+    };
+    w.on('error', lost);
+    w.on('exit', () => lost());
+    w.unref();
+    if (config) w.postMessage({ kind: 'gauge.configure', ...config } satisfies GaugeRequest);
+    return w;
+  }
+
+  // Background messages do not restart a worker that just stopped (no crash loop on every traffic batch);
+  // an explicit refresh does. What they carried is not lost: the worker rereads setup and gets the settings.
+  const post = (m: GaugeRequest) => {
+    if (closed || (worker === null && Date.now() - lostAt < RESPAWN_QUIET_MS)) return;
+    (worker ??= spawn()).postMessage(m);
+  };
+
+  function call<R extends GaugeReply>(make: (id: number) => GaugeRequest): Promise<R> {
+    if (closed) return Promise.reject(new ServiceError('INTERNAL', 'The gauge worker is stopping.'));
+    const w = (worker ??= spawn());
+    const id = nextId++;
+    return new Promise<R>((resolve, reject) => {
+      pending.set(id, { resolve: resolve as (m: GaugeReply) => void, reject });
+      w.ref();
+      w.postMessage(make(id));
+    });
+  }
+
+  function flushTraffic(): void {
+    trafficTimer = null;
+    if (calls === 0 && headers.size === 0) return;
+    post({ kind: 'gauge.traffic', calls, headers: [...headers.values()] });
+    calls = 0;
+    headers.clear();
+  }
+
+  function scheduleFlush(): void {
+    if (trafficTimer !== null) return;
+    trafficTimer = setTimeout(flushTraffic, trafficEveryMs);
+    trafficTimer.unref();
+  }
+
+  // The worker starts with the service, so the scheduler and built-in sources are ready before any request.
+  worker = spawn();
+
+  return {
+    configure(enabled, retentionDays) {
+      config = { enabled, retentionDays };
+      post({ kind: 'gauge.configure', enabled, retentionDays });
+    },
+    setupChanged: () => post({ kind: 'gauge.setup' }),
+    async refresh(sourceIds) {
+      if (inRefresh) throw new ServiceError('CONFLICT', 'A Gauge refresh is already running; wait for it to finish.');
+      inRefresh = true;
+      try {
+        const reply = await call<Extract<GaugeReply, { kind: 'gauge.refreshed' }>>((id) => ({ kind: 'gauge.refresh', id, sourceIds }));
+        return reply.outcomes;
+      } finally {
+        inRefresh = false;
+      }
+    },
+    refreshing: () => inRefresh,
+    traffic() {
+      if (closed || config?.enabled !== true) return;
+      calls++;
+      scheduleFlush();
+    },
+    observe(providerRecordId, providerKind, h) {
+      if (closed || config?.enabled !== true) return;
+      const providerId = HEADER_PROVIDERS[providerKind];
+      if (providerId !== undefined) {
+        let fields: Record<string, string> | null = null;
+        for (const name of LIVE_HEADER_NAMES) {
+          const v = h[name];
+          if (v !== undefined && v.length <= MAX_HEADER_VALUE) (fields ??= {})[name] = v;
+        }
+        if (fields !== null) {
+          headers.set(providerRecordId, { providerRecordId, providerId, at: Date.now(), fields });
+          scheduleFlush();
+        }
+      }
+    },
+    async prune() {
+      return (await call<Extract<GaugeReply, { kind: 'gauge.pruned' }>>((id) => ({ kind: 'gauge.prune', id }))).removed;
+    },
+    async close() {
+      if (closed) return;
+      if (trafficTimer !== null) clearTimeout(trafficTimer);
+      if (respawnTimer !== null) clearTimeout(respawnTimer);
+      flushTraffic();
+      const w = worker;
+      if (w === null) {
+        closed = true;
+        return;
+      }
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        await Promise.race([
+          call((id) => ({ kind: 'gauge.close', id })),
+          new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('timed out')), CLOSE_TIMEOUT_MS))),
+        ]);
+      } catch (err) {
+        log.warn({ err: err instanceof Error ? err.message : String(err) }, 'gauge worker did not close cleanly');
+      } finally {
+        clearTimeout(timer);
+        closed = true;
+        await w.terminate();
+      }
+    },
+  };
+}
+
+/**
+ * Overrides from the environment, read once at start: SWITCHYARD_GAUGE_ALLOWED_HOSTS=loopback keeps every
+ * source on 127.0.0.1/localhost (the test suites set it, so no test can reach a public status page), and
+ * SWITCHYARD_GAUGE_TIMEOUT_MS bounds each source's run.
+ */
+export function gaugeOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Omit<GaugeWorkerData, 'dataDir'>> {
+  const out: Partial<Omit<GaugeWorkerData, 'dataDir'>> = {};
+  if (env.SWITCHYARD_GAUGE_ALLOWED_HOSTS === 'loopback') out.allowedHosts = 'loopback';
+  const timeout = Number(env.SWITCHYARD_GAUGE_TIMEOUT_MS);
+  if (Number.isInteger(timeout) && timeout >= 100 && timeout <= 300_000) out.timeoutMs = timeout;
+  return out;
+}
