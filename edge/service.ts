@@ -92,7 +92,10 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
   if (bootstrap) log.info({ tokenId: bootstrap.token.id }, 'created the bootstrap admin token');
 
   const vault = await openVault({ dataDir });
-  log.info({ vault: vault.info.backend, keyStorage: vault.info.keyStorage }, 'credential vault ready');
+  if (vault.info.backend === 'file' && !vault.info.fileReason?.startsWith('SWITCHYARD_VAULT')) {
+    // Keys then sit in a file beside the store (encrypted; its key in the keychain or a 0600 file): say so.
+    log.warn({ vault: 'file', keyStorage: vault.info.keyStorage, reason: vault.info.fileReason }, 'provider credentials are kept in the encrypted file vault, not the OS keychain');
+  } else log.info({ vault: vault.info.backend, keyStorage: vault.info.keyStorage }, 'credential vault ready');
   const pool = createProxyPool({ dataDir });
   const relayPool = createRelayPool({ dataDir });
   // Settings are read inside these closures at call time, so the models directory and tuning follow PATCHes.
@@ -160,7 +163,18 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
     repo: settingsRepo(env),
     audit,
     listener,
-    vault: vault.info,
+    // Read at each GET: the file vault's key storage is known only once its file exists.
+    vault: {
+      get backend() {
+        return vault.info.backend;
+      },
+      get keyStorage() {
+        return vault.info.keyStorage;
+      },
+      get reason() {
+        return vault.info.fileReason ?? null;
+      },
+    },
     onChange(next) {
       const wasWildcard = cors.wildcard;
       cors = corsPolicy(next.cors.allowedOrigins);

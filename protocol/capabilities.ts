@@ -1,4 +1,4 @@
-import { MODEL_ACTIONS, MODEL_ACTIONS_BY_KIND, REGISTRY_SOURCES, SERVICE_ACTIONS } from './actions.ts';
+import { AVAILABLE_REGISTRY_SOURCES, IMPLEMENTED_MODEL_ACTIONS, IMPLEMENTED_SERVICE_ACTIONS, MODEL_ACTIONS_BY_KIND } from './actions.ts';
 import { FAMILIES, FAMILY_OPERATIONS } from './families.ts';
 import { USAGE_GROUP_BY } from './http/usage.ts';
 import { PRESET_PARAMETERS, PRESET_SCOPE_GROUPS, PRESET_SYSTEM_FAMILIES } from './presets.ts';
@@ -39,8 +39,8 @@ export function buildCapabilities(routes: readonly ServedRoute[]) {
       providerActions: [...KINDS[id].actions],
       modelActions: [...MODEL_ACTIONS_BY_KIND[id]],
     })),
-    actions: { provider: [...PROVIDER_ACTIONS], service: [...SERVICE_ACTIONS], model: [...MODEL_ACTIONS] },
-    registrySources: REGISTRY_SOURCES.map((s) => ({ id: s.id, kinds: [...s.kinds] })),
+    actions: { provider: [...PROVIDER_ACTIONS], service: [...IMPLEMENTED_SERVICE_ACTIONS], model: [...IMPLEMENTED_MODEL_ACTIONS] },
+    registrySources: AVAILABLE_REGISTRY_SOURCES.map((s) => ({ id: s.id, kinds: [...s.kinds] })),
     scopes: [...SCOPES],
     presets: {
       parameters: Object.fromEntries(FAMILIES.map((f) => [f, [...PRESET_PARAMETERS[f]]])),

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { ServiceError } from '../../protocol/errors.ts';
 import { modelsDirectoryProblem, type SettingsPatch, type SettingsView, type StoredSettings } from '../../protocol/http/settings.ts';
@@ -50,7 +51,16 @@ function merge(current: StoredSettings, patch: SettingsPatch): StoredSettings {
   if (patch.cors?.allowedOrigins !== undefined) next.cors.allowedOrigins = normalizeOrigins(patch.cors.allowedOrigins);
   if (patch.runtime?.modelsDirectory !== undefined) {
     const dir = patch.runtime.modelsDirectory;
-    const problem = dir === null ? null : (modelsDirectoryProblem(dir) ?? (isAbsolute(dir) ? null : '`runtime.modelsDirectory` must be an absolute path.'));
+    const problem =
+      dir === null
+        ? null
+        : (modelsDirectoryProblem(dir) ??
+          (!isAbsolute(dir)
+            ? '`runtime.modelsDirectory` must be an absolute path.'
+            : // Not created for the client (it may be a drive not mounted yet): a typo must not pass silently.
+              isDirectory(dir)
+              ? null
+              : '`runtime.modelsDirectory` does not name an existing directory; create it first.'));
     if (problem !== null) throw new ServiceError('INVALID_REQUEST', problem, { param: 'runtime.modelsDirectory' });
     next.runtime.modelsDirectory = dir;
   }
@@ -63,6 +73,14 @@ function merge(current: StoredSettings, patch: SettingsPatch): StoredSettings {
 }
 
 /** Dotted names of the leaves that differ; the audit record holds these names, never the values. */
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 export function changedFields(a: unknown, b: unknown, prefix = ''): string[] {
   if (a !== null && b !== null && typeof a === 'object' && typeof b === 'object' && !Array.isArray(a) && !Array.isArray(b)) {
     const keys = new Set([...Object.keys(a), ...Object.keys(b)]);

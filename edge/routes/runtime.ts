@@ -1,5 +1,5 @@
 import { ServiceError } from '../../protocol/errors.ts';
-import { MODEL_ACTIONS, MODEL_ACTIONS_BY_KIND, type ModelAction } from '../../protocol/actions.ts';
+import { MODEL_ACTIONS, MODEL_ACTIONS_BY_KIND, type ImplementedModelAction } from '../../protocol/actions.ts';
 import type { LoadedRuntimeModel, LoadedRuntimeModelList, ModelActionResult, RuntimeModelList } from '../../protocol/http/runtime.ts';
 import type { LoadedEntry } from '../../protocol/runtime.ts';
 import { readQuery } from '../../protocol/query.ts';
@@ -94,17 +94,15 @@ export function modelActions(deps: { catalog: CatalogService; runtime: RuntimePo
       throw new ServiceError('INVALID_REQUEST', `Model actions are ${MODEL_ACTIONS.join(', ')}.`, { param: 'action' });
     }
     const provider = deps.catalog.current().provider(model.providerId);
-    const kindActions: readonly ModelAction[] = provider ? MODEL_ACTIONS_BY_KIND[provider.kind] : [];
-    if (!provider || !kindActions.includes(action as ModelAction)) {
+    const kindActions: readonly ImplementedModelAction[] = provider ? MODEL_ACTIONS_BY_KIND[provider.kind] : [];
+    const known = kindActions.find((a) => a === action);
+    if (!provider || known === undefined) {
       throw new ServiceError('INVALID_REQUEST', `A ${provider?.kind ?? 'removed'} provider's models have no \`${action}\` action.`, { param: 'action' });
     }
-    if (provider.kind !== 'embedded' || (action !== 'load' && action !== 'unload')) {
-      throw new ServiceError('INVALID_REQUEST', `The \`${action}\` action of ${provider.kind} models is not available yet.`, { param: 'action' });
-    }
-    const answer = await deps.runtime.control({ op: action, name: model.upstreamModelId });
+    const answer = await deps.runtime.control({ op: known, name: model.upstreamModelId });
     const mine = toViews(answer.loaded.filter((e) => e.name === model.upstreamModelId), deps.catalog).find((v) => v.modelId === model.id) ?? null;
     const result: ModelActionResult =
-      action === 'load' ? { modelId: model.id, action, loaded: mine } : { modelId: model.id, action, loaded: null, wasLoaded: answer.unloaded ?? false };
+      known === 'load' ? { modelId: model.id, action: known, loaded: mine } : { modelId: model.id, action: known, loaded: null, wasLoaded: answer.unloaded ?? false };
     await deps.env.commit(() =>
       deps.audit.stageAppend({
         action: action === 'load' ? 'model.load' : 'model.unload',

@@ -102,5 +102,6 @@ export interface SettingsView {
   gauge: StoredSettings['gauge'];
   limits: StoredSettings['limits'];
   /** Where provider credentials are kept, by name only (never a path). */
-  vault: { backend: 'keychain' | 'file'; keyStorage: 'keychain' | 'file' | null };
+  /** `reason`: why the file vault holds the credentials (no keychain, or asked for); null for the keychain. */
+  vault: { backend: 'keychain' | 'file'; keyStorage: 'keychain' | 'file' | null; reason: string | null };
 }

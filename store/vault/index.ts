@@ -55,7 +55,24 @@ export async function openVault(options: OpenVaultOptions): Promise<Vault> {
   const backend: VaultBackendName =
     prefer !== 'auto' ? prefer : (settled ?? ((await keychainStatus('write')).available ? 'keychain' : 'file'));
 
-  if (backend === 'file') return openFileVault({ dataDir, readOnly });
+  if (backend === 'file') {
+    const vault = await openFileVault({ dataDir, readOnly });
+    const status = prefer === 'auto' && settled === null ? await keychainStatus('write') : null;
+    const fileReason =
+      prefer === 'file'
+        ? 'SWITCHYARD_VAULT=file asks for the file vault'
+        : status !== null && !status.available
+          ? `the OS keychain is not available: ${status.reason}`
+          : 'this data directory was set up with the file vault';
+    return {
+      get info() {
+        return { ...vault.info, fileReason };
+      },
+      put: (secret) => vault.put(secret),
+      get: (ref) => vault.get(ref),
+      delete: (ref) => vault.delete(ref),
+    };
+  }
 
   const needed =
     prefer === 'keychain'

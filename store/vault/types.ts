@@ -10,6 +10,8 @@ export interface VaultInfo {
    * opened before the main thread created the vault file.
    */
   keyStorage: 'keychain' | 'file' | null;
+  /** Why credentials are in the encrypted file rather than the OS keychain; null for the keychain backend. */
+  fileReason?: string | null;
 }
 
 export interface Vault {

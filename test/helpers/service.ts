@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, readFileSync, existsSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -54,8 +54,26 @@ export interface TestService {
   process: ChildProcess;
 }
 
+// A test file leaves nothing behind, also when it fails: at its process's exit every service it started and
+// did not stop is killed (a supervised one's service then stops with its supervisor), and every data
+// directory it made is removed.
+const homes: string[] = [];
+const running = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of running) {
+    try {
+      child.kill('SIGKILL');
+    } catch {
+      // Gone already.
+    }
+  }
+  for (const home of homes) rmSync(home, { recursive: true, force: true });
+});
+
 export function tempHome(): string {
-  return mkdtempSync(join(tmpdir(), 'switchyard-test-'));
+  const home = mkdtempSync(join(tmpdir(), 'switchyard-test-'));
+  homes.push(home);
+  return home;
 }
 
 export function rawRequest(port: number, method: string, path: string, options: RequestOptions & { adminToken?: string } = {}): Promise<Reply> {
@@ -116,6 +134,8 @@ export async function startService(options: { home?: string; env?: Record<string
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  running.add(child);
+  child.on('close', () => running.delete(child));
   let out = '';
   let err = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));

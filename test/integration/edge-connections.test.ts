@@ -88,6 +88,12 @@ describe('early answers to uploads', () => {
 });
 
 describe('carriers and Host', () => {
+  it('the 401 hint shows how to send the token, not "[redacted]" (W2.7)', async () => {
+    const reply = await svc.request('GET', '/v1/settings', { token: null });
+    assert.equal(reply.status, 401);
+    assert.match(reply.json.error.message, /send it as `Authorization: Bearer <token>`/);
+  });
+
   it('Authorization: Basic beside a valid x-api-key is refused: the first carrier present is the one used', async () => {
     const reply = await svc.request('GET', '/v1/settings', { token: null, headers: { authorization: 'Basic dXNlcjpwYXNz', 'x-api-key': svc.adminToken } });
     assert.equal(reply.status, 401);

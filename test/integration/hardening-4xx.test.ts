@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { DEFAULT_SETTINGS } from '../../protocol/http/settings.ts';
 import { openStoreEnv } from '../../store/env.ts';
@@ -106,7 +107,8 @@ describe('regression W2.6: control characters in runtime.modelsDirectory', () =>
   });
 
   test('a good value replaces it and the library reads again', async () => {
-    const reply = await svc.request('PATCH', '/v1/settings', { body: { runtime: { modelsDirectory: `${svc.home}/no-such-models` } } });
+    mkdirSync(`${svc.home}/good-models`);
+    const reply = await svc.request('PATCH', '/v1/settings', { body: { runtime: { modelsDirectory: `${svc.home}/good-models` } } });
     assert.equal(reply.status, 200, reply.text);
     const library = await svc.request('GET', '/v1/runtime/models');
     assert.deepEqual([library.status, library.json], [200, { data: [], problem: null }]);

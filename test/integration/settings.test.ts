@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startService, type TestService } from '../helpers/service.ts';
 
@@ -34,6 +36,12 @@ describe('GET /v1/settings', () => {
 });
 
 describe('PATCH /v1/settings', () => {
+  test('vault says why credentials are in the file vault (W2.7)', async () => {
+    // The test services run with SWITCHYARD_VAULT=file; without a keychain the reason names what is missing.
+    const { vault } = (await svc.request('GET', '/v1/settings')).json;
+    assert.deepEqual({ backend: vault.backend, reason: vault.reason }, { backend: 'file', reason: 'SWITCHYARD_VAULT=file asks for the file vault' });
+  });
+
   test('bind.networkExposed is reported as pending until restart', async () => {
     const reply = await svc.request('PATCH', '/v1/settings', { body: { bind: { networkExposed: true } } });
     assert.equal(reply.status, 200);
@@ -54,16 +62,24 @@ describe('PATCH /v1/settings', () => {
   });
 
   test('runtime.modelsDirectory and runtime.tuning merge field by field', async () => {
+    const models = join(svc.home, 'elsewhere-models');
+    mkdirSync(models);
     const a = await svc.request('PATCH', '/v1/settings', {
-      body: { runtime: { modelsDirectory: '/srv/models', tuning: { threads: 2, contextSize: 8192 } } },
+      body: { runtime: { modelsDirectory: models, tuning: { threads: 2, contextSize: 8192 } } },
     });
     assert.equal(a.status, 200, a.text);
     const b = await svc.request('PATCH', '/v1/settings', { body: { runtime: { tuning: { gpuLayers: -1 } } } });
     assert.deepEqual(b.json.runtime, {
-      modelsDirectory: '/srv/models',
+      modelsDirectory: models,
       tuning: { contextSize: 8192, threads: 2, gpuLayers: -1, parallel: 0, batchSize: 0 },
       keepAliveSeconds: 300,
     });
+    // A directory that does not exist (a typo, an unmounted drive) is refused, not taken silently (W2.7).
+    const missing = await svc.request('PATCH', '/v1/settings', { body: { runtime: { modelsDirectory: join(svc.home, 'no-such-dir') } } });
+    assert.equal(missing.status, 400);
+    assert.equal(missing.json.error.param, 'runtime.modelsDirectory');
+    assert.match(missing.json.error.message, /does not name an existing directory/);
+    assert.doesNotMatch(missing.text, /no-such-dir/, 'the path is not echoed');
     const reset = await svc.request('PATCH', '/v1/settings', { body: { runtime: { modelsDirectory: null, tuning: { threads: 0 } } } });
     assert.equal(reset.json.runtime.modelsDirectory, null);
     assert.equal(reset.json.runtime.tuning.threads, 0);
