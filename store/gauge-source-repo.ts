@@ -1,24 +1,15 @@
-import type { GaugeAuthMode } from '../protocol/gauge.ts';
-import { GAUGE_BUILT_IN_SOURCES, type GaugeCollectorId, type GaugeSourceConfig, type GaugeSourceKind } from '../protocol/gauge-catalog.ts';
+import { GAUGE_BUILT_IN_SOURCES, type GaugeBuiltInSource } from '../protocol/gauge-catalog.ts';
 import type { StoreEnv } from './env.ts';
 
 // Gauge's setup: the built-in sources and the accounts a person connected. The edge is the only writer; the
 // gauge worker reads these records to know what to collect. Keys are source IDs, bounded before they get here
 // (built-in names, `acct_` + a ULID).
 
-export interface GaugeSourceRecord {
-  id: string;
-  kind: GaugeSourceKind;
-  collectorId: GaugeCollectorId | null;
-  providerId: string | null;
-  authMode: GaugeAuthMode;
-  /** Already redacted (email local parts removed). */
-  label: string;
-  enabled: boolean;
+/** A built-in source's fields (its `label` already redacted: email local parts removed), and the stored rest. */
+export interface GaugeSourceRecord extends GaugeBuiltInSource {
   builtIn: boolean;
   /** Opaque vault reference; never leaves the store, the edge's memory and the gauge worker. */
   credentialRef: string | null;
-  config: GaugeSourceConfig;
   createdAt: number;
   updatedAt: number;
 }

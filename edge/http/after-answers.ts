@@ -1,6 +1,7 @@
 // Work that must not hold up an answer: the per-request log lines and the usage report. An answer is written
 // in the microtasks that follow its worker message; a task queued here runs after them, in the same
-// event-loop turn (setImmediate), so it neither delays the answer nor waits for the next request.
+// event-loop turn (setImmediate), so it neither delays the answer nor waits for the next request. The adapter
+// (server.ts) also starts writes here: by then uWS has parsed every request that arrived with them.
 
 let queue: (() => void)[] = [];
 

@@ -4,6 +4,7 @@ import type { UpstreamModel } from '../../protocol/providers.ts';
 import { ADAPTERS } from './providers/index.ts';
 import { unexpectedShape } from './providers/shape.ts';
 import type { HttpRequestSpec, ModelListAdapter, ProviderTarget } from './providers/types.ts';
+import { readText } from './read-text.ts';
 import { fromTransportError, fromUpstreamStatus, type UpstreamContext } from './upstream-errors.ts';
 
 // Bounds against a provider that never ends its list: a cursor that loops, or a body that keeps coming.
@@ -19,21 +20,6 @@ export interface ListModelsOptions {
    * this call and destroyed when it ends; with one, the connect time-out is the pool's.
    */
   dispatcher?: Dispatcher;
-}
-
-/** Reads the body up to `max` bytes; a larger one is abandoned, not buffered. */
-async function readText(body: Dispatcher.ResponseData['body'], max: number): Promise<{ text: string; complete: boolean }> {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of body as AsyncIterable<Uint8Array>) {
-    size += chunk.byteLength;
-    if (size > max) {
-      body.destroy();
-      return { text: Buffer.concat(chunks).toString('utf8'), complete: false };
-    }
-    chunks.push(chunk);
-  }
-  return { text: Buffer.concat(chunks).toString('utf8'), complete: true };
 }
 
 async function fetchPage(

@@ -1,4 +1,5 @@
 import { request, type Dispatcher } from 'undici';
+import { readText } from '../../proxy/read-text.ts';
 import { fromTransportError, retryAfterSeconds } from '../../proxy/upstream-errors.ts';
 import { CollectorError, type CollectContext } from './types.ts';
 
@@ -55,18 +56,10 @@ function transportError(err: unknown, signal: AbortSignal, provider: string, ans
   return new CollectorError('upstream_error', `${provider} answered with a broken or incomplete HTTP response.`);
 }
 
+/** The body as text, or null when it is larger than `max` (then abandoned, not buffered). */
 async function readBody(body: Dispatcher.ResponseData['body'], max: number): Promise<string | null> {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of body as AsyncIterable<Uint8Array>) {
-    size += chunk.byteLength;
-    if (size > max) {
-      body.destroy();
-      return null;
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+  const { text, complete } = await readText(body, max);
+  return complete ? text : null;
 }
 
 /**
