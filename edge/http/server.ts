@@ -404,6 +404,13 @@ export function listen(uws: Uws, app: App, host: string, port: number, options: 
     const lease = framed && declared > OWNED_BODY_MIN && prepared.sharedBody ? (arena?.acquire(declared) ?? null) : null;
     let whole = framed ? (lease?.body ?? (declared > OWNED_BODY_MIN ? Buffer.allocUnsafeSlow(declared) : Buffer.allocUnsafe(declared))) : null;
     if (lease !== null) conn.onAbort = () => running || lease.settle();
+    else if (whole !== null && whole.length > OWNED_BODY_MIN) {
+      // A client gone mid-body leaves its buffer to nobody: freed now, not at V8's next collection.
+      conn.onAbort = () => {
+        if (!running && whole !== null) freeNow(whole);
+        whole = null;
+      };
+    }
     let chunks: Buffer[] = [];
     let received = 0;
     res.onData((chunk, isLast) => {
