@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createLogger } from './http/log.ts';
 import { printToken, resolveDataDir, resolvePort } from './data-dir.ts';
+import { parseEdgeMode } from './http/choose-edge.ts';
 import { VERSION_INFO } from './routes/process.ts';
 import { EXIT_CANNOT_START, supervise, type ReadyMessage } from './supervisor.ts';
 
@@ -73,7 +74,8 @@ async function start(): Promise<void> {
     dataDir,
     port: resolvePort(),
     log,
-    allowSlowEdge: process.env.SWITCHYARD_ALLOW_SLOW_EDGE === '1',
+    // SWITCHYARD_ALLOW_SLOW_EDGE is no longer read: where no native build loads, node:http serves anyway.
+    edge: parseEdgeMode(process.env.SWITCHYARD_EDGE),
   });
   const shownHost = service.host === '0.0.0.0' ? '127.0.0.1' : service.host;
   say(`Switchyard ${VERSION_INFO.version} listening on http://${shownHost}:${service.port}`);

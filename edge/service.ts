@@ -23,7 +23,10 @@ import { createRuntimePool, defaultModelsDirectory, withEmbeddedRuntime } from '
 import { listEmbeddedModels } from '../workers/runtime/library.ts';
 import { createModelLibrary } from '../workers/runtime/library-watch.ts';
 import { followLibrary } from '../workers/runtime/bootstrap.ts';
-import { embeddedFallback, modelActions, runtimeRoutes } from './routes/runtime.ts';
+import { createLoadProgress, embeddedFallback, embeddedIdsOf, modelActions, runtimeRoutes } from './routes/runtime.ts';
+import { createEventBus } from './control/events.ts';
+import { createJobs } from './control/jobs.ts';
+import { jobRoutes } from './routes/jobs.ts';
 import { createCatalogService } from './control/catalog-service.ts';
 import { createProviderService } from './control/provider-service.ts';
 import { capabilitiesRoute } from './routes/capabilities.ts';
@@ -39,10 +42,13 @@ import { sweepSpillDir } from './http/multipart-spill.ts';
 import { corsPolicy, type CorsPolicy } from './http/cors.ts';
 import { recordInstance, TOKEN_FILE } from './data-dir.ts';
 import { auditRoutes } from './routes/audit.ts';
-import { processRoutes } from './routes/process.ts';
+import { processRoutes, VERSION_INFO } from './routes/process.ts';
+import { createServiceMetrics } from './control/metrics/service.ts';
+import { metricsRoutes } from './routes/metrics.ts';
 import { settingsRoutes } from './routes/settings.ts';
 import { tokenRoutes } from './routes/tokens.ts';
-import { listen, loadUws } from './http/server.ts';
+import { listen } from './http/server.ts';
+import { chooseEdge, type EdgeMode } from './http/choose-edge.ts';
 import { createSettingsService, type ListenerInfo } from './control/settings-service.ts';
 import { createTokenService } from './control/token-service.ts';
 import { createGaugeActor, gaugeOptionsFromEnv } from '../workers/gauge/actor.ts';
@@ -51,6 +57,18 @@ import { gaugeSourceRepo } from '../store/gauge-source-repo.ts';
 import { createGaugeService } from './control/gauge/service.ts';
 import { tapCapacity } from './control/gauge/live-tap.ts';
 import { gaugeRoutes } from './routes/gauge.ts';
+import { createCapacitySignal, refreshingCapacity, type GaugeCapacitySignal } from './control/gauge/capacity-signal.ts';
+import { createServiceActivity } from './control/gauge/service-activity.ts';
+import { activityQuery } from '../store/gauge-activity.ts';
+import { gaugeInsightRoutes } from './routes/gauge-insights.ts';
+import { gaugeBudgetRepo } from '../store/gauge-budget-repo.ts';
+import { createGaugeBudgets } from './control/gauge/budgets.ts';
+import { gaugeBudgetRoutes } from './routes/gauge-budgets.ts';
+import { gaugeAlertRepo } from '../store/gauge-alert-repo.ts';
+import { createGaugeAlerts, evaluatingAfterRefresh } from './control/gauge/alerts.ts';
+import { gaugeAlertRoutes } from './routes/gauge-alerts.ts';
+import { authSessionOptionsFromEnv, createAuthSessions } from './control/gauge/auth-sessions.ts';
+import { gaugeAuthSessionRoutes } from './routes/gauge-auth-sessions.ts';
 
 // The composition root: opens the store, builds the hot state, binds the listener, and knows how to stop.
 
@@ -58,8 +76,8 @@ export interface ServiceOptions {
   dataDir: string;
   port: number;
   log: Logger;
-  /** Run on uWS's pure-JS fallback when the native binary does not load (loudly). */
-  allowSlowEdge?: boolean;
+  /** SWITCHYARD_EDGE: a native uWebSockets.js build when one loads (`auto`), node:http (`node`), or native only (`uws`). */
+  edge?: EdgeMode;
 }
 
 export interface RunningService {
@@ -77,10 +95,11 @@ export interface RunningService {
 const LAST_USED_FLUSH_MS = 30_000;
 const MODEL_LIST_CHECK_MS = 60_000;
 
-export async function startService({ dataDir, port, log, allowSlowEdge = false }: ServiceOptions): Promise<RunningService> {
-  const { uws, native, reason } = loadUws(allowSlowEdge);
-  if (native) log.info({ edge: 'uWebSockets.js', native: true }, 'native uWebSockets.js binary loaded');
-  else log.warn({ edge: 'uWebSockets.js', native: false, reason }, 'running on the slow pure-JS uWebSockets.js fallback');
+export async function startService({ dataDir, port, log, edge: edgeMode = 'auto' }: ServiceOptions): Promise<RunningService> {
+  const { edge, uws, build, failures } = chooseEdge(edgeMode);
+  if (build !== undefined) log.info({ edge, build }, 'native uWebSockets.js binary loaded');
+  else if (edgeMode === 'node') log.info({ edge }, 'serving HTTP with node:http (SWITCHYARD_EDGE=node)');
+  else log.warn({ edge, failures }, 'no native uWebSockets.js build loads here: serving HTTP with node:http instead (see README)');
 
   ensurePrivateDir(dataDir);
   const lock = lockDataDir(dataDir);
@@ -100,12 +119,20 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
   const relayPool = createRelayPool({ dataDir });
   // Settings are read inside these closures at call time, so the models directory and tuning follow PATCHes.
   const modelsDirectory = () => settings.current().runtime.modelsDirectory ?? defaultModelsDirectory(dataDir);
+  // Job progress, model loads and unloads, and Gauge alerts, for GET /v1/events and each job's own stream.
+  const bus = createEventBus();
+  const loadProgress = createLoadProgress();
+  const jobs = createJobs(bus, { onInternal: (err) => log.error({ err: String(err).slice(0, 500) }, 'a job failed with an internal error') });
   const runtimePool = createRuntimePool({
     dataDir,
     modelsDirectory,
     tuning: () => settings.current().runtime.tuning,
     keepAliveSeconds: () => settings.current().runtime.keepAliveSeconds,
-    onEvent: (event) => library.heard(event),
+    onEvent: (event) => {
+      library.heard(event);
+      if (event.t === 'loading') loadProgress.heard(event.name, event.progress);
+      if (event.t === 'expired') for (const modelId of embeddedIdsOf(event.name, catalog)) bus.publish('model.unloaded', { modelId, reason: 'idle' });
+    },
     // A catalog model's `acceleration: {mode: "draft"}` names a model of the same provider; the runtime needs its file.
     draftFor(req) {
       const acc = req.upstreamModelId === null ? null : catalog.current().get(`${req.target.id}/${req.upstreamModelId}`)?.acceleration;
@@ -124,6 +151,8 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
   const gaugeSources = gaugeSourceRepo(env);
   const gaugeData = gaugeDataRepo(env);
   await gaugeSources.ensureBuiltIns(Date.now());
+  const rekeyed = await gaugeData.upgradeKeys();
+  if (rekeyed > 0) log.info({ rekeyed }, 'rewrote Gauge history and activity keys of the first store layout');
   const spillDir = join(dataDir, 'tmp');
   ensurePrivateDir(spillDir);
   // Before the listener: no upload of this run has spilled yet, so every match is a dead run's leftover.
@@ -135,7 +164,15 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
   const models = modelRepo(env);
   const providerStore = providerRepo(env);
   const catalog = createCatalogService({ env, models, audit, providers: () => providerStore.all() });
-  const smartRoute = createSmartRouting({ env, audit, catalog });
+  // Smart Route's capacity strategy and GET /v1/gauge/capacity read one signal: live headers plus Gauge's readings.
+  let gaugeCapacity!: GaugeCapacitySignal;
+  const smartRoute = createSmartRouting({
+    env,
+    audit,
+    catalog,
+    capacitySignal: (live) =>
+      (gaugeCapacity = createCapacitySignal({ live, readings: () => gaugeData.readings(), sources: () => gaugeSources.all(), catalog: () => catalog.current(), enabled: () => settings.current().gauge.enabled })),
+  });
   const providers = createProviderService({
     env,
     providers: providerStore,
@@ -195,31 +232,77 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
     enabled: () => settings.current().usage.enabled,
     retentionDays: () => settings.current().usage.retentionDays,
     log,
+    priceOf: (modelId) => catalog.current().get(modelId)?.pricing ?? null,
+  });
+  // The `service` source's hourly activity: folded in memory per call, written in batches.
+  const serviceActivity = createServiceActivity({
+    env,
+    data: gaugeData,
+    enabled: () => settings.current().gauge.enabled && settings.current().usage.enabled,
+    sourceEnabled: () => gaugeSources.get('service')?.enabled === true,
+  });
+
+  // GET /metrics: counted on the app's answers, the relay's calls and the usage events; the rest read at a scrape.
+  const metrics = createServiceMetrics({
+    version: VERSION_INFO.version,
+    edge,
+    proxyPool: () => pool.stats(),
+    meter: () => meter.stats(),
+    arenaInUse: () => relayPool.arena.inUse(),
+    *gaugeSources() {
+      for (const source of gaugeSources.all()) {
+        const state = gaugeData.state(source.id)?.state;
+        yield { kind: source.kind, enabled: source.enabled, lastOutcome: state?.lastOutcome ?? null, consecutiveFailures: state?.consecutiveFailures ?? 0 };
+      }
+    },
   });
 
   // After the settings exist: listing the library reads the models directory from them.
   await library.start();
   await follower.atStart();
 
+  // Budget statuses come from the meter's usage (and Gauge readings while Gauge is on); a write re-evaluates alerts.
+  const gaugeBudgets = createGaugeBudgets({
+    env,
+    repo: gaugeBudgetRepo(env),
+    audit,
+    usage: usageRepo(env),
+    readings: () => gaugeData.readings().map((r) => r.reading),
+    gaugeEnabled: () => settings.current().gauge.enabled,
+    providerExists: (id) => providerStore.all().some((p) => p.id === id),
+    sources: gaugeSources,
+    onChange: () => void gaugeAlerts.evaluateQuietly(),
+  });
+  // Alerts evaluate after each refresh a person asks for, before each events list, and on a timer (the worker's
+  // scheduled refreshes).
+  const gaugeAlerts = createGaugeAlerts({ env, repo: gaugeAlertRepo(env), data: gaugeData, sources: gaugeSources, audit, settings: () => settings.current().gauge, budgets: (at) => gaugeBudgets.budgetStatuses(at), log, onEvent: (event) => void bus.publish('gauge.alert', event) });
+  const gaugeService = createGaugeService({ env, sources: gaugeSources, data: gaugeData, vault, audit, actor: evaluatingAfterRefresh(refreshingCapacity(gauge, () => gaugeCapacity), gaugeAlerts), settings: () => settings.current().gauge });
+  // Device flows that connect Gauge accounts: in memory, ended on shutdown.
+  const authSessions = createAuthSessions({ service: gaugeService, settings: () => settings.current().gauge, log, ...authSessionOptionsFromEnv() });
+
   let draining = false;
   const routes: RouteDef[] = [
-    ...processRoutes(() => draining),
+    ...processRoutes(() => draining, edge),
+    ...metricsRoutes(metrics.render),
     ...settingsRoutes(settings),
     ...tokenRoutes(tokens),
     ...auditRoutes(audit),
     ...hardwareRoutes(hardware),
     ...providerRoutes(providers, catalog, models),
-    ...catalogRoutes(catalog, modelActions({ catalog, runtime: runtimePool, env, audit })),
+    ...catalogRoutes(catalog, modelActions({ catalog, runtime: runtimePool, env, audit, jobs, bus, loadProgress })),
+    ...jobRoutes({ jobs, bus }),
     ...modelRoutes(catalog, smartRoute.synthetic),
     ...smartRoute.routes,
     ...gatewayRoutes({
       catalog,
-      pool: withEmbeddedRuntime(relayPool, runtimePool),
+      pool: metrics.tapRelay(withEmbeddedRuntime(relayPool, runtimePool)),
       responses,
       log,
       spillDir,
       recordUsage: (event) => {
         meter.record(event);
+        metrics.usage(event);
+        serviceActivity.record(event);
         gauge.traffic();
       },
       // Gauge's live-headers source hears the same answer heads as Smart Route's capacity tracker.
@@ -229,9 +312,21 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
     ...usageRoutes(usageRepo(env)),
     ...runtimeRoutes({ library, runtime: runtimePool, catalog }),
     ...gaugeRoutes({
-      service: createGaugeService({ env, sources: gaugeSources, data: gaugeData, vault, audit, actor: gauge, settings: () => settings.current().gauge }),
+      service: gaugeService,
       sources: gaugeSources,
       data: gaugeData,
+      settings: () => settings.current().gauge,
+    }),
+    ...gaugeAuthSessionRoutes(authSessions),
+    ...gaugeAlertRoutes(gaugeAlerts, () => settings.current().gauge),
+    ...gaugeBudgetRoutes(gaugeBudgets),
+    ...gaugeInsightRoutes({
+      data: gaugeData,
+      sources: gaugeSources,
+      activity: activityQuery(env),
+      flushServiceActivity: () => serviceActivity.flush(),
+      signal: gaugeCapacity,
+      catalog: () => catalog.current(),
       settings: () => settings.current().gauge,
     }),
   ];
@@ -245,6 +340,7 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
     multipartBodyLimit: () => multipartBodyLimit,
     listener,
     isDraining: () => draining,
+    observe: metrics.observer,
   });
 
   let listening;
@@ -256,8 +352,10 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
     await runtimePool.close();
     library.close();
     await meter.close();
+    await serviceActivity.close();
     await hardware.close();
     await gauge.close();
+    metrics.close();
     await env.close();
     lock.release();
     throw err;
@@ -275,10 +373,13 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
   providers.refreshStale();
   const refreshTimer = setInterval(() => providers.refreshStale(), MODEL_LIST_CHECK_MS);
   refreshTimer.unref();
+  gaugeAlerts.start();
 
   let closing: Promise<void> | null = null;
   async function close(drainMs = 10_000): Promise<void> {
     draining = true;
+    // Event streams never end by themselves: end them now, or the drain would wait its whole time on them.
+    bus.close();
     listening!.stopListening();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([listening!.idle(), new Promise((r) => (timer = setTimeout(r, drainMs)))]);
@@ -293,8 +394,12 @@ export async function startService({ dataDir, port, log, allowSlowEdge = false }
     await runtimePool.close();
     // After the relay: every call that finished has recorded its usage, and the meter commits it now.
     await meter.close();
+    await serviceActivity.close();
     await hardware.close();
+    await authSessions.close();
+    await gaugeAlerts.close();
     await gauge.close();
+    metrics.close();
     await tokens.flushLastUsed().catch(() => undefined);
     await env.close();
     forgetInstance();

@@ -4,6 +4,7 @@ import { USAGE_GROUP_BY } from './http/usage.ts';
 import { PRESET_PARAMETERS, PRESET_SCOPE_GROUPS, PRESET_SYSTEM_FAMILIES } from './presets.ts';
 import { KINDS, PROVIDER_ACTIONS, PROVIDER_KINDS } from './providers.ts';
 import { SCOPES } from './scopes.ts';
+import { TRANSLATIONS } from './translation.ts';
 
 // GET /v1/capabilities, derived from the tables the code runs on and from the routes the edge actually
 // serves, so it cannot claim what the service does not do. IDs only: no records, credentials or paths.
@@ -30,6 +31,8 @@ export function buildCapabilities(routes: readonly ServedRoute[]) {
     object: 'capabilities',
     apiVersion: 'current',
     families,
+    /** Protocol translations: a call in `client` reaches a model that lists only `upstream` (docs/api.md). */
+    translations: Object.values(TRANSLATIONS).map((t) => ({ client: t.client, upstream: t.upstream })),
     providerKinds: PROVIDER_KINDS.map((id) => ({
       id,
       location: KINDS[id].location,

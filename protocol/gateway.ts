@@ -42,6 +42,11 @@ export interface UsageReport {
   inputTokens: number | null;
   outputTokens: number | null;
   cachedInputTokens: number | null;
+  /**
+   * Of the input, written to a prompt cache (styleB cache_creation_input_tokens); absent where a protocol has
+   * no such figure.
+   */
+  cacheWriteTokens?: number | null;
   reasoningTokens: number | null;
   totalTokens: number | null;
   /** What the upstream says the call cost (OpenRouter's `usage.cost`), in USD. */

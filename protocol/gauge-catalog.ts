@@ -53,6 +53,9 @@ export function adapterOf(providerId: string, authMode: string): (typeof GAUGE_A
   return GAUGE_ACCOUNT_ADAPTERS.find((a) => a.providerId === providerId && a.authMode === authMode);
 }
 
+/** Adapters whose credential only an auth session obtains (POST /v1/gauge/auth-sessions), never a pasted one. */
+export const GAUGE_SESSION_ADAPTERS: typeof GAUGE_ACCOUNT_ADAPTERS = [{ providerId: 'github-copilot', authMode: 'oauth_device', collectorId: 'github-copilot' }];
+
 /** Allow-listed, non-secret configuration keys per collector (PUT /v1/gauge/sources/{id}, account config). */
 export const GAUGE_CONFIG_KEYS: Record<GaugeCollectorId, readonly ('baseUrl' | 'paths')[]> = {
   openai: ['baseUrl'],

@@ -5,8 +5,12 @@ import type { UsageAcceleration, UsageEvent, UsageRoute } from './gateway.ts';
 // the worker's own port; usage events take a separate, plain port in batches, because a comlink call per
 // event (an id, a promise and a reply each) would cost the hot path more than the event is worth.
 
-/** What crosses to the meter for one call: the event minus its request ID and anything else. */
-export type MeterRecord = Omit<UsageEvent, 'kind' | 'requestId'>;
+/**
+ * What crosses to the meter for one call: the event minus its request ID and anything else, plus the cost
+ * estimated on the edge from the catalog price at the time of the call (protocol/pricing.ts), so a later price
+ * change never rewrites what was metered. Null when the model has no USD price or the call reported no tokens.
+ */
+export type MeterRecord = Omit<UsageEvent, 'kind' | 'requestId'> & { estimatedCostUsd?: number | null };
 
 /**
  * Records cross as one flat array of primitives, RECORD_SLOTS per record (packRecord, unpackRecord): the edge
@@ -19,11 +23,11 @@ export interface MeterBatch {
 }
 
 // at, tokenId, providerId, modelId, op, outcome, usage reported (boolean), its six counts, its tool calls (null
-// when none), route (null when absent), acceleration (null when absent).
-export const RECORD_SLOTS = 16;
+// when none), route (null when absent), acceleration (null when absent), cache-write tokens, estimated cost.
+export const RECORD_SLOTS = 18;
 
 /** Appends the countable fields of `e` to `out`: never the request ID or anything an event picks up later. */
-export function packRecord(out: unknown[], e: UsageEvent): void {
+export function packRecord(out: unknown[], e: UsageEvent, estimatedCostUsd: number | null = null): void {
   const u = e.usage;
   out.push(e.at, e.tokenId, e.providerId, e.modelId, e.op, e.outcome);
   if (u === null) out.push(false, null, null, null, null, null, null, null);
@@ -45,6 +49,7 @@ export function packRecord(out: unknown[], e: UsageEvent): void {
     if (a.acceptedDraftTokens !== undefined) acceleration.acceptedDraftTokens = a.acceptedDraftTokens;
     out.push(acceleration);
   }
+  out.push(u === null ? null : (u.cacheWriteTokens ?? null), estimatedCostUsd);
 }
 
 /** The record packed at `at` in `fields`. */
@@ -69,7 +74,9 @@ export function unpackRecord(fields: readonly unknown[], at: number): MeterRecor
             toolCalls: (f(13) as Record<string, number> | null) ?? {},
           }
         : null,
+    estimatedCostUsd: f(17) as number | null,
   };
+  if (rec.usage !== null && f(16) !== null) rec.usage.cacheWriteTokens = f(16) as number;
   if (f(14) !== null) rec.route = f(14) as UsageRoute;
   if (f(15) !== null) rec.acceleration = f(15) as UsageAcceleration;
   return rec;

@@ -93,7 +93,7 @@ export const KINDS = {
     defaultBaseUrl: null,
     credential: 'none',
     hints: [],
-    families: ['styleA.chat_completions', 'styleA.embeddings', 'styleB.messages', 'rerank.documents'],
+    families: ['styleA.chat_completions', 'styleA.embeddings', 'styleA.responses', 'styleB.messages', 'rerank.documents'],
     actions: ['refresh-models'],
     internal: false,
     location: 'in_process',

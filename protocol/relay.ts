@@ -1,6 +1,7 @@
 import type { ErrorPayload } from './errors.ts';
 import type { GatewayOp, UsageAcceleration, UsageReport } from './gateway.ts';
 import type { ProviderTarget } from './messages.ts';
+import type { TranslationKey } from './translation.ts';
 
 // The relay protocol between the edge and the proxy workers. Each worker has one long-lived port;
 // requests are multiplexed on it by `id`. Each side posts the messages of an event-loop turn as one batch:
@@ -29,6 +30,8 @@ export interface RelayRequest {
    */
   body: ArrayBuffer | string | SharedBodyRef | null;
   bodyStreamed: boolean;
+  /** Set when the model is reached through a protocol translation (protocol/translation.ts): `op` is the client's. */
+  translation?: TranslationKey;
 }
 
 /** A body in a slot of the shared body arena: its bytes start at the slot's start. The worker frees the slot. */

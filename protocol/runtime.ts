@@ -36,11 +36,13 @@ export type ToRuntime =
 
 /**
  * What the worker tells the edge unasked: llama.cpp refused a file whose header check passed (the library
- * listing marks that file version corrupt), or a model was unloaded because its keep-alive ran out.
+ * listing marks that file version corrupt), a model was unloaded because its keep-alive ran out, or a
+ * model's load advanced (llama.cpp's load progress, 0..1, in steps of at least 0.05; load jobs report it).
  */
 export type RuntimeEvent =
   | { t: 'refused'; name: string; sizeBytes: number; modifiedAt: string; problem: string }
-  | { t: 'expired'; name: string };
+  | { t: 'expired'; name: string }
+  | { t: 'loading'; name: string; progress: number };
 
 export type FromRuntime =
   | FromWorker

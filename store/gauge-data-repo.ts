@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { GaugeActivityBucket, GaugeProviderStatus, GaugeReading } from '../protocol/gauge.ts';
 import type { GaugeSourceState } from '../protocol/gauge-messages.ts';
 import type { StoreEnv } from './env.ts';
+import { boundedKey } from './keys.ts';
 
 // What Gauge collected: the latest reading per account, hourly history snapshots, per-source collection state
 // (diagnostics and the collector's cursor), provider statuses and activity buckets. The gauge worker writes
@@ -50,11 +51,19 @@ export interface GaugeDataRepo {
   activityCount(): number;
   /** Everything Gauge collected for a deleted source: readings, history, state, activity. */
   removeSource(sourceId: string, alongside?: () => void): Promise<void>;
+  /** Rewrites keys of the first layout into this one; returns how many. Run once at start. */
+  upgradeKeys(): Promise<number>;
   /** This installation's salt for hashing provider-side identities; created on first use. */
   identitySalt(): Promise<string>;
 }
 
-const SEP = '\u0000';
+// Printable: lmdb-js (ordered-binary) reads a longer string key holding a byte below 0x1b back as an array
+// of parts and encodes its range bounds differently, so a history range over a 31-character account ID found
+// nothing. The parts a key joins are service-made IDs and ISO hours, none containing `|`, except an account ID
+// derived from a person's provider ID: that part is percent-encoded (keyPart).
+const SEP = '|';
+/** The separator of the layout before: found only in keys that upgradeKeys() rewrites. */
+const LEGACY_SEP = '\u0000';
 // A fact about the installation, beside the others in `meta`.
 const SALT_KEY = 'gaugeIdentitySalt';
 const END = '\uffff';
@@ -64,9 +73,15 @@ export function hourOf(ms: number): string {
   return new Date(Math.floor(ms / 3_600_000) * 3_600_000).toISOString();
 }
 
+const keyPart = (id: string) => boundedKey(encodeURIComponent(id));
+
+function historyKey(sourceId: string, reading: GaugeReading): string {
+  return `${sourceId}${SEP}${hourOf(Date.parse(reading.collectedAt))}${SEP}${keyPart(reading.accountId)}`;
+}
+
 function activityKey(b: GaugeActivityBucket): string {
   const dims = createHash('sha256').update(JSON.stringify([b.providerId, b.model, b.project, b.workspace, b.session])).digest('base64url').slice(0, 22);
-  return `${b.hour}${SEP}${b.sourceId}${SEP}${dims}`;
+  return `${b.hour}${SEP}${keyPart(b.sourceId)}${SEP}${dims}`;
 }
 
 const COUNTERS = ['requests', 'inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheWriteTokens', 'reasoningTokens'] as const;
@@ -80,7 +95,7 @@ export function gaugeDataRepo(env: StoreEnv): GaugeDataRepo {
   const meta = env.db<string>('meta');
 
   function historyKeys(sourceId: string | null): string[] {
-    const range = sourceId === null ? {} : { start: `${sourceId}${SEP}`, end: `${sourceId}${SEP}${END}` };
+    const range = sourceId === null ? {} : { start: `${keyPart(sourceId)}${SEP}`, end: `${keyPart(sourceId)}${SEP}${END}` };
     return [...history.getKeys(range)];
   }
 
@@ -90,14 +105,14 @@ export function gaugeDataRepo(env: StoreEnv): GaugeDataRepo {
     stageReading(sourceId, reading) {
       readings.put(reading.accountId, { sourceId, reading });
       // One snapshot per account and hour: the last reading of the hour wins.
-      history.put(`${sourceId}${SEP}${hourOf(Date.parse(reading.collectedAt))}${SEP}${reading.accountId}`, reading);
+      history.put(historyKey(keyPart(sourceId), reading), reading);
     },
     *history(sinceMs, sourceIds) {
       const since = hourOf(sinceMs);
       for (const sourceId of sourceIds) {
-        for (const { key, value } of history.getRange({ start: `${sourceId}${SEP}${since}`, end: `${sourceId}${SEP}${END}` })) {
-          const [, hour, accountId] = key.split(SEP) as [string, string, string];
-          yield { sourceId, hour, accountId, reading: value };
+        const part = keyPart(sourceId);
+        for (const { value } of history.getRange({ start: `${part}${SEP}${since}`, end: `${part}${SEP}${END}` })) {
+          yield { sourceId, hour: hourOf(Date.parse(value.collectedAt)), accountId: value.accountId, reading: value };
         }
       }
     },
@@ -111,7 +126,7 @@ export function gaugeDataRepo(env: StoreEnv): GaugeDataRepo {
     },
     async prune(beforeMs) {
       const before = hourOf(beforeMs);
-      const old = [...history.getKeys()].filter((k) => k.split(SEP)[1]! < before);
+      const old = [...history.getRange()].filter(({ value }) => hourOf(Date.parse(value.collectedAt)) < before).map(({ key }) => key);
       const oldActivity = [...activity.getKeys({ end: before })];
       if (old.length + oldActivity.length > 0) {
         await env.commit(() => {
@@ -151,6 +166,26 @@ export function gaugeDataRepo(env: StoreEnv): GaugeDataRepo {
         states.remove(sourceId);
         alongside?.();
       });
+    },
+    async upgradeKeys() {
+      // History and activity keys of the first layout (LEGACY_SEP); their values carry everything a key holds.
+      const legacy = (key: unknown) => typeof key !== 'string' || key.includes(LEGACY_SEP);
+      const oldHistory = [...history.getRange()].filter(({ key }) => legacy(key));
+      const oldActivity = [...activity.getRange()].filter(({ key }) => legacy(key));
+      if (oldHistory.length + oldActivity.length === 0) return 0;
+      await env.commit(() => {
+        for (const { key, value } of oldHistory) {
+          history.remove(key as string);
+          // The source ID was the key's first part; a key that did not read back as parts is dropped.
+          const sourceId = typeof key === 'string' ? key.split(LEGACY_SEP)[0] : Array.isArray(key) && typeof key[0] === 'string' ? key[0] : undefined;
+          if (sourceId) history.put(historyKey(keyPart(sourceId), value), value);
+        }
+        for (const { key, value } of oldActivity) {
+          activity.remove(key as string);
+          activity.put(activityKey(value), value);
+        }
+      });
+      return oldHistory.length + oldActivity.length;
     },
     async identitySalt() {
       const existing = meta.get(SALT_KEY);

@@ -34,6 +34,15 @@ export type UsageTotals = {
   costUsd: number;
   /** Requests that reported a cost: distinguishes "cost 0" from "no cost reported". */
   costReports: number;
+  // Added with estimated cost; rows written before lack them and read as 0 (addInto, emptyTotals).
+  /** Of the input, written to a prompt cache (styleB cache_creation_input_tokens). */
+  cacheWriteTokens: number;
+  /** Catalog-price estimates of every call that had one, whether or not the provider reported a cost. */
+  estimatedCostUsd: number;
+  estimates: number;
+  /** The part of those estimates for calls that reported no cost: what fills `costUsd` where a bill is missing. */
+  unreportedEstimatedCostUsd: number;
+  unreportedEstimates: number;
 };
 
 export type ToolTotals = { calls: number };
@@ -47,7 +56,22 @@ export type AccelerationTotals = UsageTotals & {
 };
 
 export function emptyTotals(): UsageTotals {
-  return { requests: 0, failedRequests: 0, inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, reasoningTokens: 0, totalTokens: 0, costUsd: 0, costReports: 0 };
+  return {
+    requests: 0,
+    failedRequests: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+    cachedInputTokens: 0,
+    reasoningTokens: 0,
+    totalTokens: 0,
+    costUsd: 0,
+    costReports: 0,
+    cacheWriteTokens: 0,
+    estimatedCostUsd: 0,
+    estimates: 0,
+    unreportedEstimatedCostUsd: 0,
+    unreportedEstimates: 0,
+  };
 }
 
 export function emptyAcceleration(): AccelerationTotals {

@@ -119,8 +119,12 @@ export function countersOf(t: UsageTotals): UsageCounters {
     cachedInputTokens: t.cachedInputTokens,
     reasoningTokens: t.reasoningTokens,
     totalTokens: t.totalTokens,
+    cacheWriteTokens: t.cacheWriteTokens,
     // Sums of binary fractions drift in the last digits; a nano-dollar is far below any price.
-    costUsd: t.costReports === 0 ? null : round(t.costUsd, 9),
+    costUsd: t.costReports + t.unreportedEstimates === 0 ? null : round(t.costUsd + t.unreportedEstimatedCostUsd, 9),
+    providerReportedCostUsd: t.costReports === 0 ? null : round(t.costUsd, 9),
+    estimatedCostUsd: t.estimates === 0 ? null : round(t.estimatedCostUsd, 9),
+    costEstimated: t.unreportedEstimates > 0,
   };
 }
 

@@ -1,6 +1,7 @@
 import { ServiceError } from '../../protocol/errors.ts';
 import type { EndpointFamily } from '../../protocol/families.ts';
 import { KINDS } from '../../protocol/providers.ts';
+import { translatedFamilies } from '../../protocol/translation.ts';
 import { directModelId, MODEL_ID_MAX, type ModelCreate, type ModelUpdate, type ModelView } from '../../protocol/http/catalog.ts';
 import type { AuditRepo } from '../../store/audit-repo.ts';
 import type { StoreEnv } from '../../store/env.ts';
@@ -38,7 +39,7 @@ const invalid = (param: string, message: string) => new ServiceError('INVALID_RE
 
 export function toModelView(m: CatalogModel): ModelView {
   const { created: _created, ...view } = m;
-  return { ...view, families: [...view.families], aliases: [...view.aliases] };
+  return { ...view, families: [...view.families], translatedFamilies: translatedFamilies(view.families), aliases: [...view.aliases] };
 }
 
 export function createCatalogService({ env, models, audit, providers }: Deps): CatalogService {
@@ -126,7 +127,7 @@ export function createCatalogService({ env, models, audit, providers }: Deps): C
         aliases: input.aliases ?? [],
         hidden: input.hidden ?? false,
         contextWindow: input.contextWindow ?? auto?.contextWindow ?? null,
-        pricing: input.pricing ? { cachedInputPerMTok: null, currency: 'USD', ...input.pricing } : null,
+        pricing: input.pricing ? { cachedInputPerMTok: null, cacheWritePerMTok: null, currency: 'USD', ...input.pricing } : null,
         acceleration: input.acceleration ? { draftModelId: null, ...input.acceleration } : null,
         createdAt: now,
         updatedAt: now,
@@ -160,7 +161,7 @@ export function createCatalogService({ env, models, audit, providers }: Deps): C
         ...(patch.aliases !== undefined && { aliases: [...patch.aliases] }),
         ...(patch.hidden !== undefined && { hidden: patch.hidden }),
         ...(patch.contextWindow !== undefined && { contextWindow: patch.contextWindow }),
-        ...(patch.pricing !== undefined && { pricing: patch.pricing && { cachedInputPerMTok: null, currency: 'USD', ...patch.pricing } }),
+        ...(patch.pricing !== undefined && { pricing: patch.pricing && { cachedInputPerMTok: null, cacheWritePerMTok: null, currency: 'USD', ...patch.pricing } }),
         ...(patch.acceleration !== undefined && { acceleration: patch.acceleration && { draftModelId: null, ...patch.acceleration } }),
         updatedAt: Date.now(),
       };

@@ -54,7 +54,8 @@ export function buildCatalog(
       hidden: r.hidden,
       source: 'explicit',
       contextWindow: r.contextWindow,
-      pricing: r.pricing,
+      // Records priced before cache writes had a price lack the field.
+      pricing: r.pricing === null ? null : { ...r.pricing, cacheWritePerMTok: r.pricing.cacheWritePerMTok ?? null },
       acceleration: r.acceleration,
       created: listed?.created ?? Math.floor(r.createdAt / 1000),
     });

@@ -7,6 +7,7 @@ import type { StoreEnv } from '../../store/env.ts';
 import type { SettingsRepo } from '../../store/settings-repo.ts';
 import type { Actor } from './actor.ts';
 import { normalizeOrigin } from '../http/cors.ts';
+import { mergeOAuthClients } from './gauge/oauth-clients.ts';
 
 /** What the running listener actually is; settings can only change it across a restart. */
 export interface ListenerInfo {
@@ -67,7 +68,9 @@ function merge(current: StoredSettings, patch: SettingsPatch): StoredSettings {
   Object.assign(next.runtime.tuning, patch.runtime?.tuning);
   if (patch.runtime?.keepAliveSeconds !== undefined) next.runtime.keepAliveSeconds = patch.runtime.keepAliveSeconds;
   Object.assign(next.usage, patch.usage);
-  Object.assign(next.gauge, patch.gauge);
+  const { oauthClients, ...gauge } = patch.gauge ?? {};
+  Object.assign(next.gauge, gauge);
+  if (oauthClients !== undefined) next.gauge.oauthClients = mergeOAuthClients(next.gauge.oauthClients, oauthClients);
   Object.assign(next.limits, patch.limits);
   return next;
 }
@@ -108,7 +111,7 @@ export function createSettingsService({ env, repo, audit, listener, vault, onCha
       cors: { allowedOrigins: [...settings.cors.allowedOrigins], wildcard: settings.cors.allowedOrigins.includes('*') },
       runtime: structuredClone(settings.runtime),
       usage: { ...settings.usage },
-      gauge: { ...settings.gauge },
+      gauge: structuredClone(settings.gauge),
       limits: { ...settings.limits },
       vault: { ...vault },
     };

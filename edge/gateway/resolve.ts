@@ -1,6 +1,7 @@
 import { ServiceError } from '../../protocol/errors.ts';
 import { GATEWAY_OPS, type GatewayOp } from '../../protocol/gateway.ts';
 import { KINDS } from '../../protocol/providers.ts';
+import { translationFor, type TranslationKey } from '../../protocol/translation.ts';
 import type { Catalog, ResolvedModel } from '../control/catalog.ts';
 
 // Steps 1-3 of interface.md section 4's resolution order, all on the main thread from memory: name the
@@ -14,7 +15,10 @@ const modelError = (code: 'MODEL_NOT_FOUND' | 'INVALID_REQUEST', message: string
  */
 export type UnresolvedName = (catalog: Catalog, name: string) => ResolvedModel | null;
 
-export function resolveModel(catalog: Catalog, op: GatewayOp, name: unknown, options: { multipart?: boolean; unresolved?: UnresolvedName } = {}): ResolvedModel {
+/** A resolved model, and the protocol translation that reaches it when it does not list the op's family. */
+export type RoutedModel = ResolvedModel & { translation?: TranslationKey };
+
+export function resolveModel(catalog: Catalog, op: GatewayOp, name: unknown, options: { multipart?: boolean; unresolved?: UnresolvedName } = {}): RoutedModel {
   if (typeof name !== 'string' || name === '') throw modelError('INVALID_REQUEST', '`model` is required.');
   if (name.startsWith('@')) {
     if (options.multipart) {
@@ -32,6 +36,11 @@ export function resolveModel(catalog: Catalog, op: GatewayOp, name: unknown, opt
     throw modelError('MODEL_NOT_FOUND', `No model \`${name.slice(0, 200)}\`.`);
   }
   const family = GATEWAY_OPS[op].family;
+  const translation = resolved.model.families.includes(family) ? null : translationFor(op, resolved.model.families);
+  if (translation !== null) {
+    checkCredential(resolved);
+    return { ...resolved, translation: translation.key };
+  }
   if (!resolved.model.families.includes(family)) {
     throw new ServiceError('MODEL_ENDPOINT_NOT_SUPPORTED', `\`${name.slice(0, 200)}\` does not support ${family}.`, {
       param: 'model',

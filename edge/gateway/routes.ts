@@ -6,6 +6,7 @@ import { RESPONSE_ID_MAX_BYTES } from '../../protocol/ids.ts';
 import { GATEWAY_OPS, type GatewayOp, type UsageEvent, type UsageRoute } from '../../protocol/gateway.ts';
 import { KINDS, PROVIDER_KINDS, type ProviderKind } from '../../protocol/providers.ts';
 import { ownBuffer, transferable, type RelayRequest } from '../../protocol/relay.ts';
+import type { TranslationKey } from '../../protocol/translation.ts';
 import type { ResponseRouteRepo } from '../../store/response-route-repo.ts';
 import { forwardRequestHeaders } from '../../workers/proxy/header-policy.ts';
 import type { RelayPool } from '../../workers/proxy/relay-pool.ts';
@@ -21,6 +22,7 @@ import type { EdgeRequestHead } from '../http/types.ts';
 import { relayMultipart } from './multipart.ts';
 import { startRelay, type RelayCall, type RelayHooks, type RelayOutcome } from './relay-response.ts';
 import { checkCredential, resolveModel, type UnresolvedName } from './resolve.ts';
+import { countPlan, countResult, estimateResult, isCountOp, messagesCountBody, resolveForCount } from './count-tokens.ts';
 import { isPackName, isPresetName, observeFailure, resolvePack, resolvePreset, retryClassOf, type SmartRouting } from '../control/smart-route/gateway.ts';
 
 // Every inference route of interface.md section 4, relayed through the proxy workers. The edge parses
@@ -46,9 +48,15 @@ const HINTS = new Map<ProviderKind, ReadonlyMap<string, string>>(
   PROVIDER_KINDS.map((k) => [k, new Map((KINDS[k].hints as readonly string[]).map((h) => [h.toLowerCase(), h]))]),
 );
 
-function relayRequest(ctx: RouteContext<unknown>, op: GatewayOp, resolved: Pick<ResolvedModel, 'provider'> & { model: { id: string; upstreamModelId: string } | null }, clientModel: string | null, body: RelayRequest['body']): RelayRequest {
+function relayRequest(
+  ctx: RouteContext<unknown>,
+  op: GatewayOp,
+  resolved: Pick<ResolvedModel, 'provider'> & { model: { id: string; upstreamModelId: string } | null; translation?: TranslationKey },
+  clientModel: string | null,
+  body: RelayRequest['body'],
+): RelayRequest {
   const { provider } = resolved;
-  return {
+  const req: RelayRequest = {
     op,
     target: targetOf(provider),
     credentialRef: provider.credentialRef,
@@ -61,6 +69,9 @@ function relayRequest(ctx: RouteContext<unknown>, op: GatewayOp, resolved: Pick<
     body,
     bodyStreamed: body === null && GATEWAY_OPS[op].body !== 'none',
   };
+  // Only translated calls carry the member, so the common request keeps one shape.
+  if (resolved.translation !== undefined) req.translation = resolved.translation;
+  return req;
 }
 
 // Bodies up to this many bytes travel to a worker as text: cloning a short string is cheaper than
@@ -212,6 +223,16 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
           const json = value ?? (parseJsonBody(body, headers['content-type']) as Record<string, unknown>);
           const { resolved, body: presetBody } = resolvePreset(smart, op, name, json);
           return follow(ctx, op, resolved.provider.id, resolved.model.id, startJson(ctx, op, resolved, name, presetBody));
+        }
+        if (isCountOp(op)) {
+          // Every model is counted: by its provider, by a local tokenizer, or by an estimate (count-tokens.ts).
+          const counted = resolveForCount(catalog.current(), op, name, deps.unresolved);
+          const plan = countPlan(op, counted);
+          const json = () => (value ?? parseJsonBody(body, headers['content-type'])) as Record<string, unknown>;
+          if (plan.via === 'estimate') return estimateResult(op, json());
+          const sent = plan.reshaped ? messagesCountBody(json(), counted) : (text ?? pool.arena?.handOff(body!) ?? transferable(body!));
+          const call = startJson(ctx, plan.relayOp, counted, name as string, sent);
+          return countResult(plan, follow(ctx, op, counted.provider.id, counted.model.id, call));
         }
         const resolved = resolveModel(catalog.current(), op, name, { unresolved: deps.unresolved });
         const call = startJson(ctx, op, resolved, name as string, text ?? pool.arena?.handOff(body!) ?? transferable(body!));

@@ -12,6 +12,7 @@ import { createAccessLogger } from './log.ts';
 import { newRequestId, setRequestIdHeaders } from './request-id.ts';
 import { createRouter, type RouteDef, type RouteResult } from './router.ts';
 import type { AuthResult } from '../control/token-service.ts';
+import type { RequestObserver } from '../control/metrics/traffic.ts';
 import type { BodyStream, EdgeRequest, EdgeRequestHead, EdgeResponse, Principal } from './types.ts';
 
 // The core of the edge: host check, CORS, routing, auth, body parsing, errors and the request log line.
@@ -28,6 +29,8 @@ export interface AppDeps {
   /** The listener as bound: its host, and whether it is local-only (then the Host header is checked). */
   listener: { host: string; networkExposed: boolean };
   isDraining(): boolean;
+  /** Hears every answer and error code after it is written, for GET /metrics. */
+  observe?: RequestObserver;
 }
 
 /** A request whose head has been checked; the adapter reads the body only when `bodyLimit` is set. */
@@ -63,6 +66,7 @@ export function createApp(deps: AppDeps) {
   const router = createRouter(deps.routes);
   const { log } = deps;
   const access = createAccessLogger(log);
+  const observe = deps.observe;
 
   function respond(head: EdgeRequestHead, requestId: string, started: number, routeName: string, result: RouteResult): EdgeResponse {
     if (result.stream) return streamed(head, requestId, started, routeName, result.stream);
@@ -88,7 +92,9 @@ export function createApp(deps: AppDeps) {
         const log_ = (outcome: string) => {
           if (logged) return;
           logged = true;
-          access.request(requestId, head.method, routeName, status, outcome, Math.round((performance.now() - started) * 1000) / 1000);
+          const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
+          access.request(requestId, head.method, routeName, status, outcome, durationMs);
+          observe?.answered(routeName, head.method, status, durationMs);
         };
         out.onAbort(() => log_('client_aborted'));
         stream({
@@ -109,7 +115,12 @@ export function createApp(deps: AppDeps) {
             log_('upstream_failed');
           },
           onWritable: (cb) => out.onWritable(cb),
-          onAbort: (cb) => out.onAbort(cb),
+          // The transport keeps one abort callback: the route's replaces the one above, so it logs too.
+          onAbort: (cb) =>
+            out.onAbort(() => {
+              log_('client_aborted');
+              cb();
+            }),
         });
       },
     };
@@ -118,6 +129,7 @@ export function createApp(deps: AppDeps) {
   function respondError(head: EdgeRequestHead, requestId: string, started: number, routeName: string, err: unknown): EdgeResponse {
     if (err instanceof ClientClosed) return finish(head, requestId, started, routeName, 499, {}, '');
     const error = toServiceError(err);
+    observe?.failed(routeName, error.code);
     if (error.code === 'INTERNAL') {
       // The cause goes to the log under the request ID, never to the client.
       const cause = err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : { message: String(err) };
@@ -142,7 +154,10 @@ export function createApp(deps: AppDeps) {
     if (cors.allows(origin)) Object.assign(headers, cors.responseHeaders(origin));
     if (deps.isDraining()) headers['connection'] = 'close';
     const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
-    afterAnswers(() => access.request(requestId, head.method, routeName, status, null, durationMs));
+    afterAnswers(() => {
+      access.request(requestId, head.method, routeName, status, null, durationMs);
+      observe?.answered(routeName, head.method, status, durationMs);
+    });
     return { status, headers, body };
   }
 

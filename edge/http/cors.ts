@@ -25,6 +25,8 @@ const EXPOSE_HEADERS = [
   'x-ratelimit-limit-tokens',
   'x-ratelimit-remaining-tokens',
   'x-ratelimit-reset-tokens',
+  // How a token count was made (provider, tokenizer or estimate): docs/api.md, Token counting.
+  'x-service-token-count',
 ].join(', ');
 const HEADER_LIST = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+(?:\s*,\s*[A-Za-z0-9!#$%&'*+.^_`|~-]+)*$/;
 

@@ -1,6 +1,4 @@
 import { STATUS_CODES } from 'node:http';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 import type { HttpResponse, TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
 import { ClientClosed, ServiceError, toServiceError } from '../../protocol/errors.ts';
 import { afterAnswers } from './after-answers.ts';
@@ -10,29 +8,11 @@ import { declaredLength } from './framing.ts';
 import { freeNow } from './free-now.ts';
 import type { BodyArena } from '../../workers/proxy/body-arena.ts';
 import type { BodyStream, EdgeResponse } from './types.ts';
+import type { Uws } from './uws-load.ts';
 
-// The only file that touches uWebSockets.js: it turns sockets into `EdgeRequestHead`s and `EdgeResponse`s
-// into bytes. Everything else in edge/ is plain functions.
-
-type Uws = typeof import('@trufflesuite/uws-js-unofficial');
-
-const require = createRequire(import.meta.url);
-
-/**
- * The package silently swaps in a slow pure-JS server when its native binary does not load, so the binary
- * is loaded here by name: either the native server runs, or the caller learns that it does not.
- */
-export function loadUws(allowFallback: boolean): { uws: Uws; native: boolean; reason?: string } {
-  const pkgDir = dirname(require.resolve('@trufflesuite/uws-js-unofficial/package.json'));
-  const binary = join(pkgDir, 'binaries', `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`);
-  try {
-    return { uws: require(binary) as Uws, native: true };
-  } catch (err) {
-    const reason = `no native uWebSockets.js binary for ${process.platform}-${process.arch}, Node ABI ${process.versions.modules}`;
-    if (!allowFallback) throw new Error(`${reason}. Use a supported Node.js (20.x) or set SWITCHYARD_ALLOW_SLOW_EDGE=1.`, { cause: err });
-    return { uws: require(join(pkgDir, 'dist', 'index.js')) as Uws, native: false, reason };
-  }
-}
+// The only file that drives uWebSockets.js (uws-load.ts loads it): it turns sockets into `EdgeRequestHead`s
+// and `EdgeResponse`s into bytes. Everything else in edge/ is plain functions. Where no native build loads,
+// server-node.ts gives it node:http in uWS's shape, so these rules hold on both edges.
 
 const STATUS_LINES = new Map<number, string>(Object.entries(STATUS_CODES).map(([code, text]) => [Number(code), `${code} ${text}`]));
 const statusLine = (status: number) => STATUS_LINES.get(status) ?? String(status);

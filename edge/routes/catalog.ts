@@ -15,7 +15,10 @@ export function catalogRoutes(catalog: CatalogService, runAction?: ModelActionRu
             method: 'POST',
             path: '/v1/catalog/models/:id/actions/:action',
             scope: 'manage',
-            handle: async ({ params, principal, requestId }) => ({ body: await runAction(params.id!, params.action!, actorOf(principal), requestId) }),
+            handle: async ({ req, params, principal, requestId }) => {
+              const wait = readQuery(req.query, ['wait']).oneOf('wait', ['true', 'false'] as const) === 'true';
+              return runAction(params.id!, params.action!, actorOf(principal), requestId, wait);
+            },
           }),
         ]
       : []),

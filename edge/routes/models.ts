@@ -1,5 +1,6 @@
 import { ServiceError } from '../../protocol/errors.ts';
 import { readQuery } from '../../protocol/query.ts';
+import { translatedFamilies } from '../../protocol/translation.ts';
 import type { CatalogModel } from '../control/catalog.ts';
 import type { CatalogService } from '../control/catalog-service.ts';
 import { route, type RouteDef } from '../http/router.ts';
@@ -15,13 +16,21 @@ type Listed = CatalogModel | SyntheticModel;
 const isSynthetic = (m: Listed): m is SyntheticModel => 'meta' in m;
 const extras = (m: Listed) => (isSynthetic(m) ? { display_name: m.displayName, families: m.families, switchyard: m.meta } : {});
 
-const entryA = (m: Listed) => ({ id: m.id, object: 'model', created: m.created ?? 0, owned_by: isSynthetic(m) ? 'switchyard' : m.providerId, ...extras(m) });
+/** The families a catalog model is reachable through only by protocol translation, when there are any. */
+const translated = (m: Listed) => {
+  if (isSynthetic(m)) return {};
+  const families = translatedFamilies(m.families);
+  return families.length === 0 ? {} : { translated_families: families };
+};
+
+const entryA = (m: Listed) => ({ id: m.id, object: 'model', created: m.created ?? 0, owned_by: isSynthetic(m) ? 'switchyard' : m.providerId, ...extras(m), ...translated(m) });
 const entryB = (m: Listed) => ({
   type: 'model',
   id: m.id,
   display_name: m.displayName,
   created_at: new Date((m.created ?? 0) * 1000).toISOString(),
   ...extras(m),
+  ...translated(m),
 });
 const wantsStyleB = (headers: Readonly<Record<string, string>>) =>
   headers['styleb-version'] !== undefined || headers['anthropic-version'] !== undefined;

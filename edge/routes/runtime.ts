@@ -11,6 +11,8 @@ import type { RuntimePool } from '../../workers/runtime/runtime-pool.ts';
 import type { Actor } from '../control/actor.ts';
 import type { Catalog, ResolvedModel } from '../control/catalog.ts';
 import type { CatalogService } from '../control/catalog-service.ts';
+import type { EventBus } from '../control/events.ts';
+import type { Jobs } from '../control/jobs.ts';
 import { route, type RouteDef } from '../http/router.ts';
 
 // The model library and the loaded models as the runtime sees them, and the model actions the embedded
@@ -80,11 +82,39 @@ export function embeddedFallback(library: ModelLibrary): (catalog: Catalog, name
   };
 }
 
-export type ModelActionRunner = (id: string, action: string, actor: Actor, requestId: string) => Promise<ModelActionResult>;
+export type ModelActionRunner = (id: string, action: string, actor: Actor, requestId: string, wait: boolean) => Promise<{ status: number; body: unknown }>;
 
-/** POST /v1/catalog/models/{id}/actions/{action}: the checks every kind shares, then the embedded runtime's work. */
-export function modelActions(deps: { catalog: CatalogService; runtime: RuntimePool; env: StoreEnv; audit: AuditRepo }): ModelActionRunner {
-  return async (id, action, actor, requestId) => {
+/** The catalog IDs an embedded library file is listed under (the file's own name when none lists it). */
+export function embeddedIdsOf(name: string, catalog: CatalogService): string[] {
+  return toViews([{ name } as LoadedEntry], catalog).map((v) => v.modelId);
+}
+
+/** The runtime's load progress by library name, to the load jobs waiting on that file. */
+export function createLoadProgress() {
+  const listeners = new Map<string, Set<(progress: number) => void>>();
+  return {
+    heard(name: string, progress: number): void {
+      for (const listener of listeners.get(name) ?? []) listener(progress);
+    },
+    /** Returns the function that stops listening. */
+    listen(name: string, listener: (progress: number) => void): () => void {
+      const set = listeners.get(name) ?? new Set();
+      listeners.set(name, set.add(listener));
+      return () => {
+        set.delete(listener);
+        if (set.size === 0 && listeners.get(name) === set) listeners.delete(name);
+      };
+    },
+  };
+}
+export type LoadProgress = ReturnType<typeof createLoadProgress>;
+
+/**
+ * POST /v1/catalog/models/{id}/actions/{action}: the checks every kind shares (answered at once), then the
+ * embedded runtime's work as a job: 202 with the job, or with `wait` the job's result (or its error) when it ends.
+ */
+export function modelActions(deps: { catalog: CatalogService; runtime: RuntimePool; env: StoreEnv; audit: AuditRepo; jobs: Jobs; bus: EventBus; loadProgress?: LoadProgress }): ModelActionRunner {
+  return async (id, action, actor, requestId, wait) => {
     const current = deps.catalog.current();
     // `embedded/<name>` names the same file as `embedded/<name>.gguf`, here as in the gateway.
     const suffixed = /\.gguf$/i.test(id) ? undefined : current.get(`${id}.gguf`);
@@ -99,20 +129,36 @@ export function modelActions(deps: { catalog: CatalogService; runtime: RuntimePo
     if (!provider || known === undefined) {
       throw new ServiceError('INVALID_REQUEST', `A ${provider?.kind ?? 'removed'} provider's models have no \`${action}\` action.`, { param: 'action' });
     }
-    const answer = await deps.runtime.control({ op: known, name: model.upstreamModelId });
-    const mine = toViews(answer.loaded.filter((e) => e.name === model.upstreamModelId), deps.catalog).find((v) => v.modelId === model.id) ?? null;
-    const result: ModelActionResult =
-      known === 'load' ? { modelId: model.id, action: known, loaded: mine } : { modelId: model.id, action: known, loaded: null, wasLoaded: answer.unloaded ?? false };
-    await deps.env.commit(() =>
-      deps.audit.stageAppend({
-        action: action === 'load' ? 'model.load' : 'model.unload',
-        resourceType: 'model',
-        resourceId: model.id,
-        ...actor,
-        requestId,
-        metadata: action === 'load' ? { providerId: provider.id } : { providerId: provider.id, wasLoaded: result.wasLoaded ?? false },
-      }),
-    );
-    return result;
+    const run = async (signal: AbortSignal, progress: (fraction: number) => void): Promise<ModelActionResult> => {
+      // A model already loaded (or loading for a call) reports no progress: the job goes from 0 to 1.
+      const stop = known === 'load' ? deps.loadProgress?.listen(model.upstreamModelId, progress) : undefined;
+      const answer = await deps.runtime.control({ op: known, name: model.upstreamModelId }).finally(() => stop?.());
+      const mine = toViews(answer.loaded.filter((e) => e.name === model.upstreamModelId), deps.catalog).find((v) => v.modelId === model.id) ?? null;
+      const result: ModelActionResult =
+        known === 'load' ? { modelId: model.id, action: known, loaded: mine } : { modelId: model.id, action: known, loaded: null, wasLoaded: answer.unloaded ?? false };
+      await deps.env.commit(() =>
+        deps.audit.stageAppend({
+          action: action === 'load' ? 'model.load' : 'model.unload',
+          resourceType: 'model',
+          resourceId: model.id,
+          ...actor,
+          requestId,
+          metadata: action === 'load' ? { providerId: provider.id } : { providerId: provider.id, wasLoaded: result.wasLoaded ?? false },
+        }),
+      );
+      if (known === 'load' && signal.aborted) {
+        // A load cannot stop half way: cancelling it means the model does not stay loaded.
+        await deps.runtime.control({ op: 'unload', name: model.upstreamModelId });
+        deps.bus.publish('model.unloaded', { modelId: model.id, reason: 'cancelled' });
+      } else if (known === 'load') deps.bus.publish('model.loaded', { modelId: model.id, loaded: mine });
+      else if (result.wasLoaded) deps.bus.publish('model.unloaded', { modelId: model.id, reason: 'action' });
+      return result;
+    };
+    const job = deps.jobs.start({ kind: known, subject: model.id, cancellable: known === 'load', run: ({ signal, progress }) => run(signal, progress) });
+    if (!wait) return { status: 202, body: job };
+    const ended = await deps.jobs.settled(job.id);
+    if (ended.state === 'succeeded') return { status: 200, body: ended.result };
+    if (ended.error) throw new ServiceError(ended.error.code, ended.error.message, { param: ended.error.param, details: ended.error.details });
+    throw new ServiceError('CONFLICT', `Job \`${job.id}\` was ${ended.state} before it finished.`, { details: { jobId: job.id, state: ended.state } });
   };
 }

@@ -27,10 +27,16 @@ export const AUDIT_ACTIONS = [
   'gauge-account.delete',
   'gauge-source.update',
   'gauge-history.delete',
+  'gauge-budget.create',
+  'gauge-budget.update',
+  'gauge-budget.delete',
+  'gauge-alert-rule.create',
+  'gauge-alert-rule.update',
+  'gauge-alert-rule.delete',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
-export const AUDIT_RESOURCE_TYPES = ['settings', 'token', 'provider', 'model', 'preset', 'route-pack', 'gauge-account', 'gauge-source'] as const;
+export const AUDIT_RESOURCE_TYPES = ['settings', 'token', 'provider', 'model', 'preset', 'route-pack', 'gauge-account', 'gauge-source', 'gauge-budget', 'gauge-alert-rule'] as const;
 export type AuditResourceType = (typeof AUDIT_RESOURCE_TYPES)[number];
 
 /** `token`: a request authenticated by a local token (actorId is the token ID); `system`: the service itself. */

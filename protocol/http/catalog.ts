@@ -22,6 +22,7 @@ const Pricing = Type.Union([
       inputPerMTok: Price,
       outputPerMTok: Price,
       cachedInputPerMTok: Type.Optional(Type.Union([Price, Type.Null()])),
+      cacheWritePerMTok: Type.Optional(Type.Union([Price, Type.Null()])),
       currency: Type.Optional(Type.String({ pattern: '^[A-Z]{3}$' })),
     },
     { additionalProperties: false },
@@ -70,6 +71,8 @@ export interface ModelPricing {
   inputPerMTok: number;
   outputPerMTok: number;
   cachedInputPerMTok: number | null;
+  /** styleB prompt-cache writes (cache_creation_input_tokens); null when not priced (billed as plain input). */
+  cacheWritePerMTok: number | null;
   currency: string;
 }
 
@@ -85,6 +88,8 @@ export interface ModelView {
   upstreamModelId: string;
   displayName: string;
   families: EndpointFamily[];
+  /** Families the model is also reachable through by protocol translation (protocol/translation.ts); derived, never stored. */
+  translatedFamilies?: EndpointFamily[];
   aliases: string[];
   hidden: boolean;
   source: 'explicit' | 'auto';

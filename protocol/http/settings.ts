@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { compile } from '../validate.ts';
+import { GAUGE_DEVICE_FLOW_PROVIDERS } from './gauge-auth-sessions.ts';
 
 // runtime.tuning: 0 is "automatic" everywhere (interface.md section 2); gpuLayers -1 forces CPU only.
 export const TuningSchema = Type.Object(
@@ -17,6 +18,18 @@ export type Tuning = Static<typeof TuningSchema>;
 const MiB = 1024 * 1024;
 const Days = Type.Integer({ minimum: 1, maximum: 3650 });
 const Origin = Type.String({ minLength: 1, maxLength: 2048 });
+// GitHub's client IDs look like `Iv1.0123456789abcdef` or `Ov23li...`; the bound leaves room for other servers.
+const OAuthClient = Type.Object(
+  {
+    clientId: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9._~-]+$' }),
+    baseUrl: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 2048 }), Type.Null()])),
+  },
+  { additionalProperties: false },
+);
+/** Per provider: an object sets (replaces) its client, null removes it. */
+const OAuthClients = Type.Object(Object.fromEntries(GAUGE_DEVICE_FLOW_PROVIDERS.map((id) => [id, Type.Optional(Type.Union([OAuthClient, Type.Null()]))])), {
+  additionalProperties: false,
+});
 
 /** What is persisted. Host and port are not settings: the listener is loopback or all interfaces, nothing else. */
 export interface StoredSettings {
@@ -25,9 +38,16 @@ export interface StoredSettings {
   /** keepAliveSeconds: how long an idle embedded model stays loaded; 0 = unloaded after each call, -1 = never. */
   runtime: { modelsDirectory: string | null; tuning: Tuning; keepAliveSeconds: number };
   usage: { enabled: boolean; retentionDays: number };
-  gauge: { enabled: boolean; retentionDays: number };
+  /** oauthClients: the OAuth client a person registered per device-flow provider (none is bundled). */
+  gauge: { enabled: boolean; retentionDays: number; oauthClients: Record<string, GaugeOAuthClient> };
   /** inflightBodyBytes: request-body bytes held at once across connections; null = a sixteenth of the memory, 64 MiB..1 GiB. */
   limits: { jsonBodyBytes: number; multipartBodyBytes: number; inflightBodyBytes: number | null };
+}
+
+/** A client ID is not a secret; `baseUrl` is the authorization server (GitHub Enterprise, a test fake); null = the provider's. */
+export interface GaugeOAuthClient {
+  clientId: string;
+  baseUrl: string | null;
 }
 
 export const DEFAULT_SETTINGS: StoredSettings = {
@@ -35,7 +55,7 @@ export const DEFAULT_SETTINGS: StoredSettings = {
   cors: { allowedOrigins: [] },
   runtime: { modelsDirectory: null, tuning: { contextSize: 0, threads: 0, gpuLayers: 0, parallel: 0, batchSize: 0 }, keepAliveSeconds: 300 },
   usage: { enabled: true, retentionDays: 400 },
-  gauge: { enabled: false, retentionDays: 90 },
+  gauge: { enabled: false, retentionDays: 90, oauthClients: {} },
   limits: { jsonBodyBytes: 16 * MiB, multipartBodyBytes: 64 * MiB, inflightBodyBytes: null },
 };
 
@@ -69,7 +89,10 @@ export const SettingsPatchSchema = Type.Object(
       Type.Object({ enabled: Type.Optional(Type.Boolean()), retentionDays: Type.Optional(Days) }, { additionalProperties: false }),
     ),
     gauge: Type.Optional(
-      Type.Object({ enabled: Type.Optional(Type.Boolean()), retentionDays: Type.Optional(Days) }, { additionalProperties: false }),
+      Type.Object(
+        { enabled: Type.Optional(Type.Boolean()), retentionDays: Type.Optional(Days), oauthClients: Type.Optional(OAuthClients) },
+        { additionalProperties: false },
+      ),
     ),
     limits: Type.Optional(
       Type.Object(

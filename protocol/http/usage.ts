@@ -44,8 +44,22 @@ export interface UsageCounters {
   cachedInputTokens: number;
   reasoningTokens: number;
   totalTokens: number;
-  /** Sum of provider-reported cost in USD; null when no counted request reported one. */
+  /** Of the input, written to a prompt cache (styleB cache_creation_input_tokens); 0 where not reported. */
+  cacheWriteTokens: number;
+  /**
+   * USD: each call's provider-reported cost where it reported one, else its catalog-price estimate; null when
+   * no counted call had either. `costEstimated` says whether any part of it is an estimate.
+   */
   costUsd: number | null;
+  /** Sum of provider-reported cost in USD; null when no counted call reported one. */
+  providerReportedCostUsd: number | null;
+  /**
+   * Metered tokens times the catalog price the model had when each call was metered, for every call with a USD
+   * price (also those that reported a cost, for comparison); null when no counted call had a price.
+   */
+  estimatedCostUsd: number | null;
+  /** True when some of `costUsd` is an estimate, not a bill. */
+  costEstimated: boolean;
 }
 
 export interface UsageRange {

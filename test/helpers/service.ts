@@ -4,6 +4,7 @@ import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { staleBuild } from '../../bin/build-stamp.js';
 
 // Runs the real service as a child process on a temporary data directory and a free port, and keeps
 // everything it said (stdout log, stderr notices) and every response the test received, so a suite can
@@ -11,6 +12,19 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const BIN = join(ROOT, 'bin', 'switchyard.js');
+const DIST = new URL('../../dist/', import.meta.url);
+
+/**
+ * The executable a service starts from: dist/'s, as `npm start` runs it, while dist/ was built from the
+ * source as it is now (`npm test` builds it first), else the source's, through tsx. Checked at each start, so
+ * an edit made meanwhile never runs old code (the build's own executable refuses to). A service through tsx
+ * spends ~1.7 s more CPU starting (each of its threads registers the loader), times the suite's 60-odd
+ * starts. The source's own path stays covered where a test asks for BIN itself (cli.test.ts starts a whole
+ * service that way).
+ */
+export function serviceBin(): string {
+  return staleBuild(DIST) === null ? fileURLToPath(new URL('bin/switchyard.js', DIST)) : BIN;
+}
 
 export interface Reply {
   status: number;
@@ -114,7 +128,7 @@ export function rawRequest(port: number, method: string, path: string, options: 
 /** `bin` runs another executable than the source's, e.g. a compiled build's bin/switchyard.js. */
 export async function startService(options: { home?: string; env?: Record<string, string>; bin?: string } = {}): Promise<TestService> {
   const home = options.home ?? tempHome();
-  const child = spawn(process.execPath, [options.bin ?? BIN, 'start'], {
+  const child = spawn(process.execPath, [options.bin ?? serviceBin(), 'start'], {
     cwd: ROOT,
     // The file vault by default: a developer's real login keyring is no place for test credentials.
     // test/store/vault.test.ts covers the keychain backend. Unsupervised by default, so that `process` is

@@ -30,7 +30,8 @@ describe('switchyard CLI', () => {
     const none = cli(['token'], home);
     assert.equal(none.status, 1);
     assert.equal(none.stdout, '');
-    const svc = await startService({ home });
+    // From the source through tsx, whatever dist/ holds: the one full start of that path in the suite.
+    const svc = await startService({ home, bin: BIN });
     await svc.stop();
     const r = cli(['token'], home);
     assert.equal(r.status, 0);

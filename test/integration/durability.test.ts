@@ -83,13 +83,17 @@ describe('graceful shutdown', () => {
     );
     await new Promise((r) => setTimeout(r, 100));
     const exitCode = svc.stop('SIGTERM');
-    await new Promise((r) => setTimeout(r, 200));
+    // The service says so on stderr as it closes the listener; a probe that still got in means "not yet".
+    await svc.waitForStderr(/SIGTERM: finishing in-flight requests/);
+    const probe = () =>
+      new Promise<boolean>((resolve) => {
+        const socket = connect(svc.port, '127.0.0.1');
+        socket.on('connect', () => (socket.destroy(), resolve(false)));
+        socket.on('error', () => resolve(true));
+      });
     // The listener is closed: a new connection is refused while the old request is still open.
-    const refused = await new Promise<boolean>((resolve) => {
-      const probe = connect(svc.port, '127.0.0.1');
-      probe.on('connect', () => (probe.destroy(), resolve(false)));
-      probe.on('error', () => resolve(true));
-    });
+    let refused = await probe();
+    for (const deadline = Date.now() + 5000; !refused && Date.now() < deadline; ) refused = await probe();
     assert.equal(refused, true);
     socket.write(body.slice(10));
     assert.equal(await exitCode, 0);

@@ -28,6 +28,14 @@ function exchange(bytes: string): Promise<string> {
   });
 }
 
+describe('the edge', () => {
+  it('is the one SWITCHYARD_EDGE asks for, and /health names it (edge-connections-node.test.ts runs this file on node:http)', async () => {
+    const { edge } = (await svc.request('GET', '/health')).json as { edge: string };
+    if (process.env.SWITCHYARD_EDGE === 'node') assert.equal(edge, 'node:http');
+    else assert.ok(edge === 'uWebSockets.js' || edge === 'node:http', edge);
+  });
+});
+
 describe('pipelining', () => {
   it('a token creation followed in the same packet by GET /health creates no token nobody received', async () => {
     const names: string[] = [];

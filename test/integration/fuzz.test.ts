@@ -6,16 +6,23 @@ import type { TSchema } from '@sinclair/typebox';
 import { ERROR_TABLE, isErrorCode, messageKeyOf } from '../../protocol/errors.ts';
 import { GATEWAY_OPS, type GatewayOp } from '../../protocol/gateway.ts';
 import { AUDIT_QUERY_PARAMS } from '../../protocol/http/audit.ts';
+import { GAUGE_ALERT_EVENTS_QUERY } from '../../protocol/http/gauge-alerts.ts';
 import { USAGE_COMMON_PARAMS, USAGE_ROUTES } from '../../protocol/http/usage.ts';
 import type { RouteDef } from '../../edge/http/router.ts';
 import { auditRoutes } from '../../edge/routes/audit.ts';
 import { capabilitiesRoute } from '../../edge/routes/capabilities.ts';
 import { catalogRoutes } from '../../edge/routes/catalog.ts';
 import { gaugeRoutes } from '../../edge/routes/gauge.ts';
+import { gaugeAuthSessionRoutes } from '../../edge/routes/gauge-auth-sessions.ts';
+import { gaugeAlertRoutes } from '../../edge/routes/gauge-alerts.ts';
+import { gaugeBudgetRoutes } from '../../edge/routes/gauge-budgets.ts';
+import { gaugeInsightRoutes } from '../../edge/routes/gauge-insights.ts';
 import { hardwareRoutes } from '../../edge/routes/hardware.ts';
+import { jobRoutes } from '../../edge/routes/jobs.ts';
 import { modelRoutes } from '../../edge/routes/models.ts';
 import { presetRoutes } from '../../edge/routes/presets.ts';
 import { processRoutes } from '../../edge/routes/process.ts';
+import { metricsRoutes } from '../../edge/routes/metrics.ts';
 import { providerRoutes } from '../../edge/routes/providers.ts';
 import { routePackRoutes } from '../../edge/routes/route-packs.ts';
 import { runtimeRoutes } from '../../edge/routes/runtime.ts';
@@ -45,11 +52,13 @@ let inferenceToken = '';
 // ones. `smartRoute.routes` is presetRoutes + routePackRoutes (edge/control/smart-route/wire.ts).
 const stub: never = new Proxy<object>(function () {}, { get: (_t, key): unknown => (key === 'then' ? undefined : stub), apply: (): unknown => stub }) as never;
 const FACTORIES: Record<string, () => RouteDef[]> = {
-  processRoutes: () => processRoutes(() => false),
+  processRoutes: () => processRoutes(() => false, 'node:http'),
+  metricsRoutes: () => metricsRoutes(() => ''),
   settingsRoutes: () => settingsRoutes(stub),
   tokenRoutes: () => tokenRoutes(stub),
   auditRoutes: () => auditRoutes(stub),
   hardwareRoutes: () => hardwareRoutes(stub),
+  jobRoutes: () => jobRoutes(stub),
   providerRoutes: () => providerRoutes(stub, stub, stub),
   catalogRoutes: () => catalogRoutes(stub, stub),
   modelRoutes: () => modelRoutes(stub, stub),
@@ -58,11 +67,15 @@ const FACTORIES: Record<string, () => RouteDef[]> = {
   usageRoutes: () => usageRoutes(stub),
   runtimeRoutes: () => runtimeRoutes(stub),
   gaugeRoutes: () => gaugeRoutes(stub),
+  gaugeAuthSessionRoutes: () => gaugeAuthSessionRoutes(stub),
+  gaugeAlertRoutes: () => gaugeAlertRoutes(stub, stub),
+  gaugeBudgetRoutes: () => gaugeBudgetRoutes(stub),
+  gaugeInsightRoutes: () => gaugeInsightRoutes(stub),
   capabilitiesRoute: () => [capabilitiesRoute(() => [])],
 };
 const ROUTES: RouteDef[] = Object.values(FACTORIES).flatMap((f) => f());
 
-const QUERY_NAMES = [...new Set(['limit', 'after_id', 'before_id', 'family', 'source', 'hidden', 'groupBy', ...AUDIT_QUERY_PARAMS, ...USAGE_COMMON_PARAMS, ...Object.values(USAGE_ROUTES).flatMap((r) => r.params)])];
+const QUERY_NAMES = [...new Set(['limit', 'after_id', 'before_id', 'family', 'source', 'hidden', 'groupBy', 'types', 'wait', 'kind', 'offset', ...AUDIT_QUERY_PARAMS, ...GAUGE_ALERT_EVENTS_QUERY, ...USAGE_COMMON_PARAMS, ...Object.values(USAGE_ROUTES).flatMap((r) => r.params)])];
 const KNOWN_IDS = ['openai', 'anthropic', 'fz', 'openai/gpt-test', 'anthropic/claude-test', 'load', 'unload', 'refresh-models', 'test', 'resp_1'];
 
 /** A valid body per gateway operation, with the model to spoil or replace. */
@@ -164,6 +177,12 @@ function send(c: Case): Promise<Answer> {
   if (c.body !== undefined) headers['content-length'] = String(c.body.length);
   return new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port: svc.port, method: c.method, path: c.path, headers, agent: false }, (res) => {
+      // An event stream (GET /v1/events) never ends by itself: its head is the answer.
+      if (String(res.headers['content-type']).startsWith('text/event-stream')) {
+        resolve({ status: res.statusCode ?? 0, requestId: res.headers['x-service-request-id'] as string | undefined, text: '' });
+        req.destroy();
+        return;
+      }
       const chunks: Buffer[] = [];
       res.on('data', (d: Buffer) => chunks.push(d));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, requestId: res.headers['x-service-request-id'] as string | undefined, text: Buffer.concat(chunks).toString('utf8') }));
@@ -233,8 +252,10 @@ test('the fuzzed route table is the one edge/service.ts serves', async () => {
   assert.ok(ROUTES.length >= 50, `${ROUTES.length} routes`);
   // Each definition is routed by the running service: neither "no route" nor "method not allowed".
   for (const r of ROUTES) {
-    const reply = await svc.request(r.method, r.path.replace(/:\w+/g, 'nope'), r.method === 'DELETE' ? {} : { body: {} });
-    assert.ok(reply.status !== 405 && !/^No route for/.test(reply.json?.error?.message ?? ''), `${r.method} ${r.path}: ${reply.status} ${reply.text.slice(0, 200)}`);
+    // Through `send`, which takes an event stream's head as its answer (GET /v1/events never ends).
+    const path = r.path.replace(/:\w+/g, 'nope');
+    const reply = await send({ method: r.method, route: r.path, path, ...(r.method !== 'DELETE' && { body: Buffer.from('{}'), contentType: 'application/json' }), token: 'admin' });
+    assert.ok(reply.status !== 405 && !/"message":"No route for/.test(reply.text), `${r.method} ${r.path}: ${reply.status} ${reply.text.slice(0, 200)}`);
   }
 });
 

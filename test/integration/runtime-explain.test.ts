@@ -159,7 +159,7 @@ describe('keep-alive', () => {
   });
 
   test('the load action accepts a name without .gguf', async () => {
-    const reply = await svc.request('POST', '/v1/catalog/models/embedded%2Ftiny/actions/load');
+    const reply = await svc.request('POST', '/v1/catalog/models/embedded%2Ftiny/actions/load?wait=true');
     assert.equal(reply.status, 200, reply.text);
     assert.equal(reply.json.modelId, 'embedded/tiny.gguf');
   });

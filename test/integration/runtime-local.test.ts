@@ -55,7 +55,8 @@ describe('no configuration', () => {
 });
 
 describe('load and unload', () => {
-  const action = (id: string, name: string) => svc.request('POST', `/v1/catalog/models/${encodeURIComponent(id)}/actions/${name}`);
+  // `wait=true`: the answer of the job's end (the action runs as a job; jobs-events.test.ts covers the 202).
+  const action = (id: string, name: string) => svc.request('POST', `/v1/catalog/models/${encodeURIComponent(id)}/actions/${name}?wait=true`);
 
   test('load makes a model resident with the tuning, unload removes it, both audited', async () => {
     const loaded = await action('embedded/other.gguf', 'load');

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { EXIT_CANNOT_START } from '../../edge/supervisor.ts';
 import { LOCK_FILE } from '../../store/dir-lock.ts';
-import { BIN, startService, tempHome, type TestService } from '../helpers/service.ts';
+import { serviceBin, startService, tempHome, type TestService } from '../helpers/service.ts';
 
 // One service per port and per data directory (W2.7): a second start on a taken port or a held data
 // directory exits with a clear message while the first keeps serving; a lock left by a killed service is
@@ -14,7 +14,7 @@ import { BIN, startService, tempHome, type TestService } from '../helpers/servic
 /** Runs a second, unsupervised start to its end; resolves with its exit code and what it told the terminal. */
 function secondStart(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'start'], {
+    const child = spawn(process.execPath, [serviceBin(), 'start'], {
       env: { ...process.env, SWITCHYARD_LOG_LEVEL: 'info', SWITCHYARD_VAULT: 'file', SWITCHYARD_SUPERVISE: '0', ...env },
       stdio: ['ignore', 'ignore', 'pipe'],
     });

@@ -7,7 +7,7 @@ import { report, usageEvent } from '../helpers/usage.ts';
 // Meter records cross to the worker as a flat array (MeterBatch): what goes in must come out, minus the
 // request ID and anything else that is not counted.
 
-const withoutEventFields = ({ kind: _kind, requestId: _requestId, ...rec }: UsageEvent) => rec;
+const withoutEventFields = ({ kind: _kind, requestId: _requestId, ...rec }: UsageEvent) => ({ ...rec, estimatedCostUsd: null });
 
 describe('packRecord / unpackRecord', () => {
   const events: UsageEvent[] = [
@@ -25,6 +25,15 @@ describe('packRecord / unpackRecord', () => {
     assert.equal(fields.length, events.length * RECORD_SLOTS);
     const back = events.map((_, i) => unpackRecord(fields, i * RECORD_SLOTS));
     assert.deepEqual(back, events.map(withoutEventFields));
+  });
+
+  it('carries the cache-write count and the estimate fixed on the edge', () => {
+    const fields: unknown[] = [];
+    packRecord(fields, usageEvent({ usage: report({ cacheWriteTokens: 3 }), op: 'messages' }), 0.0042);
+    packRecord(fields, usageEvent({ usage: null }), 0.5);
+    const [a, b] = [unpackRecord(fields, 0), unpackRecord(fields, RECORD_SLOTS)];
+    assert.deepEqual([a.usage?.cacheWriteTokens, a.estimatedCostUsd], [3, 0.0042]);
+    assert.deepEqual([b.usage, b.estimatedCostUsd], [null, 0.5]);
   });
 
   it('carries nothing but primitives for a plain record, and never the request ID', () => {

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { UsageEvent } from '../../protocol/gateway.ts';
 import type { UsageFilter } from '../../protocol/http/usage.ts';
 import { openStoreEnv, type StoreEnv } from '../../store/env.ts';
+import { USAGE_DBS, usageKey } from '../../store/usage-layout.ts';
 import { usageRepo, usageWriter, type UsageRepo } from '../../store/usage-repo.ts';
 import { createPending, foldRecord } from '../../workers/meter/aggregate.ts';
 import { removeDirs, report, tempDataDir, usageEvent } from '../helpers/usage.ts';
@@ -177,6 +178,28 @@ describe('usage repository: pruning', () => {
     assert.deepEqual(r.daily(all).map((d) => d.day), ['2024-05-03']);
     assert.equal(r.summary(all).toolCalls, 1);
     assert.equal(r.routes(all, 50).data[0]?.requests, 1);
+    await local.close();
+  });
+});
+
+describe('usage repository: estimated cost', () => {
+  it('reads rows stored before estimates existed, and adds new calls to them', async () => {
+    const local = openStoreEnv(tempDataDir(dirs));
+    // A row exactly as the meter wrote it before cache writes and estimates were counted.
+    const old = { requests: 2, failedRequests: 0, inputTokens: 20, outputTokens: 10, cachedInputTokens: 4, reasoningTokens: 0, totalTokens: 30, costUsd: 0.5, costReports: 1 };
+    const key = usageKey('2024-06-01', ['openai', 'openai/gpt-4o', 'tok_a']);
+    await local.commit(() => void local.db(USAGE_DBS.daily).put(key, old));
+    const r = usageRepo(local);
+    const june = range('2024-06-01', '2024-06-30');
+    const { costReports: _reports, ...counters } = old;
+    assert.deepEqual(r.summary(june).totals, { ...counters, cacheWriteTokens: 0, providerReportedCostUsd: 0.5, estimatedCostUsd: null, costEstimated: false });
+
+    // One more call on that row: no reported cost, an estimate of 0.25 and 3 cache-written tokens.
+    const p = createPending();
+    foldRecord(p, { ...usageEvent({ usage: report({ costUsd: null, cacheWriteTokens: 3 }) }), estimatedCostUsd: 0.25 }, '2024-06-01');
+    usageWriter(local).commit(p);
+    const t = r.summary(june).totals;
+    assert.deepEqual([t.requests, t.cacheWriteTokens, t.costUsd, t.providerReportedCostUsd, t.estimatedCostUsd, t.costEstimated], [3, 3, 0.75, 0.5, 0.25, true]);
     await local.close();
   });
 });

@@ -1,4 +1,6 @@
 import type { GaugeActivityBucket, GaugeProviderStatus, GaugeReading, GaugeWindow } from '../../protocol/gauge.ts';
+import { createHash } from 'node:crypto';
+import { homedir } from 'node:os';
 import { GAUGE_LIMITS } from '../../protocol/gauge-catalog.ts';
 import { redactText } from '../../protocol/gauge-redact.ts';
 
@@ -73,6 +75,18 @@ export function sanitizeStatus(s: GaugeProviderStatus, providerId: string, now: 
   };
 }
 
+// The local-log collectors already reduce a working directory to a project name and a hashed workspace; a path
+// that reaches here anyway (a collector's bug) would name a person's home, so it is reduced the same way.
+const PATH = /[\\/]/;
+const placeLabel = (v: string | null, kind: 'project' | 'workspace'): string | null => {
+  if (v === null || !PATH.test(v)) return v;
+  if (kind === 'workspace') return `w-${createHash('sha256').update(v).digest('base64url').slice(0, 10)}`;
+  const trimmed = v.replace(/[\\/]+$/, '');
+  // A home directory's last segment is usually the user name.
+  if (trimmed === homedir().replace(/[\\/]+$/, '')) return '~';
+  return trimmed.split(PATH).pop() || null;
+};
+
 export function sanitizeActivity(buckets: readonly GaugeActivityBucket[], sourceId: string, providerId: string): GaugeActivityBucket[] {
   const count = (v: unknown) => Math.max(0, num(v) ?? 0);
   return buckets.slice(0, MAX_BUCKETS).flatMap((b) => {
@@ -84,8 +98,8 @@ export function sanitizeActivity(buckets: readonly GaugeActivityBucket[], source
         sourceId,
         providerId,
         model: str(b.model, GAUGE_LIMITS.filterMax),
-        project: str(b.project, GAUGE_LIMITS.filterMax),
-        workspace: str(b.workspace, GAUGE_LIMITS.filterMax),
+        project: placeLabel(str(b.project, GAUGE_LIMITS.filterMax), 'project'),
+        workspace: placeLabel(str(b.workspace, GAUGE_LIMITS.filterMax), 'workspace'),
         session: str(b.session, GAUGE_LIMITS.filterMax),
         requests: count(b.requests),
         inputTokens: count(b.inputTokens),

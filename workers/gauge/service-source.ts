@@ -1,21 +1,18 @@
 import type { GaugeReading, GaugeWindow } from '../../protocol/gauge.ts';
 import type { UsageCounters } from '../../protocol/http/usage.ts';
 import { localDayOf } from '../../protocol/local-day.ts';
-import type { ModelRecord } from '../../store/model-repo.ts';
+import { ESTIMATE_CURRENCY } from '../../protocol/pricing.ts';
 import type { UsageRepo } from '../../store/usage-repo.ts';
 import type { Collector } from './collectors/types.ts';
 
 // The built-in `service` source: the service's own metered usage, read from the usage aggregates the meter
 // writes, as one reading with today's and this month's token windows and the month's spend, both as the
-// providers reported it and as metered tokens times catalog pricing (only for models with a price).
+// providers reported it and as the meter estimated it (metered tokens times the catalog price each call had
+// when it was metered, protocol/pricing.ts; only calls of models with a USD price).
 
 export interface ServiceSourceDeps {
   usage: UsageRepo;
-  models(): ModelRecord[];
 }
-
-const ESTIMATE_CURRENCY = 'USD';
-const BREAKDOWN_LIMIT = 500;
 
 function tokenWindow(id: string, period: string, c: UsageCounters, resetsAt: string): GaugeWindow {
   return { id, kind: 'tokens', period, used: c.totalTokens, limit: null, remaining: null, utilization: null, resetsAt };
@@ -33,17 +30,6 @@ export function serviceCollector(deps: ServiceSourceDeps): Collector {
       const tomorrow = new Date(now.getFullYear(), now.getMonth(), now.getDate() + 1).toISOString();
       const nextMonth = new Date(now.getFullYear(), now.getMonth() + 1, 1).toISOString();
 
-      const prices = new Map(deps.models().filter((m) => m.pricing?.currency === ESTIMATE_CURRENCY).map((m) => [m.id, m.pricing!]));
-      let estimated: number | null = null;
-      for (const row of deps.usage.breakdown({ from: monthStart, to: today }, 'model', BREAKDOWN_LIMIT).data) {
-        const price = row.modelId ? prices.get(row.modelId) : undefined;
-        if (!price) continue;
-        const cached = price.cachedInputPerMTok === null ? 0 : Math.min(row.cachedInputTokens, row.inputTokens);
-        const cost =
-          ((row.inputTokens - cached) * price.inputPerMTok + cached * (price.cachedInputPerMTok ?? 0) + row.outputTokens * price.outputPerMTok) / 1e6;
-        estimated = (estimated ?? 0) + cost;
-      }
-
       const reading: GaugeReading = {
         accountId: ctx.accountId,
         providerId: 'service',
@@ -56,8 +42,8 @@ export function serviceCollector(deps: ServiceSourceDeps): Collector {
           tokenWindow('tokens-month', 'month', month, nextMonth),
         ],
         spend: {
-          providerReported: month.costUsd,
-          estimated: estimated === null ? null : Math.round(estimated * 1e6) / 1e6,
+          providerReported: month.providerReportedCostUsd,
+          estimated: month.estimatedCostUsd,
           currency: ESTIMATE_CURRENCY,
           periodStart: new Date(now.getFullYear(), now.getMonth(), 1).toISOString(),
           periodEnd: nextMonth,

@@ -4,7 +4,6 @@ import type { GaugeReply, GaugeRequest, GaugeWorkerData } from '../../protocol/g
 import { openStoreEnv } from '../../store/env.ts';
 import { gaugeDataRepo } from '../../store/gauge-data-repo.ts';
 import { gaugeSourceRepo } from '../../store/gauge-source-repo.ts';
-import { modelRepo } from '../../store/model-repo.ts';
 import { usageRepo } from '../../store/usage-repo.ts';
 import { openVault, type Vault } from '../../store/vault/index.ts';
 import { createGaugeCore } from './core.ts';
@@ -23,7 +22,7 @@ const core = await createGaugeCore({
   env,
   sources: gaugeSourceRepo(env),
   data: gaugeDataRepo(env),
-  service: serviceCollector({ usage: usageRepo(env), models: () => modelRepo(env).all() }),
+  service: serviceCollector({ usage: usageRepo(env) }),
   credentialOf: async (ref) => (await (vault ??= openVault({ dataDir: data.dataDir, readOnly: true }))).get(ref),
   options: data,
 });

@@ -1,7 +1,9 @@
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { wrap, type Remote } from 'comlink';
 import type { Logger } from 'pino';
-import type { UsageEvent } from '../../protocol/gateway.ts';
+import { GATEWAY_OPS, type UsageEvent } from '../../protocol/gateway.ts';
+import type { ModelPricing } from '../../protocol/http/catalog.ts';
+import { estimateCostUsd } from '../../protocol/pricing.ts';
 import { addDays, localDayOf } from '../../protocol/local-day.ts';
 import {
   METER_COMMITTED,
@@ -35,6 +37,8 @@ export interface MeterOptions {
   postEveryMs?: number;
   /** Sees each worker as it starts (supervision tests terminate it). */
   onWorker?(worker: Worker): void;
+  /** The catalog's price of a model now: each call's estimated cost is fixed when it is recorded. */
+  priceOf?(modelId: string): ModelPricing | null;
 }
 
 export interface MeterStats {
@@ -202,7 +206,9 @@ export function createMeter(options: MeterOptions): Meter {
       if (closing || !enabled()) return;
       const inc = cur;
       if (inc === null || inflight(inc) + buffered() >= maxInflight) return drop(1);
-      packRecord(buffer, event);
+      const u = event.usage;
+      const price = u !== null && event.modelId !== null && GATEWAY_OPS[event.op].metered ? options.priceOf?.(event.modelId) : null;
+      packRecord(buffer, event, price ? estimateCostUsd(u!, price) : null);
       totals.recorded += 1;
       if (buffered() >= BATCH) post();
       else if (!scheduled) {

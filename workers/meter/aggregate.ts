@@ -35,7 +35,7 @@ export function pendingRows(p: PendingAggregates): number {
 const count = (v: number | null | undefined): number => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0);
 
 /** Folds one record's request and token counters into `t`. */
-export function addRecord(t: UsageTotals, rec: Pick<MeterRecord, 'op' | 'outcome' | 'usage'>): void {
+export function addRecord(t: UsageTotals, rec: Pick<MeterRecord, 'op' | 'outcome' | 'usage' | 'estimatedCostUsd'>): void {
   t.requests += 1;
   if (rec.outcome !== 'ok') t.failedRequests += 1;
   const u: UsageReport | null = rec.usage;
@@ -46,9 +46,20 @@ export function addRecord(t: UsageTotals, rec: Pick<MeterRecord, 'op' | 'outcome
   t.cachedInputTokens += count(u.cachedInputTokens);
   t.reasoningTokens += count(u.reasoningTokens);
   t.totalTokens += count(u.totalTokens);
-  if (typeof u.costUsd === 'number' && Number.isFinite(u.costUsd) && u.costUsd >= 0) {
-    t.costUsd += u.costUsd;
+  t.cacheWriteTokens += count(u.cacheWriteTokens);
+  const reported = typeof u.costUsd === 'number' && Number.isFinite(u.costUsd) && u.costUsd >= 0;
+  if (reported) {
+    t.costUsd += u.costUsd!;
     t.costReports += 1;
+  }
+  const estimate = rec.estimatedCostUsd;
+  if (typeof estimate === 'number' && Number.isFinite(estimate) && estimate >= 0) {
+    t.estimatedCostUsd += estimate;
+    t.estimates += 1;
+    if (!reported) {
+      t.unreportedEstimatedCostUsd += estimate;
+      t.unreportedEstimates += 1;
+    }
   }
 }
 

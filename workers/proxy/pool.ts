@@ -7,6 +7,8 @@ import type { ProxyWorkerData } from './worker.ts';
 
 export interface ProxyPool {
   listModels(target: ProviderTarget, credentialRef: string | null): Promise<UpstreamModel[]>;
+  /** For GET /metrics: tasks waiting for a thread, threads now, and piscina's utilization (0 to 1). */
+  stats(): { queued: number; threads: number; utilization: number };
   close(): Promise<void>;
 }
 
@@ -40,6 +42,7 @@ export function createProxyPool(options: { dataDir: string; threads?: number; ma
       if (!result.ok) throw ServiceError.fromPayload(result.error);
       return result.models;
     },
+    stats: () => ({ queued: pool.queueSize, threads: pool.threads.length, utilization: pool.utilization }),
     close: () => pool.destroy(),
   };
 }

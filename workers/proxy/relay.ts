@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import { Readable } from 'node:stream';
 import { Agent, errors, type Dispatcher } from 'undici';
 import { ServiceError, toServiceError } from '../../protocol/errors.ts';
-import { GATEWAY_OPS, type UsageReport } from '../../protocol/gateway.ts';
+import { GATEWAY_OPS, type GatewayOp, type UsageReport } from '../../protocol/gateway.ts';
 import { KINDS, PROVIDER_KINDS, type ProviderKind } from '../../protocol/providers.ts';
 import { ownBuffer, STREAM_WINDOW, STRING_CHUNK_MAX, type FromWorker, type RelayEnd, type RelayRequest } from '../../protocol/relay.ts';
 import { isSharedBody, sharedBodyView, type WorkerArena } from './body-arena.ts';
@@ -16,6 +16,9 @@ import { fromTransportError, fromUpstreamStatus, type UpstreamContext } from './
 import { createUsageCollector, type UsageResult } from './usage/collectors.ts';
 import { createStreamTap, type StreamTap } from './usage/stream-tap.ts';
 import { upstreamBody } from './upstream-body.ts';
+import { TRANSLATIONS } from '../../protocol/translation.ts';
+import { TRANSLATORS, type RequestState, type TranslateContext, type Translator } from './translate/index.ts';
+import { createTranslatingTap } from './translate/tap.ts';
 
 // One relayed call, inside a proxy worker: build the upstream request, send it with undici, and hand the
 // answer to the edge as messages. A non-streamed answer travels as one message; a stream as chunks, each
@@ -157,6 +160,15 @@ interface ExchangeSetup {
   gateway: GatewayAdapter;
   /** Called once: with nothing when the answer has been posted, or with the error the relay reports. */
   settled: (err?: unknown) => void;
+  /** A translated call: the answer is rewritten into the client's protocol (translate/index.ts). */
+  translated: Translated | null;
+}
+
+interface Translated {
+  translator: Translator;
+  upstreamOp: GatewayOp;
+  ctx: TranslateContext;
+  state: RequestState;
 }
 
 /**
@@ -180,7 +192,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   private named: boolean;
 
   constructor(private readonly setup: ExchangeSetup) {
-    this.named = setup.req.op !== 'responses.create' && setup.req.op !== 'responses.compact';
+    this.named = setup.translated !== null || (setup.req.op !== 'responses.create' && setup.req.op !== 'responses.compact');
   }
 
   /** Ends the exchange with an error (the first outcome wins) and stops the upstream call if it still runs. */
@@ -229,7 +241,11 @@ class Exchange implements Dispatcher.DispatchHandler {
       // A stream (SSE) or binary media (speech): relayed as it arrives.
       post({ t: 'head', id, status: statusCode, headers: this.outHeaders });
       this.headSent = true;
-      this.tap = createStreamTap(req.op, { stripInjectedUsage: injected, providerKind: req.target.kind });
+      const translated = this.setup.translated;
+      this.tap =
+        translated === null
+          ? createStreamTap(req.op, { stripInjectedUsage: injected, providerKind: req.target.kind })
+          : createTranslatingTap(translated.upstreamOp, translated.translator.stream(translated.ctx, translated.state), req.target.kind);
       this.scrubber = streamScrubber(this.setup.secret);
       this.mode = 'stream';
     } else this.mode = 'whole';
@@ -314,8 +330,9 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 
   private endWhole(): void {
-    const { id, req, post, gateway } = this.setup;
+    const { id, req, post, gateway, translated } = this.setup;
     const whole = scrubWhole(this.body(), this.setup.secret);
+    if (translated !== null) return this.endTranslated(whole, translated);
     let body: ArrayBuffer | string = whole.buffer as ArrayBuffer;
     const collector = createUsageCollector(req.op, { providerKind: req.target.kind });
     if (GATEWAY_OPS[req.op].metered || req.op === 'rerank') {
@@ -335,6 +352,28 @@ class Exchange implements Dispatcher.DispatchHandler {
     post({ t: 'whole', id, status: this.status, headers: this.outHeaders, body, end: relayEnd(collector.result()) }, typeof body === 'string' ? [] : [body]);
   }
 
+  /** A translated whole answer: metered as the upstream's, answered in the client's protocol. */
+  private endTranslated(whole: Buffer, translated: Translated): void {
+    const { id, req, post } = this.setup;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(whole.toString('utf8'));
+    } catch {
+      throw new ServiceError('UPSTREAM_ERROR', 'The provider answered with malformed JSON.', { details: { providerId: req.target.id } });
+    }
+    const collector = createUsageCollector(translated.upstreamOp, { providerKind: req.target.kind });
+    collector.json(parsed);
+    let body: string;
+    try {
+      body = JSON.stringify(translated.translator.response(parsed, translated.ctx, translated.state));
+    } catch {
+      // Translators read leniently; this is the backstop for an answer shaped like nothing they expect.
+      throw new ServiceError('UPSTREAM_ERROR', 'The provider answered in a shape that cannot be translated.', { details: { providerId: req.target.id } });
+    }
+    const headers = { ...this.outHeaders, 'content-type': 'application/json' };
+    post({ t: 'whole', id, status: this.status, headers, body, end: relayEnd(collector.result()) });
+  }
+
   /** The chunks read so far in one buffer of its own (not Node's pool), so that it can be transferred. */
   private body(): Buffer {
     const out = Buffer.from(new ArrayBuffer(this.size));
@@ -348,10 +387,23 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 
   private statusError(text: string): ServiceError {
-    const error = fromUpstreamStatus(this.status, this.headers, text, this.setup.context);
+    const error = fromUpstreamStatus(this.status, this.headers, this.clientErrorText(text), this.setup.context);
     // An upstream 4xx is the client's to fix: it keeps its status (docs/api.md).
     const keep = error.code === 'UPSTREAM_ERROR' && this.status >= 400 && this.status < 500;
     return keep ? new ServiceError(error.code, error.message, { details: error.details, status: this.status }) : error;
+  }
+
+  /** A translated call quotes the provider's error in the client's protocol vocabulary. */
+  private clientErrorText(text: string): string {
+    const translated = this.setup.translated;
+    if (translated === null || text === '') return text;
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // quoted as text, in the client's shape
+    }
+    return JSON.stringify(translated.translator.error(this.status, parsed));
   }
 }
 
@@ -380,22 +432,30 @@ interface UpstreamRequest {
  * The upstream request of a call: its URL, its headers (the credential's last) and its body as undici
  * takes it. `freeSlot` frees the body's arena slot once nothing reads it again.
  */
-function upstreamRequest(id: number, req: RelayRequest, url: string, credential: string | null, control: RelayControl, post: Post, arena: WorkerArena | undefined, freeSlot: () => void, streamUsage: boolean): UpstreamRequest {
+function upstreamRequest(id: number, req: RelayRequest, url: string, credential: string | null, control: RelayControl, post: Post, arena: WorkerArena | undefined, freeSlot: () => void, streamUsage: boolean, translated: Translated | null): UpstreamRequest {
   // Record hints, then the client's protocol headers and hints, then authentication last: nothing a
   // client sends can replace the credential headers. Assigned one by one into one object: a spread
   // followed by more properties is V8's slow clone, which also promotes the copy (see report() in usage/).
   const headers = requestHeaders(req.target, {});
   const hints = HINTS.get(req.target.kind);
-  for (const name in req.headers) headers[hints?.get(name) ?? name] = req.headers[name]!;
+  for (const name in req.headers) {
+    // The client's protocol headers (anthropic-version, openai-beta) mean nothing to a translated upstream.
+    if (translated !== null && !hints?.has(name)) continue;
+    headers[hints?.get(name) ?? name] = req.headers[name]!;
+  }
   headers['x-service-request-id'] = req.requestId;
   const auth = ADAPTERS[req.target.kind].authHeaders(credential);
   for (const name in auth) headers[name] = auth[name]!;
   // The protocol version is the client's choice when it states one; the adapter's is only a default.
-  if (req.headers['anthropic-version'] !== undefined) headers['anthropic-version'] = req.headers['anthropic-version'];
+  if (translated === null && req.headers['anthropic-version'] !== undefined) headers['anthropic-version'] = req.headers['anthropic-version'];
   let body: string | Uint8Array | Readable | AsyncIterable<Buffer> | undefined;
   let injected = false;
   if (req.bodyStreamed) {
     body = Readable.from(control.uploadBody((bytes) => post({ t: 'ack', id, bytes })), { objectMode: false });
+  } else if (req.body !== null && translated !== null) {
+    body = translatedBody(req, arena, translated);
+    freeSlot();
+    headers['content-type'] = 'application/json';
   } else if (req.body !== null) {
     // A body in the arena is read in place; edits that fit are written into its slot.
     let slot: Buffer | undefined;
@@ -429,6 +489,29 @@ function upstreamRequest(id: number, req: RelayRequest, url: string, credential:
   return { options, injected };
 }
 
+/** The client's JSON body in the upstream's protocol; a member that cannot be expressed throws a 400. */
+function translatedBody(req: RelayRequest, arena: WorkerArena | undefined, translated: Translated): string {
+  const { body } = req;
+  let text: string;
+  if (typeof body === 'string') text = body;
+  else if (body instanceof ArrayBuffer) text = Buffer.from(body).toString('utf8');
+  else if (isSharedBody(body) && arena) text = sharedBodyView(arena.buffer, arena.slotSize, body).toString('utf8');
+  else throw new Error('a translated call without a JSON body');
+  // The edge has parsed the body strictly already; a leading BOM it accepts is not JSON.parse's.
+  const json: unknown = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new ServiceError('INVALID_REQUEST', 'The request body must be a JSON object.');
+  let out: ReturnType<Translator['request']>;
+  try {
+    out = translated.translator.request(json as Record<string, unknown>, translated.ctx);
+  } catch (err) {
+    if (err instanceof ServiceError) throw err;
+    // Translators refuse what they cannot express by name; this is the backstop for a shape none foresaw.
+    throw new ServiceError('INVALID_REQUEST', 'The request cannot be translated for this model.', { details: { translation: true } });
+  }
+  translated.state = out.state;
+  return JSON.stringify(out.body);
+}
+
 /**
  * Relays one call. `ended` is called once, after the call's last message was posted. Callbacks, not
  * promises, carry the call from the edge's message to undici and back (see Exchange).
@@ -460,9 +543,25 @@ export function relay(id: number, req: RelayRequest, control: RelayControl, post
     freeSlot();
     ended();
   };
+  const translation = req.translation === undefined ? null : TRANSLATIONS[req.translation];
+  const translated: Translated | null =
+    translation === null || gateway === null
+      ? null
+      : {
+          translator: TRANSLATORS[req.translation!],
+          upstreamOp: translation.upstreamOp,
+          ctx: {
+            upstreamModelId: req.upstreamModelId ?? '',
+            clientModel: req.clientModel ?? '',
+            providerKind: req.target.kind,
+            streamUsage: gateway.streamUsage,
+            now: () => Math.floor(Date.now() / 1000),
+          },
+          state: { includeUsage: false },
+        };
   let url: string | null;
   try {
-    url = gateway?.url(req.op, req.target, req.params, req.query) ?? null;
+    url = gateway?.url(translated?.upstreamOp ?? req.op, req.target, req.params, req.query) ?? null;
   } catch (err) {
     // A query parameter the client spelled wrong (providers/query.ts).
     end(err);
@@ -475,9 +574,9 @@ export function relay(id: number, req: RelayRequest, control: RelayControl, post
   const send = (credential: string | null): void => {
     try {
       context = { providerId: req.target.id, credential };
-      const request = upstreamRequest(id, req, url, credential, control, post, arena, freeSlot, gateway.streamUsage);
+      const request = upstreamRequest(id, req, url, credential, control, post, arena, freeSlot, gateway.streamUsage, translated);
       if (control.aborted) return end();
-      const started = new Exchange({ id, req, control, post, context, secret: scrubTarget(credential), injected: request.injected, gateway, settled: end });
+      const started = new Exchange({ id, req, control, post, context, secret: scrubTarget(credential), injected: request.injected, gateway, settled: end, translated });
       exchange = started;
       control.whenStopped((reason) => started.fail(reason));
       agentFor(req.target.timeouts.connectMs).dispatch(request.options, started);

@@ -141,7 +141,7 @@ export function listEmbeddedModels(modelsDirectory: () => string, verdicts?: Ver
         displayName: v.name.replace(/\.gguf$/i, ''),
         created: Math.floor(Date.parse(v.modifiedAt) / 1000),
         contextWindow: v.contextLength,
-        families: ENCODERS.has(v.architecture ?? '') ? ['styleA.embeddings'] : ['styleA.chat_completions', 'styleA.embeddings', 'styleB.messages'],
+        families: ENCODERS.has(v.architecture ?? '') ? ['styleA.embeddings'] : ['styleA.chat_completions', 'styleA.embeddings', 'styleA.responses', 'styleB.messages'],
       }));
   };
 }

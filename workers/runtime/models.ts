@@ -118,7 +118,14 @@ export function createModelManager(options: ModelManagerOptions = {}) {
       throw unhealthyModelError(name, 'corrupt', problem);
     }
     const llamaInstance = await llamaReady;
-    const model = await llamaInstance.loadModel({ modelPath: path, ...(tuning.gpuLayers > 0 && { gpuLayers: tuning.gpuLayers }) });
+    let reported = 0;
+    const onLoadProgress = (progress: number) => {
+      // llama.cpp reports per tensor; the edge needs a few steps, not one message per tensor.
+      if (progress <= reported || (progress - reported < 0.05 && progress < 1)) return;
+      reported = progress;
+      options.onEvent?.({ t: 'loading', name, progress });
+    };
+    const model = await llamaInstance.loadModel({ modelPath: path, onLoadProgress, ...(tuning.gpuLayers > 0 && { gpuLayers: tuning.gpuLayers }) });
     const parallel = tuning.parallel || DEFAULT_PARALLEL;
     const perSequence = tuning.contextSize || Math.min(model.trainContextSize, DEFAULT_CONTEXT);
     let context: LlamaContext;

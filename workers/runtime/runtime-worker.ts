@@ -7,6 +7,8 @@ import { chatCompletion, parseChatRequest } from './chat.ts';
 import { embeddings, parseEmbeddingsRequest } from './embeddings.ts';
 import type { DraftModel } from './generate.ts';
 import { messages, parseMessagesRequest } from './messages.ts';
+import { countTokens, messagesHistory, responsesHistory } from './count-tokens.ts';
+import { parseResponsesRequest, responsesOutput } from './responses.ts';
 import { createModelManager } from './models.ts';
 import { callOutput, type CallOutput } from './output.ts';
 
@@ -69,6 +71,16 @@ async function serveHeld(req: RelayRequest, config: RuntimeConfig, draft: DraftC
     case 'embeddings': {
       const parsed = parseEmbeddingsRequest(body);
       return embeddings(await use(name, config, held), clientModel, parsed, out);
+    }
+    case 'responses.create': {
+      const { chat, call } = parseResponsesRequest(body);
+      return chatCompletion(await use(name, config, held), await draftOf(draft, config, held), clientModel, chat, responsesOutput(out, call), signal);
+    }
+    case 'messages.count_tokens':
+    case 'responses.input_tokens': {
+      const history = req.op === 'messages.count_tokens' ? messagesHistory(body) : responsesHistory(body);
+      const inputTokens = countTokens(await use(name, config, held), history);
+      return out.whole(200, req.op === 'messages.count_tokens' ? { input_tokens: inputTokens } : { object: 'response.input_tokens', input_tokens: inputTokens }, null);
     }
     default:
       throw new ServiceError('MODEL_ENDPOINT_NOT_SUPPORTED', `The embedded runtime does not serve \`${req.op}\` yet.`, { param: 'model' });

@@ -9,6 +9,7 @@ export function tapCapacity(capacity: CapacityTracker, catalog: () => Catalog, g
   return {
     read: (modelId, now) => capacity.read(modelId, now),
     observeRateLimited: (modelId, retryAfterSeconds, now) => capacity.observeRateLimited(modelId, retryAfterSeconds, now),
+    entries: (now) => capacity.entries(now),
     observeHeaders(modelId, headers, now) {
       capacity.observeHeaders(modelId, headers, now);
       const current = catalog();

@@ -1,5 +1,5 @@
 import { ServiceError } from '../../../protocol/errors.ts';
-import { adapterOf, GAUGE_BUILT_IN_SOURCES, GAUGE_PROVIDERS } from '../../../protocol/gauge-catalog.ts';
+import { adapterOf, GAUGE_BUILT_IN_SOURCES, GAUGE_PROVIDERS, GAUGE_SESSION_ADAPTERS } from '../../../protocol/gauge-catalog.ts';
 import { redactText } from '../../../protocol/gauge-redact.ts';
 import type { GaugeAccountCreate, GaugeAccountUpdate, GaugeSourceUpdate } from '../../../protocol/http/gauge.ts';
 import { newId } from '../../../protocol/ids.ts';
@@ -70,8 +70,10 @@ export function createGaugeService(deps: GaugeServiceDeps) {
     get: (id: string) => mustGet(id, 'source'),
     getAccount: (id: string) => mustGet(id, 'account'),
 
-    async createAccount(input: GaugeAccountCreate, actorOf: Actor, requestId: string): Promise<GaugeSourceRecord> {
-      const adapter = adapterOf(input.providerId, input.authMode);
+    /** `via` auth-session: the account an auth session creates with the credential it obtained. */
+    async createAccount(input: GaugeAccountCreate, actorOf: Actor, requestId: string, via: 'accounts' | 'auth-session' = 'accounts'): Promise<GaugeSourceRecord> {
+      const adapter =
+        via === 'accounts' ? adapterOf(input.providerId, input.authMode) : GAUGE_SESSION_ADAPTERS.find((a) => a.providerId === input.providerId && a.authMode === input.authMode);
       if (!adapter) {
         const known = GAUGE_PROVIDERS.some((p) => p.id === input.providerId);
         throw new ServiceError('NOT_FOUND', known ? `Gauge cannot connect a ${input.providerId} account with \`${input.authMode}\`.` : `Gauge has no provider \`${input.providerId.slice(0, 160)}\`; see GET /v1/gauge/providers.`, {
@@ -94,7 +96,7 @@ export function createGaugeService(deps: GaugeServiceDeps) {
         updatedAt: now,
       };
       base.config = mergeConfig(base, {}, input.config, {});
-      return commit(base, undefined, input.credential, 'gauge-account.create', actorOf, requestId, { providerId: adapter.providerId, authMode: adapter.authMode });
+      return commit(base, undefined, input.credential, 'gauge-account.create', actorOf, requestId, { providerId: adapter.providerId, authMode: adapter.authMode, via });
     },
 
     async updateAccount(id: string, patch: GaugeAccountUpdate, actorOf: Actor, requestId: string): Promise<GaugeSourceRecord> {

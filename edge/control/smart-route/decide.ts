@@ -83,6 +83,10 @@ function score(strategy: Strategy, target: ResolvedModel, index: number, s: Sign
       const r = s.capacity.read(id, s.now);
       // No signal is no evidence of pressure: such a route counts as fully available.
       if (r === null) return { score: -1, reason: 'no rate-limit signal: assumed full headroom' };
+      if (r.source === 'gauge') {
+        const left = r.limit === null ? '' : ` (${r.remaining ?? 0}/${r.limit} left)`;
+        return { score: -r.headroom, reason: `Gauge reading: ${r.headroom === 0 ? 'exhausted' : `headroom ${r.headroom.toFixed(2)}`}${left} until ${new Date(r.resetAt).toISOString()}` };
+      }
       const counts = r.limit === null ? `${r.remaining ?? 0} requests left` : `${r.remaining ?? 0}/${r.limit} requests left`;
       const until = `until ${new Date(r.resetAt).toISOString()}`;
       const what = r.headroom === 0 ? (r.source === 'rate_limited' ? 'rate limited' : 'exhausted') : `headroom ${r.headroom.toFixed(2)}`;

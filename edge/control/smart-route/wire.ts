@@ -2,7 +2,7 @@ import type { AuditRepo } from '../../../store/audit-repo.ts';
 import type { StoreEnv } from '../../../store/env.ts';
 import { presetRepo } from '../../../store/preset-repo.ts';
 import { routePackRepo } from '../../../store/route-pack-repo.ts';
-import { createCapacityTracker } from '../capacity.ts';
+import { createCapacityTracker, type CapacitySignal, type CapacityTracker } from '../capacity.ts';
 import type { CatalogService } from '../catalog-service.ts';
 import { createPresetService } from '../presets/preset-service.ts';
 import type { RouteDef } from '../../http/router.ts';
@@ -14,7 +14,13 @@ import { createLatencyTracker } from './latency.ts';
 import { createRoutePackService } from './pack-service.ts';
 
 // One call for the composition root: presets, route packs, their signals, routes and discovery entries.
-export function createSmartRouting(deps: { env: StoreEnv; audit: AuditRepo; catalog: CatalogService }): {
+export function createSmartRouting(deps: {
+  env: StoreEnv;
+  audit: AuditRepo;
+  catalog: CatalogService;
+  /** What the capacity strategy reads, built over the live tracker (Gauge adds its polled readings). */
+  capacitySignal?: (live: CapacityTracker) => CapacitySignal;
+}): {
   smart: SmartRouting;
   routes: RouteDef[];
   synthetic(): SyntheticModel[];
@@ -24,7 +30,7 @@ export function createSmartRouting(deps: { env: StoreEnv; audit: AuditRepo; cata
   const latency = createLatencyTracker();
   const current = () => catalog.current();
   const presets = createPresetService({ env, presets: presetRepo(env), audit, catalog: current });
-  const packs = createRoutePackService({ env, packs: routePackRepo(env), audit, catalog: current, signals: { capacity, latency } });
+  const packs = createRoutePackService({ env, packs: routePackRepo(env), audit, catalog: current, signals: { capacity: deps.capacitySignal?.(capacity) ?? capacity, latency } });
   return {
     smart: { presets, packs, capacity, latency },
     routes: [...presetRoutes(presets), ...routePackRoutes(packs)],

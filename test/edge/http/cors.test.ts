@@ -80,7 +80,7 @@ describe('corsPolicy', () => {
     assert.equal(headers['access-control-allow-origin'], 'https://app.example');
     assert.equal(headers['vary'], 'Origin');
     const exposed = headers['access-control-expose-headers']!.split(', ');
-    for (const h of ['x-service-request-id', 'x-request-id', 'request-id', 'retry-after']) assert.ok(exposed.includes(h), h);
+    for (const h of ['x-service-request-id', 'x-request-id', 'request-id', 'retry-after', 'x-service-token-count']) assert.ok(exposed.includes(h), h);
     assert.equal(headers['access-control-allow-credentials'], undefined);
   });
 });

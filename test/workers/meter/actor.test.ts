@@ -3,6 +3,7 @@ import { after, describe, it } from 'node:test';
 import type { Worker } from 'node:worker_threads';
 import { localDayOf } from '../../../protocol/local-day.ts';
 import type { UsageEvent } from '../../../protocol/gateway.ts';
+import type { ModelPricing } from '../../../protocol/http/catalog.ts';
 import { openStoreEnv, type StoreEnv } from '../../../store/env.ts';
 import { usageRepo, type UsageRepo } from '../../../store/usage-repo.ts';
 import { createMeter, type Meter, type MeterOptions } from '../../../workers/meter/actor.ts';
@@ -91,6 +92,20 @@ describe('meter actor', () => {
     assert.equal(s.activeDays, 2);
     assert.deepEqual(h.repo.daily(ALL).map((d) => [d.day, d.requests]), [[localDayOf(localNoon(1)), 1], [localDayOf(Date.now()), 3]]);
     assert.deepEqual(h.meter.stats(), { recorded: 4, dropped: 0, lost: 0, oversized: 0, restarts: 0, inflight: 0 });
+    await h.done();
+  });
+
+  it('fixes each call\'s estimated cost at the catalog price it has when the call is recorded', async () => {
+    let price: ModelPricing | null = { inputPerMTok: 1, outputPerMTok: 2, cachedInputPerMTok: 0.5, cacheWritePerMTok: null, currency: 'USD' };
+    const h = harness({ priceOf: (id) => (id === 'openai/gpt-4o' ? price : null) });
+    // 10 in (2 cached), 5 out: 8 x 1 + 2 x 0.5 + 5 x 2 = 19 micro-dollars.
+    recordAll(h.meter, [usageEvent(), usageEvent({ op: 'audio.speech' }), usageEvent({ modelId: null })]);
+    price = { inputPerMTok: 10, outputPerMTok: 20, cachedInputPerMTok: null, cacheWritePerMTok: null, currency: 'USD' };
+    // The same call at the new price: 10 x 10 + 5 x 20 = 200; the first call keeps its 19.
+    recordAll(h.meter, [usageEvent()]);
+    await h.meter.flush();
+    const t = h.repo.summary(ALL).totals;
+    assert.deepEqual([t.requests, t.estimatedCostUsd, t.costUsd, t.providerReportedCostUsd, t.costEstimated], [4, 219e-6, 219e-6, null, true]);
     await h.done();
   });
 

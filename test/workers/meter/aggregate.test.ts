@@ -33,7 +33,24 @@ describe('foldRecord counters', () => {
       totalTokens: 180,
       costUsd: 1.75,
       costReports: 2,
+      cacheWriteTokens: 0,
+      estimatedCostUsd: 0,
+      estimates: 0,
+      unreportedEstimatedCostUsd: 0,
+      unreportedEstimates: 0,
     });
+  });
+
+  it('keeps estimates apart from reported cost: costUsd is later filled only where no cost was reported', () => {
+    const p = createPending();
+    foldRecord(p, rec({ estimatedCostUsd: 0.1 }), DAY);
+    foldRecord(p, rec({ usage: usage({ costUsd: null, cacheWriteTokens: 3 }), estimatedCostUsd: 0.5 }), DAY);
+    foldRecord(p, rec({ usage: usage({ costUsd: null }), estimatedCostUsd: null }), DAY);
+    const t = p.daily.get(baseKey)!;
+    assert.deepEqual(
+      [t.costUsd, t.costReports, t.estimatedCostUsd, t.estimates, t.unreportedEstimatedCostUsd, t.unreportedEstimates, t.cacheWriteTokens],
+      [0.25, 1, 0.6, 2, 0.5, 1, 3],
+    );
   });
 
   it('keeps each day, provider, model and token apart', () => {
@@ -78,6 +95,11 @@ describe('foldRecord counters', () => {
         totalTokens: 0,
         costUsd: 0,
         costReports: 0,
+        cacheWriteTokens: 0,
+        estimatedCostUsd: 0,
+        estimates: 0,
+        unreportedEstimatedCostUsd: 0,
+        unreportedEstimates: 0,
       }, op);
       assert.equal(p.tools.size, 0, op);
     }

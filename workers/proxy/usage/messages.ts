@@ -6,8 +6,8 @@ import { createTypeFilter } from './sniff.ts';
 // excluding cached reads), `cache_creation_input_tokens` and `cache_read_input_tokens`. The report's
 // inputTokens is their sum, the whole prompt, as styleA's `prompt_tokens` is (which includes its cached
 // tokens), so one dashboard column means the same for every provider; cachedInputTokens is the cache
-// read, the part billed at the discount. Cache writes stay inside inputTokens: the meter cannot tell them
-// apart (they are billed at a premium, which a cost figure would have to account for separately).
+// read, the part billed at the discount; cacheWriteTokens is the cache creation, also inside inputTokens, kept
+// apart because it is billed at a premium (protocol/pricing.ts prices each part once).
 // A stream opens with `message_start` (the prompt's usage and a first output count); each `message_delta`
 // carries cumulative counts, so the last value of every field wins, input fields included when a server
 // repeats them there. Tool calls are content blocks whose type ends in `tool_use` (tool_use,
@@ -23,10 +23,12 @@ interface AnthropicCounts {
   cacheCreation: number | null;
   cacheRead: number | null;
   output: number | null;
+  /** Of the output, spent thinking: `output_tokens_details.thinking_tokens`, where the server reports it. */
+  thinking: number | null;
 }
 
 export function createMessagesCollector(): UsageCollector {
-  const counts: AnthropicCounts = { input: null, cacheCreation: null, cacheRead: null, output: null };
+  const counts: AnthropicCounts = { input: null, cacheCreation: null, cacheRead: null, output: null, thinking: null };
   const calls = createCallLedger();
 
   function takeUsage(usage: unknown): void {
@@ -35,6 +37,7 @@ export function createMessagesCollector(): UsageCollector {
     counts.cacheCreation = count(usage.cache_creation_input_tokens) ?? counts.cacheCreation;
     counts.cacheRead = count(usage.cache_read_input_tokens) ?? counts.cacheRead;
     counts.output = count(usage.output_tokens) ?? counts.output;
+    if (isRecord(usage.output_tokens_details)) counts.thinking = count(usage.output_tokens_details.thinking_tokens) ?? counts.thinking;
   }
 
   function noteBlock(block: unknown, key: string | null): void {
@@ -62,19 +65,22 @@ export function createMessagesCollector(): UsageCollector {
       const parts = [counts.input, counts.cacheCreation, counts.cacheRead].filter((n): n is number => n !== null);
       const inputTokens = parts.length === 0 ? null : parts.reduce((a, b) => a + b, 0);
       const outputTokens = counts.output;
-      return report(
+      const result = report(
         {
           inputTokens,
           outputTokens,
           cachedInputTokens: counts.cacheRead,
-          // Anthropic counts thinking inside output_tokens and reports no separate figure.
-          reasoningTokens: null,
+          // Thinking is inside output_tokens; its share is reported apart only by servers that send it.
+          reasoningTokens: counts.thinking,
           totalTokens: inputTokens !== null && outputTokens !== null ? inputTokens + outputTokens : null,
           costUsd: null,
         },
         calls,
         null,
       );
+      // Only where reported, like the other protocols, which have no such figure at all.
+      if (counts.cacheCreation !== null) result.cacheWriteTokens = counts.cacheCreation;
+      return result;
     },
   };
 }

@@ -31,6 +31,7 @@ describe('messages, whole answers', () => {
       inputTokens: 7095,
       outputTokens: 503,
       cachedInputTokens: 4000,
+      cacheWriteTokens: 1000,
       reasoningTokens: null,
       totalTokens: 7598,
       costUsd: null,
@@ -56,6 +57,7 @@ describe('messages, streams', () => {
         inputTokens: 2572,
         outputTokens: 89,
         cachedInputTokens: 2000,
+        cacheWriteTokens: 100,
         reasoningTokens: null,
         totalTokens: 2661,
         costUsd: null,
@@ -70,7 +72,7 @@ describe('messages, streams', () => {
       'messages',
       messagesStream({ deltaUsage: { input_tokens: 500, cache_creation_input_tokens: 0, cache_read_input_tokens: 2000, output_tokens: 120 } }),
     );
-    assert.deepEqual([usage.inputTokens, usage.outputTokens, usage.cachedInputTokens], [2500, 120, 2000]);
+    assert.deepEqual([usage.inputTokens, usage.outputTokens, usage.cachedInputTokens, usage.cacheWriteTokens], [2500, 120, 2000, 0]);
   });
 
   it('keeps the last of several message_delta counts instead of adding them', () => {

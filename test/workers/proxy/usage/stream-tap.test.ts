@@ -21,16 +21,18 @@ import {
 /** Runs chunks through a tap, copying what it forwards at once (as the relay does) and then scribbling over each input chunk, as undici may reuse its buffers. */
 function run(op: GatewayOp, options: StreamTapOptions, chunks: Uint8Array[]) {
   const tap = createStreamTap(op, options);
-  const out: number[] = [];
+  const out: Uint8Array[] = [];
   for (const chunk of chunks) {
-    const copy = Uint8Array.from(chunk);
+    const copy = new Uint8Array(chunk);
     const forwarded = tap.push(copy);
-    if (forwarded !== null) out.push(...forwarded);
+    if (forwarded !== null) out.push(new Uint8Array(forwarded));
     copy.fill(0x21);
   }
   const { tail, usage } = tap.end();
-  if (tail !== null) out.push(...tail);
-  return { out: Uint8Array.from(out), usage };
+  if (tail !== null) out.push(new Uint8Array(tail));
+  const joined = new Uint8Array(out.reduce((n, c) => n + c.length, 0));
+  out.reduce((at, c) => (joined.set(c, at), at + c.length), 0);
+  return { out: joined, usage };
 }
 
 const CHAT_TOKENS = { inputTokens: 82, outputTokens: 48, cachedInputTokens: 64, reasoningTokens: 16, totalTokens: 130, costUsd: null };

@@ -1,0 +1,26 @@
+import { createRegistry } from './registry.ts';
+import { createRelayMetrics } from './relay-tap.ts';
+import { createStateMetrics, type StateSources } from './state.ts';
+import { createTrafficMetrics } from './traffic.ts';
+
+// GET /metrics's one registry: traffic counted as it happens (the app's answers, the gateway's usage events,
+// the relay's timings) and state read at each scrape. docs/api.md (Metrics) lists every metric and label.
+
+export function createServiceMetrics(state: StateSources) {
+  const registry = createRegistry();
+  const traffic = createTrafficMetrics(registry);
+  const relay = createRelayMetrics(registry);
+  const stateMetrics = createStateMetrics(registry, state);
+  return {
+    /** For createApp: each answer's route, status and duration, and each error's code. */
+    observer: traffic.observer,
+    /** For the gateway's usage events. */
+    usage: traffic.usage,
+    /** Wraps the relay pool the gateway uses. */
+    tapRelay: relay.tap,
+    render: () => registry.render(),
+    close: () => stateMetrics.close(),
+  };
+}
+
+export type ServiceMetrics = ReturnType<typeof createServiceMetrics>;

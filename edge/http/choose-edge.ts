@@ -1,0 +1,36 @@
+import { nodeHttpUws } from './server-node.ts';
+import { loadNativeUws, type NativeBuild, type Uws } from './uws-load.ts';
+
+// Which edge serves: a native uWebSockets.js build when one loads, else node:http in uWS's shape
+// (server-node.ts). SWITCHYARD_EDGE picks: `auto` (the default), `node` (always node:http), `uws` (a native
+// build or no start).
+
+export type EdgeName = 'uWebSockets.js' | 'node:http';
+
+export const EDGE_MODES = ['auto', 'node', 'uws'] as const;
+export type EdgeMode = (typeof EDGE_MODES)[number];
+
+export interface EdgeChoice {
+  edge: EdgeName;
+  uws: Uws;
+  /** The native package that loaded, when it is uWebSockets.js. */
+  build?: string;
+  /** Why no native build runs, when it is node:http on `auto`. */
+  failures?: string[];
+}
+
+export function parseEdgeMode(value: string | undefined): EdgeMode {
+  const mode = value === undefined || value === '' ? 'auto' : value;
+  if (!(EDGE_MODES as readonly string[]).includes(mode)) {
+    throw new Error(`SWITCHYARD_EDGE must be one of ${EDGE_MODES.join(', ')}, not ${JSON.stringify(mode.slice(0, 40))}.`);
+  }
+  return mode as EdgeMode;
+}
+
+export function chooseEdge(mode: EdgeMode, load: () => NativeBuild | { failures: string[] } = loadNativeUws): EdgeChoice {
+  if (mode === 'node') return { edge: 'node:http', uws: nodeHttpUws() };
+  const native = load();
+  if ('uws' in native) return { edge: 'uWebSockets.js', uws: native.uws, build: native.build };
+  if (mode === 'uws') throw new Error(`SWITCHYARD_EDGE=uws, but no native uWebSockets.js build loads: ${native.failures.join('; ')}.`);
+  return { edge: 'node:http', uws: nodeHttpUws(), failures: native.failures };
+}

@@ -1,0 +1,18 @@
+import { readQuery } from '../../protocol/query.ts';
+import { CONTENT_TYPE } from '../control/metrics/registry.ts';
+import { route, type RouteDef } from '../http/router.ts';
+
+// Prometheus scrapes with a bearer token like any client; `read` is enough, as for the usage routes.
+export function metricsRoutes(render: () => string): RouteDef[] {
+  return [
+    route({
+      method: 'GET',
+      path: '/metrics',
+      scope: 'read',
+      handle: ({ req }) => {
+        readQuery(req.query, []);
+        return { raw: render(), headers: { 'content-type': CONTENT_TYPE } };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,70 @@
+import assert from 'node:assert/strict';
+import { dirname } from 'node:path';
+import { describe, it } from 'node:test';
+import { chooseEdge, parseEdgeMode } from '../../../edge/http/choose-edge.ts';
+import { loadNativeUws, type Uws } from '../../../edge/http/uws-load.ts';
+
+// Which edge serves: SWITCHYARD_EDGE's values, the native build when one loads, node:http otherwise, and
+// why a native build did not load. No socket: server*.test.ts drive both edges over real connections.
+
+const fakeUws = {} as Uws;
+const unusedLoad = () => {
+  throw new Error('SWITCHYARD_EDGE=node must not try to load a native build');
+};
+
+describe('SWITCHYARD_EDGE', () => {
+  it('is auto when unset or empty, and accepts node and uws', () => {
+    assert.equal(parseEdgeMode(undefined), 'auto');
+    assert.equal(parseEdgeMode(''), 'auto');
+    assert.equal(parseEdgeMode('node'), 'node');
+    assert.equal(parseEdgeMode('uws'), 'uws');
+  });
+
+  it('refuses any other value, naming the allowed ones and a bounded echo of the value', () => {
+    assert.throws(() => parseEdgeMode('Node'), /must be one of auto, node, uws, not "Node"/);
+    assert.throws(() => parseEdgeMode('x'.repeat(5000)), (err: Error) => err.message.length < 200);
+  });
+});
+
+describe('chooseEdge', () => {
+  it('takes the native build that loads', () => {
+    const choice = chooseEdge('auto', () => ({ build: '@btc-vision/uwebsockets.js@20.57.0', uws: fakeUws }));
+    assert.deepEqual(choice, { edge: 'uWebSockets.js', uws: fakeUws, build: '@btc-vision/uwebsockets.js@20.57.0' });
+  });
+
+  it('falls back to node:http with the reasons when none loads, unless uws is required', () => {
+    const failures = ['@btc-vision/uwebsockets.js: uws_linux_x64_137.node does not load (GLIBC_2.38 not found)', '@trufflesuite/uws-js-unofficial: uws_linux_x64_137.node does not load (no such file)'];
+    const choice = chooseEdge('auto', () => ({ failures }));
+    assert.equal(choice.edge, 'node:http');
+    assert.deepEqual(choice.failures, failures);
+    assert.equal(typeof (choice.uws as unknown as { App: unknown }).App, 'function');
+    assert.throws(() => chooseEdge('uws', () => ({ failures })), /no native uWebSockets\.js build loads: @btc-vision\/uwebsockets\.js: .*GLIBC_2\.38/);
+  });
+
+  it('node never loads a native build', () => {
+    assert.equal(chooseEdge('node', unusedLoad).edge, 'node:http');
+  });
+});
+
+describe('loadNativeUws', () => {
+  it('says per package whether it is missing or its binary for this Node.js does not load', () => {
+    const result = loadNativeUws([
+      { name: '@switchyard/no-such-package', binaries: dirname },
+      // A package without uWS binaries stands in for a build without one for this Node ABI.
+      { name: 'pino', binaries: dirname },
+    ]);
+    assert.ok('failures' in result);
+    assert.equal(result.failures[0], '@switchyard/no-such-package: not installed');
+    assert.match(result.failures[1]!, new RegExp(`^pino: uws_${process.platform}_${process.arch}_${process.versions.modules}\\.node does not load \\(`));
+  });
+
+  it('loads a native build here or says why both did not (never the pure-JS fallback)', () => {
+    const result = loadNativeUws();
+    if ('uws' in result) {
+      assert.match(result.build, /^@(btc-vision\/uwebsockets\.js|trufflesuite\/uws-js-unofficial)@\d+\.\d+/);
+      assert.equal(typeof result.uws.App, 'function');
+      // trufflesuite's fallback is a JS class in its dist/; the native module's App is a native function.
+      assert.match(Function.prototype.toString.call(result.uws.App), /\[native code\]/);
+    } else assert.equal(result.failures.length, 2);
+  });
+});

@@ -1,0 +1,227 @@
+import { finishStatus, outputText, reasoningOf, responseEnvelope, responsesUsage, type ResponsesCallContext } from './responses-chat.ts';
+
+// A chat completion stream (`data: {chat.completion.chunk}` ... `data: [DONE]`) as the Responses API's
+// event stream: response.created and response.in_progress first, then each output item opened
+// (output_item.added), filled (text, reasoning or argument deltas) and closed (output_item.done), and
+// response.completed (or response.incomplete) with the usage last. Every event is `event: <type>` with a
+// data object carrying the same `type` and a `sequence_number` counting from 0.
+//
+// Output items follow each other: a text message is closed when a tool call starts, as OpenAI orders them.
+// Function calls stay open until the stream finishes, since chat may interleave their argument deltas.
+
+type Json = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+interface OpenItem {
+  index: number;
+  item: Json;
+  kind: 'message' | 'reasoning' | 'function_call';
+  text: string;
+}
+
+export interface ResponsesStream {
+  /** Chat SSE text (any split); returns the Responses SSE text it completes, possibly empty. */
+  push(chunk: string): string;
+  /** One chat event's `data` (already parsed out of its SSE block). */
+  data(payload: string): string;
+  /** The upstream stream ended: whatever closes the response (nothing more if it was already closed). */
+  end(): string;
+  /** True once response.completed, response.incomplete or response.failed was written. */
+  closed(): boolean;
+}
+
+export function responsesStream(ctx: ResponsesCallContext): ResponsesStream {
+  let sequence = 0;
+  let pending = '';
+  let started = false;
+  let done = false;
+  let finish: unknown = null;
+  let usage: Json | null = null;
+  const output: Json[] = [];
+  let text: OpenItem | null = null;
+  let reasoning: OpenItem | null = null;
+  const calls = new Map<number, OpenItem>();
+
+  const event = (type: string, fields: Json): string => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...fields })}\n\n`;
+
+  function start(): string {
+    if (started) return '';
+    started = true;
+    const response = responseEnvelope(ctx, 'in_progress');
+    return event('response.created', { response }) + event('response.in_progress', { response });
+  }
+
+  function open(kind: OpenItem['kind'], item: Json): OpenItem {
+    const open: OpenItem = { index: output.length, item, kind, text: '' };
+    output.push(item);
+    return open;
+  }
+
+  function closeText(): string {
+    if (text === null) return '';
+    const { index, item } = text;
+    const at = { item_id: item.id, output_index: index, content_index: 0 };
+    item.status = finishStatus(finish).status === 'incomplete' ? 'incomplete' : 'completed';
+    item.content = [outputText(text.text)];
+    text = null;
+    return (
+      event('response.output_text.done', { ...at, text: (item.content as Json[])[0]!.text, logprobs: [] }) +
+      event('response.content_part.done', { ...at, part: (item.content as Json[])[0] }) +
+      event('response.output_item.done', { output_index: index, item })
+    );
+  }
+
+  function closeReasoning(): string {
+    if (reasoning === null) return '';
+    const { index, item } = reasoning;
+    item.content = [{ type: 'reasoning_text', text: reasoning.text }];
+    reasoning = null;
+    return (
+      event('response.reasoning_text.done', { item_id: item.id, output_index: index, content_index: 0, text: (item.content as Json[])[0]!.text }) +
+      event('response.output_item.done', { output_index: index, item })
+    );
+  }
+
+  function closeCalls(): string {
+    let out = '';
+    for (const call of [...calls.values()].sort((a, b) => a.index - b.index)) {
+      call.item.arguments = call.text;
+      call.item.status = 'completed';
+      out += event('response.function_call_arguments.done', { item_id: call.item.id, output_index: call.index, name: call.item.name, arguments: call.text });
+      out += event('response.output_item.done', { output_index: call.index, item: call.item });
+    }
+    calls.clear();
+    return out;
+  }
+
+  function reasoningDelta(delta: string): string {
+    let out = closeText();
+    if (reasoning === null) {
+      reasoning = open('reasoning', { type: 'reasoning', id: ctx.itemId('rs'), summary: [], content: [] });
+      out += event('response.output_item.added', { output_index: reasoning.index, item: { ...reasoning.item } });
+    }
+    reasoning.text += delta;
+    return out + event('response.reasoning_text.delta', { item_id: reasoning.item.id, output_index: reasoning.index, content_index: 0, delta });
+  }
+
+  function textDelta(delta: string): string {
+    let out = closeReasoning();
+    if (text === null) {
+      text = open('message', { type: 'message', id: ctx.itemId('msg'), status: 'in_progress', role: 'assistant', content: [] });
+      out += event('response.output_item.added', { output_index: text.index, item: { ...text.item, content: [] } });
+      out += event('response.content_part.added', { item_id: text.item.id, output_index: text.index, content_index: 0, part: outputText('') });
+    }
+    text.text += delta;
+    return out + event('response.output_text.delta', { item_id: text.item.id, output_index: text.index, content_index: 0, delta, logprobs: [] });
+  }
+
+  function callDelta(call: Json): string {
+    const chatIndex = typeof call.index === 'number' ? call.index : calls.size;
+    const fn = isObject(call.function) ? call.function : {};
+    let out = '';
+    let open_ = calls.get(chatIndex);
+    if (open_ === undefined) {
+      out += closeReasoning() + closeText();
+      const item: Json = {
+        type: 'function_call',
+        id: ctx.itemId('fc'),
+        call_id: typeof call.id === 'string' ? call.id : ctx.itemId('call'),
+        name: typeof fn.name === 'string' ? fn.name : '',
+        arguments: '',
+        status: 'in_progress',
+      };
+      open_ = open('function_call', item);
+      calls.set(chatIndex, open_);
+      out += event('response.output_item.added', { output_index: open_.index, item: { ...item } });
+    }
+    if (typeof fn.arguments === 'string' && fn.arguments !== '') {
+      open_.text += fn.arguments;
+      out += event('response.function_call_arguments.delta', { item_id: open_.item.id, output_index: open_.index, delta: fn.arguments });
+    }
+    return out;
+  }
+
+  function chunk(data: Json): string {
+    if (isObject(data.error)) return fail(data.error);
+    let out = start();
+    if (isObject(data.usage)) usage = responsesUsage(data.usage);
+    const choice = Array.isArray(data.choices) ? data.choices[0] : undefined;
+    if (!isObject(choice)) return out;
+    const delta = isObject(choice.delta) ? choice.delta : {};
+    const thought = reasoningOf(delta);
+    if (thought !== null) out += reasoningDelta(thought);
+    if (typeof delta.content === 'string' && delta.content !== '') out += textDelta(delta.content);
+    if (Array.isArray(delta.tool_calls)) for (const call of delta.tool_calls) if (isObject(call)) out += callDelta(call);
+    if (typeof choice.finish_reason === 'string') finish = choice.finish_reason;
+    return out;
+  }
+
+  function complete(): string {
+    if (done) return '';
+    done = true;
+    let out = start() + closeReasoning() + closeText() + closeCalls();
+    const { status, incomplete_details } = finishStatus(finish);
+    const response = { ...responseEnvelope(ctx, status), incomplete_details, output, usage };
+    out += event(status === 'completed' ? 'response.completed' : 'response.incomplete', { response });
+    return out;
+  }
+
+  function fail(error: Json): string {
+    if (done) return '';
+    const message = typeof error.message === 'string' ? error.message : 'The provider reported an error.';
+    const code = typeof error.code === 'string' ? error.code : typeof error.type === 'string' ? error.type : 'server_error';
+    // What arrived before the failure stays in the failed response's output, its items left in progress.
+    if (text !== null) text.item.content = [outputText(text.text)];
+    if (reasoning !== null) reasoning.item.content = [{ type: 'reasoning_text', text: reasoning.text }];
+    for (const call of calls.values()) call.item.arguments = call.text;
+    let out = start();
+    out += event('error', { code, message, param: typeof error.param === 'string' ? error.param : null });
+    done = true;
+    const response = { ...responseEnvelope(ctx, 'failed'), output, usage, error: { code, message } };
+    return out + event('response.failed', { response });
+  }
+
+  function line(raw: string): string {
+    return raw.startsWith('data:') ? data(raw.slice(5).trim()) : '';
+  }
+
+  function data(payload: string): string {
+    if (done) return '';
+    // `[DONE]` is a normal end even when a server left out finish_reason.
+    if (payload === '[DONE]') return complete();
+    let data: unknown;
+    try {
+      data = JSON.parse(payload);
+    } catch {
+      return '';
+    }
+    return isObject(data) ? chunk(data) : '';
+  }
+
+  return {
+    push(input: string): string {
+      if (done) return '';
+      pending += input;
+      let out = '';
+      let at: number;
+      while (!done && (at = pending.indexOf('\n')) !== -1) {
+        const raw = pending.slice(0, at).replace(/\r$/, '');
+        pending = pending.slice(at + 1);
+        out += line(raw);
+      }
+      return out;
+    },
+    end(): string {
+      if (done) return '';
+      const rest = pending.trim();
+      pending = '';
+      let out = rest === '' ? '' : line(rest);
+      // A stream cut off before its finish_reason is the relay's error to report, not a completed response.
+      if (finish !== null) out += complete();
+      return out;
+    },
+    data,
+    closed: () => done,
+  };
+}

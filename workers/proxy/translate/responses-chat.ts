@@ -1,0 +1,298 @@
+import { randomBytes } from 'node:crypto';
+import { ServiceError } from '../../../protocol/errors.ts';
+
+// The Responses API served over chat completions, for upstreams that only speak chat (the embedded runtime,
+// llama-server, Ollama, openai_compatible servers): a Responses request becomes one chat request, and the
+// chat answer becomes a `response` object. Stateless only: nothing is stored, so fields that name or ask
+// for stored state are refused (400 naming the field) rather than silently ignored. The stream half lives in
+// responses-chat-stream.ts.
+
+type Json = Record<string, unknown>;
+
+const invalid = (param: string, message: string) => new ServiceError('INVALID_REQUEST', message, { param });
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+const present = (v: unknown): boolean => v !== undefined && v !== null;
+
+/** One call's identity: the response ID, its clock, and item IDs; injectable so goldens are stable. */
+export interface ResponsesCallContext {
+  responseId: string;
+  createdAt: number;
+  /** A new ID for an output item, with the item type's prefix (`msg`, `fc`, `rs`). */
+  itemId(prefix: string): string;
+  /** The client's request, echoed in the answer (instructions, tools, sampling). */
+  request: Json;
+}
+
+export function responsesCallContext(request: Json): ResponsesCallContext {
+  const id = (prefix: string) => `${prefix}_${randomBytes(16).toString('hex')}`;
+  return { responseId: id('resp'), createdAt: Math.floor(Date.now() / 1000), itemId: id, request };
+}
+
+// Stateful fields: a chat upstream has no stored responses or conversations to resume.
+const REFUSED: Record<string, string> = {
+  previous_response_id: 'This model is served over chat completions, which keep no stored responses: send the whole conversation in `input`.',
+  conversation: 'This model is served over chat completions, which keep no conversations: send the whole conversation in `input`.',
+  prompt: 'Stored prompt templates are not available for models served over chat completions.',
+};
+
+function refuseStateful(body: Json): void {
+  for (const [field, message] of Object.entries(REFUSED)) if (present(body[field])) throw invalid(field, message);
+  if (body.store === true) throw invalid('store', 'Models served over chat completions answer statelessly: send `store: false` or omit it.');
+  if (body.background === true) throw invalid('background', 'Background responses need stored state; models served over chat completions answer in the foreground only.');
+}
+
+function partText(part: unknown, param: string): string {
+  if (!isObject(part)) throw invalid(param, 'A content part must be an object.');
+  if ((part.type === 'input_text' || part.type === 'output_text' || part.type === 'text') && typeof part.text === 'string') return part.text;
+  if (part.type === 'refusal' && typeof part.refusal === 'string') return part.refusal;
+  throw invalid(`${param}.type`, 'Only text parts (and `input_image` in user messages) translate to chat completions.');
+}
+
+/** A user or system message's content as chat takes it: a string, or text and image parts. */
+function inputContent(content: unknown, param: string, images: boolean): unknown {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) throw invalid(param, 'Message content must be a string or an array of content parts.');
+  if (!images) return content.map((p, i) => partText(p, `${param}[${i}]`)).join('');
+  return content.map((part: unknown, i) => {
+    if (isObject(part) && part.type === 'input_image') {
+      if (typeof part.image_url !== 'string') throw invalid(`${param}[${i}].image_url`, 'Only images given by `image_url` translate to chat completions.');
+      return { type: 'image_url', image_url: { url: part.image_url, ...(typeof part.detail === 'string' && { detail: part.detail }) } };
+    }
+    return { type: 'text', text: partText(part, `${param}[${i}]`) };
+  });
+}
+
+function toolOutput(output: unknown, param: string): string {
+  if (typeof output === 'string') return output;
+  if (Array.isArray(output)) return output.map((p, i) => partText(p, `${param}[${i}]`)).join('');
+  throw invalid(param, '`output` must be a string or an array of text parts.');
+}
+
+const ROLES = new Set(['user', 'assistant', 'system', 'developer']);
+
+/** Responses input items as chat messages; consecutive function calls join one assistant turn (parallel calls). */
+export function chatMessages(input: unknown, instructions: unknown): Json[] {
+  const messages: Json[] = [];
+  if (present(instructions)) {
+    if (typeof instructions !== 'string') throw invalid('instructions', '`instructions` must be a string.');
+    messages.push({ role: 'system', content: instructions });
+  }
+  if (typeof input === 'string') {
+    messages.push({ role: 'user', content: input });
+    return messages;
+  }
+  if (!Array.isArray(input) || input.length === 0) throw invalid('input', '`input` must be a string or a non-empty array of input items.');
+  input.forEach((item: unknown, i) => {
+    const at = `input[${i}]`;
+    if (!isObject(item)) throw invalid(at, 'An input item must be an object.');
+    const type = item.type ?? 'message';
+    switch (type) {
+      case 'message': {
+        if (typeof item.role !== 'string' || !ROLES.has(item.role)) throw invalid(`${at}.role`, 'A message role is user, assistant, system or developer.');
+        const role = item.role === 'developer' ? 'system' : item.role;
+        messages.push({ role, content: inputContent(item.content, `${at}.content`, role === 'user') });
+        return;
+      }
+      case 'function_call': {
+        if (typeof item.call_id !== 'string' || item.call_id === '') throw invalid(`${at}.call_id`, 'A function call needs its `call_id`.');
+        if (typeof item.name !== 'string' || item.name === '') throw invalid(`${at}.name`, 'A function call needs its `name`.');
+        if (typeof item.arguments !== 'string') throw invalid(`${at}.arguments`, 'A function call\'s `arguments` is a JSON string.');
+        const call = { id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } };
+        const last = messages.at(-1);
+        if (last?.role === 'assistant' && (Array.isArray(last.tool_calls) || typeof last.content === 'string')) {
+          last.tool_calls = [...((last.tool_calls as unknown[] | undefined) ?? []), call];
+        } else messages.push({ role: 'assistant', content: null, tool_calls: [call] });
+        return;
+      }
+      case 'function_call_output': {
+        if (typeof item.call_id !== 'string' || item.call_id === '') throw invalid(`${at}.call_id`, 'A function call output needs its `call_id`.');
+        messages.push({ role: 'tool', tool_call_id: item.call_id, content: toolOutput(item.output, `${at}.output`) });
+        return;
+      }
+      case 'reasoning':
+        // A previous answer's reasoning, handed back: chat completions take no reasoning input.
+        return;
+      case 'item_reference':
+        throw invalid(`${at}.type`, 'Item references name stored items; models served over chat completions keep none.');
+      default:
+        throw invalid(`${at}.type`, 'Input items are messages, function calls, function call outputs and reasoning items here.');
+    }
+  });
+  return messages;
+}
+
+function chatTools(tools: unknown): Json[] | undefined {
+  if (!present(tools)) return undefined;
+  if (!Array.isArray(tools)) throw invalid('tools', '`tools` must be an array.');
+  return tools.map((tool: unknown, i) => {
+    if (!isObject(tool) || tool.type !== 'function') throw invalid(`tools[${i}].type`, 'Only function tools translate to chat completions.');
+    if (typeof tool.name !== 'string' || tool.name === '') throw invalid(`tools[${i}].name`, 'A function tool needs a `name`.');
+    const fn: Json = { name: tool.name };
+    if (typeof tool.description === 'string') fn.description = tool.description;
+    if (present(tool.parameters)) fn.parameters = tool.parameters;
+    if (typeof tool.strict === 'boolean') fn.strict = tool.strict;
+    return { type: 'function', function: fn };
+  });
+}
+
+function chatToolChoice(choice: unknown): unknown {
+  if (!present(choice)) return undefined;
+  if (choice === 'auto' || choice === 'none' || choice === 'required') return choice;
+  if (isObject(choice) && choice.type === 'function' && typeof choice.name === 'string') return { type: 'function', function: { name: choice.name } };
+  throw invalid('tool_choice', '`tool_choice` is auto, none, required or a function by name here.');
+}
+
+function responseFormat(text: unknown): Json | undefined {
+  if (!present(text)) return undefined;
+  if (!isObject(text)) throw invalid('text', '`text` must be an object.');
+  const format = text.format;
+  if (!present(format)) return undefined;
+  if (!isObject(format)) throw invalid('text.format', '`text.format` must be an object.');
+  if (format.type === 'text') return undefined;
+  if (format.type === 'json_object') return { type: 'json_object' };
+  if (format.type === 'json_schema') {
+    if (typeof format.name !== 'string' || !isObject(format.schema)) throw invalid('text.format', 'A json_schema format needs `name` and `schema`.');
+    const schema: Json = { name: format.name, schema: format.schema };
+    if (typeof format.description === 'string') schema.description = format.description;
+    if (typeof format.strict === 'boolean') schema.strict = format.strict;
+    return { type: 'json_schema', json_schema: schema };
+  }
+  throw invalid('text.format.type', '`text.format.type` is text, json_object or json_schema.');
+}
+
+function numberIn(body: Json, key: string, min: number, max: number): number | undefined {
+  const v = body[key];
+  if (!present(v)) return undefined;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) throw invalid(key, `\`${key}\` must be a number from ${min} to ${max}.`);
+  return v;
+}
+
+/**
+ * The chat request for a Responses request. `model` is kept as sent (the relay names the upstream model). A
+ * streamed request asks for the usage chunk, which `response.completed` needs.
+ */
+export function responsesToChatRequest(body: Json): Json {
+  refuseStateful(body);
+  const chat: Json = { model: body.model, messages: chatMessages(body.input, body.instructions) };
+  const tools = chatTools(body.tools);
+  if (tools !== undefined && tools.length > 0) chat.tools = tools;
+  const choice = chatToolChoice(body.tool_choice);
+  if (choice !== undefined) chat.tool_choice = choice;
+  if (present(body.parallel_tool_calls)) {
+    if (typeof body.parallel_tool_calls !== 'boolean') throw invalid('parallel_tool_calls', '`parallel_tool_calls` must be a boolean.');
+    if (tools !== undefined && tools.length > 0) chat.parallel_tool_calls = body.parallel_tool_calls;
+  }
+  const maxTokens = numberIn(body, 'max_output_tokens', 1, 1_048_576);
+  // `max_tokens`, not `max_completion_tokens`: every chat server this serves (llama-server, Ollama, vLLM) reads it.
+  if (maxTokens !== undefined) chat.max_tokens = Math.floor(maxTokens);
+  const temperature = numberIn(body, 'temperature', 0, 2);
+  if (temperature !== undefined) chat.temperature = temperature;
+  const topP = numberIn(body, 'top_p', 0, 1);
+  if (topP !== undefined) chat.top_p = topP;
+  const format = responseFormat(body.text);
+  if (format !== undefined) chat.response_format = format;
+  if (typeof body.user === 'string') chat.user = body.user;
+  if (present(body.stream) && typeof body.stream !== 'boolean') throw invalid('stream', '`stream` must be a boolean.');
+  if (body.stream === true) {
+    chat.stream = true;
+    chat.stream_options = { include_usage: true };
+  }
+  return chat;
+}
+
+/** The response's echo of the request: what a Responses client reads back beside the output. */
+export function responseEnvelope(ctx: ResponsesCallContext, status: string): Json {
+  const req = ctx.request;
+  const tools = Array.isArray(req.tools) ? req.tools : [];
+  return {
+    id: ctx.responseId,
+    object: 'response',
+    created_at: ctx.createdAt,
+    status,
+    background: false,
+    error: null,
+    incomplete_details: null,
+    instructions: typeof req.instructions === 'string' ? req.instructions : null,
+    max_output_tokens: typeof req.max_output_tokens === 'number' ? req.max_output_tokens : null,
+    metadata: isObject(req.metadata) ? req.metadata : {},
+    model: req.model,
+    output: [],
+    parallel_tool_calls: typeof req.parallel_tool_calls === 'boolean' ? req.parallel_tool_calls : true,
+    previous_response_id: null,
+    reasoning: null,
+    store: false,
+    temperature: typeof req.temperature === 'number' ? req.temperature : null,
+    text: isObject(req.text) && isObject(req.text.format) ? { format: req.text.format } : { format: { type: 'text' } },
+    tool_choice: present(req.tool_choice) ? req.tool_choice : 'auto',
+    tools,
+    top_p: typeof req.top_p === 'number' ? req.top_p : null,
+    truncation: 'disabled',
+    usage: null,
+  };
+}
+
+const count = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0);
+
+/** Chat usage in the Responses shape; null when the upstream reported none. */
+export function responsesUsage(usage: unknown): Json | null {
+  if (!isObject(usage)) return null;
+  const input = count(usage.prompt_tokens);
+  const output = count(usage.completion_tokens);
+  const promptDetails = isObject(usage.prompt_tokens_details) ? usage.prompt_tokens_details : {};
+  const completionDetails = isObject(usage.completion_tokens_details) ? usage.completion_tokens_details : {};
+  return {
+    input_tokens: input,
+    input_tokens_details: { cached_tokens: count(promptDetails.cached_tokens) },
+    output_tokens: output,
+    output_tokens_details: { reasoning_tokens: count(completionDetails.reasoning_tokens) },
+    total_tokens: typeof usage.total_tokens === 'number' ? usage.total_tokens : input + output,
+  };
+}
+
+/** Status and incomplete_details from a chat finish_reason. */
+export function finishStatus(finish: unknown): { status: string; incomplete_details: Json | null } {
+  if (finish === 'length') return { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } };
+  if (finish === 'content_filter') return { status: 'incomplete', incomplete_details: { reason: 'content_filter' } };
+  return { status: 'completed', incomplete_details: null };
+}
+
+export const outputText = (text: string): Json => ({ type: 'output_text', text, annotations: [], logprobs: [] });
+
+/** The reasoning text servers put beside the answer (`reasoning_content`: llama-server, vLLM; `reasoning`: Ollama). */
+export function reasoningOf(message: Json): string | null {
+  const r = typeof message.reasoning_content === 'string' ? message.reasoning_content : message.reasoning;
+  return typeof r === 'string' && r !== '' ? r : null;
+}
+
+/**
+ * A `chat.completion` as a `response` object. Never throws: the call is metered by then, so an odd answer
+ * (no choice, no message) becomes an empty message rather than a failure.
+ */
+export function chatToResponse(chat: unknown, ctx: ResponsesCallContext): Json {
+  const first = isObject(chat) && Array.isArray(chat.choices) ? chat.choices[0] : undefined;
+  const choice = isObject(first) ? first : {};
+  const message = isObject(choice.message) ? choice.message : {};
+  const output: Json[] = [];
+  const reasoning = reasoningOf(message);
+  if (reasoning !== null) output.push({ type: 'reasoning', id: ctx.itemId('rs'), summary: [], content: [{ type: 'reasoning_text', text: reasoning }] });
+  const calls = Array.isArray(message.tool_calls) ? message.tool_calls.filter(isObject) : [];
+  const text = typeof message.content === 'string' ? message.content : '';
+  const refusal = typeof message.refusal === 'string' && message.refusal !== '' ? message.refusal : null;
+  const { status, incomplete_details } = finishStatus(choice.finish_reason);
+  if (text !== '' || refusal !== null || calls.length === 0) {
+    const content = refusal !== null ? [{ type: 'refusal', refusal }] : [outputText(text)];
+    output.push({ type: 'message', id: ctx.itemId('msg'), status: status === 'incomplete' ? 'incomplete' : 'completed', role: 'assistant', content });
+  }
+  for (const call of calls) {
+    const fn = isObject(call.function) ? call.function : {};
+    output.push({
+      type: 'function_call',
+      id: ctx.itemId('fc'),
+      call_id: typeof call.id === 'string' ? call.id : ctx.itemId('call'),
+      name: typeof fn.name === 'string' ? fn.name : '',
+      arguments: typeof fn.arguments === 'string' ? fn.arguments : '',
+      status: 'completed',
+    });
+  }
+  return { ...responseEnvelope(ctx, status), incomplete_details, output, usage: responsesUsage(isObject(chat) ? chat.usage : undefined) };
+}
