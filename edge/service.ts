@@ -24,6 +24,8 @@ import { listEmbeddedModels } from '../workers/runtime/library.ts';
 import { createModelLibrary } from '../workers/runtime/library-watch.ts';
 import { followLibrary } from '../workers/runtime/bootstrap.ts';
 import { createLoadProgress, embeddedFallback, embeddedIdsOf, modelActions, runtimeRoutes } from './routes/runtime.ts';
+import { runtimeDiscoveryRoutes } from './routes/runtime-discovery.ts';
+import { createRuntimeDiscovery } from './control/runtime-discovery.ts';
 import { createEventBus } from './control/events.ts';
 import { createJobs } from './control/jobs.ts';
 import { jobRoutes } from './routes/jobs.ts';
@@ -56,6 +58,11 @@ import { gaugeDataRepo } from '../store/gauge-data-repo.ts';
 import { gaugeSourceRepo } from '../store/gauge-source-repo.ts';
 import { createGaugeService } from './control/gauge/service.ts';
 import { tapCapacity } from './control/gauge/live-tap.ts';
+import { createServiceAccounts, type ServiceAccounts } from './control/service-accounts.ts';
+import { createPairing, pairingOptionsFromEnv } from './control/pairing.ts';
+import { serviceAccountRepo } from '../store/service-account-repo.ts';
+import { serviceAccountRoutes } from './routes/service-accounts.ts';
+import { pairingRoutes } from './routes/pairing.ts';
 import { gaugeRoutes } from './routes/gauge.ts';
 import { createCapacitySignal, refreshingCapacity, type GaugeCapacitySignal } from './control/gauge/capacity-signal.ts';
 import { createServiceActivity } from './control/gauge/service-activity.ts';
@@ -106,7 +113,10 @@ export async function startService({ dataDir, port, log, edge: edgeMode = 'auto'
   const env = openStoreEnv(dataDir);
   const audit = auditRepo(env);
   const tokenFile = join(dataDir, TOKEN_FILE);
-  const tokens = createTokenService({ env, tokens: tokenRepo(env), meta: metaRepo(env), audit, tokenFile });
+  let serviceAccounts: ServiceAccounts | null = null;
+  const tokens = createTokenService({ env, tokens: tokenRepo(env), meta: metaRepo(env), audit, tokenFile, serviceAccountExists: (id) => serviceAccounts?.exists(id) ?? false });
+  serviceAccounts = createServiceAccounts({ env, repo: serviceAccountRepo(env), audit, tokenCounts: () => tokens.ownerCounts() });
+  const pairing = createPairing({ tokens, ...pairingOptionsFromEnv() });
   const bootstrap = await tokens.bootstrapIfEmpty();
   if (bootstrap) log.info({ tokenId: bootstrap.token.id }, 'created the bootstrap admin token');
 
@@ -286,6 +296,8 @@ export async function startService({ dataDir, port, log, edge: edgeMode = 'auto'
     ...metricsRoutes(metrics.render),
     ...settingsRoutes(settings),
     ...tokenRoutes(tokens),
+    ...serviceAccountRoutes(serviceAccounts),
+    ...pairingRoutes(pairing),
     ...auditRoutes(audit),
     ...hardwareRoutes(hardware),
     ...providerRoutes(providers, catalog, models),
@@ -309,8 +321,9 @@ export async function startService({ dataDir, port, log, edge: edgeMode = 'auto'
       smart: { ...smartRoute.smart, capacity: tapCapacity(smartRoute.smart.capacity, () => catalog.current(), gauge) },
       unresolved: embeddedFallback(library),
     }),
-    ...usageRoutes(usageRepo(env)),
+    ...usageRoutes(usageRepo(env, (tokenId) => tokens.ownerOf(tokenId))),
     ...runtimeRoutes({ library, runtime: runtimePool, catalog }),
+    ...runtimeDiscoveryRoutes(createRuntimeDiscovery({ providers: () => providerStore.all() })),
     ...gaugeRoutes({
       service: gaugeService,
       sources: gaugeSources,
@@ -380,6 +393,7 @@ export async function startService({ dataDir, port, log, edge: edgeMode = 'auto'
     draining = true;
     // Event streams never end by themselves: end them now, or the drain would wait its whole time on them.
     bus.close();
+    pairing.close();
     listening!.stopListening();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([listening!.idle(), new Promise((r) => (timer = setTimeout(r, drainMs)))]);

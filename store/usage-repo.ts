@@ -154,7 +154,11 @@ function group<T, G>(rows: Iterable<Row<T>>, keyOf: (r: Row<T>) => string, make:
 
 const sumTotals = <T extends UsageTotals>(empty: () => T) => ({ make: () => empty(), add: (g: T, r: Row<T>) => void addInto(g, r.value) });
 
-export function usageRepo(env: StoreEnv): UsageRepo {
+/**
+ * `ownerOf` maps a token ID to its service account now: usage keys hold the token only, so a token moved
+ * between owners (or revoked) is attributed as it is when the usage is read.
+ */
+export function usageRepo(env: StoreEnv, ownerOf: (tokenId: string) => string | null = () => null): UsageRepo {
   const dbs = tables(env);
 
   function* scan<T>(db: Database<T, string>, f: UsageFilter): Generator<Row<T>> {
@@ -167,6 +171,7 @@ export function usageRepo(env: StoreEnv): UsageRepo {
       if (f.providerId !== undefined && providerId !== f.providerId) continue;
       if (f.modelId !== undefined && modelId !== f.modelId) continue;
       if (f.tokenId !== undefined && tokenId !== f.tokenId) continue;
+      if (f.serviceAccountId !== undefined && ownerOf(tokenId) !== f.serviceAccountId) continue;
       yield { day, providerId, modelId, tokenId, extra, value };
     }
   }
@@ -194,11 +199,11 @@ export function usageRepo(env: StoreEnv): UsageRepo {
     },
 
     breakdown(f, groupBy, limit) {
-      const groups = group(scan(dbs.daily, f), (r) => JSON.stringify(dimensionsOf(r, groupBy)), (r) => ({ head: r, t: emptyTotals() }), (g, r) => void addInto(g.t, r.value));
+      const groups = group(scan(dbs.daily, f), (r) => JSON.stringify(dimensionsOf(r, groupBy, ownerOf)), (r) => ({ head: r, t: emptyTotals() }), (g, r) => void addInto(g.t, r.value));
       const ranked = rank(groups, (g) => [g.t.totalTokens, g.t.requests], limit);
       return {
         hasMore: ranked.hasMore,
-        data: ranked.data.map(([, { head, t }]) => ({ ...dimensionsOf(head, groupBy), ...countersOf(t) })),
+        data: ranked.data.map(([, { head, t }]) => ({ ...dimensionsOf(head, groupBy, ownerOf), ...countersOf(t) })),
       };
     },
 
@@ -239,7 +244,8 @@ export function usageRepo(env: StoreEnv): UsageRepo {
   };
 }
 
-function dimensionsOf(r: Row<unknown>, groupBy: UsageGroupBy): Pick<UsageBreakdownRow, 'providerId' | 'modelId' | 'tokenId'> {
+function dimensionsOf(r: Row<unknown>, groupBy: UsageGroupBy, ownerOf: (tokenId: string) => string | null): Pick<UsageBreakdownRow, 'providerId' | 'modelId' | 'tokenId' | 'serviceAccountId'> {
+  if (groupBy === 'service_account') return { serviceAccountId: ownerOf(r.tokenId) };
   if (groupBy === 'provider') return { providerId: r.providerId };
   if (groupBy === 'model') return { modelId: r.modelId };
   if (groupBy === 'token') return { tokenId: r.tokenId };

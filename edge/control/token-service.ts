@@ -26,6 +26,10 @@ export interface TokenService {
   bootstrapIfEmpty(): Promise<{ secret: string; token: TokenView } | null>;
   /** Writes pending last-use times; called on a timer and at shutdown. */
   flushLastUsed(): Promise<void>;
+  /** Live tokens per owning service account. */
+  ownerCounts(): Map<string, number>;
+  /** The service account owning a live token; null for none or an unknown (revoked) token. */
+  ownerOf(tokenId: string): string | null;
 }
 
 interface Deps {
@@ -34,6 +38,8 @@ interface Deps {
   meta: MetaRepo;
   audit: AuditRepo;
   tokenFile: string;
+  /** Whether a service account with this ID exists (late-bound: the accounts read this service's tokens). */
+  serviceAccountExists?: (id: string) => boolean;
 }
 
 export function toTokenView(r: TokenRecord): TokenView {
@@ -68,7 +74,7 @@ async function writeSecretFile(path: string, secret: string): Promise<void> {
   await rename(tmp, path);
 }
 
-export function createTokenService({ env, tokens, meta, audit, tokenFile }: Deps): TokenService {
+export function createTokenService({ env, tokens, meta, audit, tokenFile, serviceAccountExists = () => false }: Deps): TokenService {
   const byId = new Map<string, TokenRecord>();
   const byHash = new Map<string, TokenRecord>();
   // The hashes of secrets that authenticated lately, so a busy client's token is not hashed on every
@@ -106,7 +112,7 @@ export function createTokenService({ env, tokens, meta, audit, tokenFile }: Deps
         resourceId: record.id,
         ...actor,
         requestId,
-        metadata: { name: record.name, scopes: [...record.scopes], expires: record.expiresAt !== null },
+        metadata: { name: record.name, scopes: [...record.scopes], expires: record.expiresAt !== null, serviceAccountId: record.serviceAccountId },
       });
     });
     index(record);
@@ -151,14 +157,12 @@ export function createTokenService({ env, tokens, meta, audit, tokenFile }: Deps
     },
 
     async create(input, actor, requestId) {
-      if (input.serviceAccountId != null) {
-        // Service accounts have no records yet, so no ID can name one.
-        throw new ServiceError('INVALID_REQUEST', `No service account with ID \`${input.serviceAccountId}\`.`, {
-          param: 'serviceAccountId',
-        });
+      const owner = input.serviceAccountId ?? null;
+      if (owner !== null && !serviceAccountExists(owner)) {
+        throw new ServiceError('INVALID_REQUEST', `No service account with ID \`${owner}\`.`, { param: 'serviceAccountId' });
       }
       const expiresAt = parseExpiry(input.expiresAt, Date.now());
-      const { record, secret } = mint(input.name, input.scopes ?? DEFAULT_TOKEN_SCOPES, expiresAt, null);
+      const { record, secret } = mint(input.name, input.scopes ?? DEFAULT_TOKEN_SCOPES, expiresAt, owner);
       return insert(record, secret, actor, requestId, false);
     },
 
@@ -213,6 +217,14 @@ export function createTokenService({ env, tokens, meta, audit, tokenFile }: Deps
       const result = await insert(record, secret, { actorType: 'system', actorId: 'switchyard' }, null, true);
       await writeSecretFile(tokenFile, secret);
       return result;
+    },
+
+    ownerOf: (tokenId) => byId.get(tokenId)?.serviceAccountId ?? null,
+
+    ownerCounts() {
+      const counts = new Map<string, number>();
+      for (const r of byId.values()) if (r.serviceAccountId !== null) counts.set(r.serviceAccountId, (counts.get(r.serviceAccountId) ?? 0) + 1);
+      return counts;
     },
 
     async flushLastUsed() {

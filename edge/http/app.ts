@@ -231,7 +231,7 @@ export function createApp(deps: AppDeps) {
           let parsed: unknown = null;
           if (def.body) parsed = checkBody(def.body, parseJsonBody(body, head.headers['content-type']));
           // Field by field: a spread that adds `body` is V8's slow clone, which also promotes the copy.
-          const req: EdgeRequest = { method: head.method, path: head.path, query: head.query, headers: head.headers, body };
+          const req: EdgeRequest = { method: head.method, path: head.path, query: head.query, headers: head.headers, body, peer: head.peer };
           const result = await def.handle({ req, requestId, principal, params, body: parsed, bodyStream, onAbort });
           return respond(head, requestId, started, routeName, result);
         } catch (err) {

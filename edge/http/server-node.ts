@@ -110,6 +110,11 @@ class NodeResponse {
     res.on('close', () => this.abort());
   }
 
+  getRemoteAddressAsText(): ArrayBuffer {
+    const bytes = Buffer.from(this.req.socket.remoteAddress ?? '', 'latin1');
+    return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length);
+  }
+
   private finished(): void {
     this.ended = true;
     this.state.unanswered.delete(this);

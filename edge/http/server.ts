@@ -241,6 +241,8 @@ export function listen(uws: Uws, app: App, host: string, port: number, options: 
       path: req.getUrl(),
       query: req.getQuery() ?? '',
       headers,
+      // Read here, while the response is surely open: pairing admits loopback peers only.
+      peer: Buffer.from(res.getRemoteAddressAsText()).toString('latin1'),
     };
     const declared = declaredLength(headers['content-length']);
     const chunked = headers['transfer-encoding'] !== undefined;

@@ -10,6 +10,8 @@ export interface EdgeRequest {
   /** Lower-case header names. */
   headers: Readonly<Record<string, string>>;
   body: Buffer | null;
+  /** The peer's IP address as text, when a socket carried the request (absent for in-process calls). */
+  peer?: string;
 }
 
 export type EdgeRequestHead = Omit<EdgeRequest, 'body'>;

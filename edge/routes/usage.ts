@@ -36,6 +36,8 @@ function readFilter(q: QueryReader, today: string): UsageFilter {
   if (providerId !== undefined) filter.providerId = providerId;
   if (modelId !== undefined) filter.modelId = modelId;
   if (tokenId !== undefined) filter.tokenId = tokenId;
+  const serviceAccountId = q.string('serviceAccountId', 256);
+  if (serviceAccountId !== undefined) filter.serviceAccountId = serviceAccountId;
   return filter;
 }
 

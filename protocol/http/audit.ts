@@ -33,10 +33,13 @@ export const AUDIT_ACTIONS = [
   'gauge-alert-rule.create',
   'gauge-alert-rule.update',
   'gauge-alert-rule.delete',
+  'service-account.create',
+  'service-account.update',
+  'service-account.delete',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
-export const AUDIT_RESOURCE_TYPES = ['settings', 'token', 'provider', 'model', 'preset', 'route-pack', 'gauge-account', 'gauge-source', 'gauge-budget', 'gauge-alert-rule'] as const;
+export const AUDIT_RESOURCE_TYPES = ['settings', 'token', 'provider', 'model', 'preset', 'route-pack', 'gauge-account', 'gauge-source', 'gauge-budget', 'gauge-alert-rule', 'service-account'] as const;
 export type AuditResourceType = (typeof AUDIT_RESOURCE_TYPES)[number];
 
 /** `token`: a request authenticated by a local token (actorId is the token ID); `system`: the service itself. */

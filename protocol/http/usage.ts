@@ -2,11 +2,11 @@
 // dimensions, and the answers. Every number is an aggregate; nothing here identifies a single request.
 
 /** Breakdown dimensions, as spelled in `groupBy`. */
-export const USAGE_GROUP_BY = ['provider', 'model', 'provider_model', 'token'] as const;
+export const USAGE_GROUP_BY = ['provider', 'model', 'provider_model', 'token', 'service_account'] as const;
 export type UsageGroupBy = (typeof USAGE_GROUP_BY)[number];
 export const DEFAULT_USAGE_GROUP_BY: UsageGroupBy = 'model';
 
-export const USAGE_COMMON_PARAMS = ['from', 'to', 'providerId', 'modelId', 'tokenId'] as const;
+export const USAGE_COMMON_PARAMS = ['from', 'to', 'providerId', 'modelId', 'tokenId', 'serviceAccountId'] as const;
 
 /** Extra parameters per route, with their `limit` bounds and defaults (interface.md section 8). */
 export const USAGE_ROUTES = {
@@ -33,6 +33,8 @@ export interface UsageFilter {
   providerId?: string;
   modelId?: string;
   tokenId?: string;
+  /** Rows of tokens that this service account owns now. */
+  serviceAccountId?: string;
 }
 
 export interface UsageCounters {
@@ -88,6 +90,8 @@ export interface UsageBreakdownRow extends UsageCounters {
   /** Null for calls addressed by a response ID (no model was resolved). */
   modelId?: string | null;
   tokenId?: string;
+  /** The owner of the row's token as it is now; null for tokens without one, revoked, or unauthenticated. */
+  serviceAccountId?: string | null;
 }
 
 export interface UsagePage<T> extends UsageRange {

@@ -12,8 +12,10 @@ export interface FakeUsage {
   cachedTokens: number;
   /** Of the output, spent on reasoning (`reasoning_tokens`). */
   reasoningTokens: number;
-  /** Anthropic's `cache_creation_input_tokens`. */
+  /** Anthropic's `cache_creation_input_tokens`: every cache write, both lifetimes. */
   cacheCreationTokens: number;
+  /** Of the cache writes, those to the 1-hour cache (`cache_creation.ephemeral_1h_input_tokens`); the rest are 5-minute. */
+  cacheCreation1hTokens?: number;
   /** OpenRouter's `usage.cost`, USD. */
   costUsd: number;
 }
@@ -48,6 +50,7 @@ export const DEFAULT_USAGE: Readonly<FakeUsage> = Object.freeze({
   cachedTokens: 8,
   reasoningTokens: 5,
   cacheCreationTokens: 3,
+  cacheCreation1hTokens: 0,
   costUsd: 0.000123,
 });
 

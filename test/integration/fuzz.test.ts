@@ -26,8 +26,11 @@ import { metricsRoutes } from '../../edge/routes/metrics.ts';
 import { providerRoutes } from '../../edge/routes/providers.ts';
 import { routePackRoutes } from '../../edge/routes/route-packs.ts';
 import { runtimeRoutes } from '../../edge/routes/runtime.ts';
+import { runtimeDiscoveryRoutes } from '../../edge/routes/runtime-discovery.ts';
 import { settingsRoutes } from '../../edge/routes/settings.ts';
 import { tokenRoutes } from '../../edge/routes/tokens.ts';
+import { pairingRoutes } from '../../edge/routes/pairing.ts';
+import { serviceAccountRoutes } from '../../edge/routes/service-accounts.ts';
 import { usageRoutes } from '../../edge/routes/usage.ts';
 import { gatewayRoutes } from '../../edge/gateway/routes.ts';
 import * as anthropicFake from '../fakes/anthropic.ts';
@@ -56,6 +59,8 @@ const FACTORIES: Record<string, () => RouteDef[]> = {
   metricsRoutes: () => metricsRoutes(() => ''),
   settingsRoutes: () => settingsRoutes(stub),
   tokenRoutes: () => tokenRoutes(stub),
+  serviceAccountRoutes: () => serviceAccountRoutes(stub),
+  pairingRoutes: () => pairingRoutes(stub),
   auditRoutes: () => auditRoutes(stub),
   hardwareRoutes: () => hardwareRoutes(stub),
   jobRoutes: () => jobRoutes(stub),
@@ -66,6 +71,7 @@ const FACTORIES: Record<string, () => RouteDef[]> = {
   gatewayRoutes: () => gatewayRoutes({ catalog: stub, pool: stub, responses: stub, log: stub, spillDir: '/nonexistent', smart: stub }),
   usageRoutes: () => usageRoutes(stub),
   runtimeRoutes: () => runtimeRoutes(stub),
+  runtimeDiscoveryRoutes: () => runtimeDiscoveryRoutes({ read: async () => ({ data: [], probedAt: new Date(0).toISOString() }) }),
   gaugeRoutes: () => gaugeRoutes(stub),
   gaugeAuthSessionRoutes: () => gaugeAuthSessionRoutes(stub),
   gaugeAlertRoutes: () => gaugeAlertRoutes(stub, stub),

@@ -1,5 +1,5 @@
 import { watch as fsWatch, type FSWatcher } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import type { RuntimeModelList, RuntimeModelView } from '../../protocol/http/runtime.ts';
 import type { RuntimeEvent } from '../../protocol/runtime.ts';
@@ -130,6 +130,8 @@ export function createModelLibrary(options: ModelLibraryOptions): ModelLibrary {
     unwatch();
     try {
       if (create) await mkdir(dir, { recursive: true });
+      // Node 22+'s recursive watch on Linux does not throw for a missing directory: it watches nothing.
+      if (!(await stat(dir)).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
       const w = watchFn(dir, schedule);
       w.on('error', (err) => {
         if (watcher !== w) return;

@@ -1,5 +1,6 @@
 import { ServiceError } from '../../../protocol/errors.ts';
 import type { GaugeOAuthClient, SettingsPatch } from '../../../protocol/http/settings.ts';
+import { checkBaseUrl } from './validation.ts';
 
 // The authorization servers a device flow talks to, and the client a person registered for each (setting
 // `gauge.oauthClients`). No client ID is bundled: the person registers an OAuth app with device flow enabled.
@@ -26,19 +27,6 @@ export interface ResolvedClient {
 
 const bad = (param: string, message: string) => new ServiceError('INVALID_REQUEST', message, { param });
 
-/** An authorization server's base: absolute http(s), no user info, query or fragment; trailing `/` dropped. */
-export function checkServerBase(value: string, param: string): string {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw bad(param, '`baseUrl` must be an absolute http or https URL.');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw bad(param, '`baseUrl` must be an absolute http or https URL.');
-  if (url.username !== '' || url.password !== '') throw bad(param, '`baseUrl` must not carry credentials.');
-  if (url.search !== '' || url.hash !== '') throw bad(param, '`baseUrl` must not have a query or fragment.');
-  return url.href.replace(/\/+$/, '');
-}
 
 type ClientsPatch = NonNullable<NonNullable<SettingsPatch['gauge']>['oauthClients']>;
 
@@ -51,7 +39,7 @@ export function mergeOAuthClients(current: Record<string, GaugeOAuthClient>, pat
       delete next[providerId];
       continue;
     }
-    const baseUrl = value.baseUrl === undefined || value.baseUrl === null ? null : checkServerBase(value.baseUrl, `gauge.oauthClients.${providerId}.baseUrl`);
+    const baseUrl = value.baseUrl === undefined || value.baseUrl === null ? null : checkBaseUrl(value.baseUrl, `gauge.oauthClients.${providerId}.baseUrl`);
     next[providerId] = { clientId: value.clientId, baseUrl };
   }
   return next;

@@ -17,7 +17,8 @@ export function checkId(id: string, param = 'id'): string {
   return id;
 }
 
-function checkBaseUrl(value: string, param: string): string {
+/** A collector's or authorization server's base: absolute http(s), no user info, query or fragment; trailing `/` dropped. */
+export function checkBaseUrl(value: string, param: string): string {
   let url: URL;
   try {
     url = new URL(value);

@@ -44,7 +44,8 @@ function usageOf(ctx: MessagesContext, outputTokens: number): JsonObject {
     input_tokens: u.inputTokens,
     cache_creation_input_tokens: u.cacheCreationTokens,
     cache_read_input_tokens: u.cachedTokens,
-    cache_creation: { ephemeral_5m_input_tokens: u.cacheCreationTokens, ephemeral_1h_input_tokens: 0 },
+    // The split of the writes by cache lifetime; cache_creation_input_tokens is their sum.
+    cache_creation: { ephemeral_5m_input_tokens: u.cacheCreationTokens - (u.cacheCreation1hTokens ?? 0), ephemeral_1h_input_tokens: u.cacheCreation1hTokens ?? 0 },
     output_tokens: outputTokens,
     service_tier: 'standard',
   };

@@ -1,0 +1,27 @@
+import type { StoreEnv } from './env.ts';
+
+export interface ServiceAccountRecord {
+  id: string;
+  name: string;
+  description: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** Keyed by the service-generated ID (`sa_` + ULID); a client's ID only reads an existing record. */
+export interface ServiceAccountRepo {
+  all(): ServiceAccountRecord[];
+  get(id: string): ServiceAccountRecord | undefined;
+  stagePut(record: ServiceAccountRecord): void;
+  stageRemove(id: string): void;
+}
+
+export function serviceAccountRepo(env: StoreEnv): ServiceAccountRepo {
+  const db = env.db<ServiceAccountRecord>('service-accounts');
+  return {
+    all: () => [...db.getRange().map(({ value }) => value)],
+    get: (id) => db.get(id),
+    stagePut: (record) => void db.put(record.id, record),
+    stageRemove: (id) => void db.remove(id),
+  };
+}
