@@ -1,80 +1,21 @@
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
-import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { openLiveStream, type LiveStream, type WireEvent } from '../fakes/sse-client.ts';
 import { writeTinyModel } from '../helpers/gguf.ts';
 import { startService, tempHome, type Reply, type TestService } from '../helpers/service.ts';
 
 // Model load and unload run as jobs whose moves arrive as server-sent events, on the job's own stream and on
 // the service-wide one, and a stream dropped mid-way resumes with Last-Event-ID where it stopped.
 
-interface WireEvent {
-  id: string | null;
-  event: string;
-  data: any;
-}
-
-/** An SSE stream read off the raw socket, event by event, as a client sees it. */
-interface Stream {
-  status: number;
-  contentType: string;
-  next(): Promise<WireEvent | null>;
-  close(): void;
-}
-
 let svc: TestService;
 
-function openStream(path: string, headers: Record<string, string> = {}): Promise<Stream> {
-  return new Promise((resolve, reject) => {
-    let req!: ClientRequest;
-    const onResponse = (res: IncomingMessage) => {
-      let buffer = '';
-      const ready: WireEvent[] = [];
-      let ended = false;
-      let waiter: (() => void) | null = null;
-      const wake = () => {
-        const w = waiter;
-        waiter = null;
-        w?.();
-      };
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        buffer += chunk;
-        let cut;
-        while ((cut = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, cut);
-          buffer = buffer.slice(cut + 2);
-          const lines = block.split('\n').filter((l) => !l.startsWith(':'));
-          if (lines.length === 0) continue;
-          const field = (name: string) => lines.find((l) => l.startsWith(`${name}: `))?.slice(name.length + 2) ?? null;
-          ready.push({ id: field('id'), event: field('event')!, data: JSON.parse(field('data')!) });
-        }
-        wake();
-      });
-      const finish = () => {
-        ended = true;
-        wake();
-      };
-      res.on('end', finish);
-      res.on('close', finish);
-      resolve({
-        status: res.statusCode ?? 0,
-        contentType: String(res.headers['content-type']),
-        async next() {
-          while (ready.length === 0 && !ended) await new Promise<void>((r) => (waiter = r));
-          return ready.shift() ?? null;
-        },
-        close: () => req.destroy(),
-      });
-    };
-    req = httpRequest({ host: '127.0.0.1', port: svc.port, path, headers: { authorization: `Bearer ${svc.adminToken}`, ...headers }, agent: false }, onResponse);
-    req.on('error', reject);
-    req.end();
-  });
+function openStream(path: string, headers: Record<string, string> = {}): Promise<LiveStream> {
+  return openLiveStream({ port: svc.port, path, headers: { authorization: `Bearer ${svc.adminToken}`, ...headers } });
 }
 
-async function readAll(stream: Stream): Promise<WireEvent[]> {
+async function readAll(stream: LiveStream): Promise<WireEvent[]> {
   const all: WireEvent[] = [];
   for (let e = await stream.next(); e !== null; e = await stream.next()) all.push(e);
   return all;
@@ -100,7 +41,7 @@ after(async () => {
 
 describe('a load job over server-sent events', () => {
   let jobId = '';
-  let everything: Stream;
+  let everything: LiveStream;
 
   test('the action answers 202 with the queued job', async () => {
     everything = await openStream('/v1/events?types=model.loaded,model.unloaded,job.succeeded');

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import * as openaiFake from '../fakes/openai.ts';
+import { openLiveStream, type LiveStream } from '../fakes/sse-client.ts';
 import { allBytes } from '../helpers/usage.ts';
 import { startService, tempHome, type Reply, type TestService } from '../helpers/service.ts';
 
@@ -12,75 +12,12 @@ import { startService, tempHome, type Reply, type TestService } from '../helpers
 const TTL_MS = 3000;
 const OPENAI_KEY = `fake-openai-pair-${process.pid}`;
 
-interface WireEvent {
-  event: string;
-  data: any;
-}
-
-interface Stream {
-  status: number;
-  contentType: string;
-  /** The body of a non-stream answer (an error), once it ended. */
-  text(): Promise<string>;
-  next(): Promise<WireEvent | null>;
-  close(): void;
-}
-
 let svc: TestService;
 let oa: openaiFake.OpenAIFake;
 
 /** POST /v1/pairing/requests without a token, read event by event as a client sees it. */
-function requestPairing(body: unknown): Promise<Stream> {
-  return new Promise((resolve, reject) => {
-    let req!: ClientRequest;
-    const onResponse = (res: IncomingMessage) => {
-      let buffer = '';
-      let raw = '';
-      const ready: WireEvent[] = [];
-      let ended = false;
-      let waiter: (() => void) | null = null;
-      const wake = () => {
-        const w = waiter;
-        waiter = null;
-        w?.();
-      };
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        raw += chunk;
-        buffer += chunk;
-        let cut;
-        while ((cut = buffer.indexOf('\n\n')) >= 0) {
-          const lines = buffer.slice(0, cut).split('\n').filter((l) => !l.startsWith(':'));
-          buffer = buffer.slice(cut + 2);
-          const field = (name: string) => lines.find((l) => l.startsWith(`${name}: `))?.slice(name.length + 2);
-          if (field('event') !== undefined) ready.push({ event: field('event')!, data: JSON.parse(field('data')!) });
-        }
-        wake();
-      });
-      const finish = () => {
-        ended = true;
-        wake();
-      };
-      res.on('end', finish);
-      res.on('close', finish);
-      const until = async () => {
-        while (!ended) await new Promise<void>((r) => (waiter = r));
-      };
-      resolve({
-        status: res.statusCode ?? 0,
-        contentType: String(res.headers['content-type']),
-        text: async () => (await until(), raw),
-        async next() {
-          while (ready.length === 0 && !ended) await new Promise<void>((r) => (waiter = r));
-          return ready.shift() ?? null;
-        },
-        close: () => req.destroy(),
-      });
-    };
-    req = httpRequest({ host: '127.0.0.1', port: svc.port, method: 'POST', path: '/v1/pairing/requests', headers: { 'content-type': 'application/json' }, agent: false }, onResponse);
-    req.on('error', reject);
-    req.end(JSON.stringify(body));
-  });
+function requestPairing(body: unknown): Promise<LiveStream> {
+  return openLiveStream({ port: svc.port, method: 'POST', path: '/v1/pairing/requests', body });
 }
 
 function assertError(reply: Reply, status: number, code: string, param?: string | null): void {
@@ -148,7 +85,7 @@ describe('pairing', () => {
     assert.deepEqual((await pending()).map((p) => p.scopes), [['inference']]);
     const denied = await svc.request('POST', `/v1/pairing/requests/${first!.data.id}/deny`);
     assert.equal(denied.status, 200, denied.text);
-    assert.deepEqual(await stream.next(), { event: 'pairing.denied', data: { id: first!.data.id } });
+    assert.deepEqual(await stream.next(), { id: null, event: 'pairing.denied', data: { id: first!.data.id } });
     assert.equal(await stream.next(), null);
     assertError(await svc.request('POST', `/v1/pairing/requests/${first!.data.id}/deny`), 404, 'NOT_FOUND');
     const tokens = (await svc.request('GET', '/v1/tokens')).json.data;

@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import { Readable } from 'node:stream';
 import { Agent, errors, type Dispatcher } from 'undici';
 import { ServiceError, toServiceError } from '../../protocol/errors.ts';
-import { GATEWAY_OPS, type GatewayOp, type UsageReport } from '../../protocol/gateway.ts';
+import { GATEWAY_OPS, type UsageReport } from '../../protocol/gateway.ts';
 import { KINDS, PROVIDER_KINDS, type ProviderKind } from '../../protocol/providers.ts';
 import { ownBuffer, STREAM_WINDOW, STRING_CHUNK_MAX, type FromWorker, type RelayEnd, type RelayRequest } from '../../protocol/relay.ts';
 import { isSharedBody, sharedBodyView, type WorkerArena } from './body-arena.ts';
@@ -16,8 +16,7 @@ import { fromTransportError, fromUpstreamStatus, type UpstreamContext } from './
 import { createUsageCollector, type UsageResult } from './usage/collectors.ts';
 import { createStreamTap, type StreamTap } from './usage/stream-tap.ts';
 import { upstreamBody } from './upstream-body.ts';
-import { TRANSLATIONS } from '../../protocol/translation.ts';
-import { TRANSLATORS, type RequestState, type TranslateContext, type Translator } from './translate/index.ts';
+import { translatedBody, translatedErrorText, translatedFor, translatedWhole, type Translated } from './translate/relay-glue.ts';
 import { createTranslatingTap } from './translate/tap.ts';
 
 // One relayed call, inside a proxy worker: build the upstream request, send it with undici, and hand the
@@ -162,13 +161,6 @@ interface ExchangeSetup {
   settled: (err?: unknown) => void;
   /** A translated call: the answer is rewritten into the client's protocol (translate/index.ts). */
   translated: Translated | null;
-}
-
-interface Translated {
-  translator: Translator;
-  upstreamOp: GatewayOp;
-  ctx: TranslateContext;
-  state: RequestState;
 }
 
 /**
@@ -355,23 +347,8 @@ class Exchange implements Dispatcher.DispatchHandler {
   /** A translated whole answer: metered as the upstream's, answered in the client's protocol. */
   private endTranslated(whole: Buffer, translated: Translated): void {
     const { id, req, post } = this.setup;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(whole.toString('utf8'));
-    } catch {
-      throw new ServiceError('UPSTREAM_ERROR', 'The provider answered with malformed JSON.', { details: { providerId: req.target.id } });
-    }
-    const collector = createUsageCollector(translated.upstreamOp, { providerKind: req.target.kind });
-    collector.json(parsed);
-    let body: string;
-    try {
-      body = JSON.stringify(translated.translator.response(parsed, translated.ctx, translated.state));
-    } catch {
-      // Translators read leniently; this is the backstop for an answer shaped like nothing they expect.
-      throw new ServiceError('UPSTREAM_ERROR', 'The provider answered in a shape that cannot be translated.', { details: { providerId: req.target.id } });
-    }
-    const headers = { ...this.outHeaders, 'content-type': 'application/json' };
-    post({ t: 'whole', id, status: this.status, headers, body, end: relayEnd(collector.result()) });
+    const { body, usage } = translatedWhole(whole, translated, req);
+    post({ t: 'whole', id, status: this.status, headers: { ...this.outHeaders, 'content-type': 'application/json' }, body, end: relayEnd(usage) });
   }
 
   /** The chunks read so far in one buffer of its own (not Node's pool), so that it can be transferred. */
@@ -396,14 +373,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   /** A translated call quotes the provider's error in the client's protocol vocabulary. */
   private clientErrorText(text: string): string {
     const translated = this.setup.translated;
-    if (translated === null || text === '') return text;
-    let parsed: unknown = text;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      // quoted as text, in the client's shape
-    }
-    return JSON.stringify(translated.translator.error(this.status, parsed));
+    return translated === null ? text : translatedErrorText(translated, this.status, text);
   }
 }
 
@@ -489,29 +459,6 @@ function upstreamRequest(id: number, req: RelayRequest, url: string, credential:
   return { options, injected };
 }
 
-/** The client's JSON body in the upstream's protocol; a member that cannot be expressed throws a 400. */
-function translatedBody(req: RelayRequest, arena: WorkerArena | undefined, translated: Translated): string {
-  const { body } = req;
-  let text: string;
-  if (typeof body === 'string') text = body;
-  else if (body instanceof ArrayBuffer) text = Buffer.from(body).toString('utf8');
-  else if (isSharedBody(body) && arena) text = sharedBodyView(arena.buffer, arena.slotSize, body).toString('utf8');
-  else throw new Error('a translated call without a JSON body');
-  // The edge has parsed the body strictly already; a leading BOM it accepts is not JSON.parse's.
-  const json: unknown = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new ServiceError('INVALID_REQUEST', 'The request body must be a JSON object.');
-  let out: ReturnType<Translator['request']>;
-  try {
-    out = translated.translator.request(json as Record<string, unknown>, translated.ctx);
-  } catch (err) {
-    if (err instanceof ServiceError) throw err;
-    // Translators refuse what they cannot express by name; this is the backstop for a shape none foresaw.
-    throw new ServiceError('INVALID_REQUEST', 'The request cannot be translated for this model.', { details: { translation: true } });
-  }
-  translated.state = out.state;
-  return JSON.stringify(out.body);
-}
-
 /**
  * Relays one call. `ended` is called once, after the call's last message was posted. Callbacks, not
  * promises, carry the call from the edge's message to undici and back (see Exchange).
@@ -543,22 +490,7 @@ export function relay(id: number, req: RelayRequest, control: RelayControl, post
     freeSlot();
     ended();
   };
-  const translation = req.translation === undefined ? null : TRANSLATIONS[req.translation];
-  const translated: Translated | null =
-    translation === null || gateway === null
-      ? null
-      : {
-          translator: TRANSLATORS[req.translation!],
-          upstreamOp: translation.upstreamOp,
-          ctx: {
-            upstreamModelId: req.upstreamModelId ?? '',
-            clientModel: req.clientModel ?? '',
-            providerKind: req.target.kind,
-            streamUsage: gateway.streamUsage,
-            now: () => Math.floor(Date.now() / 1000),
-          },
-          state: { includeUsage: false },
-        };
+  const translated = translatedFor(req, gateway);
   let url: string | null;
   try {
     url = gateway?.url(translated?.upstreamOp ?? req.op, req.target, req.params, req.query) ?? null;
