@@ -1,10 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, existsSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, existsSync, rmSync, statSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { staleBuild } from '../../bin/build-stamp.js';
+import { VAULT_FILE } from '../../store/vault/file.ts';
 
 // Runs the real service as a child process on a temporary data directory and a free port, and keeps
 // everything it said (stdout log, stderr notices) and every response the test received, so a suite can
@@ -123,6 +125,37 @@ export function rawRequest(port: number, method: string, path: string, options: 
     if (payload) req.end(payload);
     else req.end();
   });
+}
+
+/** Writes `bytes` on a new connection and collects everything until the service closes it. */
+export function untilClosed(port: number, bytes: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let text = '';
+    socket.on('data', (d) => (text += d.toString('latin1')));
+    socket.on('close', () => resolve(text));
+    socket.on('error', reject);
+    socket.write(bytes);
+  });
+}
+
+/**
+ * After `svc.stop()`: none of `secrets` is in a response the test received, in what the service logged, or
+ * in any file of its data directory but the vault's (the store's LMDB files included).
+ */
+export function assertSecretsNowhere(svc: TestService, secrets: readonly string[]): void {
+  const responses = svc.responsesText();
+  const log = svc.log();
+  for (const s of secrets) {
+    if (responses.includes(s)) throw new Error(`a response holds ${s}`);
+    if (log.includes(s)) throw new Error(`the log holds ${s}`);
+  }
+  const files = readdirSync(svc.home, { recursive: true, encoding: 'utf8' }).filter((f) => f !== VAULT_FILE && statSync(join(svc.home, f)).isFile());
+  if (!files.some((f) => f.endsWith('.mdb'))) throw new Error('the store was not scanned: no .mdb file under the data directory');
+  for (const f of files) {
+    const bytes = readFileSync(join(svc.home, f));
+    for (const s of secrets) if (bytes.includes(s)) throw new Error(`${f} holds ${s}`);
+  }
 }
 
 /** `bin` runs another executable than the source's, e.g. a compiled build's bin/switchyard.js. */

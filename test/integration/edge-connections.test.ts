@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import OpenAI, { toFile } from 'openai';
-import { startService, type TestService } from '../helpers/service.ts';
+import { startService, untilClosed, type TestService } from '../helpers/service.ts';
 
 // W2.6 against the running service: a pipelined request never leaves a write committed and unanswered, an
 // answer sent before an upload was read reaches the official client, and the carrier and Host rules hold.
@@ -16,17 +15,7 @@ after(async () => {
   await svc.stop();
 });
 
-/** Writes `bytes` on a new connection and collects everything until the server closes it. */
-function exchange(bytes: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(svc.port, '127.0.0.1');
-    let text = '';
-    socket.on('data', (d) => (text += d.toString('latin1')));
-    socket.on('close', () => resolve(text));
-    socket.on('error', reject);
-    socket.write(bytes);
-  });
-}
+const exchange = (bytes: string) => untilClosed(svc.port, bytes);
 
 describe('the edge', () => {
   it('is the one SWITCHYARD_EDGE asks for, and /health names it (edge-connections-node.test.ts runs this file on node:http)', async () => {

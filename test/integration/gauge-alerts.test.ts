@@ -10,7 +10,7 @@ import { startService, type TestService } from '../helpers/service.ts';
 // delivery over PATCH, filters, a rule's deletion taking only its events, no credential in any answer, and a
 // budget across two gateway providers crossing 50/80/100 percent in both bases.
 
-const API_KEY = 'sk-or-v1-alerts-test-0123456789abcdef0123456789abcdef';
+const API_KEY = `sk-or-v1-alerts-test-${process.pid}-0123456789abcdef0123456789abcdef`;
 let svc: TestService;
 let fake: OpenRouterGaugeFake;
 let accountId: string;
@@ -20,7 +20,7 @@ let or: openaiFake.OpenAIFake;
 let an: anthropicFake.AnthropicFake;
 
 before(async () => {
-  fake = await startOpenRouterGaugeFake({ apiKey: API_KEY, managementKey: 'sk-or-v1-management-unused-000000000000' });
+  fake = await startOpenRouterGaugeFake({ apiKey: API_KEY, managementKey: `sk-or-v1-management-unused-${process.pid}` });
   or = await openaiFake.start({ flavour: 'openrouter', apiKey: OR_KEY });
   an = await anthropicFake.start({ apiKey: AN_KEY });
   svc = await startService({ env: { SWITCHYARD_GAUGE_ALLOWED_HOSTS: 'loopback', SWITCHYARD_GAUGE_TIMEOUT_MS: '10000' } });

@@ -1,10 +1,7 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { VAULT_FILE } from '../../store/vault/file.ts';
 import * as openaiFake from '../fakes/openai.ts';
-import { startService, type TestService } from '../helpers/service.ts';
+import { assertSecretsNowhere, startService, type TestService } from '../helpers/service.ts';
 
 // Sentinels in every place a Gauge secret could enter: account and source credentials, an email-looking label,
 // and a provider-side organization ID on the relayed answers whose rate-limit headers Gauge reads. None of them
@@ -12,7 +9,7 @@ import { startService, type TestService } from '../helpers/service.ts';
 // The service is started a second time on the same data directory only to show live readings survive it.
 
 const KEY = `fake-openai-key-${process.pid}`;
-const CREDENTIALS = ['sk-admin-SENTINELCRED0001aaaaaaaaaaaa', 'gauge-SENTINELCRED0002', 'gauge-SENTINELCRED0003'];
+const CREDENTIALS = [`sk-admin-SENTINELCRED0001${process.pid}aaaaaaaa`, 'gauge-SENTINELCRED0002', 'gauge-SENTINELCRED0003'];
 const EMAIL_LOCAL = 'grace.SENTINELMAIL';
 const ORG = 'org-SENTINELORG9d8e7f';
 const SENTINELS = [...CREDENTIALS, EMAIL_LOCAL, ORG];
@@ -81,18 +78,7 @@ test('live rate-limit headers become a reading; no credential, email or provider
   }
 
   await svc.stop();
-  const responses = svc.responsesText();
-  const log = svc.log();
-  for (const s of SENTINELS) {
-    assert.ok(!responses.includes(s), `a response holds ${s}`);
-    assert.ok(!log.includes(s), `the log holds ${s}`);
-  }
-  const files = readdirSync(svc.home, { recursive: true, encoding: 'utf8' }).filter((f) => f !== VAULT_FILE && statSync(join(svc.home, f)).isFile());
-  assert.ok(files.some((f) => f.endsWith('.mdb')), 'the store was scanned');
-  for (const f of files) {
-    const bytes = readFileSync(join(svc.home, f));
-    for (const s of SENTINELS) assert.ok(!bytes.includes(s), `${f} holds ${s}`);
-  }
+  assertSecretsNowhere(svc, SENTINELS);
 
   // Live-header readings are in LMDB, not in memory: the same data directory started again still has them.
   const again = await startService({ home: svc.home, env: { SWITCHYARD_GAUGE_ALLOWED_HOSTS: 'loopback' } });

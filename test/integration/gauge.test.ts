@@ -82,7 +82,7 @@ describe('while opted out', () => {
     const enabled = sources.json.data.filter((s: { enabled: boolean }) => s.enabled).map((s: { id: string }) => s.id);
     assert.deepEqual(enabled, ['service', 'live-headers'], 'status pages and local logs start disabled');
 
-    const created = await svc.request('POST', '/v1/gauge/accounts', body({ providerId: 'openai', authMode: 'admin_key', label: 'Team (ops@example.com)', credential: 'sk-admin-opted-out-1234567890', enabled: false }));
+    const created = await svc.request('POST', '/v1/gauge/accounts', body({ providerId: 'openai', authMode: 'admin_key', label: 'Team (ops@example.com)', credential: `sk-admin-opted-out-${process.pid}`, enabled: false }));
     assert.equal(created.status, 201, created.text);
     accountId = created.json.id;
     assert.deepEqual({ ...created.json, id: undefined }, {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, it } from 'node:test';
 import { prng } from '../helpers/prng.ts';
-import { startService, type TestService } from '../helpers/service.ts';
+import { startService, untilClosed as closedAfter, type TestService } from '../helpers/service.ts';
 
 // W2.6: the service survives a bounded, seeded fuzz of client bytes at the socket level: well-formed
 // requests with bytes flipped, inserted, cut or repeated, odd methods, targets and header blocks, and plain
@@ -118,17 +118,7 @@ it(`survives ${CASES} fuzzed requests at the socket level, answering none with a
   assert.equal((await svc.request('GET', '/v1/settings')).status, 200);
 });
 
-/** Writes `bytes` and collects everything until the service closes the connection. */
-function untilClosed(bytes: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(svc.port, '127.0.0.1');
-    let text = '';
-    socket.on('data', (d) => (text += d.toString('latin1')));
-    socket.on('close', () => resolve(text));
-    socket.on('error', reject);
-    socket.write(bytes);
-  });
-}
+const untilClosed = (bytes: string) => closedAfter(svc.port, bytes);
 
 it('requests outside what uWebSockets.js parses are answered by node:http, or closed unanswered by uWS', async () => {
   const noHost = await untilClosed('GET /health HTTP/1.1\r\n\r\n');
