@@ -47,6 +47,11 @@ export interface UsageReport {
    * no such figure.
    */
   cacheWriteTokens?: number | null;
+  /**
+   * Of the cache writes, those with a 1-hour lifetime (styleB `cache_creation.ephemeral_1h_input_tokens`), billed
+   * at their own price; the rest of cacheWriteTokens are 5-minute writes. Absent where not reported.
+   */
+  cacheWrite1hTokens?: number | null;
   reasoningTokens: number | null;
   totalTokens: number | null;
   /** What the upstream says the call cost (OpenRouter's `usage.cost`), in USD. */

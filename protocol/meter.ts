@@ -23,8 +23,9 @@ export interface MeterBatch {
 }
 
 // at, tokenId, providerId, modelId, op, outcome, usage reported (boolean), its six counts, its tool calls (null
-// when none), route (null when absent), acceleration (null when absent), cache-write tokens, estimated cost.
-export const RECORD_SLOTS = 18;
+// when none), route (null when absent), acceleration (null when absent), cache-write tokens, estimated cost,
+// 1-hour cache-write tokens.
+export const RECORD_SLOTS = 19;
 
 /** Appends the countable fields of `e` to `out`: never the request ID or anything an event picks up later. */
 export function packRecord(out: unknown[], e: UsageEvent, estimatedCostUsd: number | null = null): void {
@@ -49,7 +50,7 @@ export function packRecord(out: unknown[], e: UsageEvent, estimatedCostUsd: numb
     if (a.acceptedDraftTokens !== undefined) acceleration.acceptedDraftTokens = a.acceptedDraftTokens;
     out.push(acceleration);
   }
-  out.push(u === null ? null : (u.cacheWriteTokens ?? null), estimatedCostUsd);
+  out.push(u === null ? null : (u.cacheWriteTokens ?? null), estimatedCostUsd, u === null ? null : (u.cacheWrite1hTokens ?? null));
 }
 
 /** The record packed at `at` in `fields`. */
@@ -77,6 +78,7 @@ export function unpackRecord(fields: readonly unknown[], at: number): MeterRecor
     estimatedCostUsd: f(17) as number | null,
   };
   if (rec.usage !== null && f(16) !== null) rec.usage.cacheWriteTokens = f(16) as number;
+  if (rec.usage !== null && f(18) !== null) rec.usage.cacheWrite1hTokens = f(18) as number;
   if (f(14) !== null) rec.route = f(14) as UsageRoute;
   if (f(15) !== null) rec.acceleration = f(15) as UsageAcceleration;
   return rec;

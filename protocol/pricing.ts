@@ -7,7 +7,8 @@ import type { ModelPricing } from './http/catalog.ts';
 // - inputTokens is the whole prompt. styleA's prompt_tokens already is; styleB's three prompt figures
 //   (input_tokens, cache_creation_input_tokens, cache_read_input_tokens) are summed into it.
 // - cachedInputTokens (styleA cached_tokens, styleB cache_read_input_tokens) and cacheWriteTokens (styleB
-//   cache_creation_input_tokens) are parts of inputTokens, never additions to it.
+//   cache_creation_input_tokens) are parts of inputTokens, never additions to it; cacheWrite1hTokens (styleB
+//   cache_creation.ephemeral_1h_input_tokens) is the part of cacheWriteTokens written for one hour.
 // So each prompt token is priced exactly once: at the cache-read price, the cache-write price, or the plain
 // input price for the rest. Reasoning tokens are part of the output in both protocols and are not added again.
 
@@ -19,6 +20,7 @@ export interface PricedTokens {
   outputTokens: number | null;
   cachedInputTokens: number | null;
   cacheWriteTokens?: number | null;
+  cacheWrite1hTokens?: number | null;
 }
 
 const nonNegative = (n: number | null | undefined): number => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : 0);
@@ -34,11 +36,13 @@ export function estimateCostUsd(tokens: PricedTokens, pricing: ModelPricing | nu
   // Clamped so that a provider reporting more cached than total input cannot make the rest negative.
   const cached = Math.min(nonNegative(tokens.cachedInputTokens), input);
   const written = Math.min(nonNegative(tokens.cacheWriteTokens), input - cached);
+  const writtenHour = Math.min(nonNegative(tokens.cacheWrite1hTokens), written);
   const plain = input - cached - written;
   const micro =
     plain * pricing.inputPerMTok +
     cached * (pricing.cachedInputPerMTok ?? pricing.inputPerMTok) +
-    written * (pricing.cacheWritePerMTok ?? pricing.inputPerMTok) +
+    (written - writtenHour) * (pricing.cacheWritePerMTok ?? pricing.inputPerMTok) +
+    writtenHour * (pricing.cacheWrite1hPerMTok ?? pricing.inputPerMTok) +
     nonNegative(tokens.outputTokens) * pricing.outputPerMTok;
   return micro / 1e6;
 }

@@ -37,6 +37,8 @@ export type UsageTotals = {
   // Added with estimated cost; rows written before lack them and read as 0 (addInto, emptyTotals).
   /** Of the input, written to a prompt cache (styleB cache_creation_input_tokens). */
   cacheWriteTokens: number;
+  /** Of those, written for one hour (styleB cache_creation.ephemeral_1h_input_tokens). Rows before it read 0. */
+  cacheWrite1hTokens: number;
   /** Catalog-price estimates of every call that had one, whether or not the provider reported a cost. */
   estimatedCostUsd: number;
   estimates: number;
@@ -67,6 +69,7 @@ export function emptyTotals(): UsageTotals {
     costUsd: 0,
     costReports: 0,
     cacheWriteTokens: 0,
+    cacheWrite1hTokens: 0,
     estimatedCostUsd: 0,
     estimates: 0,
     unreportedEstimatedCostUsd: 0,

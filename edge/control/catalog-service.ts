@@ -127,7 +127,7 @@ export function createCatalogService({ env, models, audit, providers }: Deps): C
         aliases: input.aliases ?? [],
         hidden: input.hidden ?? false,
         contextWindow: input.contextWindow ?? auto?.contextWindow ?? null,
-        pricing: input.pricing ? { cachedInputPerMTok: null, cacheWritePerMTok: null, currency: 'USD', ...input.pricing } : null,
+        pricing: input.pricing ? { cachedInputPerMTok: null, cacheWritePerMTok: null, cacheWrite1hPerMTok: null, currency: 'USD', ...input.pricing } : null,
         acceleration: input.acceleration ? { draftModelId: null, ...input.acceleration } : null,
         createdAt: now,
         updatedAt: now,
@@ -161,7 +161,7 @@ export function createCatalogService({ env, models, audit, providers }: Deps): C
         ...(patch.aliases !== undefined && { aliases: [...patch.aliases] }),
         ...(patch.hidden !== undefined && { hidden: patch.hidden }),
         ...(patch.contextWindow !== undefined && { contextWindow: patch.contextWindow }),
-        ...(patch.pricing !== undefined && { pricing: patch.pricing && { cachedInputPerMTok: null, cacheWritePerMTok: null, currency: 'USD', ...patch.pricing } }),
+        ...(patch.pricing !== undefined && { pricing: patch.pricing && { cachedInputPerMTok: null, cacheWritePerMTok: null, cacheWrite1hPerMTok: null, currency: 'USD', ...patch.pricing } }),
         ...(patch.acceleration !== undefined && { acceleration: patch.acceleration && { draftModelId: null, ...patch.acceleration } }),
         updatedAt: Date.now(),
       };

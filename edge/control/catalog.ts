@@ -55,7 +55,7 @@ export function buildCatalog(
       source: 'explicit',
       contextWindow: r.contextWindow,
       // Records priced before cache writes had a price lack the field.
-      pricing: r.pricing === null ? null : { ...r.pricing, cacheWritePerMTok: r.pricing.cacheWritePerMTok ?? null },
+      pricing: r.pricing === null ? null : { ...r.pricing, cacheWritePerMTok: r.pricing.cacheWritePerMTok ?? null, cacheWrite1hPerMTok: r.pricing.cacheWrite1hPerMTok ?? null },
       acceleration: r.acceleration,
       created: listed?.created ?? Math.floor(r.createdAt / 1000),
     });

@@ -110,6 +110,11 @@ const text = (value: string | null): string => (value === null ? 'null' : JSON.s
 // As JSON.stringify prints a count: a line stays valid JSON whatever a usage report holds.
 const count = (value: number | null): string => (typeof value === 'number' && Number.isFinite(value) ? String(value) : 'null');
 
+/** styleB's cache-write counters, only where the protocol reports them (styleA lines carry none). */
+const cacheWrites = (u: UsageReport): string =>
+  (u.cacheWriteTokens === undefined ? '' : `"cacheWriteTokens":${count(u.cacheWriteTokens)},`) +
+  (u.cacheWrite1hTokens === undefined ? '' : `"cacheWrite1hTokens":${count(u.cacheWrite1hTokens)},`);
+
 /**
  * Writes the per-request lines to `log`'s destination, at its level, in pino's format, built by hand: pino's
  * generic path (serializers, hooks, the redaction walk), and even JSON.stringify of the fields, cost more than
@@ -132,7 +137,7 @@ export function createAccessLogger(log: Logger): AccessLog {
       const usage =
         u === null
           ? 'null'
-          : `{"inputTokens":${count(u.inputTokens)},"outputTokens":${count(u.outputTokens)},"cachedInputTokens":${count(u.cachedInputTokens)},"reasoningTokens":${count(u.reasoningTokens)},"totalTokens":${count(u.totalTokens)},"costUsd":${count(u.costUsd)},"toolCalls":${JSON.stringify(u.toolCalls ?? {})}}`;
+          : `{"inputTokens":${count(u.inputTokens)},"outputTokens":${count(u.outputTokens)},"cachedInputTokens":${count(u.cachedInputTokens)},${cacheWrites(u)}"reasoningTokens":${count(u.reasoningTokens)},"totalTokens":${count(u.totalTokens)},"costUsd":${count(u.costUsd)},"toolCalls":${JSON.stringify(u.toolCalls ?? {})}}`;
       const route = line.route === undefined ? '' : `,"route":${JSON.stringify(line.route)}`;
       destination.write(
         `${opening()}${text(line.reqId)},"op":${text(line.op)},"providerId":${text(line.providerId)},"modelId":${text(line.modelId)},"outcome":${text(line.outcome)},"usage":${usage}${route},"msg":"usage"}\n`,

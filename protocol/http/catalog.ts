@@ -23,6 +23,7 @@ const Pricing = Type.Union([
       outputPerMTok: Price,
       cachedInputPerMTok: Type.Optional(Type.Union([Price, Type.Null()])),
       cacheWritePerMTok: Type.Optional(Type.Union([Price, Type.Null()])),
+      cacheWrite1hPerMTok: Type.Optional(Type.Union([Price, Type.Null()])),
       currency: Type.Optional(Type.String({ pattern: '^[A-Z]{3}$' })),
     },
     { additionalProperties: false },
@@ -73,6 +74,8 @@ export interface ModelPricing {
   cachedInputPerMTok: number | null;
   /** styleB prompt-cache writes (cache_creation_input_tokens); null when not priced (billed as plain input). */
   cacheWritePerMTok: number | null;
+  /** styleB 1-hour prompt-cache writes (cache_creation.ephemeral_1h_input_tokens); null: billed as plain input. */
+  cacheWrite1hPerMTok: number | null;
   currency: string;
 }
 

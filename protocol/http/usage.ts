@@ -48,6 +48,8 @@ export interface UsageCounters {
   totalTokens: number;
   /** Of the input, written to a prompt cache (styleB cache_creation_input_tokens); 0 where not reported. */
   cacheWriteTokens: number;
+  /** Of the cache writes, those with a 1-hour lifetime (styleB); 0 where not reported. */
+  cacheWrite1hTokens: number;
   /**
    * USD: each call's provider-reported cost where it reported one, else its catalog-price estimate; null when
    * no counted call had either. `costEstimated` says whether any part of it is an estimate.

@@ -106,6 +106,7 @@ export function messagesUsage(u: FakeUsage, options: { toolCalls?: ToolCounts; c
     inputTokens: input,
     outputTokens: u.outputTokens,
     cachedInputTokens: options.cacheCounters ? u.cachedTokens : null,
+    ...(options.cacheCounters && { cacheWriteTokens: u.cacheCreationTokens, cacheWrite1hTokens: u.cacheCreation1hTokens ?? 0 }),
     reasoningTokens: null,
     totalTokens: input + u.outputTokens,
     costUsd: null,

@@ -50,10 +50,20 @@ const chatMetered = (u: FakeUsage, toolCalls: ToolCounts = {}): UsageReport => (
   costUsd: null,
   toolCalls,
 });
-/** For a Messages upstream: input is the three parts' sum (the usage line leaves out cache writes; the meter has them). */
+/** For a Messages upstream: input is the three parts' sum; the cache writes, and their 1-hour part, apart. */
 const messagesMetered = (u: FakeUsage, toolCalls: ToolCounts = {}): UsageReport => {
   const input = u.inputTokens + u.cacheCreationTokens + u.cachedTokens;
-  return { inputTokens: input, outputTokens: u.outputTokens, cachedInputTokens: u.cachedTokens, reasoningTokens: null, totalTokens: input + u.outputTokens, costUsd: null, toolCalls };
+  return {
+    inputTokens: input,
+    outputTokens: u.outputTokens,
+    cachedInputTokens: u.cachedTokens,
+    cacheWriteTokens: u.cacheCreationTokens,
+    cacheWrite1hTokens: u.cacheCreation1hTokens ?? 0,
+    reasoningTokens: null,
+    totalTokens: input + u.outputTokens,
+    costUsd: null,
+    toolCalls,
+  };
 };
 
 async function assertMetered(reqId: string, op: string, modelId: string, usage: UsageReport): Promise<void> {

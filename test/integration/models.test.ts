@@ -137,7 +137,7 @@ describe('explicit records', () => {
     assert.equal(created.status, 201, created.text);
     assert.equal(created.json.source, 'explicit');
     assert.deepEqual(created.json.families, ['styleA.chat_completions', 'styleA.responses'], 'families taken from the listing');
-    assert.deepEqual(created.json.pricing, { inputPerMTok: 1, outputPerMTok: 2, cachedInputPerMTok: null, cacheWritePerMTok: null, currency: 'USD' });
+    assert.deepEqual(created.json.pricing, { inputPerMTok: 1, outputPerMTok: 2, cachedInputPerMTok: null, cacheWritePerMTok: null, cacheWrite1hPerMTok: null, currency: 'USD' });
     const b = await svc.request('GET', '/v1/models/openai%2Fchat-model-03', { headers: { 'anthropic-version': '2023-06-01' } });
     assert.equal(b.json.display_name, 'Curated');
 

@@ -22,10 +22,10 @@ type ProviderId = 'openai' | 'anthropic' | 'openrouter';
 type Client = 'chat' | 'messages' | 'responses';
 
 const MODELS: Record<ProviderId, { upstream: string; families: string[]; pricing: Omit<ModelPricing, 'currency'> }> = {
-  openai: { upstream: 'gpt-test', families: ['styleA.chat_completions', 'styleA.responses'], pricing: { inputPerMTok: 2, cachedInputPerMTok: 0.5, cacheWritePerMTok: null, outputPerMTok: 8 } },
-  anthropic: { upstream: 'claude-test', families: ['styleB.messages'], pricing: { inputPerMTok: 3, cachedInputPerMTok: 0.3, cacheWritePerMTok: 3.75, outputPerMTok: 15 } },
+  openai: { upstream: 'gpt-test', families: ['styleA.chat_completions', 'styleA.responses'], pricing: { inputPerMTok: 2, cachedInputPerMTok: 0.5, cacheWritePerMTok: null, cacheWrite1hPerMTok: null, outputPerMTok: 8 } },
+  anthropic: { upstream: 'claude-test', families: ['styleB.messages'], pricing: { inputPerMTok: 3, cachedInputPerMTok: 0.3, cacheWritePerMTok: 3.75, cacheWrite1hPerMTok: 6, outputPerMTok: 15 } },
   // Chat only: /v1/responses reaches it over chat completions.
-  openrouter: { upstream: 'or-chat', families: ['styleA.chat_completions'], pricing: { inputPerMTok: 1, cachedInputPerMTok: 0.25, cacheWritePerMTok: null, outputPerMTok: 4 } },
+  openrouter: { upstream: 'or-chat', families: ['styleA.chat_completions'], pricing: { inputPerMTok: 1, cachedInputPerMTok: 0.25, cacheWritePerMTok: null, cacheWrite1hPerMTok: null, outputPerMTok: 4 } },
 };
 
 /** Every client protocol against every upstream protocol it can reach: native, translated, over chat. */
@@ -40,7 +40,7 @@ const KINDS: [Client, ProviderId, string][] = [
   ['responses', 'openrouter', '/api/v1/chat/completions'],
 ];
 
-const COUNTERS = ['requests', 'inputTokens', 'outputTokens', 'cachedInputTokens', 'cacheWriteTokens', 'reasoningTokens', 'totalTokens', 'providerReportedCostUsd'] as const;
+const COUNTERS = ['requests', 'inputTokens', 'outputTokens', 'cachedInputTokens', 'cacheWriteTokens', 'cacheWrite1hTokens', 'reasoningTokens', 'totalTokens', 'providerReportedCostUsd'] as const;
 type Counters = Record<(typeof COUNTERS)[number], number | null> & { estimatedCostUsd: number | null };
 
 let svc: TestService;
@@ -83,7 +83,7 @@ function body(client: Client, provider: ProviderId, stream: boolean, rng: () => 
 function metered(provider: ProviderId, u: FakeUsage): Counters {
   const styleB = provider === 'anthropic';
   const inputTokens = styleB ? u.inputTokens + u.cacheCreationTokens + u.cachedTokens : u.inputTokens;
-  const tokens = { inputTokens, outputTokens: u.outputTokens, cachedInputTokens: u.cachedTokens, cacheWriteTokens: styleB ? u.cacheCreationTokens : 0 };
+  const tokens = { inputTokens, outputTokens: u.outputTokens, cachedInputTokens: u.cachedTokens, cacheWriteTokens: styleB ? u.cacheCreationTokens : 0, cacheWrite1hTokens: styleB ? (u.cacheCreation1hTokens ?? 0) : 0 };
   return {
     requests: 1,
     ...tokens,
@@ -99,7 +99,7 @@ function sum(rows: Counters[]): Counters {
   const add = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : a + b);
   const total = Object.fromEntries([...COUNTERS, 'estimatedCostUsd'].map((k) => [k, null])) as Counters;
   for (const row of rows) for (const k of [...COUNTERS, 'estimatedCostUsd'] as const) total[k] = add(total[k], row[k]);
-  for (const k of ['requests', 'inputTokens', 'outputTokens', 'cachedInputTokens', 'cacheWriteTokens', 'reasoningTokens', 'totalTokens'] as const) total[k] ??= 0;
+  for (const k of ['requests', 'inputTokens', 'outputTokens', 'cachedInputTokens', 'cacheWriteTokens', 'cacheWrite1hTokens', 'reasoningTokens', 'totalTokens'] as const) total[k] ??= 0;
   return total;
 }
 

@@ -192,7 +192,7 @@ describe('usage repository: estimated cost', () => {
     const r = usageRepo(local);
     const june = range('2024-06-01', '2024-06-30');
     const { costReports: _reports, ...counters } = old;
-    assert.deepEqual(r.summary(june).totals, { ...counters, cacheWriteTokens: 0, providerReportedCostUsd: 0.5, estimatedCostUsd: null, costEstimated: false });
+    assert.deepEqual(r.summary(june).totals, { ...counters, cacheWriteTokens: 0, cacheWrite1hTokens: 0, providerReportedCostUsd: 0.5, estimatedCostUsd: null, costEstimated: false });
 
     // One more call on that row: no reported cost, an estimate of 0.25 and 3 cache-written tokens.
     const p = createPending();

@@ -47,6 +47,7 @@ export function addRecord(t: UsageTotals, rec: Pick<MeterRecord, 'op' | 'outcome
   t.reasoningTokens += count(u.reasoningTokens);
   t.totalTokens += count(u.totalTokens);
   t.cacheWriteTokens += count(u.cacheWriteTokens);
+  t.cacheWrite1hTokens += count(u.cacheWrite1hTokens);
   const reported = typeof u.costUsd === 'number' && Number.isFinite(u.costUsd) && u.costUsd >= 0;
   if (reported) {
     t.costUsd += u.costUsd!;

@@ -1,18 +1,42 @@
 import { randomBytes } from 'node:crypto';
-import type { ChatHistoryItem } from 'node-llama-cpp';
+import type { ChatHistoryItem, ChatModelFunctionCall } from 'node-llama-cpp';
 import { ServiceError } from '../../protocol/errors.ts';
 import type { UsageReport } from '../../protocol/gateway.ts';
 import { generate, type DraftModel, type GenerateParams } from './generate.ts';
 import type { LoadedModel } from './models.ts';
 import type { CallOutput } from './output.ts';
+import { chatTools, forcedGrammar, functionsOf, mustCall, parseForcedCall, callId, type ToolCallOut, type ToolRequest } from './tools.ts';
 
 // styleA chat completions on a loaded model: the messages become a chat history rendered with the model's
 // own chat template (node-llama-cpp picks the wrapper from `tokenizer.chat_template`), the answer goes back
-// as one chat.completion or as chat.completion.chunk events.
+// as one chat.completion or as chat.completion.chunk events. Tool calls and their results in the messages go
+// into the history as function calls; tools offered are run as workers/runtime/tools.ts says.
 
 interface ChatRequest extends GenerateParams {
   stream: boolean;
   includeUsage: boolean;
+  tools: ToolRequest | null;
+}
+
+/** An earlier call's arguments as sent back by the client: a JSON string, kept as text when it is not JSON. */
+function argumentsOf(raw: unknown): unknown {
+  if (typeof raw !== 'string') return raw ?? {};
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return raw;
+  }
+}
+
+/** The assistant's earlier tool calls, each with the result a later `tool` message gave it. */
+function callsOf(calls: unknown, results: Map<string, string>, param: string): ChatModelFunctionCall[] {
+  if (calls === undefined || calls === null) return [];
+  if (!Array.isArray(calls)) throw invalid(param, '`tool_calls` must be an array.');
+  return calls.map((c: unknown, i) => {
+    const call = c as { id?: unknown; function?: { name?: unknown; arguments?: unknown } };
+    if (typeof call?.id !== 'string' || typeof call.function?.name !== 'string') throw invalid(`${param}[${i}]`, 'A tool call has an `id` and a `function.name`.');
+    return { type: 'functionCall', name: call.function.name.slice(0, 64), params: argumentsOf(call.function.arguments), result: results.get(call.id) ?? '' };
+  });
 }
 
 const invalid = (param: string, message: string) => new ServiceError('INVALID_REQUEST', message, { param });
@@ -42,8 +66,15 @@ export const optionalNumber = (body: Record<string, unknown>, key: string, min: 
 export function parseChatRequest(body: Record<string, unknown>): ChatRequest {
   if (!Array.isArray(body.messages) || body.messages.length === 0) throw invalid('messages', '`messages` must be a non-empty array.');
   const history: ChatHistoryItem[] = [];
+  const results = new Map<string, string>();
   body.messages.forEach((m: unknown, i) => {
-    const msg = m as { role?: unknown; content?: unknown };
+    const msg = m as { role?: unknown; content?: unknown; tool_call_id?: unknown };
+    if (msg?.role !== 'tool') return;
+    if (typeof msg.tool_call_id !== 'string') throw invalid(`messages[${i}].tool_call_id`, 'A `tool` message names the call it answers in `tool_call_id`.');
+    results.set(msg.tool_call_id, textOf(msg.content, `messages[${i}].content`));
+  });
+  body.messages.forEach((m: unknown, i) => {
+    const msg = m as { role?: unknown; content?: unknown; tool_calls?: unknown };
     const text = textOf(msg?.content, `messages[${i}].content`);
     switch (msg?.role) {
       case 'system':
@@ -53,11 +84,16 @@ export function parseChatRequest(body: Record<string, unknown>): ChatRequest {
       case 'user':
         history.push({ type: 'user', text });
         return;
-      case 'assistant':
-        history.push({ type: 'model', response: [text] });
+      case 'assistant': {
+        const calls = callsOf(msg.tool_calls, results, `messages[${i}].tool_calls`);
+        history.push({ type: 'model', response: text === '' && calls.length > 0 ? calls : [text, ...calls] });
+        return;
+      }
+      case 'tool':
+        // Taken into the call it answers, above.
         return;
       default:
-        throw invalid(`messages[${i}].role`, 'The embedded runtime takes system, developer, user and assistant messages.');
+        throw invalid(`messages[${i}].role`, 'The embedded runtime takes system, developer, user, assistant and tool messages.');
     }
   });
   // An empty model turn at the end asks for the next answer.
@@ -79,6 +115,7 @@ export function parseChatRequest(body: Record<string, unknown>): ChatRequest {
     stop: stop as string[],
     stream: body.stream === true,
     includeUsage: options?.include_usage === true,
+    tools: chatTools(body),
   };
 }
 
@@ -90,21 +127,34 @@ export async function chatCompletion(model: LoadedModel, draft: DraftModel | nul
   const chunk = (delta: Record<string, unknown>, finish: string | null) =>
     `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: clientModel, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
   const stopped = (usage: UsageReport) => out.stopped(usage);
-  const result = await generate(model, draft, req, signal, req.stream
+  const forced = mustCall(req.tools);
+  const params: ChatRequest = forced
+    ? { ...req, grammar: await forcedGrammar(model.model, req.tools!) }
+    : req.tools !== null && req.tools.choice === 'auto' ? { ...req, functions: functionsOf(req.tools) } : req;
+  const result = await generate(model, draft, params, signal, req.stream
     ? {
         onReady() {
           out.head(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
           out.write(chunk({ role: 'assistant', content: '' }, null));
         },
-        onText: (text) => out.write(chunk({ content: text }, null)),
+        // A forced call's text is the call itself, sent as one once it is whole.
+        ...(!forced && { onText: (text: string) => out.write(chunk({ content: text }, null)) }),
         onStopped: stopped,
       }
     : { onStopped: stopped });
   if (!result) return;
   const { usage, acceleration } = result;
   const usageJson = { prompt_tokens: usage.inputTokens, completion_tokens: usage.outputTokens, total_tokens: usage.totalTokens };
-  const finish = FINISH[result.stopReason];
+  const forcedCall = forced ? parseForcedCall(result.text, 'call_') : null;
+  const calls: ToolCallOut[] = forcedCall ? [forcedCall] : result.functionCalls.map((c) => ({ id: callId('call_'), name: c.name, arguments: c.params ?? {} }));
+  for (const c of calls) usage.toolCalls[c.name] = (usage.toolCalls[c.name] ?? 0) + 1;
+  const toolCalls = calls.map((c, index) => ({ index, id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) } }));
+  // A forced call cut off by max_tokens is not a call: its partial text is the answer, finish `length`.
+  const finish = calls.length > 0 ? 'tool_calls' : FINISH[result.stopReason];
+  const content = calls.length > 0 && (forced || result.text === '') ? null : result.text;
   if (req.stream) {
+    if (forced && forcedCall === null && result.text !== '') out.write(chunk({ content: result.text }, null));
+    if (toolCalls.length > 0) out.write(chunk({ tool_calls: toolCalls }, null));
     out.write(chunk({}, finish));
     if (req.includeUsage) out.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: clientModel, choices: [], usage: usageJson })}\n\n`);
     out.write('data: [DONE]\n\n');
@@ -116,7 +166,7 @@ export async function chatCompletion(model: LoadedModel, draft: DraftModel | nul
     object: 'chat.completion',
     created,
     model: clientModel,
-    choices: [{ index: 0, message: { role: 'assistant', content: result.text, refusal: null }, logprobs: null, finish_reason: finish }],
+    choices: [{ index: 0, message: { role: 'assistant', content, refusal: null, ...(toolCalls.length > 0 && { tool_calls: toolCalls.map(({ index: _i, ...c }) => c) }) }, logprobs: null, finish_reason: finish }],
     usage: usageJson,
   }, usage, acceleration);
 }

@@ -1,4 +1,4 @@
-import { LlamaChat, TokenMeter, type ChatHistoryItem, type LlamaChatResponse } from 'node-llama-cpp';
+import { LlamaChat, TokenMeter, type ChatHistoryItem, type ChatModelFunctions, type LlamaChatResponse, type LlamaGrammar } from 'node-llama-cpp';
 import { ServiceError } from '../../protocol/errors.ts';
 import type { UsageAcceleration, UsageReport } from '../../protocol/gateway.ts';
 import type { LoadedModel } from './models.ts';
@@ -15,6 +15,10 @@ export interface GenerateParams {
   topK?: number | undefined;
   seed: number | undefined;
   stop: string[];
+  /** A forced tool call: the answer is generated under this grammar (workers/runtime/tools.ts). */
+  grammar?: LlamaGrammar;
+  /** Tools the model may call (tool_choice auto), through node-llama-cpp's function calling. */
+  functions?: ChatModelFunctions;
 }
 
 export interface Generated {
@@ -22,6 +26,8 @@ export interface Generated {
   stopReason: LlamaChatResponse['metadata']['stopReason'];
   /** The custom stop string that ended the answer, when one did. */
   stopSequence: string | null;
+  /** Calls the model made through node-llama-cpp's function calling (only when `functions` were given). */
+  functionCalls: { name: string; params: unknown }[];
   usage: UsageReport;
   acceleration: UsageAcceleration;
 }
@@ -86,6 +92,7 @@ export async function generate(
       ...(params.topK !== undefined && { topK: params.topK }),
       ...(params.seed !== undefined && { seed: params.seed }),
       ...(params.stop.length > 0 && { customStopTriggers: params.stop }),
+      ...(params.grammar !== undefined ? { grammar: params.grammar } : params.functions !== undefined ? { functions: params.functions } : {}),
       signal,
       stopOnAbortSignal: true,
       // The prompt has been evaluated before the first text arrives, so its token count is known by then.
@@ -114,6 +121,7 @@ export async function generate(
       text: result.response,
       stopReason: result.metadata.stopReason,
       stopSequence,
+      functionCalls: (result.functionCalls ?? []).map((c) => ({ name: c.functionName, params: c.params })),
       usage: usageOf(used.usedInputTokens, used.usedOutputTokens),
       acceleration,
     };

@@ -13,7 +13,7 @@ export const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD'];
 const CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'];
-const TOKEN_KINDS = ['input', 'output', 'cached_input', 'reasoning'] as const;
+const TOKEN_KINDS = ['input', 'output', 'cached_input', 'reasoning', 'cache_write', 'cache_write_1h'] as const;
 
 /** Per route name: the family it belongs to and the series it adds to, made on its first answer. */
 interface RouteEntry {
@@ -129,6 +129,8 @@ export function createTrafficMetrics(registry: Registry) {
     add(entry.tokens[1]!, u.outputTokens);
     add(entry.tokens[2]!, u.cachedInputTokens);
     add(entry.tokens[3]!, u.reasoningTokens);
+    add(entry.tokens[4]!, u.cacheWriteTokens ?? null);
+    add(entry.tokens[5]!, u.cacheWrite1hTokens ?? null);
   }
 
   return { observer, usage };

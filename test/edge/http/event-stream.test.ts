@@ -95,7 +95,10 @@ describe('SSE writer', () => {
     const { w, out } = fakeWriter();
     const keepAlive = new Promise<void>((resolve) => (w.onChunk = (c) => c === ': keep-alive\n\n' && resolve()));
     streamEvents(out, bus.subscribe({ after: null, filter: () => true }), 5);
-    await keepAlive;
+    // The keep-alive timer is unref'd (it must not hold the service open); a ref'd guard keeps this test's
+    // event loop alive until the comment arrives, else the runner sees a promise the loop can never settle.
+    const guard = setTimeout(() => {}, 10_000);
+    await keepAlive.finally(() => clearTimeout(guard));
     bus.close();
     assert.equal(w.ended, true);
   });

@@ -78,7 +78,7 @@ describe('usage routes: range', () => {
     assert.equal(res.status, 200);
     assert.equal(res.json['from'], '2025-03-11');
     assert.equal(res.json['to'], TODAY);
-    assert.deepEqual(res.json['totals'], { requests: 5, failedRequests: 0, inputTokens: 50, outputTokens: 25, cachedInputTokens: 10, reasoningTokens: 5, totalTokens: 87, cacheWriteTokens: 0, costUsd: null, providerReportedCostUsd: null, estimatedCostUsd: null, costEstimated: false });
+    assert.deepEqual(res.json['totals'], { requests: 5, failedRequests: 0, inputTokens: 50, outputTokens: 25, cachedInputTokens: 10, reasoningTokens: 5, totalTokens: 87, cacheWriteTokens: 0, cacheWrite1hTokens: 0, costUsd: null, providerReportedCostUsd: null, estimatedCostUsd: null, costEstimated: false });
     assert.equal(res.json['toolCalls'], 9);
     assert.equal(res.json['activeDays'], 4);
   });
@@ -168,7 +168,7 @@ describe('usage routes: answers and access', () => {
   it('answer route and acceleration rows with their documented fields', async () => {
     const routes = (await get('/v1/usage/routes', `from=${TODAY}`)).json;
     assert.deepEqual(routes['data'], [
-      { packSlug: 'coding', routeId: 'fast', providerId: 'openai', modelId: 'openai/gpt-4o', fallback: true, fallbackReason: 'timeout', requests: 1, failedRequests: 0, inputTokens: 10, outputTokens: 5, cachedInputTokens: 2, reasoningTokens: 1, totalTokens: 15, cacheWriteTokens: 0, costUsd: null, providerReportedCostUsd: null, estimatedCostUsd: null, costEstimated: false },
+      { packSlug: 'coding', routeId: 'fast', providerId: 'openai', modelId: 'openai/gpt-4o', fallback: true, fallbackReason: 'timeout', requests: 1, failedRequests: 0, inputTokens: 10, outputTokens: 5, cachedInputTokens: 2, reasoningTokens: 1, totalTokens: 15, cacheWriteTokens: 0, cacheWrite1hTokens: 0, costUsd: null, providerReportedCostUsd: null, estimatedCostUsd: null, costEstimated: false },
     ]);
     const acc = ((await get('/v1/usage/acceleration', `from=${TODAY}`)).json['data'] as Record<string, unknown>[])[0]!;
     assert.equal(acc['mode'], 'draft');

@@ -96,11 +96,11 @@ describe('meter actor', () => {
   });
 
   it('fixes each call\'s estimated cost at the catalog price it has when the call is recorded', async () => {
-    let price: ModelPricing | null = { inputPerMTok: 1, outputPerMTok: 2, cachedInputPerMTok: 0.5, cacheWritePerMTok: null, currency: 'USD' };
+    let price: ModelPricing | null = { inputPerMTok: 1, outputPerMTok: 2, cachedInputPerMTok: 0.5, cacheWritePerMTok: null, cacheWrite1hPerMTok: null, currency: 'USD' };
     const h = harness({ priceOf: (id) => (id === 'openai/gpt-4o' ? price : null) });
     // 10 in (2 cached), 5 out: 8 x 1 + 2 x 0.5 + 5 x 2 = 19 micro-dollars.
     recordAll(h.meter, [usageEvent(), usageEvent({ op: 'audio.speech' }), usageEvent({ modelId: null })]);
-    price = { inputPerMTok: 10, outputPerMTok: 20, cachedInputPerMTok: null, cacheWritePerMTok: null, currency: 'USD' };
+    price = { inputPerMTok: 10, outputPerMTok: 20, cachedInputPerMTok: null, cacheWritePerMTok: null, cacheWrite1hPerMTok: null, currency: 'USD' };
     // The same call at the new price: 10 x 10 + 5 x 20 = 200; the first call keeps its 19.
     recordAll(h.meter, [usageEvent()]);
     await h.meter.flush();

@@ -1,5 +1,6 @@
 import { ServiceError } from '../../../protocol/errors.ts';
 import { isRecord } from '../providers/shape.ts';
+import { cacheCreationSplit } from '../usage/messages.ts';
 
 // Pieces both translation directions share: refusals that name the member, stop reasons, usage, images.
 
@@ -84,7 +85,7 @@ export function mergeCounts(counts: MessagesCounts, usage: unknown): MessagesCou
   if (!isRecord(usage)) return counts;
   return {
     input: num(usage.input_tokens) ?? counts.input,
-    cacheCreation: num(usage.cache_creation_input_tokens) ?? counts.cacheCreation,
+    cacheCreation: num(usage.cache_creation_input_tokens) ?? cacheCreationSplit(usage.cache_creation)?.total ?? counts.cacheCreation,
     cacheRead: num(usage.cache_read_input_tokens) ?? counts.cacheRead,
     output: num(usage.output_tokens) ?? counts.output,
     thinking: (isRecord(usage.output_tokens_details) ? num(usage.output_tokens_details.thinking_tokens) : null) ?? counts.thinking,

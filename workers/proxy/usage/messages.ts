@@ -7,7 +7,9 @@ import { createTypeFilter } from './sniff.ts';
 // inputTokens is their sum, the whole prompt, as styleA's `prompt_tokens` is (which includes its cached
 // tokens), so one dashboard column means the same for every provider; cachedInputTokens is the cache
 // read, the part billed at the discount; cacheWriteTokens is the cache creation, also inside inputTokens, kept
-// apart because it is billed at a premium (protocol/pricing.ts prices each part once).
+// apart because it is billed at a premium (protocol/pricing.ts prices each part once). Where the server splits
+// the writes by lifetime (`cache_creation: {ephemeral_5m_input_tokens, ephemeral_1h_input_tokens}`), the
+// 1-hour part is cacheWrite1hTokens (a dearer price), and the split's sum stands in for a missing total.
 // A stream opens with `message_start` (the prompt's usage and a first output count); each `message_delta`
 // carries cumulative counts, so the last value of every field wins, input fields included when a server
 // repeats them there. Tool calls are content blocks whose type ends in `tool_use` (tool_use,
@@ -21,20 +23,33 @@ const blockMayBeCall = (type: string, data: string): boolean => type !== 'conten
 interface AnthropicCounts {
   input: number | null;
   cacheCreation: number | null;
+  /** Of the cache creation, written for one hour. */
+  cacheCreation1h: number | null;
   cacheRead: number | null;
   output: number | null;
   /** Of the output, spent thinking: `output_tokens_details.thinking_tokens`, where the server reports it. */
   thinking: number | null;
 }
 
+/** `cache_creation: {ephemeral_5m_input_tokens, ephemeral_1h_input_tokens}`: its sum and 1-hour part, or null. */
+export function cacheCreationSplit(split: unknown): { total: number; hour: number } | null {
+  if (!isRecord(split)) return null;
+  const minutes = count(split.ephemeral_5m_input_tokens);
+  const hour = count(split.ephemeral_1h_input_tokens);
+  if (minutes === null && hour === null) return null;
+  return { total: (minutes ?? 0) + (hour ?? 0), hour: hour ?? 0 };
+}
+
 export function createMessagesCollector(): UsageCollector {
-  const counts: AnthropicCounts = { input: null, cacheCreation: null, cacheRead: null, output: null, thinking: null };
+  const counts: AnthropicCounts = { input: null, cacheCreation: null, cacheCreation1h: null, cacheRead: null, output: null, thinking: null };
   const calls = createCallLedger();
 
   function takeUsage(usage: unknown): void {
     if (!isRecord(usage)) return;
     counts.input = count(usage.input_tokens) ?? counts.input;
-    counts.cacheCreation = count(usage.cache_creation_input_tokens) ?? counts.cacheCreation;
+    const split = cacheCreationSplit(usage.cache_creation);
+    counts.cacheCreation = count(usage.cache_creation_input_tokens) ?? split?.total ?? counts.cacheCreation;
+    counts.cacheCreation1h = split?.hour ?? counts.cacheCreation1h;
     counts.cacheRead = count(usage.cache_read_input_tokens) ?? counts.cacheRead;
     counts.output = count(usage.output_tokens) ?? counts.output;
     if (isRecord(usage.output_tokens_details)) counts.thinking = count(usage.output_tokens_details.thinking_tokens) ?? counts.thinking;
@@ -80,6 +95,7 @@ export function createMessagesCollector(): UsageCollector {
       );
       // Only where reported, like the other protocols, which have no such figure at all.
       if (counts.cacheCreation !== null) result.cacheWriteTokens = counts.cacheCreation;
+      if (counts.cacheCreation1h !== null) result.cacheWrite1hTokens = Math.min(counts.cacheCreation1h, counts.cacheCreation ?? 0);
       return result;
     },
   };

@@ -32,7 +32,7 @@ const model = (providerId: string, price: number | null): ModelRecord => ({
   aliases: [],
   hidden: false,
   contextWindow: null,
-  pricing: price === null ? null : { inputPerMTok: price, outputPerMTok: price, cachedInputPerMTok: null, cacheWritePerMTok: null, currency: 'USD' },
+  pricing: price === null ? null : { inputPerMTok: price, outputPerMTok: price, cachedInputPerMTok: null, cacheWritePerMTok: null, cacheWrite1hPerMTok: null, currency: 'USD' },
   acceleration: null,
   createdAt: 0,
   updatedAt: 0,

@@ -184,6 +184,17 @@ describe('claude-code collector', () => {
     state = saved;
   });
 
+  it('counts cache writes a line carries only split by lifetime (5-minute and 1-hour), and prefers the total', async () => {
+    const splitRoot = join(tempTree(dirs, 'claude-split'), 'projects');
+    const only = claudeAssistant({ id: 'msg_SPLIT', uuid: 'u-sp', model: SONNET, session: 'sess-s', cwd: APP, at: '2026-11-24T09:10:00.000Z', usage: { input: 4, output: 6, cacheWrite: 0, cacheRead: 9 } }) as { message: { usage: Record<string, unknown> } };
+    delete only.message.usage['cache_creation_input_tokens'];
+    only.message.usage['cache_creation'] = { ephemeral_5m_input_tokens: 120, ephemeral_1h_input_tokens: 2000 };
+    const both = claudeAssistant({ id: 'msg_BOTH', uuid: 'u-bo', model: SONNET, session: 'sess-s', cwd: APP, at: '2026-11-24T09:20:00.000Z', usage: { input: 1, output: 2, cacheWrite: 50, cacheRead: 0 } });
+    writeLog(join(splitRoot, '-home-alice-work-app', 'sess-s.jsonl'), [only, both], T0);
+    const result = await collector.collect(context('claude-code', { paths: [splitRoot] }, new Date('2026-11-24T12:30:00.000Z'), null));
+    assert.deepEqual(rows(result), [row('2026-11-24T09:00:00.000Z', SONNET, 'app', 'sess-s', 2, 5, 8, 9, 2120 + 50)]);
+  });
+
   it('answers nothing, without failing, when no log directory exists', async () => {
     const result = await collector.collect(context('claude-code', { paths: [join(root, 'nope')] }, new Date(T0), null));
     assert.deepEqual([result.readings, result.activity], [[], []]);

@@ -65,6 +65,7 @@ test('a Messages stream translated for a styleA client: message_start and messag
     toolCalls: { get_weather: 1, get_time: 1 },
     responseId: null,
     cacheWriteTokens: 3,
+    cacheWrite1hTokens: 0,
   });
 });
 

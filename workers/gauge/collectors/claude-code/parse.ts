@@ -15,6 +15,18 @@ function count(value: unknown): number {
 }
 
 /**
+ * Cache writes: the total where the line has it; else the sum of the split by lifetime
+ * (`cache_creation: {ephemeral_5m_input_tokens, ephemeral_1h_input_tokens}`), which some lines carry alone.
+ */
+function cacheWriteOf(u: Record<string, unknown>): number {
+  if (typeof u['cache_creation_input_tokens'] === 'number') return count(u['cache_creation_input_tokens']);
+  const split = u['cache_creation'];
+  if (typeof split !== 'object' || split === null) return 0;
+  const parts = split as Record<string, unknown>;
+  return count(parts['ephemeral_5m_input_tokens']) + count(parts['ephemeral_1h_input_tokens']);
+}
+
+/**
  * The dedupe key: the API's message ID, unique per response. requestId is not part of it: copies of a line
  * in a resumed session sometimes lack it, and a key that needs it would count them again. A line with no
  * message ID falls back to its own line UUID, which copies keep.
@@ -44,7 +56,7 @@ function handle(text: string, sink: LineSink, identity: Identity): void {
     input: count(u['input_tokens']),
     output: count(u['output_tokens']),
     cacheRead: count(u['cache_read_input_tokens']),
-    cacheWrite: count(u['cache_creation_input_tokens']),
+    cacheWrite: cacheWriteOf(u),
     reasoning: 0,
   };
   const place = placeOf(line['cwd'], identity);
