@@ -4,6 +4,7 @@
 //                                 (`include_usage`), as OpenAI does;
 //   model `bench-slow`         -> an SSE stream of 200 chunks, one every 50 ms (10 s), each stamped with the
 //                                 send time (epoch ms, sub-ms) in its content, for the many-agents scenario;
+//   model `bench-pace`         -> the same with 64 chunks, one every 20 ms, for the stall-free scenario (h);
 //   GET .../models             -> the two models.
 // Listens on 127.0.0.1 only and prints `{"port":N}` on stdout.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -27,31 +28,32 @@ events.push(chunk(null, 'stop'));
 const SSE_BODY = Buffer.from(events.join('') + 'data: [DONE]\n\n');
 const USAGE_EVENT = `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'bench-model', choices: [], usage: USAGE })}\n\n`;
 const SSE_BODY_USAGE = Buffer.from(events.join('') + USAGE_EVENT + 'data: [DONE]\n\n');
-const MODELS = Buffer.from(JSON.stringify({ object: 'list', data: [{ id: 'bench-model', object: 'model', created: 1_700_000_000, owned_by: 'bench' }, { id: 'bench-slow', object: 'model', created: 1_700_000_000, owned_by: 'bench' }] }));
+const MODELS = Buffer.from(JSON.stringify({ object: 'list', data: [{ id: 'bench-model', object: 'model', created: 1_700_000_000, owned_by: 'bench' }, { id: 'bench-slow', object: 'model', created: 1_700_000_000, owned_by: 'bench' }, { id: 'bench-pace', object: 'model', created: 1_700_000_000, owned_by: 'bench' }] }));
 const JSON_HEAD = { 'content-type': 'application/json', 'content-length': String(JSON_BODY.length) };
 const SSE_HEAD = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' };
 
-const SLOW_CHUNKS = 200;
-const SLOW_EVERY_MS = 50;
+const SLOW = { chunks: 200, everyMs: 50 };
+const PACE = { chunks: 64, everyMs: 20 };
 const now = () => performance.timeOrigin + performance.now();
 
-function slow(res: ServerResponse, usage: boolean): void {
+function slow(res: ServerResponse, usage: boolean, pace: { chunks: number; everyMs: number }): void {
   res.writeHead(200, SSE_HEAD);
   let sent = 0;
   const timer = setInterval(() => {
     if (res.destroyed) return void clearInterval(timer);
     res.write(chunk(`t=${now().toFixed(3)};`, null));
-    if (++sent === SLOW_CHUNKS) {
+    if (++sent === pace.chunks) {
       clearInterval(timer);
       res.end((usage ? USAGE_EVENT : '') + 'data: [DONE]\n\n');
     }
-  }, SLOW_EVERY_MS);
+  }, pace.everyMs);
   res.on('close', () => clearInterval(timer));
 }
 
 const STREAM_A = Buffer.from('"stream":true');
 const STREAM_B = Buffer.from('"stream": true');
-const SLOW = Buffer.from('bench-slow');
+const SLOW_MODEL = Buffer.from('bench-slow');
+const PACE_MODEL = Buffer.from('bench-pace');
 const INCLUDE_USAGE = Buffer.from('include_usage');
 
 function handle(req: IncomingMessage, res: ServerResponse): void {
@@ -69,7 +71,8 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
     const stream = body.includes(STREAM_A) || body.includes(STREAM_B);
     if (!stream) return void res.writeHead(200, JSON_HEAD).end(JSON_BODY);
     const usage = body.includes(INCLUDE_USAGE);
-    if (body.includes(SLOW)) return slow(res, usage);
+    if (body.includes(SLOW_MODEL)) return slow(res, usage, SLOW);
+    if (body.includes(PACE_MODEL)) return slow(res, usage, PACE);
     const out = usage ? SSE_BODY_USAGE : SSE_BODY;
     res.writeHead(200, { ...SSE_HEAD, 'content-length': String(out.length) }).end(out);
   });

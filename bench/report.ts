@@ -55,12 +55,14 @@ export interface ReportInput {
   results: Record<string, Record<string, WrkResult[]>>;
   agentRuns: Record<string, any>;
   agentRunsSmall: Record<string, any>;
+  /** h: per stream count, per target. */
+  stallRuns?: Record<number, Record<string, any>>;
   versions: Record<string, string>;
   proxies: string[];
   settings: { rounds: number; seconds: number; latSeconds: number; agents: number; agentsSmall: number; conns: number; tick: number; loadAtStart: number[] };
 }
 
-export function report({ results, agentRuns, agentRunsSmall, versions, proxies, settings }: ReportInput): string {
+export function report({ results, agentRuns, agentRunsSmall, stallRuns = {}, versions, proxies, settings }: ReportInput): string {
   const { rounds: ROUNDS, seconds: SECONDS, latSeconds: LAT_SECONDS, agents: AGENTS, agentsSmall: AGENTS_SMALL, conns: CONNS, tick: TICK, loadAtStart } = settings;
   const L: string[] = [];
   const cpu = cpus();
@@ -154,6 +156,19 @@ export function report({ results, agentRuns, agentRunsSmall, versions, proxies, 
   };
   agentTable(agentRuns, AGENTS, '');
   agentTable(agentRunsSmall, AGENTS_SMALL, ' (reduced: the load generator and fake are not saturated here)');
+  if (Object.keys(stallRuns).length) {
+    L.push('## h. Stall-free streams: N concurrent SSE streams of 64 deltas, one every 20 ms, ramped over 1 s', '');
+    L.push('Client: `agents.ts`. A stream is stall-free when it completed whole and no gap between two reads that brought deltas (from its first delta on) exceeded 100 ms. Max gap: per stream, its longest gap; p50/p99/max over the streams.', '');
+    L.push('| streams | target | stall-free | of ok | errors | max gap p50 / p99 / max ms | stall-free vs floor | stall-free vs nginx |');
+    L.push('|---|---|---|---|---|---|---|---|');
+    for (const [n, runs] of Object.entries(stallRuns)) {
+      for (const [name, r] of Object.entries(runs)) {
+        const sf = r.res.stallFree as number;
+        L.push(`| ${n} | ${name} | ${sf} / ${r.res.streams} | ${r.res.ok} | ${r.res.errors}${r.res.errors ? ' ' + JSON.stringify(r.res.errorKinds).replaceAll('|', '/') : ''} | ${f1(r.res.maxGapP50Ms)} / ${f1(r.res.maxGapP99Ms)} / ${f1(r.res.maxGapMaxMs)} | ${name === 'floor' ? '-' : ratio(sf, runs.floor?.res.stallFree ?? NaN)} | ${name === 'nginx' ? '-' : ratio(sf, runs.nginx?.res.stallFree ?? NaN)} |`);
+      }
+    }
+    L.push('');
+  }
   throughputTable('f', `f. 256 KB request bodies (small JSON answer), ${CONNS} connections, ${ROUNDS} x ${SECONDS} s each`);
 
   // Targets: Switchyard's figures, and beside them the same checks on the design's floor in the same run.
@@ -198,5 +213,31 @@ export function report({ results, agentRuns, agentRunsSmall, versions, proxies, 
   const floorRows = new Map(checks('floor').map(([label, figure, met]) => [label, `${figure} | ${mark(met)}`]));
   for (const [label, figure, met] of checks('switchyard')) L.push(`| ${label} | ${figure} | ${mark(met)} | ${floorRows.get(label) ?? '- | -'} |`);
   L.push('', 'p50 and p99 are the mean of the rounds\' wrk percentiles; req/s is all requests over all rounds\' time. Ratios are target / reference.', '');
+
+  // W2.8: Switchyard against the design's own floor, measured in this same run (the nginx-relative targets
+  // above are W1.8's, kept as anchors).
+  const w28Rows: [string, string, boolean][] = [];
+  for (const [s, label] of [['a', 'JSON'], ['b', 'SSE']] as const) {
+    const y = agg(s, 'switchyard');
+    const fl = agg(s, 'floor');
+    if (!y || !fl) continue;
+    w28Rows.push([`${label}: CPU per request <= 1.15x the floor's`, `${ratio3(y.cpuUs, fl.cpuUs)} (${f0(y.cpuUs)} vs ${f0(fl.cpuUs)} us)`, y.cpuUs <= 1.15 * fl.cpuUs]);
+    w28Rows.push([`${label}: req/s at ${CONNS} connections >= 0.9x the floor's`, `${ratio3(y.rps, fl.rps)} (${f0(y.rps)} vs ${f0(fl.rps)})`, y.rps >= 0.9 * fl.rps]);
+  }
+  for (const [s, label] of [['cj', 'JSON'], ['cs', 'SSE']] as const) {
+    const y = agg(s, 'switchyard');
+    const fl = agg(s, 'floor');
+    const d = agg(s, 'direct');
+    if (!y || !fl || !d) continue;
+    const addY = y.p50 - d.p50;
+    const addF = fl.p50 - d.p50;
+    w28Rows.push([`${label}: added p50 at one connection <= the floor's + 0.05 ms`, `${f3(addY)} vs ${f3(addF)} ms (+${f3(addY - addF)})`, addY <= addF + 0.05]);
+  }
+  if (w28Rows.length) {
+    L.push('## W2.8 targets: Switchyard against the design\'s floor, same run', '');
+    L.push('| target | figure | met? |', '|---|---|---|');
+    for (const [label, figure, met] of w28Rows) L.push(`| ${label} | ${figure} | ${mark(met)} |`);
+    L.push('');
+  }
   return L.join('\n');
 }

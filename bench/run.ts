@@ -24,6 +24,8 @@ const AGENTS = Number(process.env.BENCH_AGENTS ?? 2000);
 // The same scenario at a size where the client and the fake upstream are not themselves saturated on a
 // small machine (2,000 streams are 40,000 chunks/s through one Node client), so the added delay is readable.
 const AGENTS_SMALL = Number(process.env.BENCH_AGENTS_SMALL ?? 500);
+/** h: stall-free streams at each of these counts (64 deltas, one every 20 ms). */
+const STALL_COUNTS = (process.env.BENCH_STALL ?? '128,512,2000').split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0);
 const CONNS = 50;
 const TICK = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
 const PROFILE = process.env.BENCH_PROFILE_DIR ?? ''; // when set, Switchyard runs with --cpu-prof into it
@@ -196,13 +198,13 @@ interface Target {
   pids: () => number[];
 }
 
-function body(model: string, kind: 'json' | 'sse' | 'big' | 'slow'): string {
+function body(model: string, kind: 'json' | 'sse' | 'big' | 'slow' | 'pace'): string {
   if (kind === 'big') {
     // About 256 KB of prompt: the size of a long agent context.
     const filler = 'The quick brown fox jumps over the lazy dog. '.repeat(Math.ceil((256 * 1024) / 45)).slice(0, 256 * 1024 - 200);
     return JSON.stringify({ model, messages: [{ role: 'system', content: 'You are a bench.' }, { role: 'user', content: filler }], max_tokens: 32 });
   }
-  const b: Record<string, unknown> = { model: kind === 'slow' ? model.replace('bench-model', 'bench-slow') : model, messages: [{ role: 'user', content: 'Say hello in one short sentence.' }], max_tokens: 32 };
+  const b: Record<string, unknown> = { model: kind === 'slow' ? model.replace('bench-model', 'bench-slow') : kind === 'pace' ? model.replace('bench-model', 'bench-pace') : model, messages: [{ role: 'user', content: 'Say hello in one short sentence.' }], max_tokens: 32 };
   if (kind !== 'json') b.stream = true;
   return JSON.stringify(b);
 }
@@ -243,14 +245,14 @@ async function wrk(t: Target, kind: 'json' | 'sse' | 'big', conns: number, secon
 }
 
 
-async function agents(t: Target, count: number, fakePid: number): Promise<{ res: any; peakRss: number; rssBefore: number; cpuS: number; fakeCpuS: number }> {
+async function agents(t: Target, count: number, fakePid: number, kind: 'slow' | 'pace' = 'slow'): Promise<{ res: any; peakRss: number; rssBefore: number; cpuS: number; fakeCpuS: number }> {
   const pids = t.pids();
   const rssBefore = rssMb(pids);
   const cpu0 = cpuSeconds(pids);
   const fake0 = cpuSeconds([fakePid]);
   let peakRss = rssBefore;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMb(pids))), 200);
-  const opts = { port: t.port, path: t.path, headers: t.headers, body: body(t.model, 'slow'), count, rampMs: 1000, deadlineMs: 40_000, expectChunks: 200 };
+  const opts = { port: t.port, path: t.path, headers: t.headers, body: body(t.model, kind), count, rampMs: 1000, deadlineMs: 40_000, expectChunks: kind === 'slow' ? 200 : 64, stallMs: 100 };
   const c = spawn(process.execPath, ['--import', 'tsx', join(BENCH, 'agents.ts'), JSON.stringify(opts)], { cwd: BENCH, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   c.stdout!.on('data', (d: Buffer) => (out += d.toString()));
@@ -349,7 +351,7 @@ async function main(): Promise<void> {
   const prov = await call(syPort, 'POST', '/v1/providers', auth, JSON.stringify({ kind: 'openai_compatible', id: 'bench', baseUrl: `http://127.0.0.1:${fakePort}/v1` }));
   if (prov.status !== 201) throw new Error(`provider: ${prov.status} ${prov.text}`);
   let model = 'bench/bench-model';
-  for (const up of ['bench-model', 'bench-slow']) {
+  for (const up of ['bench-model', 'bench-slow', 'bench-pace']) {
     const m = await call(syPort, 'POST', '/v1/catalog/models', auth, JSON.stringify({ providerId: 'bench', upstreamModelId: up, families: ['styleA.chat_completions'] }));
     if (m.status !== 201 && m.status !== 200) throw new Error(`catalog model: ${m.status} ${m.text}`);
     if (up === 'bench-model') model = (JSON.parse(m.text) as { id: string }).id;
@@ -412,6 +414,21 @@ async function main(): Promise<void> {
     }
   }
 
+  // h: stall-free streams. Direct, nginx, the floor and Switchyard (Portkey too when BENCH_AGENTS_PORTKEY=1),
+  // at each count; a stream is stall-free when no gap between its deltas exceeds 100 ms.
+  const stallRuns: Record<number, Record<string, Awaited<ReturnType<typeof agents>>>> = {};
+  if (want('h')) {
+    const gTargets = targets.filter((t) => t.name !== 'portkey' || process.env.BENCH_AGENTS_PORTKEY === '1');
+    for (const n of STALL_COUNTS) {
+      stallRuns[n] = {};
+      for (const t of gTargets) {
+        stallRuns[n]![t.name] = await agents(t, n, fake.pid!, 'pace');
+        log(`h ${t.name} x${n}:`, JSON.stringify(stallRuns[n]![t.name]!.res));
+        await sleep(1000);
+      }
+    }
+  }
+
   const versions = {
     node: process.version,
     nginx: execFileSync('nginx', ['-v'], { stdio: ['ignore', 'pipe', 'pipe'] }).toString() || '',
@@ -434,7 +451,7 @@ async function main(): Promise<void> {
   // A partial or profiled run must not replace the full results.
   const outFile = ONLY || PROFILE ? join(BENCH, '.work', `RESULTS-${ONLY || 'all'}${PROFILE ? '-profiled' : ''}.md`) : join(BENCH, 'RESULTS.md');
   mkdirSync(dirname(outFile), { recursive: true });
-  const written = report({ results, agentRuns, agentRunsSmall, versions, proxies: proxies.map((t) => t.name), settings: { rounds: ROUNDS, seconds: SECONDS, latSeconds: LAT_SECONDS, agents: AGENTS, agentsSmall: AGENTS_SMALL, conns: CONNS, tick: TICK, loadAtStart } });
+  const written = report({ results, agentRuns, agentRunsSmall, stallRuns, versions, proxies: proxies.map((t) => t.name), settings: { rounds: ROUNDS, seconds: SECONDS, latSeconds: LAT_SECONDS, agents: AGENTS, agentsSmall: AGENTS_SMALL, conns: CONNS, tick: TICK, loadAtStart } });
   writeFileSync(outFile, carrySection(outFile, GAUGE_SECTION, written));
   if (PROFILE) {
     // --cpu-prof writes its files as the service exits (SIGTERM, then its drain).

@@ -142,6 +142,7 @@ export async function startService({ dataDir, port, log, edge: edgeMode = 'auto'
       library.heard(event);
       if (event.t === 'loading') loadProgress.heard(event.name, event.progress);
       if (event.t === 'expired') for (const modelId of embeddedIdsOf(event.name, catalog)) bus.publish('model.unloaded', { modelId, reason: 'idle' });
+      if (event.t === 'loaded') for (const modelId of embeddedIdsOf(event.name, catalog)) bus.publish('model.loaded', { modelId, loaded: null, cause: 'call' });
     },
     // A catalog model's `acceleration: {mode: "draft"}` names a model of the same provider; the runtime needs its file.
     draftFor(req) {

@@ -37,12 +37,14 @@ export type ToRuntime =
 /**
  * What the worker tells the edge unasked: llama.cpp refused a file whose header check passed (the library
  * listing marks that file version corrupt), a model was unloaded because its keep-alive ran out, or a
- * model's load advanced (llama.cpp's load progress, 0..1, in steps of at least 0.05; load jobs report it).
+ * model's load advanced (llama.cpp's load progress, 0..1, in steps of at least 0.05; load jobs report it), or a
+ * call loaded a model on first use (the `load` action reports its own loads).
  */
 export type RuntimeEvent =
   | { t: 'refused'; name: string; sizeBytes: number; modifiedAt: string; problem: string }
   | { t: 'expired'; name: string }
-  | { t: 'loading'; name: string; progress: number };
+  | { t: 'loading'; name: string; progress: number }
+  | { t: 'loaded'; name: string };
 
 export type FromRuntime =
   | FromWorker

@@ -13,7 +13,6 @@
 // An event-stream answer (a request with `"stream":true`) is relayed as it is read: the head, then the
 // chunks, one message per worker per turn as for whole answers.
 // Prints {"port":N} once listening.
-import uws from '@trufflesuite/uws-js-unofficial';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,6 +26,12 @@ if (!upstream || !['undici', 'switchyard', 'inline'].includes(kind)) throw new E
 
 // FLOOR_DIST: another build's dist/ (absolute path), to compare two builds' relay workers side by side.
 const syDist = process.env.FLOOR_DIST ? new URL(`file://${process.env.FLOOR_DIST.replace(/\/?$/, '/')}`) : new URL('../../dist/', import.meta.url);
+// The same native uWS build the service loads (dist/edge/http/uws-load.js picks the first that loads here), so
+// the floor and Switchyard always run on one edge library.
+const native = (await import(new URL('edge/http/uws-load.js', syDist).href)).loadNativeUws();
+if (!('uws' in native)) throw new Error(`no native uWS build loads here: ${native.failures.join('; ')}`);
+const uws = native.uws;
+process.stderr.write(`floor: uWS ${native.build}\n`);
 let makeStart;
 let packBatch;
 let unpackBatch;

@@ -94,10 +94,25 @@ describe('a load job over server-sent events', () => {
     everything.close();
   });
 
+  test('a call that loads the model on first use publishes model.loaded once, with cause call', async () => {
+    const stream = await openStream('/v1/events?types=model.loaded');
+    const call = () => svc.request('POST', '/v1/chat/completions', { body: { model: 'embedded/tiny.gguf', max_tokens: 2, messages: [{ role: 'user', content: 'hi' }] } });
+    assert.equal((await call()).status, 200);
+    const loaded = (await stream.next())!;
+    assert.deepEqual([loaded.event, loaded.data], ['model.loaded', { modelId: 'embedded/tiny.gguf', loaded: null, cause: 'call' }]);
+    // Already loaded: the next call publishes nothing; the unload that follows is the next event anywhere.
+    assert.equal((await call()).status, 200);
+    stream.close();
+    const after = await openStream('/v1/events?types=model.loaded,model.unloaded', { 'last-event-id': loaded.id! });
+    assert.equal((await svc.request('POST', '/v1/catalog/models/embedded%2Ftiny.gguf/actions/unload?wait=true')).status, 200);
+    assert.equal((await after.next())!.event, 'model.unloaded');
+    after.close();
+  });
+
   test('jobs are listed newest first and filtered; a finished job cannot be cancelled', async () => {
     const list = await svc.request('GET', '/v1/jobs');
     assert.equal(list.status, 200, list.text);
-    assert.deepEqual(list.json.data.map((j: { kind: string; state: string }) => [j.kind, j.state]), [['unload', 'succeeded'], ['load', 'succeeded']]);
+    assert.deepEqual(list.json.data.map((j: { kind: string; state: string }) => [j.kind, j.state]), [['unload', 'succeeded'], ['unload', 'succeeded'], ['load', 'succeeded']]);
     assert.deepEqual([list.json.limit, list.json.offset, list.json.hasMore], [50, 0, false]);
     const loads = await svc.request('GET', '/v1/jobs?kind=load&state=succeeded&limit=1');
     assert.deepEqual(loads.json.data.map((j: { id: string }) => j.id), [jobId]);

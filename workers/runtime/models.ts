@@ -236,7 +236,7 @@ export function createModelManager(options: ModelManagerOptions = {}) {
     };
   }
 
-  function entry(name: string, path: string, config: RuntimeConfig): { loading: Promise<LoadedModel>; alive: KeepAlive } {
+  function entry(name: string, path: string, config: RuntimeConfig, byCall: boolean): { loading: Promise<LoadedModel>; alive: KeepAlive } {
     const current = loaded.get(path);
     if (current) return { loading: current, alive: alive.get(path)! };
     const loading = load(name, path, config.tuning);
@@ -253,7 +253,9 @@ export function createModelManager(options: ModelManagerOptions = {}) {
     // A failed load is not remembered: the file may be fixed, and the probe verdict is cached anyway.
     loading.then(
       (m) => {
-        if (loaded.get(path) === loading) ready.set(path, m);
+        if (loaded.get(path) !== loading) return;
+        ready.set(path, m);
+        if (byCall) options.onEvent?.({ t: 'loaded', name });
       },
       () => {
         if (loaded.get(path) === loading) forget(path);
@@ -274,8 +276,8 @@ export function createModelManager(options: ModelManagerOptions = {}) {
      * The loaded model `name`, loading it first (concurrent callers share one load), held until `release`:
      * the keep-alive clock runs only while no call holds the model.
      */
-    async use(name: string, config: RuntimeConfig): Promise<{ model: LoadedModel; release(): void }> {
-      const { loading, alive: clock } = entry(name, resolveModelPath(config.modelsDirectory, name), config);
+    async use(name: string, config: RuntimeConfig, byCall = true): Promise<{ model: LoadedModel; release(): void }> {
+      const { loading, alive: clock } = entry(name, resolveModelPath(config.modelsDirectory, name), config, byCall);
       const release = clock.use(config.keepAliveSeconds);
       try {
         return { model: await loading, release };

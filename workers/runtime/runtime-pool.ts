@@ -66,7 +66,7 @@ export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
     worker = w;
     lastSpawn = Date.now();
     w.on('message', (m: FromRuntime) => {
-      if (m.t === 'refused' || m.t === 'expired' || m.t === 'loading') {
+      if (m.t === 'refused' || m.t === 'expired' || m.t === 'loading' || m.t === 'loaded') {
         // The name is the model's library name (its own ID), never a path; bounded as it comes from the disk.
         // A refusal is logged by the library, once per file version, not once per call that met it.
         if (m.t === 'expired') options.log.info({ model: m.name.slice(0, 200) }, 'unloaded an idle embedded model');

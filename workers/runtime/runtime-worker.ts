@@ -91,7 +91,8 @@ async function control(c: RuntimeControl, config: RuntimeConfig): Promise<{ unlo
   switch (c.op) {
     case 'load':
       // Loaded with no call: the keep-alive clock starts now.
-      (await models.use(c.name, config)).release();
+      // Not `byCall`: the action's job publishes its own model.loaded.
+      (await models.use(c.name, config, false)).release();
       return {};
     case 'unload':
       return { unloaded: await models.unload(c.name, config) };
