@@ -159,12 +159,12 @@ export function report({ results, agentRuns, agentRunsSmall, stallRuns = {}, ver
   if (Object.keys(stallRuns).length) {
     L.push('## h. Stall-free streams: N concurrent SSE streams of 64 deltas, one every 20 ms, ramped over 1 s', '');
     L.push('Client: `agents.ts`. A stream is stall-free when it completed whole and no gap between two reads that brought deltas (from its first delta on) exceeded 100 ms. Max gap: per stream, its longest gap; p50/p99/max over the streams.', '');
-    L.push('| streams | target | stall-free | of ok | errors | max gap p50 / p99 / max ms | stall-free vs floor | stall-free vs nginx |');
-    L.push('|---|---|---|---|---|---|---|---|');
+    L.push('| streams | target | stall-free | of ok | errors | max gap p50 / p99 / max ms | stall-free vs floor | stall-free vs nginx | stall-free vs direct |');
+    L.push('|---|---|---|---|---|---|---|---|---|');
     for (const [n, runs] of Object.entries(stallRuns)) {
       for (const [name, r] of Object.entries(runs)) {
         const sf = r.res.stallFree as number;
-        L.push(`| ${n} | ${name} | ${sf} / ${r.res.streams} | ${r.res.ok} | ${r.res.errors}${r.res.errors ? ' ' + JSON.stringify(r.res.errorKinds).replaceAll('|', '/') : ''} | ${f1(r.res.maxGapP50Ms)} / ${f1(r.res.maxGapP99Ms)} / ${f1(r.res.maxGapMaxMs)} | ${name === 'floor' ? '-' : ratio(sf, runs.floor?.res.stallFree ?? NaN)} | ${name === 'nginx' ? '-' : ratio(sf, runs.nginx?.res.stallFree ?? NaN)} |`);
+        L.push(`| ${n} | ${name} | ${sf} / ${r.res.streams} | ${r.res.ok} | ${r.res.errors}${r.res.errors ? ' ' + JSON.stringify(r.res.errorKinds).replaceAll('|', '/') : ''} | ${f1(r.res.maxGapP50Ms)} / ${f1(r.res.maxGapP99Ms)} / ${f1(r.res.maxGapMaxMs)} | ${name === 'floor' ? '-' : ratio(sf, runs.floor?.res.stallFree ?? NaN)} | ${name === 'nginx' ? '-' : ratio(sf, runs.nginx?.res.stallFree ?? NaN)} | ${name === 'direct' ? '-' : ratio(sf, runs.direct?.res.stallFree ?? NaN)} |`);
       }
     }
     L.push('');

@@ -2,7 +2,7 @@
 // the service (styleA chat completions, streamed) beside node-llama-cpp called in this process with the same
 // model file, context, sequences and threads; 1 stream and 8 concurrent streams, interleaved in rounds.
 //
-//   node --import tsx bench/runtime.ts            (from the repository root; writes bench/RUNTIME.md)
+//   node --import tsx bench/runtime.ts   (from the repository root; writes bench/RUNTIME.md and its section of RESULTS.md)
 //
 // The model is generated (test/helpers/gguf.ts): random F16 weights, a few MB, large enough that generation,
 // not the relay, takes the time. Greedy decoding on both sides, so both generate the same tokens. Knobs:
@@ -18,6 +18,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { getLlama, LlamaChat, LlamaLogLevel, resolveChatWrapper, TokenMeter } from 'node-llama-cpp';
 import { writeTinyModel } from '../test/helpers/gguf.ts';
+import { RUNTIME_SECTION, writeSection } from './sections.ts';
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(BENCH, '..');
@@ -190,6 +191,7 @@ for (const n of [1, PARALLEL]) {
 }
 L.push('', 'Service TTFT is request sent to the first chunk with generated text (through the edge, the proxy pool and the runtime worker); in-process TTFT is the call to the first text chunk. Generation tok/s is all tokens of all streams over the time from the first stream\'s first token to the last stream\'s end.', '');
 writeFileSync(join(BENCH, 'RUNTIME.md'), L.join('\n'));
+writeSection(join(BENCH, 'RESULTS.md'), RUNTIME_SECTION, L.join('\n').replace(/^# .*/, '## Local runtime: through the service beside node-llama-cpp in process (`bench/runtime.ts`)'));
 log(L.join('\n'));
 await context.dispose();
 await model.dispose();

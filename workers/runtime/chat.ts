@@ -5,7 +5,7 @@ import type { UsageReport } from '../../protocol/gateway.ts';
 import { generate, type DraftModel, type GenerateParams } from './generate.ts';
 import type { LoadedModel } from './models.ts';
 import type { CallOutput } from './output.ts';
-import { chatTools, forcedGrammar, functionsOf, mustCall, parseForcedCall, callId, type ToolCallOut, type ToolRequest } from './tools.ts';
+import { chatTools, documentForced, forcedGrammar, functionsOf, mustCall, parseForcedCall, callId, type ToolCallOut, type ToolRequest } from './tools.ts';
 
 // styleA chat completions on a loaded model: the messages become a chat history rendered with the model's
 // own chat template (node-llama-cpp picks the wrapper from `tokenizer.chat_template`), the answer goes back
@@ -98,6 +98,7 @@ export function parseChatRequest(body: Record<string, unknown>): ChatRequest {
   });
   // An empty model turn at the end asks for the next answer.
   history.push({ type: 'model', response: [] });
+  const tools = chatTools(body);
   // One choice per call: a sequence generates one answer.
   optionalNumber(body, 'n', 1, 1);
   const maxTokens = optionalNumber(body, 'max_completion_tokens', 1, 1_048_576) ?? optionalNumber(body, 'max_tokens', 1, 1_048_576) ?? null;
@@ -107,7 +108,7 @@ export function parseChatRequest(body: Record<string, unknown>): ChatRequest {
   }
   const options = body.stream_options as { include_usage?: unknown } | null | undefined;
   return {
-    history,
+    history: documentForced(history, tools),
     maxTokens: maxTokens === null ? null : Math.floor(maxTokens),
     temperature: optionalNumber(body, 'temperature', 0, 2),
     topP: optionalNumber(body, 'top_p', 0, 1),
@@ -115,7 +116,7 @@ export function parseChatRequest(body: Record<string, unknown>): ChatRequest {
     stop: stop as string[],
     stream: body.stream === true,
     includeUsage: options?.include_usage === true,
-    tools: chatTools(body),
+    tools,
   };
 }
 

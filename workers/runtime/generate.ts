@@ -49,7 +49,8 @@ export function usageOf(input: number, output: number): UsageReport {
  * counts one token more than the sequence evaluates; that token is the margin that keeps the last one in.
  */
 export function answerBudget(model: LoadedModel, params: GenerateParams, contextSize: number): number {
-  const promptTokens = model.chatWrapper.generateContextState({ chatHistory: params.history }).contextText.tokenize(model.model.tokenizer).length;
+  const rendered = model.chatWrapper.generateContextState({ chatHistory: params.history, ...(params.functions && { availableFunctions: params.functions }) });
+  const promptTokens = rendered.contextText.tokenize(model.model.tokenizer).length;
   const room = contextSize - promptTokens;
   if (room < 1) {
     throw new ServiceError(

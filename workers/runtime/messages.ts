@@ -6,7 +6,7 @@ import { optionalNumber, textOf } from './chat.ts';
 import { generate, type DraftModel, type GenerateParams } from './generate.ts';
 import type { LoadedModel } from './models.ts';
 import type { CallOutput } from './output.ts';
-import { callId, forcedGrammar, functionsOf, messagesTools, mustCall, parseForcedCall, type ToolCallOut, type ToolRequest } from './tools.ts';
+import { callId, documentForced, forcedGrammar, functionsOf, messagesTools, mustCall, parseForcedCall, type ToolCallOut, type ToolRequest } from './tools.ts';
 
 // styleB messages on a loaded model: one `message` answer, or Anthropic's streamed event sequence
 // (message_start, content_block_start, ping, content_block_delta..., content_block_stop, message_delta,
@@ -58,9 +58,8 @@ function turnOf(content: unknown, param: string, results: Map<string, string>): 
 
 const invalid = (param: string, message: string) => new ServiceError('INVALID_REQUEST', message, { param });
 
-export function parseMessagesRequest(body: Record<string, unknown>): MessagesRequest {
-  const maxTokens = optionalNumber(body, 'max_tokens', 1, 1_048_576);
-  if (maxTokens === undefined) throw invalid('max_tokens', '`max_tokens` is required.');
+/** The conversation and tools of a styleB body, as generation and token counting both read them. */
+export function messagesConversation(body: Record<string, unknown>): { history: ChatHistoryItem[]; tools: ToolRequest | null } {
   if (!Array.isArray(body.messages) || body.messages.length === 0) throw invalid('messages', '`messages` must be a non-empty array.');
   const tools = messagesTools(body);
   const history: ChatHistoryItem[] = [];
@@ -78,6 +77,13 @@ export function parseMessagesRequest(body: Record<string, unknown>): MessagesReq
   // A final assistant message is a prefill the answer continues; otherwise an empty model turn asks for one.
   const last = history.at(-1);
   if (last?.type !== 'model') history.push({ type: 'model', response: [] });
+  return { history: documentForced(history, tools), tools };
+}
+
+export function parseMessagesRequest(body: Record<string, unknown>): MessagesRequest {
+  const maxTokens = optionalNumber(body, 'max_tokens', 1, 1_048_576);
+  if (maxTokens === undefined) throw invalid('max_tokens', '`max_tokens` is required.');
+  const { history, tools } = messagesConversation(body);
   const stop = body.stop_sequences ?? [];
   if (!Array.isArray(stop) || stop.length > 8 || stop.some((s) => typeof s !== 'string' || s === '')) {
     throw invalid('stop_sequences', '`stop_sequences` is up to 8 non-empty strings.');

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ChatModelFunctions, GbnfJsonSchema, LlamaGrammar, LlamaModel } from 'node-llama-cpp';
+import type { ChatHistoryItem, ChatModelFunctions, GbnfJsonSchema, LlamaGrammar, LlamaModel } from 'node-llama-cpp';
 import { ServiceError } from '../../protocol/errors.ts';
 
 // Tools on the embedded runtime. A call that must call a tool (styleA tool_choice `required` or a named
@@ -134,6 +134,19 @@ export function messagesTools(body: Record<string, unknown>): ToolRequest | null
 
 /** Whether the answer must be a call: then it is generated under `forcedGrammar`. */
 export const mustCall = (req: ToolRequest | null): req is ToolRequest => req !== null && req.choice !== 'none' && req.choice !== 'auto';
+
+/**
+ * A forced call is generated under a grammar, without node-llama-cpp's function calling, so the chat template
+ * does not show the model the tools: a system turn at the start names them, their descriptions and schemas,
+ * and the answer's shape, so that a real model's arguments mean something (token counts render it too).
+ */
+export function documentForced(history: ChatHistoryItem[], req: ToolRequest | null): ChatHistoryItem[] {
+  if (!mustCall(req)) return history;
+  const allowed = typeof req.choice === 'object' ? req.tools.filter((t) => t.name === (req.choice as { name: string }).name) : req.tools;
+  const lines = allowed.map((t) => `- ${t.name}${t.description ? `: ${t.description}` : ''}\n  arguments schema: ${JSON.stringify(t.schema)}`);
+  const text = `Answer with one call of ${allowed.length === 1 ? 'this tool' : 'one of these tools'}, as JSON {"name": ..., "arguments": {...}}:\n${lines.join('\n')}`;
+  return [{ type: 'system', text }, ...history];
+}
 
 /** The grammar of a forced call: `{"name": <one of the tools>, "arguments": <that tool's schema>}`. */
 export async function forcedGrammar(model: LlamaModel, req: ToolRequest): Promise<LlamaGrammar> {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ServiceError } from '../../../protocol/errors.ts';
-import { chatTools, grammarSchema, messagesTools, parseForcedCall } from '../../../workers/runtime/tools.ts';
+import { chatTools, documentForced, grammarSchema, messagesTools, parseForcedCall } from '../../../workers/runtime/tools.ts';
 
 const param = (fn: () => unknown) => {
   try {
@@ -63,5 +63,29 @@ describe('tools and tool_choice of both protocols', () => {
     const call = parseForcedCall('{"name":"f","arguments":{"a":1}}', 'toolu_');
     assert.ok(call?.id.startsWith('toolu_'));
     assert.deepEqual([call?.name, call?.arguments], ['f', { a: 1 }]);
+  });
+});
+
+describe('a forced call shows the model its tools', () => {
+  const tools = [
+    { type: 'function', function: { name: 'f', description: 'Does f', parameters: { type: 'object', properties: { a: { type: 'integer' } } } } },
+    { type: 'function', function: { name: 'g', parameters: { type: 'object', properties: {} } } },
+  ];
+  const history = [{ type: 'user' as const, text: 'hi' }];
+
+  test('a named tool: a system turn first naming it alone, with its description and schema', () => {
+    const out = documentForced(history, chatTools({ tools, tool_choice: { type: 'function', function: { name: 'f' } } }));
+    assert.equal(out.length, 2);
+    assert.equal(out[0]!.type, 'system');
+    const text = (out[0] as { text: string }).text;
+    assert.match(text, /- f: Does f\n  arguments schema: \{"type":"object","properties":\{"a":\{"type":"integer"\}\}\}/);
+    assert.ok(!text.includes('- g'));
+    assert.deepEqual(out.slice(1), history);
+  });
+
+  test('required names every tool; auto, none and no tools leave the history as it is', () => {
+    assert.match((documentForced(history, chatTools({ tools, tool_choice: 'required' }))[0] as { text: string }).text, /- f: Does f[\s\S]*- g\n/);
+    for (const choice of ['auto', 'none']) assert.equal(documentForced(history, chatTools({ tools, tool_choice: choice })), history);
+    assert.equal(documentForced(history, null), history);
   });
 });
