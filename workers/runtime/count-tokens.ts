@@ -24,8 +24,8 @@ function refuseTools(body: Record<string, unknown>): void {
 
 /**
  * A styleB count_tokens body as the conversation its generation would render: the same parsing as the messages
- * route, and the tools documented in the prompt exactly when a generation would document them (tool_choice
- * auto; a forced call is generated under a grammar instead, workers/runtime/tools.ts).
+ * route, so the tools count as a generation shows them: through the chat template for tool_choice auto, or in
+ * the system turn a forced call adds to the history (workers/runtime/tools.ts).
  */
 export function messagesHistory(body: Record<string, unknown>): Counted {
   const { history, tools } = messagesConversation(body);
