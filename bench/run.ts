@@ -6,14 +6,14 @@
 //   npm run bench            (from the repository root or bench/)
 //   BENCH_ROUNDS=2 BENCH_SECONDS=5 BENCH_AGENTS=2000 npm run bench
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { carrySection, GAUGE_SECTION, RUNTIME_SECTION } from './sections.ts';
-import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { report, type WrkResult } from './report.ts';
+import { call, startSwitchyard } from './switchyard.ts';
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(BENCH, '..');
@@ -97,25 +97,6 @@ async function waitHttp(port: number, path: string, what: string, ms = 30_000): 
       await sleep(200);
     }
   }
-}
-
-interface Reply {
-  status: number;
-  text: string;
-  headers: Record<string, string | string[] | undefined>;
-}
-function call(port: number, method: string, path: string, headers: Record<string, string>, body: string | undefined): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers }, agent: false, timeout: 15_000 }, (res) => {
-      const parts: Buffer[] = [];
-      res.on('data', (c: Buffer) => parts.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(parts).toString('utf8'), headers: res.headers }));
-      res.on('error', reject);
-    });
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', reject);
-    req.end(body);
-  });
 }
 
 // ---------- /proc ----------
@@ -318,35 +299,13 @@ async function main(): Promise<void> {
   log('portkey on', portkeyPort);
 
   // Switchyard, metering on (the default), default log level; compiled first as `npm start` does, so no thread
-  // runs the TypeScript loader.
-  execFileSync(nodeBin, [join(ROOT, 'bin', 'build.js'), '--if-stale'], { stdio: 'inherit' });
+  // runs the TypeScript loader (bench/switchyard.ts).
   const home = join(work, 'switchyard-home');
   mkdirSync(home, { recursive: true, mode: 0o700 });
-  const syBin = join(ROOT, 'dist', 'bin', 'switchyard.js');
-  // With the Node flags of `npm start` (package.json's start script), so the bench runs what users run.
-  const startScript = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
-  const nodeFlags = (/^node((?: --\S+)*) /.exec(startScript)?.[1] ?? '').split(' ').filter(Boolean);
-  const syArgs = PROFILE ? [...nodeFlags, `--cpu-prof`, `--cpu-prof-dir=${PROFILE}`, syBin, 'start'] : [...nodeFlags, syBin, 'start'];
-  // Its JSON log (stdout, level info) goes to a file, as a service's log does: read through a pipe by this
-  // process, it cost the shared cores a reader that nginx (access_log off) does not have.
-  const syLog = openSync(join(work, 'switchyard.log'), 'w');
-  // Unsupervised: the measured PID is the service itself (under `npm start` a supervisor only waits on it).
-  const sy = track(spawn(nodeBin, syArgs, { cwd: ROOT, env: { ...process.env, SWITCHYARD_HOME: home, SWITCHYARD_PORT: '0', SWITCHYARD_VAULT: 'file', SWITCHYARD_SUPERVISE: '0' }, stdio: ['ignore', syLog, 'pipe'] }));
-  // The port, from the notice on stderr.
-  let stderrText = '';
-  const syPort = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`switchyard did not start in 30 s:\n${stderrText}`)), 30_000);
-    sy.on('exit', (code) => reject(new Error(`switchyard exited with ${code}:\n${stderrText}`)));
-    sy.stderr!.on('data', (d: Buffer) => {
-      stderrText = (stderrText + d.toString()).slice(-4000);
-      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(stderrText);
-      if (m) {
-        clearTimeout(timer);
-        resolve(Number(m[1]));
-      }
-    });
-  });
-  const token = readFileSync(join(home, 'token'), 'utf8').trim();
+  const started = await startSwitchyard({ home, logFile: join(work, 'switchyard.log'), extraNodeFlags: PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE}`] : [], track });
+  const sy = started.child;
+  const syPort = started.port;
+  const token = started.token;
   const auth = { authorization: `Bearer ${token}` };
   const prov = await call(syPort, 'POST', '/v1/providers', auth, JSON.stringify({ kind: 'openai_compatible', id: 'bench', baseUrl: `http://127.0.0.1:${fakePort}/v1` }));
   if (prov.status !== 201) throw new Error(`provider: ${prov.status} ${prov.text}`);

@@ -9,9 +9,7 @@
 // BENCH_RT_TOKENS (256 per stream), BENCH_RT_ROUNDS (3), BENCH_RT_EMBD (512), BENCH_RT_LAYERS (4),
 // BENCH_RT_THREADS (1: on two cores, two llama.cpp threads beside the service's own threads made both sides
 // about 10x slower on this model in a first run, 136 against 1,481 tok/s in process).
-import { spawn } from 'node:child_process';
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -19,9 +17,9 @@ import { fileURLToPath } from 'node:url';
 import { getLlama, LlamaChat, LlamaLogLevel, resolveChatWrapper, TokenMeter } from 'node-llama-cpp';
 import { writeTinyModel } from '../test/helpers/gguf.ts';
 import { RUNTIME_SECTION, writeSection } from './sections.ts';
+import { call, startSwitchyard } from './switchyard.ts';
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
-const ROOT = join(BENCH, '..');
 const TOKENS = Number(process.env.BENCH_RT_TOKENS ?? 256);
 const ROUNDS = Number(process.env.BENCH_RT_ROUNDS ?? 3);
 const EMBD = Number(process.env.BENCH_RT_EMBD ?? 512);
@@ -114,44 +112,13 @@ async function measure(streams: number, one: (t0: number, firsts: number[], ends
   return { ttft: firsts, tokens, wallMs: last - t0, genTokS: tokens / ((last - firstToken) / 1000) };
 }
 
-function startService(): Promise<ReturnType<typeof spawn>> {
-  execFileSync(process.execPath, [join(ROOT, 'bin', 'build.js'), '--if-stale'], { stdio: 'inherit' });
-  const out = openSync(join(work, 'switchyard.log'), 'w');
-  const sy = spawn(process.execPath, ['--max-semi-space-size=4', join(ROOT, 'dist', 'bin', 'switchyard.js'), 'start'], {
-    cwd: ROOT,
-    env: { ...process.env, SWITCHYARD_HOME: home, SWITCHYARD_PORT: '0', SWITCHYARD_VAULT: 'file', SWITCHYARD_SUPERVISE: '0' },
-    stdio: ['ignore', out, 'pipe'],
-  });
-  return new Promise((resolve, reject) => {
-    let err = '';
-    const timer = setTimeout(() => reject(new Error(`the service did not start:\n${err}`)), 30_000);
-    sy.stderr!.on('data', (d: Buffer) => {
-      err = (err + d.toString()).slice(-4000);
-      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(err);
-      if (m) {
-        clearTimeout(timer);
-        port = Number(m[1]);
-        resolve(sy);
-      }
-    });
-  });
-}
-
-async function settings(): Promise<void> {
-  const body = JSON.stringify({ runtime: { tuning: { contextSize: CONTEXT, threads: THREADS, parallel: PARALLEL, gpuLayers: -1 } } });
-  await new Promise<void>((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, method: 'PATCH', path: '/v1/settings', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      res.resume();
-      res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`settings: ${res.statusCode}`))));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-const sy = await startService();
-token = readFileSync(join(home, 'token'), 'utf8').trim();
-await settings();
+const started = await startSwitchyard({ home, logFile: join(work, 'switchyard.log') });
+const sy = started.child;
+port = started.port;
+token = started.token;
+const tuning = { runtime: { tuning: { contextSize: CONTEXT, threads: THREADS, parallel: PARALLEL, gpuLayers: -1 } } };
+const patched = await call(port, 'PATCH', '/v1/settings', { authorization: `Bearer ${token}` }, JSON.stringify(tuning));
+if (patched.status !== 200) throw new Error(`settings: ${patched.status} ${patched.text}`);
 // Warm up both: the service loads the model on first use; one short generation each.
 await measure(1, serviceStream);
 await measure(1, inProcessStream);

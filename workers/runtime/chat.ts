@@ -5,7 +5,7 @@ import type { UsageReport } from '../../protocol/gateway.ts';
 import { generate, type DraftModel, type GenerateParams } from './generate.ts';
 import type { LoadedModel } from './models.ts';
 import type { CallOutput } from './output.ts';
-import { chatTools, documentForced, forcedGrammar, functionsOf, mustCall, parseForcedCall, callId, type ToolCallOut, type ToolRequest } from './tools.ts';
+import { answeredCalls, chatTools, documentForced, mustCall, withTools, type ToolRequest } from './tools.ts';
 
 // styleA chat completions on a loaded model: the messages become a chat history rendered with the model's
 // own chat template (node-llama-cpp picks the wrapper from `tokenizer.chat_template`), the answer goes back
@@ -129,10 +129,7 @@ export async function chatCompletion(model: LoadedModel, draft: DraftModel | nul
     `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: clientModel, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
   const stopped = (usage: UsageReport) => out.stopped(usage);
   const forced = mustCall(req.tools);
-  const params: ChatRequest = forced
-    ? { ...req, grammar: await forcedGrammar(model.model, req.tools!) }
-    : req.tools !== null && req.tools.choice === 'auto' ? { ...req, functions: functionsOf(req.tools) } : req;
-  const result = await generate(model, draft, params, signal, req.stream
+  const result = await generate(model, draft, await withTools(model.model, req), signal, req.stream
     ? {
         onReady() {
           out.head(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
@@ -146,15 +143,13 @@ export async function chatCompletion(model: LoadedModel, draft: DraftModel | nul
   if (!result) return;
   const { usage, acceleration } = result;
   const usageJson = { prompt_tokens: usage.inputTokens, completion_tokens: usage.outputTokens, total_tokens: usage.totalTokens };
-  const forcedCall = forced ? parseForcedCall(result.text, 'call_') : null;
-  const calls: ToolCallOut[] = forcedCall ? [forcedCall] : result.functionCalls.map((c) => ({ id: callId('call_'), name: c.name, arguments: c.params ?? {} }));
-  for (const c of calls) usage.toolCalls[c.name] = (usage.toolCalls[c.name] ?? 0) + 1;
+  const { calls, text } = answeredCalls(result, forced, 'call_');
   const toolCalls = calls.map((c, index) => ({ index, id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) } }));
-  // A forced call cut off by max_tokens is not a call: its partial text is the answer, finish `length`.
   const finish = calls.length > 0 ? 'tool_calls' : FINISH[result.stopReason];
-  const content = calls.length > 0 && (forced || result.text === '') ? null : result.text;
+  const content = calls.length > 0 && text === '' ? null : text;
   if (req.stream) {
-    if (forced && forcedCall === null && result.text !== '') out.write(chunk({ content: result.text }, null));
+    // A forced call's text was held back; when it was no call (cut off by max_tokens) it is the answer.
+    if (forced && text !== '') out.write(chunk({ content: text }, null));
     if (toolCalls.length > 0) out.write(chunk({ tool_calls: toolCalls }, null));
     out.write(chunk({}, finish));
     if (req.includeUsage) out.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: clientModel, choices: [], usage: usageJson })}\n\n`);

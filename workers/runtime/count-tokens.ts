@@ -3,7 +3,7 @@ import { ServiceError } from '../../protocol/errors.ts';
 import { chatMessages } from '../proxy/translate/responses-chat.ts';
 import { parseChatRequest } from './chat.ts';
 import { messagesConversation } from './messages.ts';
-import { functionsOf } from './tools.ts';
+import { offeredFunctions } from './tools.ts';
 import type { LoadedModel } from './models.ts';
 
 // Token counts on a loaded model: the request's conversation rendered with the model's chat template, as a
@@ -29,7 +29,7 @@ function refuseTools(body: Record<string, unknown>): void {
  */
 export function messagesHistory(body: Record<string, unknown>): Counted {
   const { history, tools } = messagesConversation(body);
-  return { history, functions: tools !== null && tools.choice === 'auto' ? functionsOf(tools) : undefined };
+  return { history, functions: offeredFunctions(tools) };
 }
 
 /** A Responses input_tokens body as a chat history, through the same mapping /v1/responses uses. */

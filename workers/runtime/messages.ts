@@ -6,7 +6,7 @@ import { optionalNumber, textOf } from './chat.ts';
 import { generate, type DraftModel, type GenerateParams } from './generate.ts';
 import type { LoadedModel } from './models.ts';
 import type { CallOutput } from './output.ts';
-import { callId, documentForced, forcedGrammar, functionsOf, messagesTools, mustCall, parseForcedCall, type ToolCallOut, type ToolRequest } from './tools.ts';
+import { answeredCalls, documentForced, messagesTools, mustCall, withTools, type ToolRequest } from './tools.ts';
 
 // styleB messages on a loaded model: one `message` answer, or Anthropic's streamed event sequence
 // (message_start, content_block_start, ping, content_block_delta..., content_block_stop, message_delta,
@@ -120,9 +120,6 @@ export async function messages(model: LoadedModel, draft: DraftModel | null, cli
     usage: { input_tokens: inputTokens, output_tokens: 0 },
   });
   const forced = mustCall(req.tools);
-  const params: MessagesRequest = forced
-    ? { ...req, grammar: await forcedGrammar(model.model, req.tools!) }
-    : req.tools !== null && req.tools.choice === 'auto' ? { ...req, functions: functionsOf(req.tools) } : req;
   let started = false;
   let textOpen = false;
   // message_start waits for the first text: only then is the prompt's token count known.
@@ -138,7 +135,7 @@ export async function messages(model: LoadedModel, draft: DraftModel | null, cli
     out.write(event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }));
   };
   const stopped = (usage: UsageReport) => out.stopped(usage);
-  const result = await generate(model, draft, params, signal, req.stream
+  const result = await generate(model, draft, await withTools(model.model, req), signal, req.stream
     ? {
         onReady: () => out.head(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' }),
         // A forced call's text is the call itself, sent as one tool_use block once it is whole.
@@ -154,11 +151,7 @@ export async function messages(model: LoadedModel, draft: DraftModel | null, cli
     : { onStopped: stopped });
   if (!result) return;
   const { usage, acceleration } = result;
-  const forcedCall = forced ? parseForcedCall(result.text, 'toolu_') : null;
-  const calls: ToolCallOut[] = forcedCall ? [forcedCall] : result.functionCalls.map((c) => ({ id: callId('toolu_'), name: c.name, arguments: c.params ?? {} }));
-  for (const c of calls) usage.toolCalls[c.name] = (usage.toolCalls[c.name] ?? 0) + 1;
-  // A forced call cut off by max_tokens is not a call: its partial text is the answer, stop `max_tokens`.
-  const text = forcedCall ? '' : result.text;
+  const { calls, text } = answeredCalls(result, forced, 'toolu_');
   const stopReason = calls.length > 0 ? 'tool_use' : STOP_REASON[result.stopReason];
   const content: object[] = [
     ...(text !== '' || calls.length === 0 ? [{ type: 'text', text }] : []),

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ChatHistoryItem, ChatModelFunctions, GbnfJsonSchema, LlamaGrammar, LlamaModel } from 'node-llama-cpp';
 import { ServiceError } from '../../protocol/errors.ts';
+import type { GenerateParams, Generated } from './generate.ts';
 
 // Tools on the embedded runtime. A call that must call a tool (styleA tool_choice `required` or a named
 // function, styleB `any` or `tool`) is generated under a grammar built from the tools' JSON schemas, so the
@@ -149,7 +150,7 @@ export function documentForced(history: ChatHistoryItem[], req: ToolRequest | nu
 }
 
 /** The grammar of a forced call: `{"name": <one of the tools>, "arguments": <that tool's schema>}`. */
-export async function forcedGrammar(model: LlamaModel, req: ToolRequest): Promise<LlamaGrammar> {
+async function forcedGrammar(model: LlamaModel, req: ToolRequest): Promise<LlamaGrammar> {
   const candidates = typeof req.choice === 'object' ? req.tools.filter((t) => t.name === (req.choice as { name: string }).name) : req.tools;
   const call = (t: ToolDef) => ({ type: 'object', properties: { name: { const: t.name }, arguments: t.schema } }) as GbnfJsonSchema;
   const schema = candidates.length === 1 ? call(candidates[0]!) : ({ oneOf: candidates.map(call) } as GbnfJsonSchema);
@@ -171,10 +172,30 @@ export function parseForcedCall(text: string, idPrefix: string): ToolCallOut | n
   }
 }
 
-/** The tools as node-llama-cpp's function definitions, for `auto`. */
-export function functionsOf(req: ToolRequest): ChatModelFunctions {
+/** The tools node-llama-cpp's function calling offers the model: only for `auto` (a forced call has a grammar). */
+export function offeredFunctions(req: ToolRequest | null): ChatModelFunctions | undefined {
+  if (req === null || req.choice !== 'auto') return undefined;
   return Object.fromEntries(req.tools.map((t) => [t.name, { ...(t.description !== undefined && { description: t.description }), params: t.schema }]));
 }
 
+/** A generation's parameters with its tools applied: a forced call's grammar, or the functions `auto` offers. */
+export async function withTools<P extends GenerateParams & { tools: ToolRequest | null }>(model: LlamaModel, params: P): Promise<P> {
+  if (mustCall(params.tools)) return { ...params, grammar: await forcedGrammar(model, params.tools) };
+  const functions = offeredFunctions(params.tools);
+  return functions === undefined ? params : { ...params, functions };
+}
+
+/**
+ * The answer's tool calls (the forced call parsed from its text, or the calls function calling made), each
+ * counted in the usage, and the text that is not a call. A forced call cut off by max_tokens is no call: its
+ * partial text is the answer.
+ */
+export function answeredCalls(result: Generated, forced: boolean, idPrefix: string): { calls: ToolCallOut[]; text: string } {
+  const forcedCall = forced ? parseForcedCall(result.text, idPrefix) : null;
+  const calls = forcedCall ? [forcedCall] : result.functionCalls.map((c) => ({ id: callId(idPrefix), name: c.name, arguments: c.params ?? {} }));
+  for (const c of calls) result.usage.toolCalls[c.name] = (result.usage.toolCalls[c.name] ?? 0) + 1;
+  return { calls, text: forcedCall ? '' : result.text };
+}
+
 /** A call's ID: `call_...` for styleA, `toolu_...` for styleB, as their servers spell them. */
-export const callId = (prefix: string) => `${prefix}${randomBytes(12).toString('base64url')}`;
+const callId = (prefix: string) => `${prefix}${randomBytes(12).toString('base64url')}`;
