@@ -29,6 +29,10 @@ import { createRuntimeDiscovery } from './control/runtime-discovery.ts';
 import { createEventBus } from './control/events.ts';
 import { createJobs } from './control/jobs.ts';
 import { jobRoutes } from './routes/jobs.ts';
+import { createServices } from './control/services.ts';
+import { timingFromEnv } from './control/llama-server-process.ts';
+import { serviceRoutes } from './routes/services.ts';
+import { serviceRepo } from '../store/service-repo.ts';
 import { createCatalogService } from './control/catalog-service.ts';
 import { createProviderService } from './control/provider-service.ts';
 import { capabilitiesRoute } from './routes/capabilities.ts';
@@ -270,6 +274,20 @@ export async function startService({ dataDir, port, log, edge: edgeMode = 'auto'
 
   // After the settings exist: listing the library reads the models directory from them.
   await library.start();
+  const services = createServices({
+    env,
+    repo: serviceRepo(env),
+    audit,
+    bus,
+    library,
+    modelsDirectory,
+    tuning: () => settings.current().runtime.tuning,
+    embeddedLoaded: async () => (await runtimePool.loaded()).length,
+    timing: timingFromEnv(process.env),
+    processEnv: process.env,
+    log,
+  });
+  await services.boot();
   await follower.atStart();
 
   // Budget statuses come from the meter's usage (and Gauge readings while Gauge is on); a write re-evaluates alerts.
@@ -325,6 +343,7 @@ export async function startService({ dataDir, port, log, edge: edgeMode = 'auto'
     ...usageRoutes(usageRepo(env, (tokenId) => tokens.ownerOf(tokenId))),
     ...runtimeRoutes({ library, runtime: runtimePool, catalog }),
     ...runtimeDiscoveryRoutes(createRuntimeDiscovery({ providers: () => providerStore.all() })),
+    ...serviceRoutes(services, jobs),
     ...gaugeRoutes({
       service: gaugeService,
       sources: gaugeSources,
@@ -361,6 +380,7 @@ export async function startService({ dataDir, port, log, edge: edgeMode = 'auto'
   try {
     listening = await listen(uws, app, listener.host, port, { arena: relayPool.arena, bodyBudget: createBodyBudget(() => bodyBudgetLimit) });
   } catch (err) {
+    await services.close();
     await pool.close();
     await relayPool.close();
     await runtimePool.close();
@@ -403,6 +423,7 @@ export async function startService({ dataDir, port, log, edge: edgeMode = 'auto'
     clearInterval(flushTimer);
     clearInterval(refreshTimer);
     library.close();
+    await services.close();
     await providers.close();
     await pool.close();
     await relayPool.close();

@@ -27,8 +27,8 @@ export const IMPLEMENTED_MODEL_ACTIONS: readonly ModelAction[] = MODEL_ACTIONS.f
   Object.values(MODEL_ACTIONS_BY_KIND).some((actions: readonly ModelAction[]) => actions.includes(a)),
 );
 
-/** Service actions: none until supervised services exist (/v1/services, W2.3). */
-export const IMPLEMENTED_SERVICE_ACTIONS: readonly (typeof SERVICE_ACTIONS)[number][] = [];
+/** Every service action is carried out for the supervised llama-server services (/v1/services). */
+export const IMPLEMENTED_SERVICE_ACTIONS: readonly (typeof SERVICE_ACTIONS)[number][] = SERVICE_ACTIONS;
 
 /** Where local models can be pulled from, and which kinds use each: listed once a kind implements `pull`. */
 export const REGISTRY_SOURCES = [

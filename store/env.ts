@@ -28,7 +28,7 @@ export function ensurePrivateDir(dir: string): void {
 export function openStoreEnv(dataDir: string): StoreEnv {
   ensurePrivateDir(dataDir);
   const path = join(dataDir, STORE_FILE);
-  const root = open({ path, encoding: 'msgpack', maxDbs: 32 });
+  const root = open({ path, encoding: 'msgpack', maxDbs: 64 });
   for (const file of [path, `${path}-lock`]) chmodSync(file, 0o600);
   const dbs = new Map<string, Database<unknown, string>>();
   let live = true;

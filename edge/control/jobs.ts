@@ -7,7 +7,7 @@ import type { EventBus } from './events.ts';
 // Bounded: at most MAX_ACTIVE jobs queued or running (beyond that 503 OVERLOADED), and the newest KEEP_FINISHED
 // finished ones.
 
-export const JOB_KINDS = ['load', 'unload'] as const;
+export const JOB_KINDS = ['load', 'unload', 'start'] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 export const JOB_STATES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 export type JobState = (typeof JOB_STATES)[number];

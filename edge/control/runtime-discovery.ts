@@ -1,9 +1,7 @@
-import { execFile } from 'node:child_process';
-import { access, constants, stat } from 'node:fs/promises';
 import { get as httpGet } from 'node:http';
 import { get as httpsGet } from 'node:https';
-import { delimiter, isAbsolute, join } from 'node:path';
 import type { ProviderKind } from '../../protocol/providers.ts';
+import { LLAMA_SERVER_BINARIES, locateOnPath, runVersion } from './llama-server-binary.ts';
 
 // Local runtimes the service could use: an Ollama daemon at its default address, llama-server binaries on
 // PATH and the configured local providers. Every probe is async and bounded in time and size, so the edge
@@ -54,10 +52,8 @@ export interface DiscoveryOptions {
 
 const VERSION_TOKEN = /^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$/;
 const MAX_BODY = 4096;
-const MAX_PATH_DIRS = 256;
 const MAX_PROVIDERS = 64;
 const PROBE_CONCURRENCY = 8;
-const BINARIES = ['llama-server', 'llama-server.exe'] as const;
 const LOCAL_KINDS: ReadonlySet<string> = new Set(['ollama', 'llamacpp', 'openai_compatible']);
 
 /** A version string a runtime reported, if it looks like one (bounded, no spaces or markup). */
@@ -161,13 +157,13 @@ function failureReason(error: unknown): string {
   }
 }
 
-type Probe = { ok: true; body: string } | { ok: false; reason: string };
+export type Probe = { ok: true; body: string } | { ok: false; reason: string };
 
 /**
  * One GET through node:http(s) (not fetch, which refuses ports such as 6000 that a local server may use),
  * no redirects followed, no proxy, at most MAX_BODY bytes of the answer read.
  */
-function probe(url: string, timeoutMs: number): Promise<Probe> {
+export function probe(url: string, timeoutMs: number): Promise<Probe> {
   return new Promise((resolve) => {
     const get = url.startsWith('https:') ? httpsGet : httpGet;
     let settled = false;
@@ -219,44 +215,14 @@ async function probeNetwork(
   return { ...base, version: kind === 'ollama' ? parseOllamaVersion(result.body) : null, state: 'reachable', reason: null };
 }
 
-/** The PATH directories worth searching: absolute ones (a relative entry would depend on the service's cwd), deduplicated. */
-function pathDirs(env: NodeJS.ProcessEnv): string[] {
-  const raw = env.PATH ?? env.Path ?? '';
-  const dirs = raw.split(delimiter).filter((d) => d !== '' && d.length <= 4096 && isAbsolute(d));
-  return [...new Set(dirs)].slice(0, MAX_PATH_DIRS);
-}
-
-async function isExecutableFile(file: string): Promise<boolean> {
-  try {
-    if (!(await stat(file)).isFile()) return false;
-    await access(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function runVersion(file: string, timeoutMs: number): Promise<string> {
-  return new Promise((resolve) => {
-    execFile(file, ['--version'], { timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 64 * 1024, windowsHide: true }, (_error, stdout, stderr) => {
-      // A non-zero exit still may have printed the version; whatever came out is parsed.
-      resolve(`${String(stdout ?? '')}\n${String(stderr ?? '')}`);
-    }).on('error', () => resolve(''));
-  });
-}
-
 /** The first `llama-server` (and `llama-server.exe`) in PATH order, as a shell would run it. */
 async function findOnPath(env: NodeJS.ProcessEnv, timeoutMs: number): Promise<DiscoveredRuntime[]> {
-  const dirs = pathDirs(env);
   const found: DiscoveredRuntime[] = [];
-  for (const binary of BINARIES) {
-    for (const dir of dirs) {
-      const file = join(dir, binary);
-      if (!(await isExecutableFile(file))) continue;
-      const { version, build } = parseLlamaServerVersion(await runVersion(file, timeoutMs));
-      found.push({ kind: 'llamacpp', source: 'path', version, build, state: 'found', binary, onPath: true });
-      break;
-    }
+  for (const binary of LLAMA_SERVER_BINARIES) {
+    const file = await locateOnPath(env, binary);
+    if (file === null) continue;
+    const { version, build } = parseLlamaServerVersion(await runVersion(file, timeoutMs));
+    found.push({ kind: 'llamacpp', source: 'path', version, build, state: 'found', binary, onPath: true });
   }
   return found;
 }

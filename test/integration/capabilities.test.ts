@@ -30,8 +30,9 @@ test('GET /v1/capabilities describes the running service by ID', async () => {
   assert.deepEqual(anthropic.hintHeaders, ['anthropic-beta']);
   assert.deepEqual(anthropic.providerActions, ['test', 'refresh-models']);
   assert.deepEqual(doc.actions.provider, ['test', 'refresh-models']);
-  // Only what works (W2.7): no supervised services yet, and of the model actions only the embedded runtime's.
-  assert.deepEqual(doc.actions.service, []);
+  // Only what works (W2.7): the supervised services' actions, and of the model actions only the embedded runtime's.
+  assert.deepEqual(doc.actions.service, ['start', 'stop', 'restart']);
+  assert.equal(doc.features.services, true);
   assert.deepEqual(doc.actions.model, ['load', 'unload']);
   assert.deepEqual(doc.providerKinds.find((k: { id: string }) => k.id === 'embedded').modelActions, ['load', 'unload']);
   assert.deepEqual(doc.providerKinds.find((k: { id: string }) => k.id === 'ollama').modelActions, []);

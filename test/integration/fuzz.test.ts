@@ -31,6 +31,7 @@ import { settingsRoutes } from '../../edge/routes/settings.ts';
 import { tokenRoutes } from '../../edge/routes/tokens.ts';
 import { pairingRoutes } from '../../edge/routes/pairing.ts';
 import { serviceAccountRoutes } from '../../edge/routes/service-accounts.ts';
+import { serviceRoutes } from '../../edge/routes/services.ts';
 import { usageRoutes } from '../../edge/routes/usage.ts';
 import { gatewayRoutes } from '../../edge/gateway/routes.ts';
 import * as anthropicFake from '../fakes/anthropic.ts';
@@ -71,6 +72,7 @@ const FACTORIES: Record<string, () => RouteDef[]> = {
   gatewayRoutes: () => gatewayRoutes({ catalog: stub, pool: stub, responses: stub, log: stub, spillDir: '/nonexistent', smart: stub }),
   usageRoutes: () => usageRoutes(stub),
   runtimeRoutes: () => runtimeRoutes(stub),
+  serviceRoutes: () => serviceRoutes(stub, stub),
   runtimeDiscoveryRoutes: () => runtimeDiscoveryRoutes({ read: async () => ({ data: [], probedAt: new Date(0).toISOString() }) }),
   gaugeRoutes: () => gaugeRoutes(stub),
   gaugeAuthSessionRoutes: () => gaugeAuthSessionRoutes(stub),
