@@ -72,13 +72,11 @@ export function recordInstance({ port, dataDir }, env = process.env) {
 }
 
 /**
- * The data directory of the service the CLI is about: SWITCHYARD_HOME when set; else the running service on
- * SWITCHYARD_PORT (default 3939), else the only running service; else the default data directory.
+ * The services running on this machine, from their instance files (a file whose process is gone is ignored).
  * @param {NodeJS.ProcessEnv} env
- * @returns {string}
+ * @returns {{ pid: number, port: number, dataDir: string }[]}
  */
-export function locateDataDir(env = process.env) {
-  if (env.SWITCHYARD_HOME) return resolveDataDir(env);
+function runningInstances(env) {
   const dir = instancesDir(env);
   /** @type {{ pid: number, port: number, dataDir: string }[]} */
   const running = [];
@@ -86,20 +84,44 @@ export function locateDataDir(env = process.env) {
   try {
     names = readdirSync(dir).filter((n) => /^port-\d{1,5}\.json$/.test(n));
   } catch {
-    return resolveDataDir(env);
+    return running;
   }
   for (const name of names) {
     try {
       const entry = JSON.parse(readFileSync(join(dir, name), 'utf8'));
-      if (Number.isSafeInteger(entry.pid) && typeof entry.dataDir === 'string' && alive(entry.pid)) running.push(entry);
+      if (Number.isSafeInteger(entry.pid) && Number.isSafeInteger(entry.port) && typeof entry.dataDir === 'string' && alive(entry.pid)) running.push(entry);
     } catch {
       // Half-written or foreign: not a service to point at.
     }
   }
+  return running;
+}
+
+/**
+ * The running service the CLI is about: the one using SWITCHYARD_HOME when that is set; else the one on
+ * SWITCHYARD_PORT (default 3939), else the only one running; null when none matches.
+ * @param {NodeJS.ProcessEnv} env
+ * @returns {{ pid: number, port: number, dataDir: string } | null}
+ */
+export function locateInstance(env = process.env) {
+  const running = runningInstances(env);
+  if (env.SWITCHYARD_HOME) {
+    const dataDir = resolveDataDir(env);
+    return running.find((r) => r.dataDir === dataDir) ?? null;
+  }
   const wanted = Number(env.SWITCHYARD_PORT || 3939);
-  const onPort = running.find((r) => r.port === wanted);
-  if (onPort) return onPort.dataDir;
-  return running.length === 1 ? running[0].dataDir : resolveDataDir(env);
+  return running.find((r) => r.port === wanted) ?? (running.length === 1 ? running[0] : null);
+}
+
+/**
+ * The data directory of the service the CLI is about: SWITCHYARD_HOME when set; else the running service on
+ * SWITCHYARD_PORT (default 3939), else the only running service; else the default data directory.
+ * @param {NodeJS.ProcessEnv} env
+ * @returns {string}
+ */
+export function locateDataDir(env = process.env) {
+  if (env.SWITCHYARD_HOME) return resolveDataDir(env);
+  return locateInstance(env)?.dataDir ?? resolveDataDir(env);
 }
 
 /**

@@ -1,13 +1,16 @@
 import { spawn } from 'node:child_process';
 import { createLogger } from './http/log.ts';
+import { createLogTail } from './http/log-tail.ts';
 import { printToken, resolveDataDir, resolvePort } from './data-dir.ts';
 import { parseEdgeMode } from './http/choose-edge.ts';
 import { VERSION_INFO } from './routes/process.ts';
 import { EXIT_CANNOT_START, supervise, type ReadyMessage } from './supervisor.ts';
+import { COMMANDS, COMMANDS_HELP, runCommand } from './cli/index.ts';
 
-// `switchyard [start [--no-supervise]] | token | --help | --version`. Notices for a person go to stderr;
-// stdout carries the JSON log, which never holds a token. `start` supervises the service in a child process
-// (edge/supervisor.ts); the child is `start --no-supervise`.
+// `switchyard [start [--no-supervise]] | token | <command> | --help | --version`. Notices for a person go to
+// stderr; stdout carries the JSON log, which never holds a token. `start` supervises the service in a child
+// process (edge/supervisor.ts); the child is `start --no-supervise`. The commands that talk to a running
+// service live in edge/cli/.
 
 const HELP = `Usage: switchyard [command]
 
@@ -16,6 +19,7 @@ Commands:
              process that is restarted, with a growing delay, if it dies; SIGINT/SIGTERM stop it.
              --no-supervise runs it in this process only, never restarted.
   token      Print the bootstrap admin token from the data directory.
+${COMMANDS_HELP}
   --help     Show this help.
   --version  Show the version.
 
@@ -25,6 +29,10 @@ Environment:
   SWITCHYARD_LOG_LEVEL   pino log level (default info)
   SWITCHYARD_DRAIN_MS    how long shutdown waits for in-flight requests (default 10000)
   SWITCHYARD_SUPERVISE   0 runs the service without the restarting supervisor (as --no-supervise)
+  SWITCHYARD_TOKEN       the token the commands send (default: the admin token in the data directory)
+
+Exit codes of the commands: 0 done, 1 the service refused or the job failed, 2 bad usage,
+3 no running service found.
 `;
 
 const say = (line: string) => process.stderr.write(line + '\n');
@@ -69,11 +77,13 @@ async function start(): Promise<void> {
   // Loaded here, not at the top: the supervisor never runs the service and stays a small process.
   const { startService } = await import('./service.ts');
   const dataDir = resolveDataDir();
-  const log = createLogger();
+  const logTail = createLogTail();
+  const log = createLogger(undefined, logTail);
   const service = await startService({
     dataDir,
     port: resolvePort(),
     log,
+    logTail,
     // SWITCHYARD_ALLOW_SLOW_EDGE is no longer read: where no native build loads, node:http serves anyway.
     edge: parseEdgeMode(process.env.SWITCHYARD_EDGE),
   });
@@ -120,6 +130,8 @@ const args = process.argv.slice(2);
 const noSupervise = args.includes('--no-supervise') || process.env.SWITCHYARD_SUPERVISE === '0';
 
 const command = args.find((a) => a !== '--no-supervise') ?? 'start';
+const serviceCommand = COMMANDS.find((c) => c === command);
+if (serviceCommand !== undefined) process.exit(await runCommand(serviceCommand, args.slice(args.indexOf(command) + 1)));
 switch (command) {
   case 'start':
     if (!noSupervise) {

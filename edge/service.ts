@@ -33,6 +33,8 @@ import { createServices } from './control/services.ts';
 import { timingFromEnv } from './control/llama-server-process.ts';
 import { serviceRoutes } from './routes/services.ts';
 import { serviceRepo } from '../store/service-repo.ts';
+import { createLogTail, type LogTail } from './http/log-tail.ts';
+import { logRoutes } from './routes/logs.ts';
 import { createCatalogService } from './control/catalog-service.ts';
 import { createProviderService } from './control/provider-service.ts';
 import { capabilitiesRoute } from './routes/capabilities.ts';
@@ -89,6 +91,8 @@ export interface ServiceOptions {
   log: Logger;
   /** SWITCHYARD_EDGE: a native uWebSockets.js build when one loads (`auto`), node:http (`node`), or native only (`uws`). */
   edge?: EdgeMode;
+  /** The newest lines `log` wrote, for GET /v1/logs (empty when the logger keeps none). */
+  logTail?: LogTail;
 }
 
 export interface RunningService {
@@ -106,7 +110,7 @@ export interface RunningService {
 const LAST_USED_FLUSH_MS = 30_000;
 const MODEL_LIST_CHECK_MS = 60_000;
 
-export async function startService({ dataDir, port, log, edge: edgeMode = 'auto' }: ServiceOptions): Promise<RunningService> {
+export async function startService({ dataDir, port, log, edge: edgeMode = 'auto', logTail = createLogTail() }: ServiceOptions): Promise<RunningService> {
   const { edge, uws, build, failures } = chooseEdge(edgeMode);
   if (build !== undefined) log.info({ edge, build }, 'native uWebSockets.js binary loaded');
   else if (edgeMode === 'node') log.info({ edge }, 'serving HTTP with node:http (SWITCHYARD_EDGE=node)');
@@ -344,6 +348,7 @@ export async function startService({ dataDir, port, log, edge: edgeMode = 'auto'
     ...runtimeRoutes({ library, runtime: runtimePool, catalog }),
     ...runtimeDiscoveryRoutes(createRuntimeDiscovery({ providers: () => providerStore.all() })),
     ...serviceRoutes(services, jobs),
+    ...logRoutes(logTail),
     ...gaugeRoutes({
       service: gaugeService,
       sources: gaugeSources,
@@ -376,22 +381,32 @@ export async function startService({ dataDir, port, log, edge: edgeMode = 'auto'
     observe: metrics.observer,
   });
 
+  /** Every part built above, in an order where each one's last writes reach the parts closed after it. */
+  async function closeParts(): Promise<void> {
+    library.close();
+    await services.close();
+    await providers.close();
+    await pool.close();
+    await relayPool.close();
+    await runtimePool.close();
+    // After the relay: every call that finished has recorded its usage, and the meter commits it now.
+    await meter.close();
+    await serviceActivity.close();
+    await hardware.close();
+    await authSessions.close();
+    await gaugeAlerts.close();
+    await gauge.close();
+    metrics.close();
+    await tokens.flushLastUsed().catch(() => undefined);
+    await env.close();
+    lock.release();
+  }
+
   let listening;
   try {
     listening = await listen(uws, app, listener.host, port, { arena: relayPool.arena, bodyBudget: createBodyBudget(() => bodyBudgetLimit) });
   } catch (err) {
-    await services.close();
-    await pool.close();
-    await relayPool.close();
-    await runtimePool.close();
-    library.close();
-    await meter.close();
-    await serviceActivity.close();
-    await hardware.close();
-    await gauge.close();
-    metrics.close();
-    await env.close();
-    lock.release();
+    await closeParts();
     throw err;
   }
   listener.port = listening.port;
@@ -422,24 +437,8 @@ export async function startService({ dataDir, port, log, edge: edgeMode = 'auto'
     if (listening!.inflight() > 0) log.warn({ inflight: listening!.inflight() }, 'shutting down with requests still in flight');
     clearInterval(flushTimer);
     clearInterval(refreshTimer);
-    library.close();
-    await services.close();
-    await providers.close();
-    await pool.close();
-    await relayPool.close();
-    await runtimePool.close();
-    // After the relay: every call that finished has recorded its usage, and the meter commits it now.
-    await meter.close();
-    await serviceActivity.close();
-    await hardware.close();
-    await authSessions.close();
-    await gaugeAlerts.close();
-    await gauge.close();
-    metrics.close();
-    await tokens.flushLastUsed().catch(() => undefined);
-    await env.close();
+    await closeParts();
     forgetInstance();
-    lock.release();
     log.info('stopped');
   }
 

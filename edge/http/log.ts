@@ -1,5 +1,6 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { UsageReport, UsageRoute } from '../../protocol/gateway.ts';
+import type { LogTail } from './log-tail.ts';
 
 // Structured logs on stdout, one JSON object a line. Nothing logs headers or bodies; the redaction list is
 // the second line of defence for a field that one day carries a secret by mistake.
@@ -38,11 +39,12 @@ const LOG_BATCH_MS = 10;
 // A batch's buffer; a longer line gets one of its own size.
 const BATCH_BYTES = 64 * 1024;
 
-export function createLogger(level: string = process.env.SWITCHYARD_LOG_LEVEL ?? 'info'): Logger {
+/** `tail` keeps the newest lines for GET /v1/logs (edge/http/log-tail.ts). */
+export function createLogger(level: string = process.env.SWITCHYARD_LOG_LEVEL ?? 'info', tail?: LogTail): Logger {
   return pino(
     { level, base: BASE, timestamp: () => `,"time":"${isoNow()}"`, redact: { paths: REDACT, censor: '[redacted]' } },
     // In this content mode the destination takes Buffers (its typings name only strings).
-    batched(pino.destination({ fd: 1, sync: false, contentMode: 'buffer' }) as unknown as Flushable<Buffer>),
+    batched(pino.destination({ fd: 1, sync: false, contentMode: 'buffer' }) as unknown as Flushable<Buffer>, tail),
   );
 }
 
@@ -58,7 +60,7 @@ interface Flushable<T> {
  * it was flattened, measured and encoded for the write. On exit the rest is written before pino's own exit
  * handler flushes the destination; a crash loses at most the last few milliseconds of lines.
  */
-function batched(destination: Flushable<Buffer>): Flushable<string> {
+function batched(destination: Flushable<Buffer>, tail?: LogTail): Flushable<string> {
   // A new buffer per batch: the destination keeps the last one until it is written.
   let pending: Buffer | null = null;
   let used = 0;
@@ -72,6 +74,7 @@ function batched(destination: Flushable<Buffer>): Flushable<string> {
   process.prependListener('exit', drain);
   return {
     write(line: string) {
+      tail?.push(line);
       // UTF-8 takes at most three bytes per UTF-16 code unit.
       const most = line.length * 3;
       if (pending !== null && used + most > pending.length) drain();

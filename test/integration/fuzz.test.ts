@@ -32,6 +32,8 @@ import { tokenRoutes } from '../../edge/routes/tokens.ts';
 import { pairingRoutes } from '../../edge/routes/pairing.ts';
 import { serviceAccountRoutes } from '../../edge/routes/service-accounts.ts';
 import { serviceRoutes } from '../../edge/routes/services.ts';
+import { logRoutes } from '../../edge/routes/logs.ts';
+import { createLogTail } from '../../edge/http/log-tail.ts';
 import { usageRoutes } from '../../edge/routes/usage.ts';
 import { gatewayRoutes } from '../../edge/gateway/routes.ts';
 import * as anthropicFake from '../fakes/anthropic.ts';
@@ -73,6 +75,7 @@ const FACTORIES: Record<string, () => RouteDef[]> = {
   usageRoutes: () => usageRoutes(stub),
   runtimeRoutes: () => runtimeRoutes(stub),
   serviceRoutes: () => serviceRoutes(stub, stub),
+  logRoutes: () => logRoutes(createLogTail()),
   runtimeDiscoveryRoutes: () => runtimeDiscoveryRoutes({ read: async () => ({ data: [], probedAt: new Date(0).toISOString() }) }),
   gaugeRoutes: () => gaugeRoutes(stub),
   gaugeAuthSessionRoutes: () => gaugeAuthSessionRoutes(stub),
@@ -83,7 +86,7 @@ const FACTORIES: Record<string, () => RouteDef[]> = {
 };
 const ROUTES: RouteDef[] = Object.values(FACTORIES).flatMap((f) => f());
 
-const QUERY_NAMES = [...new Set(['limit', 'after_id', 'before_id', 'family', 'source', 'hidden', 'groupBy', 'types', 'wait', 'kind', 'offset', ...AUDIT_QUERY_PARAMS, ...GAUGE_ALERT_EVENTS_QUERY, ...USAGE_COMMON_PARAMS, ...Object.values(USAGE_ROUTES).flatMap((r) => r.params)])];
+const QUERY_NAMES = [...new Set(['limit', 'after_id', 'before_id', 'family', 'source', 'hidden', 'groupBy', 'types', 'wait', 'kind', 'offset', 'after', ...AUDIT_QUERY_PARAMS, ...GAUGE_ALERT_EVENTS_QUERY, ...USAGE_COMMON_PARAMS, ...Object.values(USAGE_ROUTES).flatMap((r) => r.params)])];
 const KNOWN_IDS = ['openai', 'anthropic', 'fz', 'openai/gpt-test', 'anthropic/claude-test', 'load', 'unload', 'refresh-models', 'test', 'resp_1'];
 
 /** A valid body per gateway operation, with the model to spoil or replace. */

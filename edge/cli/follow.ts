@@ -1,0 +1,49 @@
+import { CliError, EXIT, readEvents, type Client } from './client.ts';
+import { progressBar } from './output.ts';
+
+// Long operations as a person watches them: start a job (or pick one by ID), follow its event stream with a
+// progress bar until it ends, exit 0 only when it succeeded. `--json` prints the final Job instead.
+
+const TERMINAL = new Set(['job.succeeded', 'job.failed', 'job.cancelled']);
+
+/** Follows `/v1/jobs/{id}/events` until the job ends; resolves with the final Job. */
+export async function follow(client: Client, job: any, label: string, json: boolean): Promise<number> {
+  const bar = json ? null : progressBar(label);
+  bar?.update(job.progress ?? 0);
+  let final: any = ['succeeded', 'failed', 'cancelled'].includes(job.state) ? job : null;
+  if (final === null) {
+    const res = await client.send('GET', `/v1/jobs/${encodeURIComponent(job.id)}/events`);
+    if (res.status !== 200) {
+      await res.body?.cancel();
+      throw new CliError(`Could not follow job ${job.id} (HTTP ${res.status}).`, EXIT.failed);
+    }
+    for await (const frame of readEvents(res)) {
+      if (typeof frame.data !== 'object' || frame.data === null) continue;
+      bar?.update(frame.data.progress ?? 0);
+      if (TERMINAL.has(frame.event)) {
+        final = frame.data;
+        break;
+      }
+    }
+    if (final === null) throw new CliError(`The event stream of job ${job.id} ended before the job did; see \`switchyard jobs\`.`, EXIT.failed);
+  }
+  if (json) {
+    process.stdout.write(JSON.stringify(final, null, 2) + '\n');
+  } else if (final.state === 'succeeded') {
+    bar!.done(`${label}: done`);
+  } else {
+    bar!.fail(`${label}: ${final.state}${final.error ? `: ${final.error.message}` : ''}`);
+  }
+  return final.state === 'succeeded' ? EXIT.ok : EXIT.failed;
+}
+
+/** `models load|unload <id>`: the model action as a job, followed. */
+export async function modelAction(client: Client, action: 'load' | 'unload', id: string, json: boolean): Promise<number> {
+  const job = await client.call('POST', `/v1/catalog/models/${encodeURIComponent(id)}/actions/${action}`);
+  return follow(client, job, `${action === 'load' ? 'Loading' : 'Unloading'} ${id}`, json);
+}
+
+export async function watchJob(client: Client, id: string, json: boolean): Promise<number> {
+  const job = await client.call('GET', `/v1/jobs/${encodeURIComponent(id)}`);
+  return follow(client, job, `${job.kind} ${job.subject ?? job.id}`, json);
+}

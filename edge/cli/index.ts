@@ -1,0 +1,136 @@
+import { parseArgs } from 'node:util';
+import { CliError, connect, EXIT } from './client.ts';
+import { modelAction, watchJob } from './follow.ts';
+import { serviceInstall } from './install.ts';
+import { jobs, models, providers, ps, usage, USAGE_GROUPS } from './listing.ts';
+import { logs } from './logs.ts';
+import { approve, pair } from './pairing.ts';
+
+// The commands a person types against a running service (`switchyard providers`, `ps`, ...). Each parses
+// its own options strictly (an unknown option is a usage error, exit 2), answers a table or, with --json, the
+// API's JSON, and exits 0, 1 (the service refused or the job failed), 2 (usage) or 3 (no service found).
+
+export const COMMANDS = ['providers', 'models', 'ps', 'usage', 'jobs', 'logs', 'pair', 'approve', 'service'] as const;
+
+export const COMMANDS_HELP = `  providers  List providers.                                        [--json]
+  models     List catalog models (--all: hidden ones too).          [--json] [--all]
+  models load <id> | models unload <id>
+             Load or unload a local model, with a progress bar.     [--json]
+  ps         List loaded models.                                    [--json]
+  usage      Usage totals and a breakdown.                          [--json] [--days N] [--by provider|model|provider_model|token|service_account]
+  jobs       List jobs; \`jobs watch <id>\` follows one.              [--json]
+  logs       The service's newest log lines.                        [--json] [-n N] [--follow]
+  pair       Ask for a token, as an app would; prints it once approved.
+                                                                    [--json] [--name NAME] [--scopes a,b]
+  approve    List waiting pairing requests; \`approve <code|id>\` approves one (--deny denies).
+                                                                    [--json] [--deny] [--scopes a,b]
+  service install
+             Start Switchyard at login (systemd user unit, launchd agent).
+                                                                    [--json] [--dry-run]`;
+
+class UsageError extends CliError {
+  constructor(message: string) {
+    super(message, EXIT.usage);
+  }
+}
+
+interface Parsed {
+  values: { json?: boolean } & Record<string, string | boolean | undefined>;
+  positionals: string[];
+}
+
+function options(args: string[], extra: Record<string, { type: 'string' | 'boolean'; short?: string }> = {}): Parsed {
+  try {
+    return parseArgs({ args, options: { json: { type: 'boolean' }, ...extra }, allowPositionals: true, strict: true }) as Parsed;
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
+const str = (v: string | boolean | undefined) => (typeof v === 'string' ? v : undefined);
+
+function intOption(value: string | undefined, name: string, min: number, max: number, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) throw new UsageError(`${name} must be a whole number from ${min} to ${max}.`);
+  return n;
+}
+
+const scopesOption = (value: string | undefined) => (value === undefined ? null : value.split(',').map((s) => s.trim()).filter(Boolean));
+
+function positionals(list: string[], allowed: number, usage: string): string[] {
+  if (list.length > allowed) throw new UsageError(`Too many arguments. Usage: ${usage}`);
+  return list;
+}
+
+async function dispatch(command: (typeof COMMANDS)[number], args: string[]): Promise<number> {
+  switch (command) {
+    case 'providers': {
+      const o = options(args);
+      positionals(o.positionals, 0, 'switchyard providers [--json]');
+      return providers(connect(), o.values.json === true);
+    }
+    case 'models': {
+      const o = options(args, { all: { type: 'boolean' } });
+      const [sub, id] = positionals(o.positionals, 2, 'switchyard models [load|unload <id>] [--json] [--all]');
+      if (sub === undefined) return models(connect(), o.values.json === true, o.values.all === true);
+      if ((sub === 'load' || sub === 'unload') && id) return modelAction(connect(), sub, id, o.values.json === true);
+      throw new UsageError('Usage: switchyard models [--all] | models load <id> | models unload <id>');
+    }
+    case 'ps': {
+      const o = options(args);
+      positionals(o.positionals, 0, 'switchyard ps [--json]');
+      return ps(connect(), o.values.json === true);
+    }
+    case 'usage': {
+      const o = options(args, { days: { type: 'string' }, by: { type: 'string' } });
+      positionals(o.positionals, 0, 'switchyard usage [--days N] [--by GROUP] [--json]');
+      const by = str(o.values.by) ?? 'model';
+      if (!(USAGE_GROUPS as readonly string[]).includes(by)) throw new UsageError(`--by must be one of: ${USAGE_GROUPS.join(', ')}.`);
+      return usage(connect(), o.values.json === true, intOption(str(o.values.days), '--days', 1, 3650, 30), by as (typeof USAGE_GROUPS)[number]);
+    }
+    case 'jobs': {
+      const o = options(args);
+      const [sub, id] = positionals(o.positionals, 2, 'switchyard jobs [watch <id>] [--json]');
+      if (sub === undefined) return jobs(connect(), o.values.json === true);
+      if (sub === 'watch' && id) return watchJob(connect(), id, o.values.json === true);
+      throw new UsageError('Usage: switchyard jobs | jobs watch <id>');
+    }
+    case 'logs': {
+      const o = options(args, { lines: { type: 'string', short: 'n' }, follow: { type: 'boolean', short: 'f' } });
+      positionals(o.positionals, 0, 'switchyard logs [-n N] [--follow] [--json]');
+      return logs(connect(), o.values.json === true, intOption(str(o.values.lines), '-n', 1, 1000, 50), o.values.follow === true);
+    }
+    case 'pair': {
+      const o = options(args, { name: { type: 'string' }, scopes: { type: 'string' } });
+      positionals(o.positionals, 0, 'switchyard pair [--name NAME] [--scopes a,b] [--json]');
+      const name = str(o.values.name) ?? 'switchyard CLI';
+      if (name.length < 1 || name.length > 100) throw new UsageError('--name must be 1 to 100 characters.');
+      return pair(connect(), o.values.json === true, name, scopesOption(str(o.values.scopes)));
+    }
+    case 'approve': {
+      const o = options(args, { deny: { type: 'boolean' }, scopes: { type: 'string' } });
+      const [which] = positionals(o.positionals, 1, 'switchyard approve [<code|id>] [--deny] [--scopes a,b] [--json]');
+      return approve(connect(), o.values.json === true, which ?? null, o.values.deny === true, scopesOption(str(o.values.scopes)));
+    }
+    case 'service': {
+      const o = options(args, { 'dry-run': { type: 'boolean' } });
+      const [sub] = positionals(o.positionals, 1, 'switchyard service install [--dry-run] [--json]');
+      if (sub !== 'install') throw new UsageError('Usage: switchyard service install [--dry-run] [--json]');
+      return serviceInstall(o.values.json === true, o.values['dry-run'] === true);
+    }
+  }
+}
+
+/** Runs a command; resolves with its exit code, having said what went wrong on stderr. */
+export async function runCommand(command: (typeof COMMANDS)[number], args: string[]): Promise<number> {
+  try {
+    return await dispatch(command, args);
+  } catch (err) {
+    if (err instanceof CliError) {
+      process.stderr.write(`switchyard ${command}: ${err.message}\n`);
+      return err.exitCode;
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,120 @@
+import type { Client } from './client.ts';
+import { bytes, count, relative, table, usd } from './output.ts';
+
+// The read-only commands: what is configured, what is loaded, what was used, what runs.
+
+const print = (text: string) => process.stdout.write(text);
+const printJson = (value: unknown) => process.stdout.write(JSON.stringify(value, null, 2) + '\n');
+
+export async function providers(client: Client, json: boolean): Promise<number> {
+  const answer = await client.call('GET', '/v1/providers');
+  if (json) return printJson(answer), 0;
+  print(
+    table(
+      answer.data,
+      [
+        { header: 'ID', value: (p: any) => p.id },
+        { header: 'KIND', value: (p: any) => p.kind },
+        { header: 'ENABLED', value: (p: any) => (p.enabled ? 'yes' : 'no') },
+        { header: 'CREDENTIAL', value: (p: any) => (p.credentialConfigured ? 'set' : 'none') },
+        { header: 'BASE URL', value: (p: any) => p.baseUrl },
+      ],
+      'No providers. Add one with POST /v1/providers.',
+    ),
+  );
+  return 0;
+}
+
+/** The catalog; hidden models only with `all`. */
+export async function models(client: Client, json: boolean, all: boolean): Promise<number> {
+  const answer = await client.call('GET', all ? '/v1/catalog/models' : '/v1/catalog/models?hidden=false');
+  if (json) return printJson(answer), 0;
+  const columns = [
+    { header: 'ID', value: (m: any) => m.id },
+    { header: 'PROVIDER', value: (m: any) => m.providerId },
+    { header: 'SOURCE', value: (m: any) => m.source },
+    { header: 'CONTEXT', value: (m: any) => count(m.contextWindow), right: true },
+    { header: 'ALIASES', value: (m: any) => (m.aliases ?? []).join(', ') },
+    ...(all ? [{ header: 'HIDDEN', value: (m: any) => (m.hidden ? 'hidden' : '') }] : []),
+  ];
+  print(table(answer.data, columns, 'No models. Add a provider, or put a GGUF file in the models directory.'));
+  return 0;
+}
+
+/** Loaded models, as `ollama ps` shows them. */
+export async function ps(client: Client, json: boolean): Promise<number> {
+  const answer = await client.call('GET', '/v1/runtime/loaded');
+  if (json) return printJson(answer), 0;
+  print(
+    table(
+      answer.data,
+      [
+        { header: 'MODEL', value: (m: any) => m.modelId },
+        { header: 'RUNTIME', value: (m: any) => m.runtime },
+        { header: 'SIZE', value: (m: any) => bytes(m.memoryBytes), right: true },
+        { header: 'PROCESSOR', value: (m: any) => (m.placement === 'gpu' ? 'GPU' : 'CPU') },
+        { header: 'CONTEXT', value: (m: any) => count(m.contextSize), right: true },
+        { header: 'UNTIL', value: (m: any) => (m.expiresAt === null ? 'in use or kept' : relative(m.expiresAt)) },
+      ],
+      'No models loaded.',
+    ),
+  );
+  return 0;
+}
+
+export const USAGE_GROUPS = ['provider', 'model', 'provider_model', 'token', 'service_account'] as const;
+
+/** Totals over the last `days` days, then the breakdown by `by`. */
+export async function usage(client: Client, json: boolean, days: number, by: (typeof USAGE_GROUPS)[number]): Promise<number> {
+  const to = new Date();
+  const from = new Date(to.getTime() - (days - 1) * 86_400_000);
+  const day = (d: Date) => `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+  const range = `from=${day(from)}&to=${day(to)}`;
+  const [summary, breakdown] = await Promise.all([client.call('GET', `/v1/usage/summary?${range}`), client.call('GET', `/v1/usage/breakdown?${range}&groupBy=${by}`)]);
+  if (json) return printJson({ summary, breakdown }), 0;
+  const t = summary.totals;
+  print(`${summary.from} to ${summary.to}: ${count(t.requests)} requests (${count(t.failedRequests)} failed), ${count(t.totalTokens)} tokens, ${usd(t.costUsd)}${t.costEstimated ? ' (estimated)' : ''}\n\n`);
+  const key: Record<string, (r: any) => string> = {
+    provider: (r) => r.providerId,
+    model: (r) => r.modelId,
+    provider_model: (r) => `${r.providerId} ${r.modelId}`,
+    token: (r) => r.tokenId,
+    service_account: (r) => r.serviceAccountId,
+  };
+  print(
+    table(
+      breakdown.data,
+      [
+        { header: by.toUpperCase().replace('_', ' '), value: key[by]! },
+        { header: 'REQUESTS', value: (r: any) => count(r.requests), right: true },
+        { header: 'INPUT', value: (r: any) => count(r.inputTokens), right: true },
+        { header: 'OUTPUT', value: (r: any) => count(r.outputTokens), right: true },
+        { header: 'TOTAL', value: (r: any) => count(r.totalTokens), right: true },
+        { header: 'COST', value: (r: any) => usd(r.costUsd), right: true },
+      ],
+      'No usage in this range.',
+    ),
+  );
+  return 0;
+}
+
+export async function jobs(client: Client, json: boolean): Promise<number> {
+  const answer = await client.call('GET', '/v1/jobs');
+  if (json) return printJson(answer), 0;
+  print(
+    table(
+      answer.data,
+      [
+        { header: 'ID', value: (j: any) => j.id },
+        { header: 'KIND', value: (j: any) => j.kind },
+        { header: 'SUBJECT', value: (j: any) => j.subject },
+        { header: 'STATE', value: (j: any) => j.state },
+        { header: 'PROGRESS', value: (j: any) => `${Math.floor(j.progress * 100)}%`, right: true },
+        { header: 'CREATED', value: (j: any) => relative(j.createdAt) },
+        { header: 'ERROR', value: (j: any) => j.error?.message ?? '' },
+      ],
+      'No jobs since the service started.',
+    ),
+  );
+  return 0;
+}

@@ -1,0 +1,101 @@
+// What the CLI prints for a person: aligned tables (as `ollama list` and `docker ps` do), and a progress
+// bar redrawn in place on a terminal. `--json` output bypasses all of this.
+
+export interface Column<T> {
+  header: string;
+  value(row: T): string;
+  /** Numbers read better right-aligned. */
+  right?: boolean;
+}
+
+/** Printable: control characters from a name a client chose cannot move the cursor or clear the screen. */
+export function cell(value: unknown): string {
+  if (value === null || value === undefined || value === '') return '-';
+  return String(value).replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
+}
+
+export function table<T>(rows: readonly T[], columns: readonly Column<T>[], empty: string): string {
+  if (rows.length === 0) return `${empty}\n`;
+  const cells = rows.map((r) => columns.map((c) => cell(c.value(r))));
+  const widths = columns.map((c, i) => Math.max(c.header.length, ...cells.map((row) => row[i]!.length)));
+  const line = (values: string[]) =>
+    values
+      .map((v, i) => (columns[i]!.right ? v.padStart(widths[i]!) : v.padEnd(widths[i]!)))
+      .join('   ')
+      .trimEnd();
+  return [line(columns.map((c) => c.header)), ...cells.map(line)].join('\n') + '\n';
+}
+
+export function bytes(n: number | null | undefined): string {
+  if (typeof n !== 'number' || !Number.isFinite(n)) return '-';
+  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
+  let v = n;
+  let u = 0;
+  while (v >= 1000 && u < units.length - 1) {
+    v /= 1000;
+    u++;
+  }
+  return `${u === 0 ? v : v.toFixed(1)} ${units[u]}`;
+}
+
+export function count(n: number | null | undefined): string {
+  return typeof n === 'number' && Number.isFinite(n) ? n.toLocaleString('en-US') : '-';
+}
+
+export function usd(n: number | null | undefined): string {
+  return typeof n === 'number' && Number.isFinite(n) ? `$${n.toFixed(n < 1 ? 4 : 2)}` : '-';
+}
+
+/** `in 4 minutes`, `2 hours ago`, from an ISO time. */
+export function relative(iso: string | null | undefined, now = Date.now()): string {
+  if (!iso) return '-';
+  const ms = Date.parse(iso);
+  if (!Number.isFinite(ms)) return '-';
+  const diff = ms - now;
+  const abs = Math.abs(diff);
+  const [n, unit] =
+    abs < 60_000 ? [Math.round(abs / 1000), 'second'] : abs < 3_600_000 ? [Math.round(abs / 60_000), 'minute'] : abs < 86_400_000 ? [Math.round(abs / 3_600_000), 'hour'] : [Math.round(abs / 86_400_000), 'day'];
+  const text = `${n} ${unit}${n === 1 ? '' : 's'}`;
+  return diff >= 0 ? `in ${text}` : `${text} ago`;
+}
+
+export interface Progress {
+  update(fraction: number): void;
+  /** The full bar, then `line`. */
+  done(line: string): void;
+  /** Ends the bar where it stands; `line` goes to stderr. */
+  fail(line: string): void;
+}
+
+/**
+ * On a terminal: `label [#####-----]  42%`, redrawn with a carriage return (only when the percent changes).
+ * Elsewhere (a pipe, a log file): a plain line per 10% step, so a script's output stays readable.
+ */
+export function progressBar(label: string, out: NodeJS.WriteStream = process.stdout, width = 30): Progress {
+  const tty = out.isTTY === true;
+  let shown = -1;
+  const frame = (pct: number) => {
+    const filled = Math.round((pct / 100) * width);
+    return `${label} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${String(pct).padStart(3)}%`;
+  };
+  return {
+    update(fraction) {
+      const pct = Math.max(0, Math.min(100, Math.floor(fraction * 100)));
+      if (tty) {
+        if (pct === shown) return;
+        shown = pct;
+        out.write(`\r${frame(pct)}`);
+      } else if (Math.floor(pct / 10) > Math.floor(shown / 10) || shown < 0) {
+        shown = pct;
+        out.write(`${label} ${pct}%\n`);
+      }
+    },
+    done(line) {
+      out.write(tty ? `\r${frame(100)}\n${line}\n` : `${line}\n`);
+    },
+    fail(line) {
+      if (tty && shown >= 0) out.write('\n');
+      process.stderr.write(`${line}\n`);
+    },
+  };
+}

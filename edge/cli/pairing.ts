@@ -1,0 +1,69 @@
+import { CliError, EXIT, readEvents, type Client } from './client.ts';
+import { relative, table } from './output.ts';
+
+// `switchyard pair` asks the running service for a token as an app would (a pairing request from loopback,
+// no token needed) and waits for a person to approve it; `switchyard approve` is that person's side.
+// The secret goes to stdout alone, once (`TOKEN=$(switchyard pair)`); everything said to the person goes to
+// stderr.
+
+const say = (line: string) => process.stderr.write(line + '\n');
+
+export async function pair(client: Client, json: boolean, name: string, scopes: string[] | null): Promise<number> {
+  const res = await client.send('POST', '/v1/pairing/requests', { clientName: name, ...(scopes && { scopes }) }, false);
+  if (res.status !== 200) {
+    const body = (await res.json().catch(() => null)) as { error?: { message?: string } } | null;
+    throw new CliError(body?.error?.message ?? `The pairing request was refused (HTTP ${res.status}).`, EXIT.failed);
+  }
+  for await (const frame of readEvents(res)) {
+    const data = frame.data;
+    switch (frame.event) {
+      case 'pairing.pending':
+        say(`Pairing request ${data.userCode} for "${name}" is waiting for approval (expires ${relative(data.expiresAt)}).`);
+        say(`Approve it with: switchyard approve ${data.userCode}`);
+        break;
+      case 'pairing.approved':
+        if (json) process.stdout.write(JSON.stringify(data, null, 2) + '\n');
+        else {
+          say(`Approved: token ${data.token.id} with scopes ${data.token.scopes.join(', ')}. Its secret (shown once):`);
+          process.stdout.write(`${data.secret}\n`);
+        }
+        return EXIT.ok;
+      case 'pairing.denied':
+      case 'pairing.expired':
+        say(`The pairing request was ${frame.event === 'pairing.denied' ? 'denied' : 'not approved in time'}.`);
+        if (json) process.stdout.write(JSON.stringify({ event: frame.event, ...data }, null, 2) + '\n');
+        return EXIT.failed;
+    }
+  }
+  throw new CliError('The service ended the pairing request without an answer.', EXIT.failed);
+}
+
+/** Without `which`: the pending requests. With it (an ID or a user code): approve, or deny. */
+export async function approve(client: Client, json: boolean, which: string | null, deny: boolean, scopes: string[] | null): Promise<number> {
+  const pending = await client.call('GET', '/v1/pairing/requests');
+  if (which === null) {
+    if (json) return process.stdout.write(JSON.stringify(pending, null, 2) + '\n'), EXIT.ok;
+    process.stdout.write(
+      table(
+        pending.data,
+        [
+          { header: 'CODE', value: (r: any) => r.userCode },
+          { header: 'CLIENT', value: (r: any) => r.clientName },
+          { header: 'SCOPES', value: (r: any) => r.scopes.join(',') },
+          { header: 'EXPIRES', value: (r: any) => relative(r.expiresAt) },
+          { header: 'ID', value: (r: any) => r.id },
+        ],
+        'No pairing requests are waiting.',
+      ),
+    );
+    return EXIT.ok;
+  }
+  const wanted = which.trim().toUpperCase();
+  const request = pending.data.find((r: any) => r.id === which || r.userCode === wanted);
+  if (!request) throw new CliError(`No pairing request with the code or ID "${which.slice(0, 80)}" is waiting.`, EXIT.failed);
+  const path = `/v1/pairing/requests/${encodeURIComponent(request.id)}/${deny ? 'deny' : 'approve'}`;
+  const answer = await client.call('POST', path, deny ? undefined : scopes ? { scopes } : {});
+  if (json) process.stdout.write(JSON.stringify(answer, null, 2) + '\n');
+  else say(deny ? `Denied ${request.userCode} ("${request.clientName}").` : `Approved ${request.userCode} ("${request.clientName}"): token ${answer.token.id}.`);
+  return EXIT.ok;
+}

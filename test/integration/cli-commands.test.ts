@@ -1,0 +1,255 @@
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import OpenAI from 'openai';
+import * as openaiFake from '../fakes/openai.ts';
+import { addProvider } from '../helpers/gateway.ts';
+import { writeTinyModel } from '../helpers/gguf.ts';
+import { serviceBin, startService, tempHome, type TestService } from '../helpers/service.ts';
+
+// The commands a person types against a running service, run as that person runs them (the executable, a
+// separate process, the data directory found from the service's instance file), each compared with what
+// the API answers for the same question. The progress bar is read off a pseudo-terminal (util-linux script).
+
+let svc: TestService;
+let fake: openaiFake.OpenAIFake;
+let env: NodeJS.ProcessEnv;
+const bin = () => serviceBin();
+
+function cli(args: string[], extraEnv: NodeJS.ProcessEnv = {}): SpawnSyncReturns<string> {
+  const r = spawnSync(process.execPath, [bin(), ...args], { env: { ...env, ...extraEnv }, encoding: 'utf8', timeout: 60_000 });
+  for (const text of [r.stdout, r.stderr]) assert.ok(!text.includes(svc.adminToken), `the CLI printed the admin token: ${args.join(' ')}`);
+  return r;
+}
+
+function ok(args: string[]): string {
+  const r = cli(args);
+  assert.equal(r.status, 0, `switchyard ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout;
+}
+
+/** A command run inside a pseudo-terminal, so stdout is a TTY: what a person sees, carriage returns and all. */
+function inPty(args: string[]): SpawnSyncReturns<string> {
+  const quoted = [process.execPath, bin(), ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+  return spawnSync('script', ['-qfec', quoted, '/dev/null'], { env: { ...env, TERM: 'dumb' }, encoding: 'utf8', timeout: 60_000 });
+}
+
+/** Starts a long-running command; resolves lines of its stderr and stdout as they come. */
+function background(args: string[]) {
+  const child = spawn(process.execPath, [bin(), ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  const waiters: { test(): boolean; resolve(): void }[] = [];
+  const wake = () => waiters.splice(0).forEach((w) => (w.test() ? w.resolve() : waiters.push(w)));
+  child.stdout.setEncoding('utf8').on('data', (d: string) => ((out += d), wake()));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => ((err += d), wake()));
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  return {
+    child,
+    out: () => out,
+    err: () => err,
+    exited,
+    until(pattern: RegExp, where: 'out' | 'err' = 'err'): Promise<RegExpMatchArray> {
+      const read = () => (where === 'out' ? out : err).match(pattern);
+      return new Promise((resolve, reject) => {
+        const found = read();
+        if (found) return resolve(found);
+        // A command that never says it must fail the test, not hang it.
+        const timer = setTimeout(() => reject(new Error(`no ${pattern} within 30 s: ${err}${out}`)), 30_000);
+        waiters.push({ test: () => read() !== null, resolve: () => (clearTimeout(timer), resolve(read()!)) });
+        child.on('close', () => (clearTimeout(timer), read() ? resolve(read()!) : reject(new Error(`exited without ${pattern}: ${err}${out}`))));
+      });
+    },
+  };
+}
+
+before(async () => {
+  const home = tempHome();
+  mkdirSync(join(home, 'models'), { recursive: true });
+  writeTinyModel(join(home, 'models', 'tiny.gguf'));
+  fake = await openaiFake.start();
+  fake.setModels([{ id: 'gpt-cli' }, { id: 'gpt-hidden' }]);
+  fake.setOutput({ text: 'hello from the fake', chunks: 2 });
+  svc = await startService({ home });
+  // The commands find the service as a person's shell would: its data directory and instance file.
+  env = { ...process.env, SWITCHYARD_HOME: home, XDG_STATE_HOME: join(home, 'state'), XDG_CONFIG_HOME: join(home, 'config') };
+  delete env.SWITCHYARD_PORT;
+  delete env.SWITCHYARD_TOKEN;
+  const patched = await svc.request('PATCH', '/v1/settings', { body: { runtime: { tuning: { contextSize: 256, threads: 1, parallel: 1 } } } });
+  assert.equal(patched.status, 200, patched.text);
+  assert.equal(await addProvider(svc, { id: 'hosted', kind: 'openai', baseUrl: fake.baseUrl, credential: `sk-cli-${process.pid}` }), 2);
+  const openai = new OpenAI({ baseURL: `${svc.url}/v1`, apiKey: svc.adminToken, maxRetries: 0 });
+  await openai.chat.completions.create({ model: 'hosted/gpt-cli', messages: [{ role: 'user', content: 'hi' }] });
+});
+after(async () => {
+  await svc?.stop();
+  await fake?.close();
+});
+
+describe('listing commands', () => {
+  test('providers: --json is the API answer; the table has a row per provider', async () => {
+    assert.deepEqual(JSON.parse(ok(['providers', '--json'])), (await svc.request('GET', '/v1/providers')).json);
+    const table = ok(['providers']).split('\n');
+    assert.match(table[0]!, /^ID\s+KIND\s+ENABLED\s+CREDENTIAL\s+BASE URL$/);
+    assert.ok(table.some((l) => /^hosted\s+openai\s+yes\s+set\s+http:\/\/127\.0\.0\.1:\d+\/v1$/.test(l)), table.join('\n'));
+    assert.ok(table.some((l) => /^embedded\s+embedded\s+yes\s+none/.test(l)), table.join('\n'));
+  });
+
+  test('models: hidden ones only with --all, flagged', async () => {
+    const hid = await svc.request('PATCH', `/v1/catalog/models/${encodeURIComponent('hosted/gpt-hidden')}`, { body: { hidden: true } });
+    assert.equal(hid.status, 200, hid.text);
+    assert.deepEqual(JSON.parse(ok(['models', '--json'])), (await svc.request('GET', '/v1/catalog/models?hidden=false')).json);
+    const shown = ok(['models']);
+    assert.match(shown, /^hosted\/gpt-cli\s+hosted\s+auto/m);
+    assert.doesNotMatch(shown, /gpt-hidden/);
+    assert.match(ok(['models', '--all']), /^hosted\/gpt-hidden\s+hosted\s+explicit\s+.*hidden$/m);
+  });
+
+  test('usage: the summary and breakdown the API gives for the same days', async () => {
+    const answer = JSON.parse(ok(['usage', '--json', '--days', '7', '--by', 'provider']));
+    const range = `from=${answer.summary.from}&to=${answer.summary.to}`;
+    assert.deepEqual(answer.summary, (await svc.request('GET', `/v1/usage/summary?${range}`)).json);
+    assert.deepEqual(answer.breakdown, (await svc.request('GET', `/v1/usage/breakdown?${range}&groupBy=provider`)).json);
+    assert.equal(answer.summary.totals.requests, 1);
+    assert.match(ok(['usage', '--by', 'provider']), /^hosted\s+1\s/m);
+  });
+});
+
+describe('jobs and loaded models', () => {
+  let jobId = '';
+
+  test('models load draws a progress bar on a terminal and ends done', () => {
+    const r = inPty(['models', 'load', 'embedded/tiny.gguf']);
+    assert.equal(r.status, 0, r.stdout);
+    assert.match(r.stdout, /\rLoading embedded\/tiny\.gguf \[-+\]\s+0%/);
+    assert.match(r.stdout, /\rLoading embedded\/tiny\.gguf \[#{30}\] 100%\r?\n/);
+    assert.match(r.stdout.trimEnd().split('\n').at(-1)!, /^Loading embedded\/tiny\.gguf: done\r?$/);
+  });
+
+  test('ps: the loaded model, as /v1/runtime/loaded says', async () => {
+    const loaded = (await svc.request('GET', '/v1/runtime/loaded')).json;
+    assert.deepEqual(JSON.parse(ok(['ps', '--json'])), loaded);
+    assert.equal(loaded.data.length, 1);
+    assert.match(ok(['ps']), /^embedded\/tiny\.gguf\s+embedded\s+.*CPU\s+256\s/m);
+  });
+
+  test('jobs: the list the API gives; watch of a finished job says how it ended', async () => {
+    const listed = JSON.parse(ok(['jobs', '--json']));
+    assert.deepEqual(listed, (await svc.request('GET', '/v1/jobs')).json);
+    jobId = listed.data[0].id;
+    assert.match(ok(['jobs']), new RegExp(`^${jobId}\\s+load\\s+embedded/tiny\\.gguf\\s+succeeded\\s+100%`, 'm'));
+    assert.equal(JSON.parse(ok(['jobs', 'watch', jobId, '--json'])).state, 'succeeded');
+  });
+
+  test('off a terminal, unload prints plain lines; a failing action exits 1 with the reason', async () => {
+    const out = ok(['models', 'unload', 'embedded/tiny.gguf']);
+    assert.doesNotMatch(out, /\r/);
+    assert.equal(out.trimEnd().split('\n').at(-1), 'Unloading embedded/tiny.gguf: done');
+    assert.deepEqual((await svc.request('GET', '/v1/runtime/loaded')).json.data, []);
+    const missing = cli(['models', 'load', 'embedded/absent.gguf']);
+    assert.equal(missing.status, 1);
+    assert.match(missing.stderr, /^switchyard models: .*absent\.gguf/m);
+  });
+});
+
+describe('logs', () => {
+  test('the newest lines hold a request made just before', async () => {
+    await svc.request('GET', '/v1/jobs/job_00000000000000000000000000');
+    await svc.waitForLog((l) => l.msg === 'request' && l.route === 'GET /v1/jobs/:id' && l.status === 404);
+    const lines = ok(['logs', '--json', '-n', '20']).trimEnd().split('\n').map((l) => JSON.parse(l));
+    assert.ok(lines.length <= 20);
+    assert.ok(lines.some((l) => l.msg === 'request' && l.route === 'GET /v1/jobs/:id' && l.status === 404), JSON.stringify(lines));
+    assert.match(ok(['logs', '-n', '5']), /info\s+request\s+.*route=GET \/v1\/jobs\/:id/);
+  });
+
+  test('--follow prints lines logged after it started', async () => {
+    const follower = background(['logs', '--follow', '--json', '-n', '1']);
+    try {
+      await follower.until(/\n/, 'out');
+      await svc.request('GET', '/v1/jobs/job_FOLLOWED0000000000000000000');
+      await follower.until(/"route":"GET \/v1\/jobs\/:id","status":404/, 'out');
+      const later = follower.out().trimEnd().split('\n').slice(1).map((l) => JSON.parse(l));
+      assert.ok(later.some((l) => l.route === 'GET /v1/jobs/:id' && l.status === 404));
+      assert.ok(!later.some((l) => l.route === 'GET /v1/logs'), 'the follower prints its own polls');
+    } finally {
+      follower.child.kill();
+      await follower.exited;
+    }
+  });
+
+  test('GET /v1/logs: bad queries are 400, a non-admin token 403', async () => {
+    for (const q of ['limit=0', 'limit=1001', 'limit=x', 'after=-1', 'after=1e3', 'after=99999999999999999999', 'level=info', 'limit=1&limit=2']) {
+      const r = await svc.request('GET', `/v1/logs?${q}`);
+      assert.equal(r.status, 400, `${q}: ${r.text}`);
+      assert.equal(r.json.error.code, 'INVALID_REQUEST');
+    }
+    const reader = await svc.request('POST', '/v1/tokens', { body: { name: 'log-reader', scopes: ['read'] } });
+    svc.markSecretBearing(reader);
+    assert.equal((await svc.request('GET', '/v1/logs', { token: reader.json.secret })).status, 403);
+    const page = await svc.request('GET', '/v1/logs?after=0&limit=2');
+    assert.equal(page.json.data.length, 2);
+    assert.equal(page.json.hasMore, true);
+    assert.deepEqual(page.json.data.map((l: { seq: number }) => l.seq), [1, 2]);
+  });
+});
+
+describe('pairing from the command line', () => {
+  test('pair waits, approve lets it through, and the token it prints works', async () => {
+    const pairing = background(['pair', '--name', 'cli-app', '--scopes', 'inference,read']);
+    const [, code] = await pairing.until(/Pairing request (\w{4}-\w{4}) /);
+    assert.match(ok(['approve']), new RegExp(`^${code}\\s+cli-app\\s+inference,read\\s`, 'm'));
+    const approved = JSON.parse(ok(['approve', code!.toLowerCase(), '--json', '--scopes', 'inference']));
+    assert.deepEqual(approved.token.scopes, ['inference']);
+    assert.equal(await pairing.exited, 0);
+    const secret = pairing.out().trim();
+    assert.ok(!pairing.err().includes(secret), 'the secret goes to stdout only');
+    assert.equal((await svc.request('GET', '/v1/models', { token: secret })).status, 200);
+    assert.equal((await svc.request('GET', '/v1/providers', { token: secret })).status, 403);
+  });
+
+  test('a denied request exits 1 and prints no token', async () => {
+    const pairing = background(['pair', '--name', 'unwanted']);
+    const [, code] = await pairing.until(/Pairing request (\w{4}-\w{4}) /);
+    ok(['approve', code!, '--deny']);
+    assert.equal(await pairing.exited, 1);
+    assert.equal(pairing.out(), '');
+    assert.match(pairing.err(), /denied/);
+    const none = cli(['approve', 'ZZZZ-ZZZZ']);
+    assert.equal(none.status, 1);
+  });
+});
+
+describe('service install', () => {
+  test('writes a systemd user unit that runs this executable, without a token', () => {
+    const dry = JSON.parse(ok(['service', 'install', '--dry-run', '--json']));
+    const unitPath = join(env.XDG_CONFIG_HOME!, 'systemd', 'user', 'switchyard.service');
+    assert.equal(dry.path, unitPath);
+    assert.equal(dry.written, false);
+    assert.equal(existsSync(unitPath), false);
+    const out = ok(['service', 'install']);
+    assert.match(out, /systemctl --user daemon-reload && systemctl --user enable --now switchyard/);
+    const unit = readFileSync(unitPath, 'utf8');
+    assert.equal(unit, dry.content);
+    const exec = unit.split('\n').find((l) => l.startsWith('ExecStart='))!;
+    assert.equal(exec, `ExecStart="${process.execPath}" "--max-semi-space-size=4" "${bin()}" "start" "--no-supervise"`);
+    assert.match(unit, /^Environment="SWITCHYARD_HOME=.+"$/m);
+    assert.match(unit, /^RestartPreventExitStatus=78$/m);
+    assert.match(unit, /^WantedBy=default\.target$/m);
+    assert.ok(!unit.includes(svc.adminToken));
+  });
+});
+
+describe('usage errors and a missing service', () => {
+  test('bad options exit 2; no running service exits 3', () => {
+    for (const args of [['providers', '--nope'], ['models', 'load'], ['models', 'explode', 'x'], ['usage', '--by', 'nope'], ['usage', '--days', '0'], ['logs', '-n', 'lots'], ['jobs', 'watch'], ['ps', 'extra'], ['service', 'remove']]) {
+      const r = cli(args);
+      assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, /^switchyard \w+: /);
+    }
+    const nowhere = cli(['ps'], { SWITCHYARD_HOME: tempHome() });
+    assert.equal(nowhere.status, 3);
+    assert.match(nowhere.stderr, /No running Switchyard service found/);
+  });
+});
