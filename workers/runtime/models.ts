@@ -16,6 +16,9 @@ import type { LoadedEntry, RuntimeConfig, RuntimeEvent } from '../../protocol/ru
 import { readGgufHeader } from './gguf-header.ts';
 import { keepAlive, realTimers, type KeepAlive, type Timers } from './keep-alive.ts';
 import { resolveModelPath, unhealthyModelError } from './library.ts';
+// DEFAULT_PARALLEL (sequences when `tuning.parallel` is 0) and DEFAULT_CONTEXT (the cap on the model's own
+// length when `tuning.contextSize` is 0) live with the placement estimate, which must resolve them alike.
+import { DEFAULT_CONTEXT, DEFAULT_PARALLEL } from './placement.ts';
 import { createProber } from './probe.ts';
 import { sequencePool, type SequenceLease, type SequencePool } from './sequences.ts';
 
@@ -26,10 +29,6 @@ import { sequencePool, type SequenceLease, type SequencePool } from './sequences
 
 export type { SequenceLease } from './sequences.ts';
 
-/** Sequences per model when `tuning.parallel` is 0 (automatic). */
-const DEFAULT_PARALLEL = 4;
-/** Context per sequence when `tuning.contextSize` is 0: the model's own length, capped to keep memory small. */
-const DEFAULT_CONTEXT = 4096;
 /** Tokens drafted ahead per step; node-llama-cpp's default. */
 const DRAFT_MAX_TOKENS = 16;
 /**
