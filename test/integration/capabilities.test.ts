@@ -32,8 +32,8 @@ test('GET /v1/capabilities describes the running service by ID', async () => {
   assert.deepEqual(doc.actions.provider, ['test', 'refresh-models']);
   // Only what works (W2.7): no supervised services yet, and of the model actions only the embedded runtime's.
   assert.deepEqual(doc.actions.service, []);
-  assert.deepEqual(doc.actions.model, ['load', 'unload']);
-  assert.deepEqual(doc.providerKinds.find((k: { id: string }) => k.id === 'embedded').modelActions, ['load', 'unload']);
+  assert.deepEqual(doc.actions.model, ['load', 'unload', 'benchmark']);
+  assert.deepEqual(doc.providerKinds.find((k: { id: string }) => k.id === 'embedded').modelActions, ['load', 'unload', 'benchmark']);
   assert.deepEqual(doc.providerKinds.find((k: { id: string }) => k.id === 'ollama').modelActions, []);
   assert.deepEqual(doc.scopes, [...SCOPES]);
   assert.deepEqual(Object.keys(doc.presets.parameters), [...FAMILIES]);

@@ -101,7 +101,8 @@ export function createModelManager(options: ModelManagerOptions = {}) {
     }
   }
 
-  async function load(name: string, path: string, tuning: Tuning): Promise<LoadedModel> {
+  /** `report` hears llama.cpp's load progress; by default the edge does, as a `loading` event for `name`. */
+  async function load(name: string, path: string, tuning: Tuning, report?: (progress: number) => void): Promise<LoadedModel> {
     const header = await readGgufHeader(path).catch((err: NodeJS.ErrnoException) => {
       if (err.code === 'ENOENT' || err.code === 'EISDIR') throw new ServiceError('MODEL_NOT_FOUND', `No embedded model named \`${name}\`.`, { param: 'model' });
       throw err;
@@ -122,7 +123,8 @@ export function createModelManager(options: ModelManagerOptions = {}) {
       // llama.cpp reports per tensor; the edge needs a few steps, not one message per tensor.
       if (progress <= reported || (progress - reported < 0.05 && progress < 1)) return;
       reported = progress;
-      options.onEvent?.({ t: 'loading', name, progress });
+      if (report) report(progress);
+      else options.onEvent?.({ t: 'loading', name, progress });
     };
     const model = await llamaInstance.loadModel({ modelPath: path, onLoadProgress, ...(tuning.gpuLayers > 0 && { gpuLayers: tuning.gpuLayers }) });
     const parallel = tuning.parallel || DEFAULT_PARALLEL;
@@ -294,6 +296,13 @@ export function createModelManager(options: ModelManagerOptions = {}) {
       const m = await model.catch(() => null);
       m?.retire();
       return m !== null;
+    },
+    /**
+     * A copy of model `name` loaded with `tuning`, outside the list and its keep-alive: a benchmark measures
+     * exactly that tuning whatever is loaded. The caller retires it when done.
+     */
+    loadCopy(name: string, config: RuntimeConfig, tuning: Tuning, report: (progress: number) => void): Promise<LoadedModel> {
+      return load(name, resolveModelPath(config.modelsDirectory, name), tuning, report);
     },
     /** Models whose load has finished, by name. */
     list(): LoadedEntry[] {

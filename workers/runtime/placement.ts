@@ -151,6 +151,7 @@ export function place(model: PlacementModel, tuning: PlacementTuning, hw: Placem
   const shape = shapeOf(model, r);
   const total = model.layout.layerBytes.length + 1;
   if (model.layout.unknownTypes.length > 0) worse('low', `tensor types of unknown size (${model.layout.unknownTypes.slice(0, 8).join(', ')}) are counted as 0 bytes`);
+  if (model.embeddingLength <= 0) worse('low', 'the header gives no embedding length: the cache and compute figures are guesses');
   if (shape.guessed) worse('medium', `the KV cache layout is a guess: ${shape.guessed}`);
   if (hw.partial) worse('low', 'the hardware probe failed: only the memory Node.js reports is known, no GPU');
   if (hw.ramAvailableBytes === null) worse('low', 'the host did not report its available memory');
