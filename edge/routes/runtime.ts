@@ -141,13 +141,13 @@ export function modelActions(deps: {
       throw new ServiceError('INVALID_REQUEST', `A ${provider?.kind ?? 'removed'} provider's models have no \`${action}\` action.`, { param: 'action' });
     }
     if (known === 'benchmark' && !deps.benchmarks) throw new ServiceError('INVALID_REQUEST', 'This service runs no benchmarks.', { param: 'action' });
-    const run = async (known: 'load' | 'unload', signal: AbortSignal, progress: (fraction: number) => void): Promise<ModelActionResult> => {
+    const run = async (op: 'load' | 'unload', signal: AbortSignal, progress: (fraction: number) => void): Promise<ModelActionResult> => {
       // A model already loaded (or loading for a call) reports no progress: the job goes from 0 to 1.
-      const stop = known === 'load' ? deps.loadProgress?.listen(model.upstreamModelId, progress) : undefined;
-      const answer = await deps.runtime.control({ op: known, name: model.upstreamModelId }).finally(() => stop?.());
+      const stop = op === 'load' ? deps.loadProgress?.listen(model.upstreamModelId, progress) : undefined;
+      const answer = await deps.runtime.control({ op, name: model.upstreamModelId }).finally(() => stop?.());
       const mine = toViews(answer.loaded.filter((e) => e.name === model.upstreamModelId), deps.catalog).find((v) => v.modelId === model.id) ?? null;
       const result: ModelActionResult =
-        known === 'load' ? { modelId: model.id, action: known, loaded: mine } : { modelId: model.id, action: known, loaded: null, wasLoaded: answer.unloaded ?? false };
+        op === 'load' ? { modelId: model.id, action: op, loaded: mine } : { modelId: model.id, action: op, loaded: null, wasLoaded: answer.unloaded ?? false };
       await deps.env.commit(() =>
         deps.audit.stageAppend({
           action: action === 'load' ? 'model.load' : 'model.unload',
@@ -158,11 +158,11 @@ export function modelActions(deps: {
           metadata: action === 'load' ? { providerId: provider.id } : { providerId: provider.id, wasLoaded: result.wasLoaded ?? false },
         }),
       );
-      if (known === 'load' && signal.aborted) {
+      if (op === 'load' && signal.aborted) {
         // A load cannot stop half way: cancelling it means the model does not stay loaded.
         await deps.runtime.control({ op: 'unload', name: model.upstreamModelId });
         deps.bus.publish('model.unloaded', { modelId: model.id, reason: 'cancelled' });
-      } else if (known === 'load') deps.bus.publish('model.loaded', { modelId: model.id, loaded: mine });
+      } else if (op === 'load') deps.bus.publish('model.loaded', { modelId: model.id, loaded: mine });
       else if (result.wasLoaded) deps.bus.publish('model.unloaded', { modelId: model.id, reason: 'action' });
       return result;
     };
