@@ -81,6 +81,9 @@ import { gaugeAlertRepo } from '../store/gauge-alert-repo.ts';
 import { createGaugeAlerts, evaluatingAfterRefresh } from './control/gauge/alerts.ts';
 import { gaugeAlertRoutes } from './routes/gauge-alerts.ts';
 import { authSessionOptionsFromEnv, createAuthSessions } from './control/gauge/auth-sessions.ts';
+import { benchmarkRepo } from '../store/benchmark-repo.ts';
+import { createBenchmarks } from './control/benchmarks.ts';
+import { placementRoutes } from './routes/runtime-placement.ts';
 import { gaugeAuthSessionRoutes } from './routes/gauge-auth-sessions.ts';
 
 // The composition root: opens the store, builds the hot state, binds the listener, and knows how to stop.
@@ -314,6 +317,8 @@ export async function startService({ dataDir, port, log, edge: edgeMode = 'auto'
   const authSessions = createAuthSessions({ service: gaugeService, settings: () => settings.current().gauge, log, ...authSessionOptionsFromEnv() });
 
   let draining = false;
+  const runtimeTuning = () => settings.current().runtime.tuning;
+  const benchmarks = createBenchmarks({ runtime: runtimePool, library, jobs, env, repo: benchmarkRepo(env), audit, tuning: runtimeTuning });
   const routes: RouteDef[] = [
     ...processRoutes(() => draining, edge),
     ...metricsRoutes(metrics.render),
@@ -324,7 +329,7 @@ export async function startService({ dataDir, port, log, edge: edgeMode = 'auto'
     ...auditRoutes(audit),
     ...hardwareRoutes(hardware),
     ...providerRoutes(providers, catalog, models),
-    ...catalogRoutes(catalog, modelActions({ catalog, runtime: runtimePool, env, audit, jobs, bus, loadProgress })),
+    ...catalogRoutes(catalog, modelActions({ catalog, runtime: runtimePool, env, audit, jobs, bus, loadProgress, benchmarks })),
     ...jobRoutes({ jobs, bus }),
     ...modelRoutes(catalog, smartRoute.synthetic),
     ...smartRoute.routes,
@@ -346,6 +351,7 @@ export async function startService({ dataDir, port, log, edge: edgeMode = 'auto'
     }),
     ...usageRoutes(usageRepo(env, (tokenId) => tokens.ownerOf(tokenId))),
     ...runtimeRoutes({ library, runtime: runtimePool, catalog }),
+    ...placementRoutes({ library, catalog, hardware, modelsDirectory, tuning: runtimeTuning, benchmarks }),
     ...runtimeDiscoveryRoutes(createRuntimeDiscovery({ providers: () => providerStore.all() })),
     ...serviceRoutes(services, jobs),
     ...logRoutes(logTail),

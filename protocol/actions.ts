@@ -16,7 +16,7 @@ export const MODEL_ACTIONS_BY_KIND = {
   openai_compatible: [],
   ollama: [],
   llamacpp: [],
-  embedded: ['load', 'unload'],
+  embedded: ['load', 'unload', 'benchmark'],
 } as const satisfies Record<ProviderKind, readonly ModelAction[]>;
 
 /** An action some kind carries out (what the model-action route can be asked to do). */

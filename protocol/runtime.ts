@@ -24,15 +24,36 @@ export interface DraftChoice {
 /** A loaded model as the worker knows it: by library name; the edge maps names to catalog IDs. */
 export type LoadedEntry = Omit<LoadedRuntimeModel, 'modelId' | 'runtime'> & { name: string };
 
+/** A benchmark loads its own copy of the model with `tuning`, apart from the loaded ones, and disposes it after. */
+export interface BenchmarkControl {
+  op: 'benchmark';
+  name: string;
+  tuning: Tuning;
+  promptTokens: number;
+  generateTokens: number;
+}
+
+/** What a benchmark measured; rates are tokens per second of wall time. */
+export interface BenchmarkFigures {
+  promptTokens: number;
+  generatedTokens: number;
+  promptTokensPerSecond: number;
+  generationTokensPerSecond: number;
+  loadMs: number;
+}
+
 export type RuntimeControl =
   | { op: 'load'; name: string }
   | { op: 'unload'; name: string }
-  | { op: 'loaded' };
+  | { op: 'loaded' }
+  | BenchmarkControl;
 
 export type ToRuntime =
   | Exclude<ToWorker, { t: 'start' }>
   | { t: 'start'; id: number; req: RelayRequest; config: RuntimeConfig; draft: DraftChoice | null }
-  | { t: 'control'; id: number; control: RuntimeControl; config: RuntimeConfig };
+  | { t: 'control'; id: number; control: RuntimeControl; config: RuntimeConfig }
+  /** Stops a control call that can stop (a benchmark); it then fails with CONFLICT. */
+  | { t: 'cancel'; id: number };
 
 /**
  * What the worker tells the edge unasked: llama.cpp refused a file whose header check passed (the library
@@ -50,7 +71,9 @@ export type FromRuntime =
   | FromWorker
   | RuntimeEvent
   /** `unloaded` says whether the model was loaded at all. */
-  | { t: 'control'; id: number; ok: true; loaded: LoadedEntry[]; unloaded?: boolean }
+  | { t: 'control'; id: number; ok: true; loaded: LoadedEntry[]; unloaded?: boolean; benchmark?: BenchmarkFigures }
+  /** A running control call's progress, 0..1 (a benchmark's load, prompt and generation). */
+  | { t: 'control-progress'; id: number; progress: number }
   | { t: 'control'; id: number; ok: false; error: ErrorPayload };
 
 /** The worker's data at start. */

@@ -2,12 +2,12 @@ import { ServiceError, toServiceError, type ErrorCode } from '../../protocol/err
 import { newId } from '../../protocol/ids.ts';
 import type { EventBus } from './events.ts';
 
-// Long operations (model load and unload today; benchmark, pull and service start later) as jobs: kept in
+// Long operations (model load, unload and benchmark today; pull and service start later) as jobs: kept in
 // memory, since a job cannot outlive the process that runs it. Every move is published on the event bus.
 // Bounded: at most MAX_ACTIVE jobs queued or running (beyond that 503 OVERLOADED), and the newest KEEP_FINISHED
 // finished ones.
 
-export const JOB_KINDS = ['load', 'unload', 'start'] as const;
+export const JOB_KINDS = ['load', 'unload', 'benchmark', 'start'] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 export const JOB_STATES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 export type JobState = (typeof JOB_STATES)[number];

@@ -3,6 +3,7 @@ import { checkModelCreate, checkModelUpdate } from '../../protocol/http/catalog.
 import { readQuery } from '../../protocol/query.ts';
 import { actorOf } from '../control/actor.ts';
 import type { CatalogService } from '../control/catalog-service.ts';
+import { parseJsonBody } from '../http/json-body.ts';
 import { route, type RouteDef } from '../http/router.ts';
 import type { ModelActionRunner } from './runtime.ts';
 
@@ -15,9 +16,13 @@ export function catalogRoutes(catalog: CatalogService, runAction?: ModelActionRu
             method: 'POST',
             path: '/v1/catalog/models/:id/actions/:action',
             scope: 'manage',
+            // Only `benchmark` reads its (optional) body; the other actions take none and ignore one sent.
+            rawBody: () => 'buffer',
             handle: async ({ req, params, principal, requestId }) => {
               const wait = readQuery(req.query, ['wait']).oneOf('wait', ['true', 'false'] as const) === 'true';
-              return runAction(params.id!, params.action!, actorOf(principal), requestId, wait);
+              const reads = params.action === 'benchmark' && req.body !== null && req.body.length > 0;
+              const body = reads ? parseJsonBody(req.body, req.headers['content-type']) : undefined;
+              return runAction(params.id!, params.action!, actorOf(principal), requestId, wait, body);
             },
           }),
         ]

@@ -12,6 +12,7 @@ import type { Actor } from '../control/actor.ts';
 import type { Catalog, ResolvedModel } from '../control/catalog.ts';
 import type { CatalogService } from '../control/catalog-service.ts';
 import type { EventBus } from '../control/events.ts';
+import type { Benchmarks } from '../control/benchmarks.ts';
 import type { Jobs } from '../control/jobs.ts';
 import { route, type RouteDef } from '../http/router.ts';
 
@@ -82,7 +83,8 @@ export function embeddedFallback(library: ModelLibrary): (catalog: Catalog, name
   };
 }
 
-export type ModelActionRunner = (id: string, action: string, actor: Actor, requestId: string, wait: boolean) => Promise<{ status: number; body: unknown }>;
+/** `body` is the parsed request body of an action that reads one (`benchmark`), else undefined. */
+export type ModelActionRunner = (id: string, action: string, actor: Actor, requestId: string, wait: boolean, body?: unknown) => Promise<{ status: number; body: unknown }>;
 
 /** The catalog IDs an embedded library file is listed under (the file's own name when none lists it). */
 export function embeddedIdsOf(name: string, catalog: CatalogService): string[] {
@@ -113,8 +115,17 @@ export type LoadProgress = ReturnType<typeof createLoadProgress>;
  * POST /v1/catalog/models/{id}/actions/{action}: the checks every kind shares (answered at once), then the
  * embedded runtime's work as a job: 202 with the job, or with `wait` the job's result (or its error) when it ends.
  */
-export function modelActions(deps: { catalog: CatalogService; runtime: RuntimePool; env: StoreEnv; audit: AuditRepo; jobs: Jobs; bus: EventBus; loadProgress?: LoadProgress }): ModelActionRunner {
-  return async (id, action, actor, requestId, wait) => {
+export function modelActions(deps: {
+  catalog: CatalogService;
+  runtime: RuntimePool;
+  env: StoreEnv;
+  audit: AuditRepo;
+  jobs: Jobs;
+  bus: EventBus;
+  loadProgress?: LoadProgress;
+  benchmarks?: Benchmarks;
+}): ModelActionRunner {
+  return async (id, action, actor, requestId, wait, body) => {
     const current = deps.catalog.current();
     // `embedded/<name>` names the same file as `embedded/<name>.gguf`, here as in the gateway.
     const suffixed = /\.gguf$/i.test(id) ? undefined : current.get(`${id}.gguf`);
@@ -129,13 +140,14 @@ export function modelActions(deps: { catalog: CatalogService; runtime: RuntimePo
     if (!provider || known === undefined) {
       throw new ServiceError('INVALID_REQUEST', `A ${provider?.kind ?? 'removed'} provider's models have no \`${action}\` action.`, { param: 'action' });
     }
-    const run = async (signal: AbortSignal, progress: (fraction: number) => void): Promise<ModelActionResult> => {
+    if (known === 'benchmark' && !deps.benchmarks) throw new ServiceError('INVALID_REQUEST', 'This service runs no benchmarks.', { param: 'action' });
+    const run = async (op: 'load' | 'unload', signal: AbortSignal, progress: (fraction: number) => void): Promise<ModelActionResult> => {
       // A model already loaded (or loading for a call) reports no progress: the job goes from 0 to 1.
-      const stop = known === 'load' ? deps.loadProgress?.listen(model.upstreamModelId, progress) : undefined;
-      const answer = await deps.runtime.control({ op: known, name: model.upstreamModelId }).finally(() => stop?.());
+      const stop = op === 'load' ? deps.loadProgress?.listen(model.upstreamModelId, progress) : undefined;
+      const answer = await deps.runtime.control({ op, name: model.upstreamModelId }).finally(() => stop?.());
       const mine = toViews(answer.loaded.filter((e) => e.name === model.upstreamModelId), deps.catalog).find((v) => v.modelId === model.id) ?? null;
       const result: ModelActionResult =
-        known === 'load' ? { modelId: model.id, action: known, loaded: mine } : { modelId: model.id, action: known, loaded: null, wasLoaded: answer.unloaded ?? false };
+        op === 'load' ? { modelId: model.id, action: op, loaded: mine } : { modelId: model.id, action: op, loaded: null, wasLoaded: answer.unloaded ?? false };
       await deps.env.commit(() =>
         deps.audit.stageAppend({
           action: action === 'load' ? 'model.load' : 'model.unload',
@@ -146,15 +158,18 @@ export function modelActions(deps: { catalog: CatalogService; runtime: RuntimePo
           metadata: action === 'load' ? { providerId: provider.id } : { providerId: provider.id, wasLoaded: result.wasLoaded ?? false },
         }),
       );
-      if (known === 'load' && signal.aborted) {
+      if (op === 'load' && signal.aborted) {
         // A load cannot stop half way: cancelling it means the model does not stay loaded.
         await deps.runtime.control({ op: 'unload', name: model.upstreamModelId });
         deps.bus.publish('model.unloaded', { modelId: model.id, reason: 'cancelled' });
-      } else if (known === 'load') deps.bus.publish('model.loaded', { modelId: model.id, loaded: mine });
+      } else if (op === 'load') deps.bus.publish('model.loaded', { modelId: model.id, loaded: mine });
       else if (result.wasLoaded) deps.bus.publish('model.unloaded', { modelId: model.id, reason: 'action' });
       return result;
     };
-    const job = deps.jobs.start({ kind: known, subject: model.id, cancellable: known === 'load', run: ({ signal, progress }) => run(signal, progress) });
+    const job =
+      known === 'benchmark'
+        ? deps.benchmarks!.start({ modelId: model.id, providerId: provider.id, name: model.upstreamModelId }, body, actor, requestId)
+        : deps.jobs.start({ kind: known, subject: model.id, cancellable: known === 'load', run: ({ signal, progress }) => run(known, signal, progress) });
     if (!wait) return { status: 202, body: job };
     const ended = await deps.jobs.settled(job.id);
     if (ended.state === 'succeeded') return { status: 200, body: ended.result };

@@ -16,6 +16,7 @@ export const AUDIT_ACTIONS = [
   'model.delete',
   'model.load',
   'model.unload',
+  'model.benchmark',
   'preset.create',
   'preset.update',
   'preset.delete',

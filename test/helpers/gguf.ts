@@ -46,6 +46,8 @@ export interface TinyModelOptions {
   outputScale?: number;
   /** Leaves a tensor out: the header still reads as whole, llama.cpp refuses the file when it loads it. */
   omitTensor?: string;
+  /** Writes these tensors under other names (a block index or name length no real file has). */
+  renameTensors?: Record<string, string>;
 }
 
 export const TINY_CHAT_TEMPLATE =
@@ -207,7 +209,7 @@ export function tinyModelBytes(options: TinyModelOptions = {}): Buffer {
     );
   }
 
-  const kept = tensors.filter((t) => t.name !== options.omitTensor);
+  const kept = tensors.filter((t) => t.name !== options.omitTensor).map((t) => ({ ...t, name: options.renameTensors?.[t.name] ?? t.name }));
   tensors.length = 0;
   tensors.push(...kept);
   const next = prng(options.seed ?? 7);

@@ -33,8 +33,8 @@ test('GET /v1/capabilities describes the running service by ID', async () => {
   // Only what works (W2.7): the supervised services' actions, and of the model actions only the embedded runtime's.
   assert.deepEqual(doc.actions.service, ['start', 'stop', 'restart']);
   assert.equal(doc.features.services, true);
-  assert.deepEqual(doc.actions.model, ['load', 'unload']);
-  assert.deepEqual(doc.providerKinds.find((k: { id: string }) => k.id === 'embedded').modelActions, ['load', 'unload']);
+  assert.deepEqual(doc.actions.model, ['load', 'unload', 'benchmark']);
+  assert.deepEqual(doc.providerKinds.find((k: { id: string }) => k.id === 'embedded').modelActions, ['load', 'unload', 'benchmark']);
   assert.deepEqual(doc.providerKinds.find((k: { id: string }) => k.id === 'ollama').modelActions, []);
   assert.deepEqual(doc.scopes, [...SCOPES]);
   assert.deepEqual(Object.keys(doc.presets.parameters), [...FAMILIES]);

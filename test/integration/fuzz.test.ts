@@ -27,6 +27,7 @@ import { providerRoutes } from '../../edge/routes/providers.ts';
 import { routePackRoutes } from '../../edge/routes/route-packs.ts';
 import { runtimeRoutes } from '../../edge/routes/runtime.ts';
 import { runtimeDiscoveryRoutes } from '../../edge/routes/runtime-discovery.ts';
+import { placementRoutes } from '../../edge/routes/runtime-placement.ts';
 import { settingsRoutes } from '../../edge/routes/settings.ts';
 import { tokenRoutes } from '../../edge/routes/tokens.ts';
 import { pairingRoutes } from '../../edge/routes/pairing.ts';
@@ -76,6 +77,7 @@ const FACTORIES: Record<string, () => RouteDef[]> = {
   runtimeRoutes: () => runtimeRoutes(stub),
   serviceRoutes: () => serviceRoutes(stub, stub),
   logRoutes: () => logRoutes(createLogTail()),
+  placementRoutes: () => placementRoutes(stub),
   runtimeDiscoveryRoutes: () => runtimeDiscoveryRoutes({ read: async () => ({ data: [], probedAt: new Date(0).toISOString() }) }),
   gaugeRoutes: () => gaugeRoutes(stub),
   gaugeAuthSessionRoutes: () => gaugeAuthSessionRoutes(stub),
@@ -86,8 +88,8 @@ const FACTORIES: Record<string, () => RouteDef[]> = {
 };
 const ROUTES: RouteDef[] = Object.values(FACTORIES).flatMap((f) => f());
 
-const QUERY_NAMES = [...new Set(['limit', 'after_id', 'before_id', 'family', 'source', 'hidden', 'groupBy', 'types', 'wait', 'kind', 'offset', 'after', ...AUDIT_QUERY_PARAMS, ...GAUGE_ALERT_EVENTS_QUERY, ...USAGE_COMMON_PARAMS, ...Object.values(USAGE_ROUTES).flatMap((r) => r.params)])];
-const KNOWN_IDS = ['openai', 'anthropic', 'fz', 'openai/gpt-test', 'anthropic/claude-test', 'load', 'unload', 'refresh-models', 'test', 'resp_1'];
+const QUERY_NAMES = [...new Set(['limit', 'model', 'after_id', 'before_id', 'family', 'source', 'hidden', 'groupBy', 'types', 'wait', 'kind', 'offset', 'after', ...AUDIT_QUERY_PARAMS, ...GAUGE_ALERT_EVENTS_QUERY, ...USAGE_COMMON_PARAMS, ...Object.values(USAGE_ROUTES).flatMap((r) => r.params)])];
+const KNOWN_IDS = ['openai', 'anthropic', 'fz', 'openai/gpt-test', 'anthropic/claude-test', 'load', 'unload', 'benchmark', 'refresh-models', 'test', 'resp_1'];
 
 /** A valid body per gateway operation, with the model to spoil or replace. */
 const GATEWAY_BODIES: Partial<Record<GatewayOp, Record<string, unknown>>> = {

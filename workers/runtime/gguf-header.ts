@@ -23,6 +23,33 @@ export interface GgufInfo {
   embeddingLength: number | null;
   blockCount: number | null;
   hasChatTemplate: boolean;
+  /** Where the weights sit and what the KV cache needs; null when the header could not be read that far. */
+  layout: GgufLayout | null;
+}
+
+/** The tensor table summed up for placement (workers/runtime/placement.ts). Bytes are tensor data bytes. */
+export interface GgufLayout {
+  /** Weights of each repeating block (`blk.N.*`), by N. */
+  layerBytes: number[];
+  /** `output.weight` and `output_norm.weight`: llama.cpp offloads them as the layer after the last block. */
+  outputBytes: number;
+  /** Everything else (`token_embd.weight`, position and rope tables): kept in host memory. */
+  otherBytes: number;
+  /** Names of tensor types with no known size; their tensors count 0 bytes above. */
+  unknownTypes: string[];
+  vocabSize: number | null;
+  feedForwardLength: number | null;
+  attention: AttentionShape;
+}
+
+/** Head counts and sizes as the metadata gives them; `guessed` says which figure had to be assumed. */
+export interface AttentionShape {
+  headCount: number | null;
+  headCountKv: number | null;
+  keyLength: number | null;
+  valueLength: number | null;
+  /** Why the KV layout is an assumption (a per-layer array, a missing figure), or null. */
+  guessed: string | null;
 }
 
 type Scalar = number | bigint | string | boolean;
@@ -43,6 +70,11 @@ class Corrupt extends Error {}
 const MAX_HEADER_BYTES = 256 * 1024 * 1024;
 const MAX_COUNT = 10_000_000;
 const MAX_STRING = 64 * 1024 * 1024;
+// A tensor table beyond these is not a model: llama.cpp refuses names of GGML_MAX_NAME (64) bytes or more, and
+// the largest published models hold a few thousand tensors.
+const MAX_TENSORS = 100_000;
+const MAX_TENSOR_NAME = 63;
+const MAX_BLOCK_INDEX = 16_384;
 // Array values kept for inspection (token counts come from `length`, not from keeping every token).
 const KEEP_ARRAY_HEAD = 4;
 
@@ -67,8 +99,8 @@ class Cursor {
     if (n > BigInt(max)) throw new Corrupt(`${what} ${n} is beyond any real file`);
     return Number(n);
   }
-  str(): string {
-    const n = this.count('a string length of', MAX_STRING);
+  str(max = MAX_STRING, what = 'a string length of'): string {
+    const n = this.count(what, max);
     this.need(n);
     const s = this.buf.toString('utf8', this.pos, this.pos + n);
     this.pos += n;
@@ -118,7 +150,7 @@ function parse(buf: Buffer, eof: boolean): Parsed {
   c.u32();
   const version = c.u32();
   if (version !== 2 && version !== 3) throw new Corrupt(`GGUF version ${version} is not 2 or 3`);
-  const tensorCount = c.count('a tensor count of');
+  const tensorCount = c.count('a tensor count of', MAX_TENSORS);
   const kvCount = c.count('a metadata count of');
   const meta = new Map<string, MetaValue>();
   for (let i = 0; i < kvCount; i++) {
@@ -127,11 +159,12 @@ function parse(buf: Buffer, eof: boolean): Parsed {
   }
   const tensors: TensorInfo[] = [];
   for (let i = 0; i < tensorCount; i++) {
-    const name = c.str();
+    const name = c.str(MAX_TENSOR_NAME, `tensor ${i}'s name length of`);
     const nDims = c.u32();
     if (nDims < 1 || nDims > 4) throw new Corrupt(`tensor \`${name}\` has ${nDims} dimensions`);
     const dims: number[] = [];
     for (let d = 0; d < nDims; d++) dims.push(c.count(`tensor \`${name}\` dimension`, Number.MAX_SAFE_INTEGER));
+    if (dims.reduce((a, b) => a * b, 1) > Number.MAX_SAFE_INTEGER) throw new Corrupt(`tensor \`${name}\` has more elements than any file can hold`);
     const type = c.u32();
     const offset = c.count(`tensor \`${name}\` offset`, Number.MAX_SAFE_INTEGER);
     tensors.push({ name, dims, type, offset });
@@ -158,7 +191,7 @@ export async function readGgufHeader(path: string): Promise<GgufInfo> {
     const sizeBytes = (await file.stat()).size;
     const info = (health: GgufHealth, problem: string | null, rest: Partial<GgufInfo> = {}): GgufInfo => ({
       health, problem, sizeBytes, version: null, architecture: null, displayName: null, parameterCount: null,
-      fileType: null, contextLength: null, embeddingLength: null, blockCount: null, hasChatTemplate: false, ...rest,
+      fileType: null, contextLength: null, embeddingLength: null, blockCount: null, hasChatTemplate: false, layout: null, ...rest,
     });
     let window = Math.min(sizeBytes, 1024 * 1024);
     for (;;) {
@@ -222,6 +255,9 @@ function judge(p: Parsed, sizeBytes: number, info: (h: GgufHealth, problem: stri
     blockCount: architecture ? num(p.meta.get(`${architecture}.block_count`)) : null,
     hasChatTemplate: typeof p.meta.get('tokenizer.chat_template') === 'string',
   };
+  const layout = layoutOf(p, architecture, vocab);
+  if (typeof layout === 'string') return info('corrupt', layout, rest);
+  rest.layout = layout;
   if (!architecture) return info('corrupt', 'no `general.architecture`', rest);
   // Shapes that disagree with the metadata make llama.cpp refuse the file; say so before anyone loads it.
   const embd = p.tensors.find((t) => t.name === 'token_embd.weight');
@@ -232,4 +268,63 @@ function judge(p: Parsed, sizeBytes: number, info: (h: GgufHealth, problem: stri
   if (unknownType) return info('unsupported', unknownType, rest);
   if (dataEnd > sizeBytes) return info('partial', `tensor data ends at byte ${dataEnd}, the file has ${sizeBytes}`, rest);
   return info('ok', null, rest);
+}
+
+/** Per-layer weight bytes and the attention figures, or why the table cannot be a model's. */
+function layoutOf(p: Parsed, architecture: string | null, vocabSize: number | null): GgufLayout | string {
+  const layerBytes: number[] = [];
+  let outputBytes = 0;
+  let otherBytes = 0;
+  const unknown = new Set<string>();
+  for (const t of p.tensors) {
+    const traits = GGML_TYPES.get(t.type);
+    if (!traits) unknown.add(`type ${t.type}`);
+    const bytes = traits ? (t.dims.reduce((a, b) => a * b, 1) / traits[0]) * traits[1] : 0;
+    const block = /^blk\.(\d{1,6})\./.exec(t.name);
+    if (block) {
+      const index = Number(block[1]);
+      if (index > MAX_BLOCK_INDEX) return `tensor \`${t.name}\` names a block beyond any real model`;
+      while (layerBytes.length <= index) layerBytes.push(0);
+      layerBytes[index]! += bytes;
+    } else if (t.name === 'output.weight' || t.name === 'output_norm.weight' || t.name === 'output_norm.bias' || t.name === 'output.bias') {
+      outputBytes += bytes;
+    } else otherBytes += bytes;
+  }
+  const blockCount = architecture ? num(p.meta.get(`${architecture}.block_count`)) : null;
+  while (blockCount !== null && blockCount <= MAX_BLOCK_INDEX && layerBytes.length < blockCount) layerBytes.push(0);
+  return {
+    layerBytes,
+    outputBytes,
+    otherBytes,
+    unknownTypes: [...unknown],
+    vocabSize,
+    feedForwardLength: architecture ? perLayer(p.meta.get(`${architecture}.feed_forward_length`)).value : null,
+    attention: attentionOf(p, architecture),
+  };
+}
+
+/** A figure that may be one number or one per layer (OpenELM, Jamba): the largest, and whether it varied. */
+function perLayer(v: MetaValue | undefined): { value: number | null; varies: boolean } {
+  if (typeof v === 'object' && v !== null) {
+    const nums = v.head.map((x) => (typeof x === 'bigint' ? Number(x) : typeof x === 'number' ? x : 0));
+    // Only the array's first values are kept: the rest may differ, so the layout is a guess either way.
+    return { value: nums.length > 0 ? Math.max(...nums) : null, varies: true };
+  }
+  return { value: num(v), varies: false };
+}
+
+function attentionOf(p: Parsed, architecture: string | null): AttentionShape {
+  const key = (k: string) => (architecture ? p.meta.get(`${architecture}.attention.${k}`) : undefined);
+  const heads = perLayer(key('head_count'));
+  const kvHeads = perLayer(key('head_count_kv'));
+  const guesses: string[] = [];
+  if (heads.value === null) guesses.push('no attention head count');
+  if (heads.varies || kvHeads.varies) guesses.push('head counts vary by layer');
+  return {
+    headCount: heads.value,
+    headCountKv: kvHeads.value,
+    keyLength: num(key('key_length')),
+    valueLength: num(key('value_length')),
+    guessed: guesses.length > 0 ? guesses.join('; ') : null,
+  };
 }

@@ -16,6 +16,9 @@ import type { LoadedEntry, RuntimeConfig, RuntimeEvent } from '../../protocol/ru
 import { readGgufHeader } from './gguf-header.ts';
 import { keepAlive, realTimers, type KeepAlive, type Timers } from './keep-alive.ts';
 import { resolveModelPath, unhealthyModelError } from './library.ts';
+// DEFAULT_PARALLEL (sequences when `tuning.parallel` is 0) and DEFAULT_CONTEXT (the cap on the model's own
+// length when `tuning.contextSize` is 0) live with the placement estimate, which must resolve them alike.
+import { DEFAULT_CONTEXT, DEFAULT_PARALLEL } from './placement.ts';
 import { createProber } from './probe.ts';
 import { sequencePool, type SequenceLease, type SequencePool } from './sequences.ts';
 
@@ -26,10 +29,6 @@ import { sequencePool, type SequenceLease, type SequencePool } from './sequences
 
 export type { SequenceLease } from './sequences.ts';
 
-/** Sequences per model when `tuning.parallel` is 0 (automatic). */
-const DEFAULT_PARALLEL = 4;
-/** Context per sequence when `tuning.contextSize` is 0: the model's own length, capped to keep memory small. */
-const DEFAULT_CONTEXT = 4096;
 /** Tokens drafted ahead per step; node-llama-cpp's default. */
 const DRAFT_MAX_TOKENS = 16;
 /**
@@ -102,7 +101,8 @@ export function createModelManager(options: ModelManagerOptions = {}) {
     }
   }
 
-  async function load(name: string, path: string, tuning: Tuning): Promise<LoadedModel> {
+  /** `report` hears llama.cpp's load progress; by default the edge does, as a `loading` event for `name`. */
+  async function load(name: string, path: string, tuning: Tuning, report?: (progress: number) => void): Promise<LoadedModel> {
     const header = await readGgufHeader(path).catch((err: NodeJS.ErrnoException) => {
       if (err.code === 'ENOENT' || err.code === 'EISDIR') throw new ServiceError('MODEL_NOT_FOUND', `No embedded model named \`${name}\`.`, { param: 'model' });
       throw err;
@@ -123,7 +123,8 @@ export function createModelManager(options: ModelManagerOptions = {}) {
       // llama.cpp reports per tensor; the edge needs a few steps, not one message per tensor.
       if (progress <= reported || (progress - reported < 0.05 && progress < 1)) return;
       reported = progress;
-      options.onEvent?.({ t: 'loading', name, progress });
+      if (report) report(progress);
+      else options.onEvent?.({ t: 'loading', name, progress });
     };
     const model = await llamaInstance.loadModel({ modelPath: path, onLoadProgress, ...(tuning.gpuLayers > 0 && { gpuLayers: tuning.gpuLayers }) });
     const parallel = tuning.parallel || DEFAULT_PARALLEL;
@@ -295,6 +296,13 @@ export function createModelManager(options: ModelManagerOptions = {}) {
       const m = await model.catch(() => null);
       m?.retire();
       return m !== null;
+    },
+    /**
+     * A copy of model `name` loaded with `tuning`, outside the list and its keep-alive: a benchmark measures
+     * exactly that tuning whatever is loaded. The caller retires it when done.
+     */
+    loadCopy(name: string, config: RuntimeConfig, tuning: Tuning, report: (progress: number) => void): Promise<LoadedModel> {
+      return load(name, resolveModelPath(config.modelsDirectory, name), tuning, report);
     },
     /** Models whose load has finished, by name. */
     list(): LoadedEntry[] {

@@ -5,7 +5,7 @@ import { ServiceError, type ErrorPayload } from '../../protocol/errors.ts';
 import type { Tuning } from '../../protocol/http/settings.ts';
 import { CallTable } from '../../protocol/call-table.ts';
 import { ownBuffer, type RelayRequest } from '../../protocol/relay.ts';
-import type { DraftChoice, FromRuntime, LoadedEntry, RuntimeConfig, RuntimeControl, RuntimeEvent, RuntimeWorkerData, ToRuntime } from '../../protocol/runtime.ts';
+import type { BenchmarkFigures, DraftChoice, FromRuntime, LoadedEntry, RuntimeConfig, RuntimeControl, RuntimeEvent, RuntimeWorkerData, ToRuntime } from '../../protocol/runtime.ts';
 import { isSharedBody, sharedBodyView } from '../proxy/body-arena.ts';
 import { deliverRelayMessage, type RelayPool, type RelaySink } from '../proxy/relay-pool.ts';
 
@@ -31,11 +31,19 @@ export interface RuntimePoolOptions {
 export interface ControlAnswer {
   loaded: LoadedEntry[];
   unloaded?: boolean;
+  benchmark?: BenchmarkFigures;
+}
+
+/** For control calls that report progress and can stop (a benchmark). */
+export interface ControlOptions {
+  progress?(fraction: number): void;
+  /** Aborting asks the worker to stop the call; it then fails. */
+  signal?: AbortSignal;
 }
 
 /** The relay pool contract, plus the control calls behind the model actions and GET /v1/runtime/loaded. */
 export interface RuntimePool extends RelayPool {
-  control(c: RuntimeControl): Promise<ControlAnswer>;
+  control(c: RuntimeControl, options?: ControlOptions): Promise<ControlAnswer>;
   /** The loaded models; no worker means nothing is loaded, and asking does not start one. */
   loaded(): Promise<LoadedEntry[]>;
 }
@@ -51,7 +59,7 @@ export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
   const workerData: RuntimeWorkerData = { dataDir: options.dataDir };
   let worker: Worker | null = null;
   let inflight = new CallTable<RelaySink>();
-  let controls = new Map<number, { resolve(a: ControlAnswer): void; reject(e: ServiceError): void }>();
+  let controls = new Map<number, { resolve(a: ControlAnswer): void; reject(e: ServiceError): void; progress?(fraction: number): void }>();
   let nextId = 1;
   let closing = false;
   let lastSpawn = 0;
@@ -73,6 +81,10 @@ export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
         options.onEvent?.(m);
         return;
       }
+      if (m.t === 'control-progress') {
+        myControls.get(m.id)?.progress?.(m.progress);
+        return;
+      }
       // The runtime has no body arena, so it never sends 'free'.
       if (m.t !== 'control') {
         if (m.t !== 'free') deliverRelayMessage(m, mine);
@@ -80,7 +92,7 @@ export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
       else {
         const waiter = myControls.get(m.id);
         myControls.delete(m.id);
-        if (m.ok) waiter?.resolve({ loaded: m.loaded, ...(m.unloaded !== undefined && { unloaded: m.unloaded }) });
+        if (m.ok) waiter?.resolve({ loaded: m.loaded, ...(m.unloaded !== undefined && { unloaded: m.unloaded }), ...(m.benchmark && { benchmark: m.benchmark }) });
         else waiter?.reject(ServiceError.fromPayload(m.error as ErrorPayload));
       }
       // An idle runtime does not keep the process alive; one with calls in flight does.
@@ -123,17 +135,21 @@ export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
     keepAliveSeconds: options.keepAliveSeconds(),
   });
 
-  async function control(c: RuntimeControl): Promise<ControlAnswer> {
+  async function control(c: RuntimeControl, extra: ControlOptions = {}): Promise<ControlAnswer> {
     const config = configNow();
     const w = await live();
     if (closing) throw new ServiceError('UPSTREAM_ERROR', 'The service is stopping.');
     const id = nextId++;
-    return new Promise((resolve, reject) => {
-      controls.set(id, { resolve, reject });
+    const { signal, progress } = extra;
+    const cancel = () => w.postMessage({ t: 'cancel', id } satisfies ToRuntime);
+    signal?.addEventListener('abort', cancel, { once: true });
+    return new Promise<ControlAnswer>((resolve, reject) => {
+      controls.set(id, { resolve, reject, ...(progress && { progress }) });
       w.ref();
       const m: ToRuntime = { t: 'control', id, control: c, config };
       w.postMessage(m);
-    });
+      if (signal?.aborted) cancel();
+    }).finally(() => signal?.removeEventListener('abort', cancel));
   }
 
   return {

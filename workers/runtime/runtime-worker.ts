@@ -2,7 +2,8 @@ import { parentPort } from 'node:worker_threads';
 import { ServiceError, toServiceError } from '../../protocol/errors.ts';
 import { CallTable } from '../../protocol/call-table.ts';
 import type { RelayRequest } from '../../protocol/relay.ts';
-import type { DraftChoice, FromRuntime, RuntimeConfig, RuntimeControl, ToRuntime } from '../../protocol/runtime.ts';
+import type { BenchmarkFigures, DraftChoice, FromRuntime, RuntimeConfig, RuntimeControl, ToRuntime } from '../../protocol/runtime.ts';
+import { runBenchmark } from './benchmark.ts';
 import { chatCompletion, parseChatRequest } from './chat.ts';
 import { embeddings, parseEmbeddingsRequest } from './embeddings.ts';
 import type { DraftModel } from './generate.ts';
@@ -87,8 +88,27 @@ async function serveHeld(req: RelayRequest, config: RuntimeConfig, draft: DraftC
   }
 }
 
-async function control(c: RuntimeControl, config: RuntimeConfig): Promise<{ unloaded?: boolean }> {
+/** Control calls that can stop (benchmarks), by control id. */
+const stoppable = new Map<number, AbortController>();
+
+async function control(id: number, c: RuntimeControl, config: RuntimeConfig): Promise<{ unloaded?: boolean; benchmark?: BenchmarkFigures }> {
   switch (c.op) {
+    case 'benchmark': {
+      const abort = new AbortController();
+      stoppable.set(id, abort);
+      let last = 0;
+      const progress = (p: number) => {
+        // Steps of at least 0.05, as load progress: the edge needs a few steps, not one message per token.
+        if (p - last < 0.05 && p < 1) return;
+        last = p;
+        post({ t: 'control-progress', id, progress: p });
+      };
+      try {
+        return { benchmark: await runBenchmark(models, c, config, abort.signal, progress) };
+      } finally {
+        stoppable.delete(id);
+      }
+    }
     case 'load':
       // Loaded with no call: the keep-alive clock starts now.
       // Not `byCall`: the action's job publishes its own model.loaded.
@@ -116,12 +136,15 @@ port.on('message', (m: ToRuntime) => {
       return;
     }
     case 'control': {
-      control(m.control, m.config).then(
+      control(m.id, m.control, m.config).then(
         (r) => post({ t: 'control', id: m.id, ok: true, loaded: models.list(), ...r }),
         (err: unknown) => post({ t: 'control', id: m.id, ok: false, error: toServiceError(err).toPayload() }),
       );
       return;
     }
+    case 'cancel':
+      stoppable.get(m.id)?.abort();
+      return;
     case 'abort': {
       // The call ends with an `aborted` message once its generation has stopped (see callOutput), carrying
       // the tokens evaluated and generated until then.
