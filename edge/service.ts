@@ -76,6 +76,7 @@ import { createGaugeAlerts, evaluatingAfterRefresh } from './control/gauge/alert
 import { gaugeAlertRoutes } from './routes/gauge-alerts.ts';
 import { authSessionOptionsFromEnv, createAuthSessions } from './control/gauge/auth-sessions.ts';
 import { gaugeAuthSessionRoutes } from './routes/gauge-auth-sessions.ts';
+import { dashboardRoutes } from './routes/dashboard.ts';
 
 // The composition root: opens the store, builds the hot state, binds the listener, and knows how to stop.
 
@@ -294,6 +295,7 @@ export async function startService({ dataDir, port, log, edge: edgeMode = 'auto'
   let draining = false;
   const routes: RouteDef[] = [
     ...processRoutes(() => draining, edge),
+    ...dashboardRoutes(),
     ...metricsRoutes(metrics.render),
     ...settingsRoutes(settings),
     ...tokenRoutes(tokens),
