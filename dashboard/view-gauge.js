@@ -123,7 +123,7 @@ export class GaugeView extends Component {
                     ${r.windows.map((w) => {
                       const share = usedShare(w);
                       return html`<tr data-window=${w.id} data-utilization=${share ?? ''}>
-                        <td>${w.kind} ${w.period ?? ''}</td>
+                        <td>${w.id} <span class="muted small">${w.kind}${w.period ? `, ${w.period}` : ''}</span></td>
                         <td><${Meter} value=${share} label=${pct(share)} /></td>
                         <td class="n">${w.limit !== null ? `${num(w.used)} / ${num(w.limit)}` : num(w.used)}</td>
                         <td class="n" title=${time(w.resetsAt)}>${w.resetsAt ? `resets in ${countdown(w.resetsAt, this.state.now)}` : ''}</td>
