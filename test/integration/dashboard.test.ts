@@ -231,6 +231,24 @@ describe('the dashboard in Chromium', () => {
     await shoot('hardware');
   });
 
+  test('signs out, then in again by pairing: an admin approves the code the page shows', async () => {
+    await page.click('header button:has-text("Sign out")');
+    assert.equal(await page.evaluate("sessionStorage.getItem('switchyard.token')"), null);
+    await page.click('button:has-text("Pair this browser")');
+    const code = page.locator('.pairing .code');
+    await eventually(async () => assert.match((await code.textContent()) ?? '', /^[0-9A-Z]{4}-[0-9A-Z]{4}$/), 'the page shows the code');
+    const userCode = await code.textContent();
+    const [pending] = (await api('GET', '/v1/pairing/requests')).data;
+    assert.deepEqual([pending.userCode, pending.clientName, pending.scopes], [userCode, 'Switchyard dashboard', ['read', 'manage']]);
+    const approved = await api('POST', `/v1/pairing/requests/${pending.id}/approve`, {});
+    await page.waitForSelector('main[data-current-view] section[data-view-ready=true]');
+    const secret = String(await page.evaluate("sessionStorage.getItem('switchyard.token')"));
+    assert.notEqual(secret, svc.adminToken);
+    const reply = await svc.request('GET', '/v1/settings', { token: secret });
+    assert.equal(reply.status, 200, 'the paired token reads');
+    assert.deepEqual(approved.token.scopes, ['read', 'manage']);
+  });
+
   test('no console error, and no request left the service', () => {
     assert.deepEqual(consoleErrors, []);
     assert.deepEqual(foreignRequests, []);
