@@ -5,7 +5,7 @@
 // The compiler writes to a fresh folder that then replaces DIR, so a service starting from DIR meanwhile
 // never reads a half-written file.
 import { execFileSync } from 'node:child_process';
-import { readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,6 +33,8 @@ function compile(into, hash) {
   // the output as ES modules wherever it lives.
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
   writeFileSync(join(into, 'package.json'), JSON.stringify({ name: pkg.name, version: pkg.version, private: true, type: 'module' }, null, 2) + '\n');
+  // The dashboard's static files, read by edge/routes/dashboard.ts from beside the compiled module.
+  cpSync(join(ROOT, 'dashboard'), join(into, 'dashboard'), { recursive: true });
   // Outside the repository (a test's temp dir) the output would not find the dependencies.
   if (relative(ROOT, outDir).startsWith('..')) symlinkSync(join(ROOT, 'node_modules'), join(into, 'node_modules'), 'dir');
   writeFileSync(join(into, STAMP_FILE), JSON.stringify({ source: relative(outDir, ROOT) || '.', hash }) + '\n');

@@ -85,6 +85,7 @@ import { benchmarkRepo } from '../store/benchmark-repo.ts';
 import { createBenchmarks } from './control/benchmarks.ts';
 import { placementRoutes } from './routes/runtime-placement.ts';
 import { gaugeAuthSessionRoutes } from './routes/gauge-auth-sessions.ts';
+import { dashboardRoutes } from './routes/dashboard.ts';
 
 // The composition root: opens the store, builds the hot state, binds the listener, and knows how to stop.
 
@@ -321,6 +322,7 @@ export async function startService({ dataDir, port, log, edge: edgeMode = 'auto'
   const benchmarks = createBenchmarks({ runtime: runtimePool, library, jobs, env, repo: benchmarkRepo(env), audit, tuning: runtimeTuning });
   const routes: RouteDef[] = [
     ...processRoutes(() => draining, edge),
+    ...dashboardRoutes(),
     ...metricsRoutes(metrics.render),
     ...settingsRoutes(settings),
     ...tokenRoutes(tokens),

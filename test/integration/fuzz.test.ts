@@ -11,6 +11,7 @@ import { USAGE_COMMON_PARAMS, USAGE_ROUTES } from '../../protocol/http/usage.ts'
 import type { RouteDef } from '../../edge/http/router.ts';
 import { auditRoutes } from '../../edge/routes/audit.ts';
 import { capabilitiesRoute } from '../../edge/routes/capabilities.ts';
+import { dashboardRoutes } from '../../edge/routes/dashboard.ts';
 import { catalogRoutes } from '../../edge/routes/catalog.ts';
 import { gaugeRoutes } from '../../edge/routes/gauge.ts';
 import { gaugeAuthSessionRoutes } from '../../edge/routes/gauge-auth-sessions.ts';
@@ -60,6 +61,7 @@ let inferenceToken = '';
 const stub: never = new Proxy<object>(function () {}, { get: (_t, key): unknown => (key === 'then' ? undefined : stub), apply: (): unknown => stub }) as never;
 const FACTORIES: Record<string, () => RouteDef[]> = {
   processRoutes: () => processRoutes(() => false, 'node:http'),
+  dashboardRoutes: () => dashboardRoutes(),
   metricsRoutes: () => metricsRoutes(() => ''),
   settingsRoutes: () => settingsRoutes(stub),
   tokenRoutes: () => tokenRoutes(stub),

@@ -1,0 +1,322 @@
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import * as anthropicFake from '../fakes/anthropic.ts';
+import { startOpenRouterGaugeFake, type OpenRouterGaugeFake } from '../fakes/gauge/openrouter.ts';
+import * as openaiFake from '../fakes/openai.ts';
+import { rawRequest, startService, untilClosed, type TestService } from '../helpers/service.ts';
+
+// W2.4: the dashboard in a real browser (Debian's Chromium through playwright-core) against the running service
+// with the fakes behind it: sign in by pasting the admin token, each usage chart shows the numbers the API
+// answers for the same range, an alert is delivered (browser notification) and acknowledged through the page,
+// hiding a model takes it out of /v1/models. No console error, no request leaves the service's origin, and a
+// screenshot of each view lands in test-output/dashboard/. Then the static routes themselves.
+
+const CHROMIUM = process.env.SWITCHYARD_CHROMIUM ?? '/usr/bin/chromium';
+const SHOTS = new URL('../../test-output/dashboard/', import.meta.url);
+const OPENAI_KEY = `fake-openai-dash-${process.pid}`;
+const ANTHROPIC_KEY = `fake-anthropic-dash-${process.pid}`;
+const OR_KEY = `sk-or-v1-dashboard-test-${process.pid}-0123456789abcdef0123456789abcdef`;
+
+let svc: TestService;
+let oa: openaiFake.OpenAIFake;
+let an: anthropicFake.AnthropicFake;
+let gaugeFake: OpenRouterGaugeFake;
+let browser: Browser;
+let page: Page;
+const consoleErrors: string[] = [];
+const foreignRequests: string[] = [];
+
+const chat = { model: 'openai/gpt-test', messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } }] };
+const message = { model: 'anthropic/claude-test', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] };
+
+async function api(method: string, path: string, body?: unknown) {
+  const reply = await svc.request(method, path, body === undefined ? {} : { body });
+  assert.ok(reply.status < 300, `${method} ${path}: ${reply.status} ${reply.text}`);
+  return reply.json;
+}
+
+/** Waits until `check` passes (the page re-renders after its own calls), then returns its value. */
+async function eventually<T>(check: () => Promise<T>, what: string, ms = 10_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    try {
+      return await check();
+    } catch (err) {
+      if (Date.now() > deadline) throw new Error(`${what}: ${(err as Error).message}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
+async function shoot(name: string) {
+  await page.screenshot({ path: new URL(`${name}.png`, SHOTS).pathname, fullPage: true });
+}
+
+async function openView(view: string) {
+  await page.click(`nav a[data-view=${view}]`);
+  await page.waitForSelector(`section.${view}[data-view-ready=true]`);
+}
+
+before(async () => {
+  oa = await openaiFake.start({ apiKey: OPENAI_KEY });
+  oa.setModels([{ id: 'gpt-test' }, { id: 'gpt-other' }]);
+  oa.setOutput({ toolCalls: [{ name: 'lookup', arguments: { q: 'x' } }] });
+  an = await anthropicFake.start({ apiKey: ANTHROPIC_KEY });
+  an.setModels([{ id: 'claude-test' }]);
+  gaugeFake = await startOpenRouterGaugeFake({ apiKey: OR_KEY, managementKey: `sk-or-v1-management-unused-${process.pid}` });
+  svc = await startService({ env: { SWITCHYARD_GAUGE_ALLOWED_HOSTS: 'loopback', SWITCHYARD_GAUGE_TIMEOUT_MS: '10000' } });
+  for (const [kind, fake, key] of [['openai', oa, OPENAI_KEY], ['anthropic', an, ANTHROPIC_KEY]] as const) {
+    await api('POST', '/v1/providers', { kind, baseUrl: fake.baseUrl, credential: key });
+    await api('POST', `/v1/providers/${kind}/actions/refresh-models`);
+  }
+  for (let i = 0; i < 3; i++) await api('POST', '/v1/chat/completions', chat);
+  // One Smart Route call, so the routes chart has a row.
+  await api('POST', '/v1/route-packs', { slug: 'pair', routes: [{ id: 'a', model: 'openai/gpt-test' }], fallback: { model: 'openai/gpt-other' } });
+  await api('POST', '/v1/chat/completions', { ...chat, model: '@route/pair' });
+  for (let i = 0; i < 2; i++) await svc.request('POST', '/v1/messages', { body: message, headers: { 'anthropic-version': '2023-06-01' } });
+  await eventually(async () => assert.equal((await api('GET', '/v1/usage/summary')).totals.requests, 6), 'the meter commits the six calls');
+
+  // Gauge: an OpenRouter account whose key has 5% left fires a quota_low alert; a budget to show beside it.
+  await api('PATCH', '/v1/settings', { gauge: { enabled: true } });
+  const account = await api('POST', '/v1/gauge/accounts', { providerId: 'openrouter', authMode: 'api_key', credential: OR_KEY, config: { baseUrl: gaugeFake.baseUrl } });
+  await api('POST', '/v1/gauge/alert-rules', { name: 'Low', kind: 'quota_low', threshold: 10, target: { providerId: 'openrouter' }, cooldownMinutes: 0 });
+  gaugeFake.setKey({ limit: 10, limit_remaining: 0.5, limit_reset: 'monthly', usage: 9.5, usage_daily: 0, usage_weekly: 0, usage_monthly: 9.5 });
+  const refreshed = await api('POST', '/v1/gauge/refresh', { sourceIds: [account.id] });
+  assert.equal(refreshed.data[0].ok, true, JSON.stringify(refreshed));
+  await api('POST', '/v1/gauge/budgets', { name: 'Team', amount: 50, period: 'month', basis: 'estimated' });
+  assert.equal((await api('GET', '/v1/gauge/alert-events')).data.length, 1);
+
+  mkdirSync(SHOTS, { recursive: true });
+  // A browser that cannot start fails the file: CI installs Chromium (.ci/run).
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  await context.grantPermissions(['notifications'], { origin: svc.url });
+  // Anything not for the service's origin is refused and counted: the page must work offline.
+  await context.route('**', (route) => {
+    const url = route.request().url();
+    if (new URL(url).origin === svc.url || url.startsWith('data:')) return route.continue();
+    foreignRequests.push(url);
+    return route.abort();
+  });
+  page = await context.newPage();
+  page.on('console', (m) => {
+    if (m.type() === 'error') consoleErrors.push(`${m.type()}: ${m.text()}`);
+  });
+  page.on('pageerror', (err) => consoleErrors.push(`pageerror: ${err.message}`));
+});
+
+after(async () => {
+  await browser?.close();
+  await svc?.stop();
+  await oa?.close();
+  await an?.close();
+  await gaugeFake?.close();
+});
+
+describe('the dashboard in Chromium', () => {
+  test('signs in by pasting the admin token, kept in sessionStorage and never in a URL', async () => {
+    await page.goto(`${svc.url}/`);
+    await page.fill('#token', svc.adminToken);
+    await page.click('form[aria-label="Sign in with a token"] button[type=submit]');
+    await page.waitForSelector('section.usage[data-view-ready=true]');
+    assert.equal(await page.evaluate("sessionStorage.getItem('switchyard.token')"), svc.adminToken);
+    assert.equal(page.url(), `${svc.url}/`, 'nothing added to the URL');
+  });
+
+  test('usage: each chart holds the numbers the API answers for the same range', async () => {
+    const range = page.locator('.range-text');
+    const from = (await range.getAttribute('data-from'))!;
+    const to = (await range.getAttribute('data-to'))!;
+    const q = (path: string, extra = '') => api('GET', `/v1/usage/${path}?from=${from}&to=${to}${extra}`);
+
+    const summary = await q('summary');
+    assert.equal(summary.totals.requests, 6);
+    for (const key of ['requests', 'totalTokens', 'failedRequests'] as const) {
+      assert.equal(await page.getAttribute(`[data-chart=summary] [data-key=${key}]`, 'data-value'), String(summary.totals[key]), key);
+    }
+    assert.equal(await page.getAttribute('[data-chart=summary] [data-key=toolCalls]', 'data-value'), String(summary.toolCalls));
+
+    // Daily: one row per day of the range, the API's figures on its days and 0 on the days it omits.
+    const daily = await q('daily');
+    const rows = await page.$$eval('[data-chart=daily] tr[data-day]', (trs) =>
+      trs.map((tr) => ({ day: tr.getAttribute('data-day'), requests: Number(tr.getAttribute('data-requests')), totalTokens: Number(tr.getAttribute('data-totaltokens')) })),
+    );
+    assert.equal(rows.length, 30);
+    assert.equal(rows[0]!.day, from);
+    assert.equal(rows.at(-1)!.day, to);
+    const byDay = new Map<string, { requests: number; totalTokens: number }>(daily.data.map((d: { day: string; requests: number; totalTokens: number }) => [d.day, d]));
+    assert.ok(byDay.size >= 1);
+    for (const row of rows) {
+      const d = byDay.get(row.day!);
+      assert.deepEqual(row, { day: row.day, requests: d?.requests ?? 0, totalTokens: d?.totalTokens ?? 0 });
+    }
+    assert.equal(await page.locator('[data-chart=daily] canvas').count(), 1, 'uPlot drew the chart');
+
+    const bars = (name: string, columns: string[]) =>
+      page.$$eval(`[data-chart=${name}] tr[data-key]`, (trs, cols) => trs.map((tr) => [tr.getAttribute('data-key'), ...cols.map((c) => tr.getAttribute(`data-${c.toLowerCase()}`))]), columns);
+    const expect = (data: Record<string, unknown>[], key: (r: any) => string, columns: string[]) => data.map((r) => [key(r), ...columns.map((c) => String(r[c] ?? ''))]);
+    const tokenColumns = ['totalTokens', 'requests', 'costUsd'];
+    for (const [name, groupBy, key] of [
+      ['by-provider', 'provider', (r: any) => r.providerId],
+      ['by-model', 'model', (r: any) => r.modelId],
+      ['by-token', 'token', (r: any) => r.tokenId],
+    ] as const) {
+      const answer = await q('breakdown', `&groupBy=${groupBy}`);
+      assert.ok(answer.data.length >= 1, name);
+      assert.deepEqual(await bars(name, tokenColumns), expect(answer.data, key, tokenColumns), name);
+    }
+    const tools = await q('tools');
+    assert.deepEqual(await bars('tools', ['calls']), expect(tools.data, (r) => r.name, ['calls']));
+    assert.equal(tools.data[0].name, 'lookup');
+    const routes = await q('routes');
+    assert.equal(routes.data.length, 1);
+    assert.deepEqual(await bars('routes', ['requests', 'totalTokens']), expect(routes.data, (r) => `@route/${r.packSlug} ${r.routeId}`, ['requests', 'totalTokens']));
+    const acceleration = await q('acceleration');
+    assert.deepEqual(await bars('acceleration', ['outputTokens']), expect(acceleration.data, (r) => `${r.modelId ?? '?'} ${r.mode}${r.draftModelId ? ` (${r.draftModelId})` : ''}`, ['outputTokens']));
+    await shoot('usage');
+  });
+
+  test('Gauge: readings per account; an alert is delivered as a notification, then acknowledged', async () => {
+    await openView('gauge');
+    const [event] = (await api('GET', '/v1/gauge/alert-events')).data;
+    // The page shows a pending firing alert as a browser notification (permission granted) and records it.
+    await eventually(async () => assert.equal((await api('GET', '/v1/gauge/alert-events')).data[0].delivery, 'delivered'), 'delivery recorded');
+    const row = page.locator(`tr[data-alert="${event.id}"]`);
+    await eventually(async () => assert.equal(await row.getAttribute('data-delivery'), 'delivered'), 'the page shows the delivery');
+    await row.locator('button[data-action=acknowledge]').click();
+    await eventually(async () => assert.equal(await row.getAttribute('data-state'), 'acknowledged'), 'the page shows the acknowledgement');
+    const after = (await api('GET', '/v1/gauge/alert-events')).data[0];
+    assert.deepEqual([after.id, after.state, after.delivery], [event.id, 'acknowledged', 'delivered']);
+    assert.ok(after.acknowledgedAt && after.deliveredAt);
+
+    const reading = (await api('GET', '/v1/gauge/readings?providerId=openrouter')).data[0];
+    const card = page.locator(`[data-account="${reading.accountId}"]`);
+    for (const w of reading.windows.filter((w: { limit: number | null }) => w.limit)) {
+      const shown = Number(await card.locator(`tr[data-window="${w.id}"]`).getAttribute('data-utilization'));
+      assert.ok(Math.abs(shown - (w.utilization ?? w.used / w.limit)) < 1e-9, w.id);
+    }
+    const [budget] = (await api('GET', '/v1/gauge/budgets')).data;
+    assert.equal(await page.getAttribute(`[data-budget="${budget.id}"]`, 'data-amount'), String(budget.amount));
+    await shoot('gauge');
+  });
+
+  test('providers and models: hiding a model takes it out of /v1/models; aliases are written', async () => {
+    await openView('models');
+    const listed = async () => (await api('GET', '/v1/models')).data.map((m: { id: string }) => m.id);
+    assert.ok((await listed()).includes('openai/gpt-other'));
+    const row = page.locator('tr[data-model="openai/gpt-other"]');
+    await row.locator('input[data-action=hide]').check();
+    await eventually(async () => assert.equal(await row.getAttribute('data-hidden'), 'true'), 'the page shows it hidden');
+    assert.ok(!(await listed()).includes('openai/gpt-other'));
+    assert.equal((await api('GET', `/v1/catalog/models/${encodeURIComponent('openai/gpt-other')}`)).hidden, true);
+
+    const test = page.locator('tr[data-model="openai/gpt-test"]');
+    await test.locator('input[data-action=aliases]').fill('fast, cheap');
+    await test.locator('input[data-action=aliases]').press('Enter');
+    await eventually(async () => assert.deepEqual((await api('GET', `/v1/catalog/models/${encodeURIComponent('openai/gpt-test')}`)).aliases, ['fast', 'cheap']), 'aliases saved');
+    assert.equal(await page.getAttribute('tr[data-provider=openai]', 'data-enabled'), 'true');
+    await shoot('models');
+  });
+
+  test('runtime and hardware: the probe the API answers', async () => {
+    await openView('hardware');
+    const hw = await api('GET', '/v1/hardware/telemetry');
+    assert.equal(await page.getAttribute('[data-chart=hardware] [data-cores]', 'data-cores'), String(hw.cpu.logicalCores ?? ''));
+    assert.equal((await api('GET', '/v1/runtime/loaded')).data.length, await page.locator('tr[data-loaded]').count());
+    await shoot('hardware');
+  });
+
+  test('signs out, then in again by pairing: an admin approves the code the page shows', async () => {
+    await page.click('header button:has-text("Sign out")');
+    assert.equal(await page.evaluate("sessionStorage.getItem('switchyard.token')"), null);
+    await page.click('button:has-text("Pair this browser")');
+    const code = page.locator('.pairing .code');
+    await eventually(async () => assert.match((await code.textContent()) ?? '', /^[0-9A-Z]{4}-[0-9A-Z]{4}$/), 'the page shows the code');
+    const userCode = await code.textContent();
+    const [pending] = (await api('GET', '/v1/pairing/requests')).data;
+    assert.deepEqual([pending.userCode, pending.clientName, pending.scopes], [userCode, 'Switchyard dashboard', ['read', 'manage']]);
+    const approved = await api('POST', `/v1/pairing/requests/${pending.id}/approve`, {});
+    await page.waitForSelector('main[data-current-view] section[data-view-ready=true]');
+    const secret = String(await page.evaluate("sessionStorage.getItem('switchyard.token')"));
+    assert.notEqual(secret, svc.adminToken);
+    const reply = await svc.request('GET', '/v1/settings', { token: secret });
+    assert.equal(reply.status, 200, 'the paired token reads');
+    assert.deepEqual(approved.token.scopes, ['read', 'manage']);
+  });
+
+  test('no console error, and no request left the service', () => {
+    assert.deepEqual(consoleErrors, []);
+    assert.deepEqual(foreignRequests, []);
+  });
+});
+
+describe('the static routes', () => {
+  const get = (path: string, options: Parameters<typeof rawRequest>[3] = {}) => rawRequest(svc.port, 'GET', path, { token: null, ...options });
+
+  test('the page and its files need no token, carry the CSP and nosniff, with their content types', async () => {
+    for (const [path, type] of [['/', 'text/html'], ['/dashboard/app.js', 'text/javascript'], ['/dashboard/preact.js', 'text/javascript'], ['/dashboard/uplot.css', 'text/css']] as const) {
+      const reply = await get(path);
+      assert.equal(reply.status, 200, path);
+      assert.ok(reply.headers['content-type']!.startsWith(type), `${path}: ${reply.headers['content-type']}`);
+      assert.match(reply.headers['content-security-policy']!, /^default-src 'self'; script-src 'self'; style-src 'self';.* frame-ancestors 'none'/);
+      assert.equal(reply.headers['x-content-type-options'], 'nosniff');
+    }
+    assert.match((await get('/')).text, /<script type="module" src="\/dashboard\/app\.js"><\/script>/);
+    assert.ok(!/<script>/.test((await get('/')).text), 'no inline script');
+  });
+
+  test('the API still needs a token', async () => {
+    const reply = await get('/v1/usage/summary');
+    assert.equal(reply.status, 401);
+  });
+
+  test('unknown files and traversal attempts are 404 with the error envelope', async () => {
+    for (const path of ['/dashboard/nope.js', '/dashboard/../package.json', '/dashboard/..%2Fpackage.json', '/dashboard/%2e%2e%2fpackage.json', '/dashboard/..%5Cpackage.json', '/dashboard/%2e%2e/package.json', '/dashboard/', '/dashboard/a/app.js', '/dashboard/app.js%00', '/index.html', '/dashboard/APP.JS']) {
+      const reply = await get(path);
+      assert.equal(reply.status, 404, path);
+      assert.equal(reply.json.error.code, 'NOT_FOUND', path);
+      assert.ok(!reply.text.includes('"name"'), path);
+    }
+    const bad = await get('/dashboard/%zz');
+    assert.equal(bad.status, 400);
+  });
+
+  test('HEAD, POST and queries are handled as on every route', async () => {
+    // Raw, since the edge answers HEAD's 405 with its envelope as a body (as on /health), which Node's client rejects.
+    for (const path of ['/', '/dashboard/app.js', '/health']) {
+      const text = await untilClosed(svc.port, `HEAD ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
+      assert.match(text, /^HTTP\/1\.1 405 /, path);
+      assert.match(text, /\r\nallow: GET\r\n/i, path);
+    }
+    for (const method of ['POST', 'DELETE']) {
+      for (const path of ['/', '/dashboard/app.js']) {
+        const reply = await rawRequest(svc.port, method, path, { token: null });
+        assert.equal(reply.status, 405, `${method} ${path}`);
+        assert.equal(reply.headers['allow'], 'GET');
+      }
+    }
+    const query = await get('/?token=x');
+    assert.equal(query.status, 400);
+    assert.equal(query.json.error.param, 'token');
+  });
+
+  test('the Host check and CORS apply: a rebinding host is refused, a foreign origin gets no CORS headers', async () => {
+    const rebound = await get('/', { headers: { host: 'evil.example:3939' } });
+    assert.equal(rebound.status, 403);
+    assert.ok(!rebound.text.includes('<html'));
+    const foreign = await get('/dashboard/app.js', { headers: { origin: 'http://evil.example' } });
+    assert.equal(foreign.status, 200);
+    assert.equal(foreign.headers['access-control-allow-origin'], undefined);
+    const preflight = await rawRequest(svc.port, 'OPTIONS', '/', { token: null, headers: { origin: 'http://evil.example', 'access-control-request-method': 'GET' } });
+    assert.equal(preflight.status, 403);
+    await api('PATCH', '/v1/settings', { cors: { allowedOrigins: ['http://allowed.example'] } });
+    const allowed = await get('/', { headers: { origin: 'http://allowed.example' } });
+    assert.equal(allowed.headers['access-control-allow-origin'], 'http://allowed.example');
+    await api('PATCH', '/v1/settings', { cors: { allowedOrigins: [] } });
+  });
+});
