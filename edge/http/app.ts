@@ -158,7 +158,8 @@ export function createApp(deps: AppDeps) {
       access.request(requestId, head.method, routeName, status, null, durationMs);
       observe?.answered(routeName, head.method, status, durationMs);
     });
-    return { status, headers, body };
+    // A HEAD answer has no body (RFC 9110 9.3.2): clients that read one would take it for the next response.
+    return { status, headers, body: head.method === 'HEAD' ? '' : body };
   }
 
   function authenticate(head: EdgeRequestHead): Principal {
