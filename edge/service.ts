@@ -19,20 +19,15 @@ import { hardwareRoutes } from './routes/hardware.ts';
 import { createMeter } from '../workers/meter/actor.ts';
 import { usageRepo } from '../store/usage-repo.ts';
 import { usageRoutes } from './routes/usage.ts';
-import { createRuntimePool, defaultModelsDirectory, withEmbeddedRuntime } from '../workers/runtime/runtime-pool.ts';
-import { listEmbeddedModels } from '../workers/runtime/library.ts';
-import { createModelLibrary } from '../workers/runtime/library-watch.ts';
-import { followLibrary } from '../workers/runtime/bootstrap.ts';
-import { createLoadProgress, embeddedFallback, embeddedIdsOf, modelActions, runtimeRoutes } from './routes/runtime.ts';
+import { withEmbeddedRuntime } from '../workers/runtime/runtime-pool.ts';
+import { embeddedFallback, modelActions, runtimeRoutes } from './routes/runtime.ts';
 import { runtimeDiscoveryRoutes } from './routes/runtime-discovery.ts';
 import { createRuntimeDiscovery } from './control/runtime-discovery.ts';
 import { createEventBus } from './control/events.ts';
 import { createJobs } from './control/jobs.ts';
 import { jobRoutes } from './routes/jobs.ts';
-import { createServices } from './control/services.ts';
-import { timingFromEnv } from './control/llama-server-process.ts';
+import { createLocalRuntime } from './control/local-runtime.ts';
 import { serviceRoutes } from './routes/services.ts';
-import { serviceRepo } from '../store/service-repo.ts';
 import { createLogTail, type LogTail } from './http/log-tail.ts';
 import { logRoutes } from './routes/logs.ts';
 import { createCatalogService } from './control/catalog-service.ts';
@@ -81,8 +76,6 @@ import { gaugeAlertRepo } from '../store/gauge-alert-repo.ts';
 import { createGaugeAlerts, evaluatingAfterRefresh } from './control/gauge/alerts.ts';
 import { gaugeAlertRoutes } from './routes/gauge-alerts.ts';
 import { authSessionOptionsFromEnv, createAuthSessions } from './control/gauge/auth-sessions.ts';
-import { benchmarkRepo } from '../store/benchmark-repo.ts';
-import { createBenchmarks } from './control/benchmarks.ts';
 import { placementRoutes } from './routes/runtime-placement.ts';
 import { gaugeAuthSessionRoutes } from './routes/gauge-auth-sessions.ts';
 import { dashboardRoutes } from './routes/dashboard.ts';
@@ -139,35 +132,11 @@ export async function startService({ dataDir, port, log, edge: edgeMode = 'auto'
   } else log.info({ vault: vault.info.backend, keyStorage: vault.info.keyStorage }, 'credential vault ready');
   const pool = createProxyPool({ dataDir });
   const relayPool = createRelayPool({ dataDir });
-  // Settings are read inside these closures at call time, so the models directory and tuning follow PATCHes.
-  const modelsDirectory = () => settings.current().runtime.modelsDirectory ?? defaultModelsDirectory(dataDir);
-  // Job progress, model loads and unloads, and Gauge alerts, for GET /v1/events and each job's own stream.
+  // Job progress, model loads and unloads, service states and Gauge alerts, for GET /v1/events and job streams.
   const bus = createEventBus();
-  const loadProgress = createLoadProgress();
   const jobs = createJobs(bus, { onInternal: (err) => log.error({ err: String(err).slice(0, 500) }, 'a job failed with an internal error') });
-  const runtimePool = createRuntimePool({
-    dataDir,
-    modelsDirectory,
-    tuning: () => settings.current().runtime.tuning,
-    keepAliveSeconds: () => settings.current().runtime.keepAliveSeconds,
-    onEvent: (event) => {
-      library.heard(event);
-      if (event.t === 'loading') loadProgress.heard(event.name, event.progress);
-      if (event.t === 'expired') for (const modelId of embeddedIdsOf(event.name, catalog)) bus.publish('model.unloaded', { modelId, reason: 'idle' });
-      if (event.t === 'loaded') for (const modelId of embeddedIdsOf(event.name, catalog)) bus.publish('model.loaded', { modelId, loaded: null, cause: 'call' });
-    },
-    // A catalog model's `acceleration: {mode: "draft"}` names a model of the same provider; the runtime needs its file.
-    draftFor(req) {
-      const acc = req.upstreamModelId === null ? null : catalog.current().get(`${req.target.id}/${req.upstreamModelId}`)?.acceleration;
-      const draft = acc?.mode === 'draft' && acc.draftModelId !== null ? catalog.current().get(acc.draftModelId) : undefined;
-      return draft ? { name: draft.upstreamModelId, modelId: draft.id } : null;
-    },
-    log,
-  });
-  // Files dropped in or removed show up without a restart (the providers are created below, before any change).
-  const follower = followLibrary(() => providers, modelsDirectory, log);
-  const library = createModelLibrary({ directory: modelsDirectory, log, onChange: follower.changed });
-  const embeddedLister = listEmbeddedModels(modelsDirectory, library.verdicts);
+  const local = createLocalRuntime({ dataDir, env, audit, bus, jobs, log, settings: () => settings.current(), catalog: () => catalog, providers: () => providers });
+  const { modelsDirectory, runtimePool, library, services, benchmarks } = local;
   const hardware = createHardwareActor({ log });
   // Gauge's worker owns collection; the edge keeps setup (sources) and reads what was collected from LMDB.
   const gauge = createGaugeActor({ dataDir, log, ...gaugeOptionsFromEnv() });
@@ -202,7 +171,7 @@ export async function startService({ dataDir, port, log, edge: edgeMode = 'auto'
     models,
     audit,
     vault,
-    lister: (target, ref) => (target.kind === 'embedded' ? embeddedLister(target, ref) : pool.listModels(target, ref)),
+    lister: (target, ref) => (target.kind === 'embedded' ? local.embeddedLister(target, ref) : pool.listModels(target, ref)),
     onChange: () => catalog.rebuild(),
     log,
   });
@@ -281,22 +250,7 @@ export async function startService({ dataDir, port, log, edge: edgeMode = 'auto'
   });
 
   // After the settings exist: listing the library reads the models directory from them.
-  await library.start();
-  const services = createServices({
-    env,
-    repo: serviceRepo(env),
-    audit,
-    bus,
-    library,
-    modelsDirectory,
-    tuning: () => settings.current().runtime.tuning,
-    embeddedLoaded: async () => (await runtimePool.loaded()).length,
-    timing: timingFromEnv(process.env),
-    processEnv: process.env,
-    log,
-  });
-  await services.boot();
-  await follower.atStart();
+  await local.start();
 
   // Budget statuses come from the meter's usage (and Gauge readings while Gauge is on); a write re-evaluates alerts.
   const gaugeBudgets = createGaugeBudgets({
@@ -318,8 +272,6 @@ export async function startService({ dataDir, port, log, edge: edgeMode = 'auto'
   const authSessions = createAuthSessions({ service: gaugeService, settings: () => settings.current().gauge, log, ...authSessionOptionsFromEnv() });
 
   let draining = false;
-  const runtimeTuning = () => settings.current().runtime.tuning;
-  const benchmarks = createBenchmarks({ runtime: runtimePool, library, jobs, env, repo: benchmarkRepo(env), audit, tuning: runtimeTuning });
   const routes: RouteDef[] = [
     ...processRoutes(() => draining, edge),
     ...dashboardRoutes(),
@@ -331,7 +283,7 @@ export async function startService({ dataDir, port, log, edge: edgeMode = 'auto'
     ...auditRoutes(audit),
     ...hardwareRoutes(hardware),
     ...providerRoutes(providers, catalog, models),
-    ...catalogRoutes(catalog, modelActions({ catalog, runtime: runtimePool, env, audit, jobs, bus, loadProgress, benchmarks })),
+    ...catalogRoutes(catalog, modelActions({ catalog, runtime: runtimePool, env, audit, jobs, bus, loadProgress: local.loadProgress, benchmarks })),
     ...jobRoutes({ jobs, bus }),
     ...modelRoutes(catalog, smartRoute.synthetic),
     ...smartRoute.routes,
@@ -353,7 +305,7 @@ export async function startService({ dataDir, port, log, edge: edgeMode = 'auto'
     }),
     ...usageRoutes(usageRepo(env, (tokenId) => tokens.ownerOf(tokenId))),
     ...runtimeRoutes({ library, runtime: runtimePool, catalog }),
-    ...placementRoutes({ library, catalog, hardware, modelsDirectory, tuning: runtimeTuning, benchmarks }),
+    ...placementRoutes({ library, catalog, hardware, modelsDirectory, tuning: local.tuning, benchmarks }),
     ...runtimeDiscoveryRoutes(createRuntimeDiscovery({ providers: () => providerStore.all() })),
     ...serviceRoutes(services, jobs),
     ...logRoutes(logTail),
