@@ -66,6 +66,14 @@ describe('the compiled build', () => {
     assert.equal((await svc.request('GET', '/v1/models', { token: null })).status, 401);
   });
 
+  test('serves the dashboard: its page, its modules and the libraries it imports', async () => {
+    for (const path of ['/', '/dashboard/app.js', '/dashboard/preact.js', '/dashboard/uplot.css']) {
+      const reply = await svc.request('GET', path, { token: null });
+      assert.equal(reply.status, 200, `${path}: ${reply.text.slice(0, 200)}`);
+      assert.ok(reply.text.length > 100, path);
+    }
+  });
+
   test('serves a GGUF model through the embedded runtime', async () => {
     const library = await svc.request('GET', '/v1/runtime/models');
     assert.equal(library.status, 200, library.text);
