@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { ServiceError } from '../../protocol/errors.ts';
 import type { Tuning } from '../../protocol/http/settings.ts';
-import type { ServiceExit, ServiceExitReason, ServiceState } from '../../protocol/http/services.ts';
+import type { ServiceExit, ServiceExitReason, ServiceState, ServiceView } from '../../protocol/http/services.ts';
 import { probe } from './runtime-discovery.ts';
 
 // One supervised llama-server: spawned with the tuning mapped to its flags, health-checked on GET /health
@@ -84,15 +84,8 @@ export function llamaServerArgs({ modelPath, port, tuning }: Omit<LaunchSpec, 'b
   return args;
 }
 
-export interface InstanceStatus {
-  state: ServiceState;
-  pid: number | null;
-  restarts: number;
-  nextStartAt: string | null;
-  lastExit: ServiceExit | null;
-  startedAt: string | null;
-  readyAt: string | null;
-}
+/** The process's part of a service's view. */
+export type InstanceStatus = Pick<ServiceView, 'state' | 'pid' | 'restarts' | 'nextStartAt' | 'lastExit' | 'startedAt' | 'readyAt'>;
 
 export interface InstanceOptions {
   /** Read at each launch: settings and the library may have changed since the last one. */

@@ -1,5 +1,6 @@
 import type { Confidence, HardwareGpu } from '../../protocol/http/hardware.ts';
 import type { GgufLayout } from './gguf-header.ts';
+import type { PlacementAnswer } from '../../protocol/http/runtime.ts';
 
 // Where a model fits, by arithmetic alone: the tensor table's bytes per layer, a KV cache from the attention
 // figures, and an estimate of llama.cpp's compute buffers, against the hardware probe's figures. Pure, so the
@@ -48,16 +49,8 @@ export interface PlacementHardware {
   partial: boolean;
 }
 
-export interface Placement {
-  fits: boolean;
-  gpuLayers: { requested: number | 'auto'; placed: number; total: number };
-  memory: { weightsBytes: number; kvCacheBytes: number; computeBytes: number; gpuBytes: number; hostBytes: number };
-  available: { gpuFreeBytes: number | null; ramFreeBytes: number | null };
-  /** The figures the runtime would load with once `0` (automatic) is resolved. */
-  resolved: { contextSize: number; parallel: number; batchSize: number };
-  confidence: Confidence;
-  reasons: string[];
-}
+/** The answer's figures; `resolved` is what the answer calls `tuning`: automatic (0) figures resolved. */
+export type Placement = Omit<PlacementAnswer, 'model' | 'tuning'> & { resolved: PlacementAnswer['tuning'] };
 
 const RANK: Record<Confidence, number> = { high: 2, medium: 1, low: 0 };
 const lower = (a: Confidence, b: Confidence): Confidence => (RANK[a] <= RANK[b] ? a : b);
