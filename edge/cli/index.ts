@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { CliError, connect, EXIT } from './client.ts';
 import { modelAction, watchJob } from './follow.ts';
 import { serviceInstall } from './install.ts';
-import { jobs, models, providers, ps, usage, USAGE_GROUPS } from './listing.ts';
+import { jobs, models, providers, ps, services, usage, USAGE_GROUPS } from './listing.ts';
 import { logs } from './logs.ts';
 import { approve, pair } from './pairing.ts';
 
@@ -10,13 +10,14 @@ import { approve, pair } from './pairing.ts';
 // its own options strictly (an unknown option is a usage error, exit 2), answers a table or, with --json, the
 // API's JSON, and exits 0, 1 (the service refused or the job failed), 2 (usage) or 3 (no service found).
 
-export const COMMANDS = ['providers', 'models', 'ps', 'usage', 'jobs', 'logs', 'pair', 'approve', 'service'] as const;
+export const COMMANDS = ['providers', 'models', 'ps', 'services', 'usage', 'jobs', 'logs', 'pair', 'approve', 'service'] as const;
 
 export const COMMANDS_HELP = `  providers  List providers.                                        [--json]
   models     List catalog models (--all: hidden ones too).          [--json] [--all]
   models load <id> | models unload <id>
              Load or unload a local model, with a progress bar.     [--json]
   ps         List loaded models.                                    [--json]
+  services   List supervised runtimes (llama-server, embedded).     [--json]
   usage      Usage totals and a breakdown.                          [--json] [--days N] [--by provider|model|provider_model|token|service_account]
   jobs       List jobs; \`jobs watch <id>\` follows one.              [--json]
   logs       The service's newest log lines.                        [--json] [-n N] [--follow]
@@ -81,6 +82,11 @@ async function dispatch(command: (typeof COMMANDS)[number], args: string[]): Pro
       const o = options(args);
       positionals(o.positionals, 0, 'switchyard ps [--json]');
       return ps(connect(), o.values.json === true);
+    }
+    case 'services': {
+      const o = options(args);
+      positionals(o.positionals, 0, 'switchyard services [--json]');
+      return services(connect(), o.values.json === true);
     }
     case 'usage': {
       const o = options(args, { days: { type: 'string' }, by: { type: 'string' } });

@@ -98,6 +98,28 @@ export async function usage(client: Client, json: boolean, days: number, by: (ty
   return 0;
 }
 
+/** Supervised runtime processes and the embedded runtime. */
+export async function services(client: Client, json: boolean): Promise<number> {
+  const answer = await client.call('GET', '/v1/services');
+  if (json) return printJson(answer), 0;
+  print(
+    table(
+      answer.data,
+      [
+        { header: 'ID', value: (s: any) => s.id },
+        { header: 'KIND', value: (s: any) => s.kind },
+        { header: 'STATE', value: (s: any) => (s.state === 'restarting' ? `restarting ${relative(s.nextStartAt)}` : s.state) },
+        { header: 'MODEL', value: (s: any) => (s.kind === 'embedded' ? `${s.loadedModels} loaded` : s.model) },
+        { header: 'URL', value: (s: any) => s.url },
+        { header: 'RESTARTS', value: (s: any) => count(s.restarts), right: true },
+        { header: 'LAST EXIT', value: (s: any) => s.lastExit?.reason ?? '' },
+      ],
+      'No services.',
+    ),
+  );
+  return 0;
+}
+
 export async function jobs(client: Client, json: boolean): Promise<number> {
   const answer = await client.call('GET', '/v1/jobs');
   if (json) return printJson(answer), 0;

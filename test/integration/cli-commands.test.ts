@@ -135,6 +135,11 @@ describe('jobs and loaded models', () => {
     assert.match(ok(['ps']), /^embedded\/tiny\.gguf\s+embedded\s+.*CPU\s+256\s/m);
   });
 
+  test('services: the embedded runtime with the model it holds, as /v1/services says', async () => {
+    assert.deepEqual(JSON.parse(ok(['services', '--json'])), (await svc.request('GET', '/v1/services')).json);
+    assert.match(ok(['services']), /^embedded\s+embedded\s+running\s+1 loaded\s+-\s+0\s+-$/m);
+  });
+
   test('jobs: the list the API gives; watch of a finished job says how it ended', async () => {
     const listed = JSON.parse(ok(['jobs', '--json']));
     assert.deepEqual(listed, (await svc.request('GET', '/v1/jobs')).json);
@@ -243,7 +248,7 @@ describe('service install', () => {
 
 describe('usage errors and a missing service', () => {
   test('bad options exit 2; no running service exits 3', () => {
-    for (const args of [['providers', '--nope'], ['models', 'load'], ['models', 'explode', 'x'], ['usage', '--by', 'nope'], ['usage', '--days', '0'], ['logs', '-n', 'lots'], ['jobs', 'watch'], ['ps', 'extra'], ['service', 'remove']]) {
+    for (const args of [['providers', '--nope'], ['models', 'load'], ['models', 'explode', 'x'], ['usage', '--by', 'nope'], ['usage', '--days', '0'], ['logs', '-n', 'lots'], ['jobs', 'watch'], ['ps', 'extra'], ['services', 'x'], ['service', 'remove']]) {
       const r = cli(args);
       assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
       assert.match(r.stderr, /^switchyard \w+: /);
