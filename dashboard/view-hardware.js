@@ -21,8 +21,8 @@ export class HardwareView extends Component {
 
   async load() {
     try {
-      const [hardware, loaded, library] = await Promise.all([get('/v1/hardware/telemetry'), get('/v1/runtime/loaded'), get('/v1/runtime/models')]);
-      this.setState({ error: null, data: { hardware, loaded: loaded.data, library } });
+      const [hardware, loaded, library, services] = await Promise.all([get('/v1/hardware/telemetry'), get('/v1/runtime/loaded'), get('/v1/runtime/models'), get('/v1/services')]);
+      this.setState({ error: null, data: { hardware, loaded: loaded.data, library, services: services.data } });
     } catch (err) {
       if (err.status === 401) this.props.onUnauthorized();
       else this.setState({ error: err.message });
@@ -50,7 +50,7 @@ export class HardwareView extends Component {
     </section>`;
   }
 
-  body({ hardware: hw, loaded, library }) {
+  body({ hardware: hw, loaded, library, services }) {
     const mem = hw.memory;
     const usedShare = mem && mem.totalBytes ? 1 - mem.availableBytes / mem.totalBytes : null;
     return html`
@@ -64,6 +64,16 @@ export class HardwareView extends Component {
                 <td class="n">${bytes(m.memoryBytes)}</td><td>${m.placement}</td><td>${m.expiresAt ? time(m.expiresAt) : 'in use'}</td></tr>`)}
             </tbody>
           </table>`}
+      <h3>Services</h3>
+      <table class="list" data-chart="services">
+        <thead><tr><th>Service</th><th>Kind</th><th>State</th><th>Model</th><th>URL</th><th>Restarts</th><th>Last exit</th></tr></thead>
+        <tbody>
+          ${services.map((s) => html`<tr data-service=${s.id} data-state=${s.state}><td><code>${s.id}</code></td><td>${s.kind}</td>
+            <td><span class=${`badge ${s.state === 'running' ? 'ok' : s.state === 'failed' ? 'corrupt' : 'partial'}`}>${s.state}</span>${s.nextStartAt ? html` <span class="muted">again ${time(s.nextStartAt)}</span>` : ''}</td>
+            <td>${s.kind === 'embedded' ? `${s.loadedModels} loaded` : html`<code>${s.model}</code>`}</td><td>${s.url ?? '-'}</td>
+            <td class="n">${s.restarts}</td><td>${s.lastExit ? `${s.lastExit.reason}${s.lastExit.code !== null ? ` (${s.lastExit.code})` : s.lastExit.signal ? ` (${s.lastExit.signal})` : ''}` : '-'}</td></tr>`)}
+        </tbody>
+      </table>
       <h3>Model library</h3>
       ${library.problem && html`<p class="error">${library.problem}</p>`}
       ${library.data.length === 0

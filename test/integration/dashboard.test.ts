@@ -228,6 +228,10 @@ describe('the dashboard in Chromium', () => {
     const hw = await api('GET', '/v1/hardware/telemetry');
     assert.equal(await page.getAttribute('[data-chart=hardware] [data-cores]', 'data-cores'), String(hw.cpu.logicalCores ?? ''));
     assert.equal((await api('GET', '/v1/runtime/loaded')).data.length, await page.locator('tr[data-loaded]').count());
+    const services = (await api('GET', '/v1/services')).data.map((s: { id: string; state: string }) => [s.id, s.state]);
+    const shown = await page.$$eval('tr[data-service]', (trs) => trs.map((tr) => [tr.getAttribute('data-service'), tr.getAttribute('data-state')]));
+    assert.deepEqual(shown, services);
+    assert.deepEqual(services[0], ['embedded', 'running']);
     await shoot('hardware');
   });
 
