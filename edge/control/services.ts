@@ -41,6 +41,8 @@ interface Entry {
   instance: Instance;
   /** Whether a llama-server could be found at the last look, for the view's `binary`. */
   binaryName: string | null;
+  /** The tuning the current process was started with (settings may have changed since). */
+  launched: Tuning | null;
 }
 
 /** A loopback port free now, for a service created without one; kept in its record from then on. */
@@ -88,6 +90,7 @@ export function createServices(deps: ServicesDeps) {
     const entry: Entry = {
       record,
       binaryName: null,
+      launched: null,
       instance: createInstance({
         timing: deps.timing,
         env: deps.processEnv,
@@ -97,7 +100,8 @@ export function createServices(deps: ServicesDeps) {
           entry.binaryName = basename(binary);
           const view = deps.library.lookup(entry.record.model);
           if (!view || view.health !== 'ok') throw new LaunchRefused('model_missing');
-          return { binary, modelPath: join(deps.modelsDirectory(), entry.record.model), port: entry.record.port, tuning: effectiveTuning(entry.record) };
+          entry.launched = effectiveTuning(entry.record);
+          return { binary, modelPath: join(deps.modelsDirectory(), entry.record.model), port: entry.record.port, tuning: entry.launched };
         },
         onChange(status, previous) {
           publish(entry, status, previous);
@@ -141,7 +145,8 @@ export function createServices(deps: ServicesDeps) {
       state: s.state,
       desired: r.desired,
       model: r.model,
-      tuning: effectiveTuning(r),
+      // What the running process was given; while none runs, what the next start would give it.
+      tuning: s.pid !== null && entry.launched !== null ? entry.launched : effectiveTuning(r),
       tuningOverrides: { ...r.tuning },
       url: `http://127.0.0.1:${r.port}`,
       port: r.port,

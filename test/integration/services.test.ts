@@ -136,6 +136,12 @@ describe('services', () => {
     const argv = started(normal.pid).argv;
     assert.deepEqual(argv, ['--model', join(home, 'models', 'normal.gguf'), '--host', '127.0.0.1', '--port', String(normal.port), '--ctx-size', '512', '--threads', '2', '--n-gpu-layers', '0']);
     assert.deepEqual([(await stateEvent(from, 'local', 'starting')).data.previous, (await stateEvent(from, 'local', 'running')).data.previous], ['stopped', 'starting']);
+    // A settings change reaches the process at its next start; the answer says what this one was given.
+    const patched = await svc.request('PATCH', '/v1/settings', { body: { runtime: { tuning: { batchSize: 64 } } } });
+    assert.equal(patched.status, 200, patched.text);
+    const now = await svc.request('GET', '/v1/services/local');
+    assert.deepEqual(now.json.tuning, { ...up.json.tuning, batchSize: 0 });
+    assert.deepEqual(now.json.tuning, { contextSize: 512, threads: 2, gpuLayers: -1, parallel: 0, batchSize: 0 });
     // Answers name the binary, never where it or the model lives.
     for (const text of [made.text, up.text]) {
       assert.ok(!text.includes(home) && !text.includes(FAKES), text);
@@ -166,6 +172,9 @@ describe('services', () => {
     assert.equal(now.json.restarts, 1);
     assert.notEqual(now.json.pid, normal.pid);
     assert.equal(started(now.json.pid).port, normal.port);
+    // Started again with the settings of now (batchSize was changed above).
+    assert.deepEqual(started(now.json.pid).argv.slice(-2), ['--batch-size', '64']);
+    assert.equal(now.json.tuning.batchSize, 64);
     normal.pid = now.json.pid;
   });
 
