@@ -1,8 +1,9 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { CallTable } from '../../protocol/call-table.ts';
 import { packBatch, unpackBatch, type TextBatch } from '../../protocol/relay-batch.ts';
-import { STRING_CHUNK_MAX, type Chunk, type FromWorker, type ToWorker } from '../../protocol/relay.ts';
-import { relay, RelayControl } from './relay.ts';
+import { STRING_CHUNK_MAX, type FromWorker, type ToWorker } from '../../protocol/relay.ts';
+import { relay } from './relay.ts';
+import { RelayControl } from './relay-control.ts';
 import type { RelayWorkerData } from './relay-pool.ts';
 
 // The message loop of one relay worker: one long-lived port, requests multiplexed by id.

@@ -5,7 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { GatewayOp } from '../../../protocol/gateway.ts';
 import { chunkBytes, STREAM_WINDOW, wholeText, type Chunk, type FromWorker, type RelayRequest } from '../../../protocol/relay.ts';
-import { relay, RelayControl } from '../../../workers/proxy/relay.ts';
+import { relay } from '../../../workers/proxy/relay.ts';
+import { RelayControl } from '../../../workers/proxy/relay-control.ts';
 import { targetFor } from './helpers.ts';
 
 // relay() in-process against a loopback upstream: what the edge is sent for each kind of answer, and that an
