@@ -1,8 +1,5 @@
 import { spawn } from 'node:child_process';
-import { createLogger } from './http/log.ts';
-import { createLogTail } from './http/log-tail.ts';
 import { printToken, resolveDataDir, resolvePort } from './data-dir.ts';
-import { parseEdgeMode } from './http/choose-edge.ts';
 import { VERSION_INFO } from './routes/process.ts';
 import { EXIT_CANNOT_START, supervise, type ReadyMessage } from './supervisor.ts';
 import { COMMANDS, COMMANDS_HELP, runCommand } from './cli/index.ts';
@@ -59,7 +56,9 @@ function spawnService() {
   });
 }
 
+// The logger (pino) and the edge are loaded by `start` alone: the commands start faster without them.
 async function superviseService(): Promise<void> {
+  const { createLogger } = await import('./http/log.ts');
   const log = createLogger();
   const code = await supervise({
     spawnService,
@@ -76,6 +75,9 @@ async function superviseService(): Promise<void> {
 async function start(): Promise<void> {
   // Loaded here, not at the top: the supervisor never runs the service and stays a small process.
   const { startService } = await import('./service.ts');
+  const { createLogger } = await import('./http/log.ts');
+  const { createLogTail } = await import('./http/log-tail.ts');
+  const { parseEdgeMode } = await import('./http/choose-edge.ts');
   const dataDir = resolveDataDir();
   const logTail = createLogTail();
   const log = createLogger(undefined, logTail);

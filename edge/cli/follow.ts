@@ -14,7 +14,7 @@ export async function follow(client: Client, job: any, label: string, json: bool
   if (final === null) {
     const res = await client.send('GET', `/v1/jobs/${encodeURIComponent(job.id)}/events`);
     if (res.status !== 200) {
-      await res.body?.cancel();
+      res.close();
       throw new CliError(`Could not follow job ${job.id} (HTTP ${res.status}).`, EXIT.failed);
     }
     for await (const frame of readEvents(res)) {
@@ -22,6 +22,7 @@ export async function follow(client: Client, job: any, label: string, json: bool
       bar?.update(frame.data.progress ?? 0);
       if (TERMINAL.has(frame.event)) {
         final = frame.data;
+        res.close();
         break;
       }
     }

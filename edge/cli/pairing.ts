@@ -11,7 +11,12 @@ const say = (line: string) => process.stderr.write(line + '\n');
 export async function pair(client: Client, json: boolean, name: string, scopes: string[] | null): Promise<number> {
   const res = await client.send('POST', '/v1/pairing/requests', { clientName: name, ...(scopes && { scopes }) }, false);
   if (res.status !== 200) {
-    const body = (await res.json().catch(() => null)) as { error?: { message?: string } } | null;
+    let body: { error?: { message?: string } } | null = null;
+    try {
+      body = JSON.parse(await res.text());
+    } catch {
+      body = null;
+    }
     throw new CliError(body?.error?.message ?? `The pairing request was refused (HTTP ${res.status}).`, EXIT.failed);
   }
   for await (const frame of readEvents(res)) {
