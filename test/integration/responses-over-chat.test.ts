@@ -139,10 +139,35 @@ describe('responses on the embedded runtime', () => {
     assert.deepEqual((last as OpenAI.Responses.ResponseIncompleteEvent).response.usage, plain.usage);
   });
 
-  test('tools are refused: the runtime runs none', async () => {
-    const reply = await svc.request('POST', '/v1/responses', { body: { model: TINY, input: 'Hi', tools: [WEATHER] } });
-    assert.equal(reply.status, 400, reply.text);
-    assert.equal(reply.json.error.param, 'tools');
+  test('a forced function call comes back as a function_call item; its output goes back in input and the answer is text', async () => {
+    const CITY: OpenAI.Responses.FunctionTool = { ...WEATHER, parameters: { type: 'object', properties: { city: { type: 'string', enum: ['Oslo', 'Lima'] } }, required: ['city'], additionalProperties: false } };
+    const first = await client.responses.create({ model: TINY, input: 'Weather?', tools: [CITY], tool_choice: { type: 'function', name: 'get_weather' }, max_output_tokens: 200 });
+    assert.equal(first.status, 'completed');
+    const call = first.output.find((o) => o.type === 'function_call');
+    assert.ok(call?.type === 'function_call' && call.name === 'get_weather', JSON.stringify(first.output));
+    assert.ok(['Oslo', 'Lima'].includes(JSON.parse(call.arguments).city), call.arguments);
+    assert.ok(first.usage!.output_tokens > 0);
+    // Streamed, the same call arrives as argument deltas that add up to the final item's arguments.
+    const stream = await client.responses.create({ model: TINY, input: 'Weather?', tools: [CITY], tool_choice: 'required', max_output_tokens: 200, stream: true });
+    let args = '';
+    let done: OpenAI.Responses.ResponseFunctionCallArgumentsDoneEvent | null = null;
+    for await (const event of stream) {
+      if (event.type === 'response.function_call_arguments.delta') args += event.delta;
+      if (event.type === 'response.function_call_arguments.done') done = event;
+    }
+    assert.equal(done?.arguments, args);
+    assert.ok(['Oslo', 'Lima'].includes(JSON.parse(args).city), args);
+    const second = await client.responses.create({
+      model: TINY,
+      input: [{ role: 'user', content: 'Weather?' }, { type: 'function_call', call_id: call.call_id, name: call.name, arguments: call.arguments }, { type: 'function_call_output', call_id: call.call_id, output: 'sunny' }],
+      tools: [CITY],
+      tool_choice: 'none',
+      max_output_tokens: 4,
+    });
+    assert.deepEqual(second.output.map((o) => o.type), ['message']);
+    // The call and its output are in the prompt: more than the question alone (tools are not shown under `none`).
+    const alone = await client.responses.create({ model: TINY, input: 'Weather?', max_output_tokens: 1 });
+    assert.ok(second.usage!.input_tokens > alone.usage!.input_tokens, `${second.usage!.input_tokens} vs ${alone.usage!.input_tokens}`);
   });
 });
 
@@ -159,6 +184,17 @@ describe('token counting for every model', () => {
     const input = await count('/v1/responses/input_tokens', { model: TINY, instructions: 'Be brief.', input: 'Count to three.' });
     const answered = await client.responses.create({ model: TINY, instructions: 'Be brief.', input: 'Count to three.', max_output_tokens: 1 });
     assert.deepEqual(input.json, { object: 'response.input_tokens', input_tokens: answered.usage!.input_tokens });
+    // Tools count as the generation shows them: a forced call's system turn names them, `none` shows none, and
+    // `auto` offers them through the chat template (this template's tool prompt outgrows the tiny context, so
+    // that one is compared with the plain count only).
+    for (const tool_choice of ['required', 'none'] as const) {
+      const counted = await count('/v1/responses/input_tokens', { model: TINY, input: 'Count to three.', tools: [WEATHER], tool_choice });
+      const generated = await client.responses.create({ model: TINY, input: 'Count to three.', tools: [WEATHER], tool_choice, max_output_tokens: 1 });
+      assert.equal(counted.json.input_tokens, generated.usage!.input_tokens, tool_choice);
+    }
+    const offered = await count('/v1/responses/input_tokens', { model: TINY, input: 'Count to three.', tools: [WEATHER] });
+    const plain = await count('/v1/responses/input_tokens', { model: TINY, input: 'Count to three.' });
+    assert.ok(offered.json.input_tokens > plain.json.input_tokens, `${offered.text} vs ${plain.text}`);
   });
 
   test('a model whose provider counts answers the provider count; one that cannot is estimated from its text', async () => {
@@ -192,7 +228,7 @@ describe('token counting for every model', () => {
       ['/v1/responses/input_tokens', { model: COMPAT, input: 5 }, 'input'],
       ['/v1/responses/input_tokens', { model: COMPAT, input: 'x', previous_response_id: 'resp_1' }, 'previous_response_id'],
       ['/v1/messages/count_tokens', { model: TINY, messages: [{ role: 'tool', content: 'x' }] }, 'messages[0].role'],
-      ['/v1/responses/input_tokens', { model: TINY, input: 'x', tools: [WEATHER] }, 'tools'],
+      ['/v1/responses/input_tokens', { model: TINY, input: 'x', tools: [{ type: 'web_search' }] }, 'tools[0].type'],
       ['/v1/messages/count_tokens', { messages: [] }, 'model'],
     ];
     for (const [path, body, param] of cases) {

@@ -1,6 +1,6 @@
 import type { ChatHistoryItem, ChatModelFunctions } from 'node-llama-cpp';
 import { ServiceError } from '../../protocol/errors.ts';
-import { chatMessages } from '../proxy/translate/responses-chat.ts';
+import { responsesToChatRequest } from '../proxy/translate/responses-chat.ts';
 import { parseChatRequest } from './chat.ts';
 import { messagesConversation } from './messages.ts';
 import { offeredFunctions } from './tools.ts';
@@ -18,10 +18,6 @@ export interface Counted {
   functions: ChatModelFunctions | undefined;
 }
 
-function refuseTools(body: Record<string, unknown>): void {
-  if (Array.isArray(body.tools) && body.tools.length > 0) throw invalid('tools', 'The embedded runtime runs no tools on /v1/responses, so it does not count them.');
-}
-
 /**
  * A styleB count_tokens body as the conversation its generation would render: the same parsing as the messages
  * route, so the tools count as a generation shows them: through the chat template for tool_choice auto, or in
@@ -32,13 +28,13 @@ export function messagesHistory(body: Record<string, unknown>): Counted {
   return { history, functions: offeredFunctions(tools) };
 }
 
-/** A Responses input_tokens body as a chat history, through the same mapping /v1/responses uses. */
+/** A Responses input_tokens body as a chat history and tools, through the same mapping /v1/responses uses. */
 export function responsesHistory(body: Record<string, unknown>): Counted {
-  refuseTools(body);
   for (const field of ['previous_response_id', 'conversation'] as const) {
     if (body[field] !== undefined && body[field] !== null) throw invalid(field, 'The embedded runtime keeps no stored responses: send the whole conversation in `input`.');
   }
-  return { history: parseChatRequest({ messages: chatMessages(body.input, body.instructions) }).history, functions: undefined };
+  const chat = parseChatRequest(responsesToChatRequest(body));
+  return { history: chat.history, functions: offeredFunctions(chat.tools) };
 }
 
 /**

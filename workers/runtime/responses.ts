@@ -1,4 +1,3 @@
-import { ServiceError } from '../../protocol/errors.ts';
 import { chatToResponse, responsesCallContext, responsesToChatRequest, type ResponsesCallContext } from '../proxy/translate/responses-chat.ts';
 import { responsesStream } from '../proxy/translate/responses-chat-stream.ts';
 import { parseChatRequest } from './chat.ts';
@@ -7,18 +6,11 @@ import type { CallOutput } from './output.ts';
 // The Responses API on a loaded model, served over the runtime's own chat completions with the same pure
 // translation the proxy uses for chat-only upstreams (workers/proxy/translate/responses-chat*.ts): the
 // request becomes a chat request, and the chat answer, whole or streamed, becomes the Responses answer on
-// its way out. Stateless, text only: the runtime runs no tools.
-
-const invalid = (param: string, message: string) => new ServiceError('INVALID_REQUEST', message, { param });
+// its way out. Function tools and function-call items map to chat tools and tool calls both ways, so the
+// runtime's tools (workers/runtime/tools.ts) serve this route too. Stateless: the whole conversation comes in
+// `input`.
 
 export function parseResponsesRequest(body: Record<string, unknown>): { chat: ReturnType<typeof parseChatRequest>; call: ResponsesCallContext } {
-  if (Array.isArray(body.tools) && body.tools.length > 0) throw invalid('tools', 'The embedded runtime does not run tools.');
-  if (Array.isArray(body.input)) {
-    body.input.forEach((item: unknown, i) => {
-      const type = (item as { type?: unknown } | null)?.type;
-      if (type === 'function_call' || type === 'function_call_output') throw invalid(`input[${i}].type`, 'The embedded runtime does not run tools.');
-    });
-  }
   const chat = parseChatRequest(responsesToChatRequest(body));
   return { chat, call: responsesCallContext(body) };
 }
