@@ -198,3 +198,15 @@ export function createJobs(bus: EventBus, limits: { maxActive?: number; keepFini
 }
 
 export type Jobs = ReturnType<typeof createJobs>;
+
+/**
+ * How an action that runs as a job answers: 202 with the queued job, or with `wait` the job's result once it
+ * succeeded, its error once it failed, and 409 when it was cancelled first.
+ */
+export async function answerJob(jobs: Jobs, job: JobRecord, wait: boolean): Promise<{ status: number; body: unknown }> {
+  if (!wait) return { status: 202, body: job };
+  const ended = await jobs.settled(job.id);
+  if (ended.state === 'succeeded') return { status: 200, body: ended.result };
+  if (ended.error) throw new ServiceError(ended.error.code, ended.error.message, { param: ended.error.param, details: ended.error.details });
+  throw new ServiceError('CONFLICT', `Job \`${job.id}\` was ${ended.state} before it finished.`, { details: { jobId: job.id, state: ended.state } });
+}

@@ -13,7 +13,7 @@ import type { Catalog, ResolvedModel } from '../control/catalog.ts';
 import type { CatalogService } from '../control/catalog-service.ts';
 import type { EventBus } from '../control/events.ts';
 import type { Benchmarks } from '../control/benchmarks.ts';
-import type { Jobs } from '../control/jobs.ts';
+import { answerJob, type Jobs } from '../control/jobs.ts';
 import { route, type RouteDef } from '../http/router.ts';
 
 // The model library and the loaded models as the runtime sees them, and the model actions the embedded
@@ -170,10 +170,6 @@ export function modelActions(deps: {
       known === 'benchmark'
         ? deps.benchmarks!.start({ modelId: model.id, providerId: provider.id, name: model.upstreamModelId }, body, actor, requestId)
         : deps.jobs.start({ kind: known, subject: model.id, cancellable: known === 'load', run: ({ signal, progress }) => run(known, signal, progress) });
-    if (!wait) return { status: 202, body: job };
-    const ended = await deps.jobs.settled(job.id);
-    if (ended.state === 'succeeded') return { status: 200, body: ended.result };
-    if (ended.error) throw new ServiceError(ended.error.code, ended.error.message, { param: ended.error.param, details: ended.error.details });
-    throw new ServiceError('CONFLICT', `Job \`${job.id}\` was ${ended.state} before it finished.`, { details: { jobId: job.id, state: ended.state } });
+    return answerJob(deps.jobs, job, wait);
   };
 }

@@ -3,7 +3,7 @@ import { ServiceError } from '../../protocol/errors.ts';
 import { checkServiceCreate } from '../../protocol/http/services.ts';
 import { readQuery } from '../../protocol/query.ts';
 import { actorOf } from '../control/actor.ts';
-import type { Jobs } from '../control/jobs.ts';
+import { answerJob, type Jobs } from '../control/jobs.ts';
 import type { Services } from '../control/services.ts';
 import { route, type RouteDef } from '../http/router.ts';
 
@@ -68,11 +68,7 @@ export function serviceRoutes(services: Services, jobs: Jobs): RouteDef[] {
             return services.get(id);
           },
         });
-        if (!wait) return { status: 202, body: job };
-        const ended = await jobs.settled(job.id);
-        if (ended.state === 'succeeded') return { body: ended.result };
-        if (ended.error) throw new ServiceError(ended.error.code, ended.error.message, { param: ended.error.param, details: ended.error.details });
-        throw new ServiceError('CONFLICT', `Job \`${job.id}\` was ${ended.state} before it finished.`, { details: { jobId: job.id, state: ended.state } });
+        return answerJob(jobs, job, wait);
       },
     }),
   ];
