@@ -139,7 +139,9 @@ export async function startService({ dataDir, port, log, edge: edgeMode = 'auto'
   const { modelsDirectory, runtimePool, library, services, benchmarks } = local;
   const hardware = createHardwareActor({ log });
   // Gauge's worker owns collection; the edge keeps setup (sources) and reads what was collected from LMDB.
-  const gauge = createGaugeActor({ dataDir, log, ...gaugeOptionsFromEnv() });
+  // Alerts evaluate as soon as a scheduled collection has committed new readings (set once alerts exist).
+  let gaugeCollected = (): void => undefined;
+  const gauge = createGaugeActor({ dataDir, log, ...gaugeOptionsFromEnv(), onCollected: () => gaugeCollected() });
   const gaugeSources = gaugeSourceRepo(env);
   const gaugeData = gaugeDataRepo(env);
   await gaugeSources.ensureBuiltIns(Date.now());
@@ -267,6 +269,7 @@ export async function startService({ dataDir, port, log, edge: edgeMode = 'auto'
   // Alerts evaluate after each refresh a person asks for, before each events list, and on a timer (the worker's
   // scheduled refreshes).
   const gaugeAlerts = createGaugeAlerts({ env, repo: gaugeAlertRepo(env), data: gaugeData, sources: gaugeSources, audit, settings: () => settings.current().gauge, budgets: (at) => gaugeBudgets.budgetStatuses(at), log, onEvent: (event) => void bus.publish('gauge.alert', event) });
+  gaugeCollected = () => void gaugeAlerts.evaluateQuietly();
   const gaugeService = createGaugeService({ env, sources: gaugeSources, data: gaugeData, vault, audit, actor: evaluatingAfterRefresh(refreshingCapacity(gauge, () => gaugeCapacity), gaugeAlerts), settings: () => settings.current().gauge });
   // Device flows that connect Gauge accounts: in memory, ended on shutdown.
   const authSessions = createAuthSessions({ service: gaugeService, settings: () => settings.current().gauge, log, ...authSessionOptionsFromEnv() });

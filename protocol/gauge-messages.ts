@@ -55,7 +55,9 @@ export type GaugeReply =
   | { kind: 'gauge.refreshed'; id: number; outcomes: GaugeRefreshOutcome[] }
   | { kind: 'gauge.pruned'; id: number; removed: number }
   | { kind: 'gauge.closed'; id: number }
-  | { kind: 'gauge.failed'; id: number; error: ErrorPayload };
+  | { kind: 'gauge.failed'; id: number; error: ErrorPayload }
+  /** Unasked: scheduled collections ended (the edge evaluates alerts on new readings at once). */
+  | { kind: 'gauge.collected'; sourceIds: string[] };
 
 export interface GaugeWorkerData {
   dataDir: string;

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import * as anthropicFake from '../fakes/anthropic.ts';
 import { startOpenRouterGaugeFake, type OpenRouterGaugeFake } from '../fakes/gauge/openrouter.ts';
+import { openLiveStream } from '../fakes/sse-client.ts';
 import * as openaiFake from '../fakes/openai.ts';
 import { startService, type TestService } from '../helpers/service.ts';
 
@@ -171,6 +172,32 @@ describe('alert events from a real refresh', () => {
     const deleted = await svc.request('DELETE', `/v1/gauge/alert-rules/${lowRule}`);
     assert.deepEqual(deleted.json, { id: lowRule, deleted: true, events: 2 });
     assert.deepEqual((await events()).data.map((x: { ruleId: string }) => x.ruleId), [outRule]);
+  });
+
+  test('a scheduled collection fires its alert as soon as it ends, not at the next evaluation tick', async () => {
+    const rule = (await svc.request('POST', '/v1/gauge/alert-rules', body({ name: 'Scheduled', kind: 'quota_low', threshold: 10, target: { providerId: 'openrouter' }, cooldownMinutes: 0 }))).json.id;
+    fake.setKey({ limit: 10, limit_remaining: 0.5, limit_reset: 'monthly', usage: 9.5, usage_daily: 0, usage_weekly: 0, usage_monthly: 9.5 });
+    const stream = await openLiveStream({ port: svc.port, path: '/v1/events?types=gauge.alert', headers: { authorization: `Bearer ${svc.adminToken}` } });
+    try {
+      // Nobody asks for a refresh: the scheduler runs a new account's first collection 5 s after it appears.
+      const created = await svc.request('POST', '/v1/gauge/accounts', body({ providerId: 'openrouter', authMode: 'api_key', credential: API_KEY, label: 'scheduled', config: { baseUrl: fake.baseUrl } }));
+      assert.equal(created.status, 201, created.text);
+      const giveUp = new Promise<null>((r) => setTimeout(() => r(null), 30_000).unref());
+      let fired: { accountId: string; ruleId: string; firedAt: string } | null = null;
+      while (fired === null) {
+        const next = await Promise.race([stream.next(), giveUp]);
+        assert.ok(next !== null, 'no gauge.alert event within 30 s of the account');
+        if (next.data.ruleId === rule && next.data.accountId === created.json.id) fired = next.data;
+      }
+      const diagnostics = (await svc.request('GET', '/v1/gauge/diagnostics')).json.data as { sourceId: string; lastRunAt: string }[];
+      const ran = Date.parse(diagnostics.find((d) => d.sourceId === created.json.id)!.lastRunAt);
+      // The alerts' own timer ticks once a minute: an event fired by it would come up to 60 s after the run.
+      const lag = Date.parse(fired.firedAt) - ran;
+      assert.ok(lag >= 0 && lag < 3_000, `fired ${lag} ms after the run`);
+    } finally {
+      stream.close();
+      fake.setKey({ limit: 10, limit_remaining: 9, limit_reset: 'monthly', usage: 1, usage_daily: 0, usage_weekly: 0, usage_monthly: 1 });
+    }
   });
 
   test('no credential appears in any answer or log line', () => {

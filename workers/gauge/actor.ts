@@ -27,6 +27,8 @@ export interface GaugeActorOptions extends Partial<Omit<GaugeWorkerData, 'dataDi
   dataDir: string;
   log: Logger;
   trafficEveryMs?: number;
+  /** The worker's scheduled collections of these sources ended (the edge evaluates alerts then). */
+  onCollected?(sourceIds: string[]): void;
 }
 
 /** Relay provider kinds whose headers Gauge reads, as Gauge's provider IDs. */
@@ -61,6 +63,7 @@ export function createGaugeActor(options: GaugeActorOptions): GaugeActor {
   function spawn(): Worker {
     const w = new Worker(new URL('./entry.js', import.meta.url), { workerData });
     w.on('message', (m: GaugeReply) => {
+      if (m.kind === 'gauge.collected') return options.onCollected?.(m.sourceIds);
       const p = pending.get(m.id);
       pending.delete(m.id);
       if (!p) return;

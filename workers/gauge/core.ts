@@ -24,6 +24,8 @@ export interface GaugeCoreDeps {
   collectors?: Partial<Record<GaugeCollectorId, Collector>>;
   clock?: Clock;
   times?: Partial<ScheduleTimes>;
+  /** A scheduled collection of this source ended (its readings, if any, are committed). */
+  onCollected?(sourceId: string): void;
 }
 
 export interface GaugeCore {
@@ -98,7 +100,7 @@ export async function createGaugeCore(deps: GaugeCoreDeps): Promise<GaugeCore> {
     times,
     due: () => sources.all().filter((s) => s.enabled && s.kind !== 'live_headers').map((s) => s.id),
     state: (id) => data.state(id)?.state,
-    collect: (id) => engine.collect(id),
+    collect: (id) => engine.collect(id).finally(() => deps.onCollected?.(id)),
   });
 
   // One prune at a time: two running together would count the same rows twice.

@@ -18,6 +18,7 @@ if (!port) throw new Error('workers/gauge/worker.ts runs only as a worker thread
 
 const env = openStoreEnv(data.dataDir);
 let vault: Promise<Vault> | undefined;
+const collected: string[] = [];
 const core = await createGaugeCore({
   env,
   sources: gaugeSourceRepo(env),
@@ -25,6 +26,11 @@ const core = await createGaugeCore({
   service: serviceCollector({ usage: usageRepo(env) }),
   credentialOf: async (ref) => (await (vault ??= openVault({ dataDir: data.dataDir, readOnly: true }))).get(ref),
   options: data,
+  onCollected: (id) => {
+    // Collections that end together go as one message.
+    collected.push(id);
+    if (collected.length === 1) setImmediate(() => reply({ kind: 'gauge.collected', sourceIds: collected.splice(0) }));
+  },
 });
 
 const reply = (m: GaugeReply) => port.postMessage(m);

@@ -308,7 +308,10 @@ export function createGaugeAlerts(deps: GaugeAlertsDeps) {
       return eventView(next);
     },
 
-    /** Evaluates on a modest timer while Gauge is on: catches the worker's scheduled refreshes. */
+    /**
+     * Evaluates on a modest timer while Gauge is on, besides after each refresh (asked for, or scheduled: the
+     * worker says when one ended): a net for conditions that change with time alone.
+     */
     start(): void {
       timer ??= setInterval(() => void quietly(), deps.tickMs ?? 60_000);
       timer.unref();
