@@ -1,6 +1,7 @@
 import type { RequestState, TranslateContext, TranslatedRequest, Translator } from './index.ts';
 import { argumentsObject, cannot, chatUsageOf, finishReasonOf, imageSourceOf, isRecord, mergeCounts, NO_COUNTS, num, str, textOf } from './common.ts';
 import { chatStreamOverMessages } from './chat-over-messages-stream.ts';
+import { boundedUser, MESSAGES_TEMPERATURE_MAX, MESSAGES_USER_MAX, messagesToolId } from './field-limits.ts';
 
 // A styleA client (POST /v1/chat/completions) served by a styleB Messages upstream. What Messages cannot
 // carry is refused with a 400 naming the member, or dropped where docs/api.md says so (sampling penalties,
@@ -45,7 +46,7 @@ function assistantContent(message: Json, at: string): Json[] {
     message.tool_calls.forEach((call: unknown, j) => {
       const p = `${at}.tool_calls[${j}]`;
       if (!isRecord(call) || !isRecord(call.function)) throw cannot(p, 'Only function tool calls can be translated.');
-      blocks.push({ type: 'tool_use', id: str(call.id) ?? '', name: str(call.function.name) ?? '', input: argumentsObject(call.function.arguments, `${p}.function.arguments`) });
+      blocks.push({ type: 'tool_use', id: messagesToolId(str(call.id) ?? ''), name: str(call.function.name) ?? '', input: argumentsObject(call.function.arguments, `${p}.function.arguments`) });
     });
   }
   return blocks;
@@ -106,7 +107,7 @@ function request(body: Json, ctx: TranslateContext): TranslatedRequest {
         push(messages, 'assistant', assistantContent(message, at));
         break;
       case 'tool':
-        push(messages, 'user', [{ type: 'tool_result', tool_use_id: str(message.tool_call_id) ?? '', content: textOf(message.content, `${at}.content`) }]);
+        push(messages, 'user', [{ type: 'tool_result', tool_use_id: messagesToolId(str(message.tool_call_id) ?? ''), content: textOf(message.content, `${at}.content`) }]);
         break;
       default:
         throw cannot(`${at}.role`, `A \`${String(message.role).slice(0, 40)}\` message cannot be translated for a Messages model.`);
@@ -116,7 +117,12 @@ function request(body: Json, ctx: TranslateContext): TranslatedRequest {
   if (system.length > 0) out.system = system;
   if (typeof body.stop === 'string') out.stop_sequences = [body.stop];
   else if (Array.isArray(body.stop) && body.stop.length > 0) out.stop_sequences = body.stop;
-  if (body.temperature !== undefined && body.temperature !== null) out.temperature = body.temperature;
+  if (body.temperature !== undefined && body.temperature !== null) {
+    if (typeof body.temperature === 'number' && body.temperature > MESSAGES_TEMPERATURE_MAX) {
+      throw cannot('temperature', `A Messages model takes a temperature from 0 to ${MESSAGES_TEMPERATURE_MAX}; this request has ${body.temperature}.`);
+    }
+    out.temperature = body.temperature;
+  }
   if (body.top_p !== undefined && body.top_p !== null) out.top_p = body.top_p;
   if (body.tools !== undefined && body.tools !== null) out.tools = toolsOf(body.tools);
   if (body.tool_choice !== undefined && body.tool_choice !== null) out.tool_choice = toolChoiceOf(body.tool_choice);
@@ -124,7 +130,7 @@ function request(body: Json, ctx: TranslateContext): TranslatedRequest {
     const choice = (out.tool_choice as Json | undefined) ?? { type: 'auto' };
     if (choice.type !== 'none') out.tool_choice = { ...choice, disable_parallel_tool_use: true };
   }
-  if (typeof body.user === 'string') out.metadata = { user_id: body.user };
+  if (typeof body.user === 'string') out.metadata = { user_id: boundedUser(body.user, MESSAGES_USER_MAX) };
   const stream = body.stream === true;
   if (stream) out.stream = true;
   const includeUsage = stream && isRecord(body.stream_options) && body.stream_options.include_usage === true;

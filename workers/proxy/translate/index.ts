@@ -1,6 +1,7 @@
 import type { ProviderKind } from '../../../protocol/providers.ts';
 import type { TranslationKey } from '../../../protocol/translation.ts';
 import type { SseEvent } from '../usage/sse.ts';
+import type { ToolNames } from './field-limits.ts';
 import { chatOverMessages } from './chat-over-messages.ts';
 import { messagesOverChat } from './messages-over-chat.ts';
 import { responsesOverChat } from './responses-chat-translator.ts';
@@ -53,6 +54,8 @@ export interface TranslatedRequest {
 export interface RequestState {
   /** The client asked for usage in its stream (styleA `stream_options.include_usage`). */
   includeUsage: boolean;
+  /** Tool names shortened for the upstream (field-limits.ts), mapped back in the answer. */
+  toolNames?: ToolNames;
 }
 
 export interface StreamMapper {

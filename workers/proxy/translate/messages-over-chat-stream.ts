@@ -18,7 +18,7 @@ interface Open {
   index: number;
 }
 
-export function messagesStreamOverChat(_ctx: TranslateContext, _state: RequestState): StreamMapper {
+export function messagesStreamOverChat(_ctx: TranslateContext, state: RequestState): StreamMapper {
   let started = false;
   let closed = false;
   let next = 0;
@@ -70,7 +70,8 @@ export function messagesStreamOverChat(_ctx: TranslateContext, _state: RequestSt
         out += closeCurrent();
         index = next++;
         tools.set(key, index);
-        const block = { type: 'tool_use', id: str(call.id) ?? '', name: str(fn.name) ?? '', input: {} };
+        const name = str(fn.name) ?? '';
+        const block = { type: 'tool_use', id: str(call.id) ?? '', name: state.toolNames?.client(name) ?? name, input: {} };
         out += sse('content_block_start', { type: 'content_block_start', index, content_block: block });
       }
       const args = str(fn.arguments);

@@ -1,6 +1,7 @@
 import type { RequestState, TranslateContext, TranslatedRequest, Translator } from './index.ts';
 import { cannot, imageUrlOf, isRecord, lenientArguments, messagesUsageOf, num, stopReasonOf, str, textOf } from './common.ts';
 import { messagesStreamOverChat } from './messages-over-chat-stream.ts';
+import { boundedUser, CHAT_TOOLS_MAX, CHAT_USER_MAX, chatStops, ToolNames } from './field-limits.ts';
 
 // A styleB client (POST /v1/messages) served by a styleA chat-completions upstream. What a chat upstream
 // cannot carry is refused with a 400 naming the member, or dropped where docs/api.md says so (thinking
@@ -38,7 +39,7 @@ function userMessages(content: unknown, at: string): Json[] {
   return parts.length > 0 ? [...tools, { role: 'user', content: parts }] : tools;
 }
 
-function assistantMessage(content: unknown, at: string): Json {
+function assistantMessage(content: unknown, at: string, names: ToolNames): Json {
   if (typeof content === 'string') return { role: 'assistant', content };
   if (!Array.isArray(content)) throw cannot(`${at}.content`, 'Message content must be a string or an array of blocks.');
   let text: string | null = null;
@@ -48,7 +49,8 @@ function assistantMessage(content: unknown, at: string): Json {
     if (!isRecord(block)) throw cannot(p, 'A content block must be an object.');
     if (block.type === 'text') text = (text ?? '') + (str(block.text) ?? '');
     else if (block.type === 'tool_use') {
-      calls.push({ id: str(block.id) ?? '', type: 'function', function: { name: str(block.name) ?? '', arguments: JSON.stringify(isRecord(block.input) ? block.input : {}) } });
+      const name = names.upstream(str(block.name) ?? '');
+      calls.push({ id: str(block.id) ?? '', type: 'function', function: { name, arguments: JSON.stringify(isRecord(block.input) ? block.input : {}) } });
     } else if (block.type !== 'thinking' && block.type !== 'redacted_thinking') {
       // Earlier thinking is the model's own scratch work; chat has no member to send it back in.
       throw cannot(`${p}.type`, `A \`${String(block.type).slice(0, 40)}\` block cannot be sent to a chat-completions model.`);
@@ -70,21 +72,22 @@ function systemMessage(system: unknown): Json[] {
   return [{ role: 'system', content: parts }];
 }
 
-function toolsOf(tools: unknown): Json[] {
+function toolsOf(tools: unknown, names: ToolNames): Json[] {
   if (!Array.isArray(tools)) throw cannot('tools', '`tools` must be an array.');
+  if (tools.length > CHAT_TOOLS_MAX) throw cannot('tools', `A chat-completions model takes at most ${CHAT_TOOLS_MAX} tools; this request has ${tools.length}.`);
   return tools.map((tool: unknown, i) => {
     if (!isRecord(tool)) throw cannot(`tools[${i}]`, 'A tool must be an object.');
     if (tool.type !== undefined && tool.type !== 'custom') {
       throw cannot(`tools[${i}].type`, `The server tool \`${String(tool.type).slice(0, 40)}\` cannot be run by a chat-completions model.`);
     }
-    const fn: Json = { name: str(tool.name) ?? '' };
+    const fn: Json = { name: names.upstream(str(tool.name) ?? '') };
     if (typeof tool.description === 'string') fn.description = tool.description;
     fn.parameters = isRecord(tool.input_schema) ? tool.input_schema : { type: 'object', properties: {} };
     return { type: 'function', function: fn };
   });
 }
 
-function toolChoiceOf(choice: unknown, out: Json): void {
+function toolChoiceOf(choice: unknown, out: Json, names: ToolNames): void {
   if (!isRecord(choice)) throw cannot('tool_choice', '`tool_choice` must be an object.');
   switch (choice.type) {
     case 'auto':
@@ -97,7 +100,7 @@ function toolChoiceOf(choice: unknown, out: Json): void {
       out.tool_choice = 'none';
       break;
     case 'tool':
-      out.tool_choice = { type: 'function', function: { name: str(choice.name) ?? '' } };
+      out.tool_choice = { type: 'function', function: { name: names.upstream(str(choice.name) ?? '') } };
       break;
     default:
       throw cannot('tool_choice.type', 'Unknown `tool_choice` type.');
@@ -119,33 +122,34 @@ function request(body: Json, ctx: TranslateContext): TranslatedRequest {
   }
   if (!Array.isArray(body.messages)) throw cannot('messages', '`messages` must be an array.');
   const messages: Json[] = systemMessage(body.system);
+  const names = new ToolNames();
   body.messages.forEach((message: unknown, i) => {
     const at = `messages[${i}]`;
     if (!isRecord(message)) throw cannot(at, 'A message must be an object.');
     if (message.role === 'user') messages.push(...userMessages(message.content, at));
-    else if (message.role === 'assistant') messages.push(assistantMessage(message.content, at));
+    else if (message.role === 'assistant') messages.push(assistantMessage(message.content, at, names));
     else throw cannot(`${at}.role`, 'A message role must be `user` or `assistant`.');
   });
   const out: Json = { model: ctx.upstreamModelId, messages };
   const max = num(body.max_tokens);
   // OpenAI's own API takes the newer name (its reasoning models refuse the old); compatible servers read the old.
   if (max !== null) out[ctx.providerKind === 'openai' ? 'max_completion_tokens' : 'max_tokens'] = max;
-  if (Array.isArray(body.stop_sequences) && body.stop_sequences.length > 0) out.stop = body.stop_sequences;
+  if (Array.isArray(body.stop_sequences) && body.stop_sequences.length > 0) out.stop = chatStops(body.stop_sequences);
   if (body.temperature !== undefined) out.temperature = body.temperature;
   if (body.top_p !== undefined) out.top_p = body.top_p;
-  if (body.tools !== undefined) out.tools = toolsOf(body.tools);
-  if (body.tool_choice !== undefined) toolChoiceOf(body.tool_choice, out);
-  if (isRecord(body.metadata) && typeof body.metadata.user_id === 'string') out.user = body.metadata.user_id;
+  if (body.tools !== undefined) out.tools = toolsOf(body.tools, names);
+  if (body.tool_choice !== undefined) toolChoiceOf(body.tool_choice, out, names);
+  if (isRecord(body.metadata) && typeof body.metadata.user_id === 'string') out.user = boundedUser(body.metadata.user_id, CHAT_USER_MAX);
   const stream = body.stream === true;
   if (stream) {
     out.stream = true;
     // styleB reports usage in every stream; a chat upstream states it only when asked.
     if (ctx.streamUsage) out.stream_options = { include_usage: true };
   }
-  return { body: out, stream, state: { includeUsage: true } };
+  return { body: out, stream, state: { includeUsage: true, toolNames: names } };
 }
 
-function response(json: unknown, _ctx: TranslateContext, _state: RequestState): unknown {
+function response(json: unknown, _ctx: TranslateContext, state: RequestState): unknown {
   const answer = isRecord(json) ? json : {};
   const choices = Array.isArray(answer.choices) ? answer.choices : [];
   const choice = choices.find((c: unknown) => isRecord(c) && (c.index === 0 || c.index === undefined)) ?? choices[0];
@@ -158,7 +162,8 @@ function response(json: unknown, _ctx: TranslateContext, _state: RequestState): 
   if (Array.isArray(message.tool_calls)) {
     for (const call of message.tool_calls as unknown[]) {
       if (!isRecord(call) || !isRecord(call.function)) continue;
-      content.push({ type: 'tool_use', id: str(call.id) ?? '', name: str(call.function.name) ?? '', input: lenientArguments(call.function.arguments) });
+      const name = state.toolNames?.client(str(call.function.name) ?? '') ?? (str(call.function.name) ?? '');
+      content.push({ type: 'tool_use', id: str(call.id) ?? '', name, input: lenientArguments(call.function.arguments) });
     }
   }
   const finish = isRecord(choice) ? choice.finish_reason : null;
