@@ -158,6 +158,11 @@ describe('styleB client over a chat-completions model', () => {
       upstreamType: 'invalid_request_error',
       upstreamMessage: "Invalid value for 'temperature'.",
     });
+    // Agents show error.message only: the provider's reason is in it, and the code stays ours.
+    const envelope = (bad.error as { error: { code: string; message: string } }).error;
+    assert.equal(envelope.code, 'UPSTREAM_ERROR');
+    assert.equal(envelope.message, "The provider answered with HTTP 400. The provider said: Invalid value for 'temperature'.");
+    assert.match(bad.message, /Invalid value for 'temperature'/);
   });
 
   test('what chat cannot express is a 400 naming the member', async () => {
@@ -299,6 +304,11 @@ describe('styleA client over a Messages model', () => {
     const failed = await openai.chat.completions.create({ model: MESSAGES_MODEL, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
     assert.ok(failed instanceof OpenAI.APIError);
     assert.equal(failed.status, 502);
+    an.failNext(400, { type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long: 210000 tokens > 200000 maximum' } });
+    const long = await openai.chat.completions.create({ model: MESSAGES_MODEL, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
+    assert.ok(long instanceof OpenAI.BadRequestError);
+    assert.equal(long.code, 'UPSTREAM_ERROR');
+    assert.equal(long.message, '400 The provider answered with HTTP 400. The provider said: prompt is too long: 210000 tokens > 200000 maximum');
     an.streamErrorNext({ afterChunks: 3 });
     const stream = await openai.chat.completions.create({ model: MESSAGES_MODEL, stream: true, messages: [{ role: 'user', content: 'x' }] });
     const broken = await (async () => {

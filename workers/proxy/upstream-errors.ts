@@ -62,25 +62,32 @@ export function retryAfterSeconds(value: string | undefined, now: number = Date.
   return Number.isNaN(date) ? null : Math.max(0, Math.ceil((date - now) / 1000));
 }
 
+/**
+ * Our sentence, then the provider's own reason (scrubbed and bounded already): agents show `error.message`
+ * only, and "HTTP 400" alone does not tell a user what to fix.
+ */
+function withReason(ours: string, quote: Record<string, string | number>): string {
+  const reason = quote.upstreamMessage;
+  return typeof reason === 'string' && reason !== '' ? `${ours} The provider said: ${reason}` : ours;
+}
+
 /** A non-2xx answer. The status stays in details, so 401 and 403 (or 500 and 529) remain apart. */
 export function fromUpstreamStatus(status: number, headers: Headers, body: string, context: UpstreamContext): ServiceError {
-  const details: Record<string, unknown> = {
-    providerId: context.providerId,
-    upstreamStatus: status,
-    ...upstreamQuote(body, context.credential),
-  };
+  const quote = upstreamQuote(body, context.credential);
+  const details: Record<string, unknown> = { providerId: context.providerId, upstreamStatus: status, ...quote };
   if (status === 401 || status === 403) {
-    return new ServiceError('UPSTREAM_AUTH_FAILED', 'The provider rejected the stored credential.', { details });
+    return new ServiceError('UPSTREAM_AUTH_FAILED', withReason('The provider rejected the stored credential.', quote), { details });
   }
   if (status === 429) {
+    const message = withReason(RATE_LIMITED, quote);
     const retryAfter = retryAfterSeconds(headerValue(headers, 'retry-after'));
-    if (retryAfter === null) return new ServiceError('UPSTREAM_RATE_LIMITED', RATE_LIMITED, { details });
-    return new ServiceError('UPSTREAM_RATE_LIMITED', RATE_LIMITED, {
+    if (retryAfter === null) return new ServiceError('UPSTREAM_RATE_LIMITED', message, { details });
+    return new ServiceError('UPSTREAM_RATE_LIMITED', message, {
       details: { ...details, retryAfter },
       headers: { 'retry-after': String(retryAfter) },
     });
   }
-  return new ServiceError('UPSTREAM_ERROR', `The provider answered with HTTP ${status}.`, { details });
+  return new ServiceError('UPSTREAM_ERROR', withReason(`The provider answered with HTTP ${status}.`, quote), { details });
 }
 
 interface Transport {

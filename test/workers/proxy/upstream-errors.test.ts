@@ -36,6 +36,19 @@ describe('fromUpstreamStatus', () => {
     });
   });
 
+  it("puts the provider's reason into the message, scrubbed and bounded, keeping the code", () => {
+    const quoted = (status: number, error: unknown, credential: string | null = null) => fromUpstreamStatus(status, {}, JSON.stringify({ error }), { providerId: 'p1', credential });
+    const bad = quoted(400, { message: "Invalid 'user': string too long.", type: 'invalid_request_error', code: 'string_above_max_length' });
+    assert.equal(bad.code, 'UPSTREAM_ERROR');
+    assert.equal(bad.message, "The provider answered with HTTP 400. The provider said: Invalid 'user': string too long.");
+    const auth = quoted(401, { message: 'Incorrect API key provided: sk-live-0123456789abcdef.' }, 'sk-live-0123456789abcdef');
+    assert.equal(auth.code, 'UPSTREAM_AUTH_FAILED');
+    assert.equal(auth.message, 'The provider rejected the stored credential. The provider said: Incorrect API key provided: [redacted].');
+    assert.match(quoted(429, { message: 'Slow down' }).message, /rate limiting requests\. The provider said: Slow down$/);
+    assert.equal(quoted(400, { message: 'y'.repeat(5000) }).message.length, 'The provider answered with HTTP 400. The provider said: '.length + 500);
+    assert.equal(fromUpstreamStatus(500, {}, '', { providerId: 'p1', credential: null }).message, 'The provider answered with HTTP 500.');
+  });
+
   it("quotes Anthropic's error envelope", () => {
     const body = JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' }, request_id: 'req_1' });
     const { details } = fromUpstreamStatus(529, {}, body, CONTEXT);
