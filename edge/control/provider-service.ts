@@ -9,6 +9,7 @@ import type { ModelListCache, ModelRepo } from '../../store/model-repo.ts';
 import type { ProviderRecord, ProviderRepo } from '../../store/provider-repo.ts';
 import type { Vault } from '../../store/vault/index.ts';
 import type { Actor } from './actor.ts';
+import { checkCredentialRedirect } from './credential-redirect.ts';
 import { checkBaseUrl, checkCredential, checkHints, defaultProviderId } from './provider-validation.ts';
 
 /** Lists a provider's models off the main thread (the proxy pool), reading the credential there. */
@@ -19,7 +20,8 @@ export interface ProviderService {
   get(id: string): ProviderView;
   record(id: string): ProviderRecord | undefined;
   create(input: ProviderCreate, actor: Actor, requestId: string): Promise<ProviderView>;
-  update(id: string, patch: ProviderUpdate, actor: Actor, requestId: string): Promise<ProviderView>;
+  /** `mayRedirect`: the caller may send the stored credential to a new `baseUrl` (credential-redirect.ts). */
+  update(id: string, patch: ProviderUpdate, actor: Actor, requestId: string, mayRedirect: boolean): Promise<ProviderView>;
   remove(id: string, actor: Actor, requestId: string): Promise<void>;
   test(id: string, actor: Actor, requestId: string): Promise<TestOutcome>;
   refreshModels(id: string, actor: Actor | null, requestId: string | null): Promise<ModelListCache>;
@@ -168,9 +170,17 @@ export function createProviderService(deps: Deps): ProviderService {
       return toProviderView(record);
     },
 
-    async update(id, patch, actor, requestId) {
+    async update(id, patch, actor, requestId, mayRedirect) {
       const current = mustGet(id);
       const baseUrl = patch.baseUrl === undefined ? current.baseUrl : checkBaseUrl(current.kind, patch.baseUrl);
+      checkCredentialRedirect({
+        hasCredential: current.credentialRef !== null,
+        before: current.baseUrl,
+        after: baseUrl,
+        suppliesCredential: patch.credential !== undefined,
+        mayRedirect,
+        param: 'baseUrl',
+      });
       const hints = patch.hints === undefined ? current.hints : checkHints(current.kind, patch.hints);
       checkCredential(current.kind, patch.credential);
       const newRef = typeof patch.credential === 'string' ? await vault.put(patch.credential) : undefined;

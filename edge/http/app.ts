@@ -13,7 +13,7 @@ import { newRequestId, setRequestIdHeaders } from './request-id.ts';
 import { createRouter, type RouteDef, type RouteResult } from './router.ts';
 import type { AuthResult } from '../control/token-service.ts';
 import type { RequestObserver } from '../control/metrics/traffic.ts';
-import type { BodyStream, EdgeRequest, EdgeRequestHead, EdgeResponse, Principal } from './types.ts';
+import type { BodyStream, EdgeRequest, EdgeRequestHead, EdgeResponse, Principal, ResponseWriter } from './types.ts';
 
 // The core of the edge: host check, CORS, routing, auth, body parsing, errors and the request log line.
 // No socket here; server.ts adapts uWebSockets.js to `prepare` and `run`.
@@ -97,6 +97,10 @@ export function createApp(deps: AppDeps) {
           observe?.answered(routeName, head.method, status, durationMs);
         };
         out.onAbort(() => log_('client_aborted'));
+        if (head.method === 'HEAD') {
+          stream(headOnly(out, () => log_('completed')));
+          return;
+        }
         stream({
           head(s, headers) {
             status = s;
@@ -122,6 +126,33 @@ export function createApp(deps: AppDeps) {
               cb();
             }),
         });
+      },
+    };
+  }
+
+  /**
+   * A streamed GET asked with HEAD: its status and headers, then the end. The route is told the client left
+   * (its abort callback), so it lets go of what it holds (an event subscription, a job watch).
+   */
+  function headOnly(out: ResponseWriter, done: () => void): ResponseWriter {
+    let ended = false;
+    let routeAbort: (() => void) | null = null;
+    return {
+      head(s, headers) {
+        if (ended) return;
+        ended = true;
+        out.head(s, headers);
+        out.end();
+        done();
+        routeAbort?.();
+      },
+      write: () => !ended,
+      end() {},
+      abort() {},
+      onWritable() {},
+      onAbort(cb) {
+        routeAbort = cb;
+        if (ended) cb();
       },
     };
   }

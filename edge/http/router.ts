@@ -4,6 +4,8 @@ import type { Scope } from '../../protocol/scopes.ts';
 import type { BodyStream, EdgeRequest, EdgeRequestHead, Principal, ResponseWriter } from './types.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+/** What a 405's `Allow` lists: the routes' methods, and HEAD beside GET. */
+export type AllowedMethod = HttpMethod | 'HEAD';
 
 export interface RouteContext<B> {
   req: EdgeRequest;
@@ -60,7 +62,7 @@ export function route(def: RouteDef): RouteDef {
 
 export type Match =
   | { kind: 'found'; route: RouteDef; params: Record<string, string> }
-  | { kind: 'method'; allow: HttpMethod[] }
+  | { kind: 'method'; allow: AllowedMethod[] }
   | { kind: 'none' };
 
 interface Compiled {
@@ -90,10 +92,14 @@ export function createRouter(routes: readonly RouteDef[]) {
     entry.byMethod.set(r.method, r);
   }
 
+  // HEAD is answered wherever GET is (RFC 9110 9.3.2): the GET's status and headers, no body (app.ts).
+  // Claude Code sends `HEAD /` to its base URL at every start.
   function resolve(entry: Compiled, method: string, params: Record<string, string>): Match {
-    const found = entry.byMethod.get(method as HttpMethod);
+    const found = entry.byMethod.get((method === 'HEAD' ? 'GET' : method) as HttpMethod);
     if (found) return { kind: 'found', route: found, params };
-    return { kind: 'method', allow: [...entry.byMethod.keys()] };
+    const allow: AllowedMethod[] = [...entry.byMethod.keys()];
+    if (entry.byMethod.has('GET')) allow.splice(allow.indexOf('GET') + 1, 0, 'HEAD');
+    return { kind: 'method', allow };
   }
 
   return {

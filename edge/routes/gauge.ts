@@ -12,6 +12,7 @@ import { readQuery } from '../../protocol/query.ts';
 import type { GaugeDataRepo } from '../../store/gauge-data-repo.ts';
 import type { GaugeSourceRepo } from '../../store/gauge-source-repo.ts';
 import { actorOf } from '../control/actor.ts';
+import { mayRedirectCredentials } from '../control/credential-redirect.ts';
 import type { GaugeService, GaugeSettings } from '../control/gauge/service.ts';
 import { checkId } from '../control/gauge/validation.ts';
 import { accountSummary, diagnostic, historySince, isAccount, latestReadings, sourceSummary } from '../control/gauge/views.ts';
@@ -88,7 +89,7 @@ export function gaugeRoutes({ service, sources, data, settings }: GaugeRouteDeps
         const current = service.getAccount(params.id!);
         // Status pages and the live-header tap are sources, not accounts: PUT /v1/gauge/sources/{id} sets them up.
         if (!isAccount(current)) throw new ServiceError('NOT_FOUND', `No Gauge account with ID \`${current.id}\`; it is a source.`, { param: 'id' });
-        return { body: accountSummary(await service.updateAccount(current.id, body, actorOf(principal), requestId), data) };
+        return { body: accountSummary(await service.updateAccount(current.id, body, actorOf(principal), requestId, mayRedirectCredentials(principal)), data) };
       },
     }),
     route({
@@ -114,7 +115,9 @@ export function gaugeRoutes({ service, sources, data, settings }: GaugeRouteDeps
       path: '/v1/gauge/sources/:id',
       scope: 'manage',
       body: checkGaugeSourceUpdate,
-      handle: async ({ body, params, principal, requestId }) => ({ body: sourceSummary(await service.updateSource(params.id!, body, actorOf(principal), requestId)) }),
+      handle: async ({ body, params, principal, requestId }) => ({
+        body: sourceSummary(await service.updateSource(params.id!, body, actorOf(principal), requestId, mayRedirectCredentials(principal))),
+      }),
     }),
     route({
       method: 'GET',

@@ -2,6 +2,7 @@ import { ServiceError } from '../../protocol/errors.ts';
 import { checkProviderCreate, checkProviderUpdate } from '../../protocol/http/providers.ts';
 import { KINDS, PROVIDER_ACTIONS, type ProviderAction } from '../../protocol/providers.ts';
 import { actorOf } from '../control/actor.ts';
+import { mayRedirectCredentials } from '../control/credential-redirect.ts';
 import type { CatalogService } from '../control/catalog-service.ts';
 import type { ProviderService } from '../control/provider-service.ts';
 import { route, type RouteDef } from '../http/router.ts';
@@ -23,7 +24,9 @@ export function providerRoutes(providers: ProviderService, catalog: CatalogServi
       path: '/v1/providers/:id',
       scope: 'manage',
       body: checkProviderUpdate,
-      handle: async ({ body, params, principal, requestId }) => ({ body: await providers.update(params.id!, body, actorOf(principal), requestId) }),
+      handle: async ({ body, params, principal, requestId }) => ({
+        body: await providers.update(params.id!, body, actorOf(principal), requestId, mayRedirectCredentials(principal)),
+      }),
     }),
     route({
       method: 'DELETE',

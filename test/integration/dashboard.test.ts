@@ -290,21 +290,32 @@ describe('the static routes', () => {
     assert.equal(bad.status, 400);
   });
 
-  test('HEAD, POST and queries are handled as on every route', async () => {
+  test('HEAD answers wherever GET does, with its headers and no body; POST is a 405 listing both', async () => {
     // Raw, to see every byte: a HEAD answer carries no body (Node's client would take one for the next response).
+    // Claude Code sends an unauthenticated `HEAD /` to its base URL at every start.
     for (const path of ['/', '/dashboard/app.js', '/health']) {
+      const got = await get(path);
       const text = await untilClosed(svc.port, `HEAD ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
-      assert.match(text, /^HTTP\/1\.1 405 /, path);
-      assert.match(text, /\r\nallow: GET\r\n/i, path);
+      assert.match(text, /^HTTP\/1\.1 200 /, path);
       assert.equal(text.slice(text.indexOf('\r\n\r\n') + 4), '', path);
       const reply = await rawRequest(svc.port, 'HEAD', path, { token: null });
-      assert.deepEqual([reply.status, reply.text], [405, ''], path);
+      assert.deepEqual([reply.status, reply.text], [200, ''], path);
+      assert.equal(reply.headers['content-type'], got.headers['content-type'], path);
+      assert.equal(reply.headers['content-security-policy'], got.headers['content-security-policy'], path);
     }
+    // A route that needs a token needs it for HEAD too; a streamed GET answers its head and ends.
+    assert.equal((await rawRequest(svc.port, 'HEAD', '/v1/models', { token: null })).status, 401);
+    const models = await rawRequest(svc.port, 'HEAD', '/v1/models', { token: svc.adminToken });
+    assert.deepEqual([models.status, models.text], [200, ''], 'HEAD /v1/models');
+    const events = await untilClosed(svc.port, `HEAD /v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${svc.adminToken}\r\nConnection: close\r\n\r\n`);
+    assert.match(events, /^HTTP\/1\.1 200 /);
+    assert.match(events, /\r\ncontent-type: text\/event-stream/i);
+    assert.equal(events.slice(events.indexOf('\r\n\r\n') + 4).replace(/^0\r\n\r\n$/, ''), '');
     for (const method of ['POST', 'DELETE']) {
       for (const path of ['/', '/dashboard/app.js']) {
         const reply = await rawRequest(svc.port, method, path, { token: null });
         assert.equal(reply.status, 405, `${method} ${path}`);
-        assert.equal(reply.headers['allow'], 'GET');
+        assert.equal(reply.headers['allow'], 'GET, HEAD');
       }
     }
     const query = await get('/?token=x');

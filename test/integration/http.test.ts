@@ -67,7 +67,7 @@ describe('routing errors', () => {
     assertEnvelope(await svc.request('GET', '/nope', { token: null }), 404, 'NOT_FOUND');
     const wrong = await svc.request('DELETE', '/v1/settings');
     assertEnvelope(wrong, 405, 'METHOD_NOT_ALLOWED');
-    assert.equal(wrong.headers['allow'], 'GET, PATCH');
+    assert.equal(wrong.headers['allow'], 'GET, HEAD, PATCH');
   });
 });
 

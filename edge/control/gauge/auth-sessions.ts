@@ -171,7 +171,7 @@ export function createAuthSessions(deps: AuthSessionDeps) {
       const record =
         accountId === null
           ? await service.createAccount({ providerId, authMode, credential: token }, s.actor, s.requestId, 'auth-session')
-          : await service.updateAccount(accountId, { credential: token }, s.actor, s.requestId);
+          : await service.updateAccount(accountId, { credential: token }, s.actor, s.requestId, false);
       s.view.accountId = record.id;
       finish(s, 'succeeded', null);
     } catch (err) {

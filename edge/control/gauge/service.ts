@@ -10,6 +10,7 @@ import type { GaugeSourceRecord, GaugeSourceRepo } from '../../../store/gauge-so
 import type { Vault } from '../../../store/vault/index.ts';
 import type { GaugeActor } from '../../../workers/gauge/actor.ts';
 import type { Actor } from '../actor.ts';
+import { checkCredentialRedirect } from '../credential-redirect.ts';
 import { stageGaugeAudit, type GaugeAuditAction } from './audit.ts';
 import { checkCredentialAllowed, checkId, mergeConfig } from './validation.ts';
 
@@ -36,6 +37,18 @@ const notFound = (what: string, id: string, param = 'id') =>
 
 export const gaugeDisabled = () =>
   new ServiceError('GAUGE_DISABLED', 'Gauge is turned off; set `gauge.enabled` to true with PATCH /v1/settings first.');
+
+/** A Gauge account's key (or admin key) goes to `config.baseUrl`: moving it is moving the key. */
+function checkRedirect(current: GaugeSourceRecord, next: GaugeSourceRecord, credential: string | null | undefined, mayRedirect: boolean): void {
+  checkCredentialRedirect({
+    hasCredential: current.credentialRef !== null,
+    before: current.config.baseUrl,
+    after: next.config.baseUrl,
+    suppliesCredential: credential !== undefined,
+    mayRedirect,
+    param: 'config.baseUrl',
+  });
+}
 
 export function createGaugeService(deps: GaugeServiceDeps) {
   const { env, sources, data, vault, audit, actor } = deps;
@@ -99,7 +112,8 @@ export function createGaugeService(deps: GaugeServiceDeps) {
       return commit(base, undefined, input.credential, 'gauge-account.create', actorOf, requestId, { providerId: adapter.providerId, authMode: adapter.authMode, via });
     },
 
-    async updateAccount(id: string, patch: GaugeAccountUpdate, actorOf: Actor, requestId: string): Promise<GaugeSourceRecord> {
+    /** `mayRedirect`: the caller may send the stored credential to a new `config.baseUrl` (credential-redirect.ts). */
+    async updateAccount(id: string, patch: GaugeAccountUpdate, actorOf: Actor, requestId: string, mayRedirect: boolean): Promise<GaugeSourceRecord> {
       const current = mustGet(id, 'account');
       checkCredentialAllowed(current, patch.credential);
       const next: GaugeSourceRecord = {
@@ -109,6 +123,7 @@ export function createGaugeService(deps: GaugeServiceDeps) {
         config: mergeConfig(current, current.config, patch.config, defaults.get(current.id) ?? {}),
         updatedAt: Date.now(),
       };
+      checkRedirect(current, next, patch.credential, mayRedirect);
       return commit(next, current, patch.credential, 'gauge-account.update', actorOf, requestId, { changedFields: Object.keys(patch).sort() });
     },
 
@@ -126,7 +141,7 @@ export function createGaugeService(deps: GaugeServiceDeps) {
       actor.setupChanged();
     },
 
-    async updateSource(id: string, patch: GaugeSourceUpdate, actorOf: Actor, requestId: string): Promise<GaugeSourceRecord> {
+    async updateSource(id: string, patch: GaugeSourceUpdate, actorOf: Actor, requestId: string, mayRedirect: boolean): Promise<GaugeSourceRecord> {
       const current = mustGet(id, 'source');
       checkCredentialAllowed(current, patch.credential);
       const next: GaugeSourceRecord = {
@@ -135,6 +150,7 @@ export function createGaugeService(deps: GaugeServiceDeps) {
         config: mergeConfig(current, current.config, patch.config, defaults.get(current.id) ?? {}),
         updatedAt: Date.now(),
       };
+      checkRedirect(current, next, patch.credential, mayRedirect);
       return commit(next, current, patch.credential, 'gauge-source.update', actorOf, requestId, { changedFields: Object.keys(patch).sort() });
     },
 

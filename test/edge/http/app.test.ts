@@ -117,7 +117,17 @@ describe('createApp request IDs', () => {
     assertError(await call({ path: '/nope' }), 404, 'NOT_FOUND');
     const notAllowed = await call({ method: 'DELETE', path: '/v1/things/x1', headers: bearer });
     assertError(notAllowed, 405, 'METHOD_NOT_ALLOWED');
-    assert.equal(notAllowed.headers['allow'], 'GET');
+    assert.equal(notAllowed.headers['allow'], 'GET, HEAD');
+  });
+
+  it('answers HEAD as GET without the body, and asks the same token', async () => {
+    const get = await call({ path: '/v1/things/x1', headers: bearer });
+    const head = await call({ method: 'HEAD', path: '/v1/things/x1', headers: bearer });
+    assert.equal(head.status, 200);
+    assert.equal(head.text, '');
+    assert.equal(head.headers['content-type'], get.headers['content-type']);
+    const refused = await call({ method: 'HEAD', path: '/v1/things/x1' });
+    assert.deepEqual([refused.status, refused.text], [401, '']);
   });
 
   it('sets them on a preflight 204', async () => {

@@ -46,10 +46,16 @@ describe('createRouter', () => {
     assert.throws(() => router.match('GET', '/v1/tokens/%E0%A4%A'), URIError);
   });
 
+  it('answers HEAD with the GET route of the path, and HEAD alone where no GET is', () => {
+    assert.equal(found(router.match('HEAD', '/v1/tokens')).route, found(router.match('GET', '/v1/tokens')).route);
+    assert.deepEqual(found(router.match('HEAD', '/v1/tokens/tok_1')).params, { id: 'tok_1' });
+    assert.deepEqual(router.match('HEAD', '/nope'), { kind: 'none' });
+  });
+
   it('answers a known path with the wrong method with the allow list', () => {
-    assert.deepEqual(router.match('PUT', '/v1/tokens'), { kind: 'method', allow: ['GET', 'POST'] });
-    assert.deepEqual(router.match('POST', '/v1/tokens/tok_1'), { kind: 'method', allow: ['GET', 'PATCH', 'DELETE'] });
-    assert.deepEqual(router.match('get', '/health'), { kind: 'method', allow: ['GET'] });
+    assert.deepEqual(router.match('PUT', '/v1/tokens'), { kind: 'method', allow: ['GET', 'HEAD', 'POST'] });
+    assert.deepEqual(router.match('POST', '/v1/tokens/tok_1'), { kind: 'method', allow: ['GET', 'HEAD', 'PATCH', 'DELETE'] });
+    assert.deepEqual(router.match('get', '/health'), { kind: 'method', allow: ['GET', 'HEAD'] });
   });
 
   for (const path of ['/nope', '/v1/tokens/a/b', '/v1/token', '/v1/tokens/', '/v1/tokens//', '/v1/providers//models/m', '/v1/providers/p/models/', '/', '', '/health/']) {
