@@ -9,13 +9,14 @@ type Json = Record<string, unknown>;
 
 /**
  * Messages usage in the Responses shape. Responses' input_tokens holds every input token, where Messages
- * reports cache reads and writes apart; reasoning tokens are Messages' thinking_tokens when reported, else 0.
+ * reports cache reads and writes apart; both are restated as its details (`cached_tokens`,
+ * `cache_write_tokens`). Reasoning tokens are Messages' thinking_tokens when reported, else 0.
  */
 export function usageOf(c: MessagesCounts): Json {
   const input = c.input + c.cacheCreation + c.cacheRead;
   return {
     input_tokens: input,
-    input_tokens_details: { cached_tokens: c.cacheRead },
+    input_tokens_details: { cached_tokens: c.cacheRead, cache_write_tokens: c.cacheCreation },
     output_tokens: c.output,
     output_tokens_details: { reasoning_tokens: c.thinking ?? 0 },
     total_tokens: input + c.output,
