@@ -4,8 +4,7 @@ import { ADAPTERS } from '../../workers/proxy/providers/index.ts';
 import type { Catalog, ResolvedModel } from '../control/catalog.ts';
 import { targetOf } from '../control/provider-service.ts';
 import type { RouteResult } from '../http/router.ts';
-import { TRANSLATORS } from '../../workers/proxy/translate/index.ts';
-import { responsesToChatRequest } from '../../workers/proxy/translate/responses-chat.ts';
+import { responsesToMessagesRequest } from '../../workers/proxy/translate/responses-messages.ts';
 import { resolveModel, type UnresolvedName } from './resolve.ts';
 
 // Token counting for every model (docs/api.md, "Token counting"): POST /v1/messages/count_tokens and
@@ -22,7 +21,7 @@ export type CountMethod = 'provider' | 'tokenizer' | 'estimate';
 
 /**
  * How a model's count is made, and under which label. `relayOp` is the operation sent upstream: the client's,
- * or for a Responses count on llama-server its styleB count_tokens (`reshaped`: the body is translated there
+ * or for a Responses count on a Messages-only model its styleB count_tokens (`reshaped`: the body is translated there
  * and the answer back).
  */
 export type CountPlan = { via: 'relay'; method: CountMethod; relayOp: GatewayOp; reshaped: boolean } | { via: 'estimate' };
@@ -62,23 +61,25 @@ export function countPlan(op: CountOp, { provider, model }: ResolvedModel): Coun
   // llama-server's count_tokens tokenizes with the loaded model's vocabulary: a tokenizer count, not a bill.
   const method: CountMethod = provider.kind === 'llamacpp' ? 'tokenizer' : 'provider';
   if (serves(op)) return { via: 'relay', method, relayOp: op, reshaped: false };
-  if (op === 'responses.input_tokens' && provider.kind === 'llamacpp' && serves('messages.count_tokens')) {
+  // Without a Responses count of its own, a Messages model's count_tokens counts a Responses body once it is
+  // translated: the provider's count (or llama-server's tokenizer's), not an estimate.
+  if (op === 'responses.input_tokens' && serves('messages.count_tokens')) {
     return { via: 'relay', method, relayOp: 'messages.count_tokens', reshaped: true };
   }
   return { via: 'estimate' };
 }
 
 /**
- * A Responses count body as a styleB count_tokens body, through the same translations the gateway uses for
- * generation (Responses -> chat -> Messages), so the count covers what a generation would send.
+ * A Responses count body as a styleB count_tokens body, through the translation the gateway uses for
+ * generation (Responses over Messages), so the count covers what a generation would send.
  */
-export function messagesCountBody(body: Record<string, unknown>, { provider, model }: ResolvedModel): string {
-  // Only what reaches the prompt: sampling and output format change no input token.
-  const { model: name, messages: chatMessages, tools: chatTools, tool_choice: chatChoice } = responsesToChatRequest({ ...body, stream: false });
-  const chat = { model: name, messages: chatMessages, ...(chatTools !== undefined && { tools: chatTools }), ...(chatChoice !== undefined && { tool_choice: chatChoice }) };
-  const ctx = { upstreamModelId: model.upstreamModelId, providerKind: provider.kind, clientModel: String(body.model), streamUsage: false, now: () => 0 };
-  const { messages, system, tools, tool_choice } = TRANSLATORS['styleA.chat_completions<-styleB.messages'].request(chat, ctx).body;
-  return JSON.stringify({ model: body.model, messages, ...(system !== undefined && { system }), ...(tools !== undefined && { tools }), ...(tool_choice !== undefined && { tool_choice }) });
+export function messagesCountBody(body: Record<string, unknown>): string {
+  // Only what reaches the prompt (stored state still refused by name): sampling, output caps and formats,
+  // and thinking settings change no input token here.
+  const { input, instructions, tools: given, tool_choice: choice, previous_response_id, conversation, prompt } = body;
+  const prompted = { model: body.model, input, instructions, tools: given, tool_choice: choice, previous_response_id, conversation, prompt };
+  const { model, messages, system, tools, tool_choice } = responsesToMessagesRequest(prompted);
+  return JSON.stringify({ model, messages, ...(system !== undefined && { system }), ...(tools !== undefined && { tools }), ...(tool_choice !== undefined && { tool_choice }) });
 }
 
 /** A styleB count as the Responses count; an answer without a count is the provider's fault. */

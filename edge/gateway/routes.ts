@@ -230,7 +230,7 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
           const plan = countPlan(op, counted);
           const json = () => (value ?? parseJsonBody(body, headers['content-type'])) as Record<string, unknown>;
           if (plan.via === 'estimate') return estimateResult(op, json());
-          const sent = plan.reshaped ? messagesCountBody(json(), counted) : (text ?? pool.arena?.handOff(body!) ?? transferable(body!));
+          const sent = plan.reshaped ? messagesCountBody(json()) : (text ?? pool.arena?.handOff(body!) ?? transferable(body!));
           const call = startJson(ctx, plan.relayOp, counted, name as string, sent);
           return countResult(plan, follow(ctx, op, counted.provider.id, counted.model.id, call));
         }

@@ -342,11 +342,11 @@ describe('translation is visible', () => {
     const listA = await svc.request('GET', '/v1/models');
     const byId = new Map((listA.json.data as { id: string; translated_families?: string[] }[]).map((m) => [m.id, m.translated_families]));
     assert.deepEqual(byId.get(CHAT_MODEL), ['styleB.messages']);
-    assert.deepEqual(byId.get(MESSAGES_MODEL), ['styleA.chat_completions']);
+    assert.deepEqual(byId.get(MESSAGES_MODEL), ['styleA.chat_completions', 'styleA.responses']);
     const record = await svc.request('GET', `/v1/catalog/models/${encodeURIComponent(MESSAGES_MODEL)}`);
-    assert.deepEqual([record.json.families, record.json.translatedFamilies], [['styleB.messages'], ['styleA.chat_completions']]);
+    assert.deepEqual([record.json.families, record.json.translatedFamilies], [['styleB.messages'], ['styleA.chat_completions', 'styleA.responses']]);
     const caps = await svc.request('GET', '/v1/capabilities');
     const rows = (caps.json.translations as { client: string; upstream: string }[]).map((t) => `${t.client}<-${t.upstream}`);
-    for (const row of ['styleB.messages<-styleA.chat_completions', 'styleA.chat_completions<-styleB.messages']) assert.ok(rows.includes(row), row);
+    for (const row of ['styleB.messages<-styleA.chat_completions', 'styleA.chat_completions<-styleB.messages', 'styleA.responses<-styleB.messages']) assert.ok(rows.includes(row), row);
   });
 });

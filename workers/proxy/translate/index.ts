@@ -5,6 +5,7 @@ import type { ToolNames } from './field-limits.ts';
 import { chatOverMessages } from './chat-over-messages.ts';
 import { messagesOverChat } from './messages-over-chat.ts';
 import { responsesOverChat } from './responses-chat-translator.ts';
+import { responsesOverMessages } from './responses-messages-translator.ts';
 
 // Protocol translation inside the proxy worker (docs/api.md, "Translation between protocols").
 //
@@ -76,6 +77,7 @@ export const TRANSLATORS: Record<TranslationKey, Translator> = {
   'styleB.messages<-styleA.chat_completions': messagesOverChat,
   'styleA.chat_completions<-styleB.messages': chatOverMessages,
   'styleA.responses<-styleA.chat_completions': responsesOverChat,
+  'styleA.responses<-styleB.messages': responsesOverMessages,
 };
 
 export { sse } from './common.ts';

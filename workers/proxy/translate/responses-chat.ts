@@ -28,17 +28,19 @@ export function responsesCallContext(request: Json): ResponsesCallContext {
   return { responseId: id('resp'), createdAt: Math.floor(Date.now() / 1000), itemId: id, request };
 }
 
-// Stateful fields: a chat upstream has no stored responses or conversations to resume.
-const REFUSED: Record<string, string> = {
-  previous_response_id: 'This model is served over chat completions, which keep no stored responses: send the whole conversation in `input`.',
-  conversation: 'This model is served over chat completions, which keep no conversations: send the whole conversation in `input`.',
-  prompt: 'Stored prompt templates are not available for models served over chat completions.',
-};
-
-function refuseStateful(body: Json): void {
-  for (const [field, message] of Object.entries(REFUSED)) if (present(body[field])) throw invalid(field, message);
-  if (body.store === true) throw invalid('store', 'Models served over chat completions answer statelessly: send `store: false` or omit it.');
-  if (body.background === true) throw invalid('background', 'Background responses need stored state; models served over chat completions answer in the foreground only.');
+/**
+ * Stateful fields are refused by name: neither chat completions nor the Messages API keeps stored responses
+ * or conversations to resume. `over` names the upstream protocol in the messages.
+ */
+export function refuseStateful(body: Json, over = 'chat completions'): void {
+  const refused: Record<string, string> = {
+    previous_response_id: `This model is served over ${over}, which keep no stored responses: send the whole conversation in \`input\`.`,
+    conversation: `This model is served over ${over}, which keep no conversations: send the whole conversation in \`input\`.`,
+    prompt: `Stored prompt templates are not available for models served over ${over}.`,
+  };
+  for (const [field, message] of Object.entries(refused)) if (present(body[field])) throw invalid(field, message);
+  if (body.store === true) throw invalid('store', `Models served over ${over} answer statelessly: send \`store: false\` or omit it.`);
+  if (body.background === true) throw invalid('background', `Background responses need stored state; models served over ${over} answer in the foreground only.`);
 }
 
 function partText(part: unknown, param: string): string {
@@ -160,7 +162,7 @@ function responseFormat(text: unknown): Json | undefined {
   throw invalid('text.format.type', '`text.format.type` is text, json_object or json_schema.');
 }
 
-function numberIn(body: Json, key: string, min: number, max: number): number | undefined {
+export function numberIn(body: Json, key: string, min: number, max: number): number | undefined {
   const v = body[key];
   if (!present(v)) return undefined;
   if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) throw invalid(key, `\`${key}\` must be a number from ${min} to ${max}.`);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { ServiceError } from '../../../../protocol/errors.ts';
 import type { TranslationKey } from '../../../../protocol/translation.ts';
-import { TRANSLATORS, type TranslateContext } from '../../../../workers/proxy/translate/index.ts';
+import { TRANSLATORS, type RequestState, type TranslateContext } from '../../../../workers/proxy/translate/index.ts';
 import { createSseBlockReader } from '../../../../workers/proxy/usage/sse.ts';
 
 // Golden transcripts (test/fixtures/translate/<direction>/): each JSON file is one case, a client request and
@@ -16,6 +16,7 @@ const ROOT = join(import.meta.dirname, '../../../fixtures/translate');
 const DIRECTIONS: Record<string, TranslationKey> = {
   'messages-over-chat': 'styleB.messages<-styleA.chat_completions',
   'chat-over-messages': 'styleA.chat_completions<-styleB.messages',
+  'responses-over-messages': 'styleA.responses<-styleB.messages',
 };
 
 interface Case {
@@ -36,6 +37,16 @@ interface Case {
 function context(c: Case, direction: string): TranslateContext {
   const providerKind = c.providerKind ?? (direction === 'messages-over-chat' ? 'openai' : 'anthropic');
   return { upstreamModelId: 'upstream-model', clientModel: 'client-model', providerKind, streamUsage: c.streamUsage ?? providerKind !== 'anthropic', now: () => 1700000000 };
+}
+
+/**
+ * The state the request step would hand over. A Responses translator also carries the call's identity there
+ * (response ID, clock, item IDs, the request it echoes): a fixed one keeps the transcripts stable.
+ */
+function goldenState(c: Case, includeUsage: boolean): RequestState {
+  let n = 0;
+  const call = { responseId: 'resp_golden', createdAt: 1700000000, itemId: (prefix: string) => `${prefix}_${++n}`, request: { ...c.request, model: 'client-model' } };
+  return Object.assign({ includeUsage }, { call });
 }
 
 for (const [direction, key] of Object.entries(DIRECTIONS)) {
@@ -62,12 +73,12 @@ for (const [direction, key] of Object.entries(DIRECTIONS)) {
             assert.deepEqual(input, c.request, 'the client body is not changed in place');
           }
         }
-        if (c.upstreamResponse !== undefined) assert.deepEqual(translator.response(c.upstreamResponse, ctx, { includeUsage: false }), c.clientResponse);
+        if (c.upstreamResponse !== undefined) assert.deepEqual(translator.response(c.upstreamResponse, ctx, goldenState(c, false)), c.clientResponse);
         if (c.upstreamError !== undefined) assert.deepEqual(translator.error(c.status!, c.upstreamError), c.clientError);
         if (c.name.startsWith('stream-')) {
           const upstream = readFileSync(join(dir, `${c.name}.upstream.sse`));
           const expected = readFileSync(join(dir, `${c.name}.client.sse`), 'utf8');
-          const mapper = translator.stream(ctx, { includeUsage: c.includeUsage ?? true });
+          const mapper = translator.stream(ctx, goldenState(c, c.includeUsage ?? true));
           let out = '';
           const reader = createSseBlockReader((_bytes, _text, event) => {
             if (event !== null) out += mapper.push(event);
