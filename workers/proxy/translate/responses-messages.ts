@@ -1,5 +1,6 @@
 import { argumentsObject, cannot, imageSourceOf, isRecord, str } from './common.ts';
 import { numberIn, refuseStateful } from './responses-chat.ts';
+import { boundedUser, MESSAGES_USER_MAX } from './field-limits.ts';
 
 // The Responses API served over the Messages API (styleB), for models whose provider speaks only Messages
 // (Anthropic's): a Responses request becomes one Messages request. Stateless, as over chat: fields that name
@@ -29,9 +30,6 @@ export const EFFORT_BUDGETS: Record<string, number> = { minimal: 1024, low: 4096
  * a redacted_thinking block's data travels behind this prefix so that it goes back as the same block type.
  */
 export const REDACTED_PREFIX = 'redacted_thinking:';
-
-/** Anthropic bounds `metadata.user_id`. */
-export const USER_ID_MAX = 256;
 
 function textPart(part: Json, param: string): string {
   if ((part.type === 'input_text' || part.type === 'output_text' || part.type === 'text') && typeof part.text === 'string') return part.text;
@@ -216,7 +214,8 @@ export function responsesToMessagesRequest(body: Json): Json {
     if (choice.type !== 'none') out.tool_choice = { ...choice, disable_parallel_tool_use: true };
   }
   const user = str(body.safety_identifier) ?? str(body.user);
-  if (user !== null && user !== '') out.metadata = { user_id: user.slice(0, USER_ID_MAX) };
+  // A cut ID could merge two users; the stand-in stays one per user (field-limits.ts).
+  if (user !== null && user !== '') out.metadata = { user_id: boundedUser(user, MESSAGES_USER_MAX) };
   if (present(body.stream) && typeof body.stream !== 'boolean') throw cannot('stream', '`stream` must be a boolean.');
   if (body.stream === true) out.stream = true;
   return out;
