@@ -25,6 +25,8 @@ export interface ModelListCache {
   fetchedAt: number | null;
   models: UpstreamModel[];
   error: { code: string; message: string; at: number } | null;
+  /** How many models the upstream listed, when known: more than `models` holds when the list was cut short. */
+  listedCount?: number;
 }
 
 export interface ModelRepo {

@@ -9,7 +9,14 @@ import type { ModelListCache, ModelRepo } from '../../store/model-repo.ts';
 import type { ProviderRecord, ProviderRepo } from '../../store/provider-repo.ts';
 import type { Vault } from '../../store/vault/index.ts';
 import type { Actor } from './actor.ts';
-import { checkBaseUrl, checkCredential, checkHints, defaultProviderId } from './provider-validation.ts';
+import { checkBaseUrl, checkCredential, checkHints, checkNotOwnListener, defaultProviderId } from './provider-validation.ts';
+
+/**
+ * The most models one provider's list may put in the catalog; the rest of a longer list is left out (first
+ * ones kept, in the upstream's order) and the refresh says so. OpenRouter lists about 400 today; the bound
+ * is what keeps a provider that lists without end (one whose list includes this catalog) from growing it.
+ */
+export const MAX_LISTED_MODELS = 2_000;
 
 /** Lists a provider's models off the main thread (the proxy pool), reading the credential there. */
 export type ModelLister = (target: ProviderTarget, credentialRef: string | null) => Promise<UpstreamModel[]>;
@@ -45,6 +52,8 @@ interface Deps {
   /** Rebuilds the catalog after any change to providers or their model lists. */
   onChange(): void;
   log: Logger;
+  /** The port this service listens on (null before it does): no provider may point there. */
+  ownPort?(): number | null;
   listTtlMs?: number;
 }
 
@@ -64,6 +73,11 @@ export function toProviderView(r: ProviderRecord): ProviderView {
   };
 }
 
+/** True when the provider listed more than MAX_LISTED_MODELS and the rest were left out. */
+export function truncated(listing: ModelListCache): boolean {
+  return listing.listedCount !== undefined && listing.listedCount > listing.models.length;
+}
+
 export function targetOf(r: ProviderRecord): ProviderTarget {
   return { id: r.id, kind: r.kind, baseUrl: r.baseUrl ?? '', hints: r.hints, timeouts: r.timeouts };
 }
@@ -72,6 +86,7 @@ export function createProviderService(deps: Deps): ProviderService {
   const { env, providers, models, audit, vault, lister, onChange, log } = deps;
   const ttl = deps.listTtlMs ?? 15 * 60_000;
   const byId = new Map(providers.all().map((r) => [r.id, r]));
+  const ownPort = () => deps.ownPort?.() ?? null;
   const refreshing = new Map<string, Promise<{ listing: ModelListCache; failure: ServiceError | null }>>();
   let closed = false;
 
@@ -91,7 +106,9 @@ export function createProviderService(deps: Deps): ProviderService {
       let listing: ModelListCache;
       let failure: ServiceError | null = null;
       try {
-        listing = { fetchedAt: Date.now(), models: await lister(targetOf(r), r.credentialRef), error: null };
+        const listed = await listFrom(r);
+        const models = listed.length > MAX_LISTED_MODELS ? listed.slice(0, MAX_LISTED_MODELS) : listed;
+        listing = { fetchedAt: Date.now(), models, error: null, listedCount: listed.length };
       } catch (err) {
         failure = toServiceError(err);
         // A failed refresh keeps the last good list.
@@ -107,12 +124,19 @@ export function createProviderService(deps: Deps): ProviderService {
     return run;
   }
 
+  /** A record stored before the listener check, or a port changed since, still never lists itself. */
+  function listFrom(r: ProviderRecord): Promise<UpstreamModel[]> {
+    checkNotOwnListener(r.baseUrl, ownPort());
+    return lister(targetOf(r), r.credentialRef);
+  }
+
   const wantsList = (r: ProviderRecord) => r.enabled && r.autoProxyModels && KINDS[r.kind].actions.includes('refresh-models');
 
   function refreshInBackground(id: string): void {
     if (closed) return;
-    fetchListing(id).then(({ failure }) => {
+    fetchListing(id).then(({ listing, failure }) => {
       if (failure) log.warn({ providerId: id, code: failure.code }, 'could not refresh the provider model list');
+      else if (truncated(listing)) log.warn({ providerId: id, listedCount: listing.listedCount, kept: listing.models.length }, 'the provider listed more models than one provider may add; the rest were left out');
     }, (err: unknown) => log.error({ providerId: id, err: String(err) }, 'model list refresh failed'));
   }
 
@@ -137,6 +161,7 @@ export function createProviderService(deps: Deps): ProviderService {
       }
       if (byId.has(id)) throw new ServiceError('CONFLICT', `A provider with ID \`${id}\` already exists.`, { param: 'id' });
       const baseUrl = checkBaseUrl(input.kind, input.baseUrl);
+      checkNotOwnListener(baseUrl, ownPort());
       const hints = checkHints(input.kind, input.hints);
       checkCredential(input.kind, input.credential);
       const now = Date.now();
@@ -171,6 +196,7 @@ export function createProviderService(deps: Deps): ProviderService {
     async update(id, patch, actor, requestId) {
       const current = mustGet(id);
       const baseUrl = patch.baseUrl === undefined ? current.baseUrl : checkBaseUrl(current.kind, patch.baseUrl);
+      if (patch.baseUrl !== undefined) checkNotOwnListener(baseUrl, ownPort());
       const hints = patch.hints === undefined ? current.hints : checkHints(current.kind, patch.hints);
       checkCredential(current.kind, patch.credential);
       const newRef = typeof patch.credential === 'string' ? await vault.put(patch.credential) : undefined;
@@ -225,7 +251,7 @@ export function createProviderService(deps: Deps): ProviderService {
       const started = performance.now();
       let outcome: TestOutcome;
       try {
-        const listed = await lister(targetOf(r), r.credentialRef);
+        const listed = await listFrom(r);
         outcome = { ok: true, latencyMs: Math.round(performance.now() - started), modelCount: listed.length, error: null };
       } catch (err) {
         const e = toServiceError(err);
