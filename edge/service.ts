@@ -174,7 +174,8 @@ export async function startService({ dataDir, port, log, edge: edgeMode = 'auto'
     models,
     audit,
     vault,
-    lister: (target, ref) => (target.kind === 'embedded' ? local.embeddedLister(target, ref) : pool.listModels(target, ref)),
+    // The library holds no credential to echo.
+    lister: (target, ref) => (target.kind === 'embedded' ? local.embeddedLister(target, ref).then((models) => ({ models, withheld: 0 })) : pool.listModels(target, ref)),
     onChange: () => catalog.rebuild(),
     log,
     // Read at each check: the listener is bound after this is built (port 0 picks one then).

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { PROVIDER_ID, DEFAULT_TIMEOUTS, KINDS, type UpstreamModel } from '../../protocol/providers.ts';
+import { PROVIDER_ID, DEFAULT_TIMEOUTS, KINDS, type UpstreamModelList } from '../../protocol/providers.ts';
 import { ServiceError, toServiceError } from '../../protocol/errors.ts';
 import type { ProviderCreate, ProviderUpdate, ProviderView } from '../../protocol/http/providers.ts';
 import type { ProviderTarget } from '../../protocol/messages.ts';
@@ -19,7 +19,7 @@ import { checkBaseUrl, checkCredential, checkHints, checkNotOwnListener, default
 export const MAX_LISTED_MODELS = 2_000;
 
 /** Lists a provider's models off the main thread (the proxy pool), reading the credential there. */
-export type ModelLister = (target: ProviderTarget, credentialRef: string | null) => Promise<UpstreamModel[]>;
+export type ModelLister = (target: ProviderTarget, credentialRef: string | null) => Promise<UpstreamModelList>;
 
 export interface ProviderService {
   list(): ProviderView[];
@@ -106,9 +106,12 @@ export function createProviderService(deps: Deps): ProviderService {
       let listing: ModelListCache;
       let failure: ServiceError | null = null;
       try {
-        const listed = await listFrom(r);
-        const models = listed.length > MAX_LISTED_MODELS ? listed.slice(0, MAX_LISTED_MODELS) : listed;
-        listing = { fetchedAt: Date.now(), models, error: null, listedCount: listed.length };
+        const { models: listed, withheld } = await listFrom(r);
+        const kept = listed.length > MAX_LISTED_MODELS ? listed.slice(0, MAX_LISTED_MODELS) : listed;
+        listing = { fetchedAt: Date.now(), models: kept, error: null, listedCount: listed.length, withheld };
+        // Counts only: the IDs left out are the ones that may hold the key.
+        if (withheld > 0) log.warn({ providerId: id, withheld }, 'the provider listed models whose ID or name held its credential; they were left out');
+        if (truncated(listing)) log.warn({ providerId: id, listedCount: listed.length, kept: kept.length }, 'the provider listed more models than one provider may add; the rest were left out');
       } catch (err) {
         failure = toServiceError(err);
         // A failed refresh keeps the last good list.
@@ -125,7 +128,7 @@ export function createProviderService(deps: Deps): ProviderService {
   }
 
   /** A record stored before the listener check, or a port changed since, still never lists itself. */
-  function listFrom(r: ProviderRecord): Promise<UpstreamModel[]> {
+  function listFrom(r: ProviderRecord): Promise<UpstreamModelList> {
     checkNotOwnListener(r.baseUrl, ownPort());
     return lister(targetOf(r), r.credentialRef);
   }
@@ -134,9 +137,8 @@ export function createProviderService(deps: Deps): ProviderService {
 
   function refreshInBackground(id: string): void {
     if (closed) return;
-    fetchListing(id).then(({ listing, failure }) => {
+    fetchListing(id).then(({ failure }) => {
       if (failure) log.warn({ providerId: id, code: failure.code }, 'could not refresh the provider model list');
-      else if (truncated(listing)) log.warn({ providerId: id, listedCount: listing.listedCount, kept: listing.models.length }, 'the provider listed more models than one provider may add; the rest were left out');
     }, (err: unknown) => log.error({ providerId: id, err: String(err) }, 'model list refresh failed'));
   }
 
@@ -252,7 +254,7 @@ export function createProviderService(deps: Deps): ProviderService {
       let outcome: TestOutcome;
       try {
         const listed = await listFrom(r);
-        outcome = { ok: true, latencyMs: Math.round(performance.now() - started), modelCount: listed.length, error: null };
+        outcome = { ok: true, latencyMs: Math.round(performance.now() - started), modelCount: listed.models.length, error: null };
       } catch (err) {
         const e = toServiceError(err);
         outcome = { ok: false, latencyMs: Math.round(performance.now() - started), modelCount: null, error: { code: e.code, message: e.message, details: e.details } };

@@ -9,7 +9,7 @@ import type { ModelListCache, ModelRepo } from '../../store/model-repo.ts';
 
 /** What a list kept of what the upstream listed (refresh-models and GET .../models say the same). */
 function listCounts(listing: ModelListCache) {
-  return { truncated: truncated(listing), listedCount: listing.listedCount ?? listing.models.length, modelLimit: MAX_LISTED_MODELS };
+  return { truncated: truncated(listing), listedCount: listing.listedCount ?? listing.models.length, modelLimit: MAX_LISTED_MODELS, withheld: listing.withheld ?? 0 };
 }
 
 export function providerRoutes(providers: ProviderService, catalog: CatalogService, models: ModelRepo): RouteDef[] {
