@@ -7,7 +7,7 @@
 //   BENCH_ROUNDS=2 BENCH_SECONDS=5 BENCH_AGENTS=2000 npm run bench
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { carrySection, GAUGE_SECTION, RUNTIME_SECTION } from './sections.ts';
+import { CATALOG_SECTION, carrySection, GAUGE_SECTION, RUNTIME_SECTION } from './sections.ts';
 import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -411,7 +411,7 @@ async function main(): Promise<void> {
   const outFile = ONLY || PROFILE ? join(BENCH, '.work', `RESULTS-${ONLY || 'all'}${PROFILE ? '-profiled' : ''}.md`) : join(BENCH, 'RESULTS.md');
   mkdirSync(dirname(outFile), { recursive: true });
   const written = report({ results, agentRuns, agentRunsSmall, stallRuns, versions, proxies: proxies.map((t) => t.name), settings: { rounds: ROUNDS, seconds: SECONDS, latSeconds: LAT_SECONDS, agents: AGENTS, agentsSmall: AGENTS_SMALL, conns: CONNS, tick: TICK, loadAtStart } });
-  writeFileSync(outFile, carrySection(outFile, RUNTIME_SECTION, carrySection(outFile, GAUGE_SECTION, written)));
+  writeFileSync(outFile, carrySection(outFile, CATALOG_SECTION, carrySection(outFile, RUNTIME_SECTION, carrySection(outFile, GAUGE_SECTION, written))));
   if (PROFILE) {
     // --cpu-prof writes its files as the service exits (SIGTERM, then its drain).
     for (let i = 0; i < 100 && sy.exitCode === null && sy.signalCode === null; i++) await sleep(100);

@@ -7,6 +7,8 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 export const GAUGE_SECTION = 'gauge';
 /** bench/runtime.ts's section: the embedded runtime through the service beside node-llama-cpp in process. */
 export const RUNTIME_SECTION = 'runtime';
+/** bench/catalog-writes.ts's section: creates/s and /health latency while 8 writers fill the catalog. */
+export const CATALOG_SECTION = 'catalog-writes';
 
 const start = (name: string) => `<!-- ${name}:start -->`;
 const end = (name: string) => `<!-- ${name}:end -->`;
@@ -15,6 +17,11 @@ function sectionOf(text: string, name: string): string | null {
   const a = text.indexOf(start(name));
   const b = text.indexOf(end(name));
   return a === -1 || b < a ? null : text.slice(a, b + end(name).length);
+}
+
+/** The text of section `name` of `file` (markers included), or null. */
+export function readSection(file: string, name: string): string | null {
+  return existsSync(file) ? sectionOf(readFileSync(file, 'utf8'), name) : null;
 }
 
 /** Puts `md` into `file` as the section `name`, replacing the one there or appending it. */

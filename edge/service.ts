@@ -157,6 +157,7 @@ export async function startService({ dataDir, port, log, edge: edgeMode = 'auto'
 
   const models = modelRepo(env);
   const providerStore = providerRepo(env);
+  let boundPort: number | null = null;
   const catalog = createCatalogService({ env, models, audit, providers: () => providerStore.all() });
   // Smart Route's capacity strategy and GET /v1/gauge/capacity read one signal: live headers plus Gauge's readings.
   let gaugeCapacity!: GaugeCapacitySignal;
@@ -173,9 +174,12 @@ export async function startService({ dataDir, port, log, edge: edgeMode = 'auto'
     models,
     audit,
     vault,
-    lister: (target, ref) => (target.kind === 'embedded' ? local.embeddedLister(target, ref) : pool.listModels(target, ref)),
+    // The library holds no credential to echo.
+    lister: (target, ref) => (target.kind === 'embedded' ? local.embeddedLister(target, ref).then((models) => ({ models, withheld: 0 })) : pool.listModels(target, ref)),
     onChange: () => catalog.rebuild(),
     log,
+    // Read at each check: the listener is bound after this is built (port 0 picks one then).
+    ownPort: () => boundPort,
   });
 
   const savedSettings = settingsRepo(env).load();
@@ -373,6 +377,7 @@ export async function startService({ dataDir, port, log, edge: edgeMode = 'auto'
     throw err;
   }
   listener.port = listening.port;
+  boundPort = listening.port;
   log.info({ host: listener.host, port: listener.port, networkExposed: listener.networkExposed }, 'listening');
   // So that `switchyard token` finds this data directory without SWITCHYARD_HOME (bin/locate.js).
   const forgetInstance = recordInstance({ port: listener.port, dataDir });

@@ -109,6 +109,13 @@ export const PROVIDER_ID = /^[a-z0-9][a-z0-9-]{0,62}$/;
 /** Default time-outs: a non-streamed generation sends its head only when it is done, hence the long head. */
 export const DEFAULT_TIMEOUTS = { connectMs: 10_000, headMs: 600_000, idleMs: 300_000 } as const;
 
+/** A provider's list as the proxy worker hands it over. */
+export interface UpstreamModelList {
+  models: UpstreamModel[];
+  /** Models left out because their ID or name held the provider's credential (an upstream echoing its key). */
+  withheld: number;
+}
+
 /** A model as an upstream reports it, before the catalog decides anything about it. */
 export interface UpstreamModel {
   upstreamModelId: string;

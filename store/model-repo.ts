@@ -25,6 +25,10 @@ export interface ModelListCache {
   fetchedAt: number | null;
   models: UpstreamModel[];
   error: { code: string; message: string; at: number } | null;
+  /** How many models the upstream listed, when known: more than `models` holds when the list was cut short. */
+  listedCount?: number;
+  /** How many listed models were left out because their ID or name held the provider's credential. */
+  withheld?: number;
 }
 
 export interface ModelRepo {

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { PROVIDER_ID, DEFAULT_TIMEOUTS, KINDS, type UpstreamModel } from '../../protocol/providers.ts';
+import { PROVIDER_ID, DEFAULT_TIMEOUTS, KINDS, type UpstreamModelList } from '../../protocol/providers.ts';
 import { ServiceError, toServiceError } from '../../protocol/errors.ts';
 import type { ProviderCreate, ProviderUpdate, ProviderView } from '../../protocol/http/providers.ts';
 import type { ProviderTarget } from '../../protocol/messages.ts';
@@ -10,10 +10,17 @@ import type { ProviderRecord, ProviderRepo } from '../../store/provider-repo.ts'
 import type { Vault } from '../../store/vault/index.ts';
 import type { Actor } from './actor.ts';
 import { checkCredentialRedirect } from './credential-redirect.ts';
-import { checkBaseUrl, checkCredential, checkHints, defaultProviderId } from './provider-validation.ts';
+import { checkBaseUrl, checkCredential, checkHints, checkNotOwnListener, defaultProviderId } from './provider-validation.ts';
+
+/**
+ * The most models one provider's list may put in the catalog; the rest of a longer list is left out (first
+ * ones kept, in the upstream's order) and the refresh says so. OpenRouter lists about 400 today; the bound
+ * is what keeps a provider that lists without end (one whose list includes this catalog) from growing it.
+ */
+export const MAX_LISTED_MODELS = 2_000;
 
 /** Lists a provider's models off the main thread (the proxy pool), reading the credential there. */
-export type ModelLister = (target: ProviderTarget, credentialRef: string | null) => Promise<UpstreamModel[]>;
+export type ModelLister = (target: ProviderTarget, credentialRef: string | null) => Promise<UpstreamModelList>;
 
 export interface ProviderService {
   list(): ProviderView[];
@@ -47,6 +54,8 @@ interface Deps {
   /** Rebuilds the catalog after any change to providers or their model lists. */
   onChange(): void;
   log: Logger;
+  /** The port this service listens on (null before it does): no provider may point there. */
+  ownPort?(): number | null;
   listTtlMs?: number;
 }
 
@@ -66,6 +75,11 @@ export function toProviderView(r: ProviderRecord): ProviderView {
   };
 }
 
+/** True when the provider listed more than MAX_LISTED_MODELS and the rest were left out. */
+export function truncated(listing: ModelListCache): boolean {
+  return listing.listedCount !== undefined && listing.listedCount > listing.models.length;
+}
+
 export function targetOf(r: ProviderRecord): ProviderTarget {
   return { id: r.id, kind: r.kind, baseUrl: r.baseUrl ?? '', hints: r.hints, timeouts: r.timeouts };
 }
@@ -74,6 +88,7 @@ export function createProviderService(deps: Deps): ProviderService {
   const { env, providers, models, audit, vault, lister, onChange, log } = deps;
   const ttl = deps.listTtlMs ?? 15 * 60_000;
   const byId = new Map(providers.all().map((r) => [r.id, r]));
+  const ownPort = () => deps.ownPort?.() ?? null;
   const refreshing = new Map<string, Promise<{ listing: ModelListCache; failure: ServiceError | null }>>();
   let closed = false;
 
@@ -93,7 +108,12 @@ export function createProviderService(deps: Deps): ProviderService {
       let listing: ModelListCache;
       let failure: ServiceError | null = null;
       try {
-        listing = { fetchedAt: Date.now(), models: await lister(targetOf(r), r.credentialRef), error: null };
+        const { models: listed, withheld } = await listFrom(r);
+        const kept = listed.length > MAX_LISTED_MODELS ? listed.slice(0, MAX_LISTED_MODELS) : listed;
+        listing = { fetchedAt: Date.now(), models: kept, error: null, listedCount: listed.length, withheld };
+        // Counts only: the IDs left out are the ones that may hold the key.
+        if (withheld > 0) log.warn({ providerId: id, withheld }, 'the provider listed models whose ID or name held its credential; they were left out');
+        if (truncated(listing)) log.warn({ providerId: id, listedCount: listed.length, kept: kept.length }, 'the provider listed more models than one provider may add; the rest were left out');
       } catch (err) {
         failure = toServiceError(err);
         // A failed refresh keeps the last good list.
@@ -107,6 +127,12 @@ export function createProviderService(deps: Deps): ProviderService {
     })().finally(() => refreshing.delete(id));
     refreshing.set(id, run);
     return run;
+  }
+
+  /** A record stored before the listener check, or a port changed since, still never lists itself. */
+  function listFrom(r: ProviderRecord): Promise<UpstreamModelList> {
+    checkNotOwnListener(r.baseUrl, ownPort());
+    return lister(targetOf(r), r.credentialRef);
   }
 
   const wantsList = (r: ProviderRecord) => r.enabled && r.autoProxyModels && KINDS[r.kind].actions.includes('refresh-models');
@@ -139,6 +165,7 @@ export function createProviderService(deps: Deps): ProviderService {
       }
       if (byId.has(id)) throw new ServiceError('CONFLICT', `A provider with ID \`${id}\` already exists.`, { param: 'id' });
       const baseUrl = checkBaseUrl(input.kind, input.baseUrl);
+      checkNotOwnListener(baseUrl, ownPort());
       const hints = checkHints(input.kind, input.hints);
       checkCredential(input.kind, input.credential);
       const now = Date.now();
@@ -173,6 +200,7 @@ export function createProviderService(deps: Deps): ProviderService {
     async update(id, patch, actor, requestId, mayRedirect) {
       const current = mustGet(id);
       const baseUrl = patch.baseUrl === undefined ? current.baseUrl : checkBaseUrl(current.kind, patch.baseUrl);
+      if (patch.baseUrl !== undefined) checkNotOwnListener(baseUrl, ownPort());
       checkCredentialRedirect({
         hasCredential: current.credentialRef !== null,
         before: current.baseUrl,
@@ -235,8 +263,8 @@ export function createProviderService(deps: Deps): ProviderService {
       const started = performance.now();
       let outcome: TestOutcome;
       try {
-        const listed = await lister(targetOf(r), r.credentialRef);
-        outcome = { ok: true, latencyMs: Math.round(performance.now() - started), modelCount: listed.length, error: null };
+        const listed = await listFrom(r);
+        outcome = { ok: true, latencyMs: Math.round(performance.now() - started), modelCount: listed.models.length, error: null };
       } catch (err) {
         const e = toServiceError(err);
         outcome = { ok: false, latencyMs: Math.round(performance.now() - started), modelCount: null, error: { code: e.code, message: e.message, details: e.details } };

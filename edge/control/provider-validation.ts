@@ -1,5 +1,6 @@
 import { ServiceError } from '../../protocol/errors.ts';
 import { KINDS, type ProviderKind } from '../../protocol/providers.ts';
+import { reachesOwnListener } from './own-listener.ts';
 
 // Checks of provider fields that a schema cannot express: they depend on the kind.
 
@@ -27,6 +28,12 @@ export function checkBaseUrl(kind: ProviderKind, value: string | null | undefine
   if (url.username !== '' || url.password !== '') throw invalid('baseUrl', '`baseUrl` must not hold a user name or password.');
   if (url.search !== '' || url.hash !== '') throw invalid('baseUrl', '`baseUrl` must not have a query or fragment.');
   return url.toString().replace(/\/+$/, '');
+}
+
+/** Refuses a baseUrl that reaches this service's own listener (`port`, null before it listens). */
+export function checkNotOwnListener(baseUrl: string | null, port: number | null): void {
+  if (baseUrl === null || port === null || !reachesOwnListener(baseUrl, port)) return;
+  throw invalid('baseUrl', `\`baseUrl\` reaches this service's own listener (port ${port}): a provider there would list the catalog into itself.`);
 }
 
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;

@@ -4,9 +4,14 @@ import { KINDS, PROVIDER_ACTIONS, type ProviderAction } from '../../protocol/pro
 import { actorOf } from '../control/actor.ts';
 import { mayRedirectCredentials } from '../control/credential-redirect.ts';
 import type { CatalogService } from '../control/catalog-service.ts';
-import type { ProviderService } from '../control/provider-service.ts';
+import { MAX_LISTED_MODELS, truncated, type ProviderService } from '../control/provider-service.ts';
 import { route, type RouteDef } from '../http/router.ts';
-import type { ModelRepo } from '../../store/model-repo.ts';
+import type { ModelListCache, ModelRepo } from '../../store/model-repo.ts';
+
+/** What a list kept of what the upstream listed (refresh-models and GET .../models say the same). */
+function listCounts(listing: ModelListCache) {
+  return { truncated: truncated(listing), listedCount: listing.listedCount ?? listing.models.length, modelLimit: MAX_LISTED_MODELS, withheld: listing.withheld ?? 0 };
+}
 
 export function providerRoutes(providers: ProviderService, catalog: CatalogService, models: ModelRepo): RouteDef[] {
   return [
@@ -54,7 +59,7 @@ export function providerRoutes(providers: ProviderService, catalog: CatalogServi
         }
         if (action === 'test') return { body: await providers.test(id, actorOf(principal), requestId) };
         const listing = await providers.refreshModels(id, actorOf(principal), requestId);
-        return { body: { id, modelCount: listing.models.length, fetchedAt: new Date(listing.fetchedAt!).toISOString() } };
+        return { body: { id, modelCount: listing.models.length, fetchedAt: new Date(listing.fetchedAt!).toISOString(), ...listCounts(listing) } };
       },
     }),
     route({
@@ -80,6 +85,7 @@ export function providerRoutes(providers: ProviderService, catalog: CatalogServi
           body: {
             data,
             fetchedAt: listing?.fetchedAt ? new Date(listing.fetchedAt).toISOString() : null,
+            ...listCounts(listing ?? { fetchedAt: null, models: [], error: null }),
             lastError: listing?.error ? { code: listing.error.code, message: listing.error.message, at: new Date(listing.error.at).toISOString() } : null,
           },
         };

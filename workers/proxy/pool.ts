@@ -2,11 +2,11 @@ import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { ServiceError } from '../../protocol/errors.ts';
 import type { ModelsListResult, ProviderTarget, ProxyResult, ProxyTask } from '../../protocol/messages.ts';
-import type { UpstreamModel } from '../../protocol/providers.ts';
+import type { UpstreamModelList } from '../../protocol/providers.ts';
 import type { ProxyWorkerData } from './worker.ts';
 
 export interface ProxyPool {
-  listModels(target: ProviderTarget, credentialRef: string | null): Promise<UpstreamModel[]>;
+  listModels(target: ProviderTarget, credentialRef: string | null): Promise<UpstreamModelList>;
   /** For GET /metrics: tasks waiting for a thread, threads now, and piscina's utilization (0 to 1). */
   stats(): { queued: number; threads: number; utilization: number };
   close(): Promise<void>;
@@ -40,7 +40,7 @@ export function createProxyPool(options: { dataDir: string; threads?: number; ma
     async listModels(target, credentialRef) {
       const result = (await run({ kind: 'models.list', target, credentialRef })) as ModelsListResult;
       if (!result.ok) throw ServiceError.fromPayload(result.error);
-      return result.models;
+      return { models: result.models, withheld: result.withheld };
     },
     stats: () => ({ queued: pool.queueSize, threads: pool.threads.length, utilization: pool.utilization }),
     close: () => pool.destroy(),

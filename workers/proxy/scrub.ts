@@ -4,6 +4,8 @@
 // whole answer with one indexOf, a stream chunk by chunk with one indexOf each, holding back only a tail
 // that could begin the credential, so that a credential cut in two by the upstream's writes is still found.
 
+import type { UpstreamModel, UpstreamModelList } from '../../protocol/providers.ts';
+
 export const MASK = Buffer.from('[redacted]', 'latin1');
 
 /**
@@ -46,6 +48,16 @@ export function scrubHeaders(headers: Record<string, string>, credential: string
     out[name] = value.replaceAll(credential, MASK.toString('latin1'));
   }
   return out ?? headers;
+}
+
+/**
+ * A listed model whose ID or display name holds the credential is left out whole: its ID would be shown by
+ * every catalog answer, stored, and sent back upstream, and a masked ID would name another model.
+ */
+export function withholdEchoes(models: UpstreamModel[], credential: string | null): UpstreamModelList {
+  if (credential === null || Buffer.byteLength(credential) < MIN_SCRUBBED_BYTES) return { models, withheld: 0 };
+  const kept = models.filter((m) => !m.upstreamModelId.includes(credential) && !(m.displayName?.includes(credential) ?? false));
+  return { models: kept, withheld: models.length - kept.length };
 }
 
 export interface StreamScrubber {

@@ -2,6 +2,7 @@ import { toServiceError } from '../../protocol/errors.ts';
 import type { ProxyResult, ProxyTask } from '../../protocol/messages.ts';
 import { credentialOf } from './credentials.ts';
 import { listModels } from './list-models.ts';
+import { withholdEchoes } from './scrub.ts';
 
 export type { ProxyWorkerData } from './credentials.ts';
 
@@ -9,8 +10,10 @@ export type { ProxyWorkerData } from './credentials.ts';
 export default async function run(task: ProxyTask): Promise<ProxyResult> {
   try {
     switch (task.kind) {
-      case 'models.list':
-        return { kind: task.kind, ok: true, models: await listModels(task.target, await credentialOf(task.credentialRef)) };
+      case 'models.list': {
+        const credential = await credentialOf(task.credentialRef);
+        return { kind: task.kind, ok: true, ...withholdEchoes(await listModels(task.target, credential), credential) };
+      }
     }
   } catch (err) {
     return { kind: task.kind, ok: false, error: toServiceError(err).toPayload() };

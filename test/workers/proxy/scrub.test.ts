@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { scrubHeaders, scrubTarget, scrubWhole, streamScrubber } from '../../../workers/proxy/scrub.ts';
+import { scrubHeaders, scrubTarget, scrubWhole, streamScrubber, withholdEchoes } from '../../../workers/proxy/scrub.ts';
+import type { UpstreamModel } from '../../../protocol/providers.ts';
 
 // The stored credential, masked out of relayed answers: whole bodies, and streams whatever the upstream's
 // writes did to it.
@@ -116,5 +117,23 @@ describe('streamScrubber', () => {
       const want = partial.length >= 4 ? whole.slice(0, -partial.length) + '[redacted]' : whole;
       assert.equal(streamed(chunks), want, `round ${round}`);
     }
+  });
+});
+
+describe('withholdEchoes', () => {
+  const model = (upstreamModelId: string, displayName: string | null = null): UpstreamModel => ({ upstreamModelId, displayName, created: null, contextWindow: null, families: [] });
+
+  it('leaves out a model whose ID or display name holds the credential, and counts them', () => {
+    const key = 'sk-echoed-0123456789';
+    const listed = [model('a'), model(`x-${key}`), model('b', `for ${key}`), model(key), model('c', 'plain')];
+    const out = withholdEchoes(listed, key);
+    assert.deepEqual(out.models.map((m) => m.upstreamModelId), ['a', 'c']);
+    assert.equal(out.withheld, 3);
+  });
+
+  it('keeps everything for no credential or a placeholder too short to search for', () => {
+    const listed = [model('none-7b'), model('x')];
+    assert.deepEqual(withholdEchoes(listed, null), { models: listed, withheld: 0 });
+    assert.deepEqual(withholdEchoes(listed, 'none'), { models: listed, withheld: 0 });
   });
 });
