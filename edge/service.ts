@@ -135,7 +135,9 @@ export async function startService({ dataDir, port, log, edge: edgeMode = 'auto'
   // Job progress, model loads and unloads, service states and Gauge alerts, for GET /v1/events and job streams.
   const bus = createEventBus();
   const jobs = createJobs(bus, { onInternal: (err) => log.error({ err: String(err).slice(0, 500) }, 'a job failed with an internal error') });
-  const local = createLocalRuntime({ dataDir, env, audit, bus, jobs, log, settings: () => settings.current(), catalog: () => catalog, providers: () => providers });
+  // The listener's port once bound (port 0 picks one then): providers and services must not point at it.
+  let boundPort: number | null = null;
+  const local = createLocalRuntime({ dataDir, env, audit, bus, jobs, log, settings: () => settings.current(), catalog: () => catalog, providers: () => providers, ownPort: () => boundPort });
   const { modelsDirectory, runtimePool, library, services, benchmarks } = local;
   const hardware = createHardwareActor({ log });
   // Gauge's worker owns collection; the edge keeps setup (sources) and reads what was collected from LMDB.
@@ -157,7 +159,6 @@ export async function startService({ dataDir, port, log, edge: edgeMode = 'auto'
 
   const models = modelRepo(env);
   const providerStore = providerRepo(env);
-  let boundPort: number | null = null;
   const catalog = createCatalogService({ env, models, audit, providers: () => providerStore.all() });
   // Smart Route's capacity strategy and GET /v1/gauge/capacity read one signal: live headers plus Gauge's readings.
   let gaugeCapacity!: GaugeCapacitySignal;

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { access, constants, stat } from 'node:fs/promises';
+import { access, constants, realpath, stat } from 'node:fs/promises';
 import { basename, delimiter, isAbsolute, join } from 'node:path';
 
 // Finding a llama-server executable, for discovery (GET /v1/runtime/discovery) and for the services that
@@ -27,11 +27,11 @@ export async function isExecutableFile(file: string): Promise<boolean> {
   }
 }
 
-/** The first `binary` in PATH order, as a shell would run it, or null. */
+/** The first `binary` in PATH order, as a shell would run it, resolved as `resolvedLlamaServer` does; or null. */
 export async function locateOnPath(env: NodeJS.ProcessEnv, binary: LlamaServerBinary): Promise<string | null> {
   for (const dir of pathDirs(env)) {
-    const file = join(dir, binary);
-    if (await isExecutableFile(file)) return file;
+    const file = await resolvedLlamaServer(join(dir, binary));
+    if (file !== null) return file;
   }
   return null;
 }
@@ -41,9 +41,25 @@ export function isLlamaServerPath(file: string): boolean {
   return isAbsolute(file) && (LLAMA_SERVER_BINARIES as readonly string[]).includes(basename(file));
 }
 
+/**
+ * The file a llama-server path really is, when that file is itself an executable named llama-server; else
+ * null. A name alone proves nothing: a symlink called `llama-server` may point at /bin/sh. The resolved path
+ * is what gets spawned, so the link cannot be swapped between this check and the start.
+ */
+export async function resolvedLlamaServer(file: string): Promise<string | null> {
+  if (!isLlamaServerPath(file)) return null;
+  let real: string;
+  try {
+    real = await realpath(file);
+  } catch {
+    return null;
+  }
+  return isLlamaServerPath(real) && (await isExecutableFile(real)) ? real : null;
+}
+
 /** The configured executable when given (checked again at each start: it may be gone), else the first on PATH. */
 export async function locateLlamaServer(env: NodeJS.ProcessEnv, configured: string | null): Promise<string | null> {
-  if (configured !== null) return isLlamaServerPath(configured) && (await isExecutableFile(configured)) ? configured : null;
+  if (configured !== null) return resolvedLlamaServer(configured);
   for (const binary of LLAMA_SERVER_BINARIES) {
     const file = await locateOnPath(env, binary);
     if (file !== null) return file;

@@ -31,9 +31,11 @@ export interface LocalRuntimeDeps {
   settings(): StoredSettings;
   catalog(): CatalogService;
   providers(): EmbeddedBootstrapProviders;
+  /** The service's own listening port, once bound (a supervised llama-server must not take it). */
+  ownPort(): number | null;
 }
 
-export function createLocalRuntime({ dataDir, env, audit, bus, jobs, log, settings, catalog, providers }: LocalRuntimeDeps) {
+export function createLocalRuntime({ dataDir, env, audit, bus, jobs, log, settings, catalog, providers, ownPort }: LocalRuntimeDeps) {
   const modelsDirectory = () => settings().runtime.modelsDirectory ?? defaultModelsDirectory(dataDir);
   const tuning = () => settings().runtime.tuning;
   const loadProgress = createLoadProgress();
@@ -73,6 +75,7 @@ export function createLocalRuntime({ dataDir, env, audit, bus, jobs, log, settin
     timing: timingFromEnv(process.env),
     processEnv: process.env,
     log,
+    ownPort,
   });
 
   return {

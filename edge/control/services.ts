@@ -12,7 +12,7 @@ import type { ModelLibrary } from '../../workers/runtime/library-watch.ts';
 import type { Actor } from './actor.ts';
 import type { EventBus } from './events.ts';
 import { createInstance, LaunchRefused, type Instance, type InstanceStatus, type Timing } from './llama-server-process.ts';
-import { isExecutableFile, isLlamaServerPath, locateLlamaServer } from './llama-server-binary.ts';
+import { locateLlamaServer, resolvedLlamaServer } from './llama-server-binary.ts';
 
 // /v1/services: the llama-server processes the service supervises (records in the store, so they start again
 // with the service) and the embedded runtime, listed beside them as the service it is part of. Every change
@@ -34,6 +34,8 @@ export interface ServicesDeps {
   timing: Timing;
   processEnv: NodeJS.ProcessEnv;
   log: Logger;
+  /** The port the service itself listens on, once bound. */
+  ownPort(): number | null;
 }
 
 interface Entry {
@@ -55,6 +57,29 @@ function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+/** Whether a loopback listener could take `port` now (a llama-server started there would fail to bind). */
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/** The first unprivileged port: below it a llama-server would need root, or would shadow a system service. */
+export const MIN_SERVICE_PORT = 1024;
+
+/**
+ * A port a new service may be given: unprivileged, not the service's own listener, not another service's,
+ * and free now (a port in use would make every start fail, or reach whatever holds it).
+ */
+async function checkPort(port: number, ownPort: number | null, taken: Iterable<Entry>): Promise<void> {
+  if (port < MIN_SERVICE_PORT) throw new ServiceError('INVALID_REQUEST', `\`port\` must be ${MIN_SERVICE_PORT} or above (0 picks a free one).`, { param: 'port' });
+  if (port === ownPort) throw new ServiceError('INVALID_REQUEST', '`port` is the port this service listens on.', { param: 'port' });
+  for (const e of taken) if (e.record.port === port) throw new ServiceError('CONFLICT', `Another service listens on port ${port}.`, { param: 'port' });
+  if (!(await portFree(port))) throw new ServiceError('CONFLICT', `Port ${port} is in use by another program.`, { param: 'port' });
 }
 
 /**
@@ -240,16 +265,14 @@ export function createServices(deps: ServicesDeps) {
       if (!model) throw new ServiceError('NOT_FOUND', `No model \`${input.model.slice(0, 200)}\` in the model library (GET /v1/runtime/models).`, { param: 'model' });
       if (model.health !== 'ok') throw new ServiceError('INVALID_REQUEST', `The model file is ${model.health}: ${model.problem ?? model.health}.`, { param: 'model' });
       const binary = input.binary ?? null;
-      if (binary !== null && (!isLlamaServerPath(binary) || !(await isExecutableFile(binary)))) {
-        throw new ServiceError('INVALID_REQUEST', '`binary` must be the absolute path of an executable file named llama-server.', { param: 'binary' });
+      if (binary !== null && (await resolvedLlamaServer(binary)) === null) {
+        throw new ServiceError('INVALID_REQUEST', '`binary` must be the absolute path of an executable file named llama-server (a link must lead to one).', { param: 'binary' });
       }
       if ((await locateLlamaServer(deps.processEnv, binary)) === null) {
         throw new ServiceError('CONFLICT', 'No llama-server executable is on the PATH of the service; install llama.cpp or name one in `binary`.', { param: 'binary' });
       }
+      if (input.port) await checkPort(input.port, deps.ownPort(), entries.values());
       const port = input.port || (await freePort());
-      if ([...entries.values()].some((e) => e.record.port === port)) {
-        throw new ServiceError('CONFLICT', `Another service listens on port ${port}.`, { param: 'port' });
-      }
       const now = Date.now();
       const autoStart = input.autoStart ?? true;
       const record: ServiceRecord = {

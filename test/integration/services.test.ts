@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -288,6 +289,25 @@ describe('services: bad input', () => {
     assertError(await create({ id: 'embedded', kind: 'llamacpp', model: 'normal.gguf' }), 409, 'CONFLICT', 'id');
     const taken = (await svc.request('GET', '/v1/services/local')).json.port;
     assertError(await create({ kind: 'llamacpp', model: 'normal.gguf', port: taken }), 409, 'CONFLICT', 'port');
+    // Privileged ports, the service's own, and a port another program holds are refused before anything runs.
+    assertError(await create({ kind: 'llamacpp', model: 'normal.gguf', port: 80 }), 400, 'INVALID_REQUEST', 'port');
+    assertError(await create({ kind: 'llamacpp', model: 'normal.gguf', port: svc.port }), 400, 'INVALID_REQUEST', 'port');
+    const holder = createNetServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    try {
+      const held = (holder.address() as AddressInfo).port;
+      assertError(await create({ kind: 'llamacpp', model: 'normal.gguf', port: held }), 409, 'CONFLICT', 'port');
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
+    // A link named llama-server that leads to a shell is not a llama-server.
+    const dir = mkdtempSync(join(tmpdir(), 'switchyard-llama-link-'));
+    try {
+      symlinkSync('/bin/sh', join(dir, 'llama-server'));
+      assertError(await create({ kind: 'llamacpp', model: 'normal.gguf', binary: join(dir, 'llama-server') }), 400, 'INVALID_REQUEST', 'binary');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
     const bad = await svc.request('POST', '/v1/services', { body: '{"kind":', headers: { 'content-type': 'application/json' } });
     assertError(bad, 400, 'INVALID_JSON', null);
   });

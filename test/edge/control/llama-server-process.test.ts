@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
 import { llamaServerArgs, TIMING, timingFromEnv } from '../../../edge/control/llama-server-process.ts';
-import { isLlamaServerPath } from '../../../edge/control/llama-server-binary.ts';
+import { isLlamaServerPath, locateLlamaServer, resolvedLlamaServer } from '../../../edge/control/llama-server-binary.ts';
 
 const AUTO = { contextSize: 0, threads: 0, gpuLayers: 0, parallel: 0, batchSize: 0 };
 
@@ -43,5 +46,27 @@ describe('a configured binary', () => {
     assert.equal(isLlamaServerPath('llama-server'), false);
     assert.equal(isLlamaServerPath('/bin/sh'), false);
     assert.equal(isLlamaServerPath('/opt/llama-server/run'), false);
+  });
+
+  test('is judged by the file it resolves to: a link named llama-server to a shell is refused, a link to a llama-server is run as its target', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'switchyard-llama-link-'));
+    try {
+      const shell = join(dir, 'sh-link', 'llama-server');
+      mkdirSync(dirname(shell));
+      symlinkSync('/bin/sh', shell);
+      assert.equal(isLlamaServerPath(shell), true, 'the name alone passes');
+      assert.equal(await resolvedLlamaServer(shell), null);
+      assert.equal(await locateLlamaServer({ PATH: dirname(shell) }, null), null, 'nor is it taken from PATH');
+      const real = join(dir, 'build', 'bin', 'llama-server');
+      mkdirSync(dirname(real), { recursive: true });
+      writeFileSync(real, '#!/bin/sh\n', { mode: 0o755 });
+      const link = join(dir, 'brew', 'llama-server');
+      mkdirSync(dirname(link));
+      symlinkSync(real, link);
+      assert.equal(await resolvedLlamaServer(link), realpathSync(real));
+      assert.equal(await locateLlamaServer({ PATH: `${dirname(shell)}:${dirname(link)}` }, null), realpathSync(real));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
