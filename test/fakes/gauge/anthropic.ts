@@ -28,6 +28,8 @@ export interface FakeRateLimit {
   displayName?: string;
   models: string[] | null;
   limits: Array<{ type: string; value: number }>;
+  /** Also send the deprecated top-level `group_type` (the shape before the GA `group` object). */
+  legacyGroupType?: boolean;
 }
 
 export interface AnthropicGaugeFake extends GaugeFakeControls {
@@ -153,7 +155,7 @@ export async function startAnthropicGaugeFake(options: { adminKey: string }): Pr
           type: 'rate_limit',
           id: `rl_fake${String(i).padStart(4, '0')}`,
           group: { id: `rlg_fake${String(i).padStart(4, '0')}`, type: entry.groupType, ...(entry.displayName === undefined ? {} : { display_name: entry.displayName }) },
-          group_type: entry.groupType,
+          ...(entry.legacyGroupType === true ? { group_type: entry.groupType } : {}),
           models: entry.models,
           limits: entry.limits,
         }));

@@ -36,6 +36,8 @@ describe('gauge collector: anthropic', () => {
         ],
       },
       { groupType: 'batch', models: null, limits: [{ type: 'requests_per_minute', value: 1000 }] },
+      { groupType: 'files', models: null, limits: [{ type: 'requests_per_minute', value: 100 }] },
+      { groupType: 'web_search', models: null, limits: [{ type: 'requests_per_minute', value: 30 }] },
     ]);
   });
 
@@ -69,7 +71,11 @@ describe('gauge collector: anthropic', () => {
       resetsAt: null,
     });
     assert.equal(byId['limit.claude-sonnet-4.x.input_tokens_per_minute']?.kind, 'input_tokens');
+    // The GA shape names each group's type in `group.type` only: batch, files and web search keep their own windows.
     assert.equal(byId['limit.batch.requests_per_minute']?.limit, 1000);
+    assert.equal(byId['limit.files.requests_per_minute']?.limit, 100);
+    assert.equal(byId['limit.web-search.requests_per_minute']?.limit, 30);
+    assert.equal(byId['limit.group.requests_per_minute'], undefined);
     assert.equal(byId['limit.claude-sonnet-4.x.concurrent_sessions'], undefined);
     assert.deepEqual(reading.spend, { providerReported: 13, estimated: null, currency: 'USD', periodStart: '2026-11-01T00:00:00.000Z', periodEnd: MONTH_END });
     assert.ok(!JSON.stringify(reading).includes('rlg_fake'), 'provider-side group IDs stay out of readings');
@@ -116,7 +122,13 @@ describe('gauge collector: anthropic', () => {
     assert.equal(reading.spend?.providerReported, 13);
     assert.equal(byId['limit.batch.requests_per_minute']?.limit, 1000);
     assert.equal(fake.requests.filter((r) => r.path.endsWith('/analytics/usage')).length, 2);
-    assert.equal(fake.requests.filter((r) => r.path.endsWith('/rate_limits')).length, 2);
+    assert.equal(fake.requests.filter((r) => r.path.endsWith('/rate_limits')).length, 4, 'one page per rate-limit group');
+  });
+
+  it('still reads the deprecated top-level group_type of the shape before the GA group object', async () => {
+    fake.setRateLimits([{ groupType: 'batch', models: ['claude-sonnet-4-5'], legacyGroupType: true, limits: [{ type: 'requests_per_minute', value: 7 }] }]);
+    const { byId } = await windows();
+    assert.equal(byId['limit.batch.requests_per_minute']?.limit, 7);
   });
 
   it('collects without ceilings where the rate-limits endpoint is absent', async () => {

@@ -7,7 +7,8 @@ import { count, countOrZero, currency, cursor, decimal, isoDate, list, malformed
 //   requests}}`, amounts in fractional cents;
 // - the legacy usage_report/messages and cost_report: buckets `{starting_at, ending_at, results: [...]}`, cost
 //   `amount` a decimal string in cents ("123.45" = $1.23);
-// - rate_limits: `{type: "rate_limit", group_type, models, limits: [{type, value}]}`.
+// - rate_limits: `{type: "rate_limit", id, group: {type, id, display_name (model groups only)}, models, limits:
+//   [{type, value}]}`; before the GA shape the group's type stood in a top-level `group_type`, still read.
 // Group fields (workspace, API key, actor IDs) are never kept.
 
 export const PROVIDER = 'Anthropic';
@@ -114,11 +115,19 @@ export function parseLegacyCost(json: unknown): Page<CostRow> {
   return { rows, next };
 }
 
-/** A display label for a group, cut to a safe window-ID fragment; provider-side group IDs are not used. */
+/**
+ * A display label for a group, cut to a safe window-ID fragment; provider-side group IDs are not used. A model
+ * group goes by its display name (else its first model); any other group (batch, files, skills, token_count,
+ * web_search) by its type, so that each gets windows of its own.
+ */
 function groupLabel(entry: Json): string {
   const group = entry.group === undefined || entry.group === null ? {} : record(entry.group, PROVIDER, 'group');
   const models = entry.models === null || entry.models === undefined ? [] : list(entry.models, PROVIDER, 'models', 500);
-  const raw = typeof group.display_name === 'string' ? group.display_name : typeof models[0] === 'string' ? models[0] : String(entry.group_type ?? 'group');
+  const type = typeof group.type === 'string' ? group.type : typeof entry.group_type === 'string' ? entry.group_type : null;
+  let raw: string;
+  if (typeof group.display_name === 'string') raw = group.display_name;
+  else if (type !== null && type !== 'model_group') raw = type;
+  else raw = typeof models[0] === 'string' ? models[0] : (type ?? 'group');
   return raw.toLowerCase().replace(/[^a-z0-9.]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 48) || 'group';
 }
 
