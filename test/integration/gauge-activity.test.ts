@@ -113,7 +113,7 @@ describe('activity from generated agent logs', () => {
   test('[after, before) on exact hour boundaries selects only the hour between them', async () => {
     const after = encodeURIComponent(iso(H0 + H));
     const before = encodeURIComponent(iso(H0 + 2 * H));
-    assert.deepEqual(await page(`after=${after}&before=${before}`), [codex(1, 1, 60, 20, 40, 10), claude(1, 's1', 2, 5, 7, 9, 7)]);
+    assert.deepEqual(await page(`after=${after}&before=${before}`), [codex(1, 1, 60, 30, 40, 10), claude(1, 's1', 2, 5, 7, 9, 7)]);
   });
 
   test('a millisecond wider on each side takes in the neighbouring hours, newest first', async () => {
@@ -122,14 +122,14 @@ describe('activity from generated agent logs', () => {
     assert.deepEqual(await page(`after=${after}&before=${before}`), [
       codex(2, 1, 50, 5, 0, 0),
       claude(2, 's2', 1, 8, 9, 0, 0),
-      codex(1, 1, 60, 20, 40, 10),
+      codex(1, 1, 60, 30, 40, 10),
       claude(1, 's1', 2, 5, 7, 9, 7),
       claude(0, 's1', 1, 10, 20, 100, 5),
     ]);
   });
 
   test('filters, paging and labels: no path of the working directory is stored', async () => {
-    assert.deepEqual(await page('source=local_logs&providerId=codex&model=gpt-5-codex'), [codex(2, 1, 50, 5, 0, 0), codex(1, 1, 60, 20, 40, 10)]);
+    assert.deepEqual(await page('source=local_logs&providerId=codex&model=gpt-5-codex'), [codex(2, 1, 50, 5, 0, 0), codex(1, 1, 60, 30, 40, 10)]);
     assert.deepEqual(await page('session=s2&project=app'), [claude(2, 's2', 1, 8, 9, 0, 0)]);
     assert.deepEqual(await page('accountId=claude-code&sourceId=codex'), []);
     const first = await ok('GET', '/v1/gauge/activity?sourceId=claude-code&limit=2&offset=1');

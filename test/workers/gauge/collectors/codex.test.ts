@@ -79,8 +79,9 @@ describe('codex collector', () => {
     const result = await collect('2026-11-24T12:30:00.000Z');
     assert.deepEqual(rows(result), [
       row('2026-11-23T22:00:00.000Z', 'gpt-5', 'web', 'cx-2', 1, 500, 50, 0, 0),
-      row('2026-11-24T10:00:00.000Z', 'gpt-5-codex', 'api', 'cx-1', 1, 800, 200, 200, 100),
-      row('2026-11-24T11:00:00.000Z', 'gpt-5-codex', 'api', 'cx-1', 1, 700, 100, 1300, 100),
+      // Output includes reasoning, as the meter counts it (docs/api.md, Usage); reasoning is the part of it.
+      row('2026-11-24T10:00:00.000Z', 'gpt-5-codex', 'api', 'cx-1', 1, 800, 300, 200, 100),
+      row('2026-11-24T11:00:00.000Z', 'gpt-5-codex', 'api', 'cx-1', 1, 700, 200, 1300, 100),
     ]);
     const w = windowsById(result);
     assert.deepEqual([w['tokens-5h']?.used, w['tokens-day']?.used, w['tokens-7d']?.used], [3500, 3500, 4050]);

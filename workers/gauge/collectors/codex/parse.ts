@@ -27,12 +27,14 @@ function tokensOf(raw: unknown): number[] | null {
   return [count(u['input_tokens']), count(u['cached_input_tokens']), count(u['output_tokens']), count(u['reasoning_output_tokens']), count(u['total_tokens'])];
 }
 
-/** OpenAI counts cached input inside input and reasoning inside output: split them so fields never overlap. */
+/**
+ * OpenAI counts cached input inside input (split out here, as everywhere in Gauge: input excludes cache reads)
+ * and reasoning inside output (kept there: output includes reasoning everywhere, reasoning is the part of it).
+ */
 function usageOf(t: number[]): Usage {
   const [input = 0, cached = 0, output = 0, reasoning = 0] = t;
   const cacheRead = Math.min(cached, input);
-  const reasoningPart = Math.min(reasoning, output);
-  return { input: input - cacheRead, output: output - reasoningPart, cacheRead, cacheWrite: 0, reasoning: reasoningPart };
+  return { input: input - cacheRead, output, cacheRead, cacheWrite: 0, reasoning: Math.min(reasoning, output) };
 }
 
 function restoreMemory(raw: unknown): CodexMemory {

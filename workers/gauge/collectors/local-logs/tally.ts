@@ -6,10 +6,11 @@ import type { GaugeActivityBucket, GaugeWindow } from '../../../../protocol/gaug
 export interface Usage {
   /** Input not read from or written to a cache. */
   input: number;
-  /** Output, reasoning excluded where the log reports it apart. */
+  /** Output, reasoning included (as the meter and docs/api.md count it). */
   output: number;
   cacheRead: number;
   cacheWrite: number;
+  /** The part of `output` spent reasoning, where the log says. */
   reasoning: number;
 }
 
@@ -46,10 +47,6 @@ export function keyFromString(text: string): BucketKey | null {
   } catch {
     return null;
   }
-}
-
-export function totalOf(u: Usage): number {
-  return u.input + u.output + u.cacheRead + u.cacheWrite + u.reasoning;
 }
 
 export function createTally(sourceId: string, providerId: string, previousHours: readonly HourRow[]) {
@@ -89,13 +86,14 @@ export function createTally(sourceId: string, providerId: string, previousHours:
   /**
    * Token windows over whole hours: "5h" sums the hour buckets that overlap the last five hours (so up to
    * one hour more), "day" the current UTC day, "7d" the last seven days. Rolling windows have no reset.
+   * Reasoning (row[5]) is part of output (row[2]) and is not added again.
    */
   function windows(now: Date): GaugeWindow[] {
     const t = now.getTime();
     const dayStart = Math.floor(t / DAY) * DAY;
     const sum = (from: number): number => {
       let total = 0;
-      for (const row of hours.values()) if (row[0] + HOUR > from && row[0] <= t) total += row[1] + row[2] + row[3] + row[4] + row[5];
+      for (const row of hours.values()) if (row[0] + HOUR > from && row[0] <= t) total += row[1] + row[2] + row[3] + row[4];
       return total;
     };
     const window = (id: string, period: string, from: number, resetsAt: string | null): GaugeWindow => ({
