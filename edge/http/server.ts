@@ -249,7 +249,12 @@ export function listen(uws: Uws, app: App, host: string, port: number, options: 
     if (Number.isNaN(declared) || (chunked && declared !== null)) {
       // Framing the client and uWS may disagree on: nothing after this head can be trusted, and no route runs.
       const refusal = app.refuse(head, new ServiceError('INVALID_REQUEST', 'Content-Length must be one decimal length, and not sent with Transfer-Encoding.'));
-      writeResponse(res, refusal, 'close', false);
+      // Answered now, the request would leave uWS parsing the bytes after its first length as the next
+      // request, and running it (smuggling). Unanswered, a request parsed behind it makes uWS close the
+      // connection without dispatching it; the refusal goes out once this read is parsed, and closes.
+      let gone = false;
+      res.onAborted(() => (gone = true));
+      afterAnswers(() => gone || writeResponse(res, refusal, 'close', false));
       return;
     }
     const conn: Connection = { aborted: false, onAbort: null };

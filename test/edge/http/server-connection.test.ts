@@ -176,6 +176,19 @@ for (const edge of testEdges()) describe(`edge/server connections (${edge.name})
     assert.equal(ran.get('/gateway/partial'), undefined);
   });
 
+  it('the bytes after a refused framing are never parsed: a request smuggled behind conflicting Content-Length does not run', async () => {
+    const smuggled = 'POST /smuggled HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}';
+    for (const framing of ['Content-Length: 2\r\nContent-Length: 40', 'Content-Length: 2, 40', 'Content-Length: 2\r\nTransfer-Encoding: chunked']) {
+      // Framed by the first length, the smuggled write follows the 2-byte body in the same packet. uWS closes
+      // such a connection unanswered, node:http answers 400 and closes; neither runs a route.
+      const text = await exchange(server.port, `POST /gateway/smuggle HTTP/1.1\r\nHost: x\r\n${framing}\r\n\r\n{}${smuggled}`);
+      assert.ok(statuses(text).length === 0 || (statuses(text).join() === '400' && text.startsWith('HTTP/1.1 400')), `${framing}: ${text}`);
+      assert.equal(ran.get('/gateway/smuggle'), undefined, framing);
+      assert.equal(ran.get('/smuggled'), undefined, framing);
+    }
+    await server.idle();
+  });
+
   it('conflicting Content-Length values are a 400 and a closed connection; identical repeats are one length (uWS) or a 400 (node:http)', async () => {
     const conflicting = await exchange(server.port, 'POST /gateway/cl HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}x');
     assert.deepEqual(statuses(conflicting), [400]);
