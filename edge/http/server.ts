@@ -132,7 +132,7 @@ function bodyStream(res: HttpResponse, conn: Connection, limit: number, hasBody:
 }
 
 /** Hands a streamed answer a writer over the socket: uWS write backpressure becomes `write() === false`. */
-function streamResponse(res: HttpResponse, conn: Connection, response: EdgeResponse, paused: boolean, done: () => void): void {
+function streamResponse(res: HttpResponse, conn: Connection, response: EdgeResponse, done: () => void): void {
   let finished = false;
   let writable: (() => void) | null = null;
   let abortCallback: (() => void) | null = null;
@@ -182,7 +182,6 @@ function streamResponse(res: HttpResponse, conn: Connection, response: EdgeRespo
     end(chunk) {
       if (!conn.aborted && !finished) {
         res.cork(() => {
-          if (paused) res.resume();
           writeHead();
           res.end(chunk ?? '');
         });
@@ -303,8 +302,14 @@ export function listen(uws: Uws, app: App, host: string, port: number, options: 
       if (answered) return;
       answered = true;
       if (conn.aborted) return settle();
-      if (response.stream) streamResponse(res, conn, response, paused, settle);
-      else {
+      if (response.stream) {
+        // A held connection is read again once a streamed answer starts: a paused socket never reports its
+        // client leaving, and a stream (a pairing request's) lasts as long as its client stays. A request
+        // pipelined behind it then ends the connection, as behind a gateway call.
+        if (paused) res.resume();
+        paused = false;
+        streamResponse(res, conn, response, settle);
+      } else {
         const lingers = linger && !close && (declared === null || declared <= LINGER_MAX);
         writeResponse(res, response, lingers ? 'linger' : close || linger ? 'close' : 'keep', paused);
         settle();
