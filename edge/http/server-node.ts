@@ -16,12 +16,34 @@ const IDLE_MS = 10_000;
 /** Request line and header fields together; a larger head is 431. */
 const MAX_HEAD_BYTES = 64 * 1024;
 
+/** Pipelined requests parsed while one is unanswered wait their turn; past this many reading pauses. */
+const MAX_WAITING = 64;
+
 interface SocketState {
-  /** Requests on this connection whose answer has not been ended. */
-  unanswered: Set<NodeResponse>;
+  /** The request on this connection whose answer has not been ended. */
+  current: NodeResponse | null;
+  /** Requests parsed behind it (pipelined), served in order, each once the one before is answered. */
+  waiting: (() => void)[];
+  /** Reading paused because too many wait. */
+  flooded: boolean;
 }
 
 const sockets = new WeakMap<Socket, SocketState>();
+
+function socketState(socket: Socket): SocketState {
+  let state = sockets.get(socket);
+  if (state === undefined) {
+    const created: SocketState = { current: null, waiting: [], flooded: false };
+    sockets.set(socket, (state = created));
+    // Also for an answer node:http has not given the socket yet (queued behind the one before it), whose
+    // own 'close' would never come.
+    socket.once('close', () => {
+      created.waiting = [];
+      created.current?.abort();
+    });
+  }
+  return state;
+}
 
 /** A copy: uWS hands out a buffer that is only valid during its callback, and server.ts copies what it keeps. */
 const arrayBuffer = (chunk: Buffer): ArrayBuffer => chunk.buffer.slice(chunk.byteOffset, chunk.byteOffset + chunk.byteLength) as ArrayBuffer;
@@ -70,6 +92,15 @@ function refusal(message: string): { headers: Record<string, string>; body: Buff
   return { headers, body };
 }
 
+function serveNext(state: SocketState, socket: Socket): void {
+  if (socket.destroyed || state.current !== null) return;
+  state.waiting.shift()?.();
+  if (state.flooded && state.waiting.length === 0) {
+    state.flooded = false;
+    socket.resume();
+  }
+}
+
 class NodeRequest {
   constructor(private readonly req: IncomingMessage) {}
   forEach(each: (name: string, value: string) => void): void {
@@ -106,7 +137,7 @@ class NodeResponse {
     private readonly res: ServerResponse,
     private readonly state: SocketState,
   ) {
-    state.unanswered.add(this);
+    state.current = this;
     res.on('close', () => this.abort());
   }
 
@@ -117,7 +148,7 @@ class NodeResponse {
 
   private finished(): void {
     this.ended = true;
-    this.state.unanswered.delete(this);
+    if (this.state.current === this) this.state.current = null;
   }
 
   /**
@@ -231,6 +262,10 @@ class NodeResponse {
     this.writeHead(closeConnection);
     this.finished();
     this.res.end(body);
+    const { state } = this;
+    const socket = this.req.socket;
+    // The next pipelined request, once this call (often inside the adapter's cork) has returned.
+    if (state.waiting.length > 0) queueMicrotask(() => serveNext(state, socket));
     return this;
   }
 
@@ -267,22 +302,29 @@ function app() {
   // node:http otherwise drops header lines past 2,000 without a word; maxHeaderSize bounds them.
   server.maxHeadersCount = 0;
   server.on('clientError', parserRefusal);
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    let state = sockets.get(req.socket);
-    if (state === undefined) sockets.set(req.socket, (state = { unanswered: new Set() }));
-    // As uWS does: a request that arrives while an earlier one on the connection is unanswered ends the
-    // connection (server.ts relies on it to keep a pipelined write from committing unanswered).
-    if (state.unanswered.size > 0) {
-      for (const earlier of [...state.unanswered]) earlier.abort();
-      req.socket.destroy();
-      return;
-    }
+  const serve = (req: IncomingMessage, res: ServerResponse, state: SocketState) => {
     if (req.httpVersion === '1.1' && req.headers.host === undefined) {
       const { headers, body } = refusal('An HTTP/1.1 request must send a Host header.');
       res.writeHead(400, headers).end(body);
       return;
     }
     handler(new NodeResponse(req, res, state), new NodeRequest(req));
+  };
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const state = socketState(req.socket);
+    // node:http parses a whole read before any answer can be written, so a request pipelined behind one
+    // still running waits its turn: the adapter sees one request at a time on a connection, as on uWS, and
+    // none is cut off (uWS instead ends the connection when the one before is not answered by then).
+    if (state.current !== null || state.waiting.length > 0) {
+      state.waiting.push(() => serve(req, res, state));
+      // A read already parsed still arrives whole; no further one is read until the queue is served.
+      if (state.waiting.length >= MAX_WAITING && !state.flooded) {
+        state.flooded = true;
+        req.socket.pause();
+      }
+      return;
+    }
+    serve(req, res, state);
   });
   return {
     any(_pattern: string, h: Handler) {

@@ -324,7 +324,8 @@ export function listen(uws: Uws, app: App, host: string, port: number, options: 
       );
     // A write starts once uWS has parsed everything that arrived with it. uWS closes a connection on which a
     // request arrives while an earlier one is unanswered, so a write followed in the same packet by a
-    // pipelined request is refused before it acts, not committed with nobody to tell. A management write
+    // pipelined request is refused before it acts, not committed with nobody to tell (node:http instead
+    // serves the pipelined request after this one's answer, server-node.ts). A management write
     // then holds the connection: the next request is read once this one is answered (uWS pause/resume).
     const begin = (run: () => void) => {
       if (!prepared.holdConnection && READS.has(head.method)) {
