@@ -13,6 +13,11 @@ import type { Uws } from './uws-load.ts';
 /** uWS's HTTP idle timeout, so that both edges drop silent clients alike. */
 const IDLE_MS = 10_000;
 
+export interface NodeEdgeOptions {
+  /** A request head (request line and header fields) must arrive whole within this; tests shorten it. */
+  headTimeoutMs?: number;
+}
+
 /** Request line and header fields together; a larger head is 431. */
 const MAX_HEAD_BYTES = 64 * 1024;
 
@@ -67,6 +72,14 @@ function lingerAfter(socket: Socket): void {
  * Content-Length) gets the error envelope like every other 400 here, rather than Node's bare status line.
  */
 function parserRefusal(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    // A head still coming in behind a request being answered (pipelined, or a held connection's) is timed
+    // once that answer is out; cutting it now would lose the answer.
+    if (sockets.get(socket)?.current) return;
+    if (socket.writable && !socket.destroyed) socket.end('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
+    else socket.destroy();
+    return;
+  }
   // Node's own rule: no answer while another is being written on this connection.
   const writing = (socket as Socket & { _httpMessage?: { headersSent: boolean } })._httpMessage?.headersSent === true;
   if (!socket.writable || writing || err.code === 'ECONNRESET') {
@@ -287,12 +300,15 @@ interface ListenToken {
 
 type Handler = (res: NodeResponse, req: NodeRequest) => void;
 
-function app() {
+function app(headTimeoutMs: number) {
   let handler: Handler = () => undefined;
   const server = createServer({
-    // Long uploads and long answers are bounded by the idle timeouts instead.
+    // Long answers are not timed; bodies are paced by server.ts (body-pace.ts), as on uWS.
     requestTimeout: 0,
-    headersTimeout: IDLE_MS,
+    // node:http checks heads on a timer, every 30 s by default: a head trickled a line a second then
+    // lasted up to 40 s.
+    headersTimeout: headTimeoutMs,
+    connectionsCheckingInterval: Math.min(1000, Math.max(10, Math.round(headTimeoutMs / 4))),
     keepAliveTimeout: IDLE_MS,
     // Checked below instead, so that the refusal carries the error envelope.
     requireHostHeader: false,
@@ -347,9 +363,9 @@ function app() {
 }
 
 /** node:http shaped as the part of the uWS module that server.ts uses. */
-export function nodeHttpUws(): Uws {
+export function nodeHttpUws({ headTimeoutMs = IDLE_MS }: NodeEdgeOptions = {}): Uws {
   const shim = {
-    App: app,
+    App: () => app(headTimeoutMs),
     us_socket_local_port: (token: ListenToken) => token.port,
     us_listen_socket_close: (token: ListenToken) => token.close(),
   };

@@ -4,6 +4,7 @@ import { ClientClosed, ServiceError, toServiceError } from '../../protocol/error
 import { afterAnswers } from './after-answers.ts';
 import { overloaded, tooLarge, type App } from './app.ts';
 import type { BodyBudget } from './body-budget.ts';
+import { BODY_PACE, bodyClock, type BodyClock, type BodyPace } from './body-pace.ts';
 import { declaredLength } from './framing.ts';
 import { freeNow } from './free-now.ts';
 import type { BodyArena } from '../../workers/proxy/body-arena.ts';
@@ -64,7 +65,7 @@ const OWNED_BODY_MIN = 64 * 1024;
 const UPLOAD_HIGH_WATER = 512 * 1024;
 
 /** The request body as an async iterable; the socket pauses while the consumer lags, and the limit holds. */
-function bodyStream(res: HttpResponse, conn: Connection, limit: number, hasBody: boolean): BodyStream & { complete(): boolean; discard(): void } {
+function bodyStream(res: HttpResponse, conn: Connection, limit: number, hasBody: boolean, clock: BodyClock): BodyStream & { complete(): boolean; discard(): void } {
   const queue: Uint8Array[] = [];
   let queued = 0;
   let received = 0;
@@ -82,6 +83,7 @@ function bodyStream(res: HttpResponse, conn: Connection, limit: number, hasBody:
   if (hasBody) {
     res.onData((chunk, isLast) => {
       if (discarding) return;
+      clock.add(chunk.byteLength, isLast);
       received += chunk.byteLength;
       if (received > limit) failure = tooLarge(limit);
       else {
@@ -90,6 +92,7 @@ function bodyStream(res: HttpResponse, conn: Connection, limit: number, hasBody:
         if (queued > UPLOAD_HIGH_WATER && !paused) {
           paused = true;
           res.pause();
+          clock.pause();
         }
       }
       if (isLast) ended = true;
@@ -106,6 +109,7 @@ function bodyStream(res: HttpResponse, conn: Connection, limit: number, hasBody:
     complete: () => ended && failure === null,
     discard() {
       discarding = true;
+      clock.stop();
       queue.length = 0;
       queued = 0;
       failure ??= new ClientClosed();
@@ -120,6 +124,7 @@ function bodyStream(res: HttpResponse, conn: Connection, limit: number, hasBody:
           if (paused && queued < UPLOAD_HIGH_WATER / 2 && !conn.aborted && !discarding) {
             paused = false;
             res.resume();
+            clock.resume();
           }
           yield next;
           continue;
@@ -215,6 +220,8 @@ export interface ListenOptions {
   arena?: BodyArena;
   /** Request-body bytes held at once across connections (edge/http/body-budget.ts); unbounded without it. */
   bodyBudget?: BodyBudget;
+  /** How slowly a body may arrive (body-pace.ts); tests shorten it. */
+  bodyPace?: BodyPace;
 }
 
 // After an answer sent before its request's body was read whole, the rest of the body is still read and
@@ -224,12 +231,13 @@ export interface ListenOptions {
 const LINGER_MAX = 64 * 1024 * 1024;
 
 export function listen(uws: Uws, app: App, host: string, port: number, options: ListenOptions = {}): Promise<Listening> {
-  const { arena, bodyBudget } = options;
+  const { arena, bodyBudget, bodyPace = BODY_PACE } = options;
   const server: TemplatedApp = uws.App();
   let inflight = 0;
   let idleWaiters: (() => void)[] = [];
 
   server.any('/*', (res, req) => {
+    const headAt = performance.now();
     // HttpRequest is stack-allocated: read everything from it before the first await.
     const headers: Record<string, string> = {};
     req.forEach((name, value) => {
@@ -282,7 +290,10 @@ export function listen(uws: Uws, app: App, host: string, port: number, options: 
       if (budgeted > 0) bodyBudget!.give(budgeted);
       budgeted = 0;
     };
+    // A body slower than the pace ends the connection; the clock stops once the body is whole or answered.
+    const clock = bodyClock(bodyPace, headAt, () => answered || conn.aborted || res.close());
     res.onAborted(() => {
+      clock.stop();
       conn.aborted = true;
       conn.onAbort?.();
       prepared.abort();
@@ -301,6 +312,7 @@ export function listen(uws: Uws, app: App, host: string, port: number, options: 
     const send = (response: EdgeResponse, close: boolean, linger = false) => {
       if (answered) return;
       answered = true;
+      clock.stop();
       if (conn.aborted) return settle();
       if (response.stream) {
         // A held connection is read again once a streamed answer starts: a paused socket never reports its
@@ -355,7 +367,7 @@ export function listen(uws: Uws, app: App, host: string, port: number, options: 
       return;
     }
     if (prepared.streamBody) {
-      const stream = bodyStream(res, conn, limit, hasBody);
+      const stream = bodyStream(res, conn, limit, hasBody, clock);
       // An answer sent before the upload was read whole (an early error) lingers over the rest of it.
       running = true;
       const complete = () => {
@@ -408,6 +420,7 @@ export function listen(uws: Uws, app: App, host: string, port: number, options: 
     let received = 0;
     res.onData((chunk, isLast) => {
       if (answered) return;
+      clock.add(chunk.byteLength, isLast);
       const offset = received;
       received += chunk.byteLength;
       if (received > limit || (!framed && bodyBudget !== undefined && !bodyBudget.take(chunk.byteLength))) {
