@@ -31,6 +31,8 @@ interface SocketState {
   waiting: (() => void)[];
   /** Reading paused because too many wait. */
   flooded: boolean;
+  /** An answer said `Connection: close`: nothing read after it is served. */
+  closing: boolean;
 }
 
 const sockets = new WeakMap<Socket, SocketState>();
@@ -38,7 +40,7 @@ const sockets = new WeakMap<Socket, SocketState>();
 function socketState(socket: Socket): SocketState {
   let state = sockets.get(socket);
   if (state === undefined) {
-    const created: SocketState = { current: null, waiting: [], flooded: false };
+    const created: SocketState = { current: null, waiting: [], flooded: false, closing: false };
     sockets.set(socket, (state = created));
     // Also for an answer node:http has not given the socket yet (queued behind the one before it), whose
     // own 'close' would never come.
@@ -80,6 +82,9 @@ function parserRefusal(err: NodeJS.ErrnoException, socket: Socket): void {
     else socket.destroy();
     return;
   }
+  // Bytes after a request that said `Connection: close` (llhttp refuses them): they are not served (RFC 9112,
+  // 9.6), and the answer to that request, still to come, closes the connection.
+  if (err.code === 'HPE_CLOSED_CONNECTION' && socket.writable) return;
   // Node's own rule: no answer while another is being written on this connection.
   const writing = (socket as Socket & { _httpMessage?: { headersSent: boolean } })._httpMessage?.headersSent === true;
   if (!socket.writable || writing || err.code === 'ECONNRESET') {
@@ -277,8 +282,13 @@ class NodeResponse {
     this.res.end(body);
     const { state } = this;
     const socket = this.req.socket;
-    // The next pipelined request, once this call (often inside the adapter's cork) has returned.
-    if (state.waiting.length > 0) queueMicrotask(() => serveNext(state, socket));
+    // Nothing after an answer that closes the connection is served (RFC 9112, 9.6): a write would commit
+    // with its answer lost. Otherwise the next pipelined request, once this call (often inside the adapter's
+    // cork) has returned.
+    if (closeConnection || this.lingers || !this.res.shouldKeepAlive) {
+      state.closing = true;
+      state.waiting = [];
+    } else if (state.waiting.length > 0) queueMicrotask(() => serveNext(state, socket));
     return this;
   }
 
@@ -328,13 +338,16 @@ function app(headTimeoutMs: number) {
   };
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const state = socketState(req.socket);
+    // Parsed from the rest of a lingering connection (the body an early answer did not wait for, and beyond).
+    if (state.closing) return;
     // node:http parses a whole read before any answer can be written, so a request pipelined behind one
     // still running waits its turn: the adapter sees one request at a time on a connection, as on uWS, and
     // none is cut off (uWS instead ends the connection when the one before is not answered by then).
     if (state.current !== null || state.waiting.length > 0) {
       state.waiting.push(() => serve(req, res, state));
       // A read already parsed still arrives whole; no further one is read until the queue is served.
-      if (state.waiting.length >= MAX_WAITING && !state.flooded) {
+      // Again at each request: a held answer's resume may have restarted reading meanwhile.
+      if (state.waiting.length >= MAX_WAITING) {
         state.flooded = true;
         req.socket.pause();
       }

@@ -111,6 +111,30 @@ for (const edge of testEdges()) describe(`edge/server connections (${edge.name})
     await server.idle();
   });
 
+  it('nothing pipelined behind a request that closes the connection runs', async () => {
+    const text = await exchange(
+      server.port,
+      'GET /closing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\nPOST /behind-close HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}',
+    );
+    assert.match(text, /GET \/closing 0/);
+    await server.idle();
+    // uWS dispatches it anyway (and answers it); node:http serves nothing after a closing answer.
+    if (edge.name === 'node:http') assert.equal(ran.get('/behind-close'), undefined);
+  });
+
+  it('nothing pipelined behind an early answer that closes the connection runs', async () => {
+    const body = 'z'.repeat(1000);
+    const text = await exchange(
+      server.port,
+      `POST /early HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n\r\n${body}POST /behind-early HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}`,
+    );
+    assert.match(text, /refused before the upload was read/);
+    await server.idle();
+    // uWS parses on and serves it (its answer still reaches the client); node:http serves nothing more.
+    if (edge.name === 'uWebSockets.js') assert.equal(ran.get('/behind-early') === 1, text.endsWith('POST /behind-early 2'));
+    else assert.equal(ran.get('/behind-early'), undefined);
+  });
+
   it('a hundred requests pipelined in one packet behind a read still running are answered in order (node:http) or end the connection (uWS)', async () => {
     const socket: Socket = connect(server.port, '127.0.0.1');
     let text = '';
