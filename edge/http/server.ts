@@ -4,7 +4,7 @@ import { ClientClosed, ServiceError, toServiceError } from '../../protocol/error
 import { afterAnswers } from './after-answers.ts';
 import { overloaded, tooLarge, type App } from './app.ts';
 import type { BodyBudget } from './body-budget.ts';
-import { BODY_PACE, bodyClock, type BodyClock, type BodyPace } from './body-pace.ts';
+import { BODY_PACE, BodyClock, type BodyPace } from './body-pace.ts';
 import { declaredLength } from './framing.ts';
 import { freeNow } from './free-now.ts';
 import type { BodyArena } from '../../workers/proxy/body-arena.ts';
@@ -291,7 +291,7 @@ export function listen(uws: Uws, app: App, host: string, port: number, options: 
       budgeted = 0;
     };
     // A body slower than the pace ends the connection; the clock stops once the body is whole or answered.
-    const clock = bodyClock(bodyPace, headAt, () => answered || conn.aborted || res.close());
+    const clock = new BodyClock(bodyPace, headAt, () => answered || conn.aborted || res.close());
     res.onAborted(() => {
       clock.stop();
       conn.aborted = true;
