@@ -316,8 +316,8 @@ export function listen(uws: Uws, app: App, host: string, port: number, options: 
       if (conn.aborted) return settle();
       if (response.stream) {
         // A held connection is read again once a streamed answer starts: a paused socket never reports its
-        // client leaving, and a stream (a pairing request's) lasts as long as its client stays. A request
-        // pipelined behind it then ends the connection, as behind a gateway call.
+        // client leaving, and a stream (a pairing request's) lasts as long as its client stays. uWS then ends
+        // the connection at a request pipelined behind it, as behind a gateway call (node:http queues it).
         if (paused) res.resume();
         paused = false;
         streamResponse(res, conn, response, settle);
