@@ -13,15 +13,44 @@ import type { Uws } from './uws-load.ts';
 /** uWS's HTTP idle timeout, so that both edges drop silent clients alike. */
 const IDLE_MS = 10_000;
 
+export interface NodeEdgeOptions {
+  /** A request head (request line and header fields) must arrive whole within this; tests shorten it. */
+  headTimeoutMs?: number;
+}
+
 /** Request line and header fields together; a larger head is 431. */
 const MAX_HEAD_BYTES = 64 * 1024;
 
+/** Pipelined requests parsed while one is unanswered wait their turn; past this many reading pauses. */
+const MAX_WAITING = 64;
+
 interface SocketState {
-  /** Requests on this connection whose answer has not been ended. */
-  unanswered: Set<NodeResponse>;
+  /** The request on this connection whose answer has not been ended. */
+  current: NodeResponse | null;
+  /** Requests parsed behind it (pipelined), served in order, each once the one before is answered. */
+  waiting: (() => void)[];
+  /** Reading paused because too many wait. */
+  flooded: boolean;
+  /** An answer said `Connection: close`: nothing read after it is served. */
+  closing: boolean;
 }
 
 const sockets = new WeakMap<Socket, SocketState>();
+
+function socketState(socket: Socket): SocketState {
+  let state = sockets.get(socket);
+  if (state === undefined) {
+    const created: SocketState = { current: null, waiting: [], flooded: false, closing: false };
+    sockets.set(socket, (state = created));
+    // Also for an answer node:http has not given the socket yet (queued behind the one before it), whose
+    // own 'close' would never come.
+    socket.once('close', () => {
+      created.waiting = [];
+      created.current?.abort();
+    });
+  }
+  return state;
+}
 
 /** A copy: uWS hands out a buffer that is only valid during its callback, and server.ts copies what it keeps. */
 const arrayBuffer = (chunk: Buffer): ArrayBuffer => chunk.buffer.slice(chunk.byteOffset, chunk.byteOffset + chunk.byteLength) as ArrayBuffer;
@@ -45,6 +74,17 @@ function lingerAfter(socket: Socket): void {
  * Content-Length) gets the error envelope like every other 400 here, rather than Node's bare status line.
  */
 function parserRefusal(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    // A head still coming in behind a request being answered (pipelined, or a held connection's) is timed
+    // once that answer is out; cutting it now would lose the answer.
+    if (sockets.get(socket)?.current) return;
+    if (socket.writable && !socket.destroyed) socket.end('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
+    else socket.destroy();
+    return;
+  }
+  // Bytes after a request that said `Connection: close` (llhttp refuses them): they are not served (RFC 9112,
+  // 9.6), and the answer to that request, still to come, closes the connection.
+  if (err.code === 'HPE_CLOSED_CONNECTION' && socket.writable) return;
   // Node's own rule: no answer while another is being written on this connection.
   const writing = (socket as Socket & { _httpMessage?: { headersSent: boolean } })._httpMessage?.headersSent === true;
   if (!socket.writable || writing || err.code === 'ECONNRESET') {
@@ -68,6 +108,15 @@ function refusal(message: string): { headers: Record<string, string>; body: Buff
   const body = Buffer.from(JSON.stringify(errorEnvelope(new ServiceError('INVALID_REQUEST', message), requestId)));
   headers['content-length'] = String(body.length);
   return { headers, body };
+}
+
+function serveNext(state: SocketState, socket: Socket): void {
+  if (socket.destroyed || state.current !== null) return;
+  state.waiting.shift()?.();
+  if (state.flooded && state.waiting.length === 0) {
+    state.flooded = false;
+    socket.resume();
+  }
 }
 
 class NodeRequest {
@@ -106,7 +155,7 @@ class NodeResponse {
     private readonly res: ServerResponse,
     private readonly state: SocketState,
   ) {
-    state.unanswered.add(this);
+    state.current = this;
     res.on('close', () => this.abort());
   }
 
@@ -117,7 +166,7 @@ class NodeResponse {
 
   private finished(): void {
     this.ended = true;
-    this.state.unanswered.delete(this);
+    if (this.state.current === this) this.state.current = null;
   }
 
   /**
@@ -231,6 +280,15 @@ class NodeResponse {
     this.writeHead(closeConnection);
     this.finished();
     this.res.end(body);
+    const { state } = this;
+    const socket = this.req.socket;
+    // Nothing after an answer that closes the connection is served (RFC 9112, 9.6): a write would commit
+    // with its answer lost. Otherwise the next pipelined request, once this call (often inside the adapter's
+    // cork) has returned.
+    if (closeConnection || this.lingers || !this.res.shouldKeepAlive) {
+      state.closing = true;
+      state.waiting = [];
+    } else if (state.waiting.length > 0) queueMicrotask(() => serveNext(state, socket));
     return this;
   }
 
@@ -252,12 +310,15 @@ interface ListenToken {
 
 type Handler = (res: NodeResponse, req: NodeRequest) => void;
 
-function app() {
+function app(headTimeoutMs: number) {
   let handler: Handler = () => undefined;
   const server = createServer({
-    // Long uploads and long answers are bounded by the idle timeouts instead.
+    // Long answers are not timed; bodies are paced by server.ts (body-pace.ts), as on uWS.
     requestTimeout: 0,
-    headersTimeout: IDLE_MS,
+    // node:http checks heads on a timer, every 30 s by default: a head trickled a line a second then
+    // lasted up to 40 s.
+    headersTimeout: headTimeoutMs,
+    connectionsCheckingInterval: Math.min(1000, Math.max(10, Math.round(headTimeoutMs / 4))),
     keepAliveTimeout: IDLE_MS,
     // Checked below instead, so that the refusal carries the error envelope.
     requireHostHeader: false,
@@ -267,22 +328,32 @@ function app() {
   // node:http otherwise drops header lines past 2,000 without a word; maxHeaderSize bounds them.
   server.maxHeadersCount = 0;
   server.on('clientError', parserRefusal);
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    let state = sockets.get(req.socket);
-    if (state === undefined) sockets.set(req.socket, (state = { unanswered: new Set() }));
-    // As uWS does: a request that arrives while an earlier one on the connection is unanswered ends the
-    // connection (server.ts relies on it to keep a pipelined write from committing unanswered).
-    if (state.unanswered.size > 0) {
-      for (const earlier of [...state.unanswered]) earlier.abort();
-      req.socket.destroy();
-      return;
-    }
+  const serve = (req: IncomingMessage, res: ServerResponse, state: SocketState) => {
     if (req.httpVersion === '1.1' && req.headers.host === undefined) {
       const { headers, body } = refusal('An HTTP/1.1 request must send a Host header.');
       res.writeHead(400, headers).end(body);
       return;
     }
     handler(new NodeResponse(req, res, state), new NodeRequest(req));
+  };
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const state = socketState(req.socket);
+    // Parsed from the rest of a lingering connection (the body an early answer did not wait for, and beyond).
+    if (state.closing) return;
+    // node:http parses a whole read before any answer can be written, so a request pipelined behind one
+    // still running waits its turn: the adapter sees one request at a time on a connection, as on uWS, and
+    // none is cut off (uWS instead ends the connection when the one before is not answered by then).
+    if (state.current !== null || state.waiting.length > 0) {
+      state.waiting.push(() => serve(req, res, state));
+      // A read already parsed still arrives whole; no further one is read until the queue is served.
+      // Again at each request: a held answer's resume may have restarted reading meanwhile.
+      if (state.waiting.length >= MAX_WAITING) {
+        state.flooded = true;
+        req.socket.pause();
+      }
+      return;
+    }
+    serve(req, res, state);
   });
   return {
     any(_pattern: string, h: Handler) {
@@ -305,9 +376,9 @@ function app() {
 }
 
 /** node:http shaped as the part of the uWS module that server.ts uses. */
-export function nodeHttpUws(): Uws {
+export function nodeHttpUws({ headTimeoutMs = IDLE_MS }: NodeEdgeOptions = {}): Uws {
   const shim = {
-    App: app,
+    App: () => app(headTimeoutMs),
     us_socket_local_port: (token: ListenToken) => token.port,
     us_listen_socket_close: (token: ListenToken) => token.close(),
   };

@@ -4,6 +4,7 @@ import { ClientClosed, ServiceError, toServiceError } from '../../protocol/error
 import { afterAnswers } from './after-answers.ts';
 import { overloaded, tooLarge, type App } from './app.ts';
 import type { BodyBudget } from './body-budget.ts';
+import { BODY_PACE, BodyClock, type BodyPace } from './body-pace.ts';
 import { declaredLength } from './framing.ts';
 import { freeNow } from './free-now.ts';
 import type { BodyArena } from '../../workers/proxy/body-arena.ts';
@@ -64,7 +65,7 @@ const OWNED_BODY_MIN = 64 * 1024;
 const UPLOAD_HIGH_WATER = 512 * 1024;
 
 /** The request body as an async iterable; the socket pauses while the consumer lags, and the limit holds. */
-function bodyStream(res: HttpResponse, conn: Connection, limit: number, hasBody: boolean): BodyStream & { complete(): boolean; discard(): void } {
+function bodyStream(res: HttpResponse, conn: Connection, limit: number, hasBody: boolean, clock: BodyClock): BodyStream & { complete(): boolean; discard(): void } {
   const queue: Uint8Array[] = [];
   let queued = 0;
   let received = 0;
@@ -82,6 +83,7 @@ function bodyStream(res: HttpResponse, conn: Connection, limit: number, hasBody:
   if (hasBody) {
     res.onData((chunk, isLast) => {
       if (discarding) return;
+      clock.add(chunk.byteLength, isLast);
       received += chunk.byteLength;
       if (received > limit) failure = tooLarge(limit);
       else {
@@ -90,6 +92,7 @@ function bodyStream(res: HttpResponse, conn: Connection, limit: number, hasBody:
         if (queued > UPLOAD_HIGH_WATER && !paused) {
           paused = true;
           res.pause();
+          clock.pause();
         }
       }
       if (isLast) ended = true;
@@ -106,6 +109,7 @@ function bodyStream(res: HttpResponse, conn: Connection, limit: number, hasBody:
     complete: () => ended && failure === null,
     discard() {
       discarding = true;
+      clock.stop();
       queue.length = 0;
       queued = 0;
       failure ??= new ClientClosed();
@@ -120,6 +124,7 @@ function bodyStream(res: HttpResponse, conn: Connection, limit: number, hasBody:
           if (paused && queued < UPLOAD_HIGH_WATER / 2 && !conn.aborted && !discarding) {
             paused = false;
             res.resume();
+            clock.resume();
           }
           yield next;
           continue;
@@ -132,7 +137,7 @@ function bodyStream(res: HttpResponse, conn: Connection, limit: number, hasBody:
 }
 
 /** Hands a streamed answer a writer over the socket: uWS write backpressure becomes `write() === false`. */
-function streamResponse(res: HttpResponse, conn: Connection, response: EdgeResponse, paused: boolean, done: () => void): void {
+function streamResponse(res: HttpResponse, conn: Connection, response: EdgeResponse, done: () => void): void {
   let finished = false;
   let writable: (() => void) | null = null;
   let abortCallback: (() => void) | null = null;
@@ -182,7 +187,6 @@ function streamResponse(res: HttpResponse, conn: Connection, response: EdgeRespo
     end(chunk) {
       if (!conn.aborted && !finished) {
         res.cork(() => {
-          if (paused) res.resume();
           writeHead();
           res.end(chunk ?? '');
         });
@@ -216,6 +220,8 @@ export interface ListenOptions {
   arena?: BodyArena;
   /** Request-body bytes held at once across connections (edge/http/body-budget.ts); unbounded without it. */
   bodyBudget?: BodyBudget;
+  /** How slowly a body may arrive (body-pace.ts); tests shorten it. */
+  bodyPace?: BodyPace;
 }
 
 // After an answer sent before its request's body was read whole, the rest of the body is still read and
@@ -225,12 +231,13 @@ export interface ListenOptions {
 const LINGER_MAX = 64 * 1024 * 1024;
 
 export function listen(uws: Uws, app: App, host: string, port: number, options: ListenOptions = {}): Promise<Listening> {
-  const { arena, bodyBudget } = options;
+  const { arena, bodyBudget, bodyPace = BODY_PACE } = options;
   const server: TemplatedApp = uws.App();
   let inflight = 0;
   let idleWaiters: (() => void)[] = [];
 
   server.any('/*', (res, req) => {
+    const headAt = performance.now();
     // HttpRequest is stack-allocated: read everything from it before the first await.
     const headers: Record<string, string> = {};
     req.forEach((name, value) => {
@@ -249,7 +256,12 @@ export function listen(uws: Uws, app: App, host: string, port: number, options: 
     if (Number.isNaN(declared) || (chunked && declared !== null)) {
       // Framing the client and uWS may disagree on: nothing after this head can be trusted, and no route runs.
       const refusal = app.refuse(head, new ServiceError('INVALID_REQUEST', 'Content-Length must be one decimal length, and not sent with Transfer-Encoding.'));
-      writeResponse(res, refusal, 'close', false);
+      // Answered now, the request would leave uWS parsing the bytes after its first length as the next
+      // request, and running it (smuggling). Unanswered, a request parsed behind it makes uWS close the
+      // connection without dispatching it; the refusal goes out once this read is parsed, and closes.
+      let gone = false;
+      res.onAborted(() => (gone = true));
+      afterAnswers(() => gone || writeResponse(res, refusal, 'close', false));
       return;
     }
     const conn: Connection = { aborted: false, onAbort: null };
@@ -278,7 +290,10 @@ export function listen(uws: Uws, app: App, host: string, port: number, options: 
       if (budgeted > 0) bodyBudget!.give(budgeted);
       budgeted = 0;
     };
+    // A body slower than the pace ends the connection; the clock stops once the body is whole or answered.
+    const clock = new BodyClock(bodyPace, headAt, () => answered || conn.aborted || res.close());
     res.onAborted(() => {
+      clock.stop();
       conn.aborted = true;
       conn.onAbort?.();
       prepared.abort();
@@ -297,9 +312,16 @@ export function listen(uws: Uws, app: App, host: string, port: number, options: 
     const send = (response: EdgeResponse, close: boolean, linger = false) => {
       if (answered) return;
       answered = true;
+      clock.stop();
       if (conn.aborted) return settle();
-      if (response.stream) streamResponse(res, conn, response, paused, settle);
-      else {
+      if (response.stream) {
+        // A held connection is read again once a streamed answer starts: a paused socket never reports its
+        // client leaving, and a stream (a pairing request's) lasts as long as its client stays. uWS then ends
+        // the connection at a request pipelined behind it, as behind a gateway call (node:http queues it).
+        if (paused) res.resume();
+        paused = false;
+        streamResponse(res, conn, response, settle);
+      } else {
         const lingers = linger && !close && (declared === null || declared <= LINGER_MAX);
         writeResponse(res, response, lingers ? 'linger' : close || linger ? 'close' : 'keep', paused);
         settle();
@@ -314,7 +336,8 @@ export function listen(uws: Uws, app: App, host: string, port: number, options: 
       );
     // A write starts once uWS has parsed everything that arrived with it. uWS closes a connection on which a
     // request arrives while an earlier one is unanswered, so a write followed in the same packet by a
-    // pipelined request is refused before it acts, not committed with nobody to tell. A management write
+    // pipelined request is refused before it acts, not committed with nobody to tell (node:http instead
+    // serves the pipelined request after this one's answer, server-node.ts). A management write
     // then holds the connection: the next request is read once this one is answered (uWS pause/resume).
     const begin = (run: () => void) => {
       if (!prepared.holdConnection && READS.has(head.method)) {
@@ -344,7 +367,7 @@ export function listen(uws: Uws, app: App, host: string, port: number, options: 
       return;
     }
     if (prepared.streamBody) {
-      const stream = bodyStream(res, conn, limit, hasBody);
+      const stream = bodyStream(res, conn, limit, hasBody, clock);
       // An answer sent before the upload was read whole (an early error) lingers over the rest of it.
       running = true;
       const complete = () => {
@@ -397,6 +420,7 @@ export function listen(uws: Uws, app: App, host: string, port: number, options: 
     let received = 0;
     res.onData((chunk, isLast) => {
       if (answered) return;
+      clock.add(chunk.byteLength, isLast);
       const offset = received;
       received += chunk.byteLength;
       if (received > limit || (!framed && bodyBudget !== undefined && !bodyBudget.take(chunk.byteLength))) {

@@ -82,16 +82,80 @@ for (const edge of testEdges()) describe(`edge/server connections (${edge.name})
   });
   after(() => server.stopListening());
 
-  it('a write followed in the same packet by a pipelined request is refused before it acts', async () => {
+  it('a write followed in the same packet by a pipelined request is refused before it acts (uWS) or answered before it (node:http)', async () => {
     const body = '{"name":"x"}';
     const text = await exchange(
       server.port,
-      `POST /same-packet HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n\r\n${body}GET /health HTTP/1.1\r\nHost: x\r\n\r\n`,
+      `POST /same-packet HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n\r\n${body}GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
     );
-    // uWS ends such a connection; what matters is that the write never ran, so nothing was committed unanswered.
-    assert.deepEqual(statuses(text), []);
-    assert.equal(ran.get('/same-packet'), undefined);
+    if (edge.name === 'uWebSockets.js') {
+      // uWS ends such a connection; what matters is that the write never ran, so nothing was committed unanswered.
+      assert.deepEqual(statuses(text), []);
+      assert.equal(ran.get('/same-packet'), undefined);
+    } else {
+      // node:http serves the pipelined request once the write is answered: nothing is committed unanswered.
+      assert.deepEqual(statuses(text), [200, 200]);
+      assert.ok(text.indexOf('POST /same-packet 12') < text.indexOf('GET /health 0'), text);
+      assert.equal(ran.get('/same-packet'), 1);
+    }
     await server.idle();
+  });
+
+  it('requests pipelined behind reads in the same packet are all answered, in order', async () => {
+    const text = await exchange(
+      server.port,
+      'GET /first HTTP/1.1\r\nHost: x\r\n\r\nGET /second HTTP/1.1\r\nHost: x\r\n\r\nGET /third HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+    );
+    assert.deepEqual(statuses(text), [200, 200, 200], text);
+    assert.ok(text.indexOf('GET /first') < text.indexOf('GET /second') && text.indexOf('GET /second') < text.indexOf('GET /third'), text);
+    await server.idle();
+  });
+
+  it('nothing pipelined behind a request that closes the connection runs', async () => {
+    const text = await exchange(
+      server.port,
+      'GET /closing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\nPOST /behind-close HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}',
+    );
+    assert.match(text, /GET \/closing 0/);
+    await server.idle();
+    // uWS dispatches it anyway (and answers it); node:http serves nothing after a closing answer.
+    if (edge.name === 'node:http') assert.equal(ran.get('/behind-close'), undefined);
+  });
+
+  it('nothing pipelined behind an early answer that closes the connection runs', async () => {
+    const body = 'z'.repeat(1000);
+    const text = await exchange(
+      server.port,
+      `POST /early HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n\r\n${body}POST /behind-early HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}`,
+    );
+    assert.match(text, /refused before the upload was read/);
+    await server.idle();
+    // uWS parses on and serves it (its answer still reaches the client); node:http serves nothing more.
+    if (edge.name === 'uWebSockets.js') assert.equal(ran.get('/behind-early') === 1, text.endsWith('POST /behind-early 2'));
+    else assert.equal(ran.get('/behind-early'), undefined);
+  });
+
+  it('a hundred requests pipelined in one packet behind a read still running are answered in order (node:http) or end the connection (uWS)', async () => {
+    const socket: Socket = connect(server.port, '127.0.0.1');
+    let text = '';
+    socket.on('data', (d) => (text += d.toString('latin1')));
+    const closed = new Promise<void>((r) => socket.on('close', () => r()));
+    const running = whenStarted('/hold/read');
+    let burst = 'GET /hold/read HTTP/1.1\r\nHost: x\r\n\r\n';
+    for (let i = 0; i < 100; i++) burst += `GET /p${i} HTTP/1.1\r\nHost: x\r\n${i === 99 ? 'Connection: close\r\n' : ''}\r\n`;
+    await new Promise<void>((r) => socket.write(burst, () => r()));
+    await running;
+    // The read is still running once the whole burst has been parsed.
+    await pollTurn();
+    holds.get('/hold/read')?.();
+    await closed;
+    if (edge.name === 'uWebSockets.js') {
+      assert.deepEqual(statuses(text), []);
+      return;
+    }
+    assert.equal(statuses(text).length, 101, text.slice(-400));
+    const order = [...text.matchAll(/GET (\/\S+) 0/g)].map((m) => m[1]);
+    assert.deepEqual(order, ['/hold/read', ...Array.from({ length: 100 }, (_, i) => `/p${i}`)]);
   });
 
   it('a request pipelined behind a management write that is still running is answered after it, in order', async () => {
@@ -174,6 +238,19 @@ for (const edge of testEdges()) describe(`edge/server connections (${edge.name})
     assert.equal(server.inflight(), 0);
     assert.equal(budget.held(), 0);
     assert.equal(ran.get('/gateway/partial'), undefined);
+  });
+
+  it('the bytes after a refused framing are never parsed: a request smuggled behind conflicting Content-Length does not run', async () => {
+    const smuggled = 'POST /smuggled HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}';
+    for (const framing of ['Content-Length: 2\r\nContent-Length: 40', 'Content-Length: 2, 40', 'Content-Length: 2\r\nTransfer-Encoding: chunked']) {
+      // Framed by the first length, the smuggled write follows the 2-byte body in the same packet. uWS closes
+      // such a connection unanswered, node:http answers 400 and closes; neither runs a route.
+      const text = await exchange(server.port, `POST /gateway/smuggle HTTP/1.1\r\nHost: x\r\n${framing}\r\n\r\n{}${smuggled}`);
+      assert.ok(statuses(text).length === 0 || (statuses(text).join() === '400' && text.startsWith('HTTP/1.1 400')), `${framing}: ${text}`);
+      assert.equal(ran.get('/gateway/smuggle'), undefined, framing);
+      assert.equal(ran.get('/smuggled'), undefined, framing);
+    }
+    await server.idle();
   });
 
   it('conflicting Content-Length values are a 400 and a closed connection; identical repeats are one length (uWS) or a 400 (node:http)', async () => {
