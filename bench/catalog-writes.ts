@@ -33,7 +33,9 @@ const LABEL = process.env.BENCH_LABEL ?? gitLabel();
 function gitLabel(): string {
   const git = (...args: string[]) => execFileSync('git', args, { cwd: BENCH, encoding: 'utf8' }).trim();
   try {
-    return git('rev-parse', '--short', 'HEAD') + (git('status', '--porcelain', '--', '..') === '' ? '' : '+');
+    // The files this bench writes do not count as a change of what it measures.
+    const changed = git('status', '--porcelain', '--', '..', ':(exclude)CATALOG.md', ':(exclude)RESULTS.md');
+    return git('rev-parse', '--short', 'HEAD') + (changed === '' ? '' : '+');
   } catch {
     return 'unknown';
   }
