@@ -177,7 +177,7 @@ export async function startService({ dataDir, port, log, edge: edgeMode = 'auto'
     vault,
     // The library holds no credential to echo.
     lister: (target, ref) => (target.kind === 'embedded' ? local.embeddedLister(target, ref).then((models) => ({ models, withheld: 0 })) : pool.listModels(target, ref)),
-    onChange: () => catalog.rebuild(),
+    onChange: (id, record, listing) => catalog.providerChanged(id, record, listing),
     log,
     // Read at each check: the listener is bound after this is built (port 0 picks one then).
     ownPort: () => boundPort,

@@ -5,10 +5,11 @@ import { translatedFamilies } from '../../protocol/translation.ts';
 import { directModelId, MODEL_ID_MAX, type ModelCreate, type ModelUpdate, type ModelView } from '../../protocol/http/catalog.ts';
 import type { AuditRepo } from '../../store/audit-repo.ts';
 import type { StoreEnv } from '../../store/env.ts';
-import type { ModelRecord, ModelRepo } from '../../store/model-repo.ts';
+import type { ModelListCache, ModelRecord, ModelRepo } from '../../store/model-repo.ts';
 import type { ProviderRecord } from '../../store/provider-repo.ts';
 import type { Actor } from './actor.ts';
-import { buildCatalog, type Catalog, type CatalogModel } from './catalog.ts';
+import type { Catalog, CatalogModel } from './catalog.ts';
+import { buildCatalog } from './catalog-index.ts';
 
 export interface CatalogFilter {
   providerId?: string;
@@ -19,8 +20,11 @@ export interface CatalogFilter {
 
 export interface CatalogService {
   current(): Catalog;
-  /** Rebuilds the in-memory catalog from the store. */
-  rebuild(): void;
+  /**
+   * A provider's record (null: deleted) or its model list (undefined: unchanged) was committed; only its
+   * entries change.
+   */
+  providerChanged(id: string, provider: ProviderRecord | null, listing?: ModelListCache | null): void;
   list(filter: CatalogFilter): ModelView[];
   get(id: string): ModelView;
   create(input: ModelCreate, actor: Actor, requestId: string): Promise<ModelView>;
@@ -32,6 +36,7 @@ interface Deps {
   env: StoreEnv;
   models: ModelRepo;
   audit: AuditRepo;
+  /** Read once, at start: afterwards the provider service tells of each change. */
   providers(): readonly ProviderRecord[];
 }
 
@@ -43,8 +48,12 @@ export function toModelView(m: CatalogModel): ModelView {
 }
 
 export function createCatalogService({ env, models, audit, providers }: Deps): CatalogService {
-  let catalog = buildCatalog(providers(), models.all(), models.allListings());
-  const explicit = () => new Map(models.all().map((r) => [r.id, r]));
+  const catalog = buildCatalog(providers(), models.all(), models.allListings());
+  // IDs and aliases of writes between their checks and their commit: two concurrent creates of one ID, or two
+  // writes claiming one alias, would both pass the checks and both commit.
+  const pendingIds = new Set<string>();
+  /** Alias -> the model claiming it, and how many of that model's writes do. */
+  const pendingAliases = new Map<string, { id: string; writes: number }>();
 
   const mustGet = (id: string): CatalogModel => {
     const m = id.length > MODEL_ID_MAX ? undefined : catalog.get(id);
@@ -59,7 +68,7 @@ export function createCatalogService({ env, models, audit, providers }: Deps): C
       if (!kindFamilies.includes(f)) throw invalid(`families[${i}]`, `A ${provider.kind} provider cannot serve ${f}.`);
     });
     record.aliases.forEach((alias, i) => {
-      const owner = catalog.aliasOwner(alias);
+      const owner = pendingAliases.get(alias)?.id ?? catalog.aliasOwner(alias);
       if (owner !== undefined && owner !== record.id) {
         throw new ServiceError('CONFLICT', `Alias \`${alias}\` already belongs to \`${owner}\`.`, { param: `aliases[${i}]` });
       }
@@ -80,19 +89,30 @@ export function createCatalogService({ env, models, audit, providers }: Deps): C
   }
 
   async function save(record: ModelRecord, action: 'model.create' | 'model.update', actor: Actor, requestId: string, changed: string[]) {
-    await env.commit(() => {
-      models.stagePut(record);
-      audit.stageAppend({ action, resourceType: 'model', resourceId: record.id, ...actor, requestId, metadata: { providerId: record.providerId, changedFields: changed } });
-    });
-    service.rebuild();
+    // checkRecord ran in this same synchronous stretch: no other write claimed these since.
+    for (const alias of record.aliases) {
+      const claim = pendingAliases.get(alias);
+      if (claim) claim.writes++;
+      else pendingAliases.set(alias, { id: record.id, writes: 1 });
+    }
+    if (action === 'model.create') pendingIds.add(record.id);
+    try {
+      await env.commit(() => {
+        models.stagePut(record);
+        audit.stageAppend({ action, resourceType: 'model', resourceId: record.id, ...actor, requestId, metadata: { providerId: record.providerId, changedFields: changed } });
+      });
+    } finally {
+      for (const alias of record.aliases) if (--pendingAliases.get(alias)!.writes === 0) pendingAliases.delete(alias);
+      if (action === 'model.create') pendingIds.delete(record.id);
+    }
+    // After the commit, in commit order: the catalog never shows what the store may still lose.
+    catalog.putRecord(record);
     return toModelView(mustGet(record.id));
   }
 
   const service: CatalogService = {
     current: () => catalog,
-    rebuild() {
-      catalog = buildCatalog(providers(), models.all(), models.allListings());
-    },
+    providerChanged: (id, provider, listing) => catalog.putProvider(id, provider, listing),
     list(f) {
       return catalog
         .all()
@@ -108,10 +128,10 @@ export function createCatalogService({ env, models, audit, providers }: Deps): C
     get: (id) => toModelView(mustGet(id)),
 
     async create(input, actor, requestId) {
-      const provider = providers().find((p) => p.id === input.providerId);
+      const provider = catalog.provider(input.providerId);
       if (!provider) throw invalid('providerId', `No provider with ID \`${input.providerId}\`.`);
       const id = directModelId(provider.id, input.upstreamModelId);
-      if (explicit().has(id)) throw new ServiceError('CONFLICT', `Catalog model \`${id}\` already exists.`, { param: 'upstreamModelId' });
+      if (catalog.record(id) !== undefined || pendingIds.has(id)) throw new ServiceError('CONFLICT', `Catalog model \`${id}\` already exists.`, { param: 'upstreamModelId' });
       const auto = catalog.get(id);
       const families = input.families ?? auto?.families;
       if (families === undefined || families.length === 0) {
@@ -138,9 +158,9 @@ export function createCatalogService({ env, models, audit, providers }: Deps): C
 
     async update(id, patch, actor, requestId) {
       const current = mustGet(id);
-      const provider = providers().find((p) => p.id === current.providerId)!;
+      const provider = catalog.provider(current.providerId)!;
       // Patching an auto model turns it into an explicit record (to hide it, alias it, price it).
-      const base: ModelRecord = explicit().get(id) ?? {
+      const base: ModelRecord = catalog.record(id) ?? {
         id,
         providerId: current.providerId,
         upstreamModelId: current.upstreamModelId,
@@ -184,7 +204,7 @@ export function createCatalogService({ env, models, audit, providers }: Deps): C
         models.stageRemove(id);
         audit.stageAppend({ action: 'model.delete', resourceType: 'model', resourceId: id, ...actor, requestId, metadata: { providerId: current.providerId } });
       });
-      service.rebuild();
+      catalog.removeRecord(id);
     },
   };
   return service;

@@ -1,10 +1,11 @@
-import { KINDS } from '../../protocol/providers.ts';
+import { KINDS, type UpstreamModel } from '../../protocol/providers.ts';
 import { directModelId, UPSTREAM_MODEL_ID_MAX, type ModelView } from '../../protocol/http/catalog.ts';
-import type { ModelListCache, ModelRecord } from '../../store/model-repo.ts';
+import type { ModelRecord } from '../../store/model-repo.ts';
 import type { ProviderRecord } from '../../store/provider-repo.ts';
 
-// The resolved catalog: the main thread's read-mostly view of providers and models, rebuilt whenever a
-// write commits or a provider's model list changes. Resolution and discovery read only this.
+// The resolved catalog: the main thread's read-mostly view of providers and models, which resolution and
+// discovery read. Built whole from the store at start, then kept up to date entry by entry as writes commit
+// (catalog-index.ts). The rules of what one entry is live here, for both ways.
 
 export interface CatalogModel extends ModelView {
   /** Seconds since the epoch, for model lists. */
@@ -29,77 +30,50 @@ export interface Catalog {
   provider(id: string): ProviderRecord | undefined;
 }
 
-function routable(model: CatalogModel, provider: ProviderRecord | undefined): provider is ProviderRecord {
+export function routable(model: CatalogModel, provider: ProviderRecord | undefined): provider is ProviderRecord {
   return provider !== undefined && provider.enabled && !KINDS[provider.kind].internal && !model.hidden && model.families.length > 0;
 }
 
-export function buildCatalog(
-  providers: readonly ProviderRecord[],
-  records: readonly ModelRecord[],
-  listings: ReadonlyMap<string, ModelListCache>,
-): Catalog {
-  const providersById = new Map(providers.map((p) => [p.id, p]));
-  const byId = new Map<string, CatalogModel>();
-  const aliases = new Map<string, string>();
+export const byModelId = (a: CatalogModel, b: CatalogModel): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
-  for (const r of records) {
-    const listed = listings.get(r.providerId)?.models.find((m) => m.upstreamModelId === r.upstreamModelId);
-    byId.set(r.id, {
-      id: r.id,
-      providerId: r.providerId,
-      upstreamModelId: r.upstreamModelId,
-      displayName: r.displayName,
-      families: [...r.families],
-      aliases: [...r.aliases],
-      hidden: r.hidden,
-      source: 'explicit',
-      contextWindow: r.contextWindow,
-      // Records priced before cache writes had a price lack the field.
-      pricing: r.pricing === null ? null : { ...r.pricing, cacheWritePerMTok: r.pricing.cacheWritePerMTok ?? null, cacheWrite1hPerMTok: r.pricing.cacheWrite1hPerMTok ?? null },
-      acceleration: r.acceleration,
-      created: listed?.created ?? Math.floor(r.createdAt / 1000),
-    });
-    for (const alias of r.aliases) aliases.set(alias, r.id);
-  }
-
-  for (const p of providers) {
-    if (!p.enabled || !p.autoProxyModels) continue;
-    for (const m of listings.get(p.id)?.models ?? []) {
-      // A provider may list any string; the catalog holds IDs a client can name and a path can carry.
-      if (m.upstreamModelId.length > UPSTREAM_MODEL_ID_MAX) continue;
-      const id = directModelId(p.id, m.upstreamModelId);
-      if (byId.has(id)) continue; // an explicit record of the same ID wins
-      byId.set(id, {
-        id,
-        providerId: p.id,
-        upstreamModelId: m.upstreamModelId,
-        displayName: m.displayName ?? m.upstreamModelId,
-        families: [...m.families],
-        aliases: [],
-        hidden: false,
-        source: 'auto',
-        contextWindow: m.contextWindow,
-        pricing: null,
-        acceleration: null,
-        created: m.created,
-      });
-    }
-  }
-
-  const all = [...byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  const discoverable = all.filter((m) => routable(m, providersById.get(m.providerId)));
-
+/** An explicit record's entry; `listed` is the provider's report of the same upstream ID, when it made one. */
+export function explicitEntry(r: ModelRecord, listed: UpstreamModel | undefined): CatalogModel {
   return {
-    all: () => all,
-    get: (id) => byId.get(id),
-    discoverable: () => discoverable,
-    resolve(name) {
-      const model = byId.get(name) ?? byId.get(aliases.get(name) ?? '');
-      if (!model) return null;
-      const provider = providersById.get(model.providerId);
-      return routable(model, provider) ? { model, provider } : null;
-    },
-    aliasOwner: (alias) => aliases.get(alias),
-    provider: (id) => providersById.get(id),
+    id: r.id,
+    providerId: r.providerId,
+    upstreamModelId: r.upstreamModelId,
+    displayName: r.displayName,
+    families: [...r.families],
+    aliases: [...r.aliases],
+    hidden: r.hidden,
+    source: 'explicit',
+    contextWindow: r.contextWindow,
+    // Records priced before cache writes had a price lack the field.
+    pricing: r.pricing === null ? null : { ...r.pricing, cacheWritePerMTok: r.pricing.cacheWritePerMTok ?? null, cacheWrite1hPerMTok: r.pricing.cacheWrite1hPerMTok ?? null },
+    acceleration: r.acceleration,
+    created: listed?.created ?? Math.floor(r.createdAt / 1000),
+  };
+}
+
+/** Whether a provider's listed models join the catalog at all. */
+export const listsAutoModels = (p: ProviderRecord): boolean => p.enabled && p.autoProxyModels;
+
+/** The auto entry of a listed model, or null for an ID a client could not name (an explicit record wins over it elsewhere). */
+export function autoEntry(p: ProviderRecord, m: UpstreamModel): CatalogModel | null {
+  // A provider may list any string; the catalog holds IDs a client can name and a path can carry.
+  if (m.upstreamModelId.length > UPSTREAM_MODEL_ID_MAX) return null;
+  return {
+    id: directModelId(p.id, m.upstreamModelId),
+    providerId: p.id,
+    upstreamModelId: m.upstreamModelId,
+    displayName: m.displayName ?? m.upstreamModelId,
+    families: [...m.families],
+    aliases: [],
+    hidden: false,
+    source: 'auto',
+    contextWindow: m.contextWindow,
+    pricing: null,
+    acceleration: null,
+    created: m.created,
   };
 }

@@ -34,6 +34,8 @@ export interface ProviderService {
   refreshModels(id: string, actor: Actor | null, requestId: string | null): Promise<ModelListCache>;
   /** Refreshes, in the background, every auto-proxying provider whose list is older than the TTL. */
   refreshStale(): void;
+  /** Resolves once no model list refresh is running (each has committed its list and told the catalog). */
+  idle(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -51,8 +53,11 @@ interface Deps {
   audit: AuditRepo;
   vault: Vault;
   lister: ModelLister;
-  /** Rebuilds the catalog after any change to providers or their model lists. */
-  onChange(): void;
+  /**
+   * After a commit that changed provider `id`: its record now (null: deleted) and, when its model list
+   * changed too, that list (null: dropped). The catalog updates that provider's entries only.
+   */
+  onChange(id: string, provider: ProviderRecord | null, listing?: ModelListCache | null): void;
   log: Logger;
   /** The port this service listens on (null before it does): no provider may point there. */
   ownPort?(): number | null;
@@ -121,7 +126,9 @@ export function createProviderService(deps: Deps): ProviderService {
       }
       if (byId.has(id)) {
         await env.commit(() => models.stageListing(id, listing));
-        onChange();
+        // Deleted meanwhile: its removal took the list with it.
+        const now = byId.get(id);
+        if (now) onChange(id, now, listing);
       }
       return { listing, failure };
     })().finally(() => refreshing.delete(id));
@@ -150,7 +157,7 @@ export function createProviderService(deps: Deps): ProviderService {
       audit.stageAppend({ action, resourceType: 'provider', resourceId: next.id, ...actor, requestId, metadata });
     });
     byId.set(next.id, next);
-    onChange();
+    onChange(next.id, next);
   }
 
   const service: ProviderService = {
@@ -254,7 +261,7 @@ export function createProviderService(deps: Deps): ProviderService {
         audit.stageAppend({ action: 'provider.delete', resourceType: 'provider', resourceId: id, ...actor, requestId, metadata: { kind: current.kind } });
       });
       byId.delete(id);
-      onChange();
+      onChange(id, null, null);
       if (current.credentialRef !== null) await vault.delete(current.credentialRef);
     },
 
@@ -304,9 +311,13 @@ export function createProviderService(deps: Deps): ProviderService {
       }
     },
 
+    async idle() {
+      while (refreshing.size > 0) await Promise.allSettled([...refreshing.values()]);
+    },
+
     async close() {
       closed = true;
-      await Promise.allSettled([...refreshing.values()]);
+      await service.idle();
     },
   };
   return service;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createCapacityTracker } from '../../../../edge/control/capacity.ts';
-import { buildCatalog } from '../../../../edge/control/catalog.ts';
+import { buildCatalog } from '../../../../edge/control/catalog-index.ts';
 import { decide, FALLBACK_ROUTE_ID } from '../../../../edge/control/smart-route/decide.ts';
 import { createLatencyTracker } from '../../../../edge/control/smart-route/latency.ts';
 import type { RoutePackView, Strategy } from '../../../../protocol/http/route-packs.ts';
