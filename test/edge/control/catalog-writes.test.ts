@@ -130,7 +130,7 @@ function randomWrite(w: World, rng: Rng, ids: readonly string[]): Promise<unknow
   if (r < 0.62 && existing.length > 0) return w.catalog.remove(pick(rng, existing).id, actor, 'req');
   if (r < 0.74) {
     const patch = rng() < 0.5 ? { enabled: rng() < 0.6 } : { autoProxyModels: rng() < 0.7 };
-    return w.providers.update(providerId, patch, actor, 'req');
+    return w.providers.update(providerId, patch, actor, 'req', true);
   }
   if (r < 0.9) {
     const listed = some(rng, UPSTREAM_IDS, 0.5).map((upstreamModelId) => ({
@@ -206,7 +206,7 @@ describe('catalog writes and the store', () => {
     for (let i = 0; i < 20; i++) await catalog.create({ providerId: 'p1', upstreamModelId: `m${i}`, families: ['styleA.chat_completions'], aliases: [`alias-${i}`] }, actor, 'req');
     await catalog.update('p1/m3', { aliases: ['renamed'], hidden: true }, actor, 'req');
     await catalog.remove('p1/m4', actor, 'req');
-    await providers.update('p1', { autoProxyModels: true }, actor, 'req');
+    await providers.update('p1', { autoProxyModels: true }, actor, 'req', true);
     await providers.refreshModels('p1', actor, 'req');
     assert.equal(wholeReads, 0);
     assert.equal(catalog.current().resolve('renamed'), null, 'hidden');
