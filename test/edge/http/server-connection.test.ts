@@ -115,6 +115,8 @@ for (const edge of testEdges()) describe(`edge/server connections (${edge.name})
     const text = await exchange(
       server.port,
       'GET /closing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\nPOST /behind-close HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}',
+      // uWS keeps the connection until its 10 s idle timeout: done once it has answered what it serves.
+      edge.name === 'uWebSockets.js' ? /POST \/behind-close 2/ : undefined,
     );
     assert.match(text, /GET \/closing 0/);
     await server.idle();
@@ -127,6 +129,7 @@ for (const edge of testEdges()) describe(`edge/server connections (${edge.name})
     const text = await exchange(
       server.port,
       `POST /early HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n\r\n${body}POST /behind-early HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}`,
+      edge.name === 'uWebSockets.js' ? /POST \/behind-early 2/ : undefined,
     );
     assert.match(text, /refused before the upload was read/);
     await server.idle();
