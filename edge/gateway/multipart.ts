@@ -1,6 +1,6 @@
 import { transferable } from '../../protocol/relay.ts';
 import type { ResolvedModel } from '../control/catalog.ts';
-import { createModelScan } from '../http/multipart-model.ts';
+import { createModelScan, type ModelScan } from '../http/multipart-model.ts';
 import type { RouteContext, RouteResult } from '../http/router.ts';
 import type { RelayCall } from './relay-response.ts';
 
@@ -29,11 +29,30 @@ export interface MultipartDeps {
   resolve(model: string): ResolvedModel;
   start(resolved: ResolvedModel, clientModel: string): RelayCall;
   follow(resolved: ResolvedModel, call: RelayCall): Promise<RouteResult>;
+  /** The model scan; injected by tests to fail where the file system seldom does. */
+  scan?: typeof createModelScan;
 }
 
 
+/** The upload, upstream: the scanned head with the model replaced, then the rest of the body as it comes. */
+async function pumpUpload(scan: ModelScan, body: AsyncIterator<Uint8Array>, ended: boolean, upstreamModelId: string, call: RelayCall): Promise<void> {
+  const range = scan.modelRange()!;
+  const upstreamModel = new TextEncoder().encode(upstreamModelId);
+  for await (const chunk of splice(scan.replay(), range.start, range.end, upstreamModel)) {
+    await call.upload.ready();
+    call.upload.send(transferable(chunk));
+  }
+  if (!ended) {
+    for (let next = await body.next(); !next.done; next = await body.next()) {
+      await call.upload.ready();
+      call.upload.send(transferable(next.value));
+    }
+  }
+  call.upload.end();
+}
+
 export async function relayMultipart(ctx: RouteContext<unknown>, deps: MultipartDeps): Promise<RouteResult> {
-  const scan = createModelScan(ctx.req.headers['content-type']!, { spillDir: deps.spillDir });
+  const scan = (deps.scan ?? createModelScan)(ctx.req.headers['content-type']!, { spillDir: deps.spillDir });
   const body = ctx.bodyStream![Symbol.asyncIterator]();
   let handedOver = false;
   try {
@@ -49,29 +68,11 @@ export async function relayMultipart(ctx: RouteContext<unknown>, deps: Multipart
     const resolved = deps.resolve(model);
     const call = deps.start(resolved, model);
     handedOver = true;
-    // The upload runs beside the wait for the answer's head, which usually comes only after it.
-    void (async () => {
-      try {
-        const range = scan.modelRange()!;
-        const upstreamModel = new TextEncoder().encode(resolved.model.upstreamModelId);
-        for await (const chunk of splice(scan.replay(), range.start, range.end, upstreamModel)) {
-          await call.upload.ready();
-          call.upload.send(transferable(chunk));
-        }
-        if (!ended) {
-          for (let next = await body.next(); !next.done; next = await body.next()) {
-            await call.upload.ready();
-            call.upload.send(transferable(next.value));
-          }
-        }
-        call.upload.end();
-      } catch {
-        // The client went away or broke the limit mid-upload: the upstream call goes too.
-        call.handle.abort();
-      } finally {
-        await scan.dispose();
-      }
-    })();
+    // The upload runs beside the wait for the answer's head, which usually comes only after it. Nothing it
+    // does may reject unobserved (an unhandled rejection ends the process): every failure aborts the call.
+    pumpUpload(scan, body, ended, resolved.model.upstreamModelId, call)
+      .catch(() => call.handle.abort())
+      .finally(() => scan.dispose().catch(() => undefined));
     return await deps.follow(resolved, call);
   } finally {
     if (!handedOver) await scan.dispose();
