@@ -31,6 +31,10 @@ export class CallTable<T> {
     this.count--;
     return true;
   }
+  ids(): number[] {
+    return Object.keys(this.entries).map(Number);
+  }
+
   values(): T[] {
     return Object.values(this.entries);
   }

@@ -312,7 +312,7 @@ class RelayRun implements RelaySink {
     }
     const fail = (rest: Chunk[]) => {
       this.write(rest);
-      if (this.isSse) this.writer!.end(sseErrorEvent(error, this.req.requestId));
+      if (this.isSse) this.writer!.end(sseErrorEvent(error, this.req.requestId), true);
       else this.writer!.abort();
       this.finish({ outcome: 'failed', usage, responseId: null });
     };

@@ -110,9 +110,9 @@ export function createApp(deps: AppDeps) {
             out.head(s, all);
           },
           write: (chunk) => out.write(chunk),
-          end(chunk) {
+          end(chunk, failed) {
             out.end(chunk);
-            log_('completed');
+            log_(failed === true ? 'upstream_failed' : 'completed');
           },
           abort() {
             out.abort();

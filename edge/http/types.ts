@@ -33,7 +33,11 @@ export interface ResponseWriter {
    * with bytes passes a string only when they are ASCII (see `wireChunk`).
    */
   write(chunk: Uint8Array | string): boolean;
-  end(chunk?: Uint8Array | string): void;
+  /**
+   * The last bytes, then the end. `failed`: the answer ends in order on the wire but the call failed (an SSE
+   * stream closed by its error event): logged as `upstream_failed`, not `completed`. Transports ignore it.
+   */
+  end(chunk?: Uint8Array | string, failed?: boolean): void;
   /** Ends the answer by closing the connection: the only honest end for a broken non-SSE stream. */
   abort(): void;
   onWritable(callback: () => void): void;

@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import * as anthropicFake from '../fakes/anthropic.ts';
 import * as openaiFake from '../fakes/openai.ts';
 import { addProvider } from '../helpers/gateway.ts';
-import { startService, type TestService } from '../helpers/service.ts';
+import { startService, tempHome, type TestService } from '../helpers/service.ts';
 
 // A client that leaves mid-stream: the call is metered as aborted with the usage the stream had reported
 // until then. A styleB stream states its input tokens in its first event; a styleA chat stream reports usage
@@ -85,5 +85,56 @@ describe('a client that leaves mid-stream', () => {
     const line = await svc.waitForLog((l) => l.msg === 'usage' && l.op === 'chat.completions');
     assert.equal(line.outcome, 'aborted');
     assert.equal(line.usage, null);
+  });
+});
+
+/** Posts a streamed call and resolves with everything the client receives until the connection ends. */
+function readWhole(port: number, token: string, path: string, body: unknown, firstBytes: () => void): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      { host: '127.0.0.1', port, method: 'POST', path, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' } },
+      (res) => {
+        let text = '';
+        res.once('data', firstBytes);
+        res.on('data', (d: Buffer) => (text += d.toString('utf8')));
+        res.on('end', () => resolve(text));
+        res.on('error', () => resolve(text));
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+describe('a stream cut by the shutdown drain (W3.5 item 10)', () => {
+  test('ends with the protocol\'s error event, is logged and metered as failed with its tokens so far, and the totals keep it after a restart', async () => {
+    const home = tempHome();
+    const first = await startService({ home, env: { SWITCHYARD_DRAIN_MS: '300' } });
+    await addProvider(first, { kind: 'anthropic', baseUrl: an.baseUrl, credential: ANTHROPIC_KEY });
+    an.slowStreamNext({ chunkDelayMs: 2000 });
+    let stopped: Promise<number | null> | null = null;
+    const text = await readWhole(first.port, first.adminToken, '/v1/messages', { model: 'anthropic/claude-test', max_tokens: 64, stream: true, messages: [{ role: 'user', content: 'hello' }] }, () => {
+      stopped = first.stop();
+    });
+    await stopped;
+    // The client heard why its answer ended: styleB's in-stream error event, as an overload it may retry.
+    assert.match(text, /event: error\ndata: .*"overloaded_error"/);
+    assert.match(text, /shutting down/);
+    const lines = first.logLines();
+    const usage = lines.find((l) => l.msg === 'usage' && l.op === 'messages')!;
+    assert.equal(usage.outcome, 'failed');
+    assert.equal((usage.usage as Record<string, unknown>).inputTokens, 42);
+    const access = lines.find((l) => l.reqId === usage.reqId && l.msg === 'request');
+    assert.equal(access?.outcome, 'upstream_failed', JSON.stringify(access));
+
+    const again = await startService({ home });
+    try {
+      const totals = (await again.request('GET', '/v1/usage/summary?providerId=anthropic')).json.totals;
+      assert.equal(totals.requests, 1);
+      assert.equal(totals.failedRequests, 1);
+      assert.equal(totals.inputTokens, 42);
+    } finally {
+      await again.stop();
+    }
   });
 });

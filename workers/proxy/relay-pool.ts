@@ -33,7 +33,14 @@ export interface RelayWorkerData extends ProxyWorkerData {
 }
 
 /** Hands one worker message to the sink it belongs to; a finished call leaves `inflight`. */
-export function deliverRelayMessage(m: Exclude<FromWorker, { t: 'free' }>, inflight: CallTable<RelaySink>): void {
+/** What a call still running when the pool closes ends with, carrying the usage its stream had reported. */
+const shutdownError = () => new ServiceError('OVERLOADED', 'The service is shutting down: this answer was cut short.', { headers: { 'retry-after': '1' } });
+
+/**
+ * `closing`: the pool aborted this call because the service is stopping, so its `aborted` (the usage so far)
+ * is a failure the client must hear of, not a client that left.
+ */
+export function deliverRelayMessage(m: Exclude<FromWorker, { t: 'free' }>, inflight: CallTable<RelaySink>, closing = false): void {
   const sink = inflight.get(m.id);
   if (!sink) return;
   switch (m.t) {
@@ -57,7 +64,8 @@ export function deliverRelayMessage(m: Exclude<FromWorker, { t: 'free' }>, infli
       return;
     case 'aborted':
       inflight.delete(m.id);
-      sink.aborted(m.usage);
+      if (closing) sink.error(shutdownError(), m.usage);
+      else sink.aborted(m.usage);
       return;
     case 'ack':
       sink.ack?.(m.bytes);
@@ -105,8 +113,15 @@ export interface RelayPool {
   /** Where large request bodies go for the workers (see body-arena.ts); a pool without one takes them as bytes. */
   readonly arena?: BodyArena;
   start(req: RelayRequest, sink: RelaySink): RelayHandle;
-  close(): Promise<void>;
+  /**
+   * Ends every call still running (each with its usage so far, as `OVERLOADED` "shutting down"), waiting at
+   * most `graceMs` for the workers' last messages, then stops the workers.
+   */
+  close(graceMs?: number): Promise<void>;
 }
+
+/** How long close waits for the workers to report the calls it aborted. */
+const CLOSE_GRACE_MS = 2000;
 
 // A relay worker's garbage is short-lived (one message, one chunk): a young generation this size collects it
 // often and cheaply, where V8's default lets each worker's heap grow by tens of megabytes under load.
@@ -119,6 +134,11 @@ export function createRelayPool(options: { dataDir: string; threads?: number; ar
   const slots: Slot[] = [];
   let nextId = 1;
   let closing = false;
+  /** Set while close waits for the aborted calls' last messages. */
+  let onIdle: (() => void) | null = null;
+  const idle = () => {
+    if (onIdle !== null && slots.every((s) => s.inflight.size === 0)) onIdle();
+  };
 
   function spawn(index: number): void {
     const worker = new Worker(new URL('./relay-entry.js', import.meta.url), { workerData, resourceLimits: { maxYoungGenerationSizeMb: RELAY_YOUNG_MB } });
@@ -130,10 +150,13 @@ export function createRelayPool(options: { dataDir: string; threads?: number; ar
         if (m.t === 'free') {
           slot.bodies.delete(m.slot);
           arena.free(m.slot);
-        } else deliverRelayMessage(m, slot.inflight);
+        } else deliverRelayMessage(m, slot.inflight, closing);
       }
       // An idle worker does not keep the process alive; one with calls in flight does.
-      if (slot.inflight.size === 0) worker.unref();
+      if (slot.inflight.size === 0) {
+        worker.unref();
+        idle();
+      }
     });
     const lost = () => {
       if (slots[index] !== slot) return;
@@ -188,8 +211,23 @@ export function createRelayPool(options: { dataDir: string; threads?: number; ar
         },
       };
     },
-    async close() {
+    async close(graceMs = CLOSE_GRACE_MS) {
       closing = true;
+      // Each worker answers an abort with the call's usage so far, so what was spent is metered before the meter closes.
+      if (slots.some((s) => s.inflight.size > 0)) {
+        let timer: NodeJS.Timeout | undefined;
+        const done = new Promise<void>((resolve) => {
+          onIdle = resolve;
+          timer = setTimeout(resolve, graceMs);
+        });
+        for (const slot of slots) {
+          for (const id of slot.inflight.ids()) send(slot, { t: 'abort', id });
+          flushOutbox(slot);
+        }
+        await done;
+        clearTimeout(timer);
+        onIdle = null;
+      }
       await Promise.all(slots.map((s) => s.worker.terminate()));
     },
   };
