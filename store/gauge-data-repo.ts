@@ -51,6 +51,11 @@ export interface GaugeDataRepo {
   activityCount(): number;
   /** Everything Gauge collected for a deleted source: readings, history, state, activity. */
   removeSource(sourceId: string, alongside?: () => void): Promise<void>;
+  /**
+   * One account's latest reading and hourly history, found now; the returned function stages their removal in
+   * the caller's transaction (a deleted provider's live-header account goes with the provider).
+   */
+  prepareRemoveAccount(sourceId: string, accountId: string): () => void;
   /** Rewrites keys of the first layout into this one; returns how many. Run once at start. */
   upgradeKeys(): Promise<number>;
   /** This installation's salt for hashing provider-side identities; created on first use. */
@@ -166,6 +171,14 @@ export function gaugeDataRepo(env: StoreEnv): GaugeDataRepo {
         states.remove(sourceId);
         alongside?.();
       });
+    },
+    prepareRemoveAccount(sourceId, accountId) {
+      const own = readings.get(accountId)?.sourceId === sourceId;
+      const ownHistory = historyKeys(sourceId).filter((k) => history.get(k)?.accountId === accountId);
+      return () => {
+        if (own) readings.remove(accountId);
+        ownHistory.forEach((k) => history.remove(k));
+      };
     },
     async upgradeKeys() {
       // History and activity keys of the first layout (LEGACY_SEP); their values carry everything a key holds.

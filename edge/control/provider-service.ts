@@ -61,6 +61,8 @@ interface Deps {
   log: Logger;
   /** The port this service listens on (null before it does): no provider may point there. */
   ownPort?(): number | null;
+  /** What else goes with a deleted provider (its live-header readings): found now, staged in the delete's commit. */
+  forgetProvider?(id: string): () => void;
   listTtlMs?: number;
 }
 
@@ -255,9 +257,11 @@ export function createProviderService(deps: Deps): ProviderService {
           details: { modelRecords: owned },
         });
       }
+      const forget = deps.forgetProvider?.(id);
       await env.commit(() => {
         providers.stageRemove(id);
         models.stageListing(id, null);
+        forget?.();
         audit.stageAppend({ action: 'provider.delete', resourceType: 'provider', resourceId: id, ...actor, requestId, metadata: { kind: current.kind } });
       });
       byId.delete(id);

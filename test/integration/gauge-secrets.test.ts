@@ -85,6 +85,13 @@ test('live rate-limit headers become a reading; no credential, email or provider
   try {
     const kept = await again.request('GET', '/v1/gauge/readings?accountId=live-headers.oai');
     assert.deepEqual(kept.json.data, [live]);
+    // Deleting the provider takes its live-header readings along (W3.5 item 11): latest and history.
+    assert.equal((await again.request('DELETE', '/v1/catalog/models/oai%2Fgpt-test')).status, 200);
+    assert.equal((await again.request('DELETE', '/v1/providers/oai')).status, 200);
+    assert.deepEqual((await again.request('GET', '/v1/gauge/readings?accountId=live-headers.oai')).json.data, []);
+    const history = (await again.request('GET', '/v1/gauge')).json;
+    assert.ok(Array.isArray(history.history));
+    assert.ok(!JSON.stringify(history).includes('live-headers.oai'), 'no history of the deleted provider');
   } finally {
     await again.stop();
   }

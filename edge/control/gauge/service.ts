@@ -50,6 +50,12 @@ function checkRedirect(current: GaugeSourceRecord, next: GaugeSourceRecord, cred
   });
 }
 
+/**
+ * The most accounts Gauge keeps (the built-in sources aside): every one is polled on its schedule, and one
+ * refresh may name at most GAUGE_LIMITS.refreshIdsMax (200) sources.
+ */
+export const MAX_GAUGE_ACCOUNTS = 200;
+
 export function createGaugeService(deps: GaugeServiceDeps) {
   const { env, sources, data, vault, audit, actor } = deps;
   const defaults = new Map(GAUGE_BUILT_IN_SOURCES.map((s) => [s.id, s.config]));
@@ -92,6 +98,9 @@ export function createGaugeService(deps: GaugeServiceDeps) {
         throw new ServiceError('NOT_FOUND', known ? `Gauge cannot connect a ${input.providerId} account with \`${input.authMode}\`.` : `Gauge has no provider \`${input.providerId.slice(0, 160)}\`; see GET /v1/gauge/providers.`, {
           param: known ? 'authMode' : 'providerId',
         });
+      }
+      if (sources.all().filter((r) => r.kind === 'account').length >= MAX_GAUGE_ACCOUNTS) {
+        throw new ServiceError('CONFLICT', `At most ${MAX_GAUGE_ACCOUNTS} Gauge accounts may exist; delete one first.`);
       }
       const now = Date.now();
       const base: GaugeSourceRecord = {
