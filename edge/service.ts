@@ -21,6 +21,7 @@ import { usageRepo } from '../store/usage-repo.ts';
 import { usageRoutes } from './routes/usage.ts';
 import { withEmbeddedRuntime } from '../workers/runtime/runtime-pool.ts';
 import { embeddedFallback, modelActions, runtimeRoutes } from './routes/runtime.ts';
+import { firstOf, plainNames } from './gateway/plain-names.ts';
 import { runtimeDiscoveryRoutes } from './routes/runtime-discovery.ts';
 import { createRuntimeDiscovery } from './control/runtime-discovery.ts';
 import { createEventBus } from './control/events.ts';
@@ -56,6 +57,7 @@ import { createSettingsService, type ListenerInfo } from './control/settings-ser
 import { createTokenService } from './control/token-service.ts';
 import { createGaugeActor, gaugeOptionsFromEnv } from '../workers/gauge/actor.ts';
 import { gaugeDataRepo } from '../store/gauge-data-repo.ts';
+import { LIVE_HEADERS_ACCOUNT_PREFIX } from '../protocol/gauge-catalog.ts';
 import { gaugeSourceRepo } from '../store/gauge-source-repo.ts';
 import { createGaugeService } from './control/gauge/service.ts';
 import { tapCapacity } from './control/gauge/live-tap.ts';
@@ -181,6 +183,7 @@ export async function startService({ dataDir, port, log, edge: edgeMode = 'auto'
     log,
     // Read at each check: the listener is bound after this is built (port 0 picks one then).
     ownPort: () => boundPort,
+    forgetProvider: (id) => gaugeData.prepareRemoveAccount('live-headers', LIVE_HEADERS_ACCOUNT_PREFIX + id),
   });
 
   const savedSettings = settingsRepo(env).load();
@@ -309,7 +312,8 @@ export async function startService({ dataDir, port, log, edge: edgeMode = 'auto'
       },
       // Gauge's live-headers source hears the same answer heads as Smart Route's capacity tracker.
       smart: { ...smartRoute.smart, capacity: tapCapacity(smartRoute.smart.capacity, () => catalog.current(), gauge) },
-      unresolved: embeddedFallback(library),
+      // A name the catalog does not know: a GGUF file of the embedded runtime, else a provider's plain model name.
+      unresolved: firstOf(embeddedFallback(library), plainNames(() => settings.current().routing.providerOrder)),
     }),
     ...usageRoutes(usageRepo(env, (tokenId) => tokens.ownerOf(tokenId))),
     ...runtimeRoutes({ library, runtime: runtimePool, catalog }),

@@ -20,6 +20,7 @@ function withDefaults(saved: Partial<StoredSettings> | undefined): StoredSetting
     usage: { ...d.usage, ...saved.usage },
     gauge: { ...d.gauge, ...saved.gauge },
     limits: { ...d.limits, ...saved.limits },
+    routing: { ...d.routing, ...saved.routing },
   };
 }
 

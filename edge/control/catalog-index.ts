@@ -154,6 +154,7 @@ export function buildCatalog(
     },
     aliasOwner: (alias) => aliases.get(alias),
     provider: (id) => providers.get(id),
+    providerIds: () => [...providers.keys()],
     record: (id) => records.get(id),
 
     putRecord(record) {

@@ -28,6 +28,8 @@ export interface Catalog {
   /** The model an alias belongs to, hidden or not. */
   aliasOwner(alias: string): string | undefined;
   provider(id: string): ProviderRecord | undefined;
+  /** Every provider record's ID, enabled or not. */
+  providerIds(): string[];
 }
 
 export function routable(model: CatalogModel, provider: ProviderRecord | undefined): provider is ProviderRecord {

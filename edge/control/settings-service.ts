@@ -72,6 +72,8 @@ function merge(current: StoredSettings, patch: SettingsPatch): StoredSettings {
   Object.assign(next.gauge, gauge);
   if (oauthClients !== undefined) next.gauge.oauthClients = mergeOAuthClients(next.gauge.oauthClients, oauthClients);
   Object.assign(next.limits, patch.limits);
+  // Names of providers that do not exist (yet) are kept: a provider may be added after the order is set.
+  if (patch.routing?.providerOrder !== undefined) next.routing.providerOrder = [...patch.routing.providerOrder];
   return next;
 }
 
@@ -113,6 +115,7 @@ export function createSettingsService({ env, repo, audit, listener, vault, onCha
       usage: { ...settings.usage },
       gauge: structuredClone(settings.gauge),
       limits: { ...settings.limits },
+      routing: { providerOrder: [...settings.routing.providerOrder] },
       vault: { ...vault },
     };
   };

@@ -42,6 +42,11 @@ export interface StoredSettings {
   gauge: { enabled: boolean; retentionDays: number; oauthClients: Record<string, GaugeOAuthClient> };
   /** inflightBodyBytes: request-body bytes held at once across connections; null = a sixteenth of the memory, 64 MiB..1 GiB. */
   limits: { jsonBodyBytes: number; multipartBodyBytes: number; inflightBodyBytes: number | null };
+  /**
+   * providerOrder: where a plain upstream model name (`claude-sonnet-4-5`, `gpt-5`) that is neither a model ID
+   * nor an alias is looked up, as `<provider>/<name>`, first match first; empty = whichever one provider has it.
+   */
+  routing: { providerOrder: string[] };
 }
 
 /** A client ID is not a secret; `baseUrl` is the authorization server (GitHub Enterprise, a test fake); null = the provider's. */
@@ -57,7 +62,11 @@ export const DEFAULT_SETTINGS: StoredSettings = {
   usage: { enabled: true, retentionDays: 400 },
   gauge: { enabled: false, retentionDays: 90, oauthClients: {} },
   limits: { jsonBodyBytes: 16 * MiB, multipartBodyBytes: 64 * MiB, inflightBodyBytes: null },
+  routing: { providerOrder: [] },
 };
+
+/** The most providers `routing.providerOrder` names. */
+export const PROVIDER_ORDER_MAX = 32;
 
 /**
  * Why `dir` cannot name the models directory whatever the file system holds, or null. A NUL byte makes
@@ -104,6 +113,16 @@ export const SettingsPatchSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    routing: Type.Optional(
+      Type.Object(
+        {
+          providerOrder: Type.Optional(
+            Type.Array(Type.String({ minLength: 1, maxLength: 63, pattern: '^[a-z0-9][a-z0-9-]{0,62}$' }), { maxItems: PROVIDER_ORDER_MAX, uniqueItems: true }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -124,6 +143,7 @@ export interface SettingsView {
   usage: StoredSettings['usage'];
   gauge: StoredSettings['gauge'];
   limits: StoredSettings['limits'];
+  routing: StoredSettings['routing'];
   /** Where provider credentials are kept, by name only (never a path). */
   /** `reason`: why the file vault holds the credentials (no keychain, or asked for); null for the keychain. */
   vault: { backend: 'keychain' | 'file'; keyStorage: 'keychain' | 'file' | null; reason: string | null };

@@ -350,3 +350,46 @@ describe('translation is visible', () => {
     for (const row of ['styleB.messages<-styleA.chat_completions', 'styleA.chat_completions<-styleB.messages', 'styleA.responses<-styleB.messages']) assert.ok(rows.includes(row), row);
   });
 });
+
+// W3.4 item 5: agents send the provider's own model names. Claude Code's `claude-...` over /v1/messages,
+// Codex's over /v1/responses, and a chat client's `gpt-...`, with no alias made for them.
+describe('plain upstream model names', () => {
+  test('a name one provider lists reaches it, through a translation where needed', async () => {
+    const claudeCode = await anthropic.messages.create({ model: 'claude-test-1', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] });
+    assert.equal((an.requests.at(-1)!.json as { model: string }).model, 'claude-test-1');
+    assert.equal(claudeCode.content[0]?.type, 'text');
+    const codex = await openai.responses.create({ model: 'claude-test-1', input: 'hi', max_output_tokens: 16 });
+    assert.equal(codex.status, 'completed');
+    assert.equal((an.requests.at(-1)!.json as { model: string }).model, 'claude-test-1');
+    const chat = await openai.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] });
+    assert.equal(chat.choices[0]?.message.role, 'assistant');
+    assert.equal((oa.requests.at(-1)!.json as { model: string }).model, 'gpt-test');
+    const unknown = await openai.chat.completions.create({ model: 'gpt-nowhere', messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
+    assert.ok(unknown instanceof OpenAI.NotFoundError);
+  });
+
+  test('a name two providers list is 404 naming both until routing.providerOrder picks one', async () => {
+    assert.equal(await addProvider(svc, { id: 'mirror', kind: 'openai_compatible', baseUrl: oa.baseUrl, credential: 'sk-fake-openai' }), 1);
+    try {
+      const both = await openai.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
+      assert.ok(both instanceof OpenAI.NotFoundError);
+      assert.match(both.message, /mirror\/gpt-test, openai\/gpt-test/);
+      assert.equal((await svc.request('PATCH', '/v1/settings', { body: { routing: { providerOrder: ['mirror', 'openai'] } } })).json.routing.providerOrder[0], 'mirror');
+      await openai.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] });
+      const line = await svc.waitForLog((l) => l.msg === 'usage' && l.modelId === 'mirror/gpt-test');
+      assert.equal(line.outcome, 'ok');
+      // A direct ID still wins over the order.
+      await openai.chat.completions.create({ model: 'openai/gpt-test', messages: [{ role: 'user', content: 'hi' }] });
+    } finally {
+      await svc.request('PATCH', '/v1/settings', { body: { routing: { providerOrder: [] } } });
+      await svc.request('DELETE', '/v1/providers/mirror');
+    }
+  });
+
+  test('routing.providerOrder is validated', async () => {
+    for (const providerOrder of [['Bad ID'], 'openai', Array.from({ length: 33 }, (_, i) => `p${i}`), ['a', 'a']]) {
+      const reply = await svc.request('PATCH', '/v1/settings', { body: { routing: { providerOrder } } });
+      assert.equal(reply.status, 400, JSON.stringify(providerOrder));
+    }
+  });
+});
