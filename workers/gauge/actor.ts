@@ -29,6 +29,10 @@ export interface GaugeActorOptions extends Partial<Omit<GaugeWorkerData, 'dataDi
   trafficEveryMs?: number;
   /** The worker's scheduled collections of these sources ended (the edge evaluates alerts then). */
   onCollected?(sourceIds: string[]): void;
+  /** How long after a worker stops it is started again (30 s); tests shorten it. */
+  respawnQuietMs?: number;
+  /** The worker's entry module; tests wrap the real one to make it die. */
+  entry?: URL;
 }
 
 /** Relay provider kinds whose headers Gauge reads, as Gauge's provider IDs. */
@@ -47,6 +51,8 @@ export function createGaugeActor(options: GaugeActorOptions): GaugeActor {
     allowedHosts: options.allowedHosts ?? 'any',
   };
   const { log } = options;
+  const entry = options.entry ?? new URL('./entry.js', import.meta.url);
+  const respawnQuietMs = options.respawnQuietMs ?? RESPAWN_QUIET_MS;
   const trafficEveryMs = options.trafficEveryMs ?? 3_000;
   let worker: Worker | null = null;
   const pending = new Map<number, { resolve(m: GaugeReply): void; reject(e: ServiceError): void }>();
@@ -61,7 +67,7 @@ export function createGaugeActor(options: GaugeActorOptions): GaugeActor {
   let respawnTimer: NodeJS.Timeout | null = null;
 
   function spawn(): Worker {
-    const w = new Worker(new URL('./entry.js', import.meta.url), { workerData });
+    const w = new Worker(entry, { workerData });
     w.on('message', (m: GaugeReply) => {
       if (m.kind === 'gauge.collected') return options.onCollected?.(m.sourceIds);
       const p = pending.get(m.id);
@@ -78,12 +84,12 @@ export function createGaugeActor(options: GaugeActorOptions): GaugeActor {
       for (const p of pending.values()) p.reject(new ServiceError('INTERNAL', 'The gauge worker stopped.'));
       pending.clear();
       if (closed) return;
-      log.error({ err: err?.message, restartInMs: RESPAWN_QUIET_MS }, 'gauge worker stopped; restarting it');
+      log.error({ err: err?.message, restartInMs: respawnQuietMs }, 'gauge worker stopped; restarting it');
       // The scheduler lives in the worker: bring it back even if nothing else asks for it.
       respawnTimer = setTimeout(() => {
         respawnTimer = null;
         if (!closed && worker === null) worker = spawn();
-      }, RESPAWN_QUIET_MS);
+      }, respawnQuietMs);
       respawnTimer.unref();
     };
     w.on('error', lost);
@@ -96,7 +102,7 @@ export function createGaugeActor(options: GaugeActorOptions): GaugeActor {
   // Background messages do not restart a worker that just stopped (no crash loop on every traffic batch);
   // an explicit refresh does. What they carried is not lost: the worker rereads setup and gets the settings.
   const post = (m: GaugeRequest) => {
-    if (closed || (worker === null && Date.now() - lostAt < RESPAWN_QUIET_MS)) return;
+    if (closed || (worker === null && Date.now() - lostAt < respawnQuietMs)) return;
     (worker ??= spawn()).postMessage(m);
   };
 

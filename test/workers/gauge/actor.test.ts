@@ -45,3 +45,22 @@ test('rate-limit headers reach the worker as a reading, for the provider kinds G
     await env.close();
   }
 });
+
+test('a worker that dies fails its calls, is started again, and serves the next refresh', async () => {
+  const home = mkdtempSync(join(tmpdir(), 'gauge-actor-dying-'));
+  const lines: Record<string, unknown>[] = [];
+  const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+  const dying = createGaugeActor({ dataDir: home, log, allowedHosts: 'loopback', respawnQuietMs: 50, entry: new URL('./dying-entry.js', import.meta.url) });
+  try {
+    dying.configure(true, 90);
+    assert.equal((await dying.refresh(['service']))[0]!.ok, true);
+    await assert.rejects(dying.prune(), (err: { code?: string; message?: string }) => err.code === 'INTERNAL' && /stopped/.test(err.message ?? ''));
+    assert.ok(lines.some((l) => l.msg === 'gauge worker stopped; restarting it' && l.restartInMs === 50));
+    // A new worker, configured again (Gauge on), collects.
+    const outcomes = await dying.refresh(['service']);
+    assert.deepEqual(outcomes.map((o) => [o.sourceId, o.ok]), [['service', true]]);
+  } finally {
+    await dying.close();
+    rmSync(home, { recursive: true, force: true });
+  }
+});
