@@ -77,9 +77,11 @@ it('a burst of 300 x 16 MiB bodies is bounded by the budget, and the memory come
   for (const r of replies) counts.set(r.status, (counts.get(r.status) ?? 0) + 1);
   // Every answer is one of the two: read whole and routed (404: no such model), or refused unread (503).
   assert.equal((counts.get(404) ?? 0) + (counts.get(503) ?? 0) + (counts.get(0) ?? 0), CONNECTIONS, JSON.stringify([...counts]));
-  // Open finding (not asserted): while the rest of the suite loads both cores, some refused connections are
-  // reset (EPIPE at the client after ~5 MiB sent) before the client reads its 503: seen 0-2 of 300 on a
-  // quiet machine, up to 67 under the full suite. The budget and the memory are what this test holds.
+  // Known (not asserted): under load some refused connections are reset (EPIPE at the client) before the
+  // client reads its 503. Traced on 2026-11-27 with both cores busy: 49 of 300 with this client's
+  // `Connection: close`, 0 of 300 without it. uWS closes a connection as soon as the answer to a request
+  // that asked to close is written, while the client is still sending: the edge's lingering read of the rest
+  // of the body (server.ts, LINGER_MAX) cannot run. The budget and the memory are what this test holds.
   assert.ok((counts.get(404) ?? 0) > 0, JSON.stringify([...counts]));
   assert.ok((counts.get(503) ?? 0) > 0, 'the budget refused some bodies');
   const refused = replies.find((r) => r.status === 503)!;
