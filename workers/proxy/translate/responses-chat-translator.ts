@@ -1,32 +1,19 @@
-import { randomBytes } from 'node:crypto';
-import type { RequestState, TranslateContext, TranslatedRequest, Translator } from './index.ts';
+import type { TranslateContext, TranslatedRequest, Translator } from './index.ts';
 import { isRecord } from './common.ts';
-import { chatToResponse, responsesToChatRequest, type ResponsesCallContext } from './responses-chat.ts';
+import { callOf, newCallState } from './responses-call.ts';
+import { chatToResponse, responsesToChatRequest } from './responses-chat.ts';
 import { responsesStream } from './responses-chat-stream.ts';
 
 // The Responses-over-chat translator as the relay's registry takes it (index.ts states the contract). The
 // call's own identity (response ID, clock, the client's request the answer echoes) rides in the state the
-// relay hands back to `response` and `stream`.
-
-interface ResponsesState extends RequestState {
-  call: ResponsesCallContext;
-}
-
-const newId = (prefix: string) => `${prefix}_${randomBytes(16).toString('hex')}`;
-
-/** The call's identity from the request's state; a fresh one (echoing only the model) if a caller lost it. */
-function callOf(state: RequestState, ctx: TranslateContext): ResponsesCallContext {
-  return (state as Partial<ResponsesState>).call ?? { responseId: newId('resp'), createdAt: ctx.now(), itemId: newId, request: { model: ctx.clientModel } };
-}
+// relay hands back to `response` and `stream` (responses-call.ts).
 
 function request(body: Record<string, unknown>, ctx: TranslateContext): TranslatedRequest {
   const chat = responsesToChatRequest(body);
   chat.model = ctx.upstreamModelId;
   // Without stream usage the completed response has `usage: null`; only kinds that take the option get it.
   if (!ctx.streamUsage) delete chat.stream_options;
-  const call: ResponsesCallContext = { responseId: newId('resp'), createdAt: ctx.now(), itemId: newId, request: { ...body, model: ctx.clientModel } };
-  const state: ResponsesState = { includeUsage: false, call };
-  return { body: chat, stream: chat.stream === true, state };
+  return { body: chat, stream: chat.stream === true, state: newCallState(body, ctx) };
 }
 
 /** The Responses API's errors use the same envelope as chat's: an upstream's is passed on as it is. */

@@ -5,6 +5,7 @@ import { ServiceError } from '../../../../protocol/errors.ts';
 import { chatToResponse, responsesToChatRequest, type ResponsesCallContext } from '../../../../workers/proxy/translate/responses-chat.ts';
 import { responsesStream } from '../../../../workers/proxy/translate/responses-chat-stream.ts';
 import { TRANSLATORS } from '../../../../workers/proxy/translate/index.ts';
+import { responsesEvents as events } from '../../../helpers/responses-sse.ts';
 
 // Golden transcripts of the Responses API served over chat completions: each fixture under
 // test/fixtures/translate/responses/ holds a Responses request, the chat request it becomes, the chat
@@ -31,18 +32,6 @@ function golden(name: string, actual: Json): void {
   for (const key of Object.keys(actual)) assert.deepEqual(actual[key], stored[key], `${name}: ${key}`);
 }
 
-/** Parses Responses SSE text into its events, checking each frame's `event:` names its data's `type`. */
-function events(text: string): Json[] {
-  return text
-    .split('\n\n')
-    .filter((frame) => frame !== '')
-    .map((frame) => {
-      const [head, data] = frame.split('\n');
-      const event = JSON.parse(data!.slice('data: '.length)) as Json;
-      assert.equal(head, `event: ${String(event.type)}`);
-      return event;
-    });
-}
 
 function wholeCase(name: string): void {
   const fixture = JSON.parse(readFileSync(new URL(`${name}.json`, DIR), 'utf8')) as Json;

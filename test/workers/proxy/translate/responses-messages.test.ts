@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { TRANSLATORS, type TranslateContext } from '../../../../workers/proxy/translate/index.ts';
 import { EFFORT_BUDGETS, responsesToMessagesRequest } from '../../../../workers/proxy/translate/responses-messages.ts';
+import { responsesEvents as events } from '../../../helpers/responses-sse.ts';
 
 // The Responses API over Messages beyond its golden transcripts (golden.test.ts, responses-over-messages/):
 // the registered translator's call identity, round trips of what the answer hands back, stream ends, and
@@ -16,18 +17,6 @@ const translator = TRANSLATORS['styleA.responses<-styleB.messages'];
 const ctx: TranslateContext = { upstreamModelId: 'claude-x', providerKind: 'anthropic', clientModel: 'anth/claude-x', streamUsage: false, now: () => 1_700_000_000 };
 const event = (type: string, fields: Json = {}) => ({ event: type, data: JSON.stringify({ type, ...fields }), raw: '' });
 
-/** Parses Responses SSE text, checking each frame's `event:` names its data's `type`. */
-function events(text: string): Json[] {
-  return text
-    .split('\n\n')
-    .filter((frame) => frame !== '')
-    .map((frame) => {
-      const [head, data] = frame.split('\n');
-      const parsed = JSON.parse(data!.slice('data: '.length)) as Json;
-      assert.equal(head, `event: ${String(parsed.type)}`);
-      return parsed;
-    });
-}
 
 describe('responses over messages: the registered translator', () => {
   test('names the upstream model, echoes the client\'s, and keeps the call\'s identity between request and answer', () => {
