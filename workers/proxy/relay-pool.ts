@@ -32,13 +32,13 @@ export interface RelayWorkerData extends ProxyWorkerData {
   arena: WorkerArena;
 }
 
-/** Hands one worker message to the sink it belongs to; a finished call leaves `inflight`. */
 /** What a call still running when the pool closes ends with, carrying the usage its stream had reported. */
 const shutdownError = () => new ServiceError('OVERLOADED', 'The service is shutting down: this answer was cut short.', { headers: { 'retry-after': '1' } });
 
 /**
- * `closing`: the pool aborted this call because the service is stopping, so its `aborted` (the usage so far)
- * is a failure the client must hear of, not a client that left.
+ * Hands one worker message to the sink it belongs to; a finished call leaves `inflight`. `closing`: the pool
+ * aborted this call because the service is stopping, so its `aborted` (with the usage so far) is a failure
+ * the client must hear of, not a client that left.
  */
 export function deliverRelayMessage(m: Exclude<FromWorker, { t: 'free' }>, inflight: CallTable<RelaySink>, closing = false): void {
   const sink = inflight.get(m.id);
