@@ -10,7 +10,7 @@ import { boundedUser, CHAT_TOOLS_MAX, CHAT_USER_MAX, chatStops, ToolNames } from
 type Json = Record<string, unknown>;
 
 /** Members translated, and members dropped on purpose; any other top-level member is refused. */
-const TRANSLATED = new Set(['model', 'messages', 'system', 'max_tokens', 'stop_sequences', 'stream', 'temperature', 'top_p', 'tools', 'tool_choice', 'metadata']);
+const TRANSLATED = new Set(['model', 'messages', 'system', 'max_tokens', 'stop_sequences', 'stream', 'temperature', 'top_p', 'tools', 'tool_choice', 'metadata', 'output_config']);
 const DROPPED = new Set(['top_k', 'thinking', 'service_tier', 'context_management', 'cache_control', 'thread']);
 
 function userMessages(content: unknown, at: string): Json[] {
@@ -61,12 +61,12 @@ function assistantMessage(content: unknown, at: string, names: ToolNames): Json 
   return message;
 }
 
-function systemMessage(system: unknown): Json[] {
+function systemMessage(system: unknown, at = 'system'): Json[] {
   if (system === undefined || system === null) return [];
   if (typeof system === 'string') return [{ role: 'system', content: system }];
-  if (!Array.isArray(system)) throw cannot('system', '`system` must be a string or an array of text blocks.');
+  if (!Array.isArray(system)) throw cannot(at, `\`${at}\` must be a string or an array of text blocks.`);
   const parts = system.map((block: unknown, i) => {
-    if (!isRecord(block) || block.type !== 'text') throw cannot(`system[${i}]`, 'Only text blocks can be translated in `system`.');
+    if (!isRecord(block) || block.type !== 'text') throw cannot(`${at}[${i}]`, `Only text blocks can be translated in \`${at}\`.`);
     return { type: 'text', text: str(block.text) ?? '' };
   });
   return [{ role: 'system', content: parts }];
@@ -108,6 +108,25 @@ function toolChoiceOf(choice: unknown, out: Json, names: ToolNames): void {
   if (choice.disable_parallel_tool_use === true && choice.type !== 'none') out.parallel_tool_calls = false;
 }
 
+/**
+ * `output_config` (Claude Code sends `{effort}` on every call): `effort` is dropped as `thinking` is (a chat
+ * upstream's reasoning settings differ per server), `task_budget` is advisory and dropped, and a JSON-schema
+ * `format` becomes chat's `response_format`. Anything else in it is refused by name.
+ */
+function outputConfigOf(config: unknown, out: Json): void {
+  if (!isRecord(config)) throw cannot('output_config', '`output_config` must be an object.');
+  for (const key of Object.keys(config)) {
+    if (key === 'effort' || key === 'task_budget') continue;
+    if (key !== 'format') throw cannot(`output_config.${key.slice(0, 60)}`, `\`output_config.${key.slice(0, 60)}\` cannot be translated for a chat-completions model.`);
+  }
+  const format = config.format;
+  if (format === undefined || format === null) return;
+  if (!isRecord(format) || format.type !== 'json_schema' || !isRecord(format.schema)) {
+    throw cannot('output_config.format', 'Only a `json_schema` format with a `schema` object can be translated for a chat-completions model.');
+  }
+  out.response_format = { type: 'json_schema', json_schema: { name: 'output', schema: format.schema, strict: true } };
+}
+
 function request(body: Json, ctx: TranslateContext): TranslatedRequest {
   if (body.thread !== undefined && body.thread !== null) {
     // A chat upstream holds no conversation between calls. styleB clients know this refusal (by its
@@ -128,7 +147,10 @@ function request(body: Json, ctx: TranslateContext): TranslatedRequest {
     if (!isRecord(message)) throw cannot(at, 'A message must be an object.');
     if (message.role === 'user') messages.push(...userMessages(message.content, at));
     else if (message.role === 'assistant') messages.push(assistantMessage(message.content, at, names));
-    else throw cannot(`${at}.role`, 'A message role must be `user` or `assistant`.');
+    // Messages now takes system turns inside `messages` (Claude Code 2.1.3xx sends them, with a per-turn
+    // `output_config`, dropped as the top-level one's effort is); chat takes a system message anywhere.
+    else if (message.role === 'system') messages.push(...systemMessage(message.content, `${at}.content`));
+    else throw cannot(`${at}.role`, 'A message role must be `user`, `assistant` or `system`.');
   });
   const out: Json = { model: ctx.upstreamModelId, messages };
   const max = num(body.max_tokens);
@@ -140,6 +162,7 @@ function request(body: Json, ctx: TranslateContext): TranslatedRequest {
   if (body.tools !== undefined) out.tools = toolsOf(body.tools, names);
   if (body.tool_choice !== undefined) toolChoiceOf(body.tool_choice, out, names);
   if (isRecord(body.metadata) && typeof body.metadata.user_id === 'string') out.user = boundedUser(body.metadata.user_id, CHAT_USER_MAX);
+  if (body.output_config !== undefined && body.output_config !== null) outputConfigOf(body.output_config, out);
   const stream = body.stream === true;
   if (stream) {
     out.stream = true;

@@ -128,3 +128,40 @@ describe('chat over Messages: field limits', () => {
     assert.equal(messages[3]!.content[0]!.id, 'call_ok-1', 'an ID in the alphabet goes as it is');
   });
 });
+
+// Found by running Claude Code 2.1.332 against the service: it sends `output_config: {effort}` on every call
+// and system turns inside `messages`; both were refused for chat upstreams.
+describe('Messages over chat: what current Claude Code sends', () => {
+  const base = { model: 'm', max_tokens: 10 };
+
+  test('output_config: effort and task_budget dropped, a JSON-schema format becomes response_format, anything else refused', () => {
+    const plain = overChat.request({ ...base, messages: [{ role: 'user', content: 'hi' }], output_config: { effort: 'high', task_budget: { type: 'tokens', total: 400000 } } }, ctx('openai')).body;
+    assert.equal('output_config' in plain, false);
+    assert.equal('response_format' in plain, false);
+    const schema = { type: 'object', properties: { a: { type: 'string' } } };
+    const shaped = overChat.request({ ...base, messages: [{ role: 'user', content: 'hi' }], output_config: { format: { type: 'json_schema', schema } } }, ctx('openai')).body;
+    assert.deepEqual(shaped.response_format, { type: 'json_schema', json_schema: { name: 'output', schema, strict: true } });
+    assert.throws(() => overChat.request({ ...base, messages: [], output_config: { verbosity: 'low' } }, ctx('openai')), refusedWith('output_config.verbosity'));
+    assert.throws(() => overChat.request({ ...base, messages: [], output_config: { format: { type: 'regex' } } }, ctx('openai')), refusedWith('output_config.format'));
+  });
+
+  test('a system turn inside messages becomes a system message where it stands', () => {
+    const request = {
+      ...base,
+      system: 'You are terse.',
+      messages: [
+        { role: 'user', content: 'hi' },
+        { role: 'system', content: [{ type: 'text', text: 'Now answer in French.' }], output_config: { effort: 'low' } },
+        { role: 'user', content: 'again' },
+      ],
+    };
+    const messages = overChat.request(request, ctx('openai')).body.messages as { role: string; content: unknown }[];
+    assert.deepEqual(
+      messages.map((m) => m.role),
+      ['system', 'user', 'system', 'user'],
+    );
+    assert.deepEqual(messages[2]!.content, [{ type: 'text', text: 'Now answer in French.' }]);
+    assert.throws(() => overChat.request({ ...base, messages: [{ role: 'system', content: [{ type: 'image' }] }] }, ctx('openai')), refusedWith('messages[0].content[0]'));
+    assert.throws(() => overChat.request({ ...base, messages: [{ role: 'tool', content: 'x' }] }, ctx('openai')), refusedWith('messages[0].role'));
+  });
+});
