@@ -47,24 +47,18 @@ interface Entry {
   launched: Tuning | null;
 }
 
-/** A loopback port free now, for a service created without one; kept in its record from then on. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** Whether a loopback listener could take `port` now (a llama-server started there would fail to bind). */
-function portFree(port: number): Promise<boolean> {
+/**
+ * Takes `port` on loopback for a moment (0: any free one) and answers the port it got, or null when it is in
+ * use: a llama-server started there would fail to bind. A port picked so is kept in its service's record.
+ */
+function bindable(port: number): Promise<number | null> {
   return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+    server.once('error', () => resolve(null));
+    server.listen(port, '127.0.0.1', () => {
+      const bound = (server.address() as { port: number }).port;
+      server.close(() => resolve(bound));
+    });
   });
 }
 
@@ -78,8 +72,13 @@ export const MIN_SERVICE_PORT = 1024;
 async function checkPort(port: number, ownPort: number | null, taken: Iterable<Entry>): Promise<void> {
   if (port < MIN_SERVICE_PORT) throw new ServiceError('INVALID_REQUEST', `\`port\` must be ${MIN_SERVICE_PORT} or above (0 picks a free one).`, { param: 'port' });
   if (port === ownPort) throw new ServiceError('INVALID_REQUEST', '`port` is the port this service listens on.', { param: 'port' });
+  checkNotTaken(port, taken);
+  if ((await bindable(port)) === null) throw new ServiceError('CONFLICT', `Port ${port} is in use by another program.`, { param: 'port' });
+}
+
+/** A stopped service holds no socket, but its record keeps its port: a picked free port may still be its. */
+function checkNotTaken(port: number, taken: Iterable<Entry>): void {
   for (const e of taken) if (e.record.port === port) throw new ServiceError('CONFLICT', `Another service listens on port ${port}.`, { param: 'port' });
-  if (!(await portFree(port))) throw new ServiceError('CONFLICT', `Port ${port} is in use by another program.`, { param: 'port' });
 }
 
 /**
@@ -271,8 +270,14 @@ export function createServices(deps: ServicesDeps) {
       if ((await locateLlamaServer(deps.processEnv, binary)) === null) {
         throw new ServiceError('CONFLICT', 'No llama-server executable is on the PATH of the service; install llama.cpp or name one in `binary`.', { param: 'binary' });
       }
-      if (input.port) await checkPort(input.port, deps.ownPort(), entries.values());
-      const port = input.port || (await freePort());
+      let port = input.port ?? 0;
+      if (port !== 0) await checkPort(port, deps.ownPort(), entries.values());
+      else {
+        const picked = await bindable(0);
+        if (picked === null) throw new Error('no free loopback port');
+        checkNotTaken(picked, entries.values());
+        port = picked;
+      }
       const now = Date.now();
       const autoStart = input.autoStart ?? true;
       const record: ServiceRecord = {
