@@ -1,6 +1,6 @@
 // Where a service keeps its data, and which data directory the service running on this machine uses. Plain
 // JavaScript beside the executable, so that `switchyard token` answers without loading the TypeScript
-// toolchain (bin/switchyard.js), and the service (edge/data-dir.ts) uses the very same rules.
+// toolchain (bin/switchyard.js), and the service (service/data-dir.ts) uses the very same rules.
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';

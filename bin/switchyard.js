@@ -10,7 +10,7 @@ import { printToken } from './locate.js';
 // `token` is what a person types most; it needs neither the service nor a TypeScript loader.
 if (process.argv[2] === 'token') process.exit(printToken());
 
-const compiledCli = new URL('../edge/cli.js', import.meta.url);
+const compiledCli = new URL('../service/main.js', import.meta.url);
 if (existsSync(compiledCli)) {
   const stale = staleBuild(new URL('..', import.meta.url));
   if (stale) {
@@ -21,5 +21,5 @@ if (existsSync(compiledCli)) {
 } else {
   const { register } = await import('tsx/esm/api');
   register();
-  await import('../edge/cli.ts');
+  await import('../service/main.ts');
 }

@@ -2,7 +2,7 @@
 // A strict JSON scan of a large body spends most of its time asking whether a string's bytes hold a control
 // character (json-scan.ts). JavaScript answers four bytes at a time, about 40 us for 256 KB; this SIMD
 // function answers sixteen, about 8 us. It runs on a shared WebAssembly memory, whose buffer is a
-// SharedArrayBuffer: the body arena (workers/proxy/body-arena.ts) is one.
+// SharedArrayBuffer: the body arena (workers/shared/body-arena.ts) is one.
 
 /** Memory whose bytes can be tested in place, and the test. */
 export interface ScannableMemory {

@@ -1,4 +1,4 @@
-// Durations as rate-limit headers write them. Pure; read by the capacity tracker (edge/control/capacity.ts)
+// Durations as rate-limit headers write them. Pure; read by the capacity tracker (control/capacity.ts)
 // and by Gauge's live-header readings (workers/gauge/live-headers.ts), so both read a header the same way.
 
 /** OpenAI-style durations: `1s`, `20ms`, `6m0s`, `1h2m3.5s`, or plain seconds; milliseconds, or null. */

@@ -25,7 +25,7 @@ export interface RelayRequest {
   headers: Record<string, string>;
   /**
    * The whole JSON body: a small one as its text (cloning a short string costs less than transferring a
-   * buffer), a large one in a slot of the shared body arena (workers/proxy/body-arena.ts) or, when no slot
+   * buffer), a large one in a slot of the shared body arena (workers/shared/body-arena.ts) or, when no slot
    * was free, as bytes, transferred; null when the body follows in `body` messages (uploads).
    */
   body: ArrayBuffer | string | SharedBodyRef | null;

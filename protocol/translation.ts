@@ -3,7 +3,7 @@ import type { GatewayOp } from './gateway.ts';
 
 // Which protocol translations exist: a call in the client family may reach a model that lists only the
 // upstream family. The edge reads this table (resolution, model records, /v1/capabilities); the proxy worker
-// holds one translator per row (workers/proxy/translate/index.ts, typed against this table).
+// holds one translator per row (workers/translate/index.ts, typed against this table).
 
 export const TRANSLATIONS = {
   'styleB.messages<-styleA.chat_completions': { client: 'styleB.messages', upstream: 'styleA.chat_completions', clientOp: 'messages', upstreamOp: 'chat.completions' },

@@ -49,7 +49,7 @@ if (kind === 'inline') {
   const own = (b) => (b.byteOffset === 0 && b.byteLength === b.buffer.byteLength ? b.buffer : b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
   makeStart = (id, path, body) => ({ id, path, body: own(body) });
 } else {
-  const { createBodyArena } = await import(new URL('workers/proxy/body-arena.js', syDist).href);
+  const { createBodyArena } = await import(new URL('workers/shared/body-arena.js', syDist).href);
   ({ packBatch, unpackBatch } = await import(new URL('protocol/relay-batch.js', syDist).href));
   const arena = createBodyArena();
   const workerData = { dataDir: mkdtempSync(join(tmpdir(), 'switchyard-floor-')), arena: { buffer: arena.buffer, slotSize: arena.slotSize } };

@@ -1,10 +1,10 @@
 import { ServiceError } from '../../protocol/errors.ts';
 import { GATEWAY_OPS, type GatewayOp } from '../../protocol/gateway.ts';
 import { ADAPTERS } from '../../workers/proxy/providers/index.ts';
-import type { Catalog, ResolvedModel } from '../control/catalog.ts';
-import { targetOf } from '../control/provider-service.ts';
+import type { Catalog, ResolvedModel } from '../../control/catalog.ts';
+import { targetOf } from '../../control/provider-service.ts';
 import type { RouteResult } from '../http/router.ts';
-import { responsesToMessagesRequest } from '../../workers/proxy/translate/responses-messages.ts';
+import { responsesToMessagesRequest } from '../../workers/translate/responses-over-messages/responses-messages.ts';
 import { resolveModel, type UnresolvedName } from './resolve.ts';
 
 // Token counting for every model (docs/api.md, "Token counting"): POST /v1/messages/count_tokens and

@@ -2,7 +2,7 @@ import { ServiceError } from '../../protocol/errors.ts';
 import { GATEWAY_OPS, type GatewayOp } from '../../protocol/gateway.ts';
 import { KINDS } from '../../protocol/providers.ts';
 import { translationFor, type TranslationKey } from '../../protocol/translation.ts';
-import type { Catalog, ResolvedModel } from '../control/catalog.ts';
+import type { Catalog, ResolvedModel } from '../../control/catalog.ts';
 
 // Steps 1-3 of interface.md section 4's resolution order, all on the main thread from memory: name the
 // model, check its endpoint family, then the provider. Nothing here reads a credential.

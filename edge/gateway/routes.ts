@@ -10,20 +10,20 @@ import type { TranslationKey } from '../../protocol/translation.ts';
 import type { ResponseRouteRepo } from '../../store/response-route-repo.ts';
 import { forwardRequestHeaders } from '../../workers/proxy/header-policy.ts';
 import type { RelayPool } from '../../workers/proxy/relay-pool.ts';
-import type { ResolvedModel } from '../control/catalog.ts';
-import type { CatalogService } from '../control/catalog-service.ts';
+import type { ResolvedModel } from '../../control/catalog.ts';
+import type { CatalogService } from '../../control/catalog-service.ts';
 import { parseJsonBody, readJsonBody, scanJsonBody } from '../http/json-body.ts';
 import { afterAnswers } from '../http/after-answers.ts';
 import { createAccessLogger } from '../http/log.ts';
 import { multipartBoundary } from '../http/multipart-model.ts';
-import { targetOf } from '../control/provider-service.ts';
+import { targetOf } from '../../control/provider-service.ts';
 import { route, type RouteContext, type RouteDef, type RouteResult } from '../http/router.ts';
 import type { EdgeRequestHead } from '../http/types.ts';
 import { relayMultipart } from './multipart.ts';
 import { startRelay, type RelayCall, type RelayHooks, type RelayOutcome } from './relay-response.ts';
 import { checkCredential, resolveModel, type UnresolvedName } from './resolve.ts';
 import { countPlan, countResult, estimateResult, isCountOp, messagesCountBody, resolveForCount } from './count-tokens.ts';
-import { isPackName, isPresetName, observeFailure, resolvePack, resolvePreset, retryClassOf, type SmartRouting } from '../control/smart-route/gateway.ts';
+import { isPackName, isPresetName, observeFailure, resolvePack, resolvePreset, retryClassOf, type SmartRouting } from '../../control/smart-route/gateway.ts';
 
 // Every inference route of interface.md section 4, relayed through the proxy workers. The edge parses
 // just enough to resolve the model (strict JSON; the multipart `model` field) and checks the endpoint

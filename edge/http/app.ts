@@ -11,8 +11,8 @@ import { parseJsonBody } from './json-body.ts';
 import { createAccessLogger } from './log.ts';
 import { newRequestId, setRequestIdHeaders } from './request-id.ts';
 import { createRouter, type RouteDef, type RouteResult } from './router.ts';
-import type { AuthResult } from '../control/token-service.ts';
-import type { RequestObserver } from '../control/metrics/traffic.ts';
+import type { AuthResult } from '../../control/token-service.ts';
+import type { RequestObserver } from '../../control/metrics/traffic.ts';
 import type { BodyStream, EdgeRequest, EdgeRequestHead, EdgeResponse, Principal, ResponseWriter } from './types.ts';
 
 // The core of the edge: host check, CORS, routing, auth, body parsing, errors and the request log line.
@@ -41,7 +41,7 @@ export interface Prepared {
   /** True when the route reads the body as a stream: call `runStream` instead of `run`. */
   readonly streamBody: boolean;
   /**
-   * True when the body may be read into a slot of the body arena (workers/proxy/body-arena.ts): the route
+   * True when the body may be read into a slot of the body arena (workers/shared/body-arena.ts): the route
    * reads it only until `run` settles, unless it hands it to a relay worker.
    */
   readonly sharedBody: boolean;

@@ -7,7 +7,7 @@ import type { BodyBudget } from './body-budget.ts';
 import { BODY_PACE, BodyClock, type BodyPace } from './body-pace.ts';
 import { declaredLength } from './framing.ts';
 import { freeNow } from './free-now.ts';
-import type { BodyArena } from '../../workers/proxy/body-arena.ts';
+import type { BodyArena } from '../../workers/shared/body-arena.ts';
 import type { BodyStream, EdgeResponse } from './types.ts';
 import type { Uws } from './uws-load.ts';
 
@@ -216,7 +216,7 @@ export interface Listening {
 }
 
 export interface ListenOptions {
-  /** Where a route that takes shared bodies gets a large one read (see workers/proxy/body-arena.ts). */
+  /** Where a route that takes shared bodies gets a large one read (see workers/shared/body-arena.ts). */
   arena?: BodyArena;
   /** Request-body bytes held at once across connections (edge/http/body-budget.ts); unbounded without it. */
   bodyBudget?: BodyBudget;

@@ -8,10 +8,10 @@ import {
   type GaugeAlertEventPage,
 } from '../../protocol/http/gauge-alerts.ts';
 import { readQuery } from '../../protocol/query.ts';
-import { actorOf } from '../control/actor.ts';
-import type { GaugeAlerts } from '../control/gauge/alerts.ts';
-import type { GaugeSettings } from '../control/gauge/service.ts';
-import { checkId } from '../control/gauge/validation.ts';
+import { actorOf } from '../../control/actor.ts';
+import type { GaugeAlerts } from '../../control/gauge/alerts.ts';
+import type { GaugeSettings } from '../../control/gauge/service.ts';
+import { checkId } from '../../control/gauge/validation.ts';
 import { route, type RouteDef } from '../http/router.ts';
 
 // Gauge's alert routes (interface.md section 4, gauge.md "Money and alerts"). Rules are setup: they read and

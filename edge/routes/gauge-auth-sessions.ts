@@ -1,7 +1,7 @@
 import { checkGaugeAuthSessionCreate } from '../../protocol/http/gauge-auth-sessions.ts';
 import { readQuery } from '../../protocol/query.ts';
-import { actorOf } from '../control/actor.ts';
-import type { AuthSessions } from '../control/gauge/auth-sessions.ts';
+import { actorOf } from '../../control/actor.ts';
+import type { AuthSessions } from '../../control/gauge/auth-sessions.ts';
 import { route, type RouteDef } from '../http/router.ts';
 
 // Gauge auth sessions (interface.md section 4): POST starts a device flow and answers once the provider has

@@ -1,7 +1,7 @@
 import { checkGaugeBudgetCreate, checkGaugeBudgetUpdate } from '../../protocol/http/gauge-budgets.ts';
 import { readQuery } from '../../protocol/query.ts';
-import { actorOf } from '../control/actor.ts';
-import type { GaugeBudgets } from '../control/gauge/budgets.ts';
+import { actorOf } from '../../control/actor.ts';
+import type { GaugeBudgets } from '../../control/gauge/budgets.ts';
 import { route, type RouteDef } from '../http/router.ts';
 
 // Gauge's project budgets (gauge.md, "Money and alerts"). Budgets are setup: they read and write while Gauge is

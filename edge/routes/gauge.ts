@@ -11,11 +11,11 @@ import {
 import { readQuery } from '../../protocol/query.ts';
 import type { GaugeDataRepo } from '../../store/gauge-data-repo.ts';
 import type { GaugeSourceRepo } from '../../store/gauge-source-repo.ts';
-import { actorOf } from '../control/actor.ts';
-import { mayRedirectCredentials } from '../control/credential-redirect.ts';
-import type { GaugeService, GaugeSettings } from '../control/gauge/service.ts';
-import { checkId } from '../control/gauge/validation.ts';
-import { accountSummary, diagnostic, historySince, isAccount, latestReadings, sourceSummary } from '../control/gauge/views.ts';
+import { actorOf } from '../../control/actor.ts';
+import { mayRedirectCredentials } from '../../control/credential-redirect.ts';
+import type { GaugeService, GaugeSettings } from '../../control/gauge/service.ts';
+import { checkId } from '../../control/gauge/validation.ts';
+import { accountSummary, diagnostic, historySince, isAccount, latestReadings, sourceSummary } from '../../control/gauge/views.ts';
 import { route, type RouteDef } from '../http/router.ts';
 
 // Gauge's routes (interface.md section 4). Setup (providers, accounts, sources) reads and writes while Gauge is

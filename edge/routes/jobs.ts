@@ -1,7 +1,7 @@
 import { ServiceError } from '../../protocol/errors.ts';
 import { readQuery } from '../../protocol/query.ts';
-import { EVENT_TYPES, parseEventId, sseFrame, type BusEvent, type EventBus, type EventType } from '../control/events.ts';
-import { JOB_KINDS, JOB_STATES, type Jobs } from '../control/jobs.ts';
+import { EVENT_TYPES, parseEventId, sseFrame, type BusEvent, type EventBus, type EventType } from '../../control/events.ts';
+import { JOB_KINDS, JOB_STATES, type Jobs } from '../../control/jobs.ts';
 import { SSE_HEADERS, streamEvents } from '../http/event-stream.ts';
 import { route, type RouteDef } from '../http/router.ts';
 import type { EdgeRequest } from '../http/types.ts';

@@ -1,10 +1,10 @@
 import { ServiceError } from '../../protocol/errors.ts';
 import { readQuery } from '../../protocol/query.ts';
 import { translatedFamilies } from '../../protocol/translation.ts';
-import type { CatalogModel } from '../control/catalog.ts';
-import type { CatalogService } from '../control/catalog-service.ts';
+import type { CatalogModel } from '../../control/catalog.ts';
+import type { CatalogService } from '../../control/catalog-service.ts';
 import { route, type RouteDef } from '../http/router.ts';
-import type { SyntheticModel } from '../control/smart-route/discovery.ts';
+import type { SyntheticModel } from '../../control/smart-route/discovery.ts';
 
 // GET /v1/models: the styleA list by default; the styleB paginated list when the caller sends a styleB
 // version header (real styleB clients send `anthropic-version` on every call).

@@ -1,6 +1,6 @@
 import { checkPresetCreate, checkPresetUpdate } from '../../protocol/http/presets.ts';
-import { actorOf } from '../control/actor.ts';
-import type { PresetService } from '../control/presets/preset-service.ts';
+import { actorOf } from '../../control/actor.ts';
+import type { PresetService } from '../../control/presets/preset-service.ts';
 import { route, type RouteDef } from '../http/router.ts';
 
 export function presetRoutes(presets: PresetService): RouteDef[] {

@@ -1,10 +1,10 @@
 import { FAMILIES } from '../../protocol/families.ts';
 import { checkRoutePackCreate, checkRoutePackUpdate } from '../../protocol/http/route-packs.ts';
 import { readQuery } from '../../protocol/query.ts';
-import { actorOf } from '../control/actor.ts';
+import { actorOf } from '../../control/actor.ts';
 import { route, type RouteDef } from '../http/router.ts';
-import type { Decision } from '../control/smart-route/decide.ts';
-import type { RoutePackService } from '../control/smart-route/pack-service.ts';
+import type { Decision } from '../../control/smart-route/decide.ts';
+import type { RoutePackService } from '../../control/smart-route/pack-service.ts';
 
 /** The decision without its attempt list, which holds provider records: only IDs and reasons leave. */
 function decisionView({ attempts: _attempts, ...view }: Decision) {

@@ -1,5 +1,5 @@
 import { readQuery } from '../../protocol/query.ts';
-import type { RuntimeDiscovery } from '../control/runtime-discovery.ts';
+import type { RuntimeDiscovery } from '../../control/runtime-discovery.ts';
 import { route, type RouteDef } from '../http/router.ts';
 
 // Discovery probes the network and runs binaries, so a poll reads the few-seconds cache; `refresh=true`

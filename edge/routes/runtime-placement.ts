@@ -7,8 +7,8 @@ import { readGgufHeader } from '../../workers/runtime/gguf-header.ts';
 import { resolveModelPath, unhealthyModelError } from '../../workers/runtime/library.ts';
 import type { ModelLibrary } from '../../workers/runtime/library-watch.ts';
 import { place } from '../../workers/runtime/placement.ts';
-import type { Benchmarks } from '../control/benchmarks.ts';
-import type { CatalogService } from '../control/catalog-service.ts';
+import type { Benchmarks } from '../../control/benchmarks.ts';
+import type { CatalogService } from '../../control/catalog-service.ts';
 import { route, type RouteDef } from '../http/router.ts';
 
 // POST /v1/runtime/placement (where a library model fits with a tuning, from its GGUF header and the hardware

@@ -8,12 +8,12 @@ import type { StoreEnv } from '../../store/env.ts';
 import { unhealthyModelError } from '../../workers/runtime/library.ts';
 import type { ModelLibrary } from '../../workers/runtime/library-watch.ts';
 import type { RuntimePool } from '../../workers/runtime/runtime-pool.ts';
-import type { Actor } from '../control/actor.ts';
-import type { Catalog, ResolvedModel } from '../control/catalog.ts';
-import type { CatalogService } from '../control/catalog-service.ts';
-import type { EventBus } from '../control/events.ts';
-import type { Benchmarks } from '../control/benchmarks.ts';
-import { answerJob, type Jobs } from '../control/jobs.ts';
+import type { Actor } from '../../control/actor.ts';
+import type { Catalog, ResolvedModel } from '../../control/catalog.ts';
+import type { CatalogService } from '../../control/catalog-service.ts';
+import type { EventBus } from '../../control/events.ts';
+import type { Benchmarks } from '../../control/benchmarks.ts';
+import { answerJob, type Jobs } from '../../control/jobs.ts';
 import { route, type RouteDef } from '../http/router.ts';
 
 // The model library and the loaded models as the runtime sees them, and the model actions the embedded

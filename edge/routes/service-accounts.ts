@@ -1,7 +1,7 @@
 import { checkServiceAccountCreate, checkServiceAccountUpdate } from '../../protocol/http/service-accounts.ts';
 import { readQuery } from '../../protocol/query.ts';
-import { actorOf } from '../control/actor.ts';
-import type { ServiceAccounts } from '../control/service-accounts.ts';
+import { actorOf } from '../../control/actor.ts';
+import type { ServiceAccounts } from '../../control/service-accounts.ts';
 import { route, type RouteDef } from '../http/router.ts';
 
 // Service accounts own tokens: reading them is a management GET (`read`), changing them needs `admin`, as

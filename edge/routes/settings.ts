@@ -1,7 +1,7 @@
 import { checkSettingsPatch } from '../../protocol/http/settings.ts';
-import { actorOf } from '../control/actor.ts';
+import { actorOf } from '../../control/actor.ts';
 import { route, type RouteDef } from '../http/router.ts';
-import type { SettingsService } from '../control/settings-service.ts';
+import type { SettingsService } from '../../control/settings-service.ts';
 
 export function settingsRoutes(settings: SettingsService): RouteDef[] {
   return [

@@ -1,7 +1,7 @@
 import { checkTokenCreate, checkTokenUpdate } from '../../protocol/http/tokens.ts';
-import { actorOf } from '../control/actor.ts';
+import { actorOf } from '../../control/actor.ts';
 import { route, type RouteDef } from '../http/router.ts';
-import type { TokenService } from '../control/token-service.ts';
+import type { TokenService } from '../../control/token-service.ts';
 
 export function tokenRoutes(tokens: TokenService): RouteDef[] {
   return [

@@ -4,7 +4,7 @@ import { ALERT_RULE_KINDS, type GaugeAlertEvent, type GaugeAlertRule } from '../
 import { compile } from '../validate.ts';
 
 // Gauge alert bodies (interface.md section 4, gauge.md "Money and alerts"). Which target fields and which
-// threshold a kind takes is checked after the schema (edge/control/gauge/alert-rules.ts), naming the field.
+// threshold a kind takes is checked after the schema (control/gauge/alert-rules.ts), naming the field.
 
 const Id = Type.String({ minLength: 1, maxLength: GAUGE_LIMITS.idMax });
 const Name = Type.String({ minLength: 1, maxLength: GAUGE_LIMITS.labelMax });

@@ -50,10 +50,10 @@ after(async () => {
 
 describe('the compiled build', () => {
   test('holds JavaScript only, with the entry shims and the probe child beside the modules they load', () => {
-    for (const file of ['edge/cli.js', 'workers/proxy/relay-entry.js', 'workers/proxy/relay-worker.js', 'workers/runtime/probe-child.js', 'package.json']) {
+    for (const file of ['service/main.js', 'workers/proxy/relay-entry.js', 'workers/proxy/relay-worker.js', 'workers/runtime/probe-child.js', 'package.json']) {
       assert.ok(existsSync(join(out, file)), file);
     }
-    assert.equal(existsSync(join(out, 'edge/cli.ts')), false);
+    assert.equal(existsSync(join(out, 'service/main.ts')), false);
     assert.equal(existsSync(join(out, 'test')), false);
     assert.equal(JSON.parse(readFileSync(join(out, 'package.json'), 'utf8')).type, 'module');
   });
@@ -94,7 +94,7 @@ describe('the compiled build', () => {
     assert.equal(created.status, 201, created.text);
     await traced.waitForStderr(/^ESM \d+: Storing file:\/\/\S+\/workers\/proxy\/worker\.js /m, 15_000);
     const loaded = loadedModules();
-    for (const file of ['edge/cli.js', 'workers/proxy/relay-worker.js', 'workers/proxy/worker.js', 'workers/meter/worker.js', 'workers/runtime/runtime-worker.js']) {
+    for (const file of ['service/main.js', 'workers/proxy/relay-worker.js', 'workers/proxy/worker.js', 'workers/meter/worker.js', 'workers/runtime/runtime-worker.js']) {
       assert.ok(loaded.includes(outUrl + file), `${file} was not loaded from the build`);
     }
     assert.deepEqual(loaded.filter((url) => /\/node_modules\/(tsx|esbuild)\//.test(url)), []);

@@ -55,9 +55,9 @@ let oa: openaiFake.OpenAIFake;
 let an: anthropicFake.AnthropicFake;
 let inferenceToken = '';
 
-// The route factories the composition root (edge/service.ts) spreads into its table, built over stubs:
+// The route factories the composition root (service/compose.ts) spreads into its table, built over stubs:
 // a factory only closes over its dependencies, so the definitions (method, path, body schema) are the real
-// ones. `smartRoute.routes` is presetRoutes + routePackRoutes (edge/control/smart-route/wire.ts).
+// ones. `smartRoute.routes` is presetRoutes + routePackRoutes (control/smart-route/wire.ts).
 const stub: never = new Proxy<object>(function () {}, { get: (_t, key): unknown => (key === 'then' ? undefined : stub), apply: (): unknown => stub }) as never;
 const FACTORIES: Record<string, () => RouteDef[]> = {
   processRoutes: () => processRoutes(() => false, 'node:http'),
@@ -258,8 +258,8 @@ after(async () => {
   await an?.close();
 });
 
-test('the fuzzed route table is the one edge/service.ts serves', async () => {
-  const source = readFileSync(new URL('../../edge/service.ts', import.meta.url), 'utf8');
+test('the fuzzed route table is the one service/compose.ts serves', async () => {
+  const source = readFileSync(new URL('../../service/compose.ts', import.meta.url), 'utf8');
   const table = source.slice(source.indexOf('const routes: RouteDef[] = ['), source.indexOf('const app = createApp('));
   const spread = [...table.matchAll(/^ {4}\.\.\.([\w.]+?)(?:\(|,)/gm)].map((m) => m[1]);
   const pushed = [...table.matchAll(/routes\.push\((\w+)\(/g)].map((m) => m[1]);

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { EXIT_CANNOT_START } from '../../edge/supervisor.ts';
+import { EXIT_CANNOT_START } from '../../service/supervise.ts';
 import { LOCK_FILE } from '../../store/dir-lock.ts';
 import { serviceBin, startService, tempHome, type TestService } from '../helpers/service.ts';
 

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { describe, test } from 'node:test';
-import { EXIT_CANNOT_START } from '../../edge/supervisor.ts';
+import { EXIT_CANNOT_START } from '../../service/supervise.ts';
 import { BIN, rawRequest, startService, tempHome, type TestService } from '../helpers/service.ts';
 
 // `switchyard start` as a supervisor over the real service: a service killed with SIGKILL comes back on the

@@ -4,8 +4,8 @@ import type { UpstreamModel } from '../../protocol/providers.ts';
 import { ADAPTERS } from './providers/index.ts';
 import { unexpectedShape } from './providers/shape.ts';
 import type { HttpRequestSpec, ModelListAdapter, ProviderTarget } from './providers/types.ts';
-import { readText } from './read-text.ts';
-import { fromTransportError, fromUpstreamStatus, type UpstreamContext } from './upstream-errors.ts';
+import { readText } from '../shared/read-text.ts';
+import { fromTransportError, fromUpstreamStatus, type UpstreamContext } from '../shared/upstream-errors.ts';
 
 // Bounds against a provider that never ends its list: a cursor that loops, or a body that keeps coming.
 // 50 pages of Anthropic's 1,000 is far beyond any real account.

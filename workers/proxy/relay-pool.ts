@@ -5,7 +5,7 @@ import type { UsageReport } from '../../protocol/gateway.ts';
 import { CallTable } from '../../protocol/call-table.ts';
 import { packBatch, unpackBatch, type TextBatch } from '../../protocol/relay-batch.ts';
 import type { Chunk, FromWorker, RelayEnd, RelayRequest, ToWorker } from '../../protocol/relay.ts';
-import { createBodyArena, isSharedBody, type BodyArena, type WorkerArena } from './body-arena.ts';
+import { createBodyArena, isSharedBody, type BodyArena, type WorkerArena } from '../shared/body-arena.ts';
 import type { ProxyWorkerData } from './credentials.ts';
 
 // The edge's side of the relay: a fixed set of workers, each on one long-lived port, requests spread to

@@ -5,19 +5,19 @@ import { ServiceError, toServiceError } from '../../protocol/errors.ts';
 import { GATEWAY_OPS, type UsageReport } from '../../protocol/gateway.ts';
 import { KINDS, PROVIDER_KINDS, type ProviderKind } from '../../protocol/providers.ts';
 import { ownBuffer, STRING_CHUNK_MAX, type FromWorker, type RelayEnd, type RelayRequest } from '../../protocol/relay.ts';
-import { isSharedBody, sharedBodyView, type WorkerArena } from './body-arena.ts';
+import { isSharedBody, sharedBodyView, type WorkerArena } from '../shared/body-arena.ts';
 import { credentialOf, knownCredential } from './credentials.ts';
 import { filterResponseHeaders } from './header-policy.ts';
 import { ADAPTERS } from './providers/index.ts';
 import type { GatewayAdapter } from './providers/types.ts';
 import { requestHeaders } from './providers/request.ts';
 import { scrubHeaders, scrubTarget, scrubWhole, streamScrubber, type StreamScrubber } from './scrub.ts';
-import { fromTransportError, fromUpstreamStatus, type UpstreamContext } from './upstream-errors.ts';
+import { fromTransportError, fromUpstreamStatus, type UpstreamContext } from '../shared/upstream-errors.ts';
 import { createUsageCollector, type UsageResult } from './usage/collectors.ts';
 import { createStreamTap, type StreamTap } from './usage/stream-tap.ts';
 import { upstreamBody } from './upstream-body.ts';
-import { translatedBody, translatedErrorText, translatedFor, translatedWhole, type Translated } from './translate/relay-glue.ts';
-import { createTranslatingTap } from './translate/tap.ts';
+import { translatedBody, translatedErrorText, translatedFor, translatedWhole, type Translated } from './translate-glue.ts';
+import { createTranslatingTap } from './translate-tap.ts';
 import type { RelayControl } from './relay-control.ts';
 
 // One relayed call, inside a proxy worker: build the upstream request, send it with undici, and hand the

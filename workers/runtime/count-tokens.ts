@@ -1,6 +1,6 @@
 import type { ChatHistoryItem, ChatModelFunctions } from 'node-llama-cpp';
 import { ServiceError } from '../../protocol/errors.ts';
-import { responsesToChatRequest } from '../proxy/translate/responses-chat.ts';
+import { responsesToChatRequest } from '../translate/responses-over-chat/responses-chat.ts';
 import { parseChatRequest } from './chat.ts';
 import { messagesConversation } from './messages.ts';
 import { offeredFunctions } from './tools.ts';

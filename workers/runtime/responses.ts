@@ -1,10 +1,10 @@
-import { chatToResponse, responsesCallContext, responsesToChatRequest, type ResponsesCallContext } from '../proxy/translate/responses-chat.ts';
-import { responsesStream } from '../proxy/translate/responses-chat-stream.ts';
+import { chatToResponse, responsesCallContext, responsesToChatRequest, type ResponsesCallContext } from '../translate/responses-over-chat/responses-chat.ts';
+import { responsesStream } from '../translate/responses-over-chat/responses-chat-stream.ts';
 import { parseChatRequest } from './chat.ts';
 import type { CallOutput } from './output.ts';
 
 // The Responses API on a loaded model, served over the runtime's own chat completions with the same pure
-// translation the proxy uses for chat-only upstreams (workers/proxy/translate/responses-chat*.ts): the
+// translation the proxy uses for chat-only upstreams (workers/translate/responses-chat*.ts): the
 // request becomes a chat request, and the chat answer, whole or streamed, becomes the Responses answer on
 // its way out. Function tools and function-call items map to chat tools and tool calls both ways, so the
 // runtime's tools (workers/runtime/tools.ts) serve this route too. Stateless: the whole conversation comes in

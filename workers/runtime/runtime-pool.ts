@@ -6,7 +6,7 @@ import type { Tuning } from '../../protocol/http/settings.ts';
 import { CallTable } from '../../protocol/call-table.ts';
 import { ownBuffer, type RelayRequest } from '../../protocol/relay.ts';
 import type { BenchmarkFigures, DraftChoice, FromRuntime, LoadedEntry, RuntimeConfig, RuntimeControl, RuntimeEvent, RuntimeWorkerData, ToRuntime } from '../../protocol/runtime.ts';
-import { isSharedBody, sharedBodyView } from '../proxy/body-arena.ts';
+import { isSharedBody, sharedBodyView } from '../shared/body-arena.ts';
 import { deliverRelayMessage, type RelayPool, type RelaySink } from '../proxy/relay-pool.ts';
 
 // The edge's side of the embedded runtime: the same start/close contract as the proxy relay pool, served

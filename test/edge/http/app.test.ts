@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import { createApp } from '../../../edge/http/app.ts';
 import { corsPolicy } from '../../../edge/http/cors.ts';
 import { route } from '../../../edge/http/router.ts';
-import type { AuthResult } from '../../../edge/control/token-service.ts';
+import type { AuthResult } from '../../../control/token-service.ts';
 import type { EdgeResponse } from '../../../edge/http/types.ts';
 import { compile } from '../../../protocol/validate.ts';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { createEventBus } from '../../../edge/control/events.ts';
+import { createEventBus } from '../../../control/events.ts';
 import { streamEvents } from '../../../edge/http/event-stream.ts';
 import type { ResponseWriter } from '../../../edge/http/types.ts';
 import { parseSse } from '../../fakes/sse-client.ts';

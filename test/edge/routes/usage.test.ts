@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { createApp } from '../../../edge/http/app.ts';
 import { corsPolicy } from '../../../edge/http/cors.ts';
 import { usageRoutes } from '../../../edge/routes/usage.ts';
-import type { AuthResult } from '../../../edge/control/token-service.ts';
+import type { AuthResult } from '../../../control/token-service.ts';
 import type { UsageEvent } from '../../../protocol/gateway.ts';
 import { addDays } from '../../../protocol/local-day.ts';
 import { openStoreEnv, type StoreEnv } from '../../../store/env.ts';

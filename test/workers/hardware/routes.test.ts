@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import { createApp } from '../../../edge/http/app.ts';
 import { corsPolicy } from '../../../edge/http/cors.ts';
 import { hardwareRoutes } from '../../../edge/routes/hardware.ts';
-import type { AuthResult } from '../../../edge/control/token-service.ts';
+import type { AuthResult } from '../../../control/token-service.ts';
 import { checkHardwareTelemetry, type ProbeOutcome } from '../../../protocol/http/hardware.ts';
 import type { Scope } from '../../../protocol/scopes.ts';
 import { createHardwareActor, type HardwareActor } from '../../../workers/hardware/actor.ts';

@@ -1,6 +1,6 @@
 import { request, type Dispatcher } from 'undici';
-import { readText } from '../../proxy/read-text.ts';
-import { fromTransportError, retryAfterSeconds } from '../../proxy/upstream-errors.ts';
+import { readText } from '../../shared/read-text.ts';
+import { fromTransportError, retryAfterSeconds } from '../../shared/upstream-errors.ts';
 import { CollectorError, type CollectContext } from './types.ts';
 
 // The one HTTP path of the hosted-provider collectors (openai, anthropic, openrouter, github-copilot): a GET

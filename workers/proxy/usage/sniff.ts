@@ -1,6 +1,6 @@
 import { isRecord } from '../providers/shape.ts';
 import { parseJson, type SseFields } from './report.ts';
-import { bytesAt } from './sse.ts';
+import { bytesAt } from '../../shared/sse.ts';
 
 // Streams whose events say their type (Responses, Anthropic Messages) are filtered by that type before any
 // parse. OpenAI and Anthropic name each event in an `event:` line; compatible servers may leave it out,

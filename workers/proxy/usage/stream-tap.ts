@@ -3,7 +3,7 @@ import type { ProviderKind } from '../../../protocol/providers.ts';
 import { isRecord } from '../providers/shape.ts';
 import { createUsageCollector, type UsageResult } from './collectors.ts';
 import { hasUsageObject, parseJson, usageKeyAt } from './report.ts';
-import { bytesAt, createSseSplitter, decodeSseBlock, parseSseBlock, type SseEvent } from './sse.ts';
+import { bytesAt, createSseSplitter, decodeSseBlock, parseSseBlock, type SseEvent } from '../../shared/sse.ts';
 
 // Sits between the upstream's streamed body and the client: reads usage from the events as they pass and,
 // when the relay asked for usage the client did not, takes back what that request added.

@@ -1,7 +1,7 @@
 import type { GatewayOp } from '../../../../protocol/gateway.ts';
 import type { ProviderKind } from '../../../../protocol/providers.ts';
 import { createUsageCollector, type UsageResult } from '../../../../workers/proxy/usage/collectors.ts';
-import { createSseParser } from '../../../../workers/proxy/usage/sse.ts';
+import { createSseParser } from '../../../../workers/shared/sse.ts';
 
 // Streams and bodies in the shapes the providers' API references document, built here so that each test
 // can vary one thing (line ends, the injected usage, a split point) and keep the rest exact.

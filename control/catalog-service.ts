@@ -1,0 +1,211 @@
+import { ServiceError } from '../protocol/errors.ts';
+import type { EndpointFamily } from '../protocol/families.ts';
+import { KINDS } from '../protocol/providers.ts';
+import { translatedFamilies } from '../protocol/translation.ts';
+import { directModelId, MODEL_ID_MAX, type ModelCreate, type ModelUpdate, type ModelView } from '../protocol/http/catalog.ts';
+import type { AuditRepo } from '../store/audit-repo.ts';
+import type { StoreEnv } from '../store/env.ts';
+import type { ModelListCache, ModelRecord, ModelRepo } from '../store/model-repo.ts';
+import type { ProviderRecord } from '../store/provider-repo.ts';
+import type { Actor } from './actor.ts';
+import type { Catalog, CatalogModel } from './catalog.ts';
+import { buildCatalog } from './catalog-index.ts';
+
+export interface CatalogFilter {
+  providerId?: string;
+  source?: 'explicit' | 'auto';
+  family?: EndpointFamily;
+  hidden?: boolean;
+}
+
+export interface CatalogService {
+  current(): Catalog;
+  /**
+   * A provider's record (null: deleted) or its model list (undefined: unchanged) was committed; only its
+   * entries change.
+   */
+  providerChanged(id: string, provider: ProviderRecord | null, listing?: ModelListCache | null): void;
+  list(filter: CatalogFilter): ModelView[];
+  get(id: string): ModelView;
+  create(input: ModelCreate, actor: Actor, requestId: string): Promise<ModelView>;
+  update(id: string, patch: ModelUpdate, actor: Actor, requestId: string): Promise<ModelView>;
+  remove(id: string, actor: Actor, requestId: string): Promise<void>;
+}
+
+interface Deps {
+  env: StoreEnv;
+  models: ModelRepo;
+  audit: AuditRepo;
+  /** Read once, at start: afterwards the provider service tells of each change. */
+  providers(): readonly ProviderRecord[];
+}
+
+const invalid = (param: string, message: string) => new ServiceError('INVALID_REQUEST', message, { param });
+
+export function toModelView(m: CatalogModel): ModelView {
+  const { created: _created, ...view } = m;
+  return { ...view, families: [...view.families], translatedFamilies: translatedFamilies(view.families), aliases: [...view.aliases] };
+}
+
+export function createCatalogService({ env, models, audit, providers }: Deps): CatalogService {
+  const catalog = buildCatalog(providers(), models.all(), models.allListings());
+  // IDs and aliases of writes between their checks and their commit: two concurrent creates of one ID, or two
+  // writes claiming one alias, would both pass the checks and both commit.
+  const pendingIds = new Set<string>();
+  /** Alias -> the model claiming it, and how many of that model's writes do. */
+  const pendingAliases = new Map<string, { id: string; writes: number }>();
+
+  const mustGet = (id: string): CatalogModel => {
+    const m = id.length > MODEL_ID_MAX ? undefined : catalog.get(id);
+    if (!m) throw new ServiceError('NOT_FOUND', `No catalog model with ID \`${id.slice(0, 200)}\`.`, { param: 'id' });
+    return m;
+  };
+
+  /** Checks that depend on the provider and the rest of the catalog. */
+  function checkRecord(record: ModelRecord, provider: ProviderRecord): void {
+    const kindFamilies: readonly EndpointFamily[] = KINDS[provider.kind].families;
+    record.families.forEach((f, i) => {
+      if (!kindFamilies.includes(f)) throw invalid(`families[${i}]`, `A ${provider.kind} provider cannot serve ${f}.`);
+    });
+    record.aliases.forEach((alias, i) => {
+      const owner = pendingAliases.get(alias)?.id ?? catalog.aliasOwner(alias);
+      if (owner !== undefined && owner !== record.id) {
+        throw new ServiceError('CONFLICT', `Alias \`${alias}\` already belongs to \`${owner}\`.`, { param: `aliases[${i}]` });
+      }
+    });
+    const acc = record.acceleration;
+    if (acc !== null) {
+      if (provider.kind !== 'embedded' && provider.kind !== 'llamacpp') {
+        throw invalid('acceleration', 'Speculative decoding is available for llamacpp and embedded models only.');
+      }
+      if (acc.mode === 'draft') {
+        if (acc.draftModelId === null) throw invalid('acceleration.draftModelId', 'Draft mode needs a draftModelId.');
+        const draft = catalog.get(acc.draftModelId);
+        if (!draft || draft.providerId !== provider.id || draft.id === record.id) {
+          throw invalid('acceleration.draftModelId', 'The draft model must be another model of the same provider.');
+        }
+      }
+    }
+  }
+
+  async function save(record: ModelRecord, action: 'model.create' | 'model.update', actor: Actor, requestId: string, changed: string[]) {
+    // checkRecord ran in this same synchronous stretch: no other write claimed these since.
+    for (const alias of record.aliases) {
+      const claim = pendingAliases.get(alias);
+      if (claim) claim.writes++;
+      else pendingAliases.set(alias, { id: record.id, writes: 1 });
+    }
+    if (action === 'model.create') pendingIds.add(record.id);
+    try {
+      await env.commit(() => {
+        models.stagePut(record);
+        audit.stageAppend({ action, resourceType: 'model', resourceId: record.id, ...actor, requestId, metadata: { providerId: record.providerId, changedFields: changed } });
+      });
+    } finally {
+      for (const alias of record.aliases) if (--pendingAliases.get(alias)!.writes === 0) pendingAliases.delete(alias);
+      if (action === 'model.create') pendingIds.delete(record.id);
+    }
+    // After the commit, in commit order: the catalog never shows what the store may still lose.
+    catalog.putRecord(record);
+    return toModelView(mustGet(record.id));
+  }
+
+  const service: CatalogService = {
+    current: () => catalog,
+    providerChanged: (id, provider, listing) => catalog.putProvider(id, provider, listing),
+    list(f) {
+      return catalog
+        .all()
+        .filter(
+          (m) =>
+            (f.providerId === undefined || m.providerId === f.providerId) &&
+            (f.source === undefined || m.source === f.source) &&
+            (f.family === undefined || m.families.includes(f.family)) &&
+            (f.hidden === undefined || m.hidden === f.hidden),
+        )
+        .map(toModelView);
+    },
+    get: (id) => toModelView(mustGet(id)),
+
+    async create(input, actor, requestId) {
+      const provider = catalog.provider(input.providerId);
+      if (!provider) throw invalid('providerId', `No provider with ID \`${input.providerId}\`.`);
+      const id = directModelId(provider.id, input.upstreamModelId);
+      if (catalog.record(id) !== undefined || pendingIds.has(id)) throw new ServiceError('CONFLICT', `Catalog model \`${id}\` already exists.`, { param: 'upstreamModelId' });
+      const auto = catalog.get(id);
+      const families = input.families ?? auto?.families;
+      if (families === undefined || families.length === 0) {
+        throw invalid('families', 'Name the endpoint families: the provider has not reported this model.');
+      }
+      const now = Date.now();
+      const record: ModelRecord = {
+        id,
+        providerId: provider.id,
+        upstreamModelId: input.upstreamModelId,
+        displayName: input.displayName ?? auto?.displayName ?? input.upstreamModelId,
+        families: [...families],
+        aliases: input.aliases ?? [],
+        hidden: input.hidden ?? false,
+        contextWindow: input.contextWindow ?? auto?.contextWindow ?? null,
+        pricing: input.pricing ? { cachedInputPerMTok: null, cacheWritePerMTok: null, cacheWrite1hPerMTok: null, currency: 'USD', ...input.pricing } : null,
+        acceleration: input.acceleration ? { draftModelId: null, ...input.acceleration } : null,
+        createdAt: now,
+        updatedAt: now,
+      };
+      checkRecord(record, provider);
+      return save(record, 'model.create', actor, requestId, Object.keys(input).sort());
+    },
+
+    async update(id, patch, actor, requestId) {
+      const current = mustGet(id);
+      const provider = catalog.provider(current.providerId)!;
+      // Patching an auto model turns it into an explicit record (to hide it, alias it, price it).
+      const base: ModelRecord = catalog.record(id) ?? {
+        id,
+        providerId: current.providerId,
+        upstreamModelId: current.upstreamModelId,
+        displayName: current.displayName,
+        families: [...current.families],
+        aliases: [],
+        hidden: false,
+        contextWindow: current.contextWindow,
+        pricing: null,
+        acceleration: null,
+        createdAt: Date.now(),
+        updatedAt: Date.now(),
+      };
+      const next: ModelRecord = {
+        ...base,
+        ...(patch.displayName !== undefined && { displayName: patch.displayName }),
+        ...(patch.families !== undefined && { families: [...patch.families] }),
+        ...(patch.aliases !== undefined && { aliases: [...patch.aliases] }),
+        ...(patch.hidden !== undefined && { hidden: patch.hidden }),
+        ...(patch.contextWindow !== undefined && { contextWindow: patch.contextWindow }),
+        ...(patch.pricing !== undefined && { pricing: patch.pricing && { cachedInputPerMTok: null, cacheWritePerMTok: null, cacheWrite1hPerMTok: null, currency: 'USD', ...patch.pricing } }),
+        ...(patch.acceleration !== undefined && { acceleration: patch.acceleration && { draftModelId: null, ...patch.acceleration } }),
+        updatedAt: Date.now(),
+      };
+      checkRecord(next, provider);
+      return save(next, 'model.update', actor, requestId, Object.keys(patch).sort());
+    },
+
+    async remove(id, actor, requestId) {
+      const current = mustGet(id);
+      if (current.source === 'auto') {
+        throw new ServiceError('CONFLICT', 'Auto-proxied models cannot be deleted; hide them, or turn off the provider’s autoProxyModels.', {
+          param: 'id',
+        });
+      }
+      const drafts = catalog.all().filter((m) => m.acceleration?.draftModelId === id);
+      if (drafts.length > 0) {
+        throw new ServiceError('CONFLICT', `\`${id}\` is the draft model of ${drafts.length} other model(s).`, { param: 'id' });
+      }
+      await env.commit(() => {
+        models.stageRemove(id);
+        audit.stageAppend({ action: 'model.delete', resourceType: 'model', resourceId: id, ...actor, requestId, metadata: { providerId: current.providerId } });
+      });
+      catalog.removeRecord(id);
+    },
+  };
+  return service;
+}

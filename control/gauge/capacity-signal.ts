@@ -1,0 +1,215 @@
+import type { GaugeReading, GaugeReadingSource } from '../../protocol/gauge.ts';
+import type { GaugeActor } from '../../workers/gauge/actor.ts';
+import { LIVE_HEADERS_ACCOUNT_PREFIX } from '../../protocol/gauge-catalog.ts';
+import type { StoredReading } from '../../store/gauge-data-repo.ts';
+import type { GaugeSourceRecord } from '../../store/gauge-source-repo.ts';
+import type { CapacityReading, CapacitySignal, CapacityTracker } from '../capacity.ts';
+import type { Catalog } from '../catalog.ts';
+import { isAccount } from './views.ts';
+
+// The one capacity signal: the live-header tracker (per catalog model, from answer heads and 429s) and Gauge's
+// polled readings (per account: the tightest window still counting). GET /v1/gauge/capacity lists it;
+// Smart Route's `capacity` strategy reads it per model through `read`.
+//
+// Mapping: a Gauge account of provider P speaks for the catalog models whose provider record is of kind P (an
+// `openrouter` account for the models of every `openrouter` provider record). Gauge cannot tell which key a
+// provider record holds, so with several accounts of P the one with the most headroom speaks: Smart Route steers
+// away only when every such account is short. Live-header readings stay per model (rate limits are per model);
+// when both exist the tighter wins, since each caps what is left (a request window and a spend limit are
+// different limits). A window whose reset time passed no longer counts; one without a reset time counts for
+// UNDATED_MS after its reading, and a reading older than STALE_MS counts for nothing.
+
+export const UNDATED_MS = 60 * 60_000;
+export const STALE_MS = 24 * 60 * 60_000;
+/** Below this headroom an account is `low`. */
+export const LOW_HEADROOM = 0.1;
+/** Polled readings are reread from the store at most this often on the request path (and after a refresh). */
+const CACHE_MS = 1_000;
+
+export type CapacityStatus = 'ok' | 'low' | 'exhausted' | 'rate_limited' | 'unknown';
+
+export interface CapacityRow {
+  providerId: string;
+  accountId: string;
+  /** A catalog model ID for per-model live readings; null for a whole account. */
+  model: string | null;
+  headroom: number | null;
+  resetsAt: string | null;
+  status: CapacityStatus;
+  /** Of the answers and 429s heard in the last 15 minutes, the share that were 429s; null when none were heard. */
+  recentRateLimitedShare: number | null;
+  source: GaugeReadingSource;
+  observedAt: string;
+}
+
+export interface Tightest {
+  headroom: number;
+  windowId: string;
+  remaining: number | null;
+  limit: number | null;
+  /** The window's announced reset, when it has one. */
+  resetsAt: number | null;
+  /** When this stops counting: the reset, or UNDATED_MS after the reading. */
+  countsUntil: number;
+}
+
+const clamp = (x: number) => Math.min(1, Math.max(0, x));
+
+/** The window of a reading with the least headroom that still counts at `now`; null when none does. */
+export function tightest(reading: GaugeReading, now: number): Tightest | null {
+  const at = Date.parse(reading.collectedAt);
+  if (!(now - at < STALE_MS)) return null;
+  let best: Tightest | null = null;
+  const consider = (t: Tightest) => {
+    if (t.countsUntil > now && (best === null || t.headroom < best.headroom)) best = t;
+  };
+  for (const w of reading.windows) {
+    let headroom: number | null = null;
+    if (w.limit !== null && w.limit > 0 && w.remaining !== null) headroom = clamp(w.remaining / w.limit);
+    else if (w.limit !== null && w.limit > 0 && w.used !== null) headroom = clamp(1 - w.used / w.limit);
+    else if (w.utilization !== null) headroom = clamp(1 - w.utilization);
+    if (headroom === null) continue;
+    const resetsAt = w.resetsAt === null ? null : Date.parse(w.resetsAt);
+    consider({ headroom, windowId: w.id, remaining: w.remaining, limit: w.limit, resetsAt, countsUntil: resetsAt ?? at + UNDATED_MS });
+  }
+  const c = reading.credits;
+  if (c && c.total !== null && c.total > 0 && c.remaining !== null) {
+    consider({ headroom: clamp(c.remaining / c.total), windowId: 'credits', remaining: c.remaining, limit: c.total, resetsAt: null, countsUntil: at + UNDATED_MS });
+  }
+  return best;
+}
+
+export function statusOf(headroom: number | null, rateLimited = false): CapacityStatus {
+  if (rateLimited) return 'rate_limited';
+  if (headroom === null) return 'unknown';
+  if (headroom === 0) return 'exhausted';
+  return headroom < LOW_HEADROOM ? 'low' : 'ok';
+}
+
+export interface CapacitySignalDeps {
+  live: CapacityTracker;
+  readings(): StoredReading[];
+  sources(): GaugeSourceRecord[];
+  catalog(): Catalog;
+  /** Gauge opted in: polled readings count only then; the live tracker always does. */
+  enabled(): boolean;
+}
+
+export interface GaugeCapacitySignal extends CapacitySignal {
+  /** GET /v1/gauge/capacity: active accounts (enabled, with a reading), then live per-model readings. */
+  rows(now?: number): CapacityRow[];
+  /** The polled account that speaks for a provider kind now, or null when none counts. */
+  polled(providerKind: string, now?: number): { accountId: string; tight: Tightest } | null;
+  /** Forget cached readings (after an explicit refresh wrote new ones). */
+  invalidate(): void;
+}
+
+interface Active {
+  record: GaugeSourceRecord;
+  stored: StoredReading;
+}
+
+export function createCapacitySignal(deps: CapacitySignalDeps): GaugeCapacitySignal {
+  let cache: { at: number; active: Active[] } | null = null;
+
+  /** Enabled accounts' latest readings, live-header accounts included (the route lists them). */
+  function active(now: number): Active[] {
+    if (cache !== null && now >= cache.at && now - cache.at < CACHE_MS) return cache.active;
+    const byId = new Map(deps.sources().map((s) => [s.id, s]));
+    const list: Active[] = [];
+    for (const stored of deps.readings()) {
+      const record = byId.get(stored.sourceId);
+      if (!record?.enabled) continue;
+      if (isAccount(record) || record.kind === 'live_headers') list.push({ record, stored });
+    }
+    cache = { at: now, active: list };
+    return list;
+  }
+
+  function polled(kind: string, now = Date.now()) {
+    let best: { accountId: string; tight: Tightest } | null = null;
+    let any = false;
+    for (const { record, stored } of active(now)) {
+      if (!isAccount(record) || stored.reading.providerId !== kind) continue;
+      any = true;
+      const tight = tightest(stored.reading, now);
+      // An account with nothing counting is no evidence of pressure: it may be the one the route's key is.
+      if (tight === null) return null;
+      if (best === null || tight.headroom > best.tight.headroom) best = { accountId: stored.reading.accountId, tight };
+    }
+    return any ? best : null;
+  }
+
+  function read(modelId: string, now = Date.now()): CapacityReading | null {
+    const live = deps.live.read(modelId, now);
+    if (!deps.enabled()) return live;
+    const catalog = deps.catalog();
+    const model = catalog.get(modelId);
+    const kind = model && catalog.provider(model.providerId)?.kind;
+    const p = kind === undefined ? null : polled(kind, now);
+    if (p === null) return live;
+    const fromGauge: CapacityReading = { headroom: p.tight.headroom, remaining: p.tight.remaining, limit: p.tight.limit, resetAt: p.tight.countsUntil, source: 'gauge', observedAt: now };
+    return live !== null && live.headroom <= fromGauge.headroom ? live : fromGauge;
+  }
+
+  function rows(now = Date.now()): CapacityRow[] {
+    if (!deps.enabled()) return [];
+    const catalog = deps.catalog();
+    const entries = deps.live.entries(now).map((e) => {
+      const model = catalog.get(e.modelId);
+      const provider = model ? catalog.provider(model.providerId) : undefined;
+      return { ...e, providerRecordId: provider?.id ?? null, kind: provider?.kind ?? null };
+    });
+    const share = (of: typeof entries) => {
+      const heard = of.reduce((n, e) => n + e.answers + e.rateLimited, 0);
+      return heard === 0 ? null : of.reduce((n, e) => n + e.rateLimited, 0) / heard;
+    };
+    const out: CapacityRow[] = active(now).map(({ stored: { reading } }) => {
+      const tight = tightest(reading, now);
+      const live = reading.accountId.startsWith(LIVE_HEADERS_ACCOUNT_PREFIX);
+      const record = reading.accountId.slice(LIVE_HEADERS_ACCOUNT_PREFIX.length);
+      const mine = entries.filter((e) => (live ? e.providerRecordId === record : e.kind === reading.providerId));
+      return {
+        providerId: reading.providerId,
+        accountId: reading.accountId,
+        model: null,
+        headroom: tight?.headroom ?? null,
+        resetsAt: tight?.resetsAt == null ? null : new Date(tight.resetsAt).toISOString(),
+        status: statusOf(tight?.headroom ?? null),
+        recentRateLimitedShare: share(mine),
+        source: reading.source,
+        observedAt: reading.collectedAt,
+      };
+    });
+    for (const e of entries) {
+      if (e.providerRecordId === null || e.kind === null) continue;
+      const r = e.reading;
+      out.push({
+        providerId: e.kind,
+        accountId: LIVE_HEADERS_ACCOUNT_PREFIX + e.providerRecordId,
+        model: e.modelId,
+        headroom: r?.headroom ?? null,
+        resetsAt: r === null ? null : new Date(r.resetAt).toISOString(),
+        status: statusOf(r?.headroom ?? null, r?.source === 'rate_limited'),
+        recentRateLimitedShare: share([e]),
+        source: 'live_headers',
+        observedAt: new Date(Math.max(r?.observedAt ?? 0, e.lastAt ?? 0)).toISOString(),
+      });
+    }
+    return out;
+  }
+
+  return { read, rows, polled, invalidate: () => void (cache = null) };
+}
+
+/** The gauge actor as the edge's Gauge service uses it, with the signal's cache dropped after each explicit refresh. */
+export function refreshingCapacity(actor: Pick<GaugeActor, 'setupChanged' | 'refresh'>, signal: () => Pick<GaugeCapacitySignal, 'invalidate'>): Pick<GaugeActor, 'setupChanged' | 'refresh'> {
+  return {
+    setupChanged: () => actor.setupChanged(),
+    async refresh(sourceIds) {
+      const outcomes = await actor.refresh(sourceIds);
+      signal().invalidate();
+      return outcomes;
+    },
+  };
+}

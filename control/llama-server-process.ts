@@ -1,0 +1,308 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { ServiceError } from '../protocol/errors.ts';
+import type { Tuning } from '../protocol/http/settings.ts';
+import type { ServiceExit, ServiceExitReason, ServiceState, ServiceView } from '../protocol/http/services.ts';
+import { probe } from './runtime-discovery.ts';
+
+// One supervised llama-server: spawned with the tuning mapped to its flags, health-checked on GET /health
+// (503 while it loads the model, 200 once it serves), restarted after a delay that doubles with each death in
+// a row (reset once it stayed healthy a while), given up on after repeated deaths before it was ever healthy,
+// and stopped with SIGTERM, then SIGKILL after a grace period. Nothing the process prints is kept: its
+// output may hold paths, and the exit status says enough.
+
+export interface LaunchSpec {
+  binary: string;
+  modelPath: string;
+  port: number;
+  tuning: Tuning;
+}
+
+/** Why a launch could not even spawn; the instance reports it as the exit reason. */
+export class LaunchRefused extends Error {
+  constructor(readonly reason: Extract<ServiceExitReason, 'binary_missing' | 'model_missing'>) {
+    super(reason);
+  }
+}
+
+export interface Timing {
+  backoffFirstMs: number;
+  backoffMaxMs: number;
+  /** A process healthy this long resets the delay and the count of failed starts. */
+  healthyMs: number;
+  healthEveryMs: number;
+  /** Consecutive failed health checks of a running process before it is killed and restarted. */
+  healthFailures: number;
+  /** How long a start may stay unhealthy (a large model loads for minutes). */
+  startTimeoutMs: number;
+  stopGraceMs: number;
+  /** Deaths before the first healthy answer, in a row, after which the instance is `failed`. */
+  maxFailedStarts: number;
+}
+
+export const TIMING: Timing = {
+  backoffFirstMs: 500,
+  backoffMaxMs: 30_000,
+  healthyMs: 60_000,
+  healthEveryMs: 5_000,
+  healthFailures: 3,
+  startTimeoutMs: 10 * 60_000,
+  stopGraceMs: 5_000,
+  maxFailedStarts: 5,
+};
+
+/** Test and bench hooks: `SWITCHYARD_SERVICE_TIMING='{"backoffFirstMs":50}'` overrides fields it names. */
+export function timingFromEnv(env: NodeJS.ProcessEnv): Timing {
+  const raw = env.SWITCHYARD_SERVICE_TIMING;
+  if (!raw) return TIMING;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    parsed = null;
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new Error('SWITCHYARD_SERVICE_TIMING must be a JSON object of millisecond figures.');
+  }
+  const out = { ...TIMING };
+  for (const [k, v] of Object.entries(parsed)) {
+    if (!(k in TIMING) || !Number.isInteger(v) || (v as number) < 1 || (v as number) > 3_600_000) {
+      throw new Error(`SWITCHYARD_SERVICE_TIMING: \`${k.slice(0, 40)}\` is not a timing field with a positive integer.`);
+    }
+    out[k as keyof Timing] = v as number;
+  }
+  return out;
+}
+
+/** runtime.tuning as llama-server flags: 0 is "automatic" (the flag is left out), gpuLayers -1 is CPU only. */
+export function llamaServerArgs({ modelPath, port, tuning }: Omit<LaunchSpec, 'binary'>): string[] {
+  const args = ['--model', modelPath, '--host', '127.0.0.1', '--port', String(port)];
+  if (tuning.contextSize > 0) args.push('--ctx-size', String(tuning.contextSize));
+  if (tuning.threads > 0) args.push('--threads', String(tuning.threads));
+  if (tuning.gpuLayers !== 0) args.push('--n-gpu-layers', String(Math.max(0, tuning.gpuLayers)));
+  if (tuning.parallel > 0) args.push('--parallel', String(tuning.parallel));
+  if (tuning.batchSize > 0) args.push('--batch-size', String(tuning.batchSize));
+  return args;
+}
+
+/** The process's part of a service's view. */
+export type InstanceStatus = Pick<ServiceView, 'state' | 'pid' | 'restarts' | 'nextStartAt' | 'lastExit' | 'startedAt' | 'readyAt'>;
+
+export interface InstanceOptions {
+  /** Read at each launch: settings and the library may have changed since the last one. */
+  launchSpec(): Promise<LaunchSpec>;
+  timing: Timing;
+  env: NodeJS.ProcessEnv;
+  /** Every change of state (and of pid), after it happened. */
+  onChange(status: InstanceStatus, previous: ServiceState): void;
+}
+
+type Waiter = { resolve(): void; reject(err: Error): void };
+
+export function createInstance({ launchSpec, timing, env, onChange }: InstanceOptions) {
+  let state: ServiceState = 'stopped';
+  let child: ChildProcess | null = null;
+  let wanted = false;
+  let restarts = 0;
+  let failedStarts = 0;
+  let delay = timing.backoffFirstMs;
+  let nextStartAt: number | null = null;
+  let lastExit: ServiceExit | null = null;
+  let startedAt: number | null = null;
+  let readyAt: number | null = null;
+  /** Why the current process is being ended by us, so its exit reports that rather than `exited`. */
+  let killReason: ServiceExitReason | null = null;
+  let timers: NodeJS.Timeout[] = [];
+  let readyWaiters: Waiter[] = [];
+  let stopWaiters: (() => void)[] = [];
+  /** Bumped at each launch: a health probe or timer of an earlier process must not touch the next one. */
+  let generation = 0;
+
+  const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+  const status = (): InstanceStatus => ({
+    state,
+    pid: child?.pid ?? null,
+    restarts,
+    nextStartAt: iso(nextStartAt),
+    lastExit,
+    startedAt: iso(startedAt),
+    readyAt: iso(readyAt),
+  });
+  function move(next: ServiceState): void {
+    const previous = state;
+    state = next;
+    onChange(status(), previous);
+  }
+  function later(ms: number, fn: () => void): void {
+    const t = setTimeout(() => {
+      timers = timers.filter((x) => x !== t);
+      fn();
+    }, ms);
+    timers.push(t);
+  }
+  function clearTimers(): void {
+    for (const t of timers) clearTimeout(t);
+    timers = [];
+  }
+  function settleReady(err: Error | null): void {
+    const waiters = readyWaiters;
+    readyWaiters = [];
+    for (const w of waiters) (err ? w.reject(err) : w.resolve());
+  }
+
+  async function launch(): Promise<void> {
+    const mine = ++generation;
+    nextStartAt = null;
+    let spec: LaunchSpec;
+    try {
+      spec = await launchSpec();
+    } catch (err) {
+      if (mine !== generation || !wanted) return;
+      const reason = err instanceof LaunchRefused ? err.reason : 'spawn_failed';
+      return died({ reason, code: null, signal: null, at: new Date().toISOString() }, false);
+    }
+    if (mine !== generation || !wanted) return;
+    killReason = null;
+    readyAt = null;
+    startedAt = Date.now();
+    let proc: ChildProcess;
+    try {
+      proc = spawn(spec.binary, llamaServerArgs(spec), { stdio: 'ignore', env, windowsHide: true });
+    } catch {
+      return died({ reason: 'spawn_failed', code: null, signal: null, at: new Date().toISOString() }, false);
+    }
+    child = proc;
+    let ended = false;
+    proc.on('error', () => {
+      // ENOENT or EACCES: no exit event follows when the process never started.
+      if (ended || proc.pid !== undefined) return;
+      ended = true;
+      child = null;
+      died({ reason: 'spawn_failed', code: null, signal: null, at: new Date().toISOString() }, false);
+    });
+    proc.on('exit', (code, signal) => {
+      if (ended) return;
+      ended = true;
+      const wasHealthy = readyAt !== null;
+      child = null;
+      died({ reason: killReason ?? 'exited', code, signal, at: new Date().toISOString() }, wasHealthy);
+    });
+    move('starting');
+    const url = `http://127.0.0.1:${spec.port}/health`;
+    const deadline = Date.now() + timing.startTimeoutMs;
+    const pollStart = () => {
+      if (mine !== generation || child !== proc) return;
+      if (Date.now() > deadline) return kill('start_timeout');
+      probe(url, Math.min(2_000, timing.healthEveryMs)).then((answer) => {
+        if (mine !== generation || child !== proc || state !== 'starting') return;
+        if (!answer.ok) return later(Math.min(250, timing.healthEveryMs), pollStart);
+        readyAt = Date.now();
+        move('running');
+        settleReady(null);
+        later(timing.healthyMs, () => {
+          if (mine === generation && child === proc) {
+            failedStarts = 0;
+            delay = timing.backoffFirstMs;
+          }
+        });
+        later(timing.healthEveryMs, () => watch(0));
+      });
+    };
+    const watch = (failures: number) => {
+      if (mine !== generation || child !== proc) return;
+      probe(url, Math.min(2_000, timing.healthEveryMs)).then((answer) => {
+        if (mine !== generation || child !== proc || state !== 'running') return;
+        const next = answer.ok ? 0 : failures + 1;
+        if (next >= timing.healthFailures) return kill('health_check_failed');
+        later(timing.healthEveryMs, () => watch(next));
+      });
+    };
+    pollStart();
+  }
+
+  /** Ends the current process for a reason of ours; its exit then restarts it (or not, when stopping). */
+  function kill(reason: ServiceExitReason): void {
+    if (!child) return;
+    killReason = reason;
+    child.kill(reason === 'stopped' ? 'SIGTERM' : 'SIGKILL');
+  }
+
+  function died(exit: ServiceExit, wasHealthy: boolean): void {
+    clearTimers();
+    lastExit = exit;
+    startedAt = null;
+    readyAt = null;
+    if (!wanted) {
+      move('stopped');
+      const waiters = stopWaiters;
+      stopWaiters = [];
+      for (const w of waiters) w();
+      settleReady(new ServiceError('CONFLICT', 'The service was stopped before it became ready.'));
+      return;
+    }
+    if (!wasHealthy) failedStarts++;
+    if (failedStarts >= timing.maxFailedStarts || exit.reason === 'binary_missing' || exit.reason === 'model_missing') {
+      wanted = false;
+      move('failed');
+      settleReady(
+        new ServiceError('CONFLICT', `The llama-server did not become healthy (${exit.reason}${exit.code !== null ? `, status ${exit.code}` : ''}).`, {
+          details: { reason: exit.reason, code: exit.code, signal: exit.signal, failedStarts },
+        }),
+      );
+      return;
+    }
+    restarts++;
+    nextStartAt = Date.now() + delay;
+    const wait = delay;
+    delay = Math.min(delay * 2, timing.backoffMaxMs);
+    move('restarting');
+    later(wait, () => void launch());
+  }
+
+  return {
+    status,
+    /** Starts it if it is not running or starting; resolves once it answers its health check. */
+    start(): Promise<void> {
+      const ready = new Promise<void>((resolve, reject) => {
+        if (state === 'running') return resolve();
+        readyWaiters.push({ resolve, reject });
+      });
+      if (!wanted || state === 'failed' || state === 'stopped') {
+        wanted = true;
+        if (state === 'stopped' || state === 'failed') {
+          restarts = 0;
+          failedStarts = 0;
+          delay = timing.backoffFirstMs;
+          void launch();
+        }
+        // `stopping`: the exit sees `wanted` and restarts through the backoff path at once.
+      }
+      return ready;
+    },
+    /** Stops it and resolves once the process is gone (SIGKILL after the grace period). */
+    stop(): Promise<void> {
+      wanted = false;
+      generation++;
+      if (!child) {
+        clearTimers();
+        nextStartAt = null;
+        if (state !== 'stopped') {
+          move('stopped');
+          settleReady(new ServiceError('CONFLICT', 'The service was stopped before it became ready.'));
+        }
+        return Promise.resolve();
+      }
+      const gone = new Promise<void>((resolve) => stopWaiters.push(resolve));
+      if (state !== 'stopping') {
+        clearTimers();
+        move('stopping');
+        kill('stopped');
+        const proc = child;
+        const t = setTimeout(() => proc.kill('SIGKILL'), timing.stopGraceMs);
+        void gone.then(() => clearTimeout(t));
+      }
+      return gone;
+    },
+  };
+}
+
+export type Instance = ReturnType<typeof createInstance>;

@@ -1,0 +1,112 @@
+import { ServiceError } from '../../protocol/errors.ts';
+import type { PresetCreate, PresetUpdate, PresetView } from '../../protocol/http/presets.ts';
+import type { AuditRepo } from '../../store/audit-repo.ts';
+import type { StoreEnv } from '../../store/env.ts';
+import type { PresetRepo } from '../../store/preset-repo.ts';
+import type { Actor } from '../actor.ts';
+import type { Catalog } from '../catalog.ts';
+import { checkPreset, usablePreset, type UsablePreset } from './check.ts';
+
+export interface PresetService {
+  list(): PresetView[];
+  get(slug: string): PresetView;
+  /** Runs every check a create runs except the slug conflict; saves nothing. */
+  validate(input: PresetCreate): void;
+  create(input: PresetCreate, actor: Actor, requestId: string): Promise<PresetView>;
+  update(slug: string, patch: PresetUpdate, actor: Actor, requestId: string): Promise<PresetView>;
+  remove(slug: string, actor: Actor, requestId: string): Promise<void>;
+  /** Null for an unknown slug and for a preset whose target cannot be routed now. */
+  usable(slug: string): UsablePreset | null;
+  /** Every usable preset, by slug. */
+  discoverable(): UsablePreset[];
+}
+
+interface Deps {
+  env: StoreEnv;
+  presets: PresetRepo;
+  audit: AuditRepo;
+  catalog(): Catalog;
+}
+
+const bySlug = (a: { slug: string }, b: { slug: string }) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0);
+
+export function createPresetService({ env, presets, audit, catalog }: Deps): PresetService {
+  // Read-mostly and tiny: kept in memory so resolution never touches the store.
+  const cache = new Map(presets.all().map((p) => [p.slug, p]));
+
+  const mustGet = (slug: string) => {
+    const p = cache.get(slug);
+    if (!p) throw new ServiceError('NOT_FOUND', `No preset \`${slug.slice(0, 100)}\`.`, { param: 'slug' });
+    return p;
+  };
+
+  function fromInput(input: PresetCreate, now: string): PresetView {
+    return {
+      slug: input.slug,
+      displayName: input.displayName ?? input.slug,
+      model: input.model,
+      parameters: input.parameters ?? {},
+      system: input.system ?? null,
+      familyScope: [...input.familyScope],
+      createdAt: now,
+      updatedAt: now,
+    };
+  }
+
+  async function save(record: PresetView, action: 'preset.create' | 'preset.update', actor: Actor, requestId: string, changed: string[]) {
+    await env.commit(() => {
+      presets.stagePut(record);
+      audit.stageAppend({ action, resourceType: 'preset', resourceId: record.slug, ...actor, requestId, metadata: { model: record.model, changedFields: changed } });
+    });
+    cache.set(record.slug, record);
+    return record;
+  }
+
+  return {
+    list: () => [...cache.values()].sort(bySlug),
+    get: mustGet,
+    validate(input) {
+      checkPreset(fromInput(input, ''), catalog());
+    },
+    async create(input, actor, requestId) {
+      const record = fromInput(input, new Date().toISOString());
+      if (record.slug === 'validate') throw new ServiceError('INVALID_REQUEST', '`validate` is reserved by POST /v1/presets/validate.', { param: 'slug' });
+      checkPreset(record, catalog());
+      if (cache.has(record.slug)) throw new ServiceError('CONFLICT', `Preset \`${record.slug}\` already exists.`, { param: 'slug' });
+      return save(record, 'preset.create', actor, requestId, Object.keys(input).sort());
+    },
+    async update(slug, patch, actor, requestId) {
+      const current = mustGet(slug);
+      const next: PresetView = {
+        ...current,
+        ...(patch.displayName !== undefined && { displayName: patch.displayName }),
+        ...(patch.model !== undefined && { model: patch.model }),
+        ...(patch.parameters !== undefined && { parameters: patch.parameters }),
+        ...(patch.system !== undefined && { system: patch.system }),
+        ...(patch.familyScope !== undefined && { familyScope: [...patch.familyScope] }),
+        updatedAt: new Date().toISOString(),
+      };
+      checkPreset(next, catalog());
+      return save(next, 'preset.update', actor, requestId, Object.keys(patch).sort());
+    },
+    async remove(slug, actor, requestId) {
+      const current = mustGet(slug);
+      await env.commit(() => {
+        presets.stageRemove(slug);
+        audit.stageAppend({ action: 'preset.delete', resourceType: 'preset', resourceId: slug, ...actor, requestId, metadata: { model: current.model } });
+      });
+      cache.delete(slug);
+    },
+    usable(slug) {
+      const p = cache.get(slug);
+      return p ? usablePreset(p, catalog()) : null;
+    },
+    discoverable() {
+      const now = catalog();
+      return [...cache.values()]
+        .sort(bySlug)
+        .map((p) => usablePreset(p, now))
+        .filter((u): u is UsablePreset => u !== null);
+    },
+  };
+}

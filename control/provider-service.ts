@@ -1,0 +1,328 @@
+import type { Logger } from 'pino';
+import { PROVIDER_ID, DEFAULT_TIMEOUTS, KINDS, type UpstreamModelList } from '../protocol/providers.ts';
+import { ServiceError, toServiceError } from '../protocol/errors.ts';
+import type { ProviderCreate, ProviderUpdate, ProviderView } from '../protocol/http/providers.ts';
+import type { ProviderTarget } from '../protocol/messages.ts';
+import type { AuditRepo } from '../store/audit-repo.ts';
+import type { StoreEnv } from '../store/env.ts';
+import type { ModelListCache, ModelRepo } from '../store/model-repo.ts';
+import type { ProviderRecord, ProviderRepo } from '../store/provider-repo.ts';
+import type { Vault } from '../store/vault/index.ts';
+import type { Actor } from './actor.ts';
+import { checkCredentialRedirect } from './credential-redirect.ts';
+import { checkBaseUrl, checkCredential, checkHints, checkNotOwnListener, defaultProviderId } from './provider-validation.ts';
+
+/**
+ * The most models one provider's list may put in the catalog; the rest of a longer list is left out (first
+ * ones kept, in the upstream's order) and the refresh says so. OpenRouter lists about 400 today; the bound
+ * is what keeps a provider that lists without end (one whose list includes this catalog) from growing it.
+ */
+export const MAX_LISTED_MODELS = 2_000;
+
+/** Lists a provider's models off the main thread (the proxy pool), reading the credential there. */
+export type ModelLister = (target: ProviderTarget, credentialRef: string | null) => Promise<UpstreamModelList>;
+
+export interface ProviderService {
+  list(): ProviderView[];
+  get(id: string): ProviderView;
+  record(id: string): ProviderRecord | undefined;
+  create(input: ProviderCreate, actor: Actor, requestId: string): Promise<ProviderView>;
+  /** `mayRedirect`: the caller may send the stored credential to a new `baseUrl` (credential-redirect.ts). */
+  update(id: string, patch: ProviderUpdate, actor: Actor, requestId: string, mayRedirect: boolean): Promise<ProviderView>;
+  remove(id: string, actor: Actor, requestId: string): Promise<void>;
+  test(id: string, actor: Actor, requestId: string): Promise<TestOutcome>;
+  refreshModels(id: string, actor: Actor | null, requestId: string | null): Promise<ModelListCache>;
+  /** Refreshes, in the background, every auto-proxying provider whose list is older than the TTL. */
+  refreshStale(): void;
+  /** Resolves once no model list refresh is running (each has committed its list and told the catalog). */
+  idle(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface TestOutcome {
+  ok: boolean;
+  latencyMs: number;
+  modelCount: number | null;
+  error: { code: string; message: string; details: Record<string, unknown> } | null;
+}
+
+interface Deps {
+  env: StoreEnv;
+  providers: ProviderRepo;
+  models: ModelRepo;
+  audit: AuditRepo;
+  vault: Vault;
+  lister: ModelLister;
+  /**
+   * After a commit that changed provider `id`: its record now (null: deleted) and, when its model list
+   * changed too, that list (null: dropped). The catalog updates that provider's entries only.
+   */
+  onChange(id: string, provider: ProviderRecord | null, listing?: ModelListCache | null): void;
+  log: Logger;
+  /** The port this service listens on (null before it does): no provider may point there. */
+  ownPort?(): number | null;
+  /** What else goes with a deleted provider (its live-header readings): found now, staged in the delete's commit. */
+  forgetProvider?(id: string): () => void;
+  listTtlMs?: number;
+}
+
+export function toProviderView(r: ProviderRecord): ProviderView {
+  return {
+    id: r.id,
+    kind: r.kind,
+    displayName: r.displayName,
+    baseUrl: r.baseUrl,
+    enabled: r.enabled,
+    autoProxyModels: r.autoProxyModels,
+    credentialConfigured: r.credentialRef !== null,
+    hints: { ...r.hints },
+    timeouts: { ...r.timeouts },
+    createdAt: new Date(r.createdAt).toISOString(),
+    updatedAt: new Date(r.updatedAt).toISOString(),
+  };
+}
+
+/** True when the provider listed more than MAX_LISTED_MODELS and the rest were left out. */
+export function truncated(listing: ModelListCache): boolean {
+  return listing.listedCount !== undefined && listing.listedCount > listing.models.length;
+}
+
+export function targetOf(r: ProviderRecord): ProviderTarget {
+  return { id: r.id, kind: r.kind, baseUrl: r.baseUrl ?? '', hints: r.hints, timeouts: r.timeouts };
+}
+
+export function createProviderService(deps: Deps): ProviderService {
+  const { env, providers, models, audit, vault, lister, onChange, log } = deps;
+  const ttl = deps.listTtlMs ?? 15 * 60_000;
+  const byId = new Map(providers.all().map((r) => [r.id, r]));
+  const ownPort = () => deps.ownPort?.() ?? null;
+  const refreshing = new Map<string, Promise<{ listing: ModelListCache; failure: ServiceError | null }>>();
+  let closed = false;
+
+  const mustGet = (id: string): ProviderRecord => {
+    const r = byId.get(id);
+    if (!r) throw new ServiceError('NOT_FOUND', `No provider with ID \`${id.slice(0, 100)}\`.`, { param: 'id' });
+    return r;
+  };
+
+  /** One fetch per provider at a time; a caller arriving meanwhile shares it. */
+  function fetchListing(id: string): Promise<{ listing: ModelListCache; failure: ServiceError | null }> {
+    const running = refreshing.get(id);
+    if (running) return running;
+    const r = mustGet(id);
+    const run = (async () => {
+      const previous = models.listing(id) ?? { fetchedAt: null, models: [], error: null };
+      let listing: ModelListCache;
+      let failure: ServiceError | null = null;
+      try {
+        const { models: listed, withheld } = await listFrom(r);
+        const kept = listed.length > MAX_LISTED_MODELS ? listed.slice(0, MAX_LISTED_MODELS) : listed;
+        listing = { fetchedAt: Date.now(), models: kept, error: null, listedCount: listed.length, withheld };
+        // Counts only: the IDs left out are the ones that may hold the key.
+        if (withheld > 0) log.warn({ providerId: id, withheld }, 'the provider listed models whose ID or name held its credential; they were left out');
+        if (truncated(listing)) log.warn({ providerId: id, listedCount: listed.length, kept: kept.length }, 'the provider listed more models than one provider may add; the rest were left out');
+      } catch (err) {
+        failure = toServiceError(err);
+        // A failed refresh keeps the last good list.
+        listing = { ...previous, error: { code: failure.code, message: failure.message, at: Date.now() } };
+      }
+      if (byId.has(id)) {
+        await env.commit(() => models.stageListing(id, listing));
+        // Deleted meanwhile: its removal took the list with it.
+        const now = byId.get(id);
+        if (now) onChange(id, now, listing);
+      }
+      return { listing, failure };
+    })().finally(() => refreshing.delete(id));
+    refreshing.set(id, run);
+    return run;
+  }
+
+  /** A record stored before the listener check, or a port changed since, still never lists itself. */
+  function listFrom(r: ProviderRecord): Promise<UpstreamModelList> {
+    checkNotOwnListener(r.baseUrl, ownPort());
+    return lister(targetOf(r), r.credentialRef);
+  }
+
+  const wantsList = (r: ProviderRecord) => r.enabled && r.autoProxyModels && KINDS[r.kind].actions.includes('refresh-models');
+
+  function refreshInBackground(id: string): void {
+    if (closed) return;
+    fetchListing(id).then(({ failure }) => {
+      if (failure) log.warn({ providerId: id, code: failure.code }, 'could not refresh the provider model list');
+    }, (err: unknown) => log.error({ providerId: id, err: String(err) }, 'model list refresh failed'));
+  }
+
+  async function commitProvider(next: ProviderRecord, action: 'provider.create' | 'provider.update', actor: Actor, requestId: string, metadata: Record<string, string | boolean | string[]>) {
+    await env.commit(() => {
+      providers.stagePut(next);
+      audit.stageAppend({ action, resourceType: 'provider', resourceId: next.id, ...actor, requestId, metadata });
+    });
+    byId.set(next.id, next);
+    onChange(next.id, next);
+  }
+
+  const service: ProviderService = {
+    list: () => [...byId.values()].sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id)).map(toProviderView),
+    get: (id) => toProviderView(mustGet(id)),
+    record: (id) => byId.get(id),
+
+    async create(input, actor, requestId) {
+      const id = input.id ?? defaultProviderId(input.kind);
+      if (!PROVIDER_ID.test(id)) {
+        throw new ServiceError('INVALID_REQUEST', 'A provider `id` is lower-case letters, digits and dashes (at most 63).', { param: 'id' });
+      }
+      if (byId.has(id)) throw new ServiceError('CONFLICT', `A provider with ID \`${id}\` already exists.`, { param: 'id' });
+      const baseUrl = checkBaseUrl(input.kind, input.baseUrl);
+      checkNotOwnListener(baseUrl, ownPort());
+      const hints = checkHints(input.kind, input.hints);
+      checkCredential(input.kind, input.credential);
+      const now = Date.now();
+      const credentialRef = input.credential === undefined ? null : await vault.put(input.credential);
+      const record: ProviderRecord = {
+        id,
+        kind: input.kind,
+        displayName: input.displayName ?? id,
+        baseUrl,
+        enabled: input.enabled ?? true,
+        autoProxyModels: input.autoProxyModels ?? true,
+        credentialRef,
+        hints,
+        timeouts: { ...DEFAULT_TIMEOUTS, ...input.timeouts },
+        createdAt: now,
+        updatedAt: now,
+      };
+      try {
+        await commitProvider(record, 'provider.create', actor, requestId, {
+          kind: record.kind,
+          credentialConfigured: credentialRef !== null,
+          hintNames: Object.keys(hints),
+        });
+      } catch (err) {
+        if (credentialRef !== null) await vault.delete(credentialRef).catch(() => undefined);
+        throw err;
+      }
+      if (wantsList(record)) refreshInBackground(id);
+      return toProviderView(record);
+    },
+
+    async update(id, patch, actor, requestId, mayRedirect) {
+      const current = mustGet(id);
+      const baseUrl = patch.baseUrl === undefined ? current.baseUrl : checkBaseUrl(current.kind, patch.baseUrl);
+      if (patch.baseUrl !== undefined) checkNotOwnListener(baseUrl, ownPort());
+      checkCredentialRedirect({
+        hasCredential: current.credentialRef !== null,
+        before: current.baseUrl,
+        after: baseUrl,
+        suppliesCredential: patch.credential !== undefined,
+        mayRedirect,
+        param: 'baseUrl',
+      });
+      const hints = patch.hints === undefined ? current.hints : checkHints(current.kind, patch.hints);
+      checkCredential(current.kind, patch.credential);
+      const newRef = typeof patch.credential === 'string' ? await vault.put(patch.credential) : undefined;
+      const next: ProviderRecord = {
+        ...current,
+        displayName: patch.displayName ?? current.displayName,
+        baseUrl,
+        enabled: patch.enabled ?? current.enabled,
+        autoProxyModels: patch.autoProxyModels ?? current.autoProxyModels,
+        credentialRef: patch.credential === undefined ? current.credentialRef : (newRef ?? null),
+        hints,
+        timeouts: { ...current.timeouts, ...patch.timeouts },
+        updatedAt: Date.now(),
+      };
+      try {
+        await commitProvider(next, 'provider.update', actor, requestId, {
+          changedFields: Object.keys(patch).sort(),
+          credentialConfigured: next.credentialRef !== null,
+        });
+      } catch (err) {
+        if (newRef !== undefined) await vault.delete(newRef).catch(() => undefined);
+        throw err;
+      }
+      // The old secret goes only once nothing refers to it any more.
+      if (current.credentialRef !== null && current.credentialRef !== next.credentialRef) await vault.delete(current.credentialRef);
+      const reachChanged = baseUrl !== current.baseUrl || next.credentialRef !== current.credentialRef || patch.hints !== undefined;
+      if (wantsList(next) && (reachChanged || !wantsList(current))) refreshInBackground(id);
+      return toProviderView(next);
+    },
+
+    async remove(id, actor, requestId) {
+      const current = mustGet(id);
+      const owned = models.all().filter((m) => m.providerId === id).length;
+      if (owned > 0) {
+        throw new ServiceError('CONFLICT', `Provider \`${id}\` still has ${owned} catalog model record(s); delete them first.`, {
+          param: 'id',
+          details: { modelRecords: owned },
+        });
+      }
+      const forget = deps.forgetProvider?.(id);
+      await env.commit(() => {
+        providers.stageRemove(id);
+        models.stageListing(id, null);
+        forget?.();
+        audit.stageAppend({ action: 'provider.delete', resourceType: 'provider', resourceId: id, ...actor, requestId, metadata: { kind: current.kind } });
+      });
+      byId.delete(id);
+      onChange(id, null, null);
+      if (current.credentialRef !== null) await vault.delete(current.credentialRef);
+    },
+
+    async test(id, actor, requestId) {
+      const r = mustGet(id);
+      const started = performance.now();
+      let outcome: TestOutcome;
+      try {
+        const listed = await listFrom(r);
+        outcome = { ok: true, latencyMs: Math.round(performance.now() - started), modelCount: listed.models.length, error: null };
+      } catch (err) {
+        const e = toServiceError(err);
+        outcome = { ok: false, latencyMs: Math.round(performance.now() - started), modelCount: null, error: { code: e.code, message: e.message, details: e.details } };
+      }
+      await env.commit(() =>
+        audit.stageAppend({ action: 'provider.test', resourceType: 'provider', resourceId: id, ...actor, requestId, metadata: { ok: outcome.ok, code: outcome.error?.code ?? null } }),
+      );
+      return outcome;
+    },
+
+    async refreshModels(id, actor, requestId) {
+      mustGet(id);
+      const { listing, failure } = await fetchListing(id);
+      if (actor !== null && byId.has(id)) {
+        await env.commit(() =>
+          audit.stageAppend({
+            action: 'provider.refresh-models',
+            resourceType: 'provider',
+            resourceId: id,
+            ...actor,
+            requestId,
+            metadata: { ok: failure === null, modelCount: listing.models.length },
+          }),
+        );
+      }
+      if (failure) throw failure;
+      return listing;
+    },
+
+    refreshStale() {
+      const now = Date.now();
+      for (const r of byId.values()) {
+        if (!wantsList(r) || refreshing.has(r.id)) continue;
+        const listing = models.listing(r.id);
+        const last = Math.max(listing?.fetchedAt ?? 0, listing?.error?.at ?? 0);
+        if (now - last >= ttl) refreshInBackground(r.id);
+      }
+    },
+
+    async idle() {
+      while (refreshing.size > 0) await Promise.allSettled([...refreshing.values()]);
+    },
+
+    async close() {
+      closed = true;
+      await service.idle();
+    },
+  };
+  return service;
+}

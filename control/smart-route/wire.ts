@@ -1,0 +1,39 @@
+import type { AuditRepo } from '../../store/audit-repo.ts';
+import type { StoreEnv } from '../../store/env.ts';
+import { presetRepo } from '../../store/preset-repo.ts';
+import { routePackRepo } from '../../store/route-pack-repo.ts';
+import { createCapacityTracker, type CapacitySignal, type CapacityTracker } from '../capacity.ts';
+import type { CatalogService } from '../catalog-service.ts';
+import { createPresetService } from '../presets/preset-service.ts';
+import type { RouteDef } from '../../edge/http/router.ts';
+import { presetRoutes } from '../../edge/routes/presets.ts';
+import { routePackRoutes } from '../../edge/routes/route-packs.ts';
+import { syntheticModels, type SyntheticModel } from './discovery.ts';
+import type { SmartRouting } from './gateway.ts';
+import { createLatencyTracker } from './latency.ts';
+import { createRoutePackService } from './pack-service.ts';
+
+// One call for the composition root: presets, route packs, their signals, routes and discovery entries.
+export function createSmartRouting(deps: {
+  env: StoreEnv;
+  audit: AuditRepo;
+  catalog: CatalogService;
+  /** What the capacity strategy reads, built over the live tracker (Gauge adds its polled readings). */
+  capacitySignal?: (live: CapacityTracker) => CapacitySignal;
+}): {
+  smart: SmartRouting;
+  routes: RouteDef[];
+  synthetic(): SyntheticModel[];
+} {
+  const { env, audit, catalog } = deps;
+  const capacity = createCapacityTracker();
+  const latency = createLatencyTracker();
+  const current = () => catalog.current();
+  const presets = createPresetService({ env, presets: presetRepo(env), audit, catalog: current });
+  const packs = createRoutePackService({ env, packs: routePackRepo(env), audit, catalog: current, signals: { capacity: deps.capacitySignal?.(capacity) ?? capacity, latency } });
+  return {
+    smart: { presets, packs, capacity, latency },
+    routes: [...presetRoutes(presets), ...routePackRoutes(packs)],
+    synthetic: () => syntheticModels(presets, packs),
+  };
+}

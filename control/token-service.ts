@@ -1,0 +1,246 @@
+import { rename, rm, writeFile, open as openFile } from 'node:fs/promises';
+import { ServiceError } from '../protocol/errors.ts';
+import { newId } from '../protocol/ids.ts';
+import { parseDateTime } from '../protocol/query.ts';
+import { DEFAULT_TOKEN_SCOPES, type TokenCreate, type TokenUpdate, type TokenView } from '../protocol/http/tokens.ts';
+import type { AuditRepo } from '../store/audit-repo.ts';
+import type { StoreEnv } from '../store/env.ts';
+import type { MetaRepo } from '../store/meta-repo.ts';
+import type { TokenRecord, TokenRepo } from '../store/token-repo.ts';
+import type { Actor } from './actor.ts';
+import { displayPrefix, generateTokenSecret, tokenHash } from '../edge/http/auth.ts';
+import type { Principal } from '../edge/http/types.ts';
+
+export type AuthResult = { ok: true; principal: Principal } | { ok: false; reason: 'unknown' | 'expired' };
+
+const RECENT_HASHES = 64;
+
+export interface TokenService {
+  authenticate(secret: string, now?: number): AuthResult;
+  list(): TokenView[];
+  get(id: string): TokenView;
+  create(input: TokenCreate, actor: Actor, requestId: string): Promise<{ token: TokenView; secret: string }>;
+  update(id: string, patch: TokenUpdate, actor: Actor, requestId: string): Promise<TokenView>;
+  revoke(id: string, actor: Actor, requestId: string): Promise<TokenView>;
+  /** On first start with no token: an admin token whose secret goes to the token file. */
+  bootstrapIfEmpty(): Promise<{ secret: string; token: TokenView } | null>;
+  /** Writes pending last-use times; called on a timer and at shutdown. */
+  flushLastUsed(): Promise<void>;
+  /** Live tokens per owning service account. */
+  ownerCounts(): Map<string, number>;
+  /** The service account owning a live token; null for none or an unknown (revoked) token. */
+  ownerOf(tokenId: string): string | null;
+}
+
+interface Deps {
+  env: StoreEnv;
+  tokens: TokenRepo;
+  meta: MetaRepo;
+  audit: AuditRepo;
+  tokenFile: string;
+  /** Whether a service account with this ID exists (late-bound: the accounts read this service's tokens). */
+  serviceAccountExists?: (id: string) => boolean;
+}
+
+export function toTokenView(r: TokenRecord): TokenView {
+  const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+  return {
+    id: r.id,
+    name: r.name,
+    scopes: [...r.scopes],
+    prefix: r.prefix,
+    serviceAccountId: r.serviceAccountId,
+    createdAt: new Date(r.createdAt).toISOString(),
+    lastUsedAt: iso(r.lastUsedAt),
+    expiresAt: iso(r.expiresAt),
+  };
+}
+
+function parseExpiry(value: string | null | undefined, now: number): number | null {
+  if (value === undefined || value === null) return null;
+  const ms = parseDateTime(value);
+  if (ms === null) throw new ServiceError('INVALID_REQUEST', '`expiresAt` must be an RFC 3339 date-time.', { param: 'expiresAt' });
+  if (ms <= now) throw new ServiceError('INVALID_REQUEST', '`expiresAt` must be in the future.', { param: 'expiresAt' });
+  return ms;
+}
+
+/** Written next to the store with 0600 from the first byte, then renamed into place. */
+async function writeSecretFile(path: string, secret: string): Promise<void> {
+  const tmp = `${path}.${process.pid}.tmp`;
+  await writeFile(tmp, secret + '\n', { mode: 0o600 });
+  const handle = await openFile(tmp, 'r');
+  await handle.sync();
+  await handle.close();
+  await rename(tmp, path);
+}
+
+export function createTokenService({ env, tokens, meta, audit, tokenFile, serviceAccountExists = () => false }: Deps): TokenService {
+  const byId = new Map<string, TokenRecord>();
+  const byHash = new Map<string, TokenRecord>();
+  // The hashes of secrets that authenticated lately, so a busy client's token is not hashed on every
+  // request. Only the hash is cached: revoking or expiring a token still takes effect on the next request.
+  const recentHashes = new Map<string, string>();
+  const pendingUse = new Map<string, number>();
+
+  const index = (r: TokenRecord) => {
+    const old = byId.get(r.id);
+    if (old) byHash.delete(old.hash);
+    byId.set(r.id, r);
+    byHash.set(r.hash, r);
+  };
+  const unindex = (id: string) => {
+    const old = byId.get(id);
+    if (old) byHash.delete(old.hash);
+    byId.delete(id);
+    pendingUse.delete(id);
+  };
+  for (const r of tokens.all()) index(r);
+
+  const mustGet = (id: string): TokenRecord => {
+    const r = byId.get(id);
+    if (!r) throw new ServiceError('NOT_FOUND', `No token with ID \`${id}\`.`, { param: 'id' });
+    return r;
+  };
+
+  async function insert(record: TokenRecord, secret: string, actor: Actor, requestId: string | null, bootstrap: boolean) {
+    await env.commit(() => {
+      tokens.stagePut(record);
+      if (bootstrap) meta.stageBootstrapTokenId(record.id);
+      audit.stageAppend({
+        action: bootstrap ? 'token.bootstrap' : 'token.create',
+        resourceType: 'token',
+        resourceId: record.id,
+        ...actor,
+        requestId,
+        metadata: { name: record.name, scopes: [...record.scopes], expires: record.expiresAt !== null, serviceAccountId: record.serviceAccountId },
+      });
+    });
+    index(record);
+    return { token: toTokenView(record), secret };
+  }
+
+  function mint(name: string, scopes: TokenRecord['scopes'], expiresAt: number | null, serviceAccountId: string | null) {
+    const secret = generateTokenSecret();
+    const now = Date.now();
+    const record: TokenRecord = {
+      id: newId('tok_', now),
+      name,
+      scopes,
+      hash: tokenHash(secret)!,
+      prefix: displayPrefix(secret),
+      serviceAccountId,
+      createdAt: now,
+      lastUsedAt: null,
+      expiresAt,
+    };
+    return { record, secret };
+  }
+
+  return {
+    authenticate(secret, now = Date.now()) {
+      const hash = recentHashes.get(secret) ?? tokenHash(secret);
+      const record = hash === undefined ? undefined : byHash.get(hash);
+      if (!record) return { ok: false, reason: 'unknown' };
+      if (recentHashes.size >= RECENT_HASHES) recentHashes.clear();
+      recentHashes.set(secret, hash!);
+      if (record.expiresAt !== null && record.expiresAt <= now) return { ok: false, reason: 'expired' };
+      pendingUse.set(record.id, now);
+      return { ok: true, principal: { tokenId: record.id, scopes: record.scopes, serviceAccountId: record.serviceAccountId } };
+    },
+
+    list() {
+      return [...byId.values()].sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id)).map((r) => withUse(r));
+    },
+
+    get(id) {
+      return withUse(mustGet(id));
+    },
+
+    async create(input, actor, requestId) {
+      const owner = input.serviceAccountId ?? null;
+      if (owner !== null && !serviceAccountExists(owner)) {
+        throw new ServiceError('INVALID_REQUEST', `No service account with ID \`${owner}\`.`, { param: 'serviceAccountId' });
+      }
+      const expiresAt = parseExpiry(input.expiresAt, Date.now());
+      const { record, secret } = mint(input.name, input.scopes ?? DEFAULT_TOKEN_SCOPES, expiresAt, owner);
+      return insert(record, secret, actor, requestId, false);
+    },
+
+    async update(id, patch, actor, requestId) {
+      const current = mustGet(id);
+      const next: TokenRecord = {
+        ...current,
+        ...(patch.name !== undefined && { name: patch.name }),
+        ...(patch.scopes !== undefined && { scopes: patch.scopes }),
+        ...(patch.expiresAt !== undefined && { expiresAt: parseExpiry(patch.expiresAt, Date.now()) }),
+        lastUsedAt: pendingUse.get(id) ?? current.lastUsedAt,
+      };
+      await env.commit(() => {
+        tokens.stagePut(next);
+        audit.stageAppend({
+          action: 'token.update',
+          resourceType: 'token',
+          resourceId: id,
+          ...actor,
+          requestId,
+          metadata: { changedFields: Object.keys(patch).sort(), scopes: [...next.scopes] },
+        });
+      });
+      index(next);
+      return toTokenView(next);
+    },
+
+    async revoke(id, actor, requestId) {
+      const current = mustGet(id);
+      const wasBootstrap = meta.bootstrapTokenId() === id;
+      await env.commit(() => {
+        tokens.stageRemove(id);
+        if (wasBootstrap) meta.stageBootstrapTokenId(null);
+        audit.stageAppend({
+          action: 'token.revoke',
+          resourceType: 'token',
+          resourceId: id,
+          ...actor,
+          requestId,
+          metadata: { name: current.name },
+        });
+      });
+      unindex(id);
+      // The token file would otherwise keep handing out a dead secret.
+      if (wasBootstrap) await rm(tokenFile, { force: true });
+      return toTokenView(current);
+    },
+
+    async bootstrapIfEmpty() {
+      if (byId.size > 0) return null;
+      const { record, secret } = mint('bootstrap admin', ['admin'], null, null);
+      const result = await insert(record, secret, { actorType: 'system', actorId: 'switchyard' }, null, true);
+      await writeSecretFile(tokenFile, secret);
+      return result;
+    },
+
+    ownerOf: (tokenId) => byId.get(tokenId)?.serviceAccountId ?? null,
+
+    ownerCounts() {
+      const counts = new Map<string, number>();
+      for (const r of byId.values()) if (r.serviceAccountId !== null) counts.set(r.serviceAccountId, (counts.get(r.serviceAccountId) ?? 0) + 1);
+      return counts;
+    },
+
+    async flushLastUsed() {
+      if (pendingUse.size === 0) return;
+      const batch = new Map(pendingUse);
+      pendingUse.clear();
+      for (const [id, at] of batch) {
+        const r = byId.get(id);
+        if (r) index({ ...r, lastUsedAt: at });
+      }
+      await tokens.touch(batch);
+    },
+  };
+
+  function withUse(r: TokenRecord): TokenView {
+    const used = pendingUse.get(r.id);
+    return toTokenView(used === undefined ? r : { ...r, lastUsedAt: used });
+  }
+}

@@ -1,0 +1,221 @@
+import type { SseEvent } from '../../shared/sse.ts';
+import { isRecord, mergeCounts, NO_COUNTS, str, type MessagesCounts } from '../common.ts';
+import type { StreamMapper } from '../index.ts';
+import { outputText, type ResponsesCallContext } from '../responses-over-chat/responses-chat.ts';
+import { argumentsText, envelope, reasoningItem, redactedItem, stopStatus, usageOf } from './responses-messages-answer.ts';
+
+// A Messages event stream as the Responses API's: response.created and response.in_progress at
+// message_start; per content block an output item opened (output_item.added), filled and closed
+// (output_item.done): text as content_part / output_text events, thinking as reasoning_summary_part /
+// reasoning_summary_text events (its signature kept for encrypted_content), tool_use as
+// function_call_arguments events; response.completed (or response.incomplete) with the usage at message_stop.
+// Every event is `event: <type>` with the same `type` and a `sequence_number` counting from 0.
+//
+// Consecutive text blocks share one message item, as the whole answer does (responses-messages-answer.ts):
+// the message closes when another block starts or the message ends. Blocks never interleave in Messages.
+
+type Json = Record<string, unknown>;
+
+interface Open {
+  index: number;
+  item: Json;
+  text: string;
+  signature: string;
+}
+
+/** Anthropic error types as the codes Responses clients act on (retrying a rate limit or a server error). */
+const FAILURE_CODES: Record<string, string> = { rate_limit_error: 'rate_limit_exceeded', invalid_request_error: 'invalid_prompt' };
+
+export function responsesStreamOverMessages(ctx: ResponsesCallContext): StreamMapper {
+  let sequence = 0;
+  let started = false;
+  let done = false;
+  let counts: MessagesCounts = NO_COUNTS;
+  let stop: unknown = null;
+  const output: Json[] = [];
+  let message: Open | null = null;
+  /** The open thinking or tool_use block. */
+  let block: Open | null = null;
+
+  const event = (type: string, fields: Json): string => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...fields })}\n\n`;
+
+  function start(): string {
+    if (started) return '';
+    started = true;
+    const response = envelope(ctx, 'in_progress');
+    return event('response.created', { response }) + event('response.in_progress', { response });
+  }
+
+  function open(item: Json): Open {
+    const opened: Open = { index: output.length, item, text: '', signature: '' };
+    output.push(item);
+    return opened;
+  }
+
+  function closeMessage(): string {
+    if (message === null) return '';
+    const { index, item, text } = message;
+    message = null;
+    const at = { item_id: item.id, output_index: index, content_index: 0 };
+    item.status = stopStatus(stop).status === 'incomplete' ? 'incomplete' : 'completed';
+    item.content = [outputText(text)];
+    return (
+      event('response.output_text.done', { ...at, text, logprobs: [] }) +
+      event('response.content_part.done', { ...at, part: outputText(text) }) +
+      event('response.output_item.done', { output_index: index, item })
+    );
+  }
+
+  function textDelta(delta: string): string {
+    let out = '';
+    if (message === null) {
+      message = open({ type: 'message', id: ctx.itemId('msg'), status: 'in_progress', role: 'assistant', content: [] });
+      out += event('response.output_item.added', { output_index: message.index, item: { ...message.item, content: [] } });
+      out += event('response.content_part.added', { item_id: message.item.id, output_index: message.index, content_index: 0, part: outputText('') });
+    }
+    if (delta === '') return out;
+    message.text += delta;
+    return out + event('response.output_text.delta', { item_id: message.item.id, output_index: message.index, content_index: 0, delta, logprobs: [] });
+  }
+
+  function summaryDelta(open_: Open, delta: string): string {
+    if (delta === '') return '';
+    open_.text += delta;
+    return event('response.reasoning_summary_text.delta', { item_id: open_.item.id, output_index: open_.index, summary_index: 0, delta });
+  }
+
+  function argumentsDelta(open_: Open, delta: string): string {
+    if (delta === '') return '';
+    open_.text += delta;
+    return event('response.function_call_arguments.delta', { item_id: open_.item.id, output_index: open_.index, delta });
+  }
+
+  function blockStart(start_: Json): string {
+    if (start_.type === 'text') return textDelta(str(start_.text) ?? '');
+    let out = closeMessage();
+    if (start_.type === 'thinking') {
+      block = open({ type: 'reasoning', id: ctx.itemId('rs'), summary: [] });
+      block.signature = str(start_.signature) ?? '';
+      out += event('response.output_item.added', { output_index: block.index, item: { ...block.item, summary: [] } });
+      out += event('response.reasoning_summary_part.added', { item_id: block.item.id, output_index: block.index, summary_index: 0, part: { type: 'summary_text', text: '' } });
+      return out + summaryDelta(block, str(start_.thinking) ?? '');
+    }
+    if (start_.type === 'redacted_thinking') {
+      const item = redactedItem(ctx.itemId('rs'), str(start_.data) ?? '');
+      const { index } = open(item);
+      return out + event('response.output_item.added', { output_index: index, item }) + event('response.output_item.done', { output_index: index, item });
+    }
+    if (start_.type === 'tool_use') {
+      block = open({ type: 'function_call', id: ctx.itemId('fc'), call_id: str(start_.id) ?? ctx.itemId('call'), name: str(start_.name) ?? '', arguments: '', status: 'in_progress' });
+      out += event('response.output_item.added', { output_index: block.index, item: { ...block.item } });
+      // Streamed tool input arrives as deltas after an empty `input`; a filled one is the whole of it.
+      if (isRecord(start_.input) && Object.keys(start_.input).length > 0) out += argumentsDelta(block, argumentsText(start_.input));
+      return out;
+    }
+    // Server tool blocks are never asked for (function tools only).
+    return out;
+  }
+
+  function blockStop(): string {
+    const closing = block;
+    if (closing === null) return '';
+    block = null;
+    const { index, item } = closing;
+    if (item.type === 'reasoning') {
+      const done_ = reasoningItem(item.id as string, closing.text, closing.signature);
+      Object.assign(item, done_);
+      const at = { item_id: item.id, output_index: index, summary_index: 0 };
+      return (
+        event('response.reasoning_summary_text.done', { ...at, text: closing.text }) +
+        event('response.reasoning_summary_part.done', { ...at, part: { type: 'summary_text', text: closing.text } }) +
+        event('response.output_item.done', { output_index: index, item })
+      );
+    }
+    // A call without parameters streams no input: `{}` parses, as the whole answer's does, and the deltas
+    // still add up to the final arguments.
+    const filler = closing.text === '' ? argumentsDelta(closing, '{}') : '';
+    item.arguments = closing.text;
+    item.status = 'completed';
+    return (
+      filler +
+      event('response.function_call_arguments.done', { item_id: item.id, output_index: index, name: item.name, arguments: item.arguments }) +
+      event('response.output_item.done', { output_index: index, item })
+    );
+  }
+
+  function blockDelta(delta: Json): string {
+    if (delta.type === 'text_delta') return textDelta(str(delta.text) ?? '');
+    if (block === null) return '';
+    if (delta.type === 'thinking_delta' && block.item.type === 'reasoning') return summaryDelta(block, str(delta.thinking) ?? '');
+    if (delta.type === 'signature_delta' && block.item.type === 'reasoning') block.signature += str(delta.signature) ?? '';
+    else if (delta.type === 'input_json_delta' && block.item.type === 'function_call') return argumentsDelta(block, str(delta.partial_json) ?? '');
+    // citations_delta: Responses annotations are not built from Messages citations.
+    return '';
+  }
+
+  function complete(): string {
+    if (done) return '';
+    done = true;
+    const out = start() + blockStop() + closeMessage();
+    const { status, incomplete_details } = stopStatus(stop);
+    const response = { ...envelope(ctx, status), incomplete_details, output, usage: usageOf(counts) };
+    return out + event(status === 'completed' ? 'response.completed' : 'response.incomplete', { response });
+  }
+
+  function fail(payload: Json): string {
+    if (done) return '';
+    done = true;
+    const error = isRecord(payload.error) ? payload.error : {};
+    const type = str(error.type) ?? 'api_error';
+    const message_ = str(error.message) ?? 'The provider reported an error.';
+    const code = FAILURE_CODES[type] ?? 'server_error';
+    // What arrived before the failure stays in the failed response's output, its items left in progress.
+    if (message !== null) message.item.content = [outputText(message.text)];
+    if (block !== null && block.item.type === 'function_call') block.item.arguments = block.text;
+    if (block !== null && block.item.type === 'reasoning') Object.assign(block.item, reasoningItem(block.item.id as string, block.text, null));
+    const response = { ...envelope(ctx, 'failed'), output, usage: usageOf(counts), error: { code, message: message_ } };
+    return start() + event('error', { code, message: message_, param: null }) + event('response.failed', { response });
+  }
+
+  function onEvent(type: string, payload: Json): string {
+    switch (type) {
+      case 'message_start':
+        counts = mergeCounts(counts, isRecord(payload.message) ? payload.message.usage : undefined);
+        return start();
+      case 'content_block_start':
+        return start() + blockStart(isRecord(payload.content_block) ? payload.content_block : {});
+      case 'content_block_delta':
+        return start() + blockDelta(isRecord(payload.delta) ? payload.delta : {});
+      case 'content_block_stop':
+        return blockStop();
+      case 'message_delta':
+        stop = (isRecord(payload.delta) ? payload.delta.stop_reason : null) ?? stop;
+        counts = mergeCounts(counts, payload.usage);
+        return '';
+      case 'message_stop':
+        return complete();
+      case 'error':
+        return fail(payload);
+      default:
+        // ping
+        return '';
+    }
+  }
+
+  return {
+    push(sseEvent: SseEvent): string {
+      if (done) return '';
+      let payload: unknown;
+      try {
+        payload = JSON.parse(sseEvent.data);
+      } catch {
+        return '';
+      }
+      if (!isRecord(payload)) return '';
+      return onEvent(str(payload.type) ?? sseEvent.event ?? '', payload);
+    },
+    // A stream cut off before its stop_reason is the relay's error to report, not a completed response.
+    end: () => (done || stop === null ? '' : complete()),
+    closed: () => done,
+  };
+}
