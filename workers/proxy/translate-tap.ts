@@ -3,7 +3,7 @@ import type { ProviderKind } from '../../protocol/providers.ts';
 import { createUsageCollector } from './usage/collectors.ts';
 import { createSseSplitter, decodeSseBlock, parseSseBlock, type SseEvent } from '../shared/sse.ts';
 import type { StreamTap } from './usage/stream-tap.ts';
-import type { StreamMapper } from '../translate/index.ts';
+import type { StreamMapper } from '../translate/types.ts';
 
 // The stream tap of a translated call: the upstream's events are parsed one by one, metered by the
 // upstream op's own collector (so usage is the provider's, counter for counter) and rewritten by the

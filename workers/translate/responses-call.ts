@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { RequestState, TranslateContext } from './index.ts';
+import type { RequestState, TranslateContext } from './types.ts';
 import type { ResponsesCallContext } from './responses-over-chat/responses-chat.ts';
 
 // The identity of one Responses call (its response ID, clock and the request the answer echoes), made when

@@ -1,7 +1,7 @@
 import type { SseEvent } from '../../shared/sse.ts';
 import { chatError } from './chat-over-messages.ts';
 import { chatUsageOf, finishReasonOf, isRecord, mergeCounts, NO_COUNTS, sse, str, type MessagesCounts } from '../common.ts';
-import type { RequestState, StreamMapper, TranslateContext } from '../index.ts';
+import type { RequestState, StreamMapper, TranslateContext } from '../types.ts';
 
 // styleB events as a chat-completions stream. Text and thinking deltas become `content` and
 // `reasoning_content` deltas; each tool_use block becomes one tool call, numbered in order of appearance,

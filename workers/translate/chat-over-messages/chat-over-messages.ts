@@ -1,6 +1,5 @@
-import type { RequestState, TranslateContext, TranslatedRequest, Translator } from '../index.ts';
+import type { RequestState, TranslateContext, TranslatedRequest } from '../types.ts';
 import { argumentsObject, cannot, chatUsageOf, finishReasonOf, imageSourceOf, isRecord, mergeCounts, NO_COUNTS, num, str, textOf } from '../common.ts';
-import { chatStreamOverMessages } from './chat-over-messages-stream.ts';
 import { boundedUser, MESSAGES_TEMPERATURE_MAX, MESSAGES_USER_MAX, messagesToolId } from '../field-limits.ts';
 
 // A styleA client (POST /v1/chat/completions) served by a styleB Messages upstream. What Messages cannot
@@ -80,7 +79,7 @@ function toolChoiceOf(choice: unknown): Json {
   throw cannot('tool_choice', '`tool_choice` must be auto, required, none or a named function to be translated.');
 }
 
-function request(body: Json, ctx: TranslateContext): TranslatedRequest {
+export function request(body: Json, ctx: TranslateContext): TranslatedRequest {
   for (const key of Object.keys(body)) {
     if (!TRANSLATED.has(key) && !DROPPED.has(key)) throw cannot(key, `\`${key.slice(0, 60)}\` cannot be translated for a Messages model.`);
   }
@@ -137,7 +136,7 @@ function request(body: Json, ctx: TranslateContext): TranslatedRequest {
   return { body: out, stream, state: { includeUsage } };
 }
 
-function response(json: unknown, ctx: TranslateContext, _state: RequestState): unknown {
+export function response(json: unknown, ctx: TranslateContext, _state: RequestState): unknown {
   const answer = isRecord(json) ? json : {};
   let text: string | null = null;
   let reasoning: string | null = null;
@@ -172,10 +171,3 @@ export function chatError(status: number, body: unknown): Json {
   const type = isRecord(error) ? (str(error.type) ?? 'api_error') : status >= 500 ? 'api_error' : 'invalid_request_error';
   return { error: { message, type, param: null, code: ERROR_CODES[status] ?? null } };
 }
-
-export const chatOverMessages: Translator = {
-  request,
-  response,
-  stream: chatStreamOverMessages,
-  error: chatError,
-};

@@ -1,6 +1,6 @@
 import type { SseEvent } from '../../shared/sse.ts';
 import { isRecord, messagesUsageOf, sse, stopReasonOf, str } from '../common.ts';
-import type { RequestState, StreamMapper, TranslateContext } from '../index.ts';
+import type { RequestState, StreamMapper, TranslateContext } from '../types.ts';
 import { messagesError } from './messages-over-chat.ts';
 
 // A chat-completions stream (`data: {chunk}` ... `data: [DONE]`) as styleB events: message_start, per block

@@ -1,6 +1,5 @@
-import type { RequestState, TranslateContext, TranslatedRequest, Translator } from '../index.ts';
+import type { RequestState, TranslateContext, TranslatedRequest } from '../types.ts';
 import { cannot, imageUrlOf, isRecord, lenientArguments, messagesUsageOf, num, stopReasonOf, str, textOf } from '../common.ts';
-import { messagesStreamOverChat } from './messages-over-chat-stream.ts';
 import { boundedUser, CHAT_TOOLS_MAX, CHAT_USER_MAX, chatStops, ToolNames } from '../field-limits.ts';
 
 // A styleB client (POST /v1/messages) served by a styleA chat-completions upstream. What a chat upstream
@@ -127,7 +126,7 @@ function outputConfigOf(config: unknown, out: Json): void {
   out.response_format = { type: 'json_schema', json_schema: { name: 'output', schema: format.schema, strict: true } };
 }
 
-function request(body: Json, ctx: TranslateContext): TranslatedRequest {
+export function request(body: Json, ctx: TranslateContext): TranslatedRequest {
   if (body.thread !== undefined && body.thread !== null) {
     // A chat upstream holds no conversation between calls. styleB clients know this refusal (by its
     // error_code) and send the whole conversation again without `thread`.
@@ -172,7 +171,7 @@ function request(body: Json, ctx: TranslateContext): TranslatedRequest {
   return { body: out, stream, state: { includeUsage: true, toolNames: names } };
 }
 
-function response(json: unknown, _ctx: TranslateContext, state: RequestState): unknown {
+export function response(json: unknown, _ctx: TranslateContext, state: RequestState): unknown {
   const answer = isRecord(json) ? json : {};
   const choices = Array.isArray(answer.choices) ? answer.choices : [];
   const choice = choices.find((c: unknown) => isRecord(c) && (c.index === 0 || c.index === undefined)) ?? choices[0];
@@ -222,10 +221,3 @@ export function messagesError(status: number, body: unknown): Json {
   const type = ERROR_TYPES[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error');
   return { type: 'error', error: { type, message } };
 }
-
-export const messagesOverChat: Translator = {
-  request,
-  response,
-  stream: messagesStreamOverChat,
-  error: messagesError,
-};

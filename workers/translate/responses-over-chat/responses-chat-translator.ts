@@ -1,4 +1,4 @@
-import type { TranslateContext, TranslatedRequest, Translator } from '../index.ts';
+import type { TranslateContext, TranslatedRequest, Translator } from '../types.ts';
 import { isRecord } from '../common.ts';
 import { callOf, newCallState } from '../responses-call.ts';
 import { chatToResponse, responsesToChatRequest } from './responses-chat.ts';

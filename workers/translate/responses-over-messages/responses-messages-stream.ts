@@ -1,6 +1,6 @@
 import type { SseEvent } from '../../shared/sse.ts';
 import { isRecord, mergeCounts, NO_COUNTS, str, type MessagesCounts } from '../common.ts';
-import type { StreamMapper } from '../index.ts';
+import type { StreamMapper } from '../types.ts';
 import { outputText, type ResponsesCallContext } from '../responses-over-chat/responses-chat.ts';
 import { argumentsText, envelope, reasoningItem, redactedItem, stopStatus, usageOf } from './responses-messages-answer.ts';
 

@@ -1,5 +1,5 @@
 import { chatError } from '../chat-over-messages/chat-over-messages.ts';
-import type { TranslateContext, TranslatedRequest, Translator } from '../index.ts';
+import type { TranslateContext, TranslatedRequest, Translator } from '../types.ts';
 import { callOf, newCallState } from '../responses-call.ts';
 import { messageToResponse } from './responses-messages-answer.ts';
 import { responsesStreamOverMessages } from './responses-messages-stream.ts';
