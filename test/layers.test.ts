@@ -1,0 +1,158 @@
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, normalize, relative } from 'node:path';
+import { test } from 'node:test';
+import ts from 'typescript';
+
+// The house's layers (README, "Where things are"), lowest first. A folder may import its own files and the
+// folders its row names; nothing else. edge/ reaches the control plane only through the port types in
+// protocol/, so that the control plane can move behind a MessagePort (W3.2) without touching a route.
+const ROOT = join(import.meta.dirname, '..');
+const MAY_IMPORT: Record<string, readonly string[]> = {
+  protocol: [],
+  store: ['protocol'],
+  workers: ['protocol', 'store'],
+  control: ['protocol', 'store', 'workers'],
+  edge: ['protocol', 'store', 'workers'],
+  service: ['protocol', 'store', 'workers', 'control', 'edge', 'cli', 'bin'],
+  cli: ['protocol', 'bin/locate.js'],
+  bin: ['bin', 'service', 'cli'],
+};
+const LAYERS = Object.keys(MAY_IMPORT);
+// Imports that run against the layers today, each to be removed (W3.1): the check fails on any other, and on
+// an entry here that no longer occurs, so the list only shrinks.
+const KNOWN = new Set([
+  'control/actor.ts -> edge/http/types.ts',
+  'control/credential-redirect.ts -> edge/http/types.ts',
+  'control/local-runtime.ts -> edge/routes/runtime.ts',
+  'control/settings-service.ts -> edge/http/cors.ts',
+  'control/smart-route/gateway.ts -> edge/gateway/resolve.ts',
+  'control/smart-route/wire.ts -> edge/http/router.ts',
+  'control/smart-route/wire.ts -> edge/routes/presets.ts',
+  'control/smart-route/wire.ts -> edge/routes/route-packs.ts',
+  'control/token-service.ts -> edge/http/auth.ts',
+  'control/token-service.ts -> edge/http/types.ts',
+  'edge/gateway/count-tokens.ts -> control/catalog.ts',
+  'edge/gateway/count-tokens.ts -> control/provider-service.ts',
+  'edge/gateway/multipart.ts -> control/catalog.ts',
+  'edge/gateway/plain-names.ts -> control/catalog.ts',
+  'edge/gateway/resolve.ts -> control/catalog.ts',
+  'edge/gateway/routes.ts -> control/catalog-service.ts',
+  'edge/gateway/routes.ts -> control/catalog.ts',
+  'edge/gateway/routes.ts -> control/provider-service.ts',
+  'edge/gateway/routes.ts -> control/smart-route/gateway.ts',
+  'edge/http/app.ts -> control/metrics/traffic.ts',
+  'edge/http/app.ts -> control/token-service.ts',
+  'edge/http/event-stream.ts -> control/events.ts',
+  'edge/routes/catalog.ts -> control/actor.ts',
+  'edge/routes/catalog.ts -> control/catalog-service.ts',
+  'edge/routes/gauge-alerts.ts -> control/actor.ts',
+  'edge/routes/gauge-alerts.ts -> control/gauge/alerts.ts',
+  'edge/routes/gauge-alerts.ts -> control/gauge/service.ts',
+  'edge/routes/gauge-alerts.ts -> control/gauge/validation.ts',
+  'edge/routes/gauge-auth-sessions.ts -> control/actor.ts',
+  'edge/routes/gauge-auth-sessions.ts -> control/gauge/auth-sessions.ts',
+  'edge/routes/gauge-budgets.ts -> control/actor.ts',
+  'edge/routes/gauge-budgets.ts -> control/gauge/budgets.ts',
+  'edge/routes/gauge-insights.ts -> control/catalog.ts',
+  'edge/routes/gauge-insights.ts -> control/gauge/capacity-signal.ts',
+  'edge/routes/gauge-insights.ts -> control/gauge/recommend.ts',
+  'edge/routes/gauge-insights.ts -> control/gauge/service.ts',
+  'edge/routes/gauge-insights.ts -> control/gauge/views.ts',
+  'edge/routes/gauge.ts -> control/actor.ts',
+  'edge/routes/gauge.ts -> control/credential-redirect.ts',
+  'edge/routes/gauge.ts -> control/gauge/service.ts',
+  'edge/routes/gauge.ts -> control/gauge/validation.ts',
+  'edge/routes/gauge.ts -> control/gauge/views.ts',
+  'edge/routes/jobs.ts -> control/events.ts',
+  'edge/routes/jobs.ts -> control/jobs.ts',
+  'edge/routes/metrics.ts -> control/metrics/registry.ts',
+  'edge/routes/models.ts -> control/catalog-service.ts',
+  'edge/routes/models.ts -> control/catalog.ts',
+  'edge/routes/models.ts -> control/smart-route/discovery.ts',
+  'edge/routes/pairing.ts -> control/actor.ts',
+  'edge/routes/pairing.ts -> control/pairing.ts',
+  'edge/routes/presets.ts -> control/actor.ts',
+  'edge/routes/presets.ts -> control/presets/preset-service.ts',
+  'edge/routes/providers.ts -> control/actor.ts',
+  'edge/routes/providers.ts -> control/catalog-service.ts',
+  'edge/routes/providers.ts -> control/credential-redirect.ts',
+  'edge/routes/providers.ts -> control/provider-service.ts',
+  'edge/routes/route-packs.ts -> control/actor.ts',
+  'edge/routes/route-packs.ts -> control/smart-route/decide.ts',
+  'edge/routes/route-packs.ts -> control/smart-route/pack-service.ts',
+  'edge/routes/runtime-discovery.ts -> control/runtime-discovery.ts',
+  'edge/routes/runtime-placement.ts -> control/benchmarks.ts',
+  'edge/routes/runtime-placement.ts -> control/catalog-service.ts',
+  'edge/routes/runtime.ts -> control/actor.ts',
+  'edge/routes/runtime.ts -> control/benchmarks.ts',
+  'edge/routes/runtime.ts -> control/catalog-service.ts',
+  'edge/routes/runtime.ts -> control/catalog.ts',
+  'edge/routes/runtime.ts -> control/events.ts',
+  'edge/routes/runtime.ts -> control/jobs.ts',
+  'edge/routes/service-accounts.ts -> control/actor.ts',
+  'edge/routes/service-accounts.ts -> control/service-accounts.ts',
+  'edge/routes/services.ts -> control/actor.ts',
+  'edge/routes/services.ts -> control/jobs.ts',
+  'edge/routes/services.ts -> control/services.ts',
+  'edge/routes/settings.ts -> control/actor.ts',
+  'edge/routes/settings.ts -> control/settings-service.ts',
+  'edge/routes/tokens.ts -> control/actor.ts',
+  'edge/routes/tokens.ts -> control/token-service.ts',
+]);
+
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile() && /\.(ts|js)$/.test(e.name))
+    .map((e) => relative(ROOT, join(e.parentPath, e.name)));
+}
+
+/** Every project file a source file imports (static, type-only, re-exports and `import()`), as repo paths. */
+function importsOf(file: string): string[] {
+  const info = ts.preProcessFile(readFileSync(join(ROOT, file), 'utf8'), true, true);
+  return info.importedFiles
+    .map((f) => f.fileName)
+    .filter((spec) => spec.startsWith('.'))
+    .map((spec) => normalize(join(dirname(file), spec)));
+}
+
+const layerOf = (file: string) => LAYERS.find((l) => file === l || file.startsWith(l + '/'));
+const files = LAYERS.flatMap(sourceFiles);
+const graph = new Map(files.map((f) => [f, importsOf(f)]));
+
+test('every import runs down the layers', () => {
+  const wrong: string[] = [];
+  for (const [file, imports] of graph) {
+    const from = layerOf(file)!;
+    for (const target of imports) {
+      const allowed = target.startsWith(from + '/') || MAY_IMPORT[from]!.some((l) => target === l || target.startsWith(l + '/'));
+      if (!allowed) wrong.push(`${file} -> ${target}`);
+    }
+  }
+  assert.deepEqual(wrong.filter((w) => !KNOWN.has(w)), [], 'imports against the layers');
+  assert.deepEqual([...KNOWN].filter((k) => !wrong.includes(k)), [], 'KNOWN entries that no longer occur: remove them');
+});
+
+test('no import circle', () => {
+  // Depth-first search over the file graph; a back edge closes a circle, reported as its path.
+  const state = new Map<string, 'open' | 'done'>();
+  const circles: string[] = [];
+  const visit = (file: string, path: string[]) => {
+    state.set(file, 'open');
+    for (const next of graph.get(file) ?? []) {
+      const s = state.get(next);
+      if (s === 'open') circles.push([...path.slice(path.indexOf(next)), next].join(' -> '));
+      else if (s === undefined && graph.has(next)) visit(next, [...path, next]);
+    }
+    state.set(file, 'done');
+  };
+  for (const file of graph.keys()) if (!state.has(file)) visit(file, [file]);
+  assert.deepEqual(circles, []);
+});
+
+test('the layer check sees imports of every kind', () => {
+  // The check itself: type-only imports, re-exports and dynamic imports are edges too.
+  const info = ts.preProcessFile("import type { A } from './a.ts';\nexport { b } from '../b.ts';\nawait import('./c.ts');", true, true);
+  assert.deepEqual(info.importedFiles.map((f) => f.fileName), ['./a.ts', '../b.ts', './c.ts']);
+});
