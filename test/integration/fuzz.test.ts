@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { after, before, test } from 'node:test';
 import type { TSchema } from '@sinclair/typebox';
@@ -55,7 +55,7 @@ let oa: openaiFake.OpenAIFake;
 let an: anthropicFake.AnthropicFake;
 let inferenceToken = '';
 
-// The route factories the composition root (service/compose.ts) spreads into its table, built over stubs:
+// The route factories the families (service/families/*.ts) spread into the table, built over stubs:
 // a factory only closes over its dependencies, so the definitions (method, path, body schema) are the real
 // ones. `smartRoute.routes` is presetRoutes + routePackRoutes (control/smart-route/wire.ts).
 const stub: never = new Proxy<object>(function () {}, { get: (_t, key): unknown => (key === 'then' ? undefined : stub), apply: (): unknown => stub }) as never;
@@ -258,11 +258,16 @@ after(async () => {
   await an?.close();
 });
 
-test('the fuzzed route table is the one service/compose.ts serves', async () => {
-  const source = readFileSync(new URL('../../service/compose.ts', import.meta.url), 'utf8');
-  const table = source.slice(source.indexOf('const routes: RouteDef[] = ['), source.indexOf('const app = createApp('));
-  const spread = [...table.matchAll(/^ {4}\.\.\.([\w.]+?)(?:\(|,)/gm)].map((m) => m[1]);
-  const pushed = [...table.matchAll(/routes\.push\((\w+)\(/g)].map((m) => m[1]);
+test('the fuzzed route table is the one the families serve', async () => {
+  // Each family (service/families/*.ts) lists its routes in `routes: () => [...]`; the root adds the two that list all.
+  const dir = new URL('../../service/families/', import.meta.url);
+  const spread = readdirSync(dir).flatMap((file) => {
+    const source = readFileSync(new URL(file, dir), 'utf8');
+    const table = source.slice(source.indexOf('routes: () => ['), source.indexOf('\n    ],', source.indexOf('routes: () => [')));
+    return [...table.matchAll(/^ {6}\.\.\.(?:p\.)?([\w.]+?)(?:\(|,)/gm)].map((m) => m[1]);
+  });
+  const root = readFileSync(new URL('../../service/compose.ts', import.meta.url), 'utf8');
+  const pushed = [...root.matchAll(/routes\.push\((\w+)\(/g)].map((m) => m[1]);
   assert.deepEqual([...spread, ...pushed].sort(), Object.keys(FACTORIES).sort());
   assert.ok(ROUTES.length >= 50, `${ROUTES.length} routes`);
   // Each definition is routed by the running service: neither "no route" nor "method not allowed".

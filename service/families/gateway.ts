@@ -1,0 +1,58 @@
+import { join } from 'node:path';
+import { createCapacitySignal } from '../../control/gauge/capacity-signal.ts';
+import { tapCapacity } from '../../control/gauge/live-tap.ts';
+import { createSmartRouting } from '../../control/smart-route/wire.ts';
+import { firstOf, plainNames } from '../../edge/gateway/plain-names.ts';
+import { gatewayRoutes } from '../../edge/gateway/routes.ts';
+import { sweepSpillDir } from '../../edge/http/multipart-spill.ts';
+import { embeddedFallback } from '../../edge/routes/runtime.ts';
+import { ensurePrivateDir } from '../../store/env.ts';
+import { responseRouteRepo } from '../../store/response-route-repo.ts';
+import { createRelayPool } from '../../workers/proxy/relay-pool.ts';
+import { withEmbeddedRuntime } from '../../workers/runtime/runtime-pool.ts';
+import type { Family } from '../family.ts';
+import type { Parts } from '../parts.ts';
+
+/** The inference routes, Smart Route (presets, route packs, capacity) and the relay workers that call upstream. */
+export async function gatewayFamily(p: Parts): Promise<Family> {
+  const { env, audit, log, dataDir } = p;
+  const spillDir = join(dataDir, 'tmp');
+  ensurePrivateDir(spillDir);
+  // Before the listener: no upload of this run has spilled yet, so every match is a dead run's leftover.
+  const swept = await sweepSpillDir(spillDir);
+  if (swept > 0) log.info({ files: swept }, 'removed upload spill files left by an earlier run');
+  const responses = responseRouteRepo(env);
+  responses.prune().catch((err: unknown) => log.warn({ err: String(err) }, 'could not prune old response routes'));
+  p.smartRoute = createSmartRouting({
+    env,
+    audit,
+    catalog: p.catalog,
+    capacitySignal: (live) =>
+      (p.gaugeCapacity = createCapacitySignal({ live, readings: () => p.gaugeData.readings(), sources: () => p.gaugeSources.all(), catalog: () => p.catalog.current(), enabled: () => p.settings.current().gauge.enabled })),
+  });
+  p.relayPool = createRelayPool({ dataDir });
+  const { smart } = p.smartRoute;
+  return {
+    routes: () => [
+      ...p.smartRoute.routes,
+      ...gatewayRoutes({
+        catalog: p.catalog,
+        pool: p.metrics.tapRelay(withEmbeddedRuntime(p.relayPool, p.local.runtimePool)),
+        responses,
+        log,
+        spillDir,
+        recordUsage: (event) => {
+          p.meter.record(event);
+          p.metrics.usage(event);
+          p.serviceActivity.record(event);
+          p.gauge.traffic();
+        },
+        // Gauge's live-headers source hears the same answer heads as Smart Route's capacity tracker.
+        smart: { ...smart, capacity: tapCapacity(smart.capacity, () => p.catalog.current(), p.gauge) },
+        // A name the catalog does not know: a GGUF file of the embedded runtime, else a provider's plain model name.
+        unresolved: firstOf(embeddedFallback(p.local.library), plainNames(() => p.settings.current().routing.providerOrder)),
+      }),
+    ],
+    close: () => p.relayPool.close(),
+  };
+}

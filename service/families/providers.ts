@@ -1,0 +1,56 @@
+import { createCatalogService } from '../../control/catalog-service.ts';
+import { createProviderService } from '../../control/provider-service.ts';
+import { catalogRoutes } from '../../edge/routes/catalog.ts';
+import { modelRoutes } from '../../edge/routes/models.ts';
+import { providerRoutes } from '../../edge/routes/providers.ts';
+import { modelActions } from '../../edge/routes/runtime.ts';
+import { LIVE_HEADERS_ACCOUNT_PREFIX } from '../../protocol/gauge-catalog.ts';
+import { createProxyPool } from '../../workers/proxy/pool.ts';
+import type { Family } from '../family.ts';
+import type { Parts } from '../parts.ts';
+
+const MODEL_LIST_CHECK_MS = 60_000;
+
+/** Providers and the catalog. Model lists are fetched in the proxy pool on a timer and on provider changes, never on a request. */
+export async function providersFamily(p: Parts): Promise<Family> {
+  const { env, audit, log, vault, models, providerStore } = p;
+  p.pool = createProxyPool({ dataDir: p.dataDir });
+  try {
+    p.catalog = createCatalogService({ env, models, audit, providers: () => providerStore.all() });
+  p.providers = createProviderService({
+    env,
+    providers: providerStore,
+    models,
+    audit,
+    vault,
+    // The library holds no credential to echo.
+    lister: (target, ref) => (target.kind === 'embedded' ? p.local.embeddedLister(target, ref).then((listed) => ({ models: listed, withheld: 0 })) : p.pool.listModels(target, ref)),
+    onChange: (id, record, listing) => p.catalog.providerChanged(id, record, listing),
+    log,
+    // Read at each check: the listener is bound after this is built (port 0 picks one then).
+    ownPort: () => p.boundPort,
+    forgetProvider: (id) => p.gaugeData.prepareRemoveAccount('live-headers', LIVE_HEADERS_ACCOUNT_PREFIX + id),
+  });
+  } catch (err) {
+    await p.pool.close();
+    throw err;
+  }
+  let refreshTimer: NodeJS.Timeout | undefined;
+  return {
+    routes: () => [
+      ...providerRoutes(p.providers, p.catalog, models),
+      ...catalogRoutes(p.catalog, modelActions({ catalog: p.catalog, runtime: p.local.runtimePool, env, audit, jobs: p.jobs, bus: p.bus, loadProgress: p.local.loadProgress, benchmarks: p.local.benchmarks })),
+      ...modelRoutes(p.catalog, p.smartRoute.synthetic),
+    ],
+    ready() {
+      p.providers.refreshStale();
+      refreshTimer = setInterval(() => p.providers.refreshStale(), MODEL_LIST_CHECK_MS);
+      refreshTimer.unref();
+    },
+    async close() {
+      clearInterval(refreshTimer);
+      await p.providers.close();
+      await p.pool.close();
+    },
+  };
+}

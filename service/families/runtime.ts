@@ -1,0 +1,46 @@
+import { createLocalRuntime } from '../../control/local-runtime.ts';
+import { createRuntimeDiscovery } from '../../control/runtime-discovery.ts';
+import { hardwareRoutes } from '../../edge/routes/hardware.ts';
+import { runtimeDiscoveryRoutes } from '../../edge/routes/runtime-discovery.ts';
+import { placementRoutes } from '../../edge/routes/runtime-placement.ts';
+import { runtimeRoutes } from '../../edge/routes/runtime.ts';
+import { serviceRoutes } from '../../edge/routes/services.ts';
+import { createHardwareActor } from '../../workers/hardware/actor.ts';
+import type { Family } from '../family.ts';
+import type { Parts } from '../parts.ts';
+
+/**
+ * Local runtimes: the embedded llama.cpp runtime and its library of GGUF files, supervised llama-servers,
+ * benchmarks and placement, and the hardware probe. Starts after the providers: it creates the `embedded`
+ * provider on its first start.
+ */
+export async function runtimeFamily(p: Parts): Promise<Family> {
+  const { dataDir, env, audit, bus, jobs, log } = p;
+  p.hardware = createHardwareActor({ log });
+  p.local = createLocalRuntime({ dataDir, env, audit, bus, jobs, log, settings: () => p.settings.current(), catalog: () => p.catalog, providers: () => p.providers, ownPort: () => p.boundPort });
+  const { library, services, runtimePool } = p.local;
+  const close = async () => {
+    await runtimePool.close();
+    library.close();
+    await services.close();
+    await p.hardware.close();
+  };
+  try {
+    p.followSettings(() => library.reconfigure());
+    // After the settings exist: listing the library reads the models directory from them.
+    await p.local.start();
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return {
+    routes: () => [
+      ...hardwareRoutes(p.hardware),
+      ...runtimeRoutes({ library, runtime: runtimePool, catalog: p.catalog }),
+      ...placementRoutes({ library, catalog: p.catalog, hardware: p.hardware, modelsDirectory: p.local.modelsDirectory, tuning: p.local.tuning, benchmarks: p.local.benchmarks }),
+      ...runtimeDiscoveryRoutes(createRuntimeDiscovery({ providers: () => p.providerStore.all() })),
+      ...serviceRoutes(services, jobs),
+    ],
+    close,
+  };
+}

@@ -1,0 +1,62 @@
+import { createSettingsService } from '../../control/settings-service.ts';
+import { defaultBodyBudget } from '../../edge/http/body-budget.ts';
+import { corsPolicy } from '../../edge/http/cors.ts';
+import { settingsRoutes } from '../../edge/routes/settings.ts';
+import { settingsRepo } from '../../store/settings-repo.ts';
+import type { StoredSettings } from '../../protocol/http/settings.ts';
+import type { Family } from '../family.ts';
+import type { Parts } from '../parts.ts';
+
+/** The settings, the listener they describe, and what the edge reads of them on each request. */
+export function settingsFamily(p: Parts, port: number): Family {
+  const { env, audit, log, vault } = p;
+  const saved = settingsRepo(env).load();
+  p.listener = { host: saved.bind.networkExposed ? '0.0.0.0' : '127.0.0.1', port, networkExposed: saved.bind.networkExposed };
+  const autoBodyBudget = defaultBodyBudget();
+  const followers: ((next: StoredSettings) => void)[] = [];
+  const edge = (p.edgeConfig = {
+    cors: corsPolicy([]),
+    jsonBodyLimit: saved.limits.jsonBodyBytes,
+    multipartBodyLimit: saved.limits.multipartBodyBytes,
+    bodyBudgetLimit: saved.limits.inflightBodyBytes ?? autoBodyBudget,
+  });
+  p.settings = createSettingsService({
+    env,
+    repo: settingsRepo(env),
+    audit,
+    listener: p.listener,
+    // Read at each GET: the file vault's key storage is known only once its file exists.
+    vault: {
+      get backend() {
+        return vault.info.backend;
+      },
+      get keyStorage() {
+        return vault.info.keyStorage;
+      },
+      get reason() {
+        return vault.info.fileReason ?? null;
+      },
+    },
+    onChange(next) {
+      const wasWildcard = edge.cors.wildcard;
+      edge.cors = corsPolicy(next.cors.allowedOrigins);
+      if (edge.cors.wildcard && !wasWildcard) {
+        log.warn('cors.allowedOrigins holds "*": any web page may now try authenticated requests; list origins instead');
+      }
+      edge.jsonBodyLimit = next.limits.jsonBodyBytes;
+      edge.multipartBodyLimit = next.limits.multipartBodyBytes;
+      edge.bodyBudgetLimit = next.limits.inflightBodyBytes ?? autoBodyBudget;
+      for (const follow of followers) follow(next);
+    },
+  });
+  // Later families follow the settings from their own start: with what holds now, then with each change.
+  p.followSettings = (follow) => {
+    followers.push(follow);
+    follow(p.settings.current());
+  };
+  return {
+    routes: () => [
+      ...settingsRoutes(p.settings),
+    ],
+  };
+}

@@ -1,0 +1,58 @@
+import { createServiceActivity } from '../../control/gauge/service-activity.ts';
+import { createServiceMetrics } from '../../control/metrics/service.ts';
+import { metricsRoutes } from '../../edge/routes/metrics.ts';
+import { VERSION_INFO } from '../../edge/routes/process.ts';
+import { usageRoutes } from '../../edge/routes/usage.ts';
+import { usageRepo } from '../../store/usage-repo.ts';
+import { createMeter } from '../../workers/meter/actor.ts';
+import type { Family } from '../family.ts';
+import type { Parts } from '../parts.ts';
+
+/**
+ * Usage and metrics. The meter is the single writer of usage aggregates; it reads the usage posture on every
+ * record. It starts before the gateway so that it closes after it: every call that finished has recorded its
+ * usage by then, and the meter commits it.
+ */
+export function usageFamily(p: Parts): Family {
+  const { env, log, dataDir } = p;
+  const settings = () => p.settings.current();
+  p.meter = createMeter({
+    dataDir,
+    enabled: () => settings().usage.enabled,
+    retentionDays: () => settings().usage.retentionDays,
+    log,
+    priceOf: (modelId) => p.catalog.current().get(modelId)?.pricing ?? null,
+  });
+  // The `service` source's hourly activity: folded in memory per call, written in batches.
+  p.serviceActivity = createServiceActivity({
+    env,
+    data: p.gaugeData,
+    enabled: () => settings().gauge.enabled && settings().usage.enabled,
+    sourceEnabled: () => p.gaugeSources.get('service')?.enabled === true,
+  });
+  // GET /metrics: counted on the app's answers, the relay's calls and the usage events; the rest read at a scrape.
+  p.metrics = createServiceMetrics({
+    version: VERSION_INFO.version,
+    edge: p.edge,
+    proxyPool: () => p.pool.stats(),
+    meter: () => p.meter.stats(),
+    arenaInUse: () => p.relayPool.arena.inUse(),
+    *gaugeSources() {
+      for (const source of p.gaugeSources.all()) {
+        const state = p.gaugeData.state(source.id)?.state;
+        yield { kind: source.kind, enabled: source.enabled, lastOutcome: state?.lastOutcome ?? null, consecutiveFailures: state?.consecutiveFailures ?? 0 };
+      }
+    },
+  });
+  return {
+    routes: () => [
+      ...metricsRoutes(p.metrics.render),
+      ...usageRoutes(usageRepo(env, (tokenId) => p.tokens.ownerOf(tokenId))),
+    ],
+    async close() {
+      p.metrics.close();
+      await p.serviceActivity.close();
+      await p.meter.close();
+    },
+  };
+}

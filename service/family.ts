@@ -1,0 +1,56 @@
+import type { Logger } from 'pino';
+import type { RouteDef } from '../edge/http/router.ts';
+
+// A family is one part of the service (tokens and pairing, providers and catalog, the gateway, Gauge, ...): what
+// it built, the routes it serves, and how it ends. The root starts the families in order and closes them in
+// reverse, also when one of them fails to start: what was opened before the failure (the data-directory lock,
+// the LMDB environment, worker threads) is closed again before the error leaves startService.
+
+export interface Family {
+  /** Its routes, read once every family has started (a route may need a later family's part). */
+  routes?(): RouteDef[];
+  /** After the listener is bound: timers and background work that may reach the listener's port. */
+  ready?(): void;
+  /** At the start of shutdown, before the drain: ends what never ends by itself (event streams, pairings). */
+  drain?(): void;
+  /** Releases what it opened; called once, in reverse start order, after the drain. */
+  close?(): void | Promise<void>;
+}
+
+/** Named families in start order; `started` grows as each one starts. */
+export interface Families {
+  start<F extends Family>(name: string, build: () => F | Promise<F>): Promise<F>;
+  routes(): RouteDef[];
+  ready(): void;
+  drain(): void;
+  /** Closes every started family in reverse order; a close that throws is logged and the rest still close. */
+  close(): Promise<void>;
+}
+
+export function createFamilies(log: Logger, beforeStart?: (name: string) => void | Promise<void>): Families {
+  const started: { name: string; family: Family }[] = [];
+  return {
+    async start(name, build) {
+      await beforeStart?.(name);
+      const family = await build();
+      started.push({ name, family });
+      return family;
+    },
+    routes: () => started.flatMap(({ family }) => family.routes?.() ?? []),
+    ready() {
+      for (const { family } of started) family.ready?.();
+    },
+    drain() {
+      for (const { family } of started) family.drain?.();
+    },
+    async close() {
+      for (const { name, family } of started.splice(0).reverse()) {
+        try {
+          await family.close?.();
+        } catch (err) {
+          log.error({ family: name, err: String(err).slice(0, 500) }, 'a part of the service failed to close');
+        }
+      }
+    },
+  };
+}
