@@ -1,6 +1,6 @@
 import type { ProviderKind } from './providers.ts';
 
-// Action identifiers of the service's resources (shared/spec/extensions.md).
+// Action identifiers of the service's resources (docs/api.md).
 export const SERVICE_ACTIONS = ['start', 'stop', 'restart'] as const;
 export const MODEL_ACTIONS = ['load', 'unload', 'benchmark', 'pull', 'delete-files'] as const;
 export type ModelAction = (typeof MODEL_ACTIONS)[number];

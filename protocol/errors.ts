@@ -1,6 +1,6 @@
 import { redactDetails, redactSecrets } from './redact.ts';
 
-// The complete error-code table (shared/spec/extensions.md). One row per code; never reuse a code.
+// The complete error-code table (docs/api.md, Error codes). One row per code; never reuse a code.
 // `type` uses the error types both styleA and styleB clients already understand, so SDKs classify our
 // envelope the way they classify their provider's own errors.
 
@@ -130,7 +130,7 @@ export interface ErrorEnvelope {
 }
 
 /**
- * The one serializer of the error envelope (interface.md section 2). Messages and params can echo client
+ * The one serializer of the error envelope (docs/api.md, Conventions). Messages and params can echo client
  * input, so secret-shaped text is redacted here, once, for every error.
  */
 export function errorEnvelope(err: ServiceError, requestId: string): ErrorEnvelope {

@@ -1,4 +1,4 @@
-// Endpoint families (interface.md section 2) and the operation-level routes each one covers. The gateway's
+// Endpoint families (docs/api.md) and the operation-level routes each one covers. The gateway's
 // route table, the capabilities document and the catalog's validation all read this one table.
 
 export const FAMILIES = [

@@ -1,6 +1,6 @@
 import type { EndpointFamily } from './families.ts';
 
-// The gateway's operations: one per inference route of interface.md section 4. The edge matches a route to
+// The gateway's operations: one per inference route (docs/api.md). The edge matches a route to
 // an operation; each provider adapter maps an operation to its upstream URL.
 
 export const GATEWAY_OPS = {
@@ -27,7 +27,7 @@ export const GATEWAY_OPS = {
     method: 'GET' | 'POST' | 'DELETE';
     path: string;
     body: 'json' | 'multipart' | 'multipart-or-json' | 'none';
-    /** Token-metered (interface.md: speech, transcription, image edits and rerank are counted, not metered). */
+    /** Token-metered (docs/api.md: speech, transcription, image edits and rerank are counted, not metered). */
     metered: boolean;
   }
 >;

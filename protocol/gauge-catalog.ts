@@ -100,7 +100,7 @@ export const GAUGE_BUILT_IN_SOURCES: readonly GaugeBuiltInSource[] = [
   { id: 'codex', kind: 'local_logs', collectorId: 'codex', providerId: 'codex', authMode: 'local_logs', label: 'Codex logs', enabled: false, config: {} },
 ];
 
-/** Section 8 of interface.md. */
+/** The list bounds of docs/api.md's conventions. */
 export const GAUGE_LIMITS = {
   idMax: 160,
   filterMax: 320,

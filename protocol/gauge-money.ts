@@ -1,4 +1,4 @@
-// Gauge's budgets and alerts as gauge.md names them ("Money and alerts"). Pure types and constants: the budget
+// Gauge's budgets and alerts as docs/api.md names them (Gauge). Pure types and constants: the budget
 // service computes statuses, the alert evaluator reads them; neither imports the other.
 
 export const BUDGET_PERIODS = ['day', 'week', 'month'] as const;

@@ -1,4 +1,4 @@
-// Gauge's records as gauge.md names them (shared/spec/gauge.md). Pure types and constants: no I/O.
+// Gauge's records as docs/api.md names them. Pure types and constants: no I/O.
 // Everything here is already redacted: no credential, credential reference, email or provider-side ID.
 
 export const GAUGE_AUTH_MODES = ['admin_key', 'api_key', 'oauth_device', 'browser_assisted', 'local_logs', 'none'] as const;

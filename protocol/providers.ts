@@ -1,6 +1,6 @@
 import type { EndpointFamily } from './families.ts';
 
-// The seven provider kinds (shared/spec/extensions.md) and what each supports. Provider-specific behaviour
+// The seven provider kinds (docs/api.md, Providers) and what each supports. Provider-specific behaviour
 // lives in workers/proxy/providers/<kind>/; this table holds only the facts shared code and the
 // capabilities document need.
 

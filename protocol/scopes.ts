@@ -1,4 +1,4 @@
-// Local-token scopes (shared/spec/extensions.md). `admin` holds every other scope; the rest are independent,
+// Local-token scopes (docs/api.md, Scopes). `admin` holds every other scope; the rest are independent,
 // so a read-only dashboard token cannot write and an agent's inference token cannot read management data.
 export const SCOPES = ['inference', 'read', 'manage', 'admin'] as const;
 

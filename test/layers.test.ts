@@ -156,3 +156,19 @@ test('the layer check sees imports of every kind', () => {
   const info = ts.preProcessFile("import type { A } from './a.ts';\nexport { b } from '../b.ts';\nawait import('./c.ts');", true, true);
   assert.deepEqual(info.importedFiles.map((f) => f.fileName), ['./a.ts', '../b.ts', './c.ts']);
 });
+
+test('the repository stands alone: nothing cites a document kept outside it', () => {
+  const outside = /\b(?:interface|extensions|gauge)\.md\b|shared\/spec\b|\bDESIGN\.md\b|\bSTYLE\.md\b|gauge-sources\.md/;
+  const texts = [...LAYERS, 'dashboard', 'bench', 'test', 'docs']
+    .flatMap((dir) =>
+      readdirSync(join(ROOT, dir), { recursive: true, withFileTypes: true })
+        .filter((e) => e.isFile() && /\.(ts|js|mjs|md|html|css)$/.test(e.name) && !e.parentPath.includes('node_modules'))
+        .map((e) => relative(ROOT, join(e.parentPath, e.name))),
+    )
+    .concat('README.md')
+    .filter((file) => file !== 'test/layers.test.ts');
+  assert.deepEqual(
+    texts.filter((file) => outside.test(readFileSync(join(ROOT, file), 'utf8'))),
+    [],
+  );
+});

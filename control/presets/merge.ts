@@ -3,7 +3,7 @@ import { GATEWAY_OPS } from '../../protocol/gateway.ts';
 import type { PresetView } from '../../protocol/http/presets.ts';
 import { parametersFor } from './check.ts';
 
-// Steps 4-5 of interface.md section 4's resolution order: preset defaults first, request fields last. The
+// Steps 4-5 of the model resolution order (docs/api.md): preset defaults first, request fields last. The
 // edge has already parsed the body, so the merge happens here and the worker receives the merged JSON.
 
 /**

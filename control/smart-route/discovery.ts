@@ -4,7 +4,7 @@ import { ROUTE_PREFIX } from '../../protocol/http/route-packs.ts';
 import type { PresetService } from '../presets/preset-service.ts';
 import type { RoutePackService } from './pack-service.ts';
 
-// Presets and route packs as synthetic entries of GET /v1/models (interface.md section 2). Only what a
+// Presets and route packs as synthetic entries of GET /v1/models (docs/api.md). Only what a
 // client may act on: names, families, the strategy and route IDs; never provider records or credentials.
 
 export interface SyntheticModel {

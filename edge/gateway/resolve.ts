@@ -4,7 +4,7 @@ import { KINDS } from '../../protocol/providers.ts';
 import { translationFor, type TranslationKey } from '../../protocol/translation.ts';
 import type { Catalog, ResolvedModel } from '../../control/catalog.ts';
 
-// Steps 1-3 of interface.md section 4's resolution order, all on the main thread from memory: name the
+// Steps 1-3 of the model resolution order (docs/api.md, Gateway), all on the main thread from memory: name the
 // model, check its endpoint family, then the provider. Nothing here reads a credential.
 
 const modelError = (code: 'MODEL_NOT_FOUND' | 'INVALID_REQUEST', message: string) => new ServiceError(code, message, { param: 'model' });

@@ -25,7 +25,7 @@ import { checkCredential, resolveModel, type UnresolvedName } from './resolve.ts
 import { countPlan, countResult, estimateResult, isCountOp, messagesCountBody, resolveForCount } from './count-tokens.ts';
 import { isPackName, isPresetName, observeFailure, resolvePack, resolvePreset, retryClassOf, type SmartRouting } from '../../control/smart-route/gateway.ts';
 
-// Every inference route of interface.md section 4, relayed through the proxy workers. The edge parses
+// Every inference route of the interface (docs/api.md), relayed through the proxy workers. The edge parses
 // just enough to resolve the model (strict JSON; the multipart `model` field) and checks the endpoint
 // family before anything reaches a worker or the vault.
 

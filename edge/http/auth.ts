@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { TOKEN_PREFIX, TOKEN_SHAPE } from '../../protocol/http/tokens.ts';
 
-// The three carriers of interface.md section 5, in this order of precedence; the first one present is the
+// The three token carriers (docs/api.md, Conventions), in this order of precedence; the first one present is the
 // one used, so `Authorization: Basic ...` beside a valid x-api-key is refused, not passed over. Only the
 // local token travels in them; it is never forwarded upstream.
 export function extractToken(headers: Readonly<Record<string, string>>): string | undefined {

@@ -1,4 +1,4 @@
-// CORS (interface.md section 5 rule 6). Off by default; an allowed origin's preflight needs no token, its
+// CORS (docs/api.md). Off by default; an allowed origin's preflight needs no token, its
 // real requests still do. Header strings are built once per configuration, not per request.
 
 const ORIGIN_SHAPE = /^[a-z][a-z0-9+.-]*:\/\/[^/\s?#@]+$/;

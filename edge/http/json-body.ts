@@ -3,7 +3,7 @@ import type { ScannableMemory } from '../../protocol/control-bytes.ts';
 import { ServiceError } from '../../protocol/errors.ts';
 import { InvalidJson, scanJson, type JsonScan } from './json-scan.ts';
 
-// Strict JSON bodies (interface.md global rule 1). JSON.parse already refuses trailing values (`{}{}`,
+// Strict JSON bodies (docs/api.md, Conventions). JSON.parse already refuses trailing values (`{}{}`,
 // `{} x`) and empty input; what it allows and we do not is a non-JSON content type.
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;

@@ -14,7 +14,7 @@ import type { GaugeSettings } from '../../control/gauge/service.ts';
 import { checkId } from '../../control/gauge/validation.ts';
 import { route, type RouteDef } from '../http/router.ts';
 
-// Gauge's alert routes (interface.md section 4, gauge.md "Money and alerts"). Rules are setup: they read and
+// Gauge's alert routes (docs/api.md, Gauge). Rules are setup: they read and
 // write while Gauge is off. Events are what Gauge noticed: the list answers `enabled: false` and no data while
 // it is off, and is evaluated just before it answers, so a reader never sees a stale list.
 

@@ -4,7 +4,7 @@ import { actorOf } from '../../control/actor.ts';
 import type { AuthSessions } from '../../control/gauge/auth-sessions.ts';
 import { route, type RouteDef } from '../http/router.ts';
 
-// Gauge auth sessions (interface.md section 4): POST starts a device flow and answers once the provider has
+// Gauge auth sessions (docs/api.md, Gauge): POST starts a device flow and answers once the provider has
 // issued the codes (or refused); GET reads it; DELETE cancels it. Writes need `manage`, reads `read`.
 
 export function gaugeAuthSessionRoutes(sessions: AuthSessions): RouteDef[] {

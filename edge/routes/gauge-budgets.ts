@@ -4,7 +4,7 @@ import { actorOf } from '../../control/actor.ts';
 import type { GaugeBudgets } from '../../control/gauge/budgets.ts';
 import { route, type RouteDef } from '../http/router.ts';
 
-// Gauge's project budgets (gauge.md, "Money and alerts"). Budgets are setup: they read and write while Gauge is
+// Gauge's project budgets (docs/api.md, Gauge). Budgets are setup: they read and write while Gauge is
 // off, like accounts and sources, and their spend comes from the meter, which runs either way.
 
 export function gaugeBudgetRoutes(budgets: GaugeBudgets): RouteDef[] {

@@ -11,7 +11,7 @@ import { gaugeDisabled, type GaugeSettings } from '../../control/gauge/service.t
 import { isAccount } from '../../control/gauge/views.ts';
 import { route, type RouteDef } from '../http/router.ts';
 
-// What Gauge makes of what it collected (interface.md section 4): hourly activity, the capacity signal Smart
+// What Gauge makes of what it collected (docs/api.md, Gauge): hourly activity, the capacity signal Smart
 // Route reads, and advisory recommendations. All read LMDB and memory only; none runs a collector or changes
 // anything.
 

@@ -18,7 +18,7 @@ import { checkId } from '../../control/gauge/validation.ts';
 import { accountSummary, diagnostic, historySince, isAccount, latestReadings, sourceSummary } from '../../control/gauge/views.ts';
 import { route, type RouteDef } from '../http/router.ts';
 
-// Gauge's routes (interface.md section 4). Setup (providers, accounts, sources) reads and writes while Gauge is
+// Gauge's routes (docs/api.md, Gauge). Setup (providers, accounts, sources) reads and writes while Gauge is
 // off, so a person can connect accounts before opting in; what Gauge collected answers `enabled: false` and no
 // data while it is off; a refresh is 409 GAUGE_DISABLED. Reads never wait on a collector: they read LMDB.
 

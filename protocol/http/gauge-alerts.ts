@@ -3,7 +3,7 @@ import { GAUGE_LIMITS } from '../gauge-catalog.ts';
 import { ALERT_RULE_KINDS, type GaugeAlertEvent, type GaugeAlertRule } from '../gauge-money.ts';
 import { compile } from '../validate.ts';
 
-// Gauge alert bodies (interface.md section 4, gauge.md "Money and alerts"). Which target fields and which
+// Gauge alert bodies (docs/api.md, Gauge). Which target fields and which
 // threshold a kind takes is checked after the schema (control/gauge/alert-rules.ts), naming the field.
 
 const Id = Type.String({ minLength: 1, maxLength: GAUGE_LIMITS.idMax });

@@ -3,7 +3,7 @@ import { GAUGE_AUTH_MODES, type GaugeAuthMode } from '../gauge.ts';
 import { GAUGE_LIMITS, GAUGE_PROVIDERS } from '../gauge-catalog.ts';
 import { compile } from '../validate.ts';
 
-// Gauge auth sessions (gauge.md "Auth sessions"): a bounded RFC 8628 device flow the service runs itself.
+// Gauge auth sessions (docs/api.md, Gauge): a bounded RFC 8628 device flow the service runs itself.
 // What a session shows: never the device code, the client's credentials or the token it obtains.
 
 const Id = Type.String({ minLength: 1, maxLength: GAUGE_LIMITS.idMax });

@@ -4,7 +4,7 @@ import { BUDGET_BASES, BUDGET_PERIODS } from '../gauge-money.ts';
 import { compile } from '../validate.ts';
 import { PROVIDER_ID_MAX } from './providers.ts';
 
-// Gauge project budgets' HTTP bodies (gauge.md, "Money and alerts"). Writes refuse unknown fields.
+// Gauge project budgets' HTTP bodies (docs/api.md, Gauge). Writes refuse unknown fields.
 
 export const BUDGET_LIMITS = {
   /** Budgets one installation keeps: each GET computes every status, so the list stays small. */

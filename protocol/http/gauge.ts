@@ -4,7 +4,7 @@ import { GAUGE_LIMITS, type GaugeSourceConfig, type GaugeSourceKind } from '../g
 import type { GaugeRefreshOutcome } from '../gauge-messages.ts';
 import { compile } from '../validate.ts';
 
-// Gauge's HTTP bodies (interface.md section 4). Writes refuse unknown fields; credentials are write-only.
+// Gauge's HTTP bodies (docs/api.md, Gauge). Writes refuse unknown fields; credentials are write-only.
 
 const Id = Type.String({ minLength: 1, maxLength: GAUGE_LIMITS.idMax });
 const Label = Type.String({ minLength: 1, maxLength: GAUGE_LIMITS.labelMax });

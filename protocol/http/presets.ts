@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { FAMILIES, type EndpointFamily } from '../families.ts';
 import { compile } from '../validate.ts';
 
-// Presets (extensions.md "Presets and route packs"): a named target model with default parameters and an
+// Presets (docs/api.md, Presets): a named target model with default parameters and an
 // optional system prompt, addressed as `@preset/<slug>`.
 
 export const PRESET_PREFIX = '@preset/';

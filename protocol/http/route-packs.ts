@@ -3,7 +3,7 @@ import type { ErrorCode } from '../errors.ts';
 import { compile } from '../validate.ts';
 import { SLUG_SHAPE } from './presets.ts';
 
-// Route packs (extensions.md "Presets and route packs"), addressed as `@route/<slug>`: an ordered or
+// Route packs (docs/api.md, Route packs), addressed as `@route/<slug>`: an ordered or
 // scored list of routes, the failure classes that move on to the next one, and a fallback model.
 
 export const ROUTE_PREFIX = '@route/';

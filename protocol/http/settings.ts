@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { compile } from '../validate.ts';
 import { GAUGE_DEVICE_FLOW_PROVIDERS } from './gauge-auth-sessions.ts';
 
-// runtime.tuning: 0 is "automatic" everywhere (interface.md section 2); gpuLayers -1 forces CPU only.
+// runtime.tuning: 0 is "automatic" everywhere (docs/api.md, Settings); gpuLayers -1 forces CPU only.
 export const TuningSchema = Type.Object(
   {
     contextSize: Type.Integer({ minimum: 0, maximum: 1_048_576 }),

@@ -1,4 +1,4 @@
-// The usage routes' vocabulary (interface.md section 4, "Usage routes"): query parameters, the breakdown
+// The usage routes' vocabulary (docs/api.md, Usage): query parameters, the breakdown
 // dimensions, and the answers. Every number is an aggregate; nothing here identifies a single request.
 
 /** Breakdown dimensions, as spelled in `groupBy`. */
@@ -8,7 +8,7 @@ export const DEFAULT_USAGE_GROUP_BY: UsageGroupBy = 'model';
 
 export const USAGE_COMMON_PARAMS = ['from', 'to', 'providerId', 'modelId', 'tokenId', 'serviceAccountId'] as const;
 
-/** Extra parameters per route, with their `limit` bounds and defaults (interface.md section 8). */
+/** Extra parameters per route, with their `limit` bounds and defaults (docs/api.md, Conventions). */
 export const USAGE_ROUTES = {
   summary: { path: '/v1/usage/summary', params: [], limit: null },
   daily: { path: '/v1/usage/daily', params: [], limit: null },

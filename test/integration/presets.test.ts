@@ -5,7 +5,7 @@ import * as anthropicFake from '../fakes/anthropic.ts';
 import * as openaiFake from '../fakes/openai.ts';
 import { startService, type TestService } from '../helpers/service.ts';
 
-// Presets end to end: write-time validation, the merge order of interface.md section 4 (preset defaults
+// Presets end to end: write-time validation, the merge order of docs/api.md (preset defaults
 // first, request fields last) as the fake upstreams received it, and discovery.
 
 const OA_KEY = `fake-openai-key-${process.pid}`;

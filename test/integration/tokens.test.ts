@@ -35,7 +35,7 @@ describe('bootstrap token', () => {
   });
 });
 
-describe('token carriers (interface.md section 5)', () => {
+describe('token carriers (docs/api.md, Conventions)', () => {
   for (const [name, headers] of [
     ['Authorization: Bearer', (t: string) => ({ authorization: `Bearer ${t}` })],
     ['X-Service-Token', (t: string) => ({ 'x-service-token': t })],

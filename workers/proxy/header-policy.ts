@@ -1,4 +1,4 @@
-// What crosses the proxy in each direction (interface.md global rules 3-5). Both directions are
+// What crosses the proxy in each direction (docs/api.md, Conventions). Both directions are
 // allow-lists: a header nobody thought about stays behind.
 
 /** Client request headers that may go upstream as they are (hints are added per kind by the adapter). */

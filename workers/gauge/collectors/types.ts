@@ -51,7 +51,7 @@ export class CollectorError extends Error {
 }
 
 export interface Collector {
-  /** The provider descriptor ID this collector serves (gauge.md's table). */
+  /** The provider descriptor ID this collector serves (docs/api.md, Gauge). */
   providerId: string;
   collect(ctx: CollectContext): Promise<CollectResult>;
 }
