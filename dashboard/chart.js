@@ -44,7 +44,8 @@ export class DailyChart extends Component {
         <table class="numbers">
           <thead><tr><th>Day</th>${series.map((s) => html`<th>${s.label}</th>`)}</tr></thead>
           <tbody>
-            ${rows.map((r) => html`<tr data-day=${r.day} ...${Object.fromEntries(series.map((s) => [`data-${s.key}`, r[s.key]]))}>
+            ${rows.map((r) => html`<tr
+              data-day=${r.day} ...${Object.fromEntries(series.map((s) => [`data-${s.key}`, r[s.key]]))}>
               <td>${r.day}</td>${series.map((s) => html`<td class="n">${num(r[s.key])}</td>`)}
             </tr>`)}
           </tbody>
@@ -71,8 +72,10 @@ export function BarChart({ name, title, rows, keyOf, columns, empty = 'Nothing i
             ${rows.map((r) => {
               const key = keyOf(r);
               const share = max > 0 ? ((r[lead.key] ?? 0) / max) * 100 : 0;
-              return html`<tr data-key=${key} ...${Object.fromEntries(columns.map((c) => [`data-${c.key}`, r[c.key] ?? '']))}>
-                <td class="label"><span class="bar" style=${{ width: `${share.toFixed(1)}%` }}></span><span class="text">${key}</span></td>
+              return html`<tr
+                data-key=${key} ...${Object.fromEntries(columns.map((c) => [`data-${c.key}`, r[c.key] ?? '']))}>
+                <td class="label"><span class="bar" style=${{ width: `${share.toFixed(1)}%` }}></span>
+                  <span class="text">${key}</span></td>
                 ${columns.map((c) => html`<td class="n">${(c.format ?? num)(r[c.key])}</td>`)}
               </tr>`;
             })}
@@ -85,5 +88,6 @@ export function BarChart({ name, title, rows, keyOf, columns, empty = 'Nothing i
 export function Meter({ value, label }) {
   const v = Math.max(0, Math.min(1, value ?? 0));
   const level = v >= 0.9 ? 'high' : v >= 0.7 ? 'mid' : 'low';
-  return html`<span class="meter ${level}" title=${label ?? ''}><span style=${{ width: `${(v * 100).toFixed(1)}%` }}></span></span>`;
+  return html`<span class="meter ${level}" title=${label ?? ''}><span style=${{ width: `${(v * 100).toFixed(1)}%` }}>
+    </span></span>`;
 }

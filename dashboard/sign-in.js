@@ -48,13 +48,16 @@ export class SignIn extends Component {
       <h1>Switchyard</h1>
       <form onSubmit=${this.paste} aria-label="Sign in with a token">
         <label for="token">Local token</label>
-        <input id="token" name="token" type="password" autocomplete="off" spellcheck="false" placeholder="sk-svc-..." value=${token} onInput=${(e) => this.setState({ token: e.currentTarget.value })} />
+        <input id="token" name="token" type="password" autocomplete="off" spellcheck="false" placeholder="sk-svc-..."
+          value=${token} onInput=${(e) => this.setState({ token: e.currentTarget.value })} />
         <button type="submit" disabled=${busy}>Sign in</button>
       </form>
-      <p class="hint">The token stays in this tab only (sessionStorage). <code>switchyard token</code> prints the admin token.</p>
+      <p class="hint">The token stays in this tab only (sessionStorage).
+        <code>switchyard token</code> prints the admin token.</p>
       <section class="pairing">
         ${pairing === null
-          ? html`<button type="button" class="secondary" onClick=${this.startPairing}>Pair this browser instead</button>`
+          ? html`<button type="button" class="secondary"
+            onClick=${this.startPairing}>Pair this browser instead</button>`
           : html`<div class="pending" data-pairing=${pairing.id ?? ''}>
               <p>Approve this request from an admin client; check that it shows the code:</p>
               <p class="code">${pairing.userCode ?? '...'}</p>

@@ -44,7 +44,9 @@ export class HardwareView extends Component {
 
   render(_props, { data, error, refreshing }) {
     return html`<section class="view hardware" data-view-ready=${data ? 'true' : 'false'}>
-      <div class="toolbar"><h2>Runtime & hardware</h2><button type="button" class="secondary" disabled=${refreshing} onClick=${this.refresh}>Probe again</button></div>
+      <div class="toolbar"><h2>Runtime & hardware</h2>
+        <button type="button" class="secondary" disabled=${refreshing} onClick=${this.refresh}>Probe again</button>
+        </div>
       ${error && html`<p class="error" role="alert">${error}</p>`}
       ${data ? this.body(data) : !error && html`<p class="loading">Loading...</p>`}
     </section>`;
@@ -58,20 +60,33 @@ export class HardwareView extends Component {
       ${loaded.length === 0
         ? html`<p class="empty">No model is loaded.</p>`
         : html`<table class="list" data-chart="loaded">
-            <thead><tr><th>Model</th><th>Runtime</th><th>Context</th><th>Sequences</th><th>Memory</th><th>Placement</th><th>Unloads</th></tr></thead>
+            <thead><tr><th>Model</th><th>Runtime</th><th>Context</th><th>Sequences</th><th>Memory</th><th>Placement</th>
+              <th>Unloads</th></tr></thead>
             <tbody>
-              ${loaded.map((m) => html`<tr data-loaded=${m.modelId}><td><code>${m.modelId}</code></td><td>${m.runtime}</td><td class="n">${m.contextSize}</td><td class="n">${m.sequences}</td>
-                <td class="n">${bytes(m.memoryBytes)}</td><td>${m.placement}</td><td>${m.expiresAt ? time(m.expiresAt) : 'in use'}</td></tr>`)}
+              ${loaded.map((m) => html`<tr data-loaded=${m.modelId}><td><code>${m.modelId}</code></td>
+                <td>${m.runtime}</td><td class="n">${m.contextSize}</td><td class="n">${m.sequences}</td>
+                <td class="n">${bytes(m.memoryBytes)}</td><td>${m.placement}</td>
+                  <td>${m.expiresAt ? time(m.expiresAt) : 'in use'}</td></tr>`)}
             </tbody>
           </table>`}
       <h3>Services</h3>
       <table class="list" data-chart="services">
-        <thead><tr><th>Service</th><th>Kind</th><th>State</th><th>Model</th><th>URL</th><th>Restarts</th><th>Last exit</th></tr></thead>
+        <thead><tr><th>Service</th><th>Kind</th><th>State</th><th>Model</th><th>URL</th><th>Restarts</th>
+          <th>Last exit</th></tr></thead>
         <tbody>
-          ${services.map((s) => html`<tr data-service=${s.id} data-state=${s.state}><td><code>${s.id}</code></td><td>${s.kind}</td>
-            <td><span class=${`badge ${s.state === 'running' ? 'ok' : s.state === 'failed' ? 'corrupt' : 'partial'}`}>${s.state}</span>${s.nextStartAt ? html` <span class="muted">again ${time(s.nextStartAt)}</span>` : ''}</td>
-            <td>${s.kind === 'embedded' ? `${s.loadedModels} loaded` : html`<code>${s.model}</code>`}</td><td>${s.url ?? '-'}</td>
-            <td class="n">${s.restarts}</td><td>${s.lastExit ? `${s.lastExit.reason}${s.lastExit.code !== null ? ` (${s.lastExit.code})` : s.lastExit.signal ? ` (${s.lastExit.signal})` : ''}` : '-'}</td></tr>`)}
+          ${services.map((s) => html`<tr data-service=${s.id} data-state=${s.state}><td><code>${s.id}</code></td>
+            <td>${s.kind}</td>
+            <td><span class=${`badge ${
+               s.state === 'running' ? 'ok' : s.state === 'failed' ? 'corrupt' : 'partial'
+             }`}>${s.state}</span>${s.nextStartAt ? html` <span class="muted">again ${time(s.nextStartAt)}</span>` : ''}</td>
+            <td>${s.kind === 'embedded' ? `${s.loadedModels} loaded` : html`<code>${s.model}</code>`}</td>
+              <td>${s.url ?? '-'}</td>
+            <td class="n">${s.restarts}</td>
+              <td>${s.lastExit
+                 ? `${s.lastExit.reason}${
+                     s.lastExit.code !== null ? ` (${s.lastExit.code})` : s.lastExit.signal ? ` (${s.lastExit.signal})` : ''
+                   }`
+                 : '-'}</td></tr>`)}
         </tbody>
       </table>
       <h3>Model library</h3>
@@ -80,15 +95,27 @@ export class HardwareView extends Component {
         ? html`<p class="empty">No GGUF file in the models directory.</p>`
         : html`<table class="list" data-chart="library">
             <thead><tr><th>File</th><th>Health</th><th>Architecture</th><th>Size</th></tr></thead>
-            <tbody>${library.data.map((m) => html`<tr data-file=${m.name}><td><code>${m.name}</code></td><td><span class=${`badge ${m.health}`}>${m.health}</span> ${m.problem ?? ''}</td><td>${m.architecture ?? '-'}</td><td class="n">${bytes(m.sizeBytes)}</td></tr>`)}</tbody>
+            <tbody>${library.data.map((m) => html`<tr data-file=${m.name}><td><code>${m.name}</code></td><td>
+              <span class=${`badge ${m.health}`}>${m.health}</span> ${m.problem ?? ''}</td>
+              <td>${m.architecture ?? '-'}</td><td class="n">${bytes(m.sizeBytes)}</td></tr>`)}</tbody>
           </table>`}
       <h3>Hardware</h3>
       <dl class="facts" data-chart="hardware">
-        <dt>System</dt><dd>${[hw.os?.distro, hw.os?.release, hw.arch].filter(Boolean).join(' ')} <span class="muted">${hw.os?.kernel ?? ''}</span></dd>
-        <dt>CPU</dt><dd data-cores=${hw.cpu?.logicalCores ?? ''}>${hw.cpu?.brand ?? '-'} (${hw.cpu?.logicalCores ?? '?'} threads, ${hw.cpu?.physicalCores ?? '?'} cores)</dd>
-        <dt>Memory</dt><dd data-total=${mem?.totalBytes ?? ''}><${Meter} value=${usedShare} /> ${bytes(mem ? mem.totalBytes - mem.availableBytes : null)} used of ${bytes(mem?.totalBytes)}</dd>
-        <dt>GPUs</dt><dd>${hw.gpus?.length ? hw.gpus.map((g) => html`<div>${g.name} <span class="muted">${g.backend}, ${bytes(g.memoryBytes)} ${g.memoryKind}</span></div>`) : 'none found'}</dd>
-        <dt>Probed</dt><dd>${time(hw.probedAt)}${hw.stale ? ' (stale)' : ''}${hw.partial ? ` (partial: ${hw.reason ?? ''})` : ''}</dd>
+        <dt>System</dt>
+          <dd>${[hw.os?.distro, hw.os?.release, hw.arch].filter(Boolean).join(' ')} <span
+            class="muted">${hw.os?.kernel ?? ''}</span></dd>
+        <dt>CPU</dt>
+          <dd data-cores=${hw.cpu?.logicalCores ?? ''}>${hw.cpu?.brand ?? '-'} (${hw.cpu?.logicalCores ?? '?'} threads, ${
+             hw.cpu?.physicalCores ?? '?'} cores)</dd>
+        <dt>Memory</dt><dd data-total=${mem?.totalBytes ?? ''}>
+          <${Meter} value=${usedShare} /> ${bytes(mem ? mem.totalBytes - mem.availableBytes : null)} used of ${
+             bytes(mem?.totalBytes)}</dd>
+        <dt>GPUs</dt>
+          <dd>${hw.gpus?.length ? hw.gpus.map((g) => html`<div>${g.name} <span
+            class="muted">${g.backend}, ${bytes(g.memoryBytes)} ${g.memoryKind}</span></div>`) : 'none found'}</dd>
+        <dt>Probed</dt>
+          <dd>${time(hw.probedAt)}${hw.stale ? ' (stale)' : ''}${
+             hw.partial ? ` (partial: ${hw.reason ?? ''})` : ''}</dd>
       </dl>`;
   }
 }

@@ -53,7 +53,8 @@ export class ModelsView extends Component {
 
   render(_props, { data, error }) {
     return html`<section class="view models" data-view-ready=${data ? 'true' : 'false'}>
-      <div class="toolbar"><h2>Providers & models</h2><button type="button" class="secondary" onClick=${() => this.load()}>Reload</button></div>
+      <div class="toolbar"><h2>Providers & models</h2>
+        <button type="button" class="secondary" onClick=${() => this.load()}>Reload</button></div>
       ${error && html`<p class="error" role="alert">${error}</p>`}
       ${data ? this.body(data) : !error && html`<p class="loading">Loading...</p>`}
     </section>`;
@@ -68,30 +69,44 @@ export class ModelsView extends Component {
         <thead><tr><th>Provider</th><th>Kind</th><th>Address</th><th>Credential</th><th>Enabled</th></tr></thead>
         <tbody>
           ${providers.map((p) => html`<tr data-provider=${p.id} data-enabled=${String(p.enabled)}>
-            <td>${p.displayName ?? p.id} <span class="muted">${p.id}</span></td><td>${p.kind}</td><td class="muted">${p.baseUrl ?? ''}</td>
+            <td>${p.displayName ?? p.id} <span class="muted">${p.id}</span></td><td>${p.kind}</td>
+              <td class="muted">${p.baseUrl ?? ''}</td>
             <td>${p.credentialConfigured ? 'stored' : '-'}</td>
-            <td><label class="switch"><input type="checkbox" checked=${p.enabled} data-action="enable" onChange=${(e) => this.setProvider(p, e.currentTarget.checked)} /> ${p.enabled ? 'on' : 'off'}</label></td>
+            <td><label class="switch">
+              <input type="checkbox" checked=${p.enabled} data-action="enable"
+                onChange=${(e) => this.setProvider(p, e.currentTarget.checked)} /> ${p.enabled ? 'on' : 'off'}</label>
+                </td>
           </tr>`)}
         </tbody>
       </table>
       <div class="toolbar">
         <h3>Models</h3>
-        <input type="search" placeholder="Filter" aria-label="Filter models" value=${filter} onInput=${(e) => this.setState({ filter: e.currentTarget.value })} />
+        <input type="search" placeholder="Filter" aria-label="Filter models" value=${filter}
+          onInput=${(e) => this.setState({ filter: e.currentTarget.value })} />
       </div>
       <table class="list" data-chart="models">
-        <thead><tr><th>Model</th><th>Families</th><th>Source</th><th>Listed</th><th>Aliases</th><th>Hidden</th></tr></thead>
+        <thead><tr><th>Model</th><th>Families</th><th>Source</th><th>Listed</th><th>Aliases</th><th>Hidden</th></tr>
+          </thead>
         <tbody>
-          ${shown.map((m) => html`<tr data-model=${m.id} data-hidden=${String(m.hidden)} data-listed=${String(listed.has(m.id))}>
-            <td>${m.displayName && m.displayName !== m.upstreamModelId ? html`${m.displayName} ` : ''}<code>${m.id}</code></td>
-            <td class="small">${m.families.join(', ')}</td><td>${m.source}</td><td>${listed.has(m.id) ? 'yes' : 'no'}</td>
+          ${shown.map((m) => html`<tr data-model=${m.id} data-hidden=${String(m.hidden)}
+            data-listed=${String(listed.has(m.id))}>
+            <td>${m.displayName && m.displayName !== m.upstreamModelId
+               ? html`${m.displayName} `
+               : ''}<code>${m.id}</code></td>
+            <td class="small">${m.families.join(', ')}</td><td>${m.source}</td>
+              <td>${listed.has(m.id) ? 'yes' : 'no'}</td>
             <td>
               <form class="inline" onSubmit=${(e) => this.saveAliases(e, m)}>
-                <input type="text" aria-label=${`Aliases of ${m.id}`} data-action="aliases" value=${aliasDrafts[m.id] ?? m.aliases.join(', ')}
+                <input type="text" aria-label=${`Aliases of ${m.id}`} data-action="aliases"
+                  value=${aliasDrafts[m.id] ?? m.aliases.join(', ')}
                   onInput=${(e) => this.setState({ aliasDrafts: { ...aliasDrafts, [m.id]: e.currentTarget.value } })} />
                 <button type="submit" class="secondary">Save</button>
               </form>
             </td>
-            <td><label class="switch"><input type="checkbox" checked=${m.hidden} data-action="hide" onChange=${(e) => this.setHidden(m, e.currentTarget.checked)} /> ${m.hidden ? 'hidden' : 'shown'}</label></td>
+            <td><label class="switch">
+              <input type="checkbox" checked=${m.hidden} data-action="hide"
+                onChange=${(e) => this.setHidden(m, e.currentTarget.checked)} /> ${
+                 m.hidden ? 'hidden' : 'shown'}</label></td>
           </tr>`)}
         </tbody>
       </table>`;

@@ -60,7 +60,8 @@ export class UsageView extends Component {
       <div class="toolbar">
         <h2>Usage</h2>
         <div class="range" role="group" aria-label="Range">
-          ${RANGES.map((n) => html`<button type="button" class=${n === days ? 'active' : 'secondary'} data-range=${n} onClick=${() => this.pick(n)}>${n} days</button>`)}
+          ${RANGES.map((n) => html`<button type="button" class=${n === days ? 'active' : 'secondary'} data-range=${n}
+            onClick=${() => this.pick(n)}>${n} days</button>`)}
         </div>
       </div>
       ${error && html`<p class="error" role="alert">${error}</p>`}
@@ -73,12 +74,18 @@ export class UsageView extends Component {
     return html`
       <p class="range-text" data-from=${from} data-to=${to}>${from} to ${to}</p>
       <div class="tiles" data-chart="summary">
-        <div class="tile" data-key="requests" data-value=${t.requests}><span>Requests</span><strong>${num(t.requests)}</strong></div>
-        <div class="tile" data-key="failedRequests" data-value=${t.failedRequests}><span>Failed</span><strong>${num(t.failedRequests)}</strong></div>
-        <div class="tile" data-key="totalTokens" data-value=${t.totalTokens}><span>Tokens</span><strong>${num(t.totalTokens)}</strong></div>
-        <div class="tile" data-key="costUsd" data-value=${t.costUsd ?? ''}><span>Cost${t.costEstimated ? ' (estimated)' : ''}</span><strong>${usd(t.costUsd)}</strong></div>
-        <div class="tile" data-key="toolCalls" data-value=${summary.toolCalls}><span>Tool calls</span><strong>${num(summary.toolCalls)}</strong></div>
-        <div class="tile" data-key="activeDays" data-value=${summary.activeDays}><span>Active days</span><strong>${num(summary.activeDays)}</strong></div>
+        <div class="tile" data-key="requests" data-value=${t.requests}><span>Requests</span>
+          <strong>${num(t.requests)}</strong></div>
+        <div class="tile" data-key="failedRequests" data-value=${t.failedRequests}><span>Failed</span>
+          <strong>${num(t.failedRequests)}</strong></div>
+        <div class="tile" data-key="totalTokens" data-value=${t.totalTokens}><span>Tokens</span>
+          <strong>${num(t.totalTokens)}</strong></div>
+        <div class="tile" data-key="costUsd" data-value=${t.costUsd ?? ''}>
+          <span>Cost${t.costEstimated ? ' (estimated)' : ''}</span><strong>${usd(t.costUsd)}</strong></div>
+        <div class="tile" data-key="toolCalls" data-value=${summary.toolCalls}><span>Tool calls</span>
+          <strong>${num(summary.toolCalls)}</strong></div>
+        <div class="tile" data-key="activeDays" data-value=${summary.activeDays}><span>Active days</span>
+          <strong>${num(summary.activeDays)}</strong></div>
       </div>
       <h3>Per day</h3>
       <${DailyChart} name="daily" rows=${daily} series=${[
@@ -86,13 +93,24 @@ export class UsageView extends Component {
         { key: 'totalTokens', label: 'Tokens', color: '#d9822b' },
       ]} />
       <div class="grid">
-        <${BarChart} name="by-provider" title="By provider" rows=${providers.data} keyOf=${(r) => r.providerId ?? '(none)'} columns=${TOKENS} />
-        <${BarChart} name="by-model" title="By model" rows=${models.data} keyOf=${(r) => r.modelId ?? '(by response ID)'} columns=${TOKENS} />
-        <${BarChart} name="by-token" title="By token" rows=${tokens.data} keyOf=${(r) => r.tokenId ?? '(none)'} columns=${TOKENS} />
-        <${BarChart} name="tools" title="Tools called" rows=${tools.data} keyOf=${(r) => r.name} columns=${[{ key: 'calls', label: 'Calls' }]} />
-        <${BarChart} name="routes" title="Smart Route" rows=${routes.data} keyOf=${(r) => `@route/${r.packSlug} ${r.routeId}${r.fallback ? ` (fallback: ${r.fallbackReason ?? '?'})` : ''}`}
-          columns=${[{ key: 'requests', label: 'Requests' }, { key: 'totalTokens', label: 'Tokens' }, { key: 'failedRequests', label: 'Failed' }]} />
-        <${BarChart} name="acceleration" title="Acceleration" rows=${acceleration.data} keyOf=${(r) => `${r.modelId ?? '?'} ${r.mode}${r.draftModelId ? ` (${r.draftModelId})` : ''}`}
+        <${BarChart} name="by-provider" title="By provider" rows=${providers.data}
+          keyOf=${(r) => r.providerId ?? '(none)'} columns=${TOKENS} />
+        <${BarChart} name="by-model" title="By model" rows=${models.data}
+          keyOf=${(r) => r.modelId ?? '(by response ID)'} columns=${TOKENS} />
+        <${BarChart} name="by-token" title="By token" rows=${tokens.data} keyOf=${(r) => r.tokenId ?? '(none)'}
+          columns=${TOKENS} />
+        <${BarChart} name="tools" title="Tools called" rows=${tools.data} keyOf=${(r) => r.name}
+          columns=${[{ key: 'calls', label: 'Calls' }]} />
+        <${BarChart} name="routes" title="Smart Route" rows=${routes.data}
+          keyOf=${(r) =>
+             `@route/${r.packSlug} ${r.routeId}${r.fallback ? ` (fallback: ${r.fallbackReason ?? '?'})` : ''}`}
+          columns=${[
+             { key: 'requests', label: 'Requests' },
+             { key: 'totalTokens', label: 'Tokens' },
+             { key: 'failedRequests', label: 'Failed' },
+           ]} />
+        <${BarChart} name="acceleration" title="Acceleration" rows=${acceleration.data}
+          keyOf=${(r) => `${r.modelId ?? '?'} ${r.mode}${r.draftModelId ? ` (${r.draftModelId})` : ''}`}
           columns=${[{ key: 'outputTokens', label: 'Output tokens' }, { key: 'draftAcceptance', label: 'Draft accepted', format: pct }, { key: 'speedup', label: 'Speed-up', format: (v) => (v === null || v === undefined ? '-' : `${v.toFixed(2)}x`) }]} />
       </div>`;
   }
