@@ -4,18 +4,29 @@ import { modelAction, watchJob } from './follow.ts';
 import { serviceInstall } from './install.ts';
 import { jobs, models, providers, ps, services, usage, USAGE_GROUPS } from './listing.ts';
 import { logs } from './logs.ts';
+import { addProvider, aliasModel, createToken, enableProvider, hideModel, listTokens, parseScopes, removeProvider, revokeToken, testProvider } from './manage.ts';
 import { approve, pair } from './pairing.ts';
 
 // The commands a person types against a running service (`switchyard providers`, `ps`, ...). Each parses
 // its own options strictly (an unknown option is a usage error, exit 2), answers a table or, with --json, the
 // API's JSON, and exits 0, 1 (the service refused or the job failed), 2 (usage) or 3 (no service found).
 
-export const COMMANDS = ['providers', 'models', 'ps', 'services', 'usage', 'jobs', 'logs', 'pair', 'approve', 'service'] as const;
+export const COMMANDS = ['providers', 'models', 'tokens', 'ps', 'services', 'usage', 'jobs', 'logs', 'pair', 'approve', 'service'] as const;
 
 export const COMMANDS_HELP = `  providers  List providers.                                        [--json]
+  providers add <kind>
+             Add a provider; its API key is asked for (input hidden) or read from stdin.
+                                                                    [--json] [--id ID] [--base-url URL] [--name NAME]
+  providers remove|enable|disable|test <id>
+             Remove, enable or disable a provider; test lists its models and says what failed.
   models     List catalog models (--all: hidden ones too).          [--json] [--all]
   models load <id> | models unload <id>
              Load or unload a local model, with a progress bar.     [--json]
+  models alias <alias> <id> | models hide <id> | models show <id>
+             Give a model another name; hide it from discovery, or show it again.
+  tokens     List local tokens (admin).                             [--json]
+  tokens create <name> | tokens revoke <id>
+             Create a token (its secret printed once) or revoke one. [--json] [--scopes a,b] [--expires ISO-TIME]
   ps         List loaded models.                                    [--json]
   services   List supervised runtimes (llama-server, embedded).     [--json]
   usage      Usage totals and a breakdown.                          [--json] [--days N] [--by provider|model|provider_model|token|service_account]
@@ -28,6 +39,10 @@ export const COMMANDS_HELP = `  providers  List providers.                      
   service install
              Start Switchyard at login (systemd user unit, launchd agent).
                                                                     [--json] [--dry-run]`;
+
+const PROVIDERS_USAGE = 'switchyard providers [add <kind> [--id ID] [--base-url URL] [--name NAME] | remove|enable|disable|test <id>] [--json]';
+const MODELS_USAGE = 'switchyard models [--all] | models load|unload|hide|show <id> | models alias <alias> <id> [--json]';
+const TOKENS_USAGE = 'switchyard tokens [list] | tokens create <name> [--scopes a,b] [--expires ISO-TIME] | tokens revoke <id> [--json]';
 
 class UsageError extends CliError {
   constructor(message: string) {
@@ -67,16 +82,38 @@ function positionals(list: string[], allowed: number, usage: string): string[] {
 async function dispatch(command: (typeof COMMANDS)[number], args: string[]): Promise<number> {
   switch (command) {
     case 'providers': {
-      const o = options(args);
-      positionals(o.positionals, 0, 'switchyard providers [--json]');
-      return providers(connect(), o.values.json === true);
+      const o = options(args, { id: { type: 'string' }, 'base-url': { type: 'string' }, name: { type: 'string' } });
+      const [sub, target] = positionals(o.positionals, 2, PROVIDERS_USAGE);
+      const json = o.values.json === true;
+      if (sub === undefined) return providers(connect(), json);
+      if (target === undefined) throw new UsageError(`Usage: ${PROVIDERS_USAGE}`);
+      if (sub === 'add') return addProvider(connect(), json, { kind: target, id: str(o.values.id), baseUrl: str(o.values['base-url']), name: str(o.values.name) });
+      if (sub === 'remove') return removeProvider(connect(), json, target);
+      if (sub === 'enable' || sub === 'disable') return enableProvider(connect(), json, target, sub === 'enable');
+      if (sub === 'test') return testProvider(connect(), json, target);
+      throw new UsageError(`Usage: ${PROVIDERS_USAGE}`);
+    }
+    case 'tokens': {
+      const o = options(args, { scopes: { type: 'string' }, expires: { type: 'string' } });
+      const [sub, target] = positionals(o.positionals, 2, TOKENS_USAGE);
+      const json = o.values.json === true;
+      if (sub === undefined || (sub === 'list' && target === undefined)) return listTokens(connect(), json);
+      if (sub === 'create' && target !== undefined) {
+        if (target.length > 100) throw new UsageError('A token name is 1 to 100 characters.');
+        return createToken(connect(), json, target, parseScopes(str(o.values.scopes)), str(o.values.expires));
+      }
+      if (sub === 'revoke' && target !== undefined) return revokeToken(connect(), json, target);
+      throw new UsageError(`Usage: ${TOKENS_USAGE}`);
     }
     case 'models': {
       const o = options(args, { all: { type: 'boolean' } });
-      const [sub, id] = positionals(o.positionals, 2, 'switchyard models [load|unload <id>] [--json] [--all]');
-      if (sub === undefined) return models(connect(), o.values.json === true, o.values.all === true);
-      if ((sub === 'load' || sub === 'unload') && id) return modelAction(connect(), sub, id, o.values.json === true);
-      throw new UsageError('Usage: switchyard models [--all] | models load <id> | models unload <id>');
+      const [sub, id, model] = positionals(o.positionals, 3, MODELS_USAGE);
+      const json = o.values.json === true;
+      if (sub === undefined) return models(connect(), json, o.values.all === true);
+      if ((sub === 'load' || sub === 'unload') && id && model === undefined) return modelAction(connect(), sub, id, json);
+      if ((sub === 'hide' || sub === 'show') && id && model === undefined) return hideModel(connect(), json, id, sub === 'hide');
+      if (sub === 'alias' && id && model) return aliasModel(connect(), json, id, model);
+      throw new UsageError(`Usage: ${MODELS_USAGE}`);
     }
     case 'ps': {
       const o = options(args);
