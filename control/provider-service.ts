@@ -9,6 +9,7 @@ import type { ModelListCache, ModelRepo } from '../store/model-repo.ts';
 import type { ProviderRecord, ProviderRepo } from '../store/provider-repo.ts';
 import type { Vault } from '../store/vault/index.ts';
 import type { Actor } from './actor.ts';
+import { auditedCrud } from './crud.ts';
 import { checkCredentialRedirect } from './credential-redirect.ts';
 import { checkBaseUrl, checkCredential, checkHints, checkNotOwnListener, defaultProviderId } from './provider-validation.ts';
 
@@ -96,6 +97,7 @@ export function createProviderService(deps: Deps): ProviderService {
   const ttl = deps.listTtlMs ?? 15 * 60_000;
   const byId = new Map(providers.all().map((r) => [r.id, r]));
   const ownPort = () => deps.ownPort?.() ?? null;
+  const crud = auditedCrud<ProviderRecord>({ env, audit, resourceType: 'provider', repo: providers, keyOf: (r) => r.id });
   const refreshing = new Map<string, Promise<{ listing: ModelListCache; failure: ServiceError | null }>>();
   let closed = false;
 
@@ -154,10 +156,7 @@ export function createProviderService(deps: Deps): ProviderService {
   }
 
   async function commitProvider(next: ProviderRecord, action: 'provider.create' | 'provider.update', actor: Actor, requestId: string, metadata: Record<string, string | boolean | string[]>) {
-    await env.commit(() => {
-      providers.stagePut(next);
-      audit.stageAppend({ action, resourceType: 'provider', resourceId: next.id, ...actor, requestId, metadata });
-    });
+    await crud.put(next, { action, actor, requestId, metadata });
     byId.set(next.id, next);
     onChange(next.id, next);
   }
@@ -258,11 +257,9 @@ export function createProviderService(deps: Deps): ProviderService {
         });
       }
       const forget = deps.forgetProvider?.(id);
-      await env.commit(() => {
-        providers.stageRemove(id);
+      await crud.remove(id, { action: 'provider.delete', actor, requestId, metadata: { kind: current.kind } }, () => {
         models.stageListing(id, null);
         forget?.();
-        audit.stageAppend({ action: 'provider.delete', resourceType: 'provider', resourceId: id, ...actor, requestId, metadata: { kind: current.kind } });
       });
       byId.delete(id);
       onChange(id, null, null);
@@ -280,9 +277,7 @@ export function createProviderService(deps: Deps): ProviderService {
         const e = toServiceError(err);
         outcome = { ok: false, latencyMs: Math.round(performance.now() - started), modelCount: null, error: { code: e.code, message: e.message, details: e.details } };
       }
-      await env.commit(() =>
-        audit.stageAppend({ action: 'provider.test', resourceType: 'provider', resourceId: id, ...actor, requestId, metadata: { ok: outcome.ok, code: outcome.error?.code ?? null } }),
-      );
+      await crud.commit(id, { action: 'provider.test', actor, requestId, metadata: { ok: outcome.ok, code: outcome.error?.code ?? null } });
       return outcome;
     },
 
@@ -290,16 +285,7 @@ export function createProviderService(deps: Deps): ProviderService {
       mustGet(id);
       const { listing, failure } = await fetchListing(id);
       if (actor !== null && byId.has(id)) {
-        await env.commit(() =>
-          audit.stageAppend({
-            action: 'provider.refresh-models',
-            resourceType: 'provider',
-            resourceId: id,
-            ...actor,
-            requestId,
-            metadata: { ok: failure === null, modelCount: listing.models.length },
-          }),
-        );
+        await crud.commit(id, { action: 'provider.refresh-models', actor, requestId, metadata: { ok: failure === null, modelCount: listing.models.length } });
       }
       if (failure) throw failure;
       return listing;

@@ -12,7 +12,6 @@ import {
   type GaugeBudgetStatus,
 } from '../../protocol/gauge-money.ts';
 import { redactText } from '../../protocol/gauge-redact.ts';
-import type { AuditAction, AuditMetadata } from '../../protocol/http/audit.ts';
 import { ALERT_COOLDOWN_DEFAULT_MINUTES, type GaugeAlertDeliveryUpdate, type GaugeAlertRuleCreate, type GaugeAlertRuleUpdate } from '../../protocol/http/gauge-alerts.ts';
 import { monotonicIdFactory } from '../../protocol/ids.ts';
 import type { AuditRepo } from '../../store/audit-repo.ts';
@@ -22,6 +21,7 @@ import type { GaugeDataRepo } from '../../store/gauge-data-repo.ts';
 import type { GaugeSourceRepo } from '../../store/gauge-source-repo.ts';
 import type { GaugeActor } from '../../workers/gauge/actor.ts';
 import type { Actor } from '../actor.ts';
+import { auditedCrud } from '../crud.ts';
 import { evaluateAlerts, FORECAST_LOOKBACK_MS, type AlertChange, type AlertInputs } from './alert-eval.ts';
 import { checkTarget, checkThreshold } from './alert-rules.ts';
 import type { GaugeSettings } from './service.ts';
@@ -82,15 +82,12 @@ export function createGaugeAlerts(deps: GaugeAlertsDeps) {
   let queued: Promise<void> | null = null;
   let timer: NodeJS.Timeout | null = null;
   let prunedAt = -Infinity;
+  const crud = auditedCrud({ env, audit, resourceType: 'gauge-alert-rule' });
 
   function mustRule(id: string): GaugeAlertRule {
     const r = repo.rule(checkId(id));
     if (!r) throw notFound('rule', id);
     return r;
-  }
-
-  function stageAudit(action: AuditAction, id: string, actor: Actor, requestId: string, metadata: AuditMetadata): void {
-    audit.stageAppend({ action, resourceType: 'gauge-alert-rule', resourceId: id, ...actor, requestId, metadata });
   }
 
   function inputs(at: number, rules: readonly GaugeAlertRule[]): AlertInputs {
@@ -225,10 +222,8 @@ export function createGaugeAlerts(deps: GaugeAlertsDeps) {
         createdAt: iso(at),
         updatedAt: iso(at),
       };
-      await env.commit(() => {
-        repo.stagePutRule(rule);
-        stageAudit('gauge-alert-rule.create', rule.id, actor, requestId, { kind: rule.kind, targetFields: Object.keys(rule.target).sort(), enabled: rule.enabled });
-      });
+      const metadata = { kind: rule.kind, targetFields: Object.keys(rule.target).sort(), enabled: rule.enabled };
+      await crud.commit(rule.id, { action: 'gauge-alert-rule.create', actor, requestId, metadata }, () => repo.stagePutRule(rule));
       void quietly();
       return rule;
     },
@@ -244,10 +239,9 @@ export function createGaugeAlerts(deps: GaugeAlertsDeps) {
         cooldownMinutes: patch.cooldownMinutes ?? current.cooldownMinutes,
         updatedAt: iso(now()),
       };
-      await env.commit(() => {
+      await crud.commit(next.id, { action: 'gauge-alert-rule.update', actor, requestId, metadata: { changedFields: Object.keys(patch).sort() } }, () => {
         if (!repo.rule(current.id)) throw notFound('rule', current.id);
         repo.stagePutRule(next);
-        stageAudit('gauge-alert-rule.update', next.id, actor, requestId, { changedFields: Object.keys(patch).sort() });
       });
       void quietly();
       return next;
@@ -256,7 +250,7 @@ export function createGaugeAlerts(deps: GaugeAlertsDeps) {
     /** The rule and only its events; returns how many events went with it. */
     async removeRule(id: string, actor: Actor, requestId: string): Promise<number> {
       const current = mustRule(id);
-      return repo.removeRule(current.id, () => stageAudit('gauge-alert-rule.delete', current.id, actor, requestId, { kind: current.kind }));
+      return repo.removeRule(current.id, () => crud.stageAudit(current.id, { action: 'gauge-alert-rule.delete', actor, requestId, metadata: { kind: current.kind } }));
     },
 
     /** Newest first; `after` inclusive and `before` exclusive on firedAt; `after` defaults to 30 days before. */
