@@ -325,7 +325,7 @@ export function relay(id: number, req: RelayRequest, control: RelayControl, post
   const send = (credential: string | null): void => {
     try {
       context = { providerId: req.target.id, credential };
-      const request = upstreamRequest(id, req, url, credential, control, post, arena, freeSlot, gateway.streamUsage, translated);
+      const request = upstreamRequest({ id, req, url, credential, control, post, arena, freeSlot, streamUsage: gateway.streamUsage, translated });
       if (control.aborted) return end();
       const started = new Exchange({ id, req, control, post, context, secret: scrubTarget(credential), injected: request.injected, gateway, settled: end, translated });
       exchange = started;

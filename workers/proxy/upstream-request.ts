@@ -38,11 +38,24 @@ export interface UpstreamRequest {
   injected: boolean;
 }
 
-/**
- * The upstream request of a call: its URL, its headers (the credential's last) and its body as undici
- * takes it. `freeSlot` frees the body's arena slot once nothing reads it again.
- */
-export function upstreamRequest(id: number, req: RelayRequest, url: string, credential: string | null, control: RelayControl, post: Post, arena: WorkerArena | undefined, freeSlot: () => void, streamUsage: boolean, translated: Translated | null): UpstreamRequest {
+export interface UpstreamRequestOptions {
+  /** The call's ID, for the upload's acknowledgements. */
+  id: number;
+  req: RelayRequest;
+  url: string;
+  credential: string | null;
+  control: RelayControl;
+  post: Post;
+  arena: WorkerArena | undefined;
+  /** Frees the body's arena slot once nothing reads it again. */
+  freeSlot: () => void;
+  /** The gateway asks for stream usage (GatewayAdapter.streamUsage). */
+  streamUsage: boolean;
+  translated: Translated | null;
+}
+
+/** The upstream request of a call: its URL, its headers (the credential's last) and its body as undici takes it. */
+export function upstreamRequest({ id, req, url, credential, control, post, arena, freeSlot, streamUsage, translated }: UpstreamRequestOptions): UpstreamRequest {
   // Record hints, then the client's protocol headers and hints, then authentication last: nothing a
   // client sends can replace the credential headers. Assigned one by one into one object: a spread
   // followed by more properties is V8's slow clone, which also promotes the copy (see report() in usage/).
