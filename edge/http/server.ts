@@ -1,210 +1,26 @@
-import { STATUS_CODES } from 'node:http';
-import type { HttpResponse, TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
-import { ClientClosed, ServiceError, toServiceError } from '../../protocol/errors.ts';
+import type { TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
+import { ServiceError, toServiceError } from '../../protocol/errors.ts';
 import { afterAnswers } from './after-answers.ts';
+import { streamResponse, writeResponse, type Connection } from './answer-writer.ts';
 import { overloaded, tooLarge, type App } from './app.ts';
 import type { BodyBudget } from './body-budget.ts';
 import { BODY_PACE, BodyClock, type BodyPace } from './body-pace.ts';
+import { bodyStream, copyInto, OWNED_BODY_MIN } from './body-reader.ts';
 import { declaredLength } from './framing.ts';
 import { freeNow } from './free-now.ts';
 import type { BodyArena } from '../../workers/shared/body-arena.ts';
-import type { BodyStream, EdgeResponse } from './types.ts';
+import type { EdgeResponse } from './types.ts';
 import type { Uws } from './uws-load.ts';
 
-// The only file that drives uWebSockets.js (uws-load.ts loads it): it turns sockets into `EdgeRequestHead`s
-// and `EdgeResponse`s into bytes. Everything else in edge/ is plain functions. Where no native build loads,
-// server-node.ts gives it node:http in uWS's shape, so these rules hold on both edges.
-
-const STATUS_LINES = new Map<number, string>(Object.entries(STATUS_CODES).map(([code, text]) => [Number(code), `${code} ${text}`]));
-const statusLine = (status: number) => STATUS_LINES.get(status) ?? String(status);
+// With body-reader.ts and answer-writer.ts, the only file that drives uWebSockets.js (uws-load.ts loads it):
+// it turns sockets into `EdgeRequestHead`s and `EdgeResponse`s into bytes. Everything else in edge/ is plain
+// functions. Where no native build loads, server-node.ts gives it node:http in uWS's shape, so these rules
+// hold on both edges.
 
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 // uWS's ListenOptions value (a const enum in its typings, so not importable as a value).
 const LIBUS_LISTEN_EXCLUSIVE_PORT = 1;
-
-/**
- * `close`: end the connection with the answer. `linger`: say `Connection: close` but leave the closing to the
- * client, so the unread rest of its body is discarded rather than answered with a reset (see LINGER_MAX).
- * `paused`: reading was paused while the request ran (a held connection); it resumes with the answer.
- */
-function writeResponse(res: HttpResponse, response: EdgeResponse, mode: 'keep' | 'close' | 'linger', paused: boolean): void {
-  res.cork(() => {
-    if (paused) res.resume();
-    res.writeStatus(statusLine(response.status));
-    let close = mode === 'close';
-    for (const name in response.headers) {
-      // uWS writes its own Connection and Content-Length headers.
-      if (name === 'connection') close ||= response.headers[name] === 'close' && mode !== 'linger';
-      else if (name !== 'content-length') res.writeHeader(name, response.headers[name]!);
-    }
-    if (mode === 'linger') res.writeHeader('connection', 'close');
-    if (response.status === 204 || response.status === 304) res.endWithoutBody(undefined, close);
-    else res.end(response.body, close);
-  });
-}
-
-/**
- * Copies `chunk` into `into` at `at`. Buffer#fill with a source exactly as long as the range is one memcpy,
- * where TypedArray#set into a SharedArrayBuffer (an arena slot) is V8's word-by-word relaxed-atomic copy:
- * measured under load, about 80 us instead of about 20 for a 256 KB body.
- */
-function copyInto(into: Buffer, at: number, chunk: ArrayBuffer): void {
-  if (chunk.byteLength > 0) into.fill(new Uint8Array(chunk), at, at + chunk.byteLength);
-}
-
-interface Connection {
-  aborted: boolean;
-  onAbort: (() => void) | null;
-}
-
-// Bodies larger than this are read into a buffer of their own (see `listen`).
-const OWNED_BODY_MIN = 64 * 1024;
-
-// A streamed upload is read with backpressure: the socket is paused while more than this is queued.
-const UPLOAD_HIGH_WATER = 512 * 1024;
-
-/** The request body as an async iterable; the socket pauses while the consumer lags, and the limit holds. */
-function bodyStream(res: HttpResponse, conn: Connection, limit: number, hasBody: boolean, clock: BodyClock): BodyStream & { complete(): boolean; discard(): void } {
-  const queue: Uint8Array[] = [];
-  let queued = 0;
-  let received = 0;
-  let ended = !hasBody;
-  let failure: Error | null = null;
-  let wake: (() => void) | null = null;
-  let paused = false;
-  // Once the answer is on its way the response may not be touched (no pause or resume) and the rest of the
-  // body is dropped as it arrives.
-  let discarding = false;
-  const notify = () => {
-    wake?.();
-    wake = null;
-  };
-  if (hasBody) {
-    res.onData((chunk, isLast) => {
-      if (discarding) return;
-      clock.add(chunk.byteLength, isLast);
-      received += chunk.byteLength;
-      if (received > limit) failure = tooLarge(limit);
-      else {
-        queue.push(new Uint8Array(chunk.slice(0)));
-        queued += chunk.byteLength;
-        if (queued > UPLOAD_HIGH_WATER && !paused) {
-          paused = true;
-          res.pause();
-          clock.pause();
-        }
-      }
-      if (isLast) ended = true;
-      notify();
-    });
-  }
-  const previous = conn.onAbort;
-  conn.onAbort = () => {
-    previous?.();
-    failure ??= new ClientClosed();
-    notify();
-  };
-  return {
-    complete: () => ended && failure === null,
-    discard() {
-      discarding = true;
-      clock.stop();
-      queue.length = 0;
-      queued = 0;
-      failure ??= new ClientClosed();
-      notify();
-    },
-    async *[Symbol.asyncIterator]() {
-      for (;;) {
-        if (failure) throw failure;
-        const next = queue.shift();
-        if (next) {
-          queued -= next.byteLength;
-          if (paused && queued < UPLOAD_HIGH_WATER / 2 && !conn.aborted && !discarding) {
-            paused = false;
-            res.resume();
-            clock.resume();
-          }
-          yield next;
-          continue;
-        }
-        if (ended) return;
-        await new Promise<void>((r) => (wake = r));
-      }
-    },
-  };
-}
-
-/** Hands a streamed answer a writer over the socket: uWS write backpressure becomes `write() === false`. */
-function streamResponse(res: HttpResponse, conn: Connection, response: EdgeResponse, done: () => void): void {
-  let finished = false;
-  let writable: (() => void) | null = null;
-  let abortCallback: (() => void) | null = null;
-  const finish = () => {
-    if (!finished) {
-      finished = true;
-      done();
-    }
-  };
-  const previous = conn.onAbort;
-  conn.onAbort = () => {
-    previous?.();
-    abortCallback?.();
-    finish();
-  };
-  res.onWritable(() => {
-    writable?.();
-    return true;
-  });
-  // The head waits for the first body bytes of the same turn, so a whole answer leaves in one send; a
-  // stream whose data comes later gets its head on the next turn anyway.
-  let pendingHead: { status: number; headers: Record<string, string> } | null = null;
-  const writeHead = () => {
-    if (pendingHead === null) return;
-    res.writeStatus(statusLine(pendingHead.status));
-    const headers = pendingHead.headers;
-    for (const name in headers) if (name !== 'content-length' && name !== 'connection') res.writeHeader(name, headers[name]!);
-    pendingHead = null;
-  };
-  response.stream!({
-    head(status, headers) {
-      if (conn.aborted) return;
-      pendingHead = { status, headers };
-      setImmediate(() => {
-        if (pendingHead !== null && !conn.aborted && !finished) res.cork(writeHead);
-      });
-    },
-    write(chunk) {
-      if (conn.aborted || finished) return true;
-      let ok = true;
-      res.cork(() => {
-        writeHead();
-        ok = res.write(chunk);
-      });
-      return ok;
-    },
-    end(chunk) {
-      if (!conn.aborted && !finished) {
-        res.cork(() => {
-          writeHead();
-          res.end(chunk ?? '');
-        });
-      }
-      finish();
-    },
-    abort() {
-      if (!conn.aborted && !finished) res.close();
-      finish();
-    },
-    onWritable(callback) {
-      writable = callback;
-    },
-    onAbort(callback) {
-      abortCallback = callback;
-    },
-  });
-}
 
 export interface Listening {
   port: number;
