@@ -48,6 +48,7 @@ export function toModelView(m: CatalogModel): ModelView {
   return { ...view, families: [...view.families], translatedFamilies: translatedFamilies(view.families), aliases: [...view.aliases] };
 }
 
+// Over 80 lines as a closure of short methods over one state, the shape of every control service here.
 export function createCatalogService({ env, models, audit, providers }: Deps): CatalogService {
   const catalog = buildCatalog(providers(), models.all(), models.allListings());
   // IDs and aliases of writes between their checks and their commit: two concurrent creates of one ID, or two

@@ -83,6 +83,7 @@ export function targetOf(r: ProviderRecord): ProviderTarget {
   return { id: r.id, kind: r.kind, baseUrl: r.baseUrl ?? '', hints: r.hints, timeouts: r.timeouts };
 }
 
+// Over 80 lines as a closure of short methods over one state, the shape of every control service here.
 export function createProviderService(deps: Deps): ProviderService {
   const { env, providers, models, audit, vault, lister, onChange, log } = deps;
   const byId = new Map(providers.all().map((r) => [r.id, r]));

@@ -103,6 +103,7 @@ async function endLeftover(pid: number, port: number): Promise<boolean> {
   }
 }
 
+// Over 80 lines as a closure of short methods over one state, the shape of every control service here.
 export function createServices(deps: ServicesDeps) {
   const entries = new Map<string, Entry>();
   let closed = false;

@@ -75,6 +75,7 @@ async function writeSecretFile(path: string, secret: string): Promise<void> {
   await rename(tmp, path);
 }
 
+// Over 80 lines as a closure of short methods over one state, the shape of every control service here.
 export function createTokenService({ env, tokens, meta, audit, tokenFile, serviceAccountExists = () => false }: Deps): TokenService {
   const byId = new Map<string, TokenRecord>();
   const byHash = new Map<string, TokenRecord>();

@@ -38,6 +38,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 export type AlertRunner = ReturnType<typeof createAlertRunner>;
 
+// Over 80 lines as a closure of short methods over one state, the shape of every control service here.
 export function createAlertRunner(deps: AlertRunnerDeps) {
   const { env, repo, data, sources, log, now } = deps;
   const eventId = monotonicIdFactory('aevt_');

@@ -67,6 +67,7 @@ export function eventView(e: StoredAlertEvent): GaugeAlertEvent {
   return view;
 }
 
+// Over 80 lines as a closure of short methods over one state, the shape of every control service here.
 export function createGaugeAlerts(deps: GaugeAlertsDeps) {
   const { env, repo, audit } = deps;
   const now = deps.now ?? Date.now;

@@ -50,6 +50,7 @@ export function meteredByProvider(usage: Pick<UsageRepo, 'breakdown'>, bounds: P
   return new Map(rows.map((r) => [r.providerId!, { providerReported: r.providerReportedCostUsd, estimated: r.estimatedCostUsd }]));
 }
 
+// Over 80 lines as a closure of short methods over one state, the shape of every control service here.
 export function createGaugeBudgets(deps: GaugeBudgetsDeps) {
   const { env, repo, audit } = deps;
   const now = deps.now ?? Date.now;

@@ -53,6 +53,7 @@ function checkPack(p: RoutePackView, catalog: Catalog): void {
   }
 }
 
+// Over 80 lines as a closure of short methods over one state, the shape of every control service here.
 export function createRoutePackService({ env, packs, audit, catalog, signals }: Deps): RoutePackService {
   const cache = new Map(packs.all().map((p) => [p.slug, p]));
   const crud = auditedCrud<RoutePackView>({ env, audit, resourceType: 'route-pack', repo: packs, keyOf: (p) => p.slug });
