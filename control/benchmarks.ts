@@ -10,6 +10,7 @@ import type { ModelLibrary } from '../workers/runtime/library-watch.ts';
 import { resolveTuning } from '../workers/runtime/placement.ts';
 import type { RuntimePool } from '../workers/runtime/runtime-pool.ts';
 import type { Actor } from './actor.ts';
+import { auditedCrud } from './crud.ts';
 import type { JobRecord, Jobs } from './jobs.ts';
 
 // The `benchmark` model action: checks answered at once (body, file health, room in the context), then a job
@@ -37,6 +38,8 @@ export interface BenchmarkTarget {
 export function createBenchmarks(deps: BenchmarkDeps) {
   // Each run waits for the one before it; a cancelled run that is still waiting never starts.
   let chain: Promise<unknown> = Promise.resolve();
+  // A result is kept under its job, but audited as an action on the model it measured.
+  const crud = auditedCrud({ env: deps.env, audit: deps.audit, resourceType: 'model' });
 
   return {
     start(target: BenchmarkTarget, rawBody: unknown, actor: Actor, requestId: string): JobRecord {
@@ -72,17 +75,8 @@ export function createBenchmarks(deps: BenchmarkDeps) {
           return turn.then(async (kept) => {
             // Finished just as it was cancelled: the job is already `cancelled`, so its figures are not kept.
             if (signal.aborted) return kept;
-            await deps.env.commit(() => {
-              deps.repo.stagePut(kept);
-              deps.audit.stageAppend({
-                action: 'model.benchmark',
-                resourceType: 'model',
-                resourceId: target.modelId,
-                ...actor,
-                requestId,
-                metadata: { providerId: target.providerId, promptTokens: kept.promptTokens, generatedTokens: kept.generatedTokens },
-              });
-            });
+            const metadata = { providerId: target.providerId, promptTokens: kept.promptTokens, generatedTokens: kept.generatedTokens };
+            await crud.commit(target.modelId, { action: 'model.benchmark', actor, requestId, metadata }, () => deps.repo.stagePut(kept));
             return kept;
           });
         },

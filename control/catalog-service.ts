@@ -8,6 +8,7 @@ import type { StoreEnv } from '../store/env.ts';
 import type { ModelListCache, ModelRecord, ModelRepo } from '../store/model-repo.ts';
 import type { ProviderRecord } from '../store/provider-repo.ts';
 import type { Actor } from './actor.ts';
+import { auditedCrud } from './crud.ts';
 import type { Catalog, CatalogModel } from './catalog.ts';
 import { buildCatalog } from './catalog-index.ts';
 
@@ -47,6 +48,7 @@ export function toModelView(m: CatalogModel): ModelView {
   return { ...view, families: [...view.families], translatedFamilies: translatedFamilies(view.families), aliases: [...view.aliases] };
 }
 
+// Over 80 lines as a closure of short methods over one state, the shape of every control service here.
 export function createCatalogService({ env, models, audit, providers }: Deps): CatalogService {
   const catalog = buildCatalog(providers(), models.all(), models.allListings());
   // IDs and aliases of writes between their checks and their commit: two concurrent creates of one ID, or two
@@ -54,6 +56,7 @@ export function createCatalogService({ env, models, audit, providers }: Deps): C
   const pendingIds = new Set<string>();
   /** Alias -> the model claiming it, and how many of that model's writes do. */
   const pendingAliases = new Map<string, { id: string; writes: number }>();
+  const crud = auditedCrud<ModelRecord>({ env, audit, resourceType: 'model', repo: models, keyOf: (r) => r.id });
 
   const mustGet = (id: string): CatalogModel => {
     const m = id.length > MODEL_ID_MAX ? undefined : catalog.get(id);
@@ -97,10 +100,7 @@ export function createCatalogService({ env, models, audit, providers }: Deps): C
     }
     if (action === 'model.create') pendingIds.add(record.id);
     try {
-      await env.commit(() => {
-        models.stagePut(record);
-        audit.stageAppend({ action, resourceType: 'model', resourceId: record.id, ...actor, requestId, metadata: { providerId: record.providerId, changedFields: changed } });
-      });
+      await crud.put(record, { action, actor, requestId, metadata: { providerId: record.providerId, changedFields: changed } });
     } finally {
       for (const alias of record.aliases) if (--pendingAliases.get(alias)!.writes === 0) pendingAliases.delete(alias);
       if (action === 'model.create') pendingIds.delete(record.id);
@@ -200,10 +200,7 @@ export function createCatalogService({ env, models, audit, providers }: Deps): C
       if (drafts.length > 0) {
         throw new ServiceError('CONFLICT', `\`${id}\` is the draft model of ${drafts.length} other model(s).`, { param: 'id' });
       }
-      await env.commit(() => {
-        models.stageRemove(id);
-        audit.stageAppend({ action: 'model.delete', resourceType: 'model', resourceId: id, ...actor, requestId, metadata: { providerId: current.providerId } });
-      });
+      await crud.remove(id, { action: 'model.delete', actor, requestId, metadata: { providerId: current.providerId } });
       catalog.removeRecord(id);
     },
   };

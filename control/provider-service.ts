@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { PROVIDER_ID, DEFAULT_TIMEOUTS, KINDS, type UpstreamModelList } from '../protocol/providers.ts';
+import { PROVIDER_ID, DEFAULT_TIMEOUTS, type UpstreamModelList } from '../protocol/providers.ts';
 import { ServiceError, toServiceError } from '../protocol/errors.ts';
 import type { ProviderCreate, ProviderUpdate, ProviderView } from '../protocol/http/providers.ts';
 import type { ProviderTarget } from '../protocol/messages.ts';
@@ -9,15 +9,12 @@ import type { ModelListCache, ModelRepo } from '../store/model-repo.ts';
 import type { ProviderRecord, ProviderRepo } from '../store/provider-repo.ts';
 import type { Vault } from '../store/vault/index.ts';
 import type { Actor } from './actor.ts';
+import { auditedCrud } from './crud.ts';
 import { checkCredentialRedirect } from './credential-redirect.ts';
+import { createProviderRefresh } from './provider-refresh.ts';
 import { checkBaseUrl, checkCredential, checkHints, checkNotOwnListener, defaultProviderId } from './provider-validation.ts';
 
-/**
- * The most models one provider's list may put in the catalog; the rest of a longer list is left out (first
- * ones kept, in the upstream's order) and the refresh says so. OpenRouter lists about 400 today; the bound
- * is what keeps a provider that lists without end (one whose list includes this catalog) from growing it.
- */
-export const MAX_LISTED_MODELS = 2_000;
+export { MAX_LISTED_MODELS, truncated } from './provider-refresh.ts';
 
 /** Lists a provider's models off the main thread (the proxy pool), reading the credential there. */
 export type ModelLister = (target: ProviderTarget, credentialRef: string | null) => Promise<UpstreamModelList>;
@@ -82,22 +79,16 @@ export function toProviderView(r: ProviderRecord): ProviderView {
   };
 }
 
-/** True when the provider listed more than MAX_LISTED_MODELS and the rest were left out. */
-export function truncated(listing: ModelListCache): boolean {
-  return listing.listedCount !== undefined && listing.listedCount > listing.models.length;
-}
-
 export function targetOf(r: ProviderRecord): ProviderTarget {
   return { id: r.id, kind: r.kind, baseUrl: r.baseUrl ?? '', hints: r.hints, timeouts: r.timeouts };
 }
 
+// Over 80 lines as a closure of short methods over one state, the shape of every control service here.
 export function createProviderService(deps: Deps): ProviderService {
   const { env, providers, models, audit, vault, lister, onChange, log } = deps;
-  const ttl = deps.listTtlMs ?? 15 * 60_000;
   const byId = new Map(providers.all().map((r) => [r.id, r]));
   const ownPort = () => deps.ownPort?.() ?? null;
-  const refreshing = new Map<string, Promise<{ listing: ModelListCache; failure: ServiceError | null }>>();
-  let closed = false;
+  const crud = auditedCrud<ProviderRecord>({ env, audit, resourceType: 'provider', repo: providers, keyOf: (r) => r.id });
 
   const mustGet = (id: string): ProviderRecord => {
     const r = byId.get(id);
@@ -105,59 +96,27 @@ export function createProviderService(deps: Deps): ProviderService {
     return r;
   };
 
-  /** One fetch per provider at a time; a caller arriving meanwhile shares it. */
-  function fetchListing(id: string): Promise<{ listing: ModelListCache; failure: ServiceError | null }> {
-    const running = refreshing.get(id);
-    if (running) return running;
-    const r = mustGet(id);
-    const run = (async () => {
-      const previous = models.listing(id) ?? { fetchedAt: null, models: [], error: null };
-      let listing: ModelListCache;
-      let failure: ServiceError | null = null;
-      try {
-        const { models: listed, withheld } = await listFrom(r);
-        const kept = listed.length > MAX_LISTED_MODELS ? listed.slice(0, MAX_LISTED_MODELS) : listed;
-        listing = { fetchedAt: Date.now(), models: kept, error: null, listedCount: listed.length, withheld };
-        // Counts only: the IDs left out are the ones that may hold the key.
-        if (withheld > 0) log.warn({ providerId: id, withheld }, 'the provider listed models whose ID or name held its credential; they were left out');
-        if (truncated(listing)) log.warn({ providerId: id, listedCount: listed.length, kept: kept.length }, 'the provider listed more models than one provider may add; the rest were left out');
-      } catch (err) {
-        failure = toServiceError(err);
-        // A failed refresh keeps the last good list.
-        listing = { ...previous, error: { code: failure.code, message: failure.message, at: Date.now() } };
-      }
-      if (byId.has(id)) {
-        await env.commit(() => models.stageListing(id, listing));
-        // Deleted meanwhile: its removal took the list with it.
-        const now = byId.get(id);
-        if (now) onChange(id, now, listing);
-      }
-      return { listing, failure };
-    })().finally(() => refreshing.delete(id));
-    refreshing.set(id, run);
-    return run;
-  }
-
   /** A record stored before the listener check, or a port changed since, still never lists itself. */
   function listFrom(r: ProviderRecord): Promise<UpstreamModelList> {
     checkNotOwnListener(r.baseUrl, ownPort());
     return lister(targetOf(r), r.credentialRef);
   }
 
-  const wantsList = (r: ProviderRecord) => r.enabled && r.autoProxyModels && KINDS[r.kind].actions.includes('refresh-models');
-
-  function refreshInBackground(id: string): void {
-    if (closed) return;
-    fetchListing(id).then(({ failure }) => {
-      if (failure) log.warn({ providerId: id, code: failure.code }, 'could not refresh the provider model list');
-    }, (err: unknown) => log.error({ providerId: id, err: String(err) }, 'model list refresh failed'));
-  }
+  const lists = createProviderRefresh({
+    env,
+    models,
+    log,
+    ttl: deps.listTtlMs ?? 15 * 60_000,
+    mustGet,
+    current: (id) => byId.get(id),
+    all: () => byId.values(),
+    listFrom,
+    onListing: (id, provider, listing) => onChange(id, provider, listing),
+  });
+  const { wantsList, refreshInBackground } = lists;
 
   async function commitProvider(next: ProviderRecord, action: 'provider.create' | 'provider.update', actor: Actor, requestId: string, metadata: Record<string, string | boolean | string[]>) {
-    await env.commit(() => {
-      providers.stagePut(next);
-      audit.stageAppend({ action, resourceType: 'provider', resourceId: next.id, ...actor, requestId, metadata });
-    });
+    await crud.put(next, { action, actor, requestId, metadata });
     byId.set(next.id, next);
     onChange(next.id, next);
   }
@@ -258,11 +217,9 @@ export function createProviderService(deps: Deps): ProviderService {
         });
       }
       const forget = deps.forgetProvider?.(id);
-      await env.commit(() => {
-        providers.stageRemove(id);
+      await crud.remove(id, { action: 'provider.delete', actor, requestId, metadata: { kind: current.kind } }, () => {
         models.stageListing(id, null);
         forget?.();
-        audit.stageAppend({ action: 'provider.delete', resourceType: 'provider', resourceId: id, ...actor, requestId, metadata: { kind: current.kind } });
       });
       byId.delete(id);
       onChange(id, null, null);
@@ -280,49 +237,23 @@ export function createProviderService(deps: Deps): ProviderService {
         const e = toServiceError(err);
         outcome = { ok: false, latencyMs: Math.round(performance.now() - started), modelCount: null, error: { code: e.code, message: e.message, details: e.details } };
       }
-      await env.commit(() =>
-        audit.stageAppend({ action: 'provider.test', resourceType: 'provider', resourceId: id, ...actor, requestId, metadata: { ok: outcome.ok, code: outcome.error?.code ?? null } }),
-      );
+      await crud.commit(id, { action: 'provider.test', actor, requestId, metadata: { ok: outcome.ok, code: outcome.error?.code ?? null } });
       return outcome;
     },
 
     async refreshModels(id, actor, requestId) {
       mustGet(id);
-      const { listing, failure } = await fetchListing(id);
+      const { listing, failure } = await lists.fetchListing(id);
       if (actor !== null && byId.has(id)) {
-        await env.commit(() =>
-          audit.stageAppend({
-            action: 'provider.refresh-models',
-            resourceType: 'provider',
-            resourceId: id,
-            ...actor,
-            requestId,
-            metadata: { ok: failure === null, modelCount: listing.models.length },
-          }),
-        );
+        await crud.commit(id, { action: 'provider.refresh-models', actor, requestId, metadata: { ok: failure === null, modelCount: listing.models.length } });
       }
       if (failure) throw failure;
       return listing;
     },
 
-    refreshStale() {
-      const now = Date.now();
-      for (const r of byId.values()) {
-        if (!wantsList(r) || refreshing.has(r.id)) continue;
-        const listing = models.listing(r.id);
-        const last = Math.max(listing?.fetchedAt ?? 0, listing?.error?.at ?? 0);
-        if (now - last >= ttl) refreshInBackground(r.id);
-      }
-    },
-
-    async idle() {
-      while (refreshing.size > 0) await Promise.allSettled([...refreshing.values()]);
-    },
-
-    async close() {
-      closed = true;
-      await service.idle();
-    },
+    refreshStale: () => lists.refreshStale(),
+    idle: () => lists.idle(),
+    close: () => lists.close(),
   };
   return service;
 }

@@ -5,6 +5,7 @@ import type { AuditRepo } from '../store/audit-repo.ts';
 import type { StoreEnv } from '../store/env.ts';
 import type { ServiceAccountRecord, ServiceAccountRepo } from '../store/service-account-repo.ts';
 import type { Actor } from './actor.ts';
+import { auditedCrud } from './crud.ts';
 
 // Service accounts: named owners for tokens (an agent fleet), so usage can be grouped by who runs, not by
 // which of its rotating tokens. An account that still owns tokens cannot be deleted: revoking them silently
@@ -46,8 +47,7 @@ export function createServiceAccounts({ env, repo, audit, tokenCounts }: Deps): 
     if (!r) throw new ServiceError('NOT_FOUND', `No service account with ID \`${id.slice(0, 160)}\`.`, { param: 'id' });
     return r;
   };
-  const stageAudit = (action: 'create' | 'update' | 'delete', r: ServiceAccountRecord, actor: Actor, requestId: string, metadata: Record<string, string | string[]>) =>
-    audit.stageAppend({ action: `service-account.${action}`, resourceType: 'service-account', resourceId: r.id, ...actor, requestId, metadata });
+  const crud = auditedCrud<ServiceAccountRecord>({ env, audit, resourceType: 'service-account', repo, keyOf: (r) => r.id });
 
   return {
     list() {
@@ -63,10 +63,7 @@ export function createServiceAccounts({ env, repo, audit, tokenCounts }: Deps): 
       }
       const now = Date.now();
       const record: ServiceAccountRecord = { id: newId('sa_', now), name: input.name, description: input.description ?? null, createdAt: now, updatedAt: now };
-      await env.commit(() => {
-        repo.stagePut(record);
-        stageAudit('create', record, actor, requestId, { name: record.name });
-      });
+      await crud.put(record, { action: 'service-account.create', actor, requestId, metadata: { name: record.name } });
       byId.set(record.id, record);
       return view(record);
     },
@@ -79,10 +76,7 @@ export function createServiceAccounts({ env, repo, audit, tokenCounts }: Deps): 
         ...(patch.description !== undefined && { description: patch.description }),
         updatedAt: Date.now(),
       };
-      await env.commit(() => {
-        repo.stagePut(next);
-        stageAudit('update', next, actor, requestId, { changedFields: Object.keys(patch).sort() });
-      });
+      await crud.put(next, { action: 'service-account.update', actor, requestId, metadata: { changedFields: Object.keys(patch).sort() } });
       byId.set(id, next);
       return view(next);
     },
@@ -96,10 +90,7 @@ export function createServiceAccounts({ env, repo, audit, tokenCounts }: Deps): 
           details: { tokenCount: owned },
         });
       }
-      await env.commit(() => {
-        repo.stageRemove(id);
-        stageAudit('delete', current, actor, requestId, { name: current.name });
-      });
+      await crud.remove(id, { action: 'service-account.delete', actor, requestId, metadata: { name: current.name } });
       byId.delete(id);
       return view(current);
     },

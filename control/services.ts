@@ -10,6 +10,7 @@ import type { StoreEnv } from '../store/env.ts';
 import type { ServiceRecord, ServiceRepo } from '../store/service-repo.ts';
 import type { ModelLibrary } from '../workers/runtime/library-watch.ts';
 import type { Actor } from './actor.ts';
+import { auditedCrud, type AuditEntry } from './crud.ts';
 import type { EventBus } from './events.ts';
 import { createInstance, LaunchRefused, type Instance, type InstanceStatus, type Timing } from './llama-server-process.ts';
 import { locateLlamaServer, resolvedLlamaServer } from './llama-server-binary.ts';
@@ -102,6 +103,7 @@ async function endLeftover(pid: number, port: number): Promise<boolean> {
   }
 }
 
+// Over 80 lines as a closure of short methods over one state, the shape of every control service here.
 export function createServices(deps: ServicesDeps) {
   const entries = new Map<string, Entry>();
   let closed = false;
@@ -222,15 +224,17 @@ export function createServices(deps: ServicesDeps) {
     return entry;
   }
 
-  const stageAudit = (action: 'create' | 'delete' | 'start' | 'stop' | 'restart', r: ServiceRecord, actor: Actor, requestId: string) =>
-    deps.audit.stageAppend({ action: `service.${action}`, resourceType: 'service', resourceId: r.id, ...actor, requestId, metadata: { kind: r.kind, model: r.model } });
+  const crud = auditedCrud<ServiceRecord>({ env: deps.env, audit: deps.audit, resourceType: 'service', repo: deps.repo, keyOf: (r) => r.id });
+  const entryOf = (action: 'create' | 'delete' | 'start' | 'stop' | 'restart', r: ServiceRecord, actor: Actor, requestId: string): AuditEntry => ({
+    action: `service.${action}`,
+    actor,
+    requestId,
+    metadata: { kind: r.kind, model: r.model },
+  });
 
-  async function setDesired(entry: Entry, desired: ServiceRecord['desired'], audit: (() => void) | null): Promise<void> {
+  async function setDesired(entry: Entry, desired: ServiceRecord['desired'], action: 'start' | 'stop' | 'restart', actor: Actor, requestId: string): Promise<void> {
     const next = { ...entry.record, desired, updatedAt: Date.now() };
-    await deps.env.commit(() => {
-      deps.repo.stagePut(next);
-      audit?.();
-    });
+    await crud.put(next, entryOf(action, entry.record, actor, requestId));
     entry.record = next;
   }
 
@@ -293,10 +297,7 @@ export function createServices(deps: ServicesDeps) {
         createdAt: now,
         updatedAt: now,
       };
-      await deps.env.commit(() => {
-        deps.repo.stagePut(record);
-        stageAudit('create', record, actor, requestId);
-      });
+      await crud.put(record, entryOf('create', record, actor, requestId));
       const entry = entryFor(record);
       entries.set(id, entry);
       if (autoStart) entry.instance.start().catch(() => undefined);
@@ -310,10 +311,7 @@ export function createServices(deps: ServicesDeps) {
       entries.delete(id);
       await writes;
       try {
-        await deps.env.commit(() => {
-          deps.repo.stageRemove(id);
-          stageAudit('delete', entry.record, actor, requestId);
-        });
+        await crud.remove(id, entryOf('delete', entry.record, actor, requestId));
       } catch (err) {
         entries.set(id, entry);
         throw err;
@@ -324,14 +322,14 @@ export function createServices(deps: ServicesDeps) {
     /** Marks it wanted and starts it; the promise settles when it is healthy (or gives up). */
     async start(id: string, actor: Actor, requestId: string): Promise<{ ready: Promise<void>; view: ServiceView }> {
       const entry = must(id);
-      await setDesired(entry, 'running', () => stageAudit('start', entry.record, actor, requestId));
+      await setDesired(entry, 'running', 'start', actor, requestId);
       const ready = entry.instance.start();
       return { ready, view: view(entry) };
     },
 
     async restart(id: string, actor: Actor, requestId: string): Promise<{ ready: Promise<void>; view: ServiceView }> {
       const entry = must(id);
-      await setDesired(entry, 'running', () => stageAudit('restart', entry.record, actor, requestId));
+      await setDesired(entry, 'running', 'restart', actor, requestId);
       await entry.instance.stop();
       const ready = entry.instance.start();
       return { ready, view: view(entry) };
@@ -339,7 +337,7 @@ export function createServices(deps: ServicesDeps) {
 
     async stop(id: string, actor: Actor, requestId: string): Promise<ServiceView> {
       const entry = must(id);
-      await setDesired(entry, 'stopped', () => stageAudit('stop', entry.record, actor, requestId));
+      await setDesired(entry, 'stopped', 'stop', actor, requestId);
       await entry.instance.stop();
       return view(entry);
     },

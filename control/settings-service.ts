@@ -6,6 +6,7 @@ import type { AuditRepo } from '../store/audit-repo.ts';
 import type { StoreEnv } from '../store/env.ts';
 import type { SettingsRepo } from '../store/settings-repo.ts';
 import type { Actor } from './actor.ts';
+import { auditedCrud } from './crud.ts';
 import { normalizeOrigin } from '../edge/http/cors.ts';
 import { mergeOAuthClients } from './gauge/oauth-clients.ts';
 
@@ -98,6 +99,7 @@ export function changedFields(a: unknown, b: unknown, prefix = ''): string[] {
 
 export function createSettingsService({ env, repo, audit, listener, vault, onChange }: Deps): SettingsService {
   let settings = repo.load();
+  const crud = auditedCrud({ env, audit, resourceType: 'settings' });
   onChange(settings);
 
   const view = (): SettingsView => {
@@ -126,17 +128,7 @@ export function createSettingsService({ env, repo, audit, listener, vault, onCha
     async patch(patch, actor, requestId) {
       const next = merge(settings, patch);
       const changed = changedFields(settings, next);
-      await env.commit(() => {
-        repo.stage(next);
-        audit.stageAppend({
-          action: 'settings.update',
-          resourceType: 'settings',
-          resourceId: 'settings',
-          ...actor,
-          requestId,
-          metadata: { changedFields: changed },
-        });
-      });
+      await crud.commit('settings', { action: 'settings.update', actor, requestId, metadata: { changedFields: changed } }, () => repo.stage(next));
       settings = next;
       onChange(next);
       return view();

@@ -8,6 +8,7 @@ import type { StoreEnv } from '../store/env.ts';
 import type { MetaRepo } from '../store/meta-repo.ts';
 import type { TokenRecord, TokenRepo } from '../store/token-repo.ts';
 import type { Actor } from './actor.ts';
+import { auditedCrud } from './crud.ts';
 import { displayPrefix, generateTokenSecret, tokenHash } from '../edge/http/auth.ts';
 import type { Principal } from '../edge/http/types.ts';
 
@@ -74,6 +75,7 @@ async function writeSecretFile(path: string, secret: string): Promise<void> {
   await rename(tmp, path);
 }
 
+// Over 80 lines as a closure of short methods over one state, the shape of every control service here.
 export function createTokenService({ env, tokens, meta, audit, tokenFile, serviceAccountExists = () => false }: Deps): TokenService {
   const byId = new Map<string, TokenRecord>();
   const byHash = new Map<string, TokenRecord>();
@@ -95,6 +97,7 @@ export function createTokenService({ env, tokens, meta, audit, tokenFile, servic
     pendingUse.delete(id);
   };
   for (const r of tokens.all()) index(r);
+  const crud = auditedCrud<TokenRecord>({ env, audit, resourceType: 'token', repo: tokens, keyOf: (r) => r.id });
 
   const mustGet = (id: string): TokenRecord => {
     const r = byId.get(id);
@@ -103,18 +106,16 @@ export function createTokenService({ env, tokens, meta, audit, tokenFile, servic
   };
 
   async function insert(record: TokenRecord, secret: string, actor: Actor, requestId: string | null, bootstrap: boolean) {
-    await env.commit(() => {
-      tokens.stagePut(record);
-      if (bootstrap) meta.stageBootstrapTokenId(record.id);
-      audit.stageAppend({
+    await crud.put(
+      record,
+      {
         action: bootstrap ? 'token.bootstrap' : 'token.create',
-        resourceType: 'token',
-        resourceId: record.id,
-        ...actor,
+        actor,
         requestId,
         metadata: { name: record.name, scopes: [...record.scopes], expires: record.expiresAt !== null, serviceAccountId: record.serviceAccountId },
-      });
-    });
+      },
+      bootstrap ? () => meta.stageBootstrapTokenId(record.id) : undefined,
+    );
     index(record);
     return { token: toTokenView(record), secret };
   }
@@ -175,17 +176,7 @@ export function createTokenService({ env, tokens, meta, audit, tokenFile, servic
         ...(patch.expiresAt !== undefined && { expiresAt: parseExpiry(patch.expiresAt, Date.now()) }),
         lastUsedAt: pendingUse.get(id) ?? current.lastUsedAt,
       };
-      await env.commit(() => {
-        tokens.stagePut(next);
-        audit.stageAppend({
-          action: 'token.update',
-          resourceType: 'token',
-          resourceId: id,
-          ...actor,
-          requestId,
-          metadata: { changedFields: Object.keys(patch).sort(), scopes: [...next.scopes] },
-        });
-      });
+      await crud.put(next, { action: 'token.update', actor, requestId, metadata: { changedFields: Object.keys(patch).sort(), scopes: [...next.scopes] } });
       index(next);
       return toTokenView(next);
     },
@@ -193,18 +184,7 @@ export function createTokenService({ env, tokens, meta, audit, tokenFile, servic
     async revoke(id, actor, requestId) {
       const current = mustGet(id);
       const wasBootstrap = meta.bootstrapTokenId() === id;
-      await env.commit(() => {
-        tokens.stageRemove(id);
-        if (wasBootstrap) meta.stageBootstrapTokenId(null);
-        audit.stageAppend({
-          action: 'token.revoke',
-          resourceType: 'token',
-          resourceId: id,
-          ...actor,
-          requestId,
-          metadata: { name: current.name },
-        });
-      });
+      await crud.remove(id, { action: 'token.revoke', actor, requestId, metadata: { name: current.name } }, wasBootstrap ? () => meta.stageBootstrapTokenId(null) : undefined);
       unindex(id);
       // The token file would otherwise keep handing out a dead secret.
       if (wasBootstrap) await rm(tokenFile, { force: true });

@@ -1,5 +1,6 @@
 import type { GaugeBudget } from '../protocol/gauge-money.ts';
 import type { StoreEnv } from './env.ts';
+import { recordRepo } from './record-repo.ts';
 
 // Gauge's project budgets. The edge is the only writer. Keys are budget IDs (`bud_` + a ULID), made here, never
 // taken from a client: a path ID is only looked up, after its length is checked. ULIDs sort by creation, so
@@ -14,12 +15,5 @@ export interface GaugeBudgetRepo {
 }
 
 export function gaugeBudgetRepo(env: StoreEnv): GaugeBudgetRepo {
-  const db = env.db<GaugeBudget>('gauge-budgets');
-  return {
-    all: () => [...db.getRange().map(({ value }) => value)],
-    get: (id) => db.get(id),
-    count: () => db.getCount(),
-    stagePut: (budget) => void db.put(budget.id, budget),
-    stageRemove: (id) => void db.remove(id),
-  };
+  return recordRepo<GaugeBudget>(env, 'gauge-budgets', (b) => b.id);
 }

@@ -1,5 +1,6 @@
 import { GAUGE_BUILT_IN_SOURCES, type GaugeBuiltInSource } from '../protocol/gauge-catalog.ts';
 import type { StoreEnv } from './env.ts';
+import { recordRepo } from './record-repo.ts';
 
 // Gauge's setup: the built-in sources and the accounts a person connected. The edge is the only writer; the
 // gauge worker reads these records to know what to collect. Keys are source IDs, bounded before they get here
@@ -35,11 +36,10 @@ export function displayOrder(a: GaugeSourceRecord, b: GaugeSourceRecord): number
 
 export function gaugeSourceRepo(env: StoreEnv): GaugeSourceRepo {
   const db = env.db<GaugeSourceRecord>('gauge-sources');
+  const records = recordRepo<GaugeSourceRecord>(env, 'gauge-sources', (r) => r.id);
   return {
-    all: () => [...db.getRange().map(({ value }) => value)].sort(displayOrder),
-    get: (id) => db.get(id),
-    stagePut: (record) => void db.put(record.id, record),
-    stageRemove: (id) => void db.remove(id),
+    ...records,
+    all: () => records.all().sort(displayOrder),
     async ensureBuiltIns(now) {
       if (GAUGE_BUILT_IN_SOURCES.every((s) => db.get(s.id) !== undefined)) return;
       // Checked again inside the write transaction: the edge and the gauge worker both ensure at start, and

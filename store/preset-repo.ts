@@ -1,5 +1,6 @@
 import type { PresetView } from '../protocol/http/presets.ts';
 import type { StoreEnv } from './env.ts';
+import { recordRepo } from './record-repo.ts';
 
 /**
  * Presets keyed by slug; the record is exactly what routes show (nothing in it is secret). The slug is
@@ -12,10 +13,5 @@ export interface PresetRepo {
 }
 
 export function presetRepo(env: StoreEnv): PresetRepo {
-  const db = env.db<PresetView>('presets');
-  return {
-    all: () => [...db.getRange().map(({ value }) => value)],
-    stagePut: (record) => void db.put(record.slug, record),
-    stageRemove: (slug) => void db.remove(slug),
-  };
+  return recordRepo<PresetView>(env, 'presets', (p) => p.slug);
 }

@@ -1,6 +1,7 @@
 import type { ProviderKind } from '../protocol/providers.ts';
 import type { ProviderTimeouts } from '../protocol/http/providers.ts';
 import type { StoreEnv } from './env.ts';
+import { recordRepo } from './record-repo.ts';
 
 export interface ProviderRecord {
   id: string;
@@ -25,10 +26,5 @@ export interface ProviderRepo {
 }
 
 export function providerRepo(env: StoreEnv): ProviderRepo {
-  const db = env.db<ProviderRecord>('providers');
-  return {
-    all: () => [...db.getRange().map(({ value }) => value)],
-    stagePut: (record) => void db.put(record.id, record),
-    stageRemove: (id) => void db.remove(id),
-  };
+  return recordRepo<ProviderRecord>(env, 'providers', (r) => r.id);
 }

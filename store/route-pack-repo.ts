@@ -1,5 +1,6 @@
 import type { RoutePackView } from '../protocol/http/route-packs.ts';
 import type { StoreEnv } from './env.ts';
+import { recordRepo } from './record-repo.ts';
 
 /**
  * Route packs keyed by slug; the record is exactly what routes show. The slug is bounded before it gets
@@ -12,10 +13,5 @@ export interface RoutePackRepo {
 }
 
 export function routePackRepo(env: StoreEnv): RoutePackRepo {
-  const db = env.db<RoutePackView>('route-packs');
-  return {
-    all: () => [...db.getRange().map(({ value }) => value)],
-    stagePut: (record) => void db.put(record.slug, record),
-    stageRemove: (slug) => void db.remove(slug),
-  };
+  return recordRepo<RoutePackView>(env, 'route-packs', (p) => p.slug);
 }

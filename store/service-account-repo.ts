@@ -1,4 +1,5 @@
 import type { StoreEnv } from './env.ts';
+import { recordRepo } from './record-repo.ts';
 
 export interface ServiceAccountRecord {
   id: string;
@@ -17,11 +18,5 @@ export interface ServiceAccountRepo {
 }
 
 export function serviceAccountRepo(env: StoreEnv): ServiceAccountRepo {
-  const db = env.db<ServiceAccountRecord>('service-accounts');
-  return {
-    all: () => [...db.getRange().map(({ value }) => value)],
-    get: (id) => db.get(id),
-    stagePut: (record) => void db.put(record.id, record),
-    stageRemove: (id) => void db.remove(id),
-  };
+  return recordRepo<ServiceAccountRecord>(env, 'service-accounts', (r) => r.id);
 }

@@ -1,5 +1,6 @@
 import type { Tuning } from '../protocol/http/settings.ts';
 import type { StoreEnv } from './env.ts';
+import { recordRepo } from './record-repo.ts';
 
 /** A supervised llama-server. The embedded runtime has no record: it is part of the service. */
 export interface ServiceRecord {
@@ -30,10 +31,5 @@ export interface ServiceRepo {
 }
 
 export function serviceRepo(env: StoreEnv): ServiceRepo {
-  const db = env.db<ServiceRecord>('services');
-  return {
-    all: () => [...db.getRange().map(({ value }) => value)],
-    stagePut: (record) => void db.put(record.id, record),
-    stageRemove: (id) => void db.remove(id),
-  };
+  return recordRepo<ServiceRecord>(env, 'services', (r) => r.id);
 }

@@ -1,5 +1,6 @@
 import type { Scope } from '../protocol/scopes.ts';
 import type { StoreEnv } from './env.ts';
+import { recordRepo } from './record-repo.ts';
 
 /** A stored local token: the secret itself is never stored, only its SHA-256. */
 export interface TokenRecord {
@@ -29,10 +30,7 @@ export interface TokenRepo {
 export function tokenRepo(env: StoreEnv): TokenRepo {
   const db = env.db<TokenRecord>('tokens');
   return {
-    all: () => [...db.getRange().map(({ value }) => value)],
-    get: (id) => db.get(id),
-    stagePut: (record) => void db.put(record.id, record),
-    stageRemove: (id) => void db.remove(id),
+    ...recordRepo<TokenRecord>(env, 'tokens', (r) => r.id),
     async touch(updates) {
       await db.transaction(() => {
         for (const [id, at] of updates) {

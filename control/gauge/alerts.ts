@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
 import { ServiceError } from '../../protocol/errors.ts';
 import { GAUGE_LIMITS } from '../../protocol/gauge-catalog.ts';
-import type { GaugeReading } from '../../protocol/gauge.ts';
 import {
   ALERT_DELIVERY_MOVES,
   ALERT_STATE_MOVES,
@@ -12,7 +11,6 @@ import {
   type GaugeBudgetStatus,
 } from '../../protocol/gauge-money.ts';
 import { redactText } from '../../protocol/gauge-redact.ts';
-import type { AuditAction, AuditMetadata } from '../../protocol/http/audit.ts';
 import { ALERT_COOLDOWN_DEFAULT_MINUTES, type GaugeAlertDeliveryUpdate, type GaugeAlertRuleCreate, type GaugeAlertRuleUpdate } from '../../protocol/http/gauge-alerts.ts';
 import { monotonicIdFactory } from '../../protocol/ids.ts';
 import type { AuditRepo } from '../../store/audit-repo.ts';
@@ -22,15 +20,15 @@ import type { GaugeDataRepo } from '../../store/gauge-data-repo.ts';
 import type { GaugeSourceRepo } from '../../store/gauge-source-repo.ts';
 import type { GaugeActor } from '../../workers/gauge/actor.ts';
 import type { Actor } from '../actor.ts';
-import { evaluateAlerts, FORECAST_LOOKBACK_MS, type AlertChange, type AlertInputs } from './alert-eval.ts';
+import { auditedCrud } from '../crud.ts';
+import { createAlertRunner, DAY_MS } from './alert-runner.ts';
 import { checkTarget, checkThreshold } from './alert-rules.ts';
 import type { GaugeSettings } from './service.ts';
 import { checkId } from './validation.ts';
 
 // Gauge's alert rules and events on the edge: rule writes (with their audit records), the event moves a client
-// makes, and the evaluation that fires and resolves events from what Gauge collected. Evaluations run one at a
-// time (a caller arriving during one waits for the next, which sees its writes); nothing fires while Gauge is
-// off. The clock is injected so tests move time instead of waiting for it.
+// makes, and the evaluation that fires and resolves events from what Gauge collected (run by alert-runner.ts).
+// The clock is injected so tests move time instead of waiting for it.
 
 export interface GaugeAlertsDeps {
   env: StoreEnv;
@@ -58,10 +56,6 @@ export interface AlertEventFilter {
   before?: number;
 }
 
-const DAY_MS = 86_400_000;
-const PRUNE_EVERY_MS = 3_600_000;
-/** quota_reset compares with the snapshot an hour before; forecasts look back FORECAST_LOOKBACK_MS. */
-const HISTORY_LOOKBACK_MS = FORECAST_LOOKBACK_MS + 3_600_000;
 export const ALERT_EVENTS_DEFAULT_RANGE_DAYS = 30;
 
 const notFound = (what: string, id: string) => new ServiceError('NOT_FOUND', `No Gauge alert ${what} with ID \`${id.slice(0, 160)}\`.`, { param: 'id' });
@@ -73,15 +67,14 @@ export function eventView(e: StoredAlertEvent): GaugeAlertEvent {
   return view;
 }
 
+// Over 80 lines as a closure of short methods over one state, the shape of every control service here.
 export function createGaugeAlerts(deps: GaugeAlertsDeps) {
-  const { env, repo, data, sources, audit, log } = deps;
+  const { env, repo, audit } = deps;
   const now = deps.now ?? Date.now;
   const ruleId = monotonicIdFactory('arule_');
-  const eventId = monotonicIdFactory('aevt_');
-  let running: Promise<void> | null = null;
-  let queued: Promise<void> | null = null;
-  let timer: NodeJS.Timeout | null = null;
-  let prunedAt = -Infinity;
+  const runner = createAlertRunner({ ...deps, now, published: (e) => deps.onEvent?.(eventView(e)) });
+  const quietly = runner.evaluateQuietly;
+  const crud = auditedCrud({ env, audit, resourceType: 'gauge-alert-rule' });
 
   function mustRule(id: string): GaugeAlertRule {
     const r = repo.rule(checkId(id));
@@ -89,125 +82,8 @@ export function createGaugeAlerts(deps: GaugeAlertsDeps) {
     return r;
   }
 
-  function stageAudit(action: AuditAction, id: string, actor: Actor, requestId: string, metadata: AuditMetadata): void {
-    audit.stageAppend({ action, resourceType: 'gauge-alert-rule', resourceId: id, ...actor, requestId, metadata });
-  }
-
-  function inputs(at: number, rules: readonly GaugeAlertRule[]): AlertInputs {
-    const enabled = sources.all().filter((s) => s.enabled);
-    const ids = new Set(enabled.map((s) => s.id));
-    const history = new Map<string, GaugeReading[]>();
-    if (rules.some((r) => r.kind === 'quota_reset' || r.kind === 'forecast_exhaustion')) {
-      for (const row of data.history(at - HISTORY_LOOKBACK_MS, [...ids])) {
-        const list = history.get(row.accountId) ?? [];
-        list.push(row.reading);
-        history.set(row.accountId, list);
-      }
-    }
-    // A status kept from before its page was disabled is no news.
-    const statusProviders = new Set(enabled.filter((s) => s.kind === 'status').map((s) => s.providerId));
-    return {
-      readings: data.readings().filter((s) => ids.has(s.sourceId)).map((s) => s.reading),
-      history,
-      statuses: data.statuses().filter((s) => statusProviders.has(s.providerId)),
-      sources: enabled.map((s) => ({ id: s.id, providerId: s.providerId, state: data.state(s.id)?.state })),
-      budgets: [],
-    };
-  }
-
-  function apply(changes: AlertChange[], at: number, staged: StoredAlertEvent[]): void {
-    const put = (e: StoredAlertEvent) => {
-      repo.stagePutEvent(e);
-      staged.push(e);
-    };
-    for (const c of changes) {
-      if (c.kind === 'fire') {
-        const rule = repo.rule(c.ruleId);
-        if (!rule?.enabled) continue;
-        // Read again inside the transaction: a client's write may have landed since the evaluation read.
-        const last = repo.latestFor(c.dedupeKey);
-        const prev = last === undefined ? undefined : repo.event(last);
-        if (prev !== undefined && prev.state !== 'resolved') continue;
-        put({
-          id: eventId(at),
-          ruleId: c.ruleId,
-          providerId: c.providerId,
-          accountId: c.accountId,
-          state: 'firing',
-          delivery: 'pending',
-          summary: c.summary,
-          dedupeKey: c.dedupeKey,
-          firedAt: iso(at),
-          acknowledgedAt: null,
-          resolvedAt: null,
-          deliveredAt: null,
-          scope: c.scope,
-          cleared: false,
-        });
-      } else {
-        const e = repo.event(c.eventId);
-        if (!e) continue;
-        const resolve = c.kind === 'resolve' && e.state !== 'resolved';
-        const next = { ...e, cleared: true, ...(resolve ? { state: 'resolved' as const, resolvedAt: iso(at) } : {}) };
-        if (resolve) put(next);
-        else repo.stagePutEvent(next);
-      }
-    }
-  }
-
-  async function runOnce(): Promise<void> {
-    if (!deps.settings().enabled || !env.isOpen()) return;
-    const at = now();
-    let rules = repo.rules().filter((r) => r.enabled);
-    if (rules.length > 0) {
-      const input = inputs(at, rules);
-      if (rules.some((r) => r.kind === 'budget_threshold')) {
-        try {
-          input.budgets = deps.budgets(at);
-        } catch (err) {
-          // Without statuses a budget rule cannot tell crossed from cleared: it sits this pass out.
-          log.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not read budget statuses for alerts');
-          rules = rules.filter((r) => r.kind !== 'budget_threshold');
-        }
-      }
-      const ids = new Set(rules.map((r) => r.id));
-      const events = [...repo.events()].filter((e) => ids.has(e.ruleId));
-      const changes = evaluateAlerts(rules, input, events, at);
-      if (changes.length > 0) {
-        const staged: StoredAlertEvent[] = [];
-        await env.commit(() => apply(changes, at, (staged.length = 0, staged)));
-        for (const e of staged) deps.onEvent?.(eventView(e));
-      }
-    }
-    if (at - prunedAt >= PRUNE_EVERY_MS) {
-      prunedAt = at;
-      await repo.pruneResolved(at - deps.settings().retentionDays * DAY_MS);
-    }
-  }
-
-  /** One evaluation after every write before it; concurrent callers share the queued one. */
-  function evaluate(): Promise<void> {
-    if (queued) return queued;
-    if (running) {
-      queued = running
-        .catch(() => undefined)
-        .then(() => {
-          queued = null;
-          return evaluate();
-        });
-      return queued;
-    }
-    running = runOnce().finally(() => {
-      running = null;
-    });
-    return running;
-  }
-
-  const quietly = () =>
-    evaluate().catch((err: unknown) => log.warn({ err: err instanceof Error ? err.message : String(err) }, 'alert evaluation failed'));
-
   return {
-    evaluate,
+    evaluate: runner.evaluate,
     /** For triggers that must not fail their caller (a refresh, a budget write, the timer). */
     evaluateQuietly: quietly,
     rules: () => repo.rules(),
@@ -225,10 +101,8 @@ export function createGaugeAlerts(deps: GaugeAlertsDeps) {
         createdAt: iso(at),
         updatedAt: iso(at),
       };
-      await env.commit(() => {
-        repo.stagePutRule(rule);
-        stageAudit('gauge-alert-rule.create', rule.id, actor, requestId, { kind: rule.kind, targetFields: Object.keys(rule.target).sort(), enabled: rule.enabled });
-      });
+      const metadata = { kind: rule.kind, targetFields: Object.keys(rule.target).sort(), enabled: rule.enabled };
+      await crud.commit(rule.id, { action: 'gauge-alert-rule.create', actor, requestId, metadata }, () => repo.stagePutRule(rule));
       void quietly();
       return rule;
     },
@@ -244,10 +118,9 @@ export function createGaugeAlerts(deps: GaugeAlertsDeps) {
         cooldownMinutes: patch.cooldownMinutes ?? current.cooldownMinutes,
         updatedAt: iso(now()),
       };
-      await env.commit(() => {
+      await crud.commit(next.id, { action: 'gauge-alert-rule.update', actor, requestId, metadata: { changedFields: Object.keys(patch).sort() } }, () => {
         if (!repo.rule(current.id)) throw notFound('rule', current.id);
         repo.stagePutRule(next);
-        stageAudit('gauge-alert-rule.update', next.id, actor, requestId, { changedFields: Object.keys(patch).sort() });
       });
       void quietly();
       return next;
@@ -256,7 +129,7 @@ export function createGaugeAlerts(deps: GaugeAlertsDeps) {
     /** The rule and only its events; returns how many events went with it. */
     async removeRule(id: string, actor: Actor, requestId: string): Promise<number> {
       const current = mustRule(id);
-      return repo.removeRule(current.id, () => stageAudit('gauge-alert-rule.delete', current.id, actor, requestId, { kind: current.kind }));
+      return repo.removeRule(current.id, () => crud.stageAudit(current.id, { action: 'gauge-alert-rule.delete', actor, requestId, metadata: { kind: current.kind } }));
     },
 
     /** Newest first; `after` inclusive and `before` exclusive on firedAt; `after` defaults to 30 days before. */
@@ -312,15 +185,8 @@ export function createGaugeAlerts(deps: GaugeAlertsDeps) {
      * Evaluates on a modest timer while Gauge is on, besides after each refresh (asked for, or scheduled: the
      * worker says when one ended): a net for conditions that change with time alone.
      */
-    start(): void {
-      timer ??= setInterval(() => void quietly(), deps.tickMs ?? 60_000);
-      timer.unref();
-    },
-    async close(): Promise<void> {
-      if (timer !== null) clearInterval(timer);
-      timer = null;
-      await Promise.allSettled([running, queued]);
-    },
+    start: runner.start,
+    close: runner.close,
   };
 }
 

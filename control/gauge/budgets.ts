@@ -13,6 +13,7 @@ import type { GaugeBudgetRepo } from '../../store/gauge-budget-repo.ts';
 import type { GaugeSourceRepo } from '../../store/gauge-source-repo.ts';
 import type { UsageRepo } from '../../store/usage-repo.ts';
 import type { Actor } from '../actor.ts';
+import { auditedCrud } from '../crud.ts';
 import { budgetStatus, type MeteredCost } from './budget-status.ts';
 import { checkId } from './validation.ts';
 import { isAccount } from './views.ts';
@@ -49,9 +50,11 @@ export function meteredByProvider(usage: Pick<UsageRepo, 'breakdown'>, bounds: P
   return new Map(rows.map((r) => [r.providerId!, { providerReported: r.providerReportedCostUsd, estimated: r.estimatedCostUsd }]));
 }
 
+// Over 80 lines as a closure of short methods over one state, the shape of every control service here.
 export function createGaugeBudgets(deps: GaugeBudgetsDeps) {
   const { env, repo, audit } = deps;
   const now = deps.now ?? Date.now;
+  const crud = auditedCrud<GaugeBudget>({ env, audit, resourceType: 'gauge-budget', repo, keyOf: (b) => b.id });
 
   function checkScope(scope: GaugeBudgetCreate['scope']): void {
     scope?.providerIds?.forEach((id, i) => {
@@ -72,12 +75,9 @@ export function createGaugeBudgets(deps: GaugeBudgetsDeps) {
   }
 
   async function commit(budget: GaugeBudget, action: AuditAction, actor: Actor, requestId: string, metadata: AuditMetadata, remove = false): Promise<void> {
-    await env.commit(() => {
-      if (remove) repo.stageRemove(budget.id);
-      else repo.stagePut(budget);
-      // Names and projects are labels: the audit keeps what kind of change it was, not the words.
-      audit.stageAppend({ action, resourceType: 'gauge-budget', resourceId: budget.id, ...actor, requestId, metadata });
-    });
+    // Names and projects are labels: the audit keeps what kind of change it was, not the words.
+    const entry = { action, actor, requestId, metadata };
+    await (remove ? crud.remove(budget.id, entry) : crud.put(budget, entry));
     deps.onChange?.();
   }
 

@@ -4,6 +4,7 @@ import type { AuditRepo } from '../../store/audit-repo.ts';
 import type { StoreEnv } from '../../store/env.ts';
 import type { PresetRepo } from '../../store/preset-repo.ts';
 import type { Actor } from '../actor.ts';
+import { auditedCrud } from '../crud.ts';
 import type { Catalog } from '../catalog.ts';
 import { checkPreset, usablePreset, type UsablePreset } from './check.ts';
 
@@ -33,6 +34,7 @@ const bySlug = (a: { slug: string }, b: { slug: string }) => (a.slug < b.slug ? 
 export function createPresetService({ env, presets, audit, catalog }: Deps): PresetService {
   // Read-mostly and tiny: kept in memory so resolution never touches the store.
   const cache = new Map(presets.all().map((p) => [p.slug, p]));
+  const crud = auditedCrud<PresetView>({ env, audit, resourceType: 'preset', repo: presets, keyOf: (p) => p.slug });
 
   const mustGet = (slug: string) => {
     const p = cache.get(slug);
@@ -54,10 +56,7 @@ export function createPresetService({ env, presets, audit, catalog }: Deps): Pre
   }
 
   async function save(record: PresetView, action: 'preset.create' | 'preset.update', actor: Actor, requestId: string, changed: string[]) {
-    await env.commit(() => {
-      presets.stagePut(record);
-      audit.stageAppend({ action, resourceType: 'preset', resourceId: record.slug, ...actor, requestId, metadata: { model: record.model, changedFields: changed } });
-    });
+    await crud.put(record, { action, actor, requestId, metadata: { model: record.model, changedFields: changed } });
     cache.set(record.slug, record);
     return record;
   }
@@ -91,10 +90,7 @@ export function createPresetService({ env, presets, audit, catalog }: Deps): Pre
     },
     async remove(slug, actor, requestId) {
       const current = mustGet(slug);
-      await env.commit(() => {
-        presets.stageRemove(slug);
-        audit.stageAppend({ action: 'preset.delete', resourceType: 'preset', resourceId: slug, ...actor, requestId, metadata: { model: current.model } });
-      });
+      await crud.remove(slug, { action: 'preset.delete', actor, requestId, metadata: { model: current.model } });
       cache.delete(slug);
     },
     usable(slug) {

@@ -5,6 +5,7 @@ import type { AuditRepo } from '../../store/audit-repo.ts';
 import type { StoreEnv } from '../../store/env.ts';
 import type { RoutePackRepo } from '../../store/route-pack-repo.ts';
 import type { Actor } from '../actor.ts';
+import { auditedCrud } from '../crud.ts';
 import type { Catalog } from '../catalog.ts';
 import { decide, packFamilies, type Decision, type Signals } from './decide.ts';
 
@@ -52,8 +53,10 @@ function checkPack(p: RoutePackView, catalog: Catalog): void {
   }
 }
 
+// Over 80 lines as a closure of short methods over one state, the shape of every control service here.
 export function createRoutePackService({ env, packs, audit, catalog, signals }: Deps): RoutePackService {
   const cache = new Map(packs.all().map((p) => [p.slug, p]));
+  const crud = auditedCrud<RoutePackView>({ env, audit, resourceType: 'route-pack', repo: packs, keyOf: (p) => p.slug });
 
   const mustGet = (slug: string) => {
     const p = cache.get(slug);
@@ -67,17 +70,7 @@ export function createRoutePackService({ env, packs, audit, catalog, signals }: 
 
   async function save(record: RoutePackView, action: 'route-pack.create' | 'route-pack.update', actor: Actor, requestId: string, changed: string[]) {
     checkPack(record, catalog());
-    await env.commit(() => {
-      packs.stagePut(record);
-      audit.stageAppend({
-        action,
-        resourceType: 'route-pack',
-        resourceId: record.slug,
-        ...actor,
-        requestId,
-        metadata: { strategy: record.strategy, routeCount: record.routes.length, changedFields: changed },
-      });
-    });
+    await crud.put(record, { action, actor, requestId, metadata: { strategy: record.strategy, routeCount: record.routes.length, changedFields: changed } });
     cache.set(record.slug, record);
     return record;
   }
@@ -117,10 +110,7 @@ export function createRoutePackService({ env, packs, audit, catalog, signals }: 
     },
     async remove(slug, actor, requestId) {
       mustGet(slug);
-      await env.commit(() => {
-        packs.stageRemove(slug);
-        audit.stageAppend({ action: 'route-pack.delete', resourceType: 'route-pack', resourceId: slug, ...actor, requestId, metadata: {} });
-      });
+      await crud.remove(slug, { action: 'route-pack.delete', actor, requestId, metadata: {} });
       cache.delete(slug);
     },
     usable(slug) {

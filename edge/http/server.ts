@@ -1,210 +1,23 @@
-import { STATUS_CODES } from 'node:http';
-import type { HttpResponse, TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
-import { ClientClosed, ServiceError, toServiceError } from '../../protocol/errors.ts';
+import type { TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
+import { ServiceError } from '../../protocol/errors.ts';
 import { afterAnswers } from './after-answers.ts';
-import { overloaded, tooLarge, type App } from './app.ts';
+import { tooLarge, type App } from './app.ts';
+import { EdgeExchange, writeResponse, type ListenerState } from './answer-writer.ts';
 import type { BodyBudget } from './body-budget.ts';
-import { BODY_PACE, BodyClock, type BodyPace } from './body-pace.ts';
+import { BODY_PACE, type BodyPace } from './body-pace.ts';
+import { readStreamed, readWhole } from './body-reader.ts';
 import { declaredLength } from './framing.ts';
-import { freeNow } from './free-now.ts';
 import type { BodyArena } from '../../workers/shared/body-arena.ts';
-import type { BodyStream, EdgeResponse } from './types.ts';
 import type { Uws } from './uws-load.ts';
 
-// The only file that drives uWebSockets.js (uws-load.ts loads it): it turns sockets into `EdgeRequestHead`s
-// and `EdgeResponse`s into bytes. Everything else in edge/ is plain functions. Where no native build loads,
-// server-node.ts gives it node:http in uWS's shape, so these rules hold on both edges.
-
-const STATUS_LINES = new Map<number, string>(Object.entries(STATUS_CODES).map(([code, text]) => [Number(code), `${code} ${text}`]));
-const statusLine = (status: number) => STATUS_LINES.get(status) ?? String(status);
-
-const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
+// With body-reader.ts and answer-writer.ts, the only file that drives uWebSockets.js (uws-load.ts loads it):
+// it turns sockets into `EdgeRequestHead`s and `EdgeResponse`s into bytes. Here a request's head is read
+// and its route chosen; body-reader.ts reads its body and answer-writer.ts (EdgeExchange) answers it.
+// Everything else in edge/ is plain functions. Where no native build loads, server-node.ts gives it
+// node:http in uWS's shape, so these rules hold on both edges.
 
 // uWS's ListenOptions value (a const enum in its typings, so not importable as a value).
 const LIBUS_LISTEN_EXCLUSIVE_PORT = 1;
-
-/**
- * `close`: end the connection with the answer. `linger`: say `Connection: close` but leave the closing to the
- * client, so the unread rest of its body is discarded rather than answered with a reset (see LINGER_MAX).
- * `paused`: reading was paused while the request ran (a held connection); it resumes with the answer.
- */
-function writeResponse(res: HttpResponse, response: EdgeResponse, mode: 'keep' | 'close' | 'linger', paused: boolean): void {
-  res.cork(() => {
-    if (paused) res.resume();
-    res.writeStatus(statusLine(response.status));
-    let close = mode === 'close';
-    for (const name in response.headers) {
-      // uWS writes its own Connection and Content-Length headers.
-      if (name === 'connection') close ||= response.headers[name] === 'close' && mode !== 'linger';
-      else if (name !== 'content-length') res.writeHeader(name, response.headers[name]!);
-    }
-    if (mode === 'linger') res.writeHeader('connection', 'close');
-    if (response.status === 204 || response.status === 304) res.endWithoutBody(undefined, close);
-    else res.end(response.body, close);
-  });
-}
-
-/**
- * Copies `chunk` into `into` at `at`. Buffer#fill with a source exactly as long as the range is one memcpy,
- * where TypedArray#set into a SharedArrayBuffer (an arena slot) is V8's word-by-word relaxed-atomic copy:
- * measured under load, about 80 us instead of about 20 for a 256 KB body.
- */
-function copyInto(into: Buffer, at: number, chunk: ArrayBuffer): void {
-  if (chunk.byteLength > 0) into.fill(new Uint8Array(chunk), at, at + chunk.byteLength);
-}
-
-interface Connection {
-  aborted: boolean;
-  onAbort: (() => void) | null;
-}
-
-// Bodies larger than this are read into a buffer of their own (see `listen`).
-const OWNED_BODY_MIN = 64 * 1024;
-
-// A streamed upload is read with backpressure: the socket is paused while more than this is queued.
-const UPLOAD_HIGH_WATER = 512 * 1024;
-
-/** The request body as an async iterable; the socket pauses while the consumer lags, and the limit holds. */
-function bodyStream(res: HttpResponse, conn: Connection, limit: number, hasBody: boolean, clock: BodyClock): BodyStream & { complete(): boolean; discard(): void } {
-  const queue: Uint8Array[] = [];
-  let queued = 0;
-  let received = 0;
-  let ended = !hasBody;
-  let failure: Error | null = null;
-  let wake: (() => void) | null = null;
-  let paused = false;
-  // Once the answer is on its way the response may not be touched (no pause or resume) and the rest of the
-  // body is dropped as it arrives.
-  let discarding = false;
-  const notify = () => {
-    wake?.();
-    wake = null;
-  };
-  if (hasBody) {
-    res.onData((chunk, isLast) => {
-      if (discarding) return;
-      clock.add(chunk.byteLength, isLast);
-      received += chunk.byteLength;
-      if (received > limit) failure = tooLarge(limit);
-      else {
-        queue.push(new Uint8Array(chunk.slice(0)));
-        queued += chunk.byteLength;
-        if (queued > UPLOAD_HIGH_WATER && !paused) {
-          paused = true;
-          res.pause();
-          clock.pause();
-        }
-      }
-      if (isLast) ended = true;
-      notify();
-    });
-  }
-  const previous = conn.onAbort;
-  conn.onAbort = () => {
-    previous?.();
-    failure ??= new ClientClosed();
-    notify();
-  };
-  return {
-    complete: () => ended && failure === null,
-    discard() {
-      discarding = true;
-      clock.stop();
-      queue.length = 0;
-      queued = 0;
-      failure ??= new ClientClosed();
-      notify();
-    },
-    async *[Symbol.asyncIterator]() {
-      for (;;) {
-        if (failure) throw failure;
-        const next = queue.shift();
-        if (next) {
-          queued -= next.byteLength;
-          if (paused && queued < UPLOAD_HIGH_WATER / 2 && !conn.aborted && !discarding) {
-            paused = false;
-            res.resume();
-            clock.resume();
-          }
-          yield next;
-          continue;
-        }
-        if (ended) return;
-        await new Promise<void>((r) => (wake = r));
-      }
-    },
-  };
-}
-
-/** Hands a streamed answer a writer over the socket: uWS write backpressure becomes `write() === false`. */
-function streamResponse(res: HttpResponse, conn: Connection, response: EdgeResponse, done: () => void): void {
-  let finished = false;
-  let writable: (() => void) | null = null;
-  let abortCallback: (() => void) | null = null;
-  const finish = () => {
-    if (!finished) {
-      finished = true;
-      done();
-    }
-  };
-  const previous = conn.onAbort;
-  conn.onAbort = () => {
-    previous?.();
-    abortCallback?.();
-    finish();
-  };
-  res.onWritable(() => {
-    writable?.();
-    return true;
-  });
-  // The head waits for the first body bytes of the same turn, so a whole answer leaves in one send; a
-  // stream whose data comes later gets its head on the next turn anyway.
-  let pendingHead: { status: number; headers: Record<string, string> } | null = null;
-  const writeHead = () => {
-    if (pendingHead === null) return;
-    res.writeStatus(statusLine(pendingHead.status));
-    const headers = pendingHead.headers;
-    for (const name in headers) if (name !== 'content-length' && name !== 'connection') res.writeHeader(name, headers[name]!);
-    pendingHead = null;
-  };
-  response.stream!({
-    head(status, headers) {
-      if (conn.aborted) return;
-      pendingHead = { status, headers };
-      setImmediate(() => {
-        if (pendingHead !== null && !conn.aborted && !finished) res.cork(writeHead);
-      });
-    },
-    write(chunk) {
-      if (conn.aborted || finished) return true;
-      let ok = true;
-      res.cork(() => {
-        writeHead();
-        ok = res.write(chunk);
-      });
-      return ok;
-    },
-    end(chunk) {
-      if (!conn.aborted && !finished) {
-        res.cork(() => {
-          writeHead();
-          res.end(chunk ?? '');
-        });
-      }
-      finish();
-    },
-    abort() {
-      if (!conn.aborted && !finished) res.close();
-      finish();
-    },
-    onWritable(callback) {
-      writable = callback;
-    },
-    onAbort(callback) {
-      abortCallback = callback;
-    },
-  });
-}
 
 export interface Listening {
   port: number;
@@ -224,17 +37,10 @@ export interface ListenOptions {
   bodyPace?: BodyPace;
 }
 
-// After an answer sent before its request's body was read whole, the rest of the body is still read and
-// discarded (uWS frames it and drops it; nothing is buffered), so that the client, still writing, is not
-// reset before it reads the answer: nginx's lingering close. The answer says `Connection: close`, and the
-// client closes, or uWS's idle timeout does. A declared rest larger than this is not waited for.
-const LINGER_MAX = 64 * 1024 * 1024;
-
 export function listen(uws: Uws, app: App, host: string, port: number, options: ListenOptions = {}): Promise<Listening> {
   const { arena, bodyBudget, bodyPace = BODY_PACE } = options;
   const server: TemplatedApp = uws.App();
-  let inflight = 0;
-  let idleWaiters: (() => void)[] = [];
+  const listener: ListenerState = { inflight: 0, idleWaiters: [], arena, bodyBudget };
 
   server.any('/*', (res, req) => {
     const headAt = performance.now();
@@ -264,202 +70,22 @@ export function listen(uws: Uws, app: App, host: string, port: number, options: 
       afterAnswers(() => gone || writeResponse(res, refusal, 'close', false));
       return;
     }
-    const conn: Connection = { aborted: false, onAbort: null };
-    // A request is in flight from its head until it is answered, or until its client is gone before it ran.
-    let running = false;
-    let settled = false;
-    // A large body of its own is freed once the request is over and its route is done with it (free-now.ts).
-    let ownedBody: Buffer | null = null;
-    let routeDone = false;
-    const freeBody = () => {
-      if (ownedBody !== null && settled && routeDone) freeNow(ownedBody);
-      if (settled && routeDone) ownedBody = null;
-    };
-    const settle = () => {
-      if (settled) return;
-      settled = true;
-      freeBody();
-      if (--inflight === 0 && idleWaiters.length > 0) {
-        for (const wake of idleWaiters) wake();
-        idleWaiters = [];
-      }
-    };
-    // Body bytes this request holds of the budget, given back once the route is done with them.
-    let budgeted = 0;
-    const giveBack = () => {
-      if (budgeted > 0) bodyBudget!.give(budgeted);
-      budgeted = 0;
-    };
-    // A body slower than the pace ends the connection; the clock stops once the body is whole or answered.
-    const clock = new BodyClock(bodyPace, headAt, () => answered || conn.aborted || res.close());
-    res.onAborted(() => {
-      clock.stop();
-      conn.aborted = true;
-      conn.onAbort?.();
-      prepared.abort();
-      if (!running) {
-        giveBack();
-        settle();
-      }
-    });
-    inflight++;
-    const prepared = app.prepare(head);
+    const ex = new EdgeExchange(res, listener, head.method, declared, bodyPace, headAt);
+    res.onAborted(() => ex.abort());
+    listener.inflight++;
+    const prepared = (ex.prepared = app.prepare(head));
     const hasBody = (declared !== null && declared > 0) || chunked;
-    let answered = false;
-    let paused = false;
-
-    /** `linger`: the body was not read whole; keep reading it (bounded) so the client receives the answer. */
-    const send = (response: EdgeResponse, close: boolean, linger = false) => {
-      if (answered) return;
-      answered = true;
-      clock.stop();
-      if (conn.aborted) return settle();
-      if (response.stream) {
-        // A held connection is read again once a streamed answer starts: a paused socket never reports its
-        // client leaving, and a stream (a pairing request's) lasts as long as its client stays. uWS then ends
-        // the connection at a request pipelined behind it, as behind a gateway call (node:http queues it).
-        if (paused) res.resume();
-        paused = false;
-        streamResponse(res, conn, response, settle);
-      } else {
-        const lingers = linger && !close && (declared === null || declared <= LINGER_MAX);
-        writeResponse(res, response, lingers ? 'linger' : close || linger ? 'close' : 'keep', paused);
-        settle();
-      }
-    };
-    const failEarly = (err: ServiceError) => send(prepared.fail(err), false, true);
-    const sendLater = (pending: Promise<EdgeResponse>, close: boolean, linger = false) =>
-      pending.then(
-        (response) => send(response, close, linger),
-        // `run` answers its own errors; this only guards the adapter against a bug there.
-        (err: unknown) => send(prepared.fail(toServiceError(err)), true),
-      );
-    // A write starts once uWS has parsed everything that arrived with it. uWS closes a connection on which a
-    // request arrives while an earlier one is unanswered, so a write followed in the same packet by a
-    // pipelined request is refused before it acts, not committed with nobody to tell (node:http instead
-    // serves the pipelined request after this one's answer, server-node.ts). A management write
-    // then holds the connection: the next request is read once this one is answered (uWS pause/resume).
-    const begin = (run: () => void) => {
-      if (!prepared.holdConnection && READS.has(head.method)) {
-        running = true;
-        return run();
-      }
-      afterAnswers(() => {
-        if (conn.aborted) return;
-        running = true;
-        if (prepared.holdConnection) {
-          res.pause();
-          paused = true;
-        }
-        run();
-      });
-    };
 
     const limit = prepared.bodyLimit;
     if (limit === null) {
       // A body nobody reads is discarded by uWS as it arrives; the answer waits for nothing.
-      begin(() => void sendLater(prepared.run(null), false, hasBody));
-      return;
-    }
-    if (declared !== null && declared > limit) {
-      running = true;
-      send(prepared.fail(tooLarge(limit)), true);
-      return;
-    }
-    if (prepared.streamBody) {
-      const stream = bodyStream(res, conn, limit, hasBody, clock);
-      // An answer sent before the upload was read whole (an early error) lingers over the rest of it.
-      running = true;
-      const complete = () => {
-        const whole = stream.complete();
-        stream.discard();
-        return whole;
-      };
-      prepared.runStream(stream).then(
-        (response) => send(response, false, !complete()),
-        (err: unknown) => {
-          complete();
-          send(prepared.fail(toServiceError(err)), true);
-        },
-      );
-      return;
-    }
-    if (!hasBody) {
-      begin(() => void sendLater(prepared.run(null), false));
-      return;
-    }
-    // The body's declared length is held from the budget before a byte is read; a chunked body takes its
-    // bytes as they come.
-    if (bodyBudget !== undefined && declared !== null) {
-      if (!bodyBudget.take(declared)) {
-        running = true;
-        failEarly(overloaded('request bodies'));
-        return;
-      }
-      budgeted = declared;
-    }
-    // A declared length is read straight into one buffer. A large one owns its whole ArrayBuffer
-    // (allocUnsafeSlow never hands out a slice of the shared pool), so a route can transfer it to a worker
-    // without a copy; a small one goes to a worker as text anyway and may come from the pool. Bytes that do
-    // not fit the declaration (uWS frames by Content-Length, so only defensively) are gathered in pieces.
-    // A route that takes shared bodies gets a large one in a slot of the arena when one is free: no
-    // allocation, so no garbage for V8 to collect. The slot is the request's until `run` settles (or the
-    // read is abandoned), unless the route handed it to a relay worker, which frees it.
-    const framed = declared !== null && declared > 0 && !chunked;
-    const lease = framed && declared > OWNED_BODY_MIN && prepared.sharedBody ? (arena?.acquire(declared) ?? null) : null;
-    let whole = framed ? (lease?.body ?? (declared > OWNED_BODY_MIN ? Buffer.allocUnsafeSlow(declared) : Buffer.allocUnsafe(declared))) : null;
-    if (lease !== null) conn.onAbort = () => running || lease.settle();
-    else if (whole !== null && whole.length > OWNED_BODY_MIN) {
-      // A client gone mid-body leaves its buffer to nobody: freed now, not at V8's next collection.
-      conn.onAbort = () => {
-        if (!running && whole !== null) freeNow(whole);
-        whole = null;
-      };
-    }
-    let chunks: Buffer[] = [];
-    let received = 0;
-    res.onData((chunk, isLast) => {
-      if (answered) return;
-      clock.add(chunk.byteLength, isLast);
-      const offset = received;
-      received += chunk.byteLength;
-      if (received > limit || (!framed && bodyBudget !== undefined && !bodyBudget.take(chunk.byteLength))) {
-        // Refused while it streams in: nothing past the limit (or the budget) is buffered.
-        whole = null;
-        chunks = [];
-        lease?.settle();
-        giveBack();
-        running = true;
-        if (received > limit) send(prepared.fail(tooLarge(limit)), true);
-        else failEarly(overloaded('request bodies'));
-        return;
-      }
-      if (!framed && bodyBudget !== undefined) budgeted += chunk.byteLength;
-      // uWS neuters the ArrayBuffer after this callback returns, so it is copied.
-      if (whole !== null && received <= whole.length) copyInto(whole, offset, chunk);
-      else {
-        if (whole !== null) chunks.push(Buffer.from(whole.subarray(0, offset)));
-        lease?.settle();
-        whole = null;
-        chunks.push(Buffer.from(new Uint8Array(chunk)));
-      }
-      if (!isLast) return;
-      const body = whole !== null ? (received === whole.length ? whole : whole.subarray(0, received)) : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received);
-      whole = null;
-      chunks = [];
-      if (lease === null && body.length > OWNED_BODY_MIN) ownedBody = body;
-      begin(() => {
-        const ran = prepared.run(body);
-        const done = () => {
-          giveBack();
-          routeDone = true;
-          freeBody();
-        };
-        ran.then(done, done);
-        if (lease !== null) ran.then(lease.settle, lease.settle);
-        sendLater(ran, false);
-      });
-    });
+      ex.begin(() => void ex.sendLater(prepared.run(null), false, hasBody));
+    } else if (declared !== null && declared > limit) {
+      ex.running = true;
+      ex.send(prepared.fail(tooLarge(limit)), true);
+    } else if (prepared.streamBody) readStreamed(ex, limit, hasBody);
+    else if (!hasBody) ex.begin(() => void ex.sendLater(prepared.run(null), false));
+    else readWhole(ex, limit, chunked);
   });
 
   return new Promise((resolve, reject) => {
@@ -478,8 +104,8 @@ export function listen(uws: Uws, app: App, host: string, port: number, options: 
           if (open) uws.us_listen_socket_close(socket);
           open = false;
         },
-        inflight: () => inflight,
-        idle: () => (inflight === 0 ? Promise.resolve() : new Promise((wake) => idleWaiters.push(wake))),
+        inflight: () => listener.inflight,
+        idle: () => (listener.inflight === 0 ? Promise.resolve() : new Promise((wake) => listener.idleWaiters.push(wake))),
       });
     });
   });

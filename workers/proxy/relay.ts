@@ -1,24 +1,21 @@
 import { isUtf8 } from 'node:buffer';
-import { Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
 import { ServiceError, toServiceError } from '../../protocol/errors.ts';
 import { GATEWAY_OPS, type UsageReport } from '../../protocol/gateway.ts';
-import { KINDS, PROVIDER_KINDS, type ProviderKind } from '../../protocol/providers.ts';
 import { ownBuffer, STRING_CHUNK_MAX, type FromWorker, type RelayEnd, type RelayRequest } from '../../protocol/relay.ts';
-import { isSharedBody, sharedBodyView, type WorkerArena } from '../shared/body-arena.ts';
+import { isSharedBody, type WorkerArena } from '../shared/body-arena.ts';
 import { credentialOf, knownCredential } from './credentials.ts';
 import { filterResponseHeaders } from './header-policy.ts';
 import { ADAPTERS } from './providers/index.ts';
 import type { GatewayAdapter } from './providers/types.ts';
-import { requestHeaders } from './providers/request.ts';
 import { scrubHeaders, scrubTarget, scrubWhole, streamScrubber, type StreamScrubber } from './scrub.ts';
 import { fromTransportError, fromUpstreamStatus, type UpstreamContext } from '../shared/upstream-errors.ts';
 import { createUsageCollector, type UsageResult } from './usage/collectors.ts';
 import { createStreamTap, type StreamTap } from './usage/stream-tap.ts';
-import { upstreamBody } from './upstream-body.ts';
-import { translatedBody, translatedErrorText, translatedFor, translatedWhole, type Translated } from './translate-glue.ts';
+import { translatedErrorText, translatedFor, translatedWhole, type Translated } from './translate-glue.ts';
 import { createTranslatingTap } from './translate-tap.ts';
 import type { RelayControl } from './relay-control.ts';
+import { upstreamRequest } from './upstream-request.ts';
 
 // One relayed call, inside a proxy worker: build the upstream request, send it with undici, and hand the
 // answer to the edge as messages. A non-streamed answer travels as one message; a stream as chunks, each
@@ -42,10 +39,6 @@ function agentFor(connectMs: number): Dispatcher {
   }
   return agent;
 }
-
-const HINTS = new Map<ProviderKind, ReadonlyMap<string, string>>(
-  PROVIDER_KINDS.map((k) => [k, new Map((KINDS[k].hints as readonly string[]).map((h) => [h.toLowerCase(), h]))]),
-);
 
 /** The collector's result as the relay reports it: the usage alone, and the response ID beside it. */
 function relayEnd({ responseId, ...usage }: UsageResult): RelayEnd {
@@ -286,88 +279,6 @@ class Exchange implements Dispatcher.DispatchHandler {
 }
 
 /**
- * An arena body as undici's request body: one chunk, then the slot is freed. undici asks for the next chunk
- * only once `socket.write` took this one whole (it returned true, which for a chunk larger than the socket's
- * high-water mark means written to the kernel) or after 'drain'; and it ends the iteration (`finally`) only
- * after destroying the socket. Either way nothing reads the slot afterwards. A Buffer body would not do:
- * undici writes it and forgets it, while the kernel may still be taking its bytes.
- */
-async function* slotBody(bytes: Buffer, free: () => void): AsyncGenerator<Buffer> {
-  try {
-    yield bytes;
-  } finally {
-    free();
-  }
-}
-
-interface UpstreamRequest {
-  options: Dispatcher.DispatchOptions;
-  /** The body asks the provider for stream usage the client did not ask for: the tap strips it. */
-  injected: boolean;
-}
-
-/**
- * The upstream request of a call: its URL, its headers (the credential's last) and its body as undici
- * takes it. `freeSlot` frees the body's arena slot once nothing reads it again.
- */
-function upstreamRequest(id: number, req: RelayRequest, url: string, credential: string | null, control: RelayControl, post: Post, arena: WorkerArena | undefined, freeSlot: () => void, streamUsage: boolean, translated: Translated | null): UpstreamRequest {
-  // Record hints, then the client's protocol headers and hints, then authentication last: nothing a
-  // client sends can replace the credential headers. Assigned one by one into one object: a spread
-  // followed by more properties is V8's slow clone, which also promotes the copy (see report() in usage/).
-  const headers = requestHeaders(req.target, {});
-  const hints = HINTS.get(req.target.kind);
-  for (const name in req.headers) {
-    // The client's protocol headers (anthropic-version, openai-beta) mean nothing to a translated upstream.
-    if (translated !== null && !hints?.has(name)) continue;
-    headers[hints?.get(name) ?? name] = req.headers[name]!;
-  }
-  headers['x-service-request-id'] = req.requestId;
-  const auth = ADAPTERS[req.target.kind].authHeaders(credential);
-  for (const name in auth) headers[name] = auth[name]!;
-  // The protocol version is the client's choice when it states one; the adapter's is only a default.
-  if (translated === null && req.headers['anthropic-version'] !== undefined) headers['anthropic-version'] = req.headers['anthropic-version'];
-  let body: string | Uint8Array | Readable | AsyncIterable<Buffer> | undefined;
-  let injected = false;
-  if (req.bodyStreamed) {
-    body = Readable.from(control.uploadBody((bytes) => post({ t: 'ack', id, bytes })), { objectMode: false });
-  } else if (req.body !== null && translated !== null) {
-    body = translatedBody(req, arena, translated);
-    freeSlot();
-    headers['content-type'] = 'application/json';
-  } else if (req.body !== null) {
-    // A body in the arena is read in place; edits that fit are written into its slot.
-    let slot: Buffer | undefined;
-    if (isSharedBody(req.body)) {
-      if (!arena) throw new Error('a body in the arena reached a worker without one');
-      slot = sharedBodyView(arena.buffer, arena.slotSize, req.body);
-    }
-    const prepared = upstreamBody(req, streamUsage, slot);
-    injected = prepared.injected;
-    headers['content-type'] = 'application/json';
-    if (slot !== undefined && prepared.body === slot) {
-      body = slotBody(slot, freeSlot);
-      headers['content-length'] = String(slot.byteLength);
-    } else {
-      body = prepared.body;
-      // Spliced into a new buffer or re-serialised: the slot, if any, is not read again.
-      freeSlot();
-    }
-  }
-  const target = new URL(url);
-  const options: Dispatcher.DispatchOptions = {
-    origin: target.origin,
-    path: target.pathname + target.search,
-    method: GATEWAY_OPS[req.op].method,
-    headers,
-    // undici writes an async iterable chunk by chunk (writeIterable); its types list only streams.
-    body: body as Dispatcher.DispatchOptions['body'],
-    headersTimeout: req.target.timeouts.headMs,
-    bodyTimeout: req.target.timeouts.idleMs,
-  };
-  return { options, injected };
-}
-
-/**
  * Relays one call. `ended` is called once, after the call's last message was posted. Callbacks, not
  * promises, carry the call from the edge's message to undici and back (see Exchange).
  */
@@ -414,7 +325,7 @@ export function relay(id: number, req: RelayRequest, control: RelayControl, post
   const send = (credential: string | null): void => {
     try {
       context = { providerId: req.target.id, credential };
-      const request = upstreamRequest(id, req, url, credential, control, post, arena, freeSlot, gateway.streamUsage, translated);
+      const request = upstreamRequest({ id, req, url, credential, control, post, arena, freeSlot, streamUsage: gateway.streamUsage, translated });
       if (control.aborted) return end();
       const started = new Exchange({ id, req, control, post, context, secret: scrubTarget(credential), injected: request.injected, gateway, settled: end, translated });
       exchange = started;
