@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startService, type TestService } from '../helpers/service.ts';
+import { startInProcess, type InProcessService } from '../helpers/in-process.ts';
 
-let svc: TestService;
+let svc: InProcessService;
 let patchRequestId: string;
 let createdTokenId: string;
 let bootstrapId: string;
 
 before(async () => {
-  svc = await startService();
+  svc = await startInProcess();
   const patch = await svc.request('PATCH', '/v1/settings', { body: { cors: { allowedOrigins: ['http://a.example'] } } });
   patchRequestId = patch.headers['x-service-request-id']!;
   const created = await svc.request('POST', '/v1/tokens', { body: { name: 'audited', scopes: ['read'] } });

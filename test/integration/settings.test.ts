@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { startService, type TestService } from '../helpers/service.ts';
+import { startInProcess, type InProcessService } from '../helpers/in-process.ts';
 
-let svc: TestService;
+let svc: InProcessService;
 before(async () => {
-  svc = await startService();
+  svc = await startInProcess();
 });
 after(async () => {
   await svc.stop();
