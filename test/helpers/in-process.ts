@@ -77,6 +77,16 @@ function workersWithoutTsx(): void {
   syncBuiltinESMExports();
 }
 
+let sharedState: string | null = null;
+/**
+ * Where services record themselves for the CLI (bin/locate.js): one directory for the test process, not the
+ * user's own. One per process, not per service as for a spawned one: the variable is the process's.
+ */
+function stateHome(): string {
+  sharedState ??= join(tempHome(), 'state');
+  return sharedState;
+}
+
 /** The environment every test service gets, as startService (./service.ts) sets for the spawned one. */
 const DEFAULT_ENV: Record<string, string> = {
   SWITCHYARD_LOG_LEVEL: 'info',
@@ -162,7 +172,7 @@ function capturingLogger(createLogger: Modules['createLogger'], level: string, t
 
 export async function startInProcess(options: { home?: string; env?: Record<string, string>; port?: number } = {}): Promise<InProcessService> {
   const home = options.home ?? tempHome();
-  const env: Record<string, string> = { ...DEFAULT_ENV, XDG_STATE_HOME: join(home, 'state'), ...options.env };
+  const env: Record<string, string> = { ...DEFAULT_ENV, XDG_STATE_HOME: stateHome(), ...options.env };
   let err = '';
   const untee = teeStderr((text) => (err += text));
   const releaseEnv = claimEnv(env);

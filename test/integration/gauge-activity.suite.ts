@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import { startOpenRouterGaugeFake, type FakeKeyData, type OpenRouterGaugeFake } from '../fakes/gauge/openrouter.ts';
 import * as openaiFake from '../fakes/openai.ts';
 import { claudeAssistant, codexMeta, codexTokenCount, codexTurn, removeTrees, tempTree, writeLog } from '../helpers/agent-logs.ts';
-import { startService, type TestService } from '../helpers/service.ts';
+import { startInProcess, type InProcessService } from '../helpers/in-process.ts';
 
 // Activity, capacity and recommendations end to end on one service: generated Claude Code and Codex logs read by
 // a refresh come back as the hand-computed hourly buckets at the hour boundaries; the capacity route follows the
@@ -19,7 +19,7 @@ const H0 = Math.floor(Date.now() / H) * H - 4 * H;
 const iso = (ms: number) => new Date(ms).toISOString();
 const CWD = '/srv/work/app';
 
-let svc: TestService;
+let svc: InProcessService;
 let oa: openaiFake.OpenAIFake;
 let or: openaiFake.OpenAIFake;
 let gaugeOr: OpenRouterGaugeFake;
@@ -63,7 +63,7 @@ before(async () => {
   or.setModels([{ id: 'openai/gpt-test' }]);
   gaugeOr = await startOpenRouterGaugeFake({ apiKey: GAUGE_KEY, managementKey: `${GAUGE_KEY}-mgmt` });
   gaugeOr.setKey(key(10));
-  svc = await startService({ env: { SWITCHYARD_GAUGE_ALLOWED_HOSTS: 'loopback' } });
+  svc = await startInProcess({ env: { SWITCHYARD_GAUGE_ALLOWED_HOSTS: 'loopback' } });
 
   for (const [id, kind, fake] of [['pa', 'openai', oa], ['por', 'openrouter', or]] as const) {
     await ok('POST', '/v1/providers', { id, kind, baseUrl: fake.baseUrl, credential: KEY });

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import * as anthropicFake from '../fakes/anthropic.ts';
 import * as openaiFake from '../fakes/openai.ts';
-import { startService, type Reply, type TestService } from '../helpers/service.ts';
+import { type Reply } from '../helpers/service.ts';
+import { startInProcess, type InProcessService } from '../helpers/in-process.ts';
 
 // Budgets end to end on one service with Gauge left off (budgets are setup; their spend comes from the meter):
 // real calls through two providers, one that reports what each call cost (OpenRouter's `usage.cost`) and one
@@ -12,7 +13,7 @@ import { startService, type Reply, type TestService } from '../helpers/service.t
 const OR_KEY = `fake-openrouter-${process.pid}`;
 const AN_KEY = `fake-anthropic-${process.pid}`;
 
-let svc: TestService;
+let svc: InProcessService;
 let or: openaiFake.OpenAIFake;
 let an: anthropicFake.AnthropicFake;
 const replies: Reply[] = [];
@@ -48,7 +49,7 @@ before(async () => {
   or.setOutput({ toolCalls: 'none' });
   an = await anthropicFake.start({ apiKey: AN_KEY });
   an.setUsage({ inputTokens: 600, cacheCreationTokens: 100, cachedTokens: 300, outputTokens: 50 });
-  svc = await startService();
+  svc = await startInProcess();
   for (const [kind, fake, key] of [['openrouter', or, OR_KEY], ['anthropic', an, AN_KEY]] as const) {
     await ok('POST', '/v1/providers', { kind, baseUrl: fake.baseUrl, credential: key }, 201);
   }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { startOpenAIGaugeFake, type OpenAIGaugeFake } from '../fakes/gauge/openai.ts';
-import { startService, type TestService } from '../helpers/service.ts';
+import { startInProcess, type InProcessService } from '../helpers/in-process.ts';
 
 // W2.1 through the running service against the provider fake: 20 accounts refreshed at once never have more
 // than the pool's 4 collections in flight at the fake (counted there, not in the service), and a hung source
@@ -11,14 +11,14 @@ const ADMIN_KEY = `sk-admin-pool-test-${process.pid}-0123456789`;
 const ACCOUNTS = 20;
 const POOL = 4;
 
-let svc: TestService;
+let svc: InProcessService;
 let fake: OpenAIGaugeFake;
 const ids: string[] = [];
 
 before(async () => {
   fake = await startOpenAIGaugeFake({ adminKey: ADMIN_KEY });
   // A time limit long enough for a held collection, short enough for the hung one to end the test quickly.
-  svc = await startService({ env: { SWITCHYARD_GAUGE_ALLOWED_HOSTS: 'loopback', SWITCHYARD_GAUGE_TIMEOUT_MS: '4000' } });
+  svc = await startInProcess({ env: { SWITCHYARD_GAUGE_ALLOWED_HOSTS: 'loopback', SWITCHYARD_GAUGE_TIMEOUT_MS: '4000' } });
   assert.equal((await svc.request('PATCH', '/v1/settings', { body: { gauge: { enabled: true } } })).status, 200);
   for (let i = 0; i < ACCOUNTS; i++) {
     const created = await svc.request('POST', '/v1/gauge/accounts', {

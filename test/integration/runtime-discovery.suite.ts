@@ -4,14 +4,15 @@ import { createServer } from 'node:net';
 import { delimiter, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import * as ollamaFake from '../fakes/ollama.ts';
-import { startService, tempHome, type TestService } from '../helpers/service.ts';
+import { tempHome } from '../helpers/service.ts';
+import { startInProcess, type InProcessService } from '../helpers/in-process.ts';
 
 // GET /v1/runtime/discovery from the real service: an Ollama daemon at the address OLLAMA_HOST names, a
 // llama-server on the PATH the service was started with (a script printing what llama.cpp's --version
 // prints), and configured providers probed without their credentials.
 
 const CREDENTIAL = `zz-discovery-credential-${process.pid}`;
-let svc: TestService;
+let svc: InProcessService;
 let ollama: ollamaFake.OllamaFake;
 let binDir: string;
 let closedPort: number;
@@ -41,7 +42,7 @@ before(async () => {
     ].join('\n'),
   );
   chmodSync(script, 0o755);
-  svc = await startService({
+  svc = await startInProcess({
     env: {
       OLLAMA_HOST: new URL(ollama.baseUrl).host,
       SWITCHYARD_DISCOVERY_OLLAMA_URL: '',

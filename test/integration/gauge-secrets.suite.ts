@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import * as openaiFake from '../fakes/openai.ts';
-import { assertSecretsNowhere, startService, type TestService } from '../helpers/service.ts';
+import { assertSecretsNowhere } from '../helpers/service.ts';
+import { startInProcess, type InProcessService } from '../helpers/in-process.ts';
 
 // Sentinels in every place a Gauge secret could enter: account and source credentials, an email-looking label,
 // and a provider-side organization ID on the relayed answers whose rate-limit headers Gauge reads. None of them
@@ -14,12 +15,12 @@ const EMAIL_LOCAL = 'grace.SENTINELMAIL';
 const ORG = 'org-SENTINELORG9d8e7f';
 const SENTINELS = [...CREDENTIALS, EMAIL_LOCAL, ORG];
 
-let svc: TestService;
+let svc: InProcessService;
 let fake: openaiFake.OpenAIFake;
 before(async () => {
   fake = await openaiFake.start({ apiKey: KEY });
   fake.setModels([{ id: 'gpt-test' }]);
-  svc = await startService({ env: { SWITCHYARD_GAUGE_ALLOWED_HOSTS: 'loopback', SWITCHYARD_GAUGE_TIMEOUT_MS: '5000' } });
+  svc = await startInProcess({ env: { SWITCHYARD_GAUGE_ALLOWED_HOSTS: 'loopback', SWITCHYARD_GAUGE_TIMEOUT_MS: '5000' } });
 });
 after(async () => {
   await svc.stop();
@@ -81,7 +82,7 @@ test('live rate-limit headers become a reading; no credential, email or provider
   assertSecretsNowhere(svc, SENTINELS);
 
   // Live-header readings are in LMDB, not in memory: the same data directory started again still has them.
-  const again = await startService({ home: svc.home, env: { SWITCHYARD_GAUGE_ALLOWED_HOSTS: 'loopback' } });
+  const again = await startInProcess({ home: svc.home, env: { SWITCHYARD_GAUGE_ALLOWED_HOSTS: 'loopback' } });
   try {
     const kept = await again.request('GET', '/v1/gauge/readings?accountId=live-headers.oai');
     assert.deepEqual(kept.json.data, [live]);

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { paidUser, startCopilotGaugeFake, type CopilotGaugeFake } from '../fakes/gauge/github-copilot.ts';
 import { DEVICE_GRANT, startOAuthDeviceFake, type OAuthDeviceFake } from '../fakes/gauge/oauth-device.ts';
-import { assertSecretsNowhere, startService, type TestService } from '../helpers/service.ts';
+import { assertSecretsNowhere } from '../helpers/service.ts';
+import { startInProcess, type InProcessService } from '../helpers/in-process.ts';
 
 // Gauge auth sessions end to end: the service runs GitHub's device flow against a loopback fake of it, stores
 // the token it obtains as a github-copilot account, and that account then reads the Copilot quota fake with
@@ -14,14 +15,14 @@ import { assertSecretsNowhere, startService, type TestService } from '../helpers
 const CLIENT_ID = 'Ov23liTESTCLIENT0001';
 const TOKENS = [`gho_SENTINELTOKEN0001${process.pid}aaaaaaaaaaaaaaaa`, `gho_SENTINELTOKEN0002${process.pid}bbbbbbbbbbbbbbbb`];
 
-let svc: TestService;
+let svc: InProcessService;
 let oauth: OAuthDeviceFake;
 let copilot: CopilotGaugeFake;
 before(async () => {
   oauth = await startOAuthDeviceFake({ clientId: CLIENT_ID });
   copilot = await startCopilotGaugeFake({ token: TOKENS[0]! });
   copilot.setUser(paidUser({ snapshots: { chat: { entitlement: 300, remaining: 120, percent_remaining: 40, unlimited: false } }, resetDate: '2026-12-01T00:00:00Z' }));
-  svc = await startService({ env: { SWITCHYARD_GAUGE_AUTH_SECOND_MS: '20' } });
+  svc = await startInProcess({ env: { SWITCHYARD_GAUGE_AUTH_SECOND_MS: '20' } });
 });
 after(async () => {
   await svc.stop();

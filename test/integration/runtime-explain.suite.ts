@@ -5,7 +5,8 @@ import { after, before, describe, test } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { writeCorruptModel, writeRefusedModel, writeTinyModel, writeTruncatedModel, writeWrongShapeModel } from '../helpers/gguf.ts';
-import { startService, tempHome, type TestService } from '../helpers/service.ts';
+import { tempHome } from '../helpers/service.ts';
+import { startInProcess, type InProcessService } from '../helpers/in-process.ts';
 
 // Local models that explain themselves, through the real service and the official clients (issue 23, item 3):
 // answers without max_tokens stop at the context, unhealthy files say what is wrong with them, the library
@@ -13,7 +14,7 @@ import { startService, tempHome, type TestService } from '../helpers/service.ts'
 // after the keep-alive.
 
 const CONTEXT = 256;
-let svc: TestService;
+let svc: InProcessService;
 let home: string;
 let models: string;
 let openai: OpenAI;
@@ -29,7 +30,7 @@ before(async () => {
   writeWrongShapeModel(join(models, 'wrong-shape.gguf'));
   writeFileSync(join(models, 'not-gguf.gguf'), 'this is a text file with the wrong name\n');
   writeRefusedModel(join(models, 'refused.gguf'));
-  svc = await startService({ home });
+  svc = await startInProcess({ home });
   const patched = await svc.request('PATCH', '/v1/settings', { body: { runtime: { tuning: { contextSize: CONTEXT, threads: 1, parallel: 1 } } } });
   assert.equal(patched.status, 200, patched.text);
   openai = new OpenAI({ baseURL: `${svc.url}/v1`, apiKey: svc.adminToken, maxRetries: 0 });

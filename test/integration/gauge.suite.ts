@@ -3,13 +3,13 @@ import { once } from 'node:events';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { startService, type TestService } from '../helpers/service.ts';
+import { startInProcess, type InProcessService } from '../helpers/in-process.ts';
 
 // Gauge's routes end to end on one service: opt-in, setup while opted out, every 400/404/409 of the contract,
 // refresh (one at a time) against a loopback status page the test holds open, readings, history, deletion.
 // SWITCHYARD_GAUGE_ALLOWED_HOSTS=loopback: no source of this service can reach anything but 127.0.0.1.
 
-let svc: TestService;
+let svc: InProcessService;
 let statusPage: Server;
 let statusUrl: string;
 const held: ServerResponse[] = [];
@@ -32,7 +32,7 @@ before(async () => {
   statusPage.listen(0, '127.0.0.1');
   await once(statusPage, 'listening');
   statusUrl = `http://127.0.0.1:${(statusPage.address() as AddressInfo).port}`;
-  svc = await startService({ env: { SWITCHYARD_GAUGE_ALLOWED_HOSTS: 'loopback', SWITCHYARD_GAUGE_TIMEOUT_MS: '10000' } });
+  svc = await startInProcess({ env: { SWITCHYARD_GAUGE_ALLOWED_HOSTS: 'loopback', SWITCHYARD_GAUGE_TIMEOUT_MS: '10000' } });
 });
 after(async () => {
   await svc.stop();

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { startService, type TestService } from '../helpers/service.ts';
+import { startInProcess, type InProcessService } from '../helpers/in-process.ts';
 
 // W3.5 item 11: Gauge keeps at most 200 accounts (each is polled on its schedule; a refresh names at most 200).
 
-let svc: TestService;
+let svc: InProcessService;
 before(async () => {
-  svc = await startService();
+  svc = await startInProcess();
 });
 after(async () => {
   await svc.stop();

@@ -4,13 +4,14 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { openLiveStream, type WireEvent } from '../fakes/sse-client.ts';
 import { writeCorruptModel, writeTinyModel } from '../helpers/gguf.ts';
-import { startService, tempHome, type Reply, type TestService } from '../helpers/service.ts';
+import { tempHome, type Reply } from '../helpers/service.ts';
+import { startInProcess, type InProcessService } from '../helpers/in-process.ts';
 
 // POST /v1/runtime/placement and the `benchmark` model action on the tiny generated model, behind the real
 // service: the estimate's figures from the tensor table, the benchmark job, its kept results, cancelling one,
 // and bad input everywhere.
 
-let svc: TestService;
+let svc: InProcessService;
 let home: string;
 const TINY = 'embedded%2Ftiny.gguf';
 
@@ -31,7 +32,7 @@ before(async () => {
   mkdirSync(join(home, 'models'), { recursive: true });
   writeTinyModel(join(home, 'models', 'tiny.gguf'));
   writeCorruptModel(join(home, 'models', 'corrupt.gguf'));
-  svc = await startService({ home });
+  svc = await startInProcess({ home });
 });
 after(async () => {
   await svc?.stop();

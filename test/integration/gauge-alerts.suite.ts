@@ -4,7 +4,7 @@ import * as anthropicFake from '../fakes/anthropic.ts';
 import { startOpenRouterGaugeFake, type OpenRouterGaugeFake } from '../fakes/gauge/openrouter.ts';
 import { openLiveStream } from '../fakes/sse-client.ts';
 import * as openaiFake from '../fakes/openai.ts';
-import { startService, type TestService } from '../helpers/service.ts';
+import { startInProcess, type InProcessService } from '../helpers/in-process.ts';
 
 // Gauge alerts end to end on one service: rule CRUD and its bad input, a quota_low event fired by a real refresh
 // of an OpenRouter account (its key limit is the quota) against the loopback fake, the event state machine and
@@ -12,7 +12,7 @@ import { startService, type TestService } from '../helpers/service.ts';
 // budget across two gateway providers crossing 50/80/100 percent in both bases.
 
 const API_KEY = `sk-or-v1-alerts-test-${process.pid}-0123456789abcdef0123456789abcdef`;
-let svc: TestService;
+let svc: InProcessService;
 let fake: OpenRouterGaugeFake;
 let accountId: string;
 const OR_KEY = `fake-openrouter-${process.pid}`;
@@ -24,7 +24,7 @@ before(async () => {
   fake = await startOpenRouterGaugeFake({ apiKey: API_KEY, managementKey: `sk-or-v1-management-unused-${process.pid}` });
   or = await openaiFake.start({ flavour: 'openrouter', apiKey: OR_KEY });
   an = await anthropicFake.start({ apiKey: AN_KEY });
-  svc = await startService({ env: { SWITCHYARD_GAUGE_ALLOWED_HOSTS: 'loopback', SWITCHYARD_GAUGE_TIMEOUT_MS: '10000' } });
+  svc = await startInProcess({ env: { SWITCHYARD_GAUGE_ALLOWED_HOSTS: 'loopback', SWITCHYARD_GAUGE_TIMEOUT_MS: '10000' } });
 });
 after(async () => {
   await svc.stop();
