@@ -185,8 +185,8 @@ export async function startInProcess(options: { home?: string; env?: Record<stri
   try {
     const { startService, createLogger, createLogTail, parseEdgeMode } = await load();
     const logTail = createLogTail();
-    const log = capturingLogger(createLogger, env.SWITCHYARD_LOG_LEVEL ?? 'info', logTail, (text) => (out += text));
-    service = await startService({ dataDir: home, port: options.port ?? 0, log, logTail, edge: parseEdgeMode(env.SWITCHYARD_EDGE) });
+    const log = capturingLogger(createLogger, process.env.SWITCHYARD_LOG_LEVEL ?? 'info', logTail, (text) => (out += text));
+    service = await startService({ dataDir: home, port: options.port ?? 0, log, logTail, edge: parseEdgeMode(process.env.SWITCHYARD_EDGE) });
   } catch (err) {
     release();
     throw err;
