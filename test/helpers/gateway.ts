@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { UsageReport } from '../../protocol/gateway.ts';
 import type { RecordedRequest } from '../fakes/http.ts';
 import type { FakeUsage } from '../fakes/script.ts';
-import type { TestService } from './service.ts';
+import type { ServiceHandle } from './service.ts';
 
 // What the gateway acceptance tests share: the request ID of each SDK call, the usage log line it
 // produced, the usage a fake's numbers must become, and the end-of-suite leak checks.
@@ -55,7 +55,7 @@ export function requestIds() {
 }
 
 /** The one usage line of a request (written asynchronously, once the call is over). */
-export async function usageLine(svc: TestService, reqId: string): Promise<UsageLine> {
+export async function usageLine(svc: ServiceHandle, reqId: string): Promise<UsageLine> {
   const isIt = (l: Record<string, unknown>) => l.msg === 'usage' && l.reqId === reqId;
   const line = await svc.waitForLog(isIt);
   assert.equal(svc.logLines().filter(isIt).length, 1, 'one usage line per call');
@@ -64,7 +64,7 @@ export async function usageLine(svc: TestService, reqId: string): Promise<UsageL
 }
 
 /** Asserts the whole usage line: what was called, how it ended, and the usage it reported. */
-export async function assertUsage(svc: TestService, reqId: string, want: Omit<UsageLine, 'reqId' | 'outcome'> & { outcome?: UsageLine['outcome'] }): Promise<void> {
+export async function assertUsage(svc: ServiceHandle, reqId: string, want: Omit<UsageLine, 'reqId' | 'outcome'> & { outcome?: UsageLine['outcome'] }): Promise<void> {
   assert.deepEqual(await usageLine(svc, reqId), { reqId, outcome: 'ok', ...want });
 }
 
@@ -139,7 +139,7 @@ export function assertTokenNeverUpstream(token: string, requests: readonly Recor
 }
 
 /** Prompts and answers reached the fakes, yet neither appears anywhere in the service's log. */
-export function assertContentNeverLogged(svc: TestService, requests: readonly RecordedRequest[]): void {
+export function assertContentNeverLogged(svc: ServiceHandle, requests: readonly RecordedRequest[]): void {
   assert.ok(
     requests.some((r) => requestText(r).includes(PROMPT_SENTINEL)),
     'the sentinel was in a prompt the fakes received',
@@ -154,7 +154,7 @@ export function assertContentNeverLogged(svc: TestService, requests: readonly Re
 }
 
 /** Creates a provider and refreshes its models; returns how many the provider reported. */
-export async function addProvider(svc: TestService, body: { id?: string; kind: string; baseUrl: string; credential?: string }): Promise<number> {
+export async function addProvider(svc: ServiceHandle, body: { id?: string; kind: string; baseUrl: string; credential?: string }): Promise<number> {
   const created = await svc.request('POST', '/v1/providers', { body });
   assert.equal(created.status, 201, created.text);
   const id = created.json.id as string;

@@ -44,19 +44,21 @@ export interface RequestOptions {
   token?: string | null;
 }
 
-export interface TestService {
+/** What a test needs of a service, spawned (startService) or in the test process (in-process.ts). */
+export interface ServiceHandle {
   home: string;
   port: number;
   url: string;
   /** The bootstrap admin token, read from `<home>/token`. */
   adminToken: string;
   request(method: string, path: string, options?: RequestOptions): Promise<Reply>;
-  /** Everything the service wrote to stdout (its log). */
+  /** Everything the service logged (a spawned one's stdout). */
   log(): string;
-  /** Everything it wrote to stderr (notices for the terminal). */
+  /**
+   * What the service wrote to stderr: a spawned one's notices for the terminal; for one in the test process,
+   * whatever reached the process's stderr while it ran (it prints no notices: those are service/main.ts's).
+   */
   stderr(): string;
-  /** Resolves once stderr matches; notices are written after the listening log line. */
-  waitForStderr(pattern: RegExp, timeoutMs?: number): Promise<string>;
   /** Parsed log lines. */
   logLines(): Record<string, unknown>[];
   /** Resolves with the first log line that satisfies `match`; the log is written asynchronously. */
@@ -65,6 +67,12 @@ export interface TestService {
   markSecretBearing(reply: Reply): void;
   /** Every recorded response, as text, except the ones marked as secret-bearing. */
   responsesText(): string;
+  stop(): Promise<number | null>;
+}
+
+export interface TestService extends ServiceHandle {
+  /** Resolves once stderr matches; notices are written after the listening log line. */
+  waitForStderr(pattern: RegExp, timeoutMs?: number): Promise<string>;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
   kill9(): Promise<void>;
   process: ChildProcess;
@@ -143,7 +151,7 @@ export function untilClosed(port: number, bytes: string): Promise<string> {
  * After `svc.stop()`: none of `secrets` is in a response the test received, in what the service logged, or
  * in any file of its data directory but the vault's (the store's LMDB files included).
  */
-export function assertSecretsNowhere(svc: TestService, secrets: readonly string[]): void {
+export function assertSecretsNowhere(svc: ServiceHandle, secrets: readonly string[]): void {
   const responses = svc.responsesText();
   const log = svc.log();
   for (const s of secrets) {

@@ -5,7 +5,8 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import * as anthropicFake from '../fakes/anthropic.ts';
 import { startOpenRouterGaugeFake, type OpenRouterGaugeFake } from '../fakes/gauge/openrouter.ts';
 import * as openaiFake from '../fakes/openai.ts';
-import { rawRequest, startService, untilClosed, type TestService } from '../helpers/service.ts';
+import { rawRequest, untilClosed } from '../helpers/service.ts';
+import { startInProcess, type InProcessService } from '../helpers/in-process.ts';
 
 // W2.4: the dashboard in a real browser (Debian's Chromium through playwright-core) against the running service
 // with the fakes behind it: sign in by pasting the admin token, each usage chart shows the numbers the API
@@ -19,7 +20,7 @@ const OPENAI_KEY = `fake-openai-dash-${process.pid}`;
 const ANTHROPIC_KEY = `fake-anthropic-dash-${process.pid}`;
 const OR_KEY = `sk-or-v1-dashboard-test-${process.pid}-0123456789abcdef0123456789abcdef`;
 
-let svc: TestService;
+let svc: InProcessService;
 let oa: openaiFake.OpenAIFake;
 let an: anthropicFake.AnthropicFake;
 let gaugeFake: OpenRouterGaugeFake;
@@ -66,7 +67,7 @@ before(async () => {
   an = await anthropicFake.start({ apiKey: ANTHROPIC_KEY });
   an.setModels([{ id: 'claude-test' }]);
   gaugeFake = await startOpenRouterGaugeFake({ apiKey: OR_KEY, managementKey: `sk-or-v1-management-unused-${process.pid}` });
-  svc = await startService({ env: { SWITCHYARD_GAUGE_ALLOWED_HOSTS: 'loopback', SWITCHYARD_GAUGE_TIMEOUT_MS: '10000' } });
+  svc = await startInProcess({ env: { SWITCHYARD_GAUGE_ALLOWED_HOSTS: 'loopback', SWITCHYARD_GAUGE_TIMEOUT_MS: '10000' } });
   for (const [kind, fake, key] of [['openai', oa, OPENAI_KEY], ['anthropic', an, ANTHROPIC_KEY]] as const) {
     await api('POST', '/v1/providers', { kind, baseUrl: fake.baseUrl, credential: key });
     await api('POST', `/v1/providers/${kind}/actions/refresh-models`);

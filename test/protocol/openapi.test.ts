@@ -5,7 +5,7 @@ import { Type, Kind, OptionalKind } from '@sinclair/typebox';
 import { compile } from '../../protocol/validate.ts';
 import { buildOpenApi, openApiPath, plainSchema, type DocumentedRoute } from '../../protocol/openapi.ts';
 
-// The pure builder on a small route table; test/integration/openapi.test.ts checks the real one.
+// The pure builder on a small route table; test/integration/openapi.suite.ts checks the real one.
 
 const Create = Type.Object({ name: Type.String({ minLength: 1 }), scopes: Type.Optional(Type.Array(Type.String())) }, { additionalProperties: false, $id: 'TokenCreate' });
 

@@ -4,7 +4,8 @@
 // (also streamed). How it behaves comes from the model file's name, so one test can run several kinds:
 //   crash   exits with status 1 soon after it starts, never healthy
 //   slow    stays "loading" for 600 ms instead of 50 ms
-//   wedge   healthy once, then every health check answers 500
+//   wedge   healthy for its first three health checks, then every one answers 500 (three, not one: a probe
+//           the service gave up on, 100 ms in the tests, on a loaded machine must not leave it never healthy)
 //   stubborn  ignores SIGTERM (only SIGKILL stops it)
 // With FAKE_LLAMA_SERVER_RECORD set to a directory, each start writes `<pid>.json` there: its argv and port.
 
@@ -41,7 +42,7 @@ if (name.includes('crash')) {
   setTimeout(() => process.exit(1), 30);
 } else {
   const readyAt = Date.now() + (name.includes('slow') ? 600 : 50);
-  let servedHealthy = false;
+  let servedHealthy = 0;
   const json = (res, status, body) => {
     res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
     res.end(JSON.stringify(body));
@@ -53,8 +54,8 @@ if (name.includes('crash')) {
       const path = (req.url ?? '/').split('?')[0];
       if (req.method === 'GET' && path === '/health') {
         if (Date.now() < readyAt) return json(res, 503, { error: { code: 503, message: 'Loading model', type: 'unavailable_error' } });
-        if (name.includes('wedge') && servedHealthy) return json(res, 500, { error: { code: 500, message: 'wedged', type: 'server_error' } });
-        servedHealthy = true;
+        if (name.includes('wedge') && servedHealthy >= 3) return json(res, 500, { error: { code: 500, message: 'wedged', type: 'server_error' } });
+        servedHealthy++;
         return json(res, 200, { status: 'ok' });
       }
       if (Date.now() < readyAt) return json(res, 503, { error: { code: 503, message: 'Loading model', type: 'unavailable_error' } });

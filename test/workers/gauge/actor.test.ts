@@ -9,7 +9,7 @@ import { gaugeDataRepo } from '../../../store/gauge-data-repo.ts';
 import { createGaugeActor } from '../../../workers/gauge/actor.ts';
 
 // The edge's handle on the real gauge worker thread: refresh round trips, one refresh at a time, and the
-// live-header tap (a batch per interval; gauge-secrets.test.ts proves nothing else of a response is kept).
+// live-header tap (a batch per interval; gauge-secrets.suite.ts proves nothing else of a response is kept).
 
 const dir = mkdtempSync(join(tmpdir(), 'gauge-actor-'));
 const actor = createGaugeActor({ dataDir: dir, log: pino({ level: 'silent' }), allowedHosts: 'loopback', trafficEveryMs: 10 });

@@ -1,0 +1,184 @@
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import * as anthropicFake from '../fakes/anthropic.ts';
+import * as openaiFake from '../fakes/openai.ts';
+import { tempHome } from '../helpers/service.ts';
+import { startInProcess, type InProcessService } from '../helpers/in-process.ts';
+
+// Metering end to end: known usage from the fakes, relayed for two local tokens, streamed and not, with a
+// failed and an aborted call, must add up exactly in every usage route, survive a restart, and leave no
+// prompt, tool argument or header in the data directory.
+
+const OPENAI_KEY = `fake-openai-${process.pid}`;
+const ANTHROPIC_KEY = `fake-anthropic-${process.pid}`;
+const SENTINEL = `sentinel-${process.pid}-zq`;
+const today = () => {
+  const d = new Date();
+  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+};
+
+let svc: InProcessService;
+let home: string;
+let oa: openaiFake.OpenAIFake;
+let an: anthropicFake.AnthropicFake;
+const tokens: Record<'a' | 'b', { id: string; secret: string }> = {} as never;
+
+const chat = (stream: boolean) => ({
+  model: 'openai/gpt-test',
+  messages: [{ role: 'user', content: `tell me ${SENTINEL}` }],
+  tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } } } } }],
+  ...(stream && { stream: true }),
+});
+const message = (stream: boolean) => ({
+  model: 'anthropic/claude-test',
+  max_tokens: 64,
+  messages: [{ role: 'user', content: `hello ${SENTINEL}` }],
+  ...(stream && { stream: true }),
+});
+
+async function call(token: 'a' | 'b', path: string, body: unknown) {
+  const reply = await svc.request('POST', path, { body, token: tokens[token].secret, headers: { 'x-sentinel': SENTINEL, 'anthropic-version': '2023-06-01' } });
+  return reply;
+}
+
+/** Starts a slow stream and drops it after the first bytes: an aborted call. */
+function abortedStream(token: 'a' | 'b'): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port: svc.port,
+        method: 'POST',
+        path: '/v1/chat/completions',
+        headers: { authorization: `Bearer ${tokens[token].secret}`, 'content-type': 'application/json' },
+      },
+      (res) => res.once('data', () => (req.destroy(), resolve())),
+    );
+    req.on('error', () => undefined);
+    req.on('close', () => resolve());
+    req.end(JSON.stringify(chat(true)));
+    setTimeout(() => reject(new Error('no stream')), 10_000).unref();
+  });
+}
+
+async function usage(path: string, query = '') {
+  const reply = await svc.request('GET', `/v1/usage/${path}${query}`);
+  assert.equal(reply.status, 200, reply.text);
+  return reply.json;
+}
+
+before(async () => {
+  oa = await openaiFake.start({ apiKey: OPENAI_KEY });
+  oa.setModels([{ id: 'gpt-test' }]);
+  oa.setOutput({ toolCalls: [{ name: 'lookup', arguments: { q: SENTINEL } }] });
+  an = await anthropicFake.start({ apiKey: ANTHROPIC_KEY });
+  an.setModels([{ id: 'claude-test' }]);
+  home = tempHome();
+  svc = await startInProcess({ home });
+  for (const [kind, fake, key] of [['openai', oa, OPENAI_KEY], ['anthropic', an, ANTHROPIC_KEY]] as const) {
+    assert.equal((await svc.request('POST', '/v1/providers', { body: { kind, baseUrl: fake.baseUrl, credential: key } })).status, 201);
+    assert.equal((await svc.request('POST', `/v1/providers/${kind}/actions/refresh-models`)).status, 200);
+  }
+  for (const name of ['a', 'b'] as const) {
+    const created = await svc.request('POST', '/v1/tokens', { body: { name } });
+    svc.markSecretBearing(created);
+    tokens[name] = { id: created.json.token.id, secret: created.json.secret };
+  }
+  // Token a: four good calls, two protocols, streamed and not.
+  for (const stream of [false, true]) {
+    assert.equal((await call('a', '/v1/chat/completions', chat(stream))).status, 200);
+    assert.equal((await call('a', '/v1/messages', message(stream))).status, 200);
+  }
+  // Token b: one good call, one the upstream fails, one the client abandons.
+  assert.equal((await call('b', '/v1/chat/completions', chat(false))).status, 200);
+  oa.failNext(500, { error: { message: 'boom', type: 'server_error' } });
+  assert.equal((await call('b', '/v1/chat/completions', chat(false))).status, 502);
+  oa.slowStreamNext({ chunkDelayMs: 500 });
+  await abortedStream('b');
+  // The meter commits within a second of a call ending.
+  const deadline = Date.now() + 10_000;
+  while ((await usage('summary')).totals.requests < 7 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+});
+after(async () => {
+  await svc.stop();
+  await oa.close();
+  await an.close();
+});
+
+// Per good call: OpenAI chat 31 in (8 cached) / 17 out (5 reasoning) / 48 total; Anthropic messages
+// 31 + 3 cache-creation + 8 cache-read = 42 in (8 cached) / 17 out / 59 total.
+const expectedTotals = {
+  requests: 7,
+  failedRequests: 2,
+  inputTokens: 3 * 31 + 2 * 42,
+  outputTokens: 5 * 17,
+  cachedInputTokens: 5 * 8,
+  reasoningTokens: 3 * 5,
+  totalTokens: 3 * 48 + 2 * 59,
+};
+
+const pick = (row: Record<string, unknown>) => Object.fromEntries(Object.keys(expectedTotals).map((k) => [k, row[k]]));
+
+describe('usage routes over relayed traffic', () => {
+  test('summary and daily add up exactly; failed and aborted calls count as failed', async () => {
+    const summary = await usage('summary');
+    assert.deepEqual(pick(summary.totals), expectedTotals);
+    const daily = await usage('daily');
+    assert.equal(daily.data.length, 1);
+    assert.equal(daily.data[0].day, today());
+    assert.deepEqual(pick(daily.data[0]), expectedTotals);
+  });
+
+  test('breakdown per token and per provider and model', async () => {
+    const byToken = await usage('breakdown', '?groupBy=token');
+    const a = byToken.data.find((r: { tokenId: string }) => r.tokenId === tokens.a.id);
+    const b = byToken.data.find((r: { tokenId: string }) => r.tokenId === tokens.b.id);
+    assert.deepEqual([a.requests, a.failedRequests, a.totalTokens], [4, 0, 2 * 48 + 2 * 59]);
+    assert.deepEqual([b.requests, b.failedRequests, b.totalTokens], [3, 2, 48]);
+    const byModel = await usage('breakdown', '?groupBy=provider_model');
+    const rows = Object.fromEntries(byModel.data.map((r: { modelId: string; requests: number }) => [r.modelId, r.requests]));
+    assert.deepEqual(rows, { 'openai/gpt-test': 5, 'anthropic/claude-test': 2 });
+    assert.equal(byModel.data[0].modelId, 'openai/gpt-test', 'ranked by total tokens (144 against 118)');
+  });
+
+  test('tokenId, providerId, modelId, from, to, limit filter or fail', async () => {
+    assert.equal((await usage('summary', `?tokenId=${tokens.a.id}`)).totals.requests, 4);
+    assert.equal((await usage('summary', '?providerId=anthropic')).totals.totalTokens, 2 * 59);
+    assert.equal((await usage('summary', `?modelId=${encodeURIComponent('openai/gpt-test')}`)).totals.requests, 5);
+    assert.equal((await usage('summary', `?from=${today()}&to=${today()}`)).totals.requests, 7);
+    assert.equal((await usage('summary', '?to=2020-01-01')).totals.requests, 0);
+    assert.equal((await usage('breakdown', '?groupBy=token&limit=1')).data.length, 1);
+    for (const [route, query, param] of [
+      ['summary', '?from=2026-02-30', 'from'],
+      ['summary', '?tokenId=', 'tokenId'],
+      ['breakdown', '?groupBy=day', 'groupBy'],
+      ['breakdown', '?limit=0', 'limit'],
+      ['tools', '?limit=501', 'limit'],
+      ['daily', '?groupBy=token', 'groupBy'],
+    ] as const) {
+      const reply = await svc.request('GET', `/v1/usage/${route}${query}`);
+      assert.equal(reply.status, 400, `${route}${query}`);
+      assert.equal(reply.json.error.param, param, `${route}${query}`);
+    }
+  });
+
+  test('tool rows hold names and counts only', async () => {
+    const tools = await usage('tools');
+    // Both OpenAI chats of token a and the good one of token b called `lookup`.
+    assert.deepEqual(tools.data.find((r: { name: string }) => r.name === 'lookup')?.calls, 3);
+  });
+
+  test('a restart keeps the aggregates; nothing sent in prompts, tool arguments or headers is stored', async () => {
+    await svc.stop();
+    svc = await startInProcess({ home });
+    assert.deepEqual(pick((await usage('summary')).totals), expectedTotals);
+    await svc.stop();
+    const files = readdirSync(home, { recursive: true, encoding: 'utf8' }).filter((f) => statSync(join(home, f)).isFile());
+    assert.ok(files.length > 0);
+    for (const f of files) assert.ok(!readFileSync(join(home, f)).includes(SENTINEL), `${f} holds the sentinel`);
+    svc = await startInProcess({ home });
+  });
+});
