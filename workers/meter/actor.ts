@@ -146,7 +146,7 @@ export function createMeter(options: MeterOptions): Meter {
     worker.on('error', lost);
     worker.on('exit', () => lost());
     options.onWorker?.(worker);
-    void prune().catch((err: unknown) => log.warn({ err: String(err) }, 'usage retention pruning failed'));
+    void prune().catch((err: unknown) => closing || log.warn({ err: String(err) }, 'usage retention pruning failed'));
   }
 
   /** A control call that holds the process open while it runs and fails if the worker stops. */
@@ -239,6 +239,10 @@ export function createMeter(options: MeterOptions): Meter {
       if (restartTimer !== null) clearTimeout(restartTimer);
       const inc = cur;
       if (inc === null) return;
+      // Nothing was ever sent to this worker: it has nothing to commit, and a close would wait for it to finish
+      // starting (most of a second). A write it may have begun (the start's pruning) is one LMDB transaction,
+      // whole or not at all.
+      if (inc.posted === 0) return void (await inc.worker.terminate());
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('timed out')), CLOSE_TIMEOUT_MS)));
       try {
