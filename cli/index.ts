@@ -79,6 +79,7 @@ function positionals(list: string[], allowed: number, usage: string): string[] {
   return list;
 }
 
+// One case per command, each a few lines: the switch is long, no case is.
 async function dispatch(command: (typeof COMMANDS)[number], args: string[]): Promise<number> {
   switch (command) {
     case 'providers': {

@@ -76,6 +76,7 @@ function listedById(listing: ModelListCache | null | undefined): Map<string, Ups
   return out;
 }
 
+// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 /** The whole catalog from what the store holds; writes then keep it current through the index's methods. */
 export function buildCatalog(
   providerList: readonly ProviderRecord[],

@@ -98,6 +98,7 @@ export interface InstanceOptions {
 
 type Waiter = { resolve(): void; reject(err: Error): void };
 
+// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 export function createInstance({ launchSpec, timing, env, onChange }: InstanceOptions) {
   let state: ServiceState = 'stopped';
   let child: ChildProcess | null = null;

@@ -45,6 +45,8 @@ export interface SupervisorOptions {
   backoff?: Backoff;
 }
 
+// The supervisor's state (the child, the stop signal, the backoff) lives in this one closure, shared by its
+// handlers, each short; hence its length.
 /** Runs the service until it is asked to stop, stops for good, or cannot start; resolves with the exit code. */
 export function supervise({ spawnService, onStopSignal, log, say, backoff = BACKOFF }: SupervisorOptions): Promise<number> {
   return new Promise((resolve) => {

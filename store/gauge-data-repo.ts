@@ -91,6 +91,7 @@ function activityKey(b: GaugeActivityBucket): string {
 
 const COUNTERS = ['requests', 'inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheWriteTokens', 'reasoningTokens'] as const;
 
+// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 export function gaugeDataRepo(env: StoreEnv): GaugeDataRepo {
   const readings = env.db<StoredReading>('gauge-readings');
   const history = env.db<GaugeReading>('gauge-history');

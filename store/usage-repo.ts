@@ -155,6 +155,7 @@ function group<T, G>(rows: Iterable<Row<T>>, keyOf: (r: Row<T>) => string, make:
 
 const sumTotals = <T extends UsageTotals>(empty: () => T) => ({ make: () => empty(), add: (g: T, r: Row<T>) => void addInto(g, r.value) });
 
+// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 /**
  * `ownerOf` maps a token ID to its service account now: usage keys hold the token only, so a token moved
  * between owners (or revoked) is attributed as it is when the usage is read.

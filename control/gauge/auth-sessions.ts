@@ -82,6 +82,7 @@ const FAILURES: Record<GaugeAuthFailureCode, string> = {
   shutdown: 'The service stopped before the flow finished.',
 };
 
+// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 export function createAuthSessions(deps: AuthSessionDeps) {
   const { service, log } = deps;
   const secondMs = deps.secondMs ?? 1000;

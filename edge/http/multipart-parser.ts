@@ -118,6 +118,7 @@ function partHeaders(block: Buffer): PartHeaders {
   return { name, filename: parsed.params.get('filename') ?? parsed.params.get('filename*') ?? null };
 }
 
+// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 export function createMultipartParser(boundary: string, sink: PartSink): MultipartParser {
   const needle = Buffer.from(`\r\n--${boundary}`, 'latin1');
   const header = Buffer.alloc(HEADER_BLOCK_LIMIT);

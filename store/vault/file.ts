@@ -126,6 +126,7 @@ export interface FileVaultOptions {
   keyStorage?: KeyStorage;
 }
 
+// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 export async function openFileVault(options: FileVaultOptions): Promise<Vault> {
   const { dataDir, readOnly } = options;
   const vaultPath = join(dataDir, VAULT_FILE);

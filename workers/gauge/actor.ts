@@ -41,6 +41,7 @@ const MAX_HEADER_VALUE = 64;
 const CLOSE_TIMEOUT_MS = 10_000;
 const RESPAWN_QUIET_MS = 30_000;
 
+// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 export function createGaugeActor(options: GaugeActorOptions): GaugeActor {
   const workerData: GaugeWorkerData = {
     dataDir: options.dataDir,

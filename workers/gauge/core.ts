@@ -55,6 +55,7 @@ function refusal(source: GaugeSourceRecord, allowed: 'any' | 'loopback'): string
   return host !== null && LOOPBACK.has(host) ? null : 'Only loopback hosts may be reached (SWITCHYARD_GAUGE_ALLOWED_HOSTS=loopback).';
 }
 
+// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 export async function createGaugeCore(deps: GaugeCoreDeps): Promise<GaugeCore> {
   const { env, sources, data, options } = deps;
   const clock = deps.clock ?? systemClock;

@@ -76,6 +76,7 @@ function check(r: CollectResult, sourceId: string, providerId: string, now: Date
   };
 }
 
+// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 export function createEngine(deps: EngineDeps): Engine {
   const pool = createPool(deps.poolSize);
   const inflight = new Map<string, Promise<GaugeRefreshOutcome>>();

@@ -94,6 +94,7 @@ const MAX_RESTART_DELAY_MS = 30_000;
 // Shutdown must end: a worker that does not finish its last commit by then is stopped anyway.
 const CLOSE_TIMEOUT_MS = 10_000;
 
+// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 export function createMeter(options: MeterOptions): Meter {
   const { dataDir, enabled, retentionDays, log } = options;
   const commitMs = options.commitMs ?? 250;

@@ -127,6 +127,7 @@ const CLOSE_GRACE_MS = 2000;
 // often and cheaply, where V8's default lets each worker's heap grow by tens of megabytes under load.
 const RELAY_YOUNG_MB = 16;
 
+// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 export function createRelayPool(options: { dataDir: string; threads?: number; arena?: BodyArena }): RelayPool & { arena: BodyArena } {
   const size = options.threads ?? Math.max(1, availableParallelism());
   const arena = options.arena ?? createBodyArena();

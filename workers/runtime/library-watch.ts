@@ -54,6 +54,7 @@ const MAX_VERDICTS = 1000;
 
 const defaultWatch: WatchFn = (dir, listener) => fsWatch(dir, { recursive: true, persistent: false }, listener);
 
+// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 export function createModelLibrary(options: ModelLibraryOptions): ModelLibrary {
   const watchFn = options.watch ?? defaultWatch;
   const debounceMs = options.debounceMs ?? DEFAULT_DEBOUNCE_MS;

@@ -65,6 +65,7 @@ export interface ModelManagerOptions {
   timers?: Timers;
 }
 
+// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 export function createModelManager(options: ModelManagerOptions = {}) {
   const timers = options.timers ?? realTimers;
   const prober = createProber({ gpu: () => false });

@@ -55,6 +55,7 @@ export function defaultModelsDirectory(dataDir: string): string {
   return join(dataDir, 'models');
 }
 
+// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
   const workerData: RuntimeWorkerData = { dataDir: options.dataDir };
   let worker: Worker | null = null;

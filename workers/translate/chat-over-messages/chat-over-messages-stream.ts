@@ -11,6 +11,7 @@ import type { RequestState, StreamMapper, TranslateContext } from '../types.ts';
 
 type Json = Record<string, unknown>;
 
+// A stream mapper: one closure holds the stream's state across events; each event's handling is short.
 export function chatStreamOverMessages(ctx: TranslateContext, state: RequestState): StreamMapper {
   let closed = false;
   let id = '';

@@ -18,6 +18,7 @@ interface Open {
   index: number;
 }
 
+// A stream mapper: one closure holds the stream's state across events; each event's handling is short.
 export function messagesStreamOverChat(_ctx: TranslateContext, state: RequestState): StreamMapper {
   let started = false;
   let closed = false;

@@ -31,6 +31,7 @@ export interface ResponsesStream {
   closed(): boolean;
 }
 
+// A stream mapper: one closure holds the stream's state across events; each event's handling is short.
 export function responsesStream(ctx: ResponsesCallContext): ResponsesStream {
   let sequence = 0;
   let pending = '';

@@ -26,6 +26,7 @@ interface Open {
 /** Anthropic error types as the codes Responses clients act on (retrying a rate limit or a server error). */
 const FAILURE_CODES: Record<string, string> = { rate_limit_error: 'rate_limit_exceeded', invalid_request_error: 'invalid_prompt' };
 
+// A stream mapper: one closure holds the stream's state across events; each event's handling is short.
 export function responsesStreamOverMessages(ctx: ResponsesCallContext): StreamMapper {
   let sequence = 0;
   let started = false;
