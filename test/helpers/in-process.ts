@@ -1,6 +1,5 @@
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { existsSync, readFileSync } from 'node:fs';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { staleBuild } from '../../bin/build-stamp.js';
 import type * as Compose from '../../service/compose.ts';
@@ -9,7 +8,7 @@ import type * as LogTailModule from '../../edge/http/log-tail.ts';
 import type * as ChooseEdge from '../../edge/http/choose-edge.ts';
 import type { RunningService } from '../../service/compose.ts';
 import type { LogTail } from '../../edge/http/log-tail.ts';
-import { rawRequest, tempHome, type Reply, type ServiceHandle } from './service.ts';
+import { handleParts, tempHome, type ServiceHandle } from './service.ts';
 
 // The service inside the test process: the composition root (service/compose.ts) called as service/main.ts
 // calls it, with a logger whose lines land in memory instead of on stdout. A start costs a few hundred
@@ -191,49 +190,10 @@ export async function startInProcess(options: { home?: string; env?: Record<stri
     release();
     throw err;
   }
-  const port = service.port;
-  const tokenFile = join(home, 'token');
-  const adminToken = existsSync(tokenFile) ? readFileSync(tokenFile, 'utf8').trim() : '';
-  const logLines = () =>
-    out
-      .split('\n')
-      .filter((l) => l.trim() !== '')
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
-  const replies: Reply[] = [];
-  const secretBearing = new Set<Reply>();
   let stopped: Promise<number | null> | null = null;
-
   const handle: InProcessService = {
-    home,
-    port,
-    url: `http://127.0.0.1:${port}`,
-    adminToken,
+    ...handleParts(home, service.port, () => out, () => err),
     running: service,
-    async request(method, path, opts = {}) {
-      const reply = await rawRequest(port, method, path, { ...opts, adminToken }).catch((cause: Error) => {
-        throw new Error(`${method} ${path}: ${cause.message}; the service's last log lines:\n${out.slice(-3000)}`, { cause });
-      });
-      replies.push(reply);
-      return reply;
-    },
-    log: () => out,
-    stderr: () => err,
-    logLines,
-    async waitForLog(match, timeoutMs = 5000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const found = logLines().find(match);
-        if (found) return found;
-        if (Date.now() > deadline) throw new Error('no matching log line');
-        await new Promise((r) => setTimeout(r, 10));
-      }
-    },
-    markSecretBearing: (reply) => void secretBearing.add(reply),
-    responsesText: () =>
-      replies
-        .filter((r) => !secretBearing.has(r))
-        .map((r) => JSON.stringify(r.headers) + '\n' + r.text)
-        .join('\n'),
     /** As SIGTERM does in service/main.ts: drain (SWITCHYARD_DRAIN_MS, default 10 s), close; 0 when done. */
     stop() {
       stopped ??= (async () => {

@@ -166,6 +166,55 @@ export function assertSecretsNowhere(svc: ServiceHandle, secrets: readonly strin
   }
 }
 
+/**
+ * What a service handle of either kind (spawned, or in the test process) is made of: the address, the admin
+ * token, the requests it answered and what it logged so far.
+ */
+export function handleParts(home: string, port: number, out: () => string, err: () => string): Omit<ServiceHandle, 'stop'> {
+  const tokenFile = join(home, 'token');
+  const adminToken = existsSync(tokenFile) ? readFileSync(tokenFile, 'utf8').trim() : '';
+  const logLines = () =>
+    out()
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  const replies: Reply[] = [];
+  const secretBearing = new Set<Reply>();
+  return {
+    home,
+    port,
+    url: `http://127.0.0.1:${port}`,
+    adminToken,
+    async request(method, path, opts = {}) {
+      const reply = await rawRequest(port, method, path, { ...opts, adminToken }).catch((cause: Error) => {
+        // A connection that closes without an answer is rare and hard to reproduce: keep what the service
+        // logged (the JSON log holds no secrets; stderr holds the bootstrap token and stays out).
+        throw new Error(`${method} ${path}: ${cause.message}; the service's last log lines:\n${out().slice(-3000)}`, { cause });
+      });
+      replies.push(reply);
+      return reply;
+    },
+    log: out,
+    stderr: err,
+    logLines,
+    async waitForLog(match, timeoutMs = 5000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const found = logLines().find(match);
+        if (found) return found;
+        if (Date.now() > deadline) throw new Error('no matching log line');
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    },
+    markSecretBearing: (reply) => void secretBearing.add(reply),
+    responsesText: () =>
+      replies
+        .filter((r) => !secretBearing.has(r))
+        .map((r) => JSON.stringify(r.headers) + '\n' + r.text)
+        .join('\n'),
+  };
+}
+
 /** `bin` runs another executable than the source's, e.g. a compiled build's bin/switchyard.js. */
 export async function startService(options: { home?: string; env?: Record<string, string>; bin?: string } = {}): Promise<TestService> {
   const home = options.home ?? tempHome();
@@ -222,34 +271,9 @@ export async function startService(options: { home?: string; env?: Record<string
     });
   });
 
-  const tokenFile = join(home, 'token');
-  const adminToken = existsSync(tokenFile) ? readFileSync(tokenFile, 'utf8').trim() : '';
-  const logLines = () =>
-    out
-      .split('\n')
-      .filter((l) => l.trim() !== '')
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
-  const replies: Reply[] = [];
-  const secretBearing = new Set<Reply>();
-
   return {
-    home,
-    port,
-    url: `http://127.0.0.1:${port}`,
-    adminToken,
+    ...handleParts(home, port, () => out, () => err),
     process: child,
-    async request(method, path, opts = {}) {
-      const reply = await rawRequest(port, method, path, { ...opts, adminToken }).catch((cause: Error) => {
-        // A connection that closes without an answer is rare and hard to reproduce: keep what the service
-        // logged (the JSON log holds no secrets; stderr holds the bootstrap token and stays out).
-        throw new Error(`${method} ${path}: ${cause.message}; the service's last log lines:\n${out.slice(-3000)}`, { cause });
-      });
-      replies.push(reply);
-      return reply;
-    },
-    log: () => out,
-    stderr: () => err,
-    logLines,
     async waitForStderr(pattern, timeoutMs = 5000) {
       const deadline = Date.now() + timeoutMs;
       while (!pattern.test(err)) {
@@ -258,21 +282,6 @@ export async function startService(options: { home?: string; env?: Record<string
       }
       return err;
     },
-    async waitForLog(match, timeoutMs = 5000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const found = logLines().find(match);
-        if (found) return found;
-        if (Date.now() > deadline) throw new Error('no matching log line');
-        await new Promise((r) => setTimeout(r, 10));
-      }
-    },
-    markSecretBearing: (reply) => void secretBearing.add(reply),
-    responsesText: () =>
-      replies
-        .filter((r) => !secretBearing.has(r))
-        .map((r) => JSON.stringify(r.headers) + '\n' + r.text)
-        .join('\n'),
     async stop(signal = 'SIGTERM') {
       if (child.exitCode !== null) return child.exitCode;
       stopping = true;
