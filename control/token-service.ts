@@ -8,8 +8,8 @@ import type { StoreEnv } from '../store/env.ts';
 import type { MetaRepo } from '../store/meta-repo.ts';
 import type { TokenRecord, TokenRepo } from '../store/token-repo.ts';
 import type { Actor } from './actor.ts';
-import { displayPrefix, generateTokenSecret, tokenHash } from '../edge/http/auth.ts';
-import type { Principal } from '../edge/http/types.ts';
+import { displayPrefix, generateTokenSecret, tokenHash } from '../protocol/token-secret.ts';
+import type { Principal } from '../protocol/principal.ts';
 
 export type AuthResult = { ok: true; principal: Principal } | { ok: false; reason: 'unknown' | 'expired' };
 

@@ -37,7 +37,7 @@ import { capabilitiesRoute } from '../edge/routes/capabilities.ts';
 import { openapiRoute } from '../edge/routes/openapi.ts';
 import { catalogRoutes } from '../edge/routes/catalog.ts';
 import { modelRoutes } from '../edge/routes/models.ts';
-import { createSmartRouting } from '../control/smart-route/wire.ts';
+import { createSmartRouting } from './smart-routing.ts';
 import { providerRoutes } from '../edge/routes/providers.ts';
 import type { RouteDef } from '../edge/http/router.ts';
 import { createApp } from '../edge/http/app.ts';

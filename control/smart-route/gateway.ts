@@ -5,7 +5,7 @@ import { jsonText } from '../../protocol/json-text.ts';
 import { RETRY_CLASS_OF, ROUTE_PREFIX, type RetryClass } from '../../protocol/http/route-packs.ts';
 import type { CapacityTracker } from '../capacity.ts';
 import type { ResolvedModel } from '../catalog.ts';
-import { checkCredential } from '../../edge/gateway/resolve.ts';
+import { checkCredential } from '../../protocol/catalog.ts';
 import { mergePreset } from '../presets/merge.ts';
 import type { PresetService } from '../presets/preset-service.ts';
 import type { Decision } from './decide.ts';

@@ -10,7 +10,7 @@ import type { TranslationKey } from '../../protocol/translation.ts';
 import type { ResponseRouteRepo } from '../../store/response-route-repo.ts';
 import { forwardRequestHeaders } from '../../workers/proxy/header-policy.ts';
 import type { RelayPool } from '../../workers/proxy/relay-pool.ts';
-import type { ResolvedModel } from '../../control/catalog.ts';
+import { checkCredential, type ResolvedModel } from '../../protocol/catalog.ts';
 import type { CatalogService } from '../../control/catalog-service.ts';
 import { parseJsonBody, readJsonBody, scanJsonBody } from '../http/json-body.ts';
 import { afterAnswers } from '../http/after-answers.ts';
@@ -21,7 +21,7 @@ import { route, type RouteContext, type RouteDef, type RouteResult } from '../ht
 import type { EdgeRequestHead } from '../http/types.ts';
 import { relayMultipart } from './multipart.ts';
 import { startRelay, type RelayCall, type RelayHooks, type RelayOutcome } from './relay-response.ts';
-import { checkCredential, resolveModel, type UnresolvedName } from './resolve.ts';
+import { resolveModel, type UnresolvedName } from './resolve.ts';
 import { countPlan, countResult, estimateResult, isCountOp, messagesCountBody, resolveForCount } from './count-tokens.ts';
 import { isPackName, isPresetName, observeFailure, resolvePack, resolvePreset, retryClassOf, type SmartRouting } from '../../control/smart-route/gateway.ts';
 

@@ -1,7 +1,7 @@
 import { FAMILIES } from '../../protocol/families.ts';
 import { checkModelCreate, checkModelUpdate } from '../../protocol/http/catalog.ts';
 import { readQuery } from '../../protocol/query.ts';
-import { actorOf } from '../../control/actor.ts';
+import { actorOf } from '../../protocol/actor.ts';
 import type { CatalogService } from '../../control/catalog-service.ts';
 import { parseJsonBody } from '../http/json-body.ts';
 import { route, type RouteDef } from '../http/router.ts';

@@ -8,7 +8,7 @@ import {
   type GaugeAlertEventPage,
 } from '../../protocol/http/gauge-alerts.ts';
 import { readQuery } from '../../protocol/query.ts';
-import { actorOf } from '../../control/actor.ts';
+import { actorOf } from '../../protocol/actor.ts';
 import type { GaugeAlerts } from '../../control/gauge/alerts.ts';
 import type { GaugeSettings } from '../../control/gauge/service.ts';
 import { checkId } from '../../control/gauge/validation.ts';

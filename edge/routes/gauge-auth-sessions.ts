@@ -1,6 +1,6 @@
 import { checkGaugeAuthSessionCreate } from '../../protocol/http/gauge-auth-sessions.ts';
 import { readQuery } from '../../protocol/query.ts';
-import { actorOf } from '../../control/actor.ts';
+import { actorOf } from '../../protocol/actor.ts';
 import type { AuthSessions } from '../../control/gauge/auth-sessions.ts';
 import { route, type RouteDef } from '../http/router.ts';
 

@@ -1,6 +1,6 @@
 import { checkGaugeBudgetCreate, checkGaugeBudgetUpdate } from '../../protocol/http/gauge-budgets.ts';
 import { readQuery } from '../../protocol/query.ts';
-import { actorOf } from '../../control/actor.ts';
+import { actorOf } from '../../protocol/actor.ts';
 import type { GaugeBudgets } from '../../control/gauge/budgets.ts';
 import { route, type RouteDef } from '../http/router.ts';
 

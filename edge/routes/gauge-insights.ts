@@ -4,7 +4,7 @@ import { readQuery } from '../../protocol/query.ts';
 import type { ActivityOrigin, ActivityQuery } from '../../store/gauge-activity.ts';
 import type { GaugeDataRepo } from '../../store/gauge-data-repo.ts';
 import type { GaugeSourceRepo } from '../../store/gauge-source-repo.ts';
-import type { Catalog } from '../../control/catalog.ts';
+import type { Catalog } from '../../protocol/catalog.ts';
 import type { GaugeCapacitySignal } from '../../control/gauge/capacity-signal.ts';
 import { estimate, LOOKBACK_MS, modelBase, rankCandidates } from '../../control/gauge/recommend.ts';
 import { gaugeDisabled, type GaugeSettings } from '../../control/gauge/service.ts';

@@ -11,8 +11,8 @@ import {
 import { readQuery } from '../../protocol/query.ts';
 import type { GaugeDataRepo } from '../../store/gauge-data-repo.ts';
 import type { GaugeSourceRepo } from '../../store/gauge-source-repo.ts';
-import { actorOf } from '../../control/actor.ts';
-import { mayRedirectCredentials } from '../../control/credential-redirect.ts';
+import { actorOf } from '../../protocol/actor.ts';
+import { mayRedirectCredentials } from '../../protocol/credential-redirect.ts';
 import type { GaugeService, GaugeSettings } from '../../control/gauge/service.ts';
 import { checkId } from '../../control/gauge/validation.ts';
 import { accountSummary, diagnostic, historySince, isAccount, latestReadings, sourceSummary } from '../../control/gauge/views.ts';

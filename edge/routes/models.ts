@@ -1,7 +1,7 @@
 import { ServiceError } from '../../protocol/errors.ts';
 import { readQuery } from '../../protocol/query.ts';
 import { translatedFamilies } from '../../protocol/translation.ts';
-import type { CatalogModel } from '../../control/catalog.ts';
+import type { CatalogModel } from '../../protocol/catalog.ts';
 import type { CatalogService } from '../../control/catalog-service.ts';
 import { route, type RouteDef } from '../http/router.ts';
 import type { SyntheticModel } from '../../control/smart-route/discovery.ts';

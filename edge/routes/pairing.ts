@@ -1,7 +1,7 @@
 import { ServiceError } from '../../protocol/errors.ts';
 import { checkPairingApprove, checkPairingCreate } from '../../protocol/http/service-accounts.ts';
 import { readQuery } from '../../protocol/query.ts';
-import { actorOf } from '../../control/actor.ts';
+import { actorOf } from '../../protocol/actor.ts';
 import type { Pairing } from '../../control/pairing.ts';
 import { streamEvents } from '../http/event-stream.ts';
 import { isLoopbackAddress } from '../http/host-check.ts';

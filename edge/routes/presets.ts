@@ -1,5 +1,5 @@
 import { checkPresetCreate, checkPresetUpdate } from '../../protocol/http/presets.ts';
-import { actorOf } from '../../control/actor.ts';
+import { actorOf } from '../../protocol/actor.ts';
 import type { PresetService } from '../../control/presets/preset-service.ts';
 import { route, type RouteDef } from '../http/router.ts';
 

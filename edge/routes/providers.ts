@@ -1,8 +1,8 @@
 import { ServiceError } from '../../protocol/errors.ts';
 import { checkProviderCreate, checkProviderUpdate } from '../../protocol/http/providers.ts';
 import { KINDS, PROVIDER_ACTIONS, type ProviderAction } from '../../protocol/providers.ts';
-import { actorOf } from '../../control/actor.ts';
-import { mayRedirectCredentials } from '../../control/credential-redirect.ts';
+import { actorOf } from '../../protocol/actor.ts';
+import { mayRedirectCredentials } from '../../protocol/credential-redirect.ts';
 import type { CatalogService } from '../../control/catalog-service.ts';
 import { MAX_LISTED_MODELS, truncated, type ProviderService } from '../../control/provider-service.ts';
 import { route, type RouteDef } from '../http/router.ts';

@@ -1,7 +1,7 @@
 import { FAMILIES } from '../../protocol/families.ts';
 import { checkRoutePackCreate, checkRoutePackUpdate } from '../../protocol/http/route-packs.ts';
 import { readQuery } from '../../protocol/query.ts';
-import { actorOf } from '../../control/actor.ts';
+import { actorOf } from '../../protocol/actor.ts';
 import { route, type RouteDef } from '../http/router.ts';
 import type { Decision } from '../../control/smart-route/decide.ts';
 import type { RoutePackService } from '../../control/smart-route/pack-service.ts';

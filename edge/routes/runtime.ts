@@ -1,19 +1,19 @@
 import { ServiceError } from '../../protocol/errors.ts';
 import { MODEL_ACTIONS, MODEL_ACTIONS_BY_KIND, type ImplementedModelAction } from '../../protocol/actions.ts';
-import type { LoadedRuntimeModel, LoadedRuntimeModelList, ModelActionResult, RuntimeModelList } from '../../protocol/http/runtime.ts';
-import type { LoadedEntry } from '../../protocol/runtime.ts';
+import type { LoadedRuntimeModelList, ModelActionResult, RuntimeModelList } from '../../protocol/http/runtime.ts';
 import { readQuery } from '../../protocol/query.ts';
 import type { AuditRepo } from '../../store/audit-repo.ts';
 import type { StoreEnv } from '../../store/env.ts';
 import { unhealthyModelError } from '../../workers/runtime/library.ts';
 import type { ModelLibrary } from '../../workers/runtime/library-watch.ts';
 import type { RuntimePool } from '../../workers/runtime/runtime-pool.ts';
-import type { Actor } from '../../control/actor.ts';
-import type { Catalog, ResolvedModel } from '../../control/catalog.ts';
+import type { Actor } from '../../protocol/actor.ts';
+import type { Catalog, ResolvedModel } from '../../protocol/catalog.ts';
 import type { CatalogService } from '../../control/catalog-service.ts';
 import type { EventBus } from '../../control/events.ts';
 import type { Benchmarks } from '../../control/benchmarks.ts';
 import { answerJob, type Jobs } from '../../control/jobs.ts';
+import { toViews, type LoadProgress } from '../../protocol/loaded-models.ts';
 import { route, type RouteDef } from '../http/router.ts';
 
 // The model library and the loaded models as the runtime sees them, and the model actions the embedded
@@ -24,17 +24,6 @@ export interface RuntimeRouteDeps {
   library: ModelLibrary;
   runtime: RuntimePool;
   catalog: CatalogService;
-}
-
-/** The worker knows files by library name; clients know catalog IDs (one per embedded provider listing it). */
-function toViews(entries: LoadedEntry[], catalog: CatalogService): LoadedRuntimeModel[] {
-  const models = catalog.current().all();
-  const embeddedIds = (name: string) =>
-    models.filter((m) => m.upstreamModelId === name && catalog.current().provider(m.providerId)?.kind === 'embedded').map((m) => m.id);
-  return entries.flatMap(({ name, ...rest }) => {
-    const ids = embeddedIds(name);
-    return (ids.length > 0 ? ids : [name]).map((modelId) => ({ modelId, runtime: 'embedded' as const, ...rest }));
-  });
 }
 
 export function runtimeRoutes(deps: RuntimeRouteDeps): RouteDef[] {
@@ -85,31 +74,6 @@ export function embeddedFallback(library: ModelLibrary): (catalog: Catalog, name
 
 /** `body` is the parsed request body of an action that reads one (`benchmark`), else undefined. */
 export type ModelActionRunner = (id: string, action: string, actor: Actor, requestId: string, wait: boolean, body?: unknown) => Promise<{ status: number; body: unknown }>;
-
-/** The catalog IDs an embedded library file is listed under (the file's own name when none lists it). */
-export function embeddedIdsOf(name: string, catalog: CatalogService): string[] {
-  return toViews([{ name } as LoadedEntry], catalog).map((v) => v.modelId);
-}
-
-/** The runtime's load progress by library name, to the load jobs waiting on that file. */
-export function createLoadProgress() {
-  const listeners = new Map<string, Set<(progress: number) => void>>();
-  return {
-    heard(name: string, progress: number): void {
-      for (const listener of listeners.get(name) ?? []) listener(progress);
-    },
-    /** Returns the function that stops listening. */
-    listen(name: string, listener: (progress: number) => void): () => void {
-      const set = listeners.get(name) ?? new Set();
-      listeners.set(name, set.add(listener));
-      return () => {
-        set.delete(listener);
-        if (set.size === 0 && listeners.get(name) === set) listeners.delete(name);
-      };
-    },
-  };
-}
-export type LoadProgress = ReturnType<typeof createLoadProgress>;
 
 /**
  * POST /v1/catalog/models/{id}/actions/{action}: the checks every kind shares (answered at once), then the

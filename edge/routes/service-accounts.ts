@@ -1,6 +1,6 @@
 import { checkServiceAccountCreate, checkServiceAccountUpdate } from '../../protocol/http/service-accounts.ts';
 import { readQuery } from '../../protocol/query.ts';
-import { actorOf } from '../../control/actor.ts';
+import { actorOf } from '../../protocol/actor.ts';
 import type { ServiceAccounts } from '../../control/service-accounts.ts';
 import { route, type RouteDef } from '../http/router.ts';
 

@@ -2,7 +2,7 @@ import { SERVICE_ACTIONS } from '../../protocol/actions.ts';
 import { ServiceError } from '../../protocol/errors.ts';
 import { checkServiceCreate } from '../../protocol/http/services.ts';
 import { readQuery } from '../../protocol/query.ts';
-import { actorOf } from '../../control/actor.ts';
+import { actorOf } from '../../protocol/actor.ts';
 import { answerJob, type Jobs } from '../../control/jobs.ts';
 import type { Services } from '../../control/services.ts';
 import { route, type RouteDef } from '../http/router.ts';

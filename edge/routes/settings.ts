@@ -1,5 +1,5 @@
 import { checkSettingsPatch } from '../../protocol/http/settings.ts';
-import { actorOf } from '../../control/actor.ts';
+import { actorOf } from '../../protocol/actor.ts';
 import { route, type RouteDef } from '../http/router.ts';
 import type { SettingsService } from '../../control/settings-service.ts';
 

@@ -1,5 +1,5 @@
 import { checkTokenCreate, checkTokenUpdate } from '../../protocol/http/tokens.ts';
-import { actorOf } from '../../control/actor.ts';
+import { actorOf } from '../../protocol/actor.ts';
 import { route, type RouteDef } from '../http/router.ts';
 import type { TokenService } from '../../control/token-service.ts';
 

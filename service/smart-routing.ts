@@ -1,17 +1,17 @@
-import type { AuditRepo } from '../../store/audit-repo.ts';
-import type { StoreEnv } from '../../store/env.ts';
-import { presetRepo } from '../../store/preset-repo.ts';
-import { routePackRepo } from '../../store/route-pack-repo.ts';
-import { createCapacityTracker, type CapacitySignal, type CapacityTracker } from '../capacity.ts';
-import type { CatalogService } from '../catalog-service.ts';
-import { createPresetService } from '../presets/preset-service.ts';
-import type { RouteDef } from '../../edge/http/router.ts';
-import { presetRoutes } from '../../edge/routes/presets.ts';
-import { routePackRoutes } from '../../edge/routes/route-packs.ts';
-import { syntheticModels, type SyntheticModel } from './discovery.ts';
-import type { SmartRouting } from './gateway.ts';
-import { createLatencyTracker } from './latency.ts';
-import { createRoutePackService } from './pack-service.ts';
+import type { AuditRepo } from '../store/audit-repo.ts';
+import type { StoreEnv } from '../store/env.ts';
+import { presetRepo } from '../store/preset-repo.ts';
+import { routePackRepo } from '../store/route-pack-repo.ts';
+import { createCapacityTracker, type CapacitySignal, type CapacityTracker } from '../control/capacity.ts';
+import type { CatalogService } from '../control/catalog-service.ts';
+import { createPresetService } from '../control/presets/preset-service.ts';
+import type { RouteDef } from '../edge/http/router.ts';
+import { presetRoutes } from '../edge/routes/presets.ts';
+import { routePackRoutes } from '../edge/routes/route-packs.ts';
+import { syntheticModels, type SyntheticModel } from '../control/smart-route/discovery.ts';
+import type { SmartRouting } from '../control/smart-route/gateway.ts';
+import { createLatencyTracker } from '../control/smart-route/latency.ts';
+import { createRoutePackService } from '../control/smart-route/pack-service.ts';
 
 // One call for the composition root: presets, route packs, their signals, routes and discovery entries.
 export function createSmartRouting(deps: {
