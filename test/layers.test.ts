@@ -28,7 +28,6 @@ const KNOWN = new Set([
   'edge/gateway/routes.ts -> control/smart-route/gateway.ts',
   'edge/http/app.ts -> control/metrics/traffic.ts',
   'edge/http/app.ts -> control/token-service.ts',
-  'edge/http/event-stream.ts -> control/events.ts',
   'edge/routes/catalog.ts -> control/catalog-service.ts',
   'edge/routes/gauge-alerts.ts -> control/gauge/alerts.ts',
   'edge/routes/gauge-alerts.ts -> control/gauge/service.ts',
