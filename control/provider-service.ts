@@ -11,13 +11,10 @@ import type { Vault } from '../store/vault/index.ts';
 import type { Actor } from './actor.ts';
 import { checkCredentialRedirect } from './credential-redirect.ts';
 import { checkBaseUrl, checkCredential, checkHints, checkNotOwnListener, defaultProviderId } from './provider-validation.ts';
+import { MAX_LISTED_MODELS, truncated } from '../protocol/providers.ts';
+import { targetOf } from '../protocol/catalog.ts';
 
-/**
- * The most models one provider's list may put in the catalog; the rest of a longer list is left out (first
- * ones kept, in the upstream's order) and the refresh says so. OpenRouter lists about 400 today; the bound
- * is what keeps a provider that lists without end (one whose list includes this catalog) from growing it.
- */
-export const MAX_LISTED_MODELS = 2_000;
+export { MAX_LISTED_MODELS, targetOf, truncated };
 
 /** Lists a provider's models off the main thread (the proxy pool), reading the credential there. */
 export type ModelLister = (target: ProviderTarget, credentialRef: string | null) => Promise<UpstreamModelList>;
@@ -80,15 +77,6 @@ export function toProviderView(r: ProviderRecord): ProviderView {
     createdAt: new Date(r.createdAt).toISOString(),
     updatedAt: new Date(r.updatedAt).toISOString(),
   };
-}
-
-/** True when the provider listed more than MAX_LISTED_MODELS and the rest were left out. */
-export function truncated(listing: ModelListCache): boolean {
-  return listing.listedCount !== undefined && listing.listedCount > listing.models.length;
-}
-
-export function targetOf(r: ProviderRecord): ProviderTarget {
-  return { id: r.id, kind: r.kind, baseUrl: r.baseUrl ?? '', hints: r.hints, timeouts: r.timeouts };
 }
 
 export function createProviderService(deps: Deps): ProviderService {

@@ -2,6 +2,7 @@ import { ServiceError } from './errors.ts';
 import { KINDS, type ProviderKind } from './providers.ts';
 import type { ModelView } from './http/catalog.ts';
 import type { ProviderTimeouts } from './http/providers.ts';
+import type { ProviderTarget } from './messages.ts';
 
 // The resolved catalog as its readers see it (control/catalog.ts builds it): providers and models, plain data
 // behind read methods, so a copy can live on whichever thread reads it.
@@ -53,4 +54,9 @@ export function checkCredential({ provider }: Pick<ResolvedModel, 'provider'>): 
       details: { providerId: provider.id },
     });
   }
+}
+
+/** Where a call to a provider goes, as the workers read it: the record without its credential reference. */
+export function targetOf(r: ProviderRecord): ProviderTarget {
+  return { id: r.id, kind: r.kind, baseUrl: r.baseUrl ?? '', hints: r.hints, timeouts: r.timeouts };
 }
