@@ -10,13 +10,9 @@ import type { ProviderRecord } from '../store/provider-repo.ts';
 import type { Actor } from './actor.ts';
 import type { Catalog, CatalogModel } from './catalog.ts';
 import { buildCatalog } from './catalog-index.ts';
+import type { CatalogFilter } from '../protocol/ports/catalog.ts';
 
-export interface CatalogFilter {
-  providerId?: string;
-  source?: 'explicit' | 'auto';
-  family?: EndpointFamily;
-  hidden?: boolean;
-}
+export type { CatalogFilter };
 
 export interface CatalogService {
   current(): Catalog;

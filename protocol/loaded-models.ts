@@ -1,14 +1,9 @@
-import type { Catalog } from './catalog.ts';
 import type { LoadedRuntimeModel } from './http/runtime.ts';
+import type { CatalogReader } from './ports/catalog.ts';
 import type { LoadedEntry } from './runtime.ts';
 
 // The embedded runtime's loaded files as clients see them (by catalog ID), and its load progress by file, for
 // the runtime routes and the control plane's load events alike.
-
-/** Where the current catalog is read from. */
-export interface CatalogReader {
-  current(): Catalog;
-}
 
 /** The worker knows files by library name; clients know catalog IDs (one per embedded provider listing it). */
 export function toViews(entries: LoadedEntry[], catalog: CatalogReader): LoadedRuntimeModel[] {
