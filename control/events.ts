@@ -5,6 +5,7 @@
 
 export { EVENT_TYPES, parseEventId, sseFrame, type BusEvent, type EndReason, type EventType, type SubscribeOptions, type Subscriber } from '../protocol/events.ts';
 import { sseFrame, type BusEvent, type EndReason, type EventType, type SubscribeOptions, type Subscriber } from '../protocol/events.ts';
+import type { EventsPort } from '../protocol/ports/jobs.ts';
 
 export interface BusLimits {
   ringEvents: number;
@@ -136,3 +137,23 @@ export function createEventBus(limits: BusLimits = DEFAULT_BUS_LIMITS, now: () =
 }
 
 export type EventBus = ReturnType<typeof createEventBus>;
+
+const JOB_ENDS: ReadonlySet<EventType> = new Set(['job.succeeded', 'job.failed', 'job.cancelled']);
+
+/** The bus as the edge reaches it: a subscription described as data becomes the bus's filter and end. */
+export function eventsPort(bus: EventBus): EventsPort {
+  return {
+    lastId: () => bus.lastId(),
+    holds: (id) => bus.holds(id),
+    subscribe({ after, replayAll, types, jobId }) {
+      const only = types === undefined || types === null ? null : new Set(types);
+      const wanted = (e: BusEvent) => (jobId === undefined || e.jobId === jobId) && (only === null || only.has(e.type));
+      return bus.subscribe({
+        after,
+        ...(replayAll !== undefined && { replayAll }),
+        filter: wanted,
+        ...(jobId !== undefined && { until: (e: BusEvent) => wanted(e) && JOB_ENDS.has(e.type) }),
+      });
+    },
+  };
+}

@@ -14,6 +14,8 @@ import { checkBaseUrl, checkCredential, checkHints, checkNotOwnListener, default
 import { MAX_LISTED_MODELS, truncated } from '../protocol/providers.ts';
 import { targetOf } from '../protocol/catalog.ts';
 
+import type { TestOutcome } from '../protocol/ports/providers.ts';
+
 export { MAX_LISTED_MODELS, targetOf, truncated };
 
 /** Lists a provider's models off the main thread (the proxy pool), reading the credential there. */
@@ -36,12 +38,7 @@ export interface ProviderService {
   close(): Promise<void>;
 }
 
-export interface TestOutcome {
-  ok: boolean;
-  latencyMs: number;
-  modelCount: number | null;
-  error: { code: string; message: string; details: Record<string, unknown> } | null;
-}
+export type { TestOutcome };
 
 interface Deps {
   env: StoreEnv;

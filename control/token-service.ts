@@ -9,9 +9,9 @@ import type { MetaRepo } from '../store/meta-repo.ts';
 import type { TokenRecord, TokenRepo } from '../store/token-repo.ts';
 import type { Actor } from './actor.ts';
 import { displayPrefix, generateTokenSecret, tokenHash } from '../protocol/token-secret.ts';
-import type { Principal } from '../protocol/principal.ts';
+import type { AuthResult } from '../protocol/ports/tokens.ts';
 
-export type AuthResult = { ok: true; principal: Principal } | { ok: false; reason: 'unknown' | 'expired' };
+export type { AuthResult };
 
 const RECENT_HASHES = 64;
 

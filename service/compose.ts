@@ -22,10 +22,11 @@ import { usageRoutes } from '../edge/routes/usage.ts';
 import { withEmbeddedRuntime } from '../workers/runtime/runtime-pool.ts';
 import { embeddedFallback, runtimeRoutes } from '../edge/routes/runtime.ts';
 import { modelActions } from '../control/model-actions.ts';
+import { serviceActions } from '../control/service-actions.ts';
 import { firstOf, plainNames } from '../edge/gateway/plain-names.ts';
 import { runtimeDiscoveryRoutes } from '../edge/routes/runtime-discovery.ts';
 import { createRuntimeDiscovery } from '../control/runtime-discovery.ts';
-import { createEventBus } from '../control/events.ts';
+import { createEventBus, eventsPort } from '../control/events.ts';
 import { createJobs } from '../control/jobs.ts';
 import { jobRoutes } from '../edge/routes/jobs.ts';
 import { createLocalRuntime } from '../control/local-runtime.ts';
@@ -296,7 +297,7 @@ export async function startService({ dataDir, port, log, edge: edgeMode = 'auto'
     ...hardwareRoutes(hardware),
     ...providerRoutes(providers, catalog, models),
     ...catalogRoutes(catalog, modelActions({ catalog, runtime: runtimePool, env, audit, jobs, bus, loadProgress: local.loadProgress, benchmarks })),
-    ...jobRoutes({ jobs, bus }),
+    ...jobRoutes({ jobs, bus: eventsPort(bus) }),
     ...modelRoutes(catalog, smartRoute.synthetic),
     ...smartRoute.routes,
     ...gatewayRoutes({
@@ -320,7 +321,7 @@ export async function startService({ dataDir, port, log, edge: edgeMode = 'auto'
     ...runtimeRoutes({ library, runtime: runtimePool, catalog }),
     ...placementRoutes({ library, catalog, hardware, modelsDirectory, tuning: local.tuning, benchmarks }),
     ...runtimeDiscoveryRoutes(createRuntimeDiscovery({ providers: () => providerStore.all() })),
-    ...serviceRoutes(services, jobs),
+    ...serviceRoutes(services, serviceActions(services, jobs)),
     ...logRoutes(logTail),
     ...gaugeRoutes({
       service: gaugeService,

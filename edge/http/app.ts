@@ -11,8 +11,8 @@ import { parseJsonBody } from './json-body.ts';
 import { createAccessLogger } from './log.ts';
 import { newRequestId, setRequestIdHeaders } from './request-id.ts';
 import { createRouter, type RouteDef, type RouteResult } from './router.ts';
-import type { AuthResult } from '../../control/token-service.ts';
-import type { RequestObserver } from '../../control/metrics/traffic.ts';
+import type { RequestObserver } from '../../protocol/metrics.ts';
+import type { AuthResult } from '../../protocol/ports/tokens.ts';
 import type { BodyStream, EdgeRequest, EdgeRequestHead, EdgeResponse, Principal, ResponseWriter } from './types.ts';
 
 // The core of the edge: host check, CORS, routing, auth, body parsing, errors and the request log line.
