@@ -4,14 +4,21 @@ import { presetRepo } from '../store/preset-repo.ts';
 import { routePackRepo } from '../store/route-pack-repo.ts';
 import { createCapacityTracker, type CapacitySignal, type CapacityTracker } from '../control/capacity.ts';
 import type { CatalogService } from '../control/catalog-service.ts';
-import { createPresetService } from '../control/presets/preset-service.ts';
+import { createPresetService, type PresetService } from '../control/presets/preset-service.ts';
 import type { RouteDef } from '../edge/http/router.ts';
 import { presetRoutes } from '../edge/routes/presets.ts';
 import { routePackRoutes } from '../edge/routes/route-packs.ts';
 import { syntheticModels, type SyntheticModel } from '../control/smart-route/discovery.ts';
-import type { SmartRouting } from '../control/smart-route/gateway.ts';
-import { createLatencyTracker } from '../control/smart-route/latency.ts';
-import { createRoutePackService } from '../control/smart-route/pack-service.ts';
+import { createLatencyTracker, type LatencyTracker } from '../control/smart-route/latency.ts';
+import { createRoutePackService, type RoutePackService } from '../control/smart-route/pack-service.ts';
+
+/** Presets, route packs and the signals their strategies read: what the gateway's `@` names resolve through. */
+export interface SmartRouting {
+  presets: PresetService;
+  packs: RoutePackService;
+  capacity: CapacityTracker;
+  latency: LatencyTracker;
+}
 
 // One call for the composition root: presets, route packs, their signals, routes and discovery entries.
 export function createSmartRouting(deps: {

@@ -1,7 +1,7 @@
 import { ServiceError } from '../../protocol/errors.ts';
 import type { EndpointFamily } from '../../protocol/families.ts';
 import type { PresetView } from '../../protocol/http/presets.ts';
-import { PRESET_PARAMETERS, PRESET_SCOPE_GROUPS, PRESET_SYSTEM_FAMILIES } from '../../protocol/presets.ts';
+import { parametersFor, PRESET_SCOPE_GROUPS, PRESET_SYSTEM_FAMILIES } from '../../protocol/presets.ts';
 import type { Catalog, ResolvedModel } from '../catalog.ts';
 import type { UsablePreset } from '../../protocol/smart-route.ts';
 
@@ -13,10 +13,7 @@ type PresetShape = Pick<PresetView, 'model' | 'parameters' | 'system' | 'familyS
 
 const invalid = (param: string, message: string) => new ServiceError('INVALID_REQUEST', message, { param });
 
-/** Parameter names a preset may set for `family` (the protocol's own names for sampling and output control). */
-export function parametersFor(family: EndpointFamily): readonly string[] {
-  return PRESET_PARAMETERS[family];
-}
+export { parametersFor };
 
 export function checkPreset(p: PresetShape, catalog: Catalog): ResolvedModel {
   const target = catalog.resolve(p.model);
