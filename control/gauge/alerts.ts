@@ -15,6 +15,7 @@ import { redactText } from '../../protocol/gauge-redact.ts';
 import type { AuditAction, AuditMetadata } from '../../protocol/http/audit.ts';
 import { ALERT_COOLDOWN_DEFAULT_MINUTES, type GaugeAlertDeliveryUpdate, type GaugeAlertRuleCreate, type GaugeAlertRuleUpdate } from '../../protocol/http/gauge-alerts.ts';
 import { monotonicIdFactory } from '../../protocol/ids.ts';
+import type { AlertEventFilter } from '../../protocol/ports/gauge.ts';
 import type { AuditRepo } from '../../store/audit-repo.ts';
 import type { StoreEnv } from '../../store/env.ts';
 import type { GaugeAlertRepo, StoredAlertEvent } from '../../store/gauge-alert-repo.ts';
@@ -48,15 +49,7 @@ export interface GaugeAlertsDeps {
   tickMs?: number;
 }
 
-export interface AlertEventFilter {
-  ruleId?: string;
-  accountId?: string;
-  providerId?: string;
-  state?: AlertEventState;
-  delivery?: AlertDeliveryState;
-  after?: number;
-  before?: number;
-}
+export type { AlertEventFilter };
 
 const DAY_MS = 86_400_000;
 const PRUNE_EVERY_MS = 3_600_000;
