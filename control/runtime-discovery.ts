@@ -2,7 +2,7 @@ import { get as httpGet } from 'node:http';
 import { get as httpsGet } from 'node:https';
 import type { ProviderKind } from '../protocol/providers.ts';
 import { LLAMA_SERVER_BINARIES, locateOnPath, runVersion } from './llama-server-binary.ts';
-import type { DiscoveredRuntime, DiscoveryAnswer, DiscoverySource, DiscoveryState } from '../protocol/runtime-discovery.ts';
+import type { DiscoveredRuntime, DiscoveryAnswer, DiscoverySource } from '../protocol/runtime-discovery.ts';
 
 // Local runtimes the service could use: an Ollama daemon at its default address, llama-server binaries on
 // PATH and the configured local providers. Every probe is async and bounded in time and size, so the edge

@@ -1,6 +1,6 @@
 import type { EndpointFamily } from '../protocol/families.ts';
 import type { ModelAcceleration, ModelPricing } from '../protocol/http/catalog.ts';
-import type { ModelListCache, UpstreamModel } from '../protocol/providers.ts';
+import type { ModelListCache } from '../protocol/providers.ts';
 import type { StoreEnv } from './env.ts';
 import { boundedKey } from './keys.ts';
 

@@ -5,8 +5,6 @@ import type { GaugeReading } from '../../protocol/gauge.ts';
 import {
   ALERT_DELIVERY_MOVES,
   ALERT_STATE_MOVES,
-  type AlertDeliveryState,
-  type AlertEventState,
   type GaugeAlertEvent,
   type GaugeAlertRule,
   type GaugeBudgetStatus,

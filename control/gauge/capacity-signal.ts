@@ -1,4 +1,3 @@
-import type { GaugeReading, GaugeReadingSource } from '../../protocol/gauge.ts';
 import type { GaugeActor } from '../../workers/gauge/actor.ts';
 import { LIVE_HEADERS_ACCOUNT_PREFIX } from '../../protocol/gauge-catalog.ts';
 import type { StoredReading } from '../../store/gauge-data-repo.ts';

@@ -1,6 +1,6 @@
 import { isAbsolute } from 'node:path';
 import { ServiceError } from '../../protocol/errors.ts';
-import { GAUGE_CONFIG_KEYS, GAUGE_LIMITS, type GaugeSourceConfig } from '../../protocol/gauge-catalog.ts';
+import { GAUGE_CONFIG_KEYS, type GaugeSourceConfig } from '../../protocol/gauge-catalog.ts';
 import type { GaugeConfigPatch } from '../../protocol/http/gauge.ts';
 import type { GaugeSourceRecord } from '../../store/gauge-source-repo.ts';
 import { checkId, TAKES_CREDENTIAL, takesCredential } from '../../protocol/gauge-sources.ts';
