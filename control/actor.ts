@@ -1,11 +1,1 @@
-import type { AuditActorType } from '../protocol/http/audit.ts';
-import type { Principal } from '../edge/http/types.ts';
-
-export interface Actor {
-  actorType: AuditActorType;
-  actorId: string;
-}
-
-export function actorOf(principal: Principal | null): Actor {
-  return principal === null ? { actorType: 'system', actorId: 'switchyard' } : { actorType: 'token', actorId: principal.tokenId };
-}
+export { actorOf, type Actor } from '../protocol/actor.ts';

@@ -11,13 +11,9 @@ import type { Actor } from './actor.ts';
 import { auditedCrud } from './crud.ts';
 import type { Catalog, CatalogModel } from './catalog.ts';
 import { buildCatalog } from './catalog-index.ts';
+import type { CatalogFilter } from '../protocol/ports/catalog.ts';
 
-export interface CatalogFilter {
-  providerId?: string;
-  source?: 'explicit' | 'auto';
-  family?: EndpointFamily;
-  hidden?: boolean;
-}
+export type { CatalogFilter };
 
 export interface CatalogService {
   current(): Catalog;

@@ -1,5 +1,6 @@
 import { KINDS, type UpstreamModel } from '../protocol/providers.ts';
-import { directModelId, UPSTREAM_MODEL_ID_MAX, type ModelView } from '../protocol/http/catalog.ts';
+import type { CatalogModel } from '../protocol/catalog.ts';
+import { directModelId, UPSTREAM_MODEL_ID_MAX } from '../protocol/http/catalog.ts';
 import type { ModelRecord } from '../store/model-repo.ts';
 import type { ProviderRecord } from '../store/provider-repo.ts';
 
@@ -7,30 +8,7 @@ import type { ProviderRecord } from '../store/provider-repo.ts';
 // discovery read. Built whole from the store at start, then kept up to date entry by entry as writes commit
 // (catalog-index.ts). The rules of what one entry is live here, for both ways.
 
-export interface CatalogModel extends ModelView {
-  /** Seconds since the epoch, for model lists. */
-  created: number | null;
-}
-
-export interface ResolvedModel {
-  model: CatalogModel;
-  provider: ProviderRecord;
-}
-
-export interface Catalog {
-  /** Every record, explicit and auto, hidden ones and those of disabled providers included. */
-  all(): readonly CatalogModel[];
-  get(id: string): CatalogModel | undefined;
-  /** Models a client may name: sorted by ID, none hidden, none of a disabled or internal provider. */
-  discoverable(): readonly CatalogModel[];
-  /** A direct ID first, then an alias; null for anything not routable. */
-  resolve(name: string): ResolvedModel | null;
-  /** The model an alias belongs to, hidden or not. */
-  aliasOwner(alias: string): string | undefined;
-  provider(id: string): ProviderRecord | undefined;
-  /** Every provider record's ID, enabled or not. */
-  providerIds(): string[];
-}
+export type { Catalog, CatalogModel, ResolvedModel } from '../protocol/catalog.ts';
 
 export function routable(model: CatalogModel, provider: ProviderRecord | undefined): provider is ProviderRecord {
   return provider !== undefined && provider.enabled && !KINDS[provider.kind].internal && !model.hidden && model.families.length > 0;

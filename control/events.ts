@@ -3,52 +3,9 @@
 // is bounded twice: the replay ring (for `Last-Event-ID` resume) by count and bytes, and each subscriber's
 // queue by count and bytes. A subscriber that falls behind its queue's bound is dropped, never buffered for.
 
-export const EVENT_TYPES = [
-  'job.created',
-  'job.progress',
-  'job.succeeded',
-  'job.failed',
-  'job.cancelled',
-  'model.loaded',
-  'model.unloaded',
-  'service.state',
-  'gauge.alert',
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
-
-export interface BusEvent {
-  id: number;
-  type: EventType;
-  /** Set on job.* events, so a job's own stream can pick them out. */
-  jobId: string | null;
-  /** The whole SSE frame: `id`, `event` and `data` lines and the blank line. */
-  frame: string;
-}
-
-export type EndReason = 'done' | 'dropped' | 'closed';
-
-export interface Subscriber {
-  /** The frames waiting, oldest first; taking them empties the queue. */
-  take(): string[];
-  /** Called once, at the next frame's arrival or the subscription's end (not for what is queued already). */
-  onReady(callback: () => void): void;
-  /** Set once no more frames will come: the last frame matched `until`, the queue overflowed, or the bus closed. */
-  ended(): EndReason | null;
-  /** The client left: forget this subscriber now. */
-  close(): void;
-}
-
-export interface SubscribeOptions {
-  /**
-   * A `Last-Event-ID`: replay the ring's events after it (after a `reset` event when the ring no longer reaches
-   * back to it). Null: replay the whole ring when `replayAll`, else only events published from now on.
-   */
-  after: number | null;
-  replayAll?: boolean;
-  filter(event: BusEvent): boolean;
-  /** After delivering an event that matches, the subscription ends with `done`. */
-  until?(event: BusEvent): boolean;
-}
+export { EVENT_TYPES, parseEventId, sseFrame, type BusEvent, type EndReason, type EventType, type SubscribeOptions, type Subscriber } from '../protocol/events.ts';
+import { sseFrame, type BusEvent, type EndReason, type EventType, type SubscribeOptions, type Subscriber } from '../protocol/events.ts';
+import type { EventsPort } from '../protocol/ports/jobs.ts';
 
 export interface BusLimits {
   ringEvents: number;
@@ -58,17 +15,6 @@ export interface BusLimits {
 }
 
 export const DEFAULT_BUS_LIMITS: BusLimits = { ringEvents: 1000, ringBytes: 1 << 20, queueEvents: 256, queueBytes: 256 << 10 };
-
-/** An ID as a client sends it back: decimal digits only, as this bus issues them. */
-export function parseEventId(raw: string | undefined): number | null | undefined {
-  if (raw === undefined || raw === '') return null;
-  if (!/^\d{1,16}$/.test(raw)) return undefined;
-  return Number(raw);
-}
-
-export function sseFrame(type: string, data: unknown, id?: number): string {
-  return `${id === undefined ? '' : `id: ${id}\n`}event: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
-}
 
 export function createEventBus(limits: BusLimits = DEFAULT_BUS_LIMITS, now: () => number = Date.now) {
   // IDs start at the start time in microseconds, so an ID from an earlier run of the service is always older
@@ -191,3 +137,23 @@ export function createEventBus(limits: BusLimits = DEFAULT_BUS_LIMITS, now: () =
 }
 
 export type EventBus = ReturnType<typeof createEventBus>;
+
+const JOB_ENDS: ReadonlySet<EventType> = new Set(['job.succeeded', 'job.failed', 'job.cancelled']);
+
+/** The bus as the edge reaches it: a subscription described as data becomes the bus's filter and end. */
+export function eventsPort(bus: EventBus): EventsPort {
+  return {
+    lastId: () => bus.lastId(),
+    holds: (id) => bus.holds(id),
+    subscribe({ after, replayAll, types, jobId }) {
+      const only = types === undefined || types === null ? null : new Set(types);
+      const wanted = (e: BusEvent) => (jobId === undefined || e.jobId === jobId) && (only === null || only.has(e.type));
+      return bus.subscribe({
+        after,
+        ...(replayAll !== undefined && { replayAll }),
+        filter: wanted,
+        ...(jobId !== undefined && { until: (e: BusEvent) => wanted(e) && JOB_ENDS.has(e.type) }),
+      });
+    },
+  };
+}

@@ -1,40 +1,14 @@
-import { ServiceError, toServiceError, type ErrorCode } from '../protocol/errors.ts';
+import { ServiceError, toServiceError } from '../protocol/errors.ts';
 import { newId } from '../protocol/ids.ts';
 import type { EventBus } from './events.ts';
+import { TERMINAL_STATES, type JobError, type JobFilter, type JobKind, type JobRecord, type JobState } from '../protocol/jobs.ts';
 
 // Long operations (model load, unload and benchmark today; pull and service start later) as jobs: kept in
 // memory, since a job cannot outlive the process that runs it. Every move is published on the event bus.
 // Bounded: at most MAX_ACTIVE jobs queued or running (beyond that 503 OVERLOADED), and the newest KEEP_FINISHED
 // finished ones.
 
-export const JOB_KINDS = ['load', 'unload', 'benchmark', 'start'] as const;
-export type JobKind = (typeof JOB_KINDS)[number];
-export const JOB_STATES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
-export type JobState = (typeof JOB_STATES)[number];
-export const TERMINAL_STATES: readonly JobState[] = ['succeeded', 'failed', 'cancelled'];
-
-export interface JobRecord {
-  id: string;
-  kind: JobKind;
-  /** What the job works on (a catalog model ID), at most 512 characters. */
-  subject: string | null;
-  state: JobState;
-  /** 0..1. */
-  progress: number;
-  result: unknown;
-  error: JobError | null;
-  createdAt: string;
-  startedAt: string | null;
-  endedAt: string | null;
-}
-
-/** The error envelope's fields, without headers or a status override. */
-export interface JobError {
-  code: ErrorCode;
-  message: string;
-  param: string | null;
-  details: Record<string, unknown>;
-}
+export { JOB_KINDS, JOB_STATES, TERMINAL_STATES, type JobError, type JobKind, type JobRecord, type JobState } from '../protocol/jobs.ts';
 
 export interface JobContext {
   /** Fires when the job is cancelled. */
@@ -50,12 +24,7 @@ export interface JobSpec {
   run(ctx: JobContext): Promise<unknown>;
 }
 
-export interface JobFilter {
-  state?: JobState;
-  kind?: JobKind;
-  limit: number;
-  offset: number;
-}
+export type { JobFilter };
 
 const MAX_ACTIVE = 64;
 const KEEP_FINISHED = 200;

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { KINDS, type UpstreamModelList } from '../protocol/providers.ts';
+import { KINDS, MAX_LISTED_MODELS, truncated, type UpstreamModelList } from '../protocol/providers.ts';
 import { ServiceError, toServiceError } from '../protocol/errors.ts';
 import type { StoreEnv } from '../store/env.ts';
 import type { ModelListCache, ModelRepo } from '../store/model-repo.ts';
@@ -8,18 +8,6 @@ import type { ProviderRecord } from '../store/provider-repo.ts';
 // The provider service's model-list refresher: one fetch per provider at a time, its list committed and the
 // catalog told, in the background after a write or once a list is older than the TTL, or awaited when a
 // client asks for a refresh.
-
-/**
- * The most models one provider's list may put in the catalog; the rest of a longer list is left out (first
- * ones kept, in the upstream's order) and the refresh says so. OpenRouter lists about 400 today; the bound
- * is what keeps a provider that lists without end (one whose list includes this catalog) from growing it.
- */
-export const MAX_LISTED_MODELS = 2_000;
-
-/** True when the provider listed more than MAX_LISTED_MODELS and the rest were left out. */
-export function truncated(listing: ModelListCache): boolean {
-  return listing.listedCount !== undefined && listing.listedCount > listing.models.length;
-}
 
 export interface Refreshed {
   listing: ModelListCache;

@@ -13,8 +13,12 @@ import { auditedCrud } from './crud.ts';
 import { checkCredentialRedirect } from './credential-redirect.ts';
 import { createProviderRefresh } from './provider-refresh.ts';
 import { checkBaseUrl, checkCredential, checkHints, checkNotOwnListener, defaultProviderId } from './provider-validation.ts';
+import { MAX_LISTED_MODELS, truncated } from '../protocol/providers.ts';
+import { targetOf } from '../protocol/catalog.ts';
 
-export { MAX_LISTED_MODELS, truncated } from './provider-refresh.ts';
+import type { TestOutcome } from '../protocol/ports/providers.ts';
+
+export { MAX_LISTED_MODELS, targetOf, truncated };
 
 /** Lists a provider's models off the main thread (the proxy pool), reading the credential there. */
 export type ModelLister = (target: ProviderTarget, credentialRef: string | null) => Promise<UpstreamModelList>;
@@ -36,12 +40,7 @@ export interface ProviderService {
   close(): Promise<void>;
 }
 
-export interface TestOutcome {
-  ok: boolean;
-  latencyMs: number;
-  modelCount: number | null;
-  error: { code: string; message: string; details: Record<string, unknown> } | null;
-}
+export type { TestOutcome };
 
 interface Deps {
   env: StoreEnv;
@@ -77,10 +76,6 @@ export function toProviderView(r: ProviderRecord): ProviderView {
     createdAt: new Date(r.createdAt).toISOString(),
     updatedAt: new Date(r.updatedAt).toISOString(),
   };
-}
-
-export function targetOf(r: ProviderRecord): ProviderTarget {
-  return { id: r.id, kind: r.kind, baseUrl: r.baseUrl ?? '', hints: r.hints, timeouts: r.timeouts };
 }
 
 // Over 80 lines as a closure of short methods over one state, the shape of every control service here.

@@ -2,6 +2,7 @@ import { get as httpGet } from 'node:http';
 import { get as httpsGet } from 'node:https';
 import type { ProviderKind } from '../protocol/providers.ts';
 import { LLAMA_SERVER_BINARIES, locateOnPath, runVersion } from './llama-server-binary.ts';
+import type { DiscoveredRuntime, DiscoveryAnswer, DiscoverySource } from '../protocol/runtime-discovery.ts';
 
 // Local runtimes the service could use: an Ollama daemon at its default address, llama-server binaries on
 // PATH and the configured local providers. Every probe is async and bounded in time and size, so the edge
@@ -9,31 +10,7 @@ import { LLAMA_SERVER_BINARIES, locateOnPath, runVersion } from './llama-server-
 // Nothing here reports a filesystem path or a credential: URLs lose their userinfo, query and fragment, and
 // failure reasons come from a fixed vocabulary.
 
-export type DiscoverySource = 'default_address' | 'path' | 'provider';
-export type DiscoveryState = 'reachable' | 'unreachable' | 'found';
-
-export interface DiscoveredRuntime {
-  kind: 'ollama' | 'llamacpp' | 'openai_compatible';
-  source: DiscoverySource;
-  providerId?: string;
-  /** What the runtime says it is, or null when it did not say. */
-  version: string | null;
-  /** llama-server's build number (its release tag is `b<build>`), on PATH records only. */
-  build?: number | null;
-  state: DiscoveryState;
-  /** Network runtimes: where it was probed, without credentials, query or fragment. */
-  url?: string | null;
-  /** PATH records: the binary's name, never its directory. */
-  binary?: string;
-  onPath?: true;
-  /** Why an unreachable runtime is so, from a fixed vocabulary (`HTTP 503`, `timed out`, ...). */
-  reason?: string | null;
-}
-
-export interface DiscoveryAnswer {
-  data: DiscoveredRuntime[];
-  probedAt: string;
-}
+export type { DiscoveredRuntime, DiscoveryAnswer, DiscoverySource, DiscoveryState } from '../protocol/runtime-discovery.ts';
 
 export interface DiscoveryProvider {
   id: string;

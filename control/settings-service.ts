@@ -7,7 +7,7 @@ import type { StoreEnv } from '../store/env.ts';
 import type { SettingsRepo } from '../store/settings-repo.ts';
 import type { Actor } from './actor.ts';
 import { auditedCrud } from './crud.ts';
-import { normalizeOrigin } from '../edge/http/cors.ts';
+import { normalizeOrigin } from '../protocol/origin.ts';
 import { mergeOAuthClients } from './gauge/oauth-clients.ts';
 
 /** What the running listener actually is; settings can only change it across a restart. */

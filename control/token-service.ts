@@ -9,10 +9,10 @@ import type { MetaRepo } from '../store/meta-repo.ts';
 import type { TokenRecord, TokenRepo } from '../store/token-repo.ts';
 import type { Actor } from './actor.ts';
 import { auditedCrud } from './crud.ts';
-import { displayPrefix, generateTokenSecret, tokenHash } from '../edge/http/auth.ts';
-import type { Principal } from '../edge/http/types.ts';
+import { displayPrefix, generateTokenSecret, tokenHash } from '../protocol/token-secret.ts';
+import type { AuthResult } from '../protocol/ports/tokens.ts';
 
-export type AuthResult = { ok: true; principal: Principal } | { ok: false; reason: 'unknown' | 'expired' };
+export type { AuthResult };
 
 const RECENT_HASHES = 64;
 

@@ -44,3 +44,8 @@ export const PRESET_SCOPE_GROUPS = [
 
 /** Families where a preset `system` prompt applies. */
 export const PRESET_SYSTEM_FAMILIES: readonly EndpointFamily[] = ['styleA.chat_completions', 'styleA.responses', 'styleB.messages'];
+
+/** Parameter names a preset may set for `family` (the protocol's own names for sampling and output control). */
+export function parametersFor(family: EndpointFamily): readonly string[] {
+  return PRESET_PARAMETERS[family];
+}

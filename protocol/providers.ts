@@ -125,3 +125,25 @@ export interface UpstreamModel {
   contextWindow: number | null;
   families: EndpointFamily[];
 }
+
+/**
+ * The most models one provider's list may put in the catalog; the rest of a longer list is left out (first
+ * ones kept, in the upstream's order) and the refresh says so. OpenRouter lists about 400 today; the bound
+ * is what keeps a provider that lists without end (one whose list includes this catalog) from growing it.
+ */
+export const MAX_LISTED_MODELS = 2_000;
+
+export interface ModelListCache {
+  fetchedAt: number | null;
+  models: UpstreamModel[];
+  error: { code: string; message: string; at: number } | null;
+  /** How many models the upstream listed, when known: more than `models` holds when the list was cut short. */
+  listedCount?: number;
+  /** How many listed models were left out because their ID or name held the provider's credential. */
+  withheld?: number;
+}
+
+/** True when the provider listed more than MAX_LISTED_MODELS and the rest were left out. */
+export function truncated(listing: ModelListCache): boolean {
+  return listing.listedCount !== undefined && listing.listedCount > listing.models.length;
+}

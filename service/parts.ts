@@ -11,7 +11,7 @@ import type { Pairing } from '../control/pairing.ts';
 import type { ProviderService } from '../control/provider-service.ts';
 import type { ServiceAccounts } from '../control/service-accounts.ts';
 import type { ListenerInfo, SettingsService } from '../control/settings-service.ts';
-import type { createSmartRouting } from '../control/smart-route/wire.ts';
+import type { createSmartRouting } from './smart-routing.ts';
 import type { TokenService } from '../control/token-service.ts';
 import type { createGaugeAlerts } from '../control/gauge/alerts.ts';
 import type { createGaugeBudgets } from '../control/gauge/budgets.ts';

@@ -1,4 +1,5 @@
-import { GAUGE_BUILT_IN_SOURCES, type GaugeBuiltInSource } from '../protocol/gauge-catalog.ts';
+import { GAUGE_BUILT_IN_SOURCES } from '../protocol/gauge-catalog.ts';
+import type { GaugeSourceRecord } from '../protocol/gauge-sources.ts';
 import type { StoreEnv } from './env.ts';
 import { recordRepo } from './record-repo.ts';
 
@@ -6,14 +7,7 @@ import { recordRepo } from './record-repo.ts';
 // gauge worker reads these records to know what to collect. Keys are source IDs, bounded before they get here
 // (built-in names, `acct_` + a ULID).
 
-/** A built-in source's fields (its `label` already redacted: email local parts removed), and the stored rest. */
-export interface GaugeSourceRecord extends GaugeBuiltInSource {
-  builtIn: boolean;
-  /** Opaque vault reference; never leaves the store, the edge's memory and the gauge worker. */
-  credentialRef: string | null;
-  createdAt: number;
-  updatedAt: number;
-}
+export type { GaugeSourceRecord };
 
 export interface GaugeSourceRepo {
   all(): GaugeSourceRecord[];

@@ -1,6 +1,6 @@
 import type { EndpointFamily } from '../protocol/families.ts';
 import type { ModelAcceleration, ModelPricing } from '../protocol/http/catalog.ts';
-import type { UpstreamModel } from '../protocol/providers.ts';
+import type { ModelListCache } from '../protocol/providers.ts';
 import type { StoreEnv } from './env.ts';
 import { boundedKey } from './keys.ts';
 
@@ -21,15 +21,7 @@ export interface ModelRecord {
 }
 
 /** The last model list a provider reported, and the last failure to get one. */
-export interface ModelListCache {
-  fetchedAt: number | null;
-  models: UpstreamModel[];
-  error: { code: string; message: string; at: number } | null;
-  /** How many models the upstream listed, when known: more than `models` holds when the list was cut short. */
-  listedCount?: number;
-  /** How many listed models were left out because their ID or name held the provider's credential. */
-  withheld?: number;
-}
+export type { ModelListCache };
 
 export interface ModelRepo {
   all(): ModelRecord[];

@@ -19,88 +19,6 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   bin: ['bin', 'service', 'cli'],
 };
 const LAYERS = Object.keys(MAY_IMPORT);
-// Imports that run against the layers today, each to be removed (W3.1): the check fails on any other, and on
-// an entry here that no longer occurs, so the list only shrinks.
-const KNOWN = new Set([
-  'control/actor.ts -> edge/http/types.ts',
-  'control/credential-redirect.ts -> edge/http/types.ts',
-  'control/local-runtime.ts -> edge/routes/runtime.ts',
-  'control/settings-service.ts -> edge/http/cors.ts',
-  'control/smart-route/gateway.ts -> edge/gateway/resolve.ts',
-  'control/smart-route/wire.ts -> edge/http/router.ts',
-  'control/smart-route/wire.ts -> edge/routes/presets.ts',
-  'control/smart-route/wire.ts -> edge/routes/route-packs.ts',
-  'control/token-service.ts -> edge/http/auth.ts',
-  'control/token-service.ts -> edge/http/types.ts',
-  'edge/gateway/count-tokens.ts -> control/catalog.ts',
-  'edge/gateway/count-tokens.ts -> control/provider-service.ts',
-  'edge/gateway/multipart.ts -> control/catalog.ts',
-  'edge/gateway/plain-names.ts -> control/catalog.ts',
-  'edge/gateway/resolve.ts -> control/catalog.ts',
-  'edge/gateway/routes.ts -> control/catalog-service.ts',
-  'edge/gateway/routes.ts -> control/catalog.ts',
-  'edge/gateway/routes.ts -> control/provider-service.ts',
-  'edge/gateway/routes.ts -> control/smart-route/gateway.ts',
-  'edge/http/app.ts -> control/metrics/traffic.ts',
-  'edge/http/app.ts -> control/token-service.ts',
-  'edge/http/event-stream.ts -> control/events.ts',
-  'edge/routes/catalog.ts -> control/actor.ts',
-  'edge/routes/catalog.ts -> control/catalog-service.ts',
-  'edge/routes/gauge-alerts.ts -> control/actor.ts',
-  'edge/routes/gauge-alerts.ts -> control/gauge/alerts.ts',
-  'edge/routes/gauge-alerts.ts -> control/gauge/service.ts',
-  'edge/routes/gauge-alerts.ts -> control/gauge/validation.ts',
-  'edge/routes/gauge-auth-sessions.ts -> control/actor.ts',
-  'edge/routes/gauge-auth-sessions.ts -> control/gauge/auth-sessions.ts',
-  'edge/routes/gauge-budgets.ts -> control/actor.ts',
-  'edge/routes/gauge-budgets.ts -> control/gauge/budgets.ts',
-  'edge/routes/gauge-insights.ts -> control/catalog.ts',
-  'edge/routes/gauge-insights.ts -> control/gauge/capacity-signal.ts',
-  'edge/routes/gauge-insights.ts -> control/gauge/recommend.ts',
-  'edge/routes/gauge-insights.ts -> control/gauge/service.ts',
-  'edge/routes/gauge-insights.ts -> control/gauge/views.ts',
-  'edge/routes/gauge.ts -> control/actor.ts',
-  'edge/routes/gauge.ts -> control/credential-redirect.ts',
-  'edge/routes/gauge.ts -> control/gauge/service.ts',
-  'edge/routes/gauge.ts -> control/gauge/validation.ts',
-  'edge/routes/gauge.ts -> control/gauge/views.ts',
-  'edge/routes/jobs.ts -> control/events.ts',
-  'edge/routes/jobs.ts -> control/jobs.ts',
-  'edge/routes/metrics.ts -> control/metrics/registry.ts',
-  'edge/routes/models.ts -> control/catalog-service.ts',
-  'edge/routes/models.ts -> control/catalog.ts',
-  'edge/routes/models.ts -> control/smart-route/discovery.ts',
-  'edge/routes/pairing.ts -> control/actor.ts',
-  'edge/routes/pairing.ts -> control/pairing.ts',
-  'edge/routes/presets.ts -> control/actor.ts',
-  'edge/routes/presets.ts -> control/presets/preset-service.ts',
-  'edge/routes/providers.ts -> control/actor.ts',
-  'edge/routes/providers.ts -> control/catalog-service.ts',
-  'edge/routes/providers.ts -> control/credential-redirect.ts',
-  'edge/routes/providers.ts -> control/provider-service.ts',
-  'edge/routes/route-packs.ts -> control/actor.ts',
-  'edge/routes/route-packs.ts -> control/smart-route/decide.ts',
-  'edge/routes/route-packs.ts -> control/smart-route/pack-service.ts',
-  'edge/routes/runtime-discovery.ts -> control/runtime-discovery.ts',
-  'edge/routes/runtime-placement.ts -> control/benchmarks.ts',
-  'edge/routes/runtime-placement.ts -> control/catalog-service.ts',
-  'edge/routes/runtime.ts -> control/actor.ts',
-  'edge/routes/runtime.ts -> control/benchmarks.ts',
-  'edge/routes/runtime.ts -> control/catalog-service.ts',
-  'edge/routes/runtime.ts -> control/catalog.ts',
-  'edge/routes/runtime.ts -> control/events.ts',
-  'edge/routes/runtime.ts -> control/jobs.ts',
-  'edge/routes/service-accounts.ts -> control/actor.ts',
-  'edge/routes/service-accounts.ts -> control/service-accounts.ts',
-  'edge/routes/services.ts -> control/actor.ts',
-  'edge/routes/services.ts -> control/jobs.ts',
-  'edge/routes/services.ts -> control/services.ts',
-  'edge/routes/settings.ts -> control/actor.ts',
-  'edge/routes/settings.ts -> control/settings-service.ts',
-  'edge/routes/tokens.ts -> control/actor.ts',
-  'edge/routes/tokens.ts -> control/token-service.ts',
-]);
-
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(join(ROOT, dir), { recursive: true, withFileTypes: true })
@@ -130,8 +48,7 @@ test('every import runs down the layers', () => {
       if (!allowed) wrong.push(`${file} -> ${target}`);
     }
   }
-  assert.deepEqual(wrong.filter((w) => !KNOWN.has(w)), [], 'imports against the layers');
-  assert.deepEqual([...KNOWN].filter((k) => !wrong.includes(k)), [], 'KNOWN entries that no longer occur: remove them');
+  assert.deepEqual(wrong, [], 'imports against the layers');
 });
 
 test('no import circle', () => {

@@ -4,8 +4,6 @@ import { GAUGE_LIMITS } from '../../protocol/gauge-catalog.ts';
 import {
   ALERT_DELIVERY_MOVES,
   ALERT_STATE_MOVES,
-  type AlertDeliveryState,
-  type AlertEventState,
   type GaugeAlertEvent,
   type GaugeAlertRule,
   type GaugeBudgetStatus,
@@ -13,6 +11,7 @@ import {
 import { redactText } from '../../protocol/gauge-redact.ts';
 import { ALERT_COOLDOWN_DEFAULT_MINUTES, type GaugeAlertDeliveryUpdate, type GaugeAlertRuleCreate, type GaugeAlertRuleUpdate } from '../../protocol/http/gauge-alerts.ts';
 import { monotonicIdFactory } from '../../protocol/ids.ts';
+import type { AlertEventFilter } from '../../protocol/ports/gauge.ts';
 import type { AuditRepo } from '../../store/audit-repo.ts';
 import type { StoreEnv } from '../../store/env.ts';
 import type { GaugeAlertRepo, StoredAlertEvent } from '../../store/gauge-alert-repo.ts';
@@ -46,15 +45,7 @@ export interface GaugeAlertsDeps {
   tickMs?: number;
 }
 
-export interface AlertEventFilter {
-  ruleId?: string;
-  accountId?: string;
-  providerId?: string;
-  state?: AlertEventState;
-  delivery?: AlertDeliveryState;
-  after?: number;
-  before?: number;
-}
+export type { AlertEventFilter };
 
 export const ALERT_EVENTS_DEFAULT_RANGE_DAYS = 30;
 

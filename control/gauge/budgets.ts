@@ -16,7 +16,7 @@ import type { Actor } from '../actor.ts';
 import { auditedCrud } from '../crud.ts';
 import { budgetStatus, type MeteredCost } from './budget-status.ts';
 import { checkId } from './validation.ts';
-import { isAccount } from './views.ts';
+import { isAccount } from '../../protocol/gauge-sources.ts';
 
 // Gauge's project budgets on the edge: writes with their audit records, and `budgetStatuses(now)`, which the
 // routes answer with and the alert evaluator reads. Budgets are setup: they are kept and answered while Gauge

@@ -1,11 +1,11 @@
-import type { GaugeReading, GaugeReadingSource } from '../../protocol/gauge.ts';
 import type { GaugeActor } from '../../workers/gauge/actor.ts';
 import { LIVE_HEADERS_ACCOUNT_PREFIX } from '../../protocol/gauge-catalog.ts';
 import type { StoredReading } from '../../store/gauge-data-repo.ts';
 import type { GaugeSourceRecord } from '../../store/gauge-source-repo.ts';
 import type { CapacityReading, CapacitySignal, CapacityTracker } from '../capacity.ts';
 import type { Catalog } from '../catalog.ts';
-import { isAccount } from './views.ts';
+import { isAccount } from '../../protocol/gauge-sources.ts';
+import { LOW_HEADROOM, STALE_MS, statusOf, tightest, UNDATED_MS, type CapacityRow, type CapacityStatus, type Tightest } from '../../protocol/gauge-capacity.ts';
 
 // The one capacity signal: the live-header tracker (per catalog model, from answer heads and 429s) and Gauge's
 // polled readings (per account: the tightest window still counting). GET /v1/gauge/capacity lists it;
@@ -19,72 +19,11 @@ import { isAccount } from './views.ts';
 // different limits). A window whose reset time passed no longer counts; one without a reset time counts for
 // UNDATED_MS after its reading, and a reading older than STALE_MS counts for nothing.
 
-export const UNDATED_MS = 60 * 60_000;
-export const STALE_MS = 24 * 60 * 60_000;
-/** Below this headroom an account is `low`. */
-export const LOW_HEADROOM = 0.1;
+export { LOW_HEADROOM, STALE_MS, UNDATED_MS };
 /** Polled readings are reread from the store at most this often on the request path (and after a refresh). */
 const CACHE_MS = 1_000;
 
-export type CapacityStatus = 'ok' | 'low' | 'exhausted' | 'rate_limited' | 'unknown';
-
-export interface CapacityRow {
-  providerId: string;
-  accountId: string;
-  /** A catalog model ID for per-model live readings; null for a whole account. */
-  model: string | null;
-  headroom: number | null;
-  resetsAt: string | null;
-  status: CapacityStatus;
-  /** Of the answers and 429s heard in the last 15 minutes, the share that were 429s; null when none were heard. */
-  recentRateLimitedShare: number | null;
-  source: GaugeReadingSource;
-  observedAt: string;
-}
-
-export interface Tightest {
-  headroom: number;
-  windowId: string;
-  remaining: number | null;
-  limit: number | null;
-  /** The window's announced reset, when it has one. */
-  resetsAt: number | null;
-  /** When this stops counting: the reset, or UNDATED_MS after the reading. */
-  countsUntil: number;
-}
-
-const clamp = (x: number) => Math.min(1, Math.max(0, x));
-
-/** The window of a reading with the least headroom that still counts at `now`; null when none does. */
-export function tightest(reading: GaugeReading, now: number): Tightest | null {
-  const at = Date.parse(reading.collectedAt);
-  if (!(now - at < STALE_MS)) return null;
-  let best: Tightest | null = null;
-  const consider = (t: Tightest) => {
-    if (t.countsUntil > now && (best === null || t.headroom < best.headroom)) best = t;
-  };
-  for (const w of reading.windows) {
-    let headroom: number | null = null;
-    if (w.limit !== null && w.limit > 0 && w.remaining !== null) headroom = clamp(w.remaining / w.limit);
-    else if (w.limit !== null && w.limit > 0 && w.used !== null) headroom = clamp(1 - w.used / w.limit);
-    else if (w.utilization !== null) headroom = clamp(1 - w.utilization);
-    if (headroom === null) continue;
-    const resetsAt = w.resetsAt === null ? null : Date.parse(w.resetsAt);
-    consider({ headroom, windowId: w.id, remaining: w.remaining, limit: w.limit, resetsAt, countsUntil: resetsAt ?? at + UNDATED_MS });
-  }
-  const c = reading.credits;
-  if (c && c.total !== null && c.total > 0 && c.remaining !== null) {
-    consider({ headroom: clamp(c.remaining / c.total), windowId: 'credits', remaining: c.remaining, limit: c.total, resetsAt: null, countsUntil: at + UNDATED_MS });
-  }
-  return best;
-}
-
-export function statusOf(headroom: number | null, rateLimited = false): CapacityStatus {
-  if (rateLimited) return 'rate_limited';
-  if (headroom === null) return 'unknown';
-  if (headroom === 0) return 'exhausted';
-  return headroom < LOW_HEADROOM ? 'low' : 'ok';
-}
+export { statusOf, tightest, type CapacityRow, type CapacityStatus, type Tightest };
 
 export interface CapacitySignalDeps {
   live: CapacityTracker;

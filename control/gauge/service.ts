@@ -13,14 +13,12 @@ import type { Actor } from '../actor.ts';
 import { checkCredentialRedirect } from '../credential-redirect.ts';
 import { stageGaugeAudit, type GaugeAuditAction } from './audit.ts';
 import { checkCredentialAllowed, checkId, mergeConfig } from './validation.ts';
+import { gaugeDisabled, type GaugeSettings } from '../../protocol/gauge-sources.ts';
 
 // Gauge's state changes on the edge: accounts and sources (setup), history deletion and the refresh gate.
 // Credentials go straight to the vault; records keep the reference; the worker is told to reread setup.
 
-export interface GaugeSettings {
-  enabled: boolean;
-  retentionDays: number;
-}
+export type { GaugeSettings };
 
 export interface GaugeServiceDeps {
   env: StoreEnv;
@@ -35,8 +33,7 @@ export interface GaugeServiceDeps {
 const notFound = (what: string, id: string, param = 'id') =>
   new ServiceError('NOT_FOUND', `No Gauge ${what} with ID \`${id.slice(0, 160)}\`.`, { param });
 
-export const gaugeDisabled = () =>
-  new ServiceError('GAUGE_DISABLED', 'Gauge is turned off; set `gauge.enabled` to true with PATCH /v1/settings first.');
+export { gaugeDisabled };
 
 /** A Gauge account's key (or admin key) goes to `config.baseUrl`: moving it is moving the key. */
 function checkRedirect(current: GaugeSourceRecord, next: GaugeSourceRecord, credential: string | null | undefined, mayRedirect: boolean): void {

@@ -1,21 +1,16 @@
 import { isAbsolute } from 'node:path';
 import { ServiceError } from '../../protocol/errors.ts';
-import { GAUGE_CONFIG_KEYS, GAUGE_LIMITS, type GaugeSourceConfig } from '../../protocol/gauge-catalog.ts';
+import { GAUGE_CONFIG_KEYS, type GaugeSourceConfig } from '../../protocol/gauge-catalog.ts';
 import type { GaugeConfigPatch } from '../../protocol/http/gauge.ts';
 import type { GaugeSourceRecord } from '../../store/gauge-source-repo.ts';
+import { checkId, TAKES_CREDENTIAL, takesCredential } from '../../protocol/gauge-sources.ts';
 
 // Checks on Gauge writes beyond the schema: which configuration keys a source takes, what a base URL and a log
 // path may be, which sources take a credential, and the length of path IDs.
 
 const bad = (param: string, message: string) => new ServiceError('INVALID_REQUEST', message, { param });
 
-const TAKES_CREDENTIAL = new Set(['admin_key', 'api_key', 'oauth_device', 'browser_assisted']);
-
-/** Path parameters: the contract's 160 characters, checked before any lookup. */
-export function checkId(id: string, param = 'id'): string {
-  if (id.length === 0 || id.length > GAUGE_LIMITS.idMax) throw bad(param, `\`${param}\` must be 1 to ${GAUGE_LIMITS.idMax} characters.`);
-  return id;
-}
+export { checkId, takesCredential };
 
 /** A collector's or authorization server's base: absolute http(s), no user info, query or fragment; trailing `/` dropped. */
 export function checkBaseUrl(value: string, param: string): string {
@@ -61,5 +56,3 @@ export function checkCredentialAllowed(source: Pick<GaugeSourceRecord, 'authMode
   if (credential === undefined || TAKES_CREDENTIAL.has(source.authMode)) return;
   throw bad('credential', 'This source reads no credential.');
 }
-
-export const takesCredential = (source: Pick<GaugeSourceRecord, 'authMode'>) => TAKES_CREDENTIAL.has(source.authMode);

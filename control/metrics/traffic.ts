@@ -1,5 +1,6 @@
 import { FAMILY_OPERATIONS } from '../../protocol/families.ts';
 import type { UsageEvent } from '../../protocol/gateway.ts';
+import type { RequestObserver } from '../../protocol/metrics.ts';
 import { MAX_SERIES, OTHER, type CounterChild, type HistogramChild, type Registry } from './registry.ts';
 
 // What every answer and every metered call adds to /metrics. Labels come from bounded sets only: the route
@@ -31,12 +32,7 @@ interface ProviderEntry {
   tokens: CounterChild[];
 }
 
-export interface RequestObserver {
-  /** An answer went out (for a stream: it ended). `route` is the app's route name: `METHOD /pattern`, `unmatched` or `preflight`. */
-  answered(route: string, method: string, status: number, durationMs: number): void;
-  /** The answer was an error envelope with this code. */
-  failed(route: string, code: string): void;
-}
+export type { RequestObserver };
 
 // Gateway operations by route name, as the route table spells them (`:id`, not `{id}`).
 const GATEWAY_FAMILIES = new Map<string, string>();

@@ -1,8 +1,9 @@
 import { ServiceError } from '../../protocol/errors.ts';
 import type { EndpointFamily } from '../../protocol/families.ts';
 import type { PresetView } from '../../protocol/http/presets.ts';
-import { PRESET_PARAMETERS, PRESET_SCOPE_GROUPS, PRESET_SYSTEM_FAMILIES } from '../../protocol/presets.ts';
+import { parametersFor, PRESET_SCOPE_GROUPS, PRESET_SYSTEM_FAMILIES } from '../../protocol/presets.ts';
 import type { Catalog, ResolvedModel } from '../catalog.ts';
+import type { UsablePreset } from '../../protocol/smart-route.ts';
 
 // The rules a preset must satisfy against the catalog as it is now. Writes (and /v1/presets/validate) throw
 // the first violation; resolution and discovery re-check usability, since the target may have been hidden
@@ -12,10 +13,7 @@ type PresetShape = Pick<PresetView, 'model' | 'parameters' | 'system' | 'familyS
 
 const invalid = (param: string, message: string) => new ServiceError('INVALID_REQUEST', message, { param });
 
-/** Parameter names a preset may set for `family` (the protocol's own names for sampling and output control). */
-export function parametersFor(family: EndpointFamily): readonly string[] {
-  return PRESET_PARAMETERS[family];
-}
+export { parametersFor };
 
 export function checkPreset(p: PresetShape, catalog: Catalog): ResolvedModel {
   const target = catalog.resolve(p.model);
@@ -43,12 +41,7 @@ export function checkPreset(p: PresetShape, catalog: Catalog): ResolvedModel {
   return target;
 }
 
-export interface UsablePreset {
-  preset: PresetView;
-  target: ResolvedModel;
-  /** The target's families within familyScope: what the synthetic model advertises and serves. */
-  families: EndpointFamily[];
-}
+export type { UsablePreset };
 
 /** The preset as the gateway may use it now, or null when its target is hidden, disabled or gone. */
 export function usablePreset(preset: PresetView, catalog: Catalog): UsablePreset | null {

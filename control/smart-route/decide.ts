@@ -1,10 +1,13 @@
 import type { EndpointFamily } from '../../protocol/families.ts';
 import { GENERATION_FAMILIES } from '../../protocol/families.ts';
-import type { PackRoute, RetryClass, RoutePackView, Strategy } from '../../protocol/http/route-packs.ts';
+import type { PackRoute, RoutePackView, Strategy } from '../../protocol/http/route-packs.ts';
 import { KINDS } from '../../protocol/providers.ts';
 import type { CapacitySignal } from '../capacity.ts';
 import type { Catalog, ResolvedModel } from '../catalog.ts';
 import type { LatencyTracker } from './latency.ts';
+import type { Attempt, Candidate, Decision } from '../../protocol/smart-route.ts';
+
+export type { Attempt, Candidate, Decision };
 
 // Which route a pack takes now and why: the eligible routes ranked by the pack's strategy, the ineligible
 // ones with the reason, then the fallback. The gateway attempts `attempts` in order; GET .../decision shows
@@ -17,34 +20,6 @@ export interface Signals {
   capacity: CapacitySignal;
   latency: LatencyTracker;
   now?: number;
-}
-
-export interface Candidate {
-  routeId: string;
-  model: string;
-  modelId: string | null;
-  providerId: string | null;
-  weight: number;
-  eligible: boolean;
-  /** 1-based attempt position among eligible routes; null when not eligible or beyond maxAttempts. */
-  attempt: number | null;
-  reason: string;
-}
-
-export interface Attempt {
-  routeId: string;
-  target: ResolvedModel;
-}
-
-export interface Decision {
-  slug: string;
-  strategy: Strategy;
-  family: EndpointFamily;
-  maxAttempts: number;
-  retryOn: RetryClass[];
-  candidates: Candidate[];
-  fallback: Candidate;
-  attempts: Attempt[];
 }
 
 /** The generation families the fallback model guarantees; what the synthetic model advertises. */

@@ -1,21 +1,13 @@
-import type { EndpointFamily } from '../../protocol/families.ts';
 import { PRESET_PREFIX } from '../../protocol/http/presets.ts';
 import { ROUTE_PREFIX } from '../../protocol/http/route-packs.ts';
 import type { PresetService } from '../presets/preset-service.ts';
 import type { RoutePackService } from './pack-service.ts';
+import type { SyntheticModel } from '../../protocol/smart-route.ts';
 
 // Presets and route packs as synthetic entries of GET /v1/models (docs/api.md). Only what a
 // client may act on: names, families, the strategy and route IDs; never provider records or credentials.
 
-export interface SyntheticModel {
-  id: string;
-  displayName: string;
-  /** Seconds since the epoch. */
-  created: number;
-  families: EndpointFamily[];
-  /** Safe metadata, shown under `switchyard` in both list shapes. */
-  meta: Record<string, unknown>;
-}
+export type { SyntheticModel };
 
 const seconds = (iso: string) => Math.floor(Date.parse(iso) / 1000);
 

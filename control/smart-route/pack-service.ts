@@ -8,11 +8,9 @@ import type { Actor } from '../actor.ts';
 import { auditedCrud } from '../crud.ts';
 import type { Catalog } from '../catalog.ts';
 import { decide, packFamilies, type Decision, type Signals } from './decide.ts';
+import type { UsablePack } from '../../protocol/smart-route.ts';
 
-export interface UsablePack {
-  pack: RoutePackView;
-  families: EndpointFamily[];
-}
+export type { UsablePack };
 
 export interface RoutePackService {
   list(): RoutePackView[];

@@ -1,8 +1,7 @@
 import { ServiceError } from '../../protocol/errors.ts';
 import { GATEWAY_OPS, type GatewayOp } from '../../protocol/gateway.ts';
 import { ADAPTERS } from '../../workers/proxy/providers/index.ts';
-import type { Catalog, ResolvedModel } from '../../control/catalog.ts';
-import { targetOf } from '../../control/provider-service.ts';
+import { targetOf, type Catalog, type ResolvedModel } from '../../protocol/catalog.ts';
 import type { RouteResult } from '../http/router.ts';
 import { responsesToMessagesRequest } from '../../workers/translate/responses-over-messages/responses-messages.ts';
 import { resolveModel, type UnresolvedName } from './resolve.ts';

@@ -1,5 +1,5 @@
 import { transferable } from '../../protocol/relay.ts';
-import type { ResolvedModel } from '../../control/catalog.ts';
+import type { ResolvedModel } from '../../protocol/catalog.ts';
 import { createModelScan, type ModelScan } from '../http/multipart-model.ts';
 import type { RouteContext, RouteResult } from '../http/router.ts';
 import type { RelayCall } from './relay-response.ts';

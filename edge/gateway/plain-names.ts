@@ -1,6 +1,6 @@
 import { ServiceError } from '../../protocol/errors.ts';
 import { directModelId } from '../../protocol/http/catalog.ts';
-import type { Catalog, ResolvedModel } from '../../control/catalog.ts';
+import type { Catalog, ResolvedModel } from '../../protocol/catalog.ts';
 import type { UnresolvedName } from './resolve.ts';
 
 // Agents send the provider's own model names (`claude-sonnet-4-5-20250929`, `gpt-5-codex`), not catalog IDs.

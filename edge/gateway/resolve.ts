@@ -1,8 +1,7 @@
 import { ServiceError } from '../../protocol/errors.ts';
 import { GATEWAY_OPS, type GatewayOp } from '../../protocol/gateway.ts';
-import { KINDS } from '../../protocol/providers.ts';
 import { translationFor, type TranslationKey } from '../../protocol/translation.ts';
-import type { Catalog, ResolvedModel } from '../../control/catalog.ts';
+import { checkCredential, type Catalog, type ResolvedModel } from '../../protocol/catalog.ts';
 
 // Steps 1-3 of the model resolution order (docs/api.md, Gateway), all on the main thread from memory: name the
 // model, check its endpoint family, then the provider. Nothing here reads a credential.
@@ -49,13 +48,4 @@ export function resolveModel(catalog: Catalog, op: GatewayOp, name: unknown, opt
   }
   checkCredential(resolved);
   return resolved;
-}
-
-/** A hosted kind without a stored credential cannot be called; decided from the record, not the vault. */
-export function checkCredential({ provider }: Pick<ResolvedModel, 'provider'>): void {
-  if (KINDS[provider.kind].credential === 'required' && provider.credentialRef === null) {
-    throw new ServiceError('PROVIDER_CREDENTIAL_MISSING', `Provider \`${provider.id}\` has no credential; set one with PATCH /v1/providers/${provider.id}.`, {
-      details: { providerId: provider.id },
-    });
-  }
 }

@@ -10,27 +10,27 @@ import type { TranslationKey } from '../../protocol/translation.ts';
 import type { ResponseRouteRepo } from '../../store/response-route-repo.ts';
 import { forwardRequestHeaders } from '../../workers/proxy/header-policy.ts';
 import type { RelayPool } from '../../workers/proxy/relay-pool.ts';
-import type { ResolvedModel } from '../../control/catalog.ts';
-import type { CatalogService } from '../../control/catalog-service.ts';
+import { checkCredential, targetOf, type ResolvedModel } from '../../protocol/catalog.ts';
 import { parseJsonBody, readJsonBody, scanJsonBody } from '../http/json-body.ts';
 import { afterAnswers } from '../http/after-answers.ts';
 import { createAccessLogger } from '../http/log.ts';
 import { multipartBoundary } from '../http/multipart-model.ts';
-import { targetOf } from '../../control/provider-service.ts';
 import { route, type RouteContext, type RouteDef, type RouteResult } from '../http/router.ts';
 import type { EdgeRequestHead } from '../http/types.ts';
 import { relayMultipart } from './multipart.ts';
 import { startRelay, type RelayCall, type RelayHooks, type RelayOutcome } from './relay-response.ts';
-import { checkCredential, resolveModel, type UnresolvedName } from './resolve.ts';
+import { resolveModel, type UnresolvedName } from './resolve.ts';
 import { countPlan, countResult, estimateResult, isCountOp, messagesCountBody, resolveForCount } from './count-tokens.ts';
-import { isPackName, isPresetName, observeFailure, resolvePack, resolvePreset, retryClassOf, type SmartRouting } from '../../control/smart-route/gateway.ts';
+import type { CatalogReader } from '../../protocol/ports/catalog.ts';
+import type { SmartRoutingPort } from '../../protocol/ports/smart-route.ts';
+import { isPackName, isPresetName, observeFailure, resolvePack, resolvePreset, retryClassOf } from './smart-route.ts';
 
 // Every inference route of the interface (docs/api.md), relayed through the proxy workers. The edge parses
 // just enough to resolve the model (strict JSON; the multipart `model` field) and checks the endpoint
 // family before anything reaches a worker or the vault.
 
 export interface GatewayDeps {
-  catalog: CatalogService;
+  catalog: CatalogReader;
   pool: RelayPool;
   responses: ResponseRouteRepo;
   /** Where each call's usage goes besides the log (the meter, once it exists); never prompts, answers or headers. */
@@ -39,7 +39,7 @@ export interface GatewayDeps {
   /** Directory for multipart prefixes that spill out of memory before the model field arrives. */
   spillDir: string;
   /** Presets, route packs and the signals their strategies read; without it `@` names do not resolve. */
-  smart?: SmartRouting;
+  smart?: SmartRoutingPort;
   /** A second chance for names the catalog does not resolve (resolve.ts). */
   unresolved?: UnresolvedName;
 }
@@ -183,8 +183,8 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
    * only while nothing has reached the client (`call.result` rejects only before the head). Only the
    * attempt whose answer the client gets is metered; earlier ones are logged.
    */
-  async function runPack(ctx: RouteContext<unknown>, op: GatewayOp, smart: SmartRouting, name: string, body: Buffer): Promise<RouteResult> {
-    const decision = resolvePack(smart, op, name);
+  async function runPack(ctx: RouteContext<unknown>, op: GatewayOp, smart: SmartRoutingPort, name: string, body: Buffer): Promise<RouteResult> {
+    const decision = await resolvePack(smart, op, name);
     let aborted = false;
     ctx.onAbort(() => (aborted = true));
     let reason: string | null = null;
@@ -221,8 +221,9 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
         if (smart && isPresetName(name)) {
           // A preset merges into the value, so a large body is parsed after all (with the prototype-key filter).
           const json = value ?? (parseJsonBody(body, headers['content-type']) as Record<string, unknown>);
-          const { resolved, body: presetBody } = resolvePreset(smart, op, name, json);
-          return follow(ctx, op, resolved.provider.id, resolved.model.id, startJson(ctx, op, resolved, name, presetBody));
+          return resolvePreset(smart, op, name, json).then(({ resolved, body: presetBody }) =>
+            follow(ctx, op, resolved.provider.id, resolved.model.id, startJson(ctx, op, resolved, name, presetBody)),
+          );
         }
         if (isCountOp(op)) {
           // Every model is counted: by its provider, by a local tokenizer, or by an estimate (count-tokens.ts).

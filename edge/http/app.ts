@@ -11,17 +11,17 @@ import { parseJsonBody } from './json-body.ts';
 import { createAccessLogger } from './log.ts';
 import { newRequestId, setRequestIdHeaders } from './request-id.ts';
 import { createRouter, type RouteDef, type RouteResult } from './router.ts';
-import type { AuthResult } from '../../control/token-service.ts';
-import type { RequestObserver } from '../../control/metrics/traffic.ts';
+import type { RequestObserver } from '../../protocol/metrics.ts';
+import type { TokenAuthPort } from '../../protocol/ports/tokens.ts';
 import type { BodyStream, EdgeRequest, EdgeRequestHead, EdgeResponse, Principal, ResponseWriter } from './types.ts';
 
 // The core of the edge: host check, CORS, routing, auth, body parsing, errors and the request log line.
 // No socket here; server.ts adapts uWebSockets.js to `prepare` and `run`.
 
-export interface AppDeps {
+/** `authenticate` (TokenAuthPort) runs before routing, synchronously, on every request. */
+export interface AppDeps extends TokenAuthPort {
   routes: readonly RouteDef[];
   log: Logger;
-  authenticate(secret: string): AuthResult;
   /** Read per request: settings changes apply immediately. */
   cors(): CorsPolicy;
   jsonBodyLimit(): number;

@@ -1,17 +1,9 @@
 // CORS (docs/api.md). Off by default; an allowed origin's preflight needs no token, its
 // real requests still do. Header strings are built once per configuration, not per request.
 
-const ORIGIN_SHAPE = /^[a-z][a-z0-9+.-]*:\/\/[^/\s?#@]+$/;
+import { normalizeOrigin } from '../../protocol/origin.ts';
 
-/** `https://App.example:443/` -> `https://app.example`; null when it is not an origin. */
-export function normalizeOrigin(value: string): string | null {
-  if (value === '*') return '*';
-  const trimmed = value.trim().toLowerCase().replace(/\/$/, '');
-  if (!ORIGIN_SHAPE.test(trimmed)) return null;
-  if (trimmed.startsWith('http://') && trimmed.endsWith(':80')) return trimmed.slice(0, -3);
-  if (trimmed.startsWith('https://') && trimmed.endsWith(':443')) return trimmed.slice(0, -4);
-  return trimmed;
-}
+export { normalizeOrigin };
 
 const ALLOW_METHODS = 'GET, POST, PUT, PATCH, DELETE, OPTIONS';
 const EXPOSE_HEADERS = [

@@ -1,4 +1,4 @@
-import { sseFrame, type Subscriber } from '../../control/events.ts';
+import { sseFrame, type Subscriber } from '../../protocol/events.ts';
 import type { ResponseWriter } from './types.ts';
 
 // Writes a bus subscription to a client as text/event-stream. Frames are taken from the subscriber only while

@@ -1,5 +1,3 @@
-import type { Scope } from '../../protocol/scopes.ts';
-
 /** A request as the core sees it: no socket, so every edge function is testable in-process. */
 export interface EdgeRequest {
   method: string;
@@ -48,9 +46,4 @@ export interface ResponseWriter {
 /** A request body read as it arrives; the adapter pauses the socket while the consumer lags. */
 export type BodyStream = AsyncIterable<Uint8Array>;
 
-/** Who is calling: the token's ID and scopes, never the secret. */
-export interface Principal {
-  tokenId: string;
-  scopes: readonly Scope[];
-  serviceAccountId: string | null;
-}
+export type { Principal } from '../../protocol/principal.ts';

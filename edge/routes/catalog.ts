@@ -1,14 +1,13 @@
 import { FAMILIES } from '../../protocol/families.ts';
 import { checkModelCreate, checkModelUpdate } from '../../protocol/http/catalog.ts';
 import { readQuery } from '../../protocol/query.ts';
-import { actorOf } from '../../control/actor.ts';
-import type { CatalogService } from '../../control/catalog-service.ts';
+import { actorOf } from '../../protocol/actor.ts';
 import { parseJsonBody } from '../http/json-body.ts';
 import { route, type RouteDef } from '../http/router.ts';
-import type { ModelActionRunner } from './runtime.ts';
+import type { CatalogPort, ModelActionRunner } from '../../protocol/ports/catalog.ts';
 
 // `{id}` is the URL-encoded direct ID (`openai%2Fgpt-x`): upstream IDs hold slashes of their own.
-export function catalogRoutes(catalog: CatalogService, runAction?: ModelActionRunner): RouteDef[] {
+export function catalogRoutes(catalog: CatalogPort, runAction?: ModelActionRunner): RouteDef[] {
   return [
     ...(runAction
       ? [
@@ -31,7 +30,7 @@ export function catalogRoutes(catalog: CatalogService, runAction?: ModelActionRu
       method: 'GET',
       path: '/v1/catalog/models',
       scope: 'read',
-      handle: ({ req }) => {
+      handle: async ({ req }) => {
         const q = readQuery(req.query, ['providerId', 'source', 'family', 'hidden']);
         const hidden = q.oneOf('hidden', ['true', 'false'] as const);
         const filter = {
@@ -40,7 +39,7 @@ export function catalogRoutes(catalog: CatalogService, runAction?: ModelActionRu
           family: q.oneOf('family', FAMILIES),
           hidden: hidden === undefined ? undefined : hidden === 'true',
         };
-        return { body: { data: catalog.list(filter) } };
+        return { body: { data: await catalog.list(filter) } };
       },
     }),
     route({
@@ -50,7 +49,7 @@ export function catalogRoutes(catalog: CatalogService, runAction?: ModelActionRu
       body: checkModelCreate,
       handle: async ({ body, principal, requestId }) => ({ status: 201, body: await catalog.create(body, actorOf(principal), requestId) }),
     }),
-    route({ method: 'GET', path: '/v1/catalog/models/:id', scope: 'read', handle: ({ params }) => ({ body: catalog.get(params.id!) }) }),
+    route({ method: 'GET', path: '/v1/catalog/models/:id', scope: 'read', handle: async ({ params }) => ({ body: await catalog.get(params.id!) }) }),
     route({
       method: 'PATCH',
       path: '/v1/catalog/models/:id',

@@ -8,25 +8,24 @@ import {
   type GaugeAlertEventPage,
 } from '../../protocol/http/gauge-alerts.ts';
 import { readQuery } from '../../protocol/query.ts';
-import { actorOf } from '../../control/actor.ts';
-import type { GaugeAlerts } from '../../control/gauge/alerts.ts';
-import type { GaugeSettings } from '../../control/gauge/service.ts';
-import { checkId } from '../../control/gauge/validation.ts';
+import { actorOf } from '../../protocol/actor.ts';
+import { checkId, type GaugeSettings } from '../../protocol/gauge-sources.ts';
+import type { GaugeAlertsPort } from '../../protocol/ports/gauge.ts';
 import { route, type RouteDef } from '../http/router.ts';
 
 // Gauge's alert routes (docs/api.md, Gauge). Rules are setup: they read and
 // write while Gauge is off. Events are what Gauge noticed: the list answers `enabled: false` and no data while
 // it is off, and is evaluated just before it answers, so a reader never sees a stale list.
 
-export function gaugeAlertRoutes(alerts: GaugeAlerts, settings: () => GaugeSettings): RouteDef[] {
+export function gaugeAlertRoutes(alerts: GaugeAlertsPort, settings: () => GaugeSettings): RouteDef[] {
   return [
     route({
       method: 'GET',
       path: '/v1/gauge/alert-rules',
       scope: 'read',
-      handle: ({ req }) => {
+      handle: async ({ req }) => {
         readQuery(req.query, []);
-        return { body: { data: alerts.rules() } };
+        return { body: { data: await alerts.rules() } };
       },
     }),
     route({
@@ -72,7 +71,7 @@ export function gaugeAlertRoutes(alerts: GaugeAlerts, settings: () => GaugeSetti
         if (!settings().enabled) return { body: { enabled: false, data: [], limit, offset, hasMore: false } satisfies GaugeAlertEventPage };
         // A failed evaluation is logged; the reader still gets what is stored.
         await alerts.evaluateQuietly();
-        const page = alerts.listEvents(filter, limit, offset);
+        const page = await alerts.listEvents(filter, limit, offset);
         return { body: { enabled: true, ...page, limit, offset } satisfies GaugeAlertEventPage };
       },
     }),

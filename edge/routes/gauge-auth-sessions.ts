@@ -1,13 +1,13 @@
 import { checkGaugeAuthSessionCreate } from '../../protocol/http/gauge-auth-sessions.ts';
 import { readQuery } from '../../protocol/query.ts';
-import { actorOf } from '../../control/actor.ts';
-import type { AuthSessions } from '../../control/gauge/auth-sessions.ts';
+import { actorOf } from '../../protocol/actor.ts';
+import type { GaugeAuthSessionsPort } from '../../protocol/ports/gauge.ts';
 import { route, type RouteDef } from '../http/router.ts';
 
 // Gauge auth sessions (docs/api.md, Gauge): POST starts a device flow and answers once the provider has
 // issued the codes (or refused); GET reads it; DELETE cancels it. Writes need `manage`, reads `read`.
 
-export function gaugeAuthSessionRoutes(sessions: AuthSessions): RouteDef[] {
+export function gaugeAuthSessionRoutes(sessions: GaugeAuthSessionsPort): RouteDef[] {
   return [
     route({
       method: 'POST',
@@ -20,9 +20,9 @@ export function gaugeAuthSessionRoutes(sessions: AuthSessions): RouteDef[] {
       method: 'GET',
       path: '/v1/gauge/auth-sessions/:id',
       scope: 'read',
-      handle: ({ req, params }) => {
+      handle: async ({ req, params }) => {
         readQuery(req.query, []);
-        return { body: sessions.get(params.id!) };
+        return { body: await sessions.get(params.id!) };
       },
     }),
     route({

@@ -1,21 +1,21 @@
 import { checkGaugeBudgetCreate, checkGaugeBudgetUpdate } from '../../protocol/http/gauge-budgets.ts';
 import { readQuery } from '../../protocol/query.ts';
-import { actorOf } from '../../control/actor.ts';
-import type { GaugeBudgets } from '../../control/gauge/budgets.ts';
+import { actorOf } from '../../protocol/actor.ts';
+import type { GaugeBudgetsPort } from '../../protocol/ports/gauge.ts';
 import { route, type RouteDef } from '../http/router.ts';
 
 // Gauge's project budgets (docs/api.md, Gauge). Budgets are setup: they read and write while Gauge is
 // off, like accounts and sources, and their spend comes from the meter, which runs either way.
 
-export function gaugeBudgetRoutes(budgets: GaugeBudgets): RouteDef[] {
+export function gaugeBudgetRoutes(budgets: GaugeBudgetsPort): RouteDef[] {
   return [
     route({
       method: 'GET',
       path: '/v1/gauge/budgets',
       scope: 'read',
-      handle: ({ req }) => {
+      handle: async ({ req }) => {
         readQuery(req.query, []);
-        return { body: { data: budgets.budgetStatuses() } };
+        return { body: { data: await budgets.budgetStatuses() } };
       },
     }),
     route({

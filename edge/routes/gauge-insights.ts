@@ -4,11 +4,10 @@ import { readQuery } from '../../protocol/query.ts';
 import type { ActivityOrigin, ActivityQuery } from '../../store/gauge-activity.ts';
 import type { GaugeDataRepo } from '../../store/gauge-data-repo.ts';
 import type { GaugeSourceRepo } from '../../store/gauge-source-repo.ts';
-import type { Catalog } from '../../control/catalog.ts';
-import type { GaugeCapacitySignal } from '../../control/gauge/capacity-signal.ts';
-import { estimate, LOOKBACK_MS, modelBase, rankCandidates } from '../../control/gauge/recommend.ts';
-import { gaugeDisabled, type GaugeSettings } from '../../control/gauge/service.ts';
-import { isAccount } from '../../control/gauge/views.ts';
+import type { Catalog } from '../../protocol/catalog.ts';
+import { estimate, LOOKBACK_MS, modelBase, rankCandidates } from '../../protocol/gauge-recommend.ts';
+import { gaugeDisabled, isAccount, type GaugeSettings } from '../../protocol/gauge-sources.ts';
+import type { GaugeCapacityPort } from '../../protocol/ports/gauge.ts';
 import { route, type RouteDef } from '../http/router.ts';
 
 // What Gauge makes of what it collected (docs/api.md, Gauge): hourly activity, the capacity signal Smart
@@ -21,7 +20,7 @@ export interface GaugeInsightDeps {
   activity: ActivityQuery;
   /** Writes the service's pending hourly activity, so a read sees every call that ended before it. */
   flushServiceActivity(): Promise<void>;
-  signal: GaugeCapacitySignal;
+  signal: GaugeCapacityPort;
   catalog(): Catalog;
   settings(): GaugeSettings;
 }
@@ -89,17 +88,17 @@ export function gaugeInsightRoutes(deps: GaugeInsightDeps): RouteDef[] {
       method: 'GET',
       path: '/v1/gauge/capacity',
       scope: 'read',
-      handle: ({ req }) => {
+      handle: async ({ req }) => {
         readQuery(req.query, []);
         if (!enabled()) return { body: { enabled: false, data: [] } };
-        return { body: { enabled: true, data: signal.rows() } };
+        return { body: { enabled: true, data: await signal.rows() } };
       },
     }),
     route({
       method: 'GET',
       path: '/v1/gauge/recommendations',
       scope: 'read',
-      handle: ({ req }) => {
+      handle: async ({ req }) => {
         const q = readQuery(req.query, RECOMMENDATION_QUERY);
         const accountId = q.string('accountId', GAUGE_LIMITS.idMax);
         if (accountId === undefined) throw invalid('accountId', '`accountId` is required.');
@@ -130,8 +129,7 @@ export function gaugeInsightRoutes(deps: GaugeInsightDeps): RouteDef[] {
           }
         }
         const candidates = rankCandidates(
-          signal
-            .rows(now)
+          (await signal.rows(now))
             .filter((r) => r.model === null && r.accountId !== accountId && kinds.has(r.providerId))
             .map((r) => ({ accountId: r.accountId, providerId: r.providerId, headroom: r.headroom, resetsAt: r.resetsAt, status: r.status })),
         );

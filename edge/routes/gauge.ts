@@ -11,11 +11,11 @@ import {
 import { readQuery } from '../../protocol/query.ts';
 import type { GaugeDataRepo } from '../../store/gauge-data-repo.ts';
 import type { GaugeSourceRepo } from '../../store/gauge-source-repo.ts';
-import { actorOf } from '../../control/actor.ts';
-import { mayRedirectCredentials } from '../../control/credential-redirect.ts';
-import type { GaugeService, GaugeSettings } from '../../control/gauge/service.ts';
-import { checkId } from '../../control/gauge/validation.ts';
-import { accountSummary, diagnostic, historySince, isAccount, latestReadings, sourceSummary } from '../../control/gauge/views.ts';
+import { actorOf } from '../../protocol/actor.ts';
+import { mayRedirectCredentials } from '../../protocol/credential-redirect.ts';
+import { checkId, isAccount, type GaugeSettings } from '../../protocol/gauge-sources.ts';
+import type { GaugePort } from '../../protocol/ports/gauge.ts';
+import { accountSummary, diagnostic, historySince, latestReadings, sourceSummary } from './gauge-views.ts';
 import { route, type RouteDef } from '../http/router.ts';
 
 // Gauge's routes (docs/api.md, Gauge). Setup (providers, accounts, sources) reads and writes while Gauge is
@@ -23,7 +23,7 @@ import { route, type RouteDef } from '../http/router.ts';
 // data while it is off; a refresh is 409 GAUGE_DISABLED. Reads never wait on a collector: they read LMDB.
 
 export interface GaugeRouteDeps {
-  service: GaugeService;
+  service: GaugePort;
   sources: GaugeSourceRepo;
   data: GaugeDataRepo;
   settings(): GaugeSettings;
@@ -86,7 +86,7 @@ export function gaugeRoutes({ service, sources, data, settings }: GaugeRouteDeps
       scope: 'manage',
       body: checkGaugeAccountUpdate,
       handle: async ({ body, params, principal, requestId }) => {
-        const current = service.getAccount(params.id!);
+        const current = await service.getAccount(params.id!);
         // Status pages and the live-header tap are sources, not accounts: PUT /v1/gauge/sources/{id} sets them up.
         if (!isAccount(current)) throw new ServiceError('NOT_FOUND', `No Gauge account with ID \`${current.id}\`; it is a source.`, { param: 'id' });
         return { body: accountSummary(await service.updateAccount(current.id, body, actorOf(principal), requestId, mayRedirectCredentials(principal)), data) };

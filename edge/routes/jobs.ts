@@ -1,7 +1,8 @@
 import { ServiceError } from '../../protocol/errors.ts';
 import { readQuery } from '../../protocol/query.ts';
-import { EVENT_TYPES, parseEventId, sseFrame, type BusEvent, type EventBus, type EventType } from '../../control/events.ts';
-import { JOB_KINDS, JOB_STATES, type Jobs } from '../../control/jobs.ts';
+import { EVENT_TYPES, parseEventId, sseFrame, type EventType } from '../../protocol/events.ts';
+import { JOB_KINDS, JOB_STATES } from '../../protocol/jobs.ts';
+import type { EventsPort, JobsPort } from '../../protocol/ports/jobs.ts';
 import { SSE_HEADERS, streamEvents } from '../http/event-stream.ts';
 import { route, type RouteDef } from '../http/router.ts';
 import type { EdgeRequest } from '../http/types.ts';
@@ -11,8 +12,8 @@ import type { EdgeRequest } from '../http/types.ts';
 // subscription.
 
 export interface JobRouteDeps {
-  jobs: Jobs;
-  bus: EventBus;
+  jobs: JobsPort;
+  bus: EventsPort;
   keepAliveMs?: number;
 }
 
@@ -23,14 +24,14 @@ function lastEventId(req: EdgeRequest): number | null {
   return id;
 }
 
-function eventTypes(raw: string | undefined): Set<EventType> | null {
+function eventTypes(raw: string | undefined): EventType[] | null {
   if (raw === undefined) return null;
   const names = raw.split(',');
   const known = EVENT_TYPES as readonly string[];
   if (names.length > EVENT_TYPES.length || names.some((n) => !known.includes(n))) {
     throw new ServiceError('INVALID_REQUEST', `\`types\` is a comma-separated list of: ${EVENT_TYPES.join(', ')}.`, { param: 'types' });
   }
-  return new Set(names as EventType[]);
+  return names as EventType[];
 }
 
 export function jobRoutes({ jobs, bus, keepAliveMs }: JobRouteDeps): RouteDef[] {
@@ -39,7 +40,7 @@ export function jobRoutes({ jobs, bus, keepAliveMs }: JobRouteDeps): RouteDef[] 
       method: 'GET',
       path: '/v1/jobs',
       scope: 'read',
-      handle: ({ req }) => {
+      handle: async ({ req }) => {
         const q = readQuery(req.query, ['state', 'kind', 'limit', 'offset']);
         const filter = {
           state: q.oneOf('state', JOB_STATES),
@@ -47,7 +48,7 @@ export function jobRoutes({ jobs, bus, keepAliveMs }: JobRouteDeps): RouteDef[] 
           limit: q.int('limit', 1, 200, 50),
           offset: q.int('offset', 0, 1_000_000, 0),
         };
-        const { data, hasMore } = jobs.list(filter);
+        const { data, hasMore } = await jobs.list(filter);
         return { body: { data, limit: filter.limit, offset: filter.offset, hasMore } };
       },
     }),
@@ -55,39 +56,38 @@ export function jobRoutes({ jobs, bus, keepAliveMs }: JobRouteDeps): RouteDef[] 
       method: 'GET',
       path: '/v1/jobs/:id',
       scope: 'read',
-      handle: ({ req, params }) => {
+      handle: async ({ req, params }) => {
         readQuery(req.query, []);
-        return { body: jobs.get(params.id!) };
+        return { body: await jobs.get(params.id!) };
       },
     }),
     route({
       method: 'POST',
       path: '/v1/jobs/:id/cancel',
       scope: 'manage',
-      handle: ({ req, params }) => {
+      handle: async ({ req, params }) => {
         readQuery(req.query, []);
-        return { body: jobs.cancel(params.id!) };
+        return { body: await jobs.cancel(params.id!) };
       },
     }),
     route({
       method: 'GET',
       path: '/v1/jobs/:id/events',
       scope: 'read',
-      handle: ({ req, params }) => {
+      handle: async ({ req, params }) => {
         readQuery(req.query, []);
-        const job = jobs.get(params.id!);
+        const job = await jobs.get(params.id!);
         const after = lastEventId(req);
-        const terminal = jobs.terminalEventId(job.id);
-        if (terminal !== null && after !== null && after >= terminal && after <= bus.lastId()) {
+        const terminal = await jobs.terminalEventId(job.id);
+        if (terminal !== null && after !== null && after >= terminal && after <= (await bus.lastId())) {
           // The client saw the job end: nothing is left to send.
           return { stream: (out) => (out.head(200, { ...SSE_HEADERS }), out.end()) };
         }
-        if (terminal !== null && !bus.holds(terminal)) {
+        if (terminal !== null && !(await bus.holds(terminal))) {
           // The ring has moved past this job: its end, as it is now, without an ID to resume from.
           return { stream: (out) => (out.head(200, { ...SSE_HEADERS }), out.end(sseFrame(`job.${job.state}`, job))) };
         }
-        const mine = (e: BusEvent) => e.jobId === job.id;
-        const sub = bus.subscribe({ after, replayAll: true, filter: mine, until: (e) => mine(e) && (e.type === 'job.succeeded' || e.type === 'job.failed' || e.type === 'job.cancelled') });
+        const sub = await bus.subscribe({ after, replayAll: true, jobId: job.id });
         return { stream: (out) => streamEvents(out, sub, keepAliveMs) };
       },
     }),
@@ -95,11 +95,11 @@ export function jobRoutes({ jobs, bus, keepAliveMs }: JobRouteDeps): RouteDef[] 
       method: 'GET',
       path: '/v1/events',
       scope: 'read',
-      handle: ({ req }) => {
+      handle: async ({ req }) => {
         const q = readQuery(req.query, ['types']);
         const types = eventTypes(q.string('types', 400));
         const after = lastEventId(req);
-        const sub = bus.subscribe({ after, filter: (e) => types === null || types.has(e.type) });
+        const sub = await bus.subscribe({ after, types });
         return { stream: (out) => streamEvents(out, sub, keepAliveMs) };
       },
     }),

@@ -1,5 +1,5 @@
 import { readQuery } from '../../protocol/query.ts';
-import { CONTENT_TYPE } from '../../control/metrics/registry.ts';
+import { CONTENT_TYPE } from '../../protocol/metrics.ts';
 import { route, type RouteDef } from '../http/router.ts';
 
 // Prometheus scrapes with a bearer token like any client; `read` is enough, as for the usage routes.

@@ -1,10 +1,11 @@
 import { ServiceError } from '../../protocol/errors.ts';
 import { readQuery } from '../../protocol/query.ts';
 import { translatedFamilies } from '../../protocol/translation.ts';
-import type { CatalogModel } from '../../control/catalog.ts';
-import type { CatalogService } from '../../control/catalog-service.ts';
+import type { CatalogModel } from '../../protocol/catalog.ts';
 import { route, type RouteDef } from '../http/router.ts';
-import type { SyntheticModel } from '../../control/smart-route/discovery.ts';
+import type { CatalogReader } from '../../protocol/ports/catalog.ts';
+import type { SyntheticModels } from '../../protocol/ports/smart-route.ts';
+import type { SyntheticModel } from '../../protocol/smart-route.ts';
 
 // GET /v1/models: the styleA list by default; the styleB paginated list when the caller sends a styleB
 // version header (real styleB clients send `anthropic-version` on every call).
@@ -70,20 +71,20 @@ function styleB(models: readonly Listed[], query: string) {
 }
 
 /** A routable catalog model by its direct ID (not an alias: the answer's `id` is the one asked for). */
-function directModel(catalog: CatalogService, id: string): CatalogModel | undefined {
+function directModel(catalog: CatalogReader, id: string): CatalogModel | undefined {
   const resolved = catalog.current().resolve(id);
   return resolved?.model.id === id ? resolved.model : undefined;
 }
 
 /** `synthetic` lists presets and route packs; they follow the catalog models, so pages stay stable. */
-export function modelRoutes(catalog: CatalogService, synthetic: () => readonly SyntheticModel[] = () => []): RouteDef[] {
+export function modelRoutes(catalog: CatalogReader, synthetic: SyntheticModels = () => []): RouteDef[] {
   return [
     route({
       method: 'GET',
       path: '/v1/models',
       scope: ['inference', 'read'],
-      handle: ({ req }) => {
-        const models: Listed[] = [...catalog.current().discoverable(), ...synthetic()];
+      handle: async ({ req }) => {
+        const models: Listed[] = [...catalog.current().discoverable(), ...(await synthetic())];
         if (wantsStyleB(req.headers)) return { body: styleB(models, req.query) };
         // limit, after_id and before_id only exist in the styleB shape.
         readQuery(req.query, []);
@@ -94,10 +95,10 @@ export function modelRoutes(catalog: CatalogService, synthetic: () => readonly S
       method: 'GET',
       path: '/v1/models/:id',
       scope: ['inference', 'read'],
-      handle: ({ req, params }) => {
+      handle: async ({ req, params }) => {
         const id = params.id!;
         // A preset or route pack is served as the list shows it, and only while it is listed.
-        const model: Listed | undefined = id.startsWith('@') ? synthetic().find((m) => m.id === id) : directModel(catalog, id);
+        const model: Listed | undefined = id.startsWith('@') ? (await synthetic()).find((m) => m.id === id) : directModel(catalog, id);
         if (model === undefined) throw new ServiceError('MODEL_NOT_FOUND', `No model \`${id.slice(0, 200)}\`.`, { param: 'model' });
         return { body: wantsStyleB(req.headers) ? entryB(model) : entryA(model) };
       },

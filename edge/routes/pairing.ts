@@ -1,8 +1,8 @@
 import { ServiceError } from '../../protocol/errors.ts';
 import { checkPairingApprove, checkPairingCreate } from '../../protocol/http/service-accounts.ts';
 import { readQuery } from '../../protocol/query.ts';
-import { actorOf } from '../../control/actor.ts';
-import type { Pairing } from '../../control/pairing.ts';
+import { actorOf } from '../../protocol/actor.ts';
+import type { PairingPort } from '../../protocol/ports/service-accounts.ts';
 import { streamEvents } from '../http/event-stream.ts';
 import { isLoopbackAddress } from '../http/host-check.ts';
 import { route, type RouteDef } from '../http/router.ts';
@@ -18,7 +18,7 @@ function assertLoopback(peer: string | undefined): void {
   }
 }
 
-export function pairingRoutes(pairing: Pairing, keepAliveMs?: number): RouteDef[] {
+export function pairingRoutes(pairing: PairingPort, keepAliveMs?: number): RouteDef[] {
   return [
     route({
       method: 'POST',
@@ -26,10 +26,10 @@ export function pairingRoutes(pairing: Pairing, keepAliveMs?: number): RouteDef[
       scope: 'public',
       body: checkPairingCreate,
       rawBody: (head) => (assertLoopback(head.peer), 'buffer'),
-      handle: ({ req, body }) => {
+      handle: async ({ req, body }) => {
         assertLoopback(req.peer);
         readQuery(req.query, []);
-        const { stream } = pairing.request(body);
+        const { stream } = await pairing.request(body);
         return { stream: (out) => streamEvents(out, stream, keepAliveMs) };
       },
     }),
@@ -37,9 +37,9 @@ export function pairingRoutes(pairing: Pairing, keepAliveMs?: number): RouteDef[
       method: 'GET',
       path: '/v1/pairing/requests',
       scope: 'admin',
-      handle: ({ req }) => {
+      handle: async ({ req }) => {
         readQuery(req.query, []);
-        return { body: { data: pairing.list() } };
+        return { body: { data: await pairing.list() } };
       },
     }),
     route({
@@ -56,9 +56,9 @@ export function pairingRoutes(pairing: Pairing, keepAliveMs?: number): RouteDef[
       method: 'POST',
       path: '/v1/pairing/requests/:id/deny',
       scope: 'admin',
-      handle: ({ req, params }) => {
+      handle: async ({ req, params }) => {
         readQuery(req.query, []);
-        return { body: pairing.deny(params.id!) };
+        return { body: await pairing.deny(params.id!) };
       },
     }),
   ];

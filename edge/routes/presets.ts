@@ -1,11 +1,11 @@
 import { checkPresetCreate, checkPresetUpdate } from '../../protocol/http/presets.ts';
-import { actorOf } from '../../control/actor.ts';
-import type { PresetService } from '../../control/presets/preset-service.ts';
+import { actorOf } from '../../protocol/actor.ts';
+import type { PresetsPort } from '../../protocol/ports/smart-route.ts';
 import { route, type RouteDef } from '../http/router.ts';
 
-export function presetRoutes(presets: PresetService): RouteDef[] {
+export function presetRoutes(presets: PresetsPort): RouteDef[] {
   return [
-    route({ method: 'GET', path: '/v1/presets', scope: 'read', handle: () => ({ body: { data: presets.list() } }) }),
+    route({ method: 'GET', path: '/v1/presets', scope: 'read', handle: async () => ({ body: { data: await presets.list() } }) }),
     route({
       method: 'POST',
       path: '/v1/presets',
@@ -19,12 +19,12 @@ export function presetRoutes(presets: PresetService): RouteDef[] {
       path: '/v1/presets/validate',
       scope: 'manage',
       body: checkPresetCreate,
-      handle: ({ body }) => {
-        presets.validate(body);
+      handle: async ({ body }) => {
+        await presets.validate(body);
         return { body: { valid: true } };
       },
     }),
-    route({ method: 'GET', path: '/v1/presets/:slug', scope: 'read', handle: ({ params }) => ({ body: presets.get(params.slug!) }) }),
+    route({ method: 'GET', path: '/v1/presets/:slug', scope: 'read', handle: async ({ params }) => ({ body: await presets.get(params.slug!) }) }),
     route({
       method: 'PATCH',
       path: '/v1/presets/:slug',

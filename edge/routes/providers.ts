@@ -1,21 +1,21 @@
 import { ServiceError } from '../../protocol/errors.ts';
 import { checkProviderCreate, checkProviderUpdate } from '../../protocol/http/providers.ts';
-import { KINDS, PROVIDER_ACTIONS, type ProviderAction } from '../../protocol/providers.ts';
-import { actorOf } from '../../control/actor.ts';
-import { mayRedirectCredentials } from '../../control/credential-redirect.ts';
-import type { CatalogService } from '../../control/catalog-service.ts';
-import { MAX_LISTED_MODELS, truncated, type ProviderService } from '../../control/provider-service.ts';
+import { KINDS, MAX_LISTED_MODELS, PROVIDER_ACTIONS, truncated, type ModelListCache, type ProviderAction } from '../../protocol/providers.ts';
+import { actorOf } from '../../protocol/actor.ts';
+import { mayRedirectCredentials } from '../../protocol/credential-redirect.ts';
+import type { CatalogReader } from '../../protocol/ports/catalog.ts';
+import type { ProvidersPort } from '../../protocol/ports/providers.ts';
 import { route, type RouteDef } from '../http/router.ts';
-import type { ModelListCache, ModelRepo } from '../../store/model-repo.ts';
+import type { ModelRepo } from '../../store/model-repo.ts';
 
 /** What a list kept of what the upstream listed (refresh-models and GET .../models say the same). */
 function listCounts(listing: ModelListCache) {
   return { truncated: truncated(listing), listedCount: listing.listedCount ?? listing.models.length, modelLimit: MAX_LISTED_MODELS, withheld: listing.withheld ?? 0 };
 }
 
-export function providerRoutes(providers: ProviderService, catalog: CatalogService, models: ModelRepo): RouteDef[] {
+export function providerRoutes(providers: ProvidersPort, catalog: CatalogReader, models: ModelRepo): RouteDef[] {
   return [
-    route({ method: 'GET', path: '/v1/providers', scope: 'read', handle: () => ({ body: { data: providers.list() } }) }),
+    route({ method: 'GET', path: '/v1/providers', scope: 'read', handle: async () => ({ body: { data: await providers.list() } }) }),
     route({
       method: 'POST',
       path: '/v1/providers',
@@ -23,7 +23,7 @@ export function providerRoutes(providers: ProviderService, catalog: CatalogServi
       body: checkProviderCreate,
       handle: async ({ body, principal, requestId }) => ({ status: 201, body: await providers.create(body, actorOf(principal), requestId) }),
     }),
-    route({ method: 'GET', path: '/v1/providers/:id', scope: 'read', handle: ({ params }) => ({ body: providers.get(params.id!) }) }),
+    route({ method: 'GET', path: '/v1/providers/:id', scope: 'read', handle: async ({ params }) => ({ body: await providers.get(params.id!) }) }),
     route({
       method: 'PATCH',
       path: '/v1/providers/:id',
@@ -49,7 +49,7 @@ export function providerRoutes(providers: ProviderService, catalog: CatalogServi
       handle: async ({ params, principal, requestId }) => {
         const id = params.id!;
         const action = params.action as ProviderAction;
-        const record = providers.record(id);
+        const record = await providers.record(id);
         if (!record) throw new ServiceError('NOT_FOUND', `No provider with ID \`${id.slice(0, 100)}\`.`, { param: 'id' });
         if (!(PROVIDER_ACTIONS as readonly string[]).includes(action)) {
           throw new ServiceError('NOT_FOUND', `Unknown provider action \`${action.slice(0, 60)}\`; see /v1/capabilities.`, { param: 'action' });
@@ -66,9 +66,9 @@ export function providerRoutes(providers: ProviderService, catalog: CatalogServi
       method: 'GET',
       path: '/v1/providers/:id/models',
       scope: 'read',
-      handle: ({ params }) => {
+      handle: async ({ params }) => {
         const id = params.id!;
-        providers.get(id); // 404 for an unknown provider
+        await providers.get(id); // 404 for an unknown provider
         const listing = models.listing(id);
         const current = catalog.current();
         const data = (listing?.models ?? []).map((m) => {

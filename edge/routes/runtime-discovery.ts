@@ -1,10 +1,10 @@
 import { readQuery } from '../../protocol/query.ts';
-import type { RuntimeDiscovery } from '../../control/runtime-discovery.ts';
+import type { RuntimeDiscoveryPort } from '../../protocol/ports/runtime.ts';
 import { route, type RouteDef } from '../http/router.ts';
 
 // Discovery probes the network and runs binaries, so a poll reads the few-seconds cache; `refresh=true`
 // probes again (sharing a probe already running).
-export function runtimeDiscoveryRoutes(discovery: Pick<RuntimeDiscovery, 'read'>): RouteDef[] {
+export function runtimeDiscoveryRoutes(discovery: RuntimeDiscoveryPort): RouteDef[] {
   return [
     route({
       method: 'GET',

@@ -7,8 +7,8 @@ import { readGgufHeader } from '../../workers/runtime/gguf-header.ts';
 import { resolveModelPath, unhealthyModelError } from '../../workers/runtime/library.ts';
 import type { ModelLibrary } from '../../workers/runtime/library-watch.ts';
 import { place } from '../../workers/runtime/placement.ts';
-import type { Benchmarks } from '../../control/benchmarks.ts';
-import type { CatalogService } from '../../control/catalog-service.ts';
+import type { CatalogReader } from '../../protocol/ports/catalog.ts';
+import type { BenchmarksPort } from '../../protocol/ports/runtime.ts';
 import { route, type RouteDef } from '../http/router.ts';
 
 // POST /v1/runtime/placement (where a library model fits with a tuning, from its GGUF header and the hardware
@@ -17,11 +17,11 @@ import { route, type RouteDef } from '../http/router.ts';
 
 export interface PlacementRouteDeps {
   library: ModelLibrary;
-  catalog: CatalogService;
+  catalog: CatalogReader;
   hardware: { telemetry(): Promise<HardwareTelemetry> };
   modelsDirectory(): string;
   tuning(): Tuning;
-  benchmarks: Pick<Benchmarks, 'list'>;
+  benchmarks: BenchmarksPort;
 }
 
 const MODEL_PARAM_MAX = 1024;
@@ -60,10 +60,10 @@ export function placementRoutes(deps: PlacementRouteDeps): RouteDef[] {
       method: 'GET',
       path: '/v1/runtime/benchmarks',
       scope: 'read',
-      handle: ({ req }) => {
+      handle: async ({ req }) => {
         const q = readQuery(req.query, ['model', 'limit', 'offset']);
         const filter = { modelId: q.string('model', MODEL_PARAM_MAX), limit: q.int('limit', 1, 200, 50), offset: q.int('offset', 0, 1_000_000, 0) };
-        const { data, hasMore } = deps.benchmarks.list(filter);
+        const { data, hasMore } = await deps.benchmarks.list(filter);
         return { body: { data, limit: filter.limit, offset: filter.offset, hasMore } };
       },
     }),

@@ -1,21 +1,21 @@
 import { checkServiceAccountCreate, checkServiceAccountUpdate } from '../../protocol/http/service-accounts.ts';
 import { readQuery } from '../../protocol/query.ts';
-import { actorOf } from '../../control/actor.ts';
-import type { ServiceAccounts } from '../../control/service-accounts.ts';
+import { actorOf } from '../../protocol/actor.ts';
+import type { ServiceAccountsPort } from '../../protocol/ports/service-accounts.ts';
 import { route, type RouteDef } from '../http/router.ts';
 
 // Service accounts own tokens: reading them is a management GET (`read`), changing them needs `admin`, as
 // changing tokens does.
 
-export function serviceAccountRoutes(accounts: ServiceAccounts): RouteDef[] {
+export function serviceAccountRoutes(accounts: ServiceAccountsPort): RouteDef[] {
   return [
     route({
       method: 'GET',
       path: '/v1/service-accounts',
       scope: 'read',
-      handle: ({ req }) => {
+      handle: async ({ req }) => {
         readQuery(req.query, []);
-        return { body: { data: accounts.list() } };
+        return { body: { data: await accounts.list() } };
       },
     }),
     route({
@@ -29,7 +29,7 @@ export function serviceAccountRoutes(accounts: ServiceAccounts): RouteDef[] {
       method: 'GET',
       path: '/v1/service-accounts/:id',
       scope: 'read',
-      handle: ({ params }) => ({ body: accounts.get(params.id!) }),
+      handle: async ({ params }) => ({ body: await accounts.get(params.id!) }),
     }),
     route({
       method: 'PATCH',

@@ -1,11 +1,11 @@
 import { checkSettingsPatch } from '../../protocol/http/settings.ts';
-import { actorOf } from '../../control/actor.ts';
+import { actorOf } from '../../protocol/actor.ts';
 import { route, type RouteDef } from '../http/router.ts';
-import type { SettingsService } from '../../control/settings-service.ts';
+import type { SettingsPort } from '../../protocol/ports/settings.ts';
 
-export function settingsRoutes(settings: SettingsService): RouteDef[] {
+export function settingsRoutes(settings: SettingsPort): RouteDef[] {
   return [
-    route({ method: 'GET', path: '/v1/settings', scope: 'read', handle: () => ({ body: settings.view() }) }),
+    route({ method: 'GET', path: '/v1/settings', scope: 'read', handle: async () => ({ body: await settings.view() }) }),
     route({
       method: 'PATCH',
       path: '/v1/settings',

@@ -1,11 +1,11 @@
 import { checkTokenCreate, checkTokenUpdate } from '../../protocol/http/tokens.ts';
-import { actorOf } from '../../control/actor.ts';
+import { actorOf } from '../../protocol/actor.ts';
 import { route, type RouteDef } from '../http/router.ts';
-import type { TokenService } from '../../control/token-service.ts';
+import type { TokensPort } from '../../protocol/ports/tokens.ts';
 
-export function tokenRoutes(tokens: TokenService): RouteDef[] {
+export function tokenRoutes(tokens: TokensPort): RouteDef[] {
   return [
-    route({ method: 'GET', path: '/v1/tokens', scope: 'admin', handle: () => ({ body: { data: tokens.list() } }) }),
+    route({ method: 'GET', path: '/v1/tokens', scope: 'admin', handle: async () => ({ body: { data: await tokens.list() } }) }),
     route({
       method: 'POST',
       path: '/v1/tokens',
@@ -18,7 +18,7 @@ export function tokenRoutes(tokens: TokenService): RouteDef[] {
         headers: { 'cache-control': 'no-store' },
       }),
     }),
-    route({ method: 'GET', path: '/v1/tokens/:id', scope: 'admin', handle: ({ params }) => ({ body: tokens.get(params.id!) }) }),
+    route({ method: 'GET', path: '/v1/tokens/:id', scope: 'admin', handle: async ({ params }) => ({ body: await tokens.get(params.id!) }) }),
     route({
       method: 'PATCH',
       path: '/v1/tokens/:id',

@@ -1,4 +1,4 @@
-import { createEventBus } from '../../control/events.ts';
+import { createEventBus, eventsPort } from '../../control/events.ts';
 import { createJobs } from '../../control/jobs.ts';
 import { jobRoutes } from '../../edge/routes/jobs.ts';
 import type { Family } from '../family.ts';
@@ -10,7 +10,7 @@ export function eventsFamily(p: Parts): Family {
   p.jobs = createJobs(p.bus, { onInternal: (err) => p.log.error({ err: String(err).slice(0, 500) }, 'a job failed with an internal error') });
   return {
     routes: () => [
-      ...jobRoutes({ jobs: p.jobs, bus: p.bus }),
+      ...jobRoutes({ jobs: p.jobs, bus: eventsPort(p.bus) }),
     ],
     // Event streams never end by themselves: end them now, or the drain would wait its whole time on them.
     drain: () => p.bus.close(),

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { createCapacitySignal } from '../../control/gauge/capacity-signal.ts';
 import { tapCapacity } from '../../control/gauge/live-tap.ts';
-import { createSmartRouting } from '../../control/smart-route/wire.ts';
+import { createSmartRouting } from '../smart-routing.ts';
 import { firstOf, plainNames } from '../../edge/gateway/plain-names.ts';
 import { gatewayRoutes } from '../../edge/gateway/routes.ts';
 import { sweepSpillDir } from '../../edge/http/multipart-spill.ts';

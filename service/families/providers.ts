@@ -3,7 +3,7 @@ import { createProviderService } from '../../control/provider-service.ts';
 import { catalogRoutes } from '../../edge/routes/catalog.ts';
 import { modelRoutes } from '../../edge/routes/models.ts';
 import { providerRoutes } from '../../edge/routes/providers.ts';
-import { modelActions } from '../../edge/routes/runtime.ts';
+import { modelActions } from '../../control/model-actions.ts';
 import { LIVE_HEADERS_ACCOUNT_PREFIX } from '../../protocol/gauge-catalog.ts';
 import { createProxyPool } from '../../workers/proxy/pool.ts';
 import type { Family } from '../family.ts';

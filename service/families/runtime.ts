@@ -1,5 +1,6 @@
 import { createLocalRuntime } from '../../control/local-runtime.ts';
 import { createRuntimeDiscovery } from '../../control/runtime-discovery.ts';
+import { serviceActions } from '../../control/service-actions.ts';
 import { hardwareRoutes } from '../../edge/routes/hardware.ts';
 import { runtimeDiscoveryRoutes } from '../../edge/routes/runtime-discovery.ts';
 import { placementRoutes } from '../../edge/routes/runtime-placement.ts';
@@ -39,7 +40,7 @@ export async function runtimeFamily(p: Parts): Promise<Family> {
       ...runtimeRoutes({ library, runtime: runtimePool, catalog: p.catalog }),
       ...placementRoutes({ library, catalog: p.catalog, hardware: p.hardware, modelsDirectory: p.local.modelsDirectory, tuning: p.local.tuning, benchmarks: p.local.benchmarks }),
       ...runtimeDiscoveryRoutes(createRuntimeDiscovery({ providers: () => p.providerStore.all() })),
-      ...serviceRoutes(services, jobs),
+      ...serviceRoutes(services, serviceActions(services, jobs)),
     ],
     close,
   };

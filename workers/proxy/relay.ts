@@ -15,7 +15,7 @@ import { createStreamTap, type StreamTap } from './usage/stream-tap.ts';
 import { translatedErrorText, translatedFor, translatedWhole, type Translated } from './translate-glue.ts';
 import { createTranslatingTap } from './translate-tap.ts';
 import type { RelayControl } from './relay-control.ts';
-import { upstreamRequest } from './upstream-request.ts';
+import { upstreamRequest, type Post } from './upstream-request.ts';
 
 // One relayed call, inside a proxy worker: build the upstream request, send it with undici, and hand the
 // answer to the edge as messages. A non-streamed answer travels as one message; a stream as chunks, each
@@ -23,7 +23,7 @@ import { upstreamRequest } from './upstream-request.ts';
 // paused while the client's socket is full. The answer is read through
 // undici's dispatch handler, not request(): no body stream, no abort signal and no promise per chunk.
 
-export type Post = (message: FromWorker, transfer?: ArrayBuffer[]) => void;
+export type { Post } from './upstream-request.ts';
 
 const MAX_WHOLE_BYTES = 256 * 1024 * 1024;
 const MAX_ERROR_BYTES = 64 * 1024;

@@ -2,14 +2,16 @@ import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { GATEWAY_OPS } from '../../protocol/gateway.ts';
 import { KINDS, PROVIDER_KINDS, type ProviderKind } from '../../protocol/providers.ts';
-import type { RelayRequest } from '../../protocol/relay.ts';
+import type { FromWorker, RelayRequest } from '../../protocol/relay.ts';
 import { isSharedBody, sharedBodyView, type WorkerArena } from '../shared/body-arena.ts';
 import { ADAPTERS } from './providers/index.ts';
 import { requestHeaders } from './providers/request.ts';
 import type { RelayControl } from './relay-control.ts';
-import type { Post } from './relay.ts';
 import { translatedBody, type Translated } from './translate-glue.ts';
 import { upstreamBody } from './upstream-body.ts';
+
+/** How the relay hands a message to the edge (the worker's port, or a test's recorder). */
+export type Post = (message: FromWorker, transfer?: ArrayBuffer[]) => void;
 
 // The upstream request of one relayed call (relay.ts): its URL, its headers and its body as undici takes it.
 

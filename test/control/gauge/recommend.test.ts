@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { estimate, modelBase, rankCandidates } from '../../../control/gauge/recommend.ts';
+import { estimate, modelBase, rankCandidates } from '../../../protocol/gauge-recommend.ts';
 import type { GaugeReading } from '../../../protocol/gauge.ts';
 
 // The recommendation's arithmetic on hand-computed cases: burn rate from history snapshots of the same window

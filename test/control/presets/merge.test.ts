@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { mergePreset } from '../../../control/presets/merge.ts';
+import { mergePreset } from '../../../protocol/preset-merge.ts';
 import { jsonText } from '../../../protocol/json-text.ts';
 import type { PresetView } from '../../../protocol/http/presets.ts';
 

@@ -3,24 +3,13 @@ import { GATEWAY_OPS, type GatewayOp } from '../../protocol/gateway.ts';
 import { PRESET_PREFIX } from '../../protocol/http/presets.ts';
 import { jsonText } from '../../protocol/json-text.ts';
 import { RETRY_CLASS_OF, ROUTE_PREFIX, type RetryClass } from '../../protocol/http/route-packs.ts';
-import type { CapacityTracker } from '../capacity.ts';
-import type { ResolvedModel } from '../catalog.ts';
-import { checkCredential } from '../../edge/gateway/resolve.ts';
-import { mergePreset } from '../presets/merge.ts';
-import type { PresetService } from '../presets/preset-service.ts';
-import type { Decision } from './decide.ts';
-import type { LatencyTracker } from './latency.ts';
-import type { RoutePackService } from './pack-service.ts';
+import { checkCredential, type ResolvedModel } from '../../protocol/catalog.ts';
+import { mergePreset } from '../../protocol/preset-merge.ts';
+import type { SmartRoutingPort } from '../../protocol/ports/smart-route.ts';
+import type { Decision } from '../../protocol/smart-route.ts';
 
 // What the gateway needs to serve `@preset/<slug>` and `@route/<slug>` names: resolution to a target (or
 // an attempt list), the preset merge, and the classification that decides whether a failure moves on.
-
-export interface SmartRouting {
-  presets: PresetService;
-  packs: RoutePackService;
-  capacity: CapacityTracker;
-  latency: LatencyTracker;
-}
 
 const notFound = (name: string) => new ServiceError('MODEL_NOT_FOUND', `No preset or route pack \`${name.slice(0, 200)}\`.`, { param: 'model' });
 
@@ -36,8 +25,8 @@ export const isPresetName = (name: unknown): name is string => typeof name === '
 export const isPackName = (name: unknown): name is string => typeof name === 'string' && name.startsWith(ROUTE_PREFIX);
 
 /** Steps 1-5 for a preset: its target, the family check, the credential check, then the merged body. */
-export function resolvePreset(smart: SmartRouting, op: GatewayOp, name: string, json: Record<string, unknown>): { resolved: ResolvedModel; body: ArrayBuffer } {
-  const usable = smart.presets.usable(name.slice(PRESET_PREFIX.length));
+export async function resolvePreset(smart: SmartRoutingPort, op: GatewayOp, name: string, json: Record<string, unknown>): Promise<{ resolved: ResolvedModel; body: ArrayBuffer }> {
+  const usable = await smart.presets.usable(name.slice(PRESET_PREFIX.length));
   if (!usable) throw notFound(name);
   if (!usable.families.includes(GATEWAY_OPS[op].family)) throw unsupported(name, op, usable.families);
   checkCredential(usable.target);
@@ -46,12 +35,12 @@ export function resolvePreset(smart: SmartRouting, op: GatewayOp, name: string, 
 }
 
 /** The attempt list for a route pack; an empty list means no route and no fallback can be called. */
-export function resolvePack(smart: SmartRouting, op: GatewayOp, name: string): Decision {
+export async function resolvePack(smart: SmartRoutingPort, op: GatewayOp, name: string): Promise<Decision> {
   const slug = name.slice(ROUTE_PREFIX.length);
-  const usable = smart.packs.usable(slug);
+  const usable = await smart.packs.usable(slug);
   if (!usable) throw notFound(name);
   if (!usable.families.includes(GATEWAY_OPS[op].family)) throw unsupported(name, op, usable.families);
-  const decision = smart.packs.decide(slug, GATEWAY_OPS[op].family);
+  const decision = await smart.packs.decide(slug, GATEWAY_OPS[op].family);
   if (decision.attempts.length === 0) {
     // The pack is usable and the family is the fallback's, so only a missing credential can leave nothing.
     const providerId = decision.fallback.providerId;
@@ -74,7 +63,7 @@ export function retryClassOf(err: unknown, retryOn: readonly RetryClass[]): Retr
 }
 
 /** Feeds the capacity signal from a failure before the head. */
-export function observeFailure(capacity: CapacityTracker, modelId: string, err: unknown): void {
+export function observeFailure(capacity: SmartRoutingPort['capacity'], modelId: string, err: unknown): void {
   if (!(err instanceof ServiceError) || err.code !== 'UPSTREAM_RATE_LIMITED') return;
   const retryAfter = err.details.retryAfter;
   capacity.observeRateLimited(modelId, typeof retryAfter === 'number' ? retryAfter : null);

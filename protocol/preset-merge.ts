@@ -1,7 +1,7 @@
-import type { GatewayOp } from '../../protocol/gateway.ts';
-import { GATEWAY_OPS } from '../../protocol/gateway.ts';
-import type { PresetView } from '../../protocol/http/presets.ts';
-import { parametersFor } from './check.ts';
+import type { GatewayOp } from './gateway.ts';
+import { GATEWAY_OPS } from './gateway.ts';
+import type { PresetView } from './http/presets.ts';
+import { parametersFor } from './presets.ts';
 
 // Steps 4-5 of the model resolution order (docs/api.md): preset defaults first, request fields last. The
 // edge has already parsed the body, so the merge happens here and the worker receives the merged JSON.

@@ -9,7 +9,7 @@ import {
 } from '../../protocol/http/gauge.ts';
 import type { GaugeDataRepo } from '../../store/gauge-data-repo.ts';
 import type { GaugeSourceRecord } from '../../store/gauge-source-repo.ts';
-import { takesCredential } from './validation.ts';
+import { takesCredential } from '../../protocol/gauge-sources.ts';
 
 // What Gauge's read routes show, projected from the store: never a credential or its reference, never a
 // provider-side identity; diagnostics name accounts by a hash.
@@ -33,7 +33,6 @@ export function sourceSummary(r: GaugeSourceRecord): GaugeSourceSummary {
 }
 
 /** Sources that are identities at a provider; status pages and the live-header tap are not. */
-export const isAccount = (r: GaugeSourceRecord) => r.providerId !== null && r.kind !== 'status' && r.kind !== 'live_headers';
 
 export function accountSummary(r: GaugeSourceRecord, data: GaugeDataRepo): GaugeAccountSummary {
   const stored = data.state(r.id)?.state;

@@ -1,5 +1,5 @@
-import type { GaugeConfidence, GaugeReading, GaugeWindow } from '../../protocol/gauge.ts';
-import { tightest, type CapacityStatus } from './capacity-signal.ts';
+import type { GaugeConfidence, GaugeReading, GaugeWindow } from './gauge.ts';
+import { tightest, type CapacityStatus } from './gauge-capacity.ts';
 
 // GET /v1/gauge/recommendations: whether an account lasts `duration` at its recent burn rate, from cached
 // readings and hourly history only (no collector runs, nothing is switched). The account's tightest window
