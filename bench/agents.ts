@@ -38,51 +38,61 @@ const STAMP = /t=(\d+\.\d+);/g;
 
 function one(): void {
   const sentAt = now();
-  const req = request({ host: '127.0.0.1', port: o.port, method: 'POST', path: o.path, agent, headers: { ...o.headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(o.body) } }, (res) => {
-    if (res.statusCode !== 200) {
-      fail(`status ${res.statusCode}`);
-      res.resume();
-      res.on('end', done);
-      return;
-    }
-    res.setEncoding('utf8');
-    let buf = '';
-    let chunks = 0;
-    let sawDone = false;
-    let lastDelta = 0;
-    let maxGap = 0;
-    res.on('data', (s: string) => {
-      const t = now();
-      if (chunks === 0 && firsts.length < o.count) firsts.push(t - sentAt);
-      buf += s;
-      const cut = buf.lastIndexOf('\n\n');
-      if (cut < 0) return;
-      const complete = buf.slice(0, cut);
-      buf = buf.slice(cut + 2);
-      STAMP.lastIndex = 0;
-      const before = chunks;
-      for (let m = STAMP.exec(complete); m !== null; m = STAMP.exec(complete)) {
-        chunks++;
-        if (nDelays < delays.length) delays[nDelays++] = t - Number(m[1]);
+  const req = request(
+    {
+      host: '127.0.0.1',
+      port: o.port,
+      method: 'POST',
+      path: o.path,
+      agent,
+      headers: { ...o.headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(o.body) },
+    },
+    (res) => {
+      if (res.statusCode !== 200) {
+        fail(`status ${res.statusCode}`);
+        res.resume();
+        res.on('end', done);
+        return;
       }
-      if (chunks > before) {
-        if (lastDelta !== 0) maxGap = Math.max(maxGap, t - lastDelta);
-        lastDelta = t;
-      }
-      if (complete.includes('[DONE]')) sawDone = true;
-    });
-    res.on('end', () => {
-      if (chunks !== o.expectChunks) fail(`chunks ${chunks < o.expectChunks ? 'short' : 'extra'}`);
-      else if (!sawDone) fail('no [DONE]');
-      else {
-        ok++;
-        maxGaps.push(maxGap);
-        if (maxGap <= STALL_MS) stallFree++;
-      }
-      done();
-    });
-    res.on('error', (e) => fail(`response ${(e as NodeJS.ErrnoException).code ?? e.message}`));
-  });
+      res.setEncoding('utf8');
+      let buf = '';
+      let chunks = 0;
+      let sawDone = false;
+      let lastDelta = 0;
+      let maxGap = 0;
+      res.on('data', (s: string) => {
+        const t = now();
+        if (chunks === 0 && firsts.length < o.count) firsts.push(t - sentAt);
+        buf += s;
+        const cut = buf.lastIndexOf('\n\n');
+        if (cut < 0) return;
+        const complete = buf.slice(0, cut);
+        buf = buf.slice(cut + 2);
+        STAMP.lastIndex = 0;
+        const before = chunks;
+        for (let m = STAMP.exec(complete); m !== null; m = STAMP.exec(complete)) {
+          chunks++;
+          if (nDelays < delays.length) delays[nDelays++] = t - Number(m[1]);
+        }
+        if (chunks > before) {
+          if (lastDelta !== 0) maxGap = Math.max(maxGap, t - lastDelta);
+          lastDelta = t;
+        }
+        if (complete.includes('[DONE]')) sawDone = true;
+      });
+      res.on('end', () => {
+        if (chunks !== o.expectChunks) fail(`chunks ${chunks < o.expectChunks ? 'short' : 'extra'}`);
+        else if (!sawDone) fail('no [DONE]');
+        else {
+          ok++;
+          maxGaps.push(maxGap);
+          if (maxGap <= STALL_MS) stallFree++;
+        }
+        done();
+      });
+      res.on('error', (e) => fail(`response ${(e as NodeJS.ErrnoException).code ?? e.message}`));
+    },
+  );
   live.add(req);
   let counted = false;
   function done() {
@@ -118,7 +128,28 @@ function report(): void {
   const errorCount = Object.values(errors).reduce((a, b) => a + b, 0);
   const g = Float64Array.from(maxGaps).sort();
   const qg = (p: number) => (g.length ? g[Math.min(g.length - 1, Math.floor(p * g.length))]! : NaN);
-  process.stdout.write(JSON.stringify({ streams: o.count, ok, errors: errorCount, errorKinds: errors, chunks: nDelays, p50Ms: q(0.5), p99Ms: q(0.99), p999Ms: q(0.999), maxMs: d.length ? d[d.length - 1] : NaN, firstP50Ms: qf(0.5), firstP99Ms: qf(0.99), stallFree, stallMs: STALL_MS, maxGapP50Ms: qg(0.5), maxGapP99Ms: qg(0.99), maxGapMaxMs: g.length ? g[g.length - 1] : NaN, wallMs: now() - started, cpuS: cpuSeconds() }) + '\n');
+  process.stdout.write(
+    JSON.stringify({
+      streams: o.count,
+      ok,
+      errors: errorCount,
+      errorKinds: errors,
+      chunks: nDelays,
+      p50Ms: q(0.5),
+      p99Ms: q(0.99),
+      p999Ms: q(0.999),
+      maxMs: d.length ? d[d.length - 1] : NaN,
+      firstP50Ms: qf(0.5),
+      firstP99Ms: qf(0.99),
+      stallFree,
+      stallMs: STALL_MS,
+      maxGapP50Ms: qg(0.5),
+      maxGapP99Ms: qg(0.99),
+      maxGapMaxMs: g.length ? g[g.length - 1] : NaN,
+      wallMs: now() - started,
+      cpuS: cpuSeconds(),
+    }) + '\n',
+  );
   process.exit(0);
 }
 

@@ -45,7 +45,13 @@ function gitLabel(): string {
 // not connection set-up.
 const agent = new Agent({ keepAlive: true, maxSockets: WRITERS + 1 });
 
-function call(port: number, token: string, method: string, path: string, body?: unknown): Promise<{ status: number; text: string }> {
+function call(
+  port: number,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; text: string }> {
   const payload = body === undefined ? undefined : JSON.stringify(body);
   const headers: Record<string, string> = { authorization: `Bearer ${token}` };
   if (payload !== undefined) headers['content-type'] = 'application/json';
@@ -63,7 +69,9 @@ function call(port: number, token: string, method: string, path: string, body?: 
 
 /** CPU time (utime + stime, in clock ticks) of a process and all its threads. */
 function cpuTicks(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    .replace(/^.*\) /, '')
+    .split(' ');
   return Number(fields[11]) + Number(fields[12]);
 }
 
@@ -91,14 +99,24 @@ async function main(): Promise<void> {
   let child: ChildProcess | undefined;
   try {
     const extraNodeFlags = PROFILE_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`];
-    const started = await startSwitchyard({ home, logFile: join(home, 'service.log'), extraNodeFlags, track: (c) => (child = c) });
+    const started = await startSwitchyard({
+      home,
+      logFile: join(home, 'service.log'),
+      extraNodeFlags,
+      track: (c) => (child = c),
+    });
     const { port, token } = started;
     const must = async (method: string, path: string, body?: unknown) => {
       const res = await call(port, token, method, path, body);
       if (res.status >= 400) throw new Error(`${method} ${path}: ${res.status} ${res.text}`);
     };
     // A provider nothing is fetched from (a closed port, no auto list): every model is an explicit record.
-    await must('POST', '/v1/providers', { id: 'bench', kind: 'openai_compatible', baseUrl: 'http://127.0.0.1:9/v1', autoProxyModels: false });
+    await must('POST', '/v1/providers', {
+      id: 'bench',
+      kind: 'openai_compatible',
+      baseUrl: 'http://127.0.0.1:9/v1',
+      autoProxyModels: false,
+    });
     await settled(started.child.pid!);
 
     let next = 0;
@@ -145,7 +163,9 @@ async function main(): Promise<void> {
     const perThousand = doneAt.map((t, i) => 1000 / ((t - (doneAt[i - 1] ?? 0)) / 1000));
     const row = `| ${LABEL} | ${created} | ${errors} | ${inCatalog} | ${f(elapsed)} | ${f(created / elapsed)} | ${sorted.length} | ${f(percentile(sorted, 50))} | ${f(percentile(sorted, 99))} | ${f(sorted.at(-1) ?? NaN)} | ${perThousand.map((r) => r.toFixed(0)).join(' ') || '-'} | ${loadAtStart} |`;
     // Earlier runs stay in the table (newest last), so a change's before and after sit side by side.
-    const earlier = (readSection(RESULTS, CATALOG_SECTION) ?? '').split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| build ') && !l.startsWith('|---'));
+    const earlier = (readSection(RESULTS, CATALOG_SECTION) ?? '')
+      .split('\n')
+      .filter((l) => l.startsWith('| ') && !l.startsWith('| build ') && !l.startsWith('|---'));
     const md = [
       '# Catalog writes: creates/s and /health latency meanwhile (`bench/catalog-writes.ts`)',
       '',

@@ -16,7 +16,13 @@ const JSON_BODY = Buffer.from(
     object: 'chat.completion',
     created: 1_700_000_000,
     model: 'bench-model',
-    choices: [{ index: 0, message: { role: 'assistant', content: 'Hello from the bench upstream, a short answer.' }, finish_reason: 'stop' }],
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content: 'Hello from the bench upstream, a short answer.' },
+        finish_reason: 'stop',
+      },
+    ],
     usage: USAGE,
   }),
 );
@@ -28,7 +34,16 @@ events.push(chunk(null, 'stop'));
 const SSE_BODY = Buffer.from(events.join('') + 'data: [DONE]\n\n');
 const USAGE_EVENT = `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'bench-model', choices: [], usage: USAGE })}\n\n`;
 const SSE_BODY_USAGE = Buffer.from(events.join('') + USAGE_EVENT + 'data: [DONE]\n\n');
-const MODELS = Buffer.from(JSON.stringify({ object: 'list', data: [{ id: 'bench-model', object: 'model', created: 1_700_000_000, owned_by: 'bench' }, { id: 'bench-slow', object: 'model', created: 1_700_000_000, owned_by: 'bench' }, { id: 'bench-pace', object: 'model', created: 1_700_000_000, owned_by: 'bench' }] }));
+const MODELS = Buffer.from(
+  JSON.stringify({
+    object: 'list',
+    data: [
+      { id: 'bench-model', object: 'model', created: 1_700_000_000, owned_by: 'bench' },
+      { id: 'bench-slow', object: 'model', created: 1_700_000_000, owned_by: 'bench' },
+      { id: 'bench-pace', object: 'model', created: 1_700_000_000, owned_by: 'bench' },
+    ],
+  }),
+);
 const JSON_HEAD = { 'content-type': 'application/json', 'content-length': String(JSON_BODY.length) };
 const SSE_HEAD = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' };
 
@@ -59,7 +74,8 @@ const INCLUDE_USAGE = Buffer.from('include_usage');
 function handle(req: IncomingMessage, res: ServerResponse): void {
   if (req.method === 'GET') {
     req.resume();
-    if (req.url!.endsWith('/models')) res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(MODELS.length) }).end(MODELS);
+    if (req.url!.endsWith('/models'))
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(MODELS.length) }).end(MODELS);
     else res.writeHead(404).end();
     return;
   }

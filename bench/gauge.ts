@@ -27,13 +27,27 @@ const ROOT = join(BENCH, '..');
 
 // Child mode: the slow page, its own process so its timers do not share the load generator's loop.
 if (process.argv[2] === 'slow-page') {
-  const summary = JSON.stringify({ page: { id: 'p', name: 'Bench', url: 'http://127.0.0.1', time_zone: 'Etc/UTC', updated_at: new Date().toISOString() }, status: { indicator: 'none', description: 'All Systems Operational' }, components: [], incidents: [], scheduled_maintenances: [] });
+  const summary = JSON.stringify({
+    page: {
+      id: 'p',
+      name: 'Bench',
+      url: 'http://127.0.0.1',
+      time_zone: 'Etc/UTC',
+      updated_at: new Date().toISOString(),
+    },
+    status: { indicator: 'none', description: 'All Systems Operational' },
+    components: [],
+    incidents: [],
+    scheduled_maintenances: [],
+  });
   const server = createServer((req, res) => {
     req.resume();
     const timer = setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(summary), DELAY_MS);
     res.on('close', () => clearTimeout(timer));
   });
-  server.listen(0, '127.0.0.1', () => process.stdout.write(JSON.stringify({ port: (server.address() as { port: number }).port }) + '\n'));
+  server.listen(0, '127.0.0.1', () =>
+    process.stdout.write(JSON.stringify({ port: (server.address() as { port: number }).port }) + '\n'),
+  );
 } else {
   await main();
 }
@@ -64,15 +78,27 @@ async function main() {
   const children: ChildProcess[] = [];
   const home = mkdtempSync(join(tmpdir(), 'bench-gauge-'));
   try {
-    const fake = spawn(process.execPath, ['--import', 'tsx', join(BENCH, 'fake-upstream.ts'), '0'], { cwd: BENCH, stdio: ['ignore', 'pipe', 'inherit'] });
+    const fake = spawn(process.execPath, ['--import', 'tsx', join(BENCH, 'fake-upstream.ts'), '0'], {
+      cwd: BENCH,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     children.push(fake);
     const fakePort = JSON.parse(await lineOf(fake, (l) => l.startsWith('{"port"'), 'fake upstream')).port as number;
-    const page = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), 'slow-page'], { cwd: BENCH, stdio: ['ignore', 'pipe', 'inherit'] });
+    const page = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), 'slow-page'], {
+      cwd: BENCH,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     children.push(page);
     const pageUrl = `http://127.0.0.1:${JSON.parse(await lineOf(page, (l) => l.startsWith('{"port"'), 'slow page')).port}`;
     const sy = spawn(process.execPath, [join(ROOT, 'bin', 'switchyard.js'), 'start'], {
       cwd: ROOT,
-      env: { ...process.env, SWITCHYARD_HOME: home, SWITCHYARD_PORT: '0', SWITCHYARD_VAULT: 'file', SWITCHYARD_GAUGE_ALLOWED_HOSTS: 'loopback' },
+      env: {
+        ...process.env,
+        SWITCHYARD_HOME: home,
+        SWITCHYARD_PORT: '0',
+        SWITCHYARD_VAULT: 'file',
+        SWITCHYARD_GAUGE_ALLOWED_HOSTS: 'loopback',
+      },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     children.push(sy);
@@ -80,20 +106,48 @@ async function main() {
     const token = readFileSync(join(home, 'token'), 'utf8').trim();
     const base = `http://127.0.0.1:${port}`;
     const call = async (method: string, path: string, body?: unknown) => {
-      const res = await fetch(base + path, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const res = await fetch(base + path, {
+        method,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       const text = await res.text();
       if (res.status >= 400) throw new Error(`${method} ${path}: ${res.status} ${text}`);
       return text ? JSON.parse(text) : undefined;
     };
 
-    await call('POST', '/v1/providers', { id: 'bench', kind: 'openai', baseUrl: `http://127.0.0.1:${fakePort}/v1`, credential: 'bench-key', autoProxyModels: false });
-    await call('POST', '/v1/catalog/models', { providerId: 'bench', upstreamModelId: 'bench-model', families: ['styleA.chat_completions'] });
+    await call('POST', '/v1/providers', {
+      id: 'bench',
+      kind: 'openai',
+      baseUrl: `http://127.0.0.1:${fakePort}/v1`,
+      credential: 'bench-key',
+      autoProxyModels: false,
+    });
+    await call('POST', '/v1/catalog/models', {
+      providerId: 'bench',
+      upstreamModelId: 'bench-model',
+      families: ['styleA.chat_completions'],
+    });
     await call('PATCH', '/v1/settings', { gauge: { enabled: true } });
-    const adapters = [['openai', 'admin_key'], ['anthropic', 'admin_key'], ['openrouter', 'api_key'], ['github-copilot', 'api_key']];
+    const adapters = [
+      ['openai', 'admin_key'],
+      ['anthropic', 'admin_key'],
+      ['openrouter', 'api_key'],
+      ['github-copilot', 'api_key'],
+    ];
     const sourceIds: string[] = [];
     for (let i = 0; i < 17; i++) {
       const [providerId, authMode] = adapters[i % adapters.length]!;
-      sourceIds.push((await call('POST', '/v1/gauge/accounts', { providerId, authMode, credential: `bench-${i}`, config: { baseUrl: pageUrl } })).id);
+      sourceIds.push(
+        (
+          await call('POST', '/v1/gauge/accounts', {
+            providerId,
+            authMode,
+            credential: `bench-${i}`,
+            config: { baseUrl: pageUrl },
+          })
+        ).id,
+      );
     }
     for (const id of ['status-openai', 'status-anthropic', 'status-github-copilot']) {
       await call('PUT', `/v1/gauge/sources/${id}`, { enabled: true, config: { baseUrl: pageUrl } });
@@ -109,7 +163,11 @@ async function main() {
         Array.from({ length: CONNECTIONS }, async () => {
           while (performance.now() < until) {
             const t0 = performance.now();
-            const res = await fetch(base + '/v1/chat/completions', { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: chat });
+            const res = await fetch(base + '/v1/chat/completions', {
+              method: 'POST',
+              headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+              body: chat,
+            });
             await res.arrayBuffer();
             if (res.status === 200) latencies.push(performance.now() - t0);
             else errors++;
@@ -135,14 +193,27 @@ async function main() {
         const { latencies, errors } = await load(SECONDS);
         running = false;
         await refresher;
-        phases.push({ name: refreshing ? 'refreshing' : 'idle', latencies, errors, refreshes: refreshMs.length, refreshMs });
+        phases.push({
+          name: refreshing ? 'refreshing' : 'idle',
+          latencies,
+          errors,
+          refreshes: refreshMs.length,
+          refreshMs,
+        });
       }
     }
 
     const summary = (name: string) => {
       const all = phases.filter((p) => p.name === name);
       const lat = all.flatMap((p) => p.latencies).sort((a, b) => a - b);
-      return { n: lat.length, rps: lat.length / (all.length * SECONDS), p50: percentile(lat, 50), p99: percentile(lat, 99), errors: all.reduce((s, p) => s + p.errors, 0), refreshes: all.reduce((s, p) => s + p.refreshes, 0) };
+      return {
+        n: lat.length,
+        rps: lat.length / (all.length * SECONDS),
+        p50: percentile(lat, 50),
+        p99: percentile(lat, 99),
+        errors: all.reduce((s, p) => s + p.errors, 0),
+        refreshes: all.reduce((s, p) => s + p.refreshes, 0),
+      };
     };
     const idle = summary('idle');
     const busy = summary('refreshing');

@@ -43,10 +43,31 @@ function eventPool(): UsageEvent[] {
       modelId: `${provider}/model-${i % 4}`,
       op: OPS[i % OPS.length]!,
       outcome: i % 50 === 0 ? 'failed' : 'ok',
-      usage: { inputTokens: 100 + i, outputTokens: 20, cachedInputTokens: 0, reasoningTokens: null, totalTokens: 120 + i, costUsd: 0.0001, toolCalls: i % 4 === 0 ? { search: 1 } : {} },
+      usage: {
+        inputTokens: 100 + i,
+        outputTokens: 20,
+        cachedInputTokens: 0,
+        reasoningTokens: null,
+        totalTokens: 120 + i,
+        costUsd: 0.0001,
+        toolCalls: i % 4 === 0 ? { search: 1 } : {},
+      },
     };
-    if (i % 10 === 0) e.route = { packSlug: 'coding', routeId: `r${i % 3}`, fallback: i % 20 === 0, fallbackReason: i % 20 === 0 ? 'rate_limited' : null };
-    if (i % 10 === 5) e.acceleration = { mode: i % 20 === 5 ? 'draft' : 'none', draftModelId: i % 20 === 5 ? 'local/tiny' : null, generationMs: 50, draftTokens: 10, acceptedDraftTokens: 7 };
+    if (i % 10 === 0)
+      e.route = {
+        packSlug: 'coding',
+        routeId: `r${i % 3}`,
+        fallback: i % 20 === 0,
+        fallbackReason: i % 20 === 0 ? 'rate_limited' : null,
+      };
+    if (i % 10 === 5)
+      e.acceleration = {
+        mode: i % 20 === 5 ? 'draft' : 'none',
+        draftModelId: i % 20 === 5 ? 'local/tiny' : null,
+        generationMs: 50,
+        draftTokens: 10,
+        acceptedDraftTokens: 7,
+      };
     return e;
   });
 }
@@ -71,7 +92,12 @@ async function main(): Promise<void> {
   const foldRate = foldBaseline(pool, TOTAL);
 
   const env = openStoreEnv(dir);
-  const meter = createMeter({ dataDir: dir, enabled: () => true, retentionDays: () => 400, log: pino({ level: 'warn' }) });
+  const meter = createMeter({
+    dataDir: dir,
+    enabled: () => true,
+    retentionDays: () => 400,
+    log: pino({ level: 'warn' }),
+  });
 
   const checkpoints: string[] = [];
   async function feed(n: number, checkpointEvery = Infinity): Promise<number> {

@@ -16,7 +16,13 @@ setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
 const CALLS = Number(process.argv[2] ?? 2_000_000);
-const ROUTES = ['POST /v1/chat/completions', 'POST /v1/messages', 'GET /v1/models', 'POST /v1/embeddings', 'GET /health'];
+const ROUTES = [
+  'POST /v1/chat/completions',
+  'POST /v1/messages',
+  'GET /v1/models',
+  'POST /v1/embeddings',
+  'GET /health',
+];
 const METHODS = ['POST', 'POST', 'GET', 'POST', 'GET'];
 const STATUSES = [200, 200, 200, 429, 200, 500, 200, 404];
 
@@ -48,7 +54,15 @@ const usage = (i: number): UsageEvent => ({
   modelId: null,
   op: 'chat.completions',
   outcome: 'ok',
-  usage: { inputTokens: 31, outputTokens: 17, cachedInputTokens: 8, reasoningTokens: 5, totalTokens: 48, costUsd: null, toolCalls: {} },
+  usage: {
+    inputTokens: 31,
+    outputTokens: 17,
+    cachedInputTokens: 8,
+    reasoningTokens: 5,
+    totalTokens: 48,
+    costUsd: null,
+    toolCalls: {},
+  },
 });
 
 function heapPer(run: () => void): number {
@@ -78,7 +92,11 @@ for (let i = 0; i < renders; i++) bytes = metrics.render().length;
 const renderUs = Number(process.hrtime.bigint() - startRender) / renders / 1000;
 metrics.close();
 
-console.log(`answered: ${observed.toFixed(1)} ns a call against ${baseline.toFixed(1)} ns for an empty observer (${CALLS} calls)`);
-console.log(`heap after a million answers: ${((heapObserved - heapBase) / 1024).toFixed(0)} KiB more than the empty observer (GC not forced between)`);
+console.log(
+  `answered: ${observed.toFixed(1)} ns a call against ${baseline.toFixed(1)} ns for an empty observer (${CALLS} calls)`,
+);
+console.log(
+  `heap after a million answers: ${((heapObserved - heapBase) / 1024).toFixed(0)} KiB more than the empty observer (GC not forced between)`,
+);
 console.log(`usage: ${usageNs.toFixed(1)} ns a gateway call`);
 console.log(`render: ${renderUs.toFixed(0)} us a scrape, ${bytes} bytes`);

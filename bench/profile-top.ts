@@ -21,7 +21,9 @@ interface Profile {
 const [dir, windowS = '10', skipS = '0.5', topS = '25'] = process.argv.slice(2);
 const short = (url: string) => url.replace(/^file:\/\/\/work\/main\//, '').replace(/^.*node_modules\//, 'nm:');
 
-for (const file of readdirSync(dir!).filter((f) => f.endsWith('.cpuprofile')).sort()) {
+for (const file of readdirSync(dir!)
+  .filter((f) => f.endsWith('.cpuprofile'))
+  .sort()) {
   const p = JSON.parse(readFileSync(join(dir!, file), 'utf8')) as Profile;
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
@@ -43,7 +45,8 @@ for (const file of readdirSync(dir!).filter((f) => f.endsWith('.cpuprofile')).so
   }
   const busy = total - idle;
   if (busy < 0.05 * total) continue; // an idle thread in this window
-  const key = (n: Node) => `${n.callFrame.functionName || '(anonymous)'} ${short(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`;
+  const key = (n: Node) =>
+    `${n.callFrame.functionName || '(anonymous)'} ${short(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`;
   const selfBy = new Map<string, number>();
   const inclBy = new Map<string, number>();
   for (const [id, dt] of self) {
@@ -59,7 +62,9 @@ for (const file of readdirSync(dir!).filter((f) => f.endsWith('.cpuprofile')).so
     }
   }
   const pct = (v: number) => ((100 * v) / busy).toFixed(1).padStart(5) + '%';
-  console.log(`\n=== ${file}: window ${(total / 1e6).toFixed(2)} s, busy ${(busy / 1e6).toFixed(2)} s (${((100 * busy) / total).toFixed(0)}%)`);
+  console.log(
+    `\n=== ${file}: window ${(total / 1e6).toFixed(2)} s, busy ${(busy / 1e6).toFixed(2)} s (${((100 * busy) / total).toFixed(0)}%)`,
+  );
   console.log('--- self');
   for (const [k, v] of [...selfBy].sort((a, b) => b[1] - a[1]).slice(0, Number(topS))) console.log(pct(v), k);
   console.log('--- inclusive');

@@ -25,14 +25,18 @@ const AGENTS = Number(process.env.BENCH_AGENTS ?? 2000);
 // small machine (2,000 streams are 40,000 chunks/s through one Node client), so the added delay is readable.
 const AGENTS_SMALL = Number(process.env.BENCH_AGENTS_SMALL ?? 500);
 /** h: stall-free streams at each of these counts (64 deltas, one every 20 ms). */
-const STALL_COUNTS = (process.env.BENCH_STALL ?? '128,512,2000').split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0);
+const STALL_COUNTS = (process.env.BENCH_STALL ?? '128,512,2000')
+  .split(',')
+  .map(Number)
+  .filter((n) => Number.isInteger(n) && n > 0);
 const CONNS = 50;
 const TICK = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
 const PROFILE = process.env.BENCH_PROFILE_DIR ?? ''; // when set, Switchyard runs with --cpu-prof into it
 const ONLY = process.env.BENCH_ONLY ?? ''; // e.g. "a" to run one scenario (profiling)
 const runStart = Date.now();
 const loadAtStart = loadavg();
-const log = (...a: unknown[]) => console.error(`[bench ${((Date.now() - runStart) / 1000).toFixed(0).padStart(3)}s]`, ...a);
+const log = (...a: unknown[]) =>
+  console.error(`[bench ${((Date.now() - runStart) / 1000).toFixed(0).padStart(3)}s]`, ...a);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // ---------- processes ----------
@@ -63,7 +67,10 @@ function waitLine(c: ChildProcess, match: (line: string) => unknown, what: strin
   return new Promise((resolve, reject) => {
     let buf = '';
     let err = '';
-    const timer = setTimeout(() => reject(new Error(`${what} did not start in ${ms} ms:\n${err}\n${buf.slice(-2000)}`)), ms);
+    const timer = setTimeout(
+      () => reject(new Error(`${what} did not start in ${ms} ms:\n${err}\n${buf.slice(-2000)}`)),
+      ms,
+    );
     c.stderr?.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-4000)));
     const onData = (d: Buffer) => {
       buf += d.toString();
@@ -182,16 +189,33 @@ interface Target {
 function body(model: string, kind: 'json' | 'sse' | 'big' | 'slow' | 'pace'): string {
   if (kind === 'big') {
     // About 256 KB of prompt: the size of a long agent context.
-    const filler = 'The quick brown fox jumps over the lazy dog. '.repeat(Math.ceil((256 * 1024) / 45)).slice(0, 256 * 1024 - 200);
-    return JSON.stringify({ model, messages: [{ role: 'system', content: 'You are a bench.' }, { role: 'user', content: filler }], max_tokens: 32 });
+    const filler = 'The quick brown fox jumps over the lazy dog. '
+      .repeat(Math.ceil((256 * 1024) / 45))
+      .slice(0, 256 * 1024 - 200);
+    return JSON.stringify({
+      model,
+      messages: [
+        { role: 'system', content: 'You are a bench.' },
+        { role: 'user', content: filler },
+      ],
+      max_tokens: 32,
+    });
   }
-  const b: Record<string, unknown> = { model: kind === 'slow' ? model.replace('bench-model', 'bench-slow') : kind === 'pace' ? model.replace('bench-model', 'bench-pace') : model, messages: [{ role: 'user', content: 'Say hello in one short sentence.' }], max_tokens: 32 };
+  const b: Record<string, unknown> = {
+    model:
+      kind === 'slow'
+        ? model.replace('bench-model', 'bench-slow')
+        : kind === 'pace'
+          ? model.replace('bench-model', 'bench-pace')
+          : model,
+    messages: [{ role: 'user', content: 'Say hello in one short sentence.' }],
+    max_tokens: 32,
+  };
   if (kind !== 'json') b.stream = true;
   return JSON.stringify(b);
 }
 
 const work = mkdtempSync(join(tmpdir(), 'switchyard-bench-'));
-
 
 let lastRun = 'start';
 async function wrk(t: Target, kind: 'json' | 'sse' | 'big', conns: number, seconds: number): Promise<WrkResult> {
@@ -207,10 +231,23 @@ async function wrk(t: Target, kind: 'json' | 'sse' | 'big', conns: number, secon
   const pids = t.pids();
   const cpu0 = cpuSeconds(pids);
   return new Promise((resolve, reject) => {
-    const c = spawn('wrk', [`-t${threads}`, `-c${conns}`, `-d${seconds}s`, '--timeout', '10s', '-s', join(BENCH, 'lua', 'post.lua'), `http://127.0.0.1:${t.port}${t.path}`], {
-      env: { ...process.env, BENCH_BODY: file, BENCH_HEADERS: headers },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const c = spawn(
+      'wrk',
+      [
+        `-t${threads}`,
+        `-c${conns}`,
+        `-d${seconds}s`,
+        '--timeout',
+        '10s',
+        '-s',
+        join(BENCH, 'lua', 'post.lua'),
+        `http://127.0.0.1:${t.port}${t.path}`,
+      ],
+      {
+        env: { ...process.env, BENCH_BODY: file, BENCH_HEADERS: headers },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     c.stdout.on('data', (d: Buffer) => (out += d.toString()));
     c.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -225,16 +262,33 @@ async function wrk(t: Target, kind: 'json' | 'sse' | 'big', conns: number, secon
   });
 }
 
-
-async function agents(t: Target, count: number, fakePid: number, kind: 'slow' | 'pace' = 'slow'): Promise<{ res: any; peakRss: number; rssBefore: number; cpuS: number; fakeCpuS: number }> {
+async function agents(
+  t: Target,
+  count: number,
+  fakePid: number,
+  kind: 'slow' | 'pace' = 'slow',
+): Promise<{ res: any; peakRss: number; rssBefore: number; cpuS: number; fakeCpuS: number }> {
   const pids = t.pids();
   const rssBefore = rssMb(pids);
   const cpu0 = cpuSeconds(pids);
   const fake0 = cpuSeconds([fakePid]);
   let peakRss = rssBefore;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMb(pids))), 200);
-  const opts = { port: t.port, path: t.path, headers: t.headers, body: body(t.model, kind), count, rampMs: 1000, deadlineMs: 40_000, expectChunks: kind === 'slow' ? 200 : 64, stallMs: 100 };
-  const c = spawn(process.execPath, ['--import', 'tsx', join(BENCH, 'agents.ts'), JSON.stringify(opts)], { cwd: BENCH, stdio: ['ignore', 'pipe', 'inherit'] });
+  const opts = {
+    port: t.port,
+    path: t.path,
+    headers: t.headers,
+    body: body(t.model, kind),
+    count,
+    rampMs: 1000,
+    deadlineMs: 40_000,
+    expectChunks: kind === 'slow' ? 200 : 64,
+    stallMs: 100,
+  };
+  const c = spawn(process.execPath, ['--import', 'tsx', join(BENCH, 'agents.ts'), JSON.stringify(opts)], {
+    cwd: BENCH,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   c.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   const killer = setTimeout(() => c.kill('SIGKILL'), 60_000);
@@ -243,7 +297,13 @@ async function agents(t: Target, count: number, fakePid: number, kind: 'slow' | 
   clearInterval(sampler);
   peakRss = Math.max(peakRss, rssMb(pids));
   // The target's CPU over the run, and the fake's (for direct they are the same process).
-  return { res: JSON.parse(out.trim().split('\n').pop() || '{}'), peakRss, rssBefore, cpuS: cpuSeconds(pids) - cpu0, fakeCpuS: cpuSeconds([fakePid]) - fake0 };
+  return {
+    res: JSON.parse(out.trim().split('\n').pop() || '{}'),
+    peakRss,
+    rssBefore,
+    cpuS: cpuSeconds(pids) - cpu0,
+    fakeCpuS: cpuSeconds([fakePid]) - fake0,
+  };
 }
 
 // ---------- main ----------
@@ -262,37 +322,67 @@ async function main(): Promise<void> {
   if (!have('nginx') || !have('wrk')) {
     if (process.getuid?.() !== 0) throw new Error('nginx and wrk are needed: apt-get install -y nginx wrk');
     log('installing nginx and wrk with apt-get');
-    execFileSync('apt-get', ['install', '-y', 'nginx', 'wrk'], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    execFileSync('apt-get', ['install', '-y', 'nginx', 'wrk'], {
+      stdio: 'inherit',
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
   }
   if (!existsSync(join(BENCH, 'node_modules/@portkey-ai/gateway/build/start-server.js'))) {
     throw new Error('Portkey gateway missing: run `npm install` in bench/ (the root `npm run bench` does)');
   }
   // The fake upstream, its own process.
-  const fake = track(spawn(nodeBin, ['--import', 'tsx', join(BENCH, 'fake-upstream.ts'), '0'], { cwd: BENCH, stdio: ['ignore', 'pipe', 'pipe'] }));
-  const fakePort = (JSON.parse(await waitLine(fake, (l) => l.startsWith('{"port"'), 'fake upstream')) as { port: number }).port;
+  const fake = track(
+    spawn(nodeBin, ['--import', 'tsx', join(BENCH, 'fake-upstream.ts'), '0'], {
+      cwd: BENCH,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
+  const fakePort = (
+    JSON.parse(await waitLine(fake, (l) => l.startsWith('{"port"'), 'fake upstream')) as { port: number }
+  ).port;
   log('fake upstream on', fakePort);
 
   // nginx, foreground, its own prefix and config.
   const nginxPort = await freePort();
   const prefix = join(work, 'nginx');
   mkdirSync(prefix, { recursive: true });
-  const conf = readFileSync(join(BENCH, 'nginx.conf.template'), 'utf8').replaceAll('{{PREFIX}}', prefix).replaceAll('{{PORT}}', String(nginxPort)).replaceAll('{{UPSTREAM_PORT}}', String(fakePort));
+  const conf = readFileSync(join(BENCH, 'nginx.conf.template'), 'utf8')
+    .replaceAll('{{PREFIX}}', prefix)
+    .replaceAll('{{PORT}}', String(nginxPort))
+    .replaceAll('{{UPSTREAM_PORT}}', String(fakePort));
   writeFileSync(join(prefix, 'nginx.conf'), conf);
-  const nginx = track(spawn('nginx', ['-p', prefix, '-c', join(prefix, 'nginx.conf'), '-g', 'daemon off;'], { stdio: ['ignore', 'pipe', 'pipe'] }));
+  const nginx = track(
+    spawn('nginx', ['-p', prefix, '-c', join(prefix, 'nginx.conf'), '-g', 'daemon off;'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   nginx.stderr!.on('data', (d: Buffer) => log('nginx:', d.toString().trim()));
   await waitHttp(nginxPort, '/v1/models', 'nginx');
   log('nginx on', nginxPort);
 
   // The design's floor (floor/edge.mjs): a uWS edge and undici in two worker threads, none of Switchyard's own
   // work. Beside Switchyard in every scenario, it shows what this design costs on this machine before features.
-  const floor = track(spawn(nodeBin, [join(BENCH, 'floor', 'edge.mjs')], { cwd: BENCH, env: { ...process.env, FLOOR_UPSTREAM: String(fakePort), FLOOR_WORKER: 'undici' }, stdio: ['ignore', 'pipe', 'pipe'] }));
-  const floorPort = (JSON.parse(await waitLine(floor, (l) => l.startsWith('{"port"'), 'floor')) as { port: number }).port;
+  const floor = track(
+    spawn(nodeBin, [join(BENCH, 'floor', 'edge.mjs')], {
+      cwd: BENCH,
+      env: { ...process.env, FLOOR_UPSTREAM: String(fakePort), FLOOR_WORKER: 'undici' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
+  const floorPort = (JSON.parse(await waitLine(floor, (l) => l.startsWith('{"port"'), 'floor')) as { port: number })
+    .port;
   floor.stderr!.on('data', (d: Buffer) => log('floor:', d.toString().trim()));
   log('floor on', floorPort);
 
   // Portkey's gateway (binds all interfaces; we only ever talk to 127.0.0.1).
   const portkeyPort = await freePort();
-  const portkey = track(spawn(nodeBin, [join(BENCH, 'node_modules/@portkey-ai/gateway/build/start-server.js'), `--port=${portkeyPort}`, '--headless'], { cwd: BENCH, stdio: ['ignore', 'pipe', 'pipe'] }));
+  const portkey = track(
+    spawn(
+      nodeBin,
+      [join(BENCH, 'node_modules/@portkey-ai/gateway/build/start-server.js'), `--port=${portkeyPort}`, '--headless'],
+      { cwd: BENCH, stdio: ['ignore', 'pipe', 'pipe'] },
+    ),
+  );
   portkey.stdout!.resume();
   portkey.stderr!.resume();
   await waitHttp(portkeyPort, '/', 'portkey');
@@ -302,35 +392,88 @@ async function main(): Promise<void> {
   // runs the TypeScript loader (bench/switchyard.ts).
   const home = join(work, 'switchyard-home');
   mkdirSync(home, { recursive: true, mode: 0o700 });
-  const started = await startSwitchyard({ home, logFile: join(work, 'switchyard.log'), extraNodeFlags: PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE}`] : [], track });
+  const started = await startSwitchyard({
+    home,
+    logFile: join(work, 'switchyard.log'),
+    extraNodeFlags: PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE}`] : [],
+    track,
+  });
   const sy = started.child;
   const syPort = started.port;
   const token = started.token;
   const auth = { authorization: `Bearer ${token}` };
-  const prov = await call(syPort, 'POST', '/v1/providers', auth, JSON.stringify({ kind: 'openai_compatible', id: 'bench', baseUrl: `http://127.0.0.1:${fakePort}/v1` }));
+  const prov = await call(
+    syPort,
+    'POST',
+    '/v1/providers',
+    auth,
+    JSON.stringify({ kind: 'openai_compatible', id: 'bench', baseUrl: `http://127.0.0.1:${fakePort}/v1` }),
+  );
   if (prov.status !== 201) throw new Error(`provider: ${prov.status} ${prov.text}`);
   let model = 'bench/bench-model';
   for (const up of ['bench-model', 'bench-slow', 'bench-pace']) {
-    const m = await call(syPort, 'POST', '/v1/catalog/models', auth, JSON.stringify({ providerId: 'bench', upstreamModelId: up, families: ['styleA.chat_completions'] }));
+    const m = await call(
+      syPort,
+      'POST',
+      '/v1/catalog/models',
+      auth,
+      JSON.stringify({ providerId: 'bench', upstreamModelId: up, families: ['styleA.chat_completions'] }),
+    );
     if (m.status !== 201 && m.status !== 200) throw new Error(`catalog model: ${m.status} ${m.text}`);
     if (up === 'bench-model') model = (JSON.parse(m.text) as { id: string }).id;
   }
   log('switchyard on', syPort, 'model', model);
 
-  const direct: Target = { name: 'direct', port: fakePort, path: '/v1/chat/completions', headers: {}, model: 'bench-model', pids: () => [fake.pid!] };
+  const direct: Target = {
+    name: 'direct',
+    port: fakePort,
+    path: '/v1/chat/completions',
+    headers: {},
+    model: 'bench-model',
+    pids: () => [fake.pid!],
+  };
   const targets: Target[] = [
     direct,
-    { name: 'nginx', port: nginxPort, path: '/v1/chat/completions', headers: {}, model: 'bench-model', pids: () => tree(nginx.pid!) },
-    { name: 'portkey', port: portkeyPort, path: '/v1/chat/completions', headers: { 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `http://127.0.0.1:${fakePort}/v1`, authorization: 'Bearer sk-bench' }, model: 'bench-model', pids: () => tree(portkey.pid!) },
+    {
+      name: 'nginx',
+      port: nginxPort,
+      path: '/v1/chat/completions',
+      headers: {},
+      model: 'bench-model',
+      pids: () => tree(nginx.pid!),
+    },
+    {
+      name: 'portkey',
+      port: portkeyPort,
+      path: '/v1/chat/completions',
+      headers: {
+        'x-portkey-provider': 'openai',
+        'x-portkey-custom-host': `http://127.0.0.1:${fakePort}/v1`,
+        authorization: 'Bearer sk-bench',
+      },
+      model: 'bench-model',
+      pids: () => tree(portkey.pid!),
+    },
     { name: 'switchyard', port: syPort, path: '/v1/chat/completions', headers: auth, model, pids: () => tree(sy.pid!) },
-    { name: 'floor', port: floorPort, path: '/v1/chat/completions', headers: {}, model: 'bench-model', pids: () => tree(floor.pid!) },
+    {
+      name: 'floor',
+      port: floorPort,
+      path: '/v1/chat/completions',
+      headers: {},
+      model: 'bench-model',
+      pids: () => tree(floor.pid!),
+    },
   ];
 
   // Every target must answer correctly before anything is measured.
   for (const t of targets) {
     for (const kind of ['json', 'sse', 'big'] as const) {
       const r = await call(t.port, 'POST', t.path, t.headers, body(t.model, kind));
-      const good = r.status === 200 && (kind === 'sse' ? r.text.includes('tok18') && r.text.includes('[DONE]') && !r.text.includes('"usage"') : r.text.includes('Hello from the bench upstream'));
+      const good =
+        r.status === 200 &&
+        (kind === 'sse'
+          ? r.text.includes('tok18') && r.text.includes('[DONE]') && !r.text.includes('"usage"')
+          : r.text.includes('Hello from the bench upstream'));
       if (!good) throw new Error(`${t.name} ${kind}: ${r.status} ${r.text.slice(0, 500)}`);
     }
   }
@@ -363,7 +506,10 @@ async function main(): Promise<void> {
   const agentRunsSmall: Record<string, Awaited<ReturnType<typeof agents>>> = {};
   if (want('e')) {
     const eTargets = targets.filter((t) => t.name !== 'portkey' || process.env.BENCH_AGENTS_PORTKEY === '1');
-    for (const [runs, n] of [[agentRuns, AGENTS], [agentRunsSmall, AGENTS_SMALL]] as const) {
+    for (const [runs, n] of [
+      [agentRuns, AGENTS],
+      [agentRunsSmall, AGENTS_SMALL],
+    ] as const) {
       if (n <= 0) continue;
       for (const t of eTargets) {
         runs[t.name] = await agents(t, n, fake.pid!);
@@ -392,15 +538,30 @@ async function main(): Promise<void> {
     node: process.version,
     nginx: execFileSync('nginx', ['-v'], { stdio: ['ignore', 'pipe', 'pipe'] }).toString() || '',
     wrk: '',
-    portkey: (JSON.parse(readFileSync(join(BENCH, 'node_modules/@portkey-ai/gateway/package.json'), 'utf8')) as { version: string }).version,
-    honoNodeServer: (JSON.parse(readFileSync(join(BENCH, 'node_modules/@hono/node-server/package.json'), 'utf8')) as { version: string }).version,
+    portkey: (
+      JSON.parse(readFileSync(join(BENCH, 'node_modules/@portkey-ai/gateway/package.json'), 'utf8')) as {
+        version: string;
+      }
+    ).version,
+    honoNodeServer: (
+      JSON.parse(readFileSync(join(BENCH, 'node_modules/@hono/node-server/package.json'), 'utf8')) as {
+        version: string;
+      }
+    ).version,
     switchyard: (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version,
     commit: '',
   };
   try {
     versions.nginx = execFileSync('sh', ['-c', 'nginx -v 2>&1']).toString().trim();
-    versions.wrk = execFileSync('sh', ['-c', 'wrk -v 2>&1 | head -1']).toString().trim().replace(/ Copyright.*/, '');
-    versions.commit = execFileSync('git', ['-C', ROOT, 'rev-parse', '--short', 'HEAD']).toString().trim() + (execFileSync('git', ['-C', ROOT, 'status', '--porcelain']).toString().trim() ? ' (with uncommitted changes)' : '');
+    versions.wrk = execFileSync('sh', ['-c', 'wrk -v 2>&1 | head -1'])
+      .toString()
+      .trim()
+      .replace(/ Copyright.*/, '');
+    versions.commit =
+      execFileSync('git', ['-C', ROOT, 'rev-parse', '--short', 'HEAD']).toString().trim() +
+      (execFileSync('git', ['-C', ROOT, 'status', '--porcelain']).toString().trim()
+        ? ' (with uncommitted changes)'
+        : '');
   } catch {
     /* best effort */
   }
@@ -408,10 +569,37 @@ async function main(): Promise<void> {
   stopAll();
   await sleep(500);
   // A partial or profiled run must not replace the full results.
-  const outFile = ONLY || PROFILE ? join(BENCH, '.work', `RESULTS-${ONLY || 'all'}${PROFILE ? '-profiled' : ''}.md`) : join(BENCH, 'RESULTS.md');
+  const outFile =
+    ONLY || PROFILE
+      ? join(BENCH, '.work', `RESULTS-${ONLY || 'all'}${PROFILE ? '-profiled' : ''}.md`)
+      : join(BENCH, 'RESULTS.md');
   mkdirSync(dirname(outFile), { recursive: true });
-  const written = report({ results, agentRuns, agentRunsSmall, stallRuns, versions, proxies: proxies.map((t) => t.name), settings: { rounds: ROUNDS, seconds: SECONDS, latSeconds: LAT_SECONDS, agents: AGENTS, agentsSmall: AGENTS_SMALL, conns: CONNS, tick: TICK, loadAtStart } });
-  writeFileSync(outFile, carrySection(outFile, CATALOG_SECTION, carrySection(outFile, RUNTIME_SECTION, carrySection(outFile, GAUGE_SECTION, written))));
+  const written = report({
+    results,
+    agentRuns,
+    agentRunsSmall,
+    stallRuns,
+    versions,
+    proxies: proxies.map((t) => t.name),
+    settings: {
+      rounds: ROUNDS,
+      seconds: SECONDS,
+      latSeconds: LAT_SECONDS,
+      agents: AGENTS,
+      agentsSmall: AGENTS_SMALL,
+      conns: CONNS,
+      tick: TICK,
+      loadAtStart,
+    },
+  });
+  writeFileSync(
+    outFile,
+    carrySection(
+      outFile,
+      CATALOG_SECTION,
+      carrySection(outFile, RUNTIME_SECTION, carrySection(outFile, GAUGE_SECTION, written)),
+    ),
+  );
   if (PROFILE) {
     // --cpu-prof writes its files as the service exits (SIGTERM, then its drain).
     for (let i = 0; i < 100 && sy.exitCode === null && sy.signalCode === null; i++) await sleep(100);

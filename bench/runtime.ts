@@ -44,7 +44,13 @@ interface Run {
 const work = mkdtempSync(join(tmpdir(), 'switchyard-rt-bench-'));
 const home = join(work, 'home');
 mkdirSync(join(home, 'models'), { recursive: true, mode: 0o700 });
-const modelPath = writeTinyModel(join(home, 'models', 'bench.gguf'), { embd: EMBD, layers: LAYERS, weightType: 1, contextLength: CONTEXT, seed: 7 });
+const modelPath = writeTinyModel(join(home, 'models', 'bench.gguf'), {
+  embd: EMBD,
+  layers: LAYERS,
+  weightType: 1,
+  contextLength: CONTEXT,
+  seed: 7,
+});
 log(`model: ${(statSync(modelPath).size / 1e6).toFixed(1)} MB, embd ${EMBD}, ${LAYERS} layers, F16`);
 
 // ---------- in process ----------
@@ -60,13 +66,19 @@ async function inProcessStream(t0: number, firsts: number[], ends: number[]): Pr
   const before = sequence.tokenMeter.getState();
   try {
     let first = 0;
-    await chat.generateResponse([{ type: 'user', text: PROMPT }, { type: 'model', response: [] }], {
-      maxTokens: TOKENS,
-      temperature: 0,
-      onTextChunk: () => {
-        if (first === 0) firsts.push((first = now()) - t0);
+    await chat.generateResponse(
+      [
+        { type: 'user', text: PROMPT },
+        { type: 'model', response: [] },
+      ],
+      {
+        maxTokens: TOKENS,
+        temperature: 0,
+        onTextChunk: () => {
+          if (first === 0) firsts.push((first = now()) - t0);
+        },
       },
-    });
+    );
     ends.push(now());
     return TokenMeter.diff(sequence.tokenMeter, before).usedOutputTokens;
   } finally {
@@ -79,29 +91,52 @@ async function inProcessStream(t0: number, firsts: number[], ends: number[]): Pr
 let port = 0;
 let token = '';
 function serviceStream(t0: number, firsts: number[], ends: number[]): Promise<number> {
-  const body = JSON.stringify({ model: 'embedded/bench', stream: true, stream_options: { include_usage: true }, max_tokens: TOKENS, temperature: 0, messages: [{ role: 'user', content: PROMPT }] });
+  const body = JSON.stringify({
+    model: 'embedded/bench',
+    stream: true,
+    stream_options: { include_usage: true },
+    max_tokens: TOKENS,
+    temperature: 0,
+    messages: [{ role: 'user', content: PROMPT }],
+  });
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/v1/chat/completions', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      if (res.statusCode !== 200) return reject(new Error(`status ${res.statusCode}`));
-      let first = 0;
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (s: string) => {
-        if (first === 0 && /"content":"[^"]/.test(s)) firsts.push((first = now()) - t0);
-        text += s;
-      });
-      res.on('end', () => {
-        ends.push(now());
-        const m = /"completion_tokens":(\d+)/.exec(text);
-        resolve(m ? Number(m[1]) : 0);
-      });
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/v1/chat/completions',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+        },
+      },
+      (res) => {
+        if (res.statusCode !== 200) return reject(new Error(`status ${res.statusCode}`));
+        let first = 0;
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (s: string) => {
+          if (first === 0 && /"content":"[^"]/.test(s)) firsts.push((first = now()) - t0);
+          text += s;
+        });
+        res.on('end', () => {
+          ends.push(now());
+          const m = /"completion_tokens":(\d+)/.exec(text);
+          resolve(m ? Number(m[1]) : 0);
+        });
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
 }
 
-async function measure(streams: number, one: (t0: number, firsts: number[], ends: number[]) => Promise<number>): Promise<Run> {
+async function measure(
+  streams: number,
+  one: (t0: number, firsts: number[], ends: number[]) => Promise<number>,
+): Promise<Run> {
   const firsts: number[] = [];
   const ends: number[] = [];
   const t0 = now();
@@ -127,11 +162,17 @@ const results: Record<string, Run[]> = { 'service 1': [], 'in-process 1': [], 's
 for (let round = 0; round < ROUNDS; round++) {
   for (const streams of [1, PARALLEL]) {
     // Alternating which goes first, so neither always runs on a machine the other just warmed.
-    const order: [string, typeof serviceStream][] = [[`service ${streams}`, serviceStream], [`in-process ${streams}`, inProcessStream]];
+    const order: [string, typeof serviceStream][] = [
+      [`service ${streams}`, serviceStream],
+      [`in-process ${streams}`, inProcessStream],
+    ];
     if (round % 2 === 1) order.reverse();
     for (const [name, fn] of order) {
       results[name]!.push(await measure(streams, fn));
-      log(`round ${round + 1} ${name}:`, JSON.stringify(results[name]!.at(-1)!, (k, v) => (k === 'ttft' ? undefined : v)));
+      log(
+        `round ${round + 1} ${name}:`,
+        JSON.stringify(results[name]!.at(-1)!, (k, v) => (k === 'ttft' ? undefined : v)),
+      );
     }
   }
 }
@@ -145,20 +186,40 @@ const tokS = (name: string) => median(results[name]!.map((r) => r.genTokS));
 const ttft = (name: string) => median(results[name]!.flatMap((r) => r.ttft));
 const L: string[] = [];
 L.push('# Local runtime bench (W2.8 item 2)', '');
-L.push(`Generated by \`node --import tsx bench/runtime.ts\` on ${new Date().toISOString()}: ${cpus()[0]?.model ?? 'cpu'} x ${cpus().length}, Node ${process.version}.`);
-L.push(`Model: generated GGUF, ${(statSync(modelPath).size / 1e6).toFixed(1)} MB (embd ${EMBD}, ${LAYERS} layers, F16, random weights), context ${CONTEXT} per sequence, ${PARALLEL} sequences, ${THREADS} threads, CPU only, greedy, up to ${TOKENS} tokens per stream; ${ROUNDS} rounds, order alternating; medians over rounds (TTFT: over every stream of every round).`, '');
-L.push('| streams | service gen tok/s | in-process gen tok/s | ratio (target >= 0.95) | service TTFT ms | in-process TTFT ms | added TTFT ms (target <= 2) |');
+L.push(
+  `Generated by \`node --import tsx bench/runtime.ts\` on ${new Date().toISOString()}: ${cpus()[0]?.model ?? 'cpu'} x ${cpus().length}, Node ${process.version}.`,
+);
+L.push(
+  `Model: generated GGUF, ${(statSync(modelPath).size / 1e6).toFixed(1)} MB (embd ${EMBD}, ${LAYERS} layers, F16, random weights), context ${CONTEXT} per sequence, ${PARALLEL} sequences, ${THREADS} threads, CPU only, greedy, up to ${TOKENS} tokens per stream; ${ROUNDS} rounds, order alternating; medians over rounds (TTFT: over every stream of every round).`,
+  '',
+);
+L.push(
+  '| streams | service gen tok/s | in-process gen tok/s | ratio (target >= 0.95) | service TTFT ms | in-process TTFT ms | added TTFT ms (target <= 2) |',
+);
 L.push('|---|---|---|---|---|---|---|');
 for (const n of [1, PARALLEL]) {
   const s = tokS(`service ${n}`);
   const p = tokS(`in-process ${n}`);
   const st = ttft(`service ${n}`);
   const pt = ttft(`in-process ${n}`);
-  L.push(`| ${n} | ${s.toFixed(1)} | ${p.toFixed(1)} | ${(s / p).toFixed(3)} ${s / p >= 0.95 ? 'met' : '**missed**'} | ${st.toFixed(2)} | ${pt.toFixed(2)} | ${(st - pt).toFixed(2)} ${st - pt <= 2 ? 'met' : '**missed**'} |`);
+  L.push(
+    `| ${n} | ${s.toFixed(1)} | ${p.toFixed(1)} | ${(s / p).toFixed(3)} ${s / p >= 0.95 ? 'met' : '**missed**'} | ${st.toFixed(2)} | ${pt.toFixed(2)} | ${(st - pt).toFixed(2)} ${st - pt <= 2 ? 'met' : '**missed**'} |`,
+  );
 }
-L.push('', 'Service TTFT is request sent to the first chunk with generated text (through the edge, the proxy pool and the runtime worker); in-process TTFT is the call to the first text chunk. Generation tok/s is all tokens of all streams over the time from the first stream\'s first token to the last stream\'s end.', '');
+L.push(
+  '',
+  "Service TTFT is request sent to the first chunk with generated text (through the edge, the proxy pool and the runtime worker); in-process TTFT is the call to the first text chunk. Generation tok/s is all tokens of all streams over the time from the first stream's first token to the last stream's end.",
+  '',
+);
 writeFileSync(join(BENCH, 'RUNTIME.md'), L.join('\n'));
-writeSection(join(BENCH, 'RESULTS.md'), RUNTIME_SECTION, L.join('\n').replace(/^# .*/, '## Local runtime: through the service beside node-llama-cpp in process (`bench/runtime.ts`)'));
+writeSection(
+  join(BENCH, 'RESULTS.md'),
+  RUNTIME_SECTION,
+  L.join('\n').replace(
+    /^# .*/,
+    '## Local runtime: through the service beside node-llama-cpp in process (`bench/runtime.ts`)',
+  ),
+);
 log(L.join('\n'));
 await context.dispose();
 await model.dispose();

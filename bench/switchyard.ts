@@ -15,14 +15,33 @@ export interface Reply {
   headers: Record<string, string | string[] | undefined>;
 }
 
-export function call(port: number, method: string, path: string, headers: Record<string, string>, body: string | undefined): Promise<Reply> {
+export function call(
+  port: number,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body: string | undefined,
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers }, agent: false, timeout: 15_000 }, (res) => {
-      const parts: Buffer[] = [];
-      res.on('data', (c: Buffer) => parts.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(parts).toString('utf8'), headers: res.headers }));
-      res.on('error', reject);
-    });
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+        agent: false,
+        timeout: 15_000,
+      },
+      (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (c: Buffer) => parts.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(parts).toString('utf8'), headers: res.headers }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', reject);
     req.end(body);
@@ -34,15 +53,27 @@ export function call(port: number, method: string, path: string, headers: Record
  * `logFile` for its log, and resolves once it listens. `extraNodeFlags` go before the script (`--cpu-prof`);
  * `track` sees the child at once, so a caller can stop it even when the start fails.
  */
-export async function startSwitchyard(options: { home: string; logFile: string; extraNodeFlags?: string[]; track?: (c: ChildProcess) => void }): Promise<{ child: ChildProcess; port: number; token: string }> {
+export async function startSwitchyard(options: {
+  home: string;
+  logFile: string;
+  extraNodeFlags?: string[];
+  track?: (c: ChildProcess) => void;
+}): Promise<{ child: ChildProcess; port: number; token: string }> {
   execFileSync(process.execPath, [join(ROOT, 'bin', 'build.js'), '--if-stale'], { stdio: 'inherit' });
   const syBin = join(ROOT, 'dist', 'bin', 'switchyard.js');
   // With the Node flags of `npm start` (package.json's start script), so the bench runs what users run.
-  const startScript = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const startScript = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } })
+    .scripts.start;
   const nodeFlags = (/^node((?: --\S+)*) /.exec(startScript)?.[1] ?? '').split(' ').filter(Boolean);
   const child = spawn(process.execPath, [...nodeFlags, ...(options.extraNodeFlags ?? []), syBin, 'start'], {
     cwd: ROOT,
-    env: { ...process.env, SWITCHYARD_HOME: options.home, SWITCHYARD_PORT: '0', SWITCHYARD_VAULT: 'file', SWITCHYARD_SUPERVISE: '0' },
+    env: {
+      ...process.env,
+      SWITCHYARD_HOME: options.home,
+      SWITCHYARD_PORT: '0',
+      SWITCHYARD_VAULT: 'file',
+      SWITCHYARD_SUPERVISE: '0',
+    },
     // Its JSON log goes to a file, as a service's log does: read through a pipe by the bench, it would cost
     // the shared cores a reader that nginx (access_log off) does not have.
     stdio: ['ignore', openSync(options.logFile, 'w'), 'pipe'],

@@ -28,15 +28,21 @@ const { values } = parseArgs({ options: { 'out-dir': { type: 'string' }, 'if-sta
 const outDir = resolve(values['out-dir'] ?? join(ROOT, 'dist'));
 
 function compile(into, hash) {
-  execFileSync(process.execPath, [TSC, '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', into], { stdio: 'inherit' });
+  execFileSync(process.execPath, [TSC, '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', into], {
+    stdio: 'inherit',
+  });
   // edge/routes/process.ts reads its name and version from ../../package.json, and `type` makes Node load
   // the output as ES modules wherever it lives.
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
-  writeFileSync(join(into, 'package.json'), JSON.stringify({ name: pkg.name, version: pkg.version, private: true, type: 'module' }, null, 2) + '\n');
+  writeFileSync(
+    join(into, 'package.json'),
+    JSON.stringify({ name: pkg.name, version: pkg.version, private: true, type: 'module' }, null, 2) + '\n',
+  );
   // The dashboard's static files, read by edge/routes/dashboard.ts from beside the compiled module.
   cpSync(join(ROOT, 'dashboard'), join(into, 'dashboard'), { recursive: true });
   // Outside the repository (a test's temp dir) the output would not find the dependencies.
-  if (relative(ROOT, outDir).startsWith('..')) symlinkSync(join(ROOT, 'node_modules'), join(into, 'node_modules'), 'dir');
+  if (relative(ROOT, outDir).startsWith('..'))
+    symlinkSync(join(ROOT, 'node_modules'), join(into, 'node_modules'), 'dir');
   writeFileSync(join(into, STAMP_FILE), JSON.stringify({ source: relative(outDir, ROOT) || '.', hash }) + '\n');
 }
 
@@ -71,7 +77,9 @@ for (let attempt = 1; ; attempt++) {
     if (sourceHash(ROOT) !== hash && attempt < ATTEMPTS) continue;
     replace(outDir, staging);
     const shown = relative(process.cwd(), outDir);
-    process.stderr.write(`Built ${shown.startsWith('..') ? outDir : shown || '.'} in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+    process.stderr.write(
+      `Built ${shown.startsWith('..') ? outDir : shown || '.'} in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+    );
     break;
   } finally {
     rmSync(staging, { recursive: true, force: true });

@@ -89,7 +89,13 @@ function runningInstances(env) {
   for (const name of names) {
     try {
       const entry = JSON.parse(readFileSync(join(dir, name), 'utf8'));
-      if (Number.isSafeInteger(entry.pid) && Number.isSafeInteger(entry.port) && typeof entry.dataDir === 'string' && alive(entry.pid)) running.push(entry);
+      if (
+        Number.isSafeInteger(entry.pid) &&
+        Number.isSafeInteger(entry.port) &&
+        typeof entry.dataDir === 'string' &&
+        alive(entry.pid)
+      )
+        running.push(entry);
     } catch {
       // Half-written or foreign: not a service to point at.
     }
@@ -134,7 +140,9 @@ export function printToken(env = process.env) {
     process.stdout.write(readFileSync(file, 'utf8'));
     return 0;
   } catch {
-    process.stderr.write(`No token file at ${file}. Start the service once to create one, or create tokens with an admin token.\n`);
+    process.stderr.write(
+      `No token file at ${file}. Start the service once to create one, or create tokens with an admin token.\n`,
+    );
     return 1;
   }
 }

@@ -27,5 +27,8 @@ if (process.env.SWITCHYARD_KEEP_ALL_UWS !== '1') {
       removed++;
     }
   }
-  if (removed > 0) console.log(`switchyard: removed ${removed} uWebSockets.js binaries for other platforms (SWITCHYARD_KEEP_ALL_UWS=1 keeps them)`);
+  if (removed > 0)
+    console.log(
+      `switchyard: removed ${removed} uWebSockets.js binaries for other platforms (SWITCHYARD_KEEP_ALL_UWS=1 keeps them)`,
+    );
 }

@@ -38,7 +38,10 @@ export interface Client {
 export function connect(env: NodeJS.ProcessEnv = process.env): Client {
   const instance = locateInstance(env);
   if (instance === null) {
-    throw new CliError('No running Switchyard service found. Start one with `switchyard start` (or set SWITCHYARD_PORT or SWITCHYARD_HOME).', EXIT.noService);
+    throw new CliError(
+      'No running Switchyard service found. Start one with `switchyard start` (or set SWITCHYARD_PORT or SWITCHYARD_HOME).',
+      EXIT.noService,
+    );
   }
   const url = `http://127.0.0.1:${instance.port}`;
   let token = env.SWITCHYARD_TOKEN?.trim() || null;
@@ -67,7 +70,9 @@ export function connect(env: NodeJS.ProcessEnv = process.env): Client {
           },
         });
       });
-      req.on('error', (err) => reject(new CliError(`Could not reach the service at ${url}: ${err.message}`, EXIT.noService)));
+      req.on('error', (err) =>
+        reject(new CliError(`Could not reach the service at ${url}: ${err.message}`, EXIT.noService)),
+      );
       req.end(payload);
     });
   };
@@ -85,7 +90,10 @@ export function connect(env: NodeJS.ProcessEnv = process.env): Client {
       }
       if (res.status >= 200 && res.status < 300) return json;
       const message = typeof json?.error?.message === 'string' ? json.error.message : `HTTP ${res.status}`;
-      const hint = res.status === 401 ? ' (no usable token: run it as the user who started the service, or set SWITCHYARD_TOKEN)' : '';
+      const hint =
+        res.status === 401
+          ? ' (no usable token: run it as the user who started the service, or set SWITCHYARD_TOKEN)'
+          : '';
       throw new CliError(`${message}${hint}`, EXIT.failed);
     },
   };

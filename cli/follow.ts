@@ -26,7 +26,11 @@ export async function follow(client: Client, job: any, label: string, json: bool
         break;
       }
     }
-    if (final === null) throw new CliError(`The event stream of job ${job.id} ended before the job did; see \`switchyard jobs\`.`, EXIT.failed);
+    if (final === null)
+      throw new CliError(
+        `The event stream of job ${job.id} ended before the job did; see \`switchyard jobs\`.`,
+        EXIT.failed,
+      );
   }
   if (json) {
     process.stdout.write(JSON.stringify(final, null, 2) + '\n');
@@ -39,7 +43,12 @@ export async function follow(client: Client, job: any, label: string, json: bool
 }
 
 /** `models load|unload <id>`: the model action as a job, followed. */
-export async function modelAction(client: Client, action: 'load' | 'unload', id: string, json: boolean): Promise<number> {
+export async function modelAction(
+  client: Client,
+  action: 'load' | 'unload',
+  id: string,
+  json: boolean,
+): Promise<number> {
   const job = await client.call('POST', `/v1/catalog/models/${encodeURIComponent(id)}/actions/${action}`);
   return follow(client, job, `${action === 'load' ? 'Loading' : 'Unloading'} ${id}`, json);
 }

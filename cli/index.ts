@@ -4,14 +4,37 @@ import { modelAction, watchJob } from './follow.ts';
 import { serviceInstall } from './install.ts';
 import { jobs, models, providers, ps, services, usage, USAGE_GROUPS } from './listing.ts';
 import { logs } from './logs.ts';
-import { addProvider, aliasModel, createToken, enableProvider, hideModel, listTokens, parseScopes, removeProvider, revokeToken, testProvider } from './manage.ts';
+import {
+  addProvider,
+  aliasModel,
+  createToken,
+  enableProvider,
+  hideModel,
+  listTokens,
+  parseScopes,
+  removeProvider,
+  revokeToken,
+  testProvider,
+} from './manage.ts';
 import { approve, pair } from './pairing.ts';
 
 // The commands a person types against a running service (`switchyard providers`, `ps`, ...). Each parses
 // its own options strictly (an unknown option is a usage error, exit 2), answers a table or, with --json, the
 // API's JSON, and exits 0, 1 (the service refused or the job failed), 2 (usage) or 3 (no service found).
 
-export const COMMANDS = ['providers', 'models', 'tokens', 'ps', 'services', 'usage', 'jobs', 'logs', 'pair', 'approve', 'service'] as const;
+export const COMMANDS = [
+  'providers',
+  'models',
+  'tokens',
+  'ps',
+  'services',
+  'usage',
+  'jobs',
+  'logs',
+  'pair',
+  'approve',
+  'service',
+] as const;
 
 export const COMMANDS_HELP = `  providers  List providers.                                        [--json]
   providers add <kind>
@@ -40,9 +63,12 @@ export const COMMANDS_HELP = `  providers  List providers.                      
              Start Switchyard at login (systemd user unit, launchd agent).
                                                                     [--json] [--dry-run]`;
 
-const PROVIDERS_USAGE = 'switchyard providers [add <kind> [--id ID] [--base-url URL] [--name NAME] | remove|enable|disable|test <id>] [--json]';
-const MODELS_USAGE = 'switchyard models [--all] | models load|unload|hide|show <id> | models alias <alias> <id> [--json]';
-const TOKENS_USAGE = 'switchyard tokens [list] | tokens create <name> [--scopes a,b] [--expires ISO-TIME] | tokens revoke <id> [--json]';
+const PROVIDERS_USAGE =
+  'switchyard providers [add <kind> [--id ID] [--base-url URL] [--name NAME] | remove|enable|disable|test <id>] [--json]';
+const MODELS_USAGE =
+  'switchyard models [--all] | models load|unload|hide|show <id> | models alias <alias> <id> [--json]';
+const TOKENS_USAGE =
+  'switchyard tokens [list] | tokens create <name> [--scopes a,b] [--expires ISO-TIME] | tokens revoke <id> [--json]';
 
 class UsageError extends CliError {
   constructor(message: string) {
@@ -57,7 +83,12 @@ interface Parsed {
 
 function options(args: string[], extra: Record<string, { type: 'string' | 'boolean'; short?: string }> = {}): Parsed {
   try {
-    return parseArgs({ args, options: { json: { type: 'boolean' }, ...extra }, allowPositionals: true, strict: true }) as Parsed;
+    return parseArgs({
+      args,
+      options: { json: { type: 'boolean' }, ...extra },
+      allowPositionals: true,
+      strict: true,
+    }) as Parsed;
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
@@ -68,11 +99,18 @@ const str = (v: string | boolean | undefined) => (typeof v === 'string' ? v : un
 function intOption(value: string | undefined, name: string, min: number, max: number, fallback: number): number {
   if (value === undefined) return fallback;
   const n = /^\d+$/.test(value) ? Number(value) : NaN;
-  if (!Number.isSafeInteger(n) || n < min || n > max) throw new UsageError(`${name} must be a whole number from ${min} to ${max}.`);
+  if (!Number.isSafeInteger(n) || n < min || n > max)
+    throw new UsageError(`${name} must be a whole number from ${min} to ${max}.`);
   return n;
 }
 
-const scopesOption = (value: string | undefined) => (value === undefined ? null : value.split(',').map((s) => s.trim()).filter(Boolean));
+const scopesOption = (value: string | undefined) =>
+  value === undefined
+    ? null
+    : value
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
 
 function positionals(list: string[], allowed: number, usage: string): string[] {
   if (list.length > allowed) throw new UsageError(`Too many arguments. Usage: ${usage}`);
@@ -88,7 +126,13 @@ async function dispatch(command: (typeof COMMANDS)[number], args: string[]): Pro
       const json = o.values.json === true;
       if (sub === undefined) return providers(connect(), json);
       if (target === undefined) throw new UsageError(`Usage: ${PROVIDERS_USAGE}`);
-      if (sub === 'add') return addProvider(connect(), json, { kind: target, id: str(o.values.id), baseUrl: str(o.values['base-url']), name: str(o.values.name) });
+      if (sub === 'add')
+        return addProvider(connect(), json, {
+          kind: target,
+          id: str(o.values.id),
+          baseUrl: str(o.values['base-url']),
+          name: str(o.values.name),
+        });
       if (sub === 'remove') return removeProvider(connect(), json, target);
       if (sub === 'enable' || sub === 'disable') return enableProvider(connect(), json, target, sub === 'enable');
       if (sub === 'test') return testProvider(connect(), json, target);
@@ -111,8 +155,10 @@ async function dispatch(command: (typeof COMMANDS)[number], args: string[]): Pro
       const [sub, id, model] = positionals(o.positionals, 3, MODELS_USAGE);
       const json = o.values.json === true;
       if (sub === undefined) return models(connect(), json, o.values.all === true);
-      if ((sub === 'load' || sub === 'unload') && id && model === undefined) return modelAction(connect(), sub, id, json);
-      if ((sub === 'hide' || sub === 'show') && id && model === undefined) return hideModel(connect(), json, id, sub === 'hide');
+      if ((sub === 'load' || sub === 'unload') && id && model === undefined)
+        return modelAction(connect(), sub, id, json);
+      if ((sub === 'hide' || sub === 'show') && id && model === undefined)
+        return hideModel(connect(), json, id, sub === 'hide');
       if (sub === 'alias' && id && model) return aliasModel(connect(), json, id, model);
       throw new UsageError(`Usage: ${MODELS_USAGE}`);
     }
@@ -130,8 +176,14 @@ async function dispatch(command: (typeof COMMANDS)[number], args: string[]): Pro
       const o = options(args, { days: { type: 'string' }, by: { type: 'string' } });
       positionals(o.positionals, 0, 'switchyard usage [--days N] [--by GROUP] [--json]');
       const by = str(o.values.by) ?? 'model';
-      if (!(USAGE_GROUPS as readonly string[]).includes(by)) throw new UsageError(`--by must be one of: ${USAGE_GROUPS.join(', ')}.`);
-      return usage(connect(), o.values.json === true, intOption(str(o.values.days), '--days', 1, 3650, 30), by as (typeof USAGE_GROUPS)[number]);
+      if (!(USAGE_GROUPS as readonly string[]).includes(by))
+        throw new UsageError(`--by must be one of: ${USAGE_GROUPS.join(', ')}.`);
+      return usage(
+        connect(),
+        o.values.json === true,
+        intOption(str(o.values.days), '--days', 1, 3650, 30),
+        by as (typeof USAGE_GROUPS)[number],
+      );
     }
     case 'jobs': {
       const o = options(args);
@@ -143,7 +195,12 @@ async function dispatch(command: (typeof COMMANDS)[number], args: string[]): Pro
     case 'logs': {
       const o = options(args, { lines: { type: 'string', short: 'n' }, follow: { type: 'boolean', short: 'f' } });
       positionals(o.positionals, 0, 'switchyard logs [-n N] [--follow] [--json]');
-      return logs(connect(), o.values.json === true, intOption(str(o.values.lines), '-n', 1, 1000, 50), o.values.follow === true);
+      return logs(
+        connect(),
+        o.values.json === true,
+        intOption(str(o.values.lines), '-n', 1, 1000, 50),
+        o.values.follow === true,
+      );
     }
     case 'pair': {
       const o = options(args, { name: { type: 'string' }, scopes: { type: 'string' } });
@@ -155,7 +212,13 @@ async function dispatch(command: (typeof COMMANDS)[number], args: string[]): Pro
     case 'approve': {
       const o = options(args, { deny: { type: 'boolean' }, scopes: { type: 'string' } });
       const [which] = positionals(o.positionals, 1, 'switchyard approve [<code|id>] [--deny] [--scopes a,b] [--json]');
-      return approve(connect(), o.values.json === true, which ?? null, o.values.deny === true, scopesOption(str(o.values.scopes)));
+      return approve(
+        connect(),
+        o.values.json === true,
+        which ?? null,
+        o.values.deny === true,
+        scopesOption(str(o.values.scopes)),
+      );
     }
     case 'service': {
       const o = options(args, { 'dry-run': { type: 'boolean' } });

@@ -21,7 +21,8 @@ const CARRIED_ENV = ['SWITCHYARD_HOME', 'SWITCHYARD_PORT', 'SWITCHYARD_LOG_LEVEL
 
 /** systemd's quoting: each word in double quotes, `\` and `"` escaped, `%` doubled (its specifier sign). */
 const systemdWord = (word: string) => `"${word.replace(/[\\"]/g, (c) => `\\${c}`).replace(/%/g, '%%')}"`;
-const xml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const xml = (text: string) =>
+  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 function command(bin: string): string[] {
   return [process.execPath, ...NODE_FLAGS, bin, 'start', '--no-supervise'];
@@ -52,7 +53,11 @@ export function systemdUnit(bin: string, env: NodeJS.ProcessEnv): Unit {
     'WantedBy=default.target',
     '',
   ];
-  return { path: join(configHome, 'systemd', 'user', 'switchyard.service'), content: lines.join('\n'), next: 'systemctl --user daemon-reload && systemctl --user enable --now switchyard' };
+  return {
+    path: join(configHome, 'systemd', 'user', 'switchyard.service'),
+    content: lines.join('\n'),
+    next: 'systemctl --user daemon-reload && systemctl --user enable --now switchyard',
+  };
 }
 
 export function launchdAgent(bin: string, env: NodeJS.ProcessEnv): Unit {
@@ -90,7 +95,11 @@ ${envEntries}
 </dict>
 </plist>
 `;
-  return { path: join(homedir(), 'Library', 'LaunchAgents', `${label}.plist`), content, next: `launchctl load -w ~/Library/LaunchAgents/${label}.plist` };
+  return {
+    path: join(homedir(), 'Library', 'LaunchAgents', `${label}.plist`),
+    content,
+    next: `launchctl load -w ~/Library/LaunchAgents/${label}.plist`,
+  };
 }
 
 export function serviceInstall(json: boolean, dryRun: boolean, env: NodeJS.ProcessEnv = process.env): number {
@@ -98,7 +107,11 @@ export function serviceInstall(json: boolean, dryRun: boolean, env: NodeJS.Proce
   let unit: Unit;
   if (process.platform === 'linux') unit = systemdUnit(bin, env);
   else if (process.platform === 'darwin') unit = launchdAgent(bin, env);
-  else throw new CliError(`\`service install\` knows systemd (Linux) and launchd (macOS), not ${process.platform}.`, EXIT.failed);
+  else
+    throw new CliError(
+      `\`service install\` knows systemd (Linux) and launchd (macOS), not ${process.platform}.`,
+      EXIT.failed,
+    );
   if (!dryRun) {
     mkdirSync(dirname(unit.path), { recursive: true });
     // launchd opens the agent's log files but does not create their folder.
@@ -106,7 +119,9 @@ export function serviceInstall(json: boolean, dryRun: boolean, env: NodeJS.Proce
     writeFileSync(unit.path, unit.content, { mode: 0o644 });
   }
   if (json) {
-    process.stdout.write(JSON.stringify({ path: unit.path, written: !dryRun, next: unit.next, content: unit.content }, null, 2) + '\n');
+    process.stdout.write(
+      JSON.stringify({ path: unit.path, written: !dryRun, next: unit.next, content: unit.content }, null, 2) + '\n',
+    );
   } else if (dryRun) {
     process.stdout.write(`Would write ${unit.path}:\n\n${unit.content}`);
   } else {

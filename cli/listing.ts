@@ -8,7 +8,7 @@ const printJson = (value: unknown) => process.stdout.write(JSON.stringify(value,
 
 export async function providers(client: Client, json: boolean): Promise<number> {
   const answer = await client.call('GET', '/v1/providers');
-  if (json) return printJson(answer), 0;
+  if (json) return (printJson(answer), 0);
   print(
     table(
       answer.data,
@@ -28,7 +28,7 @@ export async function providers(client: Client, json: boolean): Promise<number> 
 /** The catalog; hidden models only with `all`. */
 export async function models(client: Client, json: boolean, all: boolean): Promise<number> {
   const answer = await client.call('GET', all ? '/v1/catalog/models' : '/v1/catalog/models?hidden=false');
-  if (json) return printJson(answer), 0;
+  if (json) return (printJson(answer), 0);
   const columns = [
     { header: 'ID', value: (m: any) => m.id },
     { header: 'PROVIDER', value: (m: any) => m.providerId },
@@ -44,7 +44,7 @@ export async function models(client: Client, json: boolean, all: boolean): Promi
 /** Loaded models, as `ollama ps` shows them. */
 export async function ps(client: Client, json: boolean): Promise<number> {
   const answer = await client.call('GET', '/v1/runtime/loaded');
-  if (json) return printJson(answer), 0;
+  if (json) return (printJson(answer), 0);
   print(
     table(
       answer.data,
@@ -65,15 +65,26 @@ export async function ps(client: Client, json: boolean): Promise<number> {
 export const USAGE_GROUPS = ['provider', 'model', 'provider_model', 'token', 'service_account'] as const;
 
 /** Totals over the last `days` days, then the breakdown by `by`. */
-export async function usage(client: Client, json: boolean, days: number, by: (typeof USAGE_GROUPS)[number]): Promise<number> {
+export async function usage(
+  client: Client,
+  json: boolean,
+  days: number,
+  by: (typeof USAGE_GROUPS)[number],
+): Promise<number> {
   const to = new Date();
   const from = new Date(to.getTime() - (days - 1) * 86_400_000);
-  const day = (d: Date) => `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+  const day = (d: Date) =>
+    `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
   const range = `from=${day(from)}&to=${day(to)}`;
-  const [summary, breakdown] = await Promise.all([client.call('GET', `/v1/usage/summary?${range}`), client.call('GET', `/v1/usage/breakdown?${range}&groupBy=${by}`)]);
-  if (json) return printJson({ summary, breakdown }), 0;
+  const [summary, breakdown] = await Promise.all([
+    client.call('GET', `/v1/usage/summary?${range}`),
+    client.call('GET', `/v1/usage/breakdown?${range}&groupBy=${by}`),
+  ]);
+  if (json) return (printJson({ summary, breakdown }), 0);
   const t = summary.totals;
-  print(`${summary.from} to ${summary.to}: ${count(t.requests)} requests (${count(t.failedRequests)} failed), ${count(t.totalTokens)} tokens, ${usd(t.costUsd)}${t.costEstimated ? ' (estimated)' : ''}\n\n`);
+  print(
+    `${summary.from} to ${summary.to}: ${count(t.requests)} requests (${count(t.failedRequests)} failed), ${count(t.totalTokens)} tokens, ${usd(t.costUsd)}${t.costEstimated ? ' (estimated)' : ''}\n\n`,
+  );
   const key: Record<string, (r: any) => string> = {
     provider: (r) => r.providerId,
     model: (r) => r.modelId,
@@ -101,14 +112,17 @@ export async function usage(client: Client, json: boolean, days: number, by: (ty
 /** Supervised runtime processes and the embedded runtime. */
 export async function services(client: Client, json: boolean): Promise<number> {
   const answer = await client.call('GET', '/v1/services');
-  if (json) return printJson(answer), 0;
+  if (json) return (printJson(answer), 0);
   print(
     table(
       answer.data,
       [
         { header: 'ID', value: (s: any) => s.id },
         { header: 'KIND', value: (s: any) => s.kind },
-        { header: 'STATE', value: (s: any) => (s.state === 'restarting' ? `restarting ${relative(s.nextStartAt)}` : s.state) },
+        {
+          header: 'STATE',
+          value: (s: any) => (s.state === 'restarting' ? `restarting ${relative(s.nextStartAt)}` : s.state),
+        },
         { header: 'MODEL', value: (s: any) => (s.kind === 'embedded' ? `${s.loadedModels} loaded` : s.model) },
         { header: 'URL', value: (s: any) => s.url },
         { header: 'RESTARTS', value: (s: any) => count(s.restarts), right: true },
@@ -122,7 +136,7 @@ export async function services(client: Client, json: boolean): Promise<number> {
 
 export async function jobs(client: Client, json: boolean): Promise<number> {
   const answer = await client.call('GET', '/v1/jobs');
-  if (json) return printJson(answer), 0;
+  if (json) return (printJson(answer), 0);
   print(
     table(
       answer.data,

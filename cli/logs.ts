@@ -41,7 +41,11 @@ export async function logs(client: Client, json: boolean, lines: number, followO
       }
       if (page.lost > 0) process.stderr.write(`(${page.lost} lines were no longer kept)\n`);
       // Its own polls would fill the screen: one request line a second.
-      write(page.data.filter((l: { entry: Record<string, unknown> }) => !(l.entry.msg === 'request' && l.entry.route === OWN_ROUTE)));
+      write(
+        page.data.filter(
+          (l: { entry: Record<string, unknown> }) => !(l.entry.msg === 'request' && l.entry.route === OWN_ROUTE),
+        ),
+      );
       if (page.data.length > 0) after = page.data[page.data.length - 1].seq;
       else after = Math.max(after, page.lastSeq);
     } while (page.hasMore);

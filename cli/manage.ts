@@ -21,7 +21,8 @@ export interface ProviderAdd {
 
 /** `providers add <kind>`: the key from a hidden prompt on a terminal, else from stdin; never from argv. */
 export async function addProvider(client: Client, json: boolean, o: ProviderAdd): Promise<number> {
-  if (!isProviderKind(o.kind)) throw new CliError(`Unknown kind "${o.kind}". Kinds: ${PROVIDER_KINDS.join(', ')}.`, EXIT.usage);
+  if (!isProviderKind(o.kind))
+    throw new CliError(`Unknown kind "${o.kind}". Kinds: ${PROVIDER_KINDS.join(', ')}.`, EXIT.usage);
   const info = KINDS[o.kind];
   const label = o.name ?? o.id ?? o.kind;
   const credential =
@@ -29,7 +30,10 @@ export async function addProvider(client: Client, json: boolean, o: ProviderAdd)
       ? null
       : await readSecret(`API key for ${label}${info.credential === 'optional' ? ' (Enter for none)' : ''}: `);
   if (credential === null && info.credential === 'required') {
-    throw new CliError(`A ${o.kind} provider needs an API key: type it at the prompt, or pipe it in on stdin.`, EXIT.usage);
+    throw new CliError(
+      `A ${o.kind} provider needs an API key: type it at the prompt, or pipe it in on stdin.`,
+      EXIT.usage,
+    );
   }
   const body = {
     kind: o.kind,
@@ -39,7 +43,7 @@ export async function addProvider(client: Client, json: boolean, o: ProviderAdd)
     ...(credential !== null && { credential }),
   };
   const provider = await client.call('POST', '/v1/providers', body);
-  if (json) return printJson(provider), 0;
+  if (json) return (printJson(provider), 0);
   const key = provider.credentialConfigured ? 'its key stored in the vault' : 'no key';
   say(`Added provider ${provider.id} (${provider.kind}, ${provider.baseUrl ?? 'in the service'}), ${key}.`);
   say(`Its models join the catalog as ${provider.id}/<model> once listed: \`switchyard models\`.`);
@@ -48,14 +52,14 @@ export async function addProvider(client: Client, json: boolean, o: ProviderAdd)
 
 export async function removeProvider(client: Client, json: boolean, id: string): Promise<number> {
   const answer = await client.call('DELETE', `/v1/providers/${path(id)}`);
-  if (json) return printJson(answer), 0;
+  if (json) return (printJson(answer), 0);
   say(`Removed provider ${answer.id}.`);
   return 0;
 }
 
 export async function enableProvider(client: Client, json: boolean, id: string, enabled: boolean): Promise<number> {
   const provider = await client.call('PATCH', `/v1/providers/${path(id)}`, { enabled });
-  if (json) return printJson(provider), 0;
+  if (json) return (printJson(provider), 0);
   say(`Provider ${provider.id} is ${provider.enabled ? 'enabled' : 'disabled'}.`);
   return 0;
 }
@@ -63,7 +67,7 @@ export async function enableProvider(client: Client, json: boolean, id: string, 
 /** Lists the upstream's models without changing anything; exit 1 when that fails, with the reason. */
 export async function testProvider(client: Client, json: boolean, id: string): Promise<number> {
   const outcome = await client.call('POST', `/v1/providers/${path(id)}/actions/test`);
-  if (json) return printJson(outcome), outcome.ok ? 0 : EXIT.failed;
+  if (json) return (printJson(outcome), outcome.ok ? 0 : EXIT.failed);
   if (outcome.ok) {
     say(`${id}: reachable, ${outcome.modelCount} models listed in ${outcome.latencyMs} ms.`);
     return 0;
@@ -77,22 +81,24 @@ export async function testProvider(client: Client, json: boolean, id: string): P
 export async function aliasModel(client: Client, json: boolean, alias: string, id: string): Promise<number> {
   const model = await client.call('GET', `/v1/catalog/models/${path(id)}`);
   const aliases: string[] = model.aliases ?? [];
-  const updated = aliases.includes(alias) ? model : await client.call('PATCH', `/v1/catalog/models/${path(id)}`, { aliases: [...aliases, alias] });
-  if (json) return printJson(updated), 0;
+  const updated = aliases.includes(alias)
+    ? model
+    : await client.call('PATCH', `/v1/catalog/models/${path(id)}`, { aliases: [...aliases, alias] });
+  if (json) return (printJson(updated), 0);
   say(`${alias} now names ${updated.id}.`);
   return 0;
 }
 
 export async function hideModel(client: Client, json: boolean, id: string, hidden: boolean): Promise<number> {
   const model = await client.call('PATCH', `/v1/catalog/models/${path(id)}`, { hidden });
-  if (json) return printJson(model), 0;
+  if (json) return (printJson(model), 0);
   say(`${model.id} is ${model.hidden ? 'hidden: it leaves discovery and no longer resolves' : 'shown'}.`);
   return 0;
 }
 
 export async function listTokens(client: Client, json: boolean): Promise<number> {
   const answer = await client.call('GET', '/v1/tokens');
-  if (json) return printJson(answer), 0;
+  if (json) return (printJson(answer), 0);
   process.stdout.write(
     table(
       answer.data,
@@ -111,24 +117,40 @@ export async function listTokens(client: Client, json: boolean): Promise<number>
 }
 
 export function parseScopes(value: string | undefined): string[] {
-  const scopes = (value ?? 'inference').split(',').map((s) => s.trim()).filter(Boolean);
+  const scopes = (value ?? 'inference')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const wrong = scopes.find((s) => !isScope(s));
-  if (scopes.length === 0 || wrong !== undefined) throw new CliError(`--scopes takes a comma-separated list of: ${SCOPES.join(', ')}.`, EXIT.usage);
+  if (scopes.length === 0 || wrong !== undefined)
+    throw new CliError(`--scopes takes a comma-separated list of: ${SCOPES.join(', ')}.`, EXIT.usage);
   return scopes;
 }
 
 /** Prints the new secret once, on stdout, so that `$(switchyard tokens create x)` captures it. */
-export async function createToken(client: Client, json: boolean, name: string, scopes: string[], expiresAt: string | undefined): Promise<number> {
-  const answer = await client.call('POST', '/v1/tokens', { name, scopes, ...(expiresAt !== undefined && { expiresAt }) });
-  if (json) return printJson(answer), 0;
-  process.stderr.write(`Created ${answer.token.id} (${answer.token.name}: ${answer.token.scopes.join(', ')}). Its secret, shown this once:\n`);
+export async function createToken(
+  client: Client,
+  json: boolean,
+  name: string,
+  scopes: string[],
+  expiresAt: string | undefined,
+): Promise<number> {
+  const answer = await client.call('POST', '/v1/tokens', {
+    name,
+    scopes,
+    ...(expiresAt !== undefined && { expiresAt }),
+  });
+  if (json) return (printJson(answer), 0);
+  process.stderr.write(
+    `Created ${answer.token.id} (${answer.token.name}: ${answer.token.scopes.join(', ')}). Its secret, shown this once:\n`,
+  );
   say(answer.secret);
   return 0;
 }
 
 export async function revokeToken(client: Client, json: boolean, id: string): Promise<number> {
   const answer = await client.call('DELETE', `/v1/tokens/${path(id)}`);
-  if (json) return printJson(answer), 0;
+  if (json) return (printJson(answer), 0);
   say(`Revoked ${answer.id}: it is refused from the next request on.`);
   return 0;
 }

@@ -54,7 +54,13 @@ export function relative(iso: string | null | undefined, now = Date.now()): stri
   const diff = ms - now;
   const abs = Math.abs(diff);
   const [n, unit] =
-    abs < 60_000 ? [Math.round(abs / 1000), 'second'] : abs < 3_600_000 ? [Math.round(abs / 60_000), 'minute'] : abs < 86_400_000 ? [Math.round(abs / 3_600_000), 'hour'] : [Math.round(abs / 86_400_000), 'day'];
+    abs < 60_000
+      ? [Math.round(abs / 1000), 'second']
+      : abs < 3_600_000
+        ? [Math.round(abs / 60_000), 'minute']
+        : abs < 86_400_000
+          ? [Math.round(abs / 3_600_000), 'hour']
+          : [Math.round(abs / 86_400_000), 'day'];
   const text = `${n} ${unit}${n === 1 ? '' : 's'}`;
   return diff >= 0 ? `in ${text}` : `${text} ago`;
 }

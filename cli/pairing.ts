@@ -23,7 +23,9 @@ export async function pair(client: Client, json: boolean, name: string, scopes: 
     const data = frame.data;
     switch (frame.event) {
       case 'pairing.pending':
-        say(`Pairing request ${data.userCode} for "${name}" is waiting for approval (expires ${relative(data.expiresAt)}).`);
+        say(
+          `Pairing request ${data.userCode} for "${name}" is waiting for approval (expires ${relative(data.expiresAt)}).`,
+        );
         say(`Approve it with: switchyard approve ${data.userCode}`);
         break;
       case 'pairing.approved':
@@ -44,10 +46,16 @@ export async function pair(client: Client, json: boolean, name: string, scopes: 
 }
 
 /** Without `which`: the pending requests. With it (an ID or a user code): approve, or deny. */
-export async function approve(client: Client, json: boolean, which: string | null, deny: boolean, scopes: string[] | null): Promise<number> {
+export async function approve(
+  client: Client,
+  json: boolean,
+  which: string | null,
+  deny: boolean,
+  scopes: string[] | null,
+): Promise<number> {
   const pending = await client.call('GET', '/v1/pairing/requests');
   if (which === null) {
-    if (json) return process.stdout.write(JSON.stringify(pending, null, 2) + '\n'), EXIT.ok;
+    if (json) return (process.stdout.write(JSON.stringify(pending, null, 2) + '\n'), EXIT.ok);
     process.stdout.write(
       table(
         pending.data,
@@ -65,10 +73,16 @@ export async function approve(client: Client, json: boolean, which: string | nul
   }
   const wanted = which.trim().toUpperCase();
   const request = pending.data.find((r: any) => r.id === which || r.userCode === wanted);
-  if (!request) throw new CliError(`No pairing request with the code or ID "${which.slice(0, 80)}" is waiting.`, EXIT.failed);
+  if (!request)
+    throw new CliError(`No pairing request with the code or ID "${which.slice(0, 80)}" is waiting.`, EXIT.failed);
   const path = `/v1/pairing/requests/${encodeURIComponent(request.id)}/${deny ? 'deny' : 'approve'}`;
   const answer = await client.call('POST', path, deny ? undefined : scopes ? { scopes } : {});
   if (json) process.stdout.write(JSON.stringify(answer, null, 2) + '\n');
-  else say(deny ? `Denied ${request.userCode} ("${request.clientName}").` : `Approved ${request.userCode} ("${request.clientName}"): token ${answer.token.id}.`);
+  else
+    say(
+      deny
+        ? `Denied ${request.userCode} ("${request.clientName}").`
+        : `Approved ${request.userCode} ("${request.clientName}"): token ${answer.token.id}.`,
+    );
   return EXIT.ok;
 }

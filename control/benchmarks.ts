@@ -52,10 +52,14 @@ export function createBenchmarks(deps: BenchmarkDeps) {
       // The worker checks again against the context it creates; this answers the plain case before a job exists.
       const { contextSize } = resolveTuning(tuning, view?.contextLength ?? null);
       if (promptTokens + generateTokens + 1 > contextSize) {
-        throw new ServiceError('INVALID_REQUEST', `promptTokens + generateTokens (${promptTokens + generateTokens}) must leave a token free in the context of ${contextSize}; raise tuning.contextSize or ask for fewer tokens.`, {
-          param: 'promptTokens',
-          details: { contextSize },
-        });
+        throw new ServiceError(
+          'INVALID_REQUEST',
+          `promptTokens + generateTokens (${promptTokens + generateTokens}) must leave a token free in the context of ${contextSize}; raise tuning.contextSize or ask for fewer tokens.`,
+          {
+            param: 'promptTokens',
+            details: { contextSize },
+          },
+        );
       }
       // The job runs from the next turn on, by when its ID is known: a result is kept under it.
       let jobId = '';
@@ -66,7 +70,10 @@ export function createBenchmarks(deps: BenchmarkDeps) {
         run: ({ signal, progress }) => {
           const turn = chain.then(async (): Promise<BenchmarkResult> => {
             if (signal.aborted) throw new ServiceError('CONFLICT', 'The benchmark was cancelled.');
-            const answer = await deps.runtime.control({ op: 'benchmark', name: target.name, tuning, promptTokens, generateTokens }, { signal, progress });
+            const answer = await deps.runtime.control(
+              { op: 'benchmark', name: target.name, tuning, promptTokens, generateTokens },
+              { signal, progress },
+            );
             const figures = answer.benchmark;
             if (!figures) throw new Error('the runtime answered a benchmark without figures');
             return { jobId, modelId: target.modelId, tuning, ...figures, at: new Date().toISOString() };
@@ -75,8 +82,14 @@ export function createBenchmarks(deps: BenchmarkDeps) {
           return turn.then(async (kept) => {
             // Finished just as it was cancelled: the job is already `cancelled`, so its figures are not kept.
             if (signal.aborted) return kept;
-            const metadata = { providerId: target.providerId, promptTokens: kept.promptTokens, generatedTokens: kept.generatedTokens };
-            await crud.commit(target.modelId, { action: 'model.benchmark', actor, requestId, metadata }, () => deps.repo.stagePut(kept));
+            const metadata = {
+              providerId: target.providerId,
+              promptTokens: kept.promptTokens,
+              generatedTokens: kept.generatedTokens,
+            };
+            await crud.commit(target.modelId, { action: 'model.benchmark', actor, requestId, metadata }, () =>
+              deps.repo.stagePut(kept),
+            );
             return kept;
           });
         },

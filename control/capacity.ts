@@ -114,7 +114,14 @@ export function createCapacityTracker(): CapacityTracker {
     observeRateLimited(modelId, retryAfterSeconds, now = Date.now()) {
       heard(modelId, now, true);
       const resetAt = now + (retryAfterSeconds !== null ? retryAfterSeconds * 1000 : RATE_LIMITED_MS);
-      readings.set(modelId, { headroom: 0, remaining: 0, limit: null, resetAt, source: 'rate_limited', observedAt: now });
+      readings.set(modelId, {
+        headroom: 0,
+        remaining: 0,
+        limit: null,
+        resetAt,
+        source: 'rate_limited',
+        observedAt: now,
+      });
     },
     entries(now = Date.now()) {
       const oldest = Math.floor(now / SLOT_MS) - RECENT_MS / SLOT_MS;
@@ -125,7 +132,14 @@ export function createCapacityTracker(): CapacityTracker {
         const reading = read(modelId, now);
         const answers = slots.reduce((n, s) => n + s.answers, 0);
         const rateLimited = slots.reduce((n, s) => n + s.limited, 0);
-        if (reading !== null || answers + rateLimited > 0) out.push({ modelId, reading, answers, rateLimited, lastAt: slots.length === 0 ? null : slots[slots.length - 1]!.at });
+        if (reading !== null || answers + rateLimited > 0)
+          out.push({
+            modelId,
+            reading,
+            answers,
+            rateLimited,
+            lastAt: slots.length === 0 ? null : slots[slots.length - 1]!.at,
+          });
       }
       return out.sort((a, b) => (a.modelId < b.modelId ? -1 : 1));
     },

@@ -2,7 +2,15 @@ import { directModelId } from '../protocol/http/catalog.ts';
 import type { UpstreamModel } from '../protocol/providers.ts';
 import type { ModelListCache, ModelRecord } from '../store/model-repo.ts';
 import type { ProviderRecord } from '../store/provider-repo.ts';
-import { autoEntry, byModelId, explicitEntry, listsAutoModels, routable, type Catalog, type CatalogModel } from './catalog.ts';
+import {
+  autoEntry,
+  byModelId,
+  explicitEntry,
+  listsAutoModels,
+  routable,
+  type Catalog,
+  type CatalogModel,
+} from './catalog.ts';
 
 // Each catalog write used to rebuild every entry from a fresh read of the store (3.4 ms a create at 50 models,
 // 31.7 ms at 6,400, the event loop held all the while, /health waiting up to 714 ms). The index changes only
@@ -117,7 +125,8 @@ export function buildCatalog(
   for (const r of recordList) indexRecord(r);
   const candidates = new Set<string>();
   for (const r of records.values()) candidates.add(r.id);
-  for (const [providerId, reports] of listed) for (const up of reports.keys()) candidates.add(directModelId(providerId, up));
+  for (const [providerId, reports] of listed)
+    for (const up of reports.keys()) candidates.add(directModelId(providerId, up));
   for (const id of candidates) {
     const slash = id.indexOf('/');
     const entry = entryOf(id.slice(0, slash), id.slice(slash + 1));

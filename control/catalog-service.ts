@@ -2,7 +2,13 @@ import { ServiceError } from '../protocol/errors.ts';
 import type { EndpointFamily } from '../protocol/families.ts';
 import { KINDS } from '../protocol/providers.ts';
 import { translatedFamilies } from '../protocol/translation.ts';
-import { directModelId, MODEL_ID_MAX, type ModelCreate, type ModelUpdate, type ModelView } from '../protocol/http/catalog.ts';
+import {
+  directModelId,
+  MODEL_ID_MAX,
+  type ModelCreate,
+  type ModelUpdate,
+  type ModelView,
+} from '../protocol/http/catalog.ts';
 import type { AuditRepo } from '../store/audit-repo.ts';
 import type { StoreEnv } from '../store/env.ts';
 import type { ModelListCache, ModelRecord, ModelRepo } from '../store/model-repo.ts';
@@ -41,7 +47,12 @@ const invalid = (param: string, message: string) => new ServiceError('INVALID_RE
 
 export function toModelView(m: CatalogModel): ModelView {
   const { created: _created, ...view } = m;
-  return { ...view, families: [...view.families], translatedFamilies: translatedFamilies(view.families), aliases: [...view.aliases] };
+  return {
+    ...view,
+    families: [...view.families],
+    translatedFamilies: translatedFamilies(view.families),
+    aliases: [...view.aliases],
+  };
 }
 
 // Over 80 lines as a closure of short methods over one state, the shape of every control service here.
@@ -69,7 +80,9 @@ export function createCatalogService({ env, models, audit, providers }: Deps): C
     record.aliases.forEach((alias, i) => {
       const owner = pendingAliases.get(alias)?.id ?? catalog.aliasOwner(alias);
       if (owner !== undefined && owner !== record.id) {
-        throw new ServiceError('CONFLICT', `Alias \`${alias}\` already belongs to \`${owner}\`.`, { param: `aliases[${i}]` });
+        throw new ServiceError('CONFLICT', `Alias \`${alias}\` already belongs to \`${owner}\`.`, {
+          param: `aliases[${i}]`,
+        });
       }
     });
     const acc = record.acceleration;
@@ -87,7 +100,13 @@ export function createCatalogService({ env, models, audit, providers }: Deps): C
     }
   }
 
-  async function save(record: ModelRecord, action: 'model.create' | 'model.update', actor: Actor, requestId: string, changed: string[]) {
+  async function save(
+    record: ModelRecord,
+    action: 'model.create' | 'model.update',
+    actor: Actor,
+    requestId: string,
+    changed: string[],
+  ) {
     // checkRecord ran in this same synchronous stretch: no other write claimed these since.
     for (const alias of record.aliases) {
       const claim = pendingAliases.get(alias);
@@ -96,7 +115,12 @@ export function createCatalogService({ env, models, audit, providers }: Deps): C
     }
     if (action === 'model.create') pendingIds.add(record.id);
     try {
-      await crud.put(record, { action, actor, requestId, metadata: { providerId: record.providerId, changedFields: changed } });
+      await crud.put(record, {
+        action,
+        actor,
+        requestId,
+        metadata: { providerId: record.providerId, changedFields: changed },
+      });
     } finally {
       for (const alias of record.aliases) if (--pendingAliases.get(alias)!.writes === 0) pendingAliases.delete(alias);
       if (action === 'model.create') pendingIds.delete(record.id);
@@ -127,7 +151,8 @@ export function createCatalogService({ env, models, audit, providers }: Deps): C
       const provider = catalog.provider(input.providerId);
       if (!provider) throw invalid('providerId', `No provider with ID \`${input.providerId}\`.`);
       const id = directModelId(provider.id, input.upstreamModelId);
-      if (catalog.record(id) !== undefined || pendingIds.has(id)) throw new ServiceError('CONFLICT', `Catalog model \`${id}\` already exists.`, { param: 'upstreamModelId' });
+      if (catalog.record(id) !== undefined || pendingIds.has(id))
+        throw new ServiceError('CONFLICT', `Catalog model \`${id}\` already exists.`, { param: 'upstreamModelId' });
       const auto = catalog.get(id);
       const families = input.families ?? auto?.families;
       if (families === undefined || families.length === 0) {
@@ -143,7 +168,15 @@ export function createCatalogService({ env, models, audit, providers }: Deps): C
         aliases: input.aliases ?? [],
         hidden: input.hidden ?? false,
         contextWindow: input.contextWindow ?? auto?.contextWindow ?? null,
-        pricing: input.pricing ? { cachedInputPerMTok: null, cacheWritePerMTok: null, cacheWrite1hPerMTok: null, currency: 'USD', ...input.pricing } : null,
+        pricing: input.pricing
+          ? {
+              cachedInputPerMTok: null,
+              cacheWritePerMTok: null,
+              cacheWrite1hPerMTok: null,
+              currency: 'USD',
+              ...input.pricing,
+            }
+          : null,
         acceleration: input.acceleration ? { draftModelId: null, ...input.acceleration } : null,
         createdAt: now,
         updatedAt: now,
@@ -177,8 +210,18 @@ export function createCatalogService({ env, models, audit, providers }: Deps): C
         ...(patch.aliases !== undefined && { aliases: [...patch.aliases] }),
         ...(patch.hidden !== undefined && { hidden: patch.hidden }),
         ...(patch.contextWindow !== undefined && { contextWindow: patch.contextWindow }),
-        ...(patch.pricing !== undefined && { pricing: patch.pricing && { cachedInputPerMTok: null, cacheWritePerMTok: null, cacheWrite1hPerMTok: null, currency: 'USD', ...patch.pricing } }),
-        ...(patch.acceleration !== undefined && { acceleration: patch.acceleration && { draftModelId: null, ...patch.acceleration } }),
+        ...(patch.pricing !== undefined && {
+          pricing: patch.pricing && {
+            cachedInputPerMTok: null,
+            cacheWritePerMTok: null,
+            cacheWrite1hPerMTok: null,
+            currency: 'USD',
+            ...patch.pricing,
+          },
+        }),
+        ...(patch.acceleration !== undefined && {
+          acceleration: patch.acceleration && { draftModelId: null, ...patch.acceleration },
+        }),
         updatedAt: Date.now(),
       };
       checkRecord(next, provider);
@@ -188,13 +231,19 @@ export function createCatalogService({ env, models, audit, providers }: Deps): C
     async remove(id, actor, requestId) {
       const current = mustGet(id);
       if (current.source === 'auto') {
-        throw new ServiceError('CONFLICT', 'Auto-proxied models cannot be deleted; hide them, or turn off the provider’s autoProxyModels.', {
-          param: 'id',
-        });
+        throw new ServiceError(
+          'CONFLICT',
+          'Auto-proxied models cannot be deleted; hide them, or turn off the provider’s autoProxyModels.',
+          {
+            param: 'id',
+          },
+        );
       }
       const drafts = catalog.all().filter((m) => m.acceleration?.draftModelId === id);
       if (drafts.length > 0) {
-        throw new ServiceError('CONFLICT', `\`${id}\` is the draft model of ${drafts.length} other model(s).`, { param: 'id' });
+        throw new ServiceError('CONFLICT', `\`${id}\` is the draft model of ${drafts.length} other model(s).`, {
+          param: 'id',
+        });
       }
       await crud.remove(id, { action: 'model.delete', actor, requestId, metadata: { providerId: current.providerId } });
       catalog.removeRecord(id);

@@ -11,7 +11,13 @@ import type { ProviderRecord } from '../store/provider-repo.ts';
 export type { Catalog, CatalogModel, ResolvedModel } from '../protocol/catalog.ts';
 
 export function routable(model: CatalogModel, provider: ProviderRecord | undefined): provider is ProviderRecord {
-  return provider !== undefined && provider.enabled && !KINDS[provider.kind].internal && !model.hidden && model.families.length > 0;
+  return (
+    provider !== undefined &&
+    provider.enabled &&
+    !KINDS[provider.kind].internal &&
+    !model.hidden &&
+    model.families.length > 0
+  );
 }
 
 export const byModelId = (a: CatalogModel, b: CatalogModel): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
@@ -29,7 +35,14 @@ export function explicitEntry(r: ModelRecord, listed: UpstreamModel | undefined)
     source: 'explicit',
     contextWindow: r.contextWindow,
     // Records priced before cache writes had a price lack the field.
-    pricing: r.pricing === null ? null : { ...r.pricing, cacheWritePerMTok: r.pricing.cacheWritePerMTok ?? null, cacheWrite1hPerMTok: r.pricing.cacheWrite1hPerMTok ?? null },
+    pricing:
+      r.pricing === null
+        ? null
+        : {
+            ...r.pricing,
+            cacheWritePerMTok: r.pricing.cacheWritePerMTok ?? null,
+            cacheWrite1hPerMTok: r.pricing.cacheWrite1hPerMTok ?? null,
+          },
     acceleration: r.acceleration,
     created: listed?.created ?? Math.floor(r.createdAt / 1000),
   };

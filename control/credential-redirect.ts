@@ -1,1 +1,5 @@
-export { checkCredentialRedirect, mayRedirectCredentials, type RedirectCheck } from '../protocol/credential-redirect.ts';
+export {
+  checkCredentialRedirect,
+  mayRedirectCredentials,
+  type RedirectCheck,
+} from '../protocol/credential-redirect.ts';

@@ -3,8 +3,24 @@
 // is bounded twice: the replay ring (for `Last-Event-ID` resume) by count and bytes, and each subscriber's
 // queue by count and bytes. A subscriber that falls behind its queue's bound is dropped, never buffered for.
 
-export { EVENT_TYPES, parseEventId, sseFrame, type BusEvent, type EndReason, type EventType, type SubscribeOptions, type Subscriber } from '../protocol/events.ts';
-import { sseFrame, type BusEvent, type EndReason, type EventType, type SubscribeOptions, type Subscriber } from '../protocol/events.ts';
+export {
+  EVENT_TYPES,
+  parseEventId,
+  sseFrame,
+  type BusEvent,
+  type EndReason,
+  type EventType,
+  type SubscribeOptions,
+  type Subscriber,
+} from '../protocol/events.ts';
+import {
+  sseFrame,
+  type BusEvent,
+  type EndReason,
+  type EventType,
+  type SubscribeOptions,
+  type Subscriber,
+} from '../protocol/events.ts';
 import type { EventsPort } from '../protocol/ports/jobs.ts';
 
 export interface BusLimits {
@@ -14,7 +30,12 @@ export interface BusLimits {
   queueBytes: number;
 }
 
-export const DEFAULT_BUS_LIMITS: BusLimits = { ringEvents: 1000, ringBytes: 1 << 20, queueEvents: 256, queueBytes: 256 << 10 };
+export const DEFAULT_BUS_LIMITS: BusLimits = {
+  ringEvents: 1000,
+  ringBytes: 1 << 20,
+  queueEvents: 256,
+  queueBytes: 256 << 10,
+};
 
 export function createEventBus(limits: BusLimits = DEFAULT_BUS_LIMITS, now: () => number = Date.now) {
   // IDs start at the start time in microseconds, so an ID from an earlier run of the service is always older
@@ -37,7 +58,10 @@ export function createEventBus(limits: BusLimits = DEFAULT_BUS_LIMITS, now: () =
 
     push(frame: string): void {
       if (this.end !== null) return;
-      if (!this.replaying && (this.queue.length - this.replayed >= limits.queueEvents || this.bytes + frame.length > limits.queueBytes)) {
+      if (
+        !this.replaying &&
+        (this.queue.length - this.replayed >= limits.queueEvents || this.bytes + frame.length > limits.queueBytes)
+      ) {
         this.finish('dropped');
         return;
       }
@@ -89,7 +113,8 @@ export function createEventBus(limits: BusLimits = DEFAULT_BUS_LIMITS, now: () =
       const event: BusEvent = { id, type, jobId, frame: sseFrame(type, data, id) };
       ring.push(event);
       ringBytes += event.frame.length;
-      while (ring.length > limits.ringEvents || (ringBytes > limits.ringBytes && ring.length > 1)) ringBytes -= ring.shift()!.frame.length;
+      while (ring.length > limits.ringEvents || (ringBytes > limits.ringBytes && ring.length > 1))
+        ringBytes -= ring.shift()!.frame.length;
       for (const s of [...subscribers]) s.deliver(event);
       return event;
     },

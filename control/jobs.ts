@@ -1,14 +1,29 @@
 import { ServiceError, toServiceError } from '../protocol/errors.ts';
 import { newId } from '../protocol/ids.ts';
 import type { EventBus } from './events.ts';
-import { TERMINAL_STATES, type JobError, type JobFilter, type JobKind, type JobRecord, type JobState } from '../protocol/jobs.ts';
+import {
+  TERMINAL_STATES,
+  type JobError,
+  type JobFilter,
+  type JobKind,
+  type JobRecord,
+  type JobState,
+} from '../protocol/jobs.ts';
 
 // Long operations (model load, unload and benchmark today; pull and service start later) as jobs: kept in
 // memory, since a job cannot outlive the process that runs it. Every move is published on the event bus.
 // Bounded: at most MAX_ACTIVE jobs queued or running (beyond that 503 OVERLOADED), and the newest KEEP_FINISHED
 // finished ones.
 
-export { JOB_KINDS, JOB_STATES, TERMINAL_STATES, type JobError, type JobKind, type JobRecord, type JobState } from '../protocol/jobs.ts';
+export {
+  JOB_KINDS,
+  JOB_STATES,
+  TERMINAL_STATES,
+  type JobError,
+  type JobKind,
+  type JobRecord,
+  type JobState,
+} from '../protocol/jobs.ts';
 
 export interface JobContext {
   /** Fires when the job is cancelled. */
@@ -42,7 +57,10 @@ interface Entry {
   settle(): void;
 }
 
-export function createJobs(bus: EventBus, limits: { maxActive?: number; keepFinished?: number; onInternal?(err: unknown): void } = {}) {
+export function createJobs(
+  bus: EventBus,
+  limits: { maxActive?: number; keepFinished?: number; onInternal?(err: unknown): void } = {},
+) {
   const maxActive = limits.maxActive ?? MAX_ACTIVE;
   const keepFinished = limits.keepFinished ?? KEEP_FINISHED;
   // Insertion order is creation order; finished jobs leave from the oldest.
@@ -53,11 +71,18 @@ export function createJobs(bus: EventBus, limits: { maxActive?: number; keepFini
   const iso = () => new Date().toISOString();
   const view = (e: Entry): JobRecord => ({ ...e.record });
 
-  function publish(e: Entry, type: 'job.created' | 'job.progress' | 'job.succeeded' | 'job.failed' | 'job.cancelled'): number {
+  function publish(
+    e: Entry,
+    type: 'job.created' | 'job.progress' | 'job.succeeded' | 'job.failed' | 'job.cancelled',
+  ): number {
     return bus.publish(type, view(e), e.record.id).id;
   }
 
-  function finish(e: Entry, state: 'succeeded' | 'failed' | 'cancelled', outcome: { result?: unknown; error?: JobError }): void {
+  function finish(
+    e: Entry,
+    state: 'succeeded' | 'failed' | 'cancelled',
+    outcome: { result?: unknown; error?: JobError },
+  ): void {
     if (TERMINAL_STATES.includes(e.record.state)) return;
     Object.assign(e.record, { state, endedAt: iso(), result: outcome.result ?? null, error: outcome.error ?? null });
     if (state === 'succeeded') e.record.progress = 1;
@@ -81,7 +106,11 @@ export function createJobs(bus: EventBus, limits: { maxActive?: number; keepFini
 
   return {
     start(spec: JobSpec): JobRecord {
-      if (active >= maxActive) throw new ServiceError('OVERLOADED', `${maxActive} jobs are already queued or running; try again when one ends.`);
+      if (active >= maxActive)
+        throw new ServiceError(
+          'OVERLOADED',
+          `${maxActive} jobs are already queued or running; try again when one ends.`,
+        );
       let settle!: () => void;
       const done = new Promise<void>((r) => (settle = r));
       const e: Entry = {
@@ -139,15 +168,32 @@ export function createJobs(bus: EventBus, limits: { maxActive?: number; keepFini
 
     /** Newest first. */
     list(filter: JobFilter): { data: JobRecord[]; hasMore: boolean } {
-      const matching = [...jobs.values()].reverse().filter((e) => (filter.state === undefined || e.record.state === filter.state) && (filter.kind === undefined || e.record.kind === filter.kind));
-      return { data: matching.slice(filter.offset, filter.offset + filter.limit).map(view), hasMore: matching.length > filter.offset + filter.limit };
+      const matching = [...jobs.values()]
+        .reverse()
+        .filter(
+          (e) =>
+            (filter.state === undefined || e.record.state === filter.state) &&
+            (filter.kind === undefined || e.record.kind === filter.kind),
+        );
+      return {
+        data: matching.slice(filter.offset, filter.offset + filter.limit).map(view),
+        hasMore: matching.length > filter.offset + filter.limit,
+      };
     },
 
     cancel(id: string): JobRecord {
       const e = must(id);
       const state = e.record.state;
-      if (TERMINAL_STATES.includes(state)) throw new ServiceError('CONFLICT', `Job \`${e.record.id}\` is already ${state}.`, { param: 'id', details: { state } });
-      if (state === 'running' && !e.spec.cancellable) throw new ServiceError('CONFLICT', `A running ${e.spec.kind} job cannot be cancelled.`, { param: 'id', details: { state } });
+      if (TERMINAL_STATES.includes(state))
+        throw new ServiceError('CONFLICT', `Job \`${e.record.id}\` is already ${state}.`, {
+          param: 'id',
+          details: { state },
+        });
+      if (state === 'running' && !e.spec.cancellable)
+        throw new ServiceError('CONFLICT', `A running ${e.spec.kind} job cannot be cancelled.`, {
+          param: 'id',
+          details: { state },
+        });
       finish(e, 'cancelled', {});
       e.abort.abort();
       return view(e);
@@ -176,6 +222,12 @@ export async function answerJob(jobs: Jobs, job: JobRecord, wait: boolean): Prom
   if (!wait) return { status: 202, body: job };
   const ended = await jobs.settled(job.id);
   if (ended.state === 'succeeded') return { status: 200, body: ended.result };
-  if (ended.error) throw new ServiceError(ended.error.code, ended.error.message, { param: ended.error.param, details: ended.error.details });
-  throw new ServiceError('CONFLICT', `Job \`${job.id}\` was ${ended.state} before it finished.`, { details: { jobId: job.id, state: ended.state } });
+  if (ended.error)
+    throw new ServiceError(ended.error.code, ended.error.message, {
+      param: ended.error.param,
+      details: ended.error.details,
+    });
+  throw new ServiceError('CONFLICT', `Job \`${job.id}\` was ${ended.state} before it finished.`, {
+    details: { jobId: job.id, state: ended.state },
+  });
 }

@@ -69,9 +69,14 @@ export async function locateLlamaServer(env: NodeJS.ProcessEnv, configured: stri
 
 export function runVersion(file: string, timeoutMs: number): Promise<string> {
   return new Promise((resolve) => {
-    execFile(file, ['--version'], { timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 64 * 1024, windowsHide: true }, (_error, stdout, stderr) => {
-      // A non-zero exit still may have printed the version; whatever came out is parsed.
-      resolve(`${String(stdout ?? '')}\n${String(stderr ?? '')}`);
-    }).on('error', () => resolve(''));
+    execFile(
+      file,
+      ['--version'],
+      { timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 64 * 1024, windowsHide: true },
+      (_error, stdout, stderr) => {
+        // A non-zero exit still may have printed the version; whatever came out is parsed.
+        resolve(`${String(stdout ?? '')}\n${String(stderr ?? '')}`);
+      },
+    ).on('error', () => resolve(''));
   });
 }

@@ -66,7 +66,9 @@ export function timingFromEnv(env: NodeJS.ProcessEnv): Timing {
   const out = { ...TIMING };
   for (const [k, v] of Object.entries(parsed)) {
     if (!(k in TIMING) || !Number.isInteger(v) || (v as number) < 1 || (v as number) > 3_600_000) {
-      throw new Error(`SWITCHYARD_SERVICE_TIMING: \`${k.slice(0, 40)}\` is not a timing field with a positive integer.`);
+      throw new Error(
+        `SWITCHYARD_SERVICE_TIMING: \`${k.slice(0, 40)}\` is not a timing field with a positive integer.`,
+      );
     }
     out[k as keyof Timing] = v as number;
   }
@@ -85,7 +87,10 @@ export function llamaServerArgs({ modelPath, port, tuning }: Omit<LaunchSpec, 'b
 }
 
 /** The process's part of a service's view. */
-export type InstanceStatus = Pick<ServiceView, 'state' | 'pid' | 'restarts' | 'nextStartAt' | 'lastExit' | 'startedAt' | 'readyAt'>;
+export type InstanceStatus = Pick<
+  ServiceView,
+  'state' | 'pid' | 'restarts' | 'nextStartAt' | 'lastExit' | 'startedAt' | 'readyAt'
+>;
 
 export interface InstanceOptions {
   /** Read at each launch: settings and the library may have changed since the last one. */
@@ -147,7 +152,7 @@ export function createInstance({ launchSpec, timing, env, onChange }: InstanceOp
   function settleReady(err: Error | null): void {
     const waiters = readyWaiters;
     readyWaiters = [];
-    for (const w of waiters) (err ? w.reject(err) : w.resolve());
+    for (const w of waiters) err ? w.reject(err) : w.resolve();
   }
 
   async function launch(): Promise<void> {
@@ -245,9 +250,13 @@ export function createInstance({ launchSpec, timing, env, onChange }: InstanceOp
       wanted = false;
       move('failed');
       settleReady(
-        new ServiceError('CONFLICT', `The llama-server did not become healthy (${exit.reason}${exit.code !== null ? `, status ${exit.code}` : ''}).`, {
-          details: { reason: exit.reason, code: exit.code, signal: exit.signal, failedStarts },
-        }),
+        new ServiceError(
+          'CONFLICT',
+          `The llama-server did not become healthy (${exit.reason}${exit.code !== null ? `, status ${exit.code}` : ''}).`,
+          {
+            details: { reason: exit.reason, code: exit.code, signal: exit.signal, failedStarts },
+          },
+        ),
       );
       return;
     }

@@ -35,7 +35,18 @@ export interface LocalRuntimeDeps {
   ownPort(): number | null;
 }
 
-export function createLocalRuntime({ dataDir, env, audit, bus, jobs, log, settings, catalog, providers, ownPort }: LocalRuntimeDeps) {
+export function createLocalRuntime({
+  dataDir,
+  env,
+  audit,
+  bus,
+  jobs,
+  log,
+  settings,
+  catalog,
+  providers,
+  ownPort,
+}: LocalRuntimeDeps) {
   const modelsDirectory = () => settings().runtime.modelsDirectory ?? defaultModelsDirectory(dataDir);
   const tuning = () => settings().runtime.tuning;
   const loadProgress = createLoadProgress();
@@ -47,13 +58,18 @@ export function createLocalRuntime({ dataDir, env, audit, bus, jobs, log, settin
     onEvent: (event) => {
       library.heard(event);
       if (event.t === 'loading') loadProgress.heard(event.name, event.progress);
-      if (event.t === 'expired') for (const modelId of embeddedIdsOf(event.name, catalog())) bus.publish('model.unloaded', { modelId, reason: 'idle' });
-      if (event.t === 'loaded') for (const modelId of embeddedIdsOf(event.name, catalog())) bus.publish('model.loaded', { modelId, loaded: null, cause: 'call' });
+      if (event.t === 'expired')
+        for (const modelId of embeddedIdsOf(event.name, catalog()))
+          bus.publish('model.unloaded', { modelId, reason: 'idle' });
+      if (event.t === 'loaded')
+        for (const modelId of embeddedIdsOf(event.name, catalog()))
+          bus.publish('model.loaded', { modelId, loaded: null, cause: 'call' });
     },
     // A catalog model's `acceleration: {mode: "draft"}` names a model of the same provider; the runtime needs its file.
     draftFor(req) {
       const current = catalog().current();
-      const acc = req.upstreamModelId === null ? null : current.get(`${req.target.id}/${req.upstreamModelId}`)?.acceleration;
+      const acc =
+        req.upstreamModelId === null ? null : current.get(`${req.target.id}/${req.upstreamModelId}`)?.acceleration;
       const draft = acc?.mode === 'draft' && acc.draftModelId !== null ? current.get(acc.draftModelId) : undefined;
       return draft ? { name: draft.upstreamModelId, modelId: draft.id } : null;
     },
@@ -62,7 +78,15 @@ export function createLocalRuntime({ dataDir, env, audit, bus, jobs, log, settin
   // Files dropped in or removed show up without a restart.
   const follower = followLibrary(providers, modelsDirectory, log);
   const library = createModelLibrary({ directory: modelsDirectory, log, onChange: follower.changed });
-  const benchmarks = createBenchmarks({ runtime: runtimePool, library, jobs, env, repo: benchmarkRepo(env), audit, tuning });
+  const benchmarks = createBenchmarks({
+    runtime: runtimePool,
+    library,
+    jobs,
+    env,
+    repo: benchmarkRepo(env),
+    audit,
+    tuning,
+  });
   const services = createServices({
     env,
     repo: serviceRepo(env),

@@ -29,8 +29,11 @@ export function modelActions(deps: {
     const current = deps.catalog.current();
     // `embedded/<name>` names the same file as `embedded/<name>.gguf`, here as in the gateway.
     const suffixed = /\.gguf$/i.test(id) ? undefined : current.get(`${id}.gguf`);
-    const model = current.get(id) ?? (suffixed && current.provider(suffixed.providerId)?.kind === 'embedded' ? suffixed : undefined);
-    if (!model) throw new ServiceError('NOT_FOUND', `No catalog model with ID \`${id.slice(0, 200)}\`.`, { param: 'id' });
+    const model =
+      current.get(id) ??
+      (suffixed && current.provider(suffixed.providerId)?.kind === 'embedded' ? suffixed : undefined);
+    if (!model)
+      throw new ServiceError('NOT_FOUND', `No catalog model with ID \`${id.slice(0, 200)}\`.`, { param: 'id' });
     if (!(MODEL_ACTIONS as readonly string[]).includes(action)) {
       throw new ServiceError('INVALID_REQUEST', `Model actions are ${MODEL_ACTIONS.join(', ')}.`, { param: 'action' });
     }
@@ -38,16 +41,31 @@ export function modelActions(deps: {
     const kindActions: readonly ImplementedModelAction[] = provider ? MODEL_ACTIONS_BY_KIND[provider.kind] : [];
     const known = kindActions.find((a) => a === action);
     if (!provider || known === undefined) {
-      throw new ServiceError('INVALID_REQUEST', `A ${provider?.kind ?? 'removed'} provider's models have no \`${action}\` action.`, { param: 'action' });
+      throw new ServiceError(
+        'INVALID_REQUEST',
+        `A ${provider?.kind ?? 'removed'} provider's models have no \`${action}\` action.`,
+        { param: 'action' },
+      );
     }
-    if (known === 'benchmark' && !deps.benchmarks) throw new ServiceError('INVALID_REQUEST', 'This service runs no benchmarks.', { param: 'action' });
-    const run = async (op: 'load' | 'unload', signal: AbortSignal, progress: (fraction: number) => void): Promise<ModelActionResult> => {
+    if (known === 'benchmark' && !deps.benchmarks)
+      throw new ServiceError('INVALID_REQUEST', 'This service runs no benchmarks.', { param: 'action' });
+    const run = async (
+      op: 'load' | 'unload',
+      signal: AbortSignal,
+      progress: (fraction: number) => void,
+    ): Promise<ModelActionResult> => {
       // A model already loaded (or loading for a call) reports no progress: the job goes from 0 to 1.
       const stop = op === 'load' ? deps.loadProgress?.listen(model.upstreamModelId, progress) : undefined;
       const answer = await deps.runtime.control({ op, name: model.upstreamModelId }).finally(() => stop?.());
-      const mine = toViews(answer.loaded.filter((e) => e.name === model.upstreamModelId), deps.catalog).find((v) => v.modelId === model.id) ?? null;
+      const mine =
+        toViews(
+          answer.loaded.filter((e) => e.name === model.upstreamModelId),
+          deps.catalog,
+        ).find((v) => v.modelId === model.id) ?? null;
       const result: ModelActionResult =
-        op === 'load' ? { modelId: model.id, action: op, loaded: mine } : { modelId: model.id, action: op, loaded: null, wasLoaded: answer.unloaded ?? false };
+        op === 'load'
+          ? { modelId: model.id, action: op, loaded: mine }
+          : { modelId: model.id, action: op, loaded: null, wasLoaded: answer.unloaded ?? false };
       await deps.env.commit(() =>
         deps.audit.stageAppend({
           action: action === 'load' ? 'model.load' : 'model.unload',
@@ -55,7 +73,10 @@ export function modelActions(deps: {
           resourceId: model.id,
           ...actor,
           requestId,
-          metadata: action === 'load' ? { providerId: provider.id } : { providerId: provider.id, wasLoaded: result.wasLoaded ?? false },
+          metadata:
+            action === 'load'
+              ? { providerId: provider.id }
+              : { providerId: provider.id, wasLoaded: result.wasLoaded ?? false },
         }),
       );
       if (op === 'load' && signal.aborted) {
@@ -68,8 +89,18 @@ export function modelActions(deps: {
     };
     const job =
       known === 'benchmark'
-        ? deps.benchmarks!.start({ modelId: model.id, providerId: provider.id, name: model.upstreamModelId }, body, actor, requestId)
-        : deps.jobs.start({ kind: known, subject: model.id, cancellable: known === 'load', run: ({ signal, progress }) => run(known, signal, progress) });
+        ? deps.benchmarks!.start(
+            { modelId: model.id, providerId: provider.id, name: model.upstreamModelId },
+            body,
+            actor,
+            requestId,
+          )
+        : deps.jobs.start({
+            kind: known,
+            subject: model.id,
+            cancellable: known === 'load',
+            run: ({ signal, progress }) => run(known, signal, progress),
+          });
     return answerJob(deps.jobs, job, wait);
   };
 }

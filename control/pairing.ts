@@ -81,7 +81,12 @@ export interface Pairing {
   /** Registers a request; its stream already holds `pairing.pending`. */
   request(input: PairingCreate): { view: PairingView; stream: Subscriber };
   list(): PairingView[];
-  approve(id: string, scopes: Scope[] | undefined, actor: Actor, requestId: string): Promise<{ id: string; approved: true; token: TokenView }>;
+  approve(
+    id: string,
+    scopes: Scope[] | undefined,
+    actor: Actor,
+    requestId: string,
+  ): Promise<{ id: string; approved: true; token: TokenView }>;
   deny(id: string): { id: string; denied: true };
   /** Shutdown: every requester's stream ends with `pairing.expired`. */
   close(): void;
@@ -93,13 +98,20 @@ export function pairingOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Pic
   return Number.isInteger(ttl) && ttl >= 1 && ttl <= 600_000 ? { ttlMs: ttl } : {};
 }
 
-export function createPairing({ tokens, ttlMs = PAIRING_TTL_MS, maxPending = MAX_PENDING_PAIRINGS }: PairingOptions): Pairing {
+export function createPairing({
+  tokens,
+  ttlMs = PAIRING_TTL_MS,
+  maxPending = MAX_PENDING_PAIRINGS,
+}: PairingOptions): Pairing {
   const pending = new Map<string, Pending>();
   let closed = false;
 
   const take = (id: string): Pending => {
     const p = pending.get(id);
-    if (!p) throw new ServiceError('NOT_FOUND', `No pending pairing request with ID \`${id.slice(0, 160)}\`.`, { param: 'id' });
+    if (!p)
+      throw new ServiceError('NOT_FOUND', `No pending pairing request with ID \`${id.slice(0, 160)}\`.`, {
+        param: 'id',
+      });
     pending.delete(id);
     clearTimeout(p.timer);
     return p;
@@ -107,12 +119,17 @@ export function createPairing({ tokens, ttlMs = PAIRING_TTL_MS, maxPending = MAX
 
   return {
     request(input) {
-      if (closed) throw new ServiceError('OVERLOADED', 'The service is shutting down.', { headers: { 'retry-after': '1' } });
+      if (closed)
+        throw new ServiceError('OVERLOADED', 'The service is shutting down.', { headers: { 'retry-after': '1' } });
       if (pending.size >= maxPending) {
-        throw new ServiceError('OVERLOADED', `At most ${maxPending} pairing requests may wait at once; retry after one is approved, denied or expired.`, {
-          status: 429,
-          headers: { 'retry-after': '5' },
-        });
+        throw new ServiceError(
+          'OVERLOADED',
+          `At most ${maxPending} pairing requests may wait at once; retry after one is approved, denied or expired.`,
+          {
+            status: 429,
+            headers: { 'retry-after': '5' },
+          },
+        );
       }
       const now = Date.now();
       const id = newId('pair_', now);
@@ -150,15 +167,27 @@ export function createPairing({ tokens, ttlMs = PAIRING_TTL_MS, maxPending = MAX
       // An approver may narrow what was asked for, never widen it.
       const wider = scopes?.find((s) => !asked.includes(s));
       if (pending.has(id) && wider !== undefined) {
-        throw new ServiceError('INVALID_REQUEST', `\`scopes\` may only narrow the requested scopes (${asked.join(', ')}); \`${wider}\` was not requested.`, { param: 'scopes' });
+        throw new ServiceError(
+          'INVALID_REQUEST',
+          `\`scopes\` may only narrow the requested scopes (${asked.join(', ')}); \`${wider}\` was not requested.`,
+          { param: 'scopes' },
+        );
       }
       // Taken before the first await, so a second approval or a denial of the same request is a 404.
       const p = take(id);
-      const { token, secret } = await tokens.create({ name: p.view.clientName, scopes: scopes ?? p.scopes }, actor, requestId);
+      const { token, secret } = await tokens.create(
+        { name: p.view.clientName, scopes: scopes ?? p.scopes },
+        actor,
+        requestId,
+      );
       if (!p.stream.isOpen()) {
         // The requester left while the token was being written: nobody holds its secret, so it must not live.
         await tokens.revoke(token.id, actor, requestId);
-        throw new ServiceError('CONFLICT', 'The requester disconnected before the token reached it; the token was revoked.', { param: 'id' });
+        throw new ServiceError(
+          'CONFLICT',
+          'The requester disconnected before the token reached it; the token was revoked.',
+          { param: 'id' },
+        );
       }
       p.stream.push(sseFrame('pairing.approved', { token, secret }), true);
       return { id, approved: true, token };

@@ -51,8 +51,16 @@ export function createProviderRefresh(deps: ProviderRefreshDeps) {
         const kept = listed.length > MAX_LISTED_MODELS ? listed.slice(0, MAX_LISTED_MODELS) : listed;
         listing = { fetchedAt: Date.now(), models: kept, error: null, listedCount: listed.length, withheld };
         // Counts only: the IDs left out are the ones that may hold the key.
-        if (withheld > 0) log.warn({ providerId: id, withheld }, 'the provider listed models whose ID or name held its credential; they were left out');
-        if (truncated(listing)) log.warn({ providerId: id, listedCount: listed.length, kept: kept.length }, 'the provider listed more models than one provider may add; the rest were left out');
+        if (withheld > 0)
+          log.warn(
+            { providerId: id, withheld },
+            'the provider listed models whose ID or name held its credential; they were left out',
+          );
+        if (truncated(listing))
+          log.warn(
+            { providerId: id, listedCount: listed.length, kept: kept.length },
+            'the provider listed more models than one provider may add; the rest were left out',
+          );
       } catch (err) {
         failure = toServiceError(err);
         // A failed refresh keeps the last good list.
@@ -70,13 +78,17 @@ export function createProviderRefresh(deps: ProviderRefreshDeps) {
     return run;
   }
 
-  const wantsList = (r: ProviderRecord) => r.enabled && r.autoProxyModels && KINDS[r.kind].actions.includes('refresh-models');
+  const wantsList = (r: ProviderRecord) =>
+    r.enabled && r.autoProxyModels && KINDS[r.kind].actions.includes('refresh-models');
 
   function refreshInBackground(id: string): void {
     if (closed) return;
-    fetchListing(id).then(({ failure }) => {
-      if (failure) log.warn({ providerId: id, code: failure.code }, 'could not refresh the provider model list');
-    }, (err: unknown) => log.error({ providerId: id, err: String(err) }, 'model list refresh failed'));
+    fetchListing(id).then(
+      ({ failure }) => {
+        if (failure) log.warn({ providerId: id, code: failure.code }, 'could not refresh the provider model list');
+      },
+      (err: unknown) => log.error({ providerId: id, err: String(err) }, 'model list refresh failed'),
+    );
   }
 
   /** Resolves once no model list refresh is running (each has committed its list and told the catalog). */

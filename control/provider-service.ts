@@ -12,7 +12,13 @@ import type { Actor } from './actor.ts';
 import { auditedCrud } from './crud.ts';
 import { checkCredentialRedirect } from './credential-redirect.ts';
 import { createProviderRefresh } from './provider-refresh.ts';
-import { checkBaseUrl, checkCredential, checkHints, checkNotOwnListener, defaultProviderId } from './provider-validation.ts';
+import {
+  checkBaseUrl,
+  checkCredential,
+  checkHints,
+  checkNotOwnListener,
+  defaultProviderId,
+} from './provider-validation.ts';
 import { MAX_LISTED_MODELS, truncated } from '../protocol/providers.ts';
 import { targetOf } from '../protocol/catalog.ts';
 
@@ -29,7 +35,13 @@ export interface ProviderService {
   record(id: string): ProviderRecord | undefined;
   create(input: ProviderCreate, actor: Actor, requestId: string): Promise<ProviderView>;
   /** `mayRedirect`: the caller may send the stored credential to a new `baseUrl` (credential-redirect.ts). */
-  update(id: string, patch: ProviderUpdate, actor: Actor, requestId: string, mayRedirect: boolean): Promise<ProviderView>;
+  update(
+    id: string,
+    patch: ProviderUpdate,
+    actor: Actor,
+    requestId: string,
+    mayRedirect: boolean,
+  ): Promise<ProviderView>;
   remove(id: string, actor: Actor, requestId: string): Promise<void>;
   test(id: string, actor: Actor, requestId: string): Promise<TestOutcome>;
   refreshModels(id: string, actor: Actor | null, requestId: string | null): Promise<ModelListCache>;
@@ -83,7 +95,13 @@ export function createProviderService(deps: Deps): ProviderService {
   const { env, providers, models, audit, vault, lister, onChange, log } = deps;
   const byId = new Map(providers.all().map((r) => [r.id, r]));
   const ownPort = () => deps.ownPort?.() ?? null;
-  const crud = auditedCrud<ProviderRecord>({ env, audit, resourceType: 'provider', repo: providers, keyOf: (r) => r.id });
+  const crud = auditedCrud<ProviderRecord>({
+    env,
+    audit,
+    resourceType: 'provider',
+    repo: providers,
+    keyOf: (r) => r.id,
+  });
 
   const mustGet = (id: string): ProviderRecord => {
     const r = byId.get(id);
@@ -110,23 +128,35 @@ export function createProviderService(deps: Deps): ProviderService {
   });
   const { wantsList, refreshInBackground } = lists;
 
-  async function commitProvider(next: ProviderRecord, action: 'provider.create' | 'provider.update', actor: Actor, requestId: string, metadata: Record<string, string | boolean | string[]>) {
+  async function commitProvider(
+    next: ProviderRecord,
+    action: 'provider.create' | 'provider.update',
+    actor: Actor,
+    requestId: string,
+    metadata: Record<string, string | boolean | string[]>,
+  ) {
     await crud.put(next, { action, actor, requestId, metadata });
     byId.set(next.id, next);
     onChange(next.id, next);
   }
 
   const service: ProviderService = {
-    list: () => [...byId.values()].sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id)).map(toProviderView),
+    list: () =>
+      [...byId.values()].sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id)).map(toProviderView),
     get: (id) => toProviderView(mustGet(id)),
     record: (id) => byId.get(id),
 
     async create(input, actor, requestId) {
       const id = input.id ?? defaultProviderId(input.kind);
       if (!PROVIDER_ID.test(id)) {
-        throw new ServiceError('INVALID_REQUEST', 'A provider `id` is lower-case letters, digits and dashes (at most 63).', { param: 'id' });
+        throw new ServiceError(
+          'INVALID_REQUEST',
+          'A provider `id` is lower-case letters, digits and dashes (at most 63).',
+          { param: 'id' },
+        );
       }
-      if (byId.has(id)) throw new ServiceError('CONFLICT', `A provider with ID \`${id}\` already exists.`, { param: 'id' });
+      if (byId.has(id))
+        throw new ServiceError('CONFLICT', `A provider with ID \`${id}\` already exists.`, { param: 'id' });
       const baseUrl = checkBaseUrl(input.kind, input.baseUrl);
       checkNotOwnListener(baseUrl, ownPort());
       const hints = checkHints(input.kind, input.hints);
@@ -196,8 +226,10 @@ export function createProviderService(deps: Deps): ProviderService {
         throw err;
       }
       // The old secret goes only once nothing refers to it any more.
-      if (current.credentialRef !== null && current.credentialRef !== next.credentialRef) await vault.delete(current.credentialRef);
-      const reachChanged = baseUrl !== current.baseUrl || next.credentialRef !== current.credentialRef || patch.hints !== undefined;
+      if (current.credentialRef !== null && current.credentialRef !== next.credentialRef)
+        await vault.delete(current.credentialRef);
+      const reachChanged =
+        baseUrl !== current.baseUrl || next.credentialRef !== current.credentialRef || patch.hints !== undefined;
       if (wantsList(next) && (reachChanged || !wantsList(current))) refreshInBackground(id);
       return toProviderView(next);
     },
@@ -206,10 +238,14 @@ export function createProviderService(deps: Deps): ProviderService {
       const current = mustGet(id);
       const owned = models.all().filter((m) => m.providerId === id).length;
       if (owned > 0) {
-        throw new ServiceError('CONFLICT', `Provider \`${id}\` still has ${owned} catalog model record(s); delete them first.`, {
-          param: 'id',
-          details: { modelRecords: owned },
-        });
+        throw new ServiceError(
+          'CONFLICT',
+          `Provider \`${id}\` still has ${owned} catalog model record(s); delete them first.`,
+          {
+            param: 'id',
+            details: { modelRecords: owned },
+          },
+        );
       }
       const forget = deps.forgetProvider?.(id);
       await crud.remove(id, { action: 'provider.delete', actor, requestId, metadata: { kind: current.kind } }, () => {
@@ -227,12 +263,27 @@ export function createProviderService(deps: Deps): ProviderService {
       let outcome: TestOutcome;
       try {
         const listed = await listFrom(r);
-        outcome = { ok: true, latencyMs: Math.round(performance.now() - started), modelCount: listed.models.length, error: null };
+        outcome = {
+          ok: true,
+          latencyMs: Math.round(performance.now() - started),
+          modelCount: listed.models.length,
+          error: null,
+        };
       } catch (err) {
         const e = toServiceError(err);
-        outcome = { ok: false, latencyMs: Math.round(performance.now() - started), modelCount: null, error: { code: e.code, message: e.message, details: e.details } };
+        outcome = {
+          ok: false,
+          latencyMs: Math.round(performance.now() - started),
+          modelCount: null,
+          error: { code: e.code, message: e.message, details: e.details },
+        };
       }
-      await crud.commit(id, { action: 'provider.test', actor, requestId, metadata: { ok: outcome.ok, code: outcome.error?.code ?? null } });
+      await crud.commit(id, {
+        action: 'provider.test',
+        actor,
+        requestId,
+        metadata: { ok: outcome.ok, code: outcome.error?.code ?? null },
+      });
       return outcome;
     },
 
@@ -240,7 +291,12 @@ export function createProviderService(deps: Deps): ProviderService {
       mustGet(id);
       const { listing, failure } = await lists.fetchListing(id);
       if (actor !== null && byId.has(id)) {
-        await crud.commit(id, { action: 'provider.refresh-models', actor, requestId, metadata: { ok: failure === null, modelCount: listing.models.length } });
+        await crud.commit(id, {
+          action: 'provider.refresh-models',
+          actor,
+          requestId,
+          metadata: { ok: failure === null, modelCount: listing.models.length },
+        });
       }
       if (failure) throw failure;
       return listing;

@@ -10,7 +10,12 @@ import type { DiscoveredRuntime, DiscoveryAnswer, DiscoverySource } from '../pro
 // Nothing here reports a filesystem path or a credential: URLs lose their userinfo, query and fragment, and
 // failure reasons come from a fixed vocabulary.
 
-export type { DiscoveredRuntime, DiscoveryAnswer, DiscoverySource, DiscoveryState } from '../protocol/runtime-discovery.ts';
+export type {
+  DiscoveredRuntime,
+  DiscoveryAnswer,
+  DiscoverySource,
+  DiscoveryState,
+} from '../protocol/runtime-discovery.ts';
 
 export interface DiscoveryProvider {
   id: string;
@@ -60,7 +65,9 @@ export function parseLlamaServerVersion(output: string): { version: string | nul
 export function parseOllamaVersion(body: string): string | null {
   try {
     const parsed: unknown = JSON.parse(body);
-    return parsed !== null && typeof parsed === 'object' ? boundedVersion((parsed as { version?: unknown }).version) : null;
+    return parsed !== null && typeof parsed === 'object'
+      ? boundedVersion((parsed as { version?: unknown }).version)
+      : null;
   } catch {
     return null;
   }
@@ -88,7 +95,10 @@ export function redactUrl(raw: string): string | null {
 export function ollamaAddress(env: NodeJS.ProcessEnv): string {
   const override = env.SWITCHYARD_DISCOVERY_OLLAMA_URL?.trim();
   if (override) return override;
-  const raw = (env.OLLAMA_HOST ?? '').trim().replace(/^["']|["']$/g, '').trim();
+  const raw = (env.OLLAMA_HOST ?? '')
+    .trim()
+    .replace(/^["']|["']$/g, '')
+    .trim();
   let scheme = 'http';
   let rest = raw;
   let defaultPort = '11434';
@@ -150,19 +160,28 @@ export function probe(url: string, timeoutMs: number): Promise<Probe> {
       resolve(result);
     };
     try {
-      const req = get(url, { signal: AbortSignal.timeout(timeoutMs), agent: false, headers: { accept: 'application/json' } }, (res) => {
-        const status = res.statusCode ?? 0;
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          body += chunk;
-          if (body.length >= MAX_BODY) res.destroy();
-        });
-        const finish = () => done(status >= 200 && status < 300 ? { ok: true, body: body.slice(0, MAX_BODY) } : { ok: false, reason: `HTTP ${status}` });
-        res.on('end', finish);
-        res.on('close', finish);
-        res.on('error', finish);
-      });
+      const req = get(
+        url,
+        { signal: AbortSignal.timeout(timeoutMs), agent: false, headers: { accept: 'application/json' } },
+        (res) => {
+          const status = res.statusCode ?? 0;
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => {
+            body += chunk;
+            if (body.length >= MAX_BODY) res.destroy();
+          });
+          const finish = () =>
+            done(
+              status >= 200 && status < 300
+                ? { ok: true, body: body.slice(0, MAX_BODY) }
+                : { ok: false, reason: `HTTP ${status}` },
+            );
+          res.on('end', finish);
+          res.on('close', finish);
+          res.on('error', finish);
+        },
+      );
       req.on('error', (error) => done({ ok: false, reason: failureReason(error) }));
     } catch (error) {
       done({ ok: false, reason: failureReason(error) });
@@ -189,7 +208,12 @@ async function probeNetwork(
   if (url === null) return { ...base, version: null, state: 'unreachable', reason: 'invalid URL' };
   const result = await probe(url + probePath(kind), timeoutMs);
   if (!result.ok) return { ...base, version: null, state: 'unreachable', reason: result.reason };
-  return { ...base, version: kind === 'ollama' ? parseOllamaVersion(result.body) : null, state: 'reachable', reason: null };
+  return {
+    ...base,
+    version: kind === 'ollama' ? parseOllamaVersion(result.body) : null,
+    state: 'reachable',
+    reason: null,
+  };
 }
 
 /** The first `llama-server` (and `llama-server.exe`) in PATH order, as a shell would run it. */
@@ -234,7 +258,9 @@ export function createRuntimeDiscovery(options: DiscoveryOptions) {
     const [ollama, onPath, providers] = await Promise.all([
       probeNetwork('ollama', 'default_address', ollamaAddress(env), httpTimeoutMs),
       findOnPath(env, versionTimeoutMs),
-      limited(configured, PROBE_CONCURRENCY, (p) => probeNetwork(p.kind as DiscoveredRuntime['kind'], 'provider', p.baseUrl!, httpTimeoutMs, p.id)),
+      limited(configured, PROBE_CONCURRENCY, (p) =>
+        probeNetwork(p.kind as DiscoveredRuntime['kind'], 'provider', p.baseUrl!, httpTimeoutMs, p.id),
+      ),
     ]);
     return { data: [ollama, ...onPath, ...providers], probedAt: new Date(now()).toISOString() };
   };

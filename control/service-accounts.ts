@@ -1,5 +1,9 @@
 import { ServiceError } from '../protocol/errors.ts';
-import type { ServiceAccountCreate, ServiceAccountUpdate, ServiceAccountView } from '../protocol/http/service-accounts.ts';
+import type {
+  ServiceAccountCreate,
+  ServiceAccountUpdate,
+  ServiceAccountView,
+} from '../protocol/http/service-accounts.ts';
 import { newId } from '../protocol/ids.ts';
 import type { AuditRepo } from '../store/audit-repo.ts';
 import type { StoreEnv } from '../store/env.ts';
@@ -47,22 +51,39 @@ export function createServiceAccounts({ env, repo, audit, tokenCounts }: Deps): 
     if (!r) throw new ServiceError('NOT_FOUND', `No service account with ID \`${id.slice(0, 160)}\`.`, { param: 'id' });
     return r;
   };
-  const crud = auditedCrud<ServiceAccountRecord>({ env, audit, resourceType: 'service-account', repo, keyOf: (r) => r.id });
+  const crud = auditedCrud<ServiceAccountRecord>({
+    env,
+    audit,
+    resourceType: 'service-account',
+    repo,
+    keyOf: (r) => r.id,
+  });
 
   return {
     list() {
       const counts = tokenCounts();
-      return [...byId.values()].sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id)).map((r) => view(r, counts));
+      return [...byId.values()]
+        .sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id))
+        .map((r) => view(r, counts));
     },
     get: (id) => view(mustGet(id)),
     exists: (id) => byId.has(id),
 
     async create(input, actor, requestId) {
       if (byId.size >= MAX_SERVICE_ACCOUNTS) {
-        throw new ServiceError('CONFLICT', `At most ${MAX_SERVICE_ACCOUNTS} service accounts may exist; delete one first.`);
+        throw new ServiceError(
+          'CONFLICT',
+          `At most ${MAX_SERVICE_ACCOUNTS} service accounts may exist; delete one first.`,
+        );
       }
       const now = Date.now();
-      const record: ServiceAccountRecord = { id: newId('sa_', now), name: input.name, description: input.description ?? null, createdAt: now, updatedAt: now };
+      const record: ServiceAccountRecord = {
+        id: newId('sa_', now),
+        name: input.name,
+        description: input.description ?? null,
+        createdAt: now,
+        updatedAt: now,
+      };
       await crud.put(record, { action: 'service-account.create', actor, requestId, metadata: { name: record.name } });
       byId.set(record.id, record);
       return view(record);
@@ -76,7 +97,12 @@ export function createServiceAccounts({ env, repo, audit, tokenCounts }: Deps): 
         ...(patch.description !== undefined && { description: patch.description }),
         updatedAt: Date.now(),
       };
-      await crud.put(next, { action: 'service-account.update', actor, requestId, metadata: { changedFields: Object.keys(patch).sort() } });
+      await crud.put(next, {
+        action: 'service-account.update',
+        actor,
+        requestId,
+        metadata: { changedFields: Object.keys(patch).sort() },
+      });
       byId.set(id, next);
       return view(next);
     },
@@ -85,10 +111,14 @@ export function createServiceAccounts({ env, repo, audit, tokenCounts }: Deps): 
       const current = mustGet(id);
       const owned = tokenCounts().get(id) ?? 0;
       if (owned > 0) {
-        throw new ServiceError('CONFLICT', `Service account \`${id}\` still owns ${owned} token(s); revoke them first.`, {
-          param: 'id',
-          details: { tokenCount: owned },
-        });
+        throw new ServiceError(
+          'CONFLICT',
+          `Service account \`${id}\` still owns ${owned} token(s); revoke them first.`,
+          {
+            param: 'id',
+            details: { tokenCount: owned },
+          },
+        );
       }
       await crud.remove(id, { action: 'service-account.delete', actor, requestId, metadata: { name: current.name } });
       byId.delete(id);

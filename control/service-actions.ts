@@ -9,7 +9,9 @@ import type { Services } from './services.ts';
 export function serviceActions(services: Services, jobs: Jobs): ServiceActionRunner {
   return async (id, action, actor, requestId, wait) => {
     if (action === 'stop') return { status: 200, body: await services.stop(id, actor, requestId) };
-    const { ready } = await (action === 'start' ? services.start(id, actor, requestId) : services.restart(id, actor, requestId));
+    const { ready } = await (action === 'start'
+      ? services.start(id, actor, requestId)
+      : services.restart(id, actor, requestId));
     const job = jobs.start({
       kind: 'start',
       subject: id,

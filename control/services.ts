@@ -12,7 +12,13 @@ import type { ModelLibrary } from '../workers/runtime/library-watch.ts';
 import type { Actor } from './actor.ts';
 import { auditedCrud, type AuditEntry } from './crud.ts';
 import type { EventBus } from './events.ts';
-import { createInstance, LaunchRefused, type Instance, type InstanceStatus, type Timing } from './llama-server-process.ts';
+import {
+  createInstance,
+  LaunchRefused,
+  type Instance,
+  type InstanceStatus,
+  type Timing,
+} from './llama-server-process.ts';
 import { locateLlamaServer, resolvedLlamaServer } from './llama-server-binary.ts';
 
 // /v1/services: the llama-server processes the service supervises (records in the store, so they start again
@@ -71,15 +77,22 @@ export const MIN_SERVICE_PORT = 1024;
  * and free now (a port in use would make every start fail, or reach whatever holds it).
  */
 async function checkPort(port: number, ownPort: number | null, taken: Iterable<Entry>): Promise<void> {
-  if (port < MIN_SERVICE_PORT) throw new ServiceError('INVALID_REQUEST', `\`port\` must be ${MIN_SERVICE_PORT} or above (0 picks a free one).`, { param: 'port' });
-  if (port === ownPort) throw new ServiceError('INVALID_REQUEST', '`port` is the port this service listens on.', { param: 'port' });
+  if (port < MIN_SERVICE_PORT)
+    throw new ServiceError('INVALID_REQUEST', `\`port\` must be ${MIN_SERVICE_PORT} or above (0 picks a free one).`, {
+      param: 'port',
+    });
+  if (port === ownPort)
+    throw new ServiceError('INVALID_REQUEST', '`port` is the port this service listens on.', { param: 'port' });
   checkNotTaken(port, taken);
-  if ((await bindable(port)) === null) throw new ServiceError('CONFLICT', `Port ${port} is in use by another program.`, { param: 'port' });
+  if ((await bindable(port)) === null)
+    throw new ServiceError('CONFLICT', `Port ${port} is in use by another program.`, { param: 'port' });
 }
 
 /** A stopped service holds no socket, but its record keeps its port: a picked free port may still be its. */
 function checkNotTaken(port: number, taken: Iterable<Entry>): void {
-  for (const e of taken) if (e.record.port === port) throw new ServiceError('CONFLICT', `Another service listens on port ${port}.`, { param: 'port' });
+  for (const e of taken)
+    if (e.record.port === port)
+      throw new ServiceError('CONFLICT', `Another service listens on port ${port}.`, { param: 'port' });
 }
 
 /**
@@ -127,7 +140,12 @@ export function createServices(deps: ServicesDeps) {
           const view = deps.library.lookup(entry.record.model);
           if (!view || view.health !== 'ok') throw new LaunchRefused('model_missing');
           entry.launched = effectiveTuning(entry.record);
-          return { binary, modelPath: join(deps.modelsDirectory(), entry.record.model), port: entry.record.port, tuning: entry.launched };
+          return {
+            binary,
+            modelPath: join(deps.modelsDirectory(), entry.record.model),
+            port: entry.record.port,
+            tuning: entry.launched,
+          };
         },
         onChange(status, previous) {
           publish(entry, status, previous);
@@ -149,7 +167,10 @@ export function createServices(deps: ServicesDeps) {
       nextStartAt: status.nextStartAt,
       lastExit: status.lastExit,
     });
-    deps.log.info({ serviceId: entry.record.id, state: status.state, previous, reason: status.lastExit?.reason ?? null }, 'service state');
+    deps.log.info(
+      { serviceId: entry.record.id, state: status.state, previous, reason: status.lastExit?.reason ?? null },
+      'service state',
+    );
   }
 
   /** The pid is stored while a process lives, so a service killed meanwhile can end it at its next start. */
@@ -157,7 +178,9 @@ export function createServices(deps: ServicesDeps) {
     if (entry.record.pid === pid || !entries.has(entry.record.id) || !deps.env.isOpen()) return;
     entry.record = { ...entry.record, pid };
     writes = writes
-      .then(() => (entries.get(entry.record.id) === entry ? deps.env.commit(() => deps.repo.stagePut(entry.record)) : undefined))
+      .then(() =>
+        entries.get(entry.record.id) === entry ? deps.env.commit(() => deps.repo.stagePut(entry.record)) : undefined,
+      )
       .catch((err: unknown) => deps.log.warn({ err: String(err).slice(0, 300) }, 'could not record a service process'));
   }
 
@@ -217,22 +240,41 @@ export function createServices(deps: ServicesDeps) {
 
   function must(id: string): Entry {
     if (id === EMBEDDED_SERVICE_ID) {
-      throw new ServiceError('CONFLICT', 'The embedded runtime runs inside the service: it starts and stops with it.', { param: 'id' });
+      throw new ServiceError('CONFLICT', 'The embedded runtime runs inside the service: it starts and stops with it.', {
+        param: 'id',
+      });
     }
     const entry = id.length <= 63 ? entries.get(id) : undefined;
     if (!entry) throw new ServiceError('NOT_FOUND', `No service with ID \`${id.slice(0, 63)}\`.`, { param: 'id' });
     return entry;
   }
 
-  const crud = auditedCrud<ServiceRecord>({ env: deps.env, audit: deps.audit, resourceType: 'service', repo: deps.repo, keyOf: (r) => r.id });
-  const entryOf = (action: 'create' | 'delete' | 'start' | 'stop' | 'restart', r: ServiceRecord, actor: Actor, requestId: string): AuditEntry => ({
+  const crud = auditedCrud<ServiceRecord>({
+    env: deps.env,
+    audit: deps.audit,
+    resourceType: 'service',
+    repo: deps.repo,
+    keyOf: (r) => r.id,
+  });
+  const entryOf = (
+    action: 'create' | 'delete' | 'start' | 'stop' | 'restart',
+    r: ServiceRecord,
+    actor: Actor,
+    requestId: string,
+  ): AuditEntry => ({
     action: `service.${action}`,
     actor,
     requestId,
     metadata: { kind: r.kind, model: r.model },
   });
 
-  async function setDesired(entry: Entry, desired: ServiceRecord['desired'], action: 'start' | 'stop' | 'restart', actor: Actor, requestId: string): Promise<void> {
+  async function setDesired(
+    entry: Entry,
+    desired: ServiceRecord['desired'],
+    action: 'start' | 'stop' | 'restart',
+    actor: Actor,
+    requestId: string,
+  ): Promise<void> {
     const next = { ...entry.record, desired, updatedAt: Date.now() };
     await crud.put(next, entryOf(action, entry.record, actor, requestId));
     entry.record = next;
@@ -252,7 +294,9 @@ export function createServices(deps: ServicesDeps) {
     },
 
     async list(): Promise<ServiceView[]> {
-      const sorted = [...entries.values()].sort((a, b) => a.record.createdAt - b.record.createdAt || a.record.id.localeCompare(b.record.id));
+      const sorted = [...entries.values()].sort(
+        (a, b) => a.record.createdAt - b.record.createdAt || a.record.id.localeCompare(b.record.id),
+      );
       return [await embeddedView(), ...sorted.map(view)];
     },
 
@@ -261,18 +305,38 @@ export function createServices(deps: ServicesDeps) {
     },
 
     async create(input: ServiceCreate, actor: Actor, requestId: string): Promise<ServiceView> {
-      if (entries.size >= MAX_SERVICES) throw new ServiceError('CONFLICT', `At most ${MAX_SERVICES} services may exist; delete one first.`);
+      if (entries.size >= MAX_SERVICES)
+        throw new ServiceError('CONFLICT', `At most ${MAX_SERVICES} services may exist; delete one first.`);
       const id = input.id ?? nextId();
-      if (id === EMBEDDED_SERVICE_ID || entries.has(id)) throw new ServiceError('CONFLICT', `A service with ID \`${id}\` exists already.`, { param: 'id' });
+      if (id === EMBEDDED_SERVICE_ID || entries.has(id))
+        throw new ServiceError('CONFLICT', `A service with ID \`${id}\` exists already.`, { param: 'id' });
       const model = deps.library.lookup(input.model);
-      if (!model) throw new ServiceError('NOT_FOUND', `No model \`${input.model.slice(0, 200)}\` in the model library (GET /v1/runtime/models).`, { param: 'model' });
-      if (model.health !== 'ok') throw new ServiceError('INVALID_REQUEST', `The model file is ${model.health}: ${model.problem ?? model.health}.`, { param: 'model' });
+      if (!model)
+        throw new ServiceError(
+          'NOT_FOUND',
+          `No model \`${input.model.slice(0, 200)}\` in the model library (GET /v1/runtime/models).`,
+          { param: 'model' },
+        );
+      if (model.health !== 'ok')
+        throw new ServiceError(
+          'INVALID_REQUEST',
+          `The model file is ${model.health}: ${model.problem ?? model.health}.`,
+          { param: 'model' },
+        );
       const binary = input.binary ?? null;
       if (binary !== null && (await resolvedLlamaServer(binary)) === null) {
-        throw new ServiceError('INVALID_REQUEST', '`binary` must be the absolute path of an executable file named llama-server (a link must lead to one).', { param: 'binary' });
+        throw new ServiceError(
+          'INVALID_REQUEST',
+          '`binary` must be the absolute path of an executable file named llama-server (a link must lead to one).',
+          { param: 'binary' },
+        );
       }
       if ((await locateLlamaServer(deps.processEnv, binary)) === null) {
-        throw new ServiceError('CONFLICT', 'No llama-server executable is on the PATH of the service; install llama.cpp or name one in `binary`.', { param: 'binary' });
+        throw new ServiceError(
+          'CONFLICT',
+          'No llama-server executable is on the PATH of the service; install llama.cpp or name one in `binary`.',
+          { param: 'binary' },
+        );
       }
       let port = input.port ?? 0;
       if (port !== 0) await checkPort(port, deps.ownPort(), entries.values());

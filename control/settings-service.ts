@@ -1,7 +1,12 @@
 import { statSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { ServiceError } from '../protocol/errors.ts';
-import { modelsDirectoryProblem, type SettingsPatch, type SettingsView, type StoredSettings } from '../protocol/http/settings.ts';
+import {
+  modelsDirectoryProblem,
+  type SettingsPatch,
+  type SettingsView,
+  type StoredSettings,
+} from '../protocol/http/settings.ts';
 import type { AuditRepo } from '../store/audit-repo.ts';
 import type { StoreEnv } from '../store/env.ts';
 import type { SettingsRepo } from '../store/settings-repo.ts';
@@ -38,9 +43,13 @@ function normalizeOrigins(origins: string[]): string[] {
   origins.forEach((value, i) => {
     const origin = normalizeOrigin(value);
     if (origin === null) {
-      throw new ServiceError('INVALID_REQUEST', `\`${value.slice(0, 200)}\` is not an origin (scheme://host[:port]) or "*".`, {
-        param: `cors.allowedOrigins[${i}]`,
-      });
+      throw new ServiceError(
+        'INVALID_REQUEST',
+        `\`${value.slice(0, 200)}\` is not an origin (scheme://host[:port]) or "*".`,
+        {
+          param: `cors.allowedOrigins[${i}]`,
+        },
+      );
     }
     if (!out.includes(origin)) out.push(origin);
   });
@@ -88,11 +97,24 @@ function isDirectory(path: string): boolean {
 }
 
 export function changedFields(a: unknown, b: unknown, prefix = ''): string[] {
-  if (a !== null && b !== null && typeof a === 'object' && typeof b === 'object' && !Array.isArray(a) && !Array.isArray(b)) {
+  if (
+    a !== null &&
+    b !== null &&
+    typeof a === 'object' &&
+    typeof b === 'object' &&
+    !Array.isArray(a) &&
+    !Array.isArray(b)
+  ) {
     const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-    return [...keys].sort().flatMap((k) =>
-      changedFields((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], prefix ? `${prefix}.${k}` : k),
-    );
+    return [...keys]
+      .sort()
+      .flatMap((k) =>
+        changedFields(
+          (a as Record<string, unknown>)[k],
+          (b as Record<string, unknown>)[k],
+          prefix ? `${prefix}.${k}` : k,
+        ),
+      );
   }
   return JSON.stringify(a) === JSON.stringify(b) ? [] : [prefix];
 }
@@ -128,7 +150,11 @@ export function createSettingsService({ env, repo, audit, listener, vault, onCha
     async patch(patch, actor, requestId) {
       const next = merge(settings, patch);
       const changed = changedFields(settings, next);
-      await crud.commit('settings', { action: 'settings.update', actor, requestId, metadata: { changedFields: changed } }, () => repo.stage(next));
+      await crud.commit(
+        'settings',
+        { action: 'settings.update', actor, requestId, metadata: { changedFields: changed } },
+        () => repo.stage(next),
+      );
       settings = next;
       onChange(next);
       return view();

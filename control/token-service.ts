@@ -60,8 +60,10 @@ export function toTokenView(r: TokenRecord): TokenView {
 function parseExpiry(value: string | null | undefined, now: number): number | null {
   if (value === undefined || value === null) return null;
   const ms = parseDateTime(value);
-  if (ms === null) throw new ServiceError('INVALID_REQUEST', '`expiresAt` must be an RFC 3339 date-time.', { param: 'expiresAt' });
-  if (ms <= now) throw new ServiceError('INVALID_REQUEST', '`expiresAt` must be in the future.', { param: 'expiresAt' });
+  if (ms === null)
+    throw new ServiceError('INVALID_REQUEST', '`expiresAt` must be an RFC 3339 date-time.', { param: 'expiresAt' });
+  if (ms <= now)
+    throw new ServiceError('INVALID_REQUEST', '`expiresAt` must be in the future.', { param: 'expiresAt' });
   return ms;
 }
 
@@ -76,7 +78,14 @@ async function writeSecretFile(path: string, secret: string): Promise<void> {
 }
 
 // Over 80 lines as a closure of short methods over one state, the shape of every control service here.
-export function createTokenService({ env, tokens, meta, audit, tokenFile, serviceAccountExists = () => false }: Deps): TokenService {
+export function createTokenService({
+  env,
+  tokens,
+  meta,
+  audit,
+  tokenFile,
+  serviceAccountExists = () => false,
+}: Deps): TokenService {
   const byId = new Map<string, TokenRecord>();
   const byHash = new Map<string, TokenRecord>();
   // The hashes of secrets that authenticated lately, so a busy client's token is not hashed on every
@@ -105,14 +114,25 @@ export function createTokenService({ env, tokens, meta, audit, tokenFile, servic
     return r;
   };
 
-  async function insert(record: TokenRecord, secret: string, actor: Actor, requestId: string | null, bootstrap: boolean) {
+  async function insert(
+    record: TokenRecord,
+    secret: string,
+    actor: Actor,
+    requestId: string | null,
+    bootstrap: boolean,
+  ) {
     await crud.put(
       record,
       {
         action: bootstrap ? 'token.bootstrap' : 'token.create',
         actor,
         requestId,
-        metadata: { name: record.name, scopes: [...record.scopes], expires: record.expiresAt !== null, serviceAccountId: record.serviceAccountId },
+        metadata: {
+          name: record.name,
+          scopes: [...record.scopes],
+          expires: record.expiresAt !== null,
+          serviceAccountId: record.serviceAccountId,
+        },
       },
       bootstrap ? () => meta.stageBootstrapTokenId(record.id) : undefined,
     );
@@ -120,7 +140,12 @@ export function createTokenService({ env, tokens, meta, audit, tokenFile, servic
     return { token: toTokenView(record), secret };
   }
 
-  function mint(name: string, scopes: TokenRecord['scopes'], expiresAt: number | null, serviceAccountId: string | null) {
+  function mint(
+    name: string,
+    scopes: TokenRecord['scopes'],
+    expiresAt: number | null,
+    serviceAccountId: string | null,
+  ) {
     const secret = generateTokenSecret();
     const now = Date.now();
     const record: TokenRecord = {
@@ -146,11 +171,16 @@ export function createTokenService({ env, tokens, meta, audit, tokenFile, servic
       recentHashes.set(secret, hash!);
       if (record.expiresAt !== null && record.expiresAt <= now) return { ok: false, reason: 'expired' };
       pendingUse.set(record.id, now);
-      return { ok: true, principal: { tokenId: record.id, scopes: record.scopes, serviceAccountId: record.serviceAccountId } };
+      return {
+        ok: true,
+        principal: { tokenId: record.id, scopes: record.scopes, serviceAccountId: record.serviceAccountId },
+      };
     },
 
     list() {
-      return [...byId.values()].sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id)).map((r) => withUse(r));
+      return [...byId.values()]
+        .sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id))
+        .map((r) => withUse(r));
     },
 
     get(id) {
@@ -160,7 +190,9 @@ export function createTokenService({ env, tokens, meta, audit, tokenFile, servic
     async create(input, actor, requestId) {
       const owner = input.serviceAccountId ?? null;
       if (owner !== null && !serviceAccountExists(owner)) {
-        throw new ServiceError('INVALID_REQUEST', `No service account with ID \`${owner}\`.`, { param: 'serviceAccountId' });
+        throw new ServiceError('INVALID_REQUEST', `No service account with ID \`${owner}\`.`, {
+          param: 'serviceAccountId',
+        });
       }
       const expiresAt = parseExpiry(input.expiresAt, Date.now());
       const { record, secret } = mint(input.name, input.scopes ?? DEFAULT_TOKEN_SCOPES, expiresAt, owner);
@@ -176,7 +208,12 @@ export function createTokenService({ env, tokens, meta, audit, tokenFile, servic
         ...(patch.expiresAt !== undefined && { expiresAt: parseExpiry(patch.expiresAt, Date.now()) }),
         lastUsedAt: pendingUse.get(id) ?? current.lastUsedAt,
       };
-      await crud.put(next, { action: 'token.update', actor, requestId, metadata: { changedFields: Object.keys(patch).sort(), scopes: [...next.scopes] } });
+      await crud.put(next, {
+        action: 'token.update',
+        actor,
+        requestId,
+        metadata: { changedFields: Object.keys(patch).sort(), scopes: [...next.scopes] },
+      });
       index(next);
       return toTokenView(next);
     },
@@ -184,7 +221,11 @@ export function createTokenService({ env, tokens, meta, audit, tokenFile, servic
     async revoke(id, actor, requestId) {
       const current = mustGet(id);
       const wasBootstrap = meta.bootstrapTokenId() === id;
-      await crud.remove(id, { action: 'token.revoke', actor, requestId, metadata: { name: current.name } }, wasBootstrap ? () => meta.stageBootstrapTokenId(null) : undefined);
+      await crud.remove(
+        id,
+        { action: 'token.revoke', actor, requestId, metadata: { name: current.name } },
+        wasBootstrap ? () => meta.stageBootstrapTokenId(null) : undefined,
+      );
       unindex(id);
       // The token file would otherwise keep handing out a dead secret.
       if (wasBootstrap) await rm(tokenFile, { force: true });
@@ -203,7 +244,8 @@ export function createTokenService({ env, tokens, meta, audit, tokenFile, servic
 
     ownerCounts() {
       const counts = new Map<string, number>();
-      for (const r of byId.values()) if (r.serviceAccountId !== null) counts.set(r.serviceAccountId, (counts.get(r.serviceAccountId) ?? 0) + 1);
+      for (const r of byId.values())
+        if (r.serviceAccountId !== null) counts.set(r.serviceAccountId, (counts.get(r.serviceAccountId) ?? 0) + 1);
       return counts;
     },
 

@@ -48,8 +48,10 @@ class App extends Component {
       <header>
         <strong class="brand">Switchyard</strong>
         <nav>
-          ${VIEWS.map((v) => html`<a href=${`#${v.id}`} class=${v.id === view ? 'active' : ''}
-            data-view=${v.id}>${v.label}</a>`)}
+          ${VIEWS.map(
+            (v) => html`<a href=${`#${v.id}`} class=${v.id === view ? 'active' : ''}
+            data-view=${v.id}>${v.label}</a>`,
+          )}
         </nav>
         <button type="button" class="secondary" onClick=${this.signOut}>Sign out</button>
       </header>

@@ -29,8 +29,29 @@ export class DailyChart extends Component {
         width,
         height: 220,
         scales: { x: { time: true } },
-        axes: [{}, { scale: series[0].key, values: (_u, ticks) => ticks.map(num), size: 70 }, ...series.slice(1).map((s) => ({ scale: s.key, side: 1, grid: { show: false }, values: (_u, ticks) => ticks.map(num), size: 80 }))],
-        series: [{}, ...series.map((s) => ({ label: s.label, scale: s.key, stroke: s.color, width: 2, points: { show: rows.length <= 60 } }))],
+        axes: [
+          {},
+          { scale: series[0].key, values: (_u, ticks) => ticks.map(num), size: 70 },
+          ...series
+            .slice(1)
+            .map((s) => ({
+              scale: s.key,
+              side: 1,
+              grid: { show: false },
+              values: (_u, ticks) => ticks.map(num),
+              size: 80,
+            })),
+        ],
+        series: [
+          {},
+          ...series.map((s) => ({
+            label: s.label,
+            scale: s.key,
+            stroke: s.color,
+            width: 2,
+            points: { show: rows.length <= 60 },
+          })),
+        ],
       },
       data,
       this.plotHost,
@@ -44,10 +65,12 @@ export class DailyChart extends Component {
         <table class="numbers">
           <thead><tr><th>Day</th>${series.map((s) => html`<th>${s.label}</th>`)}</tr></thead>
           <tbody>
-            ${rows.map((r) => html`<tr
+            ${rows.map(
+              (r) => html`<tr
               data-day=${r.day} ...${Object.fromEntries(series.map((s) => [`data-${s.key}`, r[s.key]]))}>
               <td>${r.day}</td>${series.map((s) => html`<td class="n">${num(r[s.key])}</td>`)}
-            </tr>`)}
+            </tr>`,
+            )}
           </tbody>
         </table>
       </details>
@@ -64,9 +87,10 @@ export function BarChart({ name, title, rows, keyOf, columns, empty = 'Nothing i
   const max = Math.max(0, ...rows.map((r) => r[lead.key] ?? 0));
   return html`<figure class="bars" data-chart=${name}>
     <figcaption>${title}</figcaption>
-    ${rows.length === 0
-      ? html`<p class="empty">${empty}</p>`
-      : html`<table>
+    ${
+      rows.length === 0
+        ? html`<p class="empty">${empty}</p>`
+        : html`<table>
           <thead><tr><th></th>${columns.map((c) => html`<th>${c.label}</th>`)}</tr></thead>
           <tbody>
             ${rows.map((r) => {
@@ -80,7 +104,8 @@ export function BarChart({ name, title, rows, keyOf, columns, empty = 'Nothing i
               </tr>`;
             })}
           </tbody>
-        </table>`}
+        </table>`
+    }
   </figure>`;
 }
 

@@ -13,7 +13,8 @@ export function parseDay(day) {
 export function daysBetween(from, to) {
   const days = [];
   const end = parseDay(to);
-  for (let d = parseDay(from); d <= end; d = new Date(d.getFullYear(), d.getMonth(), d.getDate() + 1)) days.push(dayOf(d));
+  for (let d = parseDay(from); d <= end; d = new Date(d.getFullYear(), d.getMonth(), d.getDate() + 1))
+    days.push(dayOf(d));
   return days;
 }
 

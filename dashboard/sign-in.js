@@ -18,7 +18,15 @@ export class SignIn extends Component {
       await api('GET', '/v1/settings', undefined, token);
       this.props.onToken(token);
     } catch (err) {
-      this.setState({ busy: false, error: err.status === 401 ? 'That token is not valid.' : err.status === 403 ? 'That token lacks the read scope.' : err.message });
+      this.setState({
+        busy: false,
+        error:
+          err.status === 401
+            ? 'That token is not valid.'
+            : err.status === 403
+              ? 'That token lacks the read scope.'
+              : err.message,
+      });
     }
   };
 
@@ -27,7 +35,12 @@ export class SignIn extends Component {
     this.controller = controller;
     this.setState({ pairing: { userCode: null }, error: null });
     try {
-      const secret = await pair('Switchyard dashboard', ['read', 'manage'], (pending) => this.setState({ pairing: pending }), controller.signal);
+      const secret = await pair(
+        'Switchyard dashboard',
+        ['read', 'manage'],
+        (pending) => this.setState({ pairing: pending }),
+        controller.signal,
+      );
       this.props.onToken(secret);
     } catch (err) {
       if (!controller.signal.aborted) this.setState({ pairing: null, error: err.message });
@@ -55,14 +68,16 @@ export class SignIn extends Component {
       <p class="hint">The token stays in this tab only (sessionStorage).
         <code>switchyard token</code> prints the admin token.</p>
       <section class="pairing">
-        ${pairing === null
-          ? html`<button type="button" class="secondary"
+        ${
+          pairing === null
+            ? html`<button type="button" class="secondary"
             onClick=${this.startPairing}>Pair this browser instead</button>`
-          : html`<div class="pending" data-pairing=${pairing.id ?? ''}>
+            : html`<div class="pending" data-pairing=${pairing.id ?? ''}>
               <p>Approve this request from an admin client; check that it shows the code:</p>
               <p class="code">${pairing.userCode ?? '...'}</p>
               <button type="button" class="secondary" onClick=${this.cancelPairing}>Cancel</button>
-            </div>`}
+            </div>`
+        }
       </section>
       ${error && html`<p class="error" role="alert">${error}</p>`}
     </main>`;

@@ -18,7 +18,12 @@ function usedShare(w) {
 }
 
 export class GaugeView extends Component {
-  state = { data: null, error: null, now: Date.now(), permission: canNotify() ? Notification.permission : 'unsupported' };
+  state = {
+    data: null,
+    error: null,
+    now: Date.now(),
+    permission: canNotify() ? Notification.permission : 'unsupported',
+  };
   /** Events this tab has shown a notification for, so a poll never shows one twice. */
   notified = new Set();
 
@@ -34,7 +39,11 @@ export class GaugeView extends Component {
 
   async load() {
     try {
-      const [dashboard, budgets, alerts] = await Promise.all([get('/v1/gauge'), get('/v1/gauge/budgets'), get('/v1/gauge/alert-events')]);
+      const [dashboard, budgets, alerts] = await Promise.all([
+        get('/v1/gauge'),
+        get('/v1/gauge/budgets'),
+        get('/v1/gauge/alert-events'),
+      ]);
       this.setState({ error: null, data: { dashboard, budgets: budgets.data, alerts } });
       this.deliverPending(alerts.data);
     } catch (err) {
@@ -99,12 +108,14 @@ export class GaugeView extends Component {
 
   body({ dashboard, budgets, alerts }) {
     return html`
-      ${!dashboard.enabled &&
-      html`<div class="notice">
+      ${
+        !dashboard.enabled &&
+        html`<div class="notice">
         <p>Gauge is off: it collects nothing until it is turned on (accounts, budgets and alert rules can be set
           up meanwhile).</p>
         <button type="button" onClick=${this.enableGauge}>Turn Gauge on</button>
-      </div>`}
+      </div>`
+      }
       ${this.alertsSection(alerts)} ${this.accountsSection(dashboard)} ${this.budgetsSection(budgets)}
       ${this.statusSection(dashboard.statuses)}`;
   }
@@ -118,11 +129,16 @@ export class GaugeView extends Component {
           return html`<article class="card" data-account=${a.id}>
             <header><strong>${a.label}</strong> <span class="muted">${a.providerId}</span>
               <span class=${`badge ${a.status.collection}`}>${a.status.collection}</span>
-              ${a.status.auth === 'failed' || a.status.auth === 'missing' ? html`<span
-                class="badge failing">auth ${a.status.auth}</span>` : ''}</header>
-            ${!r
-              ? html`<p class="empty">No reading yet.</p>`
-              : html`<table>
+              ${
+                a.status.auth === 'failed' || a.status.auth === 'missing'
+                  ? html`<span
+                class="badge failing">auth ${a.status.auth}</span>`
+                  : ''
+              }</header>
+            ${
+              !r
+                ? html`<p class="empty">No reading yet.</p>`
+                : html`<table>
                   <tbody>
                     ${r.windows.map((w) => {
                       const share = usedShare(w);
@@ -131,21 +147,29 @@ export class GaugeView extends Component {
                         <td><${Meter} value=${share} label=${pct(share)} /></td>
                         <td class="n">${w.limit !== null ? `${num(w.used)} / ${num(w.limit)}` : num(w.used)}</td>
                         <td class="n"
-                          title=${time(w.resetsAt)}>${w.resetsAt
-                            ? `resets in ${countdown(w.resetsAt, this.state.now)}`
-                            : ''}</td>
+                          title=${time(w.resetsAt)}>${
+                            w.resetsAt ? `resets in ${countdown(w.resetsAt, this.state.now)}` : ''
+                          }</td>
                       </tr>`;
                     })}
-                    ${r.spend &&
-                    html`<tr data-spend=${r.spend.providerReported ?? ''}><td>spend</td><td></td>
-                      <td class="n">${r.spend.currency === 'USD'
-                         ? usd(r.spend.providerReported)
-                         : `${r.spend.providerReported ?? '-'} ${r.spend.currency ?? ''}`}</td><td class="n muted">estimated ${usd(r.spend.estimated)}</td></tr>`}
-                    ${r.credits && html`<tr><td>credits</td><td></td>
-                      <td class="n">${num(r.credits.remaining)} / ${num(r.credits.total)}</td><td></td></tr>`}
+                    ${
+                      r.spend &&
+                      html`<tr data-spend=${r.spend.providerReported ?? ''}><td>spend</td><td></td>
+                      <td class="n">${
+                        r.spend.currency === 'USD'
+                          ? usd(r.spend.providerReported)
+                          : `${r.spend.providerReported ?? '-'} ${r.spend.currency ?? ''}`
+                      }</td><td class="n muted">estimated ${usd(r.spend.estimated)}</td></tr>`
+                    }
+                    ${
+                      r.credits &&
+                      html`<tr><td>credits</td><td></td>
+                      <td class="n">${num(r.credits.remaining)} / ${num(r.credits.total)}</td><td></td></tr>`
+                    }
                   </tbody>
                 </table>
-                <p class="muted small">Read ${time(r.collectedAt)} (${r.source}, ${r.confidence})</p>`}
+                <p class="muted small">Read ${time(r.collectedAt)} (${r.source}, ${r.confidence})</p>`
+            }
           </article>`;
         })}
       </div>`;
@@ -153,57 +177,79 @@ export class GaugeView extends Component {
 
   budgetsSection(budgets) {
     return html`<h3>Budgets</h3>
-      ${budgets.length === 0
-        ? html`<p class="empty">No budgets.</p>`
-        : html`<table class="list" data-chart="budgets">
+      ${
+        budgets.length === 0
+          ? html`<p class="empty">No budgets.</p>`
+          : html`<table class="list" data-chart="budgets">
             <thead><tr><th>Budget</th><th>Period</th><th>Spent</th><th></th><th>Amount</th><th>Left</th><th>State</th>
               </tr></thead>
             <tbody>
-              ${budgets.map((b) => html`<tr data-budget=${b.id} data-counted=${b.spend.counted ?? 0}
+              ${budgets.map(
+                (b) => html`<tr data-budget=${b.id} data-counted=${b.spend.counted ?? 0}
                 data-amount=${b.amount}>
                 <td>${b.name}</td><td>${b.period} (${b.basis})</td><td class="n">${usd(b.spend.counted ?? 0)}</td>
                 <td><${Meter} value=${(b.spend.counted ?? 0) / b.amount} /></td><td class="n">${usd(b.amount)}</td>
                 <td class="n">${usd(b.remaining)}</td><td><span class=${`badge ${b.state}`}>${b.state}</span></td>
-              </tr>`)}
+              </tr>`,
+              )}
             </tbody>
-          </table>`}`;
+          </table>`
+      }`;
   }
 
   statusSection(statuses) {
     if (statuses.length === 0) return null;
     return html`<h3>Provider status</h3>
       <ul class="statuses">
-        ${statuses.map((s) => html`<li data-status=${s.providerId}>
-          <span class=${`badge ${s.indicator}`}>${s.indicator}</span> ${s.providerId}: ${s.description ?? ''}</li>`)}
+        ${statuses.map(
+          (s) => html`<li data-status=${s.providerId}>
+          <span class=${`badge ${s.indicator}`}>${s.indicator}</span> ${s.providerId}: ${s.description ?? ''}</li>`,
+        )}
       </ul>`;
   }
 
   alertsSection(alerts) {
     const { permission } = this.state;
     return html`<h3>Alerts</h3>
-      ${permission === 'default' && html`<p class="hint">
+      ${
+        permission === 'default' &&
+        html`<p class="hint">
         <button type="button" class="secondary" onClick=${this.askPermission}>Show alerts as notifications</button>
-        </p>`}
-      ${alerts.data.length === 0
-        ? html`<p class="empty">
+        </p>`
+      }
+      ${
+        alerts.data.length === 0
+          ? html`<p class="empty">
             ${alerts.enabled ? 'No alerts in the last 30 days.' : 'No alerts while Gauge is off.'}</p>`
-        : html`<table class="list" data-chart="alerts">
+          : html`<table class="list" data-chart="alerts">
             <thead><tr><th>Fired</th><th>Alert</th><th>State</th><th>Delivery</th><th></th></tr></thead>
             <tbody>
-              ${alerts.data.map((e) => html`<tr data-alert=${e.id} data-state=${e.state} data-delivery=${e.delivery}>
+              ${alerts.data.map(
+                (e) => html`<tr data-alert=${e.id} data-state=${e.state} data-delivery=${e.delivery}>
                 <td>${time(e.firedAt)}</td><td>${e.summary}</td>
                 <td><span class=${`badge ${e.state}`}>${e.state}</span></td><td>${e.delivery}</td>
                 <td class="actions">
-                  ${e.state === 'firing' && html`<button type="button" data-action="acknowledge"
-                    onClick=${() => this.move(e.id, { state: 'acknowledged' })}>Acknowledge</button>`}
-                  ${e.state !== 'resolved' && html`<button type="button" class="secondary" data-action="resolve"
-                    onClick=${() => this.move(e.id, { state: 'resolved' })}>Resolve</button>`}
-                  ${e.delivery === 'pending' && html`<button type="button" class="secondary" data-action="delivered"
+                  ${
+                    e.state === 'firing' &&
+                    html`<button type="button" data-action="acknowledge"
+                    onClick=${() => this.move(e.id, { state: 'acknowledged' })}>Acknowledge</button>`
+                  }
+                  ${
+                    e.state !== 'resolved' &&
+                    html`<button type="button" class="secondary" data-action="resolve"
+                    onClick=${() => this.move(e.id, { state: 'resolved' })}>Resolve</button>`
+                  }
+                  ${
+                    e.delivery === 'pending' &&
+                    html`<button type="button" class="secondary" data-action="delivered"
                     title="Record that this alert reached you"
-                    onClick=${() => this.move(e.id, { delivery: 'delivered' })}>Mark delivered</button>`}
+                    onClick=${() => this.move(e.id, { delivery: 'delivered' })}>Mark delivered</button>`
+                  }
                 </td>
-              </tr>`)}
+              </tr>`,
+              )}
             </tbody>
-          </table>`}`;
+          </table>`
+      }`;
   }
 }

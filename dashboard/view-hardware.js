@@ -21,7 +21,12 @@ export class HardwareView extends Component {
 
   async load() {
     try {
-      const [hardware, loaded, library, services] = await Promise.all([get('/v1/hardware/telemetry'), get('/v1/runtime/loaded'), get('/v1/runtime/models'), get('/v1/services')]);
+      const [hardware, loaded, library, services] = await Promise.all([
+        get('/v1/hardware/telemetry'),
+        get('/v1/runtime/loaded'),
+        get('/v1/runtime/models'),
+        get('/v1/services'),
+      ]);
       this.setState({ error: null, data: { hardware, loaded: loaded.data, library, services: services.data } });
     } catch (err) {
       if (err.status === 401) this.props.onUnauthorized();
@@ -57,48 +62,64 @@ export class HardwareView extends Component {
     const usedShare = mem && mem.totalBytes ? 1 - mem.availableBytes / mem.totalBytes : null;
     return html`
       <h3>Loaded models</h3>
-      ${loaded.length === 0
-        ? html`<p class="empty">No model is loaded.</p>`
-        : html`<table class="list" data-chart="loaded">
+      ${
+        loaded.length === 0
+          ? html`<p class="empty">No model is loaded.</p>`
+          : html`<table class="list" data-chart="loaded">
             <thead><tr><th>Model</th><th>Runtime</th><th>Context</th><th>Sequences</th><th>Memory</th><th>Placement</th>
               <th>Unloads</th></tr></thead>
             <tbody>
-              ${loaded.map((m) => html`<tr data-loaded=${m.modelId}><td><code>${m.modelId}</code></td>
+              ${loaded.map(
+                (m) => html`<tr data-loaded=${m.modelId}><td><code>${m.modelId}</code></td>
                 <td>${m.runtime}</td><td class="n">${m.contextSize}</td><td class="n">${m.sequences}</td>
                 <td class="n">${bytes(m.memoryBytes)}</td><td>${m.placement}</td>
-                  <td>${m.expiresAt ? time(m.expiresAt) : 'in use'}</td></tr>`)}
+                  <td>${m.expiresAt ? time(m.expiresAt) : 'in use'}</td></tr>`,
+              )}
             </tbody>
-          </table>`}
+          </table>`
+      }
       <h3>Services</h3>
       <table class="list" data-chart="services">
         <thead><tr><th>Service</th><th>Kind</th><th>State</th><th>Model</th><th>URL</th><th>Restarts</th>
           <th>Last exit</th></tr></thead>
         <tbody>
-          ${services.map((s) => html`<tr data-service=${s.id} data-state=${s.state}><td><code>${s.id}</code></td>
+          ${services.map(
+            (s) => html`<tr data-service=${s.id} data-state=${s.state}><td><code>${s.id}</code></td>
             <td>${s.kind}</td>
             <td><span class=${`badge ${
-               s.state === 'running' ? 'ok' : s.state === 'failed' ? 'corrupt' : 'partial'
-             }`}>${s.state}</span>${s.nextStartAt ? html` <span class="muted">again ${time(s.nextStartAt)}</span>` : ''}</td>
+              s.state === 'running' ? 'ok' : s.state === 'failed' ? 'corrupt' : 'partial'
+            }`}>${s.state}</span>${s.nextStartAt ? html` <span class="muted">again ${time(s.nextStartAt)}</span>` : ''}</td>
             <td>${s.kind === 'embedded' ? `${s.loadedModels} loaded` : html`<code>${s.model}</code>`}</td>
               <td>${s.url ?? '-'}</td>
             <td class="n">${s.restarts}</td>
-              <td>${s.lastExit
-                 ? `${s.lastExit.reason}${
-                     s.lastExit.code !== null ? ` (${s.lastExit.code})` : s.lastExit.signal ? ` (${s.lastExit.signal})` : ''
-                   }`
-                 : '-'}</td></tr>`)}
+              <td>${
+                s.lastExit
+                  ? `${s.lastExit.reason}${
+                      s.lastExit.code !== null
+                        ? ` (${s.lastExit.code})`
+                        : s.lastExit.signal
+                          ? ` (${s.lastExit.signal})`
+                          : ''
+                    }`
+                  : '-'
+              }</td></tr>`,
+          )}
         </tbody>
       </table>
       <h3>Model library</h3>
       ${library.problem && html`<p class="error">${library.problem}</p>`}
-      ${library.data.length === 0
-        ? html`<p class="empty">No GGUF file in the models directory.</p>`
-        : html`<table class="list" data-chart="library">
+      ${
+        library.data.length === 0
+          ? html`<p class="empty">No GGUF file in the models directory.</p>`
+          : html`<table class="list" data-chart="library">
             <thead><tr><th>File</th><th>Health</th><th>Architecture</th><th>Size</th></tr></thead>
-            <tbody>${library.data.map((m) => html`<tr data-file=${m.name}><td><code>${m.name}</code></td><td>
+            <tbody>${library.data.map(
+              (m) => html`<tr data-file=${m.name}><td><code>${m.name}</code></td><td>
               <span class=${`badge ${m.health}`}>${m.health}</span> ${m.problem ?? ''}</td>
-              <td>${m.architecture ?? '-'}</td><td class="n">${bytes(m.sizeBytes)}</td></tr>`)}</tbody>
-          </table>`}
+              <td>${m.architecture ?? '-'}</td><td class="n">${bytes(m.sizeBytes)}</td></tr>`,
+            )}</tbody>
+          </table>`
+      }
       <h3>Hardware</h3>
       <dl class="facts" data-chart="hardware">
         <dt>System</dt>
@@ -106,16 +127,25 @@ export class HardwareView extends Component {
             class="muted">${hw.os?.kernel ?? ''}</span></dd>
         <dt>CPU</dt>
           <dd data-cores=${hw.cpu?.logicalCores ?? ''}>${hw.cpu?.brand ?? '-'} (${hw.cpu?.logicalCores ?? '?'} threads, ${
-             hw.cpu?.physicalCores ?? '?'} cores)</dd>
+            hw.cpu?.physicalCores ?? '?'
+          } cores)</dd>
         <dt>Memory</dt><dd data-total=${mem?.totalBytes ?? ''}>
-          <${Meter} value=${usedShare} /> ${bytes(mem ? mem.totalBytes - mem.availableBytes : null)} used of ${
-             bytes(mem?.totalBytes)}</dd>
+          <${Meter} value=${usedShare} /> ${bytes(mem ? mem.totalBytes - mem.availableBytes : null)} used of ${bytes(
+            mem?.totalBytes,
+          )}</dd>
         <dt>GPUs</dt>
-          <dd>${hw.gpus?.length ? hw.gpus.map((g) => html`<div>${g.name} <span
-            class="muted">${g.backend}, ${bytes(g.memoryBytes)} ${g.memoryKind}</span></div>`) : 'none found'}</dd>
+          <dd>${
+            hw.gpus?.length
+              ? hw.gpus.map(
+                  (g) => html`<div>${g.name} <span
+            class="muted">${g.backend}, ${bytes(g.memoryBytes)} ${g.memoryKind}</span></div>`,
+                )
+              : 'none found'
+          }</dd>
         <dt>Probed</dt>
           <dd>${time(hw.probedAt)}${hw.stale ? ' (stale)' : ''}${
-             hw.partial ? ` (partial: ${hw.reason ?? ''})` : ''}</dd>
+            hw.partial ? ` (partial: ${hw.reason ?? ''})` : ''
+          }</dd>
       </dl>`;
   }
 }

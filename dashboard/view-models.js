@@ -15,8 +15,15 @@ export class ModelsView extends Component {
 
   async load() {
     try {
-      const [providers, models, discovery] = await Promise.all([get('/v1/providers'), get('/v1/catalog/models'), get('/v1/models')]);
-      this.setState({ error: null, data: { providers: providers.data, models: models.data, listed: new Set(discovery.data.map((m) => m.id)) } });
+      const [providers, models, discovery] = await Promise.all([
+        get('/v1/providers'),
+        get('/v1/catalog/models'),
+        get('/v1/models'),
+      ]);
+      this.setState({
+        error: null,
+        data: { providers: providers.data, models: models.data, listed: new Set(discovery.data.map((m) => m.id)) },
+      });
     } catch (err) {
       this.fail(err);
     }
@@ -68,7 +75,8 @@ export class ModelsView extends Component {
       <table class="list" data-chart="providers">
         <thead><tr><th>Provider</th><th>Kind</th><th>Address</th><th>Credential</th><th>Enabled</th></tr></thead>
         <tbody>
-          ${providers.map((p) => html`<tr data-provider=${p.id} data-enabled=${String(p.enabled)}>
+          ${providers.map(
+            (p) => html`<tr data-provider=${p.id} data-enabled=${String(p.enabled)}>
             <td>${p.displayName ?? p.id} <span class="muted">${p.id}</span></td><td>${p.kind}</td>
               <td class="muted">${p.baseUrl ?? ''}</td>
             <td>${p.credentialConfigured ? 'stored' : '-'}</td>
@@ -76,7 +84,8 @@ export class ModelsView extends Component {
               <input type="checkbox" checked=${p.enabled} data-action="enable"
                 onChange=${(e) => this.setProvider(p, e.currentTarget.checked)} /> ${p.enabled ? 'on' : 'off'}</label>
                 </td>
-          </tr>`)}
+          </tr>`,
+          )}
         </tbody>
       </table>
       <div class="toolbar">
@@ -88,11 +97,12 @@ export class ModelsView extends Component {
         <thead><tr><th>Model</th><th>Families</th><th>Source</th><th>Listed</th><th>Aliases</th><th>Hidden</th></tr>
           </thead>
         <tbody>
-          ${shown.map((m) => html`<tr data-model=${m.id} data-hidden=${String(m.hidden)}
+          ${shown.map(
+            (m) => html`<tr data-model=${m.id} data-hidden=${String(m.hidden)}
             data-listed=${String(listed.has(m.id))}>
-            <td>${m.displayName && m.displayName !== m.upstreamModelId
-               ? html`${m.displayName} `
-               : ''}<code>${m.id}</code></td>
+            <td>${
+              m.displayName && m.displayName !== m.upstreamModelId ? html`${m.displayName} ` : ''
+            }<code>${m.id}</code></td>
             <td class="small">${m.families.join(', ')}</td><td>${m.source}</td>
               <td>${listed.has(m.id) ? 'yes' : 'no'}</td>
             <td>
@@ -106,8 +116,10 @@ export class ModelsView extends Component {
             <td><label class="switch">
               <input type="checkbox" checked=${m.hidden} data-action="hide"
                 onChange=${(e) => this.setHidden(m, e.currentTarget.checked)} /> ${
-                 m.hidden ? 'hidden' : 'shown'}</label></td>
-          </tr>`)}
+                  m.hidden ? 'hidden' : 'shown'
+                }</label></td>
+          </tr>`,
+          )}
         </tbody>
       </table>`;
   }

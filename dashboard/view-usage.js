@@ -6,7 +6,15 @@ import { addDays, dayOf, daysBetween, num, pct, usd } from './format.js';
 
 const html = htm.bind(h);
 
-const COUNTER_KEYS = ['requests', 'failedRequests', 'inputTokens', 'outputTokens', 'cachedInputTokens', 'totalTokens', 'costUsd'];
+const COUNTER_KEYS = [
+  'requests',
+  'failedRequests',
+  'inputTokens',
+  'outputTokens',
+  'cachedInputTokens',
+  'totalTokens',
+  'costUsd',
+];
 const TOKENS = [
   { key: 'totalTokens', label: 'Tokens' },
   { key: 'requests', label: 'Requests' },
@@ -46,7 +54,21 @@ export class UsageView extends Component {
         q('/v1/usage/routes'),
         q('/v1/usage/acceleration'),
       ]);
-      this.setState({ error: null, data: { from, to, summary, daily: zeroFill(daily.from, daily.to, daily.data), providers, models, tokens, tools, routes, acceleration } });
+      this.setState({
+        error: null,
+        data: {
+          from,
+          to,
+          summary,
+          daily: zeroFill(daily.from, daily.to, daily.data),
+          providers,
+          models,
+          tokens,
+          tools,
+          routes,
+          acceleration,
+        },
+      });
     } catch (err) {
       if (err.status === 401) this.props.onUnauthorized();
       else this.setState({ error: err.message });
@@ -60,8 +82,10 @@ export class UsageView extends Component {
       <div class="toolbar">
         <h2>Usage</h2>
         <div class="range" role="group" aria-label="Range">
-          ${RANGES.map((n) => html`<button type="button" class=${n === days ? 'active' : 'secondary'} data-range=${n}
-            onClick=${() => this.pick(n)}>${n} days</button>`)}
+          ${RANGES.map(
+            (n) => html`<button type="button" class=${n === days ? 'active' : 'secondary'} data-range=${n}
+            onClick=${() => this.pick(n)}>${n} days</button>`,
+          )}
         </div>
       </div>
       ${error && html`<p class="error" role="alert">${error}</p>`}
@@ -103,12 +127,12 @@ export class UsageView extends Component {
           columns=${[{ key: 'calls', label: 'Calls' }]} />
         <${BarChart} name="routes" title="Smart Route" rows=${routes.data}
           keyOf=${(r) =>
-             `@route/${r.packSlug} ${r.routeId}${r.fallback ? ` (fallback: ${r.fallbackReason ?? '?'})` : ''}`}
+            `@route/${r.packSlug} ${r.routeId}${r.fallback ? ` (fallback: ${r.fallbackReason ?? '?'})` : ''}`}
           columns=${[
-             { key: 'requests', label: 'Requests' },
-             { key: 'totalTokens', label: 'Tokens' },
-             { key: 'failedRequests', label: 'Failed' },
-           ]} />
+            { key: 'requests', label: 'Requests' },
+            { key: 'totalTokens', label: 'Tokens' },
+            { key: 'failedRequests', label: 'Failed' },
+          ]} />
         <${BarChart} name="acceleration" title="Acceleration" rows=${acceleration.data}
           keyOf=${(r) => `${r.modelId ?? '?'} ${r.mode}${r.draftModelId ? ` (${r.draftModelId})` : ''}`}
           columns=${[{ key: 'outputTokens', label: 'Output tokens' }, { key: 'draftAcceptance', label: 'Draft accepted', format: pct }, { key: 'speedup', label: 'Speed-up', format: (v) => (v === null || v === undefined ? '-' : `${v.toFixed(2)}x`) }]} />

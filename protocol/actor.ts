@@ -7,5 +7,7 @@ export interface Actor {
 }
 
 export function actorOf(principal: Principal | null): Actor {
-  return principal === null ? { actorType: 'system', actorId: 'switchyard' } : { actorType: 'token', actorId: principal.tokenId };
+  return principal === null
+    ? { actorType: 'system', actorId: 'switchyard' }
+    : { actorType: 'token', actorId: principal.tokenId };
 }

@@ -1,4 +1,9 @@
-import { AVAILABLE_REGISTRY_SOURCES, IMPLEMENTED_MODEL_ACTIONS, IMPLEMENTED_SERVICE_ACTIONS, MODEL_ACTIONS_BY_KIND } from './actions.ts';
+import {
+  AVAILABLE_REGISTRY_SOURCES,
+  IMPLEMENTED_MODEL_ACTIONS,
+  IMPLEMENTED_SERVICE_ACTIONS,
+  MODEL_ACTIONS_BY_KIND,
+} from './actions.ts';
 import { FAMILIES, FAMILY_OPERATIONS } from './families.ts';
 import { USAGE_GROUP_BY } from './http/usage.ts';
 import { PRESET_PARAMETERS, PRESET_SCOPE_GROUPS, PRESET_SYSTEM_FAMILIES } from './presets.ts';
@@ -24,7 +29,12 @@ export function buildCapabilities(routes: readonly ServedRoute[]) {
   const has = served(routes);
   const families = FAMILIES.map((id) => ({
     id,
-    operations: FAMILY_OPERATIONS[id].map((op) => ({ method: op.method, path: op.path, model: op.model, available: has(op.method, op.path) })),
+    operations: FAMILY_OPERATIONS[id].map((op) => ({
+      method: op.method,
+      path: op.path,
+      model: op.model,
+      available: has(op.method, op.path),
+    })),
   }));
   const anyServed = (prefix: string) => routes.some((r) => r.path.startsWith(prefix));
   return {
@@ -42,7 +52,11 @@ export function buildCapabilities(routes: readonly ServedRoute[]) {
       providerActions: [...KINDS[id].actions],
       modelActions: [...MODEL_ACTIONS_BY_KIND[id]],
     })),
-    actions: { provider: [...PROVIDER_ACTIONS], service: [...IMPLEMENTED_SERVICE_ACTIONS], model: [...IMPLEMENTED_MODEL_ACTIONS] },
+    actions: {
+      provider: [...PROVIDER_ACTIONS],
+      service: [...IMPLEMENTED_SERVICE_ACTIONS],
+      model: [...IMPLEMENTED_MODEL_ACTIONS],
+    },
     registrySources: AVAILABLE_REGISTRY_SOURCES.map((s) => ({ id: s.id, kinds: [...s.kinds] })),
     scopes: [...SCOPES],
     presets: {

@@ -50,9 +50,13 @@ export interface Catalog {
 /** A hosted kind without a stored credential cannot be called; decided from the record, not the vault. */
 export function checkCredential({ provider }: Pick<ResolvedModel, 'provider'>): void {
   if (KINDS[provider.kind].credential === 'required' && provider.credentialRef === null) {
-    throw new ServiceError('PROVIDER_CREDENTIAL_MISSING', `Provider \`${provider.id}\` has no credential; set one with PATCH /v1/providers/${provider.id}.`, {
-      details: { providerId: provider.id },
-    });
+    throw new ServiceError(
+      'PROVIDER_CREDENTIAL_MISSING',
+      `Provider \`${provider.id}\` has no credential; set one with PATCH /v1/providers/${provider.id}.`,
+      {
+        details: { providerId: provider.id },
+      },
+    );
   }
 }
 

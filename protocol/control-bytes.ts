@@ -35,10 +35,15 @@ function leb(n: number): number[] {
 }
 const section = (id: number, content: number[]) => [id, ...leb(content.length), ...content];
 const name = (s: string) => [s.length, ...Buffer.from(s, 'latin1')];
-const hex = (s: string) => s.trim().split(/\s+/).map((h) => parseInt(h, 16));
+const hex = (s: string) =>
+  s
+    .trim()
+    .split(/\s+/)
+    .map((h) => parseInt(h, 16));
 
 // (func $ctl (param $p i32) (param $n i32) (result i32)   ;; locals: 2 $end, 3 $vend (i32), 4 $lim (v128)
-const CTL_BODY = hex(`
+const CTL_BODY = hex(
+  `
   02 02 7f 01 7b
   20 00 20 01 6a 21 02                       ;; end = p + n
   20 00 20 01 41 40 71 6a 21 03              ;; vend = p + (n & -64)
@@ -58,7 +63,8 @@ const CTL_BODY = hex(`
     20 00 41 01 6a 21 00 0c 00               ;;   p += 1; again
   0b 0b
   41 00 0b                                   ;; return 0
-`.replace(/;;.*$/gm, ''));
+`.replace(/;;.*$/gm, ''),
+);
 
 const MODULE = new Uint8Array([
   ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
@@ -78,7 +84,10 @@ export function scannableMemory(bytes: number): ScannableMemory {
   const pages = Math.ceil(bytes / WASM_PAGE);
   try {
     const memory = new wasm.Memory({ initial: pages, maximum: pages, shared: true });
-    const ctl = new wasm.Instance(new wasm.Module(MODULE), { env: { memory } }).exports.ctl as (p: number, n: number) => number;
+    const ctl = new wasm.Instance(new wasm.Module(MODULE), { env: { memory } }).exports.ctl as (
+      p: number,
+      n: number,
+    ) => number;
     return { buffer: memory.buffer, simd: true, hasControl: (offset, length) => ctl(offset, length) === 1 };
   } catch {
     const buffer = new SharedArrayBuffer(pages * WASM_PAGE);

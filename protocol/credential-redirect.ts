@@ -26,7 +26,11 @@ export function mayRedirectCredentials(principal: Principal | null): boolean {
 export function checkCredentialRedirect(check: RedirectCheck): void {
   if (!check.hasCredential || check.suppliesCredential || check.mayRedirect) return;
   if ((check.before ?? null) === (check.after ?? null)) return;
-  throw new ServiceError('FORBIDDEN', 'Sending a stored credential to a new address needs an admin token; or send the credential again in the same request.', {
-    param: check.param,
-  });
+  throw new ServiceError(
+    'FORBIDDEN',
+    'Sending a stored credential to a new address needs an admin token; or send the credential again in the same request.',
+    {
+      param: check.param,
+    },
+  );
 }

@@ -67,7 +67,12 @@ export class ServiceError extends Error {
   constructor(
     code: ErrorCode,
     message: string,
-    options: { param?: string | null; details?: Record<string, unknown>; headers?: Record<string, string>; status?: number } = {},
+    options: {
+      param?: string | null;
+      details?: Record<string, unknown>;
+      headers?: Record<string, string>;
+      status?: number;
+    } = {},
   ) {
     super(message);
     this.name = 'ServiceError';
@@ -83,7 +88,13 @@ export class ServiceError extends Error {
   }
 
   toPayload(): ErrorPayload {
-    const payload: ErrorPayload = { code: this.code, message: this.message, param: this.param, details: this.details, headers: this.headers };
+    const payload: ErrorPayload = {
+      code: this.code,
+      message: this.message,
+      param: this.param,
+      details: this.details,
+      headers: this.headers,
+    };
     if (this.statusOverride !== undefined) payload.status = this.statusOverride;
     return payload;
   }

@@ -50,4 +50,8 @@ export const FAMILY_OPERATIONS = {
 } as const satisfies Record<EndpointFamily, readonly Operation[]>;
 
 /** Families that generate text: the ones presets may share and route packs may guarantee. */
-export const GENERATION_FAMILIES: readonly EndpointFamily[] = ['styleA.chat_completions', 'styleA.responses', 'styleB.messages'];
+export const GENERATION_FAMILIES: readonly EndpointFamily[] = [
+  'styleA.chat_completions',
+  'styleA.responses',
+  'styleB.messages',
+];

@@ -54,11 +54,25 @@ export function tightest(reading: GaugeReading, now: number): Tightest | null {
     else if (w.utilization !== null) headroom = clamp(1 - w.utilization);
     if (headroom === null) continue;
     const resetsAt = w.resetsAt === null ? null : Date.parse(w.resetsAt);
-    consider({ headroom, windowId: w.id, remaining: w.remaining, limit: w.limit, resetsAt, countsUntil: resetsAt ?? at + UNDATED_MS });
+    consider({
+      headroom,
+      windowId: w.id,
+      remaining: w.remaining,
+      limit: w.limit,
+      resetsAt,
+      countsUntil: resetsAt ?? at + UNDATED_MS,
+    });
   }
   const c = reading.credits;
   if (c && c.total !== null && c.total > 0 && c.remaining !== null) {
-    consider({ headroom: clamp(c.remaining / c.total), windowId: 'credits', remaining: c.remaining, limit: c.total, resetsAt: null, countsUntil: at + UNDATED_MS });
+    consider({
+      headroom: clamp(c.remaining / c.total),
+      windowId: 'credits',
+      remaining: c.remaining,
+      limit: c.total,
+      resetsAt: null,
+      countsUntil: at + UNDATED_MS,
+    });
   }
   return best;
 }

@@ -13,7 +13,12 @@ export interface GaugeProviderDescriptor {
   connectable: boolean;
 }
 
-const provider = (id: string, displayName: string, authModes: GaugeAuthMode[], capabilities: GaugeCapability[]): GaugeProviderDescriptor => ({
+const provider = (
+  id: string,
+  displayName: string,
+  authModes: GaugeAuthMode[],
+  capabilities: GaugeCapability[],
+): GaugeProviderDescriptor => ({
   id,
   displayName,
   authModes,
@@ -35,14 +40,26 @@ export const GAUGE_PROVIDERS: readonly GaugeProviderDescriptor[] = [
   provider('mistral', 'Mistral', [], []),
 ];
 
-export const GAUGE_COLLECTOR_IDS = ['openai', 'anthropic', 'openrouter', 'github-copilot', 'claude-code', 'codex', 'statuspage'] as const;
+export const GAUGE_COLLECTOR_IDS = [
+  'openai',
+  'anthropic',
+  'openrouter',
+  'github-copilot',
+  'claude-code',
+  'codex',
+  'statuspage',
+] as const;
 export type GaugeCollectorId = (typeof GAUGE_COLLECTOR_IDS)[number];
 
 /**
  * The provider/auth adapters a person may create an account with (POST /v1/gauge/accounts); anything else is
  * 404. github-copilot's device flow arrives with auth sessions (W2.2).
  */
-export const GAUGE_ACCOUNT_ADAPTERS: readonly { providerId: string; authMode: GaugeAuthMode; collectorId: GaugeCollectorId }[] = [
+export const GAUGE_ACCOUNT_ADAPTERS: readonly {
+  providerId: string;
+  authMode: GaugeAuthMode;
+  collectorId: GaugeCollectorId;
+}[] = [
   { providerId: 'openai', authMode: 'admin_key', collectorId: 'openai' },
   { providerId: 'anthropic', authMode: 'admin_key', collectorId: 'anthropic' },
   { providerId: 'openrouter', authMode: 'api_key', collectorId: 'openrouter' },
@@ -54,7 +71,9 @@ export function adapterOf(providerId: string, authMode: string): (typeof GAUGE_A
 }
 
 /** Adapters whose credential only an auth session obtains (POST /v1/gauge/auth-sessions), never a pasted one. */
-export const GAUGE_SESSION_ADAPTERS: typeof GAUGE_ACCOUNT_ADAPTERS = [{ providerId: 'github-copilot', authMode: 'oauth_device', collectorId: 'github-copilot' }];
+export const GAUGE_SESSION_ADAPTERS: typeof GAUGE_ACCOUNT_ADAPTERS = [
+  { providerId: 'github-copilot', authMode: 'oauth_device', collectorId: 'github-copilot' },
+];
 
 /** Allow-listed, non-secret configuration keys per collector (PUT /v1/gauge/sources/{id}, account config). */
 export const GAUGE_CONFIG_KEYS: Record<GaugeCollectorId, readonly ('baseUrl' | 'paths')[]> = {
@@ -91,13 +110,76 @@ export type GaugeSourceConfig = {
  * person's files, so both start disabled: nothing leaves the machine or opens a file until someone opts in.
  */
 export const GAUGE_BUILT_IN_SOURCES: readonly GaugeBuiltInSource[] = [
-  { id: 'service', kind: 'service', collectorId: null, providerId: 'service', authMode: 'none', label: 'This service', enabled: true, config: {} },
-  { id: 'live-headers', kind: 'live_headers', collectorId: null, providerId: null, authMode: 'none', label: 'Rate-limit headers on proxied traffic', enabled: true, config: {} },
-  { id: 'status-openai', kind: 'status', collectorId: 'statuspage', providerId: 'openai', authMode: 'none', label: 'OpenAI status page', enabled: false, config: { baseUrl: 'https://status.openai.com' } },
-  { id: 'status-anthropic', kind: 'status', collectorId: 'statuspage', providerId: 'anthropic', authMode: 'none', label: 'Anthropic status page', enabled: false, config: { baseUrl: 'https://status.anthropic.com' } },
-  { id: 'status-github-copilot', kind: 'status', collectorId: 'statuspage', providerId: 'github-copilot', authMode: 'none', label: 'GitHub status page', enabled: false, config: { baseUrl: 'https://www.githubstatus.com' } },
-  { id: 'claude-code', kind: 'local_logs', collectorId: 'claude-code', providerId: 'claude-code', authMode: 'local_logs', label: 'Claude Code logs', enabled: false, config: {} },
-  { id: 'codex', kind: 'local_logs', collectorId: 'codex', providerId: 'codex', authMode: 'local_logs', label: 'Codex logs', enabled: false, config: {} },
+  {
+    id: 'service',
+    kind: 'service',
+    collectorId: null,
+    providerId: 'service',
+    authMode: 'none',
+    label: 'This service',
+    enabled: true,
+    config: {},
+  },
+  {
+    id: 'live-headers',
+    kind: 'live_headers',
+    collectorId: null,
+    providerId: null,
+    authMode: 'none',
+    label: 'Rate-limit headers on proxied traffic',
+    enabled: true,
+    config: {},
+  },
+  {
+    id: 'status-openai',
+    kind: 'status',
+    collectorId: 'statuspage',
+    providerId: 'openai',
+    authMode: 'none',
+    label: 'OpenAI status page',
+    enabled: false,
+    config: { baseUrl: 'https://status.openai.com' },
+  },
+  {
+    id: 'status-anthropic',
+    kind: 'status',
+    collectorId: 'statuspage',
+    providerId: 'anthropic',
+    authMode: 'none',
+    label: 'Anthropic status page',
+    enabled: false,
+    config: { baseUrl: 'https://status.anthropic.com' },
+  },
+  {
+    id: 'status-github-copilot',
+    kind: 'status',
+    collectorId: 'statuspage',
+    providerId: 'github-copilot',
+    authMode: 'none',
+    label: 'GitHub status page',
+    enabled: false,
+    config: { baseUrl: 'https://www.githubstatus.com' },
+  },
+  {
+    id: 'claude-code',
+    kind: 'local_logs',
+    collectorId: 'claude-code',
+    providerId: 'claude-code',
+    authMode: 'local_logs',
+    label: 'Claude Code logs',
+    enabled: false,
+    config: {},
+  },
+  {
+    id: 'codex',
+    kind: 'local_logs',
+    collectorId: 'codex',
+    providerId: 'codex',
+    authMode: 'local_logs',
+    label: 'Codex logs',
+    enabled: false,
+    config: {},
+  },
 ];
 
 /** The list bounds of docs/api.md's conventions. */

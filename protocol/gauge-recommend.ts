@@ -16,7 +16,14 @@ export interface Estimate {
   verdict: Verdict;
   confidence: GaugeConfidence;
   reason: string;
-  window: { id: string; kind: string; period: string | null; remaining: number | null; limit: number | null; resetsAt: string | null } | null;
+  window: {
+    id: string;
+    kind: string;
+    period: string | null;
+    remaining: number | null;
+    limit: number | null;
+    resetsAt: string | null;
+  } | null;
   /** Units of the window (requests, tokens, USD, or share for utilization windows) per hour; null when unknown. */
   burnRatePerHour: number | null;
   /** What is left at the horizon (or at the reset, when it comes first) at that rate. */
@@ -37,24 +44,55 @@ function leftOf(w: GaugeWindow): number | null {
   return null;
 }
 
-function windowLeft(r: GaugeReading, id: string): { left: number; window: GaugeWindow | null; limit: number | null; resetsAt: string | null } | null {
-  if (id === 'credits') return r.credits?.remaining == null ? null : { left: r.credits.remaining, window: null, limit: r.credits.total, resetsAt: null };
+function windowLeft(
+  r: GaugeReading,
+  id: string,
+): { left: number; window: GaugeWindow | null; limit: number | null; resetsAt: string | null } | null {
+  if (id === 'credits')
+    return r.credits?.remaining == null
+      ? null
+      : { left: r.credits.remaining, window: null, limit: r.credits.total, resetsAt: null };
   const w = r.windows.find((x) => x.id === id);
   const left = w ? leftOf(w) : null;
   if (!w || left === null) return null;
-  return { left, window: w, limit: w.limit ?? (w.remaining === null && w.used === null ? 1 : null), resetsAt: w.resetsAt };
+  return {
+    left,
+    window: w,
+    limit: w.limit ?? (w.remaining === null && w.used === null ? 1 : null),
+    resetsAt: w.resetsAt,
+  };
 }
 
 const round = (x: number) => Math.round(x * 1e6) / 1e6;
 
-export function estimate(reading: GaugeReading, history: readonly GaugeReading[], now: number, durationMs: number): Estimate {
+export function estimate(
+  reading: GaugeReading,
+  history: readonly GaugeReading[],
+  now: number,
+  durationMs: number,
+): Estimate {
   const tight = tightest(reading, now);
   if (tight === null) {
-    return { verdict: 'unknown', confidence: 'low', reason: 'no window with a limit counts now (none reported, all reset, or the reading is over a day old)', window: null, burnRatePerHour: null, projectedRemaining: null, runsOutAt: null };
+    return {
+      verdict: 'unknown',
+      confidence: 'low',
+      reason: 'no window with a limit counts now (none reported, all reset, or the reading is over a day old)',
+      window: null,
+      burnRatePerHour: null,
+      projectedRemaining: null,
+      runsOutAt: null,
+    };
   }
   const current = windowLeft(reading, tight.windowId)!;
   const w = current.window;
-  const window = { id: tight.windowId, kind: w?.kind ?? 'credits', period: w?.period ?? null, remaining: current.left, limit: current.limit, resetsAt: current.resetsAt };
+  const window = {
+    id: tight.windowId,
+    kind: w?.kind ?? 'credits',
+    period: w?.period ?? null,
+    remaining: current.left,
+    limit: current.limit,
+    resetsAt: current.resetsAt,
+  };
   const readAt = Date.parse(reading.collectedAt);
   // Snapshots of the same window period: a different reset time is an earlier period, refilled since.
   const points: Point[] = history
@@ -69,15 +107,35 @@ export function estimate(reading: GaugeReading, history: readonly GaugeReading[]
   const base = { window, runsOutAt: null as string | null };
 
   if (current.left <= 0) {
-    return { ...base, verdict: 'runs_out', confidence: ageMs <= HOUR_MS ? 'high' : 'medium', reason: `window \`${tight.windowId}\` has nothing left${current.resetsAt ? ` until ${current.resetsAt}` : ''}`, burnRatePerHour: null, projectedRemaining: 0, runsOutAt: new Date(readAt).toISOString() };
+    return {
+      ...base,
+      verdict: 'runs_out',
+      confidence: ageMs <= HOUR_MS ? 'high' : 'medium',
+      reason: `window \`${tight.windowId}\` has nothing left${current.resetsAt ? ` until ${current.resetsAt}` : ''}`,
+      burnRatePerHour: null,
+      projectedRemaining: 0,
+      runsOutAt: new Date(readAt).toISOString(),
+    };
   }
   if (points.length < 2) {
-    return { ...base, verdict: 'unknown', confidence: 'low', reason: 'one reading of this window period: no burn rate yet', burnRatePerHour: null, projectedRemaining: null };
+    return {
+      ...base,
+      verdict: 'unknown',
+      confidence: 'low',
+      reason: 'one reading of this window period: no burn rate yet',
+      burnRatePerHour: null,
+      projectedRemaining: null,
+    };
   }
   const first = points[0]!;
   const spanMs = readAt - first.at;
   const rate = Math.max(0, (first.left - current.left) / spanMs);
-  const confidence: GaugeConfidence = points.length >= 3 && spanMs >= 2 * HOUR_MS && ageMs <= HOUR_MS && reading.confidence === 'high' ? 'high' : ageMs <= 6 * HOUR_MS ? 'medium' : 'low';
+  const confidence: GaugeConfidence =
+    points.length >= 3 && spanMs >= 2 * HOUR_MS && ageMs <= HOUR_MS && reading.confidence === 'high'
+      ? 'high'
+      : ageMs <= 6 * HOUR_MS
+        ? 'medium'
+        : 'low';
   const why = `${points.length} readings over ${(spanMs / HOUR_MS).toFixed(1)} h, latest ${Math.round(ageMs / 60_000)} min old, ${reading.confidence} confidence source`;
   const leftNow = Math.max(0, current.left - rate * Math.max(0, ageMs));
   const horizon = now + durationMs;
@@ -88,8 +146,21 @@ export function estimate(reading: GaugeReading, history: readonly GaugeReading[]
   // After a reset inside the horizon the window starts full: it must hold the rest of the horizon's use.
   const refillShort = until !== horizon && current.limit !== null && rate * (horizon - until) > current.limit;
   const lasts = projected > 0 && !refillShort;
-  const reason = rate === 0 ? `nothing used from \`${tight.windowId}\` over ${why}` : lasts ? `at ${round(rate * HOUR_MS)} per hour \`${tight.windowId}\` lasts (${why})` : `at ${round(rate * HOUR_MS)} per hour \`${tight.windowId}\` runs out${refillShort ? ' again after its reset' : ''} (${why})`;
-  return { ...base, verdict: lasts ? 'lasts' : 'runs_out', confidence, reason, burnRatePerHour: round(rate * HOUR_MS), projectedRemaining: round(projected), runsOutAt };
+  const reason =
+    rate === 0
+      ? `nothing used from \`${tight.windowId}\` over ${why}`
+      : lasts
+        ? `at ${round(rate * HOUR_MS)} per hour \`${tight.windowId}\` lasts (${why})`
+        : `at ${round(rate * HOUR_MS)} per hour \`${tight.windowId}\` runs out${refillShort ? ' again after its reset' : ''} (${why})`;
+  return {
+    ...base,
+    verdict: lasts ? 'lasts' : 'runs_out',
+    confidence,
+    reason,
+    burnRatePerHour: round(rate * HOUR_MS),
+    projectedRemaining: round(projected),
+    runsOutAt,
+  };
 }
 
 export interface Candidate {

@@ -19,15 +19,22 @@ export interface GaugeSettings {
 }
 
 /** Gauge's accounts: sources of a provider, not a status page or the live-header tap. */
-export const isAccount = (r: Pick<GaugeSourceRecord, 'providerId' | 'kind'>) => r.providerId !== null && r.kind !== 'status' && r.kind !== 'live_headers';
+export const isAccount = (r: Pick<GaugeSourceRecord, 'providerId' | 'kind'>) =>
+  r.providerId !== null && r.kind !== 'status' && r.kind !== 'live_headers';
 
-export const TAKES_CREDENTIAL: ReadonlySet<string> = new Set(['admin_key', 'api_key', 'oauth_device', 'browser_assisted']);
+export const TAKES_CREDENTIAL: ReadonlySet<string> = new Set([
+  'admin_key',
+  'api_key',
+  'oauth_device',
+  'browser_assisted',
+]);
 
 export const takesCredential = (source: Pick<GaugeSourceRecord, 'authMode'>) => TAKES_CREDENTIAL.has(source.authMode);
 
 /** Path parameters: the contract's 160 characters, checked before any lookup. */
 export function checkId(id: string, param = 'id'): string {
-  if (id.length === 0 || id.length > GAUGE_LIMITS.idMax) throw new ServiceError('INVALID_REQUEST', `\`${param}\` must be 1 to ${GAUGE_LIMITS.idMax} characters.`, { param });
+  if (id.length === 0 || id.length > GAUGE_LIMITS.idMax)
+    throw new ServiceError('INVALID_REQUEST', `\`${param}\` must be 1 to ${GAUGE_LIMITS.idMax} characters.`, { param });
   return id;
 }
 

@@ -1,7 +1,14 @@
 // Gauge's records as docs/api.md names them. Pure types and constants: no I/O.
 // Everything here is already redacted: no credential, credential reference, email or provider-side ID.
 
-export const GAUGE_AUTH_MODES = ['admin_key', 'api_key', 'oauth_device', 'browser_assisted', 'local_logs', 'none'] as const;
+export const GAUGE_AUTH_MODES = [
+  'admin_key',
+  'api_key',
+  'oauth_device',
+  'browser_assisted',
+  'local_logs',
+  'none',
+] as const;
 export type GaugeAuthMode = (typeof GAUGE_AUTH_MODES)[number];
 
 export const GAUGE_CAPABILITIES = ['quota', 'spend', 'credits', 'activity', 'status', 'rate_limits'] as const;
@@ -9,7 +16,14 @@ export type GaugeCapability = (typeof GAUGE_CAPABILITIES)[number];
 
 export type GaugeReadingSource = 'polled' | 'live_headers' | 'local_logs' | 'estimate';
 export type GaugeConfidence = 'high' | 'medium' | 'low';
-export type GaugeWindowKind = 'requests' | 'tokens' | 'input_tokens' | 'output_tokens' | 'utilization' | 'credits' | 'spend';
+export type GaugeWindowKind =
+  | 'requests'
+  | 'tokens'
+  | 'input_tokens'
+  | 'output_tokens'
+  | 'utilization'
+  | 'credits'
+  | 'spend';
 
 /** One quota window. Absent figures are null, never guessed. `resetsAt` is an ISO date-time or null. */
 export interface GaugeWindow {

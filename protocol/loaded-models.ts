@@ -9,7 +9,9 @@ import type { LoadedEntry } from './runtime.ts';
 export function toViews(entries: LoadedEntry[], catalog: CatalogReader): LoadedRuntimeModel[] {
   const models = catalog.current().all();
   const embeddedIds = (name: string) =>
-    models.filter((m) => m.upstreamModelId === name && catalog.current().provider(m.providerId)?.kind === 'embedded').map((m) => m.id);
+    models
+      .filter((m) => m.upstreamModelId === name && catalog.current().provider(m.providerId)?.kind === 'embedded')
+      .map((m) => m.id);
   return entries.flatMap(({ name, ...rest }) => {
     const ids = embeddedIds(name);
     return (ids.length > 0 ? ids : [name]).map((modelId) => ({ modelId, runtime: 'embedded' as const, ...rest }));

@@ -21,7 +21,9 @@ export interface ModelsListTask {
   credentialRef: string | null;
 }
 
-export type ModelsListResult = { kind: 'models.list'; ok: true; models: UpstreamModel[]; withheld: number } | { kind: 'models.list'; ok: false; error: ErrorPayload };
+export type ModelsListResult =
+  | { kind: 'models.list'; ok: true; models: UpstreamModel[]; withheld: number }
+  | { kind: 'models.list'; ok: false; error: ErrorPayload };
 
 export type ProxyTask = ModelsListTask;
 export type ProxyResult = ModelsListResult;

@@ -38,19 +38,40 @@ export function packRecord(out: unknown[], e: UsageEvent, estimatedCostUsd: numb
       calls = u.toolCalls;
       break;
     }
-    out.push(true, u.inputTokens, u.outputTokens, u.cachedInputTokens, u.reasoningTokens, u.totalTokens, u.costUsd, calls);
+    out.push(
+      true,
+      u.inputTokens,
+      u.outputTokens,
+      u.cachedInputTokens,
+      u.reasoningTokens,
+      u.totalTokens,
+      u.costUsd,
+      calls,
+    );
   }
   const r = e.route;
-  out.push(r === undefined ? null : { packSlug: r.packSlug, routeId: r.routeId, fallback: r.fallback, fallbackReason: r.fallbackReason });
+  out.push(
+    r === undefined
+      ? null
+      : { packSlug: r.packSlug, routeId: r.routeId, fallback: r.fallback, fallbackReason: r.fallbackReason },
+  );
   const a = e.acceleration;
   if (a === undefined) out.push(null);
   else {
-    const acceleration: UsageAcceleration = { mode: a.mode, draftModelId: a.draftModelId, generationMs: a.generationMs };
+    const acceleration: UsageAcceleration = {
+      mode: a.mode,
+      draftModelId: a.draftModelId,
+      generationMs: a.generationMs,
+    };
     if (a.draftTokens !== undefined) acceleration.draftTokens = a.draftTokens;
     if (a.acceptedDraftTokens !== undefined) acceleration.acceptedDraftTokens = a.acceptedDraftTokens;
     out.push(acceleration);
   }
-  out.push(u === null ? null : (u.cacheWriteTokens ?? null), estimatedCostUsd, u === null ? null : (u.cacheWrite1hTokens ?? null));
+  out.push(
+    u === null ? null : (u.cacheWriteTokens ?? null),
+    estimatedCostUsd,
+    u === null ? null : (u.cacheWrite1hTokens ?? null),
+  );
 }
 
 /** The record packed at `at` in `fields`. */

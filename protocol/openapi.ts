@@ -25,8 +25,18 @@ type Json = Record<string, unknown>;
 
 const SCHEMES = {
   bearerToken: { type: 'http', scheme: 'bearer', description: 'A local token: `Authorization: Bearer <token>`.' },
-  serviceToken: { type: 'apiKey', in: 'header', name: 'X-Service-Token', description: 'A local token in `X-Service-Token`.' },
-  apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'A local token in `x-api-key` (what styleB SDKs send).' },
+  serviceToken: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Service-Token',
+    description: 'A local token in `X-Service-Token`.',
+  },
+  apiKey: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'x-api-key',
+    description: 'A local token in `x-api-key` (what styleB SDKs send).',
+  },
 } as const;
 
 const ERROR_REF = { $ref: '#/components/responses/Error' };
@@ -137,11 +147,18 @@ function operation(r: DocumentedRoute, operationId: string): Json {
     security: security(r.scope),
     'x-scopes': scopes,
   };
-  if (scopes.length > 0) op.description = `Needs a local token with scope ${scopes.map((s) => `\`${s}\``).join(' or ')} (\`admin\` holds every scope).`;
-  const params: Json[] = pathParams(r.path).map((name) => ({ name, in: 'path', required: true, schema: { type: 'string', minLength: 1 } }));
+  if (scopes.length > 0)
+    op.description = `Needs a local token with scope ${scopes.map((s) => `\`${s}\``).join(' or ')} (\`admin\` holds every scope).`;
+  const params: Json[] = pathParams(r.path).map((name) => ({
+    name,
+    in: 'path',
+    required: true,
+    schema: { type: 'string', minLength: 1 },
+  }));
   for (const name of r.query ?? []) params.push({ name, in: 'query', required: false, schema: { type: 'string' } });
   if (params.length > 0) op.parameters = params;
-  if (r.body) op.requestBody = { required: true, content: { 'application/json': { schema: plainSchema(r.body.Schema()) } } };
+  if (r.body)
+    op.requestBody = { required: true, content: { 'application/json': { schema: plainSchema(r.body.Schema()) } } };
   if (gateway) {
     const [id, spec] = gateway;
     op['x-gateway-operation'] = id;
@@ -174,23 +191,33 @@ export function buildOpenApi(routes: readonly DocumentedRoute[], info: OpenApiIn
     const item = (paths[openApiPath(r.path)] ??= {});
     item[r.method.toLowerCase()] = operation(r, ids[i]!);
   });
-  const tags = [...new Set(Object.values(paths).flatMap((item) => Object.values(item).map((op) => (op.tags as string[])[0]!)))].sort();
+  const tags = [
+    ...new Set(Object.values(paths).flatMap((item) => Object.values(item).map((op) => (op.tags as string[])[0]!))),
+  ].sort();
   return {
     openapi: '3.1.0',
     info: {
       title: 'Switchyard',
       version: info.version,
       summary: 'A local AI gateway and control plane.',
-      description: 'Generated from the routes this service serves and the schemas it validates requests with. docs/api.md describes each answer.',
+      description:
+        'Generated from the routes this service serves and the schemas it validates requests with. docs/api.md describes each answer.',
     },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     tags: tags.map((name) => ({ name })),
-    paths: Object.fromEntries(Object.keys(paths).sort().map((p) => [p, paths[p]!])),
+    paths: Object.fromEntries(
+      Object.keys(paths)
+        .sort()
+        .map((p) => [p, paths[p]!]),
+    ),
     components: {
       securitySchemes: SCHEMES,
       schemas: { ErrorEnvelope: ERROR_ENVELOPE },
       responses: {
-        Error: { description: 'An error, in the service’s error envelope.', content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } },
+        Error: {
+          description: 'An error, in the service’s error envelope.',
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
+        },
       },
     },
   };

@@ -36,5 +36,10 @@ export function periodBounds(period: BudgetPeriod, now: number): PeriodBounds {
     start = new Date(y, m, 1);
     end = new Date(y, m + 1, 1);
   }
-  return { start: start.getTime(), end: end.getTime(), firstDay: localDayOf(start.getTime()), lastDay: localDayOf(end.getTime() - 1) };
+  return {
+    start: start.getTime(),
+    end: end.getTime(),
+    firstDay: localDayOf(start.getTime()),
+    lastDay: localDayOf(end.getTime() - 1),
+  };
 }

@@ -31,10 +31,14 @@ function withSystem(op: GatewayOp, body: Json, system: string): Json {
     const messages = body.messages;
     if (!Array.isArray(messages)) return body;
     // A request's own system or developer message is its system prompt; adding ours would give the model two.
-    const hasOwn = messages.some((m: unknown) => typeof m === 'object' && m !== null && ['system', 'developer'].includes((m as Json).role as string));
+    const hasOwn = messages.some(
+      (m: unknown) =>
+        typeof m === 'object' && m !== null && ['system', 'developer'].includes((m as Json).role as string),
+    );
     return hasOwn ? body : { ...body, messages: [{ role: 'system', content: system }, ...messages] };
   }
-  if (family === 'styleA.responses') return 'instructions' in body && body.instructions !== null ? body : { ...body, instructions: system };
+  if (family === 'styleA.responses')
+    return 'instructions' in body && body.instructions !== null ? body : { ...body, instructions: system };
   if (family === 'styleB.messages') return 'system' in body && body.system !== null ? body : { ...body, system };
   return body;
 }

@@ -19,7 +19,17 @@ export const PRESET_PARAMETERS = {
     'logit_bias',
     'n',
   ],
-  'styleA.responses': ['temperature', 'top_p', 'max_output_tokens', 'instructions', 'reasoning', 'text', 'tool_choice', 'parallel_tool_calls', 'truncation'],
+  'styleA.responses': [
+    'temperature',
+    'top_p',
+    'max_output_tokens',
+    'instructions',
+    'reasoning',
+    'text',
+    'tool_choice',
+    'parallel_tool_calls',
+    'truncation',
+  ],
   'styleB.messages': ['temperature', 'top_p', 'top_k', 'max_tokens', 'stop_sequences', 'thinking', 'tool_choice'],
   'styleA.embeddings': ['dimensions', 'encoding_format'],
   'styleA.images': ['size', 'quality', 'n', 'background', 'output_format', 'style'],
@@ -43,7 +53,11 @@ export const PRESET_SCOPE_GROUPS = [
 ] as const satisfies readonly { id: string; families: readonly EndpointFamily[] }[];
 
 /** Families where a preset `system` prompt applies. */
-export const PRESET_SYSTEM_FAMILIES: readonly EndpointFamily[] = ['styleA.chat_completions', 'styleA.responses', 'styleB.messages'];
+export const PRESET_SYSTEM_FAMILIES: readonly EndpointFamily[] = [
+  'styleA.chat_completions',
+  'styleA.responses',
+  'styleB.messages',
+];
 
 /** Parameter names a preset may set for `family` (the protocol's own names for sampling and output control). */
 export function parametersFor(family: EndpointFamily): readonly string[] {

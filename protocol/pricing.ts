@@ -23,7 +23,8 @@ export interface PricedTokens {
   cacheWrite1hTokens?: number | null;
 }
 
-const nonNegative = (n: number | null | undefined): number => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : 0);
+const nonNegative = (n: number | null | undefined): number =>
+  typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : 0;
 
 /**
  * USD for `tokens` at `pricing`, or null when there is no USD price or no token was reported. A cache price

@@ -4,7 +4,15 @@ import type { EndpointFamily } from './families.ts';
 // lives in workers/proxy/providers/<kind>/; this table holds only the facts shared code and the
 // capabilities document need.
 
-export const PROVIDER_KINDS = ['openai', 'anthropic', 'openrouter', 'openai_compatible', 'ollama', 'llamacpp', 'embedded'] as const;
+export const PROVIDER_KINDS = [
+  'openai',
+  'anthropic',
+  'openrouter',
+  'openai_compatible',
+  'ollama',
+  'llamacpp',
+  'embedded',
+] as const;
 export type ProviderKind = (typeof PROVIDER_KINDS)[number];
 
 export const PROVIDER_ACTIONS = ['test', 'refresh-models'] as const;
@@ -56,7 +64,13 @@ export const KINDS = {
   openrouter: {
     defaultBaseUrl: 'https://openrouter.ai/api/v1',
     credential: 'required',
-    hints: ['HTTP-Referer', 'X-Title', 'X-OpenRouter-Title', 'X-OpenRouter-Categories', 'X-OpenRouter-Experimental-Metadata'],
+    hints: [
+      'HTTP-Referer',
+      'X-Title',
+      'X-OpenRouter-Title',
+      'X-OpenRouter-Categories',
+      'X-OpenRouter-Experimental-Metadata',
+    ],
     families: ['styleA.chat_completions', 'styleA.embeddings', 'styleA.responses'],
     actions: BOTH_ACTIONS,
     internal: false,
@@ -93,7 +107,13 @@ export const KINDS = {
     defaultBaseUrl: null,
     credential: 'none',
     hints: [],
-    families: ['styleA.chat_completions', 'styleA.embeddings', 'styleA.responses', 'styleB.messages', 'rerank.documents'],
+    families: [
+      'styleA.chat_completions',
+      'styleA.embeddings',
+      'styleA.responses',
+      'styleB.messages',
+      'rerank.documents',
+    ],
     actions: ['refresh-models'],
     internal: false,
     location: 'in_process',

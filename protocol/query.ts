@@ -52,7 +52,8 @@ export function readQuery(raw: string, known: readonly string[]): QueryReader {
     string(name, maxLength) {
       const v = get(name);
       if (v === undefined) return undefined;
-      if (v.length === 0 || v.length > maxLength) throw invalid(name, `\`${name}\` must be 1 to ${maxLength} characters.`);
+      if (v.length === 0 || v.length > maxLength)
+        throw invalid(name, `\`${name}\` must be 1 to ${maxLength} characters.`);
       return v;
     },
     int(name, min, max, fallback) {
@@ -67,14 +68,16 @@ export function readQuery(raw: string, known: readonly string[]): QueryReader {
     oneOf(name, values) {
       const v = get(name);
       if (v === undefined) return undefined;
-      if (!(values as readonly string[]).includes(v)) throw invalid(name, `\`${name}\` must be one of: ${values.join(', ')}.`);
+      if (!(values as readonly string[]).includes(v))
+        throw invalid(name, `\`${name}\` must be one of: ${values.join(', ')}.`);
       return v as (typeof values)[number];
     },
     dateTime(name) {
       const v = get(name);
       if (v === undefined) return undefined;
       const ms = parseDateTime(v);
-      if (ms === null) throw invalid(name, `\`${name}\` must be an RFC 3339 date-time, for example 2026-01-31T12:00:00Z.`);
+      if (ms === null)
+        throw invalid(name, `\`${name}\` must be an RFC 3339 date-time, for example 2026-01-31T12:00:00Z.`);
       return ms;
     },
     localDay(name) {

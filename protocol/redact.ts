@@ -26,7 +26,8 @@ const OTHER_KEYS = /gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|cred
 // An HTTP authentication scheme (case-insensitive, RFC 9110 section 11.1) and its token68 credential.
 const SCHEME = /(bearer|basic)(\s+)([A-Za-z0-9._~+/-]+=*)/gi;
 
-const isAlnum = (c: number): boolean => (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
+const isAlnum = (c: number): boolean =>
+  (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
 const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
 
 /** Whether `run` from `from` on holds DENSE_MIN alphanumerics in a row, a digit among them. */

@@ -113,7 +113,14 @@ export function wireChunk(chunk: Chunk): Uint8Array | string {
 
 export type FromWorker =
   /** A whole non-streamed answer in one message: a small JSON answer as its text, else its bytes (transferred). */
-  | { t: 'whole'; id: number; status: number; headers: Record<string, string>; body: ArrayBuffer | string; end: RelayEnd }
+  | {
+      t: 'whole';
+      id: number;
+      status: number;
+      headers: Record<string, string>;
+      body: ArrayBuffer | string;
+      end: RelayEnd;
+    }
   | { t: 'head'; id: number; status: number; headers: Record<string, string> }
   /**
    * Stream chunks coalesced per event-loop turn. `closing`: these chunks (with the ones before) hold the

@@ -6,12 +6,35 @@ import type { GatewayOp } from './gateway.ts';
 // holds one translator per row (workers/translate/index.ts, typed against this table).
 
 export const TRANSLATIONS = {
-  'styleB.messages<-styleA.chat_completions': { client: 'styleB.messages', upstream: 'styleA.chat_completions', clientOp: 'messages', upstreamOp: 'chat.completions' },
-  'styleA.chat_completions<-styleB.messages': { client: 'styleA.chat_completions', upstream: 'styleB.messages', clientOp: 'chat.completions', upstreamOp: 'messages' },
-  'styleA.responses<-styleA.chat_completions': { client: 'styleA.responses', upstream: 'styleA.chat_completions', clientOp: 'responses.create', upstreamOp: 'chat.completions' },
+  'styleB.messages<-styleA.chat_completions': {
+    client: 'styleB.messages',
+    upstream: 'styleA.chat_completions',
+    clientOp: 'messages',
+    upstreamOp: 'chat.completions',
+  },
+  'styleA.chat_completions<-styleB.messages': {
+    client: 'styleA.chat_completions',
+    upstream: 'styleB.messages',
+    clientOp: 'chat.completions',
+    upstreamOp: 'messages',
+  },
+  'styleA.responses<-styleA.chat_completions': {
+    client: 'styleA.responses',
+    upstream: 'styleA.chat_completions',
+    clientOp: 'responses.create',
+    upstreamOp: 'chat.completions',
+  },
   // After the chat row: a model listing both families (llama-server's) stays served over chat, the closer protocol.
-  'styleA.responses<-styleB.messages': { client: 'styleA.responses', upstream: 'styleB.messages', clientOp: 'responses.create', upstreamOp: 'messages' },
-} as const satisfies Record<string, { client: EndpointFamily; upstream: EndpointFamily; clientOp: GatewayOp; upstreamOp: GatewayOp }>;
+  'styleA.responses<-styleB.messages': {
+    client: 'styleA.responses',
+    upstream: 'styleB.messages',
+    clientOp: 'responses.create',
+    upstreamOp: 'messages',
+  },
+} as const satisfies Record<
+  string,
+  { client: EndpointFamily; upstream: EndpointFamily; clientOp: GatewayOp; upstreamOp: GatewayOp }
+>;
 
 export type TranslationKey = keyof typeof TRANSLATIONS;
 
@@ -37,7 +60,8 @@ export function translationFor(op: GatewayOp, families: readonly string[]): Tran
 export function translatedFamilies(families: readonly string[]): EndpointFamily[] {
   const out: EndpointFamily[] = [];
   for (const row of Object.values(TRANSLATIONS)) {
-    if (families.includes(row.upstream) && !families.includes(row.client) && !out.includes(row.client)) out.push(row.client);
+    if (families.includes(row.upstream) && !families.includes(row.client) && !out.includes(row.client))
+      out.push(row.client);
   }
   return out;
 }

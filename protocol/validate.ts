@@ -28,7 +28,9 @@ export function checkBody<T extends TSchema>(check: TypeCheck<T>, value: unknown
   const errors = [...check.Errors(value)];
   const unknown = errors.find((e) => e.type === ValueErrorType.ObjectAdditionalProperties);
   if (unknown) {
-    throw new ServiceError('INVALID_JSON', `Unknown field \`${paramOf(unknown.path)}\`.`, { param: paramOf(unknown.path) });
+    throw new ServiceError('INVALID_JSON', `Unknown field \`${paramOf(unknown.path)}\`.`, {
+      param: paramOf(unknown.path),
+    });
   }
   const first = errors[0];
   const param = first ? paramOf(first.path) : null;

@@ -49,11 +49,22 @@ export interface RunningService {
   close(drainMs?: number): Promise<void>;
 }
 
-export async function startService({ dataDir, port, log, edge: edgeMode = 'auto', logTail = createLogTail(), beforeFamily }: ServiceOptions): Promise<RunningService> {
+export async function startService({
+  dataDir,
+  port,
+  log,
+  edge: edgeMode = 'auto',
+  logTail = createLogTail(),
+  beforeFamily,
+}: ServiceOptions): Promise<RunningService> {
   const { edge, uws, build, failures } = chooseEdge(edgeMode);
   if (build !== undefined) log.info({ edge, build }, 'native uWebSockets.js binary loaded');
   else if (edgeMode === 'node') log.info({ edge }, 'serving HTTP with node:http (SWITCHYARD_EDGE=node)');
-  else log.warn({ edge, failures }, 'no native uWebSockets.js build loads here: serving HTTP with node:http instead (see README)');
+  else
+    log.warn(
+      { edge, failures },
+      'no native uWebSockets.js build loads here: serving HTTP with node:http instead (see README)',
+    );
 
   const p = { dataDir, log, logTail, edge, boundPort: null, draining: false } as Partial<Parts> as Parts;
   const families = createFamilies(log, beforeFamily && ((name) => beforeFamily(name, p)));
@@ -70,7 +81,10 @@ export async function startService({ dataDir, port, log, edge: edgeMode = 'auto'
     await families.start('gateway', () => gatewayFamily(p));
     await families.start('admin', () => adminFamily(p));
     const routes = families.routes();
-    routes.push(capabilitiesRoute(() => routes), openapiRoute(() => routes));
+    routes.push(
+      capabilitiesRoute(() => routes),
+      openapiRoute(() => routes),
+    );
     const config = p.edgeConfig;
     const app = createApp({
       routes,
@@ -83,7 +97,10 @@ export async function startService({ dataDir, port, log, edge: edgeMode = 'auto'
       isDraining: () => p.draining,
       observe: p.metrics.observer,
     });
-    listening = await listen(uws, app, p.listener.host, port, { arena: p.relayPool.arena, bodyBudget: createBodyBudget(() => config.bodyBudgetLimit) });
+    listening = await listen(uws, app, p.listener.host, port, {
+      arena: p.relayPool.arena,
+      bodyBudget: createBodyBudget(() => config.bodyBudgetLimit),
+    });
   } catch (err) {
     await families.close();
     throw err;
@@ -102,7 +119,8 @@ export async function startService({ dataDir, port, log, edge: edgeMode = 'auto'
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([listening.idle(), new Promise((r) => (timer = setTimeout(r, drainMs)))]);
     clearTimeout(timer);
-    if (listening.inflight() > 0) log.warn({ inflight: listening.inflight() }, 'shutting down with requests still in flight');
+    if (listening.inflight() > 0)
+      log.warn({ inflight: listening.inflight() }, 'shutting down with requests still in flight');
     await families.close();
     forgetInstance();
     log.info('stopped');

@@ -9,6 +9,7 @@ export function resolvePort(env: NodeJS.ProcessEnv = process.env): number {
   const raw = env.SWITCHYARD_PORT;
   if (raw === undefined || raw === '') return 3939;
   const port = /^\d+$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`SWITCHYARD_PORT must be a port number, not "${raw}"`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`SWITCHYARD_PORT must be a port number, not "${raw}"`);
   return port;
 }

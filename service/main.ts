@@ -34,7 +34,6 @@ Exit codes of the commands: 0 done, 1 the service refused or the job failed, 2 b
 
 const say = (line: string) => process.stderr.write(line + '\n');
 
-
 /**
  * glibc raises its mmap threshold each time a large block is freed, after which request bodies of many MiB
  * come from the heap and stay resident once freed: after a burst of large uploads the service would keep

@@ -37,7 +37,13 @@ export function createSmartRouting(deps: {
   const latency = createLatencyTracker();
   const current = () => catalog.current();
   const presets = createPresetService({ env, presets: presetRepo(env), audit, catalog: current });
-  const packs = createRoutePackService({ env, packs: routePackRepo(env), audit, catalog: current, signals: { capacity: deps.capacitySignal?.(capacity) ?? capacity, latency } });
+  const packs = createRoutePackService({
+    env,
+    packs: routePackRepo(env),
+    audit,
+    catalog: current,
+    signals: { capacity: deps.capacitySignal?.(capacity) ?? capacity, latency },
+  });
   return {
     smart: { presets, packs, capacity, latency },
     routes: [...presetRoutes(presets), ...routePackRoutes(packs)],

@@ -25,7 +25,8 @@ export interface ReadyMessage {
   port: number;
 }
 
-export const isReady = (m: unknown): m is ReadyMessage => typeof m === 'object' && m !== null && (m as { t?: unknown }).t === 'ready';
+export const isReady = (m: unknown): m is ReadyMessage =>
+  typeof m === 'object' && m !== null && (m as { t?: unknown }).t === 'ready';
 
 /** The part of a pino logger the supervisor writes to. */
 export interface SupervisorLog {
@@ -48,7 +49,13 @@ export interface SupervisorOptions {
 // The supervisor's state (the child, the stop signal, the backoff) lives in this one closure, shared by its
 // handlers, each short; hence its length.
 /** Runs the service until it is asked to stop, stops for good, or cannot start; resolves with the exit code. */
-export function supervise({ spawnService, onStopSignal, log, say, backoff = BACKOFF }: SupervisorOptions): Promise<number> {
+export function supervise({
+  spawnService,
+  onStopSignal,
+  log,
+  say,
+  backoff = BACKOFF,
+}: SupervisorOptions): Promise<number> {
   return new Promise((resolve) => {
     let child: ChildProcess | null = null;
     let stopping: NodeJS.Signals | null = null;

@@ -73,7 +73,13 @@ export type OriginOf = (sourceId: string) => ActivityOrigin | null;
 
 export function activityQuery(env: StoreEnv) {
   const table = env.db<GaugeActivityBucket>('gauge-activity');
-  return function query(range: ActivityRange, filter: ActivityFilter, limit: number, offset: number, originOf: OriginOf): ActivityPage {
+  return function query(
+    range: ActivityRange,
+    filter: ActivityFilter,
+    limit: number,
+    offset: number,
+    originOf: OriginOf,
+  ): ActivityPage {
     const { first, end } = hourBounds(range);
     const data: ActivityRow[] = [];
     let skipped = 0;

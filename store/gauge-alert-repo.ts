@@ -80,7 +80,12 @@ export function gaugeAlertRepo(env: StoreEnv): GaugeAlertRepo {
       return ids.length;
     },
     async pruneResolved(beforeMs) {
-      const old = [...events.getRange().filter(({ value }) => value.cleared && value.resolvedAt !== null && Date.parse(value.resolvedAt) < beforeMs).map(({ value }) => value)];
+      const old = [
+        ...events
+          .getRange()
+          .filter(({ value }) => value.cleared && value.resolvedAt !== null && Date.parse(value.resolvedAt) < beforeMs)
+          .map(({ value }) => value),
+      ];
       if (old.length > 0) await env.commit(() => old.forEach(stageRemoveEvent));
       return old.length;
     },

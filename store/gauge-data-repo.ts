@@ -85,11 +85,21 @@ function historyKey(sourceId: string, reading: GaugeReading): string {
 }
 
 function activityKey(b: GaugeActivityBucket): string {
-  const dims = createHash('sha256').update(JSON.stringify([b.providerId, b.model, b.project, b.workspace, b.session])).digest('base64url').slice(0, 22);
+  const dims = createHash('sha256')
+    .update(JSON.stringify([b.providerId, b.model, b.project, b.workspace, b.session]))
+    .digest('base64url')
+    .slice(0, 22);
   return `${b.hour}${SEP}${keyPart(b.sourceId)}${SEP}${dims}`;
 }
 
-const COUNTERS = ['requests', 'inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheWriteTokens', 'reasoningTokens'] as const;
+const COUNTERS = [
+  'requests',
+  'inputTokens',
+  'outputTokens',
+  'cacheReadTokens',
+  'cacheWriteTokens',
+  'reasoningTokens',
+] as const;
 
 // A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 export function gaugeDataRepo(env: StoreEnv): GaugeDataRepo {
@@ -101,7 +111,8 @@ export function gaugeDataRepo(env: StoreEnv): GaugeDataRepo {
   const meta = env.db<string>('meta');
 
   function historyKeys(sourceId: string | null): string[] {
-    const range = sourceId === null ? {} : { start: `${keyPart(sourceId)}${SEP}`, end: `${keyPart(sourceId)}${SEP}${END}` };
+    const range =
+      sourceId === null ? {} : { start: `${keyPart(sourceId)}${SEP}`, end: `${keyPart(sourceId)}${SEP}${END}` };
     return [...history.getKeys(range)];
   }
 
@@ -132,7 +143,9 @@ export function gaugeDataRepo(env: StoreEnv): GaugeDataRepo {
     },
     async prune(beforeMs) {
       const before = hourOf(beforeMs);
-      const old = [...history.getRange()].filter(({ value }) => hourOf(Date.parse(value.collectedAt)) < before).map(({ key }) => key);
+      const old = [...history.getRange()]
+        .filter(({ value }) => hourOf(Date.parse(value.collectedAt)) < before)
+        .map(({ key }) => key);
       const oldActivity = [...activity.getKeys({ end: before })];
       if (old.length + oldActivity.length > 0) {
         await env.commit(() => {
@@ -161,10 +174,18 @@ export function gaugeDataRepo(env: StoreEnv): GaugeDataRepo {
     },
     activityCount: () => activity.getCount(),
     async removeSource(sourceId, alongside) {
-      const own = readings.getRange().filter(({ value }) => value.sourceId === sourceId).map(({ key }) => key);
+      const own = readings
+        .getRange()
+        .filter(({ value }) => value.sourceId === sourceId)
+        .map(({ key }) => key);
       const ownReadings = [...own];
       const ownHistory = historyKeys(sourceId);
-      const ownActivity = [...activity.getRange().filter(({ value }) => value.sourceId === sourceId).map(({ key }) => key)];
+      const ownActivity = [
+        ...activity
+          .getRange()
+          .filter(({ value }) => value.sourceId === sourceId)
+          .map(({ key }) => key),
+      ];
       await env.commit(() => {
         ownReadings.forEach((k) => readings.remove(k));
         ownHistory.forEach((k) => history.remove(k));
@@ -191,7 +212,12 @@ export function gaugeDataRepo(env: StoreEnv): GaugeDataRepo {
         for (const { key, value } of oldHistory) {
           history.remove(key as string);
           // The source ID was the key's first part; a key that did not read back as parts is dropped.
-          const sourceId = typeof key === 'string' ? key.split(LEGACY_SEP)[0] : Array.isArray(key) && typeof key[0] === 'string' ? key[0] : undefined;
+          const sourceId =
+            typeof key === 'string'
+              ? key.split(LEGACY_SEP)[0]
+              : Array.isArray(key) && typeof key[0] === 'string'
+                ? key[0]
+                : undefined;
           if (sourceId) history.put(historyKey(keyPart(sourceId), value), value);
         }
         for (const { key, value } of oldActivity) {

@@ -41,7 +41,14 @@ export function gaugeSourceRepo(env: StoreEnv): GaugeSourceRepo {
       await env.commit(() => {
         for (const s of GAUGE_BUILT_IN_SOURCES) {
           if (db.get(s.id) !== undefined) continue;
-          db.put(s.id, { ...s, config: { ...s.config }, builtIn: true, credentialRef: null, createdAt: now, updatedAt: now });
+          db.put(s.id, {
+            ...s,
+            config: { ...s.config },
+            builtIn: true,
+            credentialRef: null,
+            createdAt: now,
+            updatedAt: now,
+          });
         }
       });
     },

@@ -45,6 +45,7 @@ export function modelRepo(env: StoreEnv): ModelRepo {
     stageRemove: (id) => void db.remove(boundedKey(id)),
     listing: (providerId) => listings.get(providerId),
     allListings: () => new Map([...listings.getRange().map(({ key, value }) => [key, value] as const)]),
-    stageListing: (providerId, cache) => void (cache === null ? listings.remove(providerId) : listings.put(providerId, cache)),
+    stageListing: (providerId, cache) =>
+      void (cache === null ? listings.remove(providerId) : listings.put(providerId, cache)),
   };
 }

@@ -45,7 +45,12 @@ export function responseRouteRepo(env: StoreEnv): ResponseRouteRepo {
       }
     },
     async prune(now = Date.now()) {
-      const old = [...db.getRange().filter(({ value }) => now - value.createdAt > KEEP_MS).map(({ key }) => key)];
+      const old = [
+        ...db
+          .getRange()
+          .filter(({ value }) => now - value.createdAt > KEEP_MS)
+          .map(({ key }) => key),
+      ];
       if (old.length > 0) await db.transaction(() => old.forEach((k) => db.remove(k)));
     },
   };

@@ -87,7 +87,10 @@ export function usageWriter(env: StoreEnv): UsageWriter {
     },
     prune(beforeDay) {
       // Only this thread writes these tables, so keys read now are still there inside the transaction.
-      const doomed = (Object.values(dbs) as Database<unknown, string>[]).map((db) => ({ db, keys: [...db.getKeys({ end: `${beforeDay}|` })] }));
+      const doomed = (Object.values(dbs) as Database<unknown, string>[]).map((db) => ({
+        db,
+        keys: [...db.getKeys({ end: `${beforeDay}|` })],
+      }));
       if (doomed.every((d) => d.keys.length === 0)) return 0;
       let removed = 0;
       env.root.transactionSync(() => {
@@ -142,7 +145,12 @@ function rank<T>(groups: Map<string, T>, score: (t: T) => number[], limit: numbe
   return { data: all.slice(0, limit), hasMore: all.length > limit };
 }
 
-function group<T, G>(rows: Iterable<Row<T>>, keyOf: (r: Row<T>) => string, make: (r: Row<T>) => G, add: (g: G, r: Row<T>) => void): Map<string, G> {
+function group<T, G>(
+  rows: Iterable<Row<T>>,
+  keyOf: (r: Row<T>) => string,
+  make: (r: Row<T>) => G,
+  add: (g: G, r: Row<T>) => void,
+): Map<string, G> {
   const groups = new Map<string, G>();
   for (const r of rows) {
     const k = keyOf(r);
@@ -153,7 +161,10 @@ function group<T, G>(rows: Iterable<Row<T>>, keyOf: (r: Row<T>) => string, make:
   return groups;
 }
 
-const sumTotals = <T extends UsageTotals>(empty: () => T) => ({ make: () => empty(), add: (g: T, r: Row<T>) => void addInto(g, r.value) });
+const sumTotals = <T extends UsageTotals>(empty: () => T) => ({
+  make: () => empty(),
+  add: (g: T, r: Row<T>) => void addInto(g, r.value),
+});
 
 // A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 /**
@@ -201,7 +212,12 @@ export function usageRepo(env: StoreEnv, ownerOf: (tokenId: string) => string | 
     },
 
     breakdown(f, groupBy, limit) {
-      const groups = group(scan(dbs.daily, f), (r) => JSON.stringify(dimensionsOf(r, groupBy, ownerOf)), (r) => ({ head: r, t: emptyTotals() }), (g, r) => void addInto(g.t, r.value));
+      const groups = group(
+        scan(dbs.daily, f),
+        (r) => JSON.stringify(dimensionsOf(r, groupBy, ownerOf)),
+        (r) => ({ head: r, t: emptyTotals() }),
+        (g, r) => void addInto(g.t, r.value),
+      );
       const ranked = rank(groups, (g) => [g.t.totalTokens, g.t.requests], limit);
       return {
         hasMore: ranked.hasMore,
@@ -210,43 +226,76 @@ export function usageRepo(env: StoreEnv, ownerOf: (tokenId: string) => string | 
     },
 
     tools(f, limit) {
-      const groups = group(scan(dbs.tools, f), (r) => r.extra[0] ?? '', () => ({ calls: 0 }), (g, r) => void (g.calls += r.value.calls));
+      const groups = group(
+        scan(dbs.tools, f),
+        (r) => r.extra[0] ?? '',
+        () => ({ calls: 0 }),
+        (g, r) => void (g.calls += r.value.calls),
+      );
       const ranked = rank(groups, (g) => [g.calls], limit);
       return { hasMore: ranked.hasMore, data: ranked.data.map(([name, g]) => ({ name, calls: g.calls })) };
     },
 
     routes(f, limit) {
       const keyOf = (r: Row<UsageTotals>) => JSON.stringify([r.providerId, r.modelId, ...r.extra]);
-      const groups = group(scan(dbs.routes, f), keyOf, (r) => ({ head: r, t: emptyTotals() }), (g, r) => void addInto(g.t, r.value));
+      const groups = group(
+        scan(dbs.routes, f),
+        keyOf,
+        (r) => ({ head: r, t: emptyTotals() }),
+        (g, r) => void addInto(g.t, r.value),
+      );
       const ranked = rank(groups, (g) => [g.t.requests, g.t.totalTokens], limit);
       return {
         hasMore: ranked.hasMore,
         data: ranked.data.map(([, { head, t }]) => {
           const [packSlug = '', routeId = '', fallback = '0', reason = ''] = head.extra;
-          return { packSlug, routeId, providerId: head.providerId, modelId: head.modelId, fallback: fallback === '1', fallbackReason: nullable(reason), ...countersOf(t) };
+          return {
+            packSlug,
+            routeId,
+            providerId: head.providerId,
+            modelId: head.modelId,
+            fallback: fallback === '1',
+            fallbackReason: nullable(reason),
+            ...countersOf(t),
+          };
         }),
       };
     },
 
     acceleration(f, limit) {
       const keyOf = (r: Row<AccelerationTotals>) => JSON.stringify([r.providerId, r.modelId, ...r.extra]);
-      const groups = group(scan(dbs.acceleration, f), keyOf, (r) => ({ head: r, t: accTotals.make() }), (g, r) => void addInto(g.t, r.value));
+      const groups = group(
+        scan(dbs.acceleration, f),
+        keyOf,
+        (r) => ({ head: r, t: accTotals.make() }),
+        (g, r) => void addInto(g.t, r.value),
+      );
       const baselines = new Map<string, AccelerationTotals>();
       for (const { head, t } of groups.values()) {
         if (head.extra[0] !== BASELINE_ACCELERATION_MODE) continue;
         const k = JSON.stringify([head.providerId, head.modelId]);
         baselines.set(k, addInto(baselines.get(k) ?? emptyAcceleration(), t));
       }
-      const ranked = rank(groups, (g) => [g.head.extra[0] === BASELINE_ACCELERATION_MODE ? 0 : 1, g.t.outputTokens, g.t.requests], limit);
+      const ranked = rank(
+        groups,
+        (g) => [g.head.extra[0] === BASELINE_ACCELERATION_MODE ? 0 : 1, g.t.outputTokens, g.t.requests],
+        limit,
+      );
       return {
         hasMore: ranked.hasMore,
-        data: ranked.data.map(([, { head, t }]) => accelerationRow(head, t, baselines.get(JSON.stringify([head.providerId, head.modelId])))),
+        data: ranked.data.map(([, { head, t }]) =>
+          accelerationRow(head, t, baselines.get(JSON.stringify([head.providerId, head.modelId]))),
+        ),
       };
     },
   };
 }
 
-function dimensionsOf(r: Row<unknown>, groupBy: UsageGroupBy, ownerOf: (tokenId: string) => string | null): Pick<UsageBreakdownRow, 'providerId' | 'modelId' | 'tokenId' | 'serviceAccountId'> {
+function dimensionsOf(
+  r: Row<unknown>,
+  groupBy: UsageGroupBy,
+  ownerOf: (tokenId: string) => string | null,
+): Pick<UsageBreakdownRow, 'providerId' | 'modelId' | 'tokenId' | 'serviceAccountId'> {
   if (groupBy === 'service_account') return { serviceAccountId: ownerOf(r.tokenId) };
   if (groupBy === 'provider') return { providerId: r.providerId };
   if (groupBy === 'model') return { modelId: r.modelId };
@@ -254,12 +303,19 @@ function dimensionsOf(r: Row<unknown>, groupBy: UsageGroupBy, ownerOf: (tokenId:
   return { providerId: r.providerId, modelId: r.modelId };
 }
 
-function accelerationRow(head: Row<AccelerationTotals>, t: AccelerationTotals, baseline: AccelerationTotals | undefined): UsageAccelerationRow {
+function accelerationRow(
+  head: Row<AccelerationTotals>,
+  t: AccelerationTotals,
+  baseline: AccelerationTotals | undefined,
+): UsageAccelerationRow {
   const [mode = '', draft = ''] = head.extra;
   const accelerated = mode !== BASELINE_ACCELERATION_MODE;
   // Output tokens per millisecond; a speedup needs both rates, so both sides need tokens and time.
   const rate = t.generationMs > 0 && t.outputTokens > 0 ? t.outputTokens / t.generationMs : null;
-  const baseRate = baseline && baseline.generationMs > 0 && baseline.outputTokens > 0 ? baseline.outputTokens / baseline.generationMs : null;
+  const baseRate =
+    baseline && baseline.generationMs > 0 && baseline.outputTokens > 0
+      ? baseline.outputTokens / baseline.generationMs
+      : null;
   const compare = accelerated && rate !== null && baseRate !== null;
   return {
     providerId: head.providerId,

@@ -44,7 +44,8 @@ test('every import runs down the layers', () => {
   for (const [file, imports] of graph) {
     const from = layerOf(file)!;
     for (const target of imports) {
-      const allowed = target.startsWith(from + '/') || MAY_IMPORT[from]!.some((l) => target === l || target.startsWith(l + '/'));
+      const allowed =
+        target.startsWith(from + '/') || MAY_IMPORT[from]!.some((l) => target === l || target.startsWith(l + '/'));
       if (!allowed) wrong.push(`${file} -> ${target}`);
     }
   }
@@ -70,16 +71,26 @@ test('no import circle', () => {
 
 test('the layer check sees imports of every kind', () => {
   // The check itself: type-only imports, re-exports and dynamic imports are edges too.
-  const info = ts.preProcessFile("import type { A } from './a.ts';\nexport { b } from '../b.ts';\nawait import('./c.ts');", true, true);
-  assert.deepEqual(info.importedFiles.map((f) => f.fileName), ['./a.ts', '../b.ts', './c.ts']);
+  const info = ts.preProcessFile(
+    "import type { A } from './a.ts';\nexport { b } from '../b.ts';\nawait import('./c.ts');",
+    true,
+    true,
+  );
+  assert.deepEqual(
+    info.importedFiles.map((f) => f.fileName),
+    ['./a.ts', '../b.ts', './c.ts'],
+  );
 });
 
 test('the repository stands alone: nothing cites a document kept outside it', () => {
-  const outside = /\b(?:interface|extensions|gauge)\.md\b|shared\/spec\b|\bDESIGN\.md\b|\bSTYLE\.md\b|gauge-sources\.md/;
+  const outside =
+    /\b(?:interface|extensions|gauge)\.md\b|shared\/spec\b|\bDESIGN\.md\b|\bSTYLE\.md\b|gauge-sources\.md/;
   const texts = [...LAYERS, 'dashboard', 'bench', 'test', 'docs']
     .flatMap((dir) =>
       readdirSync(join(ROOT, dir), { recursive: true, withFileTypes: true })
-        .filter((e) => e.isFile() && /\.(ts|js|mjs|md|html|css)$/.test(e.name) && !e.parentPath.includes('node_modules'))
+        .filter(
+          (e) => e.isFile() && /\.(ts|js|mjs|md|html|css)$/.test(e.name) && !e.parentPath.includes('node_modules'),
+        )
         .map((e) => relative(ROOT, join(e.parentPath, e.name))),
     )
     .concat('README.md')

@@ -5,7 +5,8 @@
 
 const isEventStream = (rawHeaders) => {
   for (let i = 0; i < rawHeaders.length; i += 2) {
-    if (rawHeaders[i].length === 12 && rawHeaders[i].toString('latin1').toLowerCase() === 'content-type') return rawHeaders[i + 1].includes('text/event-stream');
+    if (rawHeaders[i].length === 12 && rawHeaders[i].toString('latin1').toLowerCase() === 'content-type')
+      return rawHeaders[i + 1].includes('text/event-stream');
   }
   return false;
 };

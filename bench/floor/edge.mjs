@@ -22,10 +22,13 @@ import { relayCall } from './call.mjs';
 const upstream = Number(process.env.FLOOR_UPSTREAM);
 const kind = process.env.FLOOR_WORKER ?? 'undici';
 const threads = Number(process.env.FLOOR_THREADS ?? 2);
-if (!upstream || !['undici', 'switchyard', 'inline'].includes(kind)) throw new Error('FLOOR_UPSTREAM=<port> and FLOOR_WORKER=undici|switchyard|inline');
+if (!upstream || !['undici', 'switchyard', 'inline'].includes(kind))
+  throw new Error('FLOOR_UPSTREAM=<port> and FLOOR_WORKER=undici|switchyard|inline');
 
 // FLOOR_DIST: another build's dist/ (absolute path), to compare two builds' relay workers side by side.
-const syDist = process.env.FLOOR_DIST ? new URL(`file://${process.env.FLOOR_DIST.replace(/\/?$/, '/')}`) : new URL('../../dist/', import.meta.url);
+const syDist = process.env.FLOOR_DIST
+  ? new URL(`file://${process.env.FLOOR_DIST.replace(/\/?$/, '/')}`)
+  : new URL('../../dist/', import.meta.url);
 // The same native uWS build the service loads (dist/edge/http/uws-load.js picks the first that loads here), so
 // the floor and Switchyard always run on one edge library.
 const native = (await import(new URL('edge/http/uws-load.js', syDist).href)).loadNativeUws();
@@ -42,21 +45,44 @@ if (kind === 'inline') {
   // No connection cap, as in worker.mjs.
   const pool = new Pool(`http://127.0.0.1:${upstream}`, { connections: null });
   inline = (id, path, body) =>
-    relayCall(pool, path, body, { whole: (status, bytes) => answer(id, status, bytes), head: (status) => head(id, status), data: (text) => data(id, text), end: () => end(id) });
+    relayCall(pool, path, body, {
+      whole: (status, bytes) => answer(id, status, bytes),
+      head: (status) => head(id, status),
+      data: (text) => data(id, text),
+      end: () => end(id),
+    });
 } else if (kind === 'undici') {
-  workers = Array.from({ length: threads }, () => new Worker(new URL('./worker.mjs', import.meta.url), { workerData: { upstream } }));
+  workers = Array.from(
+    { length: threads },
+    () => new Worker(new URL('./worker.mjs', import.meta.url), { workerData: { upstream } }),
+  );
   // The body's own ArrayBuffer is transferred; a body gathered from several chunks may sit in Node's pool.
-  const own = (b) => (b.byteOffset === 0 && b.byteLength === b.buffer.byteLength ? b.buffer : b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
+  const own = (b) =>
+    b.byteOffset === 0 && b.byteLength === b.buffer.byteLength
+      ? b.buffer
+      : b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength);
   makeStart = (id, path, body) => ({ id, path, body: own(body) });
 } else {
   const { createBodyArena } = await import(new URL('workers/shared/body-arena.js', syDist).href);
   ({ packBatch, unpackBatch } = await import(new URL('protocol/relay-batch.js', syDist).href));
   const arena = createBodyArena();
-  const workerData = { dataDir: mkdtempSync(join(tmpdir(), 'switchyard-floor-')), arena: { buffer: arena.buffer, slotSize: arena.slotSize } };
+  const workerData = {
+    dataDir: mkdtempSync(join(tmpdir(), 'switchyard-floor-')),
+    arena: { buffer: arena.buffer, slotSize: arena.slotSize },
+  };
   const entry = new URL('workers/proxy/relay-entry.js', syDist);
   // The relay pool's own worker options (workers/proxy/relay-pool.ts).
-  workers = Array.from({ length: threads }, () => new Worker(entry, { workerData, resourceLimits: { maxYoungGenerationSizeMb: 16 } }));
-  const target = { id: 'bench', kind: 'openai_compatible', baseUrl: `http://127.0.0.1:${upstream}/v1`, hints: {}, timeouts: { connectMs: 10_000, headMs: 600_000, idleMs: 300_000 } };
+  workers = Array.from(
+    { length: threads },
+    () => new Worker(entry, { workerData, resourceLimits: { maxYoungGenerationSizeMb: 16 } }),
+  );
+  const target = {
+    id: 'bench',
+    kind: 'openai_compatible',
+    baseUrl: `http://127.0.0.1:${upstream}/v1`,
+    hints: {},
+    timeouts: { connectMs: 10_000, headMs: 600_000, idleMs: 300_000 },
+  };
   makeStart = (id, _path, body) => ({
     t: 'start',
     id,
@@ -123,7 +149,8 @@ function pend(id) {
   return p;
 }
 const head = (id, status) => (pend(id).status = status);
-const data = (id, chunk) => pend(id).chunks.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('latin1'));
+const data = (id, chunk) =>
+  pend(id).chunks.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('latin1'));
 const end = (id) => (pend(id).ended = true);
 
 function writePending() {

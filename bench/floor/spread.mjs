@@ -24,7 +24,10 @@ if (shape === undefined) {
   console.log('| shape | copies in 1.5 s | allocated MB | promoted MB |');
   console.log('|---|---|---|---|');
   for (const name of Object.keys(SHAPES)) {
-    const run = spawnSync(process.execPath, ['--trace-gc-nvp', new URL(import.meta.url).pathname, name], { encoding: 'utf8', maxBuffer: 1 << 28 });
+    const run = spawnSync(process.execPath, ['--trace-gc-nvp', new URL(import.meta.url).pathname, name], {
+      encoding: 'utf8',
+      maxBuffer: 1 << 28,
+    });
     let allocated = 0;
     let promoted = 0;
     for (const line of run.stdout.split('\n')) {

@@ -29,7 +29,8 @@ function post(message) {
 parentPort.on('message', (batch) => {
   for (const { id, path, body } of batch) {
     relayCall(pool, path, Buffer.from(body), {
-      whole: (status, bytes) => post({ id, status, body: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) }),
+      whole: (status, bytes) =>
+        post({ id, status, body: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) }),
       head: (status) => post({ t: 'head', id, status }),
       data: (text) => post({ t: 'data', id, text }),
       end: () => post({ t: 'end', id }),

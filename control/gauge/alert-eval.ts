@@ -39,7 +39,15 @@ export interface AlertInputs {
 }
 
 export type AlertChange =
-  | { kind: 'fire'; ruleId: string; dedupeKey: string; scope: string; providerId: string | null; accountId: string | null; summary: string }
+  | {
+      kind: 'fire';
+      ruleId: string;
+      dedupeKey: string;
+      scope: string;
+      providerId: string | null;
+      accountId: string | null;
+      summary: string;
+    }
   /** The condition cleared: an open event resolves (by the service). */
   | { kind: 'resolve'; eventId: string }
   /** The condition cleared after a client resolved the event: a later breach is a new episode. */
@@ -67,7 +75,10 @@ export function remainingShare(w: GaugeWindow): number | null {
 
 function matches(rule: GaugeAlertRule, providerId: string | null, accountId: string | null): boolean {
   const t = rule.target;
-  return (t.providerId === undefined || t.providerId === providerId) && (t.accountId === undefined || t.accountId === accountId);
+  return (
+    (t.providerId === undefined || t.providerId === providerId) &&
+    (t.accountId === undefined || t.accountId === accountId)
+  );
 }
 
 function band(breach: boolean, clear: boolean): Subject['status'] {
@@ -77,9 +88,23 @@ function band(breach: boolean, clear: boolean): Subject['status'] {
 // Window IDs and reset times come from collectors reading upstream answers: bounded before they join a key.
 const part = (text: string) => text.slice(0, 160);
 
-function windowSubject(rule: GaugeAlertRule, r: GaugeReading, w: GaugeWindow, status: Subject['status'], text: string, period = w.resetsAt ?? 'none'): Subject {
+function windowSubject(
+  rule: GaugeAlertRule,
+  r: GaugeReading,
+  w: GaugeWindow,
+  status: Subject['status'],
+  text: string,
+  period = w.resetsAt ?? 'none',
+): Subject {
   const scope = `${rule.id}|${r.accountId}|${part(w.id)}`;
-  return { key: `${scope}|${part(period)}`, scope, providerId: r.providerId, accountId: r.accountId, status, summary: `${r.providerId} ${r.accountId} ${w.id}: ${text}` };
+  return {
+    key: `${scope}|${part(period)}`,
+    scope,
+    providerId: r.providerId,
+    accountId: r.accountId,
+    status,
+    summary: `${r.providerId} ${r.accountId} ${w.id}: ${text}`,
+  };
 }
 
 function quotaSubjects(rule: GaugeAlertRule, inputs: AlertInputs, now: number): Subject[] {
@@ -98,7 +123,15 @@ function quotaSubjects(rule: GaugeAlertRule, inputs: AlertInputs, now: number): 
       const left = share * 100;
       if (rule.kind === 'quota_low') {
         const t = rule.threshold!;
-        out.push(windowSubject(rule, r, w, band(left < t, left >= Math.min(100, t + HYSTERESIS_POINTS)), `${pct(left)}% left, below ${t}%`));
+        out.push(
+          windowSubject(
+            rule,
+            r,
+            w,
+            band(left < t, left >= Math.min(100, t + HYSTERESIS_POINTS)),
+            `${pct(left)}% left, below ${t}%`,
+          ),
+        );
       } else if (rule.kind === 'quota_exhausted') {
         out.push(windowSubject(rule, r, w, band(left <= 0, left >= HYSTERESIS_POINTS), 'quota exhausted'));
       } else if (rule.kind === 'forecast_exhaustion') {
@@ -111,7 +144,13 @@ function quotaSubjects(rule: GaugeAlertRule, inputs: AlertInputs, now: number): 
 }
 
 /** A reset: the snapshot before this reading had the window resetting at a time now past. */
-function resetSubject(rule: GaugeAlertRule, r: GaugeReading, w: GaugeWindow, history: readonly GaugeReading[], at: number): Subject | null {
+function resetSubject(
+  rule: GaugeAlertRule,
+  r: GaugeReading,
+  w: GaugeWindow,
+  history: readonly GaugeReading[],
+  at: number,
+): Subject | null {
   if (w.resetsAt === null) return null;
   const prior = history.findLast((h) => Date.parse(h.collectedAt) < at);
   const before = prior?.windows.find((x) => x.id === w.id)?.resetsAt ?? null;
@@ -120,14 +159,25 @@ function resetSubject(rule: GaugeAlertRule, r: GaugeReading, w: GaugeWindow, his
 }
 
 /** At the burn rate since the earliest snapshot of this period in the lookback, the window runs out before it resets. */
-function forecastSubject(rule: GaugeAlertRule, r: GaugeReading, w: GaugeWindow, share: number, history: readonly GaugeReading[], at: number, now: number): Subject | null {
+function forecastSubject(
+  rule: GaugeAlertRule,
+  r: GaugeReading,
+  w: GaugeWindow,
+  share: number,
+  history: readonly GaugeReading[],
+  at: number,
+  now: number,
+): Subject | null {
   if (w.resetsAt === null || share <= 0) return null;
   const base = history
     .filter((h) => {
       const t = Date.parse(h.collectedAt);
       return t < at && t >= at - FORECAST_LOOKBACK_MS;
     })
-    .map((h) => ({ at: Date.parse(h.collectedAt), w: h.windows.find((x) => x.id === w.id && x.resetsAt === w.resetsAt) }))
+    .map((h) => ({
+      at: Date.parse(h.collectedAt),
+      w: h.windows.find((x) => x.id === w.id && x.resetsAt === w.resetsAt),
+    }))
     .find((h) => h.w !== undefined);
   if (!base || at - base.at < FORECAST_MIN_SPAN_MS) return null;
   const baseShare = remainingShare(base.w!);
@@ -137,7 +187,13 @@ function forecastSubject(rule: GaugeAlertRule, r: GaugeReading, w: GaugeWindow, 
   const runsOut = perMs > 0 ? at + share / perMs : Infinity;
   const hours = rule.threshold!;
   const breach = runsOut < resets && runsOut - now <= hours * 3_600_000;
-  return windowSubject(rule, r, w, band(breach, !breach), `runs out about ${new Date(Math.round(runsOut / 60_000) * 60_000).toISOString()}, before its reset at ${w.resetsAt}`);
+  return windowSubject(
+    rule,
+    r,
+    w,
+    band(breach, !breach),
+    `runs out about ${new Date(Math.round(runsOut / 60_000) * 60_000).toISOString()}, before its reset at ${w.resetsAt}`,
+  );
 }
 
 function budgetSubjects(rule: GaugeAlertRule, budgets: readonly GaugeBudgetStatus[]): Subject[] {
@@ -146,7 +202,8 @@ function budgetSubjects(rule: GaugeAlertRule, budgets: readonly GaugeBudgetStatu
     if (rule.target.budgetId !== undefined && rule.target.budgetId !== b.id) continue;
     const thresholds = rule.threshold === null ? b.thresholds : [rule.threshold];
     for (const t of thresholds) {
-      const reached = rule.threshold === null ? b.crossed.includes(t) : b.amount > 0 && (b.spend.counted / b.amount) * 100 >= t;
+      const reached =
+        rule.threshold === null ? b.crossed.includes(t) : b.amount > 0 && (b.spend.counted / b.amount) * 100 >= t;
       const scope = `${rule.id}|budget:${b.id}|${t}`;
       out.push({
         key: `${scope}|${b.periodStart}`,
@@ -167,7 +224,14 @@ function driftSubjects(rule: GaugeAlertRule, readings: readonly GaugeReading[]):
   const t = rule.threshold!;
   for (const r of readings) {
     const s = r.spend;
-    if (!matches(rule, r.providerId, r.accountId) || s === null || s.providerReported === null || s.estimated === null || s.providerReported <= 0) continue;
+    if (
+      !matches(rule, r.providerId, r.accountId) ||
+      s === null ||
+      s.providerReported === null ||
+      s.estimated === null ||
+      s.providerReported <= 0
+    )
+      continue;
     const drift = (Math.abs(s.estimated - s.providerReported) / s.providerReported) * 100;
     const scope = `${rule.id}|${r.accountId}|spend`;
     out.push({
@@ -191,7 +255,14 @@ function incidentSubjects(rule: GaugeAlertRule, statuses: readonly GaugeProvider
       const key = `${rule.id}|provider:${s.providerId}`;
       const what = open.length > 0 ? `incident: ${open[0]!.name}` : (s.description ?? s.indicator);
       // An unreadable feed is `unknown`, never an outage, and never the end of one either.
-      return { key, scope: key, providerId: s.providerId, accountId: null, status: s.indicator === 'unknown' && open.length === 0 ? 'between' : band(breach, !breach), summary: `${s.providerId} status ${s.indicator}; ${what}` };
+      return {
+        key,
+        scope: key,
+        providerId: s.providerId,
+        accountId: null,
+        status: s.indicator === 'unknown' && open.length === 0 ? 'between' : band(breach, !breach),
+        summary: `${s.providerId} status ${s.indicator}; ${what}`,
+      };
     });
 }
 
@@ -201,9 +272,22 @@ function sourceSubjects(rule: GaugeAlertRule, sources: readonly AlertSourceInput
     .map((s) => {
       const st = s.state!;
       const key = `${rule.id}|source:${s.id}`;
-      const failing = rule.kind === 'collection_failing' ? st.consecutiveFailures >= rule.threshold! : st.lastOutcome === 'auth_failed';
-      const text = rule.kind === 'collection_failing' ? `${st.consecutiveFailures} failed collections in a row (last: ${st.lastOutcome})` : 'the provider refused the credential; replace it';
-      return { key, scope: key, providerId: s.providerId, accountId: s.id, status: band(failing, st.lastOutcome === 'ok'), summary: `${s.providerId ?? 'source'} ${s.id}: ${text}` };
+      const failing =
+        rule.kind === 'collection_failing'
+          ? st.consecutiveFailures >= rule.threshold!
+          : st.lastOutcome === 'auth_failed';
+      const text =
+        rule.kind === 'collection_failing'
+          ? `${st.consecutiveFailures} failed collections in a row (last: ${st.lastOutcome})`
+          : 'the provider refused the credential; replace it';
+      return {
+        key,
+        scope: key,
+        providerId: s.providerId,
+        accountId: s.id,
+        status: band(failing, st.lastOutcome === 'ok'),
+        summary: `${s.providerId ?? 'source'} ${s.id}: ${text}`,
+      };
     });
 }
 
@@ -227,7 +311,12 @@ function subjectsOf(rule: GaugeAlertRule, inputs: AlertInputs, now: number): Sub
 }
 
 /** `events`: every stored event of these rules, oldest first. */
-export function evaluateAlerts(rules: readonly GaugeAlertRule[], inputs: AlertInputs, events: readonly StoredAlertEvent[], now: number): AlertChange[] {
+export function evaluateAlerts(
+  rules: readonly GaugeAlertRule[],
+  inputs: AlertInputs,
+  events: readonly StoredAlertEvent[],
+  now: number,
+): AlertChange[] {
   const changes: AlertChange[] = [];
   for (const rule of rules) {
     if (!rule.enabled) continue;
@@ -239,7 +328,8 @@ export function evaluateAlerts(rules: readonly GaugeAlertRule[], inputs: AlertIn
       lastFired.set(e.scope, Math.max(lastFired.get(e.scope) ?? -Infinity, Date.parse(e.firedAt)));
     }
     const seen = new Set<string>();
-    const cleared = (e: StoredAlertEvent) => changes.push(e.state === 'resolved' ? { kind: 'rearm', eventId: e.id } : { kind: 'resolve', eventId: e.id });
+    const cleared = (e: StoredAlertEvent) =>
+      changes.push(e.state === 'resolved' ? { kind: 'rearm', eventId: e.id } : { kind: 'resolve', eventId: e.id });
     for (const s of subjectsOf(rule, inputs, now)) {
       if (seen.has(s.key)) continue;
       seen.add(s.key);
@@ -250,7 +340,15 @@ export function evaluateAlerts(rules: readonly GaugeAlertRule[], inputs: AlertIn
         if (prev && (ONCE_PER_KEY.has(rule.kind) || prev.state !== 'resolved' || !prev.cleared)) continue;
         const last = lastFired.get(s.scope);
         if (last !== undefined && now - last < rule.cooldownMinutes * 60_000) continue;
-        changes.push({ kind: 'fire', ruleId: rule.id, dedupeKey: s.key, scope: s.scope, providerId: s.providerId, accountId: s.accountId, summary: redactText(s.summary, SUMMARY_MAX) });
+        changes.push({
+          kind: 'fire',
+          ruleId: rule.id,
+          dedupeKey: s.key,
+          scope: s.scope,
+          providerId: s.providerId,
+          accountId: s.accountId,
+          summary: redactText(s.summary, SUMMARY_MAX),
+        });
       }
     }
     // A key no subject produced any more (the window reset, the period ended, the account went): cleared.

@@ -21,9 +21,15 @@ export const ALERT_KIND_SPECS: Readonly<Record<AlertRuleKind, KindSpec>> = {
   quota_exhausted: { target: ACCOUNT, threshold: null },
   quota_reset: { target: ACCOUNT, threshold: null },
   // Hours of warning: fires when the window runs out before it resets and within this many hours.
-  forecast_exhaustion: { target: ACCOUNT, threshold: { min: 1, max: 720, integer: true, fallback: 24, nullable: false } },
+  forecast_exhaustion: {
+    target: ACCOUNT,
+    threshold: { min: 1, max: 720, integer: true, fallback: 24, nullable: false },
+  },
   // Percent of the budget; null follows the budget's own thresholds.
-  budget_threshold: { target: ['budgetId'], threshold: { min: 1, max: 1000, integer: false, fallback: null, nullable: true } },
+  budget_threshold: {
+    target: ['budgetId'],
+    threshold: { min: 1, max: 1000, integer: false, fallback: null, nullable: true },
+  },
   // Percent the estimate differs from the provider-reported spend.
   spend_drift: { target: ACCOUNT, threshold: { min: 1, max: 1000, integer: false, fallback: 20, nullable: false } },
   provider_incident: { target: ['providerId'], threshold: null },
@@ -34,13 +40,19 @@ export const ALERT_KIND_SPECS: Readonly<Record<AlertRuleKind, KindSpec>> = {
 
 const bad = (param: string, message: string) => new ServiceError('INVALID_REQUEST', message, { param });
 
-export function checkTarget(kind: AlertRuleKind, target: GaugeAlertRule['target'] | undefined): GaugeAlertRule['target'] {
+export function checkTarget(
+  kind: AlertRuleKind,
+  target: GaugeAlertRule['target'] | undefined,
+): GaugeAlertRule['target'] {
   const allowed = ALERT_KIND_SPECS[kind].target;
   const out: GaugeAlertRule['target'] = {};
   for (const [field, value] of Object.entries(target ?? {}) as [TargetField, string | undefined][]) {
     if (value === undefined) continue;
     if (!allowed.includes(field)) {
-      throw bad(`target.${field}`, `A \`${kind}\` rule does not use \`target.${field}\`${allowed.length > 0 ? `; it takes ${allowed.map((f) => `\`${f}\``).join(', ')}` : ''}.`);
+      throw bad(
+        `target.${field}`,
+        `A \`${kind}\` rule does not use \`target.${field}\`${allowed.length > 0 ? `; it takes ${allowed.map((f) => `\`${f}\``).join(', ')}` : ''}.`,
+      );
     }
     out[field] = value;
   }
@@ -48,7 +60,11 @@ export function checkTarget(kind: AlertRuleKind, target: GaugeAlertRule['target'
 }
 
 /** `given`: undefined on create means the kind's default; on update it keeps `current`. */
-export function checkThreshold(kind: AlertRuleKind, given: number | null | undefined, current?: number | null): number | null {
+export function checkThreshold(
+  kind: AlertRuleKind,
+  given: number | null | undefined,
+  current?: number | null,
+): number | null {
   const spec = ALERT_KIND_SPECS[kind].threshold;
   if (given === undefined) return current !== undefined ? current : (spec?.fallback ?? null);
   if (spec === null) {
@@ -60,7 +76,10 @@ export function checkThreshold(kind: AlertRuleKind, given: number | null | undef
     return null;
   }
   if (!Number.isFinite(given) || given < spec.min || given > spec.max || (spec.integer && !Number.isInteger(given))) {
-    throw bad('threshold', `A \`${kind}\` rule's threshold must be ${spec.integer ? 'an integer' : 'a number'} from ${spec.min} to ${spec.max}.`);
+    throw bad(
+      'threshold',
+      `A \`${kind}\` rule's threshold must be ${spec.integer ? 'an integer' : 'a number'} from ${spec.min} to ${spec.max}.`,
+    );
   }
   return given;
 }

@@ -61,7 +61,10 @@ export function createAlertRunner(deps: AlertRunnerDeps) {
     // A status kept from before its page was disabled is no news.
     const statusProviders = new Set(enabled.filter((s) => s.kind === 'status').map((s) => s.providerId));
     return {
-      readings: data.readings().filter((s) => ids.has(s.sourceId)).map((s) => s.reading),
+      readings: data
+        .readings()
+        .filter((s) => ids.has(s.sourceId))
+        .map((s) => s.reading),
       history,
       statuses: data.statuses().filter((s) => statusProviders.has(s.providerId)),
       sources: enabled.map((s) => ({ id: s.id, providerId: s.providerId, state: data.state(s.id)?.state })),
@@ -120,7 +123,10 @@ export function createAlertRunner(deps: AlertRunnerDeps) {
           input.budgets = deps.budgets(at);
         } catch (err) {
           // Without statuses a budget rule cannot tell crossed from cleared: it sits this pass out.
-          log.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not read budget statuses for alerts');
+          log.warn(
+            { err: err instanceof Error ? err.message : String(err) },
+            'could not read budget statuses for alerts',
+          );
           rules = rules.filter((r) => r.kind !== 'budget_threshold');
         }
       }
@@ -129,7 +135,7 @@ export function createAlertRunner(deps: AlertRunnerDeps) {
       const changes = evaluateAlerts(rules, input, events, at);
       if (changes.length > 0) {
         const staged: StoredAlertEvent[] = [];
-        await env.commit(() => apply(changes, at, (staged.length = 0, staged)));
+        await env.commit(() => apply(changes, at, ((staged.length = 0), staged)));
         for (const e of staged) deps.published(e);
       }
     }
@@ -158,7 +164,9 @@ export function createAlertRunner(deps: AlertRunnerDeps) {
   }
 
   const quietly = () =>
-    evaluate().catch((err: unknown) => log.warn({ err: err instanceof Error ? err.message : String(err) }, 'alert evaluation failed'));
+    evaluate().catch((err: unknown) =>
+      log.warn({ err: err instanceof Error ? err.message : String(err) }, 'alert evaluation failed'),
+    );
 
   return {
     evaluate,

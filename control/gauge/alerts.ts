@@ -9,7 +9,12 @@ import {
   type GaugeBudgetStatus,
 } from '../../protocol/gauge-money.ts';
 import { redactText } from '../../protocol/gauge-redact.ts';
-import { ALERT_COOLDOWN_DEFAULT_MINUTES, type GaugeAlertDeliveryUpdate, type GaugeAlertRuleCreate, type GaugeAlertRuleUpdate } from '../../protocol/http/gauge-alerts.ts';
+import {
+  ALERT_COOLDOWN_DEFAULT_MINUTES,
+  type GaugeAlertDeliveryUpdate,
+  type GaugeAlertRuleCreate,
+  type GaugeAlertRuleUpdate,
+} from '../../protocol/http/gauge-alerts.ts';
 import { monotonicIdFactory } from '../../protocol/ids.ts';
 import type { AlertEventFilter } from '../../protocol/ports/gauge.ts';
 import type { AuditRepo } from '../../store/audit-repo.ts';
@@ -49,7 +54,8 @@ export type { AlertEventFilter };
 
 export const ALERT_EVENTS_DEFAULT_RANGE_DAYS = 30;
 
-const notFound = (what: string, id: string) => new ServiceError('NOT_FOUND', `No Gauge alert ${what} with ID \`${id.slice(0, 160)}\`.`, { param: 'id' });
+const notFound = (what: string, id: string) =>
+  new ServiceError('NOT_FOUND', `No Gauge alert ${what} with ID \`${id.slice(0, 160)}\`.`, { param: 'id' });
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** What a client sees of an event: the stored record less the evaluator's bookkeeping. */
@@ -93,12 +99,19 @@ export function createGaugeAlerts(deps: GaugeAlertsDeps) {
         updatedAt: iso(at),
       };
       const metadata = { kind: rule.kind, targetFields: Object.keys(rule.target).sort(), enabled: rule.enabled };
-      await crud.commit(rule.id, { action: 'gauge-alert-rule.create', actor, requestId, metadata }, () => repo.stagePutRule(rule));
+      await crud.commit(rule.id, { action: 'gauge-alert-rule.create', actor, requestId, metadata }, () =>
+        repo.stagePutRule(rule),
+      );
       void quietly();
       return rule;
     },
 
-    async updateRule(id: string, patch: GaugeAlertRuleUpdate, actor: Actor, requestId: string): Promise<GaugeAlertRule> {
+    async updateRule(
+      id: string,
+      patch: GaugeAlertRuleUpdate,
+      actor: Actor,
+      requestId: string,
+    ): Promise<GaugeAlertRule> {
       const current = mustRule(id);
       const next: GaugeAlertRule = {
         ...current,
@@ -109,10 +122,14 @@ export function createGaugeAlerts(deps: GaugeAlertsDeps) {
         cooldownMinutes: patch.cooldownMinutes ?? current.cooldownMinutes,
         updatedAt: iso(now()),
       };
-      await crud.commit(next.id, { action: 'gauge-alert-rule.update', actor, requestId, metadata: { changedFields: Object.keys(patch).sort() } }, () => {
-        if (!repo.rule(current.id)) throw notFound('rule', current.id);
-        repo.stagePutRule(next);
-      });
+      await crud.commit(
+        next.id,
+        { action: 'gauge-alert-rule.update', actor, requestId, metadata: { changedFields: Object.keys(patch).sort() } },
+        () => {
+          if (!repo.rule(current.id)) throw notFound('rule', current.id);
+          repo.stagePutRule(next);
+        },
+      );
       void quietly();
       return next;
     },
@@ -120,7 +137,14 @@ export function createGaugeAlerts(deps: GaugeAlertsDeps) {
     /** The rule and only its events; returns how many events went with it. */
     async removeRule(id: string, actor: Actor, requestId: string): Promise<number> {
       const current = mustRule(id);
-      return repo.removeRule(current.id, () => crud.stageAudit(current.id, { action: 'gauge-alert-rule.delete', actor, requestId, metadata: { kind: current.kind } }));
+      return repo.removeRule(current.id, () =>
+        crud.stageAudit(current.id, {
+          action: 'gauge-alert-rule.delete',
+          actor,
+          requestId,
+          metadata: { kind: current.kind },
+        }),
+      );
     },
 
     /** Newest first; `after` inclusive and `before` exclusive on firedAt; `after` defaults to 30 days before. */
@@ -154,10 +178,18 @@ export function createGaugeAlerts(deps: GaugeAlertsDeps) {
         const e = repo.event(id);
         if (!e) throw notFound('event', id);
         if (patch.state !== undefined && !ALERT_STATE_MOVES[e.state].includes(patch.state)) {
-          throw new ServiceError('INVALID_REQUEST', `Alert event \`${e.id}\` is \`${e.state}\`; ${movesText(ALERT_STATE_MOVES[e.state])}.`, { param: 'state' });
+          throw new ServiceError(
+            'INVALID_REQUEST',
+            `Alert event \`${e.id}\` is \`${e.state}\`; ${movesText(ALERT_STATE_MOVES[e.state])}.`,
+            { param: 'state' },
+          );
         }
         if (patch.delivery !== undefined && !ALERT_DELIVERY_MOVES[e.delivery].includes(patch.delivery)) {
-          throw new ServiceError('INVALID_REQUEST', `Alert event \`${e.id}\` delivery is \`${e.delivery}\`; ${movesText(ALERT_DELIVERY_MOVES[e.delivery])}.`, { param: 'delivery' });
+          throw new ServiceError(
+            'INVALID_REQUEST',
+            `Alert event \`${e.id}\` delivery is \`${e.delivery}\`; ${movesText(ALERT_DELIVERY_MOVES[e.delivery])}.`,
+            { param: 'delivery' },
+          );
         }
         const moved: StoredAlertEvent = { ...e };
         if (patch.state === 'acknowledged') moved.acknowledgedAt = iso(at);
@@ -181,12 +213,16 @@ export function createGaugeAlerts(deps: GaugeAlertsDeps) {
   };
 }
 
-const movesText = (moves: readonly string[]) => (moves.length === 0 ? 'it cannot move any more' : `it can move to: ${moves.join(', ')}`);
+const movesText = (moves: readonly string[]) =>
+  moves.length === 0 ? 'it cannot move any more' : `it can move to: ${moves.join(', ')}`;
 
 export type GaugeAlerts = ReturnType<typeof createGaugeAlerts>;
 
 /** The refresh a person asks for is followed by an evaluation, so the answer's events are already there. */
-export function evaluatingAfterRefresh(actor: Pick<GaugeActor, 'setupChanged' | 'refresh'>, alerts: Pick<GaugeAlerts, 'evaluateQuietly'>): Pick<GaugeActor, 'setupChanged' | 'refresh'> {
+export function evaluatingAfterRefresh(
+  actor: Pick<GaugeActor, 'setupChanged' | 'refresh'>,
+  alerts: Pick<GaugeAlerts, 'evaluateQuietly'>,
+): Pick<GaugeActor, 'setupChanged' | 'refresh'> {
   return {
     setupChanged: () => actor.setupChanged(),
     async refresh(sourceIds) {

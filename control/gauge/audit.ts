@@ -6,7 +6,14 @@ import type { Actor } from '../actor.ts';
 
 export type GaugeAuditAction = Extract<AuditAction, `gauge-${string}`>;
 
-export function stageGaugeAudit(audit: AuditRepo, action: GaugeAuditAction, resourceId: string, actor: Actor, requestId: string, metadata: AuditMetadata): void {
+export function stageGaugeAudit(
+  audit: AuditRepo,
+  action: GaugeAuditAction,
+  resourceId: string,
+  actor: Actor,
+  requestId: string,
+  metadata: AuditMetadata,
+): void {
   const resourceType = action.startsWith('gauge-account.') ? 'gauge-account' : 'gauge-source';
   audit.stageAppend({ action, resourceType, resourceId, ...actor, requestId, metadata });
 }

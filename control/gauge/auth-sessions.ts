@@ -62,7 +62,9 @@ const isFinal = (s: Session) => FINAL.has(s.view.state);
 const bad = (param: string, message: string) => new ServiceError('INVALID_REQUEST', message, { param });
 
 /** SWITCHYARD_GAUGE_ALLOWED_HOSTS=loopback as the gauge worker reads it; SWITCHYARD_GAUGE_AUTH_SECOND_MS (tests, 1..1000). */
-export function authSessionOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Pick<AuthSessionDeps, 'allowedHosts' | 'secondMs'> {
+export function authSessionOptionsFromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+): Pick<AuthSessionDeps, 'allowedHosts' | 'secondMs'> {
   const second = Number(env.SWITCHYARD_GAUGE_AUTH_SECOND_MS);
   return {
     allowedHosts: env.SWITCHYARD_GAUGE_ALLOWED_HOSTS === 'loopback' ? 'loopback' : 'any',
@@ -91,7 +93,9 @@ export function createAuthSessions(deps: AuthSessionDeps) {
   let closed = false;
 
   function prune(now: number): void {
-    const ended = [...sessions.values()].filter((s) => s.endedAtMs !== null).sort((a, b) => a.endedAtMs! - b.endedAtMs!);
+    const ended = [...sessions.values()]
+      .filter((s) => s.endedAtMs !== null)
+      .sort((a, b) => a.endedAtMs! - b.endedAtMs!);
     for (const s of ended) if (now - s.endedAtMs! > ENDED_KEEP_MS) sessions.delete(s.view.id);
     for (const s of ended) {
       if (sessions.size <= MAX_KEPT) break;
@@ -108,7 +112,10 @@ export function createAuthSessions(deps: AuthSessionDeps) {
     if (s.timer !== null) clearTimeout(s.timer);
     s.timer = null;
     s.abort.abort();
-    log.info({ authSession: s.view.id, providerId: s.view.providerId, state, failure: code }, 'gauge auth session ended');
+    log.info(
+      { authSession: s.view.id, providerId: s.view.providerId, state, failure: code },
+      'gauge auth session ended',
+    );
   }
 
   function schedule(s: Session): void {
@@ -124,7 +131,10 @@ export function createAuthSessions(deps: AuthSessionDeps) {
     s.timer = null;
     s.busy = step(s)
       .catch((err: unknown) => {
-        log.warn({ authSession: s.view.id, code: err instanceof ServiceError ? err.code : 'INTERNAL' }, 'gauge auth session step failed');
+        log.warn(
+          { authSession: s.view.id, code: err instanceof ServiceError ? err.code : 'INTERNAL' },
+          'gauge auth session step failed',
+        );
         finish(s, 'failed', 'store_failed');
       })
       .finally(() => {
@@ -171,7 +181,12 @@ export function createAuthSessions(deps: AuthSessionDeps) {
     try {
       const record =
         accountId === null
-          ? await service.createAccount({ providerId, authMode, credential: token }, s.actor, s.requestId, 'auth-session')
+          ? await service.createAccount(
+              { providerId, authMode, credential: token },
+              s.actor,
+              s.requestId,
+              'auth-session',
+            )
           : await service.updateAccount(accountId, { credential: token }, s.actor, s.requestId, false);
       s.view.accountId = record.id;
       finish(s, 'succeeded', null);
@@ -183,15 +198,24 @@ export function createAuthSessions(deps: AuthSessionDeps) {
 
   function checkTarget(input: GaugeAuthSessionCreate): void {
     if (!GAUGE_PROVIDERS.some((p) => p.id === input.providerId)) {
-      throw bad('providerId', `Gauge has no provider \`${input.providerId.slice(0, 160)}\`; see GET /v1/gauge/providers.`);
+      throw bad(
+        'providerId',
+        `Gauge has no provider \`${input.providerId.slice(0, 160)}\`; see GET /v1/gauge/providers.`,
+      );
     }
     if (!GAUGE_DEVICE_FLOW_PROVIDERS.includes(input.providerId) || input.authMode !== 'oauth_device') {
-      throw bad('authMode', `Auth sessions run device flows (\`oauth_device\`), which ${input.providerId} does not offer with \`${input.authMode}\`; connect it with POST /v1/gauge/accounts.`);
+      throw bad(
+        'authMode',
+        `Auth sessions run device flows (\`oauth_device\`), which ${input.providerId} does not offer with \`${input.authMode}\`; connect it with POST /v1/gauge/accounts.`,
+      );
     }
     if (input.accountId === undefined) return;
     const account = service.getAccount(input.accountId);
     if (account.providerId !== input.providerId || account.authMode !== input.authMode) {
-      throw bad('accountId', `Account \`${account.id}\` is a ${account.providerId ?? 'built-in'} \`${account.authMode}\` account; a session for ${input.providerId} \`${input.authMode}\` cannot update it.`);
+      throw bad(
+        'accountId',
+        `Account \`${account.id}\` is a ${account.providerId ?? 'built-in'} \`${account.authMode}\` account; a session for ${input.providerId} \`${input.authMode}\` cannot update it.`,
+      );
     }
   }
 
@@ -200,7 +224,13 @@ export function createAuthSessions(deps: AuthSessionDeps) {
     if (isFinal(s)) return;
     if (answer.kind === 'unreachable') return finish(s, 'failed', 'unreachable');
     if (answer.kind === 'malformed') return finish(s, 'failed', 'malformed');
-    if (answer.kind === 'refused') return finish(s, 'failed', 'refused', answer.error === null ? '; check `gauge.oauthClients`.' : ` (${answer.error}); check \`gauge.oauthClients\`.`);
+    if (answer.kind === 'refused')
+      return finish(
+        s,
+        'failed',
+        'refused',
+        answer.error === null ? '; check `gauge.oauthClients`.' : ` (${answer.error}); check \`gauge.oauthClients\`.`,
+      );
     const { codes } = answer;
     s.deviceCode = codes.deviceCode;
     s.expiresAtMs = Date.now() + codes.expiresIn * secondMs;
@@ -232,9 +262,13 @@ export function createAuthSessions(deps: AuthSessionDeps) {
       const now = Date.now();
       prune(now);
       const live = [...sessions.values()].filter((s) => !isFinal(s)).length;
-      if (closed) throw new ServiceError('CONFLICT', 'The service is stopping; start the session again once it is back.');
+      if (closed)
+        throw new ServiceError('CONFLICT', 'The service is stopping; start the session again once it is back.');
       if (live >= MAX_LIVE) {
-        throw new ServiceError('CONFLICT', `${MAX_LIVE} auth sessions are already running; finish or cancel one (DELETE /v1/gauge/auth-sessions/{id}).`);
+        throw new ServiceError(
+          'CONFLICT',
+          `${MAX_LIVE} auth sessions are already running; finish or cancel one (DELETE /v1/gauge/auth-sessions/{id}).`,
+        );
       }
       const s: Session = {
         view: {

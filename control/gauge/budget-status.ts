@@ -25,7 +25,9 @@ export function readingSpend(reading: GaugeReading, bounds: PeriodBounds, curren
   const s = reading.spend;
   if (s === null || s.currency !== currency || !usable(s.providerReported)) return null;
   if (s.periodStart === null || s.periodEnd === null) return null;
-  return Date.parse(s.periodStart) === bounds.start && Date.parse(s.periodEnd) === bounds.end ? s.providerReported : null;
+  return Date.parse(s.periodStart) === bounds.start && Date.parse(s.periodEnd) === bounds.end
+    ? s.providerReported
+    : null;
 }
 
 export function budgetStatus(
@@ -45,7 +47,9 @@ export function budgetStatus(
   }
   if (budget.scope.accountIds.length > 0) {
     const accounts = new Set(budget.scope.accountIds);
-    for (const r of readings) if (accounts.has(r.accountId)) providerReported = plus(providerReported, readingSpend(r, bounds, budget.currency));
+    for (const r of readings)
+      if (accounts.has(r.accountId))
+        providerReported = plus(providerReported, readingSpend(r, bounds, budget.currency));
   }
   providerReported = providerReported === null ? null : round(providerReported);
   estimated = estimated === null ? null : round(estimated);

@@ -4,7 +4,12 @@ import { GAUGE_LIMITS } from '../../protocol/gauge-catalog.ts';
 import type { GaugeBudget, GaugeBudgetStatus } from '../../protocol/gauge-money.ts';
 import { redactText } from '../../protocol/gauge-redact.ts';
 import type { AuditAction, AuditMetadata } from '../../protocol/http/audit.ts';
-import { BUDGET_LIMITS, DEFAULT_THRESHOLDS, type GaugeBudgetCreate, type GaugeBudgetUpdate } from '../../protocol/http/gauge-budgets.ts';
+import {
+  BUDGET_LIMITS,
+  DEFAULT_THRESHOLDS,
+  type GaugeBudgetCreate,
+  type GaugeBudgetUpdate,
+} from '../../protocol/http/gauge-budgets.ts';
 import { newId } from '../../protocol/ids.ts';
 import { periodBounds, type PeriodBounds } from '../../protocol/periods.ts';
 import type { AuditRepo } from '../../store/audit-repo.ts';
@@ -40,14 +45,17 @@ export interface GaugeBudgetsDeps {
 }
 
 const bad = (param: string, message: string) => new ServiceError('INVALID_REQUEST', message, { param });
-const notFound = (id: string) => new ServiceError('NOT_FOUND', `No Gauge budget with ID \`${id.slice(0, GAUGE_LIMITS.idMax)}\`.`, { param: 'id' });
+const notFound = (id: string) =>
+  new ServiceError('NOT_FOUND', `No Gauge budget with ID \`${id.slice(0, GAUGE_LIMITS.idMax)}\`.`, { param: 'id' });
 // More providers than this cannot be configured in practice; the breakdown is one range scan either way.
 const PROVIDER_ROWS_MAX = 100_000;
 
 /** The metered cost per gateway provider in the days of `bounds`: one range scan of the usage aggregates. */
 export function meteredByProvider(usage: Pick<UsageRepo, 'breakdown'>, bounds: PeriodBounds): Map<string, MeteredCost> {
   const rows = usage.breakdown({ from: bounds.firstDay, to: bounds.lastDay }, 'provider', PROVIDER_ROWS_MAX).data;
-  return new Map(rows.map((r) => [r.providerId!, { providerReported: r.providerReportedCostUsd, estimated: r.estimatedCostUsd }]));
+  return new Map(
+    rows.map((r) => [r.providerId!, { providerReported: r.providerReportedCostUsd, estimated: r.estimatedCostUsd }]),
+  );
 }
 
 // Over 80 lines as a closure of short methods over one state, the shape of every control service here.
@@ -58,13 +66,19 @@ export function createGaugeBudgets(deps: GaugeBudgetsDeps) {
 
   function checkScope(scope: GaugeBudgetCreate['scope']): void {
     scope?.providerIds?.forEach((id, i) => {
-      if (!deps.providerExists(id)) throw bad(`scope.providerIds[${i}]`, `No provider \`${id}\`; see GET /v1/providers.`);
+      if (!deps.providerExists(id))
+        throw bad(`scope.providerIds[${i}]`, `No provider \`${id}\`; see GET /v1/providers.`);
     });
     scope?.accountIds?.forEach((id, i) => {
       const source = deps.sources.get(id);
-      if (source === undefined || !isAccount(source)) throw bad(`scope.accountIds[${i}]`, `No Gauge account \`${id}\`; see GET /v1/gauge/accounts.`);
+      if (source === undefined || !isAccount(source))
+        throw bad(`scope.accountIds[${i}]`, `No Gauge account \`${id}\`; see GET /v1/gauge/accounts.`);
       // Its reading is the meter's own spend, which providerIds already counts: naming it would count it twice.
-      if (source.kind === 'service') throw bad(`scope.accountIds[${i}]`, 'The `service` account is this service\'s metered usage; scope it with `providerIds`.');
+      if (source.kind === 'service')
+        throw bad(
+          `scope.accountIds[${i}]`,
+          "The `service` account is this service's metered usage; scope it with `providerIds`.",
+        );
     });
   }
 
@@ -74,7 +88,14 @@ export function createGaugeBudgets(deps: GaugeBudgetsDeps) {
     return b;
   }
 
-  async function commit(budget: GaugeBudget, action: AuditAction, actor: Actor, requestId: string, metadata: AuditMetadata, remove = false): Promise<void> {
+  async function commit(
+    budget: GaugeBudget,
+    action: AuditAction,
+    actor: Actor,
+    requestId: string,
+    metadata: AuditMetadata,
+    remove = false,
+  ): Promise<void> {
     // Names and projects are labels: the audit keeps what kind of change it was, not the words.
     const entry = { action, actor, requestId, metadata };
     await (remove ? crud.remove(budget.id, entry) : crud.put(budget, entry));
@@ -106,7 +127,8 @@ export function createGaugeBudgets(deps: GaugeBudgetsDeps) {
 
     async create(input: GaugeBudgetCreate, actor: Actor, requestId: string): Promise<GaugeBudgetStatus> {
       checkScope(input.scope);
-      if (repo.count() >= BUDGET_LIMITS.count) throw bad('body', `At most ${BUDGET_LIMITS.count} budgets can exist; delete one first.`);
+      if (repo.count() >= BUDGET_LIMITS.count)
+        throw bad('body', `At most ${BUDGET_LIMITS.count} budgets can exist; delete one first.`);
       const at = now();
       const budget: GaugeBudget = {
         id: newId('bud_', at),
@@ -121,7 +143,11 @@ export function createGaugeBudgets(deps: GaugeBudgetsDeps) {
         createdAt: new Date(at).toISOString(),
         updatedAt: new Date(at).toISOString(),
       };
-      await commit(budget, 'gauge-budget.create', actor, requestId, { period: budget.period, basis: budget.basis, currency: budget.currency });
+      await commit(budget, 'gauge-budget.create', actor, requestId, {
+        period: budget.period,
+        basis: budget.basis,
+        currency: budget.currency,
+      });
       return statusOf(budget);
     },
 
@@ -131,7 +157,12 @@ export function createGaugeBudgets(deps: GaugeBudgetsDeps) {
       const next: GaugeBudget = {
         ...current,
         name: patch.name === undefined ? current.name : redactText(patch.name, GAUGE_LIMITS.labelMax),
-        project: patch.project === undefined ? current.project : patch.project === null ? null : redactText(patch.project, GAUGE_LIMITS.labelMax),
+        project:
+          patch.project === undefined
+            ? current.project
+            : patch.project === null
+              ? null
+              : redactText(patch.project, GAUGE_LIMITS.labelMax),
         scope: {
           providerIds: [...(patch.scope?.providerIds ?? current.scope.providerIds)],
           accountIds: [...(patch.scope?.accountIds ?? current.scope.accountIds)],
@@ -149,7 +180,14 @@ export function createGaugeBudgets(deps: GaugeBudgetsDeps) {
 
     async remove(id: string, actor: Actor, requestId: string): Promise<void> {
       const current = mustGet(id);
-      await commit(current, 'gauge-budget.delete', actor, requestId, { period: current.period, basis: current.basis }, true);
+      await commit(
+        current,
+        'gauge-budget.delete',
+        actor,
+        requestId,
+        { period: current.period, basis: current.basis },
+        true,
+      );
     },
   };
 }

@@ -5,7 +5,16 @@ import type { GaugeSourceRecord } from '../../store/gauge-source-repo.ts';
 import type { CapacityReading, CapacitySignal, CapacityTracker } from '../capacity.ts';
 import type { Catalog } from '../catalog.ts';
 import { isAccount } from '../../protocol/gauge-sources.ts';
-import { LOW_HEADROOM, STALE_MS, statusOf, tightest, UNDATED_MS, type CapacityRow, type CapacityStatus, type Tightest } from '../../protocol/gauge-capacity.ts';
+import {
+  LOW_HEADROOM,
+  STALE_MS,
+  statusOf,
+  tightest,
+  UNDATED_MS,
+  type CapacityRow,
+  type CapacityStatus,
+  type Tightest,
+} from '../../protocol/gauge-capacity.ts';
 
 // The one capacity signal: the live-header tracker (per catalog model, from answer heads and 429s) and Gauge's
 // polled readings (per account: the tightest window still counting). GET /v1/gauge/capacity lists it;
@@ -87,7 +96,14 @@ export function createCapacitySignal(deps: CapacitySignalDeps): GaugeCapacitySig
     const kind = model && catalog.provider(model.providerId)?.kind;
     const p = kind === undefined ? null : polled(kind, now);
     if (p === null) return live;
-    const fromGauge: CapacityReading = { headroom: p.tight.headroom, remaining: p.tight.remaining, limit: p.tight.limit, resetAt: p.tight.countsUntil, source: 'gauge', observedAt: now };
+    const fromGauge: CapacityReading = {
+      headroom: p.tight.headroom,
+      remaining: p.tight.remaining,
+      limit: p.tight.limit,
+      resetAt: p.tight.countsUntil,
+      source: 'gauge',
+      observedAt: now,
+    };
     return live !== null && live.headroom <= fromGauge.headroom ? live : fromGauge;
   }
 
@@ -142,7 +158,10 @@ export function createCapacitySignal(deps: CapacitySignalDeps): GaugeCapacitySig
 }
 
 /** The gauge actor as the edge's Gauge service uses it, with the signal's cache dropped after each explicit refresh. */
-export function refreshingCapacity(actor: Pick<GaugeActor, 'setupChanged' | 'refresh'>, signal: () => Pick<GaugeCapacitySignal, 'invalidate'>): Pick<GaugeActor, 'setupChanged' | 'refresh'> {
+export function refreshingCapacity(
+  actor: Pick<GaugeActor, 'setupChanged' | 'refresh'>,
+  signal: () => Pick<GaugeCapacitySignal, 'invalidate'>,
+): Pick<GaugeActor, 'setupChanged' | 'refresh'> {
   return {
     setupChanged: () => actor.setupChanged(),
     async refresh(sourceIds) {

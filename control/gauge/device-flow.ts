@@ -33,7 +33,11 @@ export interface DeviceCodes {
   interval: number;
 }
 
-export type DeviceCodeAnswer = { kind: 'codes'; codes: DeviceCodes } | { kind: 'refused'; error: string | null } | { kind: 'unreachable' } | { kind: 'malformed' };
+export type DeviceCodeAnswer =
+  | { kind: 'codes'; codes: DeviceCodes }
+  | { kind: 'refused'; error: string | null }
+  | { kind: 'unreachable' }
+  | { kind: 'malformed' };
 
 export type PollAnswer =
   | { kind: 'token'; accessToken: string }
@@ -51,7 +55,11 @@ async function postForm(url: URL, form: Record<string, string>, signal: AbortSig
   try {
     const res = await request(url, {
       method: 'POST',
-      headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'switchyard-gauge' },
+      headers: {
+        accept: 'application/json',
+        'content-type': 'application/x-www-form-urlencoded',
+        'user-agent': 'switchyard-gauge',
+      },
       body: new URLSearchParams(form).toString(),
       signal: AbortSignal.any([signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)]),
     });
@@ -64,7 +72,8 @@ async function postForm(url: URL, form: Record<string, string>, signal: AbortSig
         json = null;
       }
     }
-    const object = typeof json === 'object' && json !== null && !Array.isArray(json) ? (json as Record<string, unknown>) : null;
+    const object =
+      typeof json === 'object' && json !== null && !Array.isArray(json) ? (json as Record<string, unknown>) : null;
     return { kind: 'answer', status: res.statusCode, json: object };
   } catch {
     // Refused connections, resets, time-outs and aborts alike: the caller retries or has stopped.
@@ -77,7 +86,8 @@ const errorOf = (json: Record<string, unknown>): string | null | undefined => {
   return typeof json.error === 'string' && ERROR_CODE.test(json.error) ? json.error : null;
 };
 
-const intIn = (value: unknown, min: number, max: number): number | null => (typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max ? value : null);
+const intIn = (value: unknown, min: number, max: number): number | null =>
+  typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max ? value : null;
 
 /**
  * A verification URI is shown to a person who will type a code there: https, or the configured server's own
@@ -117,7 +127,8 @@ export async function requestDeviceCodes(client: ResolvedClient, signal: AbortSi
   const url = new URL(client.base.href.replace(/\/+$/, '') + client.server.deviceCodePath);
   const raw = await postForm(url, { client_id: client.clientId, scope: client.server.scope }, signal);
   if (raw.kind === 'unreachable') return raw;
-  if (raw.json === null) return raw.status >= 200 && raw.status < 300 ? { kind: 'malformed' } : { kind: 'refused', error: null };
+  if (raw.json === null)
+    return raw.status >= 200 && raw.status < 300 ? { kind: 'malformed' } : { kind: 'refused', error: null };
   const error = errorOf(raw.json);
   if (error !== undefined) return { kind: 'refused', error };
   if (raw.status !== 200) return { kind: 'refused', error: null };
@@ -139,13 +150,21 @@ export function readPollAnswer(status: number, json: Record<string, unknown> | n
   if (status !== 200) return { kind: 'refused', error: null };
   const token = json.access_token;
   if (typeof token !== 'string' || !ACCESS_TOKEN.test(token)) return { kind: 'malformed' };
-  if (json.token_type !== undefined && (typeof json.token_type !== 'string' || json.token_type.toLowerCase() !== 'bearer')) return { kind: 'malformed' };
+  if (
+    json.token_type !== undefined &&
+    (typeof json.token_type !== 'string' || json.token_type.toLowerCase() !== 'bearer')
+  )
+    return { kind: 'malformed' };
   return { kind: 'token', accessToken: token };
 }
 
 export async function pollToken(client: ResolvedClient, deviceCode: string, signal: AbortSignal): Promise<PollAnswer> {
   const url = new URL(client.base.href.replace(/\/+$/, '') + client.server.tokenPath);
-  const raw = await postForm(url, { client_id: client.clientId, device_code: deviceCode, grant_type: DEVICE_GRANT_TYPE }, signal);
+  const raw = await postForm(
+    url,
+    { client_id: client.clientId, device_code: deviceCode, grant_type: DEVICE_GRANT_TYPE },
+    signal,
+  );
   if (raw.kind === 'unreachable') return { kind: 'transient' };
   return readPollAnswer(raw.status, raw.json);
 }

@@ -5,10 +5,15 @@ import type { Catalog } from '../catalog.ts';
 // Gauge's live-headers source hears what Smart Route's capacity tracker hears: the rate-limit headers on each
 // relayed answer head. The tracker is wrapped, not changed, and Gauge gets the provider record the model
 // belongs to (its ID and kind), so readings are per provider record and need no polling.
-export function tapCapacity(capacity: CapacityTracker, catalog: () => Catalog, gauge: Pick<GaugeActor, 'observe'>): CapacityTracker {
+export function tapCapacity(
+  capacity: CapacityTracker,
+  catalog: () => Catalog,
+  gauge: Pick<GaugeActor, 'observe'>,
+): CapacityTracker {
   return {
     read: (modelId, now) => capacity.read(modelId, now),
-    observeRateLimited: (modelId, retryAfterSeconds, now) => capacity.observeRateLimited(modelId, retryAfterSeconds, now),
+    observeRateLimited: (modelId, retryAfterSeconds, now) =>
+      capacity.observeRateLimited(modelId, retryAfterSeconds, now),
     entries: (now) => capacity.entries(now),
     observeHeaders(modelId, headers, now) {
       capacity.observeHeaders(modelId, headers, now);

@@ -43,7 +43,10 @@ export type PendingBuckets = Map<number, Map<string | null, GaugeActivityBucket>
 /** Adds a call to its (hour, model) bucket; returns true when it made a new one. Input excludes cached input, as the agent logs count it. */
 export function foldCall(into: PendingBuckets, e: UsageEvent): boolean {
   const hourMs = Math.floor(e.at / HOUR_MS) * HOUR_MS;
-  const model = e.modelId !== null && e.modelId.length > GAUGE_LIMITS.filterMax ? e.modelId.slice(0, GAUGE_LIMITS.filterMax) : e.modelId;
+  const model =
+    e.modelId !== null && e.modelId.length > GAUGE_LIMITS.filterMax
+      ? e.modelId.slice(0, GAUGE_LIMITS.filterMax)
+      : e.modelId;
   let hour = into.get(hourMs);
   if (hour === undefined) into.set(hourMs, (hour = new Map()));
   let b = hour.get(model);

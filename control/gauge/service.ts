@@ -1,5 +1,10 @@
 import { ServiceError } from '../../protocol/errors.ts';
-import { adapterOf, GAUGE_BUILT_IN_SOURCES, GAUGE_PROVIDERS, GAUGE_SESSION_ADAPTERS } from '../../protocol/gauge-catalog.ts';
+import {
+  adapterOf,
+  GAUGE_BUILT_IN_SOURCES,
+  GAUGE_PROVIDERS,
+  GAUGE_SESSION_ADAPTERS,
+} from '../../protocol/gauge-catalog.ts';
 import { redactText } from '../../protocol/gauge-redact.ts';
 import type { GaugeAccountCreate, GaugeAccountUpdate, GaugeSourceUpdate } from '../../protocol/http/gauge.ts';
 import { newId } from '../../protocol/ids.ts';
@@ -36,7 +41,12 @@ const notFound = (what: string, id: string, param = 'id') =>
 export { gaugeDisabled };
 
 /** A Gauge account's key (or admin key) goes to `config.baseUrl`: moving it is moving the key. */
-function checkRedirect(current: GaugeSourceRecord, next: GaugeSourceRecord, credential: string | null | undefined, mayRedirect: boolean): void {
+function checkRedirect(
+  current: GaugeSourceRecord,
+  next: GaugeSourceRecord,
+  credential: string | null | undefined,
+  mayRedirect: boolean,
+): void {
   checkCredentialRedirect({
     hasCredential: current.credentialRef !== null,
     before: current.config.baseUrl,
@@ -64,20 +74,32 @@ export function createGaugeService(deps: GaugeServiceDeps) {
   }
 
   /** Writes the record and its audit line together; a new credential is stored first and dropped on failure. */
-  async function commit(next: GaugeSourceRecord, previous: GaugeSourceRecord | undefined, credential: string | null | undefined, action: GaugeAuditAction, actorOf: Actor, requestId: string, metadata: Record<string, string | boolean | string[]>) {
+  async function commit(
+    next: GaugeSourceRecord,
+    previous: GaugeSourceRecord | undefined,
+    credential: string | null | undefined,
+    action: GaugeAuditAction,
+    actorOf: Actor,
+    requestId: string,
+    metadata: Record<string, string | boolean | string[]>,
+  ) {
     const newRef = typeof credential === 'string' ? await vault.put(credential) : undefined;
     if (credential !== undefined) next.credentialRef = newRef ?? null;
     try {
       await env.commit(() => {
         sources.stagePut(next);
-        stageGaugeAudit(audit, action, next.id, actorOf, requestId, { ...metadata, credentialConfigured: next.credentialRef !== null });
+        stageGaugeAudit(audit, action, next.id, actorOf, requestId, {
+          ...metadata,
+          credentialConfigured: next.credentialRef !== null,
+        });
       });
     } catch (err) {
       if (newRef !== undefined) await vault.delete(newRef).catch(() => undefined);
       throw err;
     }
     // The old secret goes only once nothing refers to it any more.
-    if (previous?.credentialRef && previous.credentialRef !== next.credentialRef) await vault.delete(previous.credentialRef).catch(() => undefined);
+    if (previous?.credentialRef && previous.credentialRef !== next.credentialRef)
+      await vault.delete(previous.credentialRef).catch(() => undefined);
     actor.setupChanged();
     return next;
   }
@@ -87,14 +109,27 @@ export function createGaugeService(deps: GaugeServiceDeps) {
     getAccount: (id: string) => mustGet(id, 'account'),
 
     /** `via` auth-session: the account an auth session creates with the credential it obtained. */
-    async createAccount(input: GaugeAccountCreate, actorOf: Actor, requestId: string, via: 'accounts' | 'auth-session' = 'accounts'): Promise<GaugeSourceRecord> {
+    async createAccount(
+      input: GaugeAccountCreate,
+      actorOf: Actor,
+      requestId: string,
+      via: 'accounts' | 'auth-session' = 'accounts',
+    ): Promise<GaugeSourceRecord> {
       const adapter =
-        via === 'accounts' ? adapterOf(input.providerId, input.authMode) : GAUGE_SESSION_ADAPTERS.find((a) => a.providerId === input.providerId && a.authMode === input.authMode);
+        via === 'accounts'
+          ? adapterOf(input.providerId, input.authMode)
+          : GAUGE_SESSION_ADAPTERS.find((a) => a.providerId === input.providerId && a.authMode === input.authMode);
       if (!adapter) {
         const known = GAUGE_PROVIDERS.some((p) => p.id === input.providerId);
-        throw new ServiceError('NOT_FOUND', known ? `Gauge cannot connect a ${input.providerId} account with \`${input.authMode}\`.` : `Gauge has no provider \`${input.providerId.slice(0, 160)}\`; see GET /v1/gauge/providers.`, {
-          param: known ? 'authMode' : 'providerId',
-        });
+        throw new ServiceError(
+          'NOT_FOUND',
+          known
+            ? `Gauge cannot connect a ${input.providerId} account with \`${input.authMode}\`.`
+            : `Gauge has no provider \`${input.providerId.slice(0, 160)}\`; see GET /v1/gauge/providers.`,
+          {
+            param: known ? 'authMode' : 'providerId',
+          },
+        );
       }
       if (sources.all().filter((r) => r.kind === 'account').length >= MAX_GAUGE_ACCOUNTS) {
         throw new ServiceError('CONFLICT', `At most ${MAX_GAUGE_ACCOUNTS} Gauge accounts may exist; delete one first.`);
@@ -115,11 +150,21 @@ export function createGaugeService(deps: GaugeServiceDeps) {
         updatedAt: now,
       };
       base.config = mergeConfig(base, {}, input.config, {});
-      return commit(base, undefined, input.credential, 'gauge-account.create', actorOf, requestId, { providerId: adapter.providerId, authMode: adapter.authMode, via });
+      return commit(base, undefined, input.credential, 'gauge-account.create', actorOf, requestId, {
+        providerId: adapter.providerId,
+        authMode: adapter.authMode,
+        via,
+      });
     },
 
     /** `mayRedirect`: the caller may send the stored credential to a new `config.baseUrl` (credential-redirect.ts). */
-    async updateAccount(id: string, patch: GaugeAccountUpdate, actorOf: Actor, requestId: string, mayRedirect: boolean): Promise<GaugeSourceRecord> {
+    async updateAccount(
+      id: string,
+      patch: GaugeAccountUpdate,
+      actorOf: Actor,
+      requestId: string,
+      mayRedirect: boolean,
+    ): Promise<GaugeSourceRecord> {
       const current = mustGet(id, 'account');
       checkCredentialAllowed(current, patch.credential);
       const next: GaugeSourceRecord = {
@@ -130,24 +175,38 @@ export function createGaugeService(deps: GaugeServiceDeps) {
         updatedAt: Date.now(),
       };
       checkRedirect(current, next, patch.credential, mayRedirect);
-      return commit(next, current, patch.credential, 'gauge-account.update', actorOf, requestId, { changedFields: Object.keys(patch).sort() });
+      return commit(next, current, patch.credential, 'gauge-account.update', actorOf, requestId, {
+        changedFields: Object.keys(patch).sort(),
+      });
     },
 
     async removeAccount(id: string, actorOf: Actor, requestId: string): Promise<void> {
       const current = mustGet(id, 'account');
       if (current.builtIn) {
-        throw new ServiceError('INVALID_REQUEST', `\`${current.id}\` is built in: disable it with PUT /v1/gauge/sources/${current.id} instead.`, { param: 'id' });
+        throw new ServiceError(
+          'INVALID_REQUEST',
+          `\`${current.id}\` is built in: disable it with PUT /v1/gauge/sources/${current.id} instead.`,
+          { param: 'id' },
+        );
       }
       // The account, what Gauge collected for it and the audit record go in one transaction.
       await data.removeSource(current.id, () => {
         sources.stageRemove(current.id);
-        stageGaugeAudit(audit, 'gauge-account.delete', current.id, actorOf, requestId, { providerId: current.providerId ?? 'none' });
+        stageGaugeAudit(audit, 'gauge-account.delete', current.id, actorOf, requestId, {
+          providerId: current.providerId ?? 'none',
+        });
       });
       if (current.credentialRef !== null) await vault.delete(current.credentialRef).catch(() => undefined);
       actor.setupChanged();
     },
 
-    async updateSource(id: string, patch: GaugeSourceUpdate, actorOf: Actor, requestId: string, mayRedirect: boolean): Promise<GaugeSourceRecord> {
+    async updateSource(
+      id: string,
+      patch: GaugeSourceUpdate,
+      actorOf: Actor,
+      requestId: string,
+      mayRedirect: boolean,
+    ): Promise<GaugeSourceRecord> {
       const current = mustGet(id, 'source');
       checkCredentialAllowed(current, patch.credential);
       const next: GaugeSourceRecord = {
@@ -157,7 +216,9 @@ export function createGaugeService(deps: GaugeServiceDeps) {
         updatedAt: Date.now(),
       };
       checkRedirect(current, next, patch.credential, mayRedirect);
-      return commit(next, current, patch.credential, 'gauge-source.update', actorOf, requestId, { changedFields: Object.keys(patch).sort() });
+      return commit(next, current, patch.credential, 'gauge-source.update', actorOf, requestId, {
+        changedFields: Object.keys(patch).sort(),
+      });
     },
 
     /** 404 for an unknown source, 409 for Gauge off, a disabled source or a refresh already running. */
@@ -171,7 +232,9 @@ export function createGaugeService(deps: GaugeServiceDeps) {
       if (!deps.settings().enabled) throw gaugeDisabled();
       for (const [i, id] of ids.entries()) {
         if (!all.find((r) => r.id === id)!.enabled) {
-          throw new ServiceError('CONFLICT', `Gauge source \`${id}\` is disabled; enable it before refreshing it.`, { param: `sourceIds[${i}]` });
+          throw new ServiceError('CONFLICT', `Gauge source \`${id}\` is disabled; enable it before refreshing it.`, {
+            param: `sourceIds[${i}]`,
+          });
         }
       }
       return actor.refresh(ids);
@@ -180,7 +243,10 @@ export function createGaugeService(deps: GaugeServiceDeps) {
     async deleteHistory(sourceId: string | undefined, actorOf: Actor, requestId: string): Promise<number> {
       if (sourceId !== undefined && !sources.get(sourceId)) throw notFound('source', sourceId, 'sourceId');
       return data.removeHistory(sourceId ?? null, (removed) =>
-        stageGaugeAudit(audit, 'gauge-history.delete', sourceId ?? '*', actorOf, requestId, { scope: sourceId === undefined ? 'all' : 'source', removed }),
+        stageGaugeAudit(audit, 'gauge-history.delete', sourceId ?? '*', actorOf, requestId, {
+          scope: sourceId === undefined ? 'all' : 'source',
+          removed,
+        }),
       );
     },
   };

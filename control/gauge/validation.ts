@@ -20,14 +20,20 @@ export function checkBaseUrl(value: string, param: string): string {
   } catch {
     throw bad(param, '`baseUrl` must be an absolute http or https URL.');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw bad(param, '`baseUrl` must be an absolute http or https URL.');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw bad(param, '`baseUrl` must be an absolute http or https URL.');
   if (url.username !== '' || url.password !== '') throw bad(param, '`baseUrl` must not carry credentials.');
   if (url.search !== '' || url.hash !== '') throw bad(param, '`baseUrl` must not have a query or fragment.');
   return url.href.replace(/\/+$/, '');
 }
 
 /** The source's configuration after `patch`: allow-listed keys only, null returns a key to its default. */
-export function mergeConfig(source: Pick<GaugeSourceRecord, 'collectorId'>, current: GaugeSourceConfig, patch: GaugeConfigPatch | undefined, defaults: GaugeSourceConfig): GaugeSourceConfig {
+export function mergeConfig(
+  source: Pick<GaugeSourceRecord, 'collectorId'>,
+  current: GaugeSourceConfig,
+  patch: GaugeConfigPatch | undefined,
+  defaults: GaugeSourceConfig,
+): GaugeSourceConfig {
   if (patch === undefined) return current;
   const allowed: readonly string[] = source.collectorId === null ? [] : GAUGE_CONFIG_KEYS[source.collectorId];
   const next: GaugeSourceConfig = { ...current };
@@ -44,7 +50,8 @@ export function mergeConfig(source: Pick<GaugeSourceRecord, 'collectorId'>, curr
     if (patch.paths === null) delete next.paths;
     else {
       patch.paths.forEach((p, i) => {
-        if (!isAbsolute(p) || p.includes('\u0000')) throw bad(`config.paths[${i}]`, 'Each log path must be an absolute path.');
+        if (!isAbsolute(p) || p.includes('\u0000'))
+          throw bad(`config.paths[${i}]`, 'Each log path must be an absolute path.');
       });
       next.paths = [...new Set(patch.paths)];
     }
@@ -52,7 +59,10 @@ export function mergeConfig(source: Pick<GaugeSourceRecord, 'collectorId'>, curr
   return next;
 }
 
-export function checkCredentialAllowed(source: Pick<GaugeSourceRecord, 'authMode'>, credential: string | null | undefined): void {
+export function checkCredentialAllowed(
+  source: Pick<GaugeSourceRecord, 'authMode'>,
+  credential: string | null | undefined,
+): void {
   if (credential === undefined || TAKES_CREDENTIAL.has(source.authMode)) return;
   throw bad('credential', 'This source reads no credential.');
 }

@@ -67,20 +67,25 @@ export class Metric<C extends Child> {
   ) {
     if (!METRIC_NAME.test(name)) throw new Error(`bad metric name ${name}`);
     for (const l of labelNames) {
-      if (!LABEL_NAME.test(l) || l.startsWith('__') || (type === 'histogram' && l === 'le')) throw new Error(`bad label name ${l} on ${name}`);
+      if (!LABEL_NAME.test(l) || l.startsWith('__') || (type === 'histogram' && l === 'le'))
+        throw new Error(`bad label name ${l} on ${name}`);
     }
     if (labelNames.length === 0) this.labels();
   }
 
   /** The series of these label values (in `labelNames` order); past the cap, the one `other` series. */
   labels(...values: string[]): C {
-    if (values.length !== this.labelNames.length) throw new Error(`${this.name} takes ${this.labelNames.length} labels`);
+    if (values.length !== this.labelNames.length)
+      throw new Error(`${this.name} takes ${this.labelNames.length} labels`);
     const key = values.join('\u0000');
     const found = this.series.get(key);
     if (found) return found.child;
     if (this.series.size >= this.maxSeries) return (this.folded ??= this.make());
     const child = this.make();
-    this.series.set(key, { values: values.map((v) => (v.length > MAX_LABEL_CHARS ? v.slice(0, MAX_LABEL_CHARS) : v)), child });
+    this.series.set(key, {
+      values: values.map((v) => (v.length > MAX_LABEL_CHARS ? v.slice(0, MAX_LABEL_CHARS) : v)),
+      child,
+    });
     return child;
   }
 
@@ -103,7 +108,12 @@ export class Metric<C extends Child> {
 export interface Registry {
   counter(name: string, help: string, labelNames?: readonly string[]): Metric<CounterChild>;
   gauge(name: string, help: string, labelNames?: readonly string[]): Metric<GaugeChild>;
-  histogram(name: string, help: string, labelNames: readonly string[], bounds: readonly number[]): Metric<HistogramChild>;
+  histogram(
+    name: string,
+    help: string,
+    labelNames: readonly string[],
+    bounds: readonly number[],
+  ): Metric<HistogramChild>;
   /** Runs before each render: sets the values read from current state (pools, process, stores). */
   onCollect(collect: () => void): void;
   render(): string;
@@ -119,10 +129,13 @@ export function createRegistry(options: { maxSeries?: number } = {}): Registry {
     return m;
   };
   return {
-    counter: (name, help, labelNames = []) => add(new Metric(name, help, 'counter', labelNames, () => new CounterChild(), maxSeries)),
-    gauge: (name, help, labelNames = []) => add(new Metric(name, help, 'gauge', labelNames, () => new GaugeChild(), maxSeries)),
+    counter: (name, help, labelNames = []) =>
+      add(new Metric(name, help, 'counter', labelNames, () => new CounterChild(), maxSeries)),
+    gauge: (name, help, labelNames = []) =>
+      add(new Metric(name, help, 'gauge', labelNames, () => new GaugeChild(), maxSeries)),
     histogram(name, help, labelNames, bounds) {
-      if (bounds.length === 0 || bounds.some((b, i) => !Number.isFinite(b) || (i > 0 && b <= bounds[i - 1]!))) throw new Error(`${name}: bounds must be finite and increasing`);
+      if (bounds.length === 0 || bounds.some((b, i) => !Number.isFinite(b) || (i > 0 && b <= bounds[i - 1]!)))
+        throw new Error(`${name}: bounds must be finite and increasing`);
       const frozen = Object.freeze([...bounds]);
       return add(new Metric(name, help, 'histogram', labelNames, () => new HistogramChild(frozen), maxSeries));
     },

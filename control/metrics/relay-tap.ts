@@ -2,7 +2,15 @@ import type { ServiceError } from '../../protocol/errors.ts';
 import type { UsageReport } from '../../protocol/gateway.ts';
 import type { Chunk, RelayEnd, RelayRequest } from '../../protocol/relay.ts';
 import type { RelayHandle, RelayPool, RelaySink } from '../../workers/proxy/relay-pool.ts';
-import { MAX_SERIES, OTHER, type CounterChild, type GaugeChild, type HistogramChild, type Metric, type Registry } from './registry.ts';
+import {
+  MAX_SERIES,
+  OTHER,
+  type CounterChild,
+  type GaugeChild,
+  type HistogramChild,
+  type Metric,
+  type Registry,
+} from './registry.ts';
 import { DURATION_BUCKETS } from './traffic.ts';
 
 // Upstream timing per provider, heard where every relayed call passes: the relay pool. The pool is wrapped,
@@ -24,9 +32,22 @@ export function createRelayMetrics(registry: Registry) {
     ['provider'],
     DURATION_BUCKETS,
   );
-  const duration = registry.histogram('switchyard_upstream_duration_seconds', "Time from a relayed call's start to its end, however it ended, by provider.", ['provider'], DURATION_BUCKETS);
-  const errors = registry.counter('switchyard_upstream_errors_total', 'Relayed calls that ended in an error, by provider and error code.', ['provider', 'code']);
-  const inflight = registry.gauge('switchyard_relay_inflight_calls', 'Gateway calls in flight, by pool (relay: the proxy workers; runtime: the embedded runtime).', ['pool']);
+  const duration = registry.histogram(
+    'switchyard_upstream_duration_seconds',
+    "Time from a relayed call's start to its end, however it ended, by provider.",
+    ['provider'],
+    DURATION_BUCKETS,
+  );
+  const errors = registry.counter(
+    'switchyard_upstream_errors_total',
+    'Relayed calls that ended in an error, by provider and error code.',
+    ['provider', 'code'],
+  );
+  const inflight = registry.gauge(
+    'switchyard_relay_inflight_calls',
+    'Gateway calls in flight, by pool (relay: the proxy workers; runtime: the embedded runtime).',
+    ['pool'],
+  );
   const pools = { relay: inflight.labels('relay'), runtime: inflight.labels('runtime') };
   const providers = new Map<string, ProviderSeries>();
 
@@ -34,7 +55,12 @@ export function createRelayMetrics(registry: Registry) {
     let s = providers.get(id);
     if (s === undefined) {
       const label = providers.size >= MAX_SERIES ? OTHER : id;
-      s = providers.get(label) ?? { label, ttfb: ttfb.labels(label), duration: duration.labels(label), errors: new Map() };
+      s = providers.get(label) ?? {
+        label,
+        ttfb: ttfb.labels(label),
+        duration: duration.labels(label),
+        errors: new Map(),
+      };
       providers.set(label, s);
     }
     return s;
@@ -45,7 +71,12 @@ export function createRelayMetrics(registry: Registry) {
     return {
       ...(pool.arena && { arena: pool.arena }),
       start(req: RelayRequest, sink: RelaySink): RelayHandle {
-        const metered = new MeteredSink(sink, seriesOf(req.target.id), req.target.kind === 'embedded' ? pools.runtime : pools.relay, errors);
+        const metered = new MeteredSink(
+          sink,
+          seriesOf(req.target.id),
+          req.target.kind === 'embedded' ? pools.runtime : pools.relay,
+          errors,
+        );
         return pool.start(req, metered);
       },
       close: () => pool.close(),

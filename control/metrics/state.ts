@@ -28,19 +28,56 @@ export interface StateSources {
 const LAG_WINDOW_MS = 60_000;
 
 export function createStateMetrics(registry: Registry, src: StateSources) {
-  const info = registry.gauge('switchyard_info', 'Always 1: the running version and HTTP server (uWebSockets.js or node:http, as in /health).', ['version', 'edge']);
+  const info = registry.gauge(
+    'switchyard_info',
+    'Always 1: the running version and HTTP server (uWebSockets.js or node:http, as in /health).',
+    ['version', 'edge'],
+  );
   info.labels(src.version, src.edge).set(1);
-  const started = registry.gauge('switchyard_process_start_time_seconds', 'When this process started, in seconds since the epoch.');
+  const started = registry.gauge(
+    'switchyard_process_start_time_seconds',
+    'When this process started, in seconds since the epoch.',
+  );
   started.labels().set(Math.round(Date.now() / 1000 - process.uptime()));
-  const memory = registry.gauge('switchyard_process_memory_bytes', 'Memory of the service process by kind (rss, heap_used, heap_total, external).', ['kind']);
-  const lag = registry.gauge('switchyard_event_loop_lag_seconds', 'Event-loop delay of the edge thread over the last minute or so, by statistic (mean, p50, p99, max).', ['stat']);
-  const queue = registry.gauge('switchyard_worker_queue_depth', 'Work waiting for a worker, by pool (proxy: model lists; meter: usage records not yet folded).', ['pool']);
+  const memory = registry.gauge(
+    'switchyard_process_memory_bytes',
+    'Memory of the service process by kind (rss, heap_used, heap_total, external).',
+    ['kind'],
+  );
+  const lag = registry.gauge(
+    'switchyard_event_loop_lag_seconds',
+    'Event-loop delay of the edge thread over the last minute or so, by statistic (mean, p50, p99, max).',
+    ['stat'],
+  );
+  const queue = registry.gauge(
+    'switchyard_worker_queue_depth',
+    'Work waiting for a worker, by pool (proxy: model lists; meter: usage records not yet folded).',
+    ['pool'],
+  );
   const threads = registry.gauge('switchyard_worker_threads', 'Threads of a task pool now.', ['pool']);
-  const utilization = registry.gauge('switchyard_worker_utilization_ratio', 'Share of a task pool capacity used since start (0 to 1).', ['pool']);
-  const dropped = registry.counter('switchyard_meter_dropped_records_total', 'Usage records the meter refused because it was full or down.');
-  const arena = registry.gauge('switchyard_body_arena_slots_in_use', 'Request-body slots of the shared body arena held by requests or relay workers.');
-  const sources = registry.gauge('switchyard_gauge_sources', "Gauge sources by kind, enabled state and last collection's outcome (never: not collected yet).", ['kind', 'enabled', 'last_outcome']);
-  const failures = registry.gauge('switchyard_gauge_consecutive_failures', 'Consecutive failed collections summed over the sources of a kind.', ['kind']);
+  const utilization = registry.gauge(
+    'switchyard_worker_utilization_ratio',
+    'Share of a task pool capacity used since start (0 to 1).',
+    ['pool'],
+  );
+  const dropped = registry.counter(
+    'switchyard_meter_dropped_records_total',
+    'Usage records the meter refused because it was full or down.',
+  );
+  const arena = registry.gauge(
+    'switchyard_body_arena_slots_in_use',
+    'Request-body slots of the shared body arena held by requests or relay workers.',
+  );
+  const sources = registry.gauge(
+    'switchyard_gauge_sources',
+    "Gauge sources by kind, enabled state and last collection's outcome (never: not collected yet).",
+    ['kind', 'enabled', 'last_outcome'],
+  );
+  const failures = registry.gauge(
+    'switchyard_gauge_consecutive_failures',
+    'Consecutive failed collections summed over the sources of a kind.',
+    ['kind'],
+  );
 
   const delay = monitorEventLoopDelay({ resolution: 10 });
   delay.enable();

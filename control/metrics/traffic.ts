@@ -62,11 +62,32 @@ export function statusClass(status: number): number {
 }
 
 export function createTrafficMetrics(registry: Registry) {
-  const requests = registry.counter('switchyard_http_requests_total', 'HTTP answers by route family, method and status class.', ['family', 'method', 'status_class']);
-  const errors = registry.counter('switchyard_http_errors_total', 'Error answers by route family and error code (docs/api.md, Errors).', ['family', 'code']);
-  const duration = registry.histogram('switchyard_http_request_duration_seconds', 'Time from a request head to its last answer byte, by route family.', ['family'], DURATION_BUCKETS);
-  const calls = registry.counter('switchyard_gateway_calls_total', 'Metered gateway calls by provider and outcome (ok, failed, aborted).', ['provider', 'outcome']);
-  const tokens = registry.counter('switchyard_tokens_total', 'Tokens the upstream reported, by provider and kind; cached_input is part of input.', ['provider', 'kind']);
+  const requests = registry.counter(
+    'switchyard_http_requests_total',
+    'HTTP answers by route family, method and status class.',
+    ['family', 'method', 'status_class'],
+  );
+  const errors = registry.counter(
+    'switchyard_http_errors_total',
+    'Error answers by route family and error code (docs/api.md, Errors).',
+    ['family', 'code'],
+  );
+  const duration = registry.histogram(
+    'switchyard_http_request_duration_seconds',
+    'Time from a request head to its last answer byte, by route family.',
+    ['family'],
+    DURATION_BUCKETS,
+  );
+  const calls = registry.counter(
+    'switchyard_gateway_calls_total',
+    'Metered gateway calls by provider and outcome (ok, failed, aborted).',
+    ['provider', 'outcome'],
+  );
+  const tokens = registry.counter(
+    'switchyard_tokens_total',
+    'Tokens the upstream reported, by provider and kind; cached_input is part of input.',
+    ['provider', 'kind'],
+  );
 
   // Route names come from the route table plus two names of the app's own: a bounded set, so the cache is.
   const routes = new Map<string, RouteEntry>();
@@ -101,7 +122,11 @@ export function createTrafficMetrics(registry: Registry) {
       let m = METHODS.indexOf(method);
       if (m < 0) m = METHODS.length;
       const slot = m * CLASSES.length + statusClass(status);
-      const counter = (entry.requests[slot] ??= requests.labels(entry.family, m < METHODS.length ? method : 'other', CLASSES[statusClass(status)]!));
+      const counter = (entry.requests[slot] ??= requests.labels(
+        entry.family,
+        m < METHODS.length ? method : 'other',
+        CLASSES[statusClass(status)]!,
+      ));
       counter.inc();
       entry.duration.observe(durationMs / 1000);
     },

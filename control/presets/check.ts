@@ -18,17 +18,26 @@ export { parametersFor };
 export function checkPreset(p: PresetShape, catalog: Catalog): ResolvedModel {
   const target = catalog.resolve(p.model);
   if (!target) throw invalid('model', `\`${p.model.slice(0, 200)}\` names no routable model or alias.`);
-  const group = PRESET_SCOPE_GROUPS.find((g) => p.familyScope.every((f) => (g.families as readonly EndpointFamily[]).includes(f)));
+  const group = PRESET_SCOPE_GROUPS.find((g) =>
+    p.familyScope.every((f) => (g.families as readonly EndpointFamily[]).includes(f)),
+  );
   if (!group) {
-    throw invalid('familyScope', `familyScope must lie inside one group: ${PRESET_SCOPE_GROUPS.map((g) => `${g.id} (${g.families.join(', ')})`).join('; ')}.`);
+    throw invalid(
+      'familyScope',
+      `familyScope must lie inside one group: ${PRESET_SCOPE_GROUPS.map((g) => `${g.id} (${g.families.join(', ')})`).join('; ')}.`,
+    );
   }
   p.familyScope.forEach((f, i) => {
-    if (!target.model.families.includes(f)) throw invalid(`familyScope[${i}]`, `\`${target.model.id}\` does not support ${f}.`);
+    if (!target.model.families.includes(f))
+      throw invalid(`familyScope[${i}]`, `\`${target.model.id}\` does not support ${f}.`);
   });
   const allowed = new Set(p.familyScope.flatMap((f) => parametersFor(f)));
   for (const name of Object.keys(p.parameters)) {
     if (!allowed.has(name)) {
-      throw invalid(`parameters.${name}`, `\`${name.slice(0, 64)}\` is not a preset parameter of ${p.familyScope.join(', ')}; see PRESET_PARAMETERS in the capabilities document.`);
+      throw invalid(
+        `parameters.${name}`,
+        `\`${name.slice(0, 64)}\` is not a preset parameter of ${p.familyScope.join(', ')}; see PRESET_PARAMETERS in the capabilities document.`,
+      );
     }
   }
   if (p.system !== null) {
@@ -36,7 +45,8 @@ export function checkPreset(p: PresetShape, catalog: Catalog): ResolvedModel {
       throw invalid('system', `A system prompt applies only to ${PRESET_SYSTEM_FAMILIES.join(', ')}.`);
     }
     // Both would become the responses `instructions`; refusing is clearer than picking one silently.
-    if ('instructions' in p.parameters) throw invalid('parameters.instructions', 'Set `system` or `parameters.instructions`, not both.');
+    if ('instructions' in p.parameters)
+      throw invalid('parameters.instructions', 'Set `system` or `parameters.instructions`, not both.');
   }
   return target;
 }

@@ -55,7 +55,13 @@ export function createPresetService({ env, presets, audit, catalog }: Deps): Pre
     };
   }
 
-  async function save(record: PresetView, action: 'preset.create' | 'preset.update', actor: Actor, requestId: string, changed: string[]) {
+  async function save(
+    record: PresetView,
+    action: 'preset.create' | 'preset.update',
+    actor: Actor,
+    requestId: string,
+    changed: string[],
+  ) {
     await crud.put(record, { action, actor, requestId, metadata: { model: record.model, changedFields: changed } });
     cache.set(record.slug, record);
     return record;
@@ -69,9 +75,13 @@ export function createPresetService({ env, presets, audit, catalog }: Deps): Pre
     },
     async create(input, actor, requestId) {
       const record = fromInput(input, new Date().toISOString());
-      if (record.slug === 'validate') throw new ServiceError('INVALID_REQUEST', '`validate` is reserved by POST /v1/presets/validate.', { param: 'slug' });
+      if (record.slug === 'validate')
+        throw new ServiceError('INVALID_REQUEST', '`validate` is reserved by POST /v1/presets/validate.', {
+          param: 'slug',
+        });
       checkPreset(record, catalog());
-      if (cache.has(record.slug)) throw new ServiceError('CONFLICT', `Preset \`${record.slug}\` already exists.`, { param: 'slug' });
+      if (cache.has(record.slug))
+        throw new ServiceError('CONFLICT', `Preset \`${record.slug}\` already exists.`, { param: 'slug' });
       return save(record, 'preset.create', actor, requestId, Object.keys(input).sort());
     },
     async update(slug, patch, actor, requestId) {

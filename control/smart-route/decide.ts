@@ -47,7 +47,10 @@ function score(strategy: Strategy, target: ResolvedModel, index: number, s: Sign
     case 'cost': {
       const p = target.model.pricing;
       if (p === null) return { score: null, reason: 'unpriced: ranked after priced routes' };
-      return { score: p.inputPerMTok + p.outputPerMTok, reason: `price ${p.inputPerMTok} in + ${p.outputPerMTok} out ${p.currency} per MTok` };
+      return {
+        score: p.inputPerMTok + p.outputPerMTok,
+        reason: `price ${p.inputPerMTok} in + ${p.outputPerMTok} out ${p.currency} per MTok`,
+      };
     }
     case 'latency': {
       const ms = s.latency.read(id);
@@ -60,11 +63,20 @@ function score(strategy: Strategy, target: ResolvedModel, index: number, s: Sign
       if (r === null) return { score: -1, reason: 'no rate-limit signal: assumed full headroom' };
       if (r.source === 'gauge') {
         const left = r.limit === null ? '' : ` (${r.remaining ?? 0}/${r.limit} left)`;
-        return { score: -r.headroom, reason: `Gauge reading: ${r.headroom === 0 ? 'exhausted' : `headroom ${r.headroom.toFixed(2)}`}${left} until ${new Date(r.resetAt).toISOString()}` };
+        return {
+          score: -r.headroom,
+          reason: `Gauge reading: ${r.headroom === 0 ? 'exhausted' : `headroom ${r.headroom.toFixed(2)}`}${left} until ${new Date(r.resetAt).toISOString()}`,
+        };
       }
-      const counts = r.limit === null ? `${r.remaining ?? 0} requests left` : `${r.remaining ?? 0}/${r.limit} requests left`;
+      const counts =
+        r.limit === null ? `${r.remaining ?? 0} requests left` : `${r.remaining ?? 0}/${r.limit} requests left`;
       const until = `until ${new Date(r.resetAt).toISOString()}`;
-      const what = r.headroom === 0 ? (r.source === 'rate_limited' ? 'rate limited' : 'exhausted') : `headroom ${r.headroom.toFixed(2)}`;
+      const what =
+        r.headroom === 0
+          ? r.source === 'rate_limited'
+            ? 'rate limited'
+            : 'exhausted'
+          : `headroom ${r.headroom.toFixed(2)}`;
       return { score: -r.headroom, reason: `${what} (${counts}) ${until}` };
     }
   }
@@ -74,11 +86,18 @@ function ineligibility(route: PackRoute, family: EndpointFamily, catalog: Catalo
   const target = catalog.resolve(route.model);
   if (!target) return 'unavailable: hidden, disabled or not in the catalog';
   if (!target.model.families.includes(family)) return `does not support ${family}`;
-  if (KINDS[target.provider.kind].credential === 'required' && target.provider.credentialRef === null) return 'provider has no credential';
+  if (KINDS[target.provider.kind].credential === 'required' && target.provider.credentialRef === null)
+    return 'provider has no credential';
   return null;
 }
 
-function candidateOf(route: PackRoute, catalog: Catalog, eligible: boolean, attempt: number | null, reason: string): Candidate {
+function candidateOf(
+  route: PackRoute,
+  catalog: Catalog,
+  eligible: boolean,
+  attempt: number | null,
+  reason: string,
+): Candidate {
   const target = catalog.resolve(route.model);
   return {
     routeId: route.id,
@@ -121,8 +140,23 @@ export function decide(pack: RoutePackView, family: EndpointFamily, catalog: Cat
 
   const fbRoute: PackRoute = { id: FALLBACK_ROUTE_ID, model: pack.fallback.model, weight: 1 };
   const fbWhy = ineligibility(fbRoute, family, catalog);
-  const fallback = candidateOf(fbRoute, catalog, fbWhy === null, fbWhy === null ? attempts.length + 1 : null, fbWhy ?? `after ${attempts.length} route attempt(s) fail with ${pack.retryOn.join(', ') || 'no retryable class'}`);
+  const fallback = candidateOf(
+    fbRoute,
+    catalog,
+    fbWhy === null,
+    fbWhy === null ? attempts.length + 1 : null,
+    fbWhy ?? `after ${attempts.length} route attempt(s) fail with ${pack.retryOn.join(', ') || 'no retryable class'}`,
+  );
   if (fbWhy === null) attempts.push({ routeId: FALLBACK_ROUTE_ID, target: catalog.resolve(pack.fallback.model)! });
 
-  return { slug: pack.slug, strategy: pack.strategy, family, maxAttempts: pack.maxAttempts, retryOn: [...pack.retryOn], candidates: [...ranked, ...skipped], fallback, attempts };
+  return {
+    slug: pack.slug,
+    strategy: pack.strategy,
+    family,
+    maxAttempts: pack.maxAttempts,
+    retryOn: [...pack.retryOn],
+    candidates: [...ranked, ...skipped],
+    fallback,
+    attempts,
+  };
 }

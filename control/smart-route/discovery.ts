@@ -24,7 +24,12 @@ export function syntheticModels(presets: PresetService, packs: RoutePackService)
     displayName: pack.displayName,
     created: seconds(pack.createdAt),
     families,
-    meta: { kind: 'route_pack', strategy: pack.strategy, routes: pack.routes.map((r) => r.id), fallback: pack.fallback.model },
+    meta: {
+      kind: 'route_pack',
+      strategy: pack.strategy,
+      routes: pack.routes.map((r) => r.id),
+      fallback: pack.fallback.model,
+    },
   }));
   return [...fromPresets, ...fromPacks];
 }

@@ -1,6 +1,11 @@
 import { ServiceError } from '../../protocol/errors.ts';
 import { GENERATION_FAMILIES, type EndpointFamily } from '../../protocol/families.ts';
-import { RETRY_CLASSES, type RoutePackCreate, type RoutePackUpdate, type RoutePackView } from '../../protocol/http/route-packs.ts';
+import {
+  RETRY_CLASSES,
+  type RoutePackCreate,
+  type RoutePackUpdate,
+  type RoutePackView,
+} from '../../protocol/http/route-packs.ts';
 import type { AuditRepo } from '../../store/audit-repo.ts';
 import type { StoreEnv } from '../../store/env.ts';
 import type { RoutePackRepo } from '../../store/route-pack-repo.ts';
@@ -42,19 +47,30 @@ function checkPack(p: RoutePackView, catalog: Catalog): void {
   p.routes.forEach((r, i) => {
     if (seen.has(r.id)) throw invalid(`routes[${i}].id`, `Route ID \`${r.id}\` appears twice.`);
     seen.add(r.id);
-    if (!catalog.resolve(r.model)) throw invalid(`routes[${i}].model`, `\`${r.model.slice(0, 200)}\` names no routable model or alias.`);
+    if (!catalog.resolve(r.model))
+      throw invalid(`routes[${i}].model`, `\`${r.model.slice(0, 200)}\` names no routable model or alias.`);
   });
   const fallback = catalog.resolve(p.fallback.model);
-  if (!fallback) throw invalid('fallback.model', `\`${p.fallback.model.slice(0, 200)}\` names no routable model or alias.`);
+  if (!fallback)
+    throw invalid('fallback.model', `\`${p.fallback.model.slice(0, 200)}\` names no routable model or alias.`);
   if (!fallback.model.families.some((f) => GENERATION_FAMILIES.includes(f))) {
-    throw invalid('fallback.model', `The fallback must serve one of ${GENERATION_FAMILIES.join(', ')}: a pack advertises what its fallback guarantees.`);
+    throw invalid(
+      'fallback.model',
+      `The fallback must serve one of ${GENERATION_FAMILIES.join(', ')}: a pack advertises what its fallback guarantees.`,
+    );
   }
 }
 
 // Over 80 lines as a closure of short methods over one state, the shape of every control service here.
 export function createRoutePackService({ env, packs, audit, catalog, signals }: Deps): RoutePackService {
   const cache = new Map(packs.all().map((p) => [p.slug, p]));
-  const crud = auditedCrud<RoutePackView>({ env, audit, resourceType: 'route-pack', repo: packs, keyOf: (p) => p.slug });
+  const crud = auditedCrud<RoutePackView>({
+    env,
+    audit,
+    resourceType: 'route-pack',
+    repo: packs,
+    keyOf: (p) => p.slug,
+  });
 
   const mustGet = (slug: string) => {
     const p = cache.get(slug);
@@ -66,9 +82,20 @@ export function createRoutePackService({ env, packs, audit, catalog, signals }: 
     return families === null ? null : { pack, families };
   };
 
-  async function save(record: RoutePackView, action: 'route-pack.create' | 'route-pack.update', actor: Actor, requestId: string, changed: string[]) {
+  async function save(
+    record: RoutePackView,
+    action: 'route-pack.create' | 'route-pack.update',
+    actor: Actor,
+    requestId: string,
+    changed: string[],
+  ) {
     checkPack(record, catalog());
-    await crud.put(record, { action, actor, requestId, metadata: { strategy: record.strategy, routeCount: record.routes.length, changedFields: changed } });
+    await crud.put(record, {
+      action,
+      actor,
+      requestId,
+      metadata: { strategy: record.strategy, routeCount: record.routes.length, changedFields: changed },
+    });
     cache.set(record.slug, record);
     return record;
   }
@@ -77,7 +104,8 @@ export function createRoutePackService({ env, packs, audit, catalog, signals }: 
     list: () => [...cache.values()].sort(bySlug),
     get: mustGet,
     async create(input, actor, requestId) {
-      if (cache.has(input.slug)) throw new ServiceError('CONFLICT', `Route pack \`${input.slug}\` already exists.`, { param: 'slug' });
+      if (cache.has(input.slug))
+        throw new ServiceError('CONFLICT', `Route pack \`${input.slug}\` already exists.`, { param: 'slug' });
       const now = new Date().toISOString();
       const record: RoutePackView = {
         slug: input.slug,
@@ -98,7 +126,9 @@ export function createRoutePackService({ env, packs, audit, catalog, signals }: 
         ...current,
         ...(patch.displayName !== undefined && { displayName: patch.displayName }),
         ...(patch.strategy !== undefined && { strategy: patch.strategy }),
-        ...(patch.routes !== undefined && { routes: patch.routes.map((r) => ({ id: r.id, model: r.model, weight: r.weight ?? 1 })) }),
+        ...(patch.routes !== undefined && {
+          routes: patch.routes.map((r) => ({ id: r.id, model: r.model, weight: r.weight ?? 1 })),
+        }),
         ...(patch.fallback !== undefined && { fallback: { model: patch.fallback.model } }),
         ...(patch.retryOn !== undefined && { retryOn: [...patch.retryOn] }),
         ...(patch.maxAttempts !== undefined && { maxAttempts: patch.maxAttempts }),
@@ -127,7 +157,11 @@ export function createRoutePackService({ env, packs, audit, catalog, signals }: 
       const now = catalog();
       const families = packFamilies(pack, now);
       if (families === null) {
-        throw new ServiceError('CONFLICT', `Route pack \`${slug}\` targets a model that is hidden, disabled or gone; it does not resolve now.`, { param: 'slug' });
+        throw new ServiceError(
+          'CONFLICT',
+          `Route pack \`${slug}\` targets a model that is hidden, disabled or gone; it does not resolve now.`,
+          { param: 'slug' },
+        );
       }
       const chosen = family ?? families[0]!;
       if (!families.includes(chosen)) throw invalid('family', `Route pack \`${slug}\` serves ${families.join(', ')}.`);

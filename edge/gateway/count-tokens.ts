@@ -23,7 +23,9 @@ export type CountMethod = 'provider' | 'tokenizer' | 'estimate';
  * or for a Responses count on a Messages-only model its styleB count_tokens (`reshaped`: the body is translated there
  * and the answer back).
  */
-export type CountPlan = { via: 'relay'; method: CountMethod; relayOp: GatewayOp; reshaped: boolean } | { via: 'estimate' };
+export type CountPlan =
+  | { via: 'relay'; method: CountMethod; relayOp: GatewayOp; reshaped: boolean }
+  | { via: 'estimate' };
 
 /** Bytes of text per estimated token: the usual rule of thumb for English text and BPE vocabularies. */
 export const BYTES_PER_TOKEN = 4;
@@ -35,7 +37,12 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  * The model a count names. A model that lacks the route's family is still counted when it generates text
  * through another family (a chat-only model asked for a styleB count), since counting needs no upstream.
  */
-export function resolveForCount(catalog: Catalog, op: CountOp, name: unknown, unresolved?: UnresolvedName): ResolvedModel {
+export function resolveForCount(
+  catalog: Catalog,
+  op: CountOp,
+  name: unknown,
+  unresolved?: UnresolvedName,
+): ResolvedModel {
   // Only the model and its provider: a translation found through another family is no route to a count.
   const plain = ({ provider, model }: ResolvedModel): ResolvedModel => ({ provider, model });
   try {
@@ -56,7 +63,9 @@ export function resolveForCount(catalog: Catalog, op: CountOp, name: unknown, un
 export function countPlan(op: CountOp, { provider, model }: ResolvedModel): CountPlan {
   // The embedded runtime counts with the model's own tokenizer and chat template (workers/runtime).
   if (provider.kind === 'embedded') return { via: 'relay', method: 'tokenizer', relayOp: op, reshaped: false };
-  const serves = (o: GatewayOp) => model.families.includes(GATEWAY_OPS[o].family) && (ADAPTERS[provider.kind].gateway?.url(o, targetOf(provider), {}, '') ?? null) !== null;
+  const serves = (o: GatewayOp) =>
+    model.families.includes(GATEWAY_OPS[o].family) &&
+    (ADAPTERS[provider.kind].gateway?.url(o, targetOf(provider), {}, '') ?? null) !== null;
   // llama-server's count_tokens tokenizes with the loaded model's vocabulary: a tokenizer count, not a bill.
   const method: CountMethod = provider.kind === 'llamacpp' ? 'tokenizer' : 'provider';
   if (serves(op)) return { via: 'relay', method, relayOp: op, reshaped: false };
@@ -76,9 +85,24 @@ export function messagesCountBody(body: Record<string, unknown>): string {
   // Only what reaches the prompt (stored state still refused by name): sampling, output caps and formats,
   // and thinking settings change no input token here.
   const { input, instructions, tools: given, tool_choice: choice, previous_response_id, conversation, prompt } = body;
-  const prompted = { model: body.model, input, instructions, tools: given, tool_choice: choice, previous_response_id, conversation, prompt };
+  const prompted = {
+    model: body.model,
+    input,
+    instructions,
+    tools: given,
+    tool_choice: choice,
+    previous_response_id,
+    conversation,
+    prompt,
+  };
   const { model, messages, system, tools, tool_choice } = responsesToMessagesRequest(prompted);
-  return JSON.stringify({ model, messages, ...(system !== undefined && { system }), ...(tools !== undefined && { tools }), ...(tool_choice !== undefined && { tool_choice }) });
+  return JSON.stringify({
+    model,
+    messages,
+    ...(system !== undefined && { system }),
+    ...(tools !== undefined && { tools }),
+    ...(tool_choice !== undefined && { tool_choice }),
+  });
 }
 
 /** A styleB count as the Responses count; an answer without a count is the provider's fault. */
@@ -86,21 +110,46 @@ async function asInputTokens(result: Promise<RouteResult>): Promise<RouteResult>
   const r = await result;
   let count: unknown;
   try {
-    count = (JSON.parse(typeof r.raw === 'string' ? r.raw : Buffer.from(r.raw ?? new Uint8Array()).toString('utf8')) as { input_tokens?: unknown }).input_tokens;
+    count = (
+      JSON.parse(typeof r.raw === 'string' ? r.raw : Buffer.from(r.raw ?? new Uint8Array()).toString('utf8')) as {
+        input_tokens?: unknown;
+      }
+    ).input_tokens;
   } catch {
     count = undefined;
   }
-  if (typeof count !== 'number' || !Number.isInteger(count) || count < 0) throw new ServiceError('UPSTREAM_ERROR', 'The provider answered count_tokens without a count.');
+  if (typeof count !== 'number' || !Number.isInteger(count) || count < 0)
+    throw new ServiceError('UPSTREAM_ERROR', 'The provider answered count_tokens without a count.');
   return { status: 200, body: countAnswer('responses.input_tokens', count) };
 }
 
 /** The relayed count's answer: reshaped when the plan says so, and labelled. */
-export function countResult(plan: Extract<CountPlan, { via: 'relay' }>, result: Promise<RouteResult>): Promise<RouteResult> {
+export function countResult(
+  plan: Extract<CountPlan, { via: 'relay' }>,
+  result: Promise<RouteResult>,
+): Promise<RouteResult> {
   return labelled(plan.reshaped ? asInputTokens(result) : result, plan.method);
 }
 
 // Members whose strings are labels, IDs or encoded media rather than prompt text.
-const NOT_TEXT = new Set(['type', 'role', 'id', 'call_id', 'tool_use_id', 'tool_call_id', 'data', 'url', 'image_url', 'file_data', 'file_id', 'media_type', 'detail', 'status', 'cache_control', 'model']);
+const NOT_TEXT = new Set([
+  'type',
+  'role',
+  'id',
+  'call_id',
+  'tool_use_id',
+  'tool_call_id',
+  'data',
+  'url',
+  'image_url',
+  'file_data',
+  'file_id',
+  'media_type',
+  'detail',
+  'status',
+  'cache_control',
+  'model',
+]);
 
 /** UTF-8 bytes of the prompt text under `value`, walked with a stack: a deeply nested body cannot overflow it. */
 function textBytes(value: unknown): number {
@@ -116,7 +165,8 @@ function textBytes(value: unknown): number {
 }
 
 function checkTools(tools: unknown): void {
-  if (tools !== undefined && tools !== null && !Array.isArray(tools)) throw invalid('tools', '`tools` must be an array.');
+  if (tools !== undefined && tools !== null && !Array.isArray(tools))
+    throw invalid('tools', '`tools` must be an array.');
 }
 
 /** The estimate's input, checked: what a count names must be there and of the right type (400 otherwise). */
@@ -125,15 +175,23 @@ function promptMembers(op: CountOp, body: Record<string, unknown>): unknown[] {
   // Tool definitions count as their JSON text: the model reads them rendered, not as separate strings.
   const tools = Array.isArray(body.tools) ? JSON.stringify(body.tools) : '';
   if (op === 'messages.count_tokens') {
-    if (!Array.isArray(body.messages) || body.messages.length === 0) throw invalid('messages', '`messages` must be a non-empty array.');
-    if (body.system !== undefined && typeof body.system !== 'string' && !Array.isArray(body.system)) throw invalid('system', '`system` must be a string or an array of text blocks.');
+    if (!Array.isArray(body.messages) || body.messages.length === 0)
+      throw invalid('messages', '`messages` must be a non-empty array.');
+    if (body.system !== undefined && typeof body.system !== 'string' && !Array.isArray(body.system))
+      throw invalid('system', '`system` must be a string or an array of text blocks.');
     return [body.system, body.messages, tools];
   }
   for (const field of ['previous_response_id', 'conversation'] as const) {
-    if (body[field] !== undefined && body[field] !== null) throw invalid(field, `This model's count is an estimate, made without stored state: send the whole conversation in \`input\` instead of \`${field}\`.`);
+    if (body[field] !== undefined && body[field] !== null)
+      throw invalid(
+        field,
+        `This model's count is an estimate, made without stored state: send the whole conversation in \`input\` instead of \`${field}\`.`,
+      );
   }
-  if (typeof body.input !== 'string' && !Array.isArray(body.input)) throw invalid('input', '`input` must be a string or an array of input items.');
-  if (body.instructions !== undefined && body.instructions !== null && typeof body.instructions !== 'string') throw invalid('instructions', '`instructions` must be a string.');
+  if (typeof body.input !== 'string' && !Array.isArray(body.input))
+    throw invalid('input', '`input` must be a string or an array of input items.');
+  if (body.instructions !== undefined && body.instructions !== null && typeof body.instructions !== 'string')
+    throw invalid('instructions', '`instructions` must be a string.');
   return [body.instructions, body.input, tools];
 }
 
@@ -144,11 +202,17 @@ export function estimateTokens(op: CountOp, body: Record<string, unknown>): numb
 
 /** A count in the client family's documented shape. */
 export function countAnswer(op: CountOp, inputTokens: number): Record<string, unknown> {
-  return op === 'responses.input_tokens' ? { object: 'response.input_tokens', input_tokens: inputTokens } : { input_tokens: inputTokens };
+  return op === 'responses.input_tokens'
+    ? { object: 'response.input_tokens', input_tokens: inputTokens }
+    : { input_tokens: inputTokens };
 }
 
 export function estimateResult(op: CountOp, body: Record<string, unknown>): RouteResult {
-  return { status: 200, body: countAnswer(op, estimateTokens(op, body)), headers: { [COUNT_METHOD_HEADER]: 'estimate' } };
+  return {
+    status: 200,
+    body: countAnswer(op, estimateTokens(op, body)),
+    headers: { [COUNT_METHOD_HEADER]: 'estimate' },
+  };
 }
 
 /** A relayed count's answer, labelled; a stream or an error passes as it is. */

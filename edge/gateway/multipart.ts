@@ -9,7 +9,12 @@ import type { RelayCall } from './relay-response.ts';
 // worker, never holding the whole upload.
 
 /** Yields `source` with the bytes [start, end) replaced: the client's model name becomes the upstream's. */
-export async function* splice(source: AsyncIterable<Uint8Array>, start: number, end: number, replacement: Uint8Array): AsyncGenerator<Uint8Array> {
+export async function* splice(
+  source: AsyncIterable<Uint8Array>,
+  start: number,
+  end: number,
+  replacement: Uint8Array,
+): AsyncGenerator<Uint8Array> {
   let offset = 0;
   for await (const chunk of source) {
     const from = offset;
@@ -33,9 +38,14 @@ export interface MultipartDeps {
   scan?: typeof createModelScan;
 }
 
-
 /** The upload, upstream: the scanned head with the model replaced, then the rest of the body as it comes. */
-async function pumpUpload(scan: ModelScan, body: AsyncIterator<Uint8Array>, ended: boolean, upstreamModelId: string, call: RelayCall): Promise<void> {
+async function pumpUpload(
+  scan: ModelScan,
+  body: AsyncIterator<Uint8Array>,
+  ended: boolean,
+  upstreamModelId: string,
+  call: RelayCall,
+): Promise<void> {
   const range = scan.modelRange()!;
   const upstreamModel = new TextEncoder().encode(upstreamModelId);
   for await (const chunk of splice(scan.replay(), range.start, range.end, upstreamModel)) {

@@ -1,7 +1,15 @@
 import { ClientClosed, errorEnvelope, type ServiceError } from '../../protocol/errors.ts';
 import { redactSecrets } from '../../protocol/redact.ts';
 import type { UsageAcceleration, UsageReport } from '../../protocol/gateway.ts';
-import { chunkBytes, isAsciiText, STREAM_CREDIT_STEP, wireChunk, type Chunk, type RelayEnd, type RelayRequest } from '../../protocol/relay.ts';
+import {
+  chunkBytes,
+  isAsciiText,
+  STREAM_CREDIT_STEP,
+  wireChunk,
+  type Chunk,
+  type RelayEnd,
+  type RelayRequest,
+} from '../../protocol/relay.ts';
 import type { RelayHandle, RelayPool, RelaySink } from '../../workers/proxy/relay-pool.ts';
 import type { RouteResult } from '../http/router.ts';
 import type { ResponseWriter } from '../http/types.ts';
@@ -86,7 +94,9 @@ function hookFailed(hooks: RelayHooks, hook: RelayHookName, err: unknown, reques
   } catch {
     // The report failed too; the fallback below still says something.
   }
-  console.error(`switchyard: relay ${hook} of ${requestId} failed: ${redactSecrets(err instanceof Error ? err.message : String(err))}`);
+  console.error(
+    `switchyard: relay ${hook} of ${requestId} failed: ${redactSecrets(err instanceof Error ? err.message : String(err))}`,
+  );
 }
 
 /**

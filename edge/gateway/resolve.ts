@@ -6,7 +6,8 @@ import { checkCredential, type Catalog, type ResolvedModel } from '../../protoco
 // Steps 1-3 of the model resolution order (docs/api.md, Gateway), all on the main thread from memory: name the
 // model, check its endpoint family, then the provider. Nothing here reads a credential.
 
-const modelError = (code: 'MODEL_NOT_FOUND' | 'INVALID_REQUEST', message: string) => new ServiceError(code, message, { param: 'model' });
+const modelError = (code: 'MODEL_NOT_FOUND' | 'INVALID_REQUEST', message: string) =>
+  new ServiceError(code, message, { param: 'model' });
 
 /**
  * A second chance for a name the catalog does not resolve, owned by whoever knows more about it (the embedded
@@ -17,7 +18,12 @@ export type UnresolvedName = (catalog: Catalog, name: string) => ResolvedModel |
 /** A resolved model, and the protocol translation that reaches it when it does not list the op's family. */
 export type RoutedModel = ResolvedModel & { translation?: TranslationKey };
 
-export function resolveModel(catalog: Catalog, op: GatewayOp, name: unknown, options: { multipart?: boolean; unresolved?: UnresolvedName } = {}): RoutedModel {
+export function resolveModel(
+  catalog: Catalog,
+  op: GatewayOp,
+  name: unknown,
+  options: { multipart?: boolean; unresolved?: UnresolvedName } = {},
+): RoutedModel {
   if (typeof name !== 'string' || name === '') throw modelError('INVALID_REQUEST', '`model` is required.');
   if (name.startsWith('@')) {
     if (options.multipart) {
@@ -30,7 +36,9 @@ export function resolveModel(catalog: Catalog, op: GatewayOp, name: unknown, opt
     const known = catalog.get(name) ?? catalog.get(catalog.aliasOwner(name) ?? '');
     const provider = known && catalog.provider(known.providerId);
     if (known && !known.hidden && provider && !provider.enabled) {
-      throw new ServiceError('PROVIDER_DISABLED', `The provider of \`${name.slice(0, 200)}\` is disabled.`, { param: 'model' });
+      throw new ServiceError('PROVIDER_DISABLED', `The provider of \`${name.slice(0, 200)}\` is disabled.`, {
+        param: 'model',
+      });
     }
     throw modelError('MODEL_NOT_FOUND', `No model \`${name.slice(0, 200)}\`.`);
   }

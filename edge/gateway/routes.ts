@@ -20,7 +20,14 @@ import type { EdgeRequestHead } from '../http/types.ts';
 import { relayMultipart } from './multipart.ts';
 import { startRelay, type RelayCall, type RelayHooks, type RelayOutcome } from './relay-response.ts';
 import { resolveModel, type UnresolvedName } from './resolve.ts';
-import { countPlan, countResult, estimateResult, isCountOp, messagesCountBody, resolveForCount } from './count-tokens.ts';
+import {
+  countPlan,
+  countResult,
+  estimateResult,
+  isCountOp,
+  messagesCountBody,
+  resolveForCount,
+} from './count-tokens.ts';
 import type { CatalogReader } from '../../protocol/ports/catalog.ts';
 import type { SmartRoutingPort } from '../../protocol/ports/smart-route.ts';
 import { isPackName, isPresetName, observeFailure, resolvePack, resolvePreset, retryClassOf } from './smart-route.ts';
@@ -51,7 +58,10 @@ const HINTS = new Map<ProviderKind, ReadonlyMap<string, string>>(
 function relayRequest(
   ctx: RouteContext<unknown>,
   op: GatewayOp,
-  resolved: Pick<ResolvedModel, 'provider'> & { model: { id: string; upstreamModelId: string } | null; translation?: TranslationKey },
+  resolved: Pick<ResolvedModel, 'provider'> & {
+    model: { id: string; upstreamModelId: string } | null;
+    translation?: TranslationKey;
+  },
   clientModel: string | null,
   body: RelayRequest['body'],
 ): RelayRequest {
@@ -84,7 +94,11 @@ const TEXT_BODY_MAX = 64 * 1024;
  * travel as text. A large body is validated by a scan that builds nothing (json-scan.ts): the edge reads
  * one member of it, and a worker sends its bytes upstream.
  */
-function readModel(body: Buffer | null, contentType: string | undefined, memory?: ScannableMemory): { text: string | null; name: unknown; value: Record<string, unknown> | null } {
+function readModel(
+  body: Buffer | null,
+  contentType: string | undefined,
+  memory?: ScannableMemory,
+): { text: string | null; name: unknown; value: Record<string, unknown> | null } {
   if (body !== null && body.length > TEXT_BODY_MAX) {
     const scan = scanJsonBody(body, contentType, MODEL, memory);
     if (scan.type !== 'object') throw notAnObject();
@@ -108,7 +122,14 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
   const access = createAccessLogger(log);
 
   /** Reports the call's outcome once it is over; remembers which provider holds a created response. */
-  function follow(ctx: RouteContext<unknown>, op: GatewayOp, providerId: string, modelId: string | null, call: RelayCall, route?: UsageRoute): Promise<RouteResult> {
+  function follow(
+    ctx: RouteContext<unknown>,
+    op: GatewayOp,
+    providerId: string,
+    modelId: string | null,
+    call: RelayCall,
+    route?: UsageRoute,
+  ): Promise<RouteResult> {
     const report = (o: RelayOutcome) => {
       const event: UsageEvent = {
         kind: 'usage',
@@ -128,7 +149,8 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
     };
     call.done
       .then((o) => {
-        if (o.responseId !== null && (op === 'responses.create' || op === 'responses.compact')) remember(ctx, o.responseId, providerId);
+        if (o.responseId !== null && (op === 'responses.create' || op === 'responses.compact'))
+          remember(ctx, o.responseId, providerId);
         // The usage line and the meter wait until this turn's answers are written.
         afterAnswers(() => report(o));
       })
@@ -141,14 +163,24 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
    * thrown on, since the client's answer does not depend on it and nothing above would catch it (W2.6).
    */
   function callbackFailed(callback: string, err: unknown, requestId: string): void {
-    const cause = err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : { message: String(err) };
-    log.error({ reqId: requestId, callback, err: { ...cause, message: redactSecrets(cause.message), stack: cause.stack && redactSecrets(cause.stack) } }, 'relay callback failed');
+    const cause =
+      err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : { message: String(err) };
+    log.error(
+      {
+        reqId: requestId,
+        callback,
+        err: { ...cause, message: redactSecrets(cause.message), stack: cause.stack && redactSecrets(cause.stack) },
+      },
+      'relay callback failed',
+    );
   }
 
   function remember(ctx: RouteContext<unknown>, responseId: string, providerId: string): void {
     // An ID no client can name in a path (over RESPONSE_ID_MAX_BYTES, answered 400) is not worth a key.
     if (responseId.length > RESPONSE_ID_MAX_BYTES || Buffer.byteLength(responseId) > RESPONSE_ID_MAX_BYTES) return;
-    responses.remember(responseId, providerId).catch((err: unknown) => callbackFailed('onResponseId', err, ctx.requestId));
+    responses
+      .remember(responseId, providerId)
+      .catch((err: unknown) => callbackFailed('onResponseId', err, ctx.requestId));
   }
 
   // One literal, onHead included: a spread of these hooks plus onHead would be V8's slow clone (PROFILE.md).
@@ -160,7 +192,13 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
   });
 
   /** A JSON call to a resolved model; its rate-limit headers, 429s and time to first byte feed Smart Route. */
-  function startJson(ctx: RouteContext<unknown>, op: GatewayOp, resolved: ResolvedModel, clientModel: string, body: NonNullable<RelayRequest['body']>): RelayCall {
+  function startJson(
+    ctx: RouteContext<unknown>,
+    op: GatewayOp,
+    resolved: ResolvedModel,
+    clientModel: string,
+    body: NonNullable<RelayRequest['body']>,
+  ): RelayCall {
     const { smart } = deps;
     const modelId = resolved.model.id;
     const startedAt = performance.now();
@@ -173,7 +211,9 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
       }),
     );
     if (smart) {
-      call.result.catch((err: unknown) => observeFailure(smart.capacity, modelId, err)).catch((err: unknown) => callbackFailed('observeFailure', err, ctx.requestId));
+      call.result
+        .catch((err: unknown) => observeFailure(smart.capacity, modelId, err))
+        .catch((err: unknown) => callbackFailed('observeFailure', err, ctx.requestId));
     }
     return call;
   }
@@ -183,21 +223,41 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
    * only while nothing has reached the client (`call.result` rejects only before the head). Only the
    * attempt whose answer the client gets is metered; earlier ones are logged.
    */
-  async function runPack(ctx: RouteContext<unknown>, op: GatewayOp, smart: SmartRoutingPort, name: string, body: Buffer): Promise<RouteResult> {
+  async function runPack(
+    ctx: RouteContext<unknown>,
+    op: GatewayOp,
+    smart: SmartRoutingPort,
+    name: string,
+    body: Buffer,
+  ): Promise<RouteResult> {
     const decision = await resolvePack(smart, op, name);
     let aborted = false;
     ctx.onAbort(() => (aborted = true));
     let reason: string | null = null;
     for (let i = 0; ; i++) {
       const attempt = decision.attempts[i]!;
-      const route: UsageRoute = { packSlug: decision.slug, routeId: attempt.routeId, fallback: i > 0, fallbackReason: reason };
+      const route: UsageRoute = {
+        packSlug: decision.slug,
+        routeId: attempt.routeId,
+        fallback: i > 0,
+        fallbackReason: reason,
+      };
       const call = startJson(ctx, op, attempt.target, name, ownBuffer(body));
       try {
         await call.result;
       } catch (err) {
         const cls = retryClassOf(err, decision.retryOn);
         if (cls !== null && !aborted && i + 1 < decision.attempts.length) {
-          log.info({ reqId: ctx.requestId, packSlug: decision.slug, routeId: attempt.routeId, modelId: attempt.target.model.id, reason: cls }, 'route attempt failed; trying the next');
+          log.info(
+            {
+              reqId: ctx.requestId,
+              packSlug: decision.slug,
+              routeId: attempt.routeId,
+              modelId: attempt.target.model.id,
+              reason: cls,
+            },
+            'route attempt failed; trying the next',
+          );
           reason = cls;
           continue;
         }
@@ -231,12 +291,20 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
           const plan = countPlan(op, counted);
           const json = () => (value ?? parseJsonBody(body, headers['content-type'])) as Record<string, unknown>;
           if (plan.via === 'estimate') return estimateResult(op, json());
-          const sent = plan.reshaped ? messagesCountBody(json()) : (text ?? pool.arena?.handOff(body!) ?? transferable(body!));
+          const sent = plan.reshaped
+            ? messagesCountBody(json())
+            : (text ?? pool.arena?.handOff(body!) ?? transferable(body!));
           const call = startJson(ctx, plan.relayOp, counted, name as string, sent);
           return countResult(plan, follow(ctx, op, counted.provider.id, counted.model.id, call));
         }
         const resolved = resolveModel(catalog.current(), op, name, { unresolved: deps.unresolved });
-        const call = startJson(ctx, op, resolved, name as string, text ?? pool.arena?.handOff(body!) ?? transferable(body!));
+        const call = startJson(
+          ctx,
+          op,
+          resolved,
+          name as string,
+          text ?? pool.arena?.handOff(body!) ?? transferable(body!),
+        );
         return follow(ctx, op, resolved.provider.id, resolved.model.id, call);
       },
     });
@@ -253,16 +321,26 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
         const responseId = ctx.params.id!;
         // Checked before the lookup: an unbounded path segment must not reach a store key.
         if (Buffer.byteLength(responseId) > RESPONSE_ID_MAX_BYTES) {
-          throw new ServiceError('INVALID_REQUEST', `Response IDs are at most ${RESPONSE_ID_MAX_BYTES} bytes.`, { param: 'id' });
+          throw new ServiceError('INVALID_REQUEST', `Response IDs are at most ${RESPONSE_ID_MAX_BYTES} bytes.`, {
+            param: 'id',
+          });
         }
         const providerId = responses.providerOf(responseId);
         const provider = providerId === undefined ? undefined : catalog.current().provider(providerId);
         if (!provider) {
-          throw new ServiceError('NOT_FOUND', `No response \`${responseId.slice(0, 100)}\` was created through this service.`, { param: 'id' });
+          throw new ServiceError(
+            'NOT_FOUND',
+            `No response \`${responseId.slice(0, 100)}\` was created through this service.`,
+            { param: 'id' },
+          );
         }
         if (!provider.enabled) throw new ServiceError('PROVIDER_DISABLED', `Provider \`${provider.id}\` is disabled.`);
         checkCredential({ provider });
-        const call = startRelay(pool, relayRequest(ctx, op, { provider, model: null }, null, null), hooks(ctx, provider.id));
+        const call = startRelay(
+          pool,
+          relayRequest(ctx, op, { provider, model: null }, null, null),
+          hooks(ctx, provider.id),
+        );
         return follow(ctx, op, provider.id, null, call);
       },
     });
@@ -282,13 +360,19 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
           if (!acceptsJson) throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', `${spec.path} takes multipart/form-data.`);
           const { name } = readModel(ctx.req.body, ctx.req.headers['content-type']);
           const resolved = resolveModel(catalog.current(), op, name, { multipart: true, unresolved: deps.unresolved });
-          const call = startRelay(pool, relayRequest(ctx, op, resolved, name as string, transferable(ctx.req.body!)), hooks(ctx, resolved.provider.id));
+          const call = startRelay(
+            pool,
+            relayRequest(ctx, op, resolved, name as string, transferable(ctx.req.body!)),
+            hooks(ctx, resolved.provider.id),
+          );
           return follow(ctx, op, resolved.provider.id, resolved.model.id, call);
         }
         return relayMultipart(ctx, {
           spillDir: deps.spillDir,
-          resolve: (name) => resolveModel(catalog.current(), op, name, { multipart: true, unresolved: deps.unresolved }),
-          start: (resolved, clientModel) => startRelay(pool, relayRequest(ctx, op, resolved, clientModel, null), hooks(ctx, resolved.provider.id)),
+          resolve: (name) =>
+            resolveModel(catalog.current(), op, name, { multipart: true, unresolved: deps.unresolved }),
+          start: (resolved, clientModel) =>
+            startRelay(pool, relayRequest(ctx, op, resolved, clientModel, null), hooks(ctx, resolved.provider.id)),
           follow: (resolved, call) => follow(ctx, op, resolved.provider.id, resolved.model.id, call),
         });
       },

@@ -11,7 +11,8 @@ import type { Decision } from '../../protocol/smart-route.ts';
 // What the gateway needs to serve `@preset/<slug>` and `@route/<slug>` names: resolution to a target (or
 // an attempt list), the preset merge, and the classification that decides whether a failure moves on.
 
-const notFound = (name: string) => new ServiceError('MODEL_NOT_FOUND', `No preset or route pack \`${name.slice(0, 200)}\`.`, { param: 'model' });
+const notFound = (name: string) =>
+  new ServiceError('MODEL_NOT_FOUND', `No preset or route pack \`${name.slice(0, 200)}\`.`, { param: 'model' });
 
 function unsupported(name: string, op: GatewayOp, families: readonly string[]): ServiceError {
   const family = GATEWAY_OPS[op].family;
@@ -21,11 +22,17 @@ function unsupported(name: string, op: GatewayOp, families: readonly string[]): 
   });
 }
 
-export const isPresetName = (name: unknown): name is string => typeof name === 'string' && name.startsWith(PRESET_PREFIX);
+export const isPresetName = (name: unknown): name is string =>
+  typeof name === 'string' && name.startsWith(PRESET_PREFIX);
 export const isPackName = (name: unknown): name is string => typeof name === 'string' && name.startsWith(ROUTE_PREFIX);
 
 /** Steps 1-5 for a preset: its target, the family check, the credential check, then the merged body. */
-export async function resolvePreset(smart: SmartRoutingPort, op: GatewayOp, name: string, json: Record<string, unknown>): Promise<{ resolved: ResolvedModel; body: ArrayBuffer }> {
+export async function resolvePreset(
+  smart: SmartRoutingPort,
+  op: GatewayOp,
+  name: string,
+  json: Record<string, unknown>,
+): Promise<{ resolved: ResolvedModel; body: ArrayBuffer }> {
   const usable = await smart.presets.usable(name.slice(PRESET_PREFIX.length));
   if (!usable) throw notFound(name);
   if (!usable.families.includes(GATEWAY_OPS[op].family)) throw unsupported(name, op, usable.families);
@@ -44,9 +51,13 @@ export async function resolvePack(smart: SmartRoutingPort, op: GatewayOp, name: 
   if (decision.attempts.length === 0) {
     // The pack is usable and the family is the fallback's, so only a missing credential can leave nothing.
     const providerId = decision.fallback.providerId;
-    throw new ServiceError('PROVIDER_CREDENTIAL_MISSING', `Route pack \`${slug}\` has no callable route: ${decision.fallback.reason}.`, {
-      details: { providerId },
-    });
+    throw new ServiceError(
+      'PROVIDER_CREDENTIAL_MISSING',
+      `Route pack \`${slug}\` has no callable route: ${decision.fallback.reason}.`,
+      {
+        details: { providerId },
+      },
+    );
   }
   return decision;
 }
@@ -68,4 +79,3 @@ export function observeFailure(capacity: SmartRoutingPort['capacity'], modelId: 
   const retryAfter = err.details.retryAfter;
   capacity.observeRateLimited(modelId, typeof retryAfter === 'number' ? retryAfter : null);
 }
-

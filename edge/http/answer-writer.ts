@@ -14,7 +14,9 @@ import type { EdgeResponse } from './types.ts';
 // body-reader.ts. A request's state is the fields of one object with its steps as methods, not closures: the
 // hot path allocates the exchange, where it would otherwise allocate a closure context and one closure a step.
 
-const STATUS_LINES = new Map<number, string>(Object.entries(STATUS_CODES).map(([code, text]) => [Number(code), `${code} ${text}`]));
+const STATUS_LINES = new Map<number, string>(
+  Object.entries(STATUS_CODES).map(([code, text]) => [Number(code), `${code} ${text}`]),
+);
 const statusLine = (status: number) => STATUS_LINES.get(status) ?? String(status);
 
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -30,7 +32,12 @@ const LINGER_MAX = 64 * 1024 * 1024;
  * client, so the unread rest of its body is discarded rather than answered with a reset (see LINGER_MAX).
  * `paused`: reading was paused while the request ran (a held connection); it resumes with the answer.
  */
-export function writeResponse(res: HttpResponse, response: EdgeResponse, mode: 'keep' | 'close' | 'linger', paused: boolean): void {
+export function writeResponse(
+  res: HttpResponse,
+  response: EdgeResponse,
+  mode: 'keep' | 'close' | 'linger',
+  paused: boolean,
+): void {
   res.cork(() => {
     if (paused) res.resume();
     res.writeStatus(statusLine(response.status));
@@ -79,7 +86,8 @@ export function streamResponse(res: HttpResponse, conn: Connection, response: Ed
     if (pendingHead === null) return;
     res.writeStatus(statusLine(pendingHead.status));
     const headers = pendingHead.headers;
-    for (const name in headers) if (name !== 'content-length' && name !== 'connection') res.writeHeader(name, headers[name]!);
+    for (const name in headers)
+      if (name !== 'content-length' && name !== 'connection') res.writeHeader(name, headers[name]!);
     pendingHead = null;
   };
   response.stream!({

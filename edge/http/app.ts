@@ -68,15 +68,28 @@ export function createApp(deps: AppDeps) {
   const access = createAccessLogger(log);
   const observe = deps.observe;
 
-  function respond(head: EdgeRequestHead, requestId: string, started: number, routeName: string, result: RouteResult): EdgeResponse {
+  function respond(
+    head: EdgeRequestHead,
+    requestId: string,
+    started: number,
+    routeName: string,
+    result: RouteResult,
+  ): EdgeResponse {
     if (result.stream) return streamed(head, requestId, started, routeName, result.stream);
-    if (result.raw !== undefined) return finish(head, requestId, started, routeName, result.status ?? 200, result.headers ?? {}, result.raw);
+    if (result.raw !== undefined)
+      return finish(head, requestId, started, routeName, result.status ?? 200, result.headers ?? {}, result.raw);
     const headers: Record<string, string> = { 'content-type': JSON_TYPE, ...result.headers };
     return finish(head, requestId, started, routeName, result.status ?? 200, headers, JSON.stringify(result.body));
   }
 
   /** A streamed answer: the edge's headers join the route's at `head`, and the log line is written at the end. */
-  function streamed(head: EdgeRequestHead, requestId: string, started: number, routeName: string, stream: NonNullable<RouteResult['stream']>): EdgeResponse {
+  function streamed(
+    head: EdgeRequestHead,
+    requestId: string,
+    started: number,
+    routeName: string,
+    stream: NonNullable<RouteResult['stream']>,
+  ): EdgeResponse {
     const edgeHeaders: Record<string, string> = {};
     setRequestIdHeaders(edgeHeaders, requestId);
     const origin = head.headers['origin'];
@@ -157,17 +170,38 @@ export function createApp(deps: AppDeps) {
     };
   }
 
-  function respondError(head: EdgeRequestHead, requestId: string, started: number, routeName: string, err: unknown): EdgeResponse {
+  function respondError(
+    head: EdgeRequestHead,
+    requestId: string,
+    started: number,
+    routeName: string,
+    err: unknown,
+  ): EdgeResponse {
     if (err instanceof ClientClosed) return finish(head, requestId, started, routeName, 499, {}, '');
     const error = toServiceError(err);
     observe?.failed(routeName, error.code);
     if (error.code === 'INTERNAL') {
       // The cause goes to the log under the request ID, never to the client.
-      const cause = err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : { message: String(err) };
-      log.error({ reqId: requestId, err: { ...cause, message: redactSecrets(cause.message), stack: cause.stack && redactSecrets(cause.stack) } }, 'internal error');
+      const cause =
+        err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : { message: String(err) };
+      log.error(
+        {
+          reqId: requestId,
+          err: { ...cause, message: redactSecrets(cause.message), stack: cause.stack && redactSecrets(cause.stack) },
+        },
+        'internal error',
+      );
     }
     const headers: Record<string, string> = { 'content-type': JSON_TYPE, ...error.headers };
-    return finish(head, requestId, started, routeName, error.status, headers, JSON.stringify(errorEnvelope(error, requestId)));
+    return finish(
+      head,
+      requestId,
+      started,
+      routeName,
+      error.status,
+      headers,
+      JSON.stringify(errorEnvelope(error, requestId)),
+    );
   }
 
   function finish(
@@ -200,7 +234,10 @@ export function createApp(deps: AppDeps) {
     }
     const result = deps.authenticate(secret);
     if (!result.ok) {
-      throw new ServiceError('UNAUTHORIZED', result.reason === 'expired' ? 'The local token has expired.' : 'The local token is not valid.');
+      throw new ServiceError(
+        'UNAUTHORIZED',
+        result.reason === 'expired' ? 'The local token has expired.' : 'The local token is not valid.',
+      );
     }
     return result.principal;
   }
@@ -229,13 +266,17 @@ export function createApp(deps: AppDeps) {
     });
     try {
       if (!deps.listener.networkExposed && !hostAllowed(head.headers['host'], deps.listener.host)) {
-        throw new ServiceError('FORBIDDEN', 'The Host header must name this machine (localhost or a loopback address).');
+        throw new ServiceError(
+          'FORBIDDEN',
+          'The Host header must name this machine (localhost or a loopback address).',
+        );
       }
       if (head.method === 'OPTIONS' && head.headers['access-control-request-method'] !== undefined) {
         routeName = 'preflight';
         const origin = head.headers['origin'];
         const cors = deps.cors();
-        if (!cors.allows(origin)) throw new ServiceError('FORBIDDEN', 'This origin is not allowed (see cors.allowedOrigins).');
+        if (!cors.allows(origin))
+          throw new ServiceError('FORBIDDEN', 'This origin is not allowed (see cors.allowedOrigins).');
         const headers = cors.preflightHeaders(origin, head.headers['access-control-request-headers']);
         return immediate(finish(head, requestId, started, routeName, 204, headers, ''));
       }
@@ -243,19 +284,27 @@ export function createApp(deps: AppDeps) {
       const route = match.kind === 'found' ? match.route : undefined;
       if (route) routeName = `${route.method} ${route.path}`;
       // Every /v1 route needs a token, even to learn that a path does not exist there.
-      const principal = route?.scope === 'public' || (!route && !head.path.startsWith('/v1/')) ? null : authenticate(head);
-      if (match.kind === 'none') throw new ServiceError('NOT_FOUND', `No route for ${head.method} ${head.path.slice(0, 200)}.`);
+      const principal =
+        route?.scope === 'public' || (!route && !head.path.startsWith('/v1/')) ? null : authenticate(head);
+      if (match.kind === 'none')
+        throw new ServiceError('NOT_FOUND', `No route for ${head.method} ${head.path.slice(0, 200)}.`);
       if (match.kind === 'method') {
-        throw new ServiceError('METHOD_NOT_ALLOWED', `${head.method} is not supported here; use ${match.allow.join(', ')}.`, {
-          headers: { allow: match.allow.join(', ') },
-        });
+        throw new ServiceError(
+          'METHOD_NOT_ALLOWED',
+          `${head.method} is not supported here; use ${match.allow.join(', ')}.`,
+          {
+            headers: { allow: match.allow.join(', ') },
+          },
+        );
       }
       const { route: def, params } = match;
       if (principal !== null && def.scope !== 'public') {
         const needed: readonly Scope[] = typeof def.scope === 'string' ? [def.scope] : def.scope;
         if (!needed.some((scope) => grants(principal.scopes, scope))) {
           const list = needed.join('` or `');
-          throw new ServiceError('FORBIDDEN', `This token lacks the \`${list}\` scope.`, { details: { requiredScope: needed.join(' or ') } });
+          throw new ServiceError('FORBIDDEN', `This token lacks the \`${list}\` scope.`, {
+            details: { requiredScope: needed.join(' or ') },
+          });
         }
       }
       const execute = async (body: Buffer | null, bodyStream: BodyStream | null): Promise<EdgeResponse> => {
@@ -263,7 +312,14 @@ export function createApp(deps: AppDeps) {
           let parsed: unknown = null;
           if (def.body) parsed = checkBody(def.body, parseJsonBody(body, head.headers['content-type']));
           // Field by field: a spread that adds `body` is V8's slow clone, which also promotes the copy.
-          const req: EdgeRequest = { method: head.method, path: head.path, query: head.query, headers: head.headers, body, peer: head.peer };
+          const req: EdgeRequest = {
+            method: head.method,
+            path: head.path,
+            query: head.query,
+            headers: head.headers,
+            body,
+            peer: head.peer,
+          };
           const result = await def.handle({ req, requestId, principal, params, body: parsed, bodyStream, onAbort });
           return respond(head, requestId, started, routeName, result);
         } catch (err) {
@@ -283,7 +339,8 @@ export function createApp(deps: AppDeps) {
         abort,
       };
     } catch (err) {
-      if (err instanceof URIError) err = new ServiceError('INVALID_REQUEST', 'The path has a malformed percent-encoding.');
+      if (err instanceof URIError)
+        err = new ServiceError('INVALID_REQUEST', 'The path has a malformed percent-encoding.');
       return immediate(respondError(head, requestId, started, routeName, err));
     }
   }

@@ -26,7 +26,13 @@ const OWNED_BODY_MIN = 64 * 1024;
 const UPLOAD_HIGH_WATER = 512 * 1024;
 
 /** The request body as an async iterable; the socket pauses while the consumer lags, and the limit holds. */
-function bodyStream(res: HttpResponse, conn: Connection, limit: number, hasBody: boolean, clock: BodyClock): BodyStream & { complete(): boolean; discard(): void } {
+function bodyStream(
+  res: HttpResponse,
+  conn: Connection,
+  limit: number,
+  hasBody: boolean,
+  clock: BodyClock,
+): BodyStream & { complete(): boolean; discard(): void } {
   const queue: Uint8Array[] = [];
   let queued = 0;
   let received = 0;
@@ -142,7 +148,9 @@ export function readWhole(ex: EdgeExchange, limit: number, chunked: boolean): vo
   // read is abandoned), unless the route handed it to a relay worker, which frees it.
   const framed = declared !== null && declared > 0 && !chunked;
   const lease = framed && declared > OWNED_BODY_MIN && prepared.sharedBody ? (arena?.acquire(declared) ?? null) : null;
-  let whole = framed ? (lease?.body ?? (declared > OWNED_BODY_MIN ? Buffer.allocUnsafeSlow(declared) : Buffer.allocUnsafe(declared))) : null;
+  let whole = framed
+    ? (lease?.body ?? (declared > OWNED_BODY_MIN ? Buffer.allocUnsafeSlow(declared) : Buffer.allocUnsafe(declared)))
+    : null;
   if (lease !== null) ex.onAbort = () => ex.running || lease.settle();
   else if (whole !== null && whole.length > OWNED_BODY_MIN) {
     // A client gone mid-body leaves its buffer to nobody: freed now, not at V8's next collection.
@@ -179,7 +187,14 @@ export function readWhole(ex: EdgeExchange, limit: number, chunked: boolean): vo
       chunks.push(Buffer.from(new Uint8Array(chunk)));
     }
     if (!isLast) return;
-    const body = whole !== null ? (received === whole.length ? whole : whole.subarray(0, received)) : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received);
+    const body =
+      whole !== null
+        ? received === whole.length
+          ? whole
+          : whole.subarray(0, received)
+        : chunks.length === 1
+          ? chunks[0]!
+          : Buffer.concat(chunks, received);
     whole = null;
     chunks = [];
     if (lease === null && body.length > OWNED_BODY_MIN) ex.ownedBody = body;

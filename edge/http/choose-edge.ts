@@ -22,15 +22,21 @@ export interface EdgeChoice {
 export function parseEdgeMode(value: string | undefined): EdgeMode {
   const mode = value === undefined || value === '' ? 'auto' : value;
   if (!(EDGE_MODES as readonly string[]).includes(mode)) {
-    throw new Error(`SWITCHYARD_EDGE must be one of ${EDGE_MODES.join(', ')}, not ${JSON.stringify(mode.slice(0, 40))}.`);
+    throw new Error(
+      `SWITCHYARD_EDGE must be one of ${EDGE_MODES.join(', ')}, not ${JSON.stringify(mode.slice(0, 40))}.`,
+    );
   }
   return mode as EdgeMode;
 }
 
-export function chooseEdge(mode: EdgeMode, load: () => NativeBuild | { failures: string[] } = loadNativeUws): EdgeChoice {
+export function chooseEdge(
+  mode: EdgeMode,
+  load: () => NativeBuild | { failures: string[] } = loadNativeUws,
+): EdgeChoice {
   if (mode === 'node') return { edge: 'node:http', uws: nodeHttpUws() };
   const native = load();
   if ('uws' in native) return { edge: 'uWebSockets.js', uws: native.uws, build: native.build };
-  if (mode === 'uws') throw new Error(`SWITCHYARD_EDGE=uws, but no native uWebSockets.js build loads: ${native.failures.join('; ')}.`);
+  if (mode === 'uws')
+    throw new Error(`SWITCHYARD_EDGE=uws, but no native uWebSockets.js build loads: ${native.failures.join('; ')}.`);
   return { edge: 'node:http', uws: nodeHttpUws(), failures: native.failures };
 }

@@ -44,7 +44,13 @@ export function streamEvents(out: ResponseWriter, sub: Subscriber, keepAliveMs: 
     if (end !== null) {
       stop();
       sub.close();
-      out.end(end === 'dropped' ? sseFrame('dropped', { message: 'This client read events too slowly and was dropped; reconnect with Last-Event-ID to resume.' }) : undefined);
+      out.end(
+        end === 'dropped'
+          ? sseFrame('dropped', {
+              message: 'This client read events too slowly and was dropped; reconnect with Last-Event-ID to resume.',
+            })
+          : undefined,
+      );
       return;
     }
     sub.onReady(pump);

@@ -8,7 +8,13 @@ import { MessageChannel } from 'node:worker_threads';
 /** Frees `body`'s memory now if it owns its ArrayBuffer whole; its bytes must not be read afterwards. */
 export function freeNow(body: Buffer): void {
   const { buffer } = body;
-  if (!(buffer instanceof ArrayBuffer) || buffer.byteLength === 0 || body.byteOffset !== 0 || body.byteLength !== buffer.byteLength) return;
+  if (
+    !(buffer instanceof ArrayBuffer) ||
+    buffer.byteLength === 0 ||
+    body.byteOffset !== 0 ||
+    body.byteLength !== buffer.byteLength
+  )
+    return;
   const { port1, port2 } = new MessageChannel();
   port1.postMessage(null, [buffer]);
   port1.close();

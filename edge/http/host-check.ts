@@ -31,5 +31,10 @@ export function hostAllowed(hostHeader: string | undefined, boundHost: string): 
 }
 
 export function isLoopbackAddress(address: string): boolean {
-  return IPV4_LOOPBACK.test(address) || address === '::1' || address.startsWith('::ffff:127.') || address === '0000:0000:0000:0000:0000:0000:0000:0001';
+  return (
+    IPV4_LOOPBACK.test(address) ||
+    address === '::1' ||
+    address.startsWith('::ffff:127.') ||
+    address === '0000:0000:0000:0000:0000:0000:0000:0001'
+  );
 }

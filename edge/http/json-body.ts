@@ -62,7 +62,8 @@ function dropPoisonKeys(root: unknown): void {
 
 /** JSON.parse without the keys dropPoison drops. */
 function parseClean(text: string): unknown {
-  if (text.length <= SCAN_MAX) return mayBePoisoned(text) && POISON.test(text) ? JSON.parse(text, dropPoison) : JSON.parse(text);
+  if (text.length <= SCAN_MAX)
+    return mayBePoisoned(text) && POISON.test(text) ? JSON.parse(text, dropPoison) : JSON.parse(text);
   const value: unknown = JSON.parse(text);
   if (value !== null && typeof value === 'object') dropPoisonKeys(value);
   return value;
@@ -110,7 +111,12 @@ export interface ScannedBody {
  * arena) is checked for control characters with its SIMD test. Values it returns are small
  * parsed copies, never merged into anything, so the prototype-key filter has nothing to guard here.
  */
-export function scanJsonBody(body: Buffer | null, contentType: string | undefined, wanted: readonly string[], memory?: ScannableMemory): ScannedBody {
+export function scanJsonBody(
+  body: Buffer | null,
+  contentType: string | undefined,
+  wanted: readonly string[],
+  memory?: ScannableMemory,
+): ScannedBody {
   const from = jsonStart(body, contentType);
   let scan: JsonScan;
   try {

@@ -86,7 +86,11 @@ function hasControl(b: Uint8Array, words: Uint32Array, from: number, to: number)
     const x1 = words[w + 1]!;
     const x2 = words[w + 2]!;
     const x3 = words[w + 3]!;
-    if ((((x0 - 0x20202020) & ~x0) | ((x1 - 0x20202020) & ~x1) | ((x2 - 0x20202020) & ~x2) | ((x3 - 0x20202020) & ~x3)) & 0x80808080) return true;
+    if (
+      (((x0 - 0x20202020) & ~x0) | ((x1 - 0x20202020) & ~x1) | ((x2 - 0x20202020) & ~x2) | ((x3 - 0x20202020) & ~x3)) &
+      0x80808080
+    )
+      return true;
   }
   for (; w < lastWord; w++) {
     const x = words[w]!;
@@ -208,7 +212,8 @@ class Scanner {
 
   literal(i: number): number {
     const word = LITERALS.get(this.b[i]!);
-    if (!word || i + word.length > this.b.length || this.b.compare(word, 0, word.length, i, i + word.length) !== 0) throw invalid();
+    if (!word || i + word.length > this.b.length || this.b.compare(word, 0, word.length, i, i + word.length) !== 0)
+      throw invalid();
     return i + word.length;
   }
 

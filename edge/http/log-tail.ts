@@ -14,7 +14,10 @@ export interface LogTail {
    * Up to `limit` lines, oldest first: with `after`, the first ones numbered above it (and how many lines after
    * it are no longer kept); without, the newest.
    */
-  read(after: number | null, limit: number): { lines: TailLine[]; lastSeq: number; oldestSeq: number | null; hasMore: boolean; lost: number };
+  read(
+    after: number | null,
+    limit: number,
+  ): { lines: TailLine[]; lastSeq: number; oldestSeq: number | null; hasMore: boolean; lost: number };
 }
 
 /** A line longer than this is kept as a stub: one huge line must not push out a thousand others. */
@@ -39,7 +42,8 @@ export function createLogTail(maxLines = 1000, maxChars = 1 << 20): LogTail {
       // A write may carry several lines; each is kept on its own.
       for (const raw of chunk.split('\n')) {
         if (raw === '') continue;
-        const line = raw.length <= MAX_LINE ? raw : JSON.stringify({ msg: 'a log line too long to keep', chars: raw.length });
+        const line =
+          raw.length <= MAX_LINE ? raw : JSON.stringify({ msg: 'a log line too long to keep', chars: raw.length });
         if (count === maxLines) dropOldest();
         slots[(first + count) % maxLines] = { seq: ++seq, line };
         count++;

@@ -105,13 +105,21 @@ export interface UsageLine {
 /** The lines written once per request. */
 export interface AccessLog {
   /** The `request` line; `outcome` only for streamed answers. */
-  request(reqId: string, method: string, route: string, status: number, outcome: string | null, durationMs: number): void;
+  request(
+    reqId: string,
+    method: string,
+    route: string,
+    status: number,
+    outcome: string | null,
+    durationMs: number,
+  ): void;
   usage(line: UsageLine): void;
 }
 
 const text = (value: string | null): string => (value === null ? 'null' : JSON.stringify(value));
 // As JSON.stringify prints a count: a line stays valid JSON whatever a usage report holds.
-const count = (value: number | null): string => (typeof value === 'number' && Number.isFinite(value) ? String(value) : 'null');
+const count = (value: number | null): string =>
+  typeof value === 'number' && Number.isFinite(value) ? String(value) : 'null';
 
 /** styleB's cache-write counters, only where the protocol reports them (styleA lines carry none). */
 const cacheWrites = (u: UsageReport): string =>

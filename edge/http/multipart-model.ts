@@ -140,7 +140,8 @@ export function createModelScan(contentType: string, options: ModelScanOptions):
       if (model !== null) return model;
       const phase = parser.phase();
       if (phase === 'epilogue') throw invalidModel('The multipart body has no model field.');
-      if (phase === 'preamble') throw malformed('the body holds no boundary line for the boundary in its Content-Type.');
+      if (phase === 'preamble')
+        throw malformed('the body holds no boundary line for the boundary in its Content-Type.');
       throw malformed('the body ends inside a part before any model field.');
     },
 

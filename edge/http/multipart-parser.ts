@@ -112,7 +112,8 @@ function partHeaders(block: Buffer): PartHeaders {
   if (disposition === null) throw malformed('a part has no Content-Disposition header.');
   const parsed = parseHeaderValue(disposition);
   if (parsed === null) throw malformed(`unparseable Content-Disposition "${clip(disposition.trim())}".`);
-  if (parsed.type !== 'form-data') throw malformed(`Content-Disposition must be form-data, not "${clip(parsed.type)}".`);
+  if (parsed.type !== 'form-data')
+    throw malformed(`Content-Disposition must be form-data, not "${clip(parsed.type)}".`);
   const name = parsed.params.get('name');
   if (name === undefined || name === '') throw malformed('a part has no Content-Disposition name.');
   return { name, filename: parsed.params.get('filename') ?? parsed.params.get('filename*') ?? null };

@@ -78,9 +78,11 @@ export function createSpillBuffer(dir: string, memoryLimit: number): SpillBuffer
       }
       spilling = true;
       pendingBytes += copy.length;
-      const job = queue.then(() => write(copy)).finally(() => {
-        pendingBytes -= copy.length;
-      });
+      const job = queue
+        .then(() => write(copy))
+        .finally(() => {
+          pendingBytes -= copy.length;
+        });
       queue = job;
       return job;
     },

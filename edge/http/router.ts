@@ -53,9 +53,14 @@ export interface RouteDef {
 
 /** Keeps each handler's body typed by its schema while the table stays one homogeneous list. */
 export function route<S extends TSchema>(
-  def: Omit<RouteDef, 'body' | 'handle'> & { body: TypeCheck<S>; handle(ctx: RouteContext<Static<S>>): Promise<RouteResult> | RouteResult },
+  def: Omit<RouteDef, 'body' | 'handle'> & {
+    body: TypeCheck<S>;
+    handle(ctx: RouteContext<Static<S>>): Promise<RouteResult> | RouteResult;
+  },
 ): RouteDef;
-export function route(def: Omit<RouteDef, 'body' | 'handle'> & { handle(ctx: RouteContext<null>): Promise<RouteResult> | RouteResult }): RouteDef;
+export function route(
+  def: Omit<RouteDef, 'body' | 'handle'> & { handle(ctx: RouteContext<null>): Promise<RouteResult> | RouteResult },
+): RouteDef;
 export function route(def: RouteDef): RouteDef {
   return def;
 }

@@ -53,7 +53,8 @@ function socketState(socket: Socket): SocketState {
 }
 
 /** A copy: uWS hands out a buffer that is only valid during its callback, and server.ts copies what it keeps. */
-const arrayBuffer = (chunk: Buffer): ArrayBuffer => chunk.buffer.slice(chunk.byteOffset, chunk.byteOffset + chunk.byteLength) as ArrayBuffer;
+const arrayBuffer = (chunk: Buffer): ArrayBuffer =>
+  chunk.buffer.slice(chunk.byteOffset, chunk.byteOffset + chunk.byteLength) as ArrayBuffer;
 
 /**
  * An answer with `Connection: close` whose request body was not read whole: half-close after the answer and
@@ -369,7 +370,10 @@ function app(headTimeoutMs: number) {
         // Later errors are the accept loop's (EMFILE): uWS carries on past them, and so does this listener.
         server.on('error', () => undefined);
         const address = server.address();
-        callback({ port: typeof address === 'object' && address !== null ? address.port : port, close: () => server.close() });
+        callback({
+          port: typeof address === 'object' && address !== null ? address.port : port,
+          close: () => server.close(),
+        });
       });
     },
   };

@@ -37,7 +37,13 @@ export interface ListenOptions {
   bodyPace?: BodyPace;
 }
 
-export function listen(uws: Uws, app: App, host: string, port: number, options: ListenOptions = {}): Promise<Listening> {
+export function listen(
+  uws: Uws,
+  app: App,
+  host: string,
+  port: number,
+  options: ListenOptions = {},
+): Promise<Listening> {
   const { arena, bodyBudget, bodyPace = BODY_PACE } = options;
   const server: TemplatedApp = uws.App();
   const listener: ListenerState = { inflight: 0, idleWaiters: [], arena, bodyBudget };
@@ -61,7 +67,13 @@ export function listen(uws: Uws, app: App, host: string, port: number, options: 
     const chunked = headers['transfer-encoding'] !== undefined;
     if (Number.isNaN(declared) || (chunked && declared !== null)) {
       // Framing the client and uWS may disagree on: nothing after this head can be trusted, and no route runs.
-      const refusal = app.refuse(head, new ServiceError('INVALID_REQUEST', 'Content-Length must be one decimal length, and not sent with Transfer-Encoding.'));
+      const refusal = app.refuse(
+        head,
+        new ServiceError(
+          'INVALID_REQUEST',
+          'Content-Length must be one decimal length, and not sent with Transfer-Encoding.',
+        ),
+      );
       // Answered now, the request would leave uWS parsing the bytes after its first length as the next
       // request, and running it (smuggling). Unanswered, a request parsed behind it makes uWS close the
       // connection without dispatching it; the refusal goes out once this read is parsed, and closes.
@@ -91,7 +103,12 @@ export function listen(uws: Uws, app: App, host: string, port: number, options: 
   return new Promise((resolve, reject) => {
     // Exclusively: uWS sets SO_REUSEPORT by default, and a second service on the same port would then also
     // listen, with the kernel splitting connections between the two.
-    const listenExclusive = server.listen as unknown as (host: string, port: number, options: number, cb: (socket: us_listen_socket | false) => void) => void;
+    const listenExclusive = server.listen as unknown as (
+      host: string,
+      port: number,
+      options: number,
+      cb: (socket: us_listen_socket | false) => void,
+    ) => void;
     listenExclusive.call(server, host, port, LIBUS_LISTEN_EXCLUSIVE_PORT, (socket: us_listen_socket | false) => {
       if (!socket) {
         reject(new Error(`cannot listen on ${host}:${port} (in use or not permitted)`));
@@ -105,7 +122,8 @@ export function listen(uws: Uws, app: App, host: string, port: number, options: 
           open = false;
         },
         inflight: () => listener.inflight,
-        idle: () => (listener.inflight === 0 ? Promise.resolve() : new Promise((wake) => listener.idleWaiters.push(wake))),
+        idle: () =>
+          listener.inflight === 0 ? Promise.resolve() : new Promise((wake) => listener.idleWaiters.push(wake)),
       });
     });
   });

@@ -36,7 +36,9 @@ function versionOf(dir: string): string {
  * The first native build that loads, or the reason each did not. `candidates` is for tests; a failure is
  * one short line per package (the loader's message names the missing glibc version or the missing file).
  */
-export function loadNativeUws(candidates: readonly { name: string; binaries: (entry: string) => string }[] = CANDIDATES): NativeBuild | { failures: string[] } {
+export function loadNativeUws(
+  candidates: readonly { name: string; binaries: (entry: string) => string }[] = CANDIDATES,
+): NativeBuild | { failures: string[] } {
   const file = `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`;
   const failures: string[] = [];
   for (const { name, binaries } of candidates) {

@@ -1,4 +1,9 @@
-import { AUDIT_ACTIONS, AUDIT_ACTOR_TYPES, AUDIT_QUERY_PARAMS, AUDIT_RESOURCE_TYPES } from '../../protocol/http/audit.ts';
+import {
+  AUDIT_ACTIONS,
+  AUDIT_ACTOR_TYPES,
+  AUDIT_QUERY_PARAMS,
+  AUDIT_RESOURCE_TYPES,
+} from '../../protocol/http/audit.ts';
 import { ServiceError } from '../../protocol/errors.ts';
 import { readQuery } from '../../protocol/query.ts';
 import type { AuditRepo } from '../../store/audit-repo.ts';
@@ -24,7 +29,11 @@ export function auditRoutes(audit: AuditRepo): RouteDef[] {
           createdBefore: q.dateTime('createdBefore'),
           limit: q.int('limit', 1, 500, 100),
         };
-        if (filter.createdAfter !== undefined && filter.createdBefore !== undefined && filter.createdAfter > filter.createdBefore) {
+        if (
+          filter.createdAfter !== undefined &&
+          filter.createdBefore !== undefined &&
+          filter.createdAfter > filter.createdBefore
+        ) {
           throw new ServiceError('INVALID_REQUEST', '`createdAfter` must not be later than `createdBefore`.', {
             param: 'createdAfter',
           });

@@ -47,15 +47,25 @@ export function catalogRoutes(catalog: CatalogPort, runAction?: ModelActionRunne
       path: '/v1/catalog/models',
       scope: 'manage',
       body: checkModelCreate,
-      handle: async ({ body, principal, requestId }) => ({ status: 201, body: await catalog.create(body, actorOf(principal), requestId) }),
+      handle: async ({ body, principal, requestId }) => ({
+        status: 201,
+        body: await catalog.create(body, actorOf(principal), requestId),
+      }),
     }),
-    route({ method: 'GET', path: '/v1/catalog/models/:id', scope: 'read', handle: async ({ params }) => ({ body: await catalog.get(params.id!) }) }),
+    route({
+      method: 'GET',
+      path: '/v1/catalog/models/:id',
+      scope: 'read',
+      handle: async ({ params }) => ({ body: await catalog.get(params.id!) }),
+    }),
     route({
       method: 'PATCH',
       path: '/v1/catalog/models/:id',
       scope: 'manage',
       body: checkModelUpdate,
-      handle: async ({ body, params, principal, requestId }) => ({ body: await catalog.update(params.id!, body, actorOf(principal), requestId) }),
+      handle: async ({ body, params, principal, requestId }) => ({
+        body: await catalog.update(params.id!, body, actorOf(principal), requestId),
+      }),
     }),
     route({
       method: 'DELETE',

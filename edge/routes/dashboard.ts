@@ -16,7 +16,11 @@ const PAGE_DIR = fileURLToPath(new URL('../../dashboard/', import.meta.url));
 export const CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
-const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8' } as const;
+const TYPES = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+} as const;
 
 /** The page's own files, by the name they are served under. */
 export const PAGE_FILES = [
@@ -59,7 +63,8 @@ function typeOf(name: string): string {
 export function loadDashboardAssets(dir = PAGE_DIR): ReadonlyMap<string, Asset> {
   const assets = new Map<string, Asset>();
   for (const name of PAGE_FILES) assets.set(name, { body: readFileSync(join(dir, name)), type: typeOf(name) });
-  for (const [name, path] of Object.entries(vendorFiles())) assets.set(name, { body: readFileSync(path), type: typeOf(name) });
+  for (const [name, path] of Object.entries(vendorFiles()))
+    assets.set(name, { body: readFileSync(path), type: typeOf(name) });
   return assets;
 }
 

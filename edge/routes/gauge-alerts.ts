@@ -33,14 +33,19 @@ export function gaugeAlertRoutes(alerts: GaugeAlertsPort, settings: () => GaugeS
       path: '/v1/gauge/alert-rules',
       scope: 'manage',
       body: checkGaugeAlertRuleCreate,
-      handle: async ({ body, principal, requestId }) => ({ status: 201, body: await alerts.createRule(body, actorOf(principal), requestId) }),
+      handle: async ({ body, principal, requestId }) => ({
+        status: 201,
+        body: await alerts.createRule(body, actorOf(principal), requestId),
+      }),
     }),
     route({
       method: 'PATCH',
       path: '/v1/gauge/alert-rules/:id',
       scope: 'manage',
       body: checkGaugeAlertRuleUpdate,
-      handle: async ({ body, params, principal, requestId }) => ({ body: await alerts.updateRule(params.id!, body, actorOf(principal), requestId) }),
+      handle: async ({ body, params, principal, requestId }) => ({
+        body: await alerts.updateRule(params.id!, body, actorOf(principal), requestId),
+      }),
     }),
     route({
       method: 'DELETE',
@@ -68,7 +73,8 @@ export function gaugeAlertRoutes(alerts: GaugeAlertsPort, settings: () => GaugeS
         };
         const limit = q.int('limit', 1, GAUGE_LIMITS.pageMax, GAUGE_LIMITS.pageDefault);
         const offset = q.int('offset', 0, GAUGE_LIMITS.offsetMax, 0);
-        if (!settings().enabled) return { body: { enabled: false, data: [], limit, offset, hasMore: false } satisfies GaugeAlertEventPage };
+        if (!settings().enabled)
+          return { body: { enabled: false, data: [], limit, offset, hasMore: false } satisfies GaugeAlertEventPage };
         // A failed evaluation is logged; the reader still gets what is stored.
         await alerts.evaluateQuietly();
         const page = await alerts.listEvents(filter, limit, offset);

@@ -14,7 +14,10 @@ export function gaugeAuthSessionRoutes(sessions: GaugeAuthSessionsPort): RouteDe
       path: '/v1/gauge/auth-sessions',
       scope: 'manage',
       body: checkGaugeAuthSessionCreate,
-      handle: async ({ body, principal, requestId }) => ({ status: 201, body: await sessions.create(body, actorOf(principal), requestId) }),
+      handle: async ({ body, principal, requestId }) => ({
+        status: 201,
+        body: await sessions.create(body, actorOf(principal), requestId),
+      }),
     }),
     route({
       method: 'GET',

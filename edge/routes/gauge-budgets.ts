@@ -23,14 +23,19 @@ export function gaugeBudgetRoutes(budgets: GaugeBudgetsPort): RouteDef[] {
       path: '/v1/gauge/budgets',
       scope: 'manage',
       body: checkGaugeBudgetCreate,
-      handle: async ({ body, principal, requestId }) => ({ status: 201, body: await budgets.create(body, actorOf(principal), requestId) }),
+      handle: async ({ body, principal, requestId }) => ({
+        status: 201,
+        body: await budgets.create(body, actorOf(principal), requestId),
+      }),
     }),
     route({
       method: 'PATCH',
       path: '/v1/gauge/budgets/:id',
       scope: 'manage',
       body: checkGaugeBudgetUpdate,
-      handle: async ({ body, params, principal, requestId }) => ({ body: await budgets.update(params.id!, body, actorOf(principal), requestId) }),
+      handle: async ({ body, params, principal, requestId }) => ({
+        body: await budgets.update(params.id!, body, actorOf(principal), requestId),
+      }),
     }),
     route({
       method: 'DELETE',

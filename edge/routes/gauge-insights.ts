@@ -29,18 +29,36 @@ const DAY_MS = 86_400_000;
 export const ACTIVITY_DEFAULT_DAYS = 30;
 export const ACTIVITY_MAX_DAYS = 366;
 export const ACTIVITY_ORIGINS: readonly ActivityOrigin[] = ['service', 'local_logs', 'polled'];
-export const ACTIVITY_QUERY = ['sourceId', 'accountId', 'providerId', 'source', 'model', 'project', 'workspace', 'session', 'after', 'before', 'limit', 'offset'] as const;
+export const ACTIVITY_QUERY = [
+  'sourceId',
+  'accountId',
+  'providerId',
+  'source',
+  'model',
+  'project',
+  'workspace',
+  'session',
+  'after',
+  'before',
+  'limit',
+  'offset',
+] as const;
 export const RECOMMENDATION_QUERY = ['accountId', 'model', 'durationSeconds'] as const;
 export const DURATION = { min: 300, max: 604_800, default: 3_600 } as const;
 
 const invalid = (param: string, message: string) => new ServiceError('INVALID_REQUEST', message, { param });
 
 /** The selected range: [after, before), defaulting to the trailing 30 days; at most 366 days. */
-export function activityRange(after: number | undefined, before: number | undefined, now: number): { after: number; before: number } {
+export function activityRange(
+  after: number | undefined,
+  before: number | undefined,
+  now: number,
+): { after: number; before: number } {
   const end = before ?? (after !== undefined ? Math.min(now, after + ACTIVITY_MAX_DAYS * DAY_MS) : now);
   const start = after ?? end - ACTIVITY_DEFAULT_DAYS * DAY_MS;
   if (start >= end) throw invalid('after', '`after` must be earlier than `before`.');
-  if (end - start > ACTIVITY_MAX_DAYS * DAY_MS) throw invalid('before', `One request spans at most ${ACTIVITY_MAX_DAYS} days; narrow \`after\`/\`before\`.`);
+  if (end - start > ACTIVITY_MAX_DAYS * DAY_MS)
+    throw invalid('before', `One request spans at most ${ACTIVITY_MAX_DAYS} days; narrow \`after\`/\`before\`.`);
   return { after: start, before: end };
 }
 
@@ -107,14 +125,32 @@ export function gaugeInsightRoutes(deps: GaugeInsightDeps): RouteDef[] {
         if (!enabled()) throw gaugeDisabled();
         const record = sources.get(accountId);
         const stored = data.reading(accountId);
-        const known = record !== undefined ? isAccount(record) : accountId.startsWith(LIVE_HEADERS_ACCOUNT_PREFIX) && stored !== undefined;
-        if (!known) throw new ServiceError('NOT_FOUND', `No Gauge account with ID \`${accountId}\`.`, { param: 'accountId' });
+        const known =
+          record !== undefined
+            ? isAccount(record)
+            : accountId.startsWith(LIVE_HEADERS_ACCOUNT_PREFIX) && stored !== undefined;
+        if (!known)
+          throw new ServiceError('NOT_FOUND', `No Gauge account with ID \`${accountId}\`.`, { param: 'accountId' });
         const providerId = stored?.reading.providerId ?? record!.providerId!;
         const now = Date.now();
-        const history = stored === undefined ? [] : [...data.history(now - LOOKBACK_MS, [stored.sourceId])].filter((h) => h.accountId === accountId).map((h) => h.reading);
-        const result = stored === undefined
-          ? { verdict: 'unknown', confidence: 'low', reason: 'no reading of this account yet: refresh it first', window: null, burnRatePerHour: null, projectedRemaining: null, runsOutAt: null }
-          : estimate(stored.reading, history, now, durationSeconds * 1000);
+        const history =
+          stored === undefined
+            ? []
+            : [...data.history(now - LOOKBACK_MS, [stored.sourceId])]
+                .filter((h) => h.accountId === accountId)
+                .map((h) => h.reading);
+        const result =
+          stored === undefined
+            ? {
+                verdict: 'unknown',
+                confidence: 'low',
+                reason: 'no reading of this account yet: refresh it first',
+                window: null,
+                burnRatePerHour: null,
+                projectedRemaining: null,
+                runsOutAt: null,
+              }
+            : estimate(stored.reading, history, now, durationSeconds * 1000);
 
         // Who else could serve the model: accounts of the provider kinds whose catalog models share its name.
         const kinds = new Set<string>();
@@ -131,9 +167,26 @@ export function gaugeInsightRoutes(deps: GaugeInsightDeps): RouteDef[] {
         const candidates = rankCandidates(
           (await signal.rows(now))
             .filter((r) => r.model === null && r.accountId !== accountId && kinds.has(r.providerId))
-            .map((r) => ({ accountId: r.accountId, providerId: r.providerId, headroom: r.headroom, resetsAt: r.resetsAt, status: r.status })),
+            .map((r) => ({
+              accountId: r.accountId,
+              providerId: r.providerId,
+              headroom: r.headroom,
+              resetsAt: r.resetsAt,
+              status: r.status,
+            })),
         );
-        return { body: { advisory: true, accountId, providerId, model, durationSeconds, generatedAt: new Date(now).toISOString(), ...result, candidates } };
+        return {
+          body: {
+            advisory: true,
+            accountId,
+            providerId,
+            model,
+            durationSeconds,
+            generatedAt: new Date(now).toISOString(),
+            ...result,
+            candidates,
+          },
+        };
       },
     }),
   ];

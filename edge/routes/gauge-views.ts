@@ -37,7 +37,13 @@ export function sourceSummary(r: GaugeSourceRecord): GaugeSourceSummary {
 export function accountSummary(r: GaugeSourceRecord, data: GaugeDataRepo): GaugeAccountSummary {
   const stored = data.state(r.id)?.state;
   const last = stored?.lastOutcome ?? null;
-  const auth = !takesCredential(r) ? 'not_required' : r.credentialRef === null ? 'missing' : last === 'auth_failed' ? 'failed' : 'configured';
+  const auth = !takesCredential(r)
+    ? 'not_required'
+    : r.credentialRef === null
+      ? 'missing'
+      : last === 'auth_failed'
+        ? 'failed'
+        : 'configured';
   const collection = !r.enabled ? 'disabled' : last === null ? 'never' : last === 'ok' ? 'ok' : 'failing';
   return {
     id: r.id,
@@ -94,12 +100,23 @@ export function latestReadings(data: GaugeDataRepo, f: ReadingFilter): GaugeRead
     .sort((a, b) => Date.parse(b.collectedAt) - Date.parse(a.collectedAt) || (a.accountId < b.accountId ? -1 : 1));
 }
 
-export function historySince(data: GaugeDataRepo, sinceMs: number, sourceIds: readonly string[]): { points: GaugeHistoryPoint[]; truncated: boolean } {
+export function historySince(
+  data: GaugeDataRepo,
+  sinceMs: number,
+  sourceIds: readonly string[],
+): { points: GaugeHistoryPoint[]; truncated: boolean } {
   const points: GaugeHistoryPoint[] = [];
   for (const row of data.history(sinceMs, sourceIds)) {
     if (points.length === GAUGE_HISTORY_MAX) return { points, truncated: true };
     const r = row.reading;
-    points.push({ accountId: row.accountId, providerId: r.providerId, hour: row.hour, windows: r.windows, spend: r.spend, credits: r.credits });
+    points.push({
+      accountId: row.accountId,
+      providerId: r.providerId,
+      hour: row.hour,
+      windows: r.windows,
+      spend: r.spend,
+      credits: r.credits,
+    });
   }
   points.sort((a, b) => (a.hour < b.hour ? -1 : a.hour > b.hour ? 1 : a.accountId < b.accountId ? -1 : 1));
   return { points, truncated: false };

@@ -43,13 +43,25 @@ export function gaugeRoutes({ service, sources, data, settings }: GaugeRouteDeps
       handle: ({ req }) => {
         const q = readQuery(req.query, ['since']);
         const since = q.dateTime('since') ?? Date.now() - GAUGE_LIMITS.historyDefaultDays * DAY_MS;
-        const body: GaugeDashboard = { enabled: enabled(), since: new Date(since).toISOString(), accounts: [], readings: [], statuses: [], history: [], historyTruncated: false };
+        const body: GaugeDashboard = {
+          enabled: enabled(),
+          since: new Date(since).toISOString(),
+          accounts: [],
+          readings: [],
+          statuses: [],
+          history: [],
+          historyTruncated: false,
+        };
         if (!body.enabled) return { body };
         const all = sources.all();
         body.accounts = all.filter(isAccount).map((r) => accountSummary(r, data));
         body.readings = latestReadings(data, {});
         body.statuses = data.statuses();
-        const { points, truncated } = historySince(data, since, all.map((s) => s.id));
+        const { points, truncated } = historySince(
+          data,
+          since,
+          all.map((s) => s.id),
+        );
         body.history = points;
         body.historyTruncated = truncated;
         return { body };
@@ -78,7 +90,10 @@ export function gaugeRoutes({ service, sources, data, settings }: GaugeRouteDeps
       path: '/v1/gauge/accounts',
       scope: 'manage',
       body: checkGaugeAccountCreate,
-      handle: async ({ body, principal, requestId }) => ({ status: 201, body: accountSummary(await service.createAccount(body, actorOf(principal), requestId), data) }),
+      handle: async ({ body, principal, requestId }) => ({
+        status: 201,
+        body: accountSummary(await service.createAccount(body, actorOf(principal), requestId), data),
+      }),
     }),
     route({
       method: 'PATCH',
@@ -88,8 +103,22 @@ export function gaugeRoutes({ service, sources, data, settings }: GaugeRouteDeps
       handle: async ({ body, params, principal, requestId }) => {
         const current = await service.getAccount(params.id!);
         // Status pages and the live-header tap are sources, not accounts: PUT /v1/gauge/sources/{id} sets them up.
-        if (!isAccount(current)) throw new ServiceError('NOT_FOUND', `No Gauge account with ID \`${current.id}\`; it is a source.`, { param: 'id' });
-        return { body: accountSummary(await service.updateAccount(current.id, body, actorOf(principal), requestId, mayRedirectCredentials(principal)), data) };
+        if (!isAccount(current))
+          throw new ServiceError('NOT_FOUND', `No Gauge account with ID \`${current.id}\`; it is a source.`, {
+            param: 'id',
+          });
+        return {
+          body: accountSummary(
+            await service.updateAccount(
+              current.id,
+              body,
+              actorOf(principal),
+              requestId,
+              mayRedirectCredentials(principal),
+            ),
+            data,
+          ),
+        };
       },
     }),
     route({
@@ -116,7 +145,15 @@ export function gaugeRoutes({ service, sources, data, settings }: GaugeRouteDeps
       scope: 'manage',
       body: checkGaugeSourceUpdate,
       handle: async ({ body, params, principal, requestId }) => ({
-        body: sourceSummary(await service.updateSource(params.id!, body, actorOf(principal), requestId, mayRedirectCredentials(principal))),
+        body: sourceSummary(
+          await service.updateSource(
+            params.id!,
+            body,
+            actorOf(principal),
+            requestId,
+            mayRedirectCredentials(principal),
+          ),
+        ),
       }),
     }),
     route({
@@ -135,7 +172,15 @@ export function gaugeRoutes({ service, sources, data, settings }: GaugeRouteDeps
         const offset = q.int('offset', 0, GAUGE_LIMITS.offsetMax, 0);
         if (!enabled()) return { body: { enabled: false, data: [], limit, offset, hasMore: false } };
         const all = latestReadings(data, filter);
-        return { body: { enabled: true, data: all.slice(offset, offset + limit), limit, offset, hasMore: all.length > offset + limit } };
+        return {
+          body: {
+            enabled: true,
+            data: all.slice(offset, offset + limit),
+            limit,
+            offset,
+            hasMore: all.length > offset + limit,
+          },
+        };
       },
     }),
     route({
@@ -145,7 +190,11 @@ export function gaugeRoutes({ service, sources, data, settings }: GaugeRouteDeps
       handle: ({ req }) => {
         readQuery(req.query, []);
         if (!enabled()) return { body: { enabled: false, data: [], accounts: [] } };
-        const reach = accounts().map((r) => ({ accountId: r.id, providerId: r.providerId, ...accountSummary(r, data).status }));
+        const reach = accounts().map((r) => ({
+          accountId: r.id,
+          providerId: r.providerId,
+          ...accountSummary(r, data).status,
+        }));
         return { body: { enabled: true, data: data.statuses(), accounts: reach } };
       },
     }),

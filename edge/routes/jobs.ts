@@ -20,7 +20,12 @@ export interface JobRouteDeps {
 function lastEventId(req: EdgeRequest): number | null {
   const raw = req.headers['last-event-id'];
   const id = parseEventId(raw?.trim());
-  if (id === undefined) throw new ServiceError('INVALID_REQUEST', '`Last-Event-ID` must be an event ID this service sent: decimal digits, at most 16.', { param: 'Last-Event-ID' });
+  if (id === undefined)
+    throw new ServiceError(
+      'INVALID_REQUEST',
+      '`Last-Event-ID` must be an event ID this service sent: decimal digits, at most 16.',
+      { param: 'Last-Event-ID' },
+    );
   return id;
 }
 
@@ -29,7 +34,9 @@ function eventTypes(raw: string | undefined): EventType[] | null {
   const names = raw.split(',');
   const known = EVENT_TYPES as readonly string[];
   if (names.length > EVENT_TYPES.length || names.some((n) => !known.includes(n))) {
-    throw new ServiceError('INVALID_REQUEST', `\`types\` is a comma-separated list of: ${EVENT_TYPES.join(', ')}.`, { param: 'types' });
+    throw new ServiceError('INVALID_REQUEST', `\`types\` is a comma-separated list of: ${EVENT_TYPES.join(', ')}.`, {
+      param: 'types',
+    });
   }
   return names as EventType[];
 }

@@ -27,7 +27,9 @@ export function logRoutes(tail: LogTail): RouteDef[] {
           }
           return { seq, entry };
         });
-        return { body: { data, lastSeq: read.lastSeq, oldestSeq: read.oldestSeq, hasMore: read.hasMore, lost: read.lost } };
+        return {
+          body: { data, lastSeq: read.lastSeq, oldestSeq: read.oldestSeq, hasMore: read.hasMore, lost: read.lost },
+        };
       },
     }),
   ];

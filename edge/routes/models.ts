@@ -15,7 +15,8 @@ const STYLE_B_PARAMS = ['limit', 'after_id', 'before_id'] as const;
 /** A catalog model, or a preset or route pack (which carry their families and safe metadata along). */
 type Listed = CatalogModel | SyntheticModel;
 const isSynthetic = (m: Listed): m is SyntheticModel => 'meta' in m;
-const extras = (m: Listed) => (isSynthetic(m) ? { display_name: m.displayName, families: m.families, switchyard: m.meta } : {});
+const extras = (m: Listed) =>
+  isSynthetic(m) ? { display_name: m.displayName, families: m.families, switchyard: m.meta } : {};
 
 /** The families a catalog model is reachable through only by protocol translation, when there are any. */
 const translated = (m: Listed) => {
@@ -24,7 +25,14 @@ const translated = (m: Listed) => {
   return families.length === 0 ? {} : { translated_families: families };
 };
 
-const entryA = (m: Listed) => ({ id: m.id, object: 'model', created: m.created ?? 0, owned_by: isSynthetic(m) ? 'switchyard' : m.providerId, ...extras(m), ...translated(m) });
+const entryA = (m: Listed) => ({
+  id: m.id,
+  object: 'model',
+  created: m.created ?? 0,
+  owned_by: isSynthetic(m) ? 'switchyard' : m.providerId,
+  ...extras(m),
+  ...translated(m),
+});
 const entryB = (m: Listed) => ({
   type: 'model',
   id: m.id,
@@ -98,8 +106,11 @@ export function modelRoutes(catalog: CatalogReader, synthetic: SyntheticModels =
       handle: async ({ req, params }) => {
         const id = params.id!;
         // A preset or route pack is served as the list shows it, and only while it is listed.
-        const model: Listed | undefined = id.startsWith('@') ? (await synthetic()).find((m) => m.id === id) : directModel(catalog, id);
-        if (model === undefined) throw new ServiceError('MODEL_NOT_FOUND', `No model \`${id.slice(0, 200)}\`.`, { param: 'model' });
+        const model: Listed | undefined = id.startsWith('@')
+          ? (await synthetic()).find((m) => m.id === id)
+          : directModel(catalog, id);
+        if (model === undefined)
+          throw new ServiceError('MODEL_NOT_FOUND', `No model \`${id.slice(0, 200)}\`.`, { param: 'model' });
         return { body: wantsStyleB(req.headers) ? entryB(model) : entryA(model) };
       },
     }),

@@ -5,13 +5,21 @@ import { route, type RouteDef } from '../http/router.ts';
 
 export function presetRoutes(presets: PresetsPort): RouteDef[] {
   return [
-    route({ method: 'GET', path: '/v1/presets', scope: 'read', handle: async () => ({ body: { data: await presets.list() } }) }),
+    route({
+      method: 'GET',
+      path: '/v1/presets',
+      scope: 'read',
+      handle: async () => ({ body: { data: await presets.list() } }),
+    }),
     route({
       method: 'POST',
       path: '/v1/presets',
       scope: 'manage',
       body: checkPresetCreate,
-      handle: async ({ body, principal, requestId }) => ({ status: 201, body: await presets.create(body, actorOf(principal), requestId) }),
+      handle: async ({ body, principal, requestId }) => ({
+        status: 201,
+        body: await presets.create(body, actorOf(principal), requestId),
+      }),
     }),
     // A static path wins over `/v1/presets/:slug`, so the service refuses `validate` as a slug.
     route({
@@ -24,13 +32,20 @@ export function presetRoutes(presets: PresetsPort): RouteDef[] {
         return { body: { valid: true } };
       },
     }),
-    route({ method: 'GET', path: '/v1/presets/:slug', scope: 'read', handle: async ({ params }) => ({ body: await presets.get(params.slug!) }) }),
+    route({
+      method: 'GET',
+      path: '/v1/presets/:slug',
+      scope: 'read',
+      handle: async ({ params }) => ({ body: await presets.get(params.slug!) }),
+    }),
     route({
       method: 'PATCH',
       path: '/v1/presets/:slug',
       scope: 'manage',
       body: checkPresetUpdate,
-      handle: async ({ body, params, principal, requestId }) => ({ body: await presets.update(params.slug!, body, actorOf(principal), requestId) }),
+      handle: async ({ body, params, principal, requestId }) => ({
+        body: await presets.update(params.slug!, body, actorOf(principal), requestId),
+      }),
     }),
     route({
       method: 'DELETE',

@@ -2,7 +2,10 @@ import { readFileSync } from 'node:fs';
 import type { EdgeName } from '../http/choose-edge.ts';
 import { route, type RouteDef } from '../http/router.ts';
 
-const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { name: string; version: string };
+const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+  name: string;
+  version: string;
+};
 
 // Public build metadata only: no paths, hosts, tokens or machine configuration.
 export const VERSION_INFO = Object.freeze({ name: pkg.name, version: pkg.version, apiVersion: 'current' });

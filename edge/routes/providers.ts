@@ -1,6 +1,13 @@
 import { ServiceError } from '../../protocol/errors.ts';
 import { checkProviderCreate, checkProviderUpdate } from '../../protocol/http/providers.ts';
-import { KINDS, MAX_LISTED_MODELS, PROVIDER_ACTIONS, truncated, type ModelListCache, type ProviderAction } from '../../protocol/providers.ts';
+import {
+  KINDS,
+  MAX_LISTED_MODELS,
+  PROVIDER_ACTIONS,
+  truncated,
+  type ModelListCache,
+  type ProviderAction,
+} from '../../protocol/providers.ts';
 import { actorOf } from '../../protocol/actor.ts';
 import { mayRedirectCredentials } from '../../protocol/credential-redirect.ts';
 import type { CatalogReader } from '../../protocol/ports/catalog.ts';
@@ -10,27 +17,51 @@ import type { ModelRepo } from '../../store/model-repo.ts';
 
 /** What a list kept of what the upstream listed (refresh-models and GET .../models say the same). */
 function listCounts(listing: ModelListCache) {
-  return { truncated: truncated(listing), listedCount: listing.listedCount ?? listing.models.length, modelLimit: MAX_LISTED_MODELS, withheld: listing.withheld ?? 0 };
+  return {
+    truncated: truncated(listing),
+    listedCount: listing.listedCount ?? listing.models.length,
+    modelLimit: MAX_LISTED_MODELS,
+    withheld: listing.withheld ?? 0,
+  };
 }
 
 export function providerRoutes(providers: ProvidersPort, catalog: CatalogReader, models: ModelRepo): RouteDef[] {
   return [
-    route({ method: 'GET', path: '/v1/providers', scope: 'read', handle: async () => ({ body: { data: await providers.list() } }) }),
+    route({
+      method: 'GET',
+      path: '/v1/providers',
+      scope: 'read',
+      handle: async () => ({ body: { data: await providers.list() } }),
+    }),
     route({
       method: 'POST',
       path: '/v1/providers',
       scope: 'manage',
       body: checkProviderCreate,
-      handle: async ({ body, principal, requestId }) => ({ status: 201, body: await providers.create(body, actorOf(principal), requestId) }),
+      handle: async ({ body, principal, requestId }) => ({
+        status: 201,
+        body: await providers.create(body, actorOf(principal), requestId),
+      }),
     }),
-    route({ method: 'GET', path: '/v1/providers/:id', scope: 'read', handle: async ({ params }) => ({ body: await providers.get(params.id!) }) }),
+    route({
+      method: 'GET',
+      path: '/v1/providers/:id',
+      scope: 'read',
+      handle: async ({ params }) => ({ body: await providers.get(params.id!) }),
+    }),
     route({
       method: 'PATCH',
       path: '/v1/providers/:id',
       scope: 'manage',
       body: checkProviderUpdate,
       handle: async ({ body, params, principal, requestId }) => ({
-        body: await providers.update(params.id!, body, actorOf(principal), requestId, mayRedirectCredentials(principal)),
+        body: await providers.update(
+          params.id!,
+          body,
+          actorOf(principal),
+          requestId,
+          mayRedirectCredentials(principal),
+        ),
       }),
     }),
     route({
@@ -50,16 +81,30 @@ export function providerRoutes(providers: ProvidersPort, catalog: CatalogReader,
         const id = params.id!;
         const action = params.action as ProviderAction;
         const record = await providers.record(id);
-        if (!record) throw new ServiceError('NOT_FOUND', `No provider with ID \`${id.slice(0, 100)}\`.`, { param: 'id' });
+        if (!record)
+          throw new ServiceError('NOT_FOUND', `No provider with ID \`${id.slice(0, 100)}\`.`, { param: 'id' });
         if (!(PROVIDER_ACTIONS as readonly string[]).includes(action)) {
-          throw new ServiceError('NOT_FOUND', `Unknown provider action \`${action.slice(0, 60)}\`; see /v1/capabilities.`, { param: 'action' });
+          throw new ServiceError(
+            'NOT_FOUND',
+            `Unknown provider action \`${action.slice(0, 60)}\`; see /v1/capabilities.`,
+            { param: 'action' },
+          );
         }
         if (!(KINDS[record.kind].actions as readonly string[]).includes(action)) {
-          throw new ServiceError('INVALID_REQUEST', `A ${record.kind} provider does not support \`${action}\`.`, { param: 'action' });
+          throw new ServiceError('INVALID_REQUEST', `A ${record.kind} provider does not support \`${action}\`.`, {
+            param: 'action',
+          });
         }
         if (action === 'test') return { body: await providers.test(id, actorOf(principal), requestId) };
         const listing = await providers.refreshModels(id, actorOf(principal), requestId);
-        return { body: { id, modelCount: listing.models.length, fetchedAt: new Date(listing.fetchedAt!).toISOString(), ...listCounts(listing) } };
+        return {
+          body: {
+            id,
+            modelCount: listing.models.length,
+            fetchedAt: new Date(listing.fetchedAt!).toISOString(),
+            ...listCounts(listing),
+          },
+        };
       },
     }),
     route({
@@ -78,7 +123,9 @@ export function providerRoutes(providers: ProvidersPort, catalog: CatalogReader,
             displayName: m.displayName,
             families: m.families,
             contextWindow: m.contextWindow,
-            catalog: entry ? { id: entry.id, source: entry.source, hidden: entry.hidden, families: entry.families } : null,
+            catalog: entry
+              ? { id: entry.id, source: entry.source, hidden: entry.hidden, families: entry.families }
+              : null,
           };
         });
         return {
@@ -86,7 +133,13 @@ export function providerRoutes(providers: ProvidersPort, catalog: CatalogReader,
             data,
             fetchedAt: listing?.fetchedAt ? new Date(listing.fetchedAt).toISOString() : null,
             ...listCounts(listing ?? { fetchedAt: null, models: [], error: null }),
-            lastError: listing?.error ? { code: listing.error.code, message: listing.error.message, at: new Date(listing.error.at).toISOString() } : null,
+            lastError: listing?.error
+              ? {
+                  code: listing.error.code,
+                  message: listing.error.message,
+                  at: new Date(listing.error.at).toISOString(),
+                }
+              : null,
           },
         };
       },

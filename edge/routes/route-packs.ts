@@ -13,21 +13,36 @@ function decisionView({ attempts: _attempts, ...view }: Decision) {
 
 export function routePackRoutes(packs: RoutePacksPort): RouteDef[] {
   return [
-    route({ method: 'GET', path: '/v1/route-packs', scope: 'read', handle: async () => ({ body: { data: await packs.list() } }) }),
+    route({
+      method: 'GET',
+      path: '/v1/route-packs',
+      scope: 'read',
+      handle: async () => ({ body: { data: await packs.list() } }),
+    }),
     route({
       method: 'POST',
       path: '/v1/route-packs',
       scope: 'manage',
       body: checkRoutePackCreate,
-      handle: async ({ body, principal, requestId }) => ({ status: 201, body: await packs.create(body, actorOf(principal), requestId) }),
+      handle: async ({ body, principal, requestId }) => ({
+        status: 201,
+        body: await packs.create(body, actorOf(principal), requestId),
+      }),
     }),
-    route({ method: 'GET', path: '/v1/route-packs/:slug', scope: 'read', handle: async ({ params }) => ({ body: await packs.get(params.slug!) }) }),
+    route({
+      method: 'GET',
+      path: '/v1/route-packs/:slug',
+      scope: 'read',
+      handle: async ({ params }) => ({ body: await packs.get(params.slug!) }),
+    }),
     route({
       method: 'PATCH',
       path: '/v1/route-packs/:slug',
       scope: 'manage',
       body: checkRoutePackUpdate,
-      handle: async ({ body, params, principal, requestId }) => ({ body: await packs.update(params.slug!, body, actorOf(principal), requestId) }),
+      handle: async ({ body, params, principal, requestId }) => ({
+        body: await packs.update(params.slug!, body, actorOf(principal), requestId),
+      }),
     }),
     route({
       method: 'DELETE',
@@ -44,7 +59,12 @@ export function routePackRoutes(packs: RoutePacksPort): RouteDef[] {
       scope: 'read',
       handle: async ({ params, req }) => {
         const q = readQuery(req.query, ['family']);
-        return { body: { ...decisionView(await packs.decide(params.slug!, q.oneOf('family', FAMILIES))), at: new Date().toISOString() } };
+        return {
+          body: {
+            ...decisionView(await packs.decide(params.slug!, q.oneOf('family', FAMILIES))),
+            at: new Date().toISOString(),
+          },
+        };
       },
     }),
   ];

@@ -23,7 +23,10 @@ export function serviceAccountRoutes(accounts: ServiceAccountsPort): RouteDef[] 
       path: '/v1/service-accounts',
       scope: 'admin',
       body: checkServiceAccountCreate,
-      handle: async ({ body, principal, requestId }) => ({ status: 201, body: await accounts.create(body, actorOf(principal), requestId) }),
+      handle: async ({ body, principal, requestId }) => ({
+        status: 201,
+        body: await accounts.create(body, actorOf(principal), requestId),
+      }),
     }),
     route({
       method: 'GET',
@@ -36,7 +39,9 @@ export function serviceAccountRoutes(accounts: ServiceAccountsPort): RouteDef[] 
       path: '/v1/service-accounts/:id',
       scope: 'admin',
       body: checkServiceAccountUpdate,
-      handle: async ({ body, params, principal, requestId }) => ({ body: await accounts.update(params.id!, body, actorOf(principal), requestId) }),
+      handle: async ({ body, params, principal, requestId }) => ({
+        body: await accounts.update(params.id!, body, actorOf(principal), requestId),
+      }),
     }),
     route({
       method: 'DELETE',

@@ -26,7 +26,10 @@ export function serviceRoutes(services: ServicesPort, runAction: ServiceActionRu
       path: '/v1/services',
       scope: 'admin',
       body: checkServiceCreate,
-      handle: async ({ body, principal, requestId }) => ({ status: 201, body: await services.create(body, actorOf(principal), requestId) }),
+      handle: async ({ body, principal, requestId }) => ({
+        status: 201,
+        body: await services.create(body, actorOf(principal), requestId),
+      }),
     }),
     route({
       method: 'GET',
@@ -53,7 +56,10 @@ export function serviceRoutes(services: ServicesPort, runAction: ServiceActionRu
       handle: async ({ req, params, principal, requestId }) => {
         const wait = readQuery(req.query, ['wait']).oneOf('wait', ['true', 'false'] as const) === 'true';
         const action = SERVICE_ACTIONS.find((a) => a === params.action);
-        if (action === undefined) throw new ServiceError('INVALID_REQUEST', `Service actions are ${SERVICE_ACTIONS.join(', ')}.`, { param: 'action' });
+        if (action === undefined)
+          throw new ServiceError('INVALID_REQUEST', `Service actions are ${SERVICE_ACTIONS.join(', ')}.`, {
+            param: 'action',
+          });
         return runAction(params.id!, action, actorOf(principal), requestId, wait);
       },
     }),

@@ -5,7 +5,12 @@ import type { TokensPort } from '../../protocol/ports/tokens.ts';
 
 export function tokenRoutes(tokens: TokensPort): RouteDef[] {
   return [
-    route({ method: 'GET', path: '/v1/tokens', scope: 'admin', handle: async () => ({ body: { data: await tokens.list() } }) }),
+    route({
+      method: 'GET',
+      path: '/v1/tokens',
+      scope: 'admin',
+      handle: async () => ({ body: { data: await tokens.list() } }),
+    }),
     route({
       method: 'POST',
       path: '/v1/tokens',
@@ -18,7 +23,12 @@ export function tokenRoutes(tokens: TokensPort): RouteDef[] {
         headers: { 'cache-control': 'no-store' },
       }),
     }),
-    route({ method: 'GET', path: '/v1/tokens/:id', scope: 'admin', handle: async ({ params }) => ({ body: await tokens.get(params.id!) }) }),
+    route({
+      method: 'GET',
+      path: '/v1/tokens/:id',
+      scope: 'admin',
+      handle: async ({ params }) => ({ body: await tokens.get(params.id!) }),
+    }),
     route({
       method: 'PATCH',
       path: '/v1/tokens/:id',

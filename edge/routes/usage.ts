@@ -42,7 +42,10 @@ function readFilter(q: QueryReader, today: string): UsageFilter {
 }
 
 export function usageRoutes(repo: UsageRepo, now: () => number = Date.now): RouteDef[] {
-  function usageRoute(name: UsageRouteName, answer: (q: QueryReader, f: UsageFilter, limit: number) => object): RouteDef {
+  function usageRoute(
+    name: UsageRouteName,
+    answer: (q: QueryReader, f: UsageFilter, limit: number) => object,
+  ): RouteDef {
     const spec = USAGE_ROUTES[name];
     const known = [...USAGE_COMMON_PARAMS, ...spec.params];
     return route({

@@ -45,7 +45,20 @@ export const AUDIT_ACTIONS = [
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
-export const AUDIT_RESOURCE_TYPES = ['settings', 'token', 'provider', 'model', 'preset', 'route-pack', 'gauge-account', 'gauge-source', 'gauge-budget', 'gauge-alert-rule', 'service-account', 'service'] as const;
+export const AUDIT_RESOURCE_TYPES = [
+  'settings',
+  'token',
+  'provider',
+  'model',
+  'preset',
+  'route-pack',
+  'gauge-account',
+  'gauge-source',
+  'gauge-budget',
+  'gauge-alert-rule',
+  'service-account',
+  'service',
+] as const;
 export type AuditResourceType = (typeof AUDIT_RESOURCE_TYPES)[number];
 
 /** `token`: a request authenticated by a local token (actorId is the token ID); `system`: the service itself. */

@@ -101,4 +101,5 @@ export interface ModelView {
   acceleration: ModelAcceleration | null;
 }
 
-export const directModelId = (providerId: string, upstreamModelId: string): string => `${providerId}/${upstreamModelId}`;
+export const directModelId = (providerId: string, upstreamModelId: string): string =>
+  `${providerId}/${upstreamModelId}`;

@@ -58,14 +58,26 @@ export const checkGaugeAlertRuleUpdate = compile(GaugeAlertRuleUpdateSchema);
 export const GaugeAlertDeliveryUpdateSchema = Type.Object(
   {
     state: Type.Optional(Type.Union([Type.Literal('acknowledged'), Type.Literal('resolved')])),
-    delivery: Type.Optional(Type.Union([Type.Literal('delivered'), Type.Literal('failed'), Type.Literal('suppressed')])),
+    delivery: Type.Optional(
+      Type.Union([Type.Literal('delivered'), Type.Literal('failed'), Type.Literal('suppressed')]),
+    ),
   },
   { additionalProperties: false, minProperties: 1 },
 );
 export type GaugeAlertDeliveryUpdate = Static<typeof GaugeAlertDeliveryUpdateSchema>;
 export const checkGaugeAlertDeliveryUpdate = compile(GaugeAlertDeliveryUpdateSchema);
 
-export const GAUGE_ALERT_EVENTS_QUERY = ['ruleId', 'accountId', 'providerId', 'state', 'delivery', 'after', 'before', 'limit', 'offset'] as const;
+export const GAUGE_ALERT_EVENTS_QUERY = [
+  'ruleId',
+  'accountId',
+  'providerId',
+  'state',
+  'delivery',
+  'after',
+  'before',
+  'limit',
+  'offset',
+] as const;
 
 export interface GaugeAlertRuleList {
   data: GaugeAlertRule[];

@@ -21,7 +21,9 @@ export type GaugeAuthSessionCreate = Static<typeof GaugeAuthSessionCreateSchema>
 export const checkGaugeAuthSessionCreate = compile(GaugeAuthSessionCreateSchema);
 
 /** Providers a device flow can connect: the catalog's own list, so a new one needs no second edit. */
-export const GAUGE_DEVICE_FLOW_PROVIDERS: readonly string[] = GAUGE_PROVIDERS.filter((p) => p.authModes.includes('oauth_device')).map((p) => p.id);
+export const GAUGE_DEVICE_FLOW_PROVIDERS: readonly string[] = GAUGE_PROVIDERS.filter((p) =>
+  p.authModes.includes('oauth_device'),
+).map((p) => p.id);
 
 /**
  * pending: codes issued, not polled yet; polling: the service polls the token endpoint; the rest are final.

@@ -25,18 +25,30 @@ export const BUDGET_CURRENCIES = ['USD'] as const;
 
 const Name = Type.String({ minLength: 1, maxLength: GAUGE_LIMITS.labelMax });
 const Project = Type.Union([Type.String({ minLength: 1, maxLength: GAUGE_LIMITS.labelMax }), Type.Null()]);
-const ProviderIds = Type.Array(Type.String({ minLength: 1, maxLength: PROVIDER_ID_MAX }), { maxItems: BUDGET_LIMITS.scopeIdsMax, uniqueItems: true });
-const AccountIds = Type.Array(Type.String({ minLength: 1, maxLength: GAUGE_LIMITS.idMax }), { maxItems: BUDGET_LIMITS.scopeIdsMax, uniqueItems: true });
-const Scope = Type.Object({ providerIds: Type.Optional(ProviderIds), accountIds: Type.Optional(AccountIds) }, { additionalProperties: false });
+const ProviderIds = Type.Array(Type.String({ minLength: 1, maxLength: PROVIDER_ID_MAX }), {
+  maxItems: BUDGET_LIMITS.scopeIdsMax,
+  uniqueItems: true,
+});
+const AccountIds = Type.Array(Type.String({ minLength: 1, maxLength: GAUGE_LIMITS.idMax }), {
+  maxItems: BUDGET_LIMITS.scopeIdsMax,
+  uniqueItems: true,
+});
+const Scope = Type.Object(
+  { providerIds: Type.Optional(ProviderIds), accountIds: Type.Optional(AccountIds) },
+  { additionalProperties: false },
+);
 const Amount = Type.Number({ exclusiveMinimum: 0, maximum: BUDGET_LIMITS.amountMax });
 const Currency = Type.Union(BUDGET_CURRENCIES.map((c) => Type.Literal(c)));
 const Period = Type.Union(BUDGET_PERIODS.map((p) => Type.Literal(p)));
 const Basis = Type.Union(BUDGET_BASES.map((b) => Type.Literal(b)));
-const Thresholds = Type.Array(Type.Integer({ minimum: BUDGET_LIMITS.thresholdMin, maximum: BUDGET_LIMITS.thresholdMax }), {
-  minItems: 1,
-  maxItems: BUDGET_LIMITS.thresholdsMax,
-  uniqueItems: true,
-});
+const Thresholds = Type.Array(
+  Type.Integer({ minimum: BUDGET_LIMITS.thresholdMin, maximum: BUDGET_LIMITS.thresholdMax }),
+  {
+    minItems: 1,
+    maxItems: BUDGET_LIMITS.thresholdsMax,
+    uniqueItems: true,
+  },
+);
 
 export const GaugeBudgetCreateSchema = Type.Object(
   {

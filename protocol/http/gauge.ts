@@ -15,7 +15,10 @@ const Paths = Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), { maxIt
 
 /** A key set to null returns to the collector's default. Which keys a source takes: GAUGE_CONFIG_KEYS. */
 export const GaugeConfigSchema = Type.Object(
-  { baseUrl: Type.Optional(Type.Union([BaseUrl, Type.Null()])), paths: Type.Optional(Type.Union([Paths, Type.Null()])) },
+  {
+    baseUrl: Type.Optional(Type.Union([BaseUrl, Type.Null()])),
+    paths: Type.Optional(Type.Union([Paths, Type.Null()])),
+  },
   { additionalProperties: false },
 );
 export type GaugeConfigPatch = Static<typeof GaugeConfigSchema>;
@@ -59,7 +62,9 @@ export type GaugeSourceUpdate = Static<typeof GaugeSourceUpdateSchema>;
 export const checkGaugeSourceUpdate = compile(GaugeSourceUpdateSchema);
 
 export const GaugeRefreshRequestSchema = Type.Object(
-  { sourceIds: Type.Optional(Type.Array(Id, { minItems: 1, maxItems: GAUGE_LIMITS.refreshIdsMax, uniqueItems: true })) },
+  {
+    sourceIds: Type.Optional(Type.Array(Id, { minItems: 1, maxItems: GAUGE_LIMITS.refreshIdsMax, uniqueItems: true })),
+  },
   { additionalProperties: false },
 );
 export type GaugeRefreshRequest = Static<typeof GaugeRefreshRequestSchema>;

@@ -54,7 +54,11 @@ export const HardwareTelemetrySchema = Type.Object(
     ),
     arch: Text,
     cpu: Type.Object(
-      { brand: NullableText, logicalCores: Type.Union([Count, Type.Null()]), physicalCores: Type.Union([Count, Type.Null()]) },
+      {
+        brand: NullableText,
+        logicalCores: Type.Union([Count, Type.Null()]),
+        physicalCores: Type.Union([Count, Type.Null()]),
+      },
       { additionalProperties: false },
     ),
     memory: Type.Object(

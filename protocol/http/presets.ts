@@ -16,7 +16,11 @@ const Target = Type.String({ minLength: 1, maxLength: 512, pattern: '^[^@]' });
 // against PRESET_PARAMETERS by the service, which knows the target's families.
 const Parameters = Type.Record(Type.String({ minLength: 1, maxLength: 64 }), Type.Unknown(), { maxProperties: 32 });
 const System = Type.Union([Type.String({ minLength: 1, maxLength: 100_000 }), Type.Null()]);
-const FamilyScope = Type.Array(Type.Union(FAMILIES.map((f) => Type.Literal(f))), { minItems: 1, maxItems: FAMILIES.length, uniqueItems: true });
+const FamilyScope = Type.Array(Type.Union(FAMILIES.map((f) => Type.Literal(f))), {
+  minItems: 1,
+  maxItems: FAMILIES.length,
+  uniqueItems: true,
+});
 
 export const PresetCreateSchema = Type.Object(
   {

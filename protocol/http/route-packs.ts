@@ -33,7 +33,10 @@ const Route = Type.Object(
 );
 const Routes = Type.Array(Route, { minItems: 1, maxItems: 16 });
 const Fallback = Type.Object({ model: Model }, { additionalProperties: false });
-const RetryOn = Type.Array(Type.Union(RETRY_CLASSES.map((c) => Type.Literal(c))), { maxItems: RETRY_CLASSES.length, uniqueItems: true });
+const RetryOn = Type.Array(Type.Union(RETRY_CLASSES.map((c) => Type.Literal(c))), {
+  maxItems: RETRY_CLASSES.length,
+  uniqueItems: true,
+});
 const MaxAttempts = Type.Integer({ minimum: 1, maximum: 16 });
 const StrategyT = Type.Union(STRATEGIES.map((s) => Type.Literal(s)));
 

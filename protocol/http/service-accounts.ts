@@ -6,9 +6,16 @@ import { compile } from '../validate.ts';
 
 const Name = Type.String({ minLength: 1, maxLength: 100 });
 const Description = Type.Union([Type.String({ maxLength: 500 }), Type.Null()]);
-const Scopes = Type.Array(Type.Union(SCOPES.map((s) => Type.Literal(s))), { minItems: 1, maxItems: SCOPES.length, uniqueItems: true });
+const Scopes = Type.Array(Type.Union(SCOPES.map((s) => Type.Literal(s))), {
+  minItems: 1,
+  maxItems: SCOPES.length,
+  uniqueItems: true,
+});
 
-export const ServiceAccountCreateSchema = Type.Object({ name: Name, description: Type.Optional(Description) }, { additionalProperties: false });
+export const ServiceAccountCreateSchema = Type.Object(
+  { name: Name, description: Type.Optional(Description) },
+  { additionalProperties: false },
+);
 export type ServiceAccountCreate = Static<typeof ServiceAccountCreateSchema>;
 export const checkServiceAccountCreate = compile(ServiceAccountCreateSchema);
 
@@ -29,7 +36,10 @@ export interface ServiceAccountView {
   updatedAt: string;
 }
 
-export const PairingCreateSchema = Type.Object({ clientName: Name, scopes: Type.Optional(Scopes) }, { additionalProperties: false });
+export const PairingCreateSchema = Type.Object(
+  { clientName: Name, scopes: Type.Optional(Scopes) },
+  { additionalProperties: false },
+);
 export type PairingCreate = Static<typeof PairingCreateSchema>;
 export const checkPairingCreate = compile(PairingCreateSchema);
 

@@ -15,7 +15,15 @@ export const SERVICE_STATES = ['stopped', 'starting', 'running', 'restarting', '
 export type ServiceState = (typeof SERVICE_STATES)[number];
 
 /** Why the last process ended, from a fixed vocabulary (never a path or the process's own output). */
-export const SERVICE_EXIT_REASONS = ['exited', 'health_check_failed', 'start_timeout', 'spawn_failed', 'binary_missing', 'model_missing', 'stopped'] as const;
+export const SERVICE_EXIT_REASONS = [
+  'exited',
+  'health_check_failed',
+  'start_timeout',
+  'spawn_failed',
+  'binary_missing',
+  'model_missing',
+  'stopped',
+] as const;
 export type ServiceExitReason = (typeof SERVICE_EXIT_REASONS)[number];
 
 const Id = Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$' });

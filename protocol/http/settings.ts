@@ -27,9 +27,14 @@ const OAuthClient = Type.Object(
   { additionalProperties: false },
 );
 /** Per provider: an object sets (replaces) its client, null removes it. */
-const OAuthClients = Type.Object(Object.fromEntries(GAUGE_DEVICE_FLOW_PROVIDERS.map((id) => [id, Type.Optional(Type.Union([OAuthClient, Type.Null()]))])), {
-  additionalProperties: false,
-});
+const OAuthClients = Type.Object(
+  Object.fromEntries(
+    GAUGE_DEVICE_FLOW_PROVIDERS.map((id) => [id, Type.Optional(Type.Union([OAuthClient, Type.Null()]))]),
+  ),
+  {
+    additionalProperties: false,
+  },
+);
 
 /** What is persisted. Host and port are not settings: the listener is loopback or all interfaces, nothing else. */
 export interface StoredSettings {
@@ -58,7 +63,11 @@ export interface GaugeOAuthClient {
 export const DEFAULT_SETTINGS: StoredSettings = {
   bind: { networkExposed: false },
   cors: { allowedOrigins: [] },
-  runtime: { modelsDirectory: null, tuning: { contextSize: 0, threads: 0, gpuLayers: 0, parallel: 0, batchSize: 0 }, keepAliveSeconds: 300 },
+  runtime: {
+    modelsDirectory: null,
+    tuning: { contextSize: 0, threads: 0, gpuLayers: 0, parallel: 0, batchSize: 0 },
+    keepAliveSeconds: 300,
+  },
   usage: { enabled: true, retentionDays: 400 },
   gauge: { enabled: false, retentionDays: 90, oauthClients: {} },
   limits: { jsonBodyBytes: 16 * MiB, multipartBodyBytes: 64 * MiB, inflightBodyBytes: null },
@@ -74,14 +83,21 @@ export const PROVIDER_ORDER_MAX = 32;
  * terminal at start. The runtime applies the same rule to a stored value, which an older version accepted.
  */
 export function modelsDirectoryProblem(dir: string): string | null {
-  return /[\u0000-\u001f\u007f]/.test(dir) ? '`runtime.modelsDirectory` holds a control character (such as NUL or a line break).' : null;
+  return /[\u0000-\u001f\u007f]/.test(dir)
+    ? '`runtime.modelsDirectory` holds a control character (such as NUL or a line break).'
+    : null;
 }
 
 export const SettingsPatchSchema = Type.Object(
   {
-    bind: Type.Optional(Type.Object({ networkExposed: Type.Optional(Type.Boolean()) }, { additionalProperties: false })),
+    bind: Type.Optional(
+      Type.Object({ networkExposed: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
+    ),
     cors: Type.Optional(
-      Type.Object({ allowedOrigins: Type.Optional(Type.Array(Origin, { maxItems: 64 })) }, { additionalProperties: false }),
+      Type.Object(
+        { allowedOrigins: Type.Optional(Type.Array(Origin, { maxItems: 64 })) },
+        { additionalProperties: false },
+      ),
     ),
     runtime: Type.Optional(
       Type.Object(
@@ -95,11 +111,18 @@ export const SettingsPatchSchema = Type.Object(
       ),
     ),
     usage: Type.Optional(
-      Type.Object({ enabled: Type.Optional(Type.Boolean()), retentionDays: Type.Optional(Days) }, { additionalProperties: false }),
+      Type.Object(
+        { enabled: Type.Optional(Type.Boolean()), retentionDays: Type.Optional(Days) },
+        { additionalProperties: false },
+      ),
     ),
     gauge: Type.Optional(
       Type.Object(
-        { enabled: Type.Optional(Type.Boolean()), retentionDays: Type.Optional(Days), oauthClients: Type.Optional(OAuthClients) },
+        {
+          enabled: Type.Optional(Type.Boolean()),
+          retentionDays: Type.Optional(Days),
+          oauthClients: Type.Optional(OAuthClients),
+        },
         { additionalProperties: false },
       ),
     ),
@@ -108,7 +131,9 @@ export const SettingsPatchSchema = Type.Object(
         {
           jsonBodyBytes: Type.Optional(Type.Integer({ minimum: 64 * 1024, maximum: 256 * MiB })),
           multipartBodyBytes: Type.Optional(Type.Integer({ minimum: MiB, maximum: 8192 * MiB })),
-          inflightBodyBytes: Type.Optional(Type.Union([Type.Integer({ minimum: MiB, maximum: 65_536 * MiB }), Type.Null()])),
+          inflightBodyBytes: Type.Optional(
+            Type.Union([Type.Integer({ minimum: MiB, maximum: 65_536 * MiB }), Type.Null()]),
+          ),
         },
         { additionalProperties: false },
       ),
@@ -117,7 +142,10 @@ export const SettingsPatchSchema = Type.Object(
       Type.Object(
         {
           providerOrder: Type.Optional(
-            Type.Array(Type.String({ minLength: 1, maxLength: 63, pattern: '^[a-z0-9][a-z0-9-]{0,62}$' }), { maxItems: PROVIDER_ORDER_MAX, uniqueItems: true }),
+            Type.Array(Type.String({ minLength: 1, maxLength: 63, pattern: '^[a-z0-9][a-z0-9-]{0,62}$' }), {
+              maxItems: PROVIDER_ORDER_MAX,
+              uniqueItems: true,
+            }),
           ),
         },
         { additionalProperties: false },

@@ -7,7 +7,11 @@ export const TOKEN_PREFIX = 'sk-svc-';
 export const TOKEN_SHAPE = /^sk-svc-[A-Za-z0-9_-]{43}$/;
 
 const Name = Type.String({ minLength: 1, maxLength: 100 });
-const Scopes = Type.Array(Type.Union(SCOPES.map((s) => Type.Literal(s))), { minItems: 1, maxItems: SCOPES.length, uniqueItems: true });
+const Scopes = Type.Array(Type.Union(SCOPES.map((s) => Type.Literal(s))), {
+  minItems: 1,
+  maxItems: SCOPES.length,
+  uniqueItems: true,
+});
 const ExpiresAt = Type.Union([Type.String({ maxLength: 64 }), Type.Null()]);
 
 export const TokenCreateSchema = Type.Object(

@@ -16,7 +16,10 @@ export const USAGE_ROUTES = {
   tools: { path: '/v1/usage/tools', params: ['limit'], limit: { max: 500, default: 20 } },
   routes: { path: '/v1/usage/routes', params: ['limit'], limit: { max: 500, default: 50 } },
   acceleration: { path: '/v1/usage/acceleration', params: ['limit'], limit: { max: 500, default: 50 } },
-} as const satisfies Record<string, { path: string; params: readonly string[]; limit: { max: number; default: number } | null }>;
+} as const satisfies Record<
+  string,
+  { path: string; params: readonly string[]; limit: { max: number; default: number } | null }
+>;
 export type UsageRouteName = keyof typeof USAGE_ROUTES;
 
 /** `to` defaults to today and `from` to this many days before `to` (a 365-day window). */

@@ -28,4 +28,11 @@ export interface CatalogPort extends CatalogReader {
 }
 
 /** `body` is the parsed request body of an action that reads one (`benchmark`), else undefined. */
-export type ModelActionRunner = (id: string, action: string, actor: Actor, requestId: string, wait: boolean, body?: unknown) => Promise<{ status: number; body: unknown }>;
+export type ModelActionRunner = (
+  id: string,
+  action: string,
+  actor: Actor,
+  requestId: string,
+  wait: boolean,
+  body?: unknown,
+) => Promise<{ status: number; body: unknown }>;

@@ -1,7 +1,13 @@
 import type { Actor } from '../actor.ts';
 import type { CapacityRow } from '../gauge-capacity.ts';
 import type { GaugeRefreshOutcome } from '../gauge-messages.ts';
-import type { AlertDeliveryState, AlertEventState, GaugeAlertEvent, GaugeAlertRule, GaugeBudgetStatus } from '../gauge-money.ts';
+import type {
+  AlertDeliveryState,
+  AlertEventState,
+  GaugeAlertEvent,
+  GaugeAlertRule,
+  GaugeBudgetStatus,
+} from '../gauge-money.ts';
 import type { GaugeSourceRecord } from '../gauge-sources.ts';
 import type { GaugeAccountCreate, GaugeAccountUpdate, GaugeSourceUpdate } from '../http/gauge.ts';
 import type { GaugeAlertDeliveryUpdate, GaugeAlertRuleCreate, GaugeAlertRuleUpdate } from '../http/gauge-alerts.ts';
@@ -15,9 +21,21 @@ export interface GaugePort {
   getAccount(id: string): GaugeSourceRecord | Promise<GaugeSourceRecord>;
   createAccount(input: GaugeAccountCreate, actor: Actor, requestId: string): Promise<GaugeSourceRecord>;
   /** `mayRedirect`: the caller may send the stored credential to a new `config.baseUrl`. */
-  updateAccount(id: string, patch: GaugeAccountUpdate, actor: Actor, requestId: string, mayRedirect: boolean): Promise<GaugeSourceRecord>;
+  updateAccount(
+    id: string,
+    patch: GaugeAccountUpdate,
+    actor: Actor,
+    requestId: string,
+    mayRedirect: boolean,
+  ): Promise<GaugeSourceRecord>;
   removeAccount(id: string, actor: Actor, requestId: string): Promise<void>;
-  updateSource(id: string, patch: GaugeSourceUpdate, actor: Actor, requestId: string, mayRedirect: boolean): Promise<GaugeSourceRecord>;
+  updateSource(
+    id: string,
+    patch: GaugeSourceUpdate,
+    actor: Actor,
+    requestId: string,
+    mayRedirect: boolean,
+  ): Promise<GaugeSourceRecord>;
   /** 404 for an unknown source, 409 for Gauge off, a disabled source or a refresh already running. */
   refresh(sourceIds: string[] | undefined): Promise<GaugeRefreshOutcome[]>;
   deleteHistory(sourceId: string | undefined, actor: Actor, requestId: string): Promise<number>;
@@ -40,7 +58,11 @@ export interface GaugeAlertsPort {
   removeRule(id: string, actor: Actor, requestId: string): Promise<number>;
   /** Evaluates the rules now; a failure is logged, not thrown. */
   evaluateQuietly(): Promise<unknown>;
-  listEvents(filter: AlertEventFilter, limit: number, offset: number): { data: GaugeAlertEvent[]; hasMore: boolean } | Promise<{ data: GaugeAlertEvent[]; hasMore: boolean }>;
+  listEvents(
+    filter: AlertEventFilter,
+    limit: number,
+    offset: number,
+  ): { data: GaugeAlertEvent[]; hasMore: boolean } | Promise<{ data: GaugeAlertEvent[]; hasMore: boolean }>;
   moveEvent(id: string, patch: GaugeAlertDeliveryUpdate): Promise<GaugeAlertEvent>;
 }
 

@@ -18,7 +18,13 @@ export interface ProvidersPort {
   record(id: string): ProviderRecord | undefined | Promise<ProviderRecord | undefined>;
   create(input: ProviderCreate, actor: Actor, requestId: string): Promise<ProviderView>;
   /** `mayRedirect`: the caller may send the stored credential to a new `baseUrl` (protocol/credential-redirect.ts). */
-  update(id: string, patch: ProviderUpdate, actor: Actor, requestId: string, mayRedirect: boolean): Promise<ProviderView>;
+  update(
+    id: string,
+    patch: ProviderUpdate,
+    actor: Actor,
+    requestId: string,
+    mayRedirect: boolean,
+  ): Promise<ProviderView>;
   remove(id: string, actor: Actor, requestId: string): Promise<void>;
   test(id: string, actor: Actor, requestId: string): Promise<TestOutcome>;
   refreshModels(id: string, actor: Actor | null, requestId: string | null): Promise<ModelListCache>;

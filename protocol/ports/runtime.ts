@@ -16,7 +16,9 @@ export interface BenchmarkFilter {
 }
 
 export interface BenchmarksPort {
-  list(filter: BenchmarkFilter): { data: BenchmarkResult[]; hasMore: boolean } | Promise<{ data: BenchmarkResult[]; hasMore: boolean }>;
+  list(
+    filter: BenchmarkFilter,
+  ): { data: BenchmarkResult[]; hasMore: boolean } | Promise<{ data: BenchmarkResult[]; hasMore: boolean }>;
 }
 
 export interface ServicesPort {
@@ -30,4 +32,10 @@ export interface ServicesPort {
  * POST /v1/services/{id}/actions/{action} once the action is known: `stop` answers the service; `start` and
  * `restart` run as a job, answered 202 with the job, or with `wait` the service once it is healthy.
  */
-export type ServiceActionRunner = (id: string, action: 'start' | 'stop' | 'restart', actor: Actor, requestId: string, wait: boolean) => Promise<{ status: number; body: unknown }>;
+export type ServiceActionRunner = (
+  id: string,
+  action: 'start' | 'stop' | 'restart',
+  actor: Actor,
+  requestId: string,
+  wait: boolean,
+) => Promise<{ status: number; body: unknown }>;

@@ -1,6 +1,12 @@
 import type { Actor } from '../actor.ts';
 import type { Subscriber } from '../events.ts';
-import type { PairingCreate, PairingView, ServiceAccountCreate, ServiceAccountUpdate, ServiceAccountView } from '../http/service-accounts.ts';
+import type {
+  PairingCreate,
+  PairingView,
+  ServiceAccountCreate,
+  ServiceAccountUpdate,
+  ServiceAccountView,
+} from '../http/service-accounts.ts';
 import type { TokenView } from '../http/tokens.ts';
 import type { Scope } from '../scopes.ts';
 
@@ -16,8 +22,15 @@ export interface ServiceAccountsPort {
 
 export interface PairingPort {
   /** Registers a request; its stream (read where the edge runs) already holds `pairing.pending`. */
-  request(input: PairingCreate): { view: PairingView; stream: Subscriber } | Promise<{ view: PairingView; stream: Subscriber }>;
+  request(
+    input: PairingCreate,
+  ): { view: PairingView; stream: Subscriber } | Promise<{ view: PairingView; stream: Subscriber }>;
   list(): PairingView[] | Promise<PairingView[]>;
-  approve(id: string, scopes: Scope[] | undefined, actor: Actor, requestId: string): Promise<{ id: string; approved: true; token: TokenView }>;
+  approve(
+    id: string,
+    scopes: Scope[] | undefined,
+    actor: Actor,
+    requestId: string,
+  ): Promise<{ id: string; approved: true; token: TokenView }>;
   deny(id: string): { id: string; denied: true } | Promise<{ id: string; denied: true }>;
 }

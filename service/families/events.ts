@@ -7,11 +7,11 @@ import type { Parts } from '../parts.ts';
 /** Job progress, model loads and unloads, service states and Gauge alerts, for GET /v1/events and job streams. */
 export function eventsFamily(p: Parts): Family {
   p.bus = createEventBus();
-  p.jobs = createJobs(p.bus, { onInternal: (err) => p.log.error({ err: String(err).slice(0, 500) }, 'a job failed with an internal error') });
+  p.jobs = createJobs(p.bus, {
+    onInternal: (err) => p.log.error({ err: String(err).slice(0, 500) }, 'a job failed with an internal error'),
+  });
   return {
-    routes: () => [
-      ...jobRoutes({ jobs: p.jobs, bus: eventsPort(p.bus) }),
-    ],
+    routes: () => [...jobRoutes({ jobs: p.jobs, bus: eventsPort(p.bus) })],
     // Event streams never end by themselves: end them now, or the drain would wait its whole time on them.
     drain: () => p.bus.close(),
   };

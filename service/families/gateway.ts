@@ -28,7 +28,13 @@ export async function gatewayFamily(p: Parts): Promise<Family> {
     audit,
     catalog: p.catalog,
     capacitySignal: (live) =>
-      (p.gaugeCapacity = createCapacitySignal({ live, readings: () => p.gaugeData.readings(), sources: () => p.gaugeSources.all(), catalog: () => p.catalog.current(), enabled: () => p.settings.current().gauge.enabled })),
+      (p.gaugeCapacity = createCapacitySignal({
+        live,
+        readings: () => p.gaugeData.readings(),
+        sources: () => p.gaugeSources.all(),
+        catalog: () => p.catalog.current(),
+        enabled: () => p.settings.current().gauge.enabled,
+      })),
   });
   p.relayPool = createRelayPool({ dataDir });
   const { smart } = p.smartRoute;
@@ -50,7 +56,10 @@ export async function gatewayFamily(p: Parts): Promise<Family> {
         // Gauge's live-headers source hears the same answer heads as Smart Route's capacity tracker.
         smart: { ...smart, capacity: tapCapacity(smart.capacity, () => p.catalog.current(), p.gauge) },
         // A name the catalog does not know: a GGUF file of the embedded runtime, else a provider's plain model name.
-        unresolved: firstOf(embeddedFallback(p.local.library), plainNames(() => p.settings.current().routing.providerOrder)),
+        unresolved: firstOf(
+          embeddedFallback(p.local.library),
+          plainNames(() => p.settings.current().routing.providerOrder),
+        ),
       }),
     ],
     close: () => p.relayPool.close(),

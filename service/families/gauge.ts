@@ -26,7 +26,12 @@ export async function gaugeFamily(p: Parts): Promise<Family> {
   const { env, audit, log, dataDir } = p;
   const gaugeSettings = () => p.settings.current().gauge;
   // Alerts evaluate as soon as a scheduled collection has committed new readings.
-  p.gauge = createGaugeActor({ dataDir, log, ...gaugeOptionsFromEnv(), onCollected: () => void p.gaugeAlerts?.evaluateQuietly() });
+  p.gauge = createGaugeActor({
+    dataDir,
+    log,
+    ...gaugeOptionsFromEnv(),
+    onCollected: () => void p.gaugeAlerts?.evaluateQuietly(),
+  });
   const close = async () => {
     await p.authSessions?.close();
     await p.gaugeAlerts?.close();
@@ -53,10 +58,36 @@ export async function gaugeFamily(p: Parts): Promise<Family> {
     });
     // Alerts evaluate after each refresh a person asks for, before each events list, and on a timer (the
     // worker's scheduled refreshes).
-    p.gaugeAlerts = createGaugeAlerts({ env, repo: gaugeAlertRepo(env), data: p.gaugeData, sources: p.gaugeSources, audit, settings: gaugeSettings, budgets: (at) => p.gaugeBudgets.budgetStatuses(at), log, onEvent: (event) => void p.bus.publish('gauge.alert', event) });
-    p.gaugeService = createGaugeService({ env, sources: p.gaugeSources, data: p.gaugeData, vault: p.vault, audit, actor: evaluatingAfterRefresh(refreshingCapacity(p.gauge, () => p.gaugeCapacity), p.gaugeAlerts), settings: gaugeSettings });
+    p.gaugeAlerts = createGaugeAlerts({
+      env,
+      repo: gaugeAlertRepo(env),
+      data: p.gaugeData,
+      sources: p.gaugeSources,
+      audit,
+      settings: gaugeSettings,
+      budgets: (at) => p.gaugeBudgets.budgetStatuses(at),
+      log,
+      onEvent: (event) => void p.bus.publish('gauge.alert', event),
+    });
+    p.gaugeService = createGaugeService({
+      env,
+      sources: p.gaugeSources,
+      data: p.gaugeData,
+      vault: p.vault,
+      audit,
+      actor: evaluatingAfterRefresh(
+        refreshingCapacity(p.gauge, () => p.gaugeCapacity),
+        p.gaugeAlerts,
+      ),
+      settings: gaugeSettings,
+    });
     // Device flows that connect Gauge accounts: in memory, ended on shutdown.
-    p.authSessions = createAuthSessions({ service: p.gaugeService, settings: gaugeSettings, log, ...authSessionOptionsFromEnv() });
+    p.authSessions = createAuthSessions({
+      service: p.gaugeService,
+      settings: gaugeSettings,
+      log,
+      ...authSessionOptionsFromEnv(),
+    });
   } catch (err) {
     await close();
     throw err;

@@ -17,20 +17,23 @@ export async function providersFamily(p: Parts): Promise<Family> {
   p.pool = createProxyPool({ dataDir: p.dataDir });
   try {
     p.catalog = createCatalogService({ env, models, audit, providers: () => providerStore.all() });
-  p.providers = createProviderService({
-    env,
-    providers: providerStore,
-    models,
-    audit,
-    vault,
-    // The library holds no credential to echo.
-    lister: (target, ref) => (target.kind === 'embedded' ? p.local.embeddedLister(target, ref).then((listed) => ({ models: listed, withheld: 0 })) : p.pool.listModels(target, ref)),
-    onChange: (id, record, listing) => p.catalog.providerChanged(id, record, listing),
-    log,
-    // Read at each check: the listener is bound after this is built (port 0 picks one then).
-    ownPort: () => p.boundPort,
-    forgetProvider: (id) => p.gaugeData.prepareRemoveAccount('live-headers', LIVE_HEADERS_ACCOUNT_PREFIX + id),
-  });
+    p.providers = createProviderService({
+      env,
+      providers: providerStore,
+      models,
+      audit,
+      vault,
+      // The library holds no credential to echo.
+      lister: (target, ref) =>
+        target.kind === 'embedded'
+          ? p.local.embeddedLister(target, ref).then((listed) => ({ models: listed, withheld: 0 }))
+          : p.pool.listModels(target, ref),
+      onChange: (id, record, listing) => p.catalog.providerChanged(id, record, listing),
+      log,
+      // Read at each check: the listener is bound after this is built (port 0 picks one then).
+      ownPort: () => p.boundPort,
+      forgetProvider: (id) => p.gaugeData.prepareRemoveAccount('live-headers', LIVE_HEADERS_ACCOUNT_PREFIX + id),
+    });
   } catch (err) {
     await p.pool.close();
     throw err;
@@ -39,7 +42,19 @@ export async function providersFamily(p: Parts): Promise<Family> {
   return {
     routes: () => [
       ...providerRoutes(p.providers, p.catalog, models),
-      ...catalogRoutes(p.catalog, modelActions({ catalog: p.catalog, runtime: p.local.runtimePool, env, audit, jobs: p.jobs, bus: p.bus, loadProgress: p.local.loadProgress, benchmarks: p.local.benchmarks })),
+      ...catalogRoutes(
+        p.catalog,
+        modelActions({
+          catalog: p.catalog,
+          runtime: p.local.runtimePool,
+          env,
+          audit,
+          jobs: p.jobs,
+          bus: p.bus,
+          loadProgress: p.local.loadProgress,
+          benchmarks: p.local.benchmarks,
+        }),
+      ),
       ...modelRoutes(p.catalog, p.smartRoute.synthetic),
     ],
     ready() {

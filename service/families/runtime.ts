@@ -18,7 +18,18 @@ import type { Parts } from '../parts.ts';
 export async function runtimeFamily(p: Parts): Promise<Family> {
   const { dataDir, env, audit, bus, jobs, log } = p;
   p.hardware = createHardwareActor({ log });
-  p.local = createLocalRuntime({ dataDir, env, audit, bus, jobs, log, settings: () => p.settings.current(), catalog: () => p.catalog, providers: () => p.providers, ownPort: () => p.boundPort });
+  p.local = createLocalRuntime({
+    dataDir,
+    env,
+    audit,
+    bus,
+    jobs,
+    log,
+    settings: () => p.settings.current(),
+    catalog: () => p.catalog,
+    providers: () => p.providers,
+    ownPort: () => p.boundPort,
+  });
   const { library, services, runtimePool } = p.local;
   const close = async () => {
     await runtimePool.close();
@@ -38,7 +49,14 @@ export async function runtimeFamily(p: Parts): Promise<Family> {
     routes: () => [
       ...hardwareRoutes(p.hardware),
       ...runtimeRoutes({ library, runtime: runtimePool, catalog: p.catalog }),
-      ...placementRoutes({ library, catalog: p.catalog, hardware: p.hardware, modelsDirectory: p.local.modelsDirectory, tuning: p.local.tuning, benchmarks: p.local.benchmarks }),
+      ...placementRoutes({
+        library,
+        catalog: p.catalog,
+        hardware: p.hardware,
+        modelsDirectory: p.local.modelsDirectory,
+        tuning: p.local.tuning,
+        benchmarks: p.local.benchmarks,
+      }),
       ...runtimeDiscoveryRoutes(createRuntimeDiscovery({ providers: () => p.providerStore.all() })),
       ...serviceRoutes(services, serviceActions(services, jobs)),
     ],

@@ -11,7 +11,11 @@ import type { Parts } from '../parts.ts';
 export function settingsFamily(p: Parts, port: number): Family {
   const { env, audit, log, vault } = p;
   const saved = settingsRepo(env).load();
-  p.listener = { host: saved.bind.networkExposed ? '0.0.0.0' : '127.0.0.1', port, networkExposed: saved.bind.networkExposed };
+  p.listener = {
+    host: saved.bind.networkExposed ? '0.0.0.0' : '127.0.0.1',
+    port,
+    networkExposed: saved.bind.networkExposed,
+  };
   const autoBodyBudget = defaultBodyBudget();
   const followers: ((next: StoredSettings) => void)[] = [];
   const edge = (p.edgeConfig = {
@@ -41,7 +45,9 @@ export function settingsFamily(p: Parts, port: number): Family {
       const wasWildcard = edge.cors.wildcard;
       edge.cors = corsPolicy(next.cors.allowedOrigins);
       if (edge.cors.wildcard && !wasWildcard) {
-        log.warn('cors.allowedOrigins holds "*": any web page may now try authenticated requests; list origins instead');
+        log.warn(
+          'cors.allowedOrigins holds "*": any web page may now try authenticated requests; list origins instead',
+        );
       }
       edge.jsonBodyLimit = next.limits.jsonBodyBytes;
       edge.multipartBodyLimit = next.limits.multipartBodyBytes;
@@ -55,8 +61,6 @@ export function settingsFamily(p: Parts, port: number): Family {
     follow(p.settings.current());
   };
   return {
-    routes: () => [
-      ...settingsRoutes(p.settings),
-    ],
+    routes: () => [...settingsRoutes(p.settings)],
   };
 }

@@ -36,7 +36,10 @@ export async function storeFamily(p: Parts): Promise<Family> {
   const { info } = p.vault;
   if (info.backend === 'file' && !info.fileReason?.startsWith('SWITCHYARD_VAULT')) {
     // Keys then sit in a file beside the store (encrypted; its key in the keychain or a 0600 file): say so.
-    p.log.warn({ vault: 'file', keyStorage: info.keyStorage, reason: info.fileReason }, 'provider credentials are kept in the encrypted file vault, not the OS keychain');
+    p.log.warn(
+      { vault: 'file', keyStorage: info.keyStorage, reason: info.fileReason },
+      'provider credentials are kept in the encrypted file vault, not the OS keychain',
+    );
   } else p.log.info({ vault: info.backend, keyStorage: info.keyStorage }, 'credential vault ready');
   return { close };
 }

@@ -15,8 +15,20 @@ const LAST_USED_FLUSH_MS = 30_000;
 /** Local tokens, service accounts and pairing; the bootstrap admin token on the first start. */
 export async function tokensFamily(p: Parts): Promise<Family> {
   const { env, audit, log } = p;
-  p.tokens = createTokenService({ env, tokens: tokenRepo(env), meta: metaRepo(env), audit, tokenFile: p.tokenFile, serviceAccountExists: (id) => p.serviceAccounts.exists(id) });
-  p.serviceAccounts = createServiceAccounts({ env, repo: serviceAccountRepo(env), audit, tokenCounts: () => p.tokens.ownerCounts() });
+  p.tokens = createTokenService({
+    env,
+    tokens: tokenRepo(env),
+    meta: metaRepo(env),
+    audit,
+    tokenFile: p.tokenFile,
+    serviceAccountExists: (id) => p.serviceAccounts.exists(id),
+  });
+  p.serviceAccounts = createServiceAccounts({
+    env,
+    repo: serviceAccountRepo(env),
+    audit,
+    tokenCounts: () => p.tokens.ownerCounts(),
+  });
   p.pairing = createPairing({ tokens: p.tokens, ...pairingOptionsFromEnv() });
   const bootstrap = await p.tokens.bootstrapIfEmpty();
   if (bootstrap) log.info({ tokenId: bootstrap.token.id }, 'created the bootstrap admin token');
@@ -24,14 +36,12 @@ export async function tokensFamily(p: Parts): Promise<Family> {
 
   let flushTimer: NodeJS.Timeout | undefined;
   return {
-    routes: () => [
-      ...tokenRoutes(p.tokens),
-      ...serviceAccountRoutes(p.serviceAccounts),
-      ...pairingRoutes(p.pairing),
-    ],
+    routes: () => [...tokenRoutes(p.tokens), ...serviceAccountRoutes(p.serviceAccounts), ...pairingRoutes(p.pairing)],
     ready() {
       flushTimer = setInterval(() => {
-        p.tokens.flushLastUsed().catch((err: unknown) => log.warn({ err: String(err) }, 'could not record token last use'));
+        p.tokens
+          .flushLastUsed()
+          .catch((err: unknown) => log.warn({ err: String(err) }, 'could not record token last use'));
       }, LAST_USED_FLUSH_MS);
       flushTimer.unref();
     },

@@ -40,7 +40,12 @@ export function usageFamily(p: Parts): Family {
     *gaugeSources() {
       for (const source of p.gaugeSources.all()) {
         const state = p.gaugeData.state(source.id)?.state;
-        yield { kind: source.kind, enabled: source.enabled, lastOutcome: state?.lastOutcome ?? null, consecutiveFailures: state?.consecutiveFailures ?? 0 };
+        yield {
+          kind: source.kind,
+          enabled: source.enabled,
+          lastOutcome: state?.lastOutcome ?? null,
+          consecutiveFailures: state?.consecutiveFailures ?? 0,
+        };
       }
     },
   });

@@ -215,7 +215,12 @@ export async function openFileVault(options: FileVaultOptions): Promise<Vault> {
         const storage = options.keyStorage ?? ((await keychainStatus('write')).available ? 'keychain' : 'file');
         const created = await createKey(storage);
         // Two openers racing here agree on whichever file was linked first.
-        await createOnce(vaultPath, serialize(created, storage, new Map()).trimEnd(), 'file', 'the encrypted vault file');
+        await createOnce(
+          vaultPath,
+          serialize(created, storage, new Map()).trimEnd(),
+          'file',
+          'the encrypted vault file',
+        );
       }
       await refresh();
     });

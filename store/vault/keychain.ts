@@ -85,8 +85,10 @@ function wrap(keytar: Keytar): Keychain {
   return {
     get: (account) => call('read an item', () => keytar.getPassword(KEYCHAIN_SERVICE, account)),
     set: (account, secret) => call('store an item', () => keytar.setPassword(KEYCHAIN_SERVICE, account, secret)),
-    remove: async (account) => void (await call('delete an item', () => keytar.deletePassword(KEYCHAIN_SERVICE, account))),
-    accounts: async () => (await call('list items', () => keytar.findCredentials(KEYCHAIN_SERVICE))).map((c) => c.account),
+    remove: async (account) =>
+      void (await call('delete an item', () => keytar.deletePassword(KEYCHAIN_SERVICE, account))),
+    accounts: async () =>
+      (await call('list items', () => keytar.findCredentials(KEYCHAIN_SERVICE))).map((c) => c.account),
   };
 }
 
@@ -170,7 +172,11 @@ export function keychainAccount(installation: string, name: string): string {
   return `${installation}/${name}`;
 }
 
-export async function openKeychainVault(options: { dataDir: string; readOnly: boolean; keychain: Keychain }): Promise<Vault> {
+export async function openKeychainVault(options: {
+  dataDir: string;
+  readOnly: boolean;
+  keychain: Keychain;
+}): Promise<Vault> {
   const { dataDir, readOnly, keychain } = options;
   if (!readOnly) await ensureDataDir(dataDir, 'keychain');
   let installation = await installationId(dataDir, !readOnly);

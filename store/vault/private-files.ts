@@ -126,7 +126,12 @@ export async function writeAtomic(
  * Creates the file holding `value` unless it exists, and returns the value the file holds afterwards, so two
  * threads or processes racing to create it agree on one (link() fails when the name is taken; rename would not).
  */
-export async function createOnce(path: string, value: string, backend: VaultBackendName, what: string): Promise<string> {
+export async function createOnce(
+  path: string,
+  value: string,
+  backend: VaultBackendName,
+  what: string,
+): Promise<string> {
   let tmp: string | null = null;
   try {
     tmp = await writeTemp(path, `${value}\n`);

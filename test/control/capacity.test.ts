@@ -14,7 +14,11 @@ test('parseDuration reads OpenAI reset durations and refuses anything else', () 
 
 test('exhausted OpenAI headers read as zero headroom until the reset, then decay to unknown', () => {
   const c = createCapacityTracker();
-  c.observeHeaders('p/m', { 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-limit-requests': '60', 'x-ratelimit-reset-requests': '1s' }, 10_000);
+  c.observeHeaders(
+    'p/m',
+    { 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-limit-requests': '60', 'x-ratelimit-reset-requests': '1s' },
+    10_000,
+  );
   assert.equal(c.read('p/m', 10_500)?.headroom, 0);
   assert.equal(c.read('p/m', 11_000), null);
 });
@@ -22,7 +26,15 @@ test('exhausted OpenAI headers read as zero headroom until the reset, then decay
 test('Anthropic headers give fractional headroom with an RFC 3339 reset', () => {
   const c = createCapacityTracker();
   const now = Date.parse('2026-01-01T00:00:00Z');
-  c.observeHeaders('an/m', { 'anthropic-ratelimit-requests-remaining': '25', 'anthropic-ratelimit-requests-limit': '100', 'anthropic-ratelimit-requests-reset': '2026-01-01T00:00:30Z' }, now);
+  c.observeHeaders(
+    'an/m',
+    {
+      'anthropic-ratelimit-requests-remaining': '25',
+      'anthropic-ratelimit-requests-limit': '100',
+      'anthropic-ratelimit-requests-reset': '2026-01-01T00:00:30Z',
+    },
+    now,
+  );
   const r = c.read('an/m', now + 1000);
   assert.equal(r?.headroom, 0.25);
   assert.equal(r?.resetAt, now + 30_000);

@@ -144,7 +144,11 @@ function randomWrite(w: World, rng: Rng, ids: readonly string[]): Promise<unknow
     return w.providers.refreshModels(providerId, actor, 'req');
   }
   if (w.providers.record(providerId)) return w.providers.remove(providerId, actor, 'req');
-  return w.providers.create({ id: providerId, kind, baseUrl: 'http://127.0.0.1:9/v1', autoProxyModels: rng() < 0.7 }, actor, 'req');
+  return w.providers.create(
+    { id: providerId, kind, baseUrl: 'http://127.0.0.1:9/v1', autoProxyModels: rng() < 0.7 },
+    actor,
+    'req',
+  );
 }
 
 describe('incremental catalog writes', () => {
@@ -153,7 +157,12 @@ describe('incremental catalog writes', () => {
       const rng = prng(seed);
       const w = world();
       const ids = ['p1', 'p2', 'p3'];
-      for (const id of ids) await w.providers.create({ id, kind: id === 'p2' ? 'llamacpp' : 'openai_compatible', baseUrl: 'http://127.0.0.1:9/v1' }, actor, 'req');
+      for (const id of ids)
+        await w.providers.create(
+          { id, kind: id === 'p2' ? 'llamacpp' : 'openai_compatible', baseUrl: 'http://127.0.0.1:9/v1' },
+          actor,
+          'req',
+        );
       for (let step = 0; step < 60; step++) {
         // One to four writes at once: concurrent writes commit in one batch and must still land in order.
         const batch = Array.from({ length: 1 + Math.floor(rng() * 4) }, () => attempt(randomWrite(w, rng, ids)));
@@ -168,15 +177,39 @@ describe('incremental catalog writes', () => {
 
   it('a list a reader holds does not change under it', async () => {
     const w = world();
-    await w.providers.create({ id: 'p1', kind: 'openai_compatible', baseUrl: 'http://127.0.0.1:9/v1', autoProxyModels: false }, actor, 'req');
-    await w.catalog.create({ providerId: 'p1', upstreamModelId: 'b', families: ['styleA.chat_completions'] }, actor, 'req');
+    await w.providers.create(
+      { id: 'p1', kind: 'openai_compatible', baseUrl: 'http://127.0.0.1:9/v1', autoProxyModels: false },
+      actor,
+      'req',
+    );
+    await w.catalog.create(
+      { providerId: 'p1', upstreamModelId: 'b', families: ['styleA.chat_completions'] },
+      actor,
+      'req',
+    );
     const held = w.catalog.current().all();
     const heldDiscoverable = w.catalog.current().discoverable();
-    await w.catalog.create({ providerId: 'p1', upstreamModelId: 'a', families: ['styleA.chat_completions'] }, actor, 'req');
+    await w.catalog.create(
+      { providerId: 'p1', upstreamModelId: 'a', families: ['styleA.chat_completions'] },
+      actor,
+      'req',
+    );
     await w.catalog.remove('p1/b', actor, 'req');
-    assert.deepEqual(held.map((m) => m.id), ['p1/b']);
-    assert.deepEqual(heldDiscoverable.map((m) => m.id), ['p1/b']);
-    assert.deepEqual(w.catalog.current().all().map((m) => m.id), ['p1/a']);
+    assert.deepEqual(
+      held.map((m) => m.id),
+      ['p1/b'],
+    );
+    assert.deepEqual(
+      heldDiscoverable.map((m) => m.id),
+      ['p1/b'],
+    );
+    assert.deepEqual(
+      w.catalog
+        .current()
+        .all()
+        .map((m) => m.id),
+      ['p1/a'],
+    );
   });
 });
 
@@ -190,20 +223,45 @@ describe('catalog writes and the store', () => {
       allListings: () => (wholeReads++, w.models.allListings()),
     };
     const providerStore: ProviderRepo = { ...w.providerStore, all: () => (wholeReads++, w.providerStore.all()) };
-    const catalog = createCatalogService({ env: w.env, models: counting, audit: auditRepo(w.env), providers: () => providerStore.all() });
+    const catalog = createCatalogService({
+      env: w.env,
+      models: counting,
+      audit: auditRepo(w.env),
+      providers: () => providerStore.all(),
+    });
     const providers = createProviderService({
       env: w.env,
       providers: providerStore,
       models: counting,
       audit: auditRepo(w.env),
       vault: {} as Vault,
-      lister: async () => ({ models: [{ upstreamModelId: 'listed', displayName: null, created: null, contextWindow: null, families: ['styleA.chat_completions'] }], withheld: 0 }),
+      lister: async () => ({
+        models: [
+          {
+            upstreamModelId: 'listed',
+            displayName: null,
+            created: null,
+            contextWindow: null,
+            families: ['styleA.chat_completions'],
+          },
+        ],
+        withheld: 0,
+      }),
       onChange: (id, record, listing) => catalog.providerChanged(id, record, listing),
       log: pino({ level: 'silent' }),
     });
     wholeReads = 0; // building both at start reads everything once
-    await providers.create({ id: 'p1', kind: 'openai_compatible', baseUrl: 'http://127.0.0.1:9/v1', autoProxyModels: false }, actor, 'req');
-    for (let i = 0; i < 20; i++) await catalog.create({ providerId: 'p1', upstreamModelId: `m${i}`, families: ['styleA.chat_completions'], aliases: [`alias-${i}`] }, actor, 'req');
+    await providers.create(
+      { id: 'p1', kind: 'openai_compatible', baseUrl: 'http://127.0.0.1:9/v1', autoProxyModels: false },
+      actor,
+      'req',
+    );
+    for (let i = 0; i < 20; i++)
+      await catalog.create(
+        { providerId: 'p1', upstreamModelId: `m${i}`, families: ['styleA.chat_completions'], aliases: [`alias-${i}`] },
+        actor,
+        'req',
+      );
     await catalog.update('p1/m3', { aliases: ['renamed'], hidden: true }, actor, 'req');
     await catalog.remove('p1/m4', actor, 'req');
     await providers.update('p1', { autoProxyModels: true }, actor, 'req', true);
@@ -218,13 +276,29 @@ describe('catalog writes and the store', () => {
 
   it('two concurrent creates of one ID, or of one alias: one succeeds, the other is a 409', async () => {
     const w = world();
-    await w.providers.create({ id: 'p1', kind: 'openai_compatible', baseUrl: 'http://127.0.0.1:9/v1', autoProxyModels: false }, actor, 'req');
-    const body = (upstreamModelId: string, aliases: string[]) => ({ providerId: 'p1', upstreamModelId, families: ['styleA.chat_completions' as const], aliases });
-    const sameId = await Promise.allSettled([w.catalog.create(body('twin', []), actor, 'a'), w.catalog.create(body('twin', []), actor, 'b')]);
+    await w.providers.create(
+      { id: 'p1', kind: 'openai_compatible', baseUrl: 'http://127.0.0.1:9/v1', autoProxyModels: false },
+      actor,
+      'req',
+    );
+    const body = (upstreamModelId: string, aliases: string[]) => ({
+      providerId: 'p1',
+      upstreamModelId,
+      families: ['styleA.chat_completions' as const],
+      aliases,
+    });
+    const sameId = await Promise.allSettled([
+      w.catalog.create(body('twin', []), actor, 'a'),
+      w.catalog.create(body('twin', []), actor, 'b'),
+    ]);
     assert.deepEqual(sameId.map((s) => s.status).sort(), ['fulfilled', 'rejected']);
-    const sameAlias = await Promise.allSettled([w.catalog.create(body('one', ['shared']), actor, 'a'), w.catalog.create(body('two', ['shared']), actor, 'b')]);
+    const sameAlias = await Promise.allSettled([
+      w.catalog.create(body('one', ['shared']), actor, 'a'),
+      w.catalog.create(body('two', ['shared']), actor, 'b'),
+    ]);
     assert.deepEqual(sameAlias.map((s) => s.status).sort(), ['fulfilled', 'rejected']);
-    for (const s of [...sameId, ...sameAlias]) if (s.status === 'rejected') assert.equal((s.reason as ServiceError).code, 'CONFLICT');
+    for (const s of [...sameId, ...sameAlias])
+      if (s.status === 'rejected') assert.equal((s.reason as ServiceError).code, 'CONFLICT');
     const owners = w.models.all().filter((r) => r.aliases.includes('shared'));
     assert.equal(owners.length, 1, 'the store holds one owner of the alias');
     assertMatchesStore(w, ['p1'], 'after the races');

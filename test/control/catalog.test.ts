@@ -39,16 +39,29 @@ const record = (providerId: string, upstreamModelId: string, over: Partial<Model
 const listing = (...ids: string[]): ModelListCache => ({
   fetchedAt: 1,
   error: null,
-  models: ids.map((upstreamModelId) => ({ upstreamModelId, displayName: null, created: 5, contextWindow: null, families: ['styleA.chat_completions'] })),
+  models: ids.map((upstreamModelId) => ({
+    upstreamModelId,
+    displayName: null,
+    created: 5,
+    contextWindow: null,
+    families: ['styleA.chat_completions'],
+  })),
 });
 
 describe('buildCatalog', () => {
   it('merges explicit and auto records; the explicit one wins', () => {
-    const c = buildCatalog([provider('p')], [record('p', 'm1', { displayName: 'Mine' })], new Map([['p', listing('m1', 'm2')]]));
-    assert.deepEqual(c.all().map((m) => [m.id, m.source, m.displayName]), [
-      ['p/m1', 'explicit', 'Mine'],
-      ['p/m2', 'auto', 'm2'],
-    ]);
+    const c = buildCatalog(
+      [provider('p')],
+      [record('p', 'm1', { displayName: 'Mine' })],
+      new Map([['p', listing('m1', 'm2')]]),
+    );
+    assert.deepEqual(
+      c.all().map((m) => [m.id, m.source, m.displayName]),
+      [
+        ['p/m1', 'explicit', 'Mine'],
+        ['p/m2', 'auto', 'm2'],
+      ],
+    );
     assert.equal(c.get('p/m1')!.created, 5, 'creation time comes from the listing when known');
   });
 
@@ -72,20 +85,39 @@ describe('buildCatalog', () => {
   });
 
   it('a disabled provider takes its explicit and auto models out of resolution and discovery', () => {
-    const c = buildCatalog([provider('p', { enabled: false })], [record('p', 'x', { aliases: ['ax'] })], new Map([['p', listing('y')]]));
+    const c = buildCatalog(
+      [provider('p', { enabled: false })],
+      [record('p', 'x', { aliases: ['ax'] })],
+      new Map([['p', listing('y')]]),
+    );
     assert.equal(c.resolve('p/x'), null);
     assert.equal(c.resolve('ax'), null);
     assert.deepEqual(c.discoverable(), []);
-    assert.deepEqual(c.all().map((m) => m.id), ['p/x'], 'auto models leave with the provider; explicit records stay listed');
+    assert.deepEqual(
+      c.all().map((m) => m.id),
+      ['p/x'],
+      'auto models leave with the provider; explicit records stay listed',
+    );
   });
 
   it('autoProxyModels off keeps only explicit records', () => {
-    const c = buildCatalog([provider('p', { autoProxyModels: false })], [record('p', 'x')], new Map([['p', listing('x', 'y')]]));
-    assert.deepEqual(c.discoverable().map((m) => m.id), ['p/x']);
+    const c = buildCatalog(
+      [provider('p', { autoProxyModels: false })],
+      [record('p', 'x')],
+      new Map([['p', listing('x', 'y')]]),
+    );
+    assert.deepEqual(
+      c.discoverable().map((m) => m.id),
+      ['p/x'],
+    );
   });
 
   it('models without families are not routable', () => {
-    const empty: ModelListCache = { fetchedAt: 1, error: null, models: [{ upstreamModelId: 'mod', displayName: null, created: null, contextWindow: null, families: [] }] };
+    const empty: ModelListCache = {
+      fetchedAt: 1,
+      error: null,
+      models: [{ upstreamModelId: 'mod', displayName: null, created: null, contextWindow: null, families: [] }],
+    };
     const c = buildCatalog([provider('p')], [], new Map([['p', empty]]));
     assert.equal(c.all().length, 1);
     assert.equal(c.resolve('p/mod'), null);
@@ -94,7 +126,10 @@ describe('buildCatalog', () => {
   it('regression W2.6: a listed upstream ID longer than 400 characters stays out, so no model ID exceeds 464', () => {
     const long = 'l'.repeat(401);
     const c = buildCatalog([provider('p')], [], new Map([['p', listing('m1', 'l'.repeat(400), long)]]));
-    assert.deepEqual(c.all().map((m) => m.upstreamModelId.length), [400, 2]);
+    assert.deepEqual(
+      c.all().map((m) => m.upstreamModelId.length),
+      [400, 2],
+    );
     assert.equal(c.get(`p/${long}`), undefined);
   });
 });

@@ -5,7 +5,8 @@ import { createEventBus, parseEventId, type BusLimits } from '../../control/even
 
 const small: BusLimits = { ringEvents: 5, ringBytes: 1 << 20, queueEvents: 4, queueBytes: 1 << 20 };
 const all = () => true;
-const ids = (frames: string[]) => parseSse(frames.join('')).map((e) => (e.event === 'reset' ? 'reset' : (JSON.parse(e.data) as { n: number }).n));
+const ids = (frames: string[]) =>
+  parseSse(frames.join('')).map((e) => (e.event === 'reset' ? 'reset' : (JSON.parse(e.data) as { n: number }).n));
 
 describe('event bus', () => {
   test('IDs increase and start past any earlier run: the start time in microseconds', () => {
@@ -40,7 +41,10 @@ describe('event bus', () => {
     const old = bus.subscribe({ after: first, filter: all });
     const frames = old.take();
     assert.deepEqual(ids(frames), ['reset', 3, 4, 5, 6, 7]);
-    assert.deepEqual(JSON.parse(parseSse(frames[0]!)[0]!.data), { lastEventId: String(first), oldestEventId: String(first + 2) });
+    assert.deepEqual(JSON.parse(parseSse(frames[0]!)[0]!.data), {
+      lastEventId: String(first),
+      oldestEventId: String(first + 2),
+    });
     assert.deepEqual(ids(bus.subscribe({ after: bus.lastId() + 10, filter: all }).take()), ['reset', 3, 4, 5, 6, 7]);
     // Up to date: nothing to replay, no reset.
     assert.deepEqual(bus.subscribe({ after: bus.lastId(), filter: all }).take(), []);
@@ -55,7 +59,11 @@ describe('event bus', () => {
 
   test('filter and until: a job stream ends after its terminal event', () => {
     const bus = createEventBus(small);
-    const sub = bus.subscribe({ after: null, filter: (e) => e.jobId === 'a', until: (e) => e.type === 'job.succeeded' });
+    const sub = bus.subscribe({
+      after: null,
+      filter: (e) => e.jobId === 'a',
+      until: (e) => e.type === 'job.succeeded',
+    });
     bus.publish('job.progress', { n: 1 }, 'a');
     bus.publish('job.progress', { n: 2 }, 'b');
     bus.publish('job.succeeded', { n: 3 }, 'a');
@@ -99,7 +107,8 @@ describe('event bus', () => {
     assert.equal(parseEventId(undefined), null);
     assert.equal(parseEventId(''), null);
     assert.equal(parseEventId('1764000000000001'), 1764000000000001);
-    for (const bad of ['-1', '1.5', 'abc', '12345678901234567', ' 1', '0x10']) assert.equal(parseEventId(bad), undefined, bad);
+    for (const bad of ['-1', '1.5', 'abc', '12345678901234567', ' 1', '0x10'])
+      assert.equal(parseEventId(bad), undefined, bad);
   });
 });
 

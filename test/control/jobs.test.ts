@@ -21,7 +21,10 @@ function controlled() {
 
 const events = (bus: ReturnType<typeof createEventBus>, jobId: string) => {
   const sub = bus.subscribe({ after: null, replayAll: true, filter: (e) => e.jobId === jobId });
-  return parseSse(sub.take().join('')).map((e) => ({ type: e.event, ...(JSON.parse(e.data) as { state: string; progress: number }) }));
+  return parseSse(sub.take().join('')).map((e) => ({
+    type: e.event,
+    ...(JSON.parse(e.data) as { state: string; progress: number }),
+  }));
 };
 
 describe('job registry', () => {
@@ -39,24 +42,49 @@ describe('job registry', () => {
     c.ctx().progress(7); // clamped
     c.resolve({ ok: true });
     const ended = await jobs.settled(job.id);
-    assert.deepEqual({ state: ended.state, progress: ended.progress, result: ended.result, error: ended.error }, { state: 'succeeded', progress: 1, result: { ok: true }, error: null });
+    assert.deepEqual(
+      { state: ended.state, progress: ended.progress, result: ended.result, error: ended.error },
+      { state: 'succeeded', progress: 1, result: { ok: true }, error: null },
+    );
     assert.ok(ended.startedAt !== null && ended.endedAt !== null);
-    assert.deepEqual(events(bus, job.id).map((e) => [e.type, e.state, e.progress]), [
-      ['job.created', 'queued', 0],
-      ['job.progress', 'running', 0],
-      ['job.progress', 'running', 0.5],
-      ['job.progress', 'running', 1],
-      ['job.succeeded', 'succeeded', 1],
-    ]);
+    assert.deepEqual(
+      events(bus, job.id).map((e) => [e.type, e.state, e.progress]),
+      [
+        ['job.created', 'queued', 0],
+        ['job.progress', 'running', 0],
+        ['job.progress', 'running', 0.5],
+        ['job.progress', 'running', 1],
+        ['job.succeeded', 'succeeded', 1],
+      ],
+    );
     assert.equal(jobs.terminalEventId(job.id), bus.lastId());
   });
 
   test('a failure keeps the error code and message; an unknown throw is INTERNAL and reported', async () => {
     const internal: unknown[] = [];
     const jobs = createJobs(createEventBus(), { onInternal: (e) => internal.push(e) });
-    const a = jobs.start({ kind: 'load', subject: null, cancellable: false, run: async () => { throw new ServiceError('INVALID_REQUEST', 'bad file', { param: 'model' }); } });
-    assert.deepEqual((await jobs.settled(a.id)).error, { code: 'INVALID_REQUEST', message: 'bad file', param: 'model', details: {} });
-    const b = jobs.start({ kind: 'load', subject: null, cancellable: false, run: async () => { throw new Error('secret path /home/x'); } });
+    const a = jobs.start({
+      kind: 'load',
+      subject: null,
+      cancellable: false,
+      run: async () => {
+        throw new ServiceError('INVALID_REQUEST', 'bad file', { param: 'model' });
+      },
+    });
+    assert.deepEqual((await jobs.settled(a.id)).error, {
+      code: 'INVALID_REQUEST',
+      message: 'bad file',
+      param: 'model',
+      details: {},
+    });
+    const b = jobs.start({
+      kind: 'load',
+      subject: null,
+      cancellable: false,
+      run: async () => {
+        throw new Error('secret path /home/x');
+      },
+    });
     const error = (await jobs.settled(b.id)).error!;
     assert.equal(error.code, 'INTERNAL');
     assert.doesNotMatch(error.message, /home/);
@@ -73,31 +101,58 @@ describe('job registry', () => {
     assert.equal(c.ctx().signal.aborted, true);
     c.resolve('late');
     assert.equal((await jobs.settled(job.id)).result, null);
-    const again = (() => { try { jobs.cancel(job.id); } catch (e) { return e as ServiceError; } })();
+    const again = (() => {
+      try {
+        jobs.cancel(job.id);
+      } catch (e) {
+        return e as ServiceError;
+      }
+    })();
     assert.deepEqual([again?.code, again?.details], ['CONFLICT', { state: 'cancelled' }]);
     const u = controlled();
     const unload = jobs.start({ kind: 'unload', subject: null, cancellable: false, run: u.run });
     await u.started;
-    assert.throws(() => jobs.cancel(unload.id), (e: ServiceError) => e.code === 'CONFLICT' && e.details.state === 'running');
+    assert.throws(
+      () => jobs.cancel(unload.id),
+      (e: ServiceError) => e.code === 'CONFLICT' && e.details.state === 'running',
+    );
     // A queued job is cancelled before it runs.
     const q = controlled();
     const queued = jobs.start({ kind: 'unload', subject: null, cancellable: false, run: q.run });
     assert.equal(jobs.cancel(queued.id).state, 'cancelled');
     u.resolve(null);
-    assert.throws(() => jobs.get('job_missing'), (e: ServiceError) => e.code === 'NOT_FOUND' && e.param === 'id');
+    assert.throws(
+      () => jobs.get('job_missing'),
+      (e: ServiceError) => e.code === 'NOT_FOUND' && e.param === 'id',
+    );
   });
 
   test('lists newest first with filters and pages; keeps only the newest finished jobs; bounds active ones', async () => {
     const jobs = createJobs(createEventBus(), { maxActive: 3, keepFinished: 2 });
     const made: JobRecord[] = [];
-    for (let i = 0; i < 3; i++) made.push(jobs.start({ kind: i === 1 ? 'unload' : 'load', subject: `m${i}`, cancellable: false, run: async () => i }));
-    assert.throws(() => jobs.start({ kind: 'load', subject: null, cancellable: false, run: async () => null }), (e: ServiceError) => e.code === 'OVERLOADED');
+    for (let i = 0; i < 3; i++)
+      made.push(
+        jobs.start({ kind: i === 1 ? 'unload' : 'load', subject: `m${i}`, cancellable: false, run: async () => i }),
+      );
+    assert.throws(
+      () => jobs.start({ kind: 'load', subject: null, cancellable: false, run: async () => null }),
+      (e: ServiceError) => e.code === 'OVERLOADED',
+    );
     for (const j of made) await jobs.settled(j.id);
-    assert.deepEqual(jobs.list({ limit: 10, offset: 0 }).data.map((j) => j.subject), ['m2', 'm1']);
-    assert.deepEqual(jobs.list({ kind: 'load', limit: 10, offset: 0 }).data.map((j) => j.subject), ['m2']);
+    assert.deepEqual(
+      jobs.list({ limit: 10, offset: 0 }).data.map((j) => j.subject),
+      ['m2', 'm1'],
+    );
+    assert.deepEqual(
+      jobs.list({ kind: 'load', limit: 10, offset: 0 }).data.map((j) => j.subject),
+      ['m2'],
+    );
     assert.deepEqual(jobs.list({ state: 'running', limit: 10, offset: 0 }).data, []);
     const page = jobs.list({ limit: 1, offset: 0 });
     assert.deepEqual([page.data.map((j) => j.subject), page.hasMore], [['m2'], true]);
-    assert.throws(() => jobs.get(made[0]!.id), (e: ServiceError) => e.code === 'NOT_FOUND');
+    assert.throws(
+      () => jobs.get(made[0]!.id),
+      (e: ServiceError) => e.code === 'NOT_FOUND',
+    );
   });
 });

@@ -18,7 +18,16 @@ function fakeTokens(onCreate: () => void = () => undefined) {
   const tokens = {
     async create(input: { name: string; scopes?: string[] }) {
       onCreate();
-      const token = { id: `tok_${created.length}`, name: input.name, scopes: input.scopes, prefix: 'sk-svc-abcd', serviceAccountId: null, createdAt: '', lastUsedAt: null, expiresAt: null } as TokenView;
+      const token = {
+        id: `tok_${created.length}`,
+        name: input.name,
+        scopes: input.scopes,
+        prefix: 'sk-svc-abcd',
+        serviceAccountId: null,
+        createdAt: '',
+        lastUsedAt: null,
+        expiresAt: null,
+      } as TokenView;
       created.push(token);
       return { token, secret: `sk-svc-secret-${created.length}` };
     },
@@ -44,7 +53,10 @@ describe('pairing', () => {
     assert.deepEqual(events(stream), ['event: pairing.pending']);
     stream.close();
     assert.deepEqual(pairing.list(), []);
-    assert.throws(() => pairing.deny(view.id), (err: unknown) => err instanceof ServiceError && err.code === 'NOT_FOUND');
+    assert.throws(
+      () => pairing.deny(view.id),
+      (err: unknown) => err instanceof ServiceError && err.code === 'NOT_FOUND',
+    );
   });
 
   test('a requester that leaves while its token is written gets no live token', async () => {
@@ -63,7 +75,11 @@ describe('pairing', () => {
     const b = pairing.request({ clientName: 'b' });
     assert.throws(
       () => pairing.request({ clientName: 'c' }),
-      (err: unknown) => err instanceof ServiceError && err.code === 'OVERLOADED' && err.status === 429 && err.headers['retry-after'] === '5',
+      (err: unknown) =>
+        err instanceof ServiceError &&
+        err.code === 'OVERLOADED' &&
+        err.status === 429 &&
+        err.headers['retry-after'] === '5',
     );
     await pairing.approve(a.view.id, undefined, ACTOR, 'req_2');
     assert.deepEqual(events(a.stream), ['event: pairing.pending', 'event: pairing.approved']);
@@ -74,17 +90,31 @@ describe('pairing', () => {
       assert.deepEqual(events(s), ['event: pairing.pending', 'event: pairing.expired']);
       assert.equal(s.ended(), 'done');
     }
-    assert.throws(() => pairing.request({ clientName: 'd' }), (err: unknown) => err instanceof ServiceError && err.code === 'OVERLOADED');
+    assert.throws(
+      () => pairing.request({ clientName: 'd' }),
+      (err: unknown) => err instanceof ServiceError && err.code === 'OVERLOADED',
+    );
   });
 
   test('the request route refuses a peer that is not loopback, or that it cannot see', async () => {
     const pairing = createPairing(fakeTokens());
     const create = pairingRoutes(pairing).find((r) => r.method === 'POST' && r.path === '/v1/pairing/requests')!;
     const ctx = (peer: string | undefined) =>
-      ({ req: { method: 'POST', path: create.path, query: '', headers: {}, body: null, peer }, body: { clientName: 'x' }, params: {}, principal: null, requestId: 'r', bodyStream: null, onAbort: () => undefined }) as unknown as RouteContext<unknown>;
+      ({
+        req: { method: 'POST', path: create.path, query: '', headers: {}, body: null, peer },
+        body: { clientName: 'x' },
+        params: {},
+        principal: null,
+        requestId: 'r',
+        bodyStream: null,
+        onAbort: () => undefined,
+      }) as unknown as RouteContext<unknown>;
     for (const peer of ['10.0.0.1', '192.168.1.20', '::ffff:10.0.0.1', '', undefined]) {
       // Refused from the head, before the edge reads a body, and again by the handler.
-      assert.throws(() => create.rawBody!({ method: 'POST', path: create.path, query: '', headers: {}, peer }), (err: unknown) => err instanceof ServiceError && err.code === 'FORBIDDEN');
+      assert.throws(
+        () => create.rawBody!({ method: 'POST', path: create.path, query: '', headers: {}, peer }),
+        (err: unknown) => err instanceof ServiceError && err.code === 'FORBIDDEN',
+      );
       await rejectsWith(() => create.handle(ctx(peer)), 'FORBIDDEN');
     }
     assert.deepEqual(pairing.list(), []);

@@ -20,7 +20,10 @@ test('llama-server --version: the numbered-release form gives the version and th
 });
 
 test('llama-server --version: the older build-number form gives the release tag', () => {
-  assert.deepEqual(parseLlamaServerVersion('version: 4521 (a6744e43)\r\nbuilt with cc 11.4.0 for x86_64-linux-gnu\r\n'), { version: 'b4521', build: 4521 });
+  assert.deepEqual(
+    parseLlamaServerVersion('version: 4521 (a6744e43)\r\nbuilt with cc 11.4.0 for x86_64-linux-gnu\r\n'),
+    { version: 'b4521', build: 4521 },
+  );
 });
 
 test('llama-server --version: output without a version line, or with a junk one, gives nulls', () => {
@@ -55,7 +58,10 @@ test('OLLAMA_HOST is read as Ollama reads it, and the test override wins', () =>
   assert.equal(ollamaAddress({ OLLAMA_HOST: '::1' }), 'http://[::1]:11434');
   assert.equal(ollamaAddress({ OLLAMA_HOST: '[::]:7000' }), 'http://[::1]:7000');
   assert.equal(ollamaAddress({ OLLAMA_HOST: 'box:99999' }), 'http://box:11434');
-  assert.equal(ollamaAddress({ OLLAMA_HOST: 'a:1', SWITCHYARD_DISCOVERY_OLLAMA_URL: 'http://127.0.0.1:5' }), 'http://127.0.0.1:5');
+  assert.equal(
+    ollamaAddress({ OLLAMA_HOST: 'a:1', SWITCHYARD_DISCOVERY_OLLAMA_URL: 'http://127.0.0.1:5' }),
+    'http://127.0.0.1:5',
+  );
 });
 
 test('answers are cached until they age out or a refresh is asked for; concurrent reads share one probe', async () => {
@@ -75,7 +81,10 @@ test('answers are cached until they age out or a refresh is asked for; concurren
   assert.equal(listed, 1);
   assert.equal(a, b);
   // A cloud kind is not a local runtime and is never probed.
-  assert.deepEqual(a.data.map((r) => [r.kind, r.source, r.state]), [['ollama', 'default_address', 'unreachable']]);
+  assert.deepEqual(
+    a.data.map((r) => [r.kind, r.source, r.state]),
+    [['ollama', 'default_address', 'unreachable']],
+  );
   clock += 4_999;
   assert.equal(await discovery.read(), a);
   assert.notEqual(await discovery.read(true), a);
@@ -88,7 +97,8 @@ test('answers are cached until they age out or a refresh is asked for; concurren
 test('configured providers: a non-2xx answer and a silent server are unreachable with a fixed-vocabulary reason', async () => {
   // `/health` answers 503 (llama-server while it loads a model); `/models` never answers.
   const server = createServer((req, res) => {
-    if (req.url === '/health') res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":"Loading model at /home/me/x.gguf"}');
+    if (req.url === '/health')
+      res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":"Loading model at /home/me/x.gguf"}');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;

@@ -39,13 +39,19 @@ export interface AnthropicFake extends StreamControls, ScriptControls {
 }
 
 function entry(m: FakeModel): Record<string, unknown> {
-  return { type: 'model', id: m.id, display_name: m.displayName ?? m.id, created_at: m.createdAt ?? '2025-01-01T00:00:00Z' };
+  return {
+    type: 'model',
+    id: m.id,
+    display_name: m.displayName ?? m.id,
+    created_at: m.createdAt ?? '2025-01-01T00:00:00Z',
+  };
 }
 
 function page(models: FakeModel[], req: RecordedRequest, pageSize: number): Reply {
   const { limit: rawLimit = '20', after_id: afterId, before_id: beforeId } = req.query;
   const limit = /^\d+$/.test(rawLimit) ? Number(rawLimit) : NaN;
-  if (!(limit >= 1 && limit <= 1000)) return anthropicError(400, 'invalid_request_error', 'limit: Input should be less than or equal to 1000');
+  if (!(limit >= 1 && limit <= 1000))
+    return anthropicError(400, 'invalid_request_error', 'limit: Input should be less than or equal to 1000');
   if (afterId !== undefined && beforeId !== undefined) {
     return anthropicError(400, 'invalid_request_error', 'Cannot specify both after_id and before_id');
   }
@@ -70,7 +76,12 @@ function page(models: FakeModel[], req: RecordedRequest, pageSize: number): Repl
   }
   return {
     status: 200,
-    body: { data: slice.map(entry), has_more: hasMore, first_id: slice[0]?.id ?? null, last_id: slice.at(-1)?.id ?? null },
+    body: {
+      data: slice.map(entry),
+      has_more: hasMore,
+      first_id: slice[0]?.id ?? null,
+      last_id: slice.at(-1)?.id ?? null,
+    },
   };
 }
 
@@ -90,9 +101,14 @@ export async function start(options: AnthropicFakeOptions = {}): Promise<Anthrop
       const xApiKey = req.headers['x-api-key'];
       const bearer = bearerOf(req);
       const key = typeof xApiKey === 'string' && xApiKey !== '' ? xApiKey : bearer;
-      if (key === null || key === '') return anthropicError(401, 'authentication_error', 'x-api-key header is required');
+      if (key === null || key === '')
+        return anthropicError(401, 'authentication_error', 'x-api-key header is required');
       if (options.apiKey !== undefined && key !== options.apiKey) {
-        return anthropicError(401, 'authentication_error', key === bearer ? 'invalid bearer token' : 'invalid x-api-key');
+        return anthropicError(
+          401,
+          'authentication_error',
+          key === bearer ? 'invalid bearer token' : 'invalid x-api-key',
+        );
       }
       if (req.headers['anthropic-version'] === undefined) {
         return anthropicError(400, 'invalid_request_error', 'anthropic-version: header is required');

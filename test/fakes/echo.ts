@@ -35,7 +35,9 @@ function chatWhole(model: string, text: string) {
     object: 'chat.completion',
     created: CREATED,
     model,
-    choices: [{ index: 0, message: { role: 'assistant', content: text, refusal: null }, logprobs: null, finish_reason: 'stop' }],
+    choices: [
+      { index: 0, message: { role: 'assistant', content: text, refusal: null }, logprobs: null, finish_reason: 'stop' },
+    ],
     usage: { prompt_tokens: 5, completion_tokens: 7, total_tokens: 12 },
   };
 }
@@ -56,7 +58,8 @@ function messageWhole(model: string, text: string) {
   };
 }
 
-const sse = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+const sse = (type: string, data: Record<string, unknown>) =>
+  `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
 
 /** The stream's events as text, cut in two in the middle of the echoed value. */
 function streamHalves(styleB: boolean, model: string, seen: Echoed): [string, string] {
@@ -66,7 +69,12 @@ function streamHalves(styleB: boolean, model: string, seen: Echoed): [string, st
   const withCut = text.slice(0, cutAt) + marker + text.slice(cutAt);
   let events: string;
   if (styleB) {
-    const message = { ...messageWhole(model, ''), content: [], stop_reason: null, usage: { input_tokens: 5, output_tokens: 1 } };
+    const message = {
+      ...messageWhole(model, ''),
+      content: [],
+      stop_reason: null,
+      usage: { input_tokens: 5, output_tokens: 1 },
+    };
     events =
       sse('message_start', { message }) +
       sse('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }) +
@@ -77,7 +85,12 @@ function streamHalves(styleB: boolean, model: string, seen: Echoed): [string, st
   } else {
     // The usage chunk that `stream_options.include_usage` asks for (the relay asks on the client's behalf).
     const usage = `data: ${JSON.stringify({ id: 'chatcmpl-echo2', object: 'chat.completion.chunk', created: CREATED, model, choices: [], usage: chatWhole(model, '').usage })}\n\n`;
-    events = chatChunk(model, { role: 'assistant', content: '' }) + chatChunk(model, { content: withCut }) + chatChunk(model, {}, 'stop') + usage + 'data: [DONE]\n\n';
+    events =
+      chatChunk(model, { role: 'assistant', content: '' }) +
+      chatChunk(model, { content: withCut }) +
+      chatChunk(model, {}, 'stop') +
+      usage +
+      'data: [DONE]\n\n';
   }
   // JSON.stringify wrote the marker escaped.
   const escaped = JSON.stringify(marker).slice(1, -1);
@@ -99,7 +112,9 @@ export async function startEchoFake(): Promise<EchoFake> {
     const said = JSON.stringify(parsed.messages.at(-1)?.content ?? '');
     if (said.includes('error')) {
       const message = `Request refused; headers received: ${seen.header}: ${seen.value}`;
-      const error = styleB ? { type: 'error', error: { type: 'invalid_request_error', message } } : { error: { message, type: 'invalid_request_error', param: null, code: null } };
+      const error = styleB
+        ? { type: 'error', error: { type: 'invalid_request_error', message } }
+        : { error: { message, type: 'invalid_request_error', param: null, code: null } };
       res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify(error));
       return;
     }
@@ -107,7 +122,9 @@ export async function startEchoFake(): Promise<EchoFake> {
       const text = `${seen.header}: ${seen.value}`;
       // Also in a header the relay lets through (rate-limit headers pass by prefix).
       const headers = { 'content-type': 'application/json', 'x-ratelimit-echo': text };
-      res.writeHead(200, headers).end(JSON.stringify(styleB ? messageWhole(parsed.model, text) : chatWhole(parsed.model, text)));
+      res
+        .writeHead(200, headers)
+        .end(JSON.stringify(styleB ? messageWhole(parsed.model, text) : chatWhole(parsed.model, text)));
       return;
     }
     const [head, tail] = streamHalves(styleB, parsed.model, seen);
@@ -130,7 +147,10 @@ export async function startEchoFake(): Promise<EchoFake> {
     req.on('data', (p: Buffer) => parts.push(p));
     req.on('end', () => {
       answer(req, res, Buffer.concat(parts).toString('utf8')).catch((err: unknown) => {
-        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `fake failed: ${String(err)}` } }));
+        if (!res.headersSent)
+          res
+            .writeHead(500, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ error: { message: `fake failed: ${String(err)}` } }));
         else res.destroy();
       });
     });

@@ -24,12 +24,21 @@ describe('anthropic fake, driven by the Anthropic SDK', () => {
 
   it('messages: a plain answer with the cache counters', async () => {
     fake.setUsage({ inputTokens: 50, outputTokens: 9, cachedTokens: 20, cacheCreationTokens: 4 });
-    const message = await client.messages.create({ model: 'claude-test', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] });
+    const message = await client.messages.create({
+      model: 'claude-test',
+      max_tokens: 64,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
     assert.equal(message.type, 'message');
     assert.deepEqual(message.content, [{ type: 'text', text: anthropicFake.DEFAULT_OUTPUT.text }]);
     assert.equal(message.stop_reason, 'end_turn');
     assert.deepEqual(
-      [message.usage.input_tokens, message.usage.output_tokens, message.usage.cache_read_input_tokens, message.usage.cache_creation_input_tokens],
+      [
+        message.usage.input_tokens,
+        message.usage.output_tokens,
+        message.usage.cache_read_input_tokens,
+        message.usage.cache_creation_input_tokens,
+      ],
       [50, 9, 20, 4],
     );
     // The v1 SDK sends its key as a Bearer token, with API version 2026-10-21.
@@ -40,16 +49,32 @@ describe('anthropic fake, driven by the Anthropic SDK', () => {
   });
 
   it('messages: a tool_use block per offered tool, plain and streamed', async () => {
-    const plain = await client.messages.create({ model: 'claude-test', max_tokens: 64, messages: [{ role: 'user', content: 'go' }], tools: TOOLS });
+    const plain = await client.messages.create({
+      model: 'claude-test',
+      max_tokens: 64,
+      messages: [{ role: 'user', content: 'go' }],
+      tools: TOOLS,
+    });
     assert.equal(plain.stop_reason, 'tool_use');
-    assert.deepEqual(plain.content.map((b) => b.type), ['text', 'tool_use']);
+    assert.deepEqual(
+      plain.content.map((b) => b.type),
+      ['text', 'tool_use'],
+    );
 
-    const stream = client.messages.stream({ model: 'claude-test', max_tokens: 64, messages: [{ role: 'user', content: 'go' }], tools: TOOLS });
+    const stream = client.messages.stream({
+      model: 'claude-test',
+      max_tokens: 64,
+      messages: [{ role: 'user', content: 'go' }],
+      tools: TOOLS,
+    });
     const types: string[] = [];
     stream.on('streamEvent', (event) => types.push(event.type));
     const final = await stream.finalMessage();
     const tool = final.content.find((b) => b.type === 'tool_use');
-    assert.deepEqual(tool?.type === 'tool_use' ? [tool.name, tool.input] : null, ['get_weather', { query: 'fake input for get_weather', index: 0 }]);
+    assert.deepEqual(tool?.type === 'tool_use' ? [tool.name, tool.input] : null, [
+      'get_weather',
+      { query: 'fake input for get_weather', index: 0 },
+    ]);
     assert.equal(final.usage.output_tokens, anthropicFake.DEFAULT_USAGE.outputTokens);
     assert.equal(final.stop_reason, 'tool_use');
     // The SDK drops `ping` before the caller sees events; the raw-HTTP tests check it is sent.
@@ -60,14 +85,24 @@ describe('anthropic fake, driven by the Anthropic SDK', () => {
   });
 
   it('count_tokens answers the configured input tokens', async () => {
-    const count = await client.messages.countTokens({ model: 'claude-test', messages: [{ role: 'user', content: 'hi' }] });
+    const count = await client.messages.countTokens({
+      model: 'claude-test',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
     assert.deepEqual(count, { input_tokens: anthropicFake.DEFAULT_USAGE.inputTokens });
   });
 
   it('an in-stream error arrives as `event: error` and the SDK raises it', async () => {
     fake.streamErrorNext({ afterChunks: 3 });
-    const stream = client.messages.stream({ model: 'claude-test', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] });
-    await assert.rejects(stream.finalMessage(), (err: unknown) => err instanceof Anthropic.APIError && /Overloaded/.test(err.message));
+    const stream = client.messages.stream({
+      model: 'claude-test',
+      max_tokens: 64,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    await assert.rejects(
+      stream.finalMessage(),
+      (err: unknown) => err instanceof Anthropic.APIError && /Overloaded/.test(err.message),
+    );
     assert.deepEqual(
       { by: fake.streams.at(-1)?.end?.by, sent: fake.streams.at(-1)?.eventsSent },
       { by: 'errored', sent: 3 },
@@ -95,7 +130,9 @@ describe('llama-server fake, Anthropic Messages API', () => {
 
   it('answers the Anthropic SDK, which authenticates with x-api-key; usage without cache counters', async () => {
     const client = new Anthropic({ baseURL: fake.baseUrl, apiKey: 'llama-key', maxRetries: 0 });
-    const final = await client.messages.stream({ model: 'local', max_tokens: 32, messages: [{ role: 'user', content: 'hi' }] }).finalMessage();
+    const final = await client.messages
+      .stream({ model: 'local', max_tokens: 32, messages: [{ role: 'user', content: 'hi' }] })
+      .finalMessage();
     assert.equal(final.content[0]?.type === 'text' ? final.content[0].text : null, openaiFake.DEFAULT_OUTPUT.text);
     assert.equal(final.usage.cache_read_input_tokens, undefined);
     const count = await client.messages.countTokens({ model: 'local', messages: [{ role: 'user', content: 'hi' }] });
@@ -126,7 +163,11 @@ describe('ollama fake, OpenAI and Anthropic compatibility layers', () => {
     }
     assert.equal(text, ollamaFake.DEFAULT_OUTPUT.text);
     const { inputTokens, outputTokens } = ollamaFake.DEFAULT_USAGE;
-    assert.deepEqual(usage, { prompt_tokens: inputTokens, completion_tokens: outputTokens, total_tokens: inputTokens + outputTokens });
+    assert.deepEqual(usage, {
+      prompt_tokens: inputTokens,
+      completion_tokens: outputTokens,
+      total_tokens: inputTokens + outputTokens,
+    });
     const embedded = await client.embeddings.create({ model: 'nomic-embed-text', input: 'vector me' });
     assert.equal(embedded.data[0]?.embedding.length, ollamaFake.DEFAULT_OUTPUT.embeddingDimensions);
     const response = await client.responses.create({ model: 'llama3.2', input: 'hi' });
@@ -136,8 +177,19 @@ describe('ollama fake, OpenAI and Anthropic compatibility layers', () => {
 
   it('answers the Anthropic SDK at the daemon root, tool use included', async () => {
     const client = new Anthropic({ baseURL: fake.baseUrl, apiKey: 'ollama', maxRetries: 0 });
-    const message = await client.messages.create({ model: 'qwen3-coder', max_tokens: 64, messages: [{ role: 'user', content: 'go' }], tools: TOOLS });
-    assert.deepEqual(message.content.map((b) => b.type), ['text', 'tool_use']);
-    assert.deepEqual(message.usage, { input_tokens: ollamaFake.DEFAULT_USAGE.inputTokens, output_tokens: ollamaFake.DEFAULT_USAGE.outputTokens });
+    const message = await client.messages.create({
+      model: 'qwen3-coder',
+      max_tokens: 64,
+      messages: [{ role: 'user', content: 'go' }],
+      tools: TOOLS,
+    });
+    assert.deepEqual(
+      message.content.map((b) => b.type),
+      ['text', 'tool_use'],
+    );
+    assert.deepEqual(message.usage, {
+      input_tokens: ollamaFake.DEFAULT_USAGE.inputTokens,
+      output_tokens: ollamaFake.DEFAULT_USAGE.outputTokens,
+    });
   });
 });

@@ -26,7 +26,10 @@ describe('openai fake, driven by the openai SDK', () => {
 
   it('chat: a plain completion with every usage detail', async () => {
     fake.setUsage({ inputTokens: 40, outputTokens: 12, cachedTokens: 6, reasoningTokens: 2 });
-    const completion = await client.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] });
+    const completion = await client.chat.completions.create({
+      model: 'gpt-test',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
     assert.equal(completion.object, 'chat.completion');
     assert.equal(completion.choices[0]?.message.content, openaiFake.DEFAULT_OUTPUT.text);
     assert.equal(completion.choices[0]?.finish_reason, 'stop');
@@ -62,7 +65,11 @@ describe('openai fake, driven by the openai SDK', () => {
   });
 
   it('chat: one tool call per offered tool, plain and through the stream helper', async () => {
-    const plain = await client.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'go' }], tools: TOOLS });
+    const plain = await client.chat.completions.create({
+      model: 'gpt-test',
+      messages: [{ role: 'user', content: 'go' }],
+      tools: TOOLS,
+    });
     assert.equal(plain.choices[0]?.finish_reason, 'tool_calls');
     const calls = plain.choices[0]?.message.tool_calls ?? [];
     assert.deepEqual(
@@ -73,7 +80,11 @@ describe('openai fake, driven by the openai SDK', () => {
       ],
     );
 
-    const runner = client.chat.completions.stream({ model: 'gpt-test', messages: [{ role: 'user', content: 'go' }], tools: TOOLS });
+    const runner = client.chat.completions.stream({
+      model: 'gpt-test',
+      messages: [{ role: 'user', content: 'go' }],
+      tools: TOOLS,
+    });
     const final = await runner.finalChatCompletion();
     const streamed = final.choices[0]?.message.tool_calls ?? [];
     assert.deepEqual(
@@ -86,37 +97,64 @@ describe('openai fake, driven by the openai SDK', () => {
   it('embeddings: the SDK default (base64) and explicit floats decode to the same vectors', async () => {
     const viaBase64 = await client.embeddings.create({ model: 'text-embedding-test', input: ['one', 'two'] });
     assert.equal((fake.requests.at(-1)?.json as { encoding_format?: string } | undefined)?.encoding_format, 'base64');
-    const viaFloat = await client.embeddings.create({ model: 'text-embedding-test', input: ['one', 'two'], encoding_format: 'float' });
-    assert.deepEqual(viaBase64.data.map((d) => d.embedding), [openaiFake.embeddingFor('one', 8), openaiFake.embeddingFor('two', 8)]);
-    assert.deepEqual(viaFloat.data.map((d) => d.embedding), viaBase64.data.map((d) => d.embedding));
+    const viaFloat = await client.embeddings.create({
+      model: 'text-embedding-test',
+      input: ['one', 'two'],
+      encoding_format: 'float',
+    });
+    assert.deepEqual(
+      viaBase64.data.map((d) => d.embedding),
+      [openaiFake.embeddingFor('one', 8), openaiFake.embeddingFor('two', 8)],
+    );
+    assert.deepEqual(
+      viaFloat.data.map((d) => d.embedding),
+      viaBase64.data.map((d) => d.embedding),
+    );
     assert.equal(viaBase64.usage.prompt_tokens, viaBase64.usage.total_tokens);
   });
 
   it('responses: create, retrieve, input items, delete; unknown ids are 404', async () => {
     fake.setUsage({ ...openaiFake.DEFAULT_USAGE });
-    const created = await client.responses.create({ model: 'gpt-test', input: 'hello there', tools: [{ type: 'function', name: 'lookup', parameters: null, strict: false }] });
+    const created = await client.responses.create({
+      model: 'gpt-test',
+      input: 'hello there',
+      tools: [{ type: 'function', name: 'lookup', parameters: null, strict: false }],
+    });
     assert.match(created.id, /^resp_/);
     assert.equal(created.output_text, openaiFake.DEFAULT_OUTPUT.text);
-    assert.deepEqual(created.output.map((o) => o.type), ['message', 'function_call']);
+    assert.deepEqual(
+      created.output.map((o) => o.type),
+      ['message', 'function_call'],
+    );
     assert.equal(created.usage?.input_tokens_details.cached_tokens, openaiFake.DEFAULT_USAGE.cachedTokens);
     assert.equal(created.usage?.output_tokens_details.reasoning_tokens, openaiFake.DEFAULT_USAGE.reasoningTokens);
 
     const retrieved = await client.responses.retrieve(created.id);
     assert.equal(retrieved.id, created.id);
     const items = await client.responses.inputItems.list(created.id);
-    assert.deepEqual(items.data.map((i) => (i.type === 'message' ? i.role : i.type)), ['user']);
+    assert.deepEqual(
+      items.data.map((i) => (i.type === 'message' ? i.role : i.type)),
+      ['user'],
+    );
     await client.responses.delete(created.id);
     await assert.rejects(client.responses.retrieve(created.id), (err: unknown) => err instanceof OpenAI.NotFoundError);
   });
 
   it('responses: the stream helper accumulates the typed events into the final response', async () => {
-    const stream = client.responses.stream({ model: 'gpt-test', input: 'hi', tools: [{ type: 'function', name: 'lookup', parameters: null, strict: false }] });
+    const stream = client.responses.stream({
+      model: 'gpt-test',
+      input: 'hi',
+      tools: [{ type: 'function', name: 'lookup', parameters: null, strict: false }],
+    });
     const deltas: string[] = [];
     stream.on('response.output_text.delta', (e) => deltas.push(e.delta));
     const final = await stream.finalResponse();
     assert.equal(deltas.join(''), openaiFake.DEFAULT_OUTPUT.text);
     assert.equal(final.status, 'completed');
-    assert.deepEqual(final.output.map((o) => o.type), ['message', 'function_call']);
+    assert.deepEqual(
+      final.output.map((o) => o.type),
+      ['message', 'function_call'],
+    );
     assert.equal(fake.storedResponses.get(final.id)?.status, 'completed');
   });
 
@@ -127,19 +165,36 @@ describe('openai fake, driven by the openai SDK', () => {
     assert.equal(cancelled.status, 'cancelled');
     const count = await client.responses.inputTokens.count({ model: 'gpt-test', input: 'count me' });
     assert.deepEqual(count, { object: 'response.input_tokens', input_tokens: openaiFake.DEFAULT_USAGE.inputTokens });
-    const compacted = await client.responses.compact({ model: 'gpt-test', input: [{ role: 'user', content: 'remember this' }] });
+    const compacted = await client.responses.compact({
+      model: 'gpt-test',
+      input: [{ role: 'user', content: 'remember this' }],
+    });
     assert.equal(compacted.object, 'response.compaction');
-    assert.deepEqual(compacted.output.map((o) => o.type), ['message', 'compaction']);
+    assert.deepEqual(
+      compacted.output.map((o) => o.type),
+      ['message', 'compaction'],
+    );
   });
 
   it('images: generate as JSON, edit as multipart recorded as part summaries', async () => {
     const generated = await client.images.generate({ model: 'gpt-image-1', prompt: 'a fox', n: 2 });
     assert.equal(generated.data?.length, 2);
-    assert.ok(Buffer.from(generated.data?.[0]?.b64_json ?? '', 'base64').subarray(1, 4).equals(Buffer.from('PNG')));
-    assert.equal(generated.usage?.total_tokens, openaiFake.DEFAULT_USAGE.inputTokens + openaiFake.DEFAULT_USAGE.outputTokens);
+    assert.ok(
+      Buffer.from(generated.data?.[0]?.b64_json ?? '', 'base64')
+        .subarray(1, 4)
+        .equals(Buffer.from('PNG')),
+    );
+    assert.equal(
+      generated.usage?.total_tokens,
+      openaiFake.DEFAULT_USAGE.inputTokens + openaiFake.DEFAULT_USAGE.outputTokens,
+    );
 
     const image = Buffer.from('not really a png, but bytes all the same');
-    const edited = await client.images.edit({ model: 'gpt-image-1', prompt: 'make it blue', image: await toFile(image, 'fox.png', { type: 'image/png' }) });
+    const edited = await client.images.edit({
+      model: 'gpt-image-1',
+      prompt: 'make it blue',
+      image: await toFile(image, 'fox.png', { type: 'image/png' }),
+    });
     assert.equal(edited.data?.length, 1);
     const parts = fake.requests.at(-1)?.parts ?? [];
     const file = parts.find((p) => p.name === 'image');
@@ -175,12 +230,17 @@ describe('openai fake, driven by the openai SDK', () => {
         ['language', 2, 'en'],
       ],
     );
-    const whisper = await client.audio.transcriptions.create({ model: 'whisper-1', file: await toFile(audio, 'talk.mp3') });
+    const whisper = await client.audio.transcriptions.create({
+      model: 'whisper-1',
+      file: await toFile(audio, 'talk.mp3'),
+    });
     assert.deepEqual(whisper, { text: openaiFake.DEFAULT_OUTPUT.transcript });
   });
 
   it('errors: failNext answers with the given status and body, which the SDK raises', async () => {
-    fake.failNext(429, { error: { message: 'Rate limit reached', type: 'requests', param: null, code: 'rate_limit_exceeded' } });
+    fake.failNext(429, {
+      error: { message: 'Rate limit reached', type: 'requests', param: null, code: 'rate_limit_exceeded' },
+    });
     await assert.rejects(
       client.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] }),
       (err: unknown) => err instanceof OpenAI.RateLimitError && err.code === 'rate_limit_exceeded',
@@ -191,7 +251,12 @@ describe('openai fake, driven by the openai SDK', () => {
 describe('openai fake, raw HTTP', () => {
   let fake: openaiFake.OpenAIFake;
   const chat = (body: Record<string, unknown>): Promise<Response> =>
-    postJson(`${fake.baseUrl}/chat/completions`, { model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }], stream: true, ...body });
+    postJson(`${fake.baseUrl}/chat/completions`, {
+      model: 'gpt-test',
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+      ...body,
+    });
 
   before(async () => {
     fake = await openaiFake.start();
@@ -204,13 +269,21 @@ describe('openai fake, raw HTTP', () => {
     assert.equal(response.headers.get('content-type'), 'text/event-stream; charset=utf-8');
     const events = parseSse(await response.text());
     assert.equal(events.at(-1)?.data, '[DONE]');
-    const chunks = events.slice(0, -1).map((e) => JSON.parse(e.data) as { object: string; choices: unknown[]; usage: unknown });
+    const chunks = events
+      .slice(0, -1)
+      .map((e) => JSON.parse(e.data) as { object: string; choices: unknown[]; usage: unknown });
     // role, three text pieces, finish, usage
     assert.equal(chunks.length, 6);
     assert.ok(chunks.every((c) => c.object === 'chat.completion.chunk'));
-    assert.deepEqual(chunks.slice(0, -1).map((c) => c.usage), [null, null, null, null, null]);
+    assert.deepEqual(
+      chunks.slice(0, -1).map((c) => c.usage),
+      [null, null, null, null, null],
+    );
     assert.deepEqual(chunks.at(-1)?.choices, []);
-    assert.equal((chunks.at(-1)?.usage as { total_tokens: number }).total_tokens, openaiFake.DEFAULT_USAGE.inputTokens + openaiFake.DEFAULT_USAGE.outputTokens);
+    assert.equal(
+      (chunks.at(-1)?.usage as { total_tokens: number }).total_tokens,
+      openaiFake.DEFAULT_USAGE.inputTokens + openaiFake.DEFAULT_USAGE.outputTokens,
+    );
   });
 
   it('without include_usage: no usage key anywhere in the stream', async () => {

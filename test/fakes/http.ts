@@ -121,7 +121,9 @@ interface Pattern {
 }
 
 /** Exact keys first; then `:name` patterns, which capture one path segment each. */
-function router(routes: Record<string, Handler>): (method: string, path: string) => { handler: Handler; params: Record<string, string> } | null {
+function router(
+  routes: Record<string, Handler>,
+): (method: string, path: string) => { handler: Handler; params: Record<string, string> } | null {
   const patterns: Pattern[] = [];
   for (const [key, handler] of Object.entries(routes)) {
     const [method = '', path = ''] = key.split(' ');
@@ -150,7 +152,9 @@ export async function startFake(options: FakeOptions): Promise<FakeServer> {
   const requests: RecordedRequest[] = [];
   const overrides: Override[] = [];
   const route = router(options.routes);
-  const hub = createStreamHub(options.streamError ?? { type: 'server_error', message: 'The server had an error while processing your request.' });
+  const hub = createStreamHub(
+    options.streamError ?? { type: 'server_error', message: 'The server had an error while processing your request.' },
+  );
   const invalid = options.invalid ?? ((message: string): Reply => ({ status: 400, body: { error: message } }));
 
   async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -11,8 +11,12 @@ const BOUNDARY = '----fakeBoundary7MA4YWxkTrZu0gW';
 
 function body(fileBytes: Buffer): Buffer {
   return Buffer.concat([
-    Buffer.from(`preamble to ignore\r\n--${BOUNDARY}\r\nContent-Disposition: form-data; name="model"\r\n\r\nwhisper-1\r\n`),
-    Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="a.wav"\r\nContent-Type: audio/wav\r\n\r\n`),
+    Buffer.from(
+      `preamble to ignore\r\n--${BOUNDARY}\r\nContent-Disposition: form-data; name="model"\r\n\r\nwhisper-1\r\n`,
+    ),
+    Buffer.from(
+      `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="a.wav"\r\nContent-Type: audio/wav\r\n\r\n`,
+    ),
     fileBytes,
     Buffer.from(`\r\n--${BOUNDARY}--\r\nepilogue`),
   ]);
@@ -24,10 +28,20 @@ async function* inChunks(data: Buffer, size: number): AsyncGenerator<Buffer> {
 
 describe('summarizeMultipart', () => {
   // Bytes that look like the start of a delimiter inside the file must not end the part.
-  const file = Buffer.concat([Buffer.from(`x\r\n--${BOUNDARY.slice(0, 10)}y\r\n-`), openaiFake.pseudoRandomBytes('file', 5000)]);
+  const file = Buffer.concat([
+    Buffer.from(`x\r\n--${BOUNDARY.slice(0, 10)}y\r\n-`),
+    openaiFake.pseudoRandomBytes('file', 5000),
+  ]);
   const expected = [
     { name: 'model', filename: null, contentType: null, size: 9, sha256: null, value: 'whisper-1' },
-    { name: 'file', filename: 'a.wav', contentType: 'audio/wav', size: file.length, sha256: createHash('sha256').update(file).digest('hex'), value: null },
+    {
+      name: 'file',
+      filename: 'a.wav',
+      contentType: 'audio/wav',
+      size: file.length,
+      sha256: createHash('sha256').update(file).digest('hex'),
+      value: null,
+    },
   ];
 
   for (const size of [1, 2, 7, 61, 4096, 1 << 20]) {
@@ -59,7 +73,9 @@ describe('a large upload through the transcription route', () => {
     const pieces = 1024;
     const piece = (i: number): Buffer => openaiFake.pseudoRandomBytes(`piece ${i}`, 64 * 1024);
     const hash = createHash('sha256');
-    const head = Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="model"\r\n\r\ngpt-4o-transcribe\r\n--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="big.mp3"\r\n\r\n`);
+    const head = Buffer.from(
+      `--${BOUNDARY}\r\nContent-Disposition: form-data; name="model"\r\n\r\ngpt-4o-transcribe\r\n--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="big.mp3"\r\n\r\n`,
+    );
     let i = -1;
     const stream = new ReadableStream<Uint8Array>({
       pull(controller) {

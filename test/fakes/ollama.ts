@@ -66,7 +66,11 @@ export async function start(options: OllamaFakeOptions = {}): Promise<OllamaFake
   const state = createState();
   const ctx: StyleAContext = { dialect: 'ollama', state };
   const routes: Record<string, Handler> = {
-    'GET /': () => ({ status: 200, body: 'Ollama is running', headers: { 'content-type': 'text/plain; charset=utf-8' } }),
+    'GET /': () => ({
+      status: 200,
+      body: 'Ollama is running',
+      headers: { 'content-type': 'text/plain; charset=utf-8' },
+    }),
     'GET /api/version': () => ({ status: 200, body: { version: '0.12.0' } }),
     'GET /api/tags': () => ({ status: 200, body: { models: models.map(tag) } }),
     ...chatRoutes(ctx, '/v1'),
@@ -78,7 +82,10 @@ export async function start(options: OllamaFakeOptions = {}): Promise<OllamaFake
   const apiKey = options.apiKey;
   const server = await startFake({
     routes,
-    authenticate: apiKey === undefined ? undefined : (req) => (bearerOf(req) === apiKey ? null : { status: 401, body: { error: 'unauthorized' } }),
+    authenticate:
+      apiKey === undefined
+        ? undefined
+        : (req) => (bearerOf(req) === apiKey ? null : { status: 401, body: { error: 'unauthorized' } }),
     notFound: () => ({ status: 404, body: '404 page not found', headers: { 'content-type': 'text/plain' } }),
     invalid: (message) => ({ status: 400, body: { error: message } }),
   });

@@ -29,7 +29,9 @@ describe('rerank', () => {
   it('vLLM: sorted by score, top_n honoured, documents returned, usage.total_tokens; also at /rerank', async () => {
     const fake = await start('compatible');
     for (const url of [`${fake.baseUrl}/rerank`, `${new URL(fake.baseUrl).origin}/rerank`]) {
-      const answer = (await (await postJson(url, { model: 'bge', query: 'bread recipe', documents: DOCS, top_n: 2 })).json()) as RerankAnswer;
+      const answer = (await (
+        await postJson(url, { model: 'bge', query: 'bread recipe', documents: DOCS, top_n: 2 })
+      ).json()) as RerankAnswer;
       assert.equal(answer.results.length, 2);
       assert.deepEqual(answer.results.map((r) => r.index).sort(), [0, 2]);
       assert.ok((answer.results[0]?.relevance_score ?? 0) >= (answer.results[1]?.relevance_score ?? 0));
@@ -41,13 +43,17 @@ describe('rerank', () => {
   it('llama-server: every alias, text only with return_text, prompt_tokens in usage', async () => {
     const fake = await start('llamacpp');
     for (const path of ['/v1/rerank', '/rerank', '/v1/reranking', '/reranking']) {
-      const answer = (await (await postJson(`${fake.baseUrl}${path}`, { query: 'pandas', documents: DOCS })).json()) as RerankAnswer;
+      const answer = (await (
+        await postJson(`${fake.baseUrl}${path}`, { query: 'pandas', documents: DOCS })
+      ).json()) as RerankAnswer;
       assert.equal(answer.object, 'list');
       assert.equal(answer.results.length, 3);
       assert.equal(answer.results[0]?.document, undefined);
       assert.equal(answer.usage.prompt_tokens, openaiFake.DEFAULT_USAGE.inputTokens);
     }
-    const withText = (await (await postJson(`${fake.baseUrl}/rerank`, { query: 'pandas', documents: DOCS, return_text: true })).json()) as RerankAnswer;
+    const withText = (await (
+      await postJson(`${fake.baseUrl}/rerank`, { query: 'pandas', documents: DOCS, return_text: true })
+    ).json()) as RerankAnswer;
     assert.equal(withText.results[0]?.document?.text, 'pandas are bears');
   });
 
@@ -67,23 +73,39 @@ describe('openrouter flavour', () => {
   it('reports usage.cost on chat', async () => {
     fake.setUsage({ costUsd: 0.5 });
     const client = new OpenAI({ baseURL: fake.baseUrl, apiKey: 'or-key', maxRetries: 0 });
-    const completion = await client.chat.completions.create({ model: 'openai/gpt-test', messages: [{ role: 'user', content: 'hi' }] });
+    const completion = await client.chat.completions.create({
+      model: 'openai/gpt-test',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
     assert.equal((completion.usage as OpenAI.CompletionUsage & { cost?: number }).cost, 0.5);
   });
 
   it('always ends a chat stream with the usage chunk, cost included, even when not asked', async () => {
     fake.setUsage({ costUsd: 0.5 });
-    const response = await postJson(`${fake.baseUrl}/chat/completions`, { model: 'm', messages: [], stream: true }, { authorization: 'Bearer or-key' });
+    const response = await postJson(
+      `${fake.baseUrl}/chat/completions`,
+      { model: 'm', messages: [], stream: true },
+      { authorization: 'Bearer or-key' },
+    );
     const events = parseSse(await response.text());
     assert.equal(events.at(-1)?.data, '[DONE]');
-    const chunks = events.slice(0, -1).map((e) => JSON.parse(e.data) as { choices: unknown[]; usage?: { cost: number } });
-    assert.deepEqual(chunks.map((c) => c.usage?.cost), [...Array(chunks.length - 1).fill(undefined), 0.5]);
+    const chunks = events
+      .slice(0, -1)
+      .map((e) => JSON.parse(e.data) as { choices: unknown[]; usage?: { cost: number } });
+    assert.deepEqual(
+      chunks.map((c) => c.usage?.cost),
+      [...Array(chunks.length - 1).fill(undefined), 0.5],
+    );
     assert.deepEqual(chunks.at(-1)?.choices, []);
   });
 
   it('transcribes JSON input_audio, and refuses a body without it', async () => {
     const headers = { authorization: 'Bearer or-key' };
-    const ok = await postJson(`${fake.baseUrl}/audio/transcriptions`, { model: 'openai/whisper-1', input_audio: { data: 'UklGRg==', format: 'wav' } }, headers);
+    const ok = await postJson(
+      `${fake.baseUrl}/audio/transcriptions`,
+      { model: 'openai/whisper-1', input_audio: { data: 'UklGRg==', format: 'wav' } },
+      headers,
+    );
     const answer = (await ok.json()) as { text: string; usage: { cost: number } };
     assert.deepEqual([answer.text, answer.usage.cost], [openaiFake.DEFAULT_OUTPUT.transcript, 0.5]);
     const refused = await postJson(`${fake.baseUrl}/audio/transcriptions`, { model: 'openai/whisper-1' }, headers);
@@ -101,10 +123,19 @@ describe('llamacpp flavour keys', () => {
 
   it('takes the key as a Bearer token or x-api-key, and refuses a wrong one in its own shape', async () => {
     const body = { model: 'local', messages: [{ role: 'user', content: 'hi' }] };
-    assert.equal((await postJson(`${fake.baseUrl}/v1/chat/completions`, body, { authorization: 'Bearer llama-key' })).status, 200);
-    assert.equal((await postJson(`${fake.baseUrl}/v1/chat/completions`, body, { 'x-api-key': 'llama-key' })).status, 200);
+    assert.equal(
+      (await postJson(`${fake.baseUrl}/v1/chat/completions`, body, { authorization: 'Bearer llama-key' })).status,
+      200,
+    );
+    assert.equal(
+      (await postJson(`${fake.baseUrl}/v1/chat/completions`, body, { 'x-api-key': 'llama-key' })).status,
+      200,
+    );
     const wrong = await postJson(`${fake.baseUrl}/v1/chat/completions`, body, { authorization: 'Bearer nope' });
-    assert.deepEqual([wrong.status, await wrong.json()], [401, { error: { code: 401, message: 'Invalid API Key', type: 'authentication_error' } }]);
+    assert.deepEqual(
+      [wrong.status, await wrong.json()],
+      [401, { error: { code: 401, message: 'Invalid API Key', type: 'authentication_error' } }],
+    );
   });
 });
 
@@ -116,7 +147,11 @@ describe('ollama without base64 embeddings', () => {
   after(() => fake.close());
 
   it('answers floats even when asked for base64, as old Ollama did', async () => {
-    const response = await postJson(`${fake.baseUrl}/v1/embeddings`, { model: 'nomic', input: 'x', encoding_format: 'base64' });
+    const response = await postJson(`${fake.baseUrl}/v1/embeddings`, {
+      model: 'nomic',
+      input: 'x',
+      encoding_format: 'base64',
+    });
     const answer = (await response.json()) as { data: Array<{ embedding: unknown }> };
     assert.ok(Array.isArray(answer.data[0]?.embedding));
   });

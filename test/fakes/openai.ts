@@ -9,7 +9,15 @@ import { createState, type ScriptControls } from './script.ts';
 import type { StreamControls } from './stream.ts';
 
 export { speechBytes } from './openai/media.ts';
-export { DEFAULT_OUTPUT, DEFAULT_USAGE, embeddingFor, pseudoRandomBytes, type FakeOutput, type FakeToolCall, type FakeUsage } from './script.ts';
+export {
+  DEFAULT_OUTPUT,
+  DEFAULT_USAGE,
+  embeddingFor,
+  pseudoRandomBytes,
+  type FakeOutput,
+  type FakeToolCall,
+  type FakeUsage,
+} from './script.ts';
 
 // A styleA upstream. One server speaks four flavours of the same protocol, each with its real quirks:
 // - openai: `GET /v1/models` -> `{object: "list", data: [{id, object: "model", created, owned_by}]}`;
@@ -71,8 +79,21 @@ function openrouterEntry(m: FakeModel): Record<string, unknown> {
     created: m.created ?? CREATED,
     description: '',
     context_length: m.contextLength ?? 8192,
-    architecture: { modality: `text->${outputs.join('+')}`, input_modalities: ['text'], output_modalities: outputs, tokenizer: 'Other', instruct_type: null },
-    pricing: { prompt: '0.000001', completion: '0.000002', request: '0', image: '0', web_search: '0', internal_reasoning: '0' },
+    architecture: {
+      modality: `text->${outputs.join('+')}`,
+      input_modalities: ['text'],
+      output_modalities: outputs,
+      tokenizer: 'Other',
+      instruct_type: null,
+    },
+    pricing: {
+      prompt: '0.000001',
+      completion: '0.000002',
+      request: '0',
+      image: '0',
+      web_search: '0',
+      internal_reasoning: '0',
+    },
     top_provider: { context_length: m.contextLength ?? 8192, max_completion_tokens: null, is_moderated: false },
     per_request_limits: null,
     supported_parameters: ['max_tokens', 'temperature'],
@@ -80,10 +101,23 @@ function openrouterEntry(m: FakeModel): Record<string, unknown> {
 }
 
 function compatibleEntry(m: FakeModel): Record<string, unknown> {
-  return { ...openaiEntry({ ...m, ownedBy: m.ownedBy ?? 'vllm' }), root: m.id, parent: null, max_model_len: m.maxModelLen ?? 4096, permission: [] };
+  return {
+    ...openaiEntry({ ...m, ownedBy: m.ownedBy ?? 'vllm' }),
+    root: m.id,
+    parent: null,
+    max_model_len: m.maxModelLen ?? 4096,
+    permission: [],
+  };
 }
 
-const LLAMACPP_META = { vocab_type: 2, n_vocab: 151936, n_ctx_train: 32768, n_embd: 1024, n_params: 596049920, size: 484220928 };
+const LLAMACPP_META = {
+  vocab_type: 2,
+  n_vocab: 151936,
+  n_ctx_train: 32768,
+  n_embd: 1024,
+  n_params: 596049920,
+  size: 484220928,
+};
 
 function llamacppModelsEntry(m: FakeModel): Record<string, unknown> {
   return {
@@ -97,7 +131,14 @@ function llamacppModelsEntry(m: FakeModel): Record<string, unknown> {
     tags: [''],
     capabilities: ['completion'],
     parameters: '',
-    details: { parent_model: '', format: 'gguf', family: '', families: [''], parameter_size: '', quantization_level: '' },
+    details: {
+      parent_model: '',
+      format: 'gguf',
+      family: '',
+      families: [''],
+      parameter_size: '',
+      quantization_level: '',
+    },
   };
 }
 
@@ -133,7 +174,10 @@ function unauthorized(flavour: Flavour, presented: string | null): Reply {
         presented === null
           ? "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY)."
           : `Incorrect API key provided: ${presented.slice(0, 3)}***${presented.slice(-4)}. You can find your API key at https://platform.openai.com/account/api-keys.`;
-      return { status: 401, body: { error: { message, type: 'invalid_request_error', param: null, code: 'invalid_api_key' } } };
+      return {
+        status: 401,
+        body: { error: { message, type: 'invalid_request_error', param: null, code: 'invalid_api_key' } },
+      };
     }
     case 'openrouter':
       return { status: 401, body: { error: { message: 'No auth credentials found', code: 401 } } };
@@ -145,8 +189,19 @@ function unauthorized(flavour: Flavour, presented: string | null): Reply {
 }
 
 function notFound(flavour: Flavour, req: RecordedRequest): Reply {
-  if (flavour === 'llamacpp') return { status: 404, body: { error: { code: 404, message: 'File Not Found', type: 'not_found_error' } } };
-  return { status: 404, body: { error: { message: `Invalid URL (${req.method} ${req.path})`, type: 'invalid_request_error', param: null, code: null } } };
+  if (flavour === 'llamacpp')
+    return { status: 404, body: { error: { code: 404, message: 'File Not Found', type: 'not_found_error' } } };
+  return {
+    status: 404,
+    body: {
+      error: {
+        message: `Invalid URL (${req.method} ${req.path})`,
+        type: 'invalid_request_error',
+        param: null,
+        code: null,
+      },
+    },
+  };
 }
 
 /** llama-server takes its key as a Bearer token or, since it serves Anthropic's API, as `x-api-key`. */
@@ -176,7 +231,11 @@ export async function start(options: OpenAIFakeOptions = {}): Promise<OpenAIFake
   if (flavour === 'llamacpp') {
     // llama-server answers the list at the root too, rerank under four aliases, and Anthropic's Messages API.
     routes['GET /models'] = list;
-    Object.assign(routes, rerankRoutes(ctx, ['/v1/rerank', '/rerank', '/v1/reranking', '/reranking']), messagesRoutes({ dialect: 'llamacpp', state }));
+    Object.assign(
+      routes,
+      rerankRoutes(ctx, ['/v1/rerank', '/rerank', '/v1/reranking', '/reranking']),
+      messagesRoutes({ dialect: 'llamacpp', state }),
+    );
   }
 
   const apiKey = options.apiKey;
@@ -190,7 +249,10 @@ export async function start(options: OpenAIFakeOptions = {}): Promise<OpenAIFake
             return presented === apiKey ? null : unauthorized(flavour, presented);
           },
     notFound: (req) => notFound(flavour, req),
-    invalid: (message) => ({ status: 400, body: { error: { message, type: 'invalid_request_error', param: null, code: null } } }),
+    invalid: (message) => ({
+      status: 400,
+      body: { error: { message, type: 'invalid_request_error', param: null, code: null } },
+    }),
   });
 
   return {

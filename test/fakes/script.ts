@@ -82,7 +82,8 @@ export function createState(): FakeState & ScriptControls {
   const state: FakeState & ScriptControls = {
     usage: { ...DEFAULT_USAGE },
     output: { ...DEFAULT_OUTPUT },
-    nextId: (prefix) => `${prefix}fake${String(++counter).padStart(Math.max(6, state.output.idLength - prefix.length - 4), '0')}`,
+    nextId: (prefix) =>
+      `${prefix}fake${String(++counter).padStart(Math.max(6, state.output.idLength - prefix.length - 4), '0')}`,
     setUsage(usage) {
       state.usage = { ...state.usage, ...usage };
     },

@@ -24,8 +24,18 @@ export function parseSse(text: string): SseEvent[] {
 }
 
 /** POSTs JSON and returns the raw response. */
-export function postJson(url: string, body: unknown, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<Response> {
-  return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body), signal });
+export function postJson(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+  signal?: AbortSignal,
+): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+    signal,
+  });
 }
 
 /** One server-sent event as a client reads it off the wire; `data` parsed as JSON. */
@@ -56,7 +66,13 @@ export interface LiveStreamRequest {
 }
 
 /** Opens an event stream without an agent (its own connection), resolving once the head arrived. */
-export function openLiveStream({ port, method = 'GET', path, headers = {}, body }: LiveStreamRequest): Promise<LiveStream> {
+export function openLiveStream({
+  port,
+  method = 'GET',
+  path,
+  headers = {},
+  body,
+}: LiveStreamRequest): Promise<LiveStream> {
   return new Promise((resolve, reject) => {
     let req!: ClientRequest;
     const onResponse = (res: IncomingMessage) => {
@@ -77,7 +93,10 @@ export function openLiveStream({ port, method = 'GET', path, headers = {}, body 
         buffer += chunk;
         let cut;
         while ((cut = buffer.indexOf('\n\n')) >= 0) {
-          const lines = buffer.slice(0, cut).split('\n').filter((l) => !l.startsWith(':'));
+          const lines = buffer
+            .slice(0, cut)
+            .split('\n')
+            .filter((l) => !l.startsWith(':'));
           buffer = buffer.slice(cut + 2);
           const field = (name: string) => lines.find((l) => l.startsWith(`${name}: `))?.slice(name.length + 2) ?? null;
           const event = field('event');

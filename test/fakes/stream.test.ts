@@ -45,7 +45,11 @@ describe('stream controls', () => {
   it('streamErrorNext: a chat stream carries OpenAI’s error data event, which the SDK raises', async () => {
     fake.streamErrorNext({ afterChunks: 2, type: 'server_error', message: 'boom mid-stream' });
     const client = new OpenAI({ baseURL: fake.baseUrl, apiKey: 'k', maxRetries: 0 });
-    const stream = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }], stream: true });
+    const stream = await client.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'x' }],
+      stream: true,
+    });
     await assert.rejects(
       (async () => {
         for await (const chunk of stream) void chunk;
@@ -55,10 +59,18 @@ describe('stream controls', () => {
   });
 
   it('the Responses stream names each event by its type and numbers them from 0', async () => {
-    const events = parseSse(await (await postJson(`${fake.baseUrl}/responses`, { model: 'm', input: 'hi', stream: true })).text());
+    const events = parseSse(
+      await (await postJson(`${fake.baseUrl}/responses`, { model: 'm', input: 'hi', stream: true })).text(),
+    );
     const data = events.map((e) => JSON.parse(e.data) as { type: string; sequence_number: number });
-    assert.deepEqual(events.map((e) => e.event), data.map((d) => d.type));
-    assert.deepEqual(data.map((d) => d.sequence_number), data.map((_, i) => i));
+    assert.deepEqual(
+      events.map((e) => e.event),
+      data.map((d) => d.type),
+    );
+    assert.deepEqual(
+      data.map((d) => d.sequence_number),
+      data.map((_, i) => i),
+    );
     assert.deepEqual([data[0]?.type, data.at(-1)?.type], ['response.created', 'response.completed']);
     assert.ok(data.some((d) => d.type === 'response.output_text.delta'));
   });
@@ -75,12 +87,23 @@ describe('anthropic stream framing', () => {
     fake.setOutput({ text: 'abcdef', chunks: 2 });
     const response = await postJson(
       `${fake.baseUrl}/v1/messages`,
-      { model: 'claude-test', max_tokens: 16, stream: true, messages: [{ role: 'user', content: 'go' }], tools: [{ name: 'calc', input_schema: { type: 'object' } }] },
+      {
+        model: 'claude-test',
+        max_tokens: 16,
+        stream: true,
+        messages: [{ role: 'user', content: 'go' }],
+        tools: [{ name: 'calc', input_schema: { type: 'object' } }],
+      },
       { 'x-api-key': 'any', 'anthropic-version': '2023-06-01' },
     );
     const events = parseSse(await response.text());
-    const data = events.map((e) => JSON.parse(e.data) as { type: string; delta?: { type?: string; stop_reason?: string } });
-    assert.deepEqual(events.map((e) => e.event), data.map((d) => d.type));
+    const data = events.map(
+      (e) => JSON.parse(e.data) as { type: string; delta?: { type?: string; stop_reason?: string } },
+    );
+    assert.deepEqual(
+      events.map((e) => e.event),
+      data.map((d) => d.type),
+    );
     assert.deepEqual(
       data.map((d) => (d.type === 'content_block_delta' ? d.delta?.type : d.type)),
       [
@@ -103,10 +126,21 @@ describe('anthropic stream framing', () => {
   });
 
   it('refuses the sampling parameters API version 2026-10-21 removed', async () => {
-    const body = { model: 'claude-test', max_tokens: 16, temperature: 0.2, messages: [{ role: 'user', content: 'go' }] };
-    const newer = await postJson(`${fake.baseUrl}/v1/messages`, body, { 'x-api-key': 'any', 'anthropic-version': '2026-10-21' });
+    const body = {
+      model: 'claude-test',
+      max_tokens: 16,
+      temperature: 0.2,
+      messages: [{ role: 'user', content: 'go' }],
+    };
+    const newer = await postJson(`${fake.baseUrl}/v1/messages`, body, {
+      'x-api-key': 'any',
+      'anthropic-version': '2026-10-21',
+    });
     assert.equal(newer.status, 400);
-    const older = await postJson(`${fake.baseUrl}/v1/messages`, body, { 'x-api-key': 'any', 'anthropic-version': '2023-06-01' });
+    const older = await postJson(`${fake.baseUrl}/v1/messages`, body, {
+      'x-api-key': 'any',
+      'anthropic-version': '2023-06-01',
+    });
     assert.equal(older.status, 200);
   });
 });

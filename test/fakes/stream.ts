@@ -131,8 +131,12 @@ export function createStreamHub(defaultError: InStreamError): StreamHub {
     });
     res.flushHeaders();
 
-    const delay = override === undefined || override.kind === 'error' || override.kind === 'linger' ? 0 : override.chunkDelayMs;
-    const stopAt = override === undefined || override.kind === 'slow' || override.kind === 'linger' ? Infinity : override.afterChunks;
+    const delay =
+      override === undefined || override.kind === 'error' || override.kind === 'linger' ? 0 : override.chunkDelayMs;
+    const stopAt =
+      override === undefined || override.kind === 'slow' || override.kind === 'linger'
+        ? Infinity
+        : override.afterChunks;
     for (const [index, event] of reply.events.entries()) {
       if (index >= stopAt) break;
       if (index > 0 && delay > 0) {

@@ -46,7 +46,17 @@ export interface ClaudeUsage {
 }
 
 /** An assistant line of a Claude Code transcript. */
-export function claudeAssistant(o: { id?: string; requestId?: string; uuid: string; model: string; at: string; session: string; cwd: string; usage: ClaudeUsage; stop?: string | null }): object {
+export function claudeAssistant(o: {
+  id?: string;
+  requestId?: string;
+  uuid: string;
+  model: string;
+  at: string;
+  session: string;
+  cwd: string;
+  usage: ClaudeUsage;
+  stop?: string | null;
+}): object {
   return {
     parentUuid: null,
     isSidechain: false,
@@ -80,7 +90,18 @@ export function claudeAssistant(o: { id?: string; requestId?: string; uuid: stri
 }
 
 export function claudeUser(o: { uuid: string; at: string; session: string; cwd: string }): object {
-  return { parentUuid: null, isSidechain: false, userType: 'external', cwd: o.cwd, sessionId: o.session, version: '2.0.49', type: 'user', uuid: o.uuid, timestamp: o.at, message: { role: 'user', content: 'Please fix the tests.' } };
+  return {
+    parentUuid: null,
+    isSidechain: false,
+    userType: 'external',
+    cwd: o.cwd,
+    sessionId: o.session,
+    version: '2.0.49',
+    type: 'user',
+    uuid: o.uuid,
+    timestamp: o.at,
+    message: { role: 'user', content: 'Please fix the tests.' },
+  };
 }
 
 export interface CodexTokens {
@@ -90,14 +111,44 @@ export interface CodexTokens {
   reasoning: number;
 }
 
-const tokens = (t: CodexTokens) => ({ input_tokens: t.input, cached_input_tokens: t.cached, output_tokens: t.output, reasoning_output_tokens: t.reasoning, total_tokens: t.input + t.output });
+const tokens = (t: CodexTokens) => ({
+  input_tokens: t.input,
+  cached_input_tokens: t.cached,
+  output_tokens: t.output,
+  reasoning_output_tokens: t.reasoning,
+  total_tokens: t.input + t.output,
+});
 
 export function codexMeta(o: { id: string; at: string; cwd: string }): object {
-  return { timestamp: o.at, type: 'session_meta', payload: { id: o.id, timestamp: o.at, cwd: o.cwd, originator: 'codex_cli_rs', cli_version: '0.58.0', instructions: null, source: 'cli', model_provider: 'openai' } };
+  return {
+    timestamp: o.at,
+    type: 'session_meta',
+    payload: {
+      id: o.id,
+      timestamp: o.at,
+      cwd: o.cwd,
+      originator: 'codex_cli_rs',
+      cli_version: '0.58.0',
+      instructions: null,
+      source: 'cli',
+      model_provider: 'openai',
+    },
+  };
 }
 
 export function codexTurn(o: { at: string; model: string; cwd: string }): object {
-  return { timestamp: o.at, type: 'turn_context', payload: { cwd: o.cwd, approval_policy: 'on-request', sandbox_policy: { mode: 'workspace-write' }, model: o.model, effort: 'medium', summary: 'auto' } };
+  return {
+    timestamp: o.at,
+    type: 'turn_context',
+    payload: {
+      cwd: o.cwd,
+      approval_policy: 'on-request',
+      sandbox_policy: { mode: 'workspace-write' },
+      model: o.model,
+      effort: 'medium',
+      summary: 'auto',
+    },
+  };
 }
 
 export interface CodexWindow {
@@ -114,15 +165,27 @@ const rateWindow = (w: CodexWindow) => ({
   ...(w.resetsIn !== undefined ? { resets_in_seconds: w.resetsIn } : {}),
 });
 
-export function codexTokenCount(o: { at: string; total?: CodexTokens; last?: CodexTokens; primary?: CodexWindow; secondary?: CodexWindow }): object {
-  const info = o.total === undefined && o.last === undefined ? null : {
-    ...(o.total !== undefined ? { total_token_usage: tokens(o.total) } : {}),
-    ...(o.last !== undefined ? { last_token_usage: tokens(o.last) } : {}),
-    model_context_window: 272000,
-  };
-  const rateLimits = o.primary === undefined && o.secondary === undefined ? null : {
-    ...(o.primary !== undefined ? { primary: rateWindow(o.primary) } : {}),
-    ...(o.secondary !== undefined ? { secondary: rateWindow(o.secondary) } : {}),
-  };
+export function codexTokenCount(o: {
+  at: string;
+  total?: CodexTokens;
+  last?: CodexTokens;
+  primary?: CodexWindow;
+  secondary?: CodexWindow;
+}): object {
+  const info =
+    o.total === undefined && o.last === undefined
+      ? null
+      : {
+          ...(o.total !== undefined ? { total_token_usage: tokens(o.total) } : {}),
+          ...(o.last !== undefined ? { last_token_usage: tokens(o.last) } : {}),
+          model_context_window: 272000,
+        };
+  const rateLimits =
+    o.primary === undefined && o.secondary === undefined
+      ? null
+      : {
+          ...(o.primary !== undefined ? { primary: rateWindow(o.primary) } : {}),
+          ...(o.secondary !== undefined ? { secondary: rateWindow(o.secondary) } : {}),
+        };
   return { timestamp: o.at, type: 'event_msg', payload: { type: 'token_count', info, rate_limits: rateLimits } };
 }

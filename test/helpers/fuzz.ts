@@ -31,7 +31,17 @@ export function junkString(rng: Rng): string {
     () => '@preset/' + 'p'.repeat(int(rng, 1, 300)),
     () => '@route/nope',
     () => 'openai/' + 'm'.repeat(int(rng, 390, 2100)),
-    () => pick(rng, ['2026-02-30', '2026-13-01', '9999-99-99', '-000001-01-01', '2026-01-01T25:61:61Z', 'yesterday', '1e9', '0000-00-00']),
+    () =>
+      pick(rng, [
+        '2026-02-30',
+        '2026-13-01',
+        '9999-99-99',
+        '-000001-01-01',
+        '2026-01-01T25:61:61Z',
+        'yesterday',
+        '1e9',
+        '0000-00-00',
+      ]),
     () => pick(rng, ['sk-svc-' + 'A'.repeat(43), 'Bearer x', '__proto__', 'constructor', 'null', 'true', '[]', '{}']),
   ])();
 }
@@ -96,7 +106,18 @@ interface SchemaNode {
 }
 
 // Strings tried in turn for a string field; the first one its schema accepts is used.
-const PLAUSIBLE = ['fz', 'fz-2', 'openai/gpt-test', 'styleA.chat_completions', 'openai', 'http://127.0.0.1:9/v1', 'https://example.test', 'USD', 'rate_limited', 'inference'];
+const PLAUSIBLE = [
+  'fz',
+  'fz-2',
+  'openai/gpt-test',
+  'styleA.chat_completions',
+  'openai',
+  'http://127.0.0.1:9/v1',
+  'https://example.test',
+  'USD',
+  'rate_limited',
+  'inference',
+];
 
 /** A value that mostly satisfies `schema` (every required member, some optional ones): a plausible write. */
 export function fromSchema(rng: Rng, schema: TSchema): unknown {
@@ -169,7 +190,23 @@ export function junkSegment(rng: Rng, known: readonly string[]): string {
     () => encode(junkString(rng)),
     () => 'z'.repeat(int(rng, 500, 6000)),
     () => '%C3%A9'.repeat(int(rng, 100, 2000)),
-    () => pick(rng, ['%', '%zz', '%00', '%C0%AF', '%ED%A0%80', '%2F', '%2e%2e', '..', '.', '%20', '%0D%0A', '%FF%FE', '~', '*']),
+    () =>
+      pick(rng, [
+        '%',
+        '%zz',
+        '%00',
+        '%C0%AF',
+        '%ED%A0%80',
+        '%2F',
+        '%2e%2e',
+        '..',
+        '.',
+        '%20',
+        '%0D%0A',
+        '%FF%FE',
+        '~',
+        '*',
+      ]),
     () => 'x' + String.fromCharCode(int(rng, 0xa0, 0xff)), // a raw Latin-1 byte: invalid UTF-8 on the wire
   ])();
 }

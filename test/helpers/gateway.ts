@@ -64,7 +64,11 @@ export async function usageLine(svc: ServiceHandle, reqId: string): Promise<Usag
 }
 
 /** Asserts the whole usage line: what was called, how it ended, and the usage it reported. */
-export async function assertUsage(svc: ServiceHandle, reqId: string, want: Omit<UsageLine, 'reqId' | 'outcome'> & { outcome?: UsageLine['outcome'] }): Promise<void> {
+export async function assertUsage(
+  svc: ServiceHandle,
+  reqId: string,
+  want: Omit<UsageLine, 'reqId' | 'outcome'> & { outcome?: UsageLine['outcome'] },
+): Promise<void> {
   assert.deepEqual(await usageLine(svc, reqId), { reqId, outcome: 'ok', ...want });
 }
 
@@ -72,11 +76,21 @@ export type ToolCounts = Record<string, number>;
 
 /** Numbers no other call of the suite reports, so a usage line cannot match by coincidence. */
 export function distinctUsage(seed: number): FakeUsage {
-  return { inputTokens: 100 + seed * 7, outputTokens: 20 + seed * 3, cachedTokens: 10 + seed, reasoningTokens: 2 + seed, cacheCreationTokens: 5 + seed, costUsd: (seed + 1) / 4096 };
+  return {
+    inputTokens: 100 + seed * 7,
+    outputTokens: 20 + seed * 3,
+    cachedTokens: 10 + seed,
+    reasoningTokens: 2 + seed,
+    cacheCreationTokens: 5 + seed,
+    costUsd: (seed + 1) / 4096,
+  };
 }
 
 /** Chat Completions, Responses and gpt-image usage: the `prompt_tokens` / `input_tokens` families. */
-export function styleAUsage(u: FakeUsage, options: { toolCalls?: ToolCounts; details?: boolean; cost?: boolean } = {}): UsageReport {
+export function styleAUsage(
+  u: FakeUsage,
+  options: { toolCalls?: ToolCounts; details?: boolean; cost?: boolean } = {},
+): UsageReport {
   const { toolCalls = {}, details = true, cost = false } = options;
   return {
     inputTokens: u.inputTokens,
@@ -106,7 +120,10 @@ export function messagesUsage(u: FakeUsage, options: { toolCalls?: ToolCounts; c
     inputTokens: input,
     outputTokens: u.outputTokens,
     cachedInputTokens: options.cacheCounters ? u.cachedTokens : null,
-    ...(options.cacheCounters && { cacheWriteTokens: u.cacheCreationTokens, cacheWrite1hTokens: u.cacheCreation1hTokens ?? 0 }),
+    ...(options.cacheCounters && {
+      cacheWriteTokens: u.cacheCreationTokens,
+      cacheWrite1hTokens: u.cacheCreation1hTokens ?? 0,
+    }),
     reasoningTokens: null,
     totalTokens: input + u.outputTokens,
     costUsd: null,
@@ -135,7 +152,8 @@ function requestText(r: RecordedRequest): string {
 export function assertTokenNeverUpstream(token: string, requests: readonly RecordedRequest[]): void {
   assert.ok(token.length > 20, 'the local token is known');
   assert.ok(requests.length > 0, 'the fake was called');
-  for (const r of requests) assert.equal(requestText(r).includes(token), false, `${r.method} ${r.path} carried the local token`);
+  for (const r of requests)
+    assert.equal(requestText(r).includes(token), false, `${r.method} ${r.path} carried the local token`);
 }
 
 /** Prompts and answers reached the fakes, yet neither appears anywhere in the service's log. */
@@ -147,14 +165,20 @@ export function assertContentNeverLogged(svc: ServiceHandle, requests: readonly 
   const usageLines = svc.logLines().filter((l) => l.msg === 'usage');
   assert.ok(usageLines.length > 0);
   for (const sentinel of [PROMPT_SENTINEL, ANSWER_SENTINEL]) {
-    assert.equal(usageLines.some((l) => JSON.stringify(l).includes(sentinel)), false);
+    assert.equal(
+      usageLines.some((l) => JSON.stringify(l).includes(sentinel)),
+      false,
+    );
     assert.equal(svc.log().includes(sentinel), false);
     assert.equal(svc.stderr().includes(sentinel), false);
   }
 }
 
 /** Creates a provider and refreshes its models; returns how many the provider reported. */
-export async function addProvider(svc: ServiceHandle, body: { id?: string; kind: string; baseUrl: string; credential?: string }): Promise<number> {
+export async function addProvider(
+  svc: ServiceHandle,
+  body: { id?: string; kind: string; baseUrl: string; credential?: string },
+): Promise<number> {
   const created = await svc.request('POST', '/v1/providers', { body });
   assert.equal(created.status, 201, created.text);
   const id = created.json.id as string;

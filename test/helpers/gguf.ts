@@ -97,14 +97,44 @@ class Writer {
 
 function writeValue(w: Writer, value: Value): void {
   switch (value.t) {
-    case 'u32': w.u32(ValueType.UINT32); w.u32(value.v); return;
-    case 'i32': w.u32(ValueType.INT32); w.i32(value.v); return;
-    case 'f32': w.u32(ValueType.FLOAT32); w.f32(value.v); return;
-    case 'bool': w.u32(ValueType.BOOL); w.push(Buffer.from([value.v ? 1 : 0])); return;
-    case 'str': w.u32(ValueType.STRING); w.str(value.v); return;
-    case 'arr-str': w.u32(ValueType.ARRAY); w.u32(ValueType.STRING); w.u64(value.v.length); value.v.forEach((s) => w.str(s)); return;
-    case 'arr-f32': w.u32(ValueType.ARRAY); w.u32(ValueType.FLOAT32); w.u64(value.v.length); value.v.forEach((n) => w.f32(n)); return;
-    case 'arr-i32': w.u32(ValueType.ARRAY); w.u32(ValueType.INT32); w.u64(value.v.length); value.v.forEach((n) => w.i32(n)); return;
+    case 'u32':
+      w.u32(ValueType.UINT32);
+      w.u32(value.v);
+      return;
+    case 'i32':
+      w.u32(ValueType.INT32);
+      w.i32(value.v);
+      return;
+    case 'f32':
+      w.u32(ValueType.FLOAT32);
+      w.f32(value.v);
+      return;
+    case 'bool':
+      w.u32(ValueType.BOOL);
+      w.push(Buffer.from([value.v ? 1 : 0]));
+      return;
+    case 'str':
+      w.u32(ValueType.STRING);
+      w.str(value.v);
+      return;
+    case 'arr-str':
+      w.u32(ValueType.ARRAY);
+      w.u32(ValueType.STRING);
+      w.u64(value.v.length);
+      value.v.forEach((s) => w.str(s));
+      return;
+    case 'arr-f32':
+      w.u32(ValueType.ARRAY);
+      w.u32(ValueType.FLOAT32);
+      w.u64(value.v.length);
+      value.v.forEach((n) => w.f32(n));
+      return;
+    case 'arr-i32':
+      w.u32(ValueType.ARRAY);
+      w.u32(ValueType.INT32);
+      w.u64(value.v.length);
+      value.v.forEach((n) => w.i32(n));
+      return;
   }
 }
 
@@ -209,11 +239,15 @@ export function tinyModelBytes(options: TinyModelOptions = {}): Buffer {
     );
   }
 
-  const kept = tensors.filter((t) => t.name !== options.omitTensor).map((t) => ({ ...t, name: options.renameTensors?.[t.name] ?? t.name }));
+  const kept = tensors
+    .filter((t) => t.name !== options.omitTensor)
+    .map((t) => ({ ...t, name: options.renameTensors?.[t.name] ?? t.name }));
   tensors.length = 0;
   tensors.push(...kept);
   const next = prng(options.seed ?? 7);
-  const datas = tensors.map((t) => (t.type === 0 || t.type === 1 ? tensorBytes(t, next) : Buffer.alloc(t.dims.reduce((a, b) => a * b, 1))));
+  const datas = tensors.map((t) =>
+    t.type === 0 || t.type === 1 ? tensorBytes(t, next) : Buffer.alloc(t.dims.reduce((a, b) => a * b, 1)),
+  );
 
   const w = new Writer();
   w.push(Buffer.from('GGUF', 'ascii'));

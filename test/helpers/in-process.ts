@@ -44,7 +44,12 @@ function load(): Promise<Modules> {
       import(at('edge/http/log-tail')) as Promise<typeof LogTailModule>,
       import(at('edge/http/choose-edge')) as Promise<typeof ChooseEdge>,
     ]);
-    return { startService: compose.startService, createLogger: log.createLogger, createLogTail: tail.createLogTail, parseEdgeMode: edge.parseEdgeMode };
+    return {
+      startService: compose.startService,
+      createLogger: log.createLogger,
+      createLogTail: tail.createLogTail,
+      parseEdgeMode: edge.parseEdgeMode,
+    };
   })();
   return modules;
 }
@@ -107,7 +112,8 @@ const envOwners = new Map<string, { value: string; count: number; before: string
 function claimEnv(env: Record<string, string>): () => void {
   for (const [k, v] of Object.entries(env)) {
     const owner = envOwners.get(k);
-    if (owner && owner.value !== v) throw new Error(`in-process services disagree on ${k}: ${owner.value} and ${v}; use the spawned startService`);
+    if (owner && owner.value !== v)
+      throw new Error(`in-process services disagree on ${k}: ${owner.value} and ${v}; use the spawned startService`);
   }
   for (const [k, v] of Object.entries(env)) {
     const owner = envOwners.get(k);
@@ -140,7 +146,12 @@ function teeStderr(sink: (text: string) => void): () => void {
   if (!teed) {
     teed = true;
     process.stderr.write = ((chunk: unknown, ...rest: unknown[]) => {
-      const text = typeof chunk === 'string' ? chunk : Buffer.isBuffer(chunk) || chunk instanceof Uint8Array ? Buffer.from(chunk).toString('utf8') : String(chunk);
+      const text =
+        typeof chunk === 'string'
+          ? chunk
+          : Buffer.isBuffer(chunk) || chunk instanceof Uint8Array
+            ? Buffer.from(chunk).toString('utf8')
+            : String(chunk);
       for (const s of stderrSinks) s(text);
       return writeStderr(chunk, ...rest);
     }) as typeof process.stderr.write;
@@ -150,7 +161,12 @@ function teeStderr(sink: (text: string) => void): () => void {
 }
 
 /** A logger as service/main.ts builds one (level, redaction, format), whose lines go to `sink` and `tail`. */
-function capturingLogger(createLogger: Modules['createLogger'], level: string, tail: LogTail, sink: (text: string) => void) {
+function capturingLogger(
+  createLogger: Modules['createLogger'],
+  level: string,
+  tail: LogTail,
+  sink: (text: string) => void,
+) {
   const log = createLogger(level);
   // createLogger writes to fd 1, the test runner's channel to its parent. Swapping pino's stream for one that
   // keeps the lines (and feeds the tail, as createLogger's own layer does) keeps every other option. The
@@ -169,7 +185,9 @@ function capturingLogger(createLogger: Modules['createLogger'], level: string, t
   return log;
 }
 
-export async function startInProcess(options: { home?: string; env?: Record<string, string>; port?: number } = {}): Promise<InProcessService> {
+export async function startInProcess(
+  options: { home?: string; env?: Record<string, string>; port?: number } = {},
+): Promise<InProcessService> {
   const home = options.home ?? tempHome();
   const env: Record<string, string> = { ...DEFAULT_ENV, XDG_STATE_HOME: stateHome(), ...options.env };
   let err = '';
@@ -184,15 +202,31 @@ export async function startInProcess(options: { home?: string; env?: Record<stri
   try {
     const { startService, createLogger, createLogTail, parseEdgeMode } = await load();
     const logTail = createLogTail();
-    const log = capturingLogger(createLogger, process.env.SWITCHYARD_LOG_LEVEL ?? 'info', logTail, (text) => (out += text));
-    service = await startService({ dataDir: home, port: options.port ?? 0, log, logTail, edge: parseEdgeMode(process.env.SWITCHYARD_EDGE) });
+    const log = capturingLogger(
+      createLogger,
+      process.env.SWITCHYARD_LOG_LEVEL ?? 'info',
+      logTail,
+      (text) => (out += text),
+    );
+    service = await startService({
+      dataDir: home,
+      port: options.port ?? 0,
+      log,
+      logTail,
+      edge: parseEdgeMode(process.env.SWITCHYARD_EDGE),
+    });
   } catch (err) {
     release();
     throw err;
   }
   let stopped: Promise<number | null> | null = null;
   const handle: InProcessService = {
-    ...handleParts(home, service.port, () => out, () => err),
+    ...handleParts(
+      home,
+      service.port,
+      () => out,
+      () => err,
+    ),
     running: service,
     /** As SIGTERM does in service/main.ts: drain (SWITCHYARD_DRAIN_MS, default 10 s), close; 0 when done. */
     stop() {

@@ -39,7 +39,7 @@ function parseLabels(text: string, line: string): { labels: Record<string, strin
     if (text[eq + 1] !== '"') throw new Error(`unquoted label value: ${line}`);
     let value = '';
     let j = eq + 2;
-    for (;; j++) {
+    for (; ; j++) {
       const c = text[j];
       if (c === undefined) throw new Error(`unterminated label value: ${line}`);
       if (c === '"') break;
@@ -117,7 +117,11 @@ export function parseExposition(text: string): Map<string, Family> {
 
 function checkHistogram(name: string, f: Family): void {
   const key = (labels: Record<string, string>) =>
-    JSON.stringify(Object.entries(labels).filter(([k]) => k !== 'le').sort(([a], [b]) => a.localeCompare(b)));
+    JSON.stringify(
+      Object.entries(labels)
+        .filter(([k]) => k !== 'le')
+        .sort(([a], [b]) => a.localeCompare(b)),
+    );
   const groups = new Map<string, { buckets: { le: number; value: number }[]; count?: number }>();
   for (const s of f.samples) {
     const g = groups.get(key(s.labels)) ?? { buckets: [] };
@@ -132,7 +136,8 @@ function checkHistogram(name: string, f: Family): void {
     const last = g.buckets.at(-1);
     if (!last || last.le !== Infinity) throw new Error(`${name}${labels}: no +Inf bucket`);
     g.buckets.forEach((b, i) => {
-      if (i > 0 && (b.le <= g.buckets[i - 1]!.le || b.value < g.buckets[i - 1]!.value)) throw new Error(`${name}${labels}: buckets out of order`);
+      if (i > 0 && (b.le <= g.buckets[i - 1]!.le || b.value < g.buckets[i - 1]!.value))
+        throw new Error(`${name}${labels}: buckets out of order`);
     });
     if (g.count !== last.value) throw new Error(`${name}${labels}: +Inf bucket ${last.value} != count ${g.count}`);
   }
@@ -141,7 +146,9 @@ function checkHistogram(name: string, f: Family): void {
 /** The value of the one sample of `name` whose labels include `labels`; 0 when there is none. */
 export function valueOf(families: Map<string, Family>, name: string, labels: Record<string, string> = {}): number {
   const base = families.get(name) ? name : name.replace(/_(bucket|sum|count)$/, '');
-  const matches = (families.get(base)?.samples ?? []).filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+  const matches = (families.get(base)?.samples ?? []).filter(
+    (s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v),
+  );
   if (matches.length > 1) throw new Error(`${name} ${JSON.stringify(labels)} matches ${matches.length} samples`);
   return matches[0]?.value ?? 0;
 }
@@ -149,5 +156,7 @@ export function valueOf(families: Map<string, Family>, name: string, labels: Rec
 /** The sum over the samples of `name` whose labels include `labels`. */
 export function sumOf(families: Map<string, Family>, name: string, labels: Record<string, string> = {}): number {
   const base = families.get(name) ? name : name.replace(/_(bucket|sum|count)$/, '');
-  return (families.get(base)?.samples ?? []).filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v)).reduce((a, s) => a + s.value, 0);
+  return (families.get(base)?.samples ?? [])
+    .filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
+    .reduce((a, s) => a + s.value, 0);
 }

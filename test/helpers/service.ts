@@ -100,7 +100,12 @@ export function tempHome(): string {
   return home;
 }
 
-export function rawRequest(port: number, method: string, path: string, options: RequestOptions & { adminToken?: string } = {}): Promise<Reply> {
+export function rawRequest(
+  port: number,
+  method: string,
+  path: string,
+  options: RequestOptions & { adminToken?: string } = {},
+): Promise<Reply> {
   const headers: Record<string, string> = { ...options.headers };
   const token = options.token === undefined ? options.adminToken : options.token;
   if (token) headers['authorization'] ??= `Bearer ${token}`;
@@ -124,7 +129,8 @@ export function rawRequest(port: number, method: string, path: string, options: 
           json = undefined;
         }
         const flat: Record<string, string> = {};
-        for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) flat[k] = Array.isArray(v) ? v.join(', ') : v;
+        for (const [k, v] of Object.entries(res.headers))
+          if (v !== undefined) flat[k] = Array.isArray(v) ? v.join(', ') : v;
         resolve({ status: res.statusCode ?? 0, headers: flat, text, json });
       });
       res.on('error', reject);
@@ -158,8 +164,11 @@ export function assertSecretsNowhere(svc: ServiceHandle, secrets: readonly strin
     if (responses.includes(s)) throw new Error(`a response holds ${s}`);
     if (log.includes(s)) throw new Error(`the log holds ${s}`);
   }
-  const files = readdirSync(svc.home, { recursive: true, encoding: 'utf8' }).filter((f) => f !== VAULT_FILE && statSync(join(svc.home, f)).isFile());
-  if (!files.some((f) => f.endsWith('.mdb'))) throw new Error('the store was not scanned: no .mdb file under the data directory');
+  const files = readdirSync(svc.home, { recursive: true, encoding: 'utf8' }).filter(
+    (f) => f !== VAULT_FILE && statSync(join(svc.home, f)).isFile(),
+  );
+  if (!files.some((f) => f.endsWith('.mdb')))
+    throw new Error('the store was not scanned: no .mdb file under the data directory');
   for (const f of files) {
     const bytes = readFileSync(join(svc.home, f));
     for (const s of secrets) if (bytes.includes(s)) throw new Error(`${f} holds ${s}`);
@@ -170,7 +179,12 @@ export function assertSecretsNowhere(svc: ServiceHandle, secrets: readonly strin
  * What a service handle of either kind (spawned, or in the test process) is made of: the address, the admin
  * token, the requests it answered and what it logged so far.
  */
-export function handleParts(home: string, port: number, out: () => string, err: () => string): Omit<ServiceHandle, 'stop'> {
+export function handleParts(
+  home: string,
+  port: number,
+  out: () => string,
+  err: () => string,
+): Omit<ServiceHandle, 'stop'> {
   const tokenFile = join(home, 'token');
   const adminToken = existsSync(tokenFile) ? readFileSync(tokenFile, 'utf8').trim() : '';
   const logLines = () =>
@@ -189,7 +203,9 @@ export function handleParts(home: string, port: number, out: () => string, err: 
       const reply = await rawRequest(port, method, path, { ...opts, adminToken }).catch((cause: Error) => {
         // A connection that closes without an answer is rare and hard to reproduce: keep what the service
         // logged (the JSON log holds no secrets; stderr holds the bootstrap token and stays out).
-        throw new Error(`${method} ${path}: ${cause.message}; the service's last log lines:\n${out().slice(-3000)}`, { cause });
+        throw new Error(`${method} ${path}: ${cause.message}; the service's last log lines:\n${out().slice(-3000)}`, {
+          cause,
+        });
       });
       replies.push(reply);
       return reply;
@@ -216,7 +232,9 @@ export function handleParts(home: string, port: number, out: () => string, err: 
 }
 
 /** `bin` runs another executable than the source's, e.g. a compiled build's bin/switchyard.js. */
-export async function startService(options: { home?: string; env?: Record<string, string>; bin?: string } = {}): Promise<TestService> {
+export async function startService(
+  options: { home?: string; env?: Record<string, string>; bin?: string } = {},
+): Promise<TestService> {
   const home = options.home ?? tempHome();
   const child = spawn(process.execPath, [options.bin ?? serviceBin(), 'start'], {
     cwd: ROOT,
@@ -272,7 +290,12 @@ export async function startService(options: { home?: string; env?: Record<string
   });
 
   return {
-    ...handleParts(home, port, () => out, () => err),
+    ...handleParts(
+      home,
+      port,
+      () => out,
+      () => err,
+    ),
     process: child,
     async waitForStderr(pattern, timeoutMs = 5000) {
       const deadline = Date.now() + timeoutMs;

@@ -8,7 +8,16 @@ import type { UsageEvent, UsageReport } from '../../protocol/gateway.ts';
 // Builders for usage events and a temporary data directory, shared by the meter, store and route tests.
 
 export function report(over: Partial<UsageReport> = {}): UsageReport {
-  return { inputTokens: 10, outputTokens: 5, cachedInputTokens: 2, reasoningTokens: 1, totalTokens: 15, costUsd: null, toolCalls: {}, ...over };
+  return {
+    inputTokens: 10,
+    outputTokens: 5,
+    cachedInputTokens: 2,
+    reasoningTokens: 1,
+    totalTokens: 15,
+    costUsd: null,
+    toolCalls: {},
+    ...over,
+  };
 }
 
 let seq = 0;
@@ -58,7 +67,8 @@ export function captureLog(): { log: Logger; lines: Record<string, unknown>[] } 
   const lines: Record<string, unknown>[] = [];
   const stream = new Writable({
     write(chunk: Buffer, _enc, done) {
-      for (const l of chunk.toString('utf8').split('\n')) if (l !== '') lines.push(JSON.parse(l) as Record<string, unknown>);
+      for (const l of chunk.toString('utf8').split('\n'))
+        if (l !== '') lines.push(JSON.parse(l) as Record<string, unknown>);
       done();
     },
   });

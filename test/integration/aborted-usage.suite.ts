@@ -27,7 +27,11 @@ function leaveAfterFirstBytes(path: string, body: unknown): Promise<void> {
         port: svc.port,
         method: 'POST',
         path,
-        headers: { authorization: `Bearer ${svc.adminToken}`, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+        headers: {
+          authorization: `Bearer ${svc.adminToken}`,
+          'content-type': 'application/json',
+          'anthropic-version': '2023-06-01',
+        },
       },
       (res) => res.once('data', () => (req.destroy(), resolve())),
     );
@@ -57,7 +61,12 @@ describe('a client that leaves mid-stream', () => {
   test('a styleB stream is metered as aborted with the input tokens of its message_start', async () => {
     an.slowStreamNext({ chunkDelayMs: 300 });
     const upstream = an.nextStream();
-    await leaveAfterFirstBytes('/v1/messages', { model: 'anthropic/claude-test', max_tokens: 64, stream: true, messages: [{ role: 'user', content: 'hello' }] });
+    await leaveAfterFirstBytes('/v1/messages', {
+      model: 'anthropic/claude-test',
+      max_tokens: 64,
+      stream: true,
+      messages: [{ role: 'user', content: 'hello' }],
+    });
     assert.equal((await (await upstream).ended).by, 'client-closed');
     const line = await svc.waitForLog((l) => l.msg === 'usage' && l.op === 'messages');
     assert.equal(line.outcome, 'aborted');
@@ -81,7 +90,11 @@ describe('a client that leaves mid-stream', () => {
   test('a styleA chat stream, whose usage comes only at its end, is metered as aborted without usage', async () => {
     oa.slowStreamNext({ chunkDelayMs: 300 });
     const upstream = oa.nextStream();
-    await leaveAfterFirstBytes('/v1/chat/completions', { model: 'openai/gpt-test', stream: true, messages: [{ role: 'user', content: 'hello' }] });
+    await leaveAfterFirstBytes('/v1/chat/completions', {
+      model: 'openai/gpt-test',
+      stream: true,
+      messages: [{ role: 'user', content: 'hello' }],
+    });
     assert.equal((await (await upstream).ended).by, 'client-closed');
     const line = await svc.waitForLog((l) => l.msg === 'usage' && l.op === 'chat.completions');
     assert.equal(line.outcome, 'aborted');
@@ -93,7 +106,17 @@ describe('a client that leaves mid-stream', () => {
 function readWhole(port: number, token: string, path: string, body: unknown, firstBytes: () => void): Promise<string> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { host: '127.0.0.1', port, method: 'POST', path, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' } },
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path,
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          'anthropic-version': '2023-06-01',
+        },
+      },
       (res) => {
         let text = '';
         res.once('data', firstBytes);
@@ -108,15 +131,21 @@ function readWhole(port: number, token: string, path: string, body: unknown, fir
 }
 
 describe('a stream cut by the shutdown drain (W3.5 item 10)', () => {
-  test('ends with the protocol\'s error event, is logged and metered as failed with its tokens so far, and the totals keep it after a restart', async () => {
+  test("ends with the protocol's error event, is logged and metered as failed with its tokens so far, and the totals keep it after a restart", async () => {
     const home = tempHome();
     const first = await startInProcess({ home, env: { SWITCHYARD_DRAIN_MS: '300' } });
     await addProvider(first, { kind: 'anthropic', baseUrl: an.baseUrl, credential: ANTHROPIC_KEY });
     an.slowStreamNext({ chunkDelayMs: 2000 });
     let stopped: Promise<number | null> | null = null;
-    const text = await readWhole(first.port, first.adminToken, '/v1/messages', { model: 'anthropic/claude-test', max_tokens: 64, stream: true, messages: [{ role: 'user', content: 'hello' }] }, () => {
-      stopped = first.stop();
-    });
+    const text = await readWhole(
+      first.port,
+      first.adminToken,
+      '/v1/messages',
+      { model: 'anthropic/claude-test', max_tokens: 64, stream: true, messages: [{ role: 'user', content: 'hello' }] },
+      () => {
+        stopped = first.stop();
+      },
+    );
     await stopped;
     // The client heard why its answer ended: styleB's in-stream error event, as an overload it may retry.
     assert.match(text, /event: error\ndata: .*"overloaded_error"/);

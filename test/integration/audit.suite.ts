@@ -9,7 +9,9 @@ let bootstrapId: string;
 
 before(async () => {
   svc = await startInProcess();
-  const patch = await svc.request('PATCH', '/v1/settings', { body: { cors: { allowedOrigins: ['http://a.example'] } } });
+  const patch = await svc.request('PATCH', '/v1/settings', {
+    body: { cors: { allowedOrigins: ['http://a.example'] } },
+  });
   patchRequestId = patch.headers['x-service-request-id']!;
   const created = await svc.request('POST', '/v1/tokens', { body: { name: 'audited', scopes: ['read'] } });
   svc.markSecretBearing(created);

@@ -19,8 +19,13 @@ let env: NodeJS.ProcessEnv;
 const bin = () => serviceBin();
 
 function cli(args: string[], extraEnv: NodeJS.ProcessEnv = {}): SpawnSyncReturns<string> {
-  const r = spawnSync(process.execPath, [bin(), ...args], { env: { ...env, ...extraEnv }, encoding: 'utf8', timeout: 60_000 });
-  for (const text of [r.stdout, r.stderr]) assert.ok(!text.includes(svc.adminToken), `the CLI printed the admin token: ${args.join(' ')}`);
+  const r = spawnSync(process.execPath, [bin(), ...args], {
+    env: { ...env, ...extraEnv },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  for (const text of [r.stdout, r.stderr])
+    assert.ok(!text.includes(svc.adminToken), `the CLI printed the admin token: ${args.join(' ')}`);
   return r;
 }
 
@@ -33,7 +38,11 @@ function ok(args: string[]): string {
 /** A command run inside a pseudo-terminal, so stdout is a TTY: what a person sees, carriage returns and all. */
 function inPty(args: string[]): SpawnSyncReturns<string> {
   const quoted = [process.execPath, bin(), ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
-  return spawnSync('script', ['-qfec', quoted, '/dev/null'], { env: { ...env, TERM: 'dumb' }, encoding: 'utf8', timeout: 60_000 });
+  return spawnSync('script', ['-qfec', quoted, '/dev/null'], {
+    env: { ...env, TERM: 'dumb' },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
 }
 
 /** Starts a long-running command; resolves lines of its stderr and stdout as they come. */
@@ -59,7 +68,13 @@ function background(args: string[]) {
         // A command that never says it must fail the test, not hang it.
         const timer = setTimeout(() => reject(new Error(`no ${pattern} within 30 s: ${err}${out}`)), 30_000);
         waiters.push({ test: () => read() !== null, resolve: () => (clearTimeout(timer), resolve(read()!)) });
-        child.on('close', () => (clearTimeout(timer), read() ? resolve(read()!) : reject(new Error(`exited without ${pattern}: ${err}${out}`))));
+        child.on(
+          'close',
+          () => (
+            clearTimeout(timer),
+            read() ? resolve(read()!) : reject(new Error(`exited without ${pattern}: ${err}${out}`))
+          ),
+        );
       });
     },
   };
@@ -74,12 +89,27 @@ before(async () => {
   fake.setOutput({ text: 'hello from the fake', chunks: 2 });
   svc = await startService({ home });
   // The commands find the service as a person's shell would: its data directory and instance file.
-  env = { ...process.env, SWITCHYARD_HOME: home, XDG_STATE_HOME: join(home, 'state'), XDG_CONFIG_HOME: join(home, 'config') };
+  env = {
+    ...process.env,
+    SWITCHYARD_HOME: home,
+    XDG_STATE_HOME: join(home, 'state'),
+    XDG_CONFIG_HOME: join(home, 'config'),
+  };
   delete env.SWITCHYARD_PORT;
   delete env.SWITCHYARD_TOKEN;
-  const patched = await svc.request('PATCH', '/v1/settings', { body: { runtime: { tuning: { contextSize: 256, threads: 1, parallel: 1 } } } });
+  const patched = await svc.request('PATCH', '/v1/settings', {
+    body: { runtime: { tuning: { contextSize: 256, threads: 1, parallel: 1 } } },
+  });
   assert.equal(patched.status, 200, patched.text);
-  assert.equal(await addProvider(svc, { id: 'hosted', kind: 'openai', baseUrl: fake.baseUrl, credential: `sk-cli-${process.pid}` }), 2);
+  assert.equal(
+    await addProvider(svc, {
+      id: 'hosted',
+      kind: 'openai',
+      baseUrl: fake.baseUrl,
+      credential: `sk-cli-${process.pid}`,
+    }),
+    2,
+  );
   const openai = new OpenAI({ baseURL: `${svc.url}/v1`, apiKey: svc.adminToken, maxRetries: 0 });
   await openai.chat.completions.create({ model: 'hosted/gpt-cli', messages: [{ role: 'user', content: 'hi' }] });
 });
@@ -93,14 +123,25 @@ describe('listing commands', () => {
     assert.deepEqual(JSON.parse(ok(['providers', '--json'])), (await svc.request('GET', '/v1/providers')).json);
     const table = ok(['providers']).split('\n');
     assert.match(table[0]!, /^ID\s+KIND\s+ENABLED\s+CREDENTIAL\s+BASE URL$/);
-    assert.ok(table.some((l) => /^hosted\s+openai\s+yes\s+set\s+http:\/\/127\.0\.0\.1:\d+\/v1$/.test(l)), table.join('\n'));
-    assert.ok(table.some((l) => /^embedded\s+embedded\s+yes\s+none/.test(l)), table.join('\n'));
+    assert.ok(
+      table.some((l) => /^hosted\s+openai\s+yes\s+set\s+http:\/\/127\.0\.0\.1:\d+\/v1$/.test(l)),
+      table.join('\n'),
+    );
+    assert.ok(
+      table.some((l) => /^embedded\s+embedded\s+yes\s+none/.test(l)),
+      table.join('\n'),
+    );
   });
 
   test('models: hidden ones only with --all, flagged', async () => {
-    const hid = await svc.request('PATCH', `/v1/catalog/models/${encodeURIComponent('hosted/gpt-hidden')}`, { body: { hidden: true } });
+    const hid = await svc.request('PATCH', `/v1/catalog/models/${encodeURIComponent('hosted/gpt-hidden')}`, {
+      body: { hidden: true },
+    });
     assert.equal(hid.status, 200, hid.text);
-    assert.deepEqual(JSON.parse(ok(['models', '--json'])), (await svc.request('GET', '/v1/catalog/models?hidden=false')).json);
+    assert.deepEqual(
+      JSON.parse(ok(['models', '--json'])),
+      (await svc.request('GET', '/v1/catalog/models?hidden=false')).json,
+    );
     const shown = ok(['models']);
     assert.match(shown, /^hosted\/gpt-cli\s+hosted\s+auto/m);
     assert.doesNotMatch(shown, /gpt-hidden/);
@@ -111,7 +152,10 @@ describe('listing commands', () => {
     const answer = JSON.parse(ok(['usage', '--json', '--days', '7', '--by', 'provider']));
     const range = `from=${answer.summary.from}&to=${answer.summary.to}`;
     assert.deepEqual(answer.summary, (await svc.request('GET', `/v1/usage/summary?${range}`)).json);
-    assert.deepEqual(answer.breakdown, (await svc.request('GET', `/v1/usage/breakdown?${range}&groupBy=provider`)).json);
+    assert.deepEqual(
+      answer.breakdown,
+      (await svc.request('GET', `/v1/usage/breakdown?${range}&groupBy=provider`)).json,
+    );
     assert.equal(answer.summary.totals.requests, 1);
     assert.match(ok(['usage', '--by', 'provider']), /^hosted\s+1\s/m);
   });
@@ -163,9 +207,15 @@ describe('logs', () => {
   test('the newest lines hold a request made just before', async () => {
     await svc.request('GET', '/v1/jobs/job_00000000000000000000000000');
     await svc.waitForLog((l) => l.msg === 'request' && l.route === 'GET /v1/jobs/:id' && l.status === 404);
-    const lines = ok(['logs', '--json', '-n', '20']).trimEnd().split('\n').map((l) => JSON.parse(l));
+    const lines = ok(['logs', '--json', '-n', '20'])
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     assert.ok(lines.length <= 20);
-    assert.ok(lines.some((l) => l.msg === 'request' && l.route === 'GET /v1/jobs/:id' && l.status === 404), JSON.stringify(lines));
+    assert.ok(
+      lines.some((l) => l.msg === 'request' && l.route === 'GET /v1/jobs/:id' && l.status === 404),
+      JSON.stringify(lines),
+    );
     assert.match(ok(['logs', '-n', '5']), /info\s+request\s+.*route=GET \/v1\/jobs\/:id/);
   });
 
@@ -175,7 +225,12 @@ describe('logs', () => {
       await follower.until(/\n/, 'out');
       await svc.request('GET', '/v1/jobs/job_FOLLOWED0000000000000000000');
       await follower.until(/"route":"GET \/v1\/jobs\/:id","status":404/, 'out');
-      const later = follower.out().trimEnd().split('\n').slice(1).map((l) => JSON.parse(l));
+      const later = follower
+        .out()
+        .trimEnd()
+        .split('\n')
+        .slice(1)
+        .map((l) => JSON.parse(l));
       assert.ok(later.some((l) => l.route === 'GET /v1/jobs/:id' && l.status === 404));
       assert.ok(!later.some((l) => l.route === 'GET /v1/logs'), 'the follower prints its own polls');
     } finally {
@@ -185,7 +240,16 @@ describe('logs', () => {
   });
 
   test('GET /v1/logs: bad queries are 400, a non-admin token 403', async () => {
-    for (const q of ['limit=0', 'limit=1001', 'limit=x', 'after=-1', 'after=1e3', 'after=99999999999999999999', 'level=info', 'limit=1&limit=2']) {
+    for (const q of [
+      'limit=0',
+      'limit=1001',
+      'limit=x',
+      'after=-1',
+      'after=1e3',
+      'after=99999999999999999999',
+      'level=info',
+      'limit=1&limit=2',
+    ]) {
       const r = await svc.request('GET', `/v1/logs?${q}`);
       assert.equal(r.status, 400, `${q}: ${r.text}`);
       assert.equal(r.json.error.code, 'INVALID_REQUEST');
@@ -196,7 +260,10 @@ describe('logs', () => {
     const page = await svc.request('GET', '/v1/logs?after=0&limit=2');
     assert.equal(page.json.data.length, 2);
     assert.equal(page.json.hasMore, true);
-    assert.deepEqual(page.json.data.map((l: { seq: number }) => l.seq), [1, 2]);
+    assert.deepEqual(
+      page.json.data.map((l: { seq: number }) => l.seq),
+      [1, 2],
+    );
   });
 });
 
@@ -248,7 +315,18 @@ describe('service install', () => {
 
 describe('usage errors and a missing service', () => {
   test('bad options exit 2; no running service exits 3', () => {
-    for (const args of [['providers', '--nope'], ['models', 'load'], ['models', 'explode', 'x'], ['usage', '--by', 'nope'], ['usage', '--days', '0'], ['logs', '-n', 'lots'], ['jobs', 'watch'], ['ps', 'extra'], ['services', 'x'], ['service', 'remove']]) {
+    for (const args of [
+      ['providers', '--nope'],
+      ['models', 'load'],
+      ['models', 'explode', 'x'],
+      ['usage', '--by', 'nope'],
+      ['usage', '--days', '0'],
+      ['logs', '-n', 'lots'],
+      ['jobs', 'watch'],
+      ['ps', 'extra'],
+      ['services', 'x'],
+      ['service', 'remove'],
+    ]) {
       const r = cli(args);
       assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
       assert.match(r.stderr, /^switchyard \w+: /);

@@ -51,7 +51,10 @@ async function ok(args: string[], input = ''): Promise<string> {
  */
 function inPty(args: string[], prompt: RegExp, typed: string): Promise<Run> {
   const quoted = [process.execPath, serviceBin(), ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
-  const child = spawn('script', ['-qfec', quoted, '/dev/null'], { env: { ...env, TERM: 'dumb' }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn('script', ['-qfec', quoted, '/dev/null'], {
+    env: { ...env, TERM: 'dumb' },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   let sent = false;
@@ -76,7 +79,12 @@ before(async () => {
   fake = await openaiFake.start({ apiKey: KEY });
   fake.setModels([{ id: 'gpt-manage' }, { id: 'gpt-other' }]);
   svc = await startService({ home });
-  env = { ...process.env, SWITCHYARD_HOME: home, XDG_STATE_HOME: join(home, 'state'), XDG_CONFIG_HOME: join(home, 'config') };
+  env = {
+    ...process.env,
+    SWITCHYARD_HOME: home,
+    XDG_STATE_HOME: join(home, 'state'),
+    XDG_CONFIG_HOME: join(home, 'config'),
+  };
   delete env.SWITCHYARD_PORT;
   delete env.SWITCHYARD_TOKEN;
 });
@@ -93,7 +101,10 @@ after(async () => {
 
 describe('providers', () => {
   test('add reads the key from stdin, stores it, and the provider lists its models', async () => {
-    const out = await ok(['providers', 'add', 'openai', '--id', 'piped', '--base-url', fake.baseUrl, '--name', 'Piped'], `${KEY}\n`);
+    const out = await ok(
+      ['providers', 'add', 'openai', '--id', 'piped', '--base-url', fake.baseUrl, '--name', 'Piped'],
+      `${KEY}\n`,
+    );
     assert.match(out, /^Added provider piped \(openai, http:\/\/127\.0\.0\.1:\d+\/v1\), its key stored in the vault\./);
     const provider = (await svc.request('GET', '/v1/providers/piped')).json;
     assert.equal(provider.credentialConfigured, true);
@@ -103,7 +114,11 @@ describe('providers', () => {
   });
 
   test('on a terminal the key is asked for and not echoed', async () => {
-    const r = await inPty(['providers', 'add', 'openai', '--id', 'typed', '--base-url', fake.baseUrl], /API key for typed: /, `${KEY}\r`);
+    const r = await inPty(
+      ['providers', 'add', 'openai', '--id', 'typed', '--base-url', fake.baseUrl],
+      /API key for typed: /,
+      `${KEY}\r`,
+    );
     assert.equal(r.status, 0, r.stdout);
     assert.match(r.stdout, /API key for typed: /);
     assert.match(r.stdout, /Added provider typed/);
@@ -119,7 +134,10 @@ describe('providers', () => {
   });
 
   test('test says what failed, without the key, and exits 1', async () => {
-    await ok(['providers', 'add', 'openai', '--id', 'wrong-key', '--base-url', fake.baseUrl], 'sk-not-the-right-key-0000\n');
+    await ok(
+      ['providers', 'add', 'openai', '--id', 'wrong-key', '--base-url', fake.baseUrl],
+      'sk-not-the-right-key-0000\n',
+    );
     const r = await cli(['providers', 'test', 'wrong-key']);
     assert.equal(r.status, 1);
     assert.match(r.stderr, /^wrong-key: failed \(UPSTREAM_AUTH_FAILED\): /);
@@ -156,16 +174,23 @@ describe('models', () => {
   test('alias names a model; hide takes it out of discovery and show brings it back', async () => {
     const refreshed = await svc.request('POST', '/v1/providers/piped/actions/refresh-models');
     assert.equal(refreshed.status, 200, refreshed.text);
-    assert.match(await ok(['models', 'alias', 'manage-fast', 'piped/gpt-manage']), /manage-fast now names piped\/gpt-manage/);
+    assert.match(
+      await ok(['models', 'alias', 'manage-fast', 'piped/gpt-manage']),
+      /manage-fast now names piped\/gpt-manage/,
+    );
     assert.deepEqual((await svc.request('GET', '/v1/catalog/models/piped%2Fgpt-manage')).json.aliases, ['manage-fast']);
     // Aliasing again changes nothing.
-    assert.deepEqual(JSON.parse(await ok(['models', 'alias', 'manage-fast', 'piped/gpt-manage', '--json'])).aliases, ['manage-fast']);
+    assert.deepEqual(JSON.parse(await ok(['models', 'alias', 'manage-fast', 'piped/gpt-manage', '--json'])).aliases, [
+      'manage-fast',
+    ]);
     await ok(['models', 'hide', 'piped/gpt-other']);
     const listed = (await svc.request('GET', '/v1/models')).json.data.map((m: { id: string }) => m.id);
     assert.ok(!listed.includes('piped/gpt-other'));
     assert.ok(listed.includes('piped/gpt-manage'));
     await ok(['models', 'show', 'piped/gpt-other']);
-    assert.ok((await svc.request('GET', '/v1/models')).json.data.some((m: { id: string }) => m.id === 'piped/gpt-other'));
+    assert.ok(
+      (await svc.request('GET', '/v1/models')).json.data.some((m: { id: string }) => m.id === 'piped/gpt-other'),
+    );
   });
 
   test('bad input: a missing model exits 1; a missing argument 2', async () => {
@@ -187,7 +212,9 @@ describe('tokens', () => {
     const list = await ok(['tokens']);
     const row = list.split('\n').find((l) => l.includes('my-agent'));
     assert.ok(row && !row.includes(secret), list);
-    const id = JSON.parse(await ok(['tokens', 'list', '--json'])).data.find((t: { name: string }) => t.name === 'my-agent').id;
+    const id = JSON.parse(await ok(['tokens', 'list', '--json'])).data.find(
+      (t: { name: string }) => t.name === 'my-agent',
+    ).id;
     assert.match(await ok(['tokens', 'revoke', id]), new RegExp(`Revoked ${id}`));
     assert.equal((await svc.request('GET', '/v1/models', { token: null, headers })).status, 401);
   });

@@ -8,7 +8,10 @@ import { BIN, rawRequest, startService, tempHome } from '../helpers/service.ts';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 function cli(args: string[], home: string) {
-  return spawnSync(process.execPath, [BIN, ...args], { env: { ...process.env, SWITCHYARD_HOME: home }, encoding: 'utf8' });
+  return spawnSync(process.execPath, [BIN, ...args], {
+    env: { ...process.env, SWITCHYARD_HOME: home },
+    encoding: 'utf8',
+  });
 }
 
 describe('switchyard CLI', () => {
@@ -50,7 +53,10 @@ describe('switchyard CLI', () => {
       const found = spawnSync(process.execPath, [BIN, 'token'], { env, encoding: 'utf8' });
       assert.equal(found.status, 0, found.stderr);
       assert.equal(found.stdout.trim(), svc.adminToken);
-      const byPort = spawnSync(process.execPath, [BIN, 'token'], { env: { ...env, SWITCHYARD_PORT: String(svc.port) }, encoding: 'utf8' });
+      const byPort = spawnSync(process.execPath, [BIN, 'token'], {
+        env: { ...env, SWITCHYARD_PORT: String(svc.port) },
+        encoding: 'utf8',
+      });
       assert.equal(byPort.stdout.trim(), svc.adminToken);
     } finally {
       await svc.stop();

@@ -24,8 +24,13 @@ let outUrl: string;
 let svc: TestService;
 let traced: TestService;
 
-const build = (...args: string[]) => execFileSync(process.execPath, [BUILD, '--out-dir', out, ...args], { encoding: 'utf8', stdio: 'pipe' });
-const run = (...args: string[]) => spawnSync(process.execPath, [join(out, 'bin', 'switchyard.js'), ...args], { env: { ...process.env, SWITCHYARD_HOME: tempHome() }, encoding: 'utf8' });
+const build = (...args: string[]) =>
+  execFileSync(process.execPath, [BUILD, '--out-dir', out, ...args], { encoding: 'utf8', stdio: 'pipe' });
+const run = (...args: string[]) =>
+  spawnSync(process.execPath, [join(out, 'bin', 'switchyard.js'), ...args], {
+    env: { ...process.env, SWITCHYARD_HOME: tempHome() },
+    encoding: 'utf8',
+  });
 /** Every module URL the traced service's threads loaded so far. */
 const loadedModules = () => [...traced.stderr().matchAll(/^ESM \d+: Storing (file:\/\/\S+)/gm)].map((m) => m[1]!);
 const withModel = () => {
@@ -41,7 +46,10 @@ before(async () => {
   outUrl = pathToFileURL(out).href + '/';
   build();
   const bin = join(out, 'bin', 'switchyard.js');
-  [svc, traced] = await Promise.all([startService({ home: withModel(), bin }), startService({ home: withModel(), bin, env: { NODE_DEBUG: 'esm' } })]);
+  [svc, traced] = await Promise.all([
+    startService({ home: withModel(), bin }),
+    startService({ home: withModel(), bin, env: { NODE_DEBUG: 'esm' } }),
+  ]);
 });
 after(async () => {
   await Promise.all([svc?.stop(), traced?.stop()]);
@@ -50,7 +58,13 @@ after(async () => {
 
 describe('the compiled build', () => {
   test('holds JavaScript only, with the entry shims and the probe child beside the modules they load', () => {
-    for (const file of ['service/main.js', 'workers/proxy/relay-entry.js', 'workers/proxy/relay-worker.js', 'workers/runtime/probe-child.js', 'package.json']) {
+    for (const file of [
+      'service/main.js',
+      'workers/proxy/relay-entry.js',
+      'workers/proxy/relay-worker.js',
+      'workers/runtime/probe-child.js',
+      'package.json',
+    ]) {
       assert.ok(existsSync(join(out, file)), file);
     }
     assert.equal(existsSync(join(out, 'service/main.ts')), false);
@@ -62,7 +76,10 @@ describe('the compiled build', () => {
     assert.equal((await svc.request('GET', '/health', { token: null })).status, 200);
     const models = await svc.request('GET', '/v1/models');
     assert.equal(models.status, 200, models.text);
-    assert.ok(models.json.data.some((m: { id: string }) => m.id === 'embedded/tiny.gguf'), models.text);
+    assert.ok(
+      models.json.data.some((m: { id: string }) => m.id === 'embedded/tiny.gguf'),
+      models.text,
+    );
     assert.equal((await svc.request('GET', '/v1/models', { token: null })).status, 401);
   });
 
@@ -77,7 +94,10 @@ describe('the compiled build', () => {
   test('serves a GGUF model through the embedded runtime', async () => {
     const library = await svc.request('GET', '/v1/runtime/models');
     assert.equal(library.status, 200, library.text);
-    assert.deepEqual(library.json.data.map((m: { name: string; health: string }) => [m.name, m.health]), [['tiny.gguf', 'ok']]);
+    assert.deepEqual(
+      library.json.data.map((m: { name: string; health: string }) => [m.name, m.health]),
+      [['tiny.gguf', 'ok']],
+    );
     const reply = await svc.request('POST', '/v1/chat/completions', {
       body: { model: 'embedded/tiny.gguf', max_tokens: 4, messages: [{ role: 'user', content: 'Hi' }] },
     });
@@ -88,17 +108,33 @@ describe('the compiled build', () => {
 
   test('no thread loads tsx or a .ts file: every own module comes from the build', async () => {
     // Starts the runtime worker (its model probe fails under the trace, see above).
-    await traced.request('POST', '/v1/chat/completions', { body: { model: 'embedded/tiny.gguf', max_tokens: 1, messages: [{ role: 'user', content: 'Hi' }] } });
+    await traced.request('POST', '/v1/chat/completions', {
+      body: { model: 'embedded/tiny.gguf', max_tokens: 1, messages: [{ role: 'user', content: 'Hi' }] },
+    });
     // The model-list pool starts its thread on demand: a new provider's models are listed there.
-    const created = await traced.request('POST', '/v1/providers', { body: { kind: 'openai_compatible', id: 'nowhere', baseUrl: 'http://127.0.0.1:9/v1' } });
+    const created = await traced.request('POST', '/v1/providers', {
+      body: { kind: 'openai_compatible', id: 'nowhere', baseUrl: 'http://127.0.0.1:9/v1' },
+    });
     assert.equal(created.status, 201, created.text);
     await traced.waitForStderr(/^ESM \d+: Storing file:\/\/\S+\/workers\/proxy\/worker\.js /m, 15_000);
     const loaded = loadedModules();
-    for (const file of ['service/main.js', 'workers/proxy/relay-worker.js', 'workers/proxy/worker.js', 'workers/meter/worker.js', 'workers/runtime/runtime-worker.js']) {
+    for (const file of [
+      'service/main.js',
+      'workers/proxy/relay-worker.js',
+      'workers/proxy/worker.js',
+      'workers/meter/worker.js',
+      'workers/runtime/runtime-worker.js',
+    ]) {
       assert.ok(loaded.includes(outUrl + file), `${file} was not loaded from the build`);
     }
-    assert.deepEqual(loaded.filter((url) => /\/node_modules\/(tsx|esbuild)\//.test(url)), []);
-    assert.deepEqual(loaded.filter((url) => !url.startsWith(outUrl) && !url.includes('/node_modules/')), []);
+    assert.deepEqual(
+      loaded.filter((url) => /\/node_modules\/(tsx|esbuild)\//.test(url)),
+      [],
+    );
+    assert.deepEqual(
+      loaded.filter((url) => !url.startsWith(outUrl) && !url.includes('/node_modules/')),
+      [],
+    );
   });
 
   test('refuses to start once its source differs; --if-stale rebuilds it then, and only then', () => {

@@ -37,7 +37,10 @@ let evil: Catcher;
 let manage: string;
 
 before(async () => {
-  [svc, evil] = await Promise.all([startInProcess({ env: { SWITCHYARD_GAUGE_ALLOWED_HOSTS: 'loopback', SWITCHYARD_GAUGE_TIMEOUT_MS: '5000' } }), catcher()]);
+  [svc, evil] = await Promise.all([
+    startInProcess({ env: { SWITCHYARD_GAUGE_ALLOWED_HOSTS: 'loopback', SWITCHYARD_GAUGE_TIMEOUT_MS: '5000' } }),
+    catcher(),
+  ]);
   const created = await svc.request('POST', '/v1/tokens', { body: { name: 'manager', scopes: ['manage'] } });
   assert.equal(created.status, 201, created.text);
   svc.markSecretBearing(created);
@@ -54,7 +57,9 @@ describe('a provider record', () => {
   const legit = 'http://127.0.0.1:9/v1';
 
   before(async () => {
-    const created = await svc.request('POST', '/v1/providers', { body: { id: 'held', kind: 'openai', baseUrl: legit, credential: PROVIDER_KEY, autoProxyModels: false } });
+    const created = await svc.request('POST', '/v1/providers', {
+      body: { id: 'held', kind: 'openai', baseUrl: legit, credential: PROVIDER_KEY, autoProxyModels: false },
+    });
     assert.equal(created.status, 201, created.text);
   });
 
@@ -67,12 +72,18 @@ describe('a provider record', () => {
     await svc.request('POST', '/v1/providers/held/actions/test', { token: manage });
     assert.equal(evil.seen.length, 0);
     // Other fields stay the manager's to change.
-    assert.equal((await svc.request('PATCH', '/v1/providers/held', { token: manage, body: { displayName: 'Held' } })).status, 200);
+    assert.equal(
+      (await svc.request('PATCH', '/v1/providers/held', { token: manage, body: { displayName: 'Held' } })).status,
+      200,
+    );
   });
 
   test('with its own credential in the same write, a manage token may move it: the stored key never goes', async () => {
     const own = `zz-managers-own-key-${process.pid}`;
-    const moved = await svc.request('PATCH', '/v1/providers/held', { token: manage, body: { baseUrl: evil.url, credential: own } });
+    const moved = await svc.request('PATCH', '/v1/providers/held', {
+      token: manage,
+      body: { baseUrl: evil.url, credential: own },
+    });
     assert.equal(moved.status, 200, moved.text);
     await svc.request('POST', '/v1/providers/held/actions/test', { token: manage });
     assert.ok(sawKey(evil, own), 'the new key went to the new address');
@@ -82,7 +93,10 @@ describe('a provider record', () => {
   test('an admin token may move a stored key; a record without one is anyone-with-manage to move', async () => {
     assert.equal((await svc.request('PATCH', '/v1/providers/held', { body: { baseUrl: legit } })).status, 200);
     assert.equal((await svc.request('PATCH', '/v1/providers/held', { body: { credential: null } })).status, 200);
-    assert.equal((await svc.request('PATCH', '/v1/providers/held', { token: manage, body: { baseUrl: evil.url } })).status, 200);
+    assert.equal(
+      (await svc.request('PATCH', '/v1/providers/held', { token: manage, body: { baseUrl: evil.url } })).status,
+      200,
+    );
   });
 });
 
@@ -92,7 +106,13 @@ describe('a Gauge account', () => {
   before(async () => {
     assert.equal((await svc.request('PATCH', '/v1/settings', { body: { gauge: { enabled: true } } })).status, 200);
     const created = await svc.request('POST', '/v1/gauge/accounts', {
-      body: { providerId: 'openai', authMode: 'admin_key', credential: ADMIN_KEY, enabled: false, config: { baseUrl: 'http://127.0.0.1:9' } },
+      body: {
+        providerId: 'openai',
+        authMode: 'admin_key',
+        credential: ADMIN_KEY,
+        enabled: false,
+        config: { baseUrl: 'http://127.0.0.1:9' },
+      },
     });
     assert.equal(created.status, 201, created.text);
     id = created.json.id;
@@ -100,22 +120,33 @@ describe('a Gauge account', () => {
 
   test('a manage token cannot move its stored admin key, through either route; a refresh sends nothing there', async () => {
     const before = evil.seen.length;
-    const patched = await svc.request('PATCH', `/v1/gauge/accounts/${id}`, { token: manage, body: { enabled: true, config: { baseUrl: evil.url } } });
+    const patched = await svc.request('PATCH', `/v1/gauge/accounts/${id}`, {
+      token: manage,
+      body: { enabled: true, config: { baseUrl: evil.url } },
+    });
     assert.equal(patched.status, 403, patched.text);
     assert.equal(patched.json.error.param, 'config.baseUrl');
-    const put = await svc.request('PUT', `/v1/gauge/sources/${id}`, { token: manage, body: { config: { baseUrl: evil.url } } });
+    const put = await svc.request('PUT', `/v1/gauge/sources/${id}`, {
+      token: manage,
+      body: { config: { baseUrl: evil.url } },
+    });
     assert.equal(put.status, 403, put.text);
     // The refused writes changed nothing: the account is still disabled and still points where it did.
     const account = (await svc.request('GET', '/v1/gauge/accounts')).json.data.find((a: { id: string }) => a.id === id);
     assert.equal(account.enabled, false);
-    assert.equal((await svc.request('PATCH', `/v1/gauge/accounts/${id}`, { token: manage, body: { enabled: true } })).status, 200);
+    assert.equal(
+      (await svc.request('PATCH', `/v1/gauge/accounts/${id}`, { token: manage, body: { enabled: true } })).status,
+      200,
+    );
     await svc.request('POST', '/v1/gauge/refresh', { token: manage, body: { sourceIds: [id] } });
     assert.equal(evil.seen.length, before);
     assert.ok(!sawKey(evil, ADMIN_KEY));
   });
 
   test('an admin token may move it', async () => {
-    const moved = await svc.request('PATCH', `/v1/gauge/accounts/${id}`, { body: { config: { baseUrl: 'http://127.0.0.1:10' } } });
+    const moved = await svc.request('PATCH', `/v1/gauge/accounts/${id}`, {
+      body: { config: { baseUrl: 'http://127.0.0.1:10' } },
+    });
     assert.equal(moved.status, 200, moved.text);
   });
 });

@@ -29,7 +29,11 @@ let page: Page;
 const consoleErrors: string[] = [];
 const foreignRequests: string[] = [];
 
-const chat = { model: 'openai/gpt-test', messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } }] };
+const chat = {
+  model: 'openai/gpt-test',
+  messages: [{ role: 'user', content: 'hi' }],
+  tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } }],
+};
 const message = { model: 'anthropic/claude-test', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] };
 
 async function api(method: string, path: string, body?: unknown) {
@@ -66,24 +70,59 @@ before(async () => {
   oa.setOutput({ toolCalls: [{ name: 'lookup', arguments: { q: 'x' } }] });
   an = await anthropicFake.start({ apiKey: ANTHROPIC_KEY });
   an.setModels([{ id: 'claude-test' }]);
-  gaugeFake = await startOpenRouterGaugeFake({ apiKey: OR_KEY, managementKey: `sk-or-v1-management-unused-${process.pid}` });
-  svc = await startInProcess({ env: { SWITCHYARD_GAUGE_ALLOWED_HOSTS: 'loopback', SWITCHYARD_GAUGE_TIMEOUT_MS: '10000' } });
-  for (const [kind, fake, key] of [['openai', oa, OPENAI_KEY], ['anthropic', an, ANTHROPIC_KEY]] as const) {
+  gaugeFake = await startOpenRouterGaugeFake({
+    apiKey: OR_KEY,
+    managementKey: `sk-or-v1-management-unused-${process.pid}`,
+  });
+  svc = await startInProcess({
+    env: { SWITCHYARD_GAUGE_ALLOWED_HOSTS: 'loopback', SWITCHYARD_GAUGE_TIMEOUT_MS: '10000' },
+  });
+  for (const [kind, fake, key] of [
+    ['openai', oa, OPENAI_KEY],
+    ['anthropic', an, ANTHROPIC_KEY],
+  ] as const) {
     await api('POST', '/v1/providers', { kind, baseUrl: fake.baseUrl, credential: key });
     await api('POST', `/v1/providers/${kind}/actions/refresh-models`);
   }
   for (let i = 0; i < 3; i++) await api('POST', '/v1/chat/completions', chat);
   // One Smart Route call, so the routes chart has a row.
-  await api('POST', '/v1/route-packs', { slug: 'pair', routes: [{ id: 'a', model: 'openai/gpt-test' }], fallback: { model: 'openai/gpt-other' } });
+  await api('POST', '/v1/route-packs', {
+    slug: 'pair',
+    routes: [{ id: 'a', model: 'openai/gpt-test' }],
+    fallback: { model: 'openai/gpt-other' },
+  });
   await api('POST', '/v1/chat/completions', { ...chat, model: '@route/pair' });
-  for (let i = 0; i < 2; i++) await svc.request('POST', '/v1/messages', { body: message, headers: { 'anthropic-version': '2023-06-01' } });
-  await eventually(async () => assert.equal((await api('GET', '/v1/usage/summary')).totals.requests, 6), 'the meter commits the six calls');
+  for (let i = 0; i < 2; i++)
+    await svc.request('POST', '/v1/messages', { body: message, headers: { 'anthropic-version': '2023-06-01' } });
+  await eventually(
+    async () => assert.equal((await api('GET', '/v1/usage/summary')).totals.requests, 6),
+    'the meter commits the six calls',
+  );
 
   // Gauge: an OpenRouter account whose key has 5% left fires a quota_low alert; a budget to show beside it.
   await api('PATCH', '/v1/settings', { gauge: { enabled: true } });
-  const account = await api('POST', '/v1/gauge/accounts', { providerId: 'openrouter', authMode: 'api_key', credential: OR_KEY, config: { baseUrl: gaugeFake.baseUrl } });
-  await api('POST', '/v1/gauge/alert-rules', { name: 'Low', kind: 'quota_low', threshold: 10, target: { providerId: 'openrouter' }, cooldownMinutes: 0 });
-  gaugeFake.setKey({ limit: 10, limit_remaining: 0.5, limit_reset: 'monthly', usage: 9.5, usage_daily: 0, usage_weekly: 0, usage_monthly: 9.5 });
+  const account = await api('POST', '/v1/gauge/accounts', {
+    providerId: 'openrouter',
+    authMode: 'api_key',
+    credential: OR_KEY,
+    config: { baseUrl: gaugeFake.baseUrl },
+  });
+  await api('POST', '/v1/gauge/alert-rules', {
+    name: 'Low',
+    kind: 'quota_low',
+    threshold: 10,
+    target: { providerId: 'openrouter' },
+    cooldownMinutes: 0,
+  });
+  gaugeFake.setKey({
+    limit: 10,
+    limit_remaining: 0.5,
+    limit_reset: 'monthly',
+    usage: 9.5,
+    usage_daily: 0,
+    usage_weekly: 0,
+    usage_monthly: 9.5,
+  });
   const refreshed = await api('POST', '/v1/gauge/refresh', { sourceIds: [account.id] });
   assert.equal(refreshed.data[0].ok, true, JSON.stringify(refreshed));
   await api('POST', '/v1/gauge/budgets', { name: 'Team', amount: 50, period: 'month', basis: 'estimated' });
@@ -93,7 +132,16 @@ before(async () => {
   // A browser that cannot start fails the file: CI installs Chromium (.ci/run).
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   await context.grantPermissions(['notifications'], { origin: svc.url });
@@ -138,19 +186,32 @@ describe('the dashboard in Chromium', () => {
     const summary = await q('summary');
     assert.equal(summary.totals.requests, 6);
     for (const key of ['requests', 'totalTokens', 'failedRequests'] as const) {
-      assert.equal(await page.getAttribute(`[data-chart=summary] [data-key=${key}]`, 'data-value'), String(summary.totals[key]), key);
+      assert.equal(
+        await page.getAttribute(`[data-chart=summary] [data-key=${key}]`, 'data-value'),
+        String(summary.totals[key]),
+        key,
+      );
     }
-    assert.equal(await page.getAttribute('[data-chart=summary] [data-key=toolCalls]', 'data-value'), String(summary.toolCalls));
+    assert.equal(
+      await page.getAttribute('[data-chart=summary] [data-key=toolCalls]', 'data-value'),
+      String(summary.toolCalls),
+    );
 
     // Daily: one row per day of the range, the API's figures on its days and 0 on the days it omits.
     const daily = await q('daily');
     const rows = await page.$$eval('[data-chart=daily] tr[data-day]', (trs) =>
-      trs.map((tr) => ({ day: tr.getAttribute('data-day'), requests: Number(tr.getAttribute('data-requests')), totalTokens: Number(tr.getAttribute('data-totaltokens')) })),
+      trs.map((tr) => ({
+        day: tr.getAttribute('data-day'),
+        requests: Number(tr.getAttribute('data-requests')),
+        totalTokens: Number(tr.getAttribute('data-totaltokens')),
+      })),
     );
     assert.equal(rows.length, 30);
     assert.equal(rows[0]!.day, from);
     assert.equal(rows.at(-1)!.day, to);
-    const byDay = new Map<string, { requests: number; totalTokens: number }>(daily.data.map((d: { day: string; requests: number; totalTokens: number }) => [d.day, d]));
+    const byDay = new Map<string, { requests: number; totalTokens: number }>(
+      daily.data.map((d: { day: string; requests: number; totalTokens: number }) => [d.day, d]),
+    );
     assert.ok(byDay.size >= 1);
     for (const row of rows) {
       const d = byDay.get(row.day!);
@@ -159,8 +220,17 @@ describe('the dashboard in Chromium', () => {
     assert.equal(await page.locator('[data-chart=daily] canvas').count(), 1, 'uPlot drew the chart');
 
     const bars = (name: string, columns: string[]) =>
-      page.$$eval(`[data-chart=${name}] tr[data-key]`, (trs, cols) => trs.map((tr) => [tr.getAttribute('data-key'), ...cols.map((c) => tr.getAttribute(`data-${c.toLowerCase()}`))]), columns);
-    const expect = (data: Record<string, unknown>[], key: (r: any) => string, columns: string[]) => data.map((r) => [key(r), ...columns.map((c) => String(r[c] ?? ''))]);
+      page.$$eval(
+        `[data-chart=${name}] tr[data-key]`,
+        (trs, cols) =>
+          trs.map((tr) => [
+            tr.getAttribute('data-key'),
+            ...cols.map((c) => tr.getAttribute(`data-${c.toLowerCase()}`)),
+          ]),
+        columns,
+      );
+    const expect = (data: Record<string, unknown>[], key: (r: any) => string, columns: string[]) =>
+      data.map((r) => [key(r), ...columns.map((c) => String(r[c] ?? ''))]);
     const tokenColumns = ['totalTokens', 'requests', 'costUsd'];
     for (const [name, groupBy, key] of [
       ['by-provider', 'provider', (r: any) => r.providerId],
@@ -172,13 +242,24 @@ describe('the dashboard in Chromium', () => {
       assert.deepEqual(await bars(name, tokenColumns), expect(answer.data, key, tokenColumns), name);
     }
     const tools = await q('tools');
-    assert.deepEqual(await bars('tools', ['calls']), expect(tools.data, (r) => r.name, ['calls']));
+    assert.deepEqual(
+      await bars('tools', ['calls']),
+      expect(tools.data, (r) => r.name, ['calls']),
+    );
     assert.equal(tools.data[0].name, 'lookup');
     const routes = await q('routes');
     assert.equal(routes.data.length, 1);
-    assert.deepEqual(await bars('routes', ['requests', 'totalTokens']), expect(routes.data, (r) => `@route/${r.packSlug} ${r.routeId}`, ['requests', 'totalTokens']));
+    assert.deepEqual(
+      await bars('routes', ['requests', 'totalTokens']),
+      expect(routes.data, (r) => `@route/${r.packSlug} ${r.routeId}`, ['requests', 'totalTokens']),
+    );
     const acceleration = await q('acceleration');
-    assert.deepEqual(await bars('acceleration', ['outputTokens']), expect(acceleration.data, (r) => `${r.modelId ?? '?'} ${r.mode}${r.draftModelId ? ` (${r.draftModelId})` : ''}`, ['outputTokens']));
+    assert.deepEqual(
+      await bars('acceleration', ['outputTokens']),
+      expect(acceleration.data, (r) => `${r.modelId ?? '?'} ${r.mode}${r.draftModelId ? ` (${r.draftModelId})` : ''}`, [
+        'outputTokens',
+      ]),
+    );
     await shoot('usage');
   });
 
@@ -186,11 +267,20 @@ describe('the dashboard in Chromium', () => {
     await openView('gauge');
     const [event] = (await api('GET', '/v1/gauge/alert-events')).data;
     // The page shows a pending firing alert as a browser notification (permission granted) and records it.
-    await eventually(async () => assert.equal((await api('GET', '/v1/gauge/alert-events')).data[0].delivery, 'delivered'), 'delivery recorded');
+    await eventually(
+      async () => assert.equal((await api('GET', '/v1/gauge/alert-events')).data[0].delivery, 'delivered'),
+      'delivery recorded',
+    );
     const row = page.locator(`tr[data-alert="${event.id}"]`);
-    await eventually(async () => assert.equal(await row.getAttribute('data-delivery'), 'delivered'), 'the page shows the delivery');
+    await eventually(
+      async () => assert.equal(await row.getAttribute('data-delivery'), 'delivered'),
+      'the page shows the delivery',
+    );
     await row.locator('button[data-action=acknowledge]').click();
-    await eventually(async () => assert.equal(await row.getAttribute('data-state'), 'acknowledged'), 'the page shows the acknowledgement');
+    await eventually(
+      async () => assert.equal(await row.getAttribute('data-state'), 'acknowledged'),
+      'the page shows the acknowledgement',
+    );
     const after = (await api('GET', '/v1/gauge/alert-events')).data[0];
     assert.deepEqual([after.id, after.state, after.delivery], [event.id, 'acknowledged', 'delivered']);
     assert.ok(after.acknowledgedAt && after.deliveredAt);
@@ -212,14 +302,24 @@ describe('the dashboard in Chromium', () => {
     assert.ok((await listed()).includes('openai/gpt-other'));
     const row = page.locator('tr[data-model="openai/gpt-other"]');
     await row.locator('input[data-action=hide]').check();
-    await eventually(async () => assert.equal(await row.getAttribute('data-hidden'), 'true'), 'the page shows it hidden');
+    await eventually(
+      async () => assert.equal(await row.getAttribute('data-hidden'), 'true'),
+      'the page shows it hidden',
+    );
     assert.ok(!(await listed()).includes('openai/gpt-other'));
     assert.equal((await api('GET', `/v1/catalog/models/${encodeURIComponent('openai/gpt-other')}`)).hidden, true);
 
     const test = page.locator('tr[data-model="openai/gpt-test"]');
     await test.locator('input[data-action=aliases]').fill('fast, cheap');
     await test.locator('input[data-action=aliases]').press('Enter');
-    await eventually(async () => assert.deepEqual((await api('GET', `/v1/catalog/models/${encodeURIComponent('openai/gpt-test')}`)).aliases, ['fast', 'cheap']), 'aliases saved');
+    await eventually(
+      async () =>
+        assert.deepEqual((await api('GET', `/v1/catalog/models/${encodeURIComponent('openai/gpt-test')}`)).aliases, [
+          'fast',
+          'cheap',
+        ]),
+      'aliases saved',
+    );
     assert.equal(await page.getAttribute('tr[data-provider=openai]', 'data-enabled'), 'true');
     await shoot('models');
   });
@@ -227,10 +327,15 @@ describe('the dashboard in Chromium', () => {
   test('runtime and hardware: the probe the API answers', async () => {
     await openView('hardware');
     const hw = await api('GET', '/v1/hardware/telemetry');
-    assert.equal(await page.getAttribute('[data-chart=hardware] [data-cores]', 'data-cores'), String(hw.cpu.logicalCores ?? ''));
+    assert.equal(
+      await page.getAttribute('[data-chart=hardware] [data-cores]', 'data-cores'),
+      String(hw.cpu.logicalCores ?? ''),
+    );
     assert.equal((await api('GET', '/v1/runtime/loaded')).data.length, await page.locator('tr[data-loaded]').count());
     const services = (await api('GET', '/v1/services')).data.map((s: { id: string; state: string }) => [s.id, s.state]);
-    const shown = await page.$$eval('tr[data-service]', (trs) => trs.map((tr) => [tr.getAttribute('data-service'), tr.getAttribute('data-state')]));
+    const shown = await page.$$eval('tr[data-service]', (trs) =>
+      trs.map((tr) => [tr.getAttribute('data-service'), tr.getAttribute('data-state')]),
+    );
     assert.deepEqual(shown, services);
     assert.deepEqual(services[0], ['embedded', 'running']);
     await shoot('hardware');
@@ -241,10 +346,16 @@ describe('the dashboard in Chromium', () => {
     assert.equal(await page.evaluate("sessionStorage.getItem('switchyard.token')"), null);
     await page.click('button:has-text("Pair this browser")');
     const code = page.locator('.pairing .code');
-    await eventually(async () => assert.match((await code.textContent()) ?? '', /^[0-9A-Z]{4}-[0-9A-Z]{4}$/), 'the page shows the code');
+    await eventually(
+      async () => assert.match((await code.textContent()) ?? '', /^[0-9A-Z]{4}-[0-9A-Z]{4}$/),
+      'the page shows the code',
+    );
     const userCode = await code.textContent();
     const [pending] = (await api('GET', '/v1/pairing/requests')).data;
-    assert.deepEqual([pending.userCode, pending.clientName, pending.scopes], [userCode, 'Switchyard dashboard', ['read', 'manage']]);
+    assert.deepEqual(
+      [pending.userCode, pending.clientName, pending.scopes],
+      [userCode, 'Switchyard dashboard', ['read', 'manage']],
+    );
     const approved = await api('POST', `/v1/pairing/requests/${pending.id}/approve`, {});
     await page.waitForSelector('main[data-current-view] section[data-view-ready=true]');
     const secret = String(await page.evaluate("sessionStorage.getItem('switchyard.token')"));
@@ -261,14 +372,23 @@ describe('the dashboard in Chromium', () => {
 });
 
 describe('the static routes', () => {
-  const get = (path: string, options: Parameters<typeof rawRequest>[3] = {}) => rawRequest(svc.port, 'GET', path, { token: null, ...options });
+  const get = (path: string, options: Parameters<typeof rawRequest>[3] = {}) =>
+    rawRequest(svc.port, 'GET', path, { token: null, ...options });
 
   test('the page and its files need no token, carry the CSP and nosniff, with their content types', async () => {
-    for (const [path, type] of [['/', 'text/html'], ['/dashboard/app.js', 'text/javascript'], ['/dashboard/preact.js', 'text/javascript'], ['/dashboard/uplot.css', 'text/css']] as const) {
+    for (const [path, type] of [
+      ['/', 'text/html'],
+      ['/dashboard/app.js', 'text/javascript'],
+      ['/dashboard/preact.js', 'text/javascript'],
+      ['/dashboard/uplot.css', 'text/css'],
+    ] as const) {
       const reply = await get(path);
       assert.equal(reply.status, 200, path);
       assert.ok(reply.headers['content-type']!.startsWith(type), `${path}: ${reply.headers['content-type']}`);
-      assert.match(reply.headers['content-security-policy']!, /^default-src 'self'; script-src 'self'; style-src 'self';.* frame-ancestors 'none'/);
+      assert.match(
+        reply.headers['content-security-policy']!,
+        /^default-src 'self'; script-src 'self'; style-src 'self';.* frame-ancestors 'none'/,
+      );
       assert.equal(reply.headers['x-content-type-options'], 'nosniff');
     }
     assert.match((await get('/')).text, /<script type="module" src="\/dashboard\/app\.js"><\/script>/);
@@ -281,7 +401,19 @@ describe('the static routes', () => {
   });
 
   test('unknown files and traversal attempts are 404 with the error envelope', async () => {
-    for (const path of ['/dashboard/nope.js', '/dashboard/../package.json', '/dashboard/..%2Fpackage.json', '/dashboard/%2e%2e%2fpackage.json', '/dashboard/..%5Cpackage.json', '/dashboard/%2e%2e/package.json', '/dashboard/', '/dashboard/a/app.js', '/dashboard/app.js%00', '/index.html', '/dashboard/APP.JS']) {
+    for (const path of [
+      '/dashboard/nope.js',
+      '/dashboard/../package.json',
+      '/dashboard/..%2Fpackage.json',
+      '/dashboard/%2e%2e%2fpackage.json',
+      '/dashboard/..%5Cpackage.json',
+      '/dashboard/%2e%2e/package.json',
+      '/dashboard/',
+      '/dashboard/a/app.js',
+      '/dashboard/app.js%00',
+      '/index.html',
+      '/dashboard/APP.JS',
+    ]) {
       const reply = await get(path);
       assert.equal(reply.status, 404, path);
       assert.equal(reply.json.error.code, 'NOT_FOUND', path);
@@ -308,7 +440,10 @@ describe('the static routes', () => {
     assert.equal((await rawRequest(svc.port, 'HEAD', '/v1/models', { token: null })).status, 401);
     const models = await rawRequest(svc.port, 'HEAD', '/v1/models', { token: svc.adminToken });
     assert.deepEqual([models.status, models.text], [200, ''], 'HEAD /v1/models');
-    const events = await untilClosed(svc.port, `HEAD /v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${svc.adminToken}\r\nConnection: close\r\n\r\n`);
+    const events = await untilClosed(
+      svc.port,
+      `HEAD /v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${svc.adminToken}\r\nConnection: close\r\n\r\n`,
+    );
     assert.match(events, /^HTTP\/1\.1 200 /);
     assert.match(events, /\r\ncontent-type: text\/event-stream/i);
     assert.equal(events.slice(events.indexOf('\r\n\r\n') + 4).replace(/^0\r\n\r\n$/, ''), '');
@@ -331,7 +466,10 @@ describe('the static routes', () => {
     const foreign = await get('/dashboard/app.js', { headers: { origin: 'http://evil.example' } });
     assert.equal(foreign.status, 200);
     assert.equal(foreign.headers['access-control-allow-origin'], undefined);
-    const preflight = await rawRequest(svc.port, 'OPTIONS', '/', { token: null, headers: { origin: 'http://evil.example', 'access-control-request-method': 'GET' } });
+    const preflight = await rawRequest(svc.port, 'OPTIONS', '/', {
+      token: null,
+      headers: { origin: 'http://evil.example', 'access-control-request-method': 'GET' },
+    });
     assert.equal(preflight.status, 403);
     await api('PATCH', '/v1/settings', { cors: { allowedOrigins: ['http://allowed.example'] } });
     const allowed = await get('/', { headers: { origin: 'http://allowed.example' } });

@@ -9,7 +9,9 @@ describe('restart on the same data directory', () => {
     const first = await startService({ home });
     const created = await first.request('POST', '/v1/tokens', { body: { name: 'survivor', scopes: ['read'] } });
     const secret = created.json.secret as string;
-    await first.request('PATCH', '/v1/settings', { body: { cors: { allowedOrigins: ['http://keep.example'] }, usage: { retentionDays: 12 } } });
+    await first.request('PATCH', '/v1/settings', {
+      body: { cors: { allowedOrigins: ['http://keep.example'] }, usage: { retentionDays: 12 } },
+    });
     const auditBefore = (await first.request('GET', '/v1/audit-events')).json.data;
     assert.equal(await first.stop(), 0);
 
@@ -23,7 +25,10 @@ describe('restart on the same data directory', () => {
       assert.deepEqual(settings.cors.allowedOrigins, ['http://keep.example']);
       assert.equal(settings.usage.retentionDays, 12);
       const tokens = (await second.request('GET', '/v1/tokens')).json.data;
-      assert.deepEqual(tokens.map((t: { name: string }) => t.name), ['bootstrap admin', 'survivor']);
+      assert.deepEqual(
+        tokens.map((t: { name: string }) => t.name),
+        ['bootstrap admin', 'survivor'],
+      );
       const auditAfter = (await second.request('GET', '/v1/audit-events')).json.data;
       assert.deepEqual(auditAfter, auditBefore);
     } finally {
@@ -34,7 +39,9 @@ describe('restart on the same data directory', () => {
   test('kill -9 right after a 200 from PATCH /v1/settings loses nothing', async () => {
     const home = tempHome();
     const first = await startService({ home });
-    const reply = await first.request('PATCH', '/v1/settings', { body: { runtime: { tuning: { threads: 3 } }, gauge: { enabled: true } } });
+    const reply = await first.request('PATCH', '/v1/settings', {
+      body: { runtime: { tuning: { threads: 3 } }, gauge: { enabled: true } },
+    });
     assert.equal(reply.status, 200);
     await first.kill9();
 
@@ -59,7 +66,13 @@ describe('restart on the same data directory', () => {
     const second = await startService({ home });
     try {
       const bind = (await second.request('GET', '/v1/settings')).json.bind;
-      assert.deepEqual(bind, { host: '0.0.0.0', port: second.port, networkExposed: true, pending: null, restartRequired: false });
+      assert.deepEqual(bind, {
+        host: '0.0.0.0',
+        port: second.port,
+        networkExposed: true,
+        pending: null,
+        restartRequired: false,
+      });
       const foreign = await second.request('GET', '/health', { token: null, headers: { host: 'gateway.lan:3939' } });
       assert.equal(foreign.status, 200);
       assert.equal((await second.request('GET', '/v1/settings', { token: null })).status, 401, 'tokens still required');

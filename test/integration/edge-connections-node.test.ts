@@ -9,5 +9,9 @@ if ('uws' in loadNativeUws()) {
   process.env.SWITCHYARD_EDGE = 'node';
   await import('./edge-connections.suite.ts');
 } else {
-  it('runs in edge-connections.suite.ts (suites-control.test.ts), which serves on node:http here', { skip: 'no native uWebSockets.js build loads here' }, () => undefined);
+  it(
+    'runs in edge-connections.suite.ts (suites-control.test.ts), which serves on node:http here',
+    { skip: 'no native uWebSockets.js build loads here' },
+    () => undefined,
+  );
 }

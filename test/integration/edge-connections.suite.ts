@@ -63,7 +63,10 @@ describe('pipelining', () => {
       assert.equal(after_.json.usage.retentionDays, before_.json.usage.retentionDays);
       return;
     }
-    assert.deepEqual([...text.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => m[1]), ['200', '200']);
+    assert.deepEqual(
+      [...text.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => m[1]),
+      ['200', '200'],
+    );
     assert.ok(text.indexOf('"retentionDays":123') < text.indexOf('"status":"ok"'), text);
     assert.equal(after_.json.usage.retentionDays, 123);
   });
@@ -72,7 +75,10 @@ describe('pipelining', () => {
     const text = await exchange(
       `GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /v1/settings HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${svc.adminToken}\r\nConnection: close\r\n\r\n`,
     );
-    assert.deepEqual([...text.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => m[1]), ['200', '200']);
+    assert.deepEqual(
+      [...text.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => m[1]),
+      ['200', '200'],
+    );
     assert.ok(text.indexOf('"status":"ok"') < text.indexOf('"retentionDays"'), text);
   });
 });
@@ -83,11 +89,16 @@ describe('framing', () => {
     const smuggled =
       `POST /v1/tokens HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${svc.adminToken}\r\nContent-Type: application/json\r\n` +
       `Content-Length: ${body.length}\r\n\r\n${body}`;
-    const text = await exchange(`POST /health HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\nContent-Length: ${2 + smuggled.length}\r\n\r\n{}${smuggled}`);
+    const text = await exchange(
+      `POST /health HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\nContent-Length: ${2 + smuggled.length}\r\n\r\n{}${smuggled}`,
+    );
     // uWS closes unanswered, node:http answers 400; the bytes after the first length are never a request.
     assert.doesNotMatch(text, /"secret"|HTTP\/1\.1 201/);
     const list = await svc.request('GET', '/v1/tokens');
-    assert.deepEqual((list.json.data as { name: string }[]).filter((t) => t.name === 'smuggled'), []);
+    assert.deepEqual(
+      (list.json.data as { name: string }[]).filter((t) => t.name === 'smuggled'),
+      [],
+    );
   });
 });
 
@@ -99,7 +110,10 @@ describe('early answers to uploads', () => {
       // model before image: the service refuses the preset before the image has been read.
       const err = await client.images
         .edit({ model: '@preset/anything', prompt: 'p', image: await toFile(image, 'a.png', { type: 'image/png' }) })
-        .then(() => null, (e: unknown) => e);
+        .then(
+          () => null,
+          (e: unknown) => e,
+        );
       assert.ok(err instanceof OpenAI.APIError, `attempt ${i}: ${String(err)}`);
       assert.equal(err.status, 400);
       assert.equal((err.error as { code?: string } | undefined)?.code, 'INVALID_REQUEST');
@@ -112,7 +126,10 @@ describe('early answers to uploads', () => {
       const image = Buffer.alloc(64 * 1024 + i * 997, 0x42);
       const err = await client.images
         .edit({ model: '@preset/anything', prompt: 'p', image: await toFile(image, 'a.png', { type: 'image/png' }) })
-        .then(() => null, (e: unknown) => e);
+        .then(
+          () => null,
+          (e: unknown) => e,
+        );
       assert.ok(err instanceof OpenAI.APIError && err.status === 400, `attempt ${i}: ${String(err)}`);
     }
   });
@@ -126,7 +143,10 @@ describe('carriers and Host', () => {
   });
 
   it('Authorization: Basic beside a valid x-api-key is refused: the first carrier present is the one used', async () => {
-    const reply = await svc.request('GET', '/v1/settings', { token: null, headers: { authorization: 'Basic dXNlcjpwYXNz', 'x-api-key': svc.adminToken } });
+    const reply = await svc.request('GET', '/v1/settings', {
+      token: null,
+      headers: { authorization: 'Basic dXNlcjpwYXNz', 'x-api-key': svc.adminToken },
+    });
     assert.equal(reply.status, 401);
     assert.equal(reply.json.error.code, 'UNAUTHORIZED');
     const ok = await svc.request('GET', '/v1/settings', { token: null, headers: { 'x-api-key': svc.adminToken } });
@@ -139,6 +159,9 @@ describe('carriers and Host', () => {
       assert.equal(reply.status, 403, host);
       assert.equal(reply.json.error.code, 'FORBIDDEN');
     }
-    assert.equal((await svc.request('GET', '/v1/settings', { headers: { host: `127.0.0.1:${svc.port}` } })).status, 200);
+    assert.equal(
+      (await svc.request('GET', '/v1/settings', { headers: { host: `127.0.0.1:${svc.port}` } })).status,
+      200,
+    );
   });
 });

@@ -27,7 +27,11 @@ import { startInProcess, type InProcessService } from '../helpers/in-process.ts'
 const KEY = `fake-anthropic-key-${process.pid}`;
 const TEXT = `Relayed ${ANSWER_SENTINEL} intact.`;
 const TOOLS: Anthropic.Tool[] = [
-  { name: 'get_weather', description: 'Weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } },
+  {
+    name: 'get_weather',
+    description: 'Weather',
+    input_schema: { type: 'object', properties: { city: { type: 'string' } } },
+  },
   { name: 'get_time', description: 'Time', input_schema: { type: 'object', properties: { tz: { type: 'string' } } } },
 ];
 const CALLS = [
@@ -66,10 +70,17 @@ describe('messages', () => {
   test('plain: the answer and its usage as the fake gave them; key, version and model as the upstream wants them', async () => {
     const usage = distinctUsage(1);
     fake.setUsage(usage);
-    const { result, reqId } = await ids.call(() => client.messages.create({ model: MODEL, max_tokens: 256, messages: ask('hello') }));
+    const { result, reqId } = await ids.call(() =>
+      client.messages.create({ model: MODEL, max_tokens: 256, messages: ask('hello') }),
+    );
     assert.deepEqual(result.content, [{ type: 'text', text: TEXT }]);
     assert.deepEqual(
-      [result.usage.input_tokens, result.usage.cache_creation_input_tokens, result.usage.cache_read_input_tokens, result.usage.output_tokens],
+      [
+        result.usage.input_tokens,
+        result.usage.cache_creation_input_tokens,
+        result.usage.cache_read_input_tokens,
+        result.usage.output_tokens,
+      ],
       [usage.inputTokens, usage.cacheCreationTokens, usage.cachedTokens, usage.outputTokens],
     );
     assert.deepEqual(last().json, { model: 'claude-test-1', max_tokens: 256, messages: ask('hello') });
@@ -91,11 +102,16 @@ describe('messages', () => {
     fake.setOutput({ toolCalls: CALLS });
     const usage = distinctUsage(2);
     fake.setUsage(usage);
-    const { result, reqId } = await ids.call(() => client.messages.create({ model: MODEL, max_tokens: 256, messages: ask('weather'), tools: TOOLS }));
+    const { result, reqId } = await ids.call(() =>
+      client.messages.create({ model: MODEL, max_tokens: 256, messages: ask('weather'), tools: TOOLS }),
+    );
     assert.equal(result.stop_reason, 'tool_use');
     assert.deepEqual(toolUses(result.content), CALLS);
     assert.deepEqual((last().json as { tools: unknown }).tools, TOOLS);
-    await assertUsage(svc, reqId, { ...messages, usage: messagesUsage(usage, { cacheCounters: true, toolCalls: COUNTS }) });
+    await assertUsage(svc, reqId, {
+      ...messages,
+      usage: messagesUsage(usage, { cacheCounters: true, toolCalls: COUNTS }),
+    });
   });
 
   test('streamed through messages.stream(): text and tool input accumulate intact; usage from message_start and message_delta', async () => {
@@ -104,7 +120,12 @@ describe('messages', () => {
     fake.setUsage(usage);
     const deltas: string[] = [];
     const { result: final, reqId } = await ids.call(() => {
-      const stream = client.messages.stream({ model: MODEL, max_tokens: 256, messages: ask('weather, streamed'), tools: TOOLS });
+      const stream = client.messages.stream({
+        model: MODEL,
+        max_tokens: 256,
+        messages: ask('weather, streamed'),
+        tools: TOOLS,
+      });
       stream.on('text', (delta) => deltas.push(delta));
       return stream.finalMessage();
     });
@@ -115,7 +136,10 @@ describe('messages', () => {
     assert.equal(final.stop_reason, 'tool_use');
     assert.equal(final.usage.output_tokens, usage.outputTokens);
     assert.equal((last().json as { stream?: boolean }).stream, true);
-    await assertUsage(svc, reqId, { ...messages, usage: messagesUsage(usage, { cacheCounters: true, toolCalls: COUNTS }) });
+    await assertUsage(svc, reqId, {
+      ...messages,
+      usage: messagesUsage(usage, { cacheCounters: true, toolCalls: COUNTS }),
+    });
   });
 
   test('streamed raw (stream: true): the events in order, partial JSON that reassembles to the inputs', async () => {
@@ -123,37 +147,64 @@ describe('messages', () => {
     const usage = distinctUsage(4);
     fake.setUsage(usage);
     const { result: events, reqId } = await ids.call(async () => {
-      const stream = await client.messages.create({ model: MODEL, max_tokens: 256, messages: ask('raw'), tools: TOOLS, stream: true });
+      const stream = await client.messages.create({
+        model: MODEL,
+        max_tokens: 256,
+        messages: ask('raw'),
+        tools: TOOLS,
+        stream: true,
+      });
       const seen: Anthropic.RawMessageStreamEvent[] = [];
       for await (const event of stream) seen.push(event);
       return seen;
     });
     assert.equal(events[0]?.type, 'message_start');
-    assert.deepEqual(events.slice(-2).map((e) => e.type), ['message_delta', 'message_stop']);
+    assert.deepEqual(
+      events.slice(-2).map((e) => e.type),
+      ['message_delta', 'message_stop'],
+    );
     let text = '';
     const blocks = new Map<number, { name: string; json: string }>();
     for (const e of events) {
-      if (e.type === 'content_block_start' && e.content_block.type === 'tool_use') blocks.set(e.index, { name: e.content_block.name, json: '' });
+      if (e.type === 'content_block_start' && e.content_block.type === 'tool_use')
+        blocks.set(e.index, { name: e.content_block.name, json: '' });
       if (e.type === 'content_block_delta' && e.delta.type === 'text_delta') text += e.delta.text;
-      if (e.type === 'content_block_delta' && e.delta.type === 'input_json_delta') blocks.get(e.index)!.json += e.delta.partial_json;
+      if (e.type === 'content_block_delta' && e.delta.type === 'input_json_delta')
+        blocks.get(e.index)!.json += e.delta.partial_json;
     }
     assert.equal(text, TEXT);
-    assert.deepEqual([...blocks.values()].map((b) => ({ name: b.name, arguments: JSON.parse(b.json) as unknown })), CALLS);
+    assert.deepEqual(
+      [...blocks.values()].map((b) => ({ name: b.name, arguments: JSON.parse(b.json) as unknown })),
+      CALLS,
+    );
     const delta = events.at(-2);
     assert.equal(delta?.type === 'message_delta' ? delta.usage.output_tokens : null, usage.outputTokens);
-    await assertUsage(svc, reqId, { ...messages, usage: messagesUsage(usage, { cacheCounters: true, toolCalls: COUNTS }) });
+    await assertUsage(svc, reqId, {
+      ...messages,
+      usage: messagesUsage(usage, { cacheCounters: true, toolCalls: COUNTS }),
+    });
     fake.setOutput({ toolCalls: 'auto' });
   });
 
-  test('count_tokens: the fake\'s count, the model rewritten, counted but not metered', async () => {
+  test("count_tokens: the fake's count, the model rewritten, counted but not metered", async () => {
     const usage = distinctUsage(5);
     fake.setUsage(usage);
-    const { result, reqId } = await ids.call(() => client.messages.countTokens({ model: MODEL, messages: ask('count me'), tools: TOOLS }));
+    const { result, reqId } = await ids.call(() =>
+      client.messages.countTokens({ model: MODEL, messages: ask('count me'), tools: TOOLS }),
+    );
     assert.deepEqual(result, { input_tokens: usage.inputTokens });
-    assert.deepEqual([last().path, (last().json as { model: string }).model], ['/v1/messages/count_tokens', 'claude-test-1']);
+    assert.deepEqual(
+      [last().path, (last().json as { model: string }).model],
+      ['/v1/messages/count_tokens', 'claude-test-1'],
+    );
     assert.equal(last().headers['x-api-key'], KEY);
     assert.equal(last().headers['anthropic-version'], ids.lastSent().get('anthropic-version'));
-    await assertUsage(svc, reqId, { op: 'messages.count_tokens', providerId: 'anthropic', modelId: MODEL, usage: NOTHING_REPORTED });
+    await assertUsage(svc, reqId, {
+      op: 'messages.count_tokens',
+      providerId: 'anthropic',
+      modelId: MODEL,
+      usage: NOTHING_REPORTED,
+    });
   });
 });
 
@@ -164,8 +215,13 @@ describe('the API version', () => {
     return params;
   };
 
-  test('is the client\'s choice when it states one', async () => {
-    const older = new Anthropic({ baseURL: svc.url, apiKey: svc.adminToken, maxRetries: 0, defaultHeaders: { 'anthropic-version': '2023-06-01' } });
+  test("is the client's choice when it states one", async () => {
+    const older = new Anthropic({
+      baseURL: svc.url,
+      apiKey: svc.adminToken,
+      maxRetries: 0,
+      defaultHeaders: { 'anthropic-version': '2023-06-01' },
+    });
     // 2023-06-01 still takes `temperature`; the SDK's own version (2026-10-21) refuses it upstream.
     const message = await older.messages.create(withTemperature('old'));
     assert.equal(message.type, 'message');
@@ -176,14 +232,17 @@ describe('the API version', () => {
     await assert.rejects(
       client.messages.create(withTemperature('new')),
       (err: unknown) =>
-        err instanceof Anthropic.BadRequestError && (err.error as { error?: { code?: string } } | undefined)?.error?.code === 'UPSTREAM_ERROR',
+        err instanceof Anthropic.BadRequestError &&
+        (err.error as { error?: { code?: string } } | undefined)?.error?.code === 'UPSTREAM_ERROR',
     );
     assert.equal((last().json as { temperature?: number }).temperature, 0.2);
     assert.notEqual(last().headers['anthropic-version'], '2023-06-01');
   });
 
-  test('is the adapter\'s default when the client states none', async () => {
-    const reply = await svc.request('POST', '/v1/messages', { body: { model: MODEL, max_tokens: 16, messages: ask('bare') } });
+  test("is the adapter's default when the client states none", async () => {
+    const reply = await svc.request('POST', '/v1/messages', {
+      body: { model: MODEL, max_tokens: 16, messages: ask('bare') },
+    });
     assert.equal(reply.status, 200, reply.text);
     assert.equal(reply.json.type, 'message');
     assert.equal(last().headers['anthropic-version'], '2023-06-01');

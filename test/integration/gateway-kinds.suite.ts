@@ -28,10 +28,22 @@ import { startInProcess, type InProcessService } from '../helpers/in-process.ts'
 // Anthropic clients and, for rerank, raw HTTP. Every metered call's usage line must equal what the fake
 // reported, streamed and not.
 
-const KEYS = { openrouter: `or-key-${process.pid}`, compatible: `vllm-key-${process.pid}`, ollama: `ollama-key-${process.pid}`, llamacpp: `llama-key-${process.pid}` };
+const KEYS = {
+  openrouter: `or-key-${process.pid}`,
+  compatible: `vllm-key-${process.pid}`,
+  ollama: `ollama-key-${process.pid}`,
+  llamacpp: `llama-key-${process.pid}`,
+};
 const TEXT = `Relayed ${ANSWER_SENTINEL} intact.`;
-const TOOLS: Anthropic.Tool[] = [{ name: 'get_weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }];
-const DOCUMENTS = ['A fox jumps over the dog.', `Nothing about it ${PROMPT_SENTINEL}.`, 'The quick fox.', 'Dogs sleep.'];
+const TOOLS: Anthropic.Tool[] = [
+  { name: 'get_weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } },
+];
+const DOCUMENTS = [
+  'A fox jumps over the dog.',
+  `Nothing about it ${PROMPT_SENTINEL}.`,
+  'The quick fox.',
+  'Dogs sleep.',
+];
 
 let svc: InProcessService;
 let openrouter: openaiFake.OpenAIFake;
@@ -54,7 +66,10 @@ const nextUsage = (fake: AnyFake): FakeUsage => {
 
 before(async () => {
   openrouter = await openaiFake.start({ flavour: 'openrouter', apiKey: KEYS.openrouter });
-  openrouter.setModels([{ id: 'meta/llama-test' }, { id: 'openai/text-embedding-3-small', outputModalities: ['embeddings'] }]);
+  openrouter.setModels([
+    { id: 'meta/llama-test' },
+    { id: 'openai/text-embedding-3-small', outputModalities: ['embeddings'] },
+  ]);
   compatible = await openaiFake.start({ flavour: 'compatible', apiKey: KEYS.compatible });
   compatible.setModels([{ id: 'qwen-chat' }, { id: 'bge-embed-small' }, { id: 'bge-reranker-base' }]);
   llamacpp = await openaiFake.start({ flavour: 'llamacpp', apiKey: KEYS.llamacpp });
@@ -64,12 +79,20 @@ before(async () => {
   for (const fake of [openrouter, compatible, llamacpp, ollama]) fake.setOutput({ text: TEXT, chunks: 5 });
 
   svc = await startInProcess();
-  assert.equal(await addProvider(svc, { kind: 'openrouter', baseUrl: openrouter.baseUrl, credential: KEYS.openrouter }), 2);
-  assert.equal(await addProvider(svc, { kind: 'openai_compatible', baseUrl: compatible.baseUrl, credential: KEYS.compatible }), 3);
+  assert.equal(
+    await addProvider(svc, { kind: 'openrouter', baseUrl: openrouter.baseUrl, credential: KEYS.openrouter }),
+    2,
+  );
+  assert.equal(
+    await addProvider(svc, { kind: 'openai_compatible', baseUrl: compatible.baseUrl, credential: KEYS.compatible }),
+    3,
+  );
   assert.equal(await addProvider(svc, { kind: 'llamacpp', baseUrl: llamacpp.baseUrl, credential: KEYS.llamacpp }), 2);
   assert.equal(await addProvider(svc, { kind: 'ollama', baseUrl: ollama.baseUrl, credential: KEYS.ollama }), 2);
   // Requested by alias, the reranker is answered under that name (the contract: the model as requested).
-  const aliased = await svc.request('PATCH', '/v1/catalog/models/openai-compatible%2Fbge-reranker-base', { body: { aliases: ['house-reranker'] } });
+  const aliased = await svc.request('PATCH', '/v1/catalog/models/openai-compatible%2Fbge-reranker-base', {
+    body: { aliases: ['house-reranker'] },
+  });
   assert.equal(aliased.status, 200, aliased.text);
   openai = new OpenAI({ baseURL: `${svc.url}/v1`, apiKey: svc.adminToken, maxRetries: 0, fetch: ids.fetch });
   anthropic = new Anthropic({ baseURL: svc.url, apiKey: svc.adminToken, maxRetries: 0, fetch: ids.fetch });
@@ -110,10 +133,18 @@ function chatTest({ fake, providerId, model, upstream, expect, injects }: ChatCa
     assert.equal(chunks.map((c) => c.choices[0]?.delta.content ?? '').join(''), TEXT);
     if (injects) {
       assert.deepEqual(lastJson(fake()).stream_options, { include_usage: true });
-      assert.deepEqual(chunks.filter((c) => 'usage' in c), [], 'what the worker asked for is removed');
+      assert.deepEqual(
+        chunks.filter((c) => 'usage' in c),
+        [],
+        'what the worker asked for is removed',
+      );
     } else {
       assert.equal(lastJson(fake()).stream_options, undefined, 'nothing injected');
-      assert.equal(chunks.at(-1)?.usage?.total_tokens, streamedUsage.inputTokens + streamedUsage.outputTokens, 'the upstream’s own usage chunk is relayed');
+      assert.equal(
+        chunks.at(-1)?.usage?.total_tokens,
+        streamedUsage.inputTokens + streamedUsage.outputTokens,
+        'the upstream’s own usage chunk is relayed',
+      );
     }
     await assertUsage(svc, streamed.reqId, { ...line, usage: expect(streamedUsage) });
   });
@@ -125,23 +156,41 @@ function embeddingsTest(fake: () => AnyFake, providerId: string, model: string, 
     const inputs = ['one', `two ${PROMPT_SENTINEL}`];
     const { result, reqId } = await ids.call(() => openai.embeddings.create({ model, input: inputs }));
     assert.deepEqual(lastJson(fake()), { model: upstream, input: inputs, encoding_format: 'base64' });
-    assert.deepEqual(result.data.map((d) => d.embedding), inputs.map((t) => openaiFake.embeddingFor(t, openaiFake.DEFAULT_OUTPUT.embeddingDimensions)));
+    assert.deepEqual(
+      result.data.map((d) => d.embedding),
+      inputs.map((t) => openaiFake.embeddingFor(t, openaiFake.DEFAULT_OUTPUT.embeddingDimensions)),
+    );
     await assertUsage(svc, reqId, { op: 'embeddings', providerId, modelId: model, usage: embeddingsUsage(usage) });
   });
 }
 
 /** POST /v1/rerank by raw HTTP; the answer is the fake's own ranking, in the contract's shape. */
-function rerankTest(fake: () => openaiFake.OpenAIFake, key: string, providerId: string, modelId: string, requested: string, upstream: string): void {
+function rerankTest(
+  fake: () => openaiFake.OpenAIFake,
+  key: string,
+  providerId: string,
+  modelId: string,
+  requested: string,
+  upstream: string,
+): void {
   test('rerank: {object, model: as requested, results} best first, whatever the server answered', async () => {
     const body = { model: requested, query: 'quick fox jumps', documents: DOCUMENTS, top_n: 3 };
     const reply = await svc.request('POST', '/v1/rerank', { body });
     assert.equal(reply.status, 200, reply.text);
-    const seen = fake().requests.find((r) => r.headers['x-service-request-id'] === reply.headers['x-service-request-id']);
+    const seen = fake().requests.find(
+      (r) => r.headers['x-service-request-id'] === reply.headers['x-service-request-id'],
+    );
     assert.deepEqual(seen?.json, { ...body, model: upstream }, 'top_n passed on, model rewritten');
     assert.equal(seen?.headers.authorization, `Bearer ${key}`);
 
     // The same question straight to the fake: its ranking and usage, which the service must keep.
-    const direct = (await (await postJson(`${fake().baseUrl.replace(/\/v1$/, '')}/v1/rerank`, { ...body, model: upstream }, { authorization: `Bearer ${key}` })).json()) as {
+    const direct = (await (
+      await postJson(
+        `${fake().baseUrl.replace(/\/v1$/, '')}/v1/rerank`,
+        { ...body, model: upstream },
+        { authorization: `Bearer ${key}` },
+      )
+    ).json()) as {
       results: { index: number; relevance_score: number }[];
       usage: unknown;
     };
@@ -149,8 +198,16 @@ function rerankTest(fake: () => openaiFake.OpenAIFake, key: string, providerId: 
     assert.deepEqual(reply.json, { object: 'list', model: requested, results, usage: direct.usage });
     assert.equal(results.length, 3);
     const scores = results.map((r) => r.relevance_score);
-    assert.deepEqual(scores, [...scores].sort((x, y) => y - x));
-    await assertUsage(svc, reply.headers['x-service-request-id']!, { op: 'rerank', providerId, modelId, usage: NOTHING_REPORTED });
+    assert.deepEqual(
+      scores,
+      [...scores].sort((x, y) => y - x),
+    );
+    await assertUsage(svc, reply.headers['x-service-request-id']!, {
+      op: 'rerank',
+      providerId,
+      modelId,
+      usage: NOTHING_REPORTED,
+    });
   });
 }
 
@@ -166,12 +223,19 @@ function messagesTest(fake: () => AnyFake, providerId: string, model: string, up
     await assertUsage(svc, plain.reqId, { ...line, usage: messagesUsage(plainUsage, { cacheCounters: false }) });
 
     const streamedUsage = nextUsage(fake());
-    const streamed = await ids.call(() => anthropic.messages.stream({ model, max_tokens: 64, messages: ask('streamed'), tools: TOOLS }).finalMessage());
+    const streamed = await ids.call(() =>
+      anthropic.messages.stream({ model, max_tokens: 64, messages: ask('streamed'), tools: TOOLS }).finalMessage(),
+    );
     assert.deepEqual(
-      streamed.result.content.map((b) => (b.type === 'text' ? b.text : b.type === 'tool_use' ? [b.name, b.input] : b.type)),
+      streamed.result.content.map((b) =>
+        b.type === 'text' ? b.text : b.type === 'tool_use' ? [b.name, b.input] : b.type,
+      ),
       [TEXT, ['get_weather', { query: 'fake input for get_weather', index: 0 }]],
     );
-    await assertUsage(svc, streamed.reqId, { ...line, usage: messagesUsage(streamedUsage, { cacheCounters: false, toolCalls: { get_weather: 1 } }) });
+    await assertUsage(svc, streamed.reqId, {
+      ...line,
+      usage: messagesUsage(streamedUsage, { cacheCounters: false, toolCalls: { get_weather: 1 } }),
+    });
   });
 }
 
@@ -184,7 +248,12 @@ describe('openrouter', () => {
     expect: (u) => styleAUsage(u, { cost: true }),
     injects: false,
   });
-  embeddingsTest(() => openrouter, 'openrouter', 'openrouter/openai/text-embedding-3-small', 'openai/text-embedding-3-small');
+  embeddingsTest(
+    () => openrouter,
+    'openrouter',
+    'openrouter/openai/text-embedding-3-small',
+    'openai/text-embedding-3-small',
+  );
 
   test('the stored key and only it goes upstream', () => {
     const calls = openrouter.requests.filter((r) => r.method === 'POST');
@@ -204,7 +273,14 @@ describe('openai_compatible', () => {
   });
   embeddingsTest(() => compatible, 'openai-compatible', 'openai-compatible/bge-embed-small', 'bge-embed-small');
 
-  rerankTest(() => compatible, KEYS.compatible, 'openai-compatible', 'openai-compatible/bge-reranker-base', 'house-reranker', 'bge-reranker-base');
+  rerankTest(
+    () => compatible,
+    KEYS.compatible,
+    'openai-compatible',
+    'openai-compatible/bge-reranker-base',
+    'house-reranker',
+    'bge-reranker-base',
+  );
 });
 
 describe('ollama', () => {
@@ -234,19 +310,37 @@ describe('llamacpp', () => {
 
   test('count_tokens via the Anthropic SDK: the server’s count, counted but not metered', async () => {
     const usage = nextUsage(llamacpp);
-    const { result, reqId } = await ids.call(() => anthropic.messages.countTokens({ model: 'llamacpp/qwen-local', messages: ask('count') }));
+    const { result, reqId } = await ids.call(() =>
+      anthropic.messages.countTokens({ model: 'llamacpp/qwen-local', messages: ask('count') }),
+    );
     assert.deepEqual(result, { input_tokens: usage.inputTokens });
-    assert.deepEqual([llamacpp.requests.at(-1)!.path, lastJson(llamacpp).model], ['/v1/messages/count_tokens', 'qwen-local']);
-    await assertUsage(svc, reqId, { op: 'messages.count_tokens', providerId: 'llamacpp', modelId: 'llamacpp/qwen-local', usage: NOTHING_REPORTED });
+    assert.deepEqual(
+      [llamacpp.requests.at(-1)!.path, lastJson(llamacpp).model],
+      ['/v1/messages/count_tokens', 'qwen-local'],
+    );
+    await assertUsage(svc, reqId, {
+      op: 'messages.count_tokens',
+      providerId: 'llamacpp',
+      modelId: 'llamacpp/qwen-local',
+      usage: NOTHING_REPORTED,
+    });
   });
-  rerankTest(() => llamacpp, KEYS.llamacpp, 'llamacpp', 'llamacpp/bge-reranker-v2', 'llamacpp/bge-reranker-v2', 'bge-reranker-v2');
+  rerankTest(
+    () => llamacpp,
+    KEYS.llamacpp,
+    'llamacpp',
+    'llamacpp/bge-reranker-v2',
+    'llamacpp/bge-reranker-v2',
+    'bge-reranker-v2',
+  );
 });
 
 describe('what never leaves or gets logged', () => {
   const all = () => [...openrouter.requests, ...compatible.requests, ...llamacpp.requests, ...ollama.requests];
 
   test('no upstream request carried the local token', () => {
-    for (const fake of [openrouter, compatible, llamacpp, ollama]) assertTokenNeverUpstream(svc.adminToken, fake.requests);
+    for (const fake of [openrouter, compatible, llamacpp, ollama])
+      assertTokenNeverUpstream(svc.adminToken, fake.requests);
   });
 
   test('prompts and answers never reach the log', () => {

@@ -23,7 +23,11 @@ before(async () => {
   oa = await openaiFake.start({ apiKey: KEY });
   oa.setModels([{ id: 'gpt-test' }, { id: 'text-embedding-test' }]);
   svc = await startInProcess();
-  assert.equal((await svc.request('POST', '/v1/providers', { body: { kind: 'openai', baseUrl: oa.baseUrl, credential: KEY } })).status, 201);
+  assert.equal(
+    (await svc.request('POST', '/v1/providers', { body: { kind: 'openai', baseUrl: oa.baseUrl, credential: KEY } }))
+      .status,
+    201,
+  );
   assert.equal((await svc.request('POST', '/v1/providers/openai/actions/refresh-models')).status, 200);
 });
 after(async () => {
@@ -53,14 +57,26 @@ describe('credentials and headers (global rules 3-5)', () => {
     const seen = oa.requests.slice(before);
     assert.equal(seen.length, 1);
     const raw = seen[0]!.rawHeaders.join('\n') + '\n' + seen[0]!.body;
-    for (const secret of [...clientKeys, svc.adminToken, 'cHJveHk6cHc=', '10.9.8.7']) assert.ok(!raw.includes(secret), `upstream saw ${secret}`);
+    for (const secret of [...clientKeys, svc.adminToken, 'cHJveHk6cHc=', '10.9.8.7'])
+      assert.ok(!raw.includes(secret), `upstream saw ${secret}`);
     assert.equal(seen[0]!.headers['authorization'], `Bearer ${KEY}`, 'the service sets provider authentication itself');
     assert.equal(seen[0]!.headers['openai-project'], 'proj_hint');
-    assert.equal(seen[0]!.headers['x-service-request-id'], reply.headers['x-service-request-id'], 'the request ID goes upstream');
+    assert.equal(
+      seen[0]!.headers['x-service-request-id'],
+      reply.headers['x-service-request-id'],
+      'the request ID goes upstream',
+    );
   });
 
   test('hop-by-hop, credential-bearing and provider CORS headers are stripped; rate limits pass', async () => {
-    const body = { id: 'chatcmpl-x', object: 'chat.completion', created: 1, model: 'gpt-test', choices: [], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } };
+    const body = {
+      id: 'chatcmpl-x',
+      object: 'chat.completion',
+      created: 1,
+      model: 'gpt-test',
+      choices: [],
+      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+    };
     oa.failNext(200, body, {
       'set-cookie': 'upstream=1',
       'access-control-allow-origin': '*',
@@ -74,7 +90,14 @@ describe('credentials and headers (global rules 3-5)', () => {
     });
     const reply = await svc.request('POST', '/v1/chat/completions', { body: chat() });
     assert.equal(reply.status, 200, reply.text);
-    for (const name of ['set-cookie', 'access-control-allow-origin', 'access-control-allow-credentials', 'www-authenticate', 'proxy-authenticate', 'openai-organization']) {
+    for (const name of [
+      'set-cookie',
+      'access-control-allow-origin',
+      'access-control-allow-credentials',
+      'www-authenticate',
+      'proxy-authenticate',
+      'openai-organization',
+    ]) {
       assert.equal(reply.headers[name], undefined, name);
     }
     assert.equal(reply.headers['x-ratelimit-remaining-requests'], '99');
@@ -138,24 +161,46 @@ describe('resolution before anything leaves the edge', () => {
     const big = (text: string) => Buffer.from(text, 'utf8');
     const valid = JSON.stringify(chat(false, { messages: [{ role: 'user', content: prompt }] }));
     assert.ok(valid.length > 64 * 1024);
-    const prose = JSON.stringify(chat(false, { messages: [{ role: 'user', content: `${'lorem ipsum '.repeat(6000)}MIDDLE ${'ipsum '.repeat(6000)}` }] }));
+    const prose = JSON.stringify(
+      chat(false, {
+        messages: [{ role: 'user', content: `${'lorem ipsum '.repeat(6000)}MIDDLE ${'ipsum '.repeat(6000)}` }],
+      }),
+    );
     const before = oa.requests.length;
     const refused: [string, Buffer, number, string][] = [
       ['a raw newline inside a string', big(valid.replace('\\n', '\n')), 400, 'INVALID_JSON'],
-      ['a raw newline deep in a long string', big(`${valid.slice(0, valid.lastIndexOf('\\n'))}\n${valid.slice(valid.lastIndexOf('\\n') + 2)}`), 400, 'INVALID_JSON'],
+      [
+        'a raw newline deep in a long string',
+        big(`${valid.slice(0, valid.lastIndexOf('\\n'))}\n${valid.slice(valid.lastIndexOf('\\n') + 2)}`),
+        400,
+        'INVALID_JSON',
+      ],
       // Prose has no escapes: its bytes are checked 16 at a time (SIMD) rather than one by one.
       ['a control character in the middle of prose', big(prose.replace('MIDDLE', 'MID\u0001DLE')), 400, 'INVALID_JSON'],
       ['a bad escape', big(valid.replace('\\n\\t', '\\n\\q')), 400, 'INVALID_JSON'],
       ['a trailing value', big(`${valid} {}`), 400, 'INVALID_JSON'],
       ['a truncated body', big(valid.slice(0, -2)), 400, 'INVALID_JSON'],
-      ['invalid UTF-8', Buffer.concat([big(valid.slice(0, -3)), Buffer.from([0xc3, 0x28]), big('"}')]), 400, 'INVALID_JSON'],
+      [
+        'invalid UTF-8',
+        Buffer.concat([big(valid.slice(0, -3)), Buffer.from([0xc3, 0x28]), big('"}')]),
+        400,
+        'INVALID_JSON',
+      ],
       ['a top-level array', big(`[${valid}]`), 400, 'INVALID_REQUEST'],
       ['no model', big(valid.replace('"model"', '"mode1"')), 400, 'INVALID_REQUEST'],
       ['a model nested deeper only', big(`{"x":${valid}}`), 400, 'INVALID_REQUEST'],
-      ['an unknown model, repeated key last', big(`${valid.slice(0, -1)},"model":"openai/nope"}`), 404, 'MODEL_NOT_FOUND'],
+      [
+        'an unknown model, repeated key last',
+        big(`${valid.slice(0, -1)},"model":"openai/nope"}`),
+        404,
+        'MODEL_NOT_FOUND',
+      ],
     ];
     for (const [what, body, status, code] of refused) {
-      const reply = await svc.request('POST', '/v1/chat/completions', { body, headers: { 'content-type': 'application/json' } });
+      const reply = await svc.request('POST', '/v1/chat/completions', {
+        body,
+        headers: { 'content-type': 'application/json' },
+      });
       assert.equal(reply.status, status, what);
       assert.equal(reply.json.error.code, code, what);
     }
@@ -163,7 +208,10 @@ describe('resolution before anything leaves the edge', () => {
 
     // A model key written with an escape still resolves, and the upstream gets the client's value with only the model changed.
     const escapedKey = valid.replace('"model"', '"mod\\u0065l"');
-    const reply = await svc.request('POST', '/v1/chat/completions', { body: big(escapedKey), headers: { 'content-type': 'application/json' } });
+    const reply = await svc.request('POST', '/v1/chat/completions', {
+      body: big(escapedKey),
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(reply.status, 200, reply.text);
     const sent = JSON.parse(oa.requests.at(-1)!.body) as Record<string, unknown>;
     assert.deepEqual(sent, { ...JSON.parse(valid), model: 'gpt-test' });
@@ -179,7 +227,9 @@ describe('resolution before anything leaves the edge', () => {
         const marker = `l${l}-n${n}-`;
         const content = marker.repeat(Math.ceil((70_000 + ((l * 7 + n) % 16) * 15_000) / marker.length));
         sent.set(marker, content);
-        const reply = await svc.request('POST', '/v1/chat/completions', { body: chat(false, { messages: [{ role: 'user', content }] }) });
+        const reply = await svc.request('POST', '/v1/chat/completions', {
+          body: chat(false, { messages: [{ role: 'user', content }] }),
+        });
         assert.equal(reply.status, 200, reply.text);
       }
     };
@@ -196,14 +246,21 @@ describe('resolution before anything leaves the edge', () => {
   });
 
   test('a disabled provider and a missing credential are refused with their codes', async () => {
-    const record = await svc.request('POST', '/v1/catalog/models', { body: { providerId: 'openai', upstreamModelId: 'gpt-curated', families: ['styleA.chat_completions'] } });
+    const record = await svc.request('POST', '/v1/catalog/models', {
+      body: { providerId: 'openai', upstreamModelId: 'gpt-curated', families: ['styleA.chat_completions'] },
+    });
     assert.equal(record.status, 201);
     await svc.request('PATCH', '/v1/providers/openai', { body: { enabled: false } });
-    const disabled = await svc.request('POST', '/v1/chat/completions', { body: { ...chat(), model: 'openai/gpt-curated' } });
+    const disabled = await svc.request('POST', '/v1/chat/completions', {
+      body: { ...chat(), model: 'openai/gpt-curated' },
+    });
     assert.equal(disabled.status, 409);
     assert.equal(disabled.json.error.code, 'PROVIDER_DISABLED');
     // Auto-proxied models leave the catalog with their provider.
-    assert.equal((await svc.request('POST', '/v1/chat/completions', { body: chat() })).json.error.code, 'MODEL_NOT_FOUND');
+    assert.equal(
+      (await svc.request('POST', '/v1/chat/completions', { body: chat() })).json.error.code,
+      'MODEL_NOT_FOUND',
+    );
     await svc.request('PATCH', '/v1/providers/openai', { body: { enabled: true, credential: null } });
     const missing = await svc.request('POST', '/v1/chat/completions', { body: chat() });
     assert.equal(missing.status, 409);
@@ -213,7 +270,8 @@ describe('resolution before anything leaves the edge', () => {
     // it cannot take a failure a later test arms on the fake.
     // (An earlier refresh, started without a credential, may still be running: the action joins it.)
     let refreshed = 0;
-    for (let i = 0; i < 20 && refreshed !== 200; i++) refreshed = (await svc.request('POST', '/v1/providers/openai/actions/refresh-models')).status;
+    for (let i = 0; i < 20 && refreshed !== 200; i++)
+      refreshed = (await svc.request('POST', '/v1/providers/openai/actions/refresh-models')).status;
     assert.equal(refreshed, 200);
     assert.equal((await svc.request('POST', '/v1/chat/completions', { body: chat() })).status, 200);
   });
@@ -229,7 +287,11 @@ describe('upstream failures', () => {
       [503, {}, 502, 'UPSTREAM_ERROR'],
     ];
     for (const [upstream, headers, status, code] of cases) {
-      oa.failNext(upstream, { error: { message: `fake failure ${upstream} with ${KEY}`, type: 'invalid_request_error', code: 'x' } }, headers);
+      oa.failNext(
+        upstream,
+        { error: { message: `fake failure ${upstream} with ${KEY}`, type: 'invalid_request_error', code: 'x' } },
+        headers,
+      );
       const reply = await svc.request('POST', '/v1/chat/completions', { body: chat() });
       assert.equal(reply.status, status, `upstream ${upstream}: ${reply.text}`);
       assert.equal(reply.json.error.code, code, `upstream ${upstream}`);
@@ -252,8 +314,12 @@ describe('upstream failures', () => {
   });
 
   test('an unreachable provider is UPSTREAM_UNREACHABLE', async () => {
-    await svc.request('POST', '/v1/providers', { body: { kind: 'openai_compatible', id: 'gone', baseUrl: 'http://127.0.0.1:9/v1' } });
-    await svc.request('POST', '/v1/catalog/models', { body: { providerId: 'gone', upstreamModelId: 'm', families: ['styleA.chat_completions'] } });
+    await svc.request('POST', '/v1/providers', {
+      body: { kind: 'openai_compatible', id: 'gone', baseUrl: 'http://127.0.0.1:9/v1' },
+    });
+    await svc.request('POST', '/v1/catalog/models', {
+      body: { providerId: 'gone', upstreamModelId: 'm', families: ['styleA.chat_completions'] },
+    });
     const reply = await svc.request('POST', '/v1/chat/completions', { body: { ...chat(), model: 'gone/m' } });
     assert.equal(reply.status, 502);
     assert.equal(reply.json.error.code, 'UPSTREAM_UNREACHABLE');
@@ -261,11 +327,20 @@ describe('upstream failures', () => {
 });
 
 /** Streams a request over a raw socket; resolves with the received text once `stopWhen` holds or it ends. */
-function rawStream(body: unknown, stopWhen?: (text: string) => boolean): Promise<{ text: string; status: number; destroy(): void; ended: Promise<void> }> {
+function rawStream(
+  body: unknown,
+  stopWhen?: (text: string) => boolean,
+): Promise<{ text: string; status: number; destroy(): void; ended: Promise<void> }> {
   return new Promise((resolve, reject) => {
     const payload = JSON.stringify(body);
     const req = httpRequest(
-      { host: '127.0.0.1', port: svc.port, method: 'POST', path: '/v1/chat/completions', headers: { authorization: `Bearer ${svc.adminToken}`, 'content-type': 'application/json' } },
+      {
+        host: '127.0.0.1',
+        port: svc.port,
+        method: 'POST',
+        path: '/v1/chat/completions',
+        headers: { authorization: `Bearer ${svc.adminToken}`, 'content-type': 'application/json' },
+      },
       (res) => {
         let text = '';
         let settled = false;
@@ -309,7 +384,10 @@ describe('streams', () => {
         sent = stream.eventsSent;
         await new Promise((r) => setTimeout(r, 300));
       }
-      assert.ok(stream.end === null && sent < events, `the upstream sent ${sent} of ${events} events while the client read nothing`);
+      assert.ok(
+        stream.end === null && sent < events,
+        `the upstream sent ${sent} of ${events} events while the client read nothing`,
+      );
       let received = '';
       socket.setEncoding('utf8');
       socket.on('data', (d: string) => (received += d));
@@ -346,7 +424,10 @@ describe('streams', () => {
       assert.equal(plain.json.choices[0].message.content, text);
       const got = await rawStream(chat(true));
       const events = got.text.split('\n\n').filter((e) => e.startsWith('data: {'));
-      const deltas = events.map((e) => (JSON.parse(e.slice(6)) as { choices: { delta: { content?: string } }[] }).choices[0]?.delta.content ?? '');
+      const deltas = events.map(
+        (e) =>
+          (JSON.parse(e.slice(6)) as { choices: { delta: { content?: string } }[] }).choices[0]?.delta.content ?? '',
+      );
       assert.equal(deltas.join(''), text);
     } finally {
       oa.setOutput({ ...openaiFake.DEFAULT_OUTPUT });
@@ -355,7 +436,13 @@ describe('streams', () => {
 
   test('a client that leaves before the answer is logged as 499, not as an internal error', async () => {
     oa.hangNext();
-    const req = httpRequest({ host: '127.0.0.1', port: svc.port, method: 'POST', path: '/v1/chat/completions', headers: { authorization: `Bearer ${svc.adminToken}`, 'content-type': 'application/json' } });
+    const req = httpRequest({
+      host: '127.0.0.1',
+      port: svc.port,
+      method: 'POST',
+      path: '/v1/chat/completions',
+      headers: { authorization: `Bearer ${svc.adminToken}`, 'content-type': 'application/json' },
+    });
     req.on('error', () => {});
     req.end(JSON.stringify(chat()));
     await new Promise((r) => setTimeout(r, 300)); // the call is upstream, waiting for a head that never comes

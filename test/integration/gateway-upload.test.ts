@@ -38,8 +38,12 @@ function rssBytes(pid: number): number {
 async function upload(mib: number): Promise<{ status: number; text: string; sha256: string }> {
   const boundary = `----switchyard${randomBytes(8).toString('hex')}`;
   const block = randomBytes(MiB);
-  const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.wav"\r\nContent-Type: audio/wav\r\n\r\n`);
-  const tail = Buffer.from(`\r\n--${boundary}\r\nContent-Disposition: form-data; name="model"\r\n\r\nopenai/whisper-test\r\n--${boundary}--\r\n`);
+  const head = Buffer.from(
+    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.wav"\r\nContent-Type: audio/wav\r\n\r\n`,
+  );
+  const tail = Buffer.from(
+    `\r\n--${boundary}\r\nContent-Disposition: form-data; name="model"\r\n\r\nopenai/whisper-test\r\n--${boundary}--\r\n`,
+  );
   const expected = createHash('sha256');
   const reply = await new Promise<{ status: number; text: string }>((resolve, reject) => {
     const req = httpRequest(
@@ -48,7 +52,10 @@ async function upload(mib: number): Promise<{ status: number; text: string; sha2
         port: svc.port,
         method: 'POST',
         path: '/v1/audio/transcriptions',
-        headers: { authorization: `Bearer ${svc.adminToken}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+        headers: {
+          authorization: `Bearer ${svc.adminToken}`,
+          'content-type': `multipart/form-data; boundary=${boundary}`,
+        },
       },
       (res) => {
         let text = '';
@@ -72,7 +79,9 @@ async function upload(mib: number): Promise<{ status: number; text: string; sha2
   return { ...reply, sha256: expected.digest('hex') };
 }
 
-test('a 200 MB multipart upload keeps the service RSS growth bounded (64 MB; 96 MB on the node:http edge of Node 22+) and arrives intact', { skip: process.platform !== 'linux' && 'reads /proc' }, async (t) => {
+test('a 200 MB multipart upload keeps the service RSS growth bounded (64 MB; 96 MB on the node:http edge of Node 22+) and arrives intact', {
+  skip: process.platform !== 'linux' && 'reads /proc',
+}, async (t) => {
   const pid = svc.process.pid!;
   // A first, small upload warms what any upload needs once (code paths, the upstream connection, the
   // allocator's arenas in each thread), so the figure below is what holding 200 MB would cost.
@@ -97,9 +106,14 @@ test('a 200 MB multipart upload keeps the service RSS growth bounded (64 MB; 96 
   const file = seen.parts!.find((p) => p.name === 'file')!;
   assert.equal(file.size, TOTAL_MIB * MiB);
   assert.equal(file.sha256, reply.sha256);
-  assert.equal(seen.parts!.find((p) => p.name === 'model')!.value, 'whisper-test', 'the model is rewritten to the upstream ID');
+  assert.equal(
+    seen.parts!.find((p) => p.name === 'model')!.value,
+    'whisper-test',
+    'the model is rewritten to the upstream ID',
+  );
   // The spill file is removed once the upload is over, which can be just after the answer left.
   const spillDir = join(svc.home, 'tmp');
-  for (let tries = 0; readdirSync(spillDir).length > 0 && tries < 250; tries++) await new Promise((r) => setTimeout(r, 20));
+  for (let tries = 0; readdirSync(spillDir).length > 0 && tries < 250; tries++)
+    await new Promise((r) => setTimeout(r, 20));
   assert.deepEqual(readdirSync(spillDir), [], 'the spill file is gone');
 });

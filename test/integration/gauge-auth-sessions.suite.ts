@@ -13,7 +13,10 @@ import { startInProcess, type InProcessService } from '../helpers/in-process.ts'
 // and tokens.
 
 const CLIENT_ID = 'Ov23liTESTCLIENT0001';
-const TOKENS = [`gho_SENTINELTOKEN0001${process.pid}aaaaaaaaaaaaaaaa`, `gho_SENTINELTOKEN0002${process.pid}bbbbbbbbbbbbbbbb`];
+const TOKENS = [
+  `gho_SENTINELTOKEN0001${process.pid}aaaaaaaaaaaaaaaa`,
+  `gho_SENTINELTOKEN0002${process.pid}bbbbbbbbbbbbbbbb`,
+];
 
 let svc: InProcessService;
 let oauth: OAuthDeviceFake;
@@ -21,7 +24,12 @@ let copilot: CopilotGaugeFake;
 before(async () => {
   oauth = await startOAuthDeviceFake({ clientId: CLIENT_ID });
   copilot = await startCopilotGaugeFake({ token: TOKENS[0]! });
-  copilot.setUser(paidUser({ snapshots: { chat: { entitlement: 300, remaining: 120, percent_remaining: 40, unlimited: false } }, resetDate: '2026-12-01T00:00:00Z' }));
+  copilot.setUser(
+    paidUser({
+      snapshots: { chat: { entitlement: 300, remaining: 120, percent_remaining: 40, unlimited: false } },
+      resetDate: '2026-12-01T00:00:00Z',
+    }),
+  );
   svc = await startInProcess({ env: { SWITCHYARD_GAUGE_AUTH_SECOND_MS: '20' } });
 });
 after(async () => {
@@ -33,7 +41,9 @@ after(async () => {
 const SESSIONS = '/v1/gauge/auth-sessions';
 const flow = { providerId: 'github-copilot', authMode: 'oauth_device' };
 const setClient = async (client: unknown) => {
-  const reply = await svc.request('PATCH', '/v1/settings', { body: { gauge: { oauthClients: { 'github-copilot': client } } } });
+  const reply = await svc.request('PATCH', '/v1/settings', {
+    body: { gauge: { oauthClients: { 'github-copilot': client } } },
+  });
   assert.equal(reply.status, 200, reply.text);
   return reply;
 };
@@ -58,13 +68,30 @@ test('bad input: body, provider and auth mode, unknown or mismatched account, op
   await expectError('POST', SESSIONS, 400, 'INVALID_REQUEST', {});
   await expectError('POST', SESSIONS, 400, 'INVALID_JSON', { ...flow, clientId: 'x' });
   await expectError('POST', SESSIONS, 400, 'INVALID_REQUEST', { ...flow, accountId: 'a'.repeat(161) });
-  assert.equal((await expectError('POST', SESSIONS, 400, 'INVALID_REQUEST', { providerId: 'nope', authMode: 'oauth_device' })).param, 'providerId');
-  assert.equal((await expectError('POST', SESSIONS, 400, 'INVALID_REQUEST', { providerId: 'github-copilot', authMode: 'api_key' })).param, 'authMode');
-  assert.equal((await expectError('POST', SESSIONS, 400, 'INVALID_REQUEST', { providerId: 'openai', authMode: 'oauth_device' })).param, 'authMode');
+  assert.equal(
+    (await expectError('POST', SESSIONS, 400, 'INVALID_REQUEST', { providerId: 'nope', authMode: 'oauth_device' }))
+      .param,
+    'providerId',
+  );
+  assert.equal(
+    (await expectError('POST', SESSIONS, 400, 'INVALID_REQUEST', { providerId: 'github-copilot', authMode: 'api_key' }))
+      .param,
+    'authMode',
+  );
+  assert.equal(
+    (await expectError('POST', SESSIONS, 400, 'INVALID_REQUEST', { providerId: 'openai', authMode: 'oauth_device' }))
+      .param,
+    'authMode',
+  );
   await expectError('POST', SESSIONS, 404, 'NOT_FOUND', { ...flow, accountId: 'acct_nope' });
-  const pasted = await svc.request('POST', '/v1/gauge/accounts', { body: { providerId: 'github-copilot', authMode: 'api_key' } });
+  const pasted = await svc.request('POST', '/v1/gauge/accounts', {
+    body: { providerId: 'github-copilot', authMode: 'api_key' },
+  });
   assert.equal(pasted.status, 201, pasted.text);
-  assert.equal((await expectError('POST', SESSIONS, 400, 'INVALID_REQUEST', { ...flow, accountId: pasted.json.id })).param, 'accountId');
+  assert.equal(
+    (await expectError('POST', SESSIONS, 400, 'INVALID_REQUEST', { ...flow, accountId: pasted.json.id })).param,
+    'accountId',
+  );
   // An oauth_device account is made by a session only, never by a pasted credential.
   await expectError('POST', '/v1/gauge/accounts', 404, 'NOT_FOUND', { ...flow, credential: 'x' });
 
@@ -80,18 +107,24 @@ test('bad input: body, provider and auth mode, unknown or mismatched account, op
     [{ clientId: CLIENT_ID, baseUrl: 'ftp://127.0.0.1' }, 'gauge.oauthClients.github-copilot.baseUrl'],
     [{ clientId: CLIENT_ID, baseUrl: 'http://u:p@127.0.0.1' }, 'gauge.oauthClients.github-copilot.baseUrl'],
   ] as const) {
-    const reply = await svc.request('PATCH', '/v1/settings', { body: { gauge: { oauthClients: { 'github-copilot': client } } } });
+    const reply = await svc.request('PATCH', '/v1/settings', {
+      body: { gauge: { oauthClients: { 'github-copilot': client } } },
+    });
     assert.equal(reply.status, 400, JSON.stringify(client));
     assert.equal(reply.json.error.param, param, reply.text);
   }
-  await expectError('PATCH', '/v1/settings', 400, 'INVALID_JSON', { gauge: { oauthClients: { openai: { clientId: 'x' } } } });
+  await expectError('PATCH', '/v1/settings', 400, 'INVALID_JSON', {
+    gauge: { oauthClients: { openai: { clientId: 'x' } } },
+  });
 
   // The public GitHub is refused in loopback-only mode (the test suites' SWITCHYARD_GAUGE_ALLOWED_HOSTS).
   const shown = await setClient({ clientId: CLIENT_ID });
   assert.deepEqual(shown.json.gauge.oauthClients, { 'github-copilot': { clientId: CLIENT_ID, baseUrl: null } });
   assert.match((await expectError('POST', SESSIONS, 400, 'INVALID_REQUEST', flow)).message, /loopback/);
   await setClient({ clientId: CLIENT_ID, baseUrl: `${oauth.origin}/` });
-  assert.deepEqual((await svc.request('GET', '/v1/settings')).json.gauge.oauthClients, { 'github-copilot': { clientId: CLIENT_ID, baseUrl: oauth.origin } });
+  assert.deepEqual((await svc.request('GET', '/v1/settings')).json.gauge.oauthClients, {
+    'github-copilot': { clientId: CLIENT_ID, baseUrl: oauth.origin },
+  });
 
   await expectError('GET', `${SESSIONS}/${'a'.repeat(161)}`, 400, 'INVALID_REQUEST');
   await expectError('GET', `${SESSIONS}/auth_nope`, 404, 'NOT_FOUND');
@@ -102,7 +135,20 @@ test('bad input: body, provider and auth mode, unknown or mismatched account, op
 test('the flow completes: pending, polling, then the token creates an oauth_device account that collects with it', async () => {
   const session = await start();
   const grant = oauth.grant(session.userCode);
-  assert.deepEqual(Object.keys(session).sort(), ['accountId', 'authMode', 'createdAt', 'expiresAt', 'failure', 'id', 'interval', 'providerId', 'state', 'userCode', 'verificationUri', 'verificationUriComplete']);
+  assert.deepEqual(Object.keys(session).sort(), [
+    'accountId',
+    'authMode',
+    'createdAt',
+    'expiresAt',
+    'failure',
+    'id',
+    'interval',
+    'providerId',
+    'state',
+    'userCode',
+    'verificationUri',
+    'verificationUriComplete',
+  ]);
   assert.equal(session.state, 'pending');
   assert.equal(session.verificationUri, `${oauth.origin}/login/device`);
   assert.equal(session.verificationUriComplete, null);
@@ -112,7 +158,10 @@ test('the flow completes: pending, polling, then the token creates an oauth_devi
   const codeRequest = oauth.requests.find((r) => r.path === '/login/device/code')!;
   assert.match(String(codeRequest.headers['content-type']), /^application\/x-www-form-urlencoded/);
   assert.equal(codeRequest.headers.accept, 'application/json');
-  assert.deepEqual(Object.fromEntries(new URLSearchParams(codeRequest.body)), { client_id: CLIENT_ID, scope: 'read:user' });
+  assert.deepEqual(Object.fromEntries(new URLSearchParams(codeRequest.body)), {
+    client_id: CLIENT_ID,
+    scope: 'read:user',
+  });
 
   await oauth.whenPolled(grant.userCode, 2);
   assert.equal((await svc.request('GET', `${SESSIONS}/${session.id}`)).json.state, 'polling');
@@ -122,14 +171,34 @@ test('the flow completes: pending, polling, then the token creates an oauth_devi
   assert.equal(done.failure, null);
   assert.match(done.accountId, /^acct_/);
   const poll = oauth.requests.find((r) => r.path === '/login/oauth/access_token')!;
-  assert.deepEqual(Object.fromEntries(new URLSearchParams(poll.body)), { client_id: CLIENT_ID, device_code: grant.deviceCode, grant_type: DEVICE_GRANT });
+  assert.deepEqual(Object.fromEntries(new URLSearchParams(poll.body)), {
+    client_id: CLIENT_ID,
+    device_code: grant.deviceCode,
+    grant_type: DEVICE_GRANT,
+  });
 
-  const account = (await svc.request('GET', '/v1/gauge/accounts')).json.data.find((a: { id: string }) => a.id === done.accountId);
-  assert.deepEqual([account.providerId, account.authMode, account.credentialConfigured, account.label], ['github-copilot', 'oauth_device', true, 'GitHub Copilot']);
-  const audit = (await svc.request('GET', `/v1/audit-events?action=gauge-account.create&resourceId=${done.accountId}`)).json.data;
-  assert.deepEqual(audit.map((e: { metadata: Record<string, unknown> }) => [e.metadata.via, e.metadata.credentialConfigured]), [['auth-session', true]]);
+  const account = (await svc.request('GET', '/v1/gauge/accounts')).json.data.find(
+    (a: { id: string }) => a.id === done.accountId,
+  );
+  assert.deepEqual(
+    [account.providerId, account.authMode, account.credentialConfigured, account.label],
+    ['github-copilot', 'oauth_device', true, 'GitHub Copilot'],
+  );
+  const audit = (await svc.request('GET', `/v1/audit-events?action=gauge-account.create&resourceId=${done.accountId}`))
+    .json.data;
+  assert.deepEqual(
+    audit.map((e: { metadata: Record<string, unknown> }) => [e.metadata.via, e.metadata.credentialConfigured]),
+    [['auth-session', true]],
+  );
 
-  assert.equal((await svc.request('PATCH', `/v1/gauge/accounts/${done.accountId}`, { body: { config: { baseUrl: copilot.baseUrl } } })).status, 200);
+  assert.equal(
+    (
+      await svc.request('PATCH', `/v1/gauge/accounts/${done.accountId}`, {
+        body: { config: { baseUrl: copilot.baseUrl } },
+      })
+    ).status,
+    200,
+  );
   const refreshed = await svc.request('POST', '/v1/gauge/refresh', { body: { sourceIds: [done.accountId] } });
   assert.equal(refreshed.status, 200, refreshed.text);
   assert.equal(refreshed.json.data[0].ok, true, refreshed.text);
@@ -141,7 +210,9 @@ test('the flow completes: pending, polling, then the token creates an oauth_devi
   oauth.approve(again.userCode, TOKENS[1]!);
   const replaced = await ended(again.id);
   assert.deepEqual([replaced.state, replaced.accountId], ['succeeded', done.accountId]);
-  const accounts = (await svc.request('GET', '/v1/gauge/accounts')).json.data.filter((a: { authMode: string }) => a.authMode === 'oauth_device');
+  const accounts = (await svc.request('GET', '/v1/gauge/accounts')).json.data.filter(
+    (a: { authMode: string }) => a.authMode === 'oauth_device',
+  );
   assert.equal(accounts.length, 1);
 });
 
@@ -182,7 +253,10 @@ test('access_denied fails, expired_token and local expiry expire, a refusal or a
 
   oauth.setIssue({ extra: { verification_uri: 'http://phish.example/login/device' } });
   const odd = await start();
-  assert.deepEqual([odd.state, odd.failure.code, odd.userCode, odd.verificationUri], ['failed', 'malformed', null, null]);
+  assert.deepEqual(
+    [odd.state, odd.failure.code, odd.userCode, odd.verificationUri],
+    ['failed', 'malformed', null, null],
+  );
   oauth.setIssue({ expiresIn: 900 });
   oauth.failNext(200, '<html>busy</html>', { 'content-type': 'text/html' });
   assert.deepEqual((await start()).failure.code, 'malformed');

@@ -19,7 +19,11 @@ let an: anthropicFake.AnthropicFake;
 const replies: Reply[] = [];
 
 async function req(method: string, path: string, body?: unknown, token?: string): Promise<Reply> {
-  const reply = await svc.request(method, path, { ...(body !== undefined && { body }), ...(token !== undefined && { token }), headers: { 'anthropic-version': '2023-06-01' } });
+  const reply = await svc.request(method, path, {
+    ...(body !== undefined && { body }),
+    ...(token !== undefined && { token }),
+    headers: { 'anthropic-version': '2023-06-01' },
+  });
   replies.push(reply);
   return reply;
 }
@@ -50,22 +54,55 @@ before(async () => {
   an = await anthropicFake.start({ apiKey: AN_KEY });
   an.setUsage({ inputTokens: 600, cacheCreationTokens: 100, cachedTokens: 300, outputTokens: 50 });
   svc = await startInProcess();
-  for (const [kind, fake, key] of [['openrouter', or, OR_KEY], ['anthropic', an, AN_KEY]] as const) {
+  for (const [kind, fake, key] of [
+    ['openrouter', or, OR_KEY],
+    ['anthropic', an, AN_KEY],
+  ] as const) {
     await ok('POST', '/v1/providers', { kind, baseUrl: fake.baseUrl, credential: key }, 201);
   }
   // Explicit records: no model list needs fetching first.
-  const model = (providerId: string, upstreamModelId: string, family: string, pricing: object) => ({ providerId, upstreamModelId, families: [family], pricing });
-  await ok('POST', '/v1/catalog/models', model('openrouter', 'or-model', 'styleA.chat_completions', { inputPerMTok: 2, cachedInputPerMTok: 0.5, outputPerMTok: 10 }), 201);
-  await ok('POST', '/v1/catalog/models', model('anthropic', 'claude-test', 'styleB.messages', { inputPerMTok: 3, cachedInputPerMTok: 0.3, cacheWritePerMTok: 3.75, outputPerMTok: 15 }), 201);
+  const model = (providerId: string, upstreamModelId: string, family: string, pricing: object) => ({
+    providerId,
+    upstreamModelId,
+    families: [family],
+    pricing,
+  });
+  await ok(
+    'POST',
+    '/v1/catalog/models',
+    model('openrouter', 'or-model', 'styleA.chat_completions', {
+      inputPerMTok: 2,
+      cachedInputPerMTok: 0.5,
+      outputPerMTok: 10,
+    }),
+    201,
+  );
+  await ok(
+    'POST',
+    '/v1/catalog/models',
+    model('anthropic', 'claude-test', 'styleB.messages', {
+      inputPerMTok: 3,
+      cachedInputPerMTok: 0.3,
+      cacheWritePerMTok: 3.75,
+      outputPerMTok: 15,
+    }),
+    201,
+  );
   const chat = { model: 'openrouter/or-model', messages: [{ role: 'user', content: 'hi' }] };
   const message = { model: 'anthropic/claude-test', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] };
   for (const stream of [false, true]) {
-    await ok('POST', '/v1/chat/completions', { ...chat, ...(stream && { stream: true, stream_options: { include_usage: true } }) }, 200);
+    await ok(
+      'POST',
+      '/v1/chat/completions',
+      { ...chat, ...(stream && { stream: true, stream_options: { include_usage: true } }) },
+      200,
+    );
     await ok('POST', '/v1/messages', { ...message, ...(stream && { stream: true }) }, 200);
   }
   // The meter commits within a second of a call ending.
   const deadline = Date.now() + 10_000;
-  while ((await ok('GET', '/v1/usage/summary', undefined, 200)).totals.requests < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  while ((await ok('GET', '/v1/usage/summary', undefined, 200)).totals.requests < 4 && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 50));
 });
 after(async () => {
   await svc.stop();
@@ -73,7 +110,13 @@ after(async () => {
   await an.close();
 });
 
-const budgetBody = (over: Record<string, unknown> = {}) => ({ name: 'team', amount: 0.005, period: 'day', basis: 'provider_reported', ...over });
+const budgetBody = (over: Record<string, unknown> = {}) => ({
+  name: 'team',
+  amount: 0.005,
+  period: 'day',
+  basis: 'provider_reported',
+  ...over,
+});
 
 describe('estimated cost in the usage views', () => {
   test('costUsd is the bill where there is one and the estimate elsewhere, and says so', async () => {
@@ -95,39 +138,86 @@ describe('budget spend from real calls', () => {
     close(reported.spend.providerReported, REPORTED);
     close(reported.spend.estimated, ESTIMATED);
     close(reported.spend.counted, REPORTED);
-    assert.deepEqual([reported.state, reported.crossed, reported.thresholds, reported.currency], ['warning', [50, 80], [50, 80, 100], 'USD']);
+    assert.deepEqual(
+      [reported.state, reported.crossed, reported.thresholds, reported.currency],
+      ['warning', [50, 80], [50, 80, 100], 'USD'],
+    );
     close(reported.remaining, 0.001);
 
-    const estimated = await ok('POST', '/v1/gauge/budgets', budgetBody({ basis: 'estimated', amount: 0.01, period: 'month', thresholds: [100, 25] }), 201);
+    const estimated = await ok(
+      'POST',
+      '/v1/gauge/budgets',
+      budgetBody({ basis: 'estimated', amount: 0.01, period: 'month', thresholds: [100, 25] }),
+      201,
+    );
     close(estimated.spend.counted, ESTIMATED);
     assert.deepEqual([estimated.state, estimated.crossed], ['exceeded', [25, 100]]);
 
     // Anthropic alone reported no cost: its provider-reported spend is null and counts as 0.
-    const anthropicOnly = await ok('POST', '/v1/gauge/budgets', budgetBody({ period: 'week', scope: { providerIds: ['anthropic'] } }), 201);
-    assert.deepEqual([anthropicOnly.spend.providerReported, anthropicOnly.spend.counted, anthropicOnly.state], [null, 0, 'ok']);
+    const anthropicOnly = await ok(
+      'POST',
+      '/v1/gauge/budgets',
+      budgetBody({ period: 'week', scope: { providerIds: ['anthropic'] } }),
+      201,
+    );
+    assert.deepEqual(
+      [anthropicOnly.spend.providerReported, anthropicOnly.spend.counted, anthropicOnly.state],
+      [null, 0, 'ok'],
+    );
     close(anthropicOnly.spend.estimated, 2 * 0.003015);
     assert.ok(Date.parse(anthropicOnly.periodStart) <= Date.now() && Date.now() < Date.parse(anthropicOnly.periodEnd));
     assert.equal(new Date(anthropicOnly.periodStart).getDay(), 1, 'weeks start on Monday, local time');
 
     const list = (await ok('GET', '/v1/gauge/budgets', undefined, 200)).data;
-    assert.deepEqual(list.map((b: { id: string }) => b.id), [reported.id, estimated.id, anthropicOnly.id], 'creation order');
+    assert.deepEqual(
+      list.map((b: { id: string }) => b.id),
+      [reported.id, estimated.id, anthropicOnly.id],
+      'creation order',
+    );
   });
 
   test('a later price change does not rewrite the estimates of calls already metered', async () => {
-    await ok('PATCH', '/v1/catalog/models/anthropic%2Fclaude-test', { pricing: { inputPerMTok: 300, outputPerMTok: 1500 } }, 200);
+    await ok(
+      'PATCH',
+      '/v1/catalog/models/anthropic%2Fclaude-test',
+      { pricing: { inputPerMTok: 300, outputPerMTok: 1500 } },
+      200,
+    );
     const list = (await ok('GET', '/v1/gauge/budgets', undefined, 200)).data;
     for (const b of list) close(b.spend.estimated, b.scope.providerIds.length === 0 ? ESTIMATED : 2 * 0.003015);
   });
 
   test('PATCH answers the new status; DELETE removes; both write audit records without the name', async () => {
-    const created = await ok('POST', '/v1/gauge/budgets', budgetBody({ name: 'ada@example.com launch', project: 'rocket' }), 201);
+    const created = await ok(
+      'POST',
+      '/v1/gauge/budgets',
+      budgetBody({ name: 'ada@example.com launch', project: 'rocket' }),
+      201,
+    );
     assert.equal(created.name, '@example.com launch', 'labels are redacted');
-    const patched = await ok('PATCH', `/v1/gauge/budgets/${created.id}`, { amount: 0.004, basis: 'estimated', project: null }, 200);
-    assert.deepEqual([patched.amount, patched.basis, patched.project, patched.state], [0.004, 'estimated', null, 'exceeded']);
-    assert.deepEqual(await ok('DELETE', `/v1/gauge/budgets/${created.id}`, undefined, 200), { id: created.id, deleted: true });
+    const patched = await ok(
+      'PATCH',
+      `/v1/gauge/budgets/${created.id}`,
+      { amount: 0.004, basis: 'estimated', project: null },
+      200,
+    );
+    assert.deepEqual(
+      [patched.amount, patched.basis, patched.project, patched.state],
+      [0.004, 'estimated', null, 'exceeded'],
+    );
+    assert.deepEqual(await ok('DELETE', `/v1/gauge/budgets/${created.id}`, undefined, 200), {
+      id: created.id,
+      deleted: true,
+    });
     await refused('PATCH', `/v1/gauge/budgets/${created.id}`, { amount: 1 }, 404);
-    const audit = (await ok('GET', `/v1/audit-events?resourceType=gauge-budget&resourceId=${created.id}`, undefined, 200)).data;
-    assert.deepEqual(audit.map((e: { action: string }) => e.action).sort(), ['gauge-budget.create', 'gauge-budget.delete', 'gauge-budget.update']);
+    const audit = (
+      await ok('GET', `/v1/audit-events?resourceType=gauge-budget&resourceId=${created.id}`, undefined, 200)
+    ).data;
+    assert.deepEqual(audit.map((e: { action: string }) => e.action).sort(), [
+      'gauge-budget.create',
+      'gauge-budget.delete',
+      'gauge-budget.update',
+    ]);
     assert.ok(!JSON.stringify(audit).includes('launch') && !JSON.stringify(audit).includes('rocket'));
   });
 });
@@ -185,6 +275,9 @@ describe('bad input', () => {
 
   test('nothing answered 5xx', () => {
     assert.ok(replies.length > 40);
-    assert.deepEqual(replies.filter((r) => r.status >= 500).map((r) => r.text), []);
+    assert.deepEqual(
+      replies.filter((r) => r.status >= 500).map((r) => r.text),
+      [],
+    );
   });
 });

@@ -18,11 +18,19 @@ const ids: string[] = [];
 before(async () => {
   fake = await startOpenAIGaugeFake({ adminKey: ADMIN_KEY });
   // A time limit long enough for a held collection, short enough for the hung one to end the test quickly.
-  svc = await startInProcess({ env: { SWITCHYARD_GAUGE_ALLOWED_HOSTS: 'loopback', SWITCHYARD_GAUGE_TIMEOUT_MS: '4000' } });
+  svc = await startInProcess({
+    env: { SWITCHYARD_GAUGE_ALLOWED_HOSTS: 'loopback', SWITCHYARD_GAUGE_TIMEOUT_MS: '4000' },
+  });
   assert.equal((await svc.request('PATCH', '/v1/settings', { body: { gauge: { enabled: true } } })).status, 200);
   for (let i = 0; i < ACCOUNTS; i++) {
     const created = await svc.request('POST', '/v1/gauge/accounts', {
-      body: { providerId: 'openai', authMode: 'admin_key', label: `org ${i}`, credential: ADMIN_KEY, config: { baseUrl: fake.baseUrl } },
+      body: {
+        providerId: 'openai',
+        authMode: 'admin_key',
+        label: `org ${i}`,
+        credential: ADMIN_KEY,
+        config: { baseUrl: fake.baseUrl },
+      },
     });
     assert.equal(created.status, 201, created.text);
     ids.push(created.json.id as string);
@@ -42,7 +50,11 @@ test(`${ACCOUNTS} accounts refreshed at once reach the provider at most ${POOL} 
   fake.release();
   const reply = await refresh;
   assert.equal(reply.status, 200, reply.text);
-  assert.deepEqual(reply.json.data.map((o: { sourceId: string }) => o.sourceId), ids, 'outcomes in the requested order');
+  assert.deepEqual(
+    reply.json.data.map((o: { sourceId: string }) => o.sourceId),
+    ids,
+    'outcomes in the requested order',
+  );
   const failed = reply.json.data.filter((o: { ok: boolean }) => !o.ok);
   assert.deepEqual(failed, [], 'every source collected');
   assert.equal(fake.maxConcurrent, POOL);

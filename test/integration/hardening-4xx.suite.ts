@@ -21,15 +21,29 @@ before(async () => {
   const home = tempHome();
   const env = openStoreEnv(home);
   const repo = settingsRepo(env);
-  await env.commit(() => repo.stage({ ...structuredClone(DEFAULT_SETTINGS), runtime: { ...DEFAULT_SETTINGS.runtime, modelsDirectory: STORED_BAD_DIR } }));
+  await env.commit(() =>
+    repo.stage({
+      ...structuredClone(DEFAULT_SETTINGS),
+      runtime: { ...DEFAULT_SETTINGS.runtime, modelsDirectory: STORED_BAD_DIR },
+    }),
+  );
   await env.close();
   oa = await openaiFake.start({ apiKey: KEY });
   oa.setModels([{ id: 'gpt-test' }]);
   svc = await startInProcess({ home });
-  assert.equal((await svc.request('POST', '/v1/providers', { body: { kind: 'openai', baseUrl: oa.baseUrl, credential: KEY } })).status, 201);
+  assert.equal(
+    (await svc.request('POST', '/v1/providers', { body: { kind: 'openai', baseUrl: oa.baseUrl, credential: KEY } }))
+      .status,
+    201,
+  );
   assert.equal((await svc.request('POST', '/v1/providers/openai/actions/refresh-models')).status, 200);
   const preset = await svc.request('POST', '/v1/presets', {
-    body: { slug: 'deep', model: 'openai/gpt-test', parameters: { temperature: 0.3 }, familyScope: ['styleA.chat_completions'] },
+    body: {
+      slug: 'deep',
+      model: 'openai/gpt-test',
+      parameters: { temperature: 0.3 },
+      familyScope: ['styleA.chat_completions'],
+    },
   });
   assert.equal(preset.status, 201, preset.text);
 });
@@ -57,10 +71,16 @@ describe('regression W2.6: 5,000-level nested JSON through a preset', () => {
   };
 
   test('is served like the same body sent to the direct model, the deep member relayed byte for byte', async () => {
-    const direct = await svc.request('POST', '/v1/chat/completions', { body: body('openai/gpt-test'), headers: { 'content-type': 'application/json' } });
+    const direct = await svc.request('POST', '/v1/chat/completions', {
+      body: body('openai/gpt-test'),
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(direct.status, 200, direct.text.slice(0, 300));
     assert.equal(relayedSchema(), deepText(5000));
-    const viaPreset = await svc.request('POST', '/v1/chat/completions', { body: body('@preset/deep'), headers: { 'content-type': 'application/json' } });
+    const viaPreset = await svc.request('POST', '/v1/chat/completions', {
+      body: body('@preset/deep'),
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(viaPreset.status, 200, viaPreset.text.slice(0, 300));
     assert.equal(relayedSchema(), deepText(5000));
     const relayed = JSON.parse(oa.requests.at(-1)!.body) as Record<string, unknown>;
@@ -71,15 +91,15 @@ describe('regression W2.6: 5,000-level nested JSON through a preset', () => {
 
 // Found while checking the above: a key written with an escape sends the proxy worker down its
 // parse-and-stringify road (workers/proxy/upstream-body.ts), whose JSON.stringify overflows at this depth.
-test(
-  'regression W2.6: a direct call whose `model` key is escaped and whose body is nested 30,000 levels deep is served',
-  async () => {
-    const depth = 30_000;
-    const text = `{"mod\\u0065l":"openai/gpt-test","messages":[{"role":"user","content":"hi"}],"x":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}`;
-    const reply = await svc.request('POST', '/v1/chat/completions', { body: text, headers: { 'content-type': 'application/json' } });
-    assert.equal(reply.status, 200, reply.text.slice(0, 300));
-  },
-);
+test('regression W2.6: a direct call whose `model` key is escaped and whose body is nested 30,000 levels deep is served', async () => {
+  const depth = 30_000;
+  const text = `{"mod\\u0065l":"openai/gpt-test","messages":[{"role":"user","content":"hi"}],"x":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}`;
+  const reply = await svc.request('POST', '/v1/chat/completions', {
+    body: text,
+    headers: { 'content-type': 'application/json' },
+  });
+  assert.equal(reply.status, 200, reply.text.slice(0, 300));
+});
 
 describe('regression W2.6: control characters in runtime.modelsDirectory', () => {
   test('PATCH refuses NUL and other control characters with 400 naming the param, and stores nothing', async () => {
@@ -109,7 +129,9 @@ describe('regression W2.6: control characters in runtime.modelsDirectory', () =>
 
   test('a good value replaces it and the library reads again', async () => {
     mkdirSync(`${svc.home}/good-models`);
-    const reply = await svc.request('PATCH', '/v1/settings', { body: { runtime: { modelsDirectory: `${svc.home}/good-models` } } });
+    const reply = await svc.request('PATCH', '/v1/settings', {
+      body: { runtime: { modelsDirectory: `${svc.home}/good-models` } },
+    });
     assert.equal(reply.status, 200, reply.text);
     const library = await svc.request('GET', '/v1/runtime/models');
     assert.deepEqual([library.status, library.json], [200, { data: [], problem: null }]);
@@ -121,7 +143,12 @@ describe('regression W2.6: very long IDs', () => {
 
   test('/v1/responses/{id} paths over 512 bytes are 400 naming `id`, on every method', async () => {
     for (const id of Object.values(ids)) {
-      for (const [method, path] of [['GET', `/v1/responses/${id}`], ['DELETE', `/v1/responses/${id}`], ['GET', `/v1/responses/${id}/input_items`], ['POST', `/v1/responses/${id}/cancel`]]) {
+      for (const [method, path] of [
+        ['GET', `/v1/responses/${id}`],
+        ['DELETE', `/v1/responses/${id}`],
+        ['GET', `/v1/responses/${id}/input_items`],
+        ['POST', `/v1/responses/${id}/cancel`],
+      ]) {
         assertError(await svc.request(method!, path!), 400, 'INVALID_REQUEST', 'id');
       }
     }
@@ -139,9 +166,13 @@ describe('regression W2.6: very long IDs', () => {
         assertError(await svc.request(method, path, body === undefined ? {} : { body }), 404, 'NOT_FOUND', 'id');
       }
     }
-    const created = await svc.request('POST', '/v1/catalog/models', { body: { providerId: 'openai', upstreamModelId: 'u'.repeat(401) } });
+    const created = await svc.request('POST', '/v1/catalog/models', {
+      body: { providerId: 'openai', upstreamModelId: 'u'.repeat(401) },
+    });
     assertError(created, 400, 'INVALID_REQUEST', 'upstreamModelId');
-    const draft = await svc.request('PATCH', '/v1/catalog/models/openai%2Fgpt-test', { body: { acceleration: { mode: 'draft', draftModelId: 'd'.repeat(513) } } });
+    const draft = await svc.request('PATCH', '/v1/catalog/models/openai%2Fgpt-test', {
+      body: { acceleration: { mode: 'draft', draftModelId: 'd'.repeat(513) } },
+    });
     assertError(draft, 400, 'INVALID_REQUEST', 'acceleration');
   });
 });

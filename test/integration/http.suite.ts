@@ -83,7 +83,10 @@ describe('strict JSON (global rule 1)', () => {
   ];
   for (const [name, body] of bad) {
     test(`${name} body is 400 INVALID_JSON`, async () => {
-      const reply = await svc.request('PATCH', '/v1/settings', { body, headers: { 'content-type': 'application/json' } });
+      const reply = await svc.request('PATCH', '/v1/settings', {
+        body,
+        headers: { 'content-type': 'application/json' },
+      });
       assertEnvelope(reply, 400, 'INVALID_JSON');
     });
   }
@@ -118,9 +121,14 @@ describe('strict JSON (global rule 1)', () => {
     const set = await svc.request('PATCH', '/v1/settings', { body: { limits: { jsonBodyBytes: 65536 } } });
     assert.equal(set.status, 200);
     try {
-      const big = JSON.stringify({ cors: { allowedOrigins: Array.from({ length: 4000 }, (_, i) => `http://h${i}.example`) } });
+      const big = JSON.stringify({
+        cors: { allowedOrigins: Array.from({ length: 4000 }, (_, i) => `http://h${i}.example`) },
+      });
       assert.ok(big.length > 65536);
-      const reply = await svc.request('PATCH', '/v1/settings', { body: big, headers: { 'content-type': 'application/json' } });
+      const reply = await svc.request('PATCH', '/v1/settings', {
+        body: big,
+        headers: { 'content-type': 'application/json' },
+      });
       assertEnvelope(reply, 413, 'PAYLOAD_TOO_LARGE');
     } finally {
       await svc.request('PATCH', '/v1/settings', { body: { limits: { jsonBodyBytes: 16 * 1024 * 1024 } } });
@@ -179,7 +187,11 @@ describe('CORS (section 5 rule 6)', () => {
   const preflight = (origin: string) =>
     svc.request('OPTIONS', '/v1/settings', {
       token: null,
-      headers: { origin, 'access-control-request-method': 'PATCH', 'access-control-request-headers': 'authorization, content-type' },
+      headers: {
+        origin,
+        'access-control-request-method': 'PATCH',
+        'access-control-request-headers': 'authorization, content-type',
+      },
     });
 
   test('off by default: no CORS headers, preflight refused', async () => {
@@ -192,7 +204,9 @@ describe('CORS (section 5 rule 6)', () => {
   });
 
   test('an allowed origin applies at once; preflight needs no token; real requests still do', async () => {
-    const set = await svc.request('PATCH', '/v1/settings', { body: { cors: { allowedOrigins: ['http://app.example'] } } });
+    const set = await svc.request('PATCH', '/v1/settings', {
+      body: { cors: { allowedOrigins: ['http://app.example'] } },
+    });
     assert.equal(set.status, 200);
     const pre = await preflight('http://app.example');
     assert.equal(pre.status, 204);
@@ -201,7 +215,10 @@ describe('CORS (section 5 rule 6)', () => {
     assert.equal(pre.headers['access-control-allow-headers'], 'authorization, content-type');
     assertRequestIds(pre);
 
-    const noToken = await svc.request('GET', '/v1/settings', { token: null, headers: { origin: 'http://app.example' } });
+    const noToken = await svc.request('GET', '/v1/settings', {
+      token: null,
+      headers: { origin: 'http://app.example' },
+    });
     assert.equal(noToken.status, 401);
     assert.equal(noToken.headers['access-control-allow-origin'], 'http://app.example', 'the browser can read the 401');
     const withToken = await svc.request('GET', '/v1/settings', { headers: { origin: 'http://app.example' } });
@@ -231,7 +248,8 @@ describe('start-up log', () => {
   test('names the edge that serves, as /health does: the native uWebSockets.js build, or node:http with a warning', async () => {
     const { edge } = (await svc.request('GET', '/health')).json as { edge: string };
     const line = await svc.waitForLog((l) => l.edge === edge);
-    if (edge === 'uWebSockets.js') assert.match(String(line.build), /^@(btc-vision\/uwebsockets\.js|trufflesuite\/uws-js-unofficial)@\d/);
+    if (edge === 'uWebSockets.js')
+      assert.match(String(line.build), /^@(btc-vision\/uwebsockets\.js|trufflesuite\/uws-js-unofficial)@\d/);
     else {
       assert.equal(edge, 'node:http');
       // Either forced (SWITCHYARD_EDGE=node, info) or because no native build loads here (warn, with why).

@@ -22,7 +22,11 @@ before(async () => {
   oa.setModels([{ id: 'gpt-test' }]);
   oa.setOutput({ idLength: ID_LENGTH });
   svc = await startService();
-  assert.equal((await svc.request('POST', '/v1/providers', { body: { kind: 'openai', baseUrl: oa.baseUrl, credential: KEY } })).status, 201);
+  assert.equal(
+    (await svc.request('POST', '/v1/providers', { body: { kind: 'openai', baseUrl: oa.baseUrl, credential: KEY } }))
+      .status,
+    201,
+  );
   assert.equal((await svc.request('POST', '/v1/providers/openai/actions/refresh-models')).status, 200);
 });
 after(async () => {
@@ -56,7 +60,9 @@ describe('an upstream with response IDs far past LMDB’s key limit', () => {
   });
 
   test('a streamed create names it in its events, and the service stays up', async () => {
-    const reply = await svc.request('POST', '/v1/responses', { body: { model: 'openai/gpt-test', input: 'hello', stream: true } });
+    const reply = await svc.request('POST', '/v1/responses', {
+      body: { model: 'openai/gpt-test', input: 'hello', stream: true },
+    });
     assert.equal(reply.status, 200, reply.text.slice(0, 300));
     assert.match(reply.headers['content-type'] ?? '', /text\/event-stream/);
     const firstEvent = reply.text.split('\n').find((l) => l.startsWith('data: '))!;

@@ -18,7 +18,11 @@ let svc: InProcessService;
 let oa: openaiFake.OpenAIFake;
 let scraped: { text: string; families: Map<string, Family>; contentType: string };
 
-const chat = (stream: boolean) => ({ model: 'openai/gpt-test', messages: [{ role: 'user', content: PROMPT }], ...(stream && { stream: true, stream_options: { include_usage: true } }) });
+const chat = (stream: boolean) => ({
+  model: 'openai/gpt-test',
+  messages: [{ role: 'user', content: PROMPT }],
+  ...(stream && { stream: true, stream_options: { include_usage: true } }),
+});
 
 async function scrape(token?: string) {
   const reply = await svc.request('GET', '/metrics', token === undefined ? {} : { token });
@@ -31,7 +35,11 @@ before(async () => {
   oa.setModels([{ id: 'gpt-test' }]);
   oa.setOutput({ text: ANSWER });
   svc = await startInProcess();
-  assert.equal((await svc.request('POST', '/v1/providers', { body: { kind: 'openai', baseUrl: oa.baseUrl, credential: KEY } })).status, 201);
+  assert.equal(
+    (await svc.request('POST', '/v1/providers', { body: { kind: 'openai', baseUrl: oa.baseUrl, credential: KEY } }))
+      .status,
+    201,
+  );
   assert.equal((await svc.request('POST', '/v1/providers/openai/actions/refresh-models')).status, 200);
   // Three good calls (one streamed) and one the upstream refuses with a 429.
   const ids: string[] = [];
@@ -64,7 +72,8 @@ test('is the text format 0.0.4, parsed whole by a strict reader', () => {
 
 test('request, error and duration counts match the calls made', () => {
   const f = scraped.families;
-  const chatAnswers = (status_class: string) => valueOf(f, 'switchyard_http_requests_total', { family: CHAT, method: 'POST', status_class });
+  const chatAnswers = (status_class: string) =>
+    valueOf(f, 'switchyard_http_requests_total', { family: CHAT, method: 'POST', status_class });
   assert.equal(chatAnswers('2xx'), 3);
   assert.equal(chatAnswers('4xx'), 1);
   assert.equal(sumOf(f, 'switchyard_http_requests_total', { family: CHAT }), 4);
@@ -73,7 +82,10 @@ test('request, error and duration counts match the calls made', () => {
   assert.equal(valueOf(f, 'switchyard_http_request_duration_seconds_count', { family: CHAT }), 4);
   assert.equal(valueOf(f, 'switchyard_http_request_duration_seconds_bucket', { family: CHAT, le: '+Inf' }), 4);
   // The provider's creation and its model refresh, both answered 2xx.
-  assert.equal(valueOf(f, 'switchyard_http_requests_total', { family: 'providers', method: 'POST', status_class: '2xx' }), 2);
+  assert.equal(
+    valueOf(f, 'switchyard_http_requests_total', { family: 'providers', method: 'POST', status_class: '2xx' }),
+    2,
+  );
 });
 
 test('gateway calls, tokens and upstream timings are per provider', () => {
@@ -85,7 +97,10 @@ test('gateway calls, tokens and upstream timings are per provider', () => {
   assert.deepEqual(['input', 'output', 'cached_input', 'reasoning'].map(tokens), [3 * 31, 3 * 17, 3 * 8, 3 * 5]);
   assert.equal(valueOf(f, 'switchyard_upstream_duration_seconds_count', { provider: 'openai' }), 4);
   assert.equal(valueOf(f, 'switchyard_upstream_ttfb_seconds_count', { provider: 'openai' }), 3);
-  assert.equal(valueOf(f, 'switchyard_upstream_errors_total', { provider: 'openai', code: 'UPSTREAM_RATE_LIMITED' }), 1);
+  assert.equal(
+    valueOf(f, 'switchyard_upstream_errors_total', { provider: 'openai', code: 'UPSTREAM_RATE_LIMITED' }),
+    1,
+  );
   assert.equal(valueOf(f, 'switchyard_relay_inflight_calls', { pool: 'relay' }), 0);
 });
 
@@ -127,11 +142,18 @@ test('needs a read token; refuses a query; bounds what a hostile path or method 
   assert.equal(hostile.status, 404);
   const after = await scrape(tokens.read!);
   const f = after.families;
-  assert.equal(valueOf(f, 'switchyard_http_requests_total', { family: 'process', method: 'GET', status_class: '4xx' }), 3);
-  for (const code of ['UNAUTHORIZED', 'FORBIDDEN', 'INVALID_REQUEST']) assert.equal(valueOf(f, 'switchyard_http_errors_total', { family: 'process', code }), 1, code);
+  assert.equal(
+    valueOf(f, 'switchyard_http_requests_total', { family: 'process', method: 'GET', status_class: '4xx' }),
+    3,
+  );
+  for (const code of ['UNAUTHORIZED', 'FORBIDDEN', 'INVALID_REQUEST'])
+    assert.equal(valueOf(f, 'switchyard_http_errors_total', { family: 'process', code }), 1, code);
   assert.equal(valueOf(f, 'switchyard_http_errors_total', { family: 'unmatched', code: 'NOT_FOUND' }), 1);
   // The first scrape, answered 200, is counted; this one is not yet.
-  assert.equal(valueOf(f, 'switchyard_http_requests_total', { family: 'process', method: 'GET', status_class: '2xx' }), 1);
+  assert.equal(
+    valueOf(f, 'switchyard_http_requests_total', { family: 'process', method: 'GET', status_class: '2xx' }),
+    1,
+  );
   assert.ok(!after.text.includes('hostile'));
   for (const secret of Object.values(tokens)) assert.ok(!after.text.includes(secret));
 });

@@ -32,7 +32,9 @@ before(async () => {
   an.setModels([{ id: 'claude-test-1', displayName: 'Claude Test 1', createdAt: '2026-01-01T00:00:00Z' }]);
   home = tempHome();
   svc = await startInProcess({ home });
-  const created = await svc.request('POST', '/v1/providers', { body: { kind: 'openai', baseUrl: oa.baseUrl, credential: OPENAI_KEY } });
+  const created = await svc.request('POST', '/v1/providers', {
+    body: { kind: 'openai', baseUrl: oa.baseUrl, credential: OPENAI_KEY },
+  });
   assert.equal(created.status, 201, created.text);
   const refreshed = await svc.request('POST', '/v1/providers/openai/actions/refresh-models');
   assert.equal(refreshed.status, 200, refreshed.text);
@@ -83,7 +85,11 @@ describe('auto-proxied models', () => {
     assert.equal(seen.length, 45);
     assert.equal(new Set(seen).size, 45);
     // Three pages of at most 20: the request log (written asynchronously) shows three list calls.
-    const pageCalls = () => svc.logLines().slice(before).filter((l) => l.route === 'GET /v1/models').length;
+    const pageCalls = () =>
+      svc
+        .logLines()
+        .slice(before)
+        .filter((l) => l.route === 'GET /v1/models').length;
     await svc.waitForLog(() => pageCalls() >= 3);
     assert.equal(pageCalls(), 3);
   });
@@ -97,9 +103,17 @@ describe('auto-proxied models', () => {
     assert.equal(first.json.last_id, 'openai/chat-model-19');
     assert.equal(first.json.data[0].display_name, 'chat-model-00');
     assert.match(first.json.data[0].created_at, /^\d{4}-\d\d-\d\dT/);
-    const last = await svc.request('GET', `/v1/models?limit=20&after_id=${encodeURIComponent('openai/chat-model-39')}`, { headers: h });
+    const last = await svc.request(
+      'GET',
+      `/v1/models?limit=20&after_id=${encodeURIComponent('openai/chat-model-39')}`,
+      { headers: h },
+    );
     assert.deepEqual([last.json.data.length, last.json.has_more], [5, false]);
-    const back = await svc.request('GET', `/v1/models?limit=5&before_id=${encodeURIComponent('openai/chat-model-20')}`, { headers: { 'styleB-version': '1' } });
+    const back = await svc.request(
+      'GET',
+      `/v1/models?limit=5&before_id=${encodeURIComponent('openai/chat-model-20')}`,
+      { headers: { 'styleB-version': '1' } },
+    );
     assert.equal(back.json.first_id, 'openai/chat-model-15');
     assert.equal(back.json.has_more, true);
     for (const q of ['limit=0', 'limit=1001', 'after_id=nope', 'after_id=a&before_id=b']) {
@@ -133,13 +147,32 @@ describe('auto-proxied models', () => {
 describe('explicit records', () => {
   test('win over auto ones, hide models, and give aliases', async () => {
     const created = await svc.request('POST', '/v1/catalog/models', {
-      body: { providerId: 'openai', upstreamModelId: 'chat-model-03', displayName: 'Curated', aliases: ['fast'], pricing: { inputPerMTok: 1, outputPerMTok: 2 } },
+      body: {
+        providerId: 'openai',
+        upstreamModelId: 'chat-model-03',
+        displayName: 'Curated',
+        aliases: ['fast'],
+        pricing: { inputPerMTok: 1, outputPerMTok: 2 },
+      },
     });
     assert.equal(created.status, 201, created.text);
     assert.equal(created.json.source, 'explicit');
-    assert.deepEqual(created.json.families, ['styleA.chat_completions', 'styleA.responses'], 'families taken from the listing');
-    assert.deepEqual(created.json.pricing, { inputPerMTok: 1, outputPerMTok: 2, cachedInputPerMTok: null, cacheWritePerMTok: null, cacheWrite1hPerMTok: null, currency: 'USD' });
-    const b = await svc.request('GET', '/v1/models/openai%2Fchat-model-03', { headers: { 'anthropic-version': '2023-06-01' } });
+    assert.deepEqual(
+      created.json.families,
+      ['styleA.chat_completions', 'styleA.responses'],
+      'families taken from the listing',
+    );
+    assert.deepEqual(created.json.pricing, {
+      inputPerMTok: 1,
+      outputPerMTok: 2,
+      cachedInputPerMTok: null,
+      cacheWritePerMTok: null,
+      cacheWrite1hPerMTok: null,
+      currency: 'USD',
+    });
+    const b = await svc.request('GET', '/v1/models/openai%2Fchat-model-03', {
+      headers: { 'anthropic-version': '2023-06-01' },
+    });
     assert.equal(b.json.display_name, 'Curated');
 
     const hidden = await svc.request('PATCH', '/v1/catalog/models/openai%2Fchat-model-04', { body: { hidden: true } });
@@ -170,8 +203,21 @@ describe('explicit records', () => {
       [{ providerId: 'openai', upstreamModelId: 'never-listed' }, 400, 'families'],
       [{ providerId: 'openai', upstreamModelId: 'x', families: ['styleB.messages'] }, 400, 'families[0]'],
       [{ providerId: 'openai', upstreamModelId: 'x', families: ['styleA.video'] }, 400, 'families[0]'],
-      [{ providerId: 'openai', upstreamModelId: 'x', families: ['styleA.chat_completions'], aliases: ['@preset/x'] }, 400, 'aliases[0]'],
-      [{ providerId: 'openai', upstreamModelId: 'x', families: ['styleA.chat_completions'], acceleration: { mode: 'draft', draftModelId: 'openai/chat-model-01' } }, 400, 'acceleration'],
+      [
+        { providerId: 'openai', upstreamModelId: 'x', families: ['styleA.chat_completions'], aliases: ['@preset/x'] },
+        400,
+        'aliases[0]',
+      ],
+      [
+        {
+          providerId: 'openai',
+          upstreamModelId: 'x',
+          families: ['styleA.chat_completions'],
+          acceleration: { mode: 'draft', draftModelId: 'openai/chat-model-01' },
+        },
+        400,
+        'acceleration',
+      ],
       [{ providerId: 'openai', upstreamModelId: 'chat-model-03' }, 409, 'upstreamModelId'],
     ];
     for (const [body, status, param] of cases) {
@@ -203,7 +249,9 @@ describe('credentials through restarts', () => {
   });
 
   test('an anthropic provider lists through its paginated API with x-api-key', async () => {
-    const created = await svc.request('POST', '/v1/providers', { body: { kind: 'anthropic', baseUrl: an.baseUrl, credential: ANTHROPIC_KEY } });
+    const created = await svc.request('POST', '/v1/providers', {
+      body: { kind: 'anthropic', baseUrl: an.baseUrl, credential: ANTHROPIC_KEY },
+    });
     assert.equal(created.status, 201);
     const refreshed = await svc.request('POST', '/v1/providers/anthropic/actions/refresh-models');
     assert.equal(refreshed.json.modelCount, 1);

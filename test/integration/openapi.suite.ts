@@ -14,7 +14,14 @@ let svc: InProcessService;
 let doc: any;
 before(async () => {
   svc = await startInProcess();
-  await svc.request('POST', '/v1/providers', { body: { kind: 'openai', id: 'openapi-secret-provider', credential: 'zz-openapi-upstream-key', baseUrl: 'http://127.0.0.1:9/v1' } });
+  await svc.request('POST', '/v1/providers', {
+    body: {
+      kind: 'openai',
+      id: 'openapi-secret-provider',
+      credential: 'zz-openapi-upstream-key',
+      baseUrl: 'http://127.0.0.1:9/v1',
+    },
+  });
   const reply = await svc.request('GET', '/openapi.json');
   assert.equal(reply.status, 200);
   doc = reply.json;
@@ -45,17 +52,22 @@ test('every schema in it is valid JSON Schema 2020-12 (the OpenAPI meta-schema d
   const ajv = new Ajv2020({ strict: true, strictRequired: false, validateFormats: false });
   const schemas: unknown[] = [doc.components.schemas.ErrorEnvelope];
   for (const { op } of operations()) {
-    for (const media of Object.values(op.requestBody?.content ?? {}) as { schema: unknown }[]) schemas.push(media.schema);
+    for (const media of Object.values(op.requestBody?.content ?? {}) as { schema: unknown }[])
+      schemas.push(media.schema);
     for (const p of op.parameters ?? []) schemas.push(p.schema);
   }
   assert.ok(schemas.length > 20);
-  for (const schema of schemas) assert.doesNotThrow(() => ajv.compile(schema as object), JSON.stringify(schema).slice(0, 300));
+  for (const schema of schemas)
+    assert.doesNotThrow(() => ajv.compile(schema as object), JSON.stringify(schema).slice(0, 300));
 });
 
 /** `| METHOD | /path |` rows of docs/api.md's route tables. */
 function documentedRoutes(): { method: string; path: string }[] {
   const text = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8');
-  return [...text.matchAll(/^\|\s*(GET|POST|PUT|PATCH|DELETE)\s*\|\s*(\/\S*)\s*\|/gm)].map((m) => ({ method: m[1]!, path: m[2]! }));
+  return [...text.matchAll(/^\|\s*(GET|POST|PUT|PATCH|DELETE)\s*\|\s*(\/\S*)\s*\|/gm)].map((m) => ({
+    method: m[1]!,
+    path: m[2]!,
+  }));
 }
 
 /**
@@ -96,7 +108,10 @@ test('needs a token with the read scope', async () => {
   const anonymous = await svc.request('GET', '/openapi.json', { token: null });
   assert.equal(anonymous.status, 401);
   assert.equal(anonymous.json.error.code, 'UNAUTHORIZED');
-  for (const [scopes, status] of [[['read'], 200], [['inference'], 403]] as const) {
+  for (const [scopes, status] of [
+    [['read'], 200],
+    [['inference'], 403],
+  ] as const) {
     const created = await svc.request('POST', '/v1/tokens', { body: { name: `openapi-${scopes[0]}`, scopes } });
     svc.markSecretBearing(created);
     const reply = await svc.request('GET', '/openapi.json', { token: created.json.secret });
@@ -111,7 +126,14 @@ test('needs a token with the read scope', async () => {
 test('holds no record, secret or path of this service', () => {
   const text = svc.responsesText();
   assert.ok(text.includes('"openapi":"3.1.0"'));
-  for (const needle of ['openapi-secret-provider', 'zz-openapi-upstream-key', 'cred_', 'sk-svc-', svc.home, '127.0.0.1:9']) {
+  for (const needle of [
+    'openapi-secret-provider',
+    'zz-openapi-upstream-key',
+    'cred_',
+    'sk-svc-',
+    svc.home,
+    '127.0.0.1:9',
+  ]) {
     assert.ok(!JSON.stringify(doc).includes(needle), needle);
   }
   assert.ok(!text.includes('zz-openapi-upstream-key'));

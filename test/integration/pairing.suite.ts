@@ -39,7 +39,14 @@ before(async () => {
   oa = await openaiFake.start({ apiKey: OPENAI_KEY });
   oa.setModels([{ id: 'gpt-test' }]);
   svc = await startInProcess({ home: tempHome(), env: { SWITCHYARD_PAIRING_TTL_MS: String(TTL_MS) } });
-  assert.equal((await svc.request('POST', '/v1/providers', { body: { kind: 'openai', baseUrl: oa.baseUrl, credential: OPENAI_KEY } })).status, 201);
+  assert.equal(
+    (
+      await svc.request('POST', '/v1/providers', {
+        body: { kind: 'openai', baseUrl: oa.baseUrl, credential: OPENAI_KEY },
+      })
+    ).status,
+    201,
+  );
   assert.equal((await svc.request('POST', '/v1/providers/openai/actions/refresh-models')).status, 200);
 });
 after(async () => {
@@ -57,10 +64,20 @@ describe('pairing', () => {
     assert.match(first!.data.userCode, /^[0-9A-Z]{4}-[0-9A-Z]{4}$/);
     assert.ok(Date.parse(first!.data.expiresAt) > Date.now());
     const listed = (await pending()).find((p) => p.id === first!.data.id);
-    assert.deepEqual([listed?.clientName, listed?.userCode, listed?.scopes], ['editor plugin', first!.data.userCode, ['inference', 'read']]);
+    assert.deepEqual(
+      [listed?.clientName, listed?.userCode, listed?.scopes],
+      ['editor plugin', first!.data.userCode, ['inference', 'read']],
+    );
 
-    assertError(await svc.request('POST', `/v1/pairing/requests/${first!.data.id}/approve`, { body: { scopes: ['admin'] } }), 400, 'INVALID_REQUEST', 'scopes');
-    const approved = await svc.request('POST', `/v1/pairing/requests/${first!.data.id}/approve`, { body: { scopes: ['read'] } });
+    assertError(
+      await svc.request('POST', `/v1/pairing/requests/${first!.data.id}/approve`, { body: { scopes: ['admin'] } }),
+      400,
+      'INVALID_REQUEST',
+      'scopes',
+    );
+    const approved = await svc.request('POST', `/v1/pairing/requests/${first!.data.id}/approve`, {
+      body: { scopes: ['read'] },
+    });
     assert.equal(approved.status, 200, approved.text);
     assert.equal(approved.json.approved, true);
     assert.equal(approved.json.secret, undefined);
@@ -75,22 +92,36 @@ describe('pairing', () => {
     assert.equal(approved.text.includes(secret), false);
 
     assert.equal((await svc.request('GET', '/v1/service-accounts', { token: secret })).status, 200);
-    assertError(await svc.request('POST', '/v1/service-accounts', { token: secret, body: { name: 'x' } }), 403, 'FORBIDDEN');
-    assertError(await svc.request('POST', `/v1/pairing/requests/${first!.data.id}/approve`, { body: {} }), 404, 'NOT_FOUND');
+    assertError(
+      await svc.request('POST', '/v1/service-accounts', { token: secret, body: { name: 'x' } }),
+      403,
+      'FORBIDDEN',
+    );
+    assertError(
+      await svc.request('POST', `/v1/pairing/requests/${first!.data.id}/approve`, { body: {} }),
+      404,
+      'NOT_FOUND',
+    );
     assert.equal((await pending()).length, 0);
   });
 
   test('a denied request receives no token', async () => {
     const stream = await requestPairing({ clientName: 'cli' });
     const first = await stream.next();
-    assert.deepEqual((await pending()).map((p) => p.scopes), [['inference']]);
+    assert.deepEqual(
+      (await pending()).map((p) => p.scopes),
+      [['inference']],
+    );
     const denied = await svc.request('POST', `/v1/pairing/requests/${first!.data.id}/deny`);
     assert.equal(denied.status, 200, denied.text);
     assert.deepEqual(await stream.next(), { id: null, event: 'pairing.denied', data: { id: first!.data.id } });
     assert.equal(await stream.next(), null);
     assertError(await svc.request('POST', `/v1/pairing/requests/${first!.data.id}/deny`), 404, 'NOT_FOUND');
     const tokens = (await svc.request('GET', '/v1/tokens')).json.data;
-    assert.equal(tokens.some((t: { name: string }) => t.name === 'cli'), false);
+    assert.equal(
+      tokens.some((t: { name: string }) => t.name === 'cli'),
+      false,
+    );
   });
 
   test('at most ten wait; the eleventh is 429; each waiting one expires', async () => {
@@ -113,7 +144,14 @@ describe('pairing', () => {
   });
 
   test('bad input is a 4xx, and only an admin token may list, approve or deny', async () => {
-    const bad = [{}, { clientName: '' }, { clientName: 'x'.repeat(101) }, { clientName: 'a', scopes: [] }, { clientName: 'a', scopes: ['root'] }, { clientName: 'a', extra: 1 }];
+    const bad = [
+      {},
+      { clientName: '' },
+      { clientName: 'x'.repeat(101) },
+      { clientName: 'a', scopes: [] },
+      { clientName: 'a', scopes: ['root'] },
+      { clientName: 'a', extra: 1 },
+    ];
     for (const body of bad) {
       const s = await requestPairing(body);
       assert.equal(s.status, 400, JSON.stringify(body));
@@ -123,34 +161,77 @@ describe('pairing', () => {
     const weak = await svc.request('POST', '/v1/tokens', { body: { name: 'weak', scopes: ['read', 'manage'] } });
     svc.markSecretBearing(weak);
     assertError(await svc.request('GET', '/v1/pairing/requests', { token: weak.json.secret }), 403, 'FORBIDDEN');
-    assertError(await svc.request('POST', '/v1/pairing/requests/pair_x/deny', { token: weak.json.secret }), 403, 'FORBIDDEN');
+    assertError(
+      await svc.request('POST', '/v1/pairing/requests/pair_x/deny', { token: weak.json.secret }),
+      403,
+      'FORBIDDEN',
+    );
     assertError(await svc.request('GET', '/v1/pairing/requests', { token: null }), 401, 'UNAUTHORIZED');
-    assertError(await svc.request('POST', '/v1/pairing/requests/nope/approve', { body: { scopes: 'read' } }), 400, 'INVALID_REQUEST');
-    assertError(await svc.request('POST', `/v1/pairing/requests/${'z'.repeat(300)}/approve`, { body: {} }), 404, 'NOT_FOUND');
+    assertError(
+      await svc.request('POST', '/v1/pairing/requests/nope/approve', { body: { scopes: 'read' } }),
+      400,
+      'INVALID_REQUEST',
+    );
+    assertError(
+      await svc.request('POST', `/v1/pairing/requests/${'z'.repeat(300)}/approve`, { body: {} }),
+      404,
+      'NOT_FOUND',
+    );
     assertError(await svc.request('GET', '/v1/pairing/requests?x=1'), 400, 'INVALID_REQUEST');
   });
 });
 
 describe('service accounts', () => {
   test('create, read, update, and delete only once it owns no token', async () => {
-    for (const body of [{}, { name: '' }, { name: 'x'.repeat(101) }, { name: 'a', description: 5 }, { name: 'a', description: 'd'.repeat(501) }]) {
+    for (const body of [
+      {},
+      { name: '' },
+      { name: 'x'.repeat(101) },
+      { name: 'a', description: 5 },
+      { name: 'a', description: 'd'.repeat(501) },
+    ]) {
       assertError(await svc.request('POST', '/v1/service-accounts', { body }), 400, 'INVALID_REQUEST');
     }
-    assertError(await svc.request('POST', '/v1/service-accounts', { body: { name: 'a', owner: 'me' } }), 400, 'INVALID_JSON', 'owner');
-    const created = await svc.request('POST', '/v1/service-accounts', { body: { name: 'fleet', description: 'nightly agents' } });
+    assertError(
+      await svc.request('POST', '/v1/service-accounts', { body: { name: 'a', owner: 'me' } }),
+      400,
+      'INVALID_JSON',
+      'owner',
+    );
+    const created = await svc.request('POST', '/v1/service-accounts', {
+      body: { name: 'fleet', description: 'nightly agents' },
+    });
     assert.equal(created.status, 201, created.text);
     const id: string = created.json.id;
     assert.match(id, /^sa_[0-9A-Z]{26}$/);
-    assert.deepEqual([created.json.name, created.json.description, created.json.tokenCount], ['fleet', 'nightly agents', 0]);
+    assert.deepEqual(
+      [created.json.name, created.json.description, created.json.tokenCount],
+      ['fleet', 'nightly agents', 0],
+    );
 
-    const patched = await svc.request('PATCH', `/v1/service-accounts/${id}`, { body: { name: 'fleet-2', description: null } });
+    const patched = await svc.request('PATCH', `/v1/service-accounts/${id}`, {
+      body: { name: 'fleet-2', description: null },
+    });
     assert.deepEqual([patched.status, patched.json.name, patched.json.description], [200, 'fleet-2', null]);
-    assertError(await svc.request('PATCH', `/v1/service-accounts/${id}`, { body: { name: 7 } }), 400, 'INVALID_REQUEST');
+    assertError(
+      await svc.request('PATCH', `/v1/service-accounts/${id}`, { body: { name: 7 } }),
+      400,
+      'INVALID_REQUEST',
+    );
     assertError(await svc.request('GET', '/v1/service-accounts/sa_missing'), 404, 'NOT_FOUND');
-    assertError(await svc.request('PATCH', '/v1/service-accounts/sa_missing', { body: { name: 'x' } }), 404, 'NOT_FOUND');
+    assertError(
+      await svc.request('PATCH', '/v1/service-accounts/sa_missing', { body: { name: 'x' } }),
+      404,
+      'NOT_FOUND',
+    );
     assertError(await svc.request('GET', '/v1/service-accounts?limit=1'), 400, 'INVALID_REQUEST');
 
-    assertError(await svc.request('POST', '/v1/tokens', { body: { name: 'orphan', serviceAccountId: 'sa_missing' } }), 400, 'INVALID_REQUEST', 'serviceAccountId');
+    assertError(
+      await svc.request('POST', '/v1/tokens', { body: { name: 'orphan', serviceAccountId: 'sa_missing' } }),
+      400,
+      'INVALID_REQUEST',
+      'serviceAccountId',
+    );
     const token = await svc.request('POST', '/v1/tokens', { body: { name: 'fleet token', serviceAccountId: id } });
     svc.markSecretBearing(token);
     assert.equal(token.json.token.serviceAccountId, id);
@@ -164,18 +245,28 @@ describe('service accounts', () => {
     assertError(await svc.request('GET', `/v1/service-accounts/${id}`), 404, 'NOT_FOUND');
 
     const audit = await svc.request('GET', '/v1/audit-events?resourceType=service-account');
-    assert.deepEqual(audit.json.data.map((e: { action: string }) => e.action), ['service-account.delete', 'service-account.update', 'service-account.create']);
+    assert.deepEqual(
+      audit.json.data.map((e: { action: string }) => e.action),
+      ['service-account.delete', 'service-account.update', 'service-account.create'],
+    );
   });
 
   test('usage groups by the service account that owns the calling token', async () => {
     const account = (await svc.request('POST', '/v1/service-accounts', { body: { name: 'metered' } })).json;
-    const token = await svc.request('POST', '/v1/tokens', { body: { name: 'metered token', serviceAccountId: account.id } });
+    const token = await svc.request('POST', '/v1/tokens', {
+      body: { name: 'metered token', serviceAccountId: account.id },
+    });
     svc.markSecretBearing(token);
     const body = { model: 'openai/gpt-test', messages: [{ role: 'user', content: 'hi' }] };
-    for (let i = 0; i < 2; i++) assert.equal((await svc.request('POST', '/v1/chat/completions', { body, token: token.json.secret })).status, 200);
+    for (let i = 0; i < 2; i++)
+      assert.equal((await svc.request('POST', '/v1/chat/completions', { body, token: token.json.secret })).status, 200);
     assert.equal((await svc.request('POST', '/v1/chat/completions', { body })).status, 200);
 
-    const byAccount = async () => (await svc.request('GET', '/v1/usage/breakdown?groupBy=service_account')).json.data as { serviceAccountId: string | null; requests: number }[];
+    const byAccount = async () =>
+      (await svc.request('GET', '/v1/usage/breakdown?groupBy=service_account')).json.data as {
+        serviceAccountId: string | null;
+        requests: number;
+      }[];
     // The meter commits within a second of a call ending.
     const deadline = Date.now() + 10_000;
     let rows = await byAccount();
@@ -188,14 +279,24 @@ describe('service accounts', () => {
     assert.equal(requestsOf(null), 1);
     const filtered = await svc.request('GET', `/v1/usage/summary?serviceAccountId=${account.id}`);
     assert.equal(filtered.json.totals.requests, 2);
-    assertError(await svc.request('GET', `/v1/usage/summary?serviceAccountId=${'x'.repeat(300)}`), 400, 'INVALID_REQUEST', 'serviceAccountId');
+    assertError(
+      await svc.request('GET', `/v1/usage/summary?serviceAccountId=${'x'.repeat(300)}`),
+      400,
+      'INVALID_REQUEST',
+      'serviceAccountId',
+    );
   });
 });
 
 test('no pairing secret reaches the log, the audit trail, the store or any other response', async () => {
   assert.ok(secrets.length > 0);
   const audit = await svc.request('GET', '/v1/audit-events?limit=200');
-  assert.ok(audit.json.data.some((e: { action: string; metadata: { name?: string } }) => e.action === 'token.create' && e.metadata.name === 'editor plugin'));
+  assert.ok(
+    audit.json.data.some(
+      (e: { action: string; metadata: { name?: string } }) =>
+        e.action === 'token.create' && e.metadata.name === 'editor plugin',
+    ),
+  );
   const store = allBytes(svc.home);
   for (const secret of secrets) {
     assert.equal(svc.log().includes(secret), false, 'log');

@@ -22,8 +22,14 @@ before(async () => {
   an = await anthropicFake.start({ apiKey: AN_KEY });
   an.setModels([{ id: 'claude-test', displayName: 'Claude Test', createdAt: '2026-01-01T00:00:00Z' }]);
   svc = await startInProcess();
-  for (const [kind, fake, key] of [['openai', oa, OA_KEY], ['anthropic', an, AN_KEY]] as const) {
-    assert.equal((await svc.request('POST', '/v1/providers', { body: { kind, baseUrl: fake.baseUrl, credential: key } })).status, 201);
+  for (const [kind, fake, key] of [
+    ['openai', oa, OA_KEY],
+    ['anthropic', an, AN_KEY],
+  ] as const) {
+    assert.equal(
+      (await svc.request('POST', '/v1/providers', { body: { kind, baseUrl: fake.baseUrl, credential: key } })).status,
+      201,
+    );
     assert.equal((await svc.request('POST', `/v1/providers/${kind}/actions/refresh-models`)).status, 200);
   }
   const created = await svc.request('POST', '/v1/presets', {
@@ -38,7 +44,13 @@ before(async () => {
   });
   assert.equal(created.status, 201, created.text);
   const claude = await svc.request('POST', '/v1/presets', {
-    body: { slug: 'claude-brief', model: 'anthropic/claude-test', parameters: { max_tokens: 64, top_k: 5 }, system: 'Preset system.', familyScope: ['styleB.messages'] },
+    body: {
+      slug: 'claude-brief',
+      model: 'anthropic/claude-test',
+      parameters: { max_tokens: 64, top_k: 5 },
+      system: 'Preset system.',
+      familyScope: ['styleB.messages'],
+    },
   });
   assert.equal(claude.status, 201, claude.text);
 });
@@ -68,7 +80,10 @@ describe('preset writes', () => {
   test('familyScope must sit in one group and within the target; system only for generation', async () => {
     await invalid({ ...base, familyScope: ['styleA.chat_completions', 'styleA.embeddings'] }, 'familyScope');
     await invalid({ ...base, familyScope: ['styleB.messages'] }, 'familyScope[0]');
-    await invalid({ ...base, model: 'openai/text-embedding-test', familyScope: ['styleA.embeddings'], system: 'hi' }, 'system');
+    await invalid(
+      { ...base, model: 'openai/text-embedding-test', familyScope: ['styleA.embeddings'], system: 'hi' },
+      'system',
+    );
     await invalid({ ...base, model: 'openai/nope' }, 'model');
   });
 
@@ -79,7 +94,11 @@ describe('preset writes', () => {
     const patched = await svc.request('PATCH', '/v1/presets/brief', { body: { displayName: 'Brief GPT' } });
     assert.equal(patched.status, 200, patched.text);
     const audit = await svc.request('GET', '/v1/audit-events?resourceType=preset');
-    assert.deepEqual((audit.json.data as { action: string }[]).map((e) => e.action).sort(), ['preset.create', 'preset.create', 'preset.update']);
+    assert.deepEqual((audit.json.data as { action: string }[]).map((e) => e.action).sort(), [
+      'preset.create',
+      'preset.create',
+      'preset.update',
+    ]);
     const dup = await svc.request('POST', '/v1/presets', { body: { ...base, slug: 'brief' } });
     assert.equal(dup.status, 409);
   });
@@ -96,27 +115,49 @@ describe('merge order (request fields override preset defaults)', () => {
     assert.equal(sent.temperature, 0.9);
     assert.equal(sent.max_tokens, 50);
     assert.equal(sent.top_p, 0.5);
-    assert.deepEqual(sent.messages, [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hello' }]);
+    assert.deepEqual(sent.messages, [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'hello' },
+    ]);
   });
 
   test('styleA chat: a request with its own developer message keeps it alone', async () => {
-    const messages = [{ role: 'developer', content: 'Mine.' }, { role: 'user', content: 'hello' }];
-    assert.equal((await svc.request('POST', '/v1/chat/completions', { body: { model: '@preset/brief', messages } })).status, 200);
+    const messages = [
+      { role: 'developer', content: 'Mine.' },
+      { role: 'user', content: 'hello' },
+    ];
+    assert.equal(
+      (await svc.request('POST', '/v1/chat/completions', { body: { model: '@preset/brief', messages } })).status,
+      200,
+    );
     assert.deepEqual(lastJson(oa).messages, messages);
   });
 
   test('styleA responses: instructions come from the preset unless set; chat-only names stay out', async () => {
-    assert.equal((await svc.request('POST', '/v1/responses', { body: { model: '@preset/brief', input: 'hi' } })).status, 200);
+    assert.equal(
+      (await svc.request('POST', '/v1/responses', { body: { model: '@preset/brief', input: 'hi' } })).status,
+      200,
+    );
     assert.equal(lastJson(oa).instructions, 'Be brief.');
     assert.equal(lastJson(oa).max_tokens, undefined, 'max_tokens is not a responses parameter');
     assert.equal(lastJson(oa).temperature, 0.2);
-    assert.equal((await svc.request('POST', '/v1/responses', { body: { model: '@preset/brief', input: 'hi', instructions: 'Own.' } })).status, 200);
+    assert.equal(
+      (
+        await svc.request('POST', '/v1/responses', {
+          body: { model: '@preset/brief', input: 'hi', instructions: 'Own.' },
+        })
+      ).status,
+      200,
+    );
     assert.equal(lastJson(oa).instructions, 'Own.');
   });
 
   test('styleB messages: system and max_tokens from the preset unless the request sets them', async () => {
     const messages = [{ role: 'user', content: 'hello' }];
-    const first = await svc.request('POST', '/v1/messages', { body: { model: '@preset/claude-brief', messages }, headers: { 'anthropic-version': '2023-06-01' } });
+    const first = await svc.request('POST', '/v1/messages', {
+      body: { model: '@preset/claude-brief', messages },
+      headers: { 'anthropic-version': '2023-06-01' },
+    });
     assert.equal(first.status, 200, first.text);
     assert.equal(lastJson(an).system, 'Preset system.');
     assert.equal(lastJson(an).max_tokens, 64);
@@ -133,7 +174,9 @@ describe('merge order (request fields override preset defaults)', () => {
 
   test('a family outside the scope fails locally, before any upstream call', async () => {
     const before = an.requests.length;
-    const reply = await svc.request('POST', '/v1/chat/completions', { body: { model: '@preset/claude-brief', messages: [] } });
+    const reply = await svc.request('POST', '/v1/chat/completions', {
+      body: { model: '@preset/claude-brief', messages: [] },
+    });
     assert.equal(reply.json.error.code, 'MODEL_ENDPOINT_NOT_SUPPORTED');
     assert.equal(an.requests.length, before);
   });
@@ -142,9 +185,16 @@ describe('merge order (request fields override preset defaults)', () => {
 describe('discovery', () => {
   const listed = async (headers: Record<string, string>) => {
     // `limit` exists only in the styleB shape.
-    const reply = await svc.request('GET', 'anthropic-version' in headers ? '/v1/models?limit=1000' : '/v1/models', { headers });
+    const reply = await svc.request('GET', 'anthropic-version' in headers ? '/v1/models?limit=1000' : '/v1/models', {
+      headers,
+    });
     assert.equal(reply.status, 200, reply.text);
-    return reply.json.data as { id: string; display_name?: string; families?: string[]; switchyard?: Record<string, unknown> }[];
+    return reply.json.data as {
+      id: string;
+      display_name?: string;
+      families?: string[];
+      switchyard?: Record<string, unknown>;
+    }[];
   };
 
   test('presets are listed in both shapes with their display name and families within scope', async () => {
@@ -166,13 +216,19 @@ describe('discovery', () => {
   });
 
   test('a preset whose target is hidden is omitted and does not resolve', async () => {
-    assert.equal((await svc.request('PATCH', '/v1/catalog/models/anthropic%2Fclaude-test', { body: { hidden: true } })).status, 200);
+    assert.equal(
+      (await svc.request('PATCH', '/v1/catalog/models/anthropic%2Fclaude-test', { body: { hidden: true } })).status,
+      200,
+    );
     try {
       for (const headers of [{}, { 'anthropic-version': '2023-06-01' }] as Record<string, string>[]) {
         assert.ok(!(await listed(headers)).some((m) => m.id === '@preset/claude-brief'));
         assert.equal((await svc.request('GET', '/v1/models/%40preset%2Fclaude-brief', { headers })).status, 404);
       }
-      const reply = await svc.request('POST', '/v1/messages', { body: { model: '@preset/claude-brief', messages: [] }, headers: { 'anthropic-version': '2023-06-01' } });
+      const reply = await svc.request('POST', '/v1/messages', {
+        body: { model: '@preset/claude-brief', messages: [] },
+        headers: { 'anthropic-version': '2023-06-01' },
+      });
       assert.equal(reply.status, 404);
       assert.equal(reply.json.error.code, 'MODEL_NOT_FOUND');
     } finally {

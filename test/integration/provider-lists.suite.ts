@@ -48,7 +48,9 @@ describe("a provider pointed at the service's own listener", () => {
 
   test('is refused at create, with a 400 naming baseUrl, in every spelling of this machine', async () => {
     for (const [i, baseUrl] of forms().entries()) {
-      const reply = await svc.request('POST', '/v1/providers', { body: { kind: 'openai_compatible', id: `self-${i}`, baseUrl } });
+      const reply = await svc.request('POST', '/v1/providers', {
+        body: { kind: 'openai_compatible', id: `self-${i}`, baseUrl },
+      });
       assert.equal(reply.status, 400, `${baseUrl}: ${reply.text}`);
       assert.equal(reply.json.error.code, 'INVALID_REQUEST');
       assert.equal(reply.json.error.param, 'baseUrl');
@@ -59,7 +61,9 @@ describe("a provider pointed at the service's own listener", () => {
 
   test('is refused at PATCH; the same host on another port is fine', async () => {
     const other = `http://127.0.0.1:${svc.port === 9 ? 10 : 9}/v1`;
-    const created = await svc.request('POST', '/v1/providers', { body: { kind: 'openai_compatible', id: 'elsewhere', baseUrl: other, autoProxyModels: false } });
+    const created = await svc.request('POST', '/v1/providers', {
+      body: { kind: 'openai_compatible', id: 'elsewhere', baseUrl: other, autoProxyModels: false },
+    });
     assert.equal(created.status, 201, created.text);
     for (const baseUrl of forms()) {
       const reply = await svc.request('PATCH', '/v1/providers/elsewhere', { body: { baseUrl } });
@@ -72,7 +76,9 @@ describe("a provider pointed at the service's own listener", () => {
 
 describe('the per-provider model bound', () => {
   test('a refresh keeps the first 2,000 models and says it left the rest out', async () => {
-    const created = await svc.request('POST', '/v1/providers', { body: { kind: 'openai_compatible', id: 'bulk', baseUrl: many.baseUrl, autoProxyModels: false } });
+    const created = await svc.request('POST', '/v1/providers', {
+      body: { kind: 'openai_compatible', id: 'bulk', baseUrl: many.baseUrl, autoProxyModels: false },
+    });
     assert.equal(created.status, 201, created.text);
     await svc.request('PATCH', '/v1/providers/bulk', { body: { autoProxyModels: true } });
     const refreshed = await svc.request('POST', '/v1/providers/bulk/actions/refresh-models');
@@ -86,7 +92,10 @@ describe('the per-provider model bound', () => {
     assert.equal(ids.length, 2_000);
     assert.equal(ids.at(-1), 'bulk/bulk-1999', 'the first ones, in the upstream order');
     const listing = await svc.request('GET', '/v1/providers/bulk/models');
-    assert.deepEqual([listing.json.data.length, listing.json.truncated, listing.json.listedCount], [2_000, true, 2_500]);
+    assert.deepEqual(
+      [listing.json.data.length, listing.json.truncated, listing.json.listedCount],
+      [2_000, true, 2_500],
+    );
   });
 
   test('a list within the bound is not marked truncated', async () => {
@@ -98,18 +107,25 @@ describe('the per-provider model bound', () => {
 
 describe('a model list that echoes the provider credential', () => {
   test('the models holding the key are left out, and the refresh says how many', async () => {
-    const created = await svc.request('POST', '/v1/providers', { body: { kind: 'openai_compatible', id: 'echo', baseUrl: echoing.baseUrl, credential: ECHOED } });
+    const created = await svc.request('POST', '/v1/providers', {
+      body: { kind: 'openai_compatible', id: 'echo', baseUrl: echoing.baseUrl, credential: ECHOED },
+    });
     assert.equal(created.status, 201, created.text);
     const refreshed = await svc.request('POST', '/v1/providers/echo/actions/refresh-models');
     assert.equal(refreshed.status, 200, refreshed.text);
     assert.deepEqual([refreshed.json.modelCount, refreshed.json.withheld], [1, 2]);
     const listing = await svc.request('GET', '/v1/providers/echo/models');
-    assert.deepEqual(listing.json.data.map((m: { upstreamModelId: string }) => m.upstreamModelId), ['plain-model']);
+    assert.deepEqual(
+      listing.json.data.map((m: { upstreamModelId: string }) => m.upstreamModelId),
+      ['plain-model'],
+    );
     assert.equal(listing.json.withheld, 2);
     const tested = await svc.request('POST', '/v1/providers/echo/actions/test');
     assert.deepEqual([tested.json.ok, tested.json.modelCount], [true, 1]);
 
-    const named = await svc.request('POST', '/v1/providers', { body: { kind: 'openrouter', id: 'echo-names', baseUrl: echoingNames.baseUrl, credential: ECHOED } });
+    const named = await svc.request('POST', '/v1/providers', {
+      body: { kind: 'openrouter', id: 'echo-names', baseUrl: echoingNames.baseUrl, credential: ECHOED },
+    });
     assert.equal(named.status, 201, named.text);
     const refreshedNamed = await svc.request('POST', '/v1/providers/echo-names/actions/refresh-models');
     assert.deepEqual([refreshedNamed.json.modelCount, refreshedNamed.json.withheld], [1, 1]);

@@ -30,7 +30,13 @@ const closedPort = 'http://127.0.0.1:9/v1';
 describe('provider records', () => {
   test('create applies defaults and never shows the credential', async () => {
     const reply = await svc.request('POST', '/v1/providers', {
-      body: { kind: 'openai', credential: SECRET, hints: { 'openai-project': 'proj_1' }, baseUrl: closedPort, autoProxyModels: false },
+      body: {
+        kind: 'openai',
+        credential: SECRET,
+        hints: { 'openai-project': 'proj_1' },
+        baseUrl: closedPort,
+        autoProxyModels: false,
+      },
     });
     assert.equal(reply.status, 201, reply.text);
     const p = reply.json;
@@ -64,7 +70,9 @@ describe('provider records', () => {
     const compat = await svc.request('POST', '/v1/providers', { body: { kind: 'openai_compatible' } });
     assert.equal(compat.status, 400);
     assert.equal(compat.json.error.param, 'baseUrl');
-    const embedded = await svc.request('POST', '/v1/providers', { body: { kind: 'embedded', baseUrl: 'http://x.example' } });
+    const embedded = await svc.request('POST', '/v1/providers', {
+      body: { kind: 'embedded', baseUrl: 'http://x.example' },
+    });
     assert.equal(embedded.json.error.param, 'baseUrl');
   });
 
@@ -106,7 +114,9 @@ describe('provider records', () => {
     assert.equal(replaced.json.credentialConfigured, true);
     assert.deepEqual(replaced.json.timeouts, { connectMs: 10000, headMs: 5000, idleMs: 300000 });
     assert.deepEqual(replaced.json.hints, { 'OpenAI-Organization': 'org_1' });
-    const cleared = await svc.request('PATCH', '/v1/providers/anthropic', { body: { credential: 'sk-ant-temporary-value-123' } });
+    const cleared = await svc.request('PATCH', '/v1/providers/anthropic', {
+      body: { credential: 'sk-ant-temporary-value-123' },
+    });
     assert.equal(cleared.json.credentialConfigured, true);
     const gone = await svc.request('PATCH', '/v1/providers/anthropic', { body: { credential: null } });
     assert.equal(gone.json.credentialConfigured, false);
@@ -145,6 +155,9 @@ describe('provider records', () => {
     assert.deepEqual(del.json, { id: 'anthropic', deleted: true });
     assert.equal((await svc.request('GET', '/v1/providers/anthropic')).status, 404);
     const list = await svc.request('GET', '/v1/providers');
-    assert.deepEqual(list.json.data.map((x: { id: string }) => x.id), ['openai']);
+    assert.deepEqual(
+      list.json.data.map((x: { id: string }) => x.id),
+      ['openai'],
+    );
   });
 });

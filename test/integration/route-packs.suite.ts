@@ -12,8 +12,19 @@ let svc: InProcessService;
 let a: openaiFake.OpenAIFake;
 let b: openaiFake.OpenAIFake;
 
-const chat = (model: string, extra: Record<string, unknown> = {}) => ({ model, messages: [{ role: 'user', content: 'hello' }], ...extra });
-const completion = { id: 'chatcmpl-x', object: 'chat.completion', created: 1, model: 'gpt-test', choices: [], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } };
+const chat = (model: string, extra: Record<string, unknown> = {}) => ({
+  model,
+  messages: [{ role: 'user', content: 'hello' }],
+  ...extra,
+});
+const completion = {
+  id: 'chatcmpl-x',
+  object: 'chat.completion',
+  created: 1,
+  model: 'gpt-test',
+  choices: [],
+  usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+};
 
 async function pack(body: Record<string, unknown>) {
   const reply = await svc.request('POST', '/v1/route-packs', { body });
@@ -25,17 +36,56 @@ before(async () => {
   b = await openaiFake.start({ apiKey: KEY });
   for (const f of [a, b]) f.setModels([{ id: 'gpt-test' }]);
   svc = await startInProcess();
-  for (const [id, fake] of [['pa', a], ['pb', b]] as const) {
-    const created = await svc.request('POST', '/v1/providers', { body: { id, kind: 'openai', baseUrl: fake.baseUrl, credential: KEY, timeouts: { headMs: 1000 } } });
+  for (const [id, fake] of [
+    ['pa', a],
+    ['pb', b],
+  ] as const) {
+    const created = await svc.request('POST', '/v1/providers', {
+      body: { id, kind: 'openai', baseUrl: fake.baseUrl, credential: KEY, timeouts: { headMs: 1000 } },
+    });
     assert.equal(created.status, 201, created.text);
     assert.equal((await svc.request('POST', `/v1/providers/${id}/actions/refresh-models`)).status, 200);
   }
   // Port 1 on loopback: nothing listens, so the connect is refused.
-  assert.equal((await svc.request('POST', '/v1/providers', { body: { id: 'dead', kind: 'openai', baseUrl: 'http://127.0.0.1:1/v1', credential: KEY } })).status, 201);
-  assert.equal((await svc.request('POST', '/v1/catalog/models', { body: { providerId: 'dead', upstreamModelId: 'gpt-test', families: ['styleA.chat_completions'] } })).status, 201);
-  await pack({ slug: 'ab', displayName: 'A then B', routes: [{ id: 'a', model: 'pa/gpt-test' }, { id: 'b', model: 'pb/gpt-test' }], fallback: { model: 'pb/gpt-test' } });
-  await pack({ slug: 'dead-first', routes: [{ id: 'dead', model: 'dead/gpt-test' }], fallback: { model: 'pb/gpt-test' } });
-  await pack({ slug: 'cap', strategy: 'capacity', routes: [{ id: 'a', model: 'pa/gpt-test' }, { id: 'b', model: 'pb/gpt-test' }], fallback: { model: 'pb/gpt-test' } });
+  assert.equal(
+    (
+      await svc.request('POST', '/v1/providers', {
+        body: { id: 'dead', kind: 'openai', baseUrl: 'http://127.0.0.1:1/v1', credential: KEY },
+      })
+    ).status,
+    201,
+  );
+  assert.equal(
+    (
+      await svc.request('POST', '/v1/catalog/models', {
+        body: { providerId: 'dead', upstreamModelId: 'gpt-test', families: ['styleA.chat_completions'] },
+      })
+    ).status,
+    201,
+  );
+  await pack({
+    slug: 'ab',
+    displayName: 'A then B',
+    routes: [
+      { id: 'a', model: 'pa/gpt-test' },
+      { id: 'b', model: 'pb/gpt-test' },
+    ],
+    fallback: { model: 'pb/gpt-test' },
+  });
+  await pack({
+    slug: 'dead-first',
+    routes: [{ id: 'dead', model: 'dead/gpt-test' }],
+    fallback: { model: 'pb/gpt-test' },
+  });
+  await pack({
+    slug: 'cap',
+    strategy: 'capacity',
+    routes: [
+      { id: 'a', model: 'pa/gpt-test' },
+      { id: 'b', model: 'pb/gpt-test' },
+    ],
+    fallback: { model: 'pb/gpt-test' },
+  });
 });
 after(async () => {
   await svc.stop();
@@ -47,7 +97,11 @@ const counts = (): [number, number] => [a.requests.length, b.requests.length];
 
 describe('fallback before the first byte', () => {
   const cases: [string, () => void, string][] = [
-    ['rate_limited', () => a.failNext(429, { error: { message: 'slow down', type: 'requests' } }, { 'retry-after': '0' }), 'ab'],
+    [
+      'rate_limited',
+      () => a.failNext(429, { error: { message: 'slow down', type: 'requests' } }, { 'retry-after': '0' }),
+      'ab',
+    ],
     ['upstream_error', () => a.failNext(500, { error: { message: 'boom', type: 'server_error' } }), 'ab'],
     ['timeout', () => a.hangNext(), 'ab'],
     ['unreachable', () => undefined, 'dead-first'],
@@ -91,8 +145,16 @@ describe('fallback before the first byte', () => {
       if (rows.filter((r) => r.fallback).length >= 4) break;
       await sleep(50);
     }
-    const fallbacks = rows.filter((r) => r.fallback).map((r) => `${r.packSlug}/${r.routeId}/${r.fallbackReason}`).sort();
-    assert.deepEqual(fallbacks, ['ab/b/rate_limited', 'ab/b/timeout', 'ab/b/upstream_error', 'dead-first/@fallback/unreachable']);
+    const fallbacks = rows
+      .filter((r) => r.fallback)
+      .map((r) => `${r.packSlug}/${r.routeId}/${r.fallbackReason}`)
+      .sort();
+    assert.deepEqual(fallbacks, [
+      'ab/b/rate_limited',
+      'ab/b/timeout',
+      'ab/b/upstream_error',
+      'dead-first/@fallback/unreachable',
+    ]);
   });
 });
 
@@ -100,12 +162,18 @@ describe('capacity strategy', () => {
   const order = async () => {
     const reply = await svc.request('GET', '/v1/route-packs/cap/decision');
     assert.equal(reply.status, 200, reply.text);
-    return (reply.json.candidates as { routeId: string; attempt: number | null }[]).filter((c) => c.attempt !== null).map((c) => c.routeId);
+    return (reply.json.candidates as { routeId: string; attempt: number | null }[])
+      .filter((c) => c.attempt !== null)
+      .map((c) => c.routeId);
   };
 
   test('steers away from an exhausted provider and back after its reset', async () => {
     assert.deepEqual(await order(), ['a', 'b'], 'no signal: pack order');
-    a.failNext(200, completion, { 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-limit-requests': '100', 'x-ratelimit-reset-requests': '1s' });
+    a.failNext(200, completion, {
+      'x-ratelimit-remaining-requests': '0',
+      'x-ratelimit-limit-requests': '100',
+      'x-ratelimit-reset-requests': '1s',
+    });
     assert.equal((await svc.request('POST', '/v1/chat/completions', { body: chat('@route/cap') })).status, 200);
     assert.deepEqual(await order(), ['b', 'a']);
     const [aBefore, bBefore] = counts();
@@ -119,8 +187,15 @@ describe('capacity strategy', () => {
 describe('discovery', () => {
   test('packs are listed in both shapes with their fallback families; an unusable pack is omitted', async () => {
     for (const headers of [{}, { 'anthropic-version': '2023-06-01' }] as Record<string, string>[]) {
-      const reply = await svc.request('GET', 'anthropic-version' in headers ? '/v1/models?limit=1000' : '/v1/models', { headers });
-      const data = reply.json.data as { id: string; display_name?: string; families?: string[]; switchyard?: Record<string, unknown> }[];
+      const reply = await svc.request('GET', 'anthropic-version' in headers ? '/v1/models?limit=1000' : '/v1/models', {
+        headers,
+      });
+      const data = reply.json.data as {
+        id: string;
+        display_name?: string;
+        families?: string[];
+        switchyard?: Record<string, unknown>;
+      }[];
       const entry = data.find((m) => m.id === '@route/ab');
       assert.ok(entry);
       assert.equal(entry.display_name, 'A then B');
@@ -130,7 +205,10 @@ describe('discovery', () => {
       assert.deepEqual(one.json, entry);
       assert.deepEqual(entry.families, ['styleA.chat_completions', 'styleA.responses']);
       // Its only route serves chat alone; the pack advertises what its fallback (pb/gpt-test) guarantees.
-      assert.deepEqual(data.find((m) => m.id === '@route/dead-first')?.families, ['styleA.chat_completions', 'styleA.responses']);
+      assert.deepEqual(data.find((m) => m.id === '@route/dead-first')?.families, [
+        'styleA.chat_completions',
+        'styleA.responses',
+      ]);
       assert.equal(JSON.stringify(entry).includes(KEY), false);
     }
     assert.equal((await svc.request('PATCH', '/v1/providers/dead', { body: { enabled: false } })).status, 200);
@@ -138,6 +216,9 @@ describe('discovery', () => {
     assert.ok(!ids.includes('@route/dead-first'));
     assert.equal((await svc.request('GET', '/v1/models/%40route%2Fdead-first')).json.error.code, 'MODEL_NOT_FOUND');
     assert.ok(ids.includes('@route/ab'));
-    assert.equal((await svc.request('POST', '/v1/chat/completions', { body: chat('@route/dead-first') })).json.error.code, 'MODEL_NOT_FOUND');
+    assert.equal(
+      (await svc.request('POST', '/v1/chat/completions', { body: chat('@route/dead-first') })).json.error.code,
+      'MODEL_NOT_FOUND',
+    );
   });
 });

@@ -69,10 +69,27 @@ test('discovery finds Ollama, llama-server on PATH and the configured providers,
   const { data } = reply.json as { data: Record<string, unknown>[] };
 
   const daemon = data.find((r) => r.source === 'default_address');
-  assert.deepEqual(daemon, { kind: 'ollama', source: 'default_address', url: ollama.baseUrl.replace(/\/+$/, ''), version: '0.12.0', state: 'reachable', reason: null });
+  assert.deepEqual(daemon, {
+    kind: 'ollama',
+    source: 'default_address',
+    url: ollama.baseUrl.replace(/\/+$/, ''),
+    version: '0.12.0',
+    state: 'reachable',
+    reason: null,
+  });
 
   const onPath = data.filter((r) => r.source === 'path');
-  assert.deepEqual(onPath, [{ kind: 'llamacpp', source: 'path', version: '0.4.1-dev', build: 10991, state: 'found', binary: 'llama-server', onPath: true }]);
+  assert.deepEqual(onPath, [
+    {
+      kind: 'llamacpp',
+      source: 'path',
+      version: '0.4.1-dev',
+      build: 10991,
+      state: 'found',
+      binary: 'llama-server',
+      onPath: true,
+    },
+  ]);
 
   const gone = data.find((r) => r.providerId === 'gone-llama');
   assert.deepEqual(gone, {

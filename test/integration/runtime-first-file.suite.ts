@@ -37,7 +37,11 @@ test('the first GGUF dropped in is served without a restart', async () => {
   writeTinyModel(join(home, 'models', 'first.gguf'));
   await svc.waitForLog(relisted('first.gguf'));
   const openai = new OpenAI({ baseURL: `${svc.url}/v1`, apiKey: svc.adminToken, maxRetries: 0 });
-  const c = await openai.chat.completions.create({ model: 'embedded/first', max_tokens: 3, messages: [{ role: 'user', content: 'hi' }] });
+  const c = await openai.chat.completions.create({
+    model: 'embedded/first',
+    max_tokens: 3,
+    messages: [{ role: 'user', content: 'hi' }],
+  });
   assert.equal(c.choices[0]!.finish_reason, 'length');
   const created = await svc.request('GET', '/v1/audit-events?action=provider.create&resourceId=embedded');
   assert.equal(created.json.data[0].actorType, 'system');

@@ -40,7 +40,11 @@ after(async () => {
 
 const placement = (body: unknown) => svc.request('POST', '/v1/runtime/placement', { body });
 const benchmark = (body?: unknown, wait = true) =>
-  svc.request('POST', `/v1/catalog/models/${TINY}/actions/benchmark${wait ? '?wait=true' : ''}`, body === undefined ? {} : { body });
+  svc.request(
+    'POST',
+    `/v1/catalog/models/${TINY}/actions/benchmark${wait ? '?wait=true' : ''}`,
+    body === undefined ? {} : { body },
+  );
 
 describe('POST /v1/runtime/placement', () => {
   test('estimates the tiny model from its tensor table, with the settings tuning resolved', async () => {
@@ -59,7 +63,8 @@ describe('POST /v1/runtime/placement', () => {
     assert.equal(typeof a.available.ramFreeBytes === 'number' || a.available.ramFreeBytes === null, true);
     assert.ok(['high', 'medium', 'low'].includes(a.confidence));
     assert.ok(Array.isArray(a.reasons) && a.reasons.every((r: unknown) => typeof r === 'string'));
-    if (typeof a.available.ramFreeBytes === 'number') assert.equal(a.fits, a.memory.hostBytes <= a.available.ramFreeBytes);
+    if (typeof a.available.ramFreeBytes === 'number')
+      assert.equal(a.fits, a.memory.hostBytes <= a.available.ramFreeBytes);
     assert.equal(reply.text.includes(home), false, 'the data directory leaked');
   });
 
@@ -84,20 +89,49 @@ describe('POST /v1/runtime/placement', () => {
     const corrupt = await placement({ model: 'corrupt.gguf' });
     assertError(corrupt, 400, 'INVALID_REQUEST', 'model');
     assert.equal(corrupt.json.error.details.health, 'corrupt');
-    assertError(await placement({ model: 'tiny.gguf', tuning: { contextSize: -1 } }), 400, 'INVALID_REQUEST', 'tuning.contextSize');
-    assertError(await placement({ model: 'tiny.gguf', tuning: { gpuLayers: 'max' } }), 400, 'INVALID_REQUEST', 'tuning.gpuLayers');
-    assertError(await placement({ model: 'tiny.gguf', tuning: { gpuLayers: 1.5 } }), 400, 'INVALID_REQUEST', 'tuning.gpuLayers');
-    assertError(await placement({ model: 'tiny.gguf', tuning: { flashAttention: true } }), 400, 'INVALID_JSON', 'tuning.flashAttention');
+    assertError(
+      await placement({ model: 'tiny.gguf', tuning: { contextSize: -1 } }),
+      400,
+      'INVALID_REQUEST',
+      'tuning.contextSize',
+    );
+    assertError(
+      await placement({ model: 'tiny.gguf', tuning: { gpuLayers: 'max' } }),
+      400,
+      'INVALID_REQUEST',
+      'tuning.gpuLayers',
+    );
+    assertError(
+      await placement({ model: 'tiny.gguf', tuning: { gpuLayers: 1.5 } }),
+      400,
+      'INVALID_REQUEST',
+      'tuning.gpuLayers',
+    );
+    assertError(
+      await placement({ model: 'tiny.gguf', tuning: { flashAttention: true } }),
+      400,
+      'INVALID_JSON',
+      'tuning.flashAttention',
+    );
     assertError(await placement({ model: 'tiny.gguf', extra: 1 }), 400, 'INVALID_JSON', 'extra');
     assertError(await placement({ model: '' }), 400, 'INVALID_REQUEST', 'model');
     assertError(await placement({ model: 'x'.repeat(1025) }), 400, 'INVALID_REQUEST', 'model');
     assertError(await placement({}), 400, 'INVALID_REQUEST', 'model');
     assertError(await svc.request('POST', '/v1/runtime/placement'), 400, 'INVALID_JSON', null);
-    assertError(await svc.request('POST', '/v1/runtime/placement?x=1', { body: { model: 'tiny.gguf' } }), 400, 'INVALID_REQUEST', 'x');
+    assertError(
+      await svc.request('POST', '/v1/runtime/placement?x=1', { body: { model: 'tiny.gguf' } }),
+      400,
+      'INVALID_REQUEST',
+      'x',
+    );
     // A catalog model of another kind is not the local runtime's.
-    const provider = await svc.request('POST', '/v1/providers', { body: { id: 'remote', kind: 'openai_compatible', baseUrl: 'http://127.0.0.1:9/v1' } });
+    const provider = await svc.request('POST', '/v1/providers', {
+      body: { id: 'remote', kind: 'openai_compatible', baseUrl: 'http://127.0.0.1:9/v1' },
+    });
     assert.equal(provider.status, 201, provider.text);
-    const made = await svc.request('POST', '/v1/catalog/models', { body: { providerId: 'remote', upstreamModelId: 'big', families: ['styleA.chat_completions'] } });
+    const made = await svc.request('POST', '/v1/catalog/models', {
+      body: { providerId: 'remote', upstreamModelId: 'big', families: ['styleA.chat_completions'] },
+    });
     assert.equal(made.status, 201, made.text);
     assertError(await placement({ model: 'remote/big' }), 400, 'INVALID_REQUEST', 'model');
   });
@@ -119,13 +153,21 @@ describe('the benchmark action', () => {
     assert.ok(Date.parse(r.at) > 0);
 
     const job = await svc.request('GET', `/v1/jobs/${r.jobId}`);
-    assert.deepEqual([job.json.kind, job.json.subject, job.json.state, job.json.progress], ['benchmark', 'embedded/tiny.gguf', 'succeeded', 1]);
+    assert.deepEqual(
+      [job.json.kind, job.json.subject, job.json.state, job.json.progress],
+      ['benchmark', 'embedded/tiny.gguf', 'succeeded', 1],
+    );
     assert.deepEqual(job.json.result, r);
 
     const listed = await svc.request('GET', '/v1/runtime/benchmarks?model=embedded%2Ftiny.gguf');
     assert.equal(listed.status, 200, listed.text);
     assert.deepEqual(listed.json.data[0], r);
-    assert.deepEqual((await svc.request('GET', '/v1/runtime/benchmarks?model=embedded%2Fother.gguf')).json, { data: [], limit: 50, offset: 0, hasMore: false });
+    assert.deepEqual((await svc.request('GET', '/v1/runtime/benchmarks?model=embedded%2Fother.gguf')).json, {
+      data: [],
+      limit: 50,
+      offset: 0,
+      hasMore: false,
+    });
     // The benchmark's copy of the model is its own: nothing joins the loaded list.
     assert.deepEqual((await svc.request('GET', '/v1/runtime/loaded')).json.data, []);
     const audit = await svc.request('GET', '/v1/audit-events?action=model.benchmark');
@@ -133,11 +175,18 @@ describe('the benchmark action', () => {
   });
 
   test('runs as a job with progress; a cancelled one stops and keeps nothing', async () => {
-    const started = await benchmark({ promptTokens: 64, generateTokens: 4000, tuning: { contextSize: 4096, parallel: 1 } }, false);
+    const started = await benchmark(
+      { promptTokens: 64, generateTokens: 4000, tuning: { contextSize: 4096, parallel: 1 } },
+      false,
+    );
     assert.equal(started.status, 202, started.text);
     assert.deepEqual([started.json.kind, started.json.state], ['benchmark', 'queued']);
     const id: string = started.json.id;
-    const stream = await openLiveStream({ port: svc.port, path: `/v1/jobs/${id}/events`, headers: { authorization: `Bearer ${svc.adminToken}` } });
+    const stream = await openLiveStream({
+      port: svc.port,
+      path: `/v1/jobs/${id}/events`,
+      headers: { authorization: `Bearer ${svc.adminToken}` },
+    });
     // Once the prompt is evaluated (progress 0.6 and on) the run is in the worker's generation loop.
     let moving: WireEvent | null = null;
     for (let e = await stream.next(); e !== null; e = await stream.next()) {
@@ -157,7 +206,10 @@ describe('the benchmark action', () => {
     assert.equal(next.status, 200, next.text);
     const listed = (await svc.request('GET', '/v1/runtime/benchmarks?limit=200')).json.data as { jobId: string }[];
     assert.equal(listed[0]!.jobId, next.json.jobId);
-    assert.equal(listed.some((b) => b.jobId === id), false);
+    assert.equal(
+      listed.some((b) => b.jobId === id),
+      false,
+    );
     assert.equal((await svc.request('GET', `/v1/jobs/${id}`)).json.state, 'cancelled');
   });
 
@@ -173,13 +225,28 @@ describe('the benchmark action', () => {
     const tooLong = await benchmark({ promptTokens: 200, generateTokens: 8, tuning });
     assertError(tooLong, 400, 'INVALID_REQUEST', 'promptTokens');
     assert.equal(tooLong.json.error.details.contextSize, 128);
-    assertError(await svc.request('POST', '/v1/catalog/models/embedded%2Fcorrupt.gguf/actions/benchmark', { body: {} }), 404, 'NOT_FOUND', 'id');
-    assertError(await svc.request('POST', '/v1/catalog/models/remote%2Fbig/actions/benchmark', { body: {} }), 400, 'INVALID_REQUEST', 'action');
+    assertError(
+      await svc.request('POST', '/v1/catalog/models/embedded%2Fcorrupt.gguf/actions/benchmark', { body: {} }),
+      404,
+      'NOT_FOUND',
+      'id',
+    );
+    assertError(
+      await svc.request('POST', '/v1/catalog/models/remote%2Fbig/actions/benchmark', { body: {} }),
+      400,
+      'INVALID_REQUEST',
+      'action',
+    );
     assert.equal((await svc.request('GET', '/v1/jobs?kind=benchmark&limit=200')).json.data.length, jobsBefore);
 
     assertError(await svc.request('GET', '/v1/runtime/benchmarks?limit=0'), 400, 'INVALID_REQUEST', 'limit');
     assertError(await svc.request('GET', '/v1/runtime/benchmarks?offset=-1'), 400, 'INVALID_REQUEST', 'offset');
-    assertError(await svc.request('GET', `/v1/runtime/benchmarks?model=${'x'.repeat(1025)}`), 400, 'INVALID_REQUEST', 'model');
+    assertError(
+      await svc.request('GET', `/v1/runtime/benchmarks?model=${'x'.repeat(1025)}`),
+      400,
+      'INVALID_REQUEST',
+      'model',
+    );
     assertError(await svc.request('GET', '/v1/runtime/benchmarks?sort=asc'), 400, 'INVALID_REQUEST', 'sort');
   });
 

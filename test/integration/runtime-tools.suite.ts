@@ -14,8 +14,17 @@ import { startInProcess, type InProcessService } from '../helpers/in-process.ts'
 // its result) must be taken by the runtime's chat template for the runner to finish.
 
 const MODEL = 'embedded/tiny';
-const CITY = { type: 'object', properties: { city: { type: 'string', enum: ['Paris', 'Oslo', 'Lima'] } }, required: ['city'], additionalProperties: false };
-const UNIT = { type: 'object', properties: { unit: { type: 'string', enum: ['c', 'f'] }, exact: { type: 'boolean' } }, required: ['unit', 'exact'] };
+const CITY = {
+  type: 'object',
+  properties: { city: { type: 'string', enum: ['Paris', 'Oslo', 'Lima'] } },
+  required: ['city'],
+  additionalProperties: false,
+};
+const UNIT = {
+  type: 'object',
+  properties: { unit: { type: 'string', enum: ['c', 'f'] }, exact: { type: 'boolean' } },
+  required: ['unit', 'exact'],
+};
 
 let svc: InProcessService;
 let openai: OpenAI;
@@ -33,7 +42,8 @@ after(async () => {
   await svc?.stop();
 });
 
-const validCity = (args: unknown) => assert.ok(['Paris', 'Oslo', 'Lima'].includes((args as { city?: string }).city ?? ''), JSON.stringify(args));
+const validCity = (args: unknown) =>
+  assert.ok(['Paris', 'Oslo', 'Lima'].includes((args as { city?: string }).city ?? ''), JSON.stringify(args));
 
 describe('styleA tools on the embedded runtime', () => {
   test('runTools with a forced function: the function runs with schema-valid arguments and the runner finishes', async () => {
@@ -43,13 +53,27 @@ describe('styleA tools on the embedded runtime', () => {
       max_tokens: 400,
       messages: [{ role: 'user', content: 'Weather in a city?' }],
       tool_choice: { type: 'function', function: { name: 'get_weather' } },
-      tools: [{ type: 'function', function: { name: 'get_weather', description: 'Weather in a city', parameters: CITY, function: (args: unknown) => (seen.push(args), 'sunny'), parse: JSON.parse } }],
+      tools: [
+        {
+          type: 'function',
+          function: {
+            name: 'get_weather',
+            description: 'Weather in a city',
+            parameters: CITY,
+            function: (args: unknown) => (seen.push(args), 'sunny'),
+            parse: JSON.parse,
+          },
+        },
+      ],
     });
     const final = await runner.finalChatCompletion();
     assert.equal(seen.length, 1);
     validCity(seen[0]);
     const messages = runner.messages;
-    assert.deepEqual(messages.map((m) => m.role), ['user', 'assistant', 'tool']);
+    assert.deepEqual(
+      messages.map((m) => m.role),
+      ['user', 'assistant', 'tool'],
+    );
     assert.equal(final.choices[0]?.finish_reason, 'tool_calls');
   });
 
@@ -70,11 +94,19 @@ describe('styleA tools on the embedded runtime', () => {
     assert.ok(call?.type === 'function' && call.id.startsWith('call_'));
     const args = JSON.parse(call.function.arguments);
     if (call.function.name === 'get_weather') validCity(args);
-    else assert.ok(call.function.name === 'set_unit' && ['c', 'f'].includes(args.unit) && typeof args.exact === 'boolean', call.function.arguments);
+    else
+      assert.ok(
+        call.function.name === 'set_unit' && ['c', 'f'].includes(args.unit) && typeof args.exact === 'boolean',
+        call.function.arguments,
+      );
     const second = await openai.chat.completions.create({
       model: MODEL,
       max_tokens: 8,
-      messages: [{ role: 'user', content: 'Pick a tool.' }, first.choices[0]!.message, { role: 'tool', tool_call_id: call.id, content: 'done' }],
+      messages: [
+        { role: 'user', content: 'Pick a tool.' },
+        first.choices[0]!.message,
+        { role: 'tool', tool_call_id: call.id, content: 'done' },
+      ],
       tool_choice: 'none',
       tools: [{ type: 'function', function: { name: 'get_weather', parameters: CITY } }],
     });
@@ -111,19 +143,34 @@ describe('styleA tools on the embedded runtime', () => {
       const call = choice.message.tool_calls?.[0];
       assert.ok(call?.type === 'function' && call.function.name === 'get_weather');
       validCity(JSON.parse(call.function.arguments));
-    } else assert.ok(['stop', 'length'].includes(choice.finish_reason) && typeof choice.message.content === 'string', JSON.stringify(choice));
+    } else
+      assert.ok(
+        ['stop', 'length'].includes(choice.finish_reason) && typeof choice.message.content === 'string',
+        JSON.stringify(choice),
+      );
   });
 
   test('bad tools are 400 naming the member, before anything is generated', async () => {
     const cases: [Record<string, unknown>, string][] = [
       [{ tools: [{ type: 'function', function: { name: 'bad name!' } }] }, 'tools[0].function.name'],
-      [{ tools: [{ type: 'function', function: { name: 'f', parameters: { $ref: '#/x' } } }] }, 'tools[0].function.parameters'],
-      [{ tools: [{ type: 'function', function: { name: 'f' } }], tool_choice: { type: 'function', function: { name: 'g' } } }, 'tool_choice'],
+      [
+        { tools: [{ type: 'function', function: { name: 'f', parameters: { $ref: '#/x' } } }] },
+        'tools[0].function.parameters',
+      ],
+      [
+        {
+          tools: [{ type: 'function', function: { name: 'f' } }],
+          tool_choice: { type: 'function', function: { name: 'g' } },
+        },
+        'tool_choice',
+      ],
       [{ tools: 'nope' }, 'tools'],
       [{ tools: [{ type: 'web_search' }] }, 'tools[0]'],
     ];
     for (const [extra, param] of cases) {
-      const reply = await svc.request('POST', '/v1/chat/completions', { body: { model: MODEL, max_tokens: 4, messages: [{ role: 'user', content: 'x' }], ...extra } });
+      const reply = await svc.request('POST', '/v1/chat/completions', {
+        body: { model: MODEL, max_tokens: 4, messages: [{ role: 'user', content: 'x' }], ...extra },
+      });
       assert.equal(reply.status, 400, reply.text);
       assert.equal(reply.json.error.param, param, reply.text);
     }
@@ -139,7 +186,14 @@ describe('styleB tools on the embedded runtime', () => {
       max_iterations: 2,
       messages: [{ role: 'user', content: 'Weather in a city?' }],
       tool_choice: { type: 'tool', name: 'get_weather' },
-      tools: [{ type: 'custom', name: 'get_weather', input_schema: CITY as Anthropic.Beta.BetaTool.InputSchema, run: (input: unknown) => (seen.push(input), 'sunny') }],
+      tools: [
+        {
+          type: 'custom',
+          name: 'get_weather',
+          input_schema: CITY as Anthropic.Beta.BetaTool.InputSchema,
+          run: (input: unknown) => (seen.push(input), 'sunny'),
+        },
+      ],
     });
     const final = await runner.runUntilDone();
     assert.ok(seen.length >= 1);
@@ -148,15 +202,23 @@ describe('styleB tools on the embedded runtime', () => {
   });
 
   test('count_tokens counts the tools a generation documents: equal to its input_tokens, auto and forced', async () => {
-    const tools = [{ name: 'get_weather', description: 'Weather in a city', input_schema: CITY as Anthropic.Tool.InputSchema }];
-    const plain = await anthropic.messages.countTokens({ model: MODEL, messages: [{ role: 'user', content: 'Weather?' }] });
+    const tools = [
+      { name: 'get_weather', description: 'Weather in a city', input_schema: CITY as Anthropic.Tool.InputSchema },
+    ];
+    const plain = await anthropic.messages.countTokens({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'Weather?' }],
+    });
     // Both ways show the model the tools: through the chat template (auto), or a system turn (forced).
     for (const tool_choice of [{ type: 'auto' as const }, { type: 'tool' as const, name: 'get_weather' }]) {
       const body = { model: MODEL, messages: [{ role: 'user' as const, content: 'Weather?' }], tools, tool_choice };
       const counted = await anthropic.messages.countTokens(body);
       const generated = await anthropic.messages.create({ ...body, max_tokens: 400 });
       assert.equal(counted.input_tokens, generated.usage.input_tokens, tool_choice.type);
-      assert.ok(counted.input_tokens > plain.input_tokens, `${tool_choice.type}: ${counted.input_tokens} > ${plain.input_tokens}`);
+      assert.ok(
+        counted.input_tokens > plain.input_tokens,
+        `${tool_choice.type}: ${counted.input_tokens} > ${plain.input_tokens}`,
+      );
     }
   });
 

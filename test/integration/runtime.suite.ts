@@ -34,10 +34,22 @@ describe('GET /v1/runtime/models', () => {
     const reply = await svc.request('GET', '/v1/runtime/models');
     assert.equal(reply.status, 200);
     const byName = Object.fromEntries(reply.json.data.map((m: { name: string; health: string }) => [m.name, m]));
-    assert.deepEqual(Object.keys(byName).sort(), ['corrupt.gguf', 'nested/tiny-f16.gguf', 'tiny.gguf', 'truncated.gguf', 'wrong-shape.gguf']);
+    assert.deepEqual(Object.keys(byName).sort(), [
+      'corrupt.gguf',
+      'nested/tiny-f16.gguf',
+      'tiny.gguf',
+      'truncated.gguf',
+      'wrong-shape.gguf',
+    ]);
     assert.deepEqual(
       Object.fromEntries(Object.entries(byName).map(([k, v]) => [k, (v as { health: string }).health])),
-      { 'corrupt.gguf': 'corrupt', 'nested/tiny-f16.gguf': 'ok', 'tiny.gguf': 'ok', 'truncated.gguf': 'partial', 'wrong-shape.gguf': 'corrupt' },
+      {
+        'corrupt.gguf': 'corrupt',
+        'nested/tiny-f16.gguf': 'ok',
+        'tiny.gguf': 'ok',
+        'truncated.gguf': 'partial',
+        'wrong-shape.gguf': 'corrupt',
+      },
     );
     assert.equal(byName['tiny.gguf'].architecture, 'llama');
     assert.equal(byName['tiny.gguf'].fileType, 'F32');
@@ -69,7 +81,10 @@ describe('an embedded provider through the official client', () => {
 
   test('streams a chat completion and reports usage', async () => {
     const stream = await client.chat.completions.create({
-      model: 'local/tiny.gguf', stream: true, max_tokens: 12, stream_options: { include_usage: true },
+      model: 'local/tiny.gguf',
+      stream: true,
+      max_tokens: 12,
+      stream_options: { include_usage: true },
       messages: [{ role: 'user', content: 'Say hello.' }],
     });
     let text = '';
@@ -87,12 +102,20 @@ describe('an embedded provider through the official client', () => {
 
   test('a client that leaves mid-stream is metered with the tokens used until then', async () => {
     // The tiny model runs to max_tokens, so 400 tokens outlast the client.
-    const stream = await client.chat.completions.create({ model: 'local/tiny.gguf', stream: true, max_tokens: 400, messages: [{ role: 'user', content: 'Leave early.' }] });
+    const stream = await client.chat.completions.create({
+      model: 'local/tiny.gguf',
+      stream: true,
+      max_tokens: 400,
+      messages: [{ role: 'user', content: 'Leave early.' }],
+    });
     for await (const chunk of stream) if (chunk.choices[0]?.delta.content) break;
     const line = await svc.waitForLog((l) => l.msg === 'usage' && l.providerId === 'local' && l.outcome === 'aborted');
     const usage = line.usage as Record<string, number>;
     assert.ok(usage.inputTokens! > 5, 'the prompt was evaluated');
-    assert.ok(usage.outputTokens! >= 1 && usage.outputTokens! < 400, `generated until the client left: ${usage.outputTokens}`);
+    assert.ok(
+      usage.outputTokens! >= 1 && usage.outputTokens! < 400,
+      `generated until the client left: ${usage.outputTokens}`,
+    );
   });
 
   test('returns embeddings of the model width', async () => {
@@ -104,7 +127,12 @@ describe('an embedded provider through the official client', () => {
 
   test('eight concurrent streams on one loaded model all complete', async () => {
     const one = async (i: number) => {
-      const stream = await client.chat.completions.create({ model: 'local/tiny.gguf', stream: true, max_tokens: 10, messages: [{ role: 'user', content: `n${i}` }] });
+      const stream = await client.chat.completions.create({
+        model: 'local/tiny.gguf',
+        stream: true,
+        max_tokens: 10,
+        messages: [{ role: 'user', content: `n${i}` }],
+      });
       let finish: string | null = null;
       for await (const chunk of stream) finish = chunk.choices[0]?.finish_reason ?? finish;
       return finish;

@@ -18,7 +18,11 @@ test('no token secret leaks into the log, responses or the data directory', asyn
       secrets.push(created.json.secret);
     }
     const [inference, read, manage] = secrets.slice(1) as [string, string, string];
-    const carriers = (t: string): Record<string, string>[] => [{ authorization: `Bearer ${t}` }, { 'x-service-token': t }, { 'x-api-key': t }];
+    const carriers = (t: string): Record<string, string>[] => [
+      { authorization: `Bearer ${t}` },
+      { 'x-service-token': t },
+      { 'x-api-key': t },
+    ];
     // A wide workload: successes and failures of every route, with tokens in every carrier.
     for (const token of secrets) {
       for (const headers of carriers(token)) {
@@ -26,7 +30,7 @@ test('no token secret leaks into the log, responses or the data directory', asyn
         await svc.request('GET', '/v1/tokens', { token: null, headers });
         await svc.request('GET', '/v1/audit-events?limit=500', { token: null, headers });
         await svc.request('PATCH', '/v1/settings', { token: null, headers, body: { usage: { retentionDays: 100 } } });
-        await svc.request('PATCH', '/v1/settings', { token: null, headers, body: '{"bad":', });
+        await svc.request('PATCH', '/v1/settings', { token: null, headers, body: '{"bad":' });
         await svc.request('GET', '/v1/nope', { token: null, headers });
         await svc.request('DELETE', '/v1/settings', { token: null, headers });
         await svc.request('GET', '/health', { token: null, headers: { ...headers, host: 'evil.example' } });
@@ -47,7 +51,9 @@ test('no token secret leaks into the log, responses or the data directory', asyn
   const log = svc.log();
   const responses = svc.responsesText();
   assert.ok(log.split('\n').length > 100, 'the workload was logged');
-  const files = readdirSync(svc.home, { recursive: true, encoding: 'utf8' }).filter((f) => f !== 'token' && statSync(join(svc.home, f)).isFile());
+  const files = readdirSync(svc.home, { recursive: true, encoding: 'utf8' }).filter(
+    (f) => f !== 'token' && statSync(join(svc.home, f)).isFile(),
+  );
   for (const secret of secrets) {
     assert.ok(!log.includes(secret), 'a secret reached the log');
     assert.ok(!responses.includes(secret), 'a secret reached a response');

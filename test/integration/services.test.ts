@@ -1,5 +1,14 @@
 import assert from 'node:assert/strict';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+} from 'node:fs';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -17,7 +26,14 @@ import { startService, tempHome, type Reply, type TestService } from '../helpers
 // at the next start when a killed service left it running. A llamacpp provider reaches it at its URL.
 
 const FAKES = fileURLToPath(new URL('../fakes/llama-server/', import.meta.url));
-const TIMING = { backoffFirstMs: 100, backoffMaxMs: 400, healthEveryMs: 100, healthFailures: 2, stopGraceMs: 300, maxFailedStarts: 3 };
+const TIMING = {
+  backoffFirstMs: 100,
+  backoffMaxMs: 400,
+  healthEveryMs: 100,
+  healthFailures: 2,
+  stopGraceMs: 300,
+  maxFailedStarts: 3,
+};
 
 let svc: TestService;
 let home: string;
@@ -36,7 +52,11 @@ function serviceEnv(): Record<string, string> {
 }
 
 async function listen(): Promise<void> {
-  events = await openLiveStream({ port: svc.port, path: '/v1/events?types=service.state', headers: { authorization: `Bearer ${svc.adminToken}` } });
+  events = await openLiveStream({
+    port: svc.port,
+    path: '/v1/events?types=service.state',
+    headers: { authorization: `Bearer ${svc.adminToken}` },
+  });
   assert.equal(events.status, 200);
   void (async () => {
     for (let e = await events.next(); e !== null; e = await events.next()) {
@@ -89,7 +109,8 @@ before(async () => {
   records = mkdtempSync(join(tmpdir(), 'switchyard-llama-records-'));
   const models = join(home, 'models');
   mkdirSync(models, { recursive: true });
-  for (const name of ['normal', 'second', 'crash', 'wedge', 'stubborn', 'gone']) writeTinyModel(join(models, `${name}.gguf`));
+  for (const name of ['normal', 'second', 'crash', 'wedge', 'stubborn', 'gone'])
+    writeTinyModel(join(models, `${name}.gguf`));
   svc = await startService({ home, env: serviceEnv() });
   await listen();
 });
@@ -111,7 +132,13 @@ describe('services', () => {
     const list = await svc.request('GET', '/v1/services');
     assert.equal(list.status, 200, list.text);
     assert.deepEqual(
-      list.json.data.map((s: { id: string; kind: string; state: string; actions: string[]; loadedModels: number }) => [s.id, s.kind, s.state, s.actions, s.loadedModels]),
+      list.json.data.map((s: { id: string; kind: string; state: string; actions: string[]; loadedModels: number }) => [
+        s.id,
+        s.kind,
+        s.state,
+        s.actions,
+        s.loadedModels,
+      ]),
       [['embedded', 'embedded', 'running', [], 0]],
     );
     assertError(await svc.request('POST', '/v1/services/embedded/actions/restart'), 409, 'CONFLICT', 'id');
@@ -121,7 +148,13 @@ describe('services', () => {
   });
 
   test('a created service starts with its tuning as llama-server flags and answers its health check', async () => {
-    const made = await create({ id: 'local', kind: 'llamacpp', model: 'normal.gguf', tuning: { contextSize: 512, threads: 2, gpuLayers: -1 }, autoStart: false });
+    const made = await create({
+      id: 'local',
+      kind: 'llamacpp',
+      model: 'normal.gguf',
+      tuning: { contextSize: 512, threads: 2, gpuLayers: -1 },
+      autoStart: false,
+    });
     assert.equal(made.status, 201, made.text);
     assert.equal(made.json.state, 'stopped');
     assert.equal(made.json.desired, 'stopped');
@@ -135,8 +168,27 @@ describe('services', () => {
     assert.equal(typeof up.json.pid, 'number');
     normal = { id: 'local', port: up.json.port, url: up.json.url, pid: up.json.pid };
     const argv = started(normal.pid).argv;
-    assert.deepEqual(argv, ['--model', join(home, 'models', 'normal.gguf'), '--host', '127.0.0.1', '--port', String(normal.port), '--ctx-size', '512', '--threads', '2', '--n-gpu-layers', '0']);
-    assert.deepEqual([(await stateEvent(from, 'local', 'starting')).data.previous, (await stateEvent(from, 'local', 'running')).data.previous], ['stopped', 'starting']);
+    assert.deepEqual(argv, [
+      '--model',
+      join(home, 'models', 'normal.gguf'),
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(normal.port),
+      '--ctx-size',
+      '512',
+      '--threads',
+      '2',
+      '--n-gpu-layers',
+      '0',
+    ]);
+    assert.deepEqual(
+      [
+        (await stateEvent(from, 'local', 'starting')).data.previous,
+        (await stateEvent(from, 'local', 'running')).data.previous,
+      ],
+      ['stopped', 'starting'],
+    );
     // A settings change reaches the process at its next start; the answer says what this one was given.
     const patched = await svc.request('PATCH', '/v1/settings', { body: { runtime: { tuning: { batchSize: 64 } } } });
     assert.equal(patched.status, 200, patched.text);
@@ -152,9 +204,16 @@ describe('services', () => {
   test('a llamacpp provider at the service URL serves chat completions through the gateway', async () => {
     assert.equal(await addProvider(svc, { id: 'local-llama', kind: 'llamacpp', baseUrl: normal.url }), 1);
     const openai = new OpenAI({ baseURL: `${svc.url}/v1`, apiKey: svc.adminToken, maxRetries: 0 });
-    const answer = await openai.chat.completions.create({ model: 'local-llama/normal.gguf', messages: [{ role: 'user', content: 'hi' }] });
+    const answer = await openai.chat.completions.create({
+      model: 'local-llama/normal.gguf',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
     assert.equal(answer.choices[0]!.message.content, `fake llama-server on port ${normal.port} answers`);
-    const stream = await openai.chat.completions.create({ model: 'local-llama/normal.gguf', messages: [{ role: 'user', content: 'hi' }], stream: true });
+    const stream = await openai.chat.completions.create({
+      model: 'local-llama/normal.gguf',
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+    });
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
     assert.equal(text.trim(), `fake llama-server on port ${normal.port} answers`);
@@ -165,7 +224,10 @@ describe('services', () => {
     process.kill(normal.pid, 'SIGKILL');
     const restarting = await stateEvent(from, 'local', 'restarting');
     assert.equal(restarting.data.restarts, 1);
-    assert.deepEqual({ reason: restarting.data.lastExit.reason, signal: restarting.data.lastExit.signal }, { reason: 'exited', signal: 'SIGKILL' });
+    assert.deepEqual(
+      { reason: restarting.data.lastExit.reason, signal: restarting.data.lastExit.signal },
+      { reason: 'exited', signal: 'SIGKILL' },
+    );
     assert.ok(Date.parse(restarting.data.nextStartAt) > Date.parse(restarting.data.lastExit.at));
     await stateEvent(from, 'local', 'running');
     const now = await svc.request('GET', '/v1/services/local');
@@ -183,7 +245,11 @@ describe('services', () => {
     const reply = await svc.request('POST', '/v1/services/local/actions/restart');
     assert.equal(reply.status, 202, reply.text);
     assert.deepEqual([reply.json.kind, reply.json.subject], ['start', 'local']);
-    const stream = await openLiveStream({ port: svc.port, path: `/v1/jobs/${reply.json.id}/events`, headers: { authorization: `Bearer ${svc.adminToken}` } });
+    const stream = await openLiveStream({
+      port: svc.port,
+      path: `/v1/jobs/${reply.json.id}/events`,
+      headers: { authorization: `Bearer ${svc.adminToken}` },
+    });
     let last: WireEvent | null = null;
     for (let e = await stream.next(); e !== null; e = await stream.next()) last = e;
     assert.equal(last?.event, 'job.succeeded');
@@ -267,7 +333,10 @@ describe('services', () => {
     assert.equal(alive(up.json.pid), false);
     assertError(await svc.request('GET', '/v1/services/short-lived'), 404, 'NOT_FOUND', 'id');
     const audit = await svc.request('GET', '/v1/audit-events?resourceType=service&resourceId=short-lived');
-    assert.deepEqual(audit.json.data.map((e: { action: string }) => e.action), ['service.delete', 'service.start', 'service.create']);
+    assert.deepEqual(
+      audit.json.data.map((e: { action: string }) => e.action),
+      ['service.delete', 'service.start', 'service.create'],
+    );
   });
 });
 
@@ -275,23 +344,58 @@ describe('services: bad input', () => {
   test('bodies', async () => {
     assertError(await create({ kind: 'llamacpp' }), 400, 'INVALID_REQUEST', 'model');
     assertError(await create({ kind: 'embedded', model: 'normal.gguf' }), 400, 'INVALID_REQUEST', 'kind');
-    assertError(await create({ kind: 'llamacpp', model: 'normal.gguf', flags: ['--rpc'] }), 400, 'INVALID_JSON', 'flags');
+    assertError(
+      await create({ kind: 'llamacpp', model: 'normal.gguf', flags: ['--rpc'] }),
+      400,
+      'INVALID_JSON',
+      'flags',
+    );
     assertError(await create({ id: 'Bad ID', kind: 'llamacpp', model: 'normal.gguf' }), 400, 'INVALID_REQUEST', 'id');
     assertError(await create({ kind: 'llamacpp', model: 'normal.gguf', port: 70_000 }), 400, 'INVALID_REQUEST', 'port');
-    assertError(await create({ kind: 'llamacpp', model: 'normal.gguf', tuning: { contextSize: -1 } }), 400, 'INVALID_REQUEST', 'tuning.contextSize');
-    assertError(await create({ kind: 'llamacpp', model: 'normal.gguf', tuning: { flashAttention: true } }), 400, 'INVALID_JSON', 'tuning.flashAttention');
+    assertError(
+      await create({ kind: 'llamacpp', model: 'normal.gguf', tuning: { contextSize: -1 } }),
+      400,
+      'INVALID_REQUEST',
+      'tuning.contextSize',
+    );
+    assertError(
+      await create({ kind: 'llamacpp', model: 'normal.gguf', tuning: { flashAttention: true } }),
+      400,
+      'INVALID_JSON',
+      'tuning.flashAttention',
+    );
     assertError(await create({ kind: 'llamacpp', model: 'absent.gguf' }), 404, 'NOT_FOUND', 'model');
     assertError(await create({ kind: 'llamacpp', model: '../../etc/passwd' }), 404, 'NOT_FOUND', 'model');
-    assertError(await create({ kind: 'llamacpp', model: 'normal.gguf', binary: 'llama-server' }), 400, 'INVALID_REQUEST', 'binary');
-    assertError(await create({ kind: 'llamacpp', model: 'normal.gguf', binary: '/bin/sh' }), 400, 'INVALID_REQUEST', 'binary');
-    assertError(await create({ kind: 'llamacpp', model: 'normal.gguf', binary: '/nowhere/llama-server' }), 400, 'INVALID_REQUEST', 'binary');
+    assertError(
+      await create({ kind: 'llamacpp', model: 'normal.gguf', binary: 'llama-server' }),
+      400,
+      'INVALID_REQUEST',
+      'binary',
+    );
+    assertError(
+      await create({ kind: 'llamacpp', model: 'normal.gguf', binary: '/bin/sh' }),
+      400,
+      'INVALID_REQUEST',
+      'binary',
+    );
+    assertError(
+      await create({ kind: 'llamacpp', model: 'normal.gguf', binary: '/nowhere/llama-server' }),
+      400,
+      'INVALID_REQUEST',
+      'binary',
+    );
     assertError(await create({ id: 'local', kind: 'llamacpp', model: 'normal.gguf' }), 409, 'CONFLICT', 'id');
     assertError(await create({ id: 'embedded', kind: 'llamacpp', model: 'normal.gguf' }), 409, 'CONFLICT', 'id');
     const taken = (await svc.request('GET', '/v1/services/local')).json.port;
     assertError(await create({ kind: 'llamacpp', model: 'normal.gguf', port: taken }), 409, 'CONFLICT', 'port');
     // Privileged ports, the service's own, and a port another program holds are refused before anything runs.
     assertError(await create({ kind: 'llamacpp', model: 'normal.gguf', port: 80 }), 400, 'INVALID_REQUEST', 'port');
-    assertError(await create({ kind: 'llamacpp', model: 'normal.gguf', port: svc.port }), 400, 'INVALID_REQUEST', 'port');
+    assertError(
+      await create({ kind: 'llamacpp', model: 'normal.gguf', port: svc.port }),
+      400,
+      'INVALID_REQUEST',
+      'port',
+    );
     const holder = createNetServer();
     await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
     try {
@@ -304,11 +408,19 @@ describe('services: bad input', () => {
     const dir = mkdtempSync(join(tmpdir(), 'switchyard-llama-link-'));
     try {
       symlinkSync('/bin/sh', join(dir, 'llama-server'));
-      assertError(await create({ kind: 'llamacpp', model: 'normal.gguf', binary: join(dir, 'llama-server') }), 400, 'INVALID_REQUEST', 'binary');
+      assertError(
+        await create({ kind: 'llamacpp', model: 'normal.gguf', binary: join(dir, 'llama-server') }),
+        400,
+        'INVALID_REQUEST',
+        'binary',
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-    const bad = await svc.request('POST', '/v1/services', { body: '{"kind":', headers: { 'content-type': 'application/json' } });
+    const bad = await svc.request('POST', '/v1/services', {
+      body: '{"kind":',
+      headers: { 'content-type': 'application/json' },
+    });
     assertError(bad, 400, 'INVALID_JSON', null);
   });
 
@@ -317,13 +429,23 @@ describe('services: bad input', () => {
     assertError(await svc.request('GET', `/v1/services/${'x'.repeat(5000)}`), 404, 'NOT_FOUND', 'id');
     assertError(await svc.request('POST', '/v1/services/local/actions/explode'), 400, 'INVALID_REQUEST', 'action');
     assertError(await svc.request('POST', '/v1/services/nope/actions/start'), 404, 'NOT_FOUND', 'id');
-    assertError(await svc.request('POST', '/v1/services/local/actions/start?wait=maybe'), 400, 'INVALID_REQUEST', 'wait');
+    assertError(
+      await svc.request('POST', '/v1/services/local/actions/start?wait=maybe'),
+      400,
+      'INVALID_REQUEST',
+      'wait',
+    );
     assertError(await svc.request('GET', '/v1/services?limit=5'), 400, 'INVALID_REQUEST', 'limit');
     const reader = await svc.request('POST', '/v1/tokens', { body: { name: 'reader', scopes: ['read'] } });
     svc.markSecretBearing(reader);
     const asReader = { token: reader.json.secret as string };
     assert.equal((await svc.request('GET', '/v1/services', asReader)).status, 200);
-    assertError(await svc.request('POST', '/v1/services', { ...asReader, body: { kind: 'llamacpp', model: 'normal.gguf' } }), 403, 'FORBIDDEN', null);
+    assertError(
+      await svc.request('POST', '/v1/services', { ...asReader, body: { kind: 'llamacpp', model: 'normal.gguf' } }),
+      403,
+      'FORBIDDEN',
+      null,
+    );
     assertError(await svc.request('POST', '/v1/services/local/actions/stop', asReader), 403, 'FORBIDDEN', null);
     assertError(await svc.request('DELETE', '/v1/services/local', asReader), 403, 'FORBIDDEN', null);
   });
@@ -331,21 +453,39 @@ describe('services: bad input', () => {
 
 describe('services across restarts of the service', () => {
   test('shutdown stops every process; the next start starts the wanted ones again', async () => {
-    const before = (await svc.request('GET', '/v1/services')).json.data as { id: string; pid: number | null; state: string }[];
+    const before = (await svc.request('GET', '/v1/services')).json.data as {
+      id: string;
+      pid: number | null;
+      state: string;
+    }[];
     const pids = before.filter((s) => s.pid !== null).map((s) => s.pid!);
-    assert.deepEqual(before.filter((s) => s.state === 'running').map((s) => s.id), ['embedded', 'local']);
+    assert.deepEqual(
+      before.filter((s) => s.state === 'running').map((s) => s.id),
+      ['embedded', 'local'],
+    );
     events.close();
     await svc.stop();
     for (const pid of pids) assert.equal(alive(pid), false, `process ${pid} outlived the service`);
     svc = await startService({ home, env: serviceEnv() });
     const up = await svc.request('POST', '/v1/services/local/actions/start?wait=true');
     assert.equal(up.status, 200, up.text);
-    const states = Object.fromEntries(((await svc.request('GET', '/v1/services')).json.data as { id: string; state: string }[]).map((s) => [s.id, s.state]));
+    const states = Object.fromEntries(
+      ((await svc.request('GET', '/v1/services')).json.data as { id: string; state: string }[]).map((s) => [
+        s.id,
+        s.state,
+      ]),
+    );
     // Stopped ones stay stopped; ones that were wanted are tried again (the crashing one fails again in its
     // own time; the configured binary is still missing).
     assert.ok(['starting', 'restarting', 'failed'].includes(states.crashing!), states.crashing);
     delete states.crashing;
-    assert.deepEqual(states, { embedded: 'running', local: 'running', wedged: 'stopped', stubborn: 'stopped', configured: 'failed' });
+    assert.deepEqual(states, {
+      embedded: 'running',
+      local: 'running',
+      wedged: 'stopped',
+      stubborn: 'stopped',
+      configured: 'failed',
+    });
   });
 
   test('a process left running by a killed service is ended at the next start, not doubled', async () => {

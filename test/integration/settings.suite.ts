@@ -16,7 +16,13 @@ describe('GET /v1/settings', () => {
   test('reports bind, CORS, runtime, usage and Gauge posture', async () => {
     const reply = await svc.request('GET', '/v1/settings');
     assert.equal(reply.status, 200);
-    assert.deepEqual(reply.json.bind, { host: '127.0.0.1', port: svc.port, networkExposed: false, pending: null, restartRequired: false });
+    assert.deepEqual(reply.json.bind, {
+      host: '127.0.0.1',
+      port: svc.port,
+      networkExposed: false,
+      pending: null,
+      restartRequired: false,
+    });
     assert.deepEqual(reply.json.cors, { allowedOrigins: [], wildcard: false });
     assert.deepEqual(reply.json.runtime, {
       modelsDirectory: null,
@@ -39,7 +45,10 @@ describe('PATCH /v1/settings', () => {
   test('vault says why credentials are in the file vault (W2.7)', async () => {
     // The test services run with SWITCHYARD_VAULT=file; without a keychain the reason names what is missing.
     const { vault } = (await svc.request('GET', '/v1/settings')).json;
-    assert.deepEqual({ backend: vault.backend, reason: vault.reason }, { backend: 'file', reason: 'SWITCHYARD_VAULT=file asks for the file vault' });
+    assert.deepEqual(
+      { backend: vault.backend, reason: vault.reason },
+      { backend: 'file', reason: 'SWITCHYARD_VAULT=file asks for the file vault' },
+    );
   });
 
   test('bind.networkExposed is reported as pending until restart', async () => {
@@ -75,18 +84,24 @@ describe('PATCH /v1/settings', () => {
       keepAliveSeconds: 300,
     });
     // A directory that does not exist (a typo, an unmounted drive) is refused, not taken silently (W2.7).
-    const missing = await svc.request('PATCH', '/v1/settings', { body: { runtime: { modelsDirectory: join(svc.home, 'no-such-dir') } } });
+    const missing = await svc.request('PATCH', '/v1/settings', {
+      body: { runtime: { modelsDirectory: join(svc.home, 'no-such-dir') } },
+    });
     assert.equal(missing.status, 400);
     assert.equal(missing.json.error.param, 'runtime.modelsDirectory');
     assert.match(missing.json.error.message, /does not name an existing directory/);
     assert.doesNotMatch(missing.text, /no-such-dir/, 'the path is not echoed');
-    const reset = await svc.request('PATCH', '/v1/settings', { body: { runtime: { modelsDirectory: null, tuning: { threads: 0 } } } });
+    const reset = await svc.request('PATCH', '/v1/settings', {
+      body: { runtime: { modelsDirectory: null, tuning: { threads: 0 } } },
+    });
     assert.equal(reset.json.runtime.modelsDirectory, null);
     assert.equal(reset.json.runtime.tuning.threads, 0);
   });
 
   test('usage and Gauge posture', async () => {
-    const reply = await svc.request('PATCH', '/v1/settings', { body: { usage: { retentionDays: 30 }, gauge: { enabled: true } } });
+    const reply = await svc.request('PATCH', '/v1/settings', {
+      body: { usage: { retentionDays: 30 }, gauge: { enabled: true } },
+    });
     assert.equal(reply.json.usage.retentionDays, 30);
     assert.equal(reply.json.gauge.enabled, true);
     assert.equal(reply.json.gauge.retentionDays, 90);
@@ -117,7 +132,9 @@ describe('PATCH /v1/settings', () => {
 
   test('a rejected patch changes nothing', async () => {
     const before = await svc.request('GET', '/v1/settings');
-    await svc.request('PATCH', '/v1/settings', { body: { usage: { enabled: false }, runtime: { tuning: { threads: -5 } } } });
+    await svc.request('PATCH', '/v1/settings', {
+      body: { usage: { enabled: false }, runtime: { tuning: { threads: -5 } } },
+    });
     const after = await svc.request('GET', '/v1/settings');
     assert.deepEqual(after.json, before.json);
   });

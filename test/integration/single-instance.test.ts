@@ -15,7 +15,13 @@ import { serviceBin, startService, tempHome, type TestService } from '../helpers
 function secondStart(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [serviceBin(), 'start'], {
-      env: { ...process.env, SWITCHYARD_LOG_LEVEL: 'info', SWITCHYARD_VAULT: 'file', SWITCHYARD_SUPERVISE: '0', ...env },
+      env: {
+        ...process.env,
+        SWITCHYARD_LOG_LEVEL: 'info',
+        SWITCHYARD_VAULT: 'file',
+        SWITCHYARD_SUPERVISE: '0',
+        ...env,
+      },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let stderr = '';
@@ -49,9 +55,16 @@ describe('single instance', () => {
   it('a second service on the same data directory (another port) exits with a clear message', async () => {
     const { code, stderr } = await secondStart({ SWITCHYARD_HOME: first.home, SWITCHYARD_PORT: '0' });
     assert.equal(code, EXIT_CANNOT_START);
-    assert.match(stderr, new RegExp(`Another Switchyard service \\(PID ${first.process.pid}\\) is already running on this data directory`));
+    assert.match(
+      stderr,
+      new RegExp(`Another Switchyard service \\(PID ${first.process.pid}\\) is already running on this data directory`),
+    );
     await stillServing();
-    assert.equal(readFileSync(join(first.home, LOCK_FILE), 'utf8').trim(), String(first.process.pid), 'the lock is still the first service\'s');
+    assert.equal(
+      readFileSync(join(first.home, LOCK_FILE), 'utf8').trim(),
+      String(first.process.pid),
+      "the lock is still the first service's",
+    );
   });
 
   it('the lock of a killed service is taken over; an orderly stop removes it', async () => {

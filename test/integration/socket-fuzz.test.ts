@@ -43,7 +43,28 @@ function fuzzCases(token: string): Buffer[] {
     `POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nx-api-key: ${token}\r\nTransfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`,
     `POST /v1/images/edits HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 60\r\n\r\n--b\r\nContent-Disposition: form-data; name="model"\r\n\r\nx\r\n--b--\r\n`,
   ];
-  const noise = ['\0', '\r', '\n', ' ', ':', '%', '%00', '\u00ff', '\t', '"', '{', '}', '\\', '..', '/', '?', '#', 'é', '\u2028', 'HTTP/1.1'];
+  const noise = [
+    '\0',
+    '\r',
+    '\n',
+    ' ',
+    ':',
+    '%',
+    '%00',
+    '\u00ff',
+    '\t',
+    '"',
+    '{',
+    '}',
+    '\\',
+    '..',
+    '/',
+    '?',
+    '#',
+    'é',
+    '\u2028',
+    'HTTP/1.1',
+  ];
   const mutate = (text: string): string => {
     const at = int(text.length + 1);
     switch (int(9)) {
@@ -56,11 +77,20 @@ function fuzzCases(token: string): Buffer[] {
       case 3: // repeat a stretch
         return text.slice(0, at) + text.slice(at, at + int(40)).repeat(2 + int(50)) + text.slice(at);
       case 4: // an odd method or target
-        return text.replace(/^\S+ \S+/, `${pick(['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD', 'TRACE', 'CONNECT', 'BREW', 'get', ''])} ${pick(['/', '*', '//v1//settings', '/v1/%ZZ', '/v1/gauge/x?limit=-1', '/v1/responses/' + 'r'.repeat(int(6000)), '/v1/catalog/models/' + '%2F'.repeat(int(400)), '/..%2f..%2fetc/passwd', 'http://127.0.0.1/health'])}`);
+        return text.replace(
+          /^\S+ \S+/,
+          `${pick(['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD', 'TRACE', 'CONNECT', 'BREW', 'get', ''])} ${pick(['/', '*', '//v1//settings', '/v1/%ZZ', '/v1/gauge/x?limit=-1', '/v1/responses/' + 'r'.repeat(int(6000)), '/v1/catalog/models/' + '%2F'.repeat(int(400)), '/..%2f..%2fetc/passwd', 'http://127.0.0.1/health'])}`,
+        );
       case 5: // an odd header
-        return text.replace('\r\n', `\r\n${pick(['X-A', 'Content-Length', 'Transfer-Encoding', 'Host', 'Authorization', 'Content-Type', 'Expect', 'Connection', 'Upgrade'])}: ${pick(['', '-1', '99999999999999999999', 'chunked', '100-continue', 'close', 'websocket', 'Basic Zm9vOmJhcg==', '\u00ff\u00fe', 'a'.repeat(int(9000))])}\r\n`);
+        return text.replace(
+          '\r\n',
+          `\r\n${pick(['X-A', 'Content-Length', 'Transfer-Encoding', 'Host', 'Authorization', 'Content-Type', 'Expect', 'Connection', 'Upgrade'])}: ${pick(['', '-1', '99999999999999999999', 'chunked', '100-continue', 'close', 'websocket', 'Basic Zm9vOmJhcg==', '\u00ff\u00fe', 'a'.repeat(int(9000))])}\r\n`,
+        );
       case 6: // many headers
-        return text.replace('\r\n', '\r\n' + Array.from({ length: 40 + int(30) }, (_, i) => `X-${i}: ${i}\r\n`).join(''));
+        return text.replace(
+          '\r\n',
+          '\r\n' + Array.from({ length: 40 + int(30) }, (_, i) => `X-${i}: ${i}\r\n`).join(''),
+        );
       case 7: // two requests in one write
         return text + pick(bases);
       default: // noise only
@@ -137,7 +167,9 @@ it('requests outside what uWebSockets.js parses are answered by node:http, or cl
   const old = await untilClosed('GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n');
   assert.match(old, /^HTTP\/1\.1 200 /);
   assert.match(old, /"status":"ok"/);
-  const absolute = await untilClosed('GET http://127.0.0.1/health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
+  const absolute = await untilClosed(
+    'GET http://127.0.0.1/health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n',
+  );
   assert.match(absolute, /^HTTP\/1\.1 404 /);
   assert.match(absolute, /"code":"NOT_FOUND"/);
 });

@@ -22,15 +22,23 @@ function startUpload(svc: TestService): void {
     port: svc.port,
     method: 'POST',
     path: '/v1/audio/transcriptions',
-    headers: { authorization: `Bearer ${svc.adminToken}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(32 * MiB) },
+    headers: {
+      authorization: `Bearer ${svc.adminToken}`,
+      'content-type': `multipart/form-data; boundary=${boundary}`,
+      'content-length': String(32 * MiB),
+    },
   });
   // The service dies under it: the socket error is the expected end of this request.
   req.on('error', () => {});
-  req.write(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.wav"\r\nContent-Type: audio/wav\r\n\r\n`);
+  req.write(
+    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.wav"\r\nContent-Type: audio/wav\r\n\r\n`,
+  );
   req.write(randomBytes(6 * MiB));
 }
 
-test('spill files left by a service killed mid-upload are removed at the next start, and nothing else is', { timeout: 60_000 }, async () => {
+test('spill files left by a service killed mid-upload are removed at the next start, and nothing else is', {
+  timeout: 60_000,
+}, async () => {
   const home = tempHome();
   const spillDir = join(home, 'tmp');
   const first = await startService({ home });

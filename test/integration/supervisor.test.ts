@@ -22,7 +22,8 @@ async function nth(svc: TestService, msg: string, count: number): Promise<Record
 
 /** A process that exited but was not reaped yet (its parent was killed) is a zombie: not alive. */
 async function goneWithin(pid: number, ms: number): Promise<boolean> {
-  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 20))) if (!alive(pid)) return true;
+  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 20)))
+    if (!alive(pid)) return true;
   return !alive(pid);
 }
 
@@ -37,7 +38,9 @@ function alive(pid: number): boolean {
 }
 
 describe('the supervised service', () => {
-  test('a service killed with SIGKILL is started again and serves the same token; SIGTERM then stops both and exits 0', { timeout: 60_000 }, async () => {
+  test('a service killed with SIGKILL is started again and serves the same token; SIGTERM then stops both and exits 0', {
+    timeout: 60_000,
+  }, async () => {
     const svc = await startService({ env: SUPERVISED });
     try {
       const first = await nth(svc, 'service process started', 1);
@@ -77,13 +80,21 @@ describe('the supervised service', () => {
     assert.equal(lines(svc, 'stopped').length, 1, 'it stopped cleanly, not killed');
   });
 
-  test('a service that cannot start (its port is taken) is not restarted: the supervisor gives up with 78', { timeout: 30_000 }, async () => {
+  test('a service that cannot start (its port is taken) is not restarted: the supervisor gives up with 78', {
+    timeout: 30_000,
+  }, async () => {
     const blocker = createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
     const port = (blocker.address() as AddressInfo).port;
     try {
       const child = spawn(process.execPath, [BIN, 'start'], {
-        env: { ...process.env, ...SUPERVISED, SWITCHYARD_HOME: tempHome(), SWITCHYARD_PORT: String(port), SWITCHYARD_VAULT: 'file' },
+        env: {
+          ...process.env,
+          ...SUPERVISED,
+          SWITCHYARD_HOME: tempHome(),
+          SWITCHYARD_PORT: String(port),
+          SWITCHYARD_VAULT: 'file',
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let out = '';

@@ -18,14 +18,17 @@ function alive(pid: number): boolean {
   }
 }
 
-test('a failing test file\'s service is killed and its data directory removed when its process exits', () => {
+test("a failing test file's service is killed and its data directory removed when its process exits", () => {
   const script = `
     const { startService } = await import(${JSON.stringify(HELPER)});
     const svc = await startService();
     console.log(JSON.stringify({ home: svc.home, pid: svc.process.pid }));
     process.exit(1);
   `;
-  const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 });
+  const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   assert.equal(run.status, 1, run.stderr);
   const { home, pid } = JSON.parse(run.stdout.trim().split('\n').at(-1)!) as { home: string; pid: number };
   assert.equal(existsSync(home), false, 'the data directory is gone');

@@ -26,7 +26,10 @@ describe('bootstrap token', () => {
     assert.equal(statSync(svc.home).mode & 0o777, 0o700);
     const list = await svc.request('GET', '/v1/tokens');
     assert.equal(list.status, 200);
-    assert.deepEqual(list.json.data.map((t: { scopes: string[] }) => t.scopes), [['admin']]);
+    assert.deepEqual(
+      list.json.data.map((t: { scopes: string[] }) => t.scopes),
+      [['admin']],
+    );
   });
 
   test('is printed once to the terminal, never to the log', async () => {
@@ -85,7 +88,16 @@ describe('/v1/tokens', () => {
     assert.ok(!list.text.includes(created.secret.slice(12)));
     const one = await svc.request('GET', `/v1/tokens/${created.token.id}`);
     assert.equal(one.status, 200);
-    assert.deepEqual(Object.keys(one.json).sort(), ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'prefix', 'scopes', 'serviceAccountId']);
+    assert.deepEqual(Object.keys(one.json).sort(), [
+      'createdAt',
+      'expiresAt',
+      'id',
+      'lastUsedAt',
+      'name',
+      'prefix',
+      'scopes',
+      'serviceAccountId',
+    ]);
   });
 
   test('scopes are enforced with 403 FORBIDDEN', async () => {
@@ -103,14 +115,19 @@ describe('/v1/tokens', () => {
     assert.equal((await svc.request('GET', '/v1/settings', { token: inference.secret })).status, 403);
     assert.equal((await svc.request('PATCH', '/v1/settings', { token: manager.secret, body: {} })).status, 200);
     // Tokens are admin-only: a manage token cannot mint itself more power.
-    const escalate = await svc.request('POST', '/v1/tokens', { token: manager.secret, body: { name: 'x', scopes: ['admin'] } });
+    const escalate = await svc.request('POST', '/v1/tokens', {
+      token: manager.secret,
+      body: { name: 'x', scopes: ['admin'] },
+    });
     assert.equal(escalate.status, 403);
     assert.equal((await svc.request('GET', '/v1/tokens', { token: reader.secret })).status, 403);
   });
 
   test('PATCH changes name and scopes; the change applies on the next request', async () => {
     const t = await createToken({ name: 'temp', scopes: ['read'] });
-    const patched = await svc.request('PATCH', `/v1/tokens/${t.token.id}`, { body: { name: 'renamed', scopes: ['read', 'manage'] } });
+    const patched = await svc.request('PATCH', `/v1/tokens/${t.token.id}`, {
+      body: { name: 'renamed', scopes: ['read', 'manage'] },
+    });
     assert.equal(patched.status, 200);
     assert.equal(patched.json.name, 'renamed');
     assert.equal((await svc.request('PATCH', '/v1/settings', { token: t.secret, body: {} })).status, 200);

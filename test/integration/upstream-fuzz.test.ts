@@ -19,7 +19,9 @@ let raw: RawFake;
 before(async () => {
   raw = await startRawFake();
   svc = await startService();
-  const provider = await svc.request('POST', '/v1/providers', { body: { id: 'raw', kind: 'openai', baseUrl: `${raw.origin}/v1`, credential: KEY } });
+  const provider = await svc.request('POST', '/v1/providers', {
+    body: { id: 'raw', kind: 'openai', baseUrl: `${raw.origin}/v1`, credential: KEY },
+  });
   assert.equal(provider.status, 201, provider.text);
   const model = await svc.request('POST', '/v1/catalog/models', {
     body: { providerId: 'raw', upstreamModelId: 'gpt-fuzz', families: ['styleA.chat_completions', 'styleA.responses'] },
@@ -42,20 +44,50 @@ function cases(): Case[] {
   const int = (n: number) => Math.floor(random() * n);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
   const junk = (n: number) => Array.from({ length: n }, () => String.fromCharCode(int(256))).join('');
-  const id = () => pick(['resp_', 'chatcmpl-', '', 'x']) + pick(['a', 'é', '\u0000', '%', '/', '\r\n']).repeat(pick([1, 50, 1978, 1979, 4000, 20_000]));
+  const id = () =>
+    pick(['resp_', 'chatcmpl-', '', 'x']) +
+    pick(['a', 'é', '\u0000', '%', '/', '\r\n']).repeat(pick([1, 50, 1978, 1979, 4000, 20_000]));
   const out: Case[] = [];
   for (let i = 0; i < CASES; i++) {
     const path = pick(['/v1/chat/completions', '/v1/responses'] as const);
     const stream = random() < 0.5;
     // About a third are well-formed answers (odd IDs and usage inside), so that relaying is fuzzed too.
     const valid = random() < 0.35;
-    const status = pick(['200 OK', '200 OK', '201 X', '2OO WHAT', '400 Bad', '401 No', '404 No', '429 Slow', '500 Oops', '503 Busy', '999 Odd', '099 Low', '', 'OK']);
-    const statusLine = valid ? 'HTTP/1.1 200 OK' : pick([`HTTP/1.1 ${status}`, `HTTP/1.0 ${status}`, `HTTP/2 ${status}`, `ICY ${status}`, junk(int(40))]);
+    const status = pick([
+      '200 OK',
+      '200 OK',
+      '201 X',
+      '2OO WHAT',
+      '400 Bad',
+      '401 No',
+      '404 No',
+      '429 Slow',
+      '500 Oops',
+      '503 Busy',
+      '999 Odd',
+      '099 Low',
+      '',
+      'OK',
+    ]);
+    const statusLine = valid
+      ? 'HTTP/1.1 200 OK'
+      : pick([`HTTP/1.1 ${status}`, `HTTP/1.0 ${status}`, `HTTP/2 ${status}`, `ICY ${status}`, junk(int(40))]);
     const sse = random() < 0.5;
     const json = JSON.stringify(
       path === '/v1/responses'
-        ? { id: id(), object: 'response', status: 'completed', output: [], usage: { input_tokens: int(1e9), output_tokens: pick([1, -1, 1e300, 'x', null]) } }
-        : { id: id(), object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }], usage: { prompt_tokens: pick([1, -5, 'a', null, 2 ** 60]), completion_tokens: 2 } },
+        ? {
+            id: id(),
+            object: 'response',
+            status: 'completed',
+            output: [],
+            usage: { input_tokens: int(1e9), output_tokens: pick([1, -1, 1e300, 'x', null]) },
+          }
+        : {
+            id: id(),
+            object: 'chat.completion',
+            choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
+            usage: { prompt_tokens: pick([1, -5, 'a', null, 2 ** 60]), completion_tokens: 2 },
+          },
     );
     const events = Array.from({ length: int(6) }, () =>
       pick([
@@ -68,10 +100,32 @@ function cases(): Case[] {
         `data: {"usage":{"prompt_tokens":${pick(['1', '-1', '1e999', '"x"', 'null'])}}}\n\n`,
       ]),
     ).join('');
-    const body = valid ? (sse ? events : json) : pick([sse ? events : json, json.slice(0, int(json.length)), junk(int(500)), '', '{}', '[]', 'null']);
-    const contentType = valid ? (sse ? 'text/event-stream' : 'application/json') : pick([sse ? 'text/event-stream' : 'application/json', 'application/json', 'text/event-stream', 'text/html', junk(10), '']);
+    const body = valid
+      ? sse
+        ? events
+        : json
+      : pick([sse ? events : json, json.slice(0, int(json.length)), junk(int(500)), '', '{}', '[]', 'null']);
+    const contentType = valid
+      ? sse
+        ? 'text/event-stream'
+        : 'application/json'
+      : pick([
+          sse ? 'text/event-stream' : 'application/json',
+          'application/json',
+          'text/event-stream',
+          'text/html',
+          junk(10),
+          '',
+        ]);
     const extraHeaders = Array.from({ length: valid ? 0 : int(4) }, () =>
-      pick([`x-ratelimit-remaining-requests: ${pick(['1', '-1', 'abc', '1e99'])}`, `retry-after: ${pick(['1', '-3', 'soon', '99999999999'])}`, `x-a: ${'v'.repeat(int(20_000))}`, `set-cookie: a=b`, `${junk(5)}: x`, `x-b: a\u0001b`]),
+      pick([
+        `x-ratelimit-remaining-requests: ${pick(['1', '-1', 'abc', '1e99'])}`,
+        `retry-after: ${pick(['1', '-3', 'soon', '99999999999'])}`,
+        `x-a: ${'v'.repeat(int(20_000))}`,
+        `set-cookie: a=b`,
+        `${junk(5)}: x`,
+        `x-b: a\u0001b`,
+      ]),
     );
     const framing = valid ? 'length' : pick(['length', 'length', 'short', 'long', 'chunked', 'chunked-cut', 'none']);
     const bytes = Buffer.byteLength(body, 'latin1');
@@ -94,10 +148,21 @@ function cases(): Case[] {
 }
 
 function call(path: string, stream: boolean): Promise<{ status: number; text: string }> {
-  const body = JSON.stringify(path === '/v1/responses' ? { model: 'raw/gpt-fuzz', input: 'hi', stream } : { model: 'raw/gpt-fuzz', messages: [{ role: 'user', content: 'hi' }], stream });
+  const body = JSON.stringify(
+    path === '/v1/responses'
+      ? { model: 'raw/gpt-fuzz', input: 'hi', stream }
+      : { model: 'raw/gpt-fuzz', messages: [{ role: 'user', content: 'hi' }], stream },
+  );
   return new Promise((resolve) => {
     const req = request(
-      { host: '127.0.0.1', port: svc.port, method: 'POST', path, agent: false, headers: { authorization: `Bearer ${svc.adminToken}`, 'content-type': 'application/json' } },
+      {
+        host: '127.0.0.1',
+        port: svc.port,
+        method: 'POST',
+        path,
+        agent: false,
+        headers: { authorization: `Bearer ${svc.adminToken}`, 'content-type': 'application/json' },
+      },
       (res) => {
         let text = '';
         res.setEncoding('latin1').on('data', (d: string) => (text += d));

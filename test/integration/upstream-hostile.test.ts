@@ -13,7 +13,10 @@ import { startService, type TestService } from '../helpers/service.ts';
 // Shaped like nothing protocol/redact.ts knows: only the relay's scrubbing keeps these out.
 const OPENAI_KEY = `echo-openai-credential-${process.pid}-Zq9Wx7`;
 const ANTHROPIC_KEY = `echo-anthropic-credential-${process.pid}-Lm4Pv2`;
-const halves = (key: string) => [key.slice(0, key.length - Math.floor(key.length / 2)), key.slice(key.length - Math.floor(key.length / 2))];
+const halves = (key: string) => [
+  key.slice(0, key.length - Math.floor(key.length / 2)),
+  key.slice(key.length - Math.floor(key.length / 2)),
+];
 
 let svc: TestService;
 let echo: EchoFake;
@@ -32,9 +35,17 @@ before(async () => {
   await created('/v1/providers', { id: 'echoa', kind: 'openai', baseUrl: `${echo.origin}/v1`, credential: OPENAI_KEY });
   await created('/v1/providers', { id: 'echob', kind: 'anthropic', baseUrl: echo.origin, credential: ANTHROPIC_KEY });
   await created('/v1/providers', { id: 'raw', kind: 'openai_compatible', baseUrl: `${raw.origin}/v1` });
-  await created('/v1/catalog/models', { providerId: 'echoa', upstreamModelId: 'm', families: ['styleA.chat_completions'] });
+  await created('/v1/catalog/models', {
+    providerId: 'echoa',
+    upstreamModelId: 'm',
+    families: ['styleA.chat_completions'],
+  });
   await created('/v1/catalog/models', { providerId: 'echob', upstreamModelId: 'm', families: ['styleB.messages'] });
-  await created('/v1/catalog/models', { providerId: 'raw', upstreamModelId: 'm', families: ['styleA.chat_completions'] });
+  await created('/v1/catalog/models', {
+    providerId: 'raw',
+    upstreamModelId: 'm',
+    families: ['styleA.chat_completions'],
+  });
   const token = await svc.request('POST', '/v1/tokens', { body: { name: 'client', scopes: ['inference'] } });
   assert.equal(token.status, 201, token.text);
   svc.markSecretBearing(token);
@@ -46,7 +57,11 @@ after(async () => {
   await raw?.close();
 });
 
-const chat = (model: string, content: string, stream = false) => ({ model, messages: [{ role: 'user', content }], ...(stream && { stream: true }) });
+const chat = (model: string, content: string, stream = false) => ({
+  model,
+  messages: [{ role: 'user', content }],
+  ...(stream && { stream: true }),
+});
 const messages = (content: string, stream = false) => ({ ...chat('echob/m', content, stream), max_tokens: 64 });
 
 interface Streamed {
@@ -64,21 +79,33 @@ function stream(path: string, body: unknown): Promise<Streamed> {
   return new Promise((resolve, reject) => {
     const payload = JSON.stringify(body);
     const req = httpRequest(
-      { host: '127.0.0.1', port: svc.port, method: 'POST', path, agent: false, headers: { authorization: `Bearer ${inference}`, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' } },
+      {
+        host: '127.0.0.1',
+        port: svc.port,
+        method: 'POST',
+        path,
+        agent: false,
+        headers: {
+          authorization: `Bearer ${inference}`,
+          'content-type': 'application/json',
+          'anthropic-version': '2023-06-01',
+        },
+      },
       (res) => {
         let text = '';
         const waiters = new Set<{ done: (t: string) => boolean; wake: () => void }>();
         res.setEncoding('utf8');
         res.on('data', (d: string) => {
           text += d;
-          for (const w of waiters) if (w.done(text)) (waiters.delete(w), w.wake());
+          for (const w of waiters) if (w.done(text)) waiters.delete(w), w.wake();
         });
         const ended = new Promise<void>((r) => res.on('end', () => r()));
         resolve({
           status: res.statusCode ?? 0,
           requestId: String(res.headers['x-service-request-id']),
           text: () => text,
-          until: (done) => (done(text) ? Promise.resolve() : new Promise<void>((wake) => void waiters.add({ done, wake }))),
+          until: (done) =>
+            done(text) ? Promise.resolve() : new Promise<void>((wake) => void waiters.add({ done, wake })),
           ended,
         });
       },
@@ -90,7 +117,8 @@ function stream(path: string, body: unknown): Promise<Streamed> {
 
 function assertNoKey(text: string, key: string): void {
   assert.equal(text.includes(key), false, 'the credential reached the client');
-  for (const half of halves(key)) assert.equal(text.includes(half), false, `half of the credential reached the client: ${text}`);
+  for (const half of halves(key))
+    assert.equal(text.includes(half), false, `half of the credential reached the client: ${text}`);
 }
 
 describe('an upstream that echoes the stored credential', () => {
@@ -101,7 +129,11 @@ describe('an upstream that echoes the stored credential', () => {
     assert.equal(Number(reply.headers['content-length']), Buffer.byteLength(reply.text));
     assert.equal(reply.headers['x-ratelimit-echo'], 'authorization: Bearer [redacted]');
     assertNoKey(JSON.stringify(reply.headers) + reply.text, OPENAI_KEY);
-    const b = await svc.request('POST', '/v1/messages', { token: inference, body: messages('hi'), headers: { 'anthropic-version': '2023-06-01' } });
+    const b = await svc.request('POST', '/v1/messages', {
+      token: inference,
+      body: messages('hi'),
+      headers: { 'anthropic-version': '2023-06-01' },
+    });
     assert.equal(b.status, 200, b.text);
     assert.equal(b.json.content[0].text, 'x-api-key: [redacted]');
     assertNoKey(b.text, ANTHROPIC_KEY);
@@ -135,10 +167,17 @@ describe('an upstream that echoes the stored credential', () => {
       ['/v1/chat/completions', chat('echoa/m', 'error'), OPENAI_KEY],
       ['/v1/messages', messages('error'), ANTHROPIC_KEY],
     ] as const) {
-      const reply = await svc.request('POST', path, { token: inference, body, headers: { 'anthropic-version': '2023-06-01' } });
+      const reply = await svc.request('POST', path, {
+        token: inference,
+        body,
+        headers: { 'anthropic-version': '2023-06-01' },
+      });
       assert.equal(reply.status, 400, reply.text);
       assert.equal(reply.json.error.code, 'UPSTREAM_ERROR');
-      assert.match(reply.json.error.details.upstreamMessage, /^Request refused; headers received: (authorization: Bearer|x-api-key:) \[redacted\]$/);
+      assert.match(
+        reply.json.error.details.upstreamMessage,
+        /^Request refused; headers received: (authorization: Bearer|x-api-key:) \[redacted\]$/,
+      );
       assertNoKey(reply.text, key);
     }
   });
@@ -147,17 +186,28 @@ describe('an upstream that echoes the stored credential', () => {
 describe('gateway query strings', () => {
   test('only the documented parameters go upstream, re-encoded', async () => {
     const before = echo.urls.length;
-    const reply = await svc.request('POST', '/v1/messages?beta=true&debug=1&x%0D%0Ay=2', { token: inference, body: messages('hi'), headers: { 'anthropic-version': '2023-06-01' } });
+    const reply = await svc.request('POST', '/v1/messages?beta=true&debug=1&x%0D%0Ay=2', {
+      token: inference,
+      body: messages('hi'),
+      headers: { 'anthropic-version': '2023-06-01' },
+    });
     assert.equal(reply.status, 200, reply.text);
     assert.deepEqual(echo.urls.slice(before), ['/v1/messages?beta=true']);
-    const chatReply = await svc.request('POST', '/v1/chat/completions?api-version=2024-10-21&trace=1', { token: inference, body: chat('echoa/m', 'hi') });
+    const chatReply = await svc.request('POST', '/v1/chat/completions?api-version=2024-10-21&trace=1', {
+      token: inference,
+      body: chat('echoa/m', 'hi'),
+    });
     assert.equal(chatReply.status, 200, chatReply.text);
     assert.equal(echo.urls.at(-1), '/v1/chat/completions?api-version=2024-10-21');
   });
 
   test('a control byte in a forwarded parameter is 400 INVALID_REQUEST, and nothing goes upstream', async () => {
     const before = echo.urls.length;
-    const reply = await svc.request('POST', '/v1/messages?beta=true%0D%0AX-Injected:%201', { token: inference, body: messages('hi'), headers: { 'anthropic-version': '2023-06-01' } });
+    const reply = await svc.request('POST', '/v1/messages?beta=true%0D%0AX-Injected:%201', {
+      token: inference,
+      body: messages('hi'),
+      headers: { 'anthropic-version': '2023-06-01' },
+    });
     assert.equal(reply.status, 400, reply.text);
     assert.equal(reply.json.error.code, 'INVALID_REQUEST');
     assert.equal(reply.json.error.param, 'beta');
@@ -172,12 +222,32 @@ const CHAT_CHUNK = `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.
 
 describe('an upstream that does not speak HTTP/1.1 properly', () => {
   for (const [label, pieces, reason] of [
-    ['a bad status line (HTTP/1.1 2OO WHAT)', ['HTTP/1.1 2OO WHAT\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}'], 'malformed_http'],
-    ['a control byte in a header name', [`${JSON_HEAD}x-bad\u0001: v\r\ncontent-length: 2\r\n\r\n{}`], 'malformed_http'],
+    [
+      'a bad status line (HTTP/1.1 2OO WHAT)',
+      ['HTTP/1.1 2OO WHAT\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}'],
+      'malformed_http',
+    ],
+    [
+      'a control byte in a header name',
+      [`${JSON_HEAD}x-bad\u0001: v\r\ncontent-length: 2\r\n\r\n{}`],
+      'malformed_http',
+    ],
     ['a NUL in a header value', [`${JSON_HEAD}x-bad: a\u0000b\r\ncontent-length: 2\r\n\r\n{}`], 'malformed_http'],
-    ['a chunk size that is not hex', [`${JSON_HEAD}transfer-encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`], 'malformed_http'],
-    ['a chunked body cut before its last chunk', [`${JSON_HEAD}transfer-encoding: chunked\r\n\r\n${chunk('{"id":"chatcmpl-1",')}`], 'truncated'],
-    ['a Content-Length longer than the body', [`${JSON_HEAD}content-length: 500\r\n\r\n{"id":"chatcmpl-1"}`], 'truncated'],
+    [
+      'a chunk size that is not hex',
+      [`${JSON_HEAD}transfer-encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`],
+      'malformed_http',
+    ],
+    [
+      'a chunked body cut before its last chunk',
+      [`${JSON_HEAD}transfer-encoding: chunked\r\n\r\n${chunk('{"id":"chatcmpl-1",')}`],
+      'truncated',
+    ],
+    [
+      'a Content-Length longer than the body',
+      [`${JSON_HEAD}content-length: 500\r\n\r\n{"id":"chatcmpl-1"}`],
+      'truncated',
+    ],
   ] as const) {
     test(`${label} is 502 UPSTREAM_ERROR with the envelope`, async () => {
       raw.answerNext(...pieces);
@@ -197,7 +267,10 @@ describe('an upstream that does not speak HTTP/1.1 properly', () => {
   ] as const) {
     test(`${label} ends the client's stream with event: error carrying UPSTREAM_ERROR`, async () => {
       raw.answerNext(...pieces);
-      const got = await stream('/v1/chat/completions', { ...chat('raw/m', 'hi', true), stream_options: { include_usage: true } });
+      const got = await stream('/v1/chat/completions', {
+        ...chat('raw/m', 'hi', true),
+        stream_options: { include_usage: true },
+      });
       await got.ended;
       assert.equal(got.status, 200);
       const events = got.text().trim().split(/\n\n/);
@@ -211,13 +284,29 @@ describe('an upstream that does not speak HTTP/1.1 properly', () => {
   }
 
   test('the service is still up, logged no internal error, and answers a good upstream as before', async () => {
-    raw.answerNext(httpAnswer(200, 'application/json', JSON.stringify({ id: 'chatcmpl-ok', object: 'chat.completion', created: 1, model: 'm', choices: [], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } })));
+    raw.answerNext(
+      httpAnswer(
+        200,
+        'application/json',
+        JSON.stringify({
+          id: 'chatcmpl-ok',
+          object: 'chat.completion',
+          created: 1,
+          model: 'm',
+          choices: [],
+          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+        }),
+      ),
+    );
     const ok = await svc.request('POST', '/v1/chat/completions', { token: inference, body: chat('raw/m', 'hi') });
     assert.equal(ok.status, 200, ok.text);
     assert.equal(ok.json.id, 'chatcmpl-ok');
     assert.equal((await svc.request('GET', '/health', { token: null })).status, 200);
     assert.equal(svc.process.exitCode, null);
-    assert.deepEqual(svc.logLines().filter((l) => l.msg === 'internal error'), []);
+    assert.deepEqual(
+      svc.logLines().filter((l) => l.msg === 'internal error'),
+      [],
+    );
   });
 });
 
@@ -236,7 +325,11 @@ describe('echoed client input', () => {
 describe('leaks', () => {
   test('no credential or inference token, nor half of one, in any response or in the log', () => {
     const everything = `${svc.responsesText()}\n${svc.log()}\n${svc.stderr()}`;
-    for (const [where, text] of [['responses', svc.responsesText()], ['log', svc.log()], ['stderr', svc.stderr()]]) {
+    for (const [where, text] of [
+      ['responses', svc.responsesText()],
+      ['log', svc.log()],
+      ['stderr', svc.stderr()],
+    ]) {
       assert.equal(text!.includes(inference), false, `the inference token is in the ${where}`);
     }
     for (const key of [OPENAI_KEY, ANTHROPIC_KEY]) {

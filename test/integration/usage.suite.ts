@@ -29,7 +29,12 @@ const tokens: Record<'a' | 'b', { id: string; secret: string }> = {} as never;
 const chat = (stream: boolean) => ({
   model: 'openai/gpt-test',
   messages: [{ role: 'user', content: `tell me ${SENTINEL}` }],
-  tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } } } } }],
+  tools: [
+    {
+      type: 'function',
+      function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } } } },
+    },
+  ],
   ...(stream && { stream: true }),
 });
 const message = (stream: boolean) => ({
@@ -40,7 +45,11 @@ const message = (stream: boolean) => ({
 });
 
 async function call(token: 'a' | 'b', path: string, body: unknown) {
-  const reply = await svc.request('POST', path, { body, token: tokens[token].secret, headers: { 'x-sentinel': SENTINEL, 'anthropic-version': '2023-06-01' } });
+  const reply = await svc.request('POST', path, {
+    body,
+    token: tokens[token].secret,
+    headers: { 'x-sentinel': SENTINEL, 'anthropic-version': '2023-06-01' },
+  });
   return reply;
 }
 
@@ -78,8 +87,14 @@ before(async () => {
   an.setModels([{ id: 'claude-test' }]);
   home = tempHome();
   svc = await startInProcess({ home });
-  for (const [kind, fake, key] of [['openai', oa, OPENAI_KEY], ['anthropic', an, ANTHROPIC_KEY]] as const) {
-    assert.equal((await svc.request('POST', '/v1/providers', { body: { kind, baseUrl: fake.baseUrl, credential: key } })).status, 201);
+  for (const [kind, fake, key] of [
+    ['openai', oa, OPENAI_KEY],
+    ['anthropic', an, ANTHROPIC_KEY],
+  ] as const) {
+    assert.equal(
+      (await svc.request('POST', '/v1/providers', { body: { kind, baseUrl: fake.baseUrl, credential: key } })).status,
+      201,
+    );
     assert.equal((await svc.request('POST', `/v1/providers/${kind}/actions/refresh-models`)).status, 200);
   }
   for (const name of ['a', 'b'] as const) {
@@ -100,7 +115,8 @@ before(async () => {
   await abortedStream('b');
   // The meter commits within a second of a call ending.
   const deadline = Date.now() + 10_000;
-  while ((await usage('summary')).totals.requests < 7 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  while ((await usage('summary')).totals.requests < 7 && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 50));
 });
 after(async () => {
   await svc.stop();
@@ -139,7 +155,9 @@ describe('usage routes over relayed traffic', () => {
     assert.deepEqual([a.requests, a.failedRequests, a.totalTokens], [4, 0, 2 * 48 + 2 * 59]);
     assert.deepEqual([b.requests, b.failedRequests, b.totalTokens], [3, 2, 48]);
     const byModel = await usage('breakdown', '?groupBy=provider_model');
-    const rows = Object.fromEntries(byModel.data.map((r: { modelId: string; requests: number }) => [r.modelId, r.requests]));
+    const rows = Object.fromEntries(
+      byModel.data.map((r: { modelId: string; requests: number }) => [r.modelId, r.requests]),
+    );
     assert.deepEqual(rows, { 'openai/gpt-test': 5, 'anthropic/claude-test': 2 });
     assert.equal(byModel.data[0].modelId, 'openai/gpt-test', 'ranked by total tokens (144 against 118)');
   });
@@ -176,7 +194,9 @@ describe('usage routes over relayed traffic', () => {
     svc = await startInProcess({ home });
     assert.deepEqual(pick((await usage('summary')).totals), expectedTotals);
     await svc.stop();
-    const files = readdirSync(home, { recursive: true, encoding: 'utf8' }).filter((f) => statSync(join(home, f)).isFile());
+    const files = readdirSync(home, { recursive: true, encoding: 'utf8' }).filter((f) =>
+      statSync(join(home, f)).isFile(),
+    );
     assert.ok(files.length > 0);
     for (const f of files) assert.ok(!readFileSync(join(home, f)).includes(SENTINEL), `${f} holds the sentinel`);
     svc = await startInProcess({ home });

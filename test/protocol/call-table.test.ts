@@ -30,10 +30,16 @@ describe('CallTable', () => {
       calls.set(id, { id });
       open.add(id);
       // Calls end out of order, some long after they started.
-      if (id % 3 === 0) for (const gone of [id - 2, id]) (calls.delete(gone), open.delete(gone));
+      if (id % 3 === 0) for (const gone of [id - 2, id]) calls.delete(gone), open.delete(gone);
     }
     assert.equal(calls.size, open.size);
-    assert.deepEqual(calls.values().map((c) => c.id).sort((a, b) => a - b), [...open].sort((a, b) => a - b));
+    assert.deepEqual(
+      calls
+        .values()
+        .map((c) => c.id)
+        .sort((a, b) => a - b),
+      [...open].sort((a, b) => a - b),
+    );
     for (const id of open) assert.equal(calls.get(id)?.id, id);
   });
 

@@ -9,7 +9,12 @@ const section = doc.split('\n## Error codes\n')[1]?.split('\n## ')[0] ?? '';
 const rows = section
   .split('\n')
   .filter((l) => /^\| [A-Z_]+ \|/.test(l))
-  .map((l) => l.split('|').map((c) => c.trim()).slice(1, 5));
+  .map((l) =>
+    l
+      .split('|')
+      .map((c) => c.trim())
+      .slice(1, 5),
+  );
 
 test('docs/api.md lists every code of protocol/errors.ts, in order, with its status, messageKey and type', () => {
   assert.deepEqual(

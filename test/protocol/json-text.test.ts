@@ -11,8 +11,24 @@ function nested(depth: number): unknown {
 
 test('stringifyDeep writes what JSON.stringify writes for every JSON shape', () => {
   const values: unknown[] = [
-    null, true, false, 0, -0, -1.5e300, 'a"\\u0000\u2028é\ud800', [], {}, [[]], [{}], { a: [] }, { '': { '"k"': [1, 'x', null] } },
-    { a: 1, b: undefined, c: () => 1, d: [undefined, 2, () => 3] }, [1, , 3], nested(41), { z: 1, a: 2, 10: 3, 2: 4 }, [{}, [], {}],
+    null,
+    true,
+    false,
+    0,
+    -0,
+    -1.5e300,
+    'a"\\u0000\u2028é\ud800',
+    [],
+    {},
+    [[]],
+    [{}],
+    { a: [] },
+    { '': { '"k"': [1, 'x', null] } },
+    { a: 1, b: undefined, c: () => 1, d: [undefined, 2, () => 3] },
+    [1, , 3],
+    nested(41),
+    { z: 1, a: 2, 10: 3, 2: 4 },
+    [{}, [], {}],
   ];
   for (const value of values) assert.equal(stringifyDeep(value), JSON.stringify(value), JSON.stringify(value));
 });

@@ -7,7 +7,10 @@ import { report, usageEvent } from '../helpers/usage.ts';
 // Meter records cross to the worker as a flat array (MeterBatch): what goes in must come out, minus the
 // request ID and anything else that is not counted.
 
-const withoutEventFields = ({ kind: _kind, requestId: _requestId, ...rec }: UsageEvent) => ({ ...rec, estimatedCostUsd: null });
+const withoutEventFields = ({ kind: _kind, requestId: _requestId, ...rec }: UsageEvent) => ({
+  ...rec,
+  estimatedCostUsd: null,
+});
 
 describe('packRecord / unpackRecord', () => {
   const events: UsageEvent[] = [
@@ -15,7 +18,15 @@ describe('packRecord / unpackRecord', () => {
     usageEvent({ usage: null, outcome: 'aborted', modelId: null }),
     usageEvent({ usage: report({ toolCalls: { get_weather: 2, get_time: 1 } }), op: 'messages' }),
     usageEvent({ route: { packSlug: 'fast', routeId: 'r1', fallback: true, fallbackReason: 'rate_limited' } }),
-    usageEvent({ acceleration: { mode: 'draft', draftModelId: 'local/tiny', generationMs: 120, draftTokens: 40, acceptedDraftTokens: 31 } }),
+    usageEvent({
+      acceleration: {
+        mode: 'draft',
+        draftModelId: 'local/tiny',
+        generationMs: 120,
+        draftTokens: 40,
+        acceptedDraftTokens: 31,
+      },
+    }),
     usageEvent({ acceleration: { mode: 'none', draftModelId: null, generationMs: 80 } }),
   ];
 
@@ -40,12 +51,18 @@ describe('packRecord / unpackRecord', () => {
     const fields: unknown[] = [];
     const e = usageEvent({ requestId: 'req_secret_marker' });
     packRecord(fields, e);
-    assert.ok(fields.every((f) => f === null || typeof f !== 'object'), 'no object for a record without tool calls, route or acceleration');
+    assert.ok(
+      fields.every((f) => f === null || typeof f !== 'object'),
+      'no object for a record without tool calls, route or acceleration',
+    );
     assert.ok(!JSON.stringify(fields).includes('req_secret_marker'));
   });
 
-  it('keeps its own copies of the nested fields, not the event\'s objects', () => {
-    const e = usageEvent({ usage: report({ toolCalls: { a: 1 } }), route: { packSlug: 'p', routeId: 'r', fallback: false, fallbackReason: null } });
+  it("keeps its own copies of the nested fields, not the event's objects", () => {
+    const e = usageEvent({
+      usage: report({ toolCalls: { a: 1 } }),
+      route: { packSlug: 'p', routeId: 'r', fallback: false, fallbackReason: null },
+    });
     const fields: unknown[] = [];
     packRecord(fields, e);
     e.route!.packSlug = 'changed';

@@ -7,7 +7,10 @@ import { buildOpenApi, openApiPath, plainSchema, type DocumentedRoute } from '..
 
 // The pure builder on a small route table; test/integration/openapi.suite.ts checks the real one.
 
-const Create = Type.Object({ name: Type.String({ minLength: 1 }), scopes: Type.Optional(Type.Array(Type.String())) }, { additionalProperties: false, $id: 'TokenCreate' });
+const Create = Type.Object(
+  { name: Type.String({ minLength: 1 }), scopes: Type.Optional(Type.Array(Type.String())) },
+  { additionalProperties: false, $id: 'TokenCreate' },
+);
 
 const ROUTES: DocumentedRoute[] = [
   { method: 'GET', path: '/health', scope: 'public' },
@@ -41,12 +44,24 @@ test('the document validates as OpenAPI 3.1', async () => {
 test('router parameters become path templates with a required path parameter each', () => {
   assert.equal(openApiPath('/v1/catalog/models/:id/actions/:action'), '/v1/catalog/models/{id}/actions/{action}');
   const action = op('/v1/catalog/models/{id}/actions/{action}', 'post');
-  assert.deepEqual(action.parameters.map((p: any) => [p.name, p.in, p.required]), [['id', 'path', true], ['action', 'path', true]]);
+  assert.deepEqual(
+    action.parameters.map((p: any) => [p.name, p.in, p.required]),
+    [
+      ['id', 'path', true],
+      ['action', 'path', true],
+    ],
+  );
   assert.equal(op('/v1/tokens', 'get').parameters, undefined);
 });
 
 test('declared query parameters are listed as optional query parameters', () => {
-  assert.deepEqual(op('/v1/audit-events', 'get').parameters.map((p: any) => [p.name, p.in, p.required]), [['limit', 'query', false], ['after', 'query', false]]);
+  assert.deepEqual(
+    op('/v1/audit-events', 'get').parameters.map((p: any) => [p.name, p.in, p.required]),
+    [
+      ['limit', 'query', false],
+      ['after', 'query', false],
+    ],
+  );
 });
 
 test('operation IDs are unique and readable', () => {
@@ -54,16 +69,28 @@ test('operation IDs are unique and readable', () => {
   assert.equal(new Set(ids).size, ROUTES.length);
   assert.equal(op('/v1/tokens/{id}', 'patch').operationId, 'patchTokensById');
   assert.equal(op('/health', 'get').operationId, 'getHealth');
-  const clash = buildOpenApi([{ method: 'GET', path: '/tokens', scope: 'read' }, { method: 'GET', path: '/v1/tokens', scope: 'read' }], { version: '1' });
+  const clash = buildOpenApi(
+    [
+      { method: 'GET', path: '/tokens', scope: 'read' },
+      { method: 'GET', path: '/v1/tokens', scope: 'read' },
+    ],
+    { version: '1' },
+  );
   assert.notEqual(clash.paths['/tokens']!.get!.operationId, clash.paths['/v1/tokens']!.get!.operationId);
 });
 
 test('a scope is a requirement of each token header; public routes need none', () => {
   assert.deepEqual(op('/health', 'get').security, []);
-  assert.deepEqual(op('/v1/tokens', 'get').security, [{ bearerToken: ['admin'] }, { serviceToken: ['admin'] }, { apiKey: ['admin'] }]);
+  assert.deepEqual(op('/v1/tokens', 'get').security, [
+    { bearerToken: ['admin'] },
+    { serviceToken: ['admin'] },
+    { apiKey: ['admin'] },
+  ]);
   const either = op('/v1/models', 'get').security;
   assert.equal(either.length, 6);
-  assert.ok(either.some((s: any) => s.apiKey?.[0] === 'read') && either.some((s: any) => s.bearerToken?.[0] === 'inference'));
+  assert.ok(
+    either.some((s: any) => s.apiKey?.[0] === 'read') && either.some((s: any) => s.bearerToken?.[0] === 'inference'),
+  );
   const schemes = doc.components.securitySchemes;
   assert.equal(schemes.serviceToken.name, 'X-Service-Token');
   assert.equal(schemes.apiKey.name, 'x-api-key');
@@ -80,7 +107,10 @@ test('typed bodies carry their TypeBox schema without symbol keys or $id', () =>
   });
   assert.equal(op('/v1/tokens', 'post').requestBody.required, true);
   const raw = Create as unknown as Record<symbol, unknown>;
-  assert.ok(raw[Kind] === 'Object' && (Create.properties.scopes as unknown as Record<symbol, unknown>)[OptionalKind] === 'Optional');
+  assert.ok(
+    raw[Kind] === 'Object' &&
+      (Create.properties.scopes as unknown as Record<symbol, unknown>)[OptionalKind] === 'Optional',
+  );
   const plain = plainSchema(Create) as Record<string | symbol, unknown>;
   assert.equal(Object.getOwnPropertySymbols(plain).length, 0);
   assert.equal(Object.getOwnPropertySymbols((plain.properties as any).scopes).length, 0);
@@ -95,7 +125,10 @@ test('gateway routes are provider-shaped: JSON, multipart, both, or no body', ()
   assert.equal(chat['x-endpoint-family'], 'styleA.chat_completions');
   assert.deepEqual(chat.tags, ['gateway']);
   assert.deepEqual(Object.keys(op('/v1/images/edits', 'post').requestBody.content), ['multipart/form-data']);
-  assert.deepEqual(Object.keys(op('/v1/audio/transcriptions', 'post').requestBody.content).sort(), ['application/json', 'multipart/form-data']);
+  assert.deepEqual(Object.keys(op('/v1/audio/transcriptions', 'post').requestBody.content).sort(), [
+    'application/json',
+    'multipart/form-data',
+  ]);
   assert.equal(op('/v1/responses/{id}', 'get').requestBody, undefined);
 });
 

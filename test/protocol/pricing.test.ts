@@ -6,8 +6,20 @@ import { estimateCostUsd } from '../../protocol/pricing.ts';
 // Figures computed by hand: USD = tokens x price per million / 1e6. Cached and cache-write tokens are parts of
 // inputTokens (the proxy's collectors normalise both protocols that way), so each prompt token has one price.
 
-const PRICE: ModelPricing = { inputPerMTok: 3, outputPerMTok: 15, cachedInputPerMTok: 0.3, cacheWritePerMTok: 3.75, cacheWrite1hPerMTok: 6, currency: 'USD' };
-const tokens = (inputTokens: number | null, outputTokens: number | null, cachedInputTokens: number | null = null, cacheWriteTokens: number | null = null) => ({
+const PRICE: ModelPricing = {
+  inputPerMTok: 3,
+  outputPerMTok: 15,
+  cachedInputPerMTok: 0.3,
+  cacheWritePerMTok: 3.75,
+  cacheWrite1hPerMTok: 6,
+  currency: 'USD',
+};
+const tokens = (
+  inputTokens: number | null,
+  outputTokens: number | null,
+  cachedInputTokens: number | null = null,
+  cacheWriteTokens: number | null = null,
+) => ({
   inputTokens,
   outputTokens,
   cachedInputTokens,
@@ -38,13 +50,27 @@ describe('estimateCostUsd', () => {
     // 300 x 3 + 400 x 0.3 + 100 x 3.75 + 200 x 6 + 50 x 15 = 900 + 120 + 375 + 1200 + 750 = 3345.
     close(estimateCostUsd({ ...tokens(1000, 50, 400, 300), cacheWrite1hTokens: 200 }, PRICE), 0.003345);
     // More 1-hour writes than writes are clamped to the writes: 300 x 6 instead of 100 x 3.75 + 200 x 6.
-    close(estimateCostUsd({ ...tokens(1000, 50, 400, 300), cacheWrite1hTokens: 900 }, PRICE), (900 + 120 + 1800 + 750) / 1e6);
+    close(
+      estimateCostUsd({ ...tokens(1000, 50, 400, 300), cacheWrite1hTokens: 900 }, PRICE),
+      (900 + 120 + 1800 + 750) / 1e6,
+    );
     // No 1-hour price: those writes are plain input.
-    close(estimateCostUsd({ ...tokens(1000, 50, 400, 300), cacheWrite1hTokens: 200 }, { ...PRICE, cacheWrite1hPerMTok: null }), (900 + 120 + 375 + 600 + 750) / 1e6);
+    close(
+      estimateCostUsd(
+        { ...tokens(1000, 50, 400, 300), cacheWrite1hTokens: 200 },
+        { ...PRICE, cacheWrite1hPerMTok: null },
+      ),
+      (900 + 120 + 375 + 600 + 750) / 1e6,
+    );
   });
 
   it('a cache price that is not set prices those tokens as plain input, never free', () => {
-    const plain: ModelPricing = { ...PRICE, cachedInputPerMTok: null, cacheWritePerMTok: null, cacheWrite1hPerMTok: null };
+    const plain: ModelPricing = {
+      ...PRICE,
+      cachedInputPerMTok: null,
+      cacheWritePerMTok: null,
+      cacheWrite1hPerMTok: null,
+    };
     close(estimateCostUsd(tokens(42, 17, 8, 3), plain), (42 * 3 + 17 * 15) / 1e6);
   });
 

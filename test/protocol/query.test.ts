@@ -126,7 +126,8 @@ describe('QueryReader.oneOf and string', () => {
   });
 
   it('rejects unlisted values, including case variants', () => {
-    for (const bad of ['up', 'DESC', '']) rejects(() => readQuery(`order=${bad}`, ['order']).oneOf('order', order), 'order');
+    for (const bad of ['up', 'DESC', ''])
+      rejects(() => readQuery(`order=${bad}`, ['order']).oneOf('order', order), 'order');
   });
 
   it('bounds string length', () => {

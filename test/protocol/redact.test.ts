@@ -37,7 +37,8 @@ describe('redactSecrets: every key shape, wherever it sits', () => {
         const out = redactSecrets(text);
         assert.equal(out.includes(key), false, out);
         // No 8-character piece of the key survives either (a cut through the middle would leak a part).
-        for (let i = 0; i + 8 <= key.length; i += 4) assert.equal(out.includes(key.slice(i, i + 8)), false, `${out} keeps ${key.slice(i, i + 8)}`);
+        for (let i = 0; i + 8 <= key.length; i += 4)
+          assert.equal(out.includes(key.slice(i, i + 8)), false, `${out} keeps ${key.slice(i, i + 8)}`);
         assert.ok(out.includes('[redacted]'));
       });
     }
@@ -50,7 +51,10 @@ describe('redactSecrets: every key shape, wherever it sits', () => {
   });
 
   it('Bearer and Basic credentials, any case of the scheme', () => {
-    assert.equal(redactSecrets('Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln'), 'Authorization: Bearer [redacted]');
+    assert.equal(
+      redactSecrets('Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln'),
+      'Authorization: Bearer [redacted]',
+    );
     assert.equal(redactSecrets('bearer abc.def'), 'bearer [redacted]');
     assert.equal(redactSecrets('BEARER Zm9vYmFy'), 'BEARER [redacted]');
     assert.equal(redactSecrets(`Bearer ${TOKEN}`), 'Bearer [redacted]');
@@ -90,6 +94,10 @@ describe('redactSecrets: cost', () => {
 
 describe('redactDetails', () => {
   it('redacts string values and keys, and leaves other values alone', () => {
-    assert.deepEqual(redactDetails({ [`x${TOKEN}`]: `y${KEYS.anthropic}`, n: 3, ok: true }), { 'x[redacted]': 'y[redacted]', n: 3, ok: true });
+    assert.deepEqual(redactDetails({ [`x${TOKEN}`]: `y${KEYS.anthropic}`, n: 3, ok: true }), {
+      'x[redacted]': 'y[redacted]',
+      n: 3,
+      ok: true,
+    });
   });
 });

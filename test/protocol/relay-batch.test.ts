@@ -5,11 +5,15 @@ import type { FromWorker, RelayRequest, ToWorker } from '../../protocol/relay.ts
 
 // A text batch carries its bodies beside the JSON, so they are never escaped; what arrives is what was sent.
 
-const req = (body: RelayRequest['body']) => ({ op: 'chat.completions', requestId: 'req_1', headers: {}, body, bodyStreamed: false }) as unknown as RelayRequest;
+const req = (body: RelayRequest['body']) =>
+  ({ op: 'chat.completions', requestId: 'req_1', headers: {}, body, bodyStreamed: false }) as unknown as RelayRequest;
 
 describe('packBatch / unpackBatch', () => {
   it('round-trips starts and whole answers with text bodies, quotes and all, and leaves the sent messages as they were', () => {
-    const quoted = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: `say "hi" \\ and \u00e9\u{1f600} ${'x'.repeat(600)}` }] });
+    const quoted = JSON.stringify({
+      model: 'm',
+      messages: [{ role: 'user', content: `say "hi" \\ and \u00e9\u{1f600} ${'x'.repeat(600)}` }],
+    });
     const long = JSON.stringify({ model: 'm', input: 'y'.repeat(600) });
     const starts: ToWorker[] = [
       { t: 'start', id: 1, req: req(quoted) },
@@ -26,7 +30,14 @@ describe('packBatch / unpackBatch', () => {
     assert.deepEqual(unpackBatch<ToWorker>(structuredClone(packed)), starts);
 
     const answers: FromWorker[] = [
-      { t: 'whole', id: 1, status: 200, headers: { 'content-type': 'application/json' }, body: `{"a":"\\"${'b'.repeat(600)}\\""}`, end: { usage: null, responseId: null } },
+      {
+        t: 'whole',
+        id: 1,
+        status: 200,
+        headers: { 'content-type': 'application/json' },
+        body: `{"a":"\\"${'b'.repeat(600)}\\""}`,
+        end: { usage: null, responseId: null },
+      },
       { t: 'free', slot: 2 },
       { t: 'error', id: 5, error: { code: 'UPSTREAM_ERROR', message: 'x' } as never, usage: null },
     ];
@@ -34,7 +45,10 @@ describe('packBatch / unpackBatch', () => {
   });
 
   it('is plain JSON text when no body is long enough to go aside', () => {
-    const batch: ToWorker[] = [{ t: 'start', id: 1, req: req('{"model":"m"}') }, { t: 'credit', id: 2, bytes: 10 }];
+    const batch: ToWorker[] = [
+      { t: 'start', id: 1, req: req('{"model":"m"}') },
+      { t: 'credit', id: 2, bytes: 10 },
+    ];
     const packed = packBatch(batch);
     assert.equal(packed, JSON.stringify(batch));
     assert.deepEqual(unpackBatch<ToWorker>(packed), batch);

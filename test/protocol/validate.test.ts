@@ -33,7 +33,11 @@ describe('paramOf', () => {
 
 describe('checkBody with checkSettingsPatch', () => {
   it('returns a valid patch unchanged', () => {
-    const patch = { bind: { networkExposed: true }, runtime: { tuning: { threads: 4 } }, cors: { allowedOrigins: ['https://a.example'] } };
+    const patch = {
+      bind: { networkExposed: true },
+      runtime: { tuning: { threads: 4 } },
+      cors: { allowedOrigins: ['https://a.example'] },
+    };
     assert.equal(checkBody(checkSettingsPatch, patch), patch);
     assert.deepEqual(checkBody(checkSettingsPatch, {}), {});
   });
@@ -89,7 +93,12 @@ describe('checkBody with checkSettingsPatch', () => {
 });
 
 describe('checkBody with a compiled schema', () => {
-  const check = compile(Type.Object({ items: Type.Array(Type.Object({ n: Type.Integer() }, { additionalProperties: false })) }, { additionalProperties: false }));
+  const check = compile(
+    Type.Object(
+      { items: Type.Array(Type.Object({ n: Type.Integer() }, { additionalProperties: false })) },
+      { additionalProperties: false },
+    ),
+  );
 
   it('names nested array fields', () => {
     assert.throws(

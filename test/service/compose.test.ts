@@ -17,7 +17,11 @@ before(async () => {
   const state = tempHome();
   // What the spawned test services get (test/helpers/service.ts): the file vault, loopback Gauge hosts, and the
   // instance record kept out of the user's own state directory.
-  Object.assign(process.env, { SWITCHYARD_VAULT: 'file', SWITCHYARD_GAUGE_ALLOWED_HOSTS: 'loopback', XDG_STATE_HOME: join(state, 'state') });
+  Object.assign(process.env, {
+    SWITCHYARD_VAULT: 'file',
+    SWITCHYARD_GAUGE_ALLOWED_HOSTS: 'loopback',
+    XDG_STATE_HOME: join(state, 'state'),
+  });
   ({ startService } = await import('../../service/compose.ts'));
 });
 
@@ -56,7 +60,8 @@ for (const failing of ['tokens', 'gauge', 'runtime', 'gateway', 'admin']) {
     assert.equal(existsSync(join(home, LOCK_FILE)), false, 'the data-directory lock is released');
     assert.equal(parts!.env.isOpen(), false, 'the LMDB environment is closed');
     assert.equal((parts!.env.root as unknown as { status: string }).status, 'closed');
-    if (linux) assert.ok(threads() <= baseline, `${threads()} threads after the failed start, ${baseline} after a clean close`);
+    if (linux)
+      assert.ok(threads() <= baseline, `${threads()} threads after the failed start, ${baseline} after a clean close`);
     // The same process starts again on the same data directory.
     const again = await startService({ dataDir: home, port: 0, log, edge: 'node' });
     await again.close(0);

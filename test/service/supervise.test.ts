@@ -27,7 +27,8 @@ function harness(t: TestContext) {
   const lines: { level: string; fields: Record<string, unknown>; msg: string }[] = [];
   const notices: string[] = [];
   let stop: ((signal: NodeJS.Signals) => void) | null = null;
-  const record = (level: string) => (fields: object, msg: string) => void lines.push({ level, fields: fields as Record<string, unknown>, msg });
+  const record = (level: string) => (fields: object, msg: string) =>
+    void lines.push({ level, fields: fields as Record<string, unknown>, msg });
   const done = supervise({
     spawnService: () => {
       const child = new FakeChild(1000 + children.length);
@@ -54,7 +55,11 @@ describe('supervise', () => {
   it('restarts a child that died, after a delay doubling from 0.5 s up to 30 s', (t) => {
     const h = harness(t);
     assert.equal(h.children.length, 1);
-    assert.deepEqual(h.lines[0], { level: 'info', fields: { pid: 1000, supervisorPid: process.pid, restarts: 0 }, msg: 'service process started' });
+    assert.deepEqual(h.lines[0], {
+      level: 'info',
+      fields: { pid: 1000, supervisorPid: process.pid, restarts: 0 },
+      msg: 'service process started',
+    });
     const delays = [500, 1000, 2000, 4000, 8000, 16000, 30000, 30000];
     for (const [i, delay] of delays.entries()) {
       h.last().exit(null, 'SIGKILL');

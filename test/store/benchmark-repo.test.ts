@@ -37,13 +37,20 @@ after(async () => {
 
 describe('benchmarkRepo', () => {
   test('lists newest first, by model, in pages', async () => {
-    for (let i = 1; i <= 5; i++) await env.commit(() => repo.stagePut(record(i, i % 2 ? 'embedded/a.gguf' : 'embedded/b.gguf')));
-    assert.deepEqual(repo.list({ limit: 10, offset: 0 }).data.map((r) => r.generationTokensPerSecond), [5, 4, 3, 2, 1]);
+    for (let i = 1; i <= 5; i++)
+      await env.commit(() => repo.stagePut(record(i, i % 2 ? 'embedded/a.gguf' : 'embedded/b.gguf')));
+    assert.deepEqual(
+      repo.list({ limit: 10, offset: 0 }).data.map((r) => r.generationTokensPerSecond),
+      [5, 4, 3, 2, 1],
+    );
     assert.deepEqual(repo.list({ modelId: 'embedded/a.gguf', limit: 2, offset: 0 }), {
       data: [record(5, 'embedded/a.gguf'), record(3, 'embedded/a.gguf')],
       hasMore: true,
     });
-    assert.deepEqual(repo.list({ modelId: 'embedded/a.gguf', limit: 2, offset: 2 }), { data: [record(1, 'embedded/a.gguf')], hasMore: false });
+    assert.deepEqual(repo.list({ modelId: 'embedded/a.gguf', limit: 2, offset: 2 }), {
+      data: [record(1, 'embedded/a.gguf')],
+      hasMore: false,
+    });
     assert.deepEqual(repo.list({ modelId: 'embedded/none', limit: 2, offset: 0 }), { data: [], hasMore: false });
   });
 

@@ -30,7 +30,11 @@ const bucket = (hour: number, over: Partial<GaugeActivityBucket> = {}): GaugeAct
   ...over,
 });
 
-const ORIGINS: Record<string, ActivityOrigin> = { 'claude-code': 'local_logs', codex: 'local_logs', service: 'service' };
+const ORIGINS: Record<string, ActivityOrigin> = {
+  'claude-code': 'local_logs',
+  codex: 'local_logs',
+  service: 'service',
+};
 const originOf = (id: string) => ORIGINS[id] ?? null;
 
 const dirs: string[] = [];
@@ -47,7 +51,14 @@ before(async () => {
       bucket(2),
       bucket(3),
       bucket(1, { sourceId: 'codex', providerId: 'codex', model: 'gpt-5-codex', session: 's2', workspace: 'w-bbbb' }),
-      bucket(2, { sourceId: 'service', providerId: 'service', model: 'pa/gpt-test', project: null, workspace: null, session: null }),
+      bucket(2, {
+        sourceId: 'service',
+        providerId: 'service',
+        model: 'pa/gpt-test',
+        project: null,
+        workspace: null,
+        session: null,
+      }),
       // A deleted source's leftover: never shown.
       bucket(2, { sourceId: 'acct_gone' }),
     ]),
@@ -65,11 +76,23 @@ const hours = (after: number, before: number, filter = {}) =>
 describe('hour arithmetic', () => {
   test('an hour overlaps [after, before) unless it ends at after or starts at before', () => {
     const r = { after: at(1), before: at(3) };
-    assert.deepEqual([0, 1, 2, 3].map((h) => overlaps(at(h), r)), [false, true, true, false]);
+    assert.deepEqual(
+      [0, 1, 2, 3].map((h) => overlaps(at(h), r)),
+      [false, true, true, false],
+    );
     const mid = { after: at(1) + 1, before: at(3) - 1 };
-    assert.deepEqual([0, 1, 2, 3].map((h) => overlaps(at(h), mid)), [false, true, true, false]);
-    assert.deepEqual([0, 1, 2, 3].map((h) => overlaps(at(h), { after: at(1) - 1, before: at(3) + 1 })), [true, true, true, true]);
-    assert.deepEqual(hourBounds({ after: at(1) + 1, before: at(3) - 1 }), { first: new Date(at(1)).toISOString(), end: new Date(at(3)).toISOString() });
+    assert.deepEqual(
+      [0, 1, 2, 3].map((h) => overlaps(at(h), mid)),
+      [false, true, true, false],
+    );
+    assert.deepEqual(
+      [0, 1, 2, 3].map((h) => overlaps(at(h), { after: at(1) - 1, before: at(3) + 1 })),
+      [true, true, true, true],
+    );
+    assert.deepEqual(hourBounds({ after: at(1) + 1, before: at(3) - 1 }), {
+      first: new Date(at(1)).toISOString(),
+      end: new Date(at(3)).toISOString(),
+    });
   });
 });
 
@@ -79,8 +102,19 @@ describe('the query', () => {
   });
 
   test('one millisecond past each boundary takes in the neighbouring hour', () => {
-    assert.deepEqual(hours(at(1) - 1, at(3) + 1), ['3:claude-code', '2:service', '2:claude-code', '1:codex', '1:claude-code', '0:claude-code']);
-    assert.deepEqual(hours(at(2) + 1, at(2) + 2), ['2:service', '2:claude-code'], 'a range inside one hour selects that hour');
+    assert.deepEqual(hours(at(1) - 1, at(3) + 1), [
+      '3:claude-code',
+      '2:service',
+      '2:claude-code',
+      '1:codex',
+      '1:claude-code',
+      '0:claude-code',
+    ]);
+    assert.deepEqual(
+      hours(at(2) + 1, at(2) + 2),
+      ['2:service', '2:claude-code'],
+      'a range inside one hour selects that hour',
+    );
   });
 
   test('counters come back as stored; a source that no longer exists is skipped', () => {
@@ -94,7 +128,10 @@ describe('the query', () => {
   test('pages newest first with hasMore', () => {
     const r = { after: at(0), before: at(4) };
     const first = query(r, {}, 2, 0, originOf);
-    assert.deepEqual(first.data.map((b) => b.hour), [new Date(at(3)).toISOString(), new Date(at(2)).toISOString()]);
+    assert.deepEqual(
+      first.data.map((b) => b.hour),
+      [new Date(at(3)).toISOString(), new Date(at(2)).toISOString()],
+    );
     assert.equal(first.hasMore, true);
     const last = query(r, {}, 2, 4, originOf);
     assert.equal(last.data.length, 2);
@@ -109,7 +146,12 @@ describe('the query', () => {
     assert.deepEqual(hours(...all, { providerId: 'codex' }), ['1:codex']);
     assert.deepEqual(hours(...all, { source: 'service' }), ['2:service']);
     assert.deepEqual(hours(...all, { model: 'gpt-5-codex' }), ['1:codex']);
-    assert.deepEqual(hours(...all, { project: 'app', session: 's1' }), ['3:claude-code', '2:claude-code', '1:claude-code', '0:claude-code']);
+    assert.deepEqual(hours(...all, { project: 'app', session: 's1' }), [
+      '3:claude-code',
+      '2:claude-code',
+      '1:claude-code',
+      '0:claude-code',
+    ]);
     assert.deepEqual(hours(...all, { workspace: 'w-bbbb' }), ['1:codex']);
     assert.deepEqual(hours(...all, { session: 'nope' }), []);
   });

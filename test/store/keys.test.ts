@@ -13,7 +13,13 @@ const HASHED = new RegExp(`^${HASHED_KEY_PREFIX}[A-Za-z0-9_-]{43}$`);
 
 describe('boundedKey', () => {
   it('keeps a value that fits as it is, so keys written before it existed are still found', () => {
-    for (const value of ['resp_abc', 'openai/gpt-4o', 'x'.repeat(MAX_KEY_BYTES - 1), 'é'.repeat(988), '\u0001' + 'a'.repeat(1976)]) {
+    for (const value of [
+      'resp_abc',
+      'openai/gpt-4o',
+      'x'.repeat(MAX_KEY_BYTES - 1),
+      'é'.repeat(988),
+      '\u0001' + 'a'.repeat(1976),
+    ]) {
       assert.equal(boundedKey(value), value);
     }
   });

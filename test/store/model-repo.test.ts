@@ -42,9 +42,18 @@ describe('modelRepo', () => {
       repo.stagePut(long);
       repo.stagePut(short);
     });
-    assert.deepEqual(repo.all().map((r) => r.id).sort(), [long.id, short.id].sort());
+    assert.deepEqual(
+      repo
+        .all()
+        .map((r) => r.id)
+        .sort(),
+      [long.id, short.id].sort(),
+    );
     assert.equal(env.db<ModelRecord>('models').get(short.id)?.upstreamModelId, 'gpt-4o', 'a short ID is its own key');
     await env.commit(() => repo.stageRemove(long.id));
-    assert.deepEqual(repo.all().map((r) => r.id), [short.id]);
+    assert.deepEqual(
+      repo.all().map((r) => r.id),
+      [short.id],
+    );
   });
 });

@@ -34,7 +34,11 @@ describe('responseRouteRepo', () => {
     ids.forEach((id, i) => assert.equal(repo.providerOf(id), `provider-${i}`));
     await Promise.all(stored);
     ids.forEach((id, i) => assert.equal(responseRouteRepo(env).providerOf(id), `provider-${i}`, 'committed'));
-    assert.equal(repo.providerOf(`resp_${'a'.repeat(1975)}`), undefined, 'a longer ID with the same start is another ID');
+    assert.equal(
+      repo.providerOf(`resp_${'a'.repeat(1975)}`),
+      undefined,
+      'a longer ID with the same start is another ID',
+    );
   });
 
   it('keeps a short ID under its own key, where routes stored before keys were bounded are', async () => {

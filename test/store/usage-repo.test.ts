@@ -31,7 +31,14 @@ before(() => {
     ['2025-12-31', { usage: report({ totalTokens: 1000 }) }],
     ['2026-01-01', { usage: report({ costUsd: 0.5, toolCalls: { search: 3, fetch: 1 } }) }],
     ['2026-01-01', { tokenId: 'tok_b', usage: report({ totalTokens: 100, toolCalls: { fetch: 3 } }) }],
-    ['2026-01-05', { providerId: 'anthropic', modelId: 'anthropic/claude', usage: report({ totalTokens: 40, costUsd: 0.25, toolCalls: { search: 1 } }) }],
+    [
+      '2026-01-05',
+      {
+        providerId: 'anthropic',
+        modelId: 'anthropic/claude',
+        usage: report({ totalTokens: 40, costUsd: 0.25, toolCalls: { search: 1 } }),
+      },
+    ],
     ['2026-01-05', { modelId: null, op: 'responses.get', usage: null }],
     ['2026-01-31', { outcome: 'failed', usage: report({ totalTokens: 7 }) }],
     ['2026-02-01', { usage: report({ totalTokens: 2000 }) }],
@@ -59,22 +66,48 @@ describe('usage repository', () => {
     assert.equal(repo.summary(range('2026-01-01', '2026-01-31', { providerId: 'anthropic' })).totals.requests, 1);
     assert.equal(repo.summary(range('2026-01-01', '2026-01-31', { modelId: 'openai/gpt-4o' })).totals.requests, 3);
     assert.equal(repo.summary(range('2026-01-01', '2026-01-31', { tokenId: 'tok_b' })).totals.totalTokens, 100);
-    assert.equal(repo.summary(range('2026-01-01', '2026-01-31', { tokenId: 'tok_b', providerId: 'anthropic' })).totals.requests, 0);
+    assert.equal(
+      repo.summary(range('2026-01-01', '2026-01-31', { tokenId: 'tok_b', providerId: 'anthropic' })).totals.requests,
+      0,
+    );
   });
 
   it('answers daily buckets ascending, omitting days without traffic', () => {
     assert.deepEqual(
       repo.daily(JAN).map((d) => [d.day, d.requests, d.totalTokens]),
-      [['2026-01-01', 2, 115], ['2026-01-05', 2, 40], ['2026-01-31', 1, 7]],
+      [
+        ['2026-01-01', 2, 115],
+        ['2026-01-05', 2, 40],
+        ['2026-01-31', 1, 7],
+      ],
     );
   });
 
   it('groups the breakdown by each dimension, ranked by total tokens', () => {
     const byModel = repo.breakdown(JAN, 'model', 50);
-    assert.deepEqual(byModel.data.map((r) => [r.modelId, r.totalTokens]), [['openai/gpt-4o', 122], ['anthropic/claude', 40], [null, 0]]);
+    assert.deepEqual(
+      byModel.data.map((r) => [r.modelId, r.totalTokens]),
+      [
+        ['openai/gpt-4o', 122],
+        ['anthropic/claude', 40],
+        [null, 0],
+      ],
+    );
     assert.deepEqual(Object.keys(byModel.data[0]!).slice(0, 2), ['modelId', 'requests']);
-    assert.deepEqual(repo.breakdown(JAN, 'provider', 50).data.map((r) => [r.providerId, r.requests]), [['openai', 4], ['anthropic', 1]]);
-    assert.deepEqual(repo.breakdown(JAN, 'token', 50).data.map((r) => [r.tokenId, r.totalTokens]), [['tok_b', 100], ['tok_a', 62]]);
+    assert.deepEqual(
+      repo.breakdown(JAN, 'provider', 50).data.map((r) => [r.providerId, r.requests]),
+      [
+        ['openai', 4],
+        ['anthropic', 1],
+      ],
+    );
+    assert.deepEqual(
+      repo.breakdown(JAN, 'token', 50).data.map((r) => [r.tokenId, r.totalTokens]),
+      [
+        ['tok_b', 100],
+        ['tok_a', 62],
+      ],
+    );
     const pm = repo.breakdown(JAN, 'provider_model', 50).data[0]!;
     assert.equal(pm.providerId, 'openai');
     assert.equal(pm.modelId, 'openai/gpt-4o');
@@ -89,8 +122,16 @@ describe('usage repository', () => {
   });
 
   it('ranks tools by call count, names breaking ties', () => {
-    assert.deepEqual(repo.tools(JAN, 20), { data: [{ name: 'fetch', calls: 4 }, { name: 'search', calls: 4 }], hasMore: false });
-    assert.deepEqual(repo.tools(range('2026-01-01', '2026-01-31', { providerId: 'anthropic' }), 20).data, [{ name: 'search', calls: 1 }]);
+    assert.deepEqual(repo.tools(JAN, 20), {
+      data: [
+        { name: 'fetch', calls: 4 },
+        { name: 'search', calls: 4 },
+      ],
+      hasMore: false,
+    });
+    assert.deepEqual(repo.tools(range('2026-01-01', '2026-01-31', { providerId: 'anthropic' }), 20).data, [
+      { name: 'search', calls: 1 },
+    ]);
     assert.deepEqual(repo.tools(JAN, 1), { data: [{ name: 'fetch', calls: 4 }], hasMore: true });
   });
 });
@@ -103,11 +144,56 @@ describe('usage repository: Smart Route and acceleration rows', () => {
     write([
       [DAY, { route: fast }],
       [DAY, { route: fast }],
-      [DAY, { route: { packSlug: 'coding', routeId: 'fast', fallback: true, fallbackReason: 'rate_limited' }, providerId: 'anthropic', modelId: 'anthropic/claude' }],
-      [DAY, { modelId: 'local/llama', providerId: 'local', usage: report({ outputTokens: 100 }), acceleration: { mode: 'none', draftModelId: null, generationMs: 1000 } }],
-      [DAY, { modelId: 'local/llama', providerId: 'local', usage: report({ outputTokens: 300 }), acceleration: { mode: 'draft', draftModelId: 'local/tiny', generationMs: 1500, draftTokens: 200, acceptedDraftTokens: 150 } }],
-      [DAY, { modelId: 'local/qwen', providerId: 'local', usage: report({ outputTokens: 500 }), acceleration: { mode: 'draft', draftModelId: 'local/tiny', generationMs: 1000 } }],
-      [DAY, { modelId: 'local/qwen', providerId: 'local', usage: report({ outputTokens: 900 }), acceleration: { mode: 'none', draftModelId: null, generationMs: 0 } }],
+      [
+        DAY,
+        {
+          route: { packSlug: 'coding', routeId: 'fast', fallback: true, fallbackReason: 'rate_limited' },
+          providerId: 'anthropic',
+          modelId: 'anthropic/claude',
+        },
+      ],
+      [
+        DAY,
+        {
+          modelId: 'local/llama',
+          providerId: 'local',
+          usage: report({ outputTokens: 100 }),
+          acceleration: { mode: 'none', draftModelId: null, generationMs: 1000 },
+        },
+      ],
+      [
+        DAY,
+        {
+          modelId: 'local/llama',
+          providerId: 'local',
+          usage: report({ outputTokens: 300 }),
+          acceleration: {
+            mode: 'draft',
+            draftModelId: 'local/tiny',
+            generationMs: 1500,
+            draftTokens: 200,
+            acceptedDraftTokens: 150,
+          },
+        },
+      ],
+      [
+        DAY,
+        {
+          modelId: 'local/qwen',
+          providerId: 'local',
+          usage: report({ outputTokens: 500 }),
+          acceleration: { mode: 'draft', draftModelId: 'local/tiny', generationMs: 1000 },
+        },
+      ],
+      [
+        DAY,
+        {
+          modelId: 'local/qwen',
+          providerId: 'local',
+          usage: report({ outputTokens: 900 }),
+          acceleration: { mode: 'none', draftModelId: null, generationMs: 0 },
+        },
+      ],
     ]);
   });
 
@@ -125,12 +211,15 @@ describe('usage repository: Smart Route and acceleration rows', () => {
 
   it('puts accelerated rows first, then ranks by output tokens', () => {
     const rows = repo.acceleration(R, 50).data;
-    assert.deepEqual(rows.map((r) => [r.modelId, r.mode, r.accelerated, r.outputTokens]), [
-      ['local/qwen', 'draft', true, 500],
-      ['local/llama', 'draft', true, 300],
-      ['local/qwen', 'none', false, 900],
-      ['local/llama', 'none', false, 100],
-    ]);
+    assert.deepEqual(
+      rows.map((r) => [r.modelId, r.mode, r.accelerated, r.outputTokens]),
+      [
+        ['local/qwen', 'draft', true, 500],
+        ['local/llama', 'draft', true, 300],
+        ['local/qwen', 'none', false, 900],
+        ['local/llama', 'none', false, 100],
+      ],
+    );
   });
 
   it('computes speedup and time saved only against a same-model baseline with tokens and time', () => {
@@ -152,7 +241,17 @@ describe('usage repository: Smart Route and acceleration rows', () => {
   });
 
   it('needs the baseline inside the range and inside the filters', () => {
-    write([['2026-03-02', { modelId: 'local/llama', providerId: 'local', usage: report({ outputTokens: 300 }), acceleration: { mode: 'draft', draftModelId: 'local/tiny', generationMs: 1500 } }]]);
+    write([
+      [
+        '2026-03-02',
+        {
+          modelId: 'local/llama',
+          providerId: 'local',
+          usage: report({ outputTokens: 300 }),
+          acceleration: { mode: 'draft', draftModelId: 'local/tiny', generationMs: 1500 },
+        },
+      ],
+    ]);
     const nextDay = repo.acceleration(range('2026-03-02', '2026-03-02'), 50).data;
     assert.equal(nextDay.length, 1);
     assert.equal(nextDay[0]!.speedup, null);
@@ -163,11 +262,18 @@ describe('usage repository: Smart Route and acceleration rows', () => {
 });
 
 describe('usage repository: pruning', () => {
-  it('removes every table\'s rows before the day and nothing else', async () => {
+  it("removes every table's rows before the day and nothing else", async () => {
     const local = openStoreEnv(tempDataDir(dirs));
     const p = createPending();
     for (const day of ['2024-05-01', '2024-05-02', '2024-05-03']) {
-      foldRecord(p, usageEvent({ usage: report({ toolCalls: { t: 1 } }), route: { packSlug: 'p', routeId: 'r', fallback: false, fallbackReason: null } }), day);
+      foldRecord(
+        p,
+        usageEvent({
+          usage: report({ toolCalls: { t: 1 } }),
+          route: { packSlug: 'p', routeId: 'r', fallback: false, fallbackReason: null },
+        }),
+        day,
+      );
     }
     const writer = usageWriter(local);
     writer.commit(p);
@@ -175,7 +281,10 @@ describe('usage repository: pruning', () => {
     assert.equal(writer.prune('2024-05-03'), 0);
     const r = usageRepo(local);
     const all = range('2024-01-01', '2024-12-31');
-    assert.deepEqual(r.daily(all).map((d) => d.day), ['2024-05-03']);
+    assert.deepEqual(
+      r.daily(all).map((d) => d.day),
+      ['2024-05-03'],
+    );
     assert.equal(r.summary(all).toolCalls, 1);
     assert.equal(r.routes(all, 50).data[0]?.requests, 1);
     await local.close();
@@ -186,20 +295,44 @@ describe('usage repository: estimated cost', () => {
   it('reads rows stored before estimates existed, and adds new calls to them', async () => {
     const local = openStoreEnv(tempDataDir(dirs));
     // A row exactly as the meter wrote it before cache writes and estimates were counted.
-    const old = { requests: 2, failedRequests: 0, inputTokens: 20, outputTokens: 10, cachedInputTokens: 4, reasoningTokens: 0, totalTokens: 30, costUsd: 0.5, costReports: 1 };
+    const old = {
+      requests: 2,
+      failedRequests: 0,
+      inputTokens: 20,
+      outputTokens: 10,
+      cachedInputTokens: 4,
+      reasoningTokens: 0,
+      totalTokens: 30,
+      costUsd: 0.5,
+      costReports: 1,
+    };
     const key = usageKey('2024-06-01', ['openai', 'openai/gpt-4o', 'tok_a']);
     await local.commit(() => void local.db(USAGE_DBS.daily).put(key, old));
     const r = usageRepo(local);
     const june = range('2024-06-01', '2024-06-30');
     const { costReports: _reports, ...counters } = old;
-    assert.deepEqual(r.summary(june).totals, { ...counters, cacheWriteTokens: 0, cacheWrite1hTokens: 0, providerReportedCostUsd: 0.5, estimatedCostUsd: null, costEstimated: false });
+    assert.deepEqual(r.summary(june).totals, {
+      ...counters,
+      cacheWriteTokens: 0,
+      cacheWrite1hTokens: 0,
+      providerReportedCostUsd: 0.5,
+      estimatedCostUsd: null,
+      costEstimated: false,
+    });
 
     // One more call on that row: no reported cost, an estimate of 0.25 and 3 cache-written tokens.
     const p = createPending();
-    foldRecord(p, { ...usageEvent({ usage: report({ costUsd: null, cacheWriteTokens: 3 }) }), estimatedCostUsd: 0.25 }, '2024-06-01');
+    foldRecord(
+      p,
+      { ...usageEvent({ usage: report({ costUsd: null, cacheWriteTokens: 3 }) }), estimatedCostUsd: 0.25 },
+      '2024-06-01',
+    );
     usageWriter(local).commit(p);
     const t = r.summary(june).totals;
-    assert.deepEqual([t.requests, t.cacheWriteTokens, t.costUsd, t.providerReportedCostUsd, t.estimatedCostUsd, t.costEstimated], [3, 3, 0.75, 0.5, 0.25, true]);
+    assert.deepEqual(
+      [t.requests, t.cacheWriteTokens, t.costUsd, t.providerReportedCostUsd, t.estimatedCostUsd, t.costEstimated],
+      [3, 3, 0.75, 0.5, 0.25, true],
+    );
     await local.close();
   });
 });

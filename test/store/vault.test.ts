@@ -99,7 +99,11 @@ const backends: Backend[] = [
     name: 'file backend (key in the keychain when there is one)',
     prefer: 'file',
     open: (dataDir, readOnly) => openVault({ dataDir, prefer: 'file', readOnly }),
-    info: { backend: 'file', keyStorage: keychain.available || requireKeychain ? 'keychain' : 'file', fileReason: 'SWITCHYARD_VAULT=file asks for the file vault' },
+    info: {
+      backend: 'file',
+      keyStorage: keychain.available || requireKeychain ? 'keychain' : 'file',
+      fileReason: 'SWITCHYARD_VAULT=file asks for the file vault',
+    },
     skip: false,
   },
   {
@@ -114,7 +118,8 @@ const backends: Backend[] = [
 for (const backend of backends) {
   describe(backend.name, { skip: backend.skip }, () => {
     it('reports where it keeps credentials', async () => {
-      if (backend.prefer === 'keychain' && !keychain.available) assert.fail(`the keychain is required here: ${keychain.reason}`);
+      if (backend.prefer === 'keychain' && !keychain.available)
+        assert.fail(`the keychain is required here: ${keychain.reason}`);
       assert.deepEqual((await backend.open(tempDir())).info, backend.info);
     });
 
@@ -173,7 +178,10 @@ for (const backend of backends) {
       await Promise.all(refs.filter((_, i) => i % 2 === 0).map((ref) => vault.delete(ref)));
       const reopened = await backend.open(dir);
       const found = await Promise.all(refs.map((ref) => reopened.get(ref)));
-      assert.deepEqual(found, secrets.map((secret, i) => (i % 2 === 0 ? null : secret)));
+      assert.deepEqual(
+        found,
+        secrets.map((secret, i) => (i % 2 === 0 ? null : secret)),
+      );
     });
 
     it('persists across re-opening the data directory', async () => {
@@ -283,7 +291,11 @@ describe('choosing a backend', () => {
   it('auto: a fresh directory gets the keychain exactly when it can store items, else says why not', async () => {
     const info = (await openVault({ dataDir: tempDir(), prefer: 'auto' })).info;
     if (keychain.available) assert.equal(info.backend, 'keychain');
-    else assert.deepEqual([info.backend, info.fileReason], ['file', `the OS keychain is not available: ${keychain.reason}`]);
+    else
+      assert.deepEqual(
+        [info.backend, info.fileReason],
+        ['file', `the OS keychain is not available: ${keychain.reason}`],
+      );
   });
 
   it('auto: a directory that already holds a file vault keeps it', async () => {
@@ -304,7 +316,9 @@ describe('choosing a backend', () => {
     });
   });
 
-  it('keychain: vault.id is 0600 and stable, and purging removes the directory’s items', { skip: noKeychain }, async () => {
+  it('keychain: vault.id is 0600 and stable, and purging removes the directory’s items', {
+    skip: noKeychain,
+  }, async () => {
     const dir = tempDir();
     const vault = await openVault({ dataDir: dir, prefer: 'keychain' });
     const ref = await vault.put('sk-test-purge');

@@ -1,7 +1,13 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { ServiceError } from '../../protocol/errors.ts';
-import type { GaugeHeaderObservation, GaugeRefreshOutcome, GaugeReply, GaugeRequest, GaugeWorkerData } from '../../protocol/gauge-messages.ts';
+import type {
+  GaugeHeaderObservation,
+  GaugeRefreshOutcome,
+  GaugeReply,
+  GaugeRequest,
+  GaugeWorkerData,
+} from '../../protocol/gauge-messages.ts';
 import { LIVE_HEADER_NAMES } from './live-headers.ts';
 
 // The edge's handle on the gauge worker. Nothing here waits on a collector except `refresh`, which an explicit
@@ -145,7 +151,11 @@ export function createGaugeActor(options: GaugeActorOptions): GaugeActor {
       if (inRefresh) throw new ServiceError('CONFLICT', 'A Gauge refresh is already running; wait for it to finish.');
       inRefresh = true;
       try {
-        const reply = await call<Extract<GaugeReply, { kind: 'gauge.refreshed' }>>((id) => ({ kind: 'gauge.refresh', id, sourceIds }));
+        const reply = await call<Extract<GaugeReply, { kind: 'gauge.refreshed' }>>((id) => ({
+          kind: 'gauge.refresh',
+          id,
+          sourceIds,
+        }));
         return reply.outcomes;
       } finally {
         inRefresh = false;

@@ -19,7 +19,8 @@ export interface GaugeCoreDeps {
   /** The built-in `service` source's collector. */
   service: Collector;
   credentialOf(ref: string): Promise<string | null>;
-  options: Pick<GaugeWorkerData, 'poolSize' | 'timeoutMs' | 'allowedHosts'> & Partial<Pick<GaugeWorkerData, 'baseIntervalMs' | 'activeIntervalMs'>>;
+  options: Pick<GaugeWorkerData, 'poolSize' | 'timeoutMs' | 'allowedHosts'> &
+    Partial<Pick<GaugeWorkerData, 'baseIntervalMs' | 'activeIntervalMs'>>;
   /** Tests: collectors by ID instead of the registry. */
   collectors?: Partial<Record<GaugeCollectorId, Collector>>;
   clock?: Clock;
@@ -45,14 +46,17 @@ const liveHeadersCollector: Collector = { providerId: 'live-headers', collect: a
 
 /** Loopback-only mode (tests): a source that would reach any other host is refused, never run. */
 function refusal(source: GaugeSourceRecord, allowed: 'any' | 'loopback'): string | null {
-  if (allowed === 'any' || source.kind === 'service' || source.kind === 'live_headers' || source.kind === 'local_logs') return null;
+  if (allowed === 'any' || source.kind === 'service' || source.kind === 'live_headers' || source.kind === 'local_logs')
+    return null;
   let host: string | null = null;
   try {
     host = source.config.baseUrl ? new URL(source.config.baseUrl).hostname : null;
   } catch {
     host = null;
   }
-  return host !== null && LOOPBACK.has(host) ? null : 'Only loopback hosts may be reached (SWITCHYARD_GAUGE_ALLOWED_HOSTS=loopback).';
+  return host !== null && LOOPBACK.has(host)
+    ? null
+    : 'Only loopback hosts may be reached (SWITCHYARD_GAUGE_ALLOWED_HOSTS=loopback).';
 }
 
 // A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
@@ -99,7 +103,11 @@ export async function createGaugeCore(deps: GaugeCoreDeps): Promise<GaugeCore> {
   scheduler = createScheduler({
     clock,
     times,
-    due: () => sources.all().filter((s) => s.enabled && s.kind !== 'live_headers').map((s) => s.id),
+    due: () =>
+      sources
+        .all()
+        .filter((s) => s.enabled && s.kind !== 'live_headers')
+        .map((s) => s.id),
     state: (id) => data.state(id)?.state,
     collect: (id) => engine.collect(id).finally(() => deps.onCollected?.(id)),
   });

@@ -64,7 +64,8 @@ interface Checked {
 function check(r: CollectResult, sourceId: string, providerId: string, now: Date): Checked {
   const retry = r.retryAfterMs;
   // A cursor is meant to be small (offsets, a bounded ID window); one that is not is a collector bug.
-  if (r.state !== undefined && (JSON.stringify(r.state)?.length ?? 0) > MAX_CURSOR_CHARS) throw new RangeError('cursor too large');
+  if (r.state !== undefined && (JSON.stringify(r.state)?.length ?? 0) > MAX_CURSOR_CHARS)
+    throw new RangeError('cursor too large');
   const status = Array.isArray(r.statuses) && r.statuses[0] ? sanitizeStatus(r.statuses[0], providerId, now) : null;
   return {
     readings: sanitizeReadings(Array.isArray(r.readings) ? r.readings : [], sourceId, providerId, now),
@@ -85,21 +86,44 @@ export function createEngine(deps: EngineDeps): Engine {
     const refused = deps.refuse(source);
     if (refused !== null) return { ok: false, code: 'unreachable', message: refused, retryAfterMs: null };
     const collector = deps.collectorFor(source);
-    if (!collector) return { ok: false, code: 'not_configured', message: 'No collector for this source is installed yet.', retryAfterMs: null };
+    if (!collector)
+      return {
+        ok: false,
+        code: 'not_configured',
+        message: 'No collector for this source is installed yet.',
+        retryAfterMs: null,
+      };
     let credential: string | null = null;
     if (NEEDS_CREDENTIAL.has(source.authMode)) {
-      credential = source.credentialRef === null ? null : await deps.credentialOf(source.credentialRef).catch(() => null);
-      if (credential === null) return { ok: false, code: 'not_configured', message: 'No credential is stored for this account.', retryAfterMs: null };
+      credential =
+        source.credentialRef === null ? null : await deps.credentialOf(source.credentialRef).catch(() => null);
+      if (credential === null)
+        return {
+          ok: false,
+          code: 'not_configured',
+          message: 'No credential is stored for this account.',
+          retryAfterMs: null,
+        };
     }
     const stored = deps.data.state(source.id);
     // `providerId` rides along so one collector (status pages) can serve several providers.
     const config = { ...source.config, ...(source.providerId !== null && { providerId: source.providerId }) };
-    return runWithin(collector, { accountId: source.id, credential, config, now: deps.now, state: stored?.cursor ?? null }, deps.timeoutMs, deps.stop);
+    return runWithin(
+      collector,
+      { accountId: source.id, credential, config, now: deps.now, state: stored?.cursor ?? null },
+      deps.timeoutMs,
+      deps.stop,
+    );
   }
 
   async function run(sourceId: string): Promise<GaugeRefreshOutcome> {
     const source = deps.source(sourceId);
-    if (!source) return outcome(sourceId, { ok: false, code: 'not_configured', message: 'The source no longer exists.', retryAfterMs: null }, 0);
+    if (!source)
+      return outcome(
+        sourceId,
+        { ok: false, code: 'not_configured', message: 'The source no longer exists.', retryAfterMs: null },
+        0,
+      );
     // Read again once a slot is free: a source changed while it waited runs as it is now.
     const ran = await pool.run(() => attempt(deps.source(sourceId) ?? source));
     const finished = deps.now();
@@ -113,7 +137,12 @@ export function createEngine(deps: EngineDeps): Engine {
         checked = check(ran.result, source.id, providerId, finished);
       } catch {
         // What came back was not even shaped like a result (a null inside a list): nothing of it is kept.
-        result = { ok: false, code: 'malformed', message: 'The collector returned something unreadable.', retryAfterMs: null };
+        result = {
+          ok: false,
+          code: 'malformed',
+          message: 'The collector returned something unreadable.',
+          retryAfterMs: null,
+        };
       }
     }
     const state: GaugeSourceState = { ...EMPTY_STATE, ...prev?.state, lastRunAt: at };

@@ -17,11 +17,14 @@ const KINDS = new Set(['requests', 'tokens', 'input_tokens', 'output_tokens', 'u
 const SOURCES = new Set(['polled', 'live_headers', 'local_logs', 'estimate']);
 const CONFIDENCE = new Set(['high', 'medium', 'low']);
 const INDICATORS = new Set(['none', 'minor', 'major', 'critical', 'maintenance', 'unknown']);
-const oneOf = <T extends string>(set: Set<string>, v: unknown, fallback: T): T => (typeof v === 'string' && set.has(v) ? (v as T) : fallback);
+const oneOf = <T extends string>(set: Set<string>, v: unknown, fallback: T): T =>
+  typeof v === 'string' && set.has(v) ? (v as T) : fallback;
 
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
-const str = (v: unknown, max: number): string | null => (typeof v === 'string' && v.length > 0 ? redactText(v, max) : null);
-const iso = (v: unknown): string | null => (typeof v === 'string' && !Number.isNaN(Date.parse(v)) ? new Date(Date.parse(v)).toISOString() : null);
+const str = (v: unknown, max: number): string | null =>
+  typeof v === 'string' && v.length > 0 ? redactText(v, max) : null;
+const iso = (v: unknown): string | null =>
+  typeof v === 'string' && !Number.isNaN(Date.parse(v)) ? new Date(Date.parse(v)).toISOString() : null;
 
 function window(w: GaugeWindow): GaugeWindow {
   const utilization = num(w.utilization);
@@ -38,25 +41,38 @@ function window(w: GaugeWindow): GaugeWindow {
 }
 
 /** `accountId` and `providerId` are the source's, whatever the collector wrote. */
-export function sanitizeReadings(readings: readonly GaugeReading[], accountId: string, providerId: string, now: Date): GaugeReading[] {
-  return readings.filter((r) => r !== null && typeof r === 'object').slice(0, MAX_READINGS).map((r) => ({
-    accountId,
-    providerId,
-    collectedAt: iso(r.collectedAt) ?? now.toISOString(),
-    source: oneOf(SOURCES, r.source, 'polled'),
-    confidence: oneOf(CONFIDENCE, r.confidence, 'low'),
-    windows: (Array.isArray(r.windows) ? r.windows : []).filter((w) => w !== null && typeof w === 'object' && KINDS.has(w.kind)).slice(0, MAX_WINDOWS).map(window),
-    spend: r.spend
-      ? {
-          providerReported: num(r.spend.providerReported),
-          estimated: num(r.spend.estimated),
-          currency: str(r.spend.currency, 8) ?? 'USD',
-          periodStart: iso(r.spend.periodStart),
-          periodEnd: iso(r.spend.periodEnd),
-        }
-      : null,
-    credits: r.credits ? { remaining: num(r.credits.remaining), total: num(r.credits.total), currency: str(r.credits.currency, 8) } : null,
-  }));
+export function sanitizeReadings(
+  readings: readonly GaugeReading[],
+  accountId: string,
+  providerId: string,
+  now: Date,
+): GaugeReading[] {
+  return readings
+    .filter((r) => r !== null && typeof r === 'object')
+    .slice(0, MAX_READINGS)
+    .map((r) => ({
+      accountId,
+      providerId,
+      collectedAt: iso(r.collectedAt) ?? now.toISOString(),
+      source: oneOf(SOURCES, r.source, 'polled'),
+      confidence: oneOf(CONFIDENCE, r.confidence, 'low'),
+      windows: (Array.isArray(r.windows) ? r.windows : [])
+        .filter((w) => w !== null && typeof w === 'object' && KINDS.has(w.kind))
+        .slice(0, MAX_WINDOWS)
+        .map(window),
+      spend: r.spend
+        ? {
+            providerReported: num(r.spend.providerReported),
+            estimated: num(r.spend.estimated),
+            currency: str(r.spend.currency, 8) ?? 'USD',
+            periodStart: iso(r.spend.periodStart),
+            periodEnd: iso(r.spend.periodEnd),
+          }
+        : null,
+      credits: r.credits
+        ? { remaining: num(r.credits.remaining), total: num(r.credits.total), currency: str(r.credits.currency, 8) }
+        : null,
+    }));
 }
 
 export function sanitizeStatus(s: GaugeProviderStatus, providerId: string, now: Date): GaugeProviderStatus {
@@ -64,7 +80,9 @@ export function sanitizeStatus(s: GaugeProviderStatus, providerId: string, now: 
     providerId,
     indicator: oneOf(INDICATORS, s.indicator, 'unknown'),
     description: str(s.description, 200),
-    components: (Array.isArray(s.components) ? s.components : []).slice(0, MAX_STATUS_ITEMS).map((c) => ({ name: str(c.name, 200) ?? '', status: str(c.status, 40) ?? 'unknown' })),
+    components: (Array.isArray(s.components) ? s.components : [])
+      .slice(0, MAX_STATUS_ITEMS)
+      .map((c) => ({ name: str(c.name, 200) ?? '', status: str(c.status, 40) ?? 'unknown' })),
     incidents: (Array.isArray(s.incidents) ? s.incidents : []).slice(0, MAX_STATUS_ITEMS).map((i) => ({
       name: str(i.name, 200) ?? '',
       status: str(i.status, 40) ?? 'unknown',
@@ -87,7 +105,11 @@ const placeLabel = (v: string | null, kind: 'project' | 'workspace'): string | n
   return trimmed.split(PATH).pop() || null;
 };
 
-export function sanitizeActivity(buckets: readonly GaugeActivityBucket[], sourceId: string, providerId: string): GaugeActivityBucket[] {
+export function sanitizeActivity(
+  buckets: readonly GaugeActivityBucket[],
+  sourceId: string,
+  providerId: string,
+): GaugeActivityBucket[] {
   const count = (v: unknown) => Math.max(0, num(v) ?? 0);
   return buckets.slice(0, MAX_BUCKETS).flatMap((b) => {
     const hour = iso(b.hour);

@@ -40,7 +40,12 @@ export const DEFAULT_TIMES: ScheduleTimes = {
 };
 
 /** When a source should run next, given how its last run went. */
-export function planNext(state: Pick<GaugeSourceState, 'consecutiveFailures' | 'retryAfterMs'>, finishedAt: number, active: boolean, t: ScheduleTimes): number {
+export function planNext(
+  state: Pick<GaugeSourceState, 'consecutiveFailures' | 'retryAfterMs'>,
+  finishedAt: number,
+  active: boolean,
+  t: ScheduleTimes,
+): number {
   const interval = active ? t.activeMs : t.baseMs;
   const failures = state.consecutiveFailures;
   const wait = failures > 0 ? Math.min(t.maxBackoffMs, interval * 2 ** Math.min(failures - 1, 30)) : interval;
@@ -90,7 +95,8 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
     }
     const planned = s.nextRunAt ?? planNext(s, s.lastRunAt, false, times);
     // Traffic shortens a healthy source's wait to the active interval; a failing one keeps its backoff.
-    if (isActive() && s.consecutiveFailures === 0) return Math.min(planned, Math.max(s.lastRunAt + times.activeMs, s.lastRunAt + (s.retryAfterMs ?? 0)));
+    if (isActive() && s.consecutiveFailures === 0)
+      return Math.min(planned, Math.max(s.lastRunAt + times.activeMs, s.lastRunAt + (s.retryAfterMs ?? 0)));
     return planned;
   }
 

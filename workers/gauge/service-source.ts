@@ -37,7 +37,16 @@ export function serviceCollector(deps: ServiceSourceDeps): Collector {
         source: 'estimate',
         confidence: 'high',
         windows: [
-          { id: 'requests-day', kind: 'requests', period: '1d', used: day.requests, limit: null, remaining: null, utilization: null, resetsAt: tomorrow },
+          {
+            id: 'requests-day',
+            kind: 'requests',
+            period: '1d',
+            used: day.requests,
+            limit: null,
+            remaining: null,
+            utilization: null,
+            resetsAt: tomorrow,
+          },
           tokenWindow('tokens-day', '1d', day, tomorrow),
           tokenWindow('tokens-month', 'month', month, nextMonth),
         ],

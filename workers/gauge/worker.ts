@@ -55,16 +55,25 @@ port.on('message', (m: GaugeRequest) => {
       core.traffic(m.calls, m.headers);
       return;
     case 'gauge.refresh':
-      core.refresh(m.sourceIds).then((outcomes) => reply({ kind: 'gauge.refreshed', id: m.id, outcomes }), (err: unknown) => fail(m.id, err));
+      core.refresh(m.sourceIds).then(
+        (outcomes) => reply({ kind: 'gauge.refreshed', id: m.id, outcomes }),
+        (err: unknown) => fail(m.id, err),
+      );
       return;
     case 'gauge.prune':
-      core.prune().then((removed) => reply({ kind: 'gauge.pruned', id: m.id, removed }), (err: unknown) => fail(m.id, err));
+      core.prune().then(
+        (removed) => reply({ kind: 'gauge.pruned', id: m.id, removed }),
+        (err: unknown) => fail(m.id, err),
+      );
       return;
     case 'gauge.close':
       core
         .close()
         .then(() => env.close())
-        .then(() => reply({ kind: 'gauge.closed', id: m.id }), (err: unknown) => fail(m.id, err));
+        .then(
+          () => reply({ kind: 'gauge.closed', id: m.id }),
+          (err: unknown) => fail(m.id, err),
+        );
       return;
   }
 });

@@ -29,7 +29,13 @@ export interface RawController {
 }
 
 export interface RawHardware {
-  osInfo: { platform?: string | null; distro?: string | null; release?: string | null; kernel?: string | null; arch?: string | null };
+  osInfo: {
+    platform?: string | null;
+    distro?: string | null;
+    release?: string | null;
+    kernel?: string | null;
+    arch?: string | null;
+  };
   cpu: { manufacturer?: string | null; brand?: string | null; cores?: number | null; physicalCores?: number | null };
   mem: { total?: number | null; available?: number | null };
   graphics: { controllers?: readonly RawController[] | null };
@@ -81,7 +87,8 @@ export function cleanText(value: unknown, max = 120): string | null {
 
 const count = (v: unknown): number | null => (typeof v === 'number' && Number.isInteger(v) && v >= 1 ? v : null);
 const bytes = (v: unknown): number | null => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : null);
-const mebibytes = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.round(v * MiB) : null);
+const mebibytes = (v: unknown): number | null =>
+  typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.round(v * MiB) : null;
 /** Estimates are rounded down to whole MiB: they are not precise, and should not look it. */
 const share = (total: number, fraction: number): number => Math.floor((total * fraction) / MiB) * MiB;
 
@@ -107,7 +114,8 @@ function memoryKindOf(vendor: GpuVendor, text: string, c: RawController): GpuMem
 }
 
 /** nvidia-smi answered (systeminformation merged its fields): the CUDA driver is installed. */
-const hasNvidiaDriver = (c: RawController): boolean => mebibytes(c.memoryTotal) !== null || cleanText(c.driverVersion) !== null;
+const hasNvidiaDriver = (c: RawController): boolean =>
+  mebibytes(c.memoryTotal) !== null || cleanText(c.driverVersion) !== null;
 
 /**
  * AMD maps to `vulkan`, not `rocm`: ROCm needs its own runtime and a supported card, neither of which can be
@@ -129,8 +137,12 @@ interface GpuMemory {
 function memoryOf(kind: GpuMemoryKind, platform: string, c: RawController, totalBytes: number | null): GpuMemory {
   const reported = mebibytes(c.vram);
   if (kind === 'unified' || kind === 'shared') {
-    if (totalBytes === null) return reported === null ? unknownMemory() : { memoryBytes: reported, memorySource: 'reported', confidence: 'low' };
-    if (kind === 'shared') return { memoryBytes: share(totalBytes, SHARED_SHARE), memorySource: 'estimated', confidence: 'low' };
+    if (totalBytes === null)
+      return reported === null
+        ? unknownMemory()
+        : { memoryBytes: reported, memorySource: 'reported', confidence: 'low' };
+    if (kind === 'shared')
+      return { memoryBytes: share(totalBytes, SHARED_SHARE), memorySource: 'estimated', confidence: 'low' };
     const fraction = totalBytes > 36 * GiB ? UNIFIED_SHARE_ABOVE_36_GIB : UNIFIED_SHARE_UP_TO_36_GIB;
     return { memoryBytes: share(totalBytes, fraction), memorySource: 'estimated', confidence: 'medium' };
   }
@@ -191,7 +203,12 @@ export function buildTelemetry(raw: RawHardware, now: number): ProbedTelemetry {
     if (gpu) gpus.push(gpu);
   }
   return {
-    os: { platform, distro: cleanText(raw.osInfo.distro), release: cleanText(raw.osInfo.release), kernel: cleanText(raw.osInfo.kernel) },
+    os: {
+      platform,
+      distro: cleanText(raw.osInfo.distro),
+      release: cleanText(raw.osInfo.release),
+      kernel: cleanText(raw.osInfo.kernel),
+    },
     arch: cleanText(raw.osInfo.arch) ?? 'unknown',
     cpu: {
       brand: cpuBrand(cleanText(raw.cpu.manufacturer), cleanText(raw.cpu.brand)),

@@ -10,7 +10,10 @@ import { buildTelemetry } from './probe.ts';
 async function probe(): Promise<ProbeOutcome> {
   try {
     const [os, processor, memory, gpus] = await Promise.all([osInfo(), cpu(), mem(), graphics()]);
-    return { ok: true, telemetry: buildTelemetry({ osInfo: os, cpu: processor, mem: memory, graphics: gpus }, Date.now()) };
+    return {
+      ok: true,
+      telemetry: buildTelemetry({ osInfo: os, cpu: processor, mem: memory, graphics: gpus }, Date.now()),
+    };
   } catch {
     // The cause may name files on this host; the edge gets the code only.
     return { ok: false, reason: 'probe_failed' };
@@ -21,5 +24,7 @@ const port = parentPort;
 if (!port) throw new Error('workers/hardware/worker.ts runs only as a worker thread');
 port.on('message', (m: HardwareProbeRequest) => {
   if (m.kind !== 'hardware.probe') return;
-  void probe().then((outcome) => port.postMessage({ kind: 'hardware.probed', id: m.id, outcome } satisfies HardwareProbeReply));
+  void probe().then((outcome) =>
+    port.postMessage({ kind: 'hardware.probed', id: m.id, outcome } satisfies HardwareProbeReply),
+  );
 });

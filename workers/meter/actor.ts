@@ -118,15 +118,34 @@ export function createMeter(options: MeterOptions): Meter {
     const records = new MessageChannel();
     const control = new MessageChannel();
     const counters = new Int32Array(new SharedArrayBuffer(4 * METER_COUNTER_SLOTS));
-    const workerData: MeterWorkerData = { dataDir, records: records.port2, control: control.port2, counters: counters.buffer as SharedArrayBuffer, commitMs };
-    const worker = new Worker(new URL('./entry.js', import.meta.url), { workerData, transferList: [records.port2, control.port2] });
+    const workerData: MeterWorkerData = {
+      dataDir,
+      records: records.port2,
+      control: control.port2,
+      counters: counters.buffer as SharedArrayBuffer,
+      commitMs,
+    };
+    const worker = new Worker(new URL('./entry.js', import.meta.url), {
+      workerData,
+      transferList: [records.port2, control.port2],
+    });
     worker.unref();
     records.port1.unref();
     control.port1.unref();
     let stop!: (err: Error) => void;
     const gone = new Promise<never>((_, reject) => (stop = reject));
     gone.catch(() => undefined);
-    const inc: Incarnation = { worker, records: records.port1, control: control.port1, api: wrap<MeterApi>(control.port1), counters, posted: 0, startedAt: Date.now(), gone, pendingCalls: 0 };
+    const inc: Incarnation = {
+      worker,
+      records: records.port1,
+      control: control.port1,
+      api: wrap<MeterApi>(control.port1),
+      counters,
+      posted: 0,
+      startedAt: Date.now(),
+      gone,
+      pendingCalls: 0,
+    };
     cur = inc;
     const lost = (err?: Error) => {
       if (cur !== inc) return;
@@ -139,8 +158,14 @@ export function createMeter(options: MeterOptions): Meter {
       inc.control.close();
       if (closing) return;
       totals.restarts += 1;
-      restartDelay = Date.now() - inc.startedAt >= STABLE_AFTER_MS ? 0 : Math.min(MAX_RESTART_DELAY_MS, Math.max(200, restartDelay * 2));
-      log.error({ err: err?.message, lostRecords: uncommitted, restartInMs: restartDelay }, 'usage meter worker stopped; restarting it');
+      restartDelay =
+        Date.now() - inc.startedAt >= STABLE_AFTER_MS
+          ? 0
+          : Math.min(MAX_RESTART_DELAY_MS, Math.max(200, restartDelay * 2));
+      log.error(
+        { err: err?.message, lostRecords: uncommitted, restartInMs: restartDelay },
+        'usage meter worker stopped; restarting it',
+      );
       restartTimer = setTimeout(spawn, restartDelay);
       restartTimer.unref();
     };
@@ -169,7 +194,10 @@ export function createMeter(options: MeterOptions): Meter {
     dropsSinceWarn += n;
     const now = Date.now();
     if (now - lastDropWarn >= DROP_WARN_EVERY_MS) {
-      log.warn({ dropped: dropsSinceWarn, droppedTotal: totals.dropped, meterUp: cur !== null }, 'usage meter is full or down; dropping usage records');
+      log.warn(
+        { dropped: dropsSinceWarn, droppedTotal: totals.dropped, meterUp: cur !== null },
+        'usage meter is full or down; dropping usage records',
+      );
       lastDropWarn = now;
       dropsSinceWarn = 0;
     }
@@ -199,7 +227,10 @@ export function createMeter(options: MeterOptions): Meter {
   }
 
   spawn();
-  const pruneTimer = setInterval(() => void prune().catch((err: unknown) => log.warn({ err: String(err) }, 'usage retention pruning failed')), PRUNE_EVERY_MS);
+  const pruneTimer = setInterval(
+    () => void prune().catch((err: unknown) => log.warn({ err: String(err) }, 'usage retention pruning failed')),
+    PRUNE_EVERY_MS,
+  );
   pruneTimer.unref();
 
   return {
@@ -208,7 +239,8 @@ export function createMeter(options: MeterOptions): Meter {
       const inc = cur;
       if (inc === null || inflight(inc) + buffered() >= maxInflight) return drop(1);
       const u = event.usage;
-      const price = u !== null && event.modelId !== null && GATEWAY_OPS[event.op].metered ? options.priceOf?.(event.modelId) : null;
+      const price =
+        u !== null && event.modelId !== null && GATEWAY_OPS[event.op].metered ? options.priceOf?.(event.modelId) : null;
       packRecord(buffer, event, price ? estimateCostUsd(u!, price) : null);
       totals.recorded += 1;
       if (buffered() >= BATCH) post();
@@ -245,7 +277,9 @@ export function createMeter(options: MeterOptions): Meter {
       // whole or not at all.
       if (inc.posted === 0) return void (await inc.worker.terminate());
       let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('timed out')), CLOSE_TIMEOUT_MS)));
+      const late = new Promise<never>(
+        (_, reject) => (timer = setTimeout(() => reject(new Error('timed out')), CLOSE_TIMEOUT_MS)),
+      );
       try {
         await Promise.race([call(inc, (api) => api.close(inc.posted)), late]);
       } catch (err) {

@@ -35,7 +35,10 @@ export function pendingRows(p: PendingAggregates): number {
 const count = (v: number | null | undefined): number => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0);
 
 /** Folds one record's request and token counters into `t`. */
-export function addRecord(t: UsageTotals, rec: Pick<MeterRecord, 'op' | 'outcome' | 'usage' | 'estimatedCostUsd'>): void {
+export function addRecord(
+  t: UsageTotals,
+  rec: Pick<MeterRecord, 'op' | 'outcome' | 'usage' | 'estimatedCostUsd'>,
+): void {
   t.requests += 1;
   if (rec.outcome !== 'ok') t.failedRequests += 1;
   const u: UsageReport | null = rec.usage;

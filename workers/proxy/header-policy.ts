@@ -2,7 +2,14 @@
 // allow-lists: a header nobody thought about stays behind.
 
 /** Client request headers that may go upstream as they are (hints are added per kind by the adapter). */
-const REQUEST_PASS = new Set(['content-type', 'accept', 'accept-language', 'anthropic-version', 'openai-beta', 'idempotency-key']);
+const REQUEST_PASS = new Set([
+  'content-type',
+  'accept',
+  'accept-language',
+  'anthropic-version',
+  'openai-beta',
+  'idempotency-key',
+]);
 
 /**
  * The client headers to forward: protocol headers from REQUEST_PASS plus the kind's allow-listed hints.
@@ -40,7 +47,9 @@ const RESPONSE_PASS_PREFIXES = ['x-ratelimit-', 'anthropic-ratelimit-', 'ratelim
 /** The upstream's own request ID travels under this name; ours owns the three request-ID headers. */
 const UPSTREAM_ID_HEADERS = new Set(['x-request-id', 'request-id']);
 
-export function filterResponseHeaders(upstream: Readonly<Record<string, string | string[] | undefined>>): Record<string, string> {
+export function filterResponseHeaders(
+  upstream: Readonly<Record<string, string | string[] | undefined>>,
+): Record<string, string> {
   const out: Record<string, string> = {};
   // for...in and a plain loop: this runs for every answer, and entries() and a closure per header allocate.
   for (const rawName in upstream) {

@@ -30,7 +30,9 @@ export function createProxyPool(options: { dataDir: string; threads?: number; ma
     } catch (err) {
       // A full queue is an answer with a code, not a hang.
       if (err instanceof Error && /queue is at limit/i.test(err.message)) {
-        throw new ServiceError('OVERLOADED', 'The service is busy; retry shortly.', { headers: { 'retry-after': '1' } });
+        throw new ServiceError('OVERLOADED', 'The service is busy; retry shortly.', {
+          headers: { 'retry-after': '1' },
+        });
       }
       throw err;
     }

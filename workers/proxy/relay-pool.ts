@@ -33,14 +33,21 @@ export interface RelayWorkerData extends ProxyWorkerData {
 }
 
 /** What a call still running when the pool closes ends with, carrying the usage its stream had reported. */
-const shutdownError = () => new ServiceError('OVERLOADED', 'The service is shutting down: this answer was cut short.', { headers: { 'retry-after': '1' } });
+const shutdownError = () =>
+  new ServiceError('OVERLOADED', 'The service is shutting down: this answer was cut short.', {
+    headers: { 'retry-after': '1' },
+  });
 
 /**
  * Hands one worker message to the sink it belongs to; a finished call leaves `inflight`. `closing`: the pool
  * aborted this call because the service is stopping, so its `aborted` (with the usage so far) is a failure
  * the client must hear of, not a client that left.
  */
-export function deliverRelayMessage(m: Exclude<FromWorker, { t: 'free' }>, inflight: CallTable<RelaySink>, closing = false): void {
+export function deliverRelayMessage(
+  m: Exclude<FromWorker, { t: 'free' }>,
+  inflight: CallTable<RelaySink>,
+  closing = false,
+): void {
   const sink = inflight.get(m.id);
   if (!sink) return;
   switch (m.t) {
@@ -128,10 +135,17 @@ const CLOSE_GRACE_MS = 2000;
 const RELAY_YOUNG_MB = 16;
 
 // A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
-export function createRelayPool(options: { dataDir: string; threads?: number; arena?: BodyArena }): RelayPool & { arena: BodyArena } {
+export function createRelayPool(options: {
+  dataDir: string;
+  threads?: number;
+  arena?: BodyArena;
+}): RelayPool & { arena: BodyArena } {
   const size = options.threads ?? Math.max(1, availableParallelism());
   const arena = options.arena ?? createBodyArena();
-  const workerData: RelayWorkerData = { dataDir: options.dataDir, arena: { buffer: arena.buffer, slotSize: arena.slotSize } };
+  const workerData: RelayWorkerData = {
+    dataDir: options.dataDir,
+    arena: { buffer: arena.buffer, slotSize: arena.slotSize },
+  };
   const slots: Slot[] = [];
   let nextId = 1;
   let closing = false;
@@ -142,7 +156,10 @@ export function createRelayPool(options: { dataDir: string; threads?: number; ar
   };
 
   function spawn(index: number): void {
-    const worker = new Worker(new URL('./relay-entry.js', import.meta.url), { workerData, resourceLimits: { maxYoungGenerationSizeMb: RELAY_YOUNG_MB } });
+    const worker = new Worker(new URL('./relay-entry.js', import.meta.url), {
+      workerData,
+      resourceLimits: { maxYoungGenerationSizeMb: RELAY_YOUNG_MB },
+    });
     const slot: Slot = { worker, inflight: new CallTable(), bodies: new Set(), outbox: [], transfer: [] };
     slots[index] = slot;
     worker.on('message', (message: FromWorker[] | TextBatch | string) => {

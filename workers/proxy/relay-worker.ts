@@ -31,10 +31,12 @@ const flush = () => {
   port.postMessage(json ? packBatch(batch) : batch, transfer);
 };
 const post = (message: FromWorker, transfer?: ArrayBuffer[]) => {
-  const alone = outbox.length === 0 && running.size <= 1 && (message.t === 'whole' || message.t === 'end' || message.t === 'error');
+  const alone =
+    outbox.length === 0 && running.size <= 1 && (message.t === 'whole' || message.t === 'end' || message.t === 'error');
   if (outbox.length === 0 && !alone) setImmediate(flush);
   if (transfer !== undefined) for (const buffer of transfer) outboxTransfer.push(buffer);
-  if ((message.t === 'data' || message.t === 'end') && message.chunks !== undefined && message.chunks.length > 0) withChunks = true;
+  if ((message.t === 'data' || message.t === 'end') && message.chunks !== undefined && message.chunks.length > 0)
+    withChunks = true;
   if (message.t === 'data') {
     const open = openData.get(message.id);
     if (open !== undefined) {
@@ -43,7 +45,8 @@ const post = (message: FromWorker, transfer?: ArrayBuffer[]) => {
         const lastAt = chunks.length - 1;
         const last = chunks[lastAt];
         // Small chunks join into one, so the edge writes the turn's bytes of a call at once.
-        if (typeof chunk === 'string' && typeof last === 'string' && last.length + chunk.length <= STRING_CHUNK_MAX) chunks[lastAt] = last + chunk;
+        if (typeof chunk === 'string' && typeof last === 'string' && last.length + chunk.length <= STRING_CHUNK_MAX)
+          chunks[lastAt] = last + chunk;
         else chunks.push(chunk);
       }
       if (message.closing === true) open.closing = true;

@@ -2,7 +2,13 @@ import { isUtf8 } from 'node:buffer';
 import { Agent, type Dispatcher } from 'undici';
 import { ServiceError, toServiceError } from '../../protocol/errors.ts';
 import { GATEWAY_OPS, type UsageReport } from '../../protocol/gateway.ts';
-import { ownBuffer, STRING_CHUNK_MAX, type FromWorker, type RelayEnd, type RelayRequest } from '../../protocol/relay.ts';
+import {
+  ownBuffer,
+  STRING_CHUNK_MAX,
+  type FromWorker,
+  type RelayEnd,
+  type RelayRequest,
+} from '../../protocol/relay.ts';
 import { isSharedBody, type WorkerArena } from '../shared/body-arena.ts';
 import { credentialOf, knownCredential } from './credentials.ts';
 import { filterResponseHeaders } from './header-policy.ts';
@@ -45,8 +51,8 @@ function relayEnd({ responseId, ...usage }: UsageResult): RelayEnd {
   return { usage, responseId };
 }
 
-const latin1 = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
-
+const latin1 = (bytes: Uint8Array): string =>
+  Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
 
 interface ExchangeSetup {
   id: number;
@@ -85,7 +91,8 @@ class Exchange implements Dispatcher.DispatchHandler {
   private named: boolean;
 
   constructor(private readonly setup: ExchangeSetup) {
-    this.named = setup.translated !== null || (setup.req.op !== 'responses.create' && setup.req.op !== 'responses.compact');
+    this.named =
+      setup.translated !== null || (setup.req.op !== 'responses.create' && setup.req.op !== 'responses.compact');
   }
 
   /** Ends the exchange with an error (the first outcome wins) and stops the upstream call if it still runs. */
@@ -109,7 +116,9 @@ class Exchange implements Dispatcher.DispatchHandler {
     if (this.tap === null) return null;
     this.tapUsage ??= this.tap.end().usage;
     const { usage } = relayEnd(this.tapUsage);
-    const reported = usage !== null && (Object.values(usage).some((v) => typeof v === 'number') || Object.keys(usage.toolCalls).length > 0);
+    const reported =
+      usage !== null &&
+      (Object.values(usage).some((v) => typeof v === 'number') || Object.keys(usage.toolCalls).length > 0);
     return reported ? usage : null;
   }
 
@@ -117,7 +126,11 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.setup.control.attach(controller);
   }
 
-  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: Record<string, string | string[] | undefined>,
+  ): void {
     // An informational head (103 Early Hints) comes before the answer's own.
     if (statusCode >= 100 && statusCode < 200) return;
     const { id, req, post, injected } = this.setup;
@@ -138,7 +151,11 @@ class Exchange implements Dispatcher.DispatchHandler {
       this.tap =
         translated === null
           ? createStreamTap(req.op, { stripInjectedUsage: injected, providerKind: req.target.kind })
-          : createTranslatingTap(translated.upstreamOp, translated.translator.stream(translated.ctx, translated.state), req.target.kind);
+          : createTranslatingTap(
+              translated.upstreamOp,
+              translated.translator.stream(translated.ctx, translated.state),
+              req.target.kind,
+            );
       this.scrubber = streamScrubber(this.setup.secret);
       this.mode = 'stream';
     } else this.mode = 'whole';
@@ -155,7 +172,12 @@ class Exchange implements Dispatcher.DispatchHandler {
       // The provider's account of an error is quoted, never needed whole.
       this.fail(this.statusError(''), controller);
     } else if (this.size > MAX_WHOLE_BYTES) {
-      this.fail(new ServiceError('UPSTREAM_ERROR', 'The provider answered with a body over the size limit.', { details: { limitBytes: MAX_WHOLE_BYTES } }), controller);
+      this.fail(
+        new ServiceError('UPSTREAM_ERROR', 'The provider answered with a body over the size limit.', {
+          details: { limitBytes: MAX_WHOLE_BYTES },
+        }),
+        controller,
+      );
     } else {
       // undici hands each chunk over for good (a view of the socket's read, not reused), as request() did.
       this.chunks.push(chunk);
@@ -204,7 +226,8 @@ class Exchange implements Dispatcher.DispatchHandler {
     if (out !== null && out.byteLength > 0) {
       this.setup.control.posted(out.byteLength);
       const closing = tap.closed();
-      if (out.byteLength <= STRING_CHUNK_MAX) this.setup.post({ t: 'data', id: this.setup.id, chunks: [latin1(out)], closing });
+      if (out.byteLength <= STRING_CHUNK_MAX)
+        this.setup.post({ t: 'data', id: this.setup.id, chunks: [latin1(out)], closing });
       else {
         const chunk = ownBuffer(out);
         this.setup.post({ t: 'data', id: this.setup.id, chunks: [chunk], closing }, [chunk]);
@@ -219,7 +242,13 @@ class Exchange implements Dispatcher.DispatchHandler {
     if (tail !== null && tail.byteLength > STRING_CHUNK_MAX) {
       const last = ownBuffer(tail);
       this.setup.post({ t: 'end', id: this.setup.id, end: relayEnd(usage), chunks: [last] }, [last]);
-    } else this.setup.post({ t: 'end', id: this.setup.id, end: relayEnd(usage), chunks: tail === null || tail.byteLength === 0 ? [] : [latin1(tail)] });
+    } else
+      this.setup.post({
+        t: 'end',
+        id: this.setup.id,
+        end: relayEnd(usage),
+        chunks: tail === null || tail.byteLength === 0 ? [] : [latin1(tail)],
+      });
   }
 
   private endWhole(): void {
@@ -237,19 +266,32 @@ class Exchange implements Dispatcher.DispatchHandler {
       try {
         parsed = JSON.parse(text);
       } catch {
-        throw new ServiceError('UPSTREAM_ERROR', 'The provider answered with malformed JSON.', { details: { providerId: req.target.id } });
+        throw new ServiceError('UPSTREAM_ERROR', 'The provider answered with malformed JSON.', {
+          details: { providerId: req.target.id },
+        });
       }
       collector.json(parsed);
-      if (gateway.normalize && req.op === 'rerank') body = JSON.stringify(gateway.normalize(req.op, parsed, req.clientModel ?? ''));
+      if (gateway.normalize && req.op === 'rerank')
+        body = JSON.stringify(gateway.normalize(req.op, parsed, req.clientModel ?? ''));
     }
-    post({ t: 'whole', id, status: this.status, headers: this.outHeaders, body, end: relayEnd(collector.result()) }, typeof body === 'string' ? [] : [body]);
+    post(
+      { t: 'whole', id, status: this.status, headers: this.outHeaders, body, end: relayEnd(collector.result()) },
+      typeof body === 'string' ? [] : [body],
+    );
   }
 
   /** A translated whole answer: metered as the upstream's, answered in the client's protocol. */
   private endTranslated(whole: Buffer, translated: Translated): void {
     const { id, req, post } = this.setup;
     const { body, usage } = translatedWhole(whole, translated, req);
-    post({ t: 'whole', id, status: this.status, headers: { ...this.outHeaders, 'content-type': 'application/json' }, body, end: relayEnd(usage) });
+    post({
+      t: 'whole',
+      id,
+      status: this.status,
+      headers: { ...this.outHeaders, 'content-type': 'application/json' },
+      body,
+      end: relayEnd(usage),
+    });
   }
 
   /** The chunks read so far in one buffer of its own (not Node's pool), so that it can be transferred. */
@@ -282,7 +324,14 @@ class Exchange implements Dispatcher.DispatchHandler {
  * Relays one call. `ended` is called once, after the call's last message was posted. Callbacks, not
  * promises, carry the call from the edge's message to undici and back (see Exchange).
  */
-export function relay(id: number, req: RelayRequest, control: RelayControl, post: Post, arena: WorkerArena | undefined, ended: () => void): void {
+export function relay(
+  id: number,
+  req: RelayRequest,
+  control: RelayControl,
+  post: Post,
+  arena: WorkerArena | undefined,
+  ended: () => void,
+): void {
   const gateway = ADAPTERS[req.target.kind].gateway;
   let exchange: Exchange | null = null;
   let context: UpstreamContext = { providerId: req.target.id, credential: null };
@@ -302,7 +351,9 @@ export function relay(id: number, req: RelayRequest, control: RelayControl, post
       // The edge stopped the call (the client left): the last message carries the usage reported so far.
       post({ t: 'aborted', id, usage: exchange?.usageSoFar() ?? null });
     } else if (err !== undefined) {
-      const error = toServiceError(err instanceof Error && !(err instanceof ServiceError) ? (fromTransportError(err, context) ?? err) : err);
+      const error = toServiceError(
+        err instanceof Error && !(err instanceof ServiceError) ? (fromTransportError(err, context) ?? err) : err,
+      );
       post({ t: 'error', id, error: error.toPayload(), usage: exchange?.usageSoFar() ?? null });
     }
     // The call is over and undici never asked for the body, or gave up on it with the socket destroyed.
@@ -319,15 +370,43 @@ export function relay(id: number, req: RelayRequest, control: RelayControl, post
     return;
   }
   if (gateway === null || url === null) {
-    end(new ServiceError('MODEL_ENDPOINT_NOT_SUPPORTED', `A ${req.target.kind} provider does not serve ${GATEWAY_OPS[req.op].path}.`, { param: 'model' }));
+    end(
+      new ServiceError(
+        'MODEL_ENDPOINT_NOT_SUPPORTED',
+        `A ${req.target.kind} provider does not serve ${GATEWAY_OPS[req.op].path}.`,
+        { param: 'model' },
+      ),
+    );
     return;
   }
   const send = (credential: string | null): void => {
     try {
       context = { providerId: req.target.id, credential };
-      const request = upstreamRequest({ id, req, url, credential, control, post, arena, freeSlot, streamUsage: gateway.streamUsage, translated });
+      const request = upstreamRequest({
+        id,
+        req,
+        url,
+        credential,
+        control,
+        post,
+        arena,
+        freeSlot,
+        streamUsage: gateway.streamUsage,
+        translated,
+      });
       if (control.aborted) return end();
-      const started = new Exchange({ id, req, control, post, context, secret: scrubTarget(credential), injected: request.injected, gateway, settled: end, translated });
+      const started = new Exchange({
+        id,
+        req,
+        control,
+        post,
+        context,
+        secret: scrubTarget(credential),
+        injected: request.injected,
+        gateway,
+        settled: end,
+        translated,
+      });
       exchange = started;
       control.whenStopped((reason) => started.fail(reason));
       agentFor(req.target.timeouts.connectMs).dispatch(request.options, started);

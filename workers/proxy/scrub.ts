@@ -56,7 +56,9 @@ export function scrubHeaders(headers: Record<string, string>, credential: string
  */
 export function withholdEchoes(models: UpstreamModel[], credential: string | null): UpstreamModelList {
   if (credential === null || Buffer.byteLength(credential) < MIN_SCRUBBED_BYTES) return { models, withheld: 0 };
-  const kept = models.filter((m) => !m.upstreamModelId.includes(credential) && !(m.displayName?.includes(credential) ?? false));
+  const kept = models.filter(
+    (m) => !m.upstreamModelId.includes(credential) && !(m.displayName?.includes(credential) ?? false),
+  );
   return { models: kept, withheld: models.length - kept.length };
 }
 
@@ -105,7 +107,11 @@ function afterLastMatch(data: Buffer, secret: Buffer, first: number): number {
  */
 function heldTail(data: Buffer, secret: Buffer, from: number): number {
   const first = secret[0]!;
-  for (let at = data.indexOf(first, Math.max(from, data.byteLength - secret.byteLength + 1)); at !== -1; at = data.indexOf(first, at + 1)) {
+  for (
+    let at = data.indexOf(first, Math.max(from, data.byteLength - secret.byteLength + 1));
+    at !== -1;
+    at = data.indexOf(first, at + 1)
+  ) {
     if (data.compare(secret, 0, data.byteLength - at, at) === 0) return at;
   }
   return data.byteLength;

@@ -46,26 +46,35 @@ export function translatedBody(req: RelayRequest, arena: WorkerArena | undefined
   else throw new Error('a translated call without a JSON body');
   // The edge has parsed the body strictly already; a leading BOM it accepts is not JSON.parse's.
   const json: unknown = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new ServiceError('INVALID_REQUEST', 'The request body must be a JSON object.');
+  if (typeof json !== 'object' || json === null || Array.isArray(json))
+    throw new ServiceError('INVALID_REQUEST', 'The request body must be a JSON object.');
   let out: ReturnType<Translator['request']>;
   try {
     out = translated.translator.request(json as Record<string, unknown>, translated.ctx);
   } catch (err) {
     if (err instanceof ServiceError) throw err;
     // Translators refuse what they cannot express by name; this is the backstop for a shape none foresaw.
-    throw new ServiceError('INVALID_REQUEST', 'The request cannot be translated for this model.', { details: { translation: true } });
+    throw new ServiceError('INVALID_REQUEST', 'The request cannot be translated for this model.', {
+      details: { translation: true },
+    });
   }
   translated.state = out.state;
   return JSON.stringify(out.body);
 }
 
 /** A whole upstream answer: metered as the upstream's protocol, answered in the client's. */
-export function translatedWhole(whole: Buffer, translated: Translated, req: RelayRequest): { body: string; usage: UsageResult } {
+export function translatedWhole(
+  whole: Buffer,
+  translated: Translated,
+  req: RelayRequest,
+): { body: string; usage: UsageResult } {
   let parsed: unknown;
   try {
     parsed = JSON.parse(whole.toString('utf8'));
   } catch {
-    throw new ServiceError('UPSTREAM_ERROR', 'The provider answered with malformed JSON.', { details: { providerId: req.target.id } });
+    throw new ServiceError('UPSTREAM_ERROR', 'The provider answered with malformed JSON.', {
+      details: { providerId: req.target.id },
+    });
   }
   const collector = createUsageCollector(translated.upstreamOp, { providerKind: req.target.kind });
   collector.json(parsed);
@@ -74,7 +83,9 @@ export function translatedWhole(whole: Buffer, translated: Translated, req: Rela
     body = JSON.stringify(translated.translator.response(parsed, translated.ctx, translated.state));
   } catch {
     // Translators read leniently; this is the backstop for an answer shaped like nothing they expect.
-    throw new ServiceError('UPSTREAM_ERROR', 'The provider answered in a shape that cannot be translated.', { details: { providerId: req.target.id } });
+    throw new ServiceError('UPSTREAM_ERROR', 'The provider answered in a shape that cannot be translated.', {
+      details: { providerId: req.target.id },
+    });
   }
   return { body, usage: collector.result() };
 }

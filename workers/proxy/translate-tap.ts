@@ -12,7 +12,11 @@ import type { StreamMapper } from '../translate/types.ts';
 const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 
-export function createTranslatingTap(upstreamOp: GatewayOp, mapper: StreamMapper, providerKind: ProviderKind): StreamTap {
+export function createTranslatingTap(
+  upstreamOp: GatewayOp,
+  mapper: StreamMapper,
+  providerKind: ProviderKind,
+): StreamTap {
   const collector = createUsageCollector(upstreamOp, { providerKind });
   let out = '';
   // Mappers read leniently; an event shaped like nothing they expect is skipped rather than thrown into

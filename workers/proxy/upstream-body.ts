@@ -222,7 +222,9 @@ function reparsed(b: Buffer, req: RelayRequest, streamUsage: boolean): UpstreamB
  */
 export function upstreamBody(req: RelayRequest, streamUsage: boolean, bytes?: Buffer): UpstreamBody {
   const { body } = req;
-  const b = bytes ?? (typeof body === 'string' ? Buffer.from(body, 'utf8') : body instanceof ArrayBuffer ? Buffer.from(body) : null);
+  const b =
+    bytes ??
+    (typeof body === 'string' ? Buffer.from(body, 'utf8') : body instanceof ArrayBuffer ? Buffer.from(body) : null);
   if (b === null) throw new Error('upstreamBody: a body in the arena comes as `bytes`');
   return spliced(b, req, streamUsage) ?? reparsed(b, req, streamUsage);
 }

@@ -57,7 +57,18 @@ export interface UpstreamRequestOptions {
 }
 
 /** The upstream request of a call: its URL, its headers (the credential's last) and its body as undici takes it. */
-export function upstreamRequest({ id, req, url, credential, control, post, arena, freeSlot, streamUsage, translated }: UpstreamRequestOptions): UpstreamRequest {
+export function upstreamRequest({
+  id,
+  req,
+  url,
+  credential,
+  control,
+  post,
+  arena,
+  freeSlot,
+  streamUsage,
+  translated,
+}: UpstreamRequestOptions): UpstreamRequest {
   // Record hints, then the client's protocol headers and hints, then authentication last: nothing a
   // client sends can replace the credential headers. Assigned one by one into one object: a spread
   // followed by more properties is V8's slow clone, which also promotes the copy (see report() in usage/).
@@ -72,11 +83,15 @@ export function upstreamRequest({ id, req, url, credential, control, post, arena
   const auth = ADAPTERS[req.target.kind].authHeaders(credential);
   for (const name in auth) headers[name] = auth[name]!;
   // The protocol version is the client's choice when it states one; the adapter's is only a default.
-  if (translated === null && req.headers['anthropic-version'] !== undefined) headers['anthropic-version'] = req.headers['anthropic-version'];
+  if (translated === null && req.headers['anthropic-version'] !== undefined)
+    headers['anthropic-version'] = req.headers['anthropic-version'];
   let body: string | Uint8Array | Readable | AsyncIterable<Buffer> | undefined;
   let injected = false;
   if (req.bodyStreamed) {
-    body = Readable.from(control.uploadBody((bytes) => post({ t: 'ack', id, bytes })), { objectMode: false });
+    body = Readable.from(
+      control.uploadBody((bytes) => post({ t: 'ack', id, bytes })),
+      { objectMode: false },
+    );
   } else if (req.body !== null && translated !== null) {
     body = translatedBody(req, arena, translated);
     freeSlot();

@@ -32,10 +32,14 @@ export async function runBenchmark(
       // One token more than the prompt: it starts the generation, so each generated token costs one step.
       const needed = c.promptTokens + 1;
       if (needed + c.generateTokens > sequence.contextSize) {
-        throw new ServiceError('INVALID_REQUEST', `promptTokens + generateTokens (${c.promptTokens + c.generateTokens}) must leave a token free in the context of ${sequence.contextSize}.`, {
-          param: 'promptTokens',
-          details: { contextSize: sequence.contextSize },
-        });
+        throw new ServiceError(
+          'INVALID_REQUEST',
+          `promptTokens + generateTokens (${c.promptTokens + c.generateTokens}) must leave a token free in the context of ${sequence.contextSize}.`,
+          {
+            param: 'promptTokens',
+            details: { contextSize: sequence.contextSize },
+          },
+        );
       }
       const tokens = promptTokens(loaded.model.tokenize.bind(loaded.model), needed);
       const promptStart = performance.now();
@@ -72,7 +76,10 @@ export async function runBenchmark(
 /** Exactly `count` tokens of ordinary text; the model's beginning-of-sequence token is not among them. */
 function promptTokens(tokenize: (text: string) => Token[], count: number): Token[] {
   const unit = tokenize(FILLER);
-  if (unit.length === 0) throw new ServiceError('INVALID_REQUEST', 'The model tokenizes text to nothing; it cannot be benchmarked.', { param: 'model' });
+  if (unit.length === 0)
+    throw new ServiceError('INVALID_REQUEST', 'The model tokenizes text to nothing; it cannot be benchmarked.', {
+      param: 'model',
+    });
   const out: Token[] = [];
   while (out.length < count) out.push(...unit);
   return out.slice(0, count);

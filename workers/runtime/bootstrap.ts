@@ -15,7 +15,11 @@ export const EMBEDDED_PROVIDER_ID = 'embedded';
 /** The slice of the provider service the bootstrap needs (kept structural: workers/ does not import edge/). */
 export interface EmbeddedBootstrapProviders {
   list(): readonly { id: string; kind: ProviderKind; enabled: boolean }[];
-  create(input: { id: string; kind: 'embedded' }, actor: { actorType: AuditActorType; actorId: string }, requestId: string): Promise<unknown>;
+  create(
+    input: { id: string; kind: 'embedded' },
+    actor: { actorType: AuditActorType; actorId: string },
+    requestId: string,
+  ): Promise<unknown>;
   refreshModels(id: string, actor: null, requestId: null): Promise<unknown>;
 }
 
@@ -23,11 +27,20 @@ export interface EmbeddedBootstrapProviders {
  * `create: false` only re-lists: once this run has seen an `embedded` provider, one the user deleted stays
  * deleted until the next start, however the library changes.
  */
-export async function ensureEmbeddedProvider(providers: EmbeddedBootstrapProviders, modelsDirectory: string, log: Logger, create = true): Promise<void> {
+export async function ensureEmbeddedProvider(
+  providers: EmbeddedBootstrapProviders,
+  modelsDirectory: string,
+  log: Logger,
+  create = true,
+): Promise<void> {
   const library = create ? await listRuntimeModels(modelsDirectory).catch(() => []) : [];
   if (library.length > 0 && !providers.list().some((p) => p.kind === 'embedded')) {
     try {
-      await providers.create({ id: EMBEDDED_PROVIDER_ID, kind: 'embedded' }, { actorType: 'system', actorId: 'switchyard' }, 'startup');
+      await providers.create(
+        { id: EMBEDDED_PROVIDER_ID, kind: 'embedded' },
+        { actorType: 'system', actorId: 'switchyard' },
+        'startup',
+      );
       log.info({ providerId: EMBEDDED_PROVIDER_ID }, 'created the embedded provider for the local model library');
     } catch (err) {
       // A provider of another kind may hold the ID; the library then waits for one created by hand.
@@ -38,7 +51,11 @@ export async function ensureEmbeddedProvider(providers: EmbeddedBootstrapProvide
   // Header reads only; a library that cannot be read is logged and retried on the refresh timer.
   for (const p of providers.list()) {
     if (p.kind !== 'embedded' || !p.enabled) continue;
-    await providers.refreshModels(p.id, null, null).catch((err: unknown) => log.warn({ providerId: p.id, err: String(err).slice(0, 200) }, 'could not list the model library'));
+    await providers
+      .refreshModels(p.id, null, null)
+      .catch((err: unknown) =>
+        log.warn({ providerId: p.id, err: String(err).slice(0, 200) }, 'could not list the model library'),
+      );
   }
 }
 
@@ -49,7 +66,10 @@ export async function ensureEmbeddedProvider(providers: EmbeddedBootstrapProvide
  */
 export function followLibrary(providers: () => EmbeddedBootstrapProviders, modelsDirectory: () => string, log: Logger) {
   let seen = false;
-  const look = () => (seen ||= providers().list().some((p) => p.kind === 'embedded'));
+  const look = () =>
+    (seen ||= providers()
+      .list()
+      .some((p) => p.kind === 'embedded'));
   return {
     async atStart(): Promise<void> {
       await ensureEmbeddedProvider(providers(), modelsDirectory(), log);

@@ -31,7 +31,8 @@ export function messagesHistory(body: Record<string, unknown>): Counted {
 /** A Responses input_tokens body as a chat history and tools, through the same mapping /v1/responses uses. */
 export function responsesHistory(body: Record<string, unknown>): Counted {
   for (const field of ['previous_response_id', 'conversation'] as const) {
-    if (body[field] !== undefined && body[field] !== null) throw invalid(field, 'The embedded runtime keeps no stored responses: send the whole conversation in `input`.');
+    if (body[field] !== undefined && body[field] !== null)
+      throw invalid(field, 'The embedded runtime keeps no stored responses: send the whole conversation in `input`.');
   }
   const chat = parseChatRequest(responsesToChatRequest(body));
   return { history: chat.history, functions: offeredFunctions(chat.tools) };
@@ -42,6 +43,8 @@ export function responsesHistory(body: Record<string, unknown>): Counted {
  * answerBudget in generate.ts): the count leaves it out, so that it matches the generation's usage.
  */
 export function countTokens(model: LoadedModel, { history, functions }: Counted): number {
-  const rendered = model.chatWrapper.generateContextState({ chatHistory: history, ...(functions && { availableFunctions: functions }) }).contextText.tokenize(model.model.tokenizer).length;
+  const rendered = model.chatWrapper
+    .generateContextState({ chatHistory: history, ...(functions && { availableFunctions: functions }) })
+    .contextText.tokenize(model.model.tokenizer).length;
   return Math.max(0, rendered - 1);
 }

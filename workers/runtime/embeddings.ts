@@ -18,18 +18,32 @@ export interface EmbeddingsRequest {
 export function parseEmbeddingsRequest(body: Record<string, unknown>): EmbeddingsRequest {
   const input = body.input;
   const inputs = typeof input === 'string' ? [input] : input;
-  if (!Array.isArray(inputs) || inputs.length === 0 || inputs.length > MAX_INPUTS || inputs.some((s) => typeof s !== 'string' || s === '')) {
-    throw invalid('input', `\`input\` is a non-empty string or an array of 1 to ${MAX_INPUTS} non-empty strings (token arrays are not supported here).`);
+  if (
+    !Array.isArray(inputs) ||
+    inputs.length === 0 ||
+    inputs.length > MAX_INPUTS ||
+    inputs.some((s) => typeof s !== 'string' || s === '')
+  ) {
+    throw invalid(
+      'input',
+      `\`input\` is a non-empty string or an array of 1 to ${MAX_INPUTS} non-empty strings (token arrays are not supported here).`,
+    );
   }
   const format = body.encoding_format ?? 'float';
-  if (format !== 'float' && format !== 'base64') throw invalid('encoding_format', '`encoding_format` is `float` or `base64`.');
+  if (format !== 'float' && format !== 'base64')
+    throw invalid('encoding_format', '`encoding_format` is `float` or `base64`.');
   if (body.dimensions !== undefined && body.dimensions !== null) {
-    throw invalid('dimensions', 'The embedded runtime returns the model\'s own dimensions; omit `dimensions`.');
+    throw invalid('dimensions', "The embedded runtime returns the model's own dimensions; omit `dimensions`.");
   }
   return { inputs: inputs as string[], base64: format === 'base64' };
 }
 
-export async function embeddings(model: LoadedModel, clientModel: string, req: EmbeddingsRequest, out: CallOutput): Promise<void> {
+export async function embeddings(
+  model: LoadedModel,
+  clientModel: string,
+  req: EmbeddingsRequest,
+  out: CallOutput,
+): Promise<void> {
   let promptTokens = 0;
   const data = await model.embed(async (context) => {
     const rows = [];
@@ -42,5 +56,9 @@ export async function embeddings(model: LoadedModel, clientModel: string, req: E
     return rows;
   });
   const usage = usageOf(promptTokens, 0);
-  out.whole(200, { object: 'list', data, model: clientModel, usage: { prompt_tokens: promptTokens, total_tokens: promptTokens } }, { ...usage, outputTokens: null });
+  out.whole(
+    200,
+    { object: 'list', data, model: clientModel, usage: { prompt_tokens: promptTokens, total_tokens: promptTokens } },
+    { ...usage, outputTokens: null },
+  );
 }

@@ -1,4 +1,11 @@
-import { LlamaChat, TokenMeter, type ChatHistoryItem, type ChatModelFunctions, type LlamaChatResponse, type LlamaGrammar } from 'node-llama-cpp';
+import {
+  LlamaChat,
+  TokenMeter,
+  type ChatHistoryItem,
+  type ChatModelFunctions,
+  type LlamaChatResponse,
+  type LlamaGrammar,
+} from 'node-llama-cpp';
 import { ServiceError } from '../../protocol/errors.ts';
 import type { UsageAcceleration, UsageReport } from '../../protocol/gateway.ts';
 import type { LoadedModel } from './models.ts';
@@ -39,7 +46,15 @@ export interface DraftModel {
 }
 
 export function usageOf(input: number, output: number): UsageReport {
-  return { inputTokens: input, outputTokens: output, cachedInputTokens: null, reasoningTokens: null, totalTokens: input + output, costUsd: null, toolCalls: {} };
+  return {
+    inputTokens: input,
+    outputTokens: output,
+    cachedInputTokens: null,
+    reasoningTokens: null,
+    totalTokens: input + output,
+    costUsd: null,
+    toolCalls: {},
+  };
 }
 
 /**
@@ -49,7 +64,10 @@ export function usageOf(input: number, output: number): UsageReport {
  * counts one token more than the sequence evaluates; that token is the margin that keeps the last one in.
  */
 export function answerBudget(model: LoadedModel, params: GenerateParams, contextSize: number): number {
-  const rendered = model.chatWrapper.generateContextState({ chatHistory: params.history, ...(params.functions && { availableFunctions: params.functions }) });
+  const rendered = model.chatWrapper.generateContextState({
+    chatHistory: params.history,
+    ...(params.functions && { availableFunctions: params.functions }),
+  });
   const promptTokens = rendered.contextText.tokenize(model.model.tokenizer).length;
   const room = contextSize - promptTokens;
   if (room < 1) {
@@ -72,7 +90,11 @@ export async function generate(
   draft: DraftModel | null,
   params: GenerateParams,
   signal: AbortSignal,
-  hooks: { onReady?(): void; onText?(text: string, inputTokens: number): void; onStopped?(usage: UsageReport): void } = {},
+  hooks: {
+    onReady?(): void;
+    onText?(text: string, inputTokens: number): void;
+    onStopped?(usage: UsageReport): void;
+  } = {},
 ): Promise<Generated | null> {
   const lease = draft ? await model.acquireDrafted(draft.model, signal) : await model.acquire(signal);
   const { sequence } = lease;
@@ -93,11 +115,18 @@ export async function generate(
       ...(params.topK !== undefined && { topK: params.topK }),
       ...(params.seed !== undefined && { seed: params.seed }),
       ...(params.stop.length > 0 && { customStopTriggers: params.stop }),
-      ...(params.grammar !== undefined ? { grammar: params.grammar } : params.functions !== undefined ? { functions: params.functions } : {}),
+      ...(params.grammar !== undefined
+        ? { grammar: params.grammar }
+        : params.functions !== undefined
+          ? { functions: params.functions }
+          : {}),
       signal,
       stopOnAbortSignal: true,
       // The prompt has been evaluated before the first text arrives, so its token count is known by then.
-      ...(hooks.onText && { onTextChunk: (text: string) => hooks.onText!(text, TokenMeter.diff(sequence.tokenMeter, before).usedInputTokens) }),
+      ...(hooks.onText && {
+        onTextChunk: (text: string) =>
+          hooks.onText!(text, TokenMeter.diff(sequence.tokenMeter, before).usedInputTokens),
+      }),
     });
     // Prompt evaluation is included: it is part of the time a client waits, with or without a draft.
     const generationMs = Math.round((performance.now() - startedAt) * 1000) / 1000;

@@ -80,20 +80,70 @@ const KEEP_ARRAY_HEAD = 4;
 
 class Cursor {
   pos = 0;
-  constructor(private readonly buf: Buffer, private readonly eof: boolean) {}
+  constructor(
+    private readonly buf: Buffer,
+    private readonly eof: boolean,
+  ) {}
   private need(n: number): void {
-    if (this.pos + n > this.buf.length) throw this.eof ? new Corrupt('the header runs past the end of the file') : new NeedMore();
+    if (this.pos + n > this.buf.length)
+      throw this.eof ? new Corrupt('the header runs past the end of the file') : new NeedMore();
   }
-  u8(): number { this.need(1); return this.buf.readUInt8(this.pos++); }
-  i8(): number { this.need(1); return this.buf.readInt8(this.pos++); }
-  u16(): number { this.need(2); const v = this.buf.readUInt16LE(this.pos); this.pos += 2; return v; }
-  i16(): number { this.need(2); const v = this.buf.readInt16LE(this.pos); this.pos += 2; return v; }
-  u32(): number { this.need(4); const v = this.buf.readUInt32LE(this.pos); this.pos += 4; return v; }
-  i32(): number { this.need(4); const v = this.buf.readInt32LE(this.pos); this.pos += 4; return v; }
-  f32(): number { this.need(4); const v = this.buf.readFloatLE(this.pos); this.pos += 4; return v; }
-  f64(): number { this.need(8); const v = this.buf.readDoubleLE(this.pos); this.pos += 8; return v; }
-  u64(): bigint { this.need(8); const v = this.buf.readBigUInt64LE(this.pos); this.pos += 8; return v; }
-  i64(): bigint { this.need(8); const v = this.buf.readBigInt64LE(this.pos); this.pos += 8; return v; }
+  u8(): number {
+    this.need(1);
+    return this.buf.readUInt8(this.pos++);
+  }
+  i8(): number {
+    this.need(1);
+    return this.buf.readInt8(this.pos++);
+  }
+  u16(): number {
+    this.need(2);
+    const v = this.buf.readUInt16LE(this.pos);
+    this.pos += 2;
+    return v;
+  }
+  i16(): number {
+    this.need(2);
+    const v = this.buf.readInt16LE(this.pos);
+    this.pos += 2;
+    return v;
+  }
+  u32(): number {
+    this.need(4);
+    const v = this.buf.readUInt32LE(this.pos);
+    this.pos += 4;
+    return v;
+  }
+  i32(): number {
+    this.need(4);
+    const v = this.buf.readInt32LE(this.pos);
+    this.pos += 4;
+    return v;
+  }
+  f32(): number {
+    this.need(4);
+    const v = this.buf.readFloatLE(this.pos);
+    this.pos += 4;
+    return v;
+  }
+  f64(): number {
+    this.need(8);
+    const v = this.buf.readDoubleLE(this.pos);
+    this.pos += 8;
+    return v;
+  }
+  u64(): bigint {
+    this.need(8);
+    const v = this.buf.readBigUInt64LE(this.pos);
+    this.pos += 8;
+    return v;
+  }
+  i64(): bigint {
+    this.need(8);
+    const v = this.buf.readBigInt64LE(this.pos);
+    this.pos += 8;
+    return v;
+  }
   count(what: string, max = MAX_COUNT): number {
     const n = this.u64();
     if (n > BigInt(max)) throw new Corrupt(`${what} ${n} is beyond any real file`);
@@ -108,19 +158,32 @@ class Cursor {
   }
   scalar(type: number): Scalar {
     switch (type) {
-      case 0: return this.u8();
-      case 1: return this.i8();
-      case 2: return this.u16();
-      case 3: return this.i16();
-      case 4: return this.u32();
-      case 5: return this.i32();
-      case 6: return this.f32();
-      case 7: return this.u8() !== 0;
-      case 8: return this.str();
-      case 10: return this.u64();
-      case 11: return this.i64();
-      case 12: return this.f64();
-      default: throw new Corrupt(`unknown metadata value type ${type}`);
+      case 0:
+        return this.u8();
+      case 1:
+        return this.i8();
+      case 2:
+        return this.u16();
+      case 3:
+        return this.i16();
+      case 4:
+        return this.u32();
+      case 5:
+        return this.i32();
+      case 6:
+        return this.f32();
+      case 7:
+        return this.u8() !== 0;
+      case 8:
+        return this.str();
+      case 10:
+        return this.u64();
+      case 11:
+        return this.i64();
+      case 12:
+        return this.f64();
+      default:
+        throw new Corrupt(`unknown metadata value type ${type}`);
     }
   }
   value(type: number): MetaValue {
@@ -164,13 +227,15 @@ function parse(buf: Buffer, eof: boolean): Parsed {
     if (nDims < 1 || nDims > 4) throw new Corrupt(`tensor \`${name}\` has ${nDims} dimensions`);
     const dims: number[] = [];
     for (let d = 0; d < nDims; d++) dims.push(c.count(`tensor \`${name}\` dimension`, Number.MAX_SAFE_INTEGER));
-    if (dims.reduce((a, b) => a * b, 1) > Number.MAX_SAFE_INTEGER) throw new Corrupt(`tensor \`${name}\` has more elements than any file can hold`);
+    if (dims.reduce((a, b) => a * b, 1) > Number.MAX_SAFE_INTEGER)
+      throw new Corrupt(`tensor \`${name}\` has more elements than any file can hold`);
     const type = c.u32();
     const offset = c.count(`tensor \`${name}\` offset`, Number.MAX_SAFE_INTEGER);
     tensors.push({ name, dims, type, offset });
   }
   const alignment = num(meta.get('general.alignment')) ?? 32;
-  if (alignment <= 0 || (alignment & (alignment - 1)) !== 0) throw new Corrupt(`alignment ${alignment} is not a power of two`);
+  if (alignment <= 0 || (alignment & (alignment - 1)) !== 0)
+    throw new Corrupt(`alignment ${alignment} is not a power of two`);
   return { version, meta, tensors, dataStart: Math.ceil(c.pos / alignment) * alignment };
 }
 
@@ -190,8 +255,20 @@ export async function readGgufHeader(path: string): Promise<GgufInfo> {
   try {
     const sizeBytes = (await file.stat()).size;
     const info = (health: GgufHealth, problem: string | null, rest: Partial<GgufInfo> = {}): GgufInfo => ({
-      health, problem, sizeBytes, version: null, architecture: null, displayName: null, parameterCount: null,
-      fileType: null, contextLength: null, embeddingLength: null, blockCount: null, hasChatTemplate: false, layout: null, ...rest,
+      health,
+      problem,
+      sizeBytes,
+      version: null,
+      architecture: null,
+      displayName: null,
+      parameterCount: null,
+      fileType: null,
+      contextLength: null,
+      embeddingLength: null,
+      blockCount: null,
+      hasChatTemplate: false,
+      layout: null,
+      ...rest,
     });
     let window = Math.min(sizeBytes, 1024 * 1024);
     for (;;) {
@@ -216,7 +293,11 @@ export async function readGgufHeader(path: string): Promise<GgufInfo> {
   }
 }
 
-function judge(p: Parsed, sizeBytes: number, info: (h: GgufHealth, problem: string | null, rest?: Partial<GgufInfo>) => GgufInfo): GgufInfo {
+function judge(
+  p: Parsed,
+  sizeBytes: number,
+  info: (h: GgufHealth, problem: string | null, rest?: Partial<GgufInfo>) => GgufInfo,
+): GgufInfo {
   const architecture = str(p.meta.get('general.architecture'));
   const tokens = p.meta.get('tokenizer.ggml.tokens');
   const vocab = typeof tokens === 'object' ? tokens.length : null;
@@ -235,7 +316,8 @@ function judge(p: Parsed, sizeBytes: number, info: (h: GgufHealth, problem: stri
     }
     if (t.dims.length >= 2) typeCounts.set(t.type, (typeCounts.get(t.type) ?? 0) + 1);
     const [block, bytes] = traits;
-    if (t.dims[0]! % block !== 0) return info('corrupt', `tensor \`${t.name}\` row does not fill whole ${traits[2]} blocks`);
+    if (t.dims[0]! % block !== 0)
+      return info('corrupt', `tensor \`${t.name}\` row does not fill whole ${traits[2]} blocks`);
     dataEnd = Math.max(dataEnd, p.dataStart + t.offset + (elements / block) * bytes);
   }
   const fileTypeId = num(p.meta.get('general.file_type'));
@@ -261,12 +343,23 @@ function judge(p: Parsed, sizeBytes: number, info: (h: GgufHealth, problem: stri
   if (!architecture) return info('corrupt', 'no `general.architecture`', rest);
   // Shapes that disagree with the metadata make llama.cpp refuse the file; say so before anyone loads it.
   const embd = p.tensors.find((t) => t.name === 'token_embd.weight');
-  if (embd && embeddingLength !== null && vocab !== null && (embd.dims[0] !== embeddingLength || embd.dims[1] !== vocab)) {
-    return info('corrupt', `tensor \`token_embd.weight\` is [${embd.dims.join(', ')}], the metadata says [${embeddingLength}, ${vocab}]`, rest);
+  if (
+    embd &&
+    embeddingLength !== null &&
+    vocab !== null &&
+    (embd.dims[0] !== embeddingLength || embd.dims[1] !== vocab)
+  ) {
+    return info(
+      'corrupt',
+      `tensor \`token_embd.weight\` is [${embd.dims.join(', ')}], the metadata says [${embeddingLength}, ${vocab}]`,
+      rest,
+    );
   }
-  if (!ARCHITECTURES.has(architecture)) return info('unsupported', `architecture \`${architecture.slice(0, 64)}\` is not supported`, rest);
+  if (!ARCHITECTURES.has(architecture))
+    return info('unsupported', `architecture \`${architecture.slice(0, 64)}\` is not supported`, rest);
   if (unknownType) return info('unsupported', unknownType, rest);
-  if (dataEnd > sizeBytes) return info('partial', `tensor data ends at byte ${dataEnd}, the file has ${sizeBytes}`, rest);
+  if (dataEnd > sizeBytes)
+    return info('partial', `tensor data ends at byte ${dataEnd}, the file has ${sizeBytes}`, rest);
   return info('ok', null, rest);
 }
 
@@ -286,7 +379,12 @@ function layoutOf(p: Parsed, architecture: string | null, vocabSize: number | nu
       if (index > MAX_BLOCK_INDEX) return `tensor \`${t.name}\` names a block beyond any real model`;
       while (layerBytes.length <= index) layerBytes.push(0);
       layerBytes[index]! += bytes;
-    } else if (t.name === 'output.weight' || t.name === 'output_norm.weight' || t.name === 'output_norm.bias' || t.name === 'output.bias') {
+    } else if (
+      t.name === 'output.weight' ||
+      t.name === 'output_norm.weight' ||
+      t.name === 'output_norm.bias' ||
+      t.name === 'output.bias'
+    ) {
       outputBytes += bytes;
     } else otherBytes += bytes;
   }

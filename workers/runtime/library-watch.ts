@@ -16,7 +16,11 @@ export interface LibraryChange {
   removed: string[];
 }
 
-const names = (list: Iterable<string>, not: ReadonlyMap<string, unknown>) => [...list].filter((n) => !not.has(n)).slice(0, 20).map((n) => n.slice(0, 200));
+const names = (list: Iterable<string>, not: ReadonlyMap<string, unknown>) =>
+  [...list]
+    .filter((n) => !not.has(n))
+    .slice(0, 20)
+    .map((n) => n.slice(0, 200));
 
 export type WatchFn = (dir: string, listener: () => void) => FSWatcher;
 
@@ -78,10 +82,14 @@ export function createModelLibrary(options: ModelLibraryOptions): ModelLibrary {
       const key = `${verdictKey(v.name, v.sizeBytes, v.modifiedAt)}\0${v.problem}`;
       if (warned.has(key)) continue;
       warned.add(key);
-      options.log.warn({ model: v.name.slice(0, 200), health: v.health, problem: v.problem }, 'unhealthy model file in the library');
+      options.log.warn(
+        { model: v.name.slice(0, 200), health: v.health, problem: v.problem },
+        'unhealthy model file in the library',
+      );
     }
     const next = JSON.stringify(list.data.map((v) => [v.name, v.health, v.sizeBytes, v.modifiedAt]));
-    if (!closed && signature !== '' && next !== signature) options.onChange(list, { added: names(byName.keys(), previous), removed: names(previous.keys(), byName) });
+    if (!closed && signature !== '' && next !== signature)
+      options.onChange(list, { added: names(byName.keys(), previous), removed: names(previous.keys(), byName) });
     signature = next;
   }
 
@@ -91,10 +99,12 @@ export function createModelLibrary(options: ModelLibraryOptions): ModelLibrary {
    */
   function read(): Promise<RuntimeModelList> {
     if (reading) {
-      queued ??= reading.catch(() => undefined).then(() => {
-        queued = null;
-        return read();
-      });
+      queued ??= reading
+        .catch(() => undefined)
+        .then(() => {
+          queued = null;
+          return read();
+        });
       return queued;
     }
     reading = readLibrary(options.directory(), verdicts)
@@ -113,7 +123,9 @@ export function createModelLibrary(options: ModelLibraryOptions): ModelLibrary {
     if (timer) clearTimeout(timer);
     timer = setTimeout(() => {
       timer = null;
-      read().catch((err: unknown) => options.log.warn({ err: String(err).slice(0, 200) }, 'could not re-read the model library'));
+      read().catch((err: unknown) =>
+        options.log.warn({ err: String(err).slice(0, 200) }, 'could not re-read the model library'),
+      );
     }, debounceMs);
     timer.unref();
   }
@@ -136,14 +148,20 @@ export function createModelLibrary(options: ModelLibraryOptions): ModelLibrary {
       const w = watchFn(dir, schedule);
       w.on('error', (err) => {
         if (watcher !== w) return;
-        options.log.warn({ err: String(err).slice(0, 200) }, 'stopped watching the models directory; the library is re-read on demand');
+        options.log.warn(
+          { err: String(err).slice(0, 200) },
+          'stopped watching the models directory; the library is re-read on demand',
+        );
         unwatch();
       });
       watcher = w;
       watchedDir = dir;
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code ?? 'unknown';
-      options.log.warn({ code: String(code).slice(0, 40) }, 'cannot watch the models directory; the library is re-read on demand');
+      options.log.warn(
+        { code: String(code).slice(0, 40) },
+        'cannot watch the models directory; the library is re-read on demand',
+      );
     }
   }
 
@@ -152,7 +170,9 @@ export function createModelLibrary(options: ModelLibraryOptions): ModelLibrary {
     async start() {
       started = true;
       await watchDir(true);
-      await read().catch((err: unknown) => options.log.warn({ err: String(err).slice(0, 200) }, 'could not read the model library'));
+      await read().catch((err: unknown) =>
+        options.log.warn({ err: String(err).slice(0, 200) }, 'could not read the model library'),
+      );
     },
     read,
     lookup: (name) => byName.get(name),

@@ -45,7 +45,8 @@ async function ggufNames(dir: string): Promise<string[]> {
  */
 export type Verdicts = ReadonlyMap<string, string>;
 
-export const verdictKey = (name: string, sizeBytes: number, modifiedAt: string) => `${name}\0${sizeBytes}\0${modifiedAt}`;
+export const verdictKey = (name: string, sizeBytes: number, modifiedAt: string) =>
+  `${name}\0${sizeBytes}\0${modifiedAt}`;
 
 /**
  * A library file that cannot be served. 400, not 404 (the file is there, and the client is told what is wrong
@@ -61,16 +62,19 @@ export function unhealthyModelError(name: string, health: RuntimeModelHealth, pr
 
 /** The absolute path of model `name`, or MODEL_NOT_FOUND for a name that is not a GGUF inside `dir`. */
 export function resolveModelPath(dir: string, name: string): string {
-  const missing = () => new ServiceError('MODEL_NOT_FOUND', `No embedded model named \`${name.slice(0, 200)}\`.`, { param: 'model' });
+  const missing = () =>
+    new ServiceError('MODEL_NOT_FOUND', `No embedded model named \`${name.slice(0, 200)}\`.`, { param: 'model' });
   const invalid = modelsDirectoryProblem(dir);
   if (invalid !== null) throw new ServiceError('UPSTREAM_ERROR', invalid);
   // Names are exactly what the listing produces: no empty, dot or hidden segments, no backslashes.
-  if (!name.toLowerCase().endsWith('.gguf') || name.includes('\\') || name.includes('\0') || isAbsolute(name)) throw missing();
+  if (!name.toLowerCase().endsWith('.gguf') || name.includes('\\') || name.includes('\0') || isAbsolute(name))
+    throw missing();
   if (name.split('/').some((part) => part === '' || part.startsWith('.'))) throw missing();
   const root = resolve(dir);
   const path = resolve(root, name);
   const rel = relative(root, path);
-  if (rel === '' || rel.startsWith('..') || isAbsolute(rel) || rel.split(sep).some((part) => part.startsWith('.'))) throw missing();
+  if (rel === '' || rel.startsWith('..') || isAbsolute(rel) || rel.split(sep).some((part) => part.startsWith('.')))
+    throw missing();
   return path;
 }
 
@@ -131,7 +135,10 @@ async function views(dir: string, names: string[], verdicts: Verdicts): Promise<
  * The ModelLister for `embedded` providers: every healthy model in the library. Embedding models
  * (encoder architectures) serve embeddings only; the rest serve styleA chat, styleB messages and embeddings.
  */
-export function listEmbeddedModels(modelsDirectory: () => string, verdicts?: Verdicts): (target: ProviderTarget, credentialRef: string | null) => Promise<UpstreamModel[]> {
+export function listEmbeddedModels(
+  modelsDirectory: () => string,
+  verdicts?: Verdicts,
+): (target: ProviderTarget, credentialRef: string | null) => Promise<UpstreamModel[]> {
   return async () => {
     const views = await listRuntimeModels(modelsDirectory(), verdicts);
     return views
@@ -141,9 +148,20 @@ export function listEmbeddedModels(modelsDirectory: () => string, verdicts?: Ver
         displayName: v.name.replace(/\.gguf$/i, ''),
         created: Math.floor(Date.parse(v.modifiedAt) / 1000),
         contextWindow: v.contextLength,
-        families: ENCODERS.has(v.architecture ?? '') ? ['styleA.embeddings'] : ['styleA.chat_completions', 'styleA.embeddings', 'styleA.responses', 'styleB.messages'],
+        families: ENCODERS.has(v.architecture ?? '')
+          ? ['styleA.embeddings']
+          : ['styleA.chat_completions', 'styleA.embeddings', 'styleA.responses', 'styleB.messages'],
       }));
   };
 }
 
-const ENCODERS = new Set(['bert', 'nomic-bert', 'nomic-bert-moe', 'jina-bert-v2', 'neo-bert', 'modern-bert', 't5encoder', 'gemma-embedding']);
+const ENCODERS = new Set([
+  'bert',
+  'nomic-bert',
+  'nomic-bert-moe',
+  'jina-bert-v2',
+  'neo-bert',
+  'modern-bert',
+  't5encoder',
+  'gemma-embedding',
+]);

@@ -18,7 +18,15 @@ interface MessagesRequest extends GenerateParams {
   tools: ToolRequest | null;
 }
 
-type Block = { type?: unknown; text?: unknown; id?: unknown; name?: unknown; input?: unknown; tool_use_id?: unknown; content?: unknown };
+type Block = {
+  type?: unknown;
+  text?: unknown;
+  id?: unknown;
+  name?: unknown;
+  input?: unknown;
+  tool_use_id?: unknown;
+  content?: unknown;
+};
 
 /** A tool_result's content: a string or text blocks. */
 function resultText(content: unknown, param: string): string {
@@ -33,7 +41,8 @@ function toolResults(messages: unknown[]): Map<string, string> {
     if (msg?.role !== 'user' || !Array.isArray(msg.content)) return;
     msg.content.forEach((b: Block, j) => {
       if (b?.type !== 'tool_result') return;
-      if (typeof b.tool_use_id !== 'string') throw invalid(`messages[${i}].content[${j}].tool_use_id`, 'A tool_result names its tool_use in `tool_use_id`.');
+      if (typeof b.tool_use_id !== 'string')
+        throw invalid(`messages[${i}].content[${j}].tool_use_id`, 'A tool_result names its tool_use in `tool_use_id`.');
       results.set(b.tool_use_id, resultText(b.content, `messages[${i}].content[${j}].content`));
     });
   });
@@ -41,15 +50,25 @@ function toolResults(messages: unknown[]): Map<string, string> {
 }
 
 /** A turn's text, and the assistant's tool_use blocks as function calls carrying their results. */
-function turnOf(content: unknown, param: string, results: Map<string, string>): { text: string; calls: ChatModelFunctionCall[]; onlyResults: boolean } {
+function turnOf(
+  content: unknown,
+  param: string,
+  results: Map<string, string>,
+): { text: string; calls: ChatModelFunctionCall[]; onlyResults: boolean } {
   if (!Array.isArray(content)) return { text: textOf(content, param), calls: [], onlyResults: false };
   const texts: string[] = [];
   const calls: ChatModelFunctionCall[] = [];
   let resultCount = 0;
   content.forEach((b: Block, j) => {
     if (b?.type === 'tool_use') {
-      if (typeof b.id !== 'string' || typeof b.name !== 'string') throw invalid(`${param}[${j}]`, 'A tool_use block has an `id` and a `name`.');
-      calls.push({ type: 'functionCall', name: b.name.slice(0, 64), params: b.input ?? {}, result: results.get(b.id) ?? '' });
+      if (typeof b.id !== 'string' || typeof b.name !== 'string')
+        throw invalid(`${param}[${j}]`, 'A tool_use block has an `id` and a `name`.');
+      calls.push({
+        type: 'functionCall',
+        name: b.name.slice(0, 64),
+        params: b.input ?? {},
+        result: results.get(b.id) ?? '',
+      });
     } else if (b?.type === 'tool_result') resultCount++;
     else texts.push(textOf([b], param));
   });
@@ -59,11 +78,16 @@ function turnOf(content: unknown, param: string, results: Map<string, string>): 
 const invalid = (param: string, message: string) => new ServiceError('INVALID_REQUEST', message, { param });
 
 /** The conversation and tools of a styleB body, as generation and token counting both read them. */
-export function messagesConversation(body: Record<string, unknown>): { history: ChatHistoryItem[]; tools: ToolRequest | null } {
-  if (!Array.isArray(body.messages) || body.messages.length === 0) throw invalid('messages', '`messages` must be a non-empty array.');
+export function messagesConversation(body: Record<string, unknown>): {
+  history: ChatHistoryItem[];
+  tools: ToolRequest | null;
+} {
+  if (!Array.isArray(body.messages) || body.messages.length === 0)
+    throw invalid('messages', '`messages` must be a non-empty array.');
   const tools = messagesTools(body);
   const history: ChatHistoryItem[] = [];
-  if (body.system !== undefined && body.system !== null) history.push({ type: 'system', text: textOf(body.system, 'system') });
+  if (body.system !== undefined && body.system !== null)
+    history.push({ type: 'system', text: textOf(body.system, 'system') });
   const results = toolResults(body.messages);
   body.messages.forEach((m: unknown, i) => {
     const msg = m as { role?: unknown; content?: unknown };
@@ -71,7 +95,8 @@ export function messagesConversation(body: Record<string, unknown>): { history: 
     // A user turn of tool results only is carried by the calls it answers.
     if (msg?.role === 'user') {
       if (!onlyResults) history.push({ type: 'user', text });
-    } else if (msg?.role === 'assistant') history.push({ type: 'model', response: text === '' && calls.length > 0 ? calls : [text, ...calls] });
+    } else if (msg?.role === 'assistant')
+      history.push({ type: 'model', response: text === '' && calls.length > 0 ? calls : [text, ...calls] });
     else throw invalid(`messages[${i}].role`, 'Messages are `user` or `assistant` (the system prompt is `system`).');
   });
   // A final assistant message is a prefill the answer continues; otherwise an empty model turn asks for one.
@@ -113,10 +138,23 @@ const STOP_REASON = {
 
 const event = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
 
-export async function messages(model: LoadedModel, draft: DraftModel | null, clientModel: string, req: MessagesRequest, out: CallOutput, signal: AbortSignal): Promise<void> {
+export async function messages(
+  model: LoadedModel,
+  draft: DraftModel | null,
+  clientModel: string,
+  req: MessagesRequest,
+  out: CallOutput,
+  signal: AbortSignal,
+): Promise<void> {
   const id = `msg_${randomBytes(12).toString('base64url')}`;
   const message = (inputTokens: number) => ({
-    id, type: 'message', role: 'assistant', model: clientModel, content: [], stop_reason: null, stop_sequence: null,
+    id,
+    type: 'message',
+    role: 'assistant',
+    model: clientModel,
+    content: [],
+    stop_reason: null,
+    stop_sequence: null,
     usage: { input_tokens: inputTokens, output_tokens: 0 },
   });
   const forced = mustCall(req.tools);
@@ -135,20 +173,26 @@ export async function messages(model: LoadedModel, draft: DraftModel | null, cli
     out.write(event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }));
   };
   const stopped = (usage: UsageReport) => out.stopped(usage);
-  const result = await generate(model, draft, await withTools(model.model, req), signal, req.stream
-    ? {
-        onReady: () => out.head(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' }),
-        // A forced call's text is the call itself, sent as one tool_use block once it is whole.
-        ...(!forced && {
-          onText(text: string, inputTokens: number) {
-            start(inputTokens);
-            openText();
-            out.write(event('content_block_delta', { index: 0, delta: { type: 'text_delta', text } }));
-          },
-        }),
-        onStopped: stopped,
-      }
-    : { onStopped: stopped });
+  const result = await generate(
+    model,
+    draft,
+    await withTools(model.model, req),
+    signal,
+    req.stream
+      ? {
+          onReady: () => out.head(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' }),
+          // A forced call's text is the call itself, sent as one tool_use block once it is whole.
+          ...(!forced && {
+            onText(text: string, inputTokens: number) {
+              start(inputTokens);
+              openText();
+              out.write(event('content_block_delta', { index: 0, delta: { type: 'text_delta', text } }));
+            },
+          }),
+          onStopped: stopped,
+        }
+      : { onStopped: stopped },
+  );
   if (!result) return;
   const { usage, acceleration } = result;
   const { calls, text } = answeredCalls(result, forced, 'toolu_');
@@ -169,24 +213,38 @@ export async function messages(model: LoadedModel, draft: DraftModel | null, cli
     }
     let index = textOpen ? 1 : 0;
     for (const c of calls) {
-      out.write(event('content_block_start', { index, content_block: { type: 'tool_use', id: c.id, name: c.name, input: {} } }));
-      out.write(event('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(c.arguments) } }));
+      out.write(
+        event('content_block_start', { index, content_block: { type: 'tool_use', id: c.id, name: c.name, input: {} } }),
+      );
+      out.write(
+        event('content_block_delta', {
+          index,
+          delta: { type: 'input_json_delta', partial_json: JSON.stringify(c.arguments) },
+        }),
+      );
       out.write(event('content_block_stop', { index }));
       index++;
     }
-    out.write(event('message_delta', {
-      delta: { stop_reason: stopReason, stop_sequence: result.stopSequence },
-      usage: { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens },
-    }));
+    out.write(
+      event('message_delta', {
+        delta: { stop_reason: stopReason, stop_sequence: result.stopSequence },
+        usage: { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens },
+      }),
+    );
     out.write(event('message_stop', {}));
     out.end(usage, acceleration);
     return;
   }
-  out.whole(200, {
-    ...message(usage.inputTokens ?? 0),
-    content,
-    stop_reason: stopReason,
-    stop_sequence: result.stopSequence,
-    usage: { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens },
-  }, usage, acceleration);
+  out.whole(
+    200,
+    {
+      ...message(usage.inputTokens ?? 0),
+      content,
+      stop_reason: stopReason,
+      stop_sequence: result.stopSequence,
+      usage: { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens },
+    },
+    usage,
+    acceleration,
+  );
 }

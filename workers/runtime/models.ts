@@ -82,12 +82,23 @@ export function createModelManager(options: ModelManagerOptions = {}) {
     const gpu = tuning.gpuLayers > 0;
     if (!llama || llamaGpu !== gpu) {
       llamaGpu = gpu;
-      llama = getLlama({ gpu: gpu ? 'auto' : false, build: 'never', logLevel: LlamaLogLevel.error, progressLogs: false });
+      llama = getLlama({
+        gpu: gpu ? 'auto' : false,
+        build: 'never',
+        logLevel: LlamaLogLevel.error,
+        progressLogs: false,
+      });
     }
     return llama;
   }
 
-  async function createContext(name: string, model: LlamaModel, tuning: Tuning, parallel: number, perSequence: number): Promise<LlamaContext> {
+  async function createContext(
+    name: string,
+    model: LlamaModel,
+    tuning: Tuning,
+    parallel: number,
+    perSequence: number,
+  ): Promise<LlamaContext> {
     try {
       return await model.createContext({
         sequences: parallel,
@@ -96,16 +107,26 @@ export function createModelManager(options: ModelManagerOptions = {}) {
         ...(tuning.batchSize > 0 && { batchSize: tuning.batchSize }),
       });
     } catch (err) {
-      throw new ServiceError('OVERLOADED', `Not enough memory for a context of \`${name}\`; lower runtime.tuning.contextSize or parallel.`, {
-        details: { reason: err instanceof Error ? err.name : 'unknown' },
-      });
+      throw new ServiceError(
+        'OVERLOADED',
+        `Not enough memory for a context of \`${name}\`; lower runtime.tuning.contextSize or parallel.`,
+        {
+          details: { reason: err instanceof Error ? err.name : 'unknown' },
+        },
+      );
     }
   }
 
   /** `report` hears llama.cpp's load progress; by default the edge does, as a `loading` event for `name`. */
-  async function load(name: string, path: string, tuning: Tuning, report?: (progress: number) => void): Promise<LoadedModel> {
+  async function load(
+    name: string,
+    path: string,
+    tuning: Tuning,
+    report?: (progress: number) => void,
+  ): Promise<LoadedModel> {
     const header = await readGgufHeader(path).catch((err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT' || err.code === 'EISDIR') throw new ServiceError('MODEL_NOT_FOUND', `No embedded model named \`${name}\`.`, { param: 'model' });
+      if (err.code === 'ENOENT' || err.code === 'EISDIR')
+        throw new ServiceError('MODEL_NOT_FOUND', `No embedded model named \`${name}\`.`, { param: 'model' });
       throw err;
     });
     if (header.health !== 'ok') throw unhealthyModelError(name, header.health, header.problem ?? header.health);
@@ -113,9 +134,18 @@ export function createModelManager(options: ModelManagerOptions = {}) {
     const llamaReady = runtime(tuning);
     const probed = await prober.probe(path);
     if (probed.verdict !== 'loads') {
-      const problem = probed.verdict === 'crashed' ? 'llama.cpp crashed while loading it' : `llama.cpp refused it: ${probed.reason ?? 'no reason given'}`;
+      const problem =
+        probed.verdict === 'crashed'
+          ? 'llama.cpp crashed while loading it'
+          : `llama.cpp refused it: ${probed.reason ?? 'no reason given'}`;
       // The header check passed, so only this verdict tells the library listing that the file is corrupt.
-      options.onEvent?.({ t: 'refused', name, sizeBytes: probed.sizeBytes, modifiedAt: new Date(probed.mtimeMs).toISOString(), problem });
+      options.onEvent?.({
+        t: 'refused',
+        name,
+        sizeBytes: probed.sizeBytes,
+        modifiedAt: new Date(probed.mtimeMs).toISOString(),
+        problem,
+      });
       throw unhealthyModelError(name, 'corrupt', problem);
     }
     const llamaInstance = await llamaReady;
@@ -127,7 +157,11 @@ export function createModelManager(options: ModelManagerOptions = {}) {
       if (report) report(progress);
       else options.onEvent?.({ t: 'loading', name, progress });
     };
-    const model = await llamaInstance.loadModel({ modelPath: path, onLoadProgress, ...(tuning.gpuLayers > 0 && { gpuLayers: tuning.gpuLayers }) });
+    const model = await llamaInstance.loadModel({
+      modelPath: path,
+      onLoadProgress,
+      ...(tuning.gpuLayers > 0 && { gpuLayers: tuning.gpuLayers }),
+    });
     const parallel = tuning.parallel || DEFAULT_PARALLEL;
     const perSequence = tuning.contextSize || Math.min(model.trainContextSize, DEFAULT_CONTEXT);
     let context: LlamaContext;
@@ -159,19 +193,30 @@ export function createModelManager(options: ModelManagerOptions = {}) {
     const maybeDispose = () => {
       if (retired && idle()) void dispose().catch(() => undefined);
     };
-    const main = sequencePool(name, Array.from({ length: parallel }, () => context.getSequence()), maybeDispose);
+    const main = sequencePool(
+      name,
+      Array.from({ length: parallel }, () => context.getSequence()),
+      maybeDispose,
+    );
     pools.push(main);
 
     async function draftPair(draft: LoadedModel): Promise<{ pool: SequencePool; dispose(): Promise<void> }> {
       const unpin = draft.pin();
       try {
         const target = await createContext(name, model, tuning, parallel, perSequence);
-        const draftContext = await createContext(draft.name, draft.model, tuning, parallel, perSequence).catch(async (err: unknown) => {
-          await target.dispose();
-          throw err;
-        });
+        const draftContext = await createContext(draft.name, draft.model, tuning, parallel, perSequence).catch(
+          async (err: unknown) => {
+            await target.dispose();
+            throw err;
+          },
+        );
         const sequences = Array.from({ length: parallel }, () =>
-          target.getSequence({ tokenPredictor: new DraftSequenceTokenPredictor(draftContext.getSequence(), { minTokens: DRAFT_MIN_TOKENS, maxTokens: DRAFT_MAX_TOKENS }) }),
+          target.getSequence({
+            tokenPredictor: new DraftSequenceTokenPredictor(draftContext.getSequence(), {
+              minTokens: DRAFT_MIN_TOKENS,
+              maxTokens: DRAFT_MAX_TOKENS,
+            }),
+          }),
         );
         const pool = sequencePool(`${name} (draft ${draft.name})`, sequences, maybeDispose);
         pools.push(pool);
@@ -204,14 +249,19 @@ export function createModelManager(options: ModelManagerOptions = {}) {
         return (await pair).pool.acquire(signal);
       },
       embed(run) {
-        embedding ??= model.createEmbeddingContext({ contextSize: Math.min(perSequence, 2048), threads: threadsOf(tuning) });
+        embedding ??= model.createEmbeddingContext({
+          contextSize: Math.min(perSequence, 2048),
+          threads: threadsOf(tuning),
+        });
         embedCalls++;
         const result = embedChain.then(async () => run(await embedding!));
         embedChain = result.catch(() => undefined);
-        void result.catch(() => undefined).finally(() => {
-          embedCalls--;
-          maybeDispose();
-        });
+        void result
+          .catch(() => undefined)
+          .finally(() => {
+            embedCalls--;
+            maybeDispose();
+          });
         return result;
       },
       info: () => ({
@@ -238,7 +288,12 @@ export function createModelManager(options: ModelManagerOptions = {}) {
     };
   }
 
-  function entry(name: string, path: string, config: RuntimeConfig, byCall: boolean): { loading: Promise<LoadedModel>; alive: KeepAlive } {
+  function entry(
+    name: string,
+    path: string,
+    config: RuntimeConfig,
+    byCall: boolean,
+  ): { loading: Promise<LoadedModel>; alive: KeepAlive } {
     const current = loaded.get(path);
     if (current) return { loading: current, alive: alive.get(path)! };
     const loading = load(name, path, config.tuning);
@@ -302,7 +357,12 @@ export function createModelManager(options: ModelManagerOptions = {}) {
      * A copy of model `name` loaded with `tuning`, outside the list and its keep-alive: a benchmark measures
      * exactly that tuning whatever is loaded. The caller retires it when done.
      */
-    loadCopy(name: string, config: RuntimeConfig, tuning: Tuning, report: (progress: number) => void): Promise<LoadedModel> {
+    loadCopy(
+      name: string,
+      config: RuntimeConfig,
+      tuning: Tuning,
+      report: (progress: number) => void,
+    ): Promise<LoadedModel> {
       return load(name, resolveModelPath(config.modelsDirectory, name), tuning, report);
     },
     /** Models whose load has finished, by name. */

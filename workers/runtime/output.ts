@@ -50,7 +50,17 @@ export function callOutput(id: number, post: (m: FromWorker, transfer?: ArrayBuf
       if (silent) return;
       finished = true;
       const buf = toBuffer(JSON.stringify(body));
-      post({ t: 'whole', id, status, headers: { 'content-type': 'application/json' }, body: buf, end: { usage, responseId: null, ...(acceleration && { acceleration }) } }, [buf]);
+      post(
+        {
+          t: 'whole',
+          id,
+          status,
+          headers: { 'content-type': 'application/json' },
+          body: buf,
+          end: { usage, responseId: null, ...(acceleration && { acceleration }) },
+        },
+        [buf],
+      );
     },
     head(status, headers) {
       if (!silent) post({ t: 'head', id, status, headers });

@@ -21,8 +21,27 @@ const KV_ELEMENT_BYTES = 2;
  * attention (smaller), recurrent state (a fixed size) or hybrids. The full-attention figure is then a guess.
  */
 const KV_GUESSED = new Set([
-  'gemma2', 'gemma3', 'gemma3n', 'cohere2', 'gpt-oss', 'llama4', 'deepseek2', 'mamba', 'mamba2', 'jamba', 'rwkv6',
-  'rwkv6qwen2', 'rwkv7', 'arwkv7', 'falcon-h1', 'granitehybrid', 'nemotron_h', 'plamo2', 'lfm2', 't5', 't5encoder',
+  'gemma2',
+  'gemma3',
+  'gemma3n',
+  'cohere2',
+  'gpt-oss',
+  'llama4',
+  'deepseek2',
+  'mamba',
+  'mamba2',
+  'jamba',
+  'rwkv6',
+  'rwkv6qwen2',
+  'rwkv7',
+  'arwkv7',
+  'falcon-h1',
+  'granitehybrid',
+  'nemotron_h',
+  'plamo2',
+  'lfm2',
+  't5',
+  't5encoder',
 ]);
 
 export interface PlacementModel {
@@ -86,7 +105,10 @@ function shapeOf(model: PlacementModel, r: ReturnType<typeof resolveTuning>): Sh
   const ubatch = Math.min(r.batchSize, MAX_UBATCH);
   const ff = model.layout.feedForwardLength ?? 4 * embd;
   const guesses = [a.guessed];
-  if (KV_GUESSED.has(model.architecture)) guesses.push(`\`${model.architecture}\` keeps its cache differently (sliding window, latent or recurrent state); full attention is assumed`);
+  if (KV_GUESSED.has(model.architecture))
+    guesses.push(
+      `\`${model.architecture}\` keeps its cache differently (sliding window, latent or recurrent state); full attention is assumed`,
+    );
   return {
     kvPerLayer: Math.ceil(cells * (keyLength + valueLength) * kvHeads * KV_ELEMENT_BYTES),
     // Without flash attention the scores are f32 [cells, ubatch, heads]; activations a few rows of embd and ff.
@@ -143,8 +165,13 @@ export function place(model: PlacementModel, tuning: PlacementTuning, hw: Placem
   const r = resolveTuning(tuning, model.contextLength);
   const shape = shapeOf(model, r);
   const total = model.layout.layerBytes.length + 1;
-  if (model.layout.unknownTypes.length > 0) worse('low', `tensor types of unknown size (${model.layout.unknownTypes.slice(0, 8).join(', ')}) are counted as 0 bytes`);
-  if (model.embeddingLength <= 0) worse('low', 'the header gives no embedding length: the cache and compute figures are guesses');
+  if (model.layout.unknownTypes.length > 0)
+    worse(
+      'low',
+      `tensor types of unknown size (${model.layout.unknownTypes.slice(0, 8).join(', ')}) are counted as 0 bytes`,
+    );
+  if (model.embeddingLength <= 0)
+    worse('low', 'the header gives no embedding length: the cache and compute figures are guesses');
   if (shape.guessed) worse('medium', `the KV cache layout is a guess: ${shape.guessed}`);
   if (hw.partial) worse('low', 'the hardware probe failed: only the memory Node.js reports is known, no GPU');
   if (hw.ramAvailableBytes === null) worse('low', 'the host did not report its available memory');
@@ -155,9 +182,14 @@ export function place(model: PlacementModel, tuning: PlacementTuning, hw: Placem
   if (usable.length > 0) {
     const sized = usable.filter((g) => g.memoryBytes !== null);
     const capacity = sized.reduce((a, g) => a + g.memoryBytes!, 0);
-    budget = { ...budget, gpuFree: sized.length > 0 ? Math.max(0, capacity - GPU_RESERVE_BYTES * sized.length) : null, sharesRam: usable.some((g) => g.memoryKind !== 'discrete') };
+    budget = {
+      ...budget,
+      gpuFree: sized.length > 0 ? Math.max(0, capacity - GPU_RESERVE_BYTES * sized.length) : null,
+      sharesRam: usable.some((g) => g.memoryKind !== 'discrete'),
+    };
     if (wantsGpu) {
-      for (const g of usable) if (g.confidence !== 'high') worse(g.confidence, `a GPU's memory figure has ${g.confidence} confidence`);
+      for (const g of usable)
+        if (g.confidence !== 'high') worse(g.confidence, `a GPU's memory figure has ${g.confidence} confidence`);
       if (sized.length < usable.length) worse('low', 'a GPU reported no memory size');
       if (usable.length > 1) worse('medium', `the layers are assumed to split evenly over ${usable.length} GPUs`);
       if (budget.sharesRam) reasons.push('the GPU shares the host memory: GPU and host bytes both come out of RAM');
@@ -177,13 +209,19 @@ export function place(model: PlacementModel, tuning: PlacementTuning, hw: Placem
     }
     if (usable.length === 0) reasons.push('no GPU the runtime could use was found: every layer runs on the CPU');
     else if (budget.gpuFree === null) reasons.push('the GPU memory is unknown: no layer is placed on it');
-    else if (placed < total) reasons.push(`${placed} of ${total} layers fit in the GPU's ${mib(budget.gpuFree)} (after a ${mib(GPU_RESERVE_BYTES)} reserve)`);
+    else if (placed < total)
+      reasons.push(
+        `${placed} of ${total} layers fit in the GPU's ${mib(budget.gpuFree)} (after a ${mib(GPU_RESERVE_BYTES)} reserve)`,
+      );
   } else {
     placed = Math.min(Math.max(tuning.gpuLayers, 0), total);
     if (placed > 0 && usable.length === 0) {
       reasons.push('no GPU the runtime could use was found: the requested layers run on the CPU');
       placed = 0;
-    } else if (tuning.gpuLayers > total) reasons.push(`the model has ${total} layers to offload (its blocks and the output layer), not ${tuning.gpuLayers}`);
+    } else if (tuning.gpuLayers > total)
+      reasons.push(
+        `the model has ${total} layers to offload (its blocks and the output layer), not ${tuning.gpuLayers}`,
+      );
   }
 
   const s = split(model, shape, placed);
@@ -191,9 +229,11 @@ export function place(model: PlacementModel, tuning: PlacementTuning, hw: Placem
   if (placed > 0 && budget.gpuFree !== null && s.gpuBytes > budget.gpuFree) {
     reasons.push(`the GPU needs ${mib(s.gpuBytes)}, ${mib(budget.gpuFree)} is usable`);
   }
-  if (placed > 0 && budget.gpuFree === null && tuning.gpuLayers !== 'auto') worse('low', 'the GPU memory is unknown: whether the layers fit cannot be told');
+  if (placed > 0 && budget.gpuFree === null && tuning.gpuLayers !== 'auto')
+    worse('low', 'the GPU memory is unknown: whether the layers fit cannot be told');
   const ramNeed = budget.sharesRam && placed > 0 ? s.hostBytes + s.gpuBytes : s.hostBytes;
-  if (budget.ramFree !== null && ramNeed > budget.ramFree) reasons.push(`the host needs ${mib(ramNeed)}, ${mib(budget.ramFree)} is available`);
+  if (budget.ramFree !== null && ramNeed > budget.ramFree)
+    reasons.push(`the host needs ${mib(ramNeed)}, ${mib(budget.ramFree)} is available`);
   return {
     fits,
     gpuLayers: { requested: tuning.gpuLayers, placed, total },

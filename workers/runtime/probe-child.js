@@ -14,7 +14,8 @@ try {
     logLevel: LlamaLogLevel.error,
     progressLogs: false,
     logger: (level, message) => {
-      if ((level === LlamaLogLevel.error || level === LlamaLogLevel.fatal) && errors.length < 4) errors.push(String(message).slice(0, 1000));
+      if ((level === LlamaLogLevel.error || level === LlamaLogLevel.fatal) && errors.length < 4)
+        errors.push(String(message).slice(0, 1000));
     },
   });
   const model = await llama.loadModel({ modelPath: path });
@@ -23,6 +24,8 @@ try {
   await model.dispose();
   process.stdout.write(JSON.stringify({ ok: true }) + '\n');
 } catch (err) {
-  process.stdout.write(JSON.stringify({ ok: false, reason: errors[0] ?? String(err?.message ?? err).slice(0, 1000) }) + '\n');
+  process.stdout.write(
+    JSON.stringify({ ok: false, reason: errors[0] ?? String(err?.message ?? err).slice(0, 1000) }) + '\n',
+  );
 }
 process.exit(0);

@@ -48,13 +48,23 @@ export function createProber(options: { gpu: () => boolean } = { gpu: () => fals
 
   function run(path: string, sizeBytes: number, mtimeMs: number): Promise<ProbeResult> {
     return new Promise((resolvePromise) => {
-      execFile(process.execPath, [CHILD, path, options.gpu() ? 'auto' : 'cpu'], { timeout: PROBE_TIMEOUT_MS, maxBuffer: 64 * 1024 }, (err, stdout) => {
-        const done = (verdict: ProbeVerdict, reason: string | null) => resolvePromise({ verdict, reason, sizeBytes, mtimeMs });
-        const answer = err ? null : parseAnswer(stdout.trim().split('\n').pop() ?? '');
-        if (answer?.ok === true) return done('loads', null);
-        if (answer?.ok === false) return done('refused', typeof answer.reason === 'string' && answer.reason !== '' ? cleanReason(answer.reason, path) : null);
-        done('crashed', null);
-      });
+      execFile(
+        process.execPath,
+        [CHILD, path, options.gpu() ? 'auto' : 'cpu'],
+        { timeout: PROBE_TIMEOUT_MS, maxBuffer: 64 * 1024 },
+        (err, stdout) => {
+          const done = (verdict: ProbeVerdict, reason: string | null) =>
+            resolvePromise({ verdict, reason, sizeBytes, mtimeMs });
+          const answer = err ? null : parseAnswer(stdout.trim().split('\n').pop() ?? '');
+          if (answer?.ok === true) return done('loads', null);
+          if (answer?.ok === false)
+            return done(
+              'refused',
+              typeof answer.reason === 'string' && answer.reason !== '' ? cleanReason(answer.reason, path) : null,
+            );
+          done('crashed', null);
+        },
+      );
     });
   }
 

@@ -1,4 +1,9 @@
-import { chatToResponse, responsesCallContext, responsesToChatRequest, type ResponsesCallContext } from '../translate/responses-over-chat/responses-chat.ts';
+import {
+  chatToResponse,
+  responsesCallContext,
+  responsesToChatRequest,
+  type ResponsesCallContext,
+} from '../translate/responses-over-chat/responses-chat.ts';
 import { responsesStream } from '../translate/responses-over-chat/responses-chat-stream.ts';
 import { parseChatRequest } from './chat.ts';
 import type { CallOutput } from './output.ts';
@@ -10,7 +15,10 @@ import type { CallOutput } from './output.ts';
 // runtime's tools (workers/runtime/tools.ts) serve this route too. Stateless: the whole conversation comes in
 // `input`.
 
-export function parseResponsesRequest(body: Record<string, unknown>): { chat: ReturnType<typeof parseChatRequest>; call: ResponsesCallContext } {
+export function parseResponsesRequest(body: Record<string, unknown>): {
+  chat: ReturnType<typeof parseChatRequest>;
+  call: ResponsesCallContext;
+} {
   const chat = parseChatRequest(responsesToChatRequest(body));
   return { chat, call: responsesCallContext(body) };
 }

@@ -5,7 +5,17 @@ import { ServiceError, type ErrorPayload } from '../../protocol/errors.ts';
 import type { Tuning } from '../../protocol/http/settings.ts';
 import { CallTable } from '../../protocol/call-table.ts';
 import { ownBuffer, type RelayRequest } from '../../protocol/relay.ts';
-import type { BenchmarkFigures, DraftChoice, FromRuntime, LoadedEntry, RuntimeConfig, RuntimeControl, RuntimeEvent, RuntimeWorkerData, ToRuntime } from '../../protocol/runtime.ts';
+import type {
+  BenchmarkFigures,
+  DraftChoice,
+  FromRuntime,
+  LoadedEntry,
+  RuntimeConfig,
+  RuntimeControl,
+  RuntimeEvent,
+  RuntimeWorkerData,
+  ToRuntime,
+} from '../../protocol/runtime.ts';
 import { isSharedBody, sharedBodyView } from '../shared/body-arena.ts';
 import { deliverRelayMessage, type RelayPool, type RelaySink } from '../proxy/relay-pool.ts';
 
@@ -60,7 +70,10 @@ export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
   const workerData: RuntimeWorkerData = { dataDir: options.dataDir };
   let worker: Worker | null = null;
   let inflight = new CallTable<RelaySink>();
-  let controls = new Map<number, { resolve(a: ControlAnswer): void; reject(e: ServiceError): void; progress?(fraction: number): void }>();
+  let controls = new Map<
+    number,
+    { resolve(a: ControlAnswer): void; reject(e: ServiceError): void; progress?(fraction: number): void }
+  >();
   let nextId = 1;
   let closing = false;
   let lastSpawn = 0;
@@ -89,11 +102,15 @@ export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
       // The runtime has no body arena, so it never sends 'free'.
       if (m.t !== 'control') {
         if (m.t !== 'free') deliverRelayMessage(m, mine);
-      }
-      else {
+      } else {
         const waiter = myControls.get(m.id);
         myControls.delete(m.id);
-        if (m.ok) waiter?.resolve({ loaded: m.loaded, ...(m.unloaded !== undefined && { unloaded: m.unloaded }), ...(m.benchmark && { benchmark: m.benchmark }) });
+        if (m.ok)
+          waiter?.resolve({
+            loaded: m.loaded,
+            ...(m.unloaded !== undefined && { unloaded: m.unloaded }),
+            ...(m.benchmark && { benchmark: m.benchmark }),
+          });
         else waiter?.reject(ServiceError.fromPayload(m.error as ErrorPayload));
       }
       // An idle runtime does not keep the process alive; one with calls in flight does.
@@ -103,12 +120,17 @@ export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
     const lost = (reason: unknown) => {
       if (gone) return;
       gone = true;
-      if (!closing) options.log.warn({ inflight: mine.size, reason: String(reason).slice(0, 200) }, 'the embedded runtime worker stopped');
+      if (!closing)
+        options.log.warn(
+          { inflight: mine.size, reason: String(reason).slice(0, 200) },
+          'the embedded runtime worker stopped',
+        );
       for (const sink of mine.values()) {
         sink.error(new ServiceError('UPSTREAM_ERROR', 'The embedded runtime stopped during the request.'), null);
       }
       mine.clear();
-      for (const waiter of myControls.values()) waiter.reject(new ServiceError('UPSTREAM_ERROR', 'The embedded runtime stopped during the call.'));
+      for (const waiter of myControls.values())
+        waiter.reject(new ServiceError('UPSTREAM_ERROR', 'The embedded runtime stopped during the call.'));
       myControls.clear();
       if (worker === w) worker = null;
     };

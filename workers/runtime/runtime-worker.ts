@@ -2,7 +2,14 @@ import { parentPort } from 'node:worker_threads';
 import { ServiceError, toServiceError } from '../../protocol/errors.ts';
 import { CallTable } from '../../protocol/call-table.ts';
 import type { RelayRequest } from '../../protocol/relay.ts';
-import type { BenchmarkFigures, DraftChoice, FromRuntime, RuntimeConfig, RuntimeControl, ToRuntime } from '../../protocol/runtime.ts';
+import type {
+  BenchmarkFigures,
+  DraftChoice,
+  FromRuntime,
+  RuntimeConfig,
+  RuntimeControl,
+  ToRuntime,
+} from '../../protocol/runtime.ts';
 import { runBenchmark } from './benchmark.ts';
 import { chatCompletion, parseChatRequest } from './chat.ts';
 import { embeddings, parseEmbeddingsRequest } from './embeddings.ts';
@@ -26,9 +33,11 @@ const post = (message: FromRuntime, transfer?: ArrayBuffer[]) => port.postMessag
 function readBody(req: RelayRequest): Record<string, unknown> {
   if (!req.body) throw new ServiceError('INVALID_REQUEST', 'The embedded runtime needs a JSON body.');
   // withEmbeddedRuntime (runtime-pool.ts) turns an arena body into bytes: this worker has no view of the arena.
-  if (!(typeof req.body === 'string' || req.body instanceof ArrayBuffer)) throw new Error('the runtime takes a body as text or bytes');
+  if (!(typeof req.body === 'string' || req.body instanceof ArrayBuffer))
+    throw new Error('the runtime takes a body as text or bytes');
   const body: unknown = JSON.parse(typeof req.body === 'string' ? req.body : Buffer.from(req.body).toString('utf8'));
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new ServiceError('INVALID_JSON', 'The body must be a JSON object.');
+  if (!body || typeof body !== 'object' || Array.isArray(body))
+    throw new ServiceError('INVALID_JSON', 'The body must be a JSON object.');
   return body as Record<string, unknown>;
 }
 
@@ -46,7 +55,13 @@ async function draftOf(choice: DraftChoice | null, config: RuntimeConfig, held: 
   return { model: await use(choice.name, config, held), modelId: choice.modelId };
 }
 
-async function serve(req: RelayRequest, config: RuntimeConfig, draft: DraftChoice | null, out: CallOutput, signal: AbortSignal): Promise<void> {
+async function serve(
+  req: RelayRequest,
+  config: RuntimeConfig,
+  draft: DraftChoice | null,
+  out: CallOutput,
+  signal: AbortSignal,
+): Promise<void> {
   const held: Held = [];
   try {
     await serveHeld(req, config, draft, out, signal, held);
@@ -55,7 +70,14 @@ async function serve(req: RelayRequest, config: RuntimeConfig, draft: DraftChoic
   }
 }
 
-async function serveHeld(req: RelayRequest, config: RuntimeConfig, draft: DraftChoice | null, out: CallOutput, signal: AbortSignal, held: Held): Promise<void> {
+async function serveHeld(
+  req: RelayRequest,
+  config: RuntimeConfig,
+  draft: DraftChoice | null,
+  out: CallOutput,
+  signal: AbortSignal,
+  held: Held,
+): Promise<void> {
   const name = req.upstreamModelId;
   if (!name) throw new ServiceError('MODEL_NOT_FOUND', 'The call names no embedded model.', { param: 'model' });
   const clientModel = req.clientModel ?? name;
@@ -63,11 +85,25 @@ async function serveHeld(req: RelayRequest, config: RuntimeConfig, draft: DraftC
   switch (req.op) {
     case 'chat.completions': {
       const parsed = parseChatRequest(body);
-      return chatCompletion(await use(name, config, held), await draftOf(draft, config, held), clientModel, parsed, out, signal);
+      return chatCompletion(
+        await use(name, config, held),
+        await draftOf(draft, config, held),
+        clientModel,
+        parsed,
+        out,
+        signal,
+      );
     }
     case 'messages': {
       const parsed = parseMessagesRequest(body);
-      return messages(await use(name, config, held), await draftOf(draft, config, held), clientModel, parsed, out, signal);
+      return messages(
+        await use(name, config, held),
+        await draftOf(draft, config, held),
+        clientModel,
+        parsed,
+        out,
+        signal,
+      );
     }
     case 'embeddings': {
       const parsed = parseEmbeddingsRequest(body);
@@ -75,23 +111,42 @@ async function serveHeld(req: RelayRequest, config: RuntimeConfig, draft: DraftC
     }
     case 'responses.create': {
       const { chat, call } = parseResponsesRequest(body);
-      return chatCompletion(await use(name, config, held), await draftOf(draft, config, held), clientModel, chat, responsesOutput(out, call), signal);
+      return chatCompletion(
+        await use(name, config, held),
+        await draftOf(draft, config, held),
+        clientModel,
+        chat,
+        responsesOutput(out, call),
+        signal,
+      );
     }
     case 'messages.count_tokens':
     case 'responses.input_tokens': {
       const history = req.op === 'messages.count_tokens' ? messagesHistory(body) : responsesHistory(body);
       const inputTokens = countTokens(await use(name, config, held), history);
-      return out.whole(200, req.op === 'messages.count_tokens' ? { input_tokens: inputTokens } : { object: 'response.input_tokens', input_tokens: inputTokens }, null);
+      return out.whole(
+        200,
+        req.op === 'messages.count_tokens'
+          ? { input_tokens: inputTokens }
+          : { object: 'response.input_tokens', input_tokens: inputTokens },
+        null,
+      );
     }
     default:
-      throw new ServiceError('MODEL_ENDPOINT_NOT_SUPPORTED', `The embedded runtime does not serve \`${req.op}\` yet.`, { param: 'model' });
+      throw new ServiceError('MODEL_ENDPOINT_NOT_SUPPORTED', `The embedded runtime does not serve \`${req.op}\` yet.`, {
+        param: 'model',
+      });
   }
 }
 
 /** Control calls that can stop (benchmarks), by control id. */
 const stoppable = new Map<number, AbortController>();
 
-async function control(id: number, c: RuntimeControl, config: RuntimeConfig): Promise<{ unloaded?: boolean; benchmark?: BenchmarkFigures }> {
+async function control(
+  id: number,
+  c: RuntimeControl,
+  config: RuntimeConfig,
+): Promise<{ unloaded?: boolean; benchmark?: BenchmarkFigures }> {
   switch (c.op) {
     case 'benchmark': {
       const abort = new AbortController();

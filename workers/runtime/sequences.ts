@@ -47,7 +47,11 @@ export function sequencePool(name: string, sequences: LlamaContextSequence[], on
       const sequence = free.pop();
       if (sequence) return Promise.resolve(lease(sequence));
       if (waiting.length >= MAX_WAITING) {
-        return Promise.reject(new ServiceError('OVERLOADED', `Every sequence of \`${name}\` is busy and the queue is full.`, { headers: { 'Retry-After': '1' } }));
+        return Promise.reject(
+          new ServiceError('OVERLOADED', `Every sequence of \`${name}\` is busy and the queue is full.`, {
+            headers: { 'Retry-After': '1' },
+          }),
+        );
       }
       return new Promise((resolvePromise, reject) => {
         const waiter = {

@@ -77,7 +77,8 @@ export function createBodyArena(slotSize = SLOT_SIZE, slots = SLOTS): BodyArena 
     handOff(body) {
       const slot = slotOf(body);
       if (slot === -1) return null;
-      if (state[slot] !== EDGE || body.byteOffset !== slot * slotSize) throw new Error(`body slot ${slot} is not the edge's to hand off`);
+      if (state[slot] !== EDGE || body.byteOffset !== slot * slotSize)
+        throw new Error(`body slot ${slot} is not the edge's to hand off`);
       state[slot] = WORKER;
       return { shared: slot, length: body.byteLength };
     },

@@ -4,7 +4,10 @@ import type { Dispatcher } from 'undici';
 // collectors (workers/gauge/collectors/hosted-http.ts) both read answers of providers they do not control.
 
 /** Reads the body up to `max` bytes; a larger one is abandoned, not buffered. */
-export async function readText(body: Dispatcher.ResponseData['body'], max: number): Promise<{ text: string; complete: boolean }> {
+export async function readText(
+  body: Dispatcher.ResponseData['body'],
+  max: number,
+): Promise<{ text: string; complete: boolean }> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   for await (const chunk of body as AsyncIterable<Uint8Array>) {

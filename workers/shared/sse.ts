@@ -94,7 +94,8 @@ export function bytesAt(block: Uint8Array, at: number, needle: Uint8Array): bool
   return true;
 }
 
-const asBuffer = (bytes: Uint8Array): Buffer => (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+const asBuffer = (bytes: Uint8Array): Buffer =>
+  Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 
 // A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 /**

@@ -72,11 +72,18 @@ function withReason(ours: string, quote: Record<string, string | number>): strin
 }
 
 /** A non-2xx answer. The status stays in details, so 401 and 403 (or 500 and 529) remain apart. */
-export function fromUpstreamStatus(status: number, headers: Headers, body: string, context: UpstreamContext): ServiceError {
+export function fromUpstreamStatus(
+  status: number,
+  headers: Headers,
+  body: string,
+  context: UpstreamContext,
+): ServiceError {
   const quote = upstreamQuote(body, context.credential);
   const details: Record<string, unknown> = { providerId: context.providerId, upstreamStatus: status, ...quote };
   if (status === 401 || status === 403) {
-    return new ServiceError('UPSTREAM_AUTH_FAILED', withReason('The provider rejected the stored credential.', quote), { details });
+    return new ServiceError('UPSTREAM_AUTH_FAILED', withReason('The provider rejected the stored credential.', quote), {
+      details,
+    });
   }
   if (status === 429) {
     const message = withReason(RATE_LIMITED, quote);
@@ -87,7 +94,9 @@ export function fromUpstreamStatus(status: number, headers: Headers, body: strin
       headers: { 'retry-after': String(retryAfter) },
     });
   }
-  return new ServiceError('UPSTREAM_ERROR', withReason(`The provider answered with HTTP ${status}.`, quote), { details });
+  return new ServiceError('UPSTREAM_ERROR', withReason(`The provider answered with HTTP ${status}.`, quote), {
+    details,
+  });
 }
 
 interface Transport {
@@ -138,7 +147,12 @@ const TRUNCATED: Transport = { code: 'UPSTREAM_ERROR', reason: 'truncated' };
  * undici's errors for an answer that breaks HTTP/1.1, by class name: its HTTPParserError has no code when
  * llhttp names none (`HTTP/1.1 2OO WHAT` is "Invalid status code" with `code` undefined).
  */
-const MALFORMED_NAMES: ReadonlySet<string> = new Set(['HTTPParserError', 'ResponseContentLengthMismatchError', 'ResponseExceededMaxSizeError', 'HeadersOverflowError']);
+const MALFORMED_NAMES: ReadonlySet<string> = new Set([
+  'HTTPParserError',
+  'ResponseContentLengthMismatchError',
+  'ResponseExceededMaxSizeError',
+  'HeadersOverflowError',
+]);
 
 function classify(code: string): Transport | undefined {
   const known = TRANSPORT_CODES[code];
@@ -153,7 +167,8 @@ function classifyError(err: Record<string, unknown>): { found: Transport; name: 
   const { code, name } = err;
   const byCode = typeof code === 'string' ? classify(code) : undefined;
   if (byCode !== undefined) return { found: byCode, name: code as string };
-  if (typeof name === 'string' && MALFORMED_NAMES.has(name)) return { found: MALFORMED, name: typeof code === 'string' ? code : name };
+  if (typeof name === 'string' && MALFORMED_NAMES.has(name))
+    return { found: MALFORMED, name: typeof code === 'string' ? code : name };
   return undefined;
 }
 
@@ -176,7 +191,10 @@ export function fromTransportError(err: unknown, context: UpstreamContext, answe
     const classified = classifyError(current);
     if (classified !== undefined) {
       const found = answered && classified.found.code === 'UPSTREAM_UNREACHABLE' ? TRUNCATED : classified.found;
-      const message = found === TRUNCATED ? 'The provider ended its answer before it was complete.' : (MESSAGES[found.code] ?? 'The provider request failed.');
+      const message =
+        found === TRUNCATED
+          ? 'The provider ended its answer before it was complete.'
+          : (MESSAGES[found.code] ?? 'The provider request failed.');
       return new ServiceError(found.code, message, {
         details: { providerId: context.providerId, reason: found.reason, errorCode: classified.name },
       });

@@ -10,10 +10,14 @@ const PARAM_MAX = 200;
 
 /** A member the other protocol cannot express: a 400 naming it (bounded: a path can hold client text). */
 export function cannot(param: string, message: string, details: Record<string, unknown> = {}): ServiceError {
-  return new ServiceError('INVALID_REQUEST', message.slice(0, 500), { param: param.slice(0, PARAM_MAX), details: { translation: true, ...details } });
+  return new ServiceError('INVALID_REQUEST', message.slice(0, 500), {
+    param: param.slice(0, PARAM_MAX),
+    details: { translation: true, ...details },
+  });
 }
 
-export const num = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
+export const num = (value: unknown): number | null =>
+  typeof value === 'number' && Number.isFinite(value) ? value : null;
 export const str = (value: unknown): string | null => (typeof value === 'string' ? value : null);
 
 /** styleA finish_reason -> styleB stop_reason. A chat upstream never says which stop sequence matched. */
@@ -62,8 +66,15 @@ export function messagesUsageOf(usage: unknown): Record<string, unknown> {
   const prompt = num(usage.prompt_tokens) ?? 0;
   const details = isRecord(usage.prompt_tokens_details) ? usage.prompt_tokens_details : {};
   const cached = Math.min(prompt, num(details.cached_tokens) ?? 0);
-  const out: Record<string, unknown> = { input_tokens: prompt - cached, cache_creation_input_tokens: 0, cache_read_input_tokens: cached, output_tokens: num(usage.completion_tokens) ?? 0 };
-  const reasoning = isRecord(usage.completion_tokens_details) ? num(usage.completion_tokens_details.reasoning_tokens) : null;
+  const out: Record<string, unknown> = {
+    input_tokens: prompt - cached,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: cached,
+    output_tokens: num(usage.completion_tokens) ?? 0,
+  };
+  const reasoning = isRecord(usage.completion_tokens_details)
+    ? num(usage.completion_tokens_details.reasoning_tokens)
+    : null;
   if (reasoning !== null) out.output_tokens_details = { thinking_tokens: reasoning };
   return out;
 }
@@ -78,24 +89,38 @@ export interface MessagesCounts {
   thinking: number | null;
 }
 
-export const NO_COUNTS: MessagesCounts = Object.freeze({ input: 0, cacheCreation: 0, cacheRead: 0, output: 0, thinking: null });
+export const NO_COUNTS: MessagesCounts = Object.freeze({
+  input: 0,
+  cacheCreation: 0,
+  cacheRead: 0,
+  output: 0,
+  thinking: null,
+});
 
 /** styleB's usage is cumulative: a later report's figures replace the earlier ones, never add to them. */
 export function mergeCounts(counts: MessagesCounts, usage: unknown): MessagesCounts {
   if (!isRecord(usage)) return counts;
   return {
     input: num(usage.input_tokens) ?? counts.input,
-    cacheCreation: num(usage.cache_creation_input_tokens) ?? cacheCreationSplit(usage.cache_creation)?.total ?? counts.cacheCreation,
+    cacheCreation:
+      num(usage.cache_creation_input_tokens) ?? cacheCreationSplit(usage.cache_creation)?.total ?? counts.cacheCreation,
     cacheRead: num(usage.cache_read_input_tokens) ?? counts.cacheRead,
     output: num(usage.output_tokens) ?? counts.output,
-    thinking: (isRecord(usage.output_tokens_details) ? num(usage.output_tokens_details.thinking_tokens) : null) ?? counts.thinking,
+    thinking:
+      (isRecord(usage.output_tokens_details) ? num(usage.output_tokens_details.thinking_tokens) : null) ??
+      counts.thinking,
   };
 }
 
 /** styleB counters as chat usage: prompt_tokens holds every input token, cache reads and writes included. */
 export function chatUsageOf(c: MessagesCounts): Record<string, unknown> {
   const prompt = c.input + c.cacheCreation + c.cacheRead;
-  const usage: Record<string, unknown> = { prompt_tokens: prompt, completion_tokens: c.output, total_tokens: prompt + c.output, prompt_tokens_details: { cached_tokens: c.cacheRead } };
+  const usage: Record<string, unknown> = {
+    prompt_tokens: prompt,
+    completion_tokens: c.output,
+    total_tokens: prompt + c.output,
+    prompt_tokens_details: { cached_tokens: c.cacheRead },
+  };
   if (c.thinking !== null) usage.completion_tokens_details = { reasoning_tokens: c.thinking };
   return usage;
 }
@@ -115,7 +140,8 @@ export function imageSourceOf(url: string, param: string): Record<string, string
 /** A styleB image source as a chat image URL. */
 export function imageUrlOf(source: unknown, param: string): string {
   if (isRecord(source)) {
-    if (source.type === 'base64' && typeof source.media_type === 'string' && typeof source.data === 'string') return `data:${source.media_type};base64,${source.data}`;
+    if (source.type === 'base64' && typeof source.media_type === 'string' && typeof source.data === 'string')
+      return `data:${source.media_type};base64,${source.data}`;
     if (source.type === 'url' && typeof source.url === 'string') return source.url;
   }
   throw cannot(param, 'Only base64 and URL image sources can be translated.');

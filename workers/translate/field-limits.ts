@@ -55,7 +55,10 @@ export class ToolNames {
 /** A chat upstream's stop sequences: more than it takes is refused, never cut (a cut one would not stop). */
 export function chatStops(stops: unknown[]): unknown[] {
   if (stops.length > CHAT_STOP_MAX) {
-    throw cannot('stop_sequences', `A chat-completions model takes at most ${CHAT_STOP_MAX} stop sequences; this request has ${stops.length}.`);
+    throw cannot(
+      'stop_sequences',
+      `A chat-completions model takes at most ${CHAT_STOP_MAX} stop sequences; this request has ${stops.length}.`,
+    );
   }
   return stops;
 }

@@ -14,10 +14,25 @@ const newId = (prefix: string) => `${prefix}_${randomBytes(16).toString('hex')}`
 
 /** A new call for `body` as the client sent it (the answer echoes it, with the model as the client named it). */
 export function newCallState(body: Record<string, unknown>, ctx: TranslateContext): ResponsesState {
-  return { includeUsage: false, call: { responseId: newId('resp'), createdAt: ctx.now(), itemId: newId, request: { ...body, model: ctx.clientModel } } };
+  return {
+    includeUsage: false,
+    call: {
+      responseId: newId('resp'),
+      createdAt: ctx.now(),
+      itemId: newId,
+      request: { ...body, model: ctx.clientModel },
+    },
+  };
 }
 
 /** The call's identity from the request's state; a fresh one (echoing only the model) if a caller lost it. */
 export function callOf(state: RequestState, ctx: TranslateContext): ResponsesCallContext {
-  return (state as Partial<ResponsesState>).call ?? { responseId: newId('resp'), createdAt: ctx.now(), itemId: newId, request: { model: ctx.clientModel } };
+  return (
+    (state as Partial<ResponsesState>).call ?? {
+      responseId: newId('resp'),
+      createdAt: ctx.now(),
+      itemId: newId,
+      request: { model: ctx.clientModel },
+    }
+  );
 }

@@ -35,7 +35,13 @@ const METERED = new Map<string, MeteredCost>([
   ['anthropic', { providerReported: null, estimated: 0.4 }],
 ]);
 
-function reading(accountId: string, providerReported: number, start: number, end: number, currency = 'USD'): GaugeReading {
+function reading(
+  accountId: string,
+  providerReported: number,
+  start: number,
+  end: number,
+  currency = 'USD',
+): GaugeReading {
   return {
     accountId,
     providerId: 'openai',
@@ -43,7 +49,13 @@ function reading(accountId: string, providerReported: number, start: number, end
     source: 'polled',
     confidence: 'high',
     windows: [],
-    spend: { providerReported, estimated: null, currency, periodStart: new Date(start).toISOString(), periodEnd: new Date(end).toISOString() },
+    spend: {
+      providerReported,
+      estimated: null,
+      currency,
+      periodStart: new Date(start).toISOString(),
+      periodEnd: new Date(end).toISOString(),
+    },
     credits: null,
   };
 }
@@ -55,11 +67,19 @@ describe('budgetStatus', () => {
     assert.equal(estimated.remaining, 0.35);
     const reported = budgetStatus(budget({ basis: 'provider_reported' }), MONTH, METERED, []);
     assert.deepEqual(reported.spend, { providerReported: 0.3, estimated: 0.65, counted: 0.3 });
-    assert.deepEqual([reported.periodStart, reported.periodEnd], ['2026-10-31T23:00:00.000Z', '2026-11-30T23:00:00.000Z']);
+    assert.deepEqual(
+      [reported.periodStart, reported.periodEnd],
+      ['2026-10-31T23:00:00.000Z', '2026-11-30T23:00:00.000Z'],
+    );
   });
 
   it('counts only the providers in scope; a spend nobody reported is null and counts as 0', () => {
-    const s = budgetStatus(budget({ basis: 'provider_reported', scope: { providerIds: ['anthropic', 'gone'], accountIds: [] } }), MONTH, METERED, []);
+    const s = budgetStatus(
+      budget({ basis: 'provider_reported', scope: { providerIds: ['anthropic', 'gone'], accountIds: [] } }),
+      MONTH,
+      METERED,
+      [],
+    );
     assert.deepEqual(s.spend, { providerReported: null, estimated: 0.4, counted: 0 });
     assert.deepEqual([s.state, s.remaining, s.crossed], ['ok', 1, []]);
     const none = budgetStatus(budget(), MONTH, new Map(), []);
@@ -90,7 +110,10 @@ describe('budgetStatus', () => {
       reading('acct_c', 7, MONTH.start, MONTH.end, 'EUR'),
       reading('acct_other', 11, MONTH.start, MONTH.end),
     ];
-    const b = budget({ basis: 'provider_reported', scope: { providerIds: ['openrouter'], accountIds: ['acct_a', 'acct_b', 'acct_c'] } });
+    const b = budget({
+      basis: 'provider_reported',
+      scope: { providerIds: ['openrouter'], accountIds: ['acct_a', 'acct_b', 'acct_c'] },
+    });
     const s = budgetStatus(b, MONTH, METERED, readings);
     assert.deepEqual(s.spend, { providerReported: 2.3, estimated: 0.25, counted: 2.3 });
     assert.equal(s.state, 'exceeded');

@@ -17,8 +17,23 @@ import type { ProviderRecord } from '../../../store/provider-repo.ts';
 const NOW = Date.parse('2026-05-01T12:00:00Z');
 const iso = (ms: number) => new Date(ms).toISOString();
 
-const win = (id: string, over: Partial<GaugeWindow>): GaugeWindow => ({ id, kind: 'requests', period: '1m', used: null, limit: null, remaining: null, utilization: null, resetsAt: null, ...over });
-const reading = (accountId: string, providerId: string, windows: GaugeWindow[], collectedAt = NOW - 60_000): GaugeReading => ({
+const win = (id: string, over: Partial<GaugeWindow>): GaugeWindow => ({
+  id,
+  kind: 'requests',
+  period: '1m',
+  used: null,
+  limit: null,
+  remaining: null,
+  utilization: null,
+  resetsAt: null,
+  ...over,
+});
+const reading = (
+  accountId: string,
+  providerId: string,
+  windows: GaugeWindow[],
+  collectedAt = NOW - 60_000,
+): GaugeReading => ({
   accountId,
   providerId,
   collectedAt: iso(collectedAt),
@@ -48,7 +63,14 @@ describe('tightest', () => {
     const undated = reading('a', 'p', [win('w', { limit: 10, remaining: 0 })], NOW - 1000);
     assert.equal(tightest(undated, NOW)?.headroom, 0);
     assert.equal(tightest(undated, NOW - 1000 + UNDATED_MS), null);
-    assert.equal(tightest(reading('a', 'p', [win('w', { limit: 10, remaining: 5, resetsAt: iso(NOW + 1e10) })], NOW - 25 * 3_600_000), NOW), null, 'a reading over a day old');
+    assert.equal(
+      tightest(
+        reading('a', 'p', [win('w', { limit: 10, remaining: 5, resetsAt: iso(NOW + 1e10) })], NOW - 25 * 3_600_000),
+        NOW,
+      ),
+      null,
+      'a reading over a day old',
+    );
   });
 
   test('credits count as remaining/total', () => {
@@ -57,7 +79,10 @@ describe('tightest', () => {
   });
 
   test('status labels', () => {
-    assert.deepEqual([statusOf(null), statusOf(0), statusOf(0.05), statusOf(0.5), statusOf(0, true)], ['unknown', 'exhausted', 'low', 'ok', 'rate_limited']);
+    assert.deepEqual(
+      [statusOf(null), statusOf(0), statusOf(0.05), statusOf(0.5), statusOf(0, true)],
+      ['unknown', 'exhausted', 'low', 'ok', 'rate_limited'],
+    );
   });
 });
 
@@ -105,7 +130,11 @@ const source = (id: string, providerId: string, enabled = true): GaugeSourceReco
 
 function harness(accounts: [GaugeSourceRecord, GaugeReading][], enabled = true) {
   const live = createCapacityTracker();
-  const catalog = buildCatalog([provider('or', 'openrouter'), provider('oa', 'openai')], [model('or'), model('oa')], new Map());
+  const catalog = buildCatalog(
+    [provider('or', 'openrouter'), provider('oa', 'openai')],
+    [model('or'), model('oa')],
+    new Map(),
+  );
   let state = { enabled, accounts };
   const signal = createCapacitySignal({
     live,
@@ -117,7 +146,9 @@ function harness(accounts: [GaugeSourceRecord, GaugeReading][], enabled = true) 
   return { live, signal, set: (next: Partial<typeof state>) => ((state = { ...state, ...next }), signal.invalidate()) };
 }
 
-const limited = (remaining: number, resetsAt = NOW + 3_600_000) => [win('key_limit', { kind: 'spend', limit: 10, remaining, resetsAt: iso(resetsAt) })];
+const limited = (remaining: number, resetsAt = NOW + 3_600_000) => [
+  win('key_limit', { kind: 'spend', limit: 10, remaining, resetsAt: iso(resetsAt) }),
+];
 
 describe('the combined signal', () => {
   test('a polled account speaks for the models of provider records of its kind, and no others', () => {
@@ -134,7 +165,10 @@ describe('the combined signal', () => {
     assert.equal(h.signal.read('or/m', NOW), null);
     h.set({ accounts: [[source('acct_1', 'openrouter', false), reading('acct_1', 'openrouter', limited(0))]] });
     assert.equal(h.signal.read('or/m', NOW), null);
-    h.set({ accounts: [[source('acct_1', 'openrouter'), reading('acct_1', 'openrouter', limited(0))]], enabled: false });
+    h.set({
+      accounts: [[source('acct_1', 'openrouter'), reading('acct_1', 'openrouter', limited(0))]],
+      enabled: false,
+    });
     assert.equal(h.signal.read('or/m', NOW), null);
     assert.deepEqual(h.signal.rows(NOW), []);
   });
@@ -146,27 +180,72 @@ describe('the combined signal', () => {
     ]);
     assert.equal(h.signal.read('or/m', NOW)?.headroom, 0.4);
     assert.equal(h.signal.polled('openrouter', NOW)?.accountId, 'acct_2');
-    h.set({ accounts: [[source('acct_1', 'openrouter'), reading('acct_1', 'openrouter', limited(0))], [source('acct_3', 'openrouter'), reading('acct_3', 'openrouter', [])]] });
+    h.set({
+      accounts: [
+        [source('acct_1', 'openrouter'), reading('acct_1', 'openrouter', limited(0))],
+        [source('acct_3', 'openrouter'), reading('acct_3', 'openrouter', [])],
+      ],
+    });
     assert.equal(h.signal.read('or/m', NOW), null);
   });
 
   test('live headers and a polled reading: the tighter wins', () => {
     const h = harness([[source('acct_1', 'openrouter'), reading('acct_1', 'openrouter', limited(5))]]);
-    h.live.observeHeaders('or/m', { 'x-ratelimit-remaining-requests': '1', 'x-ratelimit-limit-requests': '10', 'x-ratelimit-reset-requests': '30s' }, NOW);
+    h.live.observeHeaders(
+      'or/m',
+      {
+        'x-ratelimit-remaining-requests': '1',
+        'x-ratelimit-limit-requests': '10',
+        'x-ratelimit-reset-requests': '30s',
+      },
+      NOW,
+    );
     assert.equal(h.signal.read('or/m', NOW)?.source, 'headers');
     assert.equal(h.signal.read('or/m', NOW)?.headroom, 0.1);
-    h.live.observeHeaders('or/m', { 'x-ratelimit-remaining-requests': '9', 'x-ratelimit-limit-requests': '10', 'x-ratelimit-reset-requests': '30s' }, NOW);
+    h.live.observeHeaders(
+      'or/m',
+      {
+        'x-ratelimit-remaining-requests': '9',
+        'x-ratelimit-limit-requests': '10',
+        'x-ratelimit-reset-requests': '30s',
+      },
+      NOW,
+    );
     assert.equal(h.signal.read('or/m', NOW)?.source, 'gauge');
     assert.equal(h.signal.read('or/m', NOW)?.headroom, 0.5);
   });
 
   test('rows: one per active account, then one per live model, with the recent rate-limited share', () => {
     const h = harness([[source('acct_1', 'openrouter'), reading('acct_1', 'openrouter', limited(0))]]);
-    h.live.observeHeaders('or/m', { 'x-ratelimit-remaining-requests': '3', 'x-ratelimit-limit-requests': '4', 'x-ratelimit-reset-requests': '30s' }, NOW - 2000);
+    h.live.observeHeaders(
+      'or/m',
+      { 'x-ratelimit-remaining-requests': '3', 'x-ratelimit-limit-requests': '4', 'x-ratelimit-reset-requests': '30s' },
+      NOW - 2000,
+    );
     h.live.observeRateLimited('or/m', 5, NOW - 1000);
     assert.deepEqual(h.signal.rows(NOW), [
-      { providerId: 'openrouter', accountId: 'acct_1', model: null, headroom: 0, resetsAt: iso(NOW + 3_600_000), status: 'exhausted', recentRateLimitedShare: 0.5, source: 'polled', observedAt: iso(NOW - 60_000) },
-      { providerId: 'openrouter', accountId: 'live-headers.or', model: 'or/m', headroom: 0, resetsAt: iso(NOW + 4000), status: 'rate_limited', recentRateLimitedShare: 0.5, source: 'live_headers', observedAt: iso(NOW - 1000) },
+      {
+        providerId: 'openrouter',
+        accountId: 'acct_1',
+        model: null,
+        headroom: 0,
+        resetsAt: iso(NOW + 3_600_000),
+        status: 'exhausted',
+        recentRateLimitedShare: 0.5,
+        source: 'polled',
+        observedAt: iso(NOW - 60_000),
+      },
+      {
+        providerId: 'openrouter',
+        accountId: 'live-headers.or',
+        model: 'or/m',
+        headroom: 0,
+        resetsAt: iso(NOW + 4000),
+        status: 'rate_limited',
+        recentRateLimitedShare: 0.5,
+        source: 'live_headers',
+        observedAt: iso(NOW - 1000),
+      },
     ]);
     // Fifteen minutes on, the traffic is no longer recent and the 429 has reset: nothing live is left to list.
     assert.equal(h.signal.rows(NOW + 16 * 60_000).length, 1);

@@ -12,10 +12,16 @@ import { startOAuthDeviceFake, type OAuthDeviceFake } from '../../fakes/gauge/oa
 
 const GITHUB = new URL('https://github.com');
 // GitHub's documented example answer (docs.github.com, device flow, step 1).
-const ISSUED = { device_code: '3584d83530557fdd1f46af8289938c8ef79f9dc5', user_code: 'WDJB-MJHT', verification_uri: 'https://github.com/login/device', expires_in: 900, interval: 5 };
+const ISSUED = {
+  device_code: '3584d83530557fdd1f46af8289938c8ef79f9dc5',
+  user_code: 'WDJB-MJHT',
+  verification_uri: 'https://github.com/login/device',
+  expires_in: 900,
+  interval: 5,
+};
 
 describe('parseDeviceCodes', () => {
-  test('takes GitHub\'s answer; interval defaults to 5 s (RFC 8628 section 3.2)', () => {
+  test("takes GitHub's answer; interval defaults to 5 s (RFC 8628 section 3.2)", () => {
     assert.deepEqual(parseDeviceCodes(ISSUED, GITHUB), {
       deviceCode: ISSUED.device_code,
       userCode: 'WDJB-MJHT',
@@ -25,7 +31,13 @@ describe('parseDeviceCodes', () => {
       interval: 5,
     });
     assert.equal(parseDeviceCodes({ ...ISSUED, interval: undefined }, GITHUB)?.interval, 5);
-    assert.equal(parseDeviceCodes({ ...ISSUED, verification_uri_complete: 'https://github.com/login/device?user_code=WDJB-MJHT' }, GITHUB)?.verificationUriComplete, 'https://github.com/login/device?user_code=WDJB-MJHT');
+    assert.equal(
+      parseDeviceCodes(
+        { ...ISSUED, verification_uri_complete: 'https://github.com/login/device?user_code=WDJB-MJHT' },
+        GITHUB,
+      )?.verificationUriComplete,
+      'https://github.com/login/device?user_code=WDJB-MJHT',
+    );
   });
 
   test('refuses any field out of shape or range', () => {
@@ -51,29 +63,43 @@ describe('parseDeviceCodes', () => {
     }
   });
 
-  test('http only on the configured server\'s own origin', () => {
+  test("http only on the configured server's own origin", () => {
     const fake = new URL('http://127.0.0.1:4000');
-    assert.equal(checkVerificationUri('http://127.0.0.1:4000/login/device', fake), 'http://127.0.0.1:4000/login/device');
+    assert.equal(
+      checkVerificationUri('http://127.0.0.1:4000/login/device', fake),
+      'http://127.0.0.1:4000/login/device',
+    );
     assert.equal(checkVerificationUri('http://127.0.0.1:4001/login/device', fake), null);
     assert.equal(checkVerificationUri('https://example.com/device', fake), 'https://example.com/device');
   });
 });
 
 describe('readPollAnswer', () => {
-  const error = (code: unknown, extra: Record<string, unknown> = {}) => ({ error: code, error_description: 'text from the server', ...extra });
-  test('the flow\'s errors, whether GitHub\'s HTTP 200 or RFC 8628\'s 400', () => {
+  const error = (code: unknown, extra: Record<string, unknown> = {}) => ({
+    error: code,
+    error_description: 'text from the server',
+    ...extra,
+  });
+  test("the flow's errors, whether GitHub's HTTP 200 or RFC 8628's 400", () => {
     for (const status of [200, 400]) {
       assert.deepEqual(readPollAnswer(status, error('authorization_pending')), { kind: 'pending' });
-      assert.deepEqual(readPollAnswer(status, error('slow_down', { interval: 10 })), { kind: 'slow_down', interval: 10 });
+      assert.deepEqual(readPollAnswer(status, error('slow_down', { interval: 10 })), {
+        kind: 'slow_down',
+        interval: 10,
+      });
       assert.deepEqual(readPollAnswer(status, error('access_denied')), { kind: 'denied' });
       assert.deepEqual(readPollAnswer(status, error('expired_token')), { kind: 'expired' });
       assert.deepEqual(readPollAnswer(status, error('token_expired')), { kind: 'expired' });
-      assert.deepEqual(readPollAnswer(status, error('incorrect_device_code')), { kind: 'refused', error: 'incorrect_device_code' });
+      assert.deepEqual(readPollAnswer(status, error('incorrect_device_code')), {
+        kind: 'refused',
+        error: 'incorrect_device_code',
+      });
     }
   });
 
   test('a slow_down interval out of range is ignored (the +5 still applies); odd error codes are not repeated', () => {
-    for (const interval of [undefined, 0, 'ten', 301, 2.5]) assert.deepEqual(readPollAnswer(200, error('slow_down', { interval })), { kind: 'slow_down', interval: null });
+    for (const interval of [undefined, 0, 'ten', 301, 2.5])
+      assert.deepEqual(readPollAnswer(200, error('slow_down', { interval })), { kind: 'slow_down', interval: null });
     assert.deepEqual(readPollAnswer(200, error('<b>x</b>')), { kind: 'refused', error: null });
     assert.deepEqual(readPollAnswer(400, error(7)), { kind: 'refused', error: null });
   });
@@ -83,9 +109,21 @@ describe('readPollAnswer', () => {
     assert.deepEqual(readPollAnswer(429, error('slow_down')), { kind: 'transient' });
     assert.deepEqual(readPollAnswer(401, null), { kind: 'refused', error: null });
     assert.deepEqual(readPollAnswer(200, null), { kind: 'malformed' });
-    assert.deepEqual(readPollAnswer(200, { access_token: 'gho_abc', token_type: 'bearer', scope: 'read:user' }), { kind: 'token', accessToken: 'gho_abc' });
-    assert.deepEqual(readPollAnswer(200, { access_token: 'gho_abc', token_type: 'Bearer' }), { kind: 'token', accessToken: 'gho_abc' });
-    for (const bad of [{ access_token: 'gho abc' }, { access_token: '' }, { access_token: 5 }, { access_token: 'gho_abc', token_type: 'mac' }, {}]) {
+    assert.deepEqual(readPollAnswer(200, { access_token: 'gho_abc', token_type: 'bearer', scope: 'read:user' }), {
+      kind: 'token',
+      accessToken: 'gho_abc',
+    });
+    assert.deepEqual(readPollAnswer(200, { access_token: 'gho_abc', token_type: 'Bearer' }), {
+      kind: 'token',
+      accessToken: 'gho_abc',
+    });
+    for (const bad of [
+      { access_token: 'gho abc' },
+      { access_token: '' },
+      { access_token: 5 },
+      { access_token: 'gho_abc', token_type: 'mac' },
+      {},
+    ]) {
       assert.deepEqual(readPollAnswer(200, bad), { kind: 'malformed' }, JSON.stringify(bad));
     }
     assert.deepEqual(readPollAnswer(201, { access_token: 'gho_abc' }), { kind: 'refused', error: null });
@@ -93,21 +131,37 @@ describe('readPollAnswer', () => {
 });
 
 describe('the client setting', () => {
-  test('an object replaces a provider\'s client, null removes it, a base URL is normalized or refused', () => {
+  test("an object replaces a provider's client, null removes it, a base URL is normalized or refused", () => {
     const one = mergeOAuthClients({}, { 'github-copilot': { clientId: 'Iv1.a', baseUrl: 'https://ghe.example.com/' } });
     assert.deepEqual(one, { 'github-copilot': { clientId: 'Iv1.a', baseUrl: 'https://ghe.example.com' } });
-    assert.deepEqual(mergeOAuthClients(one, { 'github-copilot': { clientId: 'Iv1.b' } }), { 'github-copilot': { clientId: 'Iv1.b', baseUrl: null } });
+    assert.deepEqual(mergeOAuthClients(one, { 'github-copilot': { clientId: 'Iv1.b' } }), {
+      'github-copilot': { clientId: 'Iv1.b', baseUrl: null },
+    });
     assert.deepEqual(mergeOAuthClients(one, { 'github-copilot': null }), {});
     assert.deepEqual(mergeOAuthClients(one, {}), one);
-    assert.throws(() => mergeOAuthClients({}, { 'github-copilot': { clientId: 'x', baseUrl: 'https://ghe.example.com/?a=1' } }), (err: ServiceError) => err.param === 'gauge.oauthClients.github-copilot.baseUrl');
+    assert.throws(
+      () => mergeOAuthClients({}, { 'github-copilot': { clientId: 'x', baseUrl: 'https://ghe.example.com/?a=1' } }),
+      (err: ServiceError) => err.param === 'gauge.oauthClients.github-copilot.baseUrl',
+    );
   });
 
   test('no client is 400 naming the setting; loopback-only mode refuses the public server', () => {
-    assert.throws(() => resolveClient({}, 'github-copilot', 'any'), (err: ServiceError) => err.code === 'INVALID_REQUEST' && /gauge\.oauthClients\.github-copilot\.clientId/.test(err.message));
+    assert.throws(
+      () => resolveClient({}, 'github-copilot', 'any'),
+      (err: ServiceError) =>
+        err.code === 'INVALID_REQUEST' && /gauge\.oauthClients\.github-copilot\.clientId/.test(err.message),
+    );
     const clients = { 'github-copilot': { clientId: 'Iv1.a', baseUrl: null } };
     assert.equal(resolveClient(clients, 'github-copilot', 'any').base.href, 'https://github.com/');
     assert.throws(() => resolveClient(clients, 'github-copilot', 'loopback'), /loopback/);
-    assert.equal(resolveClient({ 'github-copilot': { clientId: 'Iv1.a', baseUrl: 'http://127.0.0.1:9' } }, 'github-copilot', 'loopback').clientId, 'Iv1.a');
+    assert.equal(
+      resolveClient(
+        { 'github-copilot': { clientId: 'Iv1.a', baseUrl: 'http://127.0.0.1:9' } },
+        'github-copilot',
+        'loopback',
+      ).clientId,
+      'Iv1.a',
+    );
   });
 });
 
@@ -137,7 +191,10 @@ describe('the session loop', () => {
   before(async () => {
     fake = await startOAuthDeviceFake({ clientId: 'Iv1.unit' });
     fake.setIssue({ interval: 1 });
-    const settings = { enabled: true, oauthClients: { 'github-copilot': { clientId: 'Iv1.unit', baseUrl: fake.origin } } };
+    const settings = {
+      enabled: true,
+      oauthClients: { 'github-copilot': { clientId: 'Iv1.unit', baseUrl: fake.origin } },
+    };
     sessions = createAuthSessions({ service, settings: () => settings, log, allowedHosts: 'loopback', secondMs: 5 });
   });
   after(() => fake.close());

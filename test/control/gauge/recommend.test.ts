@@ -10,7 +10,12 @@ const H = 3_600_000;
 const NOW = Date.parse('2026-05-01T12:00:00Z');
 const iso = (ms: number) => new Date(ms).toISOString();
 
-function snap(hoursAgo: number, remaining: number, resetsAt: number | null = NOW + 48 * H, confidence: GaugeReading['confidence'] = 'high'): GaugeReading {
+function snap(
+  hoursAgo: number,
+  remaining: number,
+  resetsAt: number | null = NOW + 48 * H,
+  confidence: GaugeReading['confidence'] = 'high',
+): GaugeReading {
   return {
     accountId: 'acct_1',
     providerId: 'openrouter',
@@ -18,8 +23,26 @@ function snap(hoursAgo: number, remaining: number, resetsAt: number | null = NOW
     source: 'polled',
     confidence,
     windows: [
-      { id: 'key_limit', kind: 'spend', period: 'month', used: 100 - remaining, limit: 100, remaining, utilization: null, resetsAt: resetsAt === null ? null : iso(resetsAt) },
-      { id: 'spend.day', kind: 'spend', period: '1d', used: 3, limit: null, remaining: null, utilization: null, resetsAt: null },
+      {
+        id: 'key_limit',
+        kind: 'spend',
+        period: 'month',
+        used: 100 - remaining,
+        limit: 100,
+        remaining,
+        utilization: null,
+        resetsAt: resetsAt === null ? null : iso(resetsAt),
+      },
+      {
+        id: 'spend.day',
+        kind: 'spend',
+        period: '1d',
+        used: 3,
+        limit: null,
+        remaining: null,
+        utilization: null,
+        resetsAt: null,
+      },
     ],
     spend: null,
     credits: null,
@@ -83,6 +106,9 @@ test('candidates: most headroom first, unknown last; model names compare after t
     { accountId: 'a', providerId: 'openai', headroom: 0.2, resetsAt: null, status: 'ok' },
     { accountId: 'c', providerId: 'openrouter', headroom: 0.9, resetsAt: null, status: 'ok' },
   ]);
-  assert.deepEqual(ranked.map((c) => c.accountId), ['c', 'a', 'b']);
+  assert.deepEqual(
+    ranked.map((c) => c.accountId),
+    ['c', 'a', 'b'],
+  );
   assert.deepEqual(['openai/gpt-4o', 'pa/gpt-4o', 'gpt-4o'].map(modelBase), ['gpt-4o', 'gpt-4o', 'gpt-4o']);
 });

@@ -50,7 +50,10 @@ test('metrics without labels always show their one sample; values print as the f
   const text = registry.render();
   assert.ok(text.includes('\nt_gauge 0\n'), text);
   assert.equal(parseExposition(text).get('t_labelled_total')!.samples.length, 0);
-  assert.deepEqual([formatValue(Infinity), formatValue(-Infinity), formatValue(NaN), formatValue(0.25)], ['+Inf', '-Inf', 'NaN', '0.25']);
+  assert.deepEqual(
+    [formatValue(Infinity), formatValue(-Infinity), formatValue(NaN), formatValue(0.25)],
+    ['+Inf', '-Inf', 'NaN', '0.25'],
+  );
 });
 
 test('refuses names the format cannot carry and a histogram label called le', () => {
@@ -64,9 +67,20 @@ test('refuses names the format cannot carry and a histogram label called le', ()
 });
 
 test('the strict parser refuses what a scraper would', () => {
-  for (const bad of ['x 1', 'x{a="1} 1\n', 'x{a="\\t"} 1\n', 'x one\n', '# TYPE x countr\n', 'x 1\n# TYPE x counter\n', 'x{1a="b"} 1\n']) {
+  for (const bad of [
+    'x 1',
+    'x{a="1} 1\n',
+    'x{a="\\t"} 1\n',
+    'x one\n',
+    '# TYPE x countr\n',
+    'x 1\n# TYPE x counter\n',
+    'x{1a="b"} 1\n',
+  ]) {
     assert.throws(() => parseExposition(bad), Error, JSON.stringify(bad));
   }
-  assert.throws(() => parseExposition('# TYPE h histogram\nh_bucket{le="1"} 2\nh_bucket{le="+Inf"} 1\nh_count 1\nh_sum 0\n'), /out of order/);
+  assert.throws(
+    () => parseExposition('# TYPE h histogram\nh_bucket{le="1"} 2\nh_bucket{le="+Inf"} 1\nh_count 1\nh_sum 0\n'),
+    /out of order/,
+  );
   assert.throws(() => parseExposition('# TYPE h histogram\nh_bucket{le="1"} 1\nh_count 1\nh_sum 0\n'), /\+Inf/);
 });

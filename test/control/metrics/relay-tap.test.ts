@@ -57,7 +57,10 @@ test('times each call per provider, counts its errors by code and its pool in fl
   sinks[3]!.error(new ServiceError('UPSTREAM_RATE_LIMITED', 'slow down'), null);
   // A message after the last (never sent by a pool, but cheap to survive) does not count twice.
   sinks[3]!.aborted(null);
-  assert.deepEqual(calls.map((c) => c.heard), [['whole 200'], ['head 200', 'data 2', 'ack 5', 'end'], ['aborted'], ['error UPSTREAM_RATE_LIMITED', 'aborted']]);
+  assert.deepEqual(
+    calls.map((c) => c.heard),
+    [['whole 200'], ['head 200', 'data 2', 'ack 5', 'end'], ['aborted'], ['error UPSTREAM_RATE_LIMITED', 'aborted']],
+  );
 
   f = parseExposition(registry.render());
   assert.equal(valueOf(f, 'switchyard_relay_inflight_calls', { pool: 'relay' }), 0);
@@ -66,5 +69,8 @@ test('times each call per provider, counts its errors by code and its pool in fl
   assert.equal(valueOf(f, 'switchyard_upstream_duration_seconds_count', { provider: 'openai' }), 3);
   assert.equal(valueOf(f, 'switchyard_upstream_duration_seconds_count', { provider: 'local' }), 1);
   assert.equal(valueOf(f, 'switchyard_upstream_ttfb_seconds_count', { provider: 'local' }), 0);
-  assert.equal(valueOf(f, 'switchyard_upstream_errors_total', { provider: 'openai', code: 'UPSTREAM_RATE_LIMITED' }), 1);
+  assert.equal(
+    valueOf(f, 'switchyard_upstream_errors_total', { provider: 'openai', code: 'UPSTREAM_RATE_LIMITED' }),
+    1,
+  );
 });

@@ -32,7 +32,10 @@ test('answers count by family, method and status class; an unknown method is `ot
   assert.equal(req({ family: 'styleA.chat_completions', method: 'POST', status_class: '4xx' }), 1);
   assert.equal(req({ family: 'unmatched', method: 'other', status_class: '4xx' }), 1);
   assert.equal(req({ family: 'unmatched', method: 'GET', status_class: '5xx' }), 1);
-  assert.equal(valueOf(f, 'switchyard_http_errors_total', { family: 'styleA.chat_completions', code: 'UPSTREAM_RATE_LIMITED' }), 1);
+  assert.equal(
+    valueOf(f, 'switchyard_http_errors_total', { family: 'styleA.chat_completions', code: 'UPSTREAM_RATE_LIMITED' }),
+    1,
+  );
   assert.equal(valueOf(f, 'switchyard_http_errors_total', { family: 'unmatched', code: 'NOT_FOUND' }), 1);
   const chat = { family: 'styleA.chat_completions' };
   assert.equal(valueOf(f, 'switchyard_http_request_duration_seconds_count', chat), 3);
@@ -56,7 +59,15 @@ const event = (providerId: string, outcome: UsageEvent['outcome'], usage: UsageE
 test('usage events add calls by outcome and tokens by kind, per provider; missing counts add nothing', () => {
   const registry = createRegistry();
   const { usage } = createTrafficMetrics(registry);
-  const u = { inputTokens: 31, outputTokens: 17, cachedInputTokens: 8, reasoningTokens: 5, totalTokens: 48, costUsd: null, toolCalls: {} };
+  const u = {
+    inputTokens: 31,
+    outputTokens: 17,
+    cachedInputTokens: 8,
+    reasoningTokens: 5,
+    totalTokens: 48,
+    costUsd: null,
+    toolCalls: {},
+  };
   usage(event('openai', 'ok', u));
   usage(event('openai', 'ok', { ...u, reasoningTokens: null }));
   usage(event('openai', 'failed', null));

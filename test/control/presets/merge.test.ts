@@ -17,8 +17,20 @@ const preset = (over: Partial<PresetView> = {}): PresetView => ({
 });
 
 test('chat: only chat parameter names are applied, request values win, system is prepended once', () => {
-  const out = mergePreset('chat.completions', preset(), { model: 'x', temperature: 1, messages: [{ role: 'user', content: 'u' }] });
-  assert.deepEqual(out, { temperature: 1, max_tokens: 9, model: 'x', messages: [{ role: 'system', content: 'SYS' }, { role: 'user', content: 'u' }] });
+  const out = mergePreset('chat.completions', preset(), {
+    model: 'x',
+    temperature: 1,
+    messages: [{ role: 'user', content: 'u' }],
+  });
+  assert.deepEqual(out, {
+    temperature: 1,
+    max_tokens: 9,
+    model: 'x',
+    messages: [
+      { role: 'system', content: 'SYS' },
+      { role: 'user', content: 'u' },
+    ],
+  });
 });
 
 test('chat: an existing system message is left alone', () => {
@@ -27,7 +39,13 @@ test('chat: an existing system message is left alone', () => {
 });
 
 test('styleB: top_k applies, system fills only when absent', () => {
-  assert.deepEqual(mergePreset('messages', preset(), { messages: [] }), { temperature: 0.1, max_tokens: 9, top_k: 4, messages: [], system: 'SYS' });
+  assert.deepEqual(mergePreset('messages', preset(), { messages: [] }), {
+    temperature: 0.1,
+    max_tokens: 9,
+    top_k: 4,
+    messages: [],
+    system: 'SYS',
+  });
   assert.equal(mergePreset('messages', preset(), { system: 'own' }).system, 'own');
 });
 
@@ -47,7 +65,8 @@ test('regression W2.6: a body nested 5,000 levels merges into the text JSON.stri
   const merged = mergePreset('chat.completions', preset(), { model: 'x', messages: [{ role: 'user', content: deep }] });
   assert.throws(() => JSON.stringify(merged), RangeError, 'the body is deep enough to overflow JSON.stringify');
   const text = jsonText(merged);
-  const head = '{"temperature":0.1,"max_tokens":9,"model":"x","messages":[{"role":"system","content":"SYS"},{"role":"user","content":';
+  const head =
+    '{"temperature":0.1,"max_tokens":9,"model":"x","messages":[{"role":"system","content":"SYS"},{"role":"user","content":';
   assert.ok(text.startsWith(head), text.slice(0, 200));
   assert.equal(text, head + '{"k":['.repeat(2500) + '0' + ']}'.repeat(2500) + '}]}');
 });

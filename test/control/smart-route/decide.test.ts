@@ -32,7 +32,17 @@ const model = (providerId: string, price: number | null): ModelRecord => ({
   aliases: [],
   hidden: false,
   contextWindow: null,
-  pricing: price === null ? null : { inputPerMTok: price, outputPerMTok: price, cachedInputPerMTok: null, cacheWritePerMTok: null, cacheWrite1hPerMTok: null, currency: 'USD' },
+  pricing:
+    price === null
+      ? null
+      : {
+          inputPerMTok: price,
+          outputPerMTok: price,
+          cachedInputPerMTok: null,
+          cacheWritePerMTok: null,
+          cacheWrite1hPerMTok: null,
+          currency: 'USD',
+        },
   acceleration: null,
   createdAt: 0,
   updatedAt: 0,
@@ -55,12 +65,28 @@ const pack = (strategy: Strategy, maxAttempts = 4): RoutePackView => ({
   updatedAt: '',
 });
 const signals = () => ({ capacity: createCapacityTracker(), latency: createLatencyTracker() });
-const order = (strategy: Strategy, s = signals(), maxAttempts = 4) => decide(pack(strategy, maxAttempts), 'styleA.chat_completions', catalog, s).attempts.map((x) => x.routeId);
+const order = (strategy: Strategy, s = signals(), maxAttempts = 4) =>
+  decide(pack(strategy, maxAttempts), 'styleA.chat_completions', catalog, s).attempts.map((x) => x.routeId);
 
 test('ordered keeps pack order, skips a route without a credential, ends with the fallback', () => {
   const d = decide(pack('ordered'), 'styleA.chat_completions', catalog, signals());
-  assert.deepEqual(d.attempts.map((x) => x.routeId), ['a', 'b', 'c', FALLBACK_ROUTE_ID]);
-  assert.deepEqual(d.candidates.find((c) => c.routeId === 'nokey'), { routeId: 'nokey', model: 'nokey/m', modelId: 'nokey/m', providerId: 'nokey', weight: 1, eligible: false, attempt: null, reason: 'provider has no credential' });
+  assert.deepEqual(
+    d.attempts.map((x) => x.routeId),
+    ['a', 'b', 'c', FALLBACK_ROUTE_ID],
+  );
+  assert.deepEqual(
+    d.candidates.find((c) => c.routeId === 'nokey'),
+    {
+      routeId: 'nokey',
+      model: 'nokey/m',
+      modelId: 'nokey/m',
+      providerId: 'nokey',
+      weight: 1,
+      eligible: false,
+      attempt: null,
+      reason: 'provider has no credential',
+    },
+  );
 });
 
 test('cost ranks the cheapest first and unpriced routes last; maxAttempts cuts the list', () => {
@@ -78,6 +104,10 @@ test('latency ranks measured routes by their estimate, unmeasured after', () => 
 test('capacity puts an exhausted route last', () => {
   const s = signals();
   s.capacity.observeHeaders('a/m', { 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': '60s' });
-  s.capacity.observeHeaders('b/m', { 'x-ratelimit-remaining-requests': '10', 'x-ratelimit-limit-requests': '100', 'x-ratelimit-reset-requests': '60s' });
+  s.capacity.observeHeaders('b/m', {
+    'x-ratelimit-remaining-requests': '10',
+    'x-ratelimit-limit-requests': '100',
+    'x-ratelimit-reset-requests': '60s',
+  });
   assert.deepEqual(order('capacity', s), ['c', 'b', 'a', FALLBACK_ROUTE_ID]);
 });

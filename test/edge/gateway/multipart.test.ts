@@ -38,7 +38,10 @@ async function run(fail: { replay?: boolean; dispose?: boolean }) {
   const body = (async function* () {
     yield new TextEncoder().encode('model=m');
   })();
-  const ctx = { req: { headers: { 'content-type': 'multipart/form-data; boundary=x' } }, bodyStream: body } as unknown as RouteContext<unknown>;
+  const ctx = {
+    req: { headers: { 'content-type': 'multipart/form-data; boundary=x' } },
+    bodyStream: body,
+  } as unknown as RouteContext<unknown>;
   const deps: MultipartDeps = {
     spillDir: '/nonexistent',
     resolve: () => ({ model: { upstreamModelId: 'up' } }) as unknown as ResolvedModel,

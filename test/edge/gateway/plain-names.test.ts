@@ -29,13 +29,24 @@ const provider = (id: string, kind: ProviderRecord['kind'], over: Partial<Provid
 const listing = (family: EndpointFamily, ...ids: string[]): ModelListCache => ({
   fetchedAt: 1,
   error: null,
-  models: ids.map((upstreamModelId) => ({ upstreamModelId, displayName: null, created: 5, contextWindow: null, families: [family] })),
+  models: ids.map((upstreamModelId) => ({
+    upstreamModelId,
+    displayName: null,
+    created: 5,
+    contextWindow: null,
+    families: [family],
+  })),
 });
 const CHAT: EndpointFamily = 'styleA.chat_completions';
 
 const catalog = () =>
   buildCatalog(
-    [provider('anthropic', 'anthropic'), provider('openai', 'openai'), provider('proxy', 'openai_compatible'), provider('off', 'openai', { enabled: false })],
+    [
+      provider('anthropic', 'anthropic'),
+      provider('openai', 'openai'),
+      provider('proxy', 'openai_compatible'),
+      provider('off', 'openai', { enabled: false }),
+    ],
     [],
     new Map([
       ['anthropic', listing('styleB.messages', 'claude-sonnet-4-5')],
@@ -49,10 +60,16 @@ describe('plain model names', () => {
   it('resolve to the one provider that has them, through the op check as any name', () => {
     const unresolved = plainNames(() => []);
     const c = catalog();
-    assert.equal(resolveModel(c, 'messages', 'claude-sonnet-4-5', { unresolved }).model.id, 'anthropic/claude-sonnet-4-5');
+    assert.equal(
+      resolveModel(c, 'messages', 'claude-sonnet-4-5', { unresolved }).model.id,
+      'anthropic/claude-sonnet-4-5',
+    );
     assert.equal(resolveModel(c, 'chat.completions', 'gpt-5-mini', { unresolved }).model.id, 'proxy/gpt-5-mini');
     // A disabled provider's model is not a candidate.
-    assert.throws(() => resolveModel(c, 'chat.completions', 'only-off', { unresolved }), (e: unknown) => e instanceof ServiceError && e.code === 'MODEL_NOT_FOUND');
+    assert.throws(
+      () => resolveModel(c, 'chat.completions', 'only-off', { unresolved }),
+      (e: unknown) => e instanceof ServiceError && e.code === 'MODEL_NOT_FOUND',
+    );
   });
 
   it('a name two providers have is 404 naming both, until routing.providerOrder picks', () => {
@@ -61,7 +78,11 @@ describe('plain model names', () => {
     const c = catalog();
     assert.throws(
       () => resolveModel(c, 'chat.completions', 'shared', { unresolved }),
-      (e: unknown) => e instanceof ServiceError && e.code === 'MODEL_NOT_FOUND' && e.param === 'model' && /openai\/shared, proxy\/shared/.test(e.message),
+      (e: unknown) =>
+        e instanceof ServiceError &&
+        e.code === 'MODEL_NOT_FOUND' &&
+        e.param === 'model' &&
+        /openai\/shared, proxy\/shared/.test(e.message),
     );
     order = ['proxy', 'openai'];
     assert.equal(resolveModel(c, 'chat.completions', 'shared', { unresolved }).model.id, 'proxy/shared');
@@ -80,7 +101,13 @@ describe('plain model names', () => {
   it('firstOf asks each second chance in turn', () => {
     const c = catalog();
     const never = () => null;
-    assert.equal(firstOf(never, plainNames(() => []))(c, 'gpt-5')?.model.id, 'openai/gpt-5');
+    assert.equal(
+      firstOf(
+        never,
+        plainNames(() => []),
+      )(c, 'gpt-5')?.model.id,
+      'openai/gpt-5',
+    );
     assert.equal(firstOf(never, never)(c, 'gpt-5'), null);
   });
 });

@@ -15,7 +15,10 @@ const boom = (what: string) => () => {
   throw new Error(`${what} failed with sk-proj-abcdefghijklmnopqrstuv`);
 };
 
-function relay(hooks: Omit<RelayHooks, 'onAbort' | 'onHookError'>, options: { abortThrows?: boolean; reportThrows?: boolean } = {}) {
+function relay(
+  hooks: Omit<RelayHooks, 'onAbort' | 'onHookError'>,
+  options: { abortThrows?: boolean; reportThrows?: boolean } = {},
+) {
   let sink: RelaySink | null = null;
   let onAbort: (() => void) | null = null;
   const failures: [RelayHookName, string][] = [];
@@ -50,7 +53,10 @@ describe('relay hooks that throw', () => {
     sink().end(END, ['data: [DONE]\n\n']);
     assert.equal((await call.result).raw, 'data: [DONE]\n\n');
     assert.equal((await call.done).outcome, 'ok');
-    assert.deepEqual(failures.map(([hook]) => hook), ['onResponseId']);
+    assert.deepEqual(
+      failures.map(([hook]) => hook),
+      ['onResponseId'],
+    );
   });
 
   it('onHead on a whole answer: reported, and the answer is the upstream’s', async () => {

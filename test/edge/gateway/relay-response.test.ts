@@ -14,14 +14,26 @@ const END = { usage: null, responseId: null };
 const SSE = { 'content-type': 'text/event-stream' };
 
 /** `lastMessageFollows`: what the pool's abort answers (a relay worker still sends its last message). */
-function relay(lastMessageFollows = true): { sink: () => RelaySink; call: ReturnType<typeof startRelay>; aborts: () => number; credits: number[]; clientLeaves: () => void } {
+function relay(lastMessageFollows = true): {
+  sink: () => RelaySink;
+  call: ReturnType<typeof startRelay>;
+  aborts: () => number;
+  credits: number[];
+  clientLeaves: () => void;
+} {
   let sink: RelaySink | null = null;
   let aborts = 0;
   const credits: number[] = [];
   const pool: RelayPool = {
     start(_req, s) {
       sink = s;
-      return { body() {}, pause() {}, resume() {}, credit: (bytes) => credits.push(bytes), abort: () => (aborts++, lastMessageFollows) };
+      return {
+        body() {},
+        pause() {},
+        resume() {},
+        credit: (bytes) => credits.push(bytes),
+        abort: () => (aborts++, lastMessageFollows),
+      };
     },
     close: async () => {},
   };
@@ -46,7 +58,15 @@ function drive(result: RouteResult): { head: number; writes: string[]; ended: st
   return seen;
 }
 
-const USAGE = { inputTokens: 12, outputTokens: null, cachedInputTokens: null, reasoningTokens: null, totalTokens: null, costUsd: null, toolCalls: {} };
+const USAGE = {
+  inputTokens: 12,
+  outputTokens: null,
+  cachedInputTokens: null,
+  reasoningTokens: null,
+  totalTokens: null,
+  costUsd: null,
+  toolCalls: {},
+};
 
 describe('startRelay', () => {
   it('answers a stream that arrived whole in one batch at once, its bytes joined, latin1 chunks intact', async () => {
@@ -143,7 +163,7 @@ describe('startRelay', () => {
 });
 
 describe('startRelay when the client leaves', () => {
-  it('mid-stream: writes nothing more and ends with the usage of the worker\'s last message', async () => {
+  it("mid-stream: writes nothing more and ends with the usage of the worker's last message", async () => {
     const { sink, call, aborts } = relay();
     sink().head(200, SSE);
     sink().data(['data: 1\n\n']);
@@ -155,14 +175,14 @@ describe('startRelay when the client leaves', () => {
     void call.done.then(() => (settled = true));
     sink().data(['data: 2\n\n']);
     await new Promise((resolve) => setImmediate(resolve));
-    assert.equal(settled, false, 'the call waits for the worker\'s last message');
+    assert.equal(settled, false, "the call waits for the worker's last message");
     sink().aborted(USAGE);
     assert.deepEqual(await call.done, { outcome: 'aborted', usage: USAGE, responseId: null });
     assert.deepEqual(seen.writes, ['data: 1\n\n']);
     assert.equal(seen.ended, null);
   });
 
-  it('after the stream\'s closing event was written: the call is served, with the usage of the worker\'s last message', async () => {
+  it("after the stream's closing event was written: the call is served, with the usage of the worker's last message", async () => {
     const { sink, call } = relay();
     sink().head(200, SSE);
     sink().data(['data: 1\n\n']);

@@ -19,8 +19,19 @@ const checkThing = compile(Type.Object({ name: Type.String({ minLength: 1 }) }, 
 
 const routes = [
   route({ method: 'GET', path: '/health', scope: 'public', handle: () => ({ body: { status: 'ok' } }) }),
-  route({ method: 'GET', path: '/v1/things/:id', scope: 'inference', handle: ({ params, principal }) => ({ body: { id: params['id'], tokenId: principal?.tokenId } }) }),
-  route({ method: 'POST', path: '/v1/things', scope: 'inference', body: checkThing, handle: ({ body }) => ({ status: 201, body: { created: body.name } }) }),
+  route({
+    method: 'GET',
+    path: '/v1/things/:id',
+    scope: 'inference',
+    handle: ({ params, principal }) => ({ body: { id: params['id'], tokenId: principal?.tokenId } }),
+  }),
+  route({
+    method: 'POST',
+    path: '/v1/things',
+    scope: 'inference',
+    body: checkThing,
+    handle: ({ body }) => ({ status: 201, body: { created: body.name } }),
+  }),
   route({ method: 'GET', path: '/v1/admin', scope: 'manage', handle: () => ({ body: { secret: 'admin-only' } }) }),
   route({
     method: 'GET',
@@ -42,7 +53,12 @@ function harness(networkExposed = false) {
   const raw: string[] = [];
   const stream = new Writable({
     write(chunk: Buffer, _enc, done) {
-      raw.push(...chunk.toString('utf8').split('\n').filter((l) => l !== ''));
+      raw.push(
+        ...chunk
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => l !== ''),
+      );
       done();
     },
   });
@@ -56,7 +72,13 @@ function harness(networkExposed = false) {
     listener: { host: '127.0.0.1', networkExposed },
     isDraining: () => false,
   });
-  const call = async (req: { method?: string; path: string; query?: string; headers?: Record<string, string>; body?: string | Buffer | null }) => {
+  const call = async (req: {
+    method?: string;
+    path: string;
+    query?: string;
+    headers?: Record<string, string>;
+    body?: string | Buffer | null;
+  }) => {
     const before = raw.length;
     const body = req.body === undefined || req.body === null ? null : Buffer.from(req.body);
     const res: EdgeResponse = await app.handle({
@@ -70,7 +92,14 @@ function harness(networkExposed = false) {
     await new Promise((resolve) => setImmediate(resolve));
     const text = res.body.toString();
     const logs = raw.slice(before).map((l) => JSON.parse(l) as Record<string, unknown>);
-    return { status: res.status, headers: res.headers, text, json: text === '' ? undefined : JSON.parse(text), logs, raw: raw.slice(before) };
+    return {
+      status: res.status,
+      headers: res.headers,
+      text,
+      json: text === '' ? undefined : JSON.parse(text),
+      logs,
+      raw: raw.slice(before),
+    };
   };
   return { call };
 }
@@ -131,7 +160,11 @@ describe('createApp request IDs', () => {
   });
 
   it('sets them on a preflight 204', async () => {
-    const res = await call({ method: 'OPTIONS', path: '/v1/things', headers: { origin: ALLOWED, 'access-control-request-method': 'POST' } });
+    const res = await call({
+      method: 'OPTIONS',
+      path: '/v1/things',
+      headers: { origin: ALLOWED, 'access-control-request-method': 'POST' },
+    });
     assert.equal(res.status, 204);
     assert.equal(res.text, '');
     requestIdOf(res);
@@ -153,7 +186,8 @@ describe('createApp errors', () => {
 
   it('validates the body: bad JSON, unknown field, wrong type, wrong content type', async () => {
     const { call } = harness();
-    const post = (body: string, ct = 'application/json') => call({ method: 'POST', path: '/v1/things', headers: { ...bearer, 'content-type': ct }, body });
+    const post = (body: string, ct = 'application/json') =>
+      call({ method: 'POST', path: '/v1/things', headers: { ...bearer, 'content-type': ct }, body });
     const ok = await post('{"name":"n"}');
     assert.equal(ok.status, 201);
     assert.deepEqual(ok.json, { created: 'n' });
@@ -171,7 +205,12 @@ describe('createApp errors', () => {
   it('refuses a body over jsonBodyLimit with 413 before parsing it', async () => {
     const { call } = harness();
     const body = JSON.stringify({ name: 'x'.repeat(BODY_LIMIT) });
-    const res = await call({ method: 'POST', path: '/v1/things', headers: { ...bearer, 'content-type': 'application/json' }, body });
+    const res = await call({
+      method: 'POST',
+      path: '/v1/things',
+      headers: { ...bearer, 'content-type': 'application/json' },
+      body,
+    });
     assertError(res, 413, 'PAYLOAD_TOO_LARGE');
     assert.equal(res.json.error.details.limitBytes, BODY_LIMIT);
     assert.equal(requestLine(res)['status'], 413);
@@ -188,8 +227,16 @@ describe('createApp authentication', () => {
 
   it('refuses /v1 routes without a valid token, including unknown /v1 paths', async () => {
     assertError(await call({ path: '/v1/things/x' }), 401, 'UNAUTHORIZED');
-    assertError(await call({ path: '/v1/things/x', headers: { authorization: `Bearer ${OTHER_TOKEN}` } }), 401, 'UNAUTHORIZED');
-    assertError(await call({ path: '/v1/things/x', headers: { authorization: 'Basic dXNlcjpwYXNz' } }), 401, 'UNAUTHORIZED');
+    assertError(
+      await call({ path: '/v1/things/x', headers: { authorization: `Bearer ${OTHER_TOKEN}` } }),
+      401,
+      'UNAUTHORIZED',
+    );
+    assertError(
+      await call({ path: '/v1/things/x', headers: { authorization: 'Basic dXNlcjpwYXNz' } }),
+      401,
+      'UNAUTHORIZED',
+    );
     assertError(await call({ path: '/v1/nothing-here' }), 401, 'UNAUTHORIZED');
     assertError(await call({ path: '/v1/nothing-here', headers: bearer }), 404, 'NOT_FOUND');
   });
@@ -235,7 +282,11 @@ describe('createApp Host check', () => {
   it('refuses a foreign Host while local-only', async () => {
     const { call } = harness(false);
     assertError(await call({ path: '/health', headers: { host: 'evil.example' } }), 403, 'FORBIDDEN');
-    assertError(await call({ path: '/v1/things/a', headers: { ...bearer, host: 'evil.example:3939' } }), 403, 'FORBIDDEN');
+    assertError(
+      await call({ path: '/v1/things/a', headers: { ...bearer, host: 'evil.example:3939' } }),
+      403,
+      'FORBIDDEN',
+    );
     assert.equal((await call({ path: '/health', headers: { host: '127.0.0.1:3939' } })).status, 200);
   });
 
@@ -249,7 +300,15 @@ describe('createApp Host check', () => {
 describe('createApp CORS', () => {
   const { call } = harness();
   const preflight = (origin: string) =>
-    call({ method: 'OPTIONS', path: '/v1/things', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' } });
+    call({
+      method: 'OPTIONS',
+      path: '/v1/things',
+      headers: {
+        origin,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization, content-type',
+      },
+    });
 
   it('answers a preflight from an allowed origin with 204 and no token', async () => {
     const res = await preflight(ALLOWED);
@@ -263,7 +322,10 @@ describe('createApp CORS', () => {
   it('refuses a preflight from another origin without CORS headers', async () => {
     const res = await preflight('https://evil.example');
     assertError(res, 403, 'FORBIDDEN');
-    assert.deepEqual(Object.keys(res.headers).filter((h) => h.startsWith('access-control-')), []);
+    assert.deepEqual(
+      Object.keys(res.headers).filter((h) => h.startsWith('access-control-')),
+      [],
+    );
   });
 
   it('adds CORS headers to real responses for an allowed origin only', async () => {
@@ -275,7 +337,10 @@ describe('createApp CORS', () => {
     assert.equal(denied401.headers['access-control-allow-origin'], ALLOWED);
     const other = await call({ path: '/v1/things/a', headers: { ...bearer, origin: 'https://evil.example' } });
     assert.equal(other.status, 200);
-    assert.deepEqual(Object.keys(other.headers).filter((h) => h.startsWith('access-control-')), []);
+    assert.deepEqual(
+      Object.keys(other.headers).filter((h) => h.startsWith('access-control-')),
+      [],
+    );
   });
 });
 
@@ -288,7 +353,11 @@ describe('createApp request log', () => {
       { req: { path: '/v1/things/a' }, route: 'GET /v1/things/:id', status: 401 },
       { req: { path: '/nope' }, route: 'unmatched', status: 404 },
       { req: { method: 'PUT', path: '/v1/things', headers: bearer }, route: 'unmatched', status: 405 },
-      { req: { method: 'POST', path: '/v1/things', headers: bearer, body: '{"name":"n"}' }, route: 'POST /v1/things', status: 201 },
+      {
+        req: { method: 'POST', path: '/v1/things', headers: bearer, body: '{"name":"n"}' },
+        route: 'POST /v1/things',
+        status: 201,
+      },
     ];
     for (const c of cases) {
       const res = await call(c.req);

@@ -53,8 +53,19 @@ describe('tokenHash', () => {
     assert.equal(tokenHash(A), hash);
   });
 
-  for (const bad of ['', 'sk-svc-', A.slice(0, -1), A + 'x', 'sk-abc-' + 'A'.repeat(43), 'sk-svc-' + 'A'.repeat(42) + '=', ` ${A}`, `${A}\n`, 'Bearer ' + A]) {
-    it(`is undefined for ${JSON.stringify(bad.slice(0, 20))}… (${bad.length} chars)`, () => assert.equal(tokenHash(bad), undefined));
+  for (const bad of [
+    '',
+    'sk-svc-',
+    A.slice(0, -1),
+    A + 'x',
+    'sk-abc-' + 'A'.repeat(43),
+    'sk-svc-' + 'A'.repeat(42) + '=',
+    ` ${A}`,
+    `${A}\n`,
+    'Bearer ' + A,
+  ]) {
+    it(`is undefined for ${JSON.stringify(bad.slice(0, 20))}… (${bad.length} chars)`, () =>
+      assert.equal(tokenHash(bad), undefined));
   }
 });
 

@@ -22,7 +22,10 @@ describe('SWITCHYARD_EDGE', () => {
 
   it('refuses any other value, naming the allowed ones and a bounded echo of the value', () => {
     assert.throws(() => parseEdgeMode('Node'), /must be one of auto, node, uws, not "Node"/);
-    assert.throws(() => parseEdgeMode('x'.repeat(5000)), (err: Error) => err.message.length < 200);
+    assert.throws(
+      () => parseEdgeMode('x'.repeat(5000)),
+      (err: Error) => err.message.length < 200,
+    );
   });
 });
 
@@ -33,12 +36,18 @@ describe('chooseEdge', () => {
   });
 
   it('falls back to node:http with the reasons when none loads, unless uws is required', () => {
-    const failures = ['@btc-vision/uwebsockets.js: uws_linux_x64_137.node does not load (GLIBC_2.38 not found)', '@trufflesuite/uws-js-unofficial: uws_linux_x64_137.node does not load (no such file)'];
+    const failures = [
+      '@btc-vision/uwebsockets.js: uws_linux_x64_137.node does not load (GLIBC_2.38 not found)',
+      '@trufflesuite/uws-js-unofficial: uws_linux_x64_137.node does not load (no such file)',
+    ];
     const choice = chooseEdge('auto', () => ({ failures }));
     assert.equal(choice.edge, 'node:http');
     assert.deepEqual(choice.failures, failures);
     assert.equal(typeof (choice.uws as unknown as { App: unknown }).App, 'function');
-    assert.throws(() => chooseEdge('uws', () => ({ failures })), /no native uWebSockets\.js build loads: @btc-vision\/uwebsockets\.js: .*GLIBC_2\.38/);
+    assert.throws(
+      () => chooseEdge('uws', () => ({ failures })),
+      /no native uWebSockets\.js build loads: @btc-vision\/uwebsockets\.js: .*GLIBC_2\.38/,
+    );
   });
 
   it('node never loads a native build', () => {
@@ -55,7 +64,10 @@ describe('loadNativeUws', () => {
     ]);
     assert.ok('failures' in result);
     assert.equal(result.failures[0], '@switchyard/no-such-package: not installed');
-    assert.match(result.failures[1]!, new RegExp(`^pino: uws_${process.platform}_${process.arch}_${process.versions.modules}\\.node does not load \\(`));
+    assert.match(
+      result.failures[1]!,
+      new RegExp(`^pino: uws_${process.platform}_${process.arch}_${process.versions.modules}\\.node does not load \\(`),
+    );
   });
 
   it('loads a native build here or says why both did not (never the pure-JS fallback)', () => {

@@ -48,7 +48,15 @@ describe('corsPolicy', () => {
     assert.equal(policy.allows('https://app.example'), true);
     assert.equal(policy.allows('https://APP.example'), true);
     assert.equal(policy.allows('http://localhost:5173'), true);
-    for (const other of ['https://evil.example', 'http://app.example', 'https://app.example:8443', 'http://localhost:5174', 'null', '', undefined]) {
+    for (const other of [
+      'https://evil.example',
+      'http://app.example',
+      'https://app.example:8443',
+      'http://localhost:5174',
+      'null',
+      '',
+      undefined,
+    ]) {
       assert.equal(policy.allows(other), false, String(other));
     }
   });
@@ -63,7 +71,8 @@ describe('corsPolicy', () => {
     const policy = corsPolicy([]);
     assert.equal(policy.wildcard, false);
     assert.deepEqual(policy.origins, []);
-    for (const o of ['https://app.example', 'http://localhost', 'null', undefined]) assert.equal(policy.allows(o), false);
+    for (const o of ['https://app.example', 'http://localhost', 'null', undefined])
+      assert.equal(policy.allows(o), false);
   });
 
   it('with a wildcard allows any origin and reports wildcard', () => {
@@ -80,7 +89,8 @@ describe('corsPolicy', () => {
     assert.equal(headers['access-control-allow-origin'], 'https://app.example');
     assert.equal(headers['vary'], 'Origin');
     const exposed = headers['access-control-expose-headers']!.split(', ');
-    for (const h of ['x-service-request-id', 'x-request-id', 'request-id', 'retry-after', 'x-service-token-count']) assert.ok(exposed.includes(h), h);
+    for (const h of ['x-service-request-id', 'x-request-id', 'request-id', 'retry-after', 'x-service-token-count'])
+      assert.ok(exposed.includes(h), h);
     assert.equal(headers['access-control-allow-credentials'], undefined);
   });
 });
@@ -91,20 +101,43 @@ describe('preflightHeaders', () => {
   it('answers with origin, methods, max-age and vary', () => {
     const h = policy.preflightHeaders('https://app.example', undefined);
     assert.equal(h['access-control-allow-origin'], 'https://app.example');
-    assert.deepEqual(h['access-control-allow-methods']!.split(', ').sort(), ['DELETE', 'GET', 'OPTIONS', 'PATCH', 'POST', 'PUT']);
+    assert.deepEqual(h['access-control-allow-methods']!.split(', ').sort(), [
+      'DELETE',
+      'GET',
+      'OPTIONS',
+      'PATCH',
+      'POST',
+      'PUT',
+    ]);
     assert.equal(h['access-control-max-age'], '600');
     assert.match(h['vary']!, /Origin/);
     assert.match(h['vary']!, /Access-Control-Request-Headers/);
     assert.equal(h['access-control-allow-headers'], undefined);
   });
 
-  for (const requested of ['authorization', 'Authorization, Content-Type', 'authorization,x-service-token , x-api-key', ' content-type ']) {
+  for (const requested of [
+    'authorization',
+    'Authorization, Content-Type',
+    'authorization,x-service-token , x-api-key',
+    ' content-type ',
+  ]) {
     it(`echoes valid requested headers ${JSON.stringify(requested)}`, () => {
-      assert.equal(policy.preflightHeaders('https://app.example', requested)['access-control-allow-headers'], requested.trim());
+      assert.equal(
+        policy.preflightHeaders('https://app.example', requested)['access-control-allow-headers'],
+        requested.trim(),
+      );
     });
   }
 
-  for (const requested of ['authorization\r\nset-cookie: x=1', 'bad header', 'a,,b', 'x-a;', '', ',authorization', 'a\u00e9']) {
+  for (const requested of [
+    'authorization\r\nset-cookie: x=1',
+    'bad header',
+    'a,,b',
+    'x-a;',
+    '',
+    ',authorization',
+    'a\u00e9',
+  ]) {
     it(`drops malformed requested headers ${JSON.stringify(requested)}`, () => {
       const h = policy.preflightHeaders('https://app.example', requested);
       assert.equal(Object.hasOwn(h, 'access-control-allow-headers'), false);

@@ -50,7 +50,10 @@ describe('SSE writer', () => {
     assert.match(w.headers['content-type']!, /^text\/event-stream/);
     bus.publish('job.progress', { p: 1 }, 'j');
     bus.publish('job.succeeded', { p: 2 }, 'j');
-    assert.deepEqual(events().map((e) => e.event), ['job.progress', 'job.succeeded']);
+    assert.deepEqual(
+      events().map((e) => e.event),
+      ['job.progress', 'job.succeeded'],
+    );
     assert.equal(w.ended, true);
     assert.equal(bus.subscriberCount(), 0);
   });
@@ -67,7 +70,10 @@ describe('SSE writer', () => {
     assert.equal(w.chunks.length, written);
     w.full = false;
     w.writable!();
-    assert.deepEqual(events().map((e) => JSON.parse(e.data).n), [1, 2, 3]);
+    assert.deepEqual(
+      events().map((e) => JSON.parse(e.data).n),
+      [1, 2, 3],
+    );
     assert.equal(w.ended, false);
   });
 

@@ -61,16 +61,26 @@ describe('hostAllowed on a local-only listener', () => {
 
 describe('isLoopbackHostname / isLoopbackAddress', () => {
   it('classifies hostnames', () => {
-    for (const h of ['localhost', 'a.localhost', '127.0.0.1', '127.255.255.254', '::1', '0:0:0:0:0:0:0:1', '::ffff:127.0.0.1']) {
+    for (const h of [
+      'localhost',
+      'a.localhost',
+      '127.0.0.1',
+      '127.255.255.254',
+      '::1',
+      '0:0:0:0:0:0:0:1',
+      '::ffff:127.0.0.1',
+    ]) {
       assert.equal(isLoopbackHostname(h), true, h);
     }
-    for (const h of ['localhost.', 'example.com', '10.0.0.1', '127.0.0', '::', '::ffff:10.0.0.1']) assert.equal(isLoopbackHostname(h), false, h);
+    for (const h of ['localhost.', 'example.com', '10.0.0.1', '127.0.0', '::', '::ffff:10.0.0.1'])
+      assert.equal(isLoopbackHostname(h), false, h);
   });
 
   it('classifies socket addresses', () => {
     for (const a of ['127.0.0.1', '127.1.2.3', '::1', '::ffff:127.0.0.1', '0000:0000:0000:0000:0000:0000:0000:0001']) {
       assert.equal(isLoopbackAddress(a), true, a);
     }
-    for (const a of ['10.0.0.1', '192.168.0.1', '::ffff:10.0.0.1', '::', '0.0.0.0']) assert.equal(isLoopbackAddress(a), false, a);
+    for (const a of ['10.0.0.1', '192.168.0.1', '::ffff:10.0.0.1', '::', '0.0.0.0'])
+      assert.equal(isLoopbackAddress(a), false, a);
   });
 });

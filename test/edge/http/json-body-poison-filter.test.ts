@@ -18,14 +18,20 @@ const reference = (text: string) => JSON.parse(text, dropPoison) as unknown;
 /** Own keys at every depth, so a kept `__proto__` own property cannot hide from deepEqual. */
 function keysDeep(value: unknown, path = '$'): string[] {
   if (value === null || typeof value !== 'object') return [];
-  return Object.keys(value).flatMap((k) => [`${path}.${k}`, ...keysDeep((value as Record<string, unknown>)[k], `${path}.${k}`)]);
+  return Object.keys(value).flatMap((k) => [
+    `${path}.${k}`,
+    ...keysDeep((value as Record<string, unknown>)[k], `${path}.${k}`),
+  ]);
 }
 
 const KEYS = ['__proto__', 'constructor', 'prototype', '__PROTO__', 'Constructor', 'my__proto__', 'a'];
 const SPELLINGS = (key: string): string[] => [
   JSON.stringify(key),
   // Each letter in turn as a \uXXXX escape, upper- and lower-case hex.
-  ...[...key].map((_, i) => `"${[...key].map((c, j) => (j === i ? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}` : c)).join('')}"`),
+  ...[...key].map(
+    (_, i) =>
+      `"${[...key].map((c, j) => (j === i ? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}` : c)).join('')}"`,
+  ),
   `"${[...key].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0').toUpperCase()}`).join('')}"`,
 ];
 const VALUES = ['1', '"x"', 'null', '{"prototype":{"x":1}}', '{"polluted":true}', '[{"prototype":1}]'];
@@ -40,7 +46,9 @@ function bodies(): string[] {
       for (const value of VALUES) {
         for (const pad of ['', PAD]) {
           out.push(`{${pad}${spelled}:${value},"b":2}`);
-          out.push(`{${pad}"outer":[{"n":1},{${spelled} \n: ${value}}],"s":"text with ${spelled.replaceAll('"', '\\"')} in it"}`);
+          out.push(
+            `{${pad}"outer":[{"n":1},{${spelled} \n: ${value}}],"s":"text with ${spelled.replaceAll('"', '\\"')} in it"}`,
+          );
           out.push(`[{${pad}"deep":[[{"k":{${spelled}:${value}}}]]}]`);
         }
       }
@@ -61,7 +69,10 @@ describe('parseJsonBody gives what always running the reviver gives', () => {
 
   it('behind a BOM and non-ASCII text', () => {
     const text = '{"é":"✓","__proto__":{"polluted":true},"n":{"constructor":{"prototype":{}}}}';
-    const got = parse(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text, 'utf8')])) as Record<string, unknown>;
+    const got = parse(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text, 'utf8')])) as Record<
+      string,
+      unknown
+    >;
     assert.deepEqual(keysDeep(got), ['$.é', '$.n']);
     assert.deepEqual(got, { é: '✓', n: {} });
   });
@@ -77,6 +88,9 @@ describe('parseJsonBody gives what always running the reviver gives', () => {
 
   it('when the words appear only inside string values', () => {
     const text = '{"content":"\\"__proto__\\": and \\"constructor\\": are just words","__proto__x":1}';
-    assert.deepEqual(parse(Buffer.from(text, 'utf8')), { content: '"__proto__": and "constructor": are just words', __proto__x: 1 });
+    assert.deepEqual(parse(Buffer.from(text, 'utf8')), {
+      content: '"__proto__": and "constructor": are just words',
+      __proto__x: 1,
+    });
   });
 });

@@ -4,7 +4,8 @@ import { ServiceError } from '../../../protocol/errors.ts';
 import { isJsonContentType, parseJsonBody } from '../../../edge/http/json-body.ts';
 
 const JSON_CT = 'application/json';
-const parse = (text: string, contentType: string | undefined = JSON_CT) => parseJsonBody(Buffer.from(text, 'utf8'), contentType);
+const parse = (text: string, contentType: string | undefined = JSON_CT) =>
+  parseJsonBody(Buffer.from(text, 'utf8'), contentType);
 
 function invalidJson(fn: () => unknown): void {
   assert.throws(fn, (err: unknown) => {
@@ -21,7 +22,10 @@ function naiveMerge(target: Record<string, unknown>, source: Record<string, unkn
     const value = source[key];
     if (value !== null && typeof value === 'object') {
       const existing = target[key];
-      const next = existing !== null && (typeof existing === 'object' || typeof existing === 'function') ? existing : (target[key] = {});
+      const next =
+        existing !== null && (typeof existing === 'object' || typeof existing === 'function')
+          ? existing
+          : (target[key] = {});
       naiveMerge(next as Record<string, unknown>, value as Record<string, unknown>);
     } else {
       target[key] = value;
@@ -40,16 +44,30 @@ function assertNotPolluted(): void {
 
 describe('parseJsonBody accepts', () => {
   it('a valid object', () => {
-    assert.deepEqual(parse('{"model":"m","n":1,"tags":["a"],"nested":{"ok":true}}'), { model: 'm', n: 1, tags: ['a'], nested: { ok: true } });
+    assert.deepEqual(parse('{"model":"m","n":1,"tags":["a"],"nested":{"ok":true}}'), {
+      model: 'm',
+      n: 1,
+      tags: ['a'],
+      nested: { ok: true },
+    });
   });
 
   it('surrounding whitespace, a BOM and non-ASCII text', () => {
     assert.deepEqual(parse('  \n{"a":1}\n '), { a: 1 });
-    assert.deepEqual(parseJsonBody(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"a":1}')]), JSON_CT), { a: 1 });
+    assert.deepEqual(parseJsonBody(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"a":1}')]), JSON_CT), {
+      a: 1,
+    });
     assert.deepEqual(parse('{"text":"héllo ✓","esc":"\\u00e9"}'), { text: 'héllo ✓', esc: 'é' });
   });
 
-  for (const ct of [JSON_CT, 'application/json; charset=utf-8', 'Application/JSON', 'application/vnd.api+json', undefined, '']) {
+  for (const ct of [
+    JSON_CT,
+    'application/json; charset=utf-8',
+    'Application/JSON',
+    'application/vnd.api+json',
+    undefined,
+    '',
+  ]) {
     it(`content type ${JSON.stringify(ct)}`, () => {
       assert.deepEqual(parse('{"a":1}', ct), { a: 1 });
       assert.equal(isJsonContentType(ct), true);
@@ -65,11 +83,19 @@ describe('parseJsonBody refuses with INVALID_JSON', () => {
   it('a null body', () => invalidJson(() => parseJsonBody(null, JSON_CT)));
 
   it('invalid UTF-8 bytes', () => {
-    invalidJson(() => parseJsonBody(Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]), JSON_CT));
+    invalidJson(() =>
+      parseJsonBody(Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]), JSON_CT),
+    );
     invalidJson(() => parseJsonBody(Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xc3, 0x22, 0x7d]), JSON_CT));
   });
 
-  for (const ct of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonp', 'text/json']) {
+  for (const ct of [
+    'text/plain',
+    'application/x-www-form-urlencoded',
+    'multipart/form-data; boundary=x',
+    'application/jsonp',
+    'text/json',
+  ]) {
     it(`content type ${ct} even with a valid body`, () => {
       invalidJson(() => parse('{"a":1}', ct));
       assert.equal(isJsonContentType(ct), false);
@@ -120,6 +146,10 @@ describe('parseJsonBody prototype poisoning', () => {
   }
 
   it('keeps ordinary keys that merely contain the words', () => {
-    assert.deepEqual(parse('{"constructor":"x","prototype":1,"my__proto__":2}'), { constructor: 'x', prototype: 1, my__proto__: 2 });
+    assert.deepEqual(parse('{"constructor":"x","prototype":1,"my__proto__":2}'), {
+      constructor: 'x',
+      prototype: 1,
+      my__proto__: 2,
+    });
   });
 });

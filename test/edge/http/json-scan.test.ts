@@ -54,15 +54,89 @@ function atOffsets(text: string | Buffer): Buffer[] {
 }
 
 const CASES = [
-  '{}', '[]', '""', '0', '-0', '1.5e3', '-1E-2', '1e+9', 'true', 'false', 'null', ' \t\r\n{ } \n',
-  '{"a":1,"b":[1,2,{"c":null}],"d":"x\\ny\\u00e9\\"z\\\\","e":true}', '[[[[[]]]]]', '{"a":{"b":{"c":{}}}}',
-  '"\\/\\b\\f\\n\\r\\t"', '"\\uD83D\\uDE00"', '"\\ud800"', '"é漢字😀"', '{"é":"ü"}', '"a\u007fb"', '"\u0080"',
+  '{}',
+  '[]',
+  '""',
+  '0',
+  '-0',
+  '1.5e3',
+  '-1E-2',
+  '1e+9',
+  'true',
+  'false',
+  'null',
+  ' \t\r\n{ } \n',
+  '{"a":1,"b":[1,2,{"c":null}],"d":"x\\ny\\u00e9\\"z\\\\","e":true}',
+  '[[[[[]]]]]',
+  '{"a":{"b":{"c":{}}}}',
+  '"\\/\\b\\f\\n\\r\\t"',
+  '"\\uD83D\\uDE00"',
+  '"\\ud800"',
+  '"é漢字😀"',
+  '{"é":"ü"}',
+  '"a\u007fb"',
+  '"\u0080"',
   // invalid
-  '', ' ', '{', '}', '[', '[1,]', '{"a":1,}', '{,}', '[,1]', '{"a"}', '{"a" 1}', '{a:1}', "{'a':1}", '{"a":1 "b":2}',
-  '01', '-', '1.', '.5', '1e', '1e+', '+1', '0x1', 'NaN', 'Infinity', '-Infinity', 'tru', 'truee', 'nul', 'True',
-  '"abc', '"a\nb"', '"a\tb"', '"a\u0000b"', '"a\u001fb"', '"\\x41"', '"\\u12"', '"\\u12g4"', '"\\', '"\\"', "\"\\'\"",
-  '{}{}', '{} x', '[] []', '1 2', '"a""b"', '{"a":1}}', '[1]]', '[{]}', '{[]}', '\u00a0{}', '{}\u00a0', '\ufeff{}',
-  '[1,2', '{"a":[1,2}', '{"a":tru}', '{"a":-}', '[-01]', '[1.e5]', '["a\\u"]', '{"\\uZZZZ":1}',
+  '',
+  ' ',
+  '{',
+  '}',
+  '[',
+  '[1,]',
+  '{"a":1,}',
+  '{,}',
+  '[,1]',
+  '{"a"}',
+  '{"a" 1}',
+  '{a:1}',
+  "{'a':1}",
+  '{"a":1 "b":2}',
+  '01',
+  '-',
+  '1.',
+  '.5',
+  '1e',
+  '1e+',
+  '+1',
+  '0x1',
+  'NaN',
+  'Infinity',
+  '-Infinity',
+  'tru',
+  'truee',
+  'nul',
+  'True',
+  '"abc',
+  '"a\nb"',
+  '"a\tb"',
+  '"a\u0000b"',
+  '"a\u001fb"',
+  '"\\x41"',
+  '"\\u12"',
+  '"\\u12g4"',
+  '"\\',
+  '"\\"',
+  '"\\\'"',
+  '{}{}',
+  '{} x',
+  '[] []',
+  '1 2',
+  '"a""b"',
+  '{"a":1}}',
+  '[1]]',
+  '[{]}',
+  '{[]}',
+  '\u00a0{}',
+  '{}\u00a0',
+  '\ufeff{}',
+  '[1,2',
+  '{"a":[1,2}',
+  '{"a":tru}',
+  '{"a":-}',
+  '[-01]',
+  '[1.e5]',
+  '["a\\u"]',
+  '{"\\uZZZZ":1}',
 ];
 
 describe('scanJson agrees with JSON.parse', () => {
@@ -84,14 +158,23 @@ describe('scanJson agrees with JSON.parse', () => {
 
   it('on random mutations of valid documents (seeded)', () => {
     let seed = 12345;
-    const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const random = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
     const docs = [
-      JSON.stringify({ model: 'gpt-x', messages: [{ role: 'user', content: 'héllo "there"\n\tbye \\ / é' }], max_tokens: 32, temperature: -0.5e-3, stream: true, stop: null }),
+      JSON.stringify({
+        model: 'gpt-x',
+        messages: [{ role: 'user', content: 'héllo "there"\n\tbye \\ / é' }],
+        max_tokens: 32,
+        temperature: -0.5e-3,
+        stream: true,
+        stop: null,
+      }),
       JSON.stringify([1, -2.5, 3e10, 'a', [], {}, [true, false, null], { 'k\u0001': 'v' }], null, 2),
       JSON.stringify({ nested: { deeper: { deepest: [[[['x']]]] } }, n: 0, s: '\u2028\u2029' }),
     ];
-    const alphabet = [...'{}[]",:\\ \n\t0123456789-+.eEtruefalsn'].map((c) => c.charCodeAt(0)).concat([0x00, 0x1f, 0x7f, 0x41]);
+    const alphabet = [...'{}[]",:\\ \n\t0123456789-+.eEtruefalsn']
+      .map((c) => c.charCodeAt(0))
+      .concat([0x00, 0x1f, 0x7f, 0x41]);
     let accepted = 0;
     let refused = 0;
     for (let n = 0; n < 20000; n++) {
@@ -102,8 +185,10 @@ describe('scanJson agrees with JSON.parse', () => {
         const at = Math.floor(random() * (b.length + 1));
         const op = random();
         const byte = Buffer.from([pick(alphabet)]);
-        if (op < 0.4) b = Buffer.concat([b.subarray(0, at), byte, b.subarray(at + 1)]); // replace
-        else if (op < 0.7) b = Buffer.concat([b.subarray(0, at), byte, b.subarray(at)]); // insert
+        if (op < 0.4)
+          b = Buffer.concat([b.subarray(0, at), byte, b.subarray(at + 1)]); // replace
+        else if (op < 0.7)
+          b = Buffer.concat([b.subarray(0, at), byte, b.subarray(at)]); // insert
         else b = Buffer.concat([b.subarray(0, at), b.subarray(at + 1)]); // delete
       }
       if (!isUtf8(b)) continue; // the scanner's precondition; the edge checks UTF-8 first
@@ -121,11 +206,17 @@ describe('scanJson reports the top-level type and members', () => {
   const spans = (text: string, wanted: string[]) => {
     const b = Buffer.from(text, 'utf8');
     const scan = scanJson(b, 0, wanted);
-    return { type: scan.type, members: Object.fromEntries([...scan.members].map(([k, s]) => [k, b.toString('utf8', s.start, s.end)])) };
+    return {
+      type: scan.type,
+      members: Object.fromEntries([...scan.members].map(([k, s]) => [k, b.toString('utf8', s.start, s.end)])),
+    };
   };
 
   it('finds wanted members of the top-level object only, with their exact value bytes', () => {
-    const got = spans('{ "messages": [{"model": "inner"}], "model" : "gpt-x" , "stream":true, "n": {"model":1} }', ['model', 'stream']);
+    const got = spans('{ "messages": [{"model": "inner"}], "model" : "gpt-x" , "stream":true, "n": {"model":1} }', [
+      'model',
+      'stream',
+    ]);
     assert.deepEqual(got, { type: 'object', members: { model: '"gpt-x"', stream: 'true' } });
   });
 
@@ -144,7 +235,15 @@ describe('scanJson reports the top-level type and members', () => {
     });
     assert.equal(spans('[{"model":"x"}]', ['model']).type, 'array');
     assert.deepEqual(spans('[{"model":"x"}]', ['model']).members, {});
-    for (const [text, type] of [['"s"', 'string'], ['1', 'number'], ['-1', 'number'], ['true', 'boolean'], ['false', 'boolean'], ['null', 'null'], ['{}', 'object']] as const) {
+    for (const [text, type] of [
+      ['"s"', 'string'],
+      ['1', 'number'],
+      ['-1', 'number'],
+      ['true', 'boolean'],
+      ['false', 'boolean'],
+      ['null', 'null'],
+      ['{}', 'object'],
+    ] as const) {
       assert.equal(spans(text, []).type, type, text);
     }
   });

@@ -72,21 +72,39 @@ const audio = new Blob([randomBytes(200), '\r\n------formdata-undici-0\r\n--', r
 
 describe('multipartBoundary', () => {
   for (const [input, expected] of [
-    ['multipart/form-data; boundary=abc123', 'abc123'], ['Multipart/Form-Data;BOUNDARY=abc', 'abc'],
-    ['multipart/form-data; charset=utf-8; boundary="a b;c=d"', 'a b;c=d'], ['multipart/form-data; boundary="q\\"x"', 'q"x'],
-    ['multipart/form-data; boundary=' + 'b'.repeat(70), 'b'.repeat(70)], ['multipart/form-data; boundary=' + 'b'.repeat(71), null],
-    ['multipart/form-data; boundary=""', null], ['multipart/form-data; boundary="a\r\nb"', null],
-    ['multipart/form-data; boundary="ends "', null], ['multipart/form-data; boundary=a; boundary=b', null],
-    ['multipart/form-data', null], ['multipart/mixed; boundary=abc', null], ['application/json', null], ['', null], [undefined, null],
+    ['multipart/form-data; boundary=abc123', 'abc123'],
+    ['Multipart/Form-Data;BOUNDARY=abc', 'abc'],
+    ['multipart/form-data; charset=utf-8; boundary="a b;c=d"', 'a b;c=d'],
+    ['multipart/form-data; boundary="q\\"x"', 'q"x'],
+    ['multipart/form-data; boundary=' + 'b'.repeat(70), 'b'.repeat(70)],
+    ['multipart/form-data; boundary=' + 'b'.repeat(71), null],
+    ['multipart/form-data; boundary=""', null],
+    ['multipart/form-data; boundary="a\r\nb"', null],
+    ['multipart/form-data; boundary="ends "', null],
+    ['multipart/form-data; boundary=a; boundary=b', null],
+    ['multipart/form-data', null],
+    ['multipart/mixed; boundary=abc', null],
+    ['application/json', null],
+    ['', null],
+    [undefined, null],
   ] as const) {
-    it(`${JSON.stringify(input)} -> ${JSON.stringify(expected)}`, () => assert.equal(multipartBoundary(input), expected));
+    it(`${JSON.stringify(input)} -> ${JSON.stringify(expected)}`, () =>
+      assert.equal(multipartBoundary(input), expected));
   }
 });
 
 describe('createModelScan finds the model', () => {
   const orders = {
-    'model first': [['model', 'whisper-1'], ['file', audio, 'a.wav'], ['language', 'en']],
-    'file first (the openai SDK order)': [['file', audio, 'a.wav'], ['prompt', 'hi'], ['model', 'whisper-1']],
+    'model first': [
+      ['model', 'whisper-1'],
+      ['file', audio, 'a.wav'],
+      ['language', 'en'],
+    ],
+    'file first (the openai SDK order)': [
+      ['file', audio, 'a.wav'],
+      ['prompt', 'hi'],
+      ['model', 'whisper-1'],
+    ],
   } satisfies Record<string, [string, string | Blob, string?][]>;
 
   for (const [label, fields] of Object.entries(orders)) {
@@ -145,7 +163,10 @@ describe('createModelScan finds the model', () => {
   });
 
   it('and stops buffering once it has, while still scanning what the caller keeps feeding', async () => {
-    const { body, contentType } = await encode([['model', 'dall-e-2'], ['image', new Blob([randomBytes(5000)]), 'i.png']]);
+    const { body, contentType } = await encode([
+      ['model', 'dall-e-2'],
+      ['image', new Blob([randomBytes(5000)]), 'i.png'],
+    ]);
     const scan = createModelScan(contentType, { spillDir: spillDir() });
     try {
       const results = [];
@@ -167,7 +188,11 @@ describe('a 20 MB file-first upload in 64 KiB chunks', () => {
     const chunkSize = 64 * 1024;
     const memoryLimit = 4 * 1024 * 1024;
     const file = new Blob([randomBytes(20 * 1024 * 1024)]);
-    const { body, contentType } = await encode([['image', file, 'big.png'], ['prompt', 'a cat'], ['model', 'gpt-image-1']]);
+    const { body, contentType } = await encode([
+      ['image', file, 'big.png'],
+      ['prompt', 'a cat'],
+      ['model', 'gpt-image-1'],
+    ]);
     const dir = spillDir();
     const scan = createModelScan(contentType, { spillDir: dir });
     let peak = 0;
@@ -203,17 +228,28 @@ describe('createModelScan refuses with INVALID_REQUEST', () => {
   const part = (headers: string, content: string) => lines('--XyZ', headers, '', content, '--XyZ--', '');
 
   it('a body with no model field', async () => {
-    const { body, contentType } = await encode([['file', audio, 'a.wav'], ['prompt', 'x']]);
+    const { body, contentType } = await encode([
+      ['file', audio, 'a.wav'],
+      ['prompt', 'x'],
+    ]);
     await refused(run(contentType, [body]), 'model', /no model field/);
   });
 
   it('two model fields in the scanned prefix', async () => {
-    const { body, contentType } = await encode([['model', 'a'], ['model', 'b'], ['file', audio, 'a.wav']]);
+    const { body, contentType } = await encode([
+      ['model', 'a'],
+      ['model', 'b'],
+      ['file', audio, 'a.wav'],
+    ]);
     await refused(run(contentType, [body]), 'model', /more than one model field/);
   });
 
   it('a second model field found because the caller kept feeding', async () => {
-    const { body, contentType } = await encode([['model', 'a'], ['file', audio, 'a.wav'], ['model', 'b']]);
+    const { body, contentType } = await encode([
+      ['model', 'a'],
+      ['file', audio, 'a.wav'],
+      ['model', 'b'],
+    ]);
     const dir = spillDir();
     const scan = createModelScan(contentType, { spillDir: dir, memoryLimit: 64 });
     const models: (string | null)[] = [];
@@ -239,7 +275,11 @@ describe('createModelScan refuses with INVALID_REQUEST', () => {
     await refused(run(nine.contentType, chunked(nine.body, 3), { maxFieldBytes: 8 }), 'model', /longer than 8 bytes/);
     const empty = await encode([['model', '']]);
     await refused(run(empty.contentType, [empty.body]), 'model', /empty/);
-    const badUtf8 = Buffer.concat([lines('--XyZ', 'Content-Disposition: form-data; name="model"', '', ''), Buffer.from([0xff]), lines('', '--XyZ--')]);
+    const badUtf8 = Buffer.concat([
+      lines('--XyZ', 'Content-Disposition: form-data; name="model"', '', ''),
+      Buffer.from([0xff]),
+      lines('', '--XyZ--'),
+    ]);
     await refused(run(simple, [badUtf8]), 'model', /UTF-8/);
     const asFile = await encode([['model', new Blob(['gpt-4o']), 'model.txt']]);
     await refused(run(asFile.contentType, [asFile.body]), 'model', /not a file/);
@@ -247,10 +287,13 @@ describe('createModelScan refuses with INVALID_REQUEST', () => {
 
   it('a Content-Type that is not multipart/form-data with a boundary', () => {
     for (const contentType of ['text/plain', 'multipart/form-data', 'application/json; boundary=x', '']) {
-      assert.throws(() => createModelScan(contentType, { spillDir: spillDir() }), (err: unknown) => {
-        assert.ok(err instanceof ServiceError && err.code === 'INVALID_REQUEST' && err.param === null);
-        return /multipart\/form-data/.test(err.message);
-      });
+      assert.throws(
+        () => createModelScan(contentType, { spillDir: spillDir() }),
+        (err: unknown) => {
+          assert.ok(err instanceof ServiceError && err.code === 'INVALID_REQUEST' && err.param === null);
+          return /multipart\/form-data/.test(err.message);
+        },
+      );
     }
   });
 
@@ -269,16 +312,44 @@ describe('createModelScan refuses with INVALID_REQUEST', () => {
 
   for (const [label, body, pattern] of [
     ['a part without Content-Disposition', part('Content-Type: text/plain', 'x'), /no Content-Disposition header/],
-    ['a part without a name', part('Content-Disposition: form-data; filename="a.png"', 'x'), /no Content-Disposition name/],
+    [
+      'a part without a name',
+      part('Content-Disposition: form-data; filename="a.png"', 'x'),
+      /no Content-Disposition name/,
+    ],
     ['a part with no headers at all', part('', 'x'), /no Content-Disposition header/],
     ['a non-form-data disposition', part('Content-Disposition: attachment; name="model"', 'x'), /must be form-data/],
-    ['two Content-Disposition headers', part('Content-Disposition: form-data; name=a\r\nContent-Disposition: form-data; name=model', 'x'), /two Content-Disposition/],
+    [
+      'two Content-Disposition headers',
+      part('Content-Disposition: form-data; name=a\r\nContent-Disposition: form-data; name=model', 'x'),
+      /two Content-Disposition/,
+    ],
     ['a header line without a colon', part('Content-Disposition form-data', 'x'), /not "Name: value"/],
-    ['a header block over 16 KiB', part(`Content-Disposition: form-data; name=a\r\nX-Pad: ${'p'.repeat(16 * 1024)}`, 'x'), /over 16 KiB/],
-    ['a boundary line with trailing junk', lines('--XyZjunk', 'Content-Disposition: form-data; name=model', '', 'm', '--XyZ--'), /line break/],
-    ['a body cut inside a part', lines('--XyZ', 'Content-Disposition: form-data; name=file; filename=a', '', 'partial'), /ends inside a part/],
-    ['a body cut inside the model value', lines('--XyZ', 'Content-Disposition: form-data; name=model', '', 'gpt'), /ends inside a part/],
-    ['LF-only line breaks', Buffer.from('--XyZ\nContent-Disposition: form-data; name=model\n\nm\n--XyZ--\n'), /line break/],
+    [
+      'a header block over 16 KiB',
+      part(`Content-Disposition: form-data; name=a\r\nX-Pad: ${'p'.repeat(16 * 1024)}`, 'x'),
+      /over 16 KiB/,
+    ],
+    [
+      'a boundary line with trailing junk',
+      lines('--XyZjunk', 'Content-Disposition: form-data; name=model', '', 'm', '--XyZ--'),
+      /line break/,
+    ],
+    [
+      'a body cut inside a part',
+      lines('--XyZ', 'Content-Disposition: form-data; name=file; filename=a', '', 'partial'),
+      /ends inside a part/,
+    ],
+    [
+      'a body cut inside the model value',
+      lines('--XyZ', 'Content-Disposition: form-data; name=model', '', 'gpt'),
+      /ends inside a part/,
+    ],
+    [
+      'LF-only line breaks',
+      Buffer.from('--XyZ\nContent-Disposition: form-data; name=model\n\nm\n--XyZ--\n'),
+      /line break/,
+    ],
   ] as const) {
     it(label, async () => {
       await refused(run(simple, [body]), null, pattern);
@@ -287,17 +358,23 @@ describe('createModelScan refuses with INVALID_REQUEST', () => {
   }
 
   it('quoting at most 100 characters of client input', async () => {
-    await assert.rejects(run(simple, [part(`Content-Disposition: ${'y'.repeat(5000)}; name=model`, 'x')]), (err: unknown) => {
-      assert.ok(err instanceof ServiceError && /must be form-data/.test(err.message));
-      assert.ok(err.message.includes('y'.repeat(100)));
-      return !err.message.includes('y'.repeat(101));
-    });
+    await assert.rejects(
+      run(simple, [part(`Content-Disposition: ${'y'.repeat(5000)}; name=model`, 'x')]),
+      (err: unknown) => {
+        assert.ok(err instanceof ServiceError && /must be form-data/.test(err.message));
+        assert.ok(err.message.includes('y'.repeat(100)));
+        return !err.message.includes('y'.repeat(101));
+      },
+    );
   });
 });
 
 describe('dispose', () => {
   it('is idempotent, refuses later use, and removes a file whose write was still in flight', async () => {
-    const { body, contentType } = await encode([['file', audio, 'a.wav'], ['model', 'm']]);
+    const { body, contentType } = await encode([
+      ['file', audio, 'a.wav'],
+      ['model', 'm'],
+    ]);
     const dir = spillDir();
     const scan = createModelScan(contentType, { spillDir: dir, memoryLimit: 0 });
     const pushed = scan.push(body.subarray(0, 100));
@@ -311,7 +388,9 @@ describe('dispose', () => {
 
   it('gives each spill file its own unguessable name', async () => {
     const dir = spillDir();
-    const scans = [1, 2].map(() => createModelScan('multipart/form-data; boundary=b', { spillDir: dir, memoryLimit: 0 }));
+    const scans = [1, 2].map(() =>
+      createModelScan('multipart/form-data; boundary=b', { spillDir: dir, memoryLimit: 0 }),
+    );
     for (const scan of scans) await scan.push(Buffer.from('--b\r\n'));
     const names = readdirSync(dir);
     assert.equal(names.length, 2);
@@ -341,9 +420,14 @@ describe('model range and splice', () => {
         model ??= await scan.push(body.subarray(split));
         assert.equal(model, 'openai/whisper-1');
         const range = scan.modelRange()!;
-        assert.equal(Buffer.from(body.subarray(range.start, range.end)).toString(), 'openai/whisper-1', `split ${split}`);
+        assert.equal(
+          Buffer.from(body.subarray(range.start, range.end)).toString(),
+          'openai/whisper-1',
+          `split ${split}`,
+        );
         const out: Uint8Array[] = [];
-        for await (const piece of splice(scan.replay(), range.start, range.end, new TextEncoder().encode('whisper-1'))) out.push(piece);
+        for await (const piece of splice(scan.replay(), range.start, range.end, new TextEncoder().encode('whisper-1')))
+          out.push(piece);
         out.push(unread);
         const rewritten = Buffer.concat(out).toString('latin1');
         assert.equal(rewritten, Buffer.from(body).toString('latin1').replace('openai/whisper-1', 'whisper-1'));

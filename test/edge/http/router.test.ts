@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createRouter, route, type HttpMethod, type Match, type RouteDef } from '../../../edge/http/router.ts';
 
-const def = (method: HttpMethod, path: string): RouteDef => route({ method, path, scope: 'read', handle: () => ({ body: null }) });
+const def = (method: HttpMethod, path: string): RouteDef =>
+  route({ method, path, scope: 'read', handle: () => ({ body: null }) });
 
 const routes = [
   def('GET', '/health'),
@@ -39,7 +40,10 @@ describe('createRouter', () => {
 
   it('percent-decodes params', () => {
     assert.deepEqual(found(router.match('GET', '/v1/tokens/a%2Fb%20c')).params, { id: 'a/b c' });
-    assert.deepEqual(found(router.match('GET', '/v1/providers/p/models/org%2Fmodel%3A7b')).params, { provider: 'p', model: 'org/model:7b' });
+    assert.deepEqual(found(router.match('GET', '/v1/providers/p/models/org%2Fmodel%3A7b')).params, {
+      provider: 'p',
+      model: 'org/model:7b',
+    });
   });
 
   it('throws URIError for malformed percent-encoding', () => {
@@ -54,11 +58,25 @@ describe('createRouter', () => {
 
   it('answers a known path with the wrong method with the allow list', () => {
     assert.deepEqual(router.match('PUT', '/v1/tokens'), { kind: 'method', allow: ['GET', 'HEAD', 'POST'] });
-    assert.deepEqual(router.match('POST', '/v1/tokens/tok_1'), { kind: 'method', allow: ['GET', 'HEAD', 'PATCH', 'DELETE'] });
+    assert.deepEqual(router.match('POST', '/v1/tokens/tok_1'), {
+      kind: 'method',
+      allow: ['GET', 'HEAD', 'PATCH', 'DELETE'],
+    });
     assert.deepEqual(router.match('get', '/health'), { kind: 'method', allow: ['GET', 'HEAD'] });
   });
 
-  for (const path of ['/nope', '/v1/tokens/a/b', '/v1/token', '/v1/tokens/', '/v1/tokens//', '/v1/providers//models/m', '/v1/providers/p/models/', '/', '', '/health/']) {
+  for (const path of [
+    '/nope',
+    '/v1/tokens/a/b',
+    '/v1/token',
+    '/v1/tokens/',
+    '/v1/tokens//',
+    '/v1/providers//models/m',
+    '/v1/providers/p/models/',
+    '/',
+    '',
+    '/health/',
+  ]) {
     it(`answers none for ${JSON.stringify(path)}`, () => {
       assert.deepEqual(router.match('GET', path), { kind: 'none' });
     });
@@ -70,7 +88,10 @@ describe('createRouter', () => {
 
   it('refuses duplicate static and param routes', () => {
     assert.throws(() => createRouter([def('GET', '/a'), def('GET', '/a')]), /duplicate route GET \/a/);
-    assert.throws(() => createRouter([def('GET', '/a/:id'), def('POST', '/a/:id'), def('GET', '/a/:id')]), /duplicate route GET \/a\/:id/);
+    assert.throws(
+      () => createRouter([def('GET', '/a/:id'), def('POST', '/a/:id'), def('GET', '/a/:id')]),
+      /duplicate route GET \/a\/:id/,
+    );
   });
 
   it('refuses one path shape whose parameters are named differently (a 405 would list too few methods)', () => {

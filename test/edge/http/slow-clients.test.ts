@@ -44,7 +44,13 @@ function fakeApp(): App {
  * Opens a connection, writes `first`, then one of `drip` every `everyMs` (a slow client) until the server
  * closes the connection or `drips` run out; resolves with what came back and how long the connection lasted.
  */
-function trickle(port: number, first: string, drip: string, everyMs: number, drips = Infinity): Promise<{ text: string; ms: number }> {
+function trickle(
+  port: number,
+  first: string,
+  drip: string,
+  everyMs: number,
+  drips = Infinity,
+): Promise<{ text: string; ms: number }> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const socket = connect(port, '127.0.0.1');
@@ -67,34 +73,54 @@ function trickle(port: number, first: string, drip: string, everyMs: number, dri
   });
 }
 
-for (const edge of testEdges()) describe(`slow clients (${edge.name})`, () => {
-  let server: Listening;
-  const budget = createBodyBudget(() => 1024 * 1024);
-  before(async () => {
-    const uws = edge.name === 'node:http' ? nodeHttpUws({ headTimeoutMs: HEAD_MS }) : edge.uws;
-    server = await listen(uws, fakeApp(), '127.0.0.1', 0, { bodyBudget: budget, bodyPace: PACE });
-  });
-  after(() => server.stopListening());
+for (const edge of testEdges())
+  describe(`slow clients (${edge.name})`, () => {
+    let server: Listening;
+    const budget = createBodyBudget(() => 1024 * 1024);
+    before(async () => {
+      const uws = edge.name === 'node:http' ? nodeHttpUws({ headTimeoutMs: HEAD_MS }) : edge.uws;
+      server = await listen(uws, fakeApp(), '127.0.0.1', 0, { bodyBudget: budget, bodyPace: PACE });
+    });
+    after(() => server.stopListening());
 
-  it('a body trickled a byte at a time is cut off once it falls behind the pace, and runs nothing', async () => {
-    const { text, ms } = await trickle(server.port, 'POST /trickled HTTP/1.1\r\nHost: x\r\nContent-Length: 10000\r\n\r\nx', 'x', 30);
-    assert.ok(ms >= PACE.graceMs * 0.9 && ms < CUT_OFF_WITHIN_MS, `${ms} ms`);
-    assert.equal(text, '');
-    await server.idle();
-    assert.deepEqual(ran.filter((p) => p === '/trickled'), []);
-    assert.equal(budget.held(), 0);
-  });
+    it('a body trickled a byte at a time is cut off once it falls behind the pace, and runs nothing', async () => {
+      const { text, ms } = await trickle(
+        server.port,
+        'POST /trickled HTTP/1.1\r\nHost: x\r\nContent-Length: 10000\r\n\r\nx',
+        'x',
+        30,
+      );
+      assert.ok(ms >= PACE.graceMs * 0.9 && ms < CUT_OFF_WITHIN_MS, `${ms} ms`);
+      assert.equal(text, '');
+      await server.idle();
+      assert.deepEqual(
+        ran.filter((p) => p === '/trickled'),
+        [],
+      );
+      assert.equal(budget.held(), 0);
+    });
 
-  it('a body that keeps the pace past the grace period is read whole and answered', async () => {
-    const piece = 'y'.repeat(500);
-    const { text } = await trickle(server.port, `POST /paced HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: ${piece.length * 9}\r\n\r\n${piece}`, piece, 50, 8);
-    assert.match(text, /^HTTP\/1\.1 200 [^]*\/paced 4500$/);
-  });
+    it('a body that keeps the pace past the grace period is read whole and answered', async () => {
+      const piece = 'y'.repeat(500);
+      const { text } = await trickle(
+        server.port,
+        `POST /paced HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: ${piece.length * 9}\r\n\r\n${piece}`,
+        piece,
+        50,
+        8,
+      );
+      assert.match(text, /^HTTP\/1\.1 200 [^]*\/paced 4500$/);
+    });
 
-  it('a request head trickled a line at a time is cut off at the head timeout (node:http; uWS: its fixed 10 s)', { skip: edge.name !== 'node:http' && 'the uWS build times heads out after 10 s, not shortened in tests' }, async () => {
-    const { text, ms } = await trickle(server.port, 'GET /slow-head HTTP/1.1\r\nHost: x\r\n', 'X-Slow: 1\r\n', 30);
-    assert.ok(ms >= HEAD_MS * 0.9 && ms < CUT_OFF_WITHIN_MS, `${ms} ms`);
-    assert.ok(text === '' || text.startsWith('HTTP/1.1 408 '), text);
-    assert.deepEqual(ran.filter((p) => p === '/slow-head'), []);
+    it('a request head trickled a line at a time is cut off at the head timeout (node:http; uWS: its fixed 10 s)', {
+      skip: edge.name !== 'node:http' && 'the uWS build times heads out after 10 s, not shortened in tests',
+    }, async () => {
+      const { text, ms } = await trickle(server.port, 'GET /slow-head HTTP/1.1\r\nHost: x\r\n', 'X-Slow: 1\r\n', 30);
+      assert.ok(ms >= HEAD_MS * 0.9 && ms < CUT_OFF_WITHIN_MS, `${ms} ms`);
+      assert.ok(text === '' || text.startsWith('HTTP/1.1 408 '), text);
+      assert.deepEqual(
+        ran.filter((p) => p === '/slow-head'),
+        [],
+      );
+    });
   });
-});

@@ -22,7 +22,8 @@ const app = createApp({
   listener: { host: '127.0.0.1', networkExposed: false },
   isDraining: () => false,
 });
-const get = (path: string, query = '') => app.handle({ method: 'GET', path, query, headers: { host: '127.0.0.1:3939' }, body: null, peer: '127.0.0.1' });
+const get = (path: string, query = '') =>
+  app.handle({ method: 'GET', path, query, headers: { host: '127.0.0.1:3939' }, body: null, peer: '127.0.0.1' });
 
 describe('dashboard routes', () => {
   it('serve every file of dashboard/ and the three libraries, byte for byte, and nothing else', async () => {
@@ -46,7 +47,11 @@ describe('dashboard routes', () => {
       const text = assets.get(name)!.body.toString('utf8');
       for (const m of text.matchAll(/\bfrom '([^']+)'/g)) wanted.add(m[1]!);
     }
-    for (const m of assets.get('index.html')!.body.toString('utf8').matchAll(/(?:src|href)="([^"]+)"/g)) wanted.add(m[1]!);
+    for (const m of assets
+      .get('index.html')!
+      .body.toString('utf8')
+      .matchAll(/(?:src|href)="([^"]+)"/g))
+      wanted.add(m[1]!);
     assert.ok(wanted.size > 10);
     for (const ref of wanted) {
       if (ref === 'data:,') continue;

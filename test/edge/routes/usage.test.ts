@@ -22,13 +22,21 @@ let env: StoreEnv;
 let app: ReturnType<typeof createApp>;
 
 function authenticate(secret: string): AuthResult {
-  if (secret === READ) return { ok: true, principal: { tokenId: 'tok_reader', scopes: ['read'], serviceAccountId: null } };
-  if (secret === INFERENCE) return { ok: true, principal: { tokenId: 'tok_inf', scopes: ['inference'], serviceAccountId: null } };
+  if (secret === READ)
+    return { ok: true, principal: { tokenId: 'tok_reader', scopes: ['read'], serviceAccountId: null } };
+  if (secret === INFERENCE)
+    return { ok: true, principal: { tokenId: 'tok_inf', scopes: ['inference'], serviceAccountId: null } };
   return { ok: false, reason: 'unknown' };
 }
 
 async function get(path: string, query = '', token = READ) {
-  const res = await app.handle({ method: 'GET', path, query, headers: { host: 'localhost', authorization: `Bearer ${token}` }, body: null });
+  const res = await app.handle({
+    method: 'GET',
+    path,
+    query,
+    headers: { host: 'localhost', authorization: `Bearer ${token}` },
+    body: null,
+  });
   return { status: res.status, json: JSON.parse(res.body.toString()) as Record<string, unknown> };
 }
 
@@ -49,8 +57,21 @@ before(() => {
     ['2025-03-11', { usage: report({ totalTokens: 2 }) }],
     ['2026-03-01', { usage: report({ totalTokens: 10, toolCalls: { search: 2 } }) }],
     ['2026-03-05', { tokenId: 'tok_b', usage: report({ totalTokens: 20, toolCalls: { fetch: 1, search: 1 } }) }],
-    ['2026-03-05', { providerId: 'anthropic', modelId: 'anthropic/claude', usage: report({ totalTokens: 40, toolCalls: { fetch: 5 } }) }],
-    ['2026-03-10', { route: { packSlug: 'coding', routeId: 'fast', fallback: true, fallbackReason: 'timeout' }, acceleration: { mode: 'draft', draftModelId: 'openai/mini', generationMs: 10 } }],
+    [
+      '2026-03-05',
+      {
+        providerId: 'anthropic',
+        modelId: 'anthropic/claude',
+        usage: report({ totalTokens: 40, toolCalls: { fetch: 5 } }),
+      },
+    ],
+    [
+      '2026-03-10',
+      {
+        route: { packSlug: 'coding', routeId: 'fast', fallback: true, fallbackReason: 'timeout' },
+        acceleration: { mode: 'draft', draftModelId: 'openai/mini', generationMs: 10 },
+      },
+    ],
     ['2026-03-11', { usage: report({ totalTokens: 500 }) }],
   ];
   const p = createPending();
@@ -78,17 +99,41 @@ describe('usage routes: range', () => {
     assert.equal(res.status, 200);
     assert.equal(res.json['from'], '2025-03-11');
     assert.equal(res.json['to'], TODAY);
-    assert.deepEqual(res.json['totals'], { requests: 5, failedRequests: 0, inputTokens: 50, outputTokens: 25, cachedInputTokens: 10, reasoningTokens: 5, totalTokens: 87, cacheWriteTokens: 0, cacheWrite1hTokens: 0, costUsd: null, providerReportedCostUsd: null, estimatedCostUsd: null, costEstimated: false });
+    assert.deepEqual(res.json['totals'], {
+      requests: 5,
+      failedRequests: 0,
+      inputTokens: 50,
+      outputTokens: 25,
+      cachedInputTokens: 10,
+      reasoningTokens: 5,
+      totalTokens: 87,
+      cacheWriteTokens: 0,
+      cacheWrite1hTokens: 0,
+      costUsd: null,
+      providerReportedCostUsd: null,
+      estimatedCostUsd: null,
+      costEstimated: false,
+    });
     assert.equal(res.json['toolCalls'], 9);
     assert.equal(res.json['activeDays'], 4);
   });
 
   it('takes `from` and `to` as inclusive local days', async () => {
     const res = await get('/v1/usage/daily', 'from=2026-03-05&to=2026-03-11');
-    assert.deepEqual((res.json['data'] as { day: string; totalTokens: number }[]).map((d) => [d.day, d.totalTokens]), [['2026-03-05', 60], ['2026-03-10', 15], ['2026-03-11', 500]]);
+    assert.deepEqual(
+      (res.json['data'] as { day: string; totalTokens: number }[]).map((d) => [d.day, d.totalTokens]),
+      [
+        ['2026-03-05', 60],
+        ['2026-03-10', 15],
+        ['2026-03-11', 500],
+      ],
+    );
     const shifted = await get('/v1/usage/daily', 'to=2025-03-11');
     assert.equal(shifted.json['from'], '2024-03-12');
-    assert.deepEqual((shifted.json['data'] as { day: string }[]).map((d) => d.day), ['2025-03-10', '2025-03-11']);
+    assert.deepEqual(
+      (shifted.json['data'] as { day: string }[]).map((d) => d.day),
+      ['2025-03-10', '2025-03-11'],
+    );
   });
 
   it('refuses a bad or reversed range, naming the parameter', async () => {
@@ -108,16 +153,23 @@ describe('usage routes: range', () => {
 describe('usage routes: filters', () => {
   it('filter every route by providerId, modelId and tokenId', async () => {
     const q = 'from=2026-03-01&to=2026-03-31';
-    const total = async (extra: string) => ((await get('/v1/usage/summary', `${q}&${extra}`)).json['totals'] as { totalTokens: number }).totalTokens;
+    const total = async (extra: string) =>
+      ((await get('/v1/usage/summary', `${q}&${extra}`)).json['totals'] as { totalTokens: number }).totalTokens;
     assert.equal(await total('providerId=anthropic'), 40);
     assert.equal(await total('modelId=openai%2Fgpt-4o'), 545);
     assert.equal(await total('tokenId=tok_b'), 20);
     assert.equal(await total('tokenId=tok_b&providerId=anthropic'), 0);
     const tools = await get('/v1/usage/tools', `${q}&tokenId=tok_b`);
-    assert.deepEqual(tools.json['data'], [{ name: 'fetch', calls: 1 }, { name: 'search', calls: 1 }]);
+    assert.deepEqual(tools.json['data'], [
+      { name: 'fetch', calls: 1 },
+      { name: 'search', calls: 1 },
+    ]);
     assert.equal(((await get('/v1/usage/routes', `${q}&providerId=anthropic`)).json['data'] as unknown[]).length, 0);
     assert.equal(((await get('/v1/usage/routes', `${q}&tokenId=tok_a`)).json['data'] as unknown[]).length, 1);
-    assert.equal(((await get('/v1/usage/acceleration', `${q}&modelId=anthropic%2Fclaude`)).json['data'] as unknown[]).length, 0);
+    assert.equal(
+      ((await get('/v1/usage/acceleration', `${q}&modelId=anthropic%2Fclaude`)).json['data'] as unknown[]).length,
+      0,
+    );
     assert.equal(((await get('/v1/usage/acceleration', q)).json['data'] as unknown[]).length, 1);
   });
 
@@ -137,14 +189,34 @@ describe('usage routes: filters', () => {
 
 describe('usage routes: groupBy and limit', () => {
   it('groups the breakdown by each spelling, defaulting to model', async () => {
-    const rows = async (groupBy: string) => (await get('/v1/usage/breakdown', groupBy === '' ? 'from=2026-03-01' : `from=2026-03-01&groupBy=${groupBy}`)).json;
+    const rows = async (groupBy: string) =>
+      (await get('/v1/usage/breakdown', groupBy === '' ? 'from=2026-03-01' : `from=2026-03-01&groupBy=${groupBy}`))
+        .json;
     const byModel = await rows('');
     assert.equal(byModel['groupBy'], 'model');
-    assert.deepEqual((byModel['data'] as { modelId: string }[]).map((r) => r.modelId), ['openai/gpt-4o', 'anthropic/claude']);
-    assert.deepEqual(((await rows('provider'))['data'] as { providerId: string; totalTokens: number }[]).map((r) => [r.providerId, r.totalTokens]), [['openai', 45], ['anthropic', 40]]);
-    assert.deepEqual(((await rows('token'))['data'] as { tokenId: string }[]).map((r) => r.tokenId), ['tok_a', 'tok_b']);
+    assert.deepEqual(
+      (byModel['data'] as { modelId: string }[]).map((r) => r.modelId),
+      ['openai/gpt-4o', 'anthropic/claude'],
+    );
+    assert.deepEqual(
+      ((await rows('provider'))['data'] as { providerId: string; totalTokens: number }[]).map((r) => [
+        r.providerId,
+        r.totalTokens,
+      ]),
+      [
+        ['openai', 45],
+        ['anthropic', 40],
+      ],
+    );
+    assert.deepEqual(
+      ((await rows('token'))['data'] as { tokenId: string }[]).map((r) => r.tokenId),
+      ['tok_a', 'tok_b'],
+    );
     const pm = ((await rows('provider_model'))['data'] as Record<string, unknown>[])[0]!;
-    assert.deepEqual([pm['providerId'], pm['modelId'], pm['tokenId'], pm['totalTokens']], ['openai', 'openai/gpt-4o', undefined, 45]);
+    assert.deepEqual(
+      [pm['providerId'], pm['modelId'], pm['tokenId'], pm['totalTokens']],
+      ['openai', 'openai/gpt-4o', undefined, 45],
+    );
     await rejects('/v1/usage/breakdown', 'groupBy=day', 'groupBy');
     await rejects('/v1/usage/breakdown', 'groupBy=', 'groupBy');
   });
@@ -168,7 +240,27 @@ describe('usage routes: answers and access', () => {
   it('answer route and acceleration rows with their documented fields', async () => {
     const routes = (await get('/v1/usage/routes', `from=${TODAY}`)).json;
     assert.deepEqual(routes['data'], [
-      { packSlug: 'coding', routeId: 'fast', providerId: 'openai', modelId: 'openai/gpt-4o', fallback: true, fallbackReason: 'timeout', requests: 1, failedRequests: 0, inputTokens: 10, outputTokens: 5, cachedInputTokens: 2, reasoningTokens: 1, totalTokens: 15, cacheWriteTokens: 0, cacheWrite1hTokens: 0, costUsd: null, providerReportedCostUsd: null, estimatedCostUsd: null, costEstimated: false },
+      {
+        packSlug: 'coding',
+        routeId: 'fast',
+        providerId: 'openai',
+        modelId: 'openai/gpt-4o',
+        fallback: true,
+        fallbackReason: 'timeout',
+        requests: 1,
+        failedRequests: 0,
+        inputTokens: 10,
+        outputTokens: 5,
+        cachedInputTokens: 2,
+        reasoningTokens: 1,
+        totalTokens: 15,
+        cacheWriteTokens: 0,
+        cacheWrite1hTokens: 0,
+        costUsd: null,
+        providerReportedCostUsd: null,
+        estimatedCostUsd: null,
+        costEstimated: false,
+      },
     ]);
     const acc = ((await get('/v1/usage/acceleration', `from=${TODAY}`)).json['data'] as Record<string, unknown>[])[0]!;
     assert.equal(acc['mode'], 'draft');

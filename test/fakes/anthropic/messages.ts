@@ -1,5 +1,14 @@
 import type { Handler } from '../http.ts';
-import { bodyOf, isObject, plannedCalls, splitText, stringField, type FakeState, type FakeToolCall, type JsonObject } from '../script.ts';
+import {
+  bodyOf,
+  isObject,
+  plannedCalls,
+  splitText,
+  stringField,
+  type FakeState,
+  type FakeToolCall,
+  type JsonObject,
+} from '../script.ts';
 import { sseEvent, type InStreamError, type StreamReply } from '../stream.ts';
 import { anthropicError } from './errors.ts';
 
@@ -27,7 +36,9 @@ interface Block {
 /** Custom tools the request offers; server tools (`web_search_...`) are Anthropic's to run, never called. */
 function toolNames(tools: unknown): string[] {
   if (!Array.isArray(tools)) return [];
-  return tools.flatMap((t: unknown) => (isObject(t) && typeof t.name === 'string' && (t.type === undefined || t.type === 'custom') ? [t.name] : []));
+  return tools.flatMap((t: unknown) =>
+    isObject(t) && typeof t.name === 'string' && (t.type === undefined || t.type === 'custom') ? [t.name] : [],
+  );
 }
 
 /** Anthropic's tool_choice (`{type: auto|any|tool|none, name?}`) in the shape plannedCalls reads. */
@@ -45,7 +56,10 @@ function usageOf(ctx: MessagesContext, outputTokens: number): JsonObject {
     cache_creation_input_tokens: u.cacheCreationTokens,
     cache_read_input_tokens: u.cachedTokens,
     // The split of the writes by cache lifetime; cache_creation_input_tokens is their sum.
-    cache_creation: { ephemeral_5m_input_tokens: u.cacheCreationTokens - (u.cacheCreation1hTokens ?? 0), ephemeral_1h_input_tokens: u.cacheCreation1hTokens ?? 0 },
+    cache_creation: {
+      ephemeral_5m_input_tokens: u.cacheCreationTokens - (u.cacheCreation1hTokens ?? 0),
+      ephemeral_1h_input_tokens: u.cacheCreation1hTokens ?? 0,
+    },
     output_tokens: outputTokens,
     service_tier: 'standard',
   };
@@ -79,14 +93,19 @@ function streamEvents(ctx: MessagesContext, message: JsonObject, blocks: Block[]
     events.push(sseEvent(type, { type, ...fields }));
   };
   // message_start reports input usage and a token or so of output; message_delta carries the final count.
-  emit('message_start', { message: { ...message, content: [], stop_reason: null, stop_sequence: null, usage: usageOf(ctx, 1) } });
+  emit('message_start', {
+    message: { ...message, content: [], stop_reason: null, stop_sequence: null, usage: usageOf(ctx, 1) },
+  });
   blocks.forEach((block, index) => {
     emit('content_block_start', { index, content_block: block.start });
     if (index === 0) emit('ping');
     for (const delta of block.deltas) emit('content_block_delta', { index, delta });
     emit('content_block_stop', { index });
   });
-  emit('message_delta', { delta: { stop_reason: message.stop_reason, stop_sequence: null }, usage: { output_tokens: ctx.state.usage.outputTokens } });
+  emit('message_delta', {
+    delta: { stop_reason: message.stop_reason, stop_sequence: null },
+    usage: { output_tokens: ctx.state.usage.outputTokens },
+  });
   emit('message_stop');
   return events;
 }
@@ -97,15 +116,25 @@ export function messagesStreamError(error: InStreamError): string {
 }
 
 export function messagesRoutes(ctx: MessagesContext): Record<string, Handler> {
-  const validate = (body: JsonObject, needsMaxTokens: boolean, version: unknown): ReturnType<typeof anthropicError> | null => {
-    if (stringField(body, 'model') === undefined) return anthropicError(400, 'invalid_request_error', 'model: Field required');
+  const validate = (
+    body: JsonObject,
+    needsMaxTokens: boolean,
+    version: unknown,
+  ): ReturnType<typeof anthropicError> | null => {
+    if (stringField(body, 'model') === undefined)
+      return anthropicError(400, 'invalid_request_error', 'model: Field required');
     // API version 2026-10-21 removed the sampling parameters: a request still sending one is refused.
     const removed = ['temperature', 'top_p', 'top_k'].find((p) => p in body);
     if (ctx.dialect === 'anthropic' && version === '2026-10-21' && removed !== undefined) {
-      return anthropicError(400, 'invalid_request_error', `${removed}: Extra inputs are not permitted in API version 2026-10-21`);
+      return anthropicError(
+        400,
+        'invalid_request_error',
+        `${removed}: Extra inputs are not permitted in API version 2026-10-21`,
+      );
     }
     if (!Array.isArray(body.messages)) return anthropicError(400, 'invalid_request_error', 'messages: Field required');
-    if (needsMaxTokens && typeof body.max_tokens !== 'number') return anthropicError(400, 'invalid_request_error', 'max_tokens: Field required');
+    if (needsMaxTokens && typeof body.max_tokens !== 'number')
+      return anthropicError(400, 'invalid_request_error', 'max_tokens: Field required');
     return null;
   };
 
@@ -127,7 +156,12 @@ export function messagesRoutes(ctx: MessagesContext): Record<string, Handler> {
     };
     const headers = { 'request-id': ctx.state.nextId('req_') };
     if (body.stream !== true) return { status: 200, body: message, headers };
-    const reply: StreamReply = { status: 200, events: streamEvents(ctx, message, blocks), errorEvent: messagesStreamError, headers };
+    const reply: StreamReply = {
+      status: 200,
+      events: streamEvents(ctx, message, blocks),
+      errorEvent: messagesStreamError,
+      headers,
+    };
     return reply;
   };
 

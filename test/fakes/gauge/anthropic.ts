@@ -50,12 +50,20 @@ export async function startAnthropicGaugeFake(options: { adminKey: string }): Pr
 
   function paged(req: RecordedRequest, rows: unknown[], defaultSize: number, maxSize: number): Reply {
     const limit = req.query.limit === undefined ? defaultSize : Number(req.query.limit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > maxSize) return anthropicError(400, 'invalid_request_error', `limit: must be between 1 and ${maxSize}`);
+    if (!Number.isInteger(limit) || limit < 1 || limit > maxSize)
+      return anthropicError(400, 'invalid_request_error', `limit: must be between 1 and ${maxSize}`);
     const offset = req.query.page === undefined ? 0 : decodeCursor('page_', req.query.page);
     if (offset === null) return anthropicError(400, 'invalid_request_error', 'page: invalid cursor');
     const size = pageSize > 0 ? Math.min(pageSize, limit) : limit;
     const hasMore = offset + size < rows.length;
-    return { status: 200, body: { data: rows.slice(offset, offset + size), has_more: hasMore, next_page: hasMore ? encodeCursor('page_', offset + size) : null } };
+    return {
+      status: 200,
+      body: {
+        data: rows.slice(offset, offset + size),
+        has_more: hasMore,
+        next_page: hasMore ? encodeCursor('page_', offset + size) : null,
+      },
+    };
   }
 
   function selected(req: RecordedRequest): FakeDay[] | Reply {
@@ -66,23 +74,39 @@ export async function startAnthropicGaugeFake(options: { adminKey: string }): Pr
 
   const bounds = (d: FakeDay) => {
     const starting = `${d.day}T00:00:00Z`;
-    return { starting_at: starting, ending_at: new Date(Date.parse(starting) + 86_400_000).toISOString().replace('.000Z', 'Z') };
+    return {
+      starting_at: starting,
+      ending_at: new Date(Date.parse(starting) + 86_400_000).toISOString().replace('.000Z', 'Z'),
+    };
   };
-  const cacheCreation = (d: FakeDay) => ({ ephemeral_1h_input_tokens: d.cacheWrite1h, ephemeral_5m_input_tokens: d.cacheWrite5m });
+  const cacheCreation = (d: FakeDay) => ({
+    ephemeral_1h_input_tokens: d.cacheWrite1h,
+    ephemeral_5m_input_tokens: d.cacheWrite5m,
+  });
 
   function analyticsGate(req: RecordedRequest): Reply | null {
     if (!analytics) return anthropicError(404, 'not_found_error', 'Not found');
-    const betas = String(req.headers['anthropic-beta'] ?? '').split(',').map((b) => b.trim());
-    if (!betas.includes(BETA)) return anthropicError(400, 'invalid_request_error', `This endpoint requires the beta header anthropic-beta: ${BETA}`);
-    if (req.query.time_bucket_width !== '1d') return anthropicError(400, 'invalid_request_error', 'time_bucket_width: the fake serves 1d buckets only');
+    const betas = String(req.headers['anthropic-beta'] ?? '')
+      .split(',')
+      .map((b) => b.trim());
+    if (!betas.includes(BETA))
+      return anthropicError(
+        400,
+        'invalid_request_error',
+        `This endpoint requires the beta header anthropic-beta: ${BETA}`,
+      );
+    if (req.query.time_bucket_width !== '1d')
+      return anthropicError(400, 'invalid_request_error', 'time_bucket_width: the fake serves 1d buckets only');
     return null;
   }
 
   const fake = await startGaugeFake({
     prefix: '',
     authenticate(req) {
-      if (req.headers['x-api-key'] !== options.adminKey) return anthropicError(401, 'authentication_error', 'invalid x-api-key');
-      if (req.headers['anthropic-version'] === undefined) return anthropicError(400, 'invalid_request_error', 'anthropic-version: header is required');
+      if (req.headers['x-api-key'] !== options.adminKey)
+        return anthropicError(401, 'authentication_error', 'invalid x-api-key');
+      if (req.headers['anthropic-version'] === undefined)
+        return anthropicError(400, 'invalid_request_error', 'anthropic-version: header is required');
       return null;
     },
     notFound: (req) => anthropicError(404, 'not_found_error', `Not found: ${req.path}`),
@@ -145,7 +169,19 @@ export async function startAnthropicGaugeFake(options: { adminKey: string }): Pr
         if (!Array.isArray(rows)) return rows;
         const data = rows.map((d) => ({
           ...bounds(d),
-          results: [{ currency: 'USD', amount: d.cents.toFixed(2), workspace_id: null, description: null, cost_type: null, context_window: null, model: null, service_tier: null, token_type: null }],
+          results: [
+            {
+              currency: 'USD',
+              amount: d.cents.toFixed(2),
+              workspace_id: null,
+              description: null,
+              cost_type: null,
+              context_window: null,
+              model: null,
+              service_tier: null,
+              token_type: null,
+            },
+          ],
         }));
         return paged(req, data, 7, 31);
       },
@@ -154,13 +190,18 @@ export async function startAnthropicGaugeFake(options: { adminKey: string }): Pr
         const data = rateLimits.map((entry, i) => ({
           type: 'rate_limit',
           id: `rl_fake${String(i).padStart(4, '0')}`,
-          group: { id: `rlg_fake${String(i).padStart(4, '0')}`, type: entry.groupType, ...(entry.displayName === undefined ? {} : { display_name: entry.displayName }) },
+          group: {
+            id: `rlg_fake${String(i).padStart(4, '0')}`,
+            type: entry.groupType,
+            ...(entry.displayName === undefined ? {} : { display_name: entry.displayName }),
+          },
           ...(entry.legacyGroupType === true ? { group_type: entry.groupType } : {}),
           models: entry.models,
           limits: entry.limits,
         }));
         // Without `limit` the reference returns every entry in one page with next_page null.
-        if (req.query.limit === undefined && req.query.page === undefined && pageSize === 0) return { status: 200, body: { data, has_more: false, next_page: null } };
+        if (req.query.limit === undefined && req.query.page === undefined && pageSize === 0)
+          return { status: 200, body: { data, has_more: false, next_page: null } };
         return paged(req, data, data.length || 1, 1000);
       },
     },

@@ -27,11 +27,22 @@ const githubError = (status: number, message: string): Reply => ({
   headers: { 'x-github-request-id': 'C0DE:0000:FAKE:0001' },
 });
 
-export function paidUser(options: { snapshots: Partial<Record<'premium_interactions' | 'chat' | 'completions', FakeSnapshot>>; resetDate: string; tokenBasedBilling?: boolean }): Record<string, unknown> {
+export function paidUser(options: {
+  snapshots: Partial<Record<'premium_interactions' | 'chat' | 'completions', FakeSnapshot>>;
+  resetDate: string;
+  tokenBasedBilling?: boolean;
+}): Record<string, unknown> {
   const snapshots = Object.fromEntries(
     Object.entries(options.snapshots).map(([id, s]) => [
       id,
-      { quota_id: id, overage_count: 0, overage_permitted: false, quota_remaining: s.remaining, timestamp_utc: '2026-11-24T14:59:00.000Z', ...s },
+      {
+        quota_id: id,
+        overage_count: 0,
+        overage_permitted: false,
+        quota_remaining: s.remaining,
+        timestamp_utc: '2026-11-24T14:59:00.000Z',
+        ...s,
+      },
     ]),
   );
   return {
@@ -48,7 +59,11 @@ export function paidUser(options: { snapshots: Partial<Record<'premium_interacti
   };
 }
 
-export function freeUser(options: { monthly: { chat: number; completions: number }; left: { chat: number; completions: number }; resetDate: string }): Record<string, unknown> {
+export function freeUser(options: {
+  monthly: { chat: number; completions: number };
+  left: { chat: number; completions: number };
+  resetDate: string;
+}): Record<string, unknown> {
   return {
     login: 'octo-sentinel-login',
     access_type_sku: 'free_limited_copilot',
@@ -65,7 +80,10 @@ function tokenOf(req: RecordedRequest): string | null {
   return match?.[1] ?? null;
 }
 
-export async function startCopilotGaugeFake(options: { token: string; tokensWithoutCopilot?: string[] }): Promise<CopilotGaugeFake> {
+export async function startCopilotGaugeFake(options: {
+  token: string;
+  tokensWithoutCopilot?: string[];
+}): Promise<CopilotGaugeFake> {
   let user: unknown = {};
   const fake = await startGaugeFake({
     prefix: '',

@@ -65,16 +65,25 @@ const oauthError = (req: RecordedRequest, error: string, extra: Record<string, u
   answer(req, 200, { error, error_description: DESCRIPTIONS[error] ?? error, error_uri: ERROR_URI, ...extra });
 
 function formOf(req: RecordedRequest): URLSearchParams | null {
-  return /^application\/x-www-form-urlencoded/.test(String(req.headers['content-type'] ?? '')) ? new URLSearchParams(req.body) : null;
+  return /^application\/x-www-form-urlencoded/.test(String(req.headers['content-type'] ?? ''))
+    ? new URLSearchParams(req.body)
+    : null;
 }
 
 const hex40 = () => randomBytes(20).toString('hex');
 const userCodeOf = (n: number) => `WDJB-${String(n).padStart(4, '0')}`;
 
-export async function startOAuthDeviceFake(options: { clientId: string; deviceCodePrefix?: string }): Promise<OAuthDeviceFake> {
+export async function startOAuthDeviceFake(options: {
+  clientId: string;
+  deviceCodePrefix?: string;
+}): Promise<OAuthDeviceFake> {
   const grants: DeviceGrant[] = [];
   const waiters: { grant: DeviceGrant; n: number; resolve: () => void }[] = [];
-  let issue: { interval: number; expiresIn: number; extra: Record<string, unknown> } = { interval: 5, expiresIn: 900, extra: {} };
+  let issue: { interval: number; expiresIn: number; extra: Record<string, unknown> } = {
+    interval: 5,
+    expiresIn: 900,
+    extra: {},
+  };
   let origin = '';
 
   const find = (userCode: string) => {
@@ -119,7 +128,8 @@ export async function startOAuthDeviceFake(options: { clientId: string; deviceCo
     routes: {
       'POST /login/device/code': (req) => {
         const form = formOf(req);
-        if (form === null || form.get('client_id') !== options.clientId) return oauthError(req, 'incorrect_client_credentials');
+        if (form === null || form.get('client_id') !== options.clientId)
+          return oauthError(req, 'incorrect_client_credentials');
         const g: DeviceGrant = {
           deviceCode: (options.deviceCodePrefix ?? '') + hex40(),
           userCode: userCodeOf(grants.length + 1),
@@ -150,7 +160,11 @@ export async function startOAuthDeviceFake(options: { clientId: string; deviceCo
     grants,
     grant: find,
     setIssue(next) {
-      issue = { interval: next.interval ?? issue.interval, expiresIn: next.expiresIn ?? issue.expiresIn, extra: next.extra ?? {} };
+      issue = {
+        interval: next.interval ?? issue.interval,
+        expiresIn: next.expiresIn ?? issue.expiresIn,
+        extra: next.extra ?? {},
+      };
     },
     approve(userCode, value) {
       Object.assign(find(userCode), { outcome: 'approved', token: value });

@@ -50,19 +50,39 @@ export async function startOpenAIGaugeFake(options: { adminKey: string }): Promi
   let pageSize = 0;
   let endless = false;
 
-  function page<T>(req: RecordedRequest, kind: 'usage' | 'costs', buckets: FakeBucket<T>[], result: (r: T) => Record<string, unknown>): Reply {
+  function page<T>(
+    req: RecordedRequest,
+    kind: 'usage' | 'costs',
+    buckets: FakeBucket<T>[],
+    result: (r: T) => Record<string, unknown>,
+  ): Reply {
     const startTime = Number(req.query.start_time);
     if (req.query.start_time === undefined || !Number.isInteger(startTime)) {
-      return openaiError(400, "Missing required parameter: 'start_time'.", 'invalid_request_error', 'missing_required_parameter');
+      return openaiError(
+        400,
+        "Missing required parameter: 'start_time'.",
+        'invalid_request_error',
+        'missing_required_parameter',
+      );
     }
     const width = req.query.bucket_width ?? '1d';
     const bounds = LIMITS[width]?.[kind];
     if (bounds === undefined || bounds[1] === 0) {
-      return openaiError(400, `Invalid value for 'bucket_width': '${width}'.`, 'invalid_request_error', 'invalid_value');
+      return openaiError(
+        400,
+        `Invalid value for 'bucket_width': '${width}'.`,
+        'invalid_request_error',
+        'invalid_value',
+      );
     }
     const limit = req.query.limit === undefined ? bounds[0] : Number(req.query.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > bounds[1]) {
-      return openaiError(400, `Invalid 'limit': must be between 1 and ${bounds[1]}.`, 'invalid_request_error', 'invalid_value');
+      return openaiError(
+        400,
+        `Invalid 'limit': must be between 1 and ${bounds[1]}.`,
+        'invalid_request_error',
+        'invalid_value',
+      );
     }
     const offset = req.query.page === undefined ? 0 : decodeCursor('', req.query.page);
     if (offset === null) return openaiError(400, "Invalid 'page' cursor.", 'invalid_request_error', 'invalid_value');
@@ -74,7 +94,12 @@ export async function startOpenAIGaugeFake(options: { adminKey: string }): Promi
       status: 200,
       body: {
         object: 'page',
-        data: slice.map((b) => ({ object: 'bucket', start_time: b.startTime, end_time: b.startTime + 86_400, results: b.results.map(result) })),
+        data: slice.map((b) => ({
+          object: 'bucket',
+          start_time: b.startTime,
+          end_time: b.startTime + 86_400,
+          results: b.results.map(result),
+        })),
         has_more: hasMore,
         next_page: hasMore ? encodeCursor('', offset + size) : null,
       },

@@ -24,8 +24,19 @@ export interface OpenRouterGaugeFake extends GaugeFakeControls {
 
 const orError = (status: number, message: string): Reply => ({ status, body: { error: { code: status, message } } });
 
-export async function startOpenRouterGaugeFake(options: { apiKey: string; managementKey: string }): Promise<OpenRouterGaugeFake> {
-  let key: FakeKeyData = { limit: null, limit_remaining: null, limit_reset: null, usage: 0, usage_daily: 0, usage_weekly: 0, usage_monthly: 0 };
+export async function startOpenRouterGaugeFake(options: {
+  apiKey: string;
+  managementKey: string;
+}): Promise<OpenRouterGaugeFake> {
+  let key: FakeKeyData = {
+    limit: null,
+    limit_remaining: null,
+    limit_reset: null,
+    usage: 0,
+    usage_daily: 0,
+    usage_weekly: 0,
+    usage_monthly: 0,
+  };
   let credits = { total_credits: 0, total_usage: 0 };
 
   const isManagement = (presented: string | null) => presented === options.managementKey;

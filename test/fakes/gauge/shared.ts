@@ -69,7 +69,8 @@ export async function startGaugeFake(options: GaugeFakeOptions): Promise<GaugeFa
         const script = index === -1 ? undefined : scripts.splice(index, 1)[0];
         if (script?.kind === 'hang') await new Promise<never>(() => {});
         if (script?.kind === 'reply') return script.reply;
-        if (script?.kind === 'malformed') return { status: 200, body: '{"object": "page", "data": [', headers: { 'content-type': 'application/json' } };
+        if (script?.kind === 'malformed')
+          return { status: 200, body: '{"object": "page", "data": [', headers: { 'content-type': 'application/json' } };
         return await handler(req, params);
       } finally {
         concurrent--;
@@ -77,7 +78,11 @@ export async function startGaugeFake(options: GaugeFakeOptions): Promise<GaugeFa
     };
 
   const routes = Object.fromEntries(Object.entries(options.routes).map(([key, handler]) => [key, wrap(handler)]));
-  const server: FakeServer = await startFake({ routes, authenticate: options.authenticate, notFound: options.notFound });
+  const server: FakeServer = await startFake({
+    routes,
+    authenticate: options.authenticate,
+    notFound: options.notFound,
+  });
   return {
     baseUrl: server.origin + options.prefix,
     origin: server.origin,
@@ -95,7 +100,11 @@ export async function startGaugeFake(options: GaugeFakeOptions): Promise<GaugeFa
       scripts.push({ kind: 'reply', reply: headers === undefined ? { status, body } : { status, body, headers } });
     },
     failNextAt(path, status, body, headers) {
-      scripts.push({ kind: 'reply', path, reply: headers === undefined ? { status, body } : { status, body, headers } });
+      scripts.push({
+        kind: 'reply',
+        path,
+        reply: headers === undefined ? { status, body } : { status, body, headers },
+      });
     },
     malformedNext() {
       scripts.push({ kind: 'malformed' });

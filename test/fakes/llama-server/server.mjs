@@ -35,7 +35,10 @@ const name = basename(model);
 const modelId = name;
 
 if (process.env.FAKE_LLAMA_SERVER_RECORD) {
-  writeFileSync(join(process.env.FAKE_LLAMA_SERVER_RECORD, `${process.pid}.json`), JSON.stringify({ pid: process.pid, argv, port, model: name }));
+  writeFileSync(
+    join(process.env.FAKE_LLAMA_SERVER_RECORD, `${process.pid}.json`),
+    JSON.stringify({ pid: process.pid, argv, port, model: name }),
+  );
 }
 
 if (name.includes('crash')) {
@@ -53,14 +56,20 @@ if (name.includes('crash')) {
     req.on('end', () => {
       const path = (req.url ?? '/').split('?')[0];
       if (req.method === 'GET' && path === '/health') {
-        if (Date.now() < readyAt) return json(res, 503, { error: { code: 503, message: 'Loading model', type: 'unavailable_error' } });
-        if (name.includes('wedge') && servedHealthy >= 3) return json(res, 500, { error: { code: 500, message: 'wedged', type: 'server_error' } });
+        if (Date.now() < readyAt)
+          return json(res, 503, { error: { code: 503, message: 'Loading model', type: 'unavailable_error' } });
+        if (name.includes('wedge') && servedHealthy >= 3)
+          return json(res, 500, { error: { code: 500, message: 'wedged', type: 'server_error' } });
         servedHealthy++;
         return json(res, 200, { status: 'ok' });
       }
-      if (Date.now() < readyAt) return json(res, 503, { error: { code: 503, message: 'Loading model', type: 'unavailable_error' } });
+      if (Date.now() < readyAt)
+        return json(res, 503, { error: { code: 503, message: 'Loading model', type: 'unavailable_error' } });
       if (req.method === 'GET' && path === '/v1/models') {
-        return json(res, 200, { object: 'list', data: [{ id: modelId, object: 'model', created: 1_700_000_000, owned_by: 'llamacpp' }] });
+        return json(res, 200, {
+          object: 'list',
+          data: [{ id: modelId, object: 'model', created: 1_700_000_000, owned_by: 'llamacpp' }],
+        });
       }
       if (req.method === 'POST' && path === '/v1/chat/completions') {
         let parsed;
@@ -76,7 +85,9 @@ if (name.includes('crash')) {
         if (parsed.stream) {
           res.writeHead(200, { 'content-type': 'text/event-stream' });
           const chunk = (delta, finish, extra = {}) =>
-            res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: modelId, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`);
+            res.write(
+              `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: modelId, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`,
+            );
           chunk({ role: 'assistant', content: '' }, null);
           for (const word of text.split(' ')) chunk({ content: `${word} ` }, null);
           chunk({}, 'stop', parsed.stream_options?.include_usage ? { usage } : {});

@@ -1,5 +1,13 @@
 import type { Handler } from '../http.ts';
-import { bodyOf, nowSeconds, plannedCalls, splitText, stringField, type FakeToolCall, type JsonObject } from '../script.ts';
+import {
+  bodyOf,
+  nowSeconds,
+  plannedCalls,
+  splitText,
+  stringField,
+  type FakeToolCall,
+  type JsonObject,
+} from '../script.ts';
 import { sseData, type StreamReply } from '../stream.ts';
 import { answerHeaders, chatStreamError, chatToolNames, chatUsage, styleAError, type StyleAContext } from './shared.ts';
 
@@ -29,7 +37,13 @@ function fingerprint(ctx: StyleAContext): string {
 
 /** Fields every completion and chunk share, per server. */
 function envelope(ctx: StyleAContext, answer: Answer, object: string): JsonObject {
-  const base: JsonObject = { id: answer.id, object, created: answer.created, model: answer.model, system_fingerprint: fingerprint(ctx) };
+  const base: JsonObject = {
+    id: answer.id,
+    object,
+    created: answer.created,
+    model: answer.model,
+    system_fingerprint: fingerprint(ctx),
+  };
   if (ctx.dialect === 'openai') base.service_tier = 'default';
   if (ctx.dialect === 'openrouter') base.provider = 'FakeProvider';
   return base;
@@ -51,9 +65,18 @@ function finishReason(answer: Answer): string {
 }
 
 function completion(ctx: StyleAContext, answer: Answer): JsonObject {
-  const message: JsonObject = { role: 'assistant', content: answer.calls.length > 0 ? null : answer.text, refusal: null, annotations: [] };
+  const message: JsonObject = {
+    role: 'assistant',
+    content: answer.calls.length > 0 ? null : answer.text,
+    refusal: null,
+    annotations: [],
+  };
   if (answer.calls.length > 0) {
-    message.tool_calls = answer.calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.json } }));
+    message.tool_calls = answer.calls.map((c) => ({
+      id: c.id,
+      type: 'function',
+      function: { name: c.name, arguments: c.json },
+    }));
   }
   return {
     ...envelope(ctx, answer, 'chat.completion'),
@@ -66,13 +89,20 @@ function chunkEvents(ctx: StyleAContext, answer: Answer, includeUsage: boolean):
   const usageChunk = includeUsage || ctx.dialect === 'openrouter';
   const head = envelope(ctx, answer, 'chat.completion.chunk');
   const chunk = (delta: JsonObject, finish: string | null = null): string =>
-    sseData({ ...head, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...(includeUsage ? { usage: null } : {}) });
+    sseData({
+      ...head,
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+      ...(includeUsage ? { usage: null } : {}),
+    });
 
   const events = [chunk({ role: 'assistant', content: answer.calls.length > 0 ? null : '', refusal: null })];
-  if (answer.text !== '') for (const piece of splitText(answer.text, ctx.state.output.chunks)) events.push(chunk({ content: piece }));
+  if (answer.text !== '')
+    for (const piece of splitText(answer.text, ctx.state.output.chunks)) events.push(chunk({ content: piece }));
   answer.calls.forEach((call, index) => {
     // The first delta of a call names it; its arguments follow in pieces, as OpenAI streams them.
-    events.push(chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }));
+    events.push(
+      chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }),
+    );
     for (const piece of splitText(call.json, ctx.state.output.argumentChunks)) {
       events.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
     }
@@ -88,7 +118,8 @@ export function chatRoutes(ctx: StyleAContext, prefix: string): Record<string, H
     const body = bodyOf(req.json);
     const model = stringField(body, 'model');
     if (model === undefined) return styleAError(ctx, 400, 'you must provide a model parameter', 'model');
-    if (!Array.isArray(body.messages)) return styleAError(ctx, 400, "Missing required parameter: 'messages'.", 'messages');
+    if (!Array.isArray(body.messages))
+      return styleAError(ctx, 400, "Missing required parameter: 'messages'.", 'messages');
     const answer = plan(ctx, body, model);
     if (body.stream !== true) return { status: 200, body: completion(ctx, answer), headers: answerHeaders(ctx) };
     const options = bodyOf(body.stream_options);

@@ -31,7 +31,11 @@ function imagesAnswer(ctx: StyleAContext, model: string, count: number, format: 
   const u = ctx.state.usage;
   if (!model.startsWith('gpt-image')) {
     // DALL-E answers URLs unless asked for b64_json, and reports no usage.
-    const data = Array.from({ length: count }, (_, i) => (format === 'b64_json' ? { b64_json: PNG_1X1, revised_prompt: null } : { url: `https://images.fake.invalid/${i}.png` }));
+    const data = Array.from({ length: count }, (_, i) =>
+      format === 'b64_json'
+        ? { b64_json: PNG_1X1, revised_prompt: null }
+        : { url: `https://images.fake.invalid/${i}.png` },
+    );
     return { created: nowSeconds(), data };
   }
   return {
@@ -75,7 +79,10 @@ function transcriptionAnswer(ctx: StyleAContext, model: string, format: string |
     return { status: 200, body: `${text}\n`, headers: { 'content-type': 'text/plain; charset=utf-8' } };
   }
   const usage = transcriptionUsage(ctx, model);
-  const base: JsonObject = format === 'verbose_json' ? { task: 'transcribe', language: 'english', duration: 1.5, text, segments: [] } : { text };
+  const base: JsonObject =
+    format === 'verbose_json'
+      ? { task: 'transcribe', language: 'english', duration: 1.5, text, segments: [] }
+      : { text };
   return { status: 200, body: usage === null ? base : { ...base, usage }, headers: answerHeaders(ctx) };
 }
 
@@ -95,7 +102,8 @@ function transcribe(ctx: StyleAContext, req: RecordedRequest): Reply {
   const fields = fieldsOf(req.parts);
   const model = fields.model;
   if (model === undefined) return styleAError(ctx, 400, 'you must provide a model parameter', 'model');
-  if (!req.parts.some((p) => p.name === 'file' && p.filename !== null)) return styleAError(ctx, 400, "Missing required parameter: 'file'.", 'file');
+  if (!req.parts.some((p) => p.name === 'file' && p.filename !== null))
+    return styleAError(ctx, 400, "Missing required parameter: 'file'.", 'file');
   return transcriptionAnswer(ctx, model, fields.response_format);
 }
 
@@ -103,9 +111,14 @@ export function mediaRoutes(ctx: StyleAContext, prefix: string): Record<string, 
   return {
     [`POST ${prefix}/images/generations`]: (req) => {
       const body = bodyOf(req.json);
-      if (stringField(body, 'prompt') === undefined) return styleAError(ctx, 400, "Missing required parameter: 'prompt'.", 'prompt');
+      if (stringField(body, 'prompt') === undefined)
+        return styleAError(ctx, 400, "Missing required parameter: 'prompt'.", 'prompt');
       const model = stringField(body, 'model') ?? 'dall-e-2';
-      return { status: 200, body: imagesAnswer(ctx, model, countOf(body.n), stringField(body, 'response_format')), headers: answerHeaders(ctx) };
+      return {
+        status: 200,
+        body: imagesAnswer(ctx, model, countOf(body.n), stringField(body, 'response_format')),
+        headers: answerHeaders(ctx),
+      };
     },
     [`POST ${prefix}/images/edits`]: (req) => {
       if (req.parts === null) return styleAError(ctx, 400, 'Could not parse multipart form');
@@ -116,15 +129,24 @@ export function mediaRoutes(ctx: StyleAContext, prefix: string): Record<string, 
         return styleAError(ctx, 400, "Missing required parameter: 'image'.", 'image');
       }
       const model = fields.model ?? 'dall-e-2';
-      return { status: 200, body: imagesAnswer(ctx, model, countOf(fields.n), fields.response_format), headers: answerHeaders(ctx) };
+      return {
+        status: 200,
+        body: imagesAnswer(ctx, model, countOf(fields.n), fields.response_format),
+        headers: answerHeaders(ctx),
+      };
     },
     [`POST ${prefix}/audio/speech`]: (req) => {
       const body = bodyOf(req.json);
       const input = stringField(body, 'input');
       if (input === undefined) return styleAError(ctx, 400, "Missing required parameter: 'input'.", 'input');
-      if (stringField(body, 'voice') === undefined && !isObject(body.voice)) return styleAError(ctx, 400, "Missing required parameter: 'voice'.", 'voice');
+      if (stringField(body, 'voice') === undefined && !isObject(body.voice))
+        return styleAError(ctx, 400, "Missing required parameter: 'voice'.", 'voice');
       const type = SPEECH_TYPES[stringField(body, 'response_format') ?? 'mp3'] ?? 'audio/mpeg';
-      return { status: 200, bytes: speechBytes(input, ctx.state.output.speechBytes), headers: { 'content-type': type, ...answerHeaders(ctx) } };
+      return {
+        status: 200,
+        bytes: speechBytes(input, ctx.state.output.speechBytes),
+        headers: { 'content-type': type, ...answerHeaders(ctx) },
+      };
     },
     [`POST ${prefix}/audio/transcriptions`]: (req) => transcribe(ctx, req),
   };

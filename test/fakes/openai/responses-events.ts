@@ -35,20 +35,53 @@ export function responseEvents({ final, textChunks, argumentChunks }: EventPlan)
     if (item.type === 'message') {
       const text = textOf(item);
       const part = (t: string): JsonObject => ({ type: 'output_text', text: t, annotations: [], logprobs: [] });
-      emit('response.output_item.added', { output_index: outputIndex, item: { ...item, status: 'in_progress', content: [] } });
-      emit('response.content_part.added', { item_id: itemId, output_index: outputIndex, content_index: 0, part: part('') });
+      emit('response.output_item.added', {
+        output_index: outputIndex,
+        item: { ...item, status: 'in_progress', content: [] },
+      });
+      emit('response.content_part.added', {
+        item_id: itemId,
+        output_index: outputIndex,
+        content_index: 0,
+        part: part(''),
+      });
       for (const delta of splitText(text, textChunks)) {
-        emit('response.output_text.delta', { item_id: itemId, output_index: outputIndex, content_index: 0, delta, logprobs: [] });
+        emit('response.output_text.delta', {
+          item_id: itemId,
+          output_index: outputIndex,
+          content_index: 0,
+          delta,
+          logprobs: [],
+        });
       }
-      emit('response.output_text.done', { item_id: itemId, output_index: outputIndex, content_index: 0, text, logprobs: [] });
-      emit('response.content_part.done', { item_id: itemId, output_index: outputIndex, content_index: 0, part: part(text) });
+      emit('response.output_text.done', {
+        item_id: itemId,
+        output_index: outputIndex,
+        content_index: 0,
+        text,
+        logprobs: [],
+      });
+      emit('response.content_part.done', {
+        item_id: itemId,
+        output_index: outputIndex,
+        content_index: 0,
+        part: part(text),
+      });
     } else {
       const args = typeof item.arguments === 'string' ? item.arguments : '';
-      emit('response.output_item.added', { output_index: outputIndex, item: { ...item, status: 'in_progress', arguments: '' } });
+      emit('response.output_item.added', {
+        output_index: outputIndex,
+        item: { ...item, status: 'in_progress', arguments: '' },
+      });
       for (const delta of splitText(args, argumentChunks)) {
         emit('response.function_call_arguments.delta', { item_id: itemId, output_index: outputIndex, delta });
       }
-      emit('response.function_call_arguments.done', { item_id: itemId, output_index: outputIndex, name: item.name, arguments: args });
+      emit('response.function_call_arguments.done', {
+        item_id: itemId,
+        output_index: outputIndex,
+        name: item.name,
+        arguments: args,
+      });
     }
     emit('response.output_item.done', { output_index: outputIndex, item });
   });
@@ -58,5 +91,11 @@ export function responseEvents({ final, textChunks, argumentChunks }: EventPlan)
 
 /** How the Responses API reports a failure mid-stream: an `error` event, numbered like the rest. */
 export function responseStreamError(error: InStreamError, eventsSent: number): string {
-  return sseEvent('error', { type: 'error', code: error.type, message: error.message, param: null, sequence_number: eventsSent });
+  return sseEvent('error', {
+    type: 'error',
+    code: error.type,
+    message: error.message,
+    param: null,
+    sequence_number: eventsSent,
+  });
 }

@@ -22,9 +22,20 @@ export interface ResponsesRoutes {
 
 /** The request's `input` as the items input_items lists: each with an id, text as `input_text` parts. */
 function inputItems(ctx: StyleAContext, input: unknown): JsonObject[] {
-  const asText = (role: unknown, text: string): JsonObject => ({ type: role === 'assistant' ? 'output_text' : 'input_text', text });
+  const asText = (role: unknown, text: string): JsonObject => ({
+    type: role === 'assistant' ? 'output_text' : 'input_text',
+    text,
+  });
   if (typeof input === 'string') {
-    return [{ id: ctx.state.nextId('msg_'), type: 'message', role: 'user', status: 'completed', content: [asText('user', input)] }];
+    return [
+      {
+        id: ctx.state.nextId('msg_'),
+        type: 'message',
+        role: 'user',
+        status: 'completed',
+        content: [asText('user', input)],
+      },
+    ];
   }
   if (!Array.isArray(input)) return [];
   return input.filter(isObject).map((item): JsonObject => {
@@ -120,7 +131,11 @@ export function responsesRoutes(ctx: StyleAContext, prefix: string): ResponsesRo
     const response = responseObject(ctx, body, model);
     keep(response, inputItems(ctx, body.input));
     if (body.stream !== true) return { status: 200, body: response, headers: answerHeaders(ctx) };
-    const plan = { final: response, textChunks: ctx.state.output.chunks, argumentChunks: ctx.state.output.argumentChunks };
+    const plan = {
+      final: response,
+      textChunks: ctx.state.output.chunks,
+      argumentChunks: ctx.state.output.argumentChunks,
+    };
     return { status: 200, events: responseEvents(plan), errorEvent: responseStreamError, headers: answerHeaders(ctx) };
   };
 
@@ -139,12 +154,15 @@ export function responsesRoutes(ctx: StyleAContext, prefix: string): ResponsesRo
       const entry = store.get(id);
       if (entry === undefined) return missing(id);
       const page = itemsPage(entry.inputItems, req.query);
-      return page === null ? styleAError(ctx, 400, 'limit must be an integer between 1 and 100', 'limit') : { status: 200, body: page };
+      return page === null
+        ? styleAError(ctx, 400, 'limit must be an integer between 1 and 100', 'limit')
+        : { status: 200, body: page };
     },
     [`POST ${prefix}/responses/:id/cancel`]: (_req, { id = '' }) => {
       const entry = store.get(id);
       if (entry === undefined) return missing(id);
-      if (entry.response.background !== true) return styleAError(ctx, 400, 'Only responses created with background=true can be cancelled.');
+      if (entry.response.background !== true)
+        return styleAError(ctx, 400, 'Only responses created with background=true can be cancelled.');
       entry.response.status = 'cancelled';
       return { status: 200, body: entry.response };
     },
@@ -154,13 +172,24 @@ export function responsesRoutes(ctx: StyleAContext, prefix: string): ResponsesRo
     }),
     [`POST ${prefix}/responses/compact`]: (req) => {
       const body = bodyOf(req.json);
-      if (stringField(body, 'model') === undefined) return styleAError(ctx, 400, "Missing required parameter: 'model'.", 'model');
+      if (stringField(body, 'model') === undefined)
+        return styleAError(ctx, 400, "Missing required parameter: 'model'.", 'model');
       // What compact returns: the user's messages kept as they were, then one opaque compaction item.
       const kept = inputItems(ctx, body.input).filter((i) => i.type === 'message' && i.role === 'user');
-      const compaction = { id: ctx.state.nextId('cmp_'), type: 'compaction', encrypted_content: Buffer.from('fake compaction').toString('base64') };
+      const compaction = {
+        id: ctx.state.nextId('cmp_'),
+        type: 'compaction',
+        encrypted_content: Buffer.from('fake compaction').toString('base64'),
+      };
       return {
         status: 200,
-        body: { id: ctx.state.nextId('resp_'), object: 'response.compaction', created_at: nowSeconds(), output: [...kept, compaction], usage: responsesUsage(ctx) },
+        body: {
+          id: ctx.state.nextId('resp_'),
+          object: 'response.compaction',
+          created_at: nowSeconds(),
+          output: [...kept, compaction],
+          usage: responsesUsage(ctx),
+        },
       };
     },
   };

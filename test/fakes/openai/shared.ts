@@ -20,9 +20,15 @@ export function styleAError(ctx: StyleAContext, status: number, message: string,
       return { status, body: { error: { message, code: status } }, headers: requestId };
     case 'compatible':
       // vLLM's envelope: the exception class as `type`, the status as `code`.
-      return { status, body: { error: { message, type: status === 404 ? 'NotFoundError' : 'BadRequestError', param, code: status } } };
+      return {
+        status,
+        body: { error: { message, type: status === 404 ? 'NotFoundError' : 'BadRequestError', param, code: status } },
+      };
     case 'llamacpp':
-      return { status, body: { error: { code: status, message, type: status === 404 ? 'not_found_error' : 'invalid_request_error' } } };
+      return {
+        status,
+        body: { error: { code: status, message, type: status === 404 ? 'not_found_error' : 'invalid_request_error' } },
+      };
     case 'openai':
     case 'ollama':
       return {
@@ -41,12 +47,21 @@ export function answerHeaders(ctx: StyleAContext): Record<string, string> {
 /** Chat and embeddings usage. Ollama reports only the three totals; OpenRouter adds what the call cost. */
 export function chatUsage(ctx: StyleAContext): JsonObject {
   const u = ctx.state.usage;
-  const totals = { prompt_tokens: u.inputTokens, completion_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens };
+  const totals = {
+    prompt_tokens: u.inputTokens,
+    completion_tokens: u.outputTokens,
+    total_tokens: u.inputTokens + u.outputTokens,
+  };
   if (ctx.dialect === 'ollama') return totals;
   const detailed = {
     ...totals,
     prompt_tokens_details: { cached_tokens: u.cachedTokens, audio_tokens: 0 },
-    completion_tokens_details: { reasoning_tokens: u.reasoningTokens, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+    completion_tokens_details: {
+      reasoning_tokens: u.reasoningTokens,
+      audio_tokens: 0,
+      accepted_prediction_tokens: 0,
+      rejected_prediction_tokens: 0,
+    },
   };
   return ctx.dialect === 'openrouter' ? { ...detailed, cost: u.costUsd, is_byok: false } : detailed;
 }
@@ -67,13 +82,19 @@ export function responsesUsage(ctx: StyleAContext): JsonObject {
 /** Names of the function tools a chat request offers (`{type: function, function: {name}}`). */
 export function chatToolNames(tools: unknown): string[] {
   if (!Array.isArray(tools)) return [];
-  return tools.flatMap((t: unknown) => (isObject(t) && t.type === 'function' && isObject(t.function) && typeof t.function.name === 'string' ? [t.function.name] : []));
+  return tools.flatMap((t: unknown) =>
+    isObject(t) && t.type === 'function' && isObject(t.function) && typeof t.function.name === 'string'
+      ? [t.function.name]
+      : [],
+  );
 }
 
 /** Names of the function tools a Responses request offers (`{type: function, name}`). */
 export function responsesToolNames(tools: unknown): string[] {
   if (!Array.isArray(tools)) return [];
-  return tools.flatMap((t: unknown) => (isObject(t) && t.type === 'function' && typeof t.name === 'string' ? [t.name] : []));
+  return tools.flatMap((t: unknown) =>
+    isObject(t) && t.type === 'function' && typeof t.name === 'string' ? [t.name] : [],
+  );
 }
 
 /** How OpenAI reports a failure once a chat stream has begun: a data event carrying `error`. */

@@ -20,13 +20,18 @@ export interface EmbeddingsOptions {
   base64: boolean;
 }
 
-export function embeddingsRoutes(ctx: StyleAContext, prefix: string, options: EmbeddingsOptions = { base64: true }): Record<string, Handler> {
+export function embeddingsRoutes(
+  ctx: StyleAContext,
+  prefix: string,
+  options: EmbeddingsOptions = { base64: true },
+): Record<string, Handler> {
   const create: Handler = (req) => {
     const body = bodyOf(req.json);
     const model = stringField(body, 'model');
     if (model === undefined) return styleAError(ctx, 400, 'you must provide a model parameter', 'model');
     const texts = inputsOf(body.input);
-    if (texts === null) return styleAError(ctx, 400, "'input' : input must be a string or an array of strings", 'input');
+    if (texts === null)
+      return styleAError(ctx, 400, "'input' : input must be a string or an array of strings", 'input');
     const dimensions = typeof body.dimensions === 'number' ? body.dimensions : ctx.state.output.embeddingDimensions;
     const base64 = options.base64 && body.encoding_format === 'base64';
     const data = texts.map((text, index) => {
@@ -77,10 +82,21 @@ export function rerankRoutes(ctx: StyleAContext, paths: string[]): Record<string
       .map((text, index) => ({ index, text, score: relevance(query, text) }))
       .sort((a, b) => b.score - a.score)
       .slice(0, typeof body.top_n === 'number' ? body.top_n : texts.length);
-    const results = ranked.map((r): JsonObject => ({ index: r.index, relevance_score: r.score, ...(withText ? { document: { text: r.text } } : {}) }));
+    const results = ranked.map(
+      (r): JsonObject => ({
+        index: r.index,
+        relevance_score: r.score,
+        ...(withText ? { document: { text: r.text } } : {}),
+      }),
+    );
     const tokens = ctx.state.usage.inputTokens;
-    const answer: JsonObject = { id: ctx.state.nextId('rerank-'), model: stringField(body, 'model') ?? 'reranker', results };
-    if (ctx.dialect === 'llamacpp') Object.assign(answer, { object: 'list', usage: { prompt_tokens: tokens, total_tokens: tokens } });
+    const answer: JsonObject = {
+      id: ctx.state.nextId('rerank-'),
+      model: stringField(body, 'model') ?? 'reranker',
+      results,
+    };
+    if (ctx.dialect === 'llamacpp')
+      Object.assign(answer, { object: 'list', usage: { prompt_tokens: tokens, total_tokens: tokens } });
     else answer.usage = { total_tokens: tokens };
     return { status: 200, body: answer };
   };

@@ -16,7 +16,9 @@ export function fakeClock(start = Date.UTC(2026, 5, 1, 12)): Clock & { advance(m
     advance(ms) {
       const until = now + ms;
       for (;;) {
-        const next = [...timers.entries()].filter(([, t]) => t.at <= until).sort((a, b) => a[1].at - b[1].at || a[0] - b[0])[0];
+        const next = [...timers.entries()]
+          .filter(([, t]) => t.at <= until)
+          .sort((a, b) => a[1].at - b[1].at || a[0] - b[0])[0];
         if (!next) break;
         timers.delete(next[0]);
         now = next[1].at;

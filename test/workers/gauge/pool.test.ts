@@ -13,11 +13,13 @@ test('the pool runs at most its size at once and starts waiters in arrival order
   const pool = createPool(2);
   const gates = [deferred(), deferred(), deferred(), deferred()];
   const started: number[] = [];
-  const runs = gates.map((g, i) => pool.run(async () => {
-    started.push(i);
-    await g.promise;
-    return i;
-  }));
+  const runs = gates.map((g, i) =>
+    pool.run(async () => {
+      started.push(i);
+      await g.promise;
+      return i;
+    }),
+  );
   await new Promise(setImmediate);
   assert.deepEqual(started, [0, 1]);
   assert.equal(pool.active(), 2);
@@ -35,9 +37,12 @@ test('the pool runs at most its size at once and starts waiters in arrival order
 
 test('a task that throws gives its slot back', async () => {
   const pool = createPool(1);
-  await assert.rejects(pool.run(async () => {
-    throw new Error('boom');
-  }), /boom/);
+  await assert.rejects(
+    pool.run(async () => {
+      throw new Error('boom');
+    }),
+    /boom/,
+  );
   assert.equal(pool.active(), 0);
   assert.equal(await pool.run(async () => 'next'), 'next');
 });

@@ -25,7 +25,11 @@ const bucket = (project: string | null, workspace: string | null): GaugeActivity
 
 test('a home path or an email in a workspace or project never reaches storage', () => {
   const home = homedir();
-  const [stored] = sanitizeActivity([bucket(`${home}/code/app`, `${home}/code/app (ada.lovelace@example.com)`)], 'claude-code', 'claude-code');
+  const [stored] = sanitizeActivity(
+    [bucket(`${home}/code/app`, `${home}/code/app (ada.lovelace@example.com)`)],
+    'claude-code',
+    'claude-code',
+  );
   const text = JSON.stringify(stored);
   assert.ok(!text.includes(home), text);
   assert.ok(!text.includes('ada.lovelace'), text);
@@ -33,5 +37,8 @@ test('a home path or an email in a workspace or project never reaches storage', 
   assert.match(stored!.workspace!, /^w-[\w-]{10}$/);
   assert.equal(stored!.hour, '2026-06-01T10:00:00.000Z');
   assert.equal(sanitizeActivity([bucket(home, 'C:\\Users\\ada\\src')], 'x', 'x')[0]!.project, '~');
-  assert.deepEqual(sanitizeActivity([bucket('ops@example.com', 'w-abc')], 'x', 'x').map((b) => [b.project, b.workspace]), [['@example.com', 'w-abc']]);
+  assert.deepEqual(
+    sanitizeActivity([bucket('ops@example.com', 'w-abc')], 'x', 'x').map((b) => [b.project, b.workspace]),
+    [['@example.com', 'w-abc']],
+  );
 });

@@ -5,7 +5,13 @@ import { createScheduler, planNext, type ScheduleTimes } from '../../../workers/
 import { fakeClock } from './fake-clock.ts';
 
 const MIN = 60_000;
-const times: ScheduleTimes = { baseMs: 10 * MIN, activeMs: 2 * MIN, maxBackoffMs: 60 * MIN, activeWindowMs: 5 * MIN, firstRunMs: 1_000 };
+const times: ScheduleTimes = {
+  baseMs: 10 * MIN,
+  activeMs: 2 * MIN,
+  maxBackoffMs: 60 * MIN,
+  activeWindowMs: 5 * MIN,
+  firstRunMs: 1_000,
+};
 
 /** A scheduler over in-memory state; `results` decides each run's outcome, as the engine would store it. */
 function harness(results: (id: string, n: number) => { ok: boolean; retryAfterMs?: number }) {
@@ -84,7 +90,9 @@ test('failures back off exponentially up to the cap, and one success returns to 
 });
 
 test('a Retry-After longer than the interval is a floor under the next run', async () => {
-  const h = harness((_, n) => (n === 0 ? { ok: false, retryAfterMs: 45 * MIN } : n === 1 ? { ok: true, retryAfterMs: 25 * MIN } : { ok: true }));
+  const h = harness((_, n) =>
+    n === 0 ? { ok: false, retryAfterMs: 45 * MIN } : n === 1 ? { ok: true, retryAfterMs: 25 * MIN } : { ok: true },
+  );
   h.scheduler.setEnabled(true);
   await h.advance(1_000);
   // Traffic would pull a healthy source in; it may not pull it inside a Retry-After.
@@ -104,7 +112,10 @@ test('a source that is no longer due is not run, and the timer follows the set o
   h.setIds(['b']);
   h.scheduler.rearm();
   await h.advance(2_000);
-  assert.deepEqual(h.runs.map((r) => r.id), ['b']);
+  assert.deepEqual(
+    h.runs.map((r) => r.id),
+    ['b'],
+  );
   h.scheduler.close();
   await h.advance(60 * MIN, 60_000);
   assert.equal(h.runs.length, 1);

@@ -5,7 +5,12 @@ import { cpus, hostname, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
-import { checkHardwareTelemetry, type HardwareTelemetry, type ProbedTelemetry, type ProbeOutcome } from '../../../protocol/http/hardware.ts';
+import {
+  checkHardwareTelemetry,
+  type HardwareTelemetry,
+  type ProbedTelemetry,
+  type ProbeOutcome,
+} from '../../../protocol/http/hardware.ts';
 import { createHardwareActor, type HardwareActor } from '../../../workers/hardware/actor.ts';
 import { assertNoSensitive, telemetryOf } from './helpers.ts';
 
@@ -27,7 +32,10 @@ function deferred<T>() {
 
 const never = () => new Promise<ProbeOutcome>(() => undefined);
 const ok = (telemetry: ProbedTelemetry): ProbeOutcome => ({ ok: true, telemetry });
-const probed = (at: number): ProbedTelemetry => ({ ...telemetryOf('nvidia-workstation'), probedAt: new Date(at).toISOString() });
+const probed = (at: number): ProbedTelemetry => ({
+  ...telemetryOf('nvidia-workstation'),
+  probedAt: new Date(at).toISOString(),
+});
 
 async function withActor(actor: HardwareActor, body: (actor: HardwareActor) => Promise<void>): Promise<void> {
   try {
@@ -42,8 +50,15 @@ describe('hardware actor on this machine (real worker, real systeminformation)',
     let probes = 0;
     await withActor(createHardwareActor({ onProbe: () => probes++ }), async (actor) => {
       const first = await actor.telemetry();
-      assert.equal(checkHardwareTelemetry.Check(first), true, JSON.stringify([...checkHardwareTelemetry.Errors(first)][0]));
-      assert.deepEqual({ partial: first.partial, stale: first.stale, reason: first.reason }, { partial: false, stale: false, reason: null });
+      assert.equal(
+        checkHardwareTelemetry.Check(first),
+        true,
+        JSON.stringify([...checkHardwareTelemetry.Errors(first)][0]),
+      );
+      assert.deepEqual(
+        { partial: first.partial, stale: first.stale, reason: first.reason },
+        { partial: false, stale: false, reason: null },
+      );
       assert.equal(first.os.platform, process.platform);
       assert.equal(first.arch, process.arch);
       assert.equal(first.cpu.logicalCores, cpus().length);
@@ -73,7 +88,13 @@ describe('hardware actor time limit', () => {
       assert.ok(first.ms < TIMEOUT_MS + SLACK_MS, `telemetry() took ${first.ms.toFixed(0)} ms`);
       assert.equal(checkHardwareTelemetry.Check(first.value), true);
       assert.deepEqual(
-        { partial: first.value.partial, stale: first.value.stale, reason: first.value.reason, confidence: first.value.confidence, gpus: first.value.gpus },
+        {
+          partial: first.value.partial,
+          stale: first.value.stale,
+          reason: first.value.reason,
+          confidence: first.value.confidence,
+          gpus: first.value.gpus,
+        },
         { partial: true, stale: false, reason: 'probe_timeout', confidence: 'low', gpus: [] },
       );
       assert.equal(first.value.memory.totalBytes, totalmem(), 'the partial answer still has what Node knows');
@@ -96,7 +117,11 @@ describe('hardware actor time limit', () => {
       mode = 'hang';
       const { value: stale, ms } = await timed(() => actor.refresh());
       assert.ok(ms < TIMEOUT_MS + SLACK_MS, `refresh() took ${ms.toFixed(0)} ms`);
-      assert.deepEqual(stale, { ...good, stale: true, reason: 'probe_timeout' }, 'the last good data, its own probedAt, flagged');
+      assert.deepEqual(
+        stale,
+        { ...good, stale: true, reason: 'probe_timeout' },
+        'the last good data, its own probedAt, flagged',
+      );
       assert.deepEqual(await actor.telemetry(), stale, 'GET reports the failed refresh too');
 
       mode = 'ok';
@@ -118,7 +143,9 @@ describe('hardware actor time limit', () => {
       assert.equal(t.partial, true);
       assert.equal(t.reason, 'probe_failed');
       assertNoSensitive(t, ['/usr/lib/secret-driver.so', 'ENOENT']);
-      assert.deepEqual(warnings, [{ reason: 'probe_failed', timeoutMs: TIMEOUT_MS, hasLastGood: false, message: 'hardware probe failed' }]);
+      assert.deepEqual(warnings, [
+        { reason: 'probe_failed', timeoutMs: TIMEOUT_MS, hasLastGood: false, message: 'hardware probe failed' },
+      ]);
     });
   });
 });
@@ -196,8 +223,14 @@ describe('the hardware worker never keeps the process alive', () => {
   // process that had probed (or closed the actor before the worker started) never exited.
   const actorUrl = new URL('../../../workers/hardware/actor.ts', import.meta.url).href;
   const cases: [string, string][] = [
-    ['after a probe, without close()', `const a = createHardwareActor(); const t = await a.telemetry(); console.log(t.partial);`],
-    ['when closed before the first probe finished', `const a = createHardwareActor(); await a.close(); console.log('closed');`],
+    [
+      'after a probe, without close()',
+      `const a = createHardwareActor(); const t = await a.telemetry(); console.log(t.partial);`,
+    ],
+    [
+      'when closed before the first probe finished',
+      `const a = createHardwareActor(); await a.close(); console.log('closed');`,
+    ],
   ];
   for (const [name, body] of cases) {
     it(name, () => {

@@ -12,11 +12,19 @@ export interface HardwareFixture {
   sensitive: string[];
 }
 
-export const FIXTURES = ['nvidia-workstation', 'apple-silicon-laptop', 'amd-radeon-linux', 'no-gpu-server', 'intel-laptop-windows'] as const;
+export const FIXTURES = [
+  'nvidia-workstation',
+  'apple-silicon-laptop',
+  'amd-radeon-linux',
+  'no-gpu-server',
+  'intel-laptop-windows',
+] as const;
 export type FixtureName = (typeof FIXTURES)[number];
 
 export function loadFixture(name: FixtureName): HardwareFixture {
-  return JSON.parse(readFileSync(new URL(`../../fixtures/hardware/${name}.json`, import.meta.url), 'utf8')) as HardwareFixture;
+  return JSON.parse(
+    readFileSync(new URL(`../../fixtures/hardware/${name}.json`, import.meta.url), 'utf8'),
+  ) as HardwareFixture;
 }
 
 export const PROBED_AT = Date.UTC(2026, 0, 31, 12, 0, 0);
@@ -47,7 +55,8 @@ const SHAPES: [string, RegExp][] = [
 export function assertNoSensitive(output: unknown, sensitive: readonly string[]): void {
   for (const { path, text } of leaves(output)) {
     const lower = text.toLowerCase();
-    for (const s of sensitive) assert.equal(lower.includes(s.toLowerCase()), false, `${path} holds ${JSON.stringify(s)}: ${text}`);
+    for (const s of sensitive)
+      assert.equal(lower.includes(s.toLowerCase()), false, `${path} holds ${JSON.stringify(s)}: ${text}`);
     for (const [what, shape] of SHAPES) assert.equal(shape.test(text), false, `${path} looks like a ${what}: ${text}`);
   }
 }

@@ -1,7 +1,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { checkHardwareTelemetry, type HardwareTelemetry, type ProbedTelemetry } from '../../../protocol/http/hardware.ts';
-import { buildTelemetry, cleanText, partialTelemetry, type RawController, type RawHardware } from '../../../workers/hardware/probe.ts';
+import {
+  checkHardwareTelemetry,
+  type HardwareTelemetry,
+  type ProbedTelemetry,
+} from '../../../protocol/http/hardware.ts';
+import {
+  buildTelemetry,
+  cleanText,
+  partialTelemetry,
+  type RawController,
+  type RawHardware,
+} from '../../../workers/hardware/probe.ts';
 import { assertNoSensitive, FIXTURES, leaves, loadFixture, PROBED_AT, telemetryOf } from './helpers.ts';
 
 const MiB = 1024 * 1024;
@@ -81,7 +91,12 @@ describe('buildTelemetry on recorded systeminformation answers', () => {
     const t = telemetryOf('no-gpu-server');
     assert.deepEqual(t.gpus, []);
     assert.equal(t.confidence, 'medium');
-    assert.deepEqual(t.os, { platform: 'linux', distro: 'Debian GNU/Linux', release: '12', kernel: '6.1.0-18-cloud-amd64' });
+    assert.deepEqual(t.os, {
+      platform: 'linux',
+      distro: 'Debian GNU/Linux',
+      release: '12',
+      kernel: '6.1.0-18-cloud-amd64',
+    });
     assert.deepEqual(t.cpu, { brand: 'AMD EPYC', logicalCores: 2, physicalCores: 2 });
     assert.deepEqual(t.memory, { totalBytes: 25276510208, availableBytes: 24418086912 });
   });
@@ -105,7 +120,11 @@ describe('buildTelemetry on recorded systeminformation answers', () => {
   it('every fixture validates against the closed response schema', () => {
     for (const name of FIXTURES) {
       const served = asServed(telemetryOf(name));
-      assert.equal(checkHardwareTelemetry.Check(served), true, `${name}: ${JSON.stringify([...checkHardwareTelemetry.Errors(served)][0])}`);
+      assert.equal(
+        checkHardwareTelemetry.Check(served),
+        true,
+        `${name}: ${JSON.stringify([...checkHardwareTelemetry.Errors(served)][0])}`,
+      );
     }
   });
 });
@@ -116,7 +135,11 @@ describe('no serial, UUID, PCI address, host name or path reaches the output', (
       const fixture = loadFixture(name);
       // The planted strings really are in the input, so finding none in the output means something.
       const input = leaves(fixture.raw).map((l) => l.text.toLowerCase());
-      for (const s of fixture.sensitive) assert.ok(input.some((t) => t.includes(s.toLowerCase())), `${s} is planted in ${name}`);
+      for (const s of fixture.sensitive)
+        assert.ok(
+          input.some((t) => t.includes(s.toLowerCase())),
+          `${s} is planted in ${name}`,
+        );
       assertNoSensitive(asServed(buildTelemetry(fixture.raw, PROBED_AT)), fixture.sensitive);
     });
   }
@@ -129,10 +152,24 @@ describe('no serial, UUID, PCI address, host name or path reaches the output', (
 
   it('allow-listed strings that carry a UUID, a PCI address or a path are cleaned', () => {
     const raw: RawHardware = {
-      osInfo: { platform: 'linux', distro: 'Custom (/etc/os-release)', release: '1', kernel: '6.1.0 C:\\Program Files\\x', arch: 'x64' },
+      osInfo: {
+        platform: 'linux',
+        distro: 'Custom (/etc/os-release)',
+        release: '1',
+        kernel: '6.1.0 C:\\Program Files\\x',
+        arch: 'x64',
+      },
       cpu: { manufacturer: 'Intel', brand: 'Xeon 0000:3b:00.0', cores: 4, physicalCores: 2 },
       mem: { total: 8 * GiB, available: 4 * GiB },
-      graphics: { controllers: [{ vendor: 'NVIDIA Corporation', model: 'GPU-1f2e3d4c-5b6a-4978-8a9b-0c1d2e3f4a5b at /dev/nvidia0', vram: 8192 }] },
+      graphics: {
+        controllers: [
+          {
+            vendor: 'NVIDIA Corporation',
+            model: 'GPU-1f2e3d4c-5b6a-4978-8a9b-0c1d2e3f4a5b at /dev/nvidia0',
+            vram: 8192,
+          },
+        ],
+      },
     };
     const t = asServed(buildTelemetry(raw, PROBED_AT));
     assertNoSensitive(t, ['/etc/os-release', 'Program Files', '3b:00.0', '1f2e3d4c', '/dev/nvidia0']);
@@ -144,12 +181,19 @@ describe('no serial, UUID, PCI address, host name or path reaches the output', (
 describe('classification rules', () => {
   const machine = (controllers: RawController[], platform = 'linux', total = 32 * GiB): ProbedTelemetry =>
     buildTelemetry(
-      { osInfo: { platform, arch: 'x64' }, cpu: { cores: 8 }, mem: { total, available: total / 2 }, graphics: { controllers } },
+      {
+        osInfo: { platform, arch: 'x64' },
+        cpu: { cores: 8 },
+        mem: { total, available: total / 2 },
+        graphics: { controllers },
+      },
       PROBED_AT,
     );
 
   it('NVIDIA without nvidia-smi (nouveau): Vulkan, and a sub-GiB lspci aperture is low confidence', () => {
-    const [gpu] = machine([{ vendor: 'NVIDIA Corporation', model: 'AD104 [GeForce RTX 4070]', vram: 256, vramDynamic: false }]).gpus;
+    const [gpu] = machine([
+      { vendor: 'NVIDIA Corporation', model: 'AD104 [GeForce RTX 4070]', vram: 256, vramDynamic: false },
+    ]).gpus;
     assert.deepEqual(gpu, {
       name: 'AD104 [GeForce RTX 4070]',
       vendor: 'nvidia',
@@ -162,7 +206,13 @@ describe('classification rules', () => {
   });
 
   it('a discrete GPU that reports no size has no memory figure, not a zero', () => {
-    const [gpu] = machine([{ vendor: 'Advanced Micro Devices, Inc. [AMD/ATI]', model: 'Navi 31 [Radeon RX 7900 XT/7900 XTX/7900M]', vram: null }]).gpus;
+    const [gpu] = machine([
+      {
+        vendor: 'Advanced Micro Devices, Inc. [AMD/ATI]',
+        model: 'Navi 31 [Radeon RX 7900 XT/7900 XTX/7900M]',
+        vram: null,
+      },
+    ]).gpus;
     assert.equal(gpu?.name, 'Navi 31 [Radeon RX 7900 XT/7900 XTX/7900M]');
     assert.equal(gpu?.memoryKind, 'discrete');
     assert.equal(gpu?.memoryBytes, null);
@@ -171,7 +221,11 @@ describe('classification rules', () => {
   });
 
   it('Apple silicon above 36 GiB: three-quarters of memory', () => {
-    const [gpu] = machine([{ vendor: 'Apple', model: 'Apple M2 Max', vram: null, vramDynamic: true }], 'darwin', 96 * GiB).gpus;
+    const [gpu] = machine(
+      [{ vendor: 'Apple', model: 'Apple M2 Max', vram: null, vramDynamic: true }],
+      'darwin',
+      96 * GiB,
+    ).gpus;
     assert.equal(gpu?.memoryBytes, 72 * GiB);
     assert.equal(gpu?.confidence, 'medium');
   });
@@ -242,13 +296,28 @@ describe('classification rules', () => {
 describe('partialTelemetry and cleanText', () => {
   it('a partial answer holds only what Node knows, flagged partial with low confidence', () => {
     const t = partialTelemetry(
-      { platform: 'linux', arch: 'x64', kernel: '6.1.0', cpuModel: 'AMD EPYC 9B14', logicalCores: 2, totalBytes: 8 * GiB, freeBytes: GiB },
+      {
+        platform: 'linux',
+        arch: 'x64',
+        kernel: '6.1.0',
+        cpuModel: 'AMD EPYC 9B14',
+        logicalCores: 2,
+        totalBytes: 8 * GiB,
+        freeBytes: GiB,
+      },
       'probe_timeout',
       PROBED_AT,
     );
     assert.equal(checkHardwareTelemetry.Check(t), true);
     assert.deepEqual(
-      { partial: t.partial, stale: t.stale, reason: t.reason, confidence: t.confidence, gpus: t.gpus, distro: t.os.distro },
+      {
+        partial: t.partial,
+        stale: t.stale,
+        reason: t.reason,
+        confidence: t.confidence,
+        gpus: t.gpus,
+        distro: t.os.distro,
+      },
       { partial: true, stale: false, reason: 'probe_timeout', confidence: 'low', gpus: [], distro: null },
     );
   });

@@ -24,7 +24,9 @@ const tokenFor = (scope: Scope) => Object.entries(TOKENS).find(([, scopes]) => s
 
 function authenticate(secret: string): AuthResult {
   const scopes = TOKENS[secret];
-  return scopes ? { ok: true, principal: { tokenId: `tok_${scopes[0]}`, scopes, serviceAccountId: null } } : { ok: false, reason: 'unknown' };
+  return scopes
+    ? { ok: true, principal: { tokenId: `tok_${scopes[0]}`, scopes, serviceAccountId: null } }
+    : { ok: false, reason: 'unknown' };
 }
 
 function appWith(actor: HardwareActor) {
@@ -57,7 +59,10 @@ describe('hardware routes', () => {
   let day = 0;
   const probeOverride = async (): Promise<ProbeOutcome> => {
     probes++;
-    return { ok: true, telemetry: { ...telemetryOf('nvidia-workstation'), probedAt: new Date(Date.UTC(2026, 0, ++day)).toISOString() } };
+    return {
+      ok: true,
+      telemetry: { ...telemetryOf('nvidia-workstation'), probedAt: new Date(Date.UTC(2026, 0, ++day)).toISOString() },
+    };
   };
   const actor = createHardwareActor({ probeOverride });
   after(() => actor.close());
@@ -69,8 +74,18 @@ describe('hardware routes', () => {
     const res = await call('GET', '/v1/hardware/telemetry', 'read');
     assert.equal(res.status, 200);
     assert.equal(res.headers['content-type'], 'application/json');
-    assert.equal(checkHardwareTelemetry.Check(res.json), true, JSON.stringify([...checkHardwareTelemetry.Errors(res.json)][0]));
-    assert.deepEqual(res.json, { ...telemetryOf('nvidia-workstation'), probedAt: '2026-01-01T00:00:00.000Z', stale: false, partial: false, reason: null });
+    assert.equal(
+      checkHardwareTelemetry.Check(res.json),
+      true,
+      JSON.stringify([...checkHardwareTelemetry.Errors(res.json)][0]),
+    );
+    assert.deepEqual(res.json, {
+      ...telemetryOf('nvidia-workstation'),
+      probedAt: '2026-01-01T00:00:00.000Z',
+      stale: false,
+      partial: false,
+      reason: null,
+    });
     assertNoSensitive(res.json, loadFixture('nvidia-workstation').sensitive);
     assert.equal(probes, before);
   });
@@ -125,7 +140,9 @@ describe('hardware routes with a hung probe', () => {
   it('GET and POST answer within the time limit, flagged', async () => {
     let hang = false;
     const probeOverride = (): Promise<ProbeOutcome> =>
-      hang ? new Promise(() => undefined) : Promise.resolve({ ok: true, telemetry: telemetryOf('apple-silicon-laptop') });
+      hang
+        ? new Promise(() => undefined)
+        : Promise.resolve({ ok: true, telemetry: telemetryOf('apple-silicon-laptop') });
     const actor = createHardwareActor({ timeoutMs: 300, probeOverride });
     try {
       const call = appWith(actor);

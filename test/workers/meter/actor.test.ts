@@ -90,22 +90,45 @@ describe('meter actor', () => {
     assert.equal(s.totals.inputTokens, 20);
     assert.equal(s.toolCalls, 2);
     assert.equal(s.activeDays, 2);
-    assert.deepEqual(h.repo.daily(ALL).map((d) => [d.day, d.requests]), [[localDayOf(localNoon(1)), 1], [localDayOf(Date.now()), 3]]);
+    assert.deepEqual(
+      h.repo.daily(ALL).map((d) => [d.day, d.requests]),
+      [
+        [localDayOf(localNoon(1)), 1],
+        [localDayOf(Date.now()), 3],
+      ],
+    );
     assert.deepEqual(h.meter.stats(), { recorded: 4, dropped: 0, lost: 0, oversized: 0, restarts: 0, inflight: 0 });
     await h.done();
   });
 
-  it('fixes each call\'s estimated cost at the catalog price it has when the call is recorded', async () => {
-    let price: ModelPricing | null = { inputPerMTok: 1, outputPerMTok: 2, cachedInputPerMTok: 0.5, cacheWritePerMTok: null, cacheWrite1hPerMTok: null, currency: 'USD' };
+  it("fixes each call's estimated cost at the catalog price it has when the call is recorded", async () => {
+    let price: ModelPricing | null = {
+      inputPerMTok: 1,
+      outputPerMTok: 2,
+      cachedInputPerMTok: 0.5,
+      cacheWritePerMTok: null,
+      cacheWrite1hPerMTok: null,
+      currency: 'USD',
+    };
     const h = harness({ priceOf: (id) => (id === 'openai/gpt-4o' ? price : null) });
     // 10 in (2 cached), 5 out: 8 x 1 + 2 x 0.5 + 5 x 2 = 19 micro-dollars.
     recordAll(h.meter, [usageEvent(), usageEvent({ op: 'audio.speech' }), usageEvent({ modelId: null })]);
-    price = { inputPerMTok: 10, outputPerMTok: 20, cachedInputPerMTok: null, cacheWritePerMTok: null, cacheWrite1hPerMTok: null, currency: 'USD' };
+    price = {
+      inputPerMTok: 10,
+      outputPerMTok: 20,
+      cachedInputPerMTok: null,
+      cacheWritePerMTok: null,
+      cacheWrite1hPerMTok: null,
+      currency: 'USD',
+    };
     // The same call at the new price: 10 x 10 + 5 x 20 = 200; the first call keeps its 19.
     recordAll(h.meter, [usageEvent()]);
     await h.meter.flush();
     const t = h.repo.summary(ALL).totals;
-    assert.deepEqual([t.requests, t.estimatedCostUsd, t.costUsd, t.providerReportedCostUsd, t.costEstimated], [4, 219e-6, 219e-6, null, true]);
+    assert.deepEqual(
+      [t.requests, t.estimatedCostUsd, t.costUsd, t.providerReportedCostUsd, t.costEstimated],
+      [4, 219e-6, 219e-6, null, true],
+    );
     await h.done();
   });
 
@@ -127,9 +150,15 @@ describe('meter actor', () => {
     // Nothing commits on a timer here: the second batch is posted on the next turn, folded, but certainly not
     // committed when killed.
     const h = harness({ commitMs: 60_000, postEveryMs: 0 });
-    recordAll(h.meter, Array.from({ length: 5 }, () => usageEvent()));
+    recordAll(
+      h.meter,
+      Array.from({ length: 5 }, () => usageEvent()),
+    );
     await h.meter.flush();
-    recordAll(h.meter, Array.from({ length: 3 }, () => usageEvent()));
+    recordAll(
+      h.meter,
+      Array.from({ length: 3 }, () => usageEvent()),
+    );
     const replacement = h.nextWorker();
     await h.current().terminate();
     await held(replacement);
@@ -150,7 +179,10 @@ describe('meter actor', () => {
     const replacement = h.nextWorker();
     for (let round = 0; round < 60; round++) {
       if (round === 10) void h.current().terminate();
-      recordAll(h.meter, Array.from({ length: 200 }, () => usageEvent({ usage: report({ toolCalls: { probe: 1 } }) })));
+      recordAll(
+        h.meter,
+        Array.from({ length: 200 }, () => usageEvent({ usage: report({ toolCalls: { probe: 1 } }) })),
+      );
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
     await held(replacement);
@@ -182,24 +214,36 @@ describe('meter actor', () => {
 
   it('prunes days older than usage.retentionDays at start and on demand', async () => {
     const seed = harness();
-    recordAll(seed.meter, [10, 5, 2, 0].map((daysAgo) => usageEvent({ at: localNoon(daysAgo), usage: report({ toolCalls: { t: 1 } }) })));
+    recordAll(
+      seed.meter,
+      [10, 5, 2, 0].map((daysAgo) => usageEvent({ at: localNoon(daysAgo), usage: report({ toolCalls: { t: 1 } }) })),
+    );
     await seed.done();
 
     let retention = 6;
     const h = harness({ retentionDays: () => retention }, seed.dir);
     await h.meter.flush();
     const days = () => h.repo.daily(ALL).map((d) => d.day);
-    assert.deepEqual(days(), [5, 2, 0].map((n) => localDayOf(localNoon(n))));
+    assert.deepEqual(
+      days(),
+      [5, 2, 0].map((n) => localDayOf(localNoon(n))),
+    );
     retention = 3;
     assert.equal(await h.meter.prune(), 2);
-    assert.deepEqual(days(), [2, 0].map((n) => localDayOf(localNoon(n))));
+    assert.deepEqual(
+      days(),
+      [2, 0].map((n) => localDayOf(localNoon(n))),
+    );
     assert.equal(h.repo.summary(ALL).toolCalls, 2);
     await h.done();
   });
 
   it('drops and counts records beyond the in-flight bound instead of queueing them, with one warning', async () => {
     const h = harness({ maxInflight: 10 });
-    recordAll(h.meter, Array.from({ length: 100 }, () => usageEvent()));
+    recordAll(
+      h.meter,
+      Array.from({ length: 100 }, () => usageEvent()),
+    );
     assert.equal(h.meter.stats().dropped, 90);
     await h.meter.flush();
     assert.equal(h.repo.summary(ALL).totals.requests, 10);
@@ -232,7 +276,10 @@ describe('meter actor', () => {
       prompt: `${SENTINEL} prompt text`,
       headers: { authorization: `Bearer ${SENTINEL}` },
     };
-    tainted.usage = { ...tainted.usage!, toolArguments: { positive_control_tool: `{"q":"${SENTINEL}"}` } } as typeof tainted.usage;
+    tainted.usage = {
+      ...tainted.usage!,
+      toolArguments: { positive_control_tool: `{"q":"${SENTINEL}"}` },
+    } as typeof tainted.usage;
     h.meter.record(tainted as UsageEvent);
     await h.done();
     const bytes = allBytes(h.dir);
@@ -241,4 +288,3 @@ describe('meter actor', () => {
     assert.ok(!bytes.includes(tainted.requestId), 'no per-request rows');
   });
 });
-

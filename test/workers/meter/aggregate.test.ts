@@ -8,11 +8,29 @@ import { createPending, dayCache, foldRecord, pendingRows } from '../../../worke
 const DAY = '2026-03-14';
 
 function usage(over: Partial<UsageReport> = {}): UsageReport {
-  return { inputTokens: 10, outputTokens: 5, cachedInputTokens: 2, reasoningTokens: 1, totalTokens: 15, costUsd: 0.25, toolCalls: {}, ...over };
+  return {
+    inputTokens: 10,
+    outputTokens: 5,
+    cachedInputTokens: 2,
+    reasoningTokens: 1,
+    totalTokens: 15,
+    costUsd: 0.25,
+    toolCalls: {},
+    ...over,
+  };
 }
 
 function rec(over: Partial<MeterRecord> = {}): MeterRecord {
-  return { at: 0, tokenId: 'tok_a', providerId: 'openai', modelId: 'openai/gpt-4o', op: 'chat.completions', outcome: 'ok', usage: usage(), ...over };
+  return {
+    at: 0,
+    tokenId: 'tok_a',
+    providerId: 'openai',
+    modelId: 'openai/gpt-4o',
+    op: 'chat.completions',
+    outcome: 'ok',
+    usage: usage(),
+    ...over,
+  };
 }
 
 const baseKey = usageKey(DAY, ['openai', 'openai/gpt-4o', 'tok_a']);
@@ -21,7 +39,20 @@ describe('foldRecord counters', () => {
   it('adds known events up exactly', () => {
     const p = createPending();
     foldRecord(p, rec(), DAY);
-    foldRecord(p, rec({ usage: usage({ inputTokens: 100, outputTokens: 50, totalTokens: 150, cachedInputTokens: 0, reasoningTokens: 7, costUsd: 1.5 }) }), DAY);
+    foldRecord(
+      p,
+      rec({
+        usage: usage({
+          inputTokens: 100,
+          outputTokens: 50,
+          totalTokens: 150,
+          cachedInputTokens: 0,
+          reasoningTokens: 7,
+          costUsd: 1.5,
+        }),
+      }),
+      DAY,
+    );
     foldRecord(p, rec({ usage: usage({ costUsd: null }) }), DAY);
     assert.deepEqual(p.daily.get(baseKey), {
       requests: 3,
@@ -49,7 +80,15 @@ describe('foldRecord counters', () => {
     foldRecord(p, rec({ usage: usage({ costUsd: null }), estimatedCostUsd: null }), DAY);
     const t = p.daily.get(baseKey)!;
     assert.deepEqual(
-      [t.costUsd, t.costReports, t.estimatedCostUsd, t.estimates, t.unreportedEstimatedCostUsd, t.unreportedEstimates, t.cacheWriteTokens],
+      [
+        t.costUsd,
+        t.costReports,
+        t.estimatedCostUsd,
+        t.estimates,
+        t.unreportedEstimatedCostUsd,
+        t.unreportedEstimates,
+        t.cacheWriteTokens,
+      ],
       [0.25, 1, 0.6, 2, 0.5, 1, 3],
     );
   });
@@ -70,7 +109,11 @@ describe('foldRecord counters', () => {
   it('counts failed and aborted calls as requests and failures, with the usage reported before the failure', () => {
     const p = createPending();
     foldRecord(p, rec({ outcome: 'failed', usage: null }), DAY);
-    foldRecord(p, rec({ outcome: 'aborted', usage: usage({ inputTokens: 30, outputTokens: 4, totalTokens: 34, costUsd: null }) }), DAY);
+    foldRecord(
+      p,
+      rec({ outcome: 'aborted', usage: usage({ inputTokens: 30, outputTokens: 4, totalTokens: 34, costUsd: null }) }),
+      DAY,
+    );
     foldRecord(p, rec(), DAY);
     const t = p.daily.get(baseKey)!;
     assert.equal(t.requests, 3);
@@ -86,32 +129,56 @@ describe('foldRecord counters', () => {
       const p = createPending();
       foldRecord(p, rec({ op, usage: usage({ toolCalls: { lookup: 2 } }) }), DAY);
       foldRecord(p, rec({ op, outcome: 'failed', usage: usage() }), DAY);
-      assert.deepEqual(p.daily.get(baseKey), {
-        requests: 2,
-        failedRequests: 1,
-        inputTokens: 0,
-        outputTokens: 0,
-        cachedInputTokens: 0,
-        reasoningTokens: 0,
-        totalTokens: 0,
-        costUsd: 0,
-        costReports: 0,
-        cacheWriteTokens: 0,
-        cacheWrite1hTokens: 0,
-        estimatedCostUsd: 0,
-        estimates: 0,
-        unreportedEstimatedCostUsd: 0,
-        unreportedEstimates: 0,
-      }, op);
+      assert.deepEqual(
+        p.daily.get(baseKey),
+        {
+          requests: 2,
+          failedRequests: 1,
+          inputTokens: 0,
+          outputTokens: 0,
+          cachedInputTokens: 0,
+          reasoningTokens: 0,
+          totalTokens: 0,
+          costUsd: 0,
+          costReports: 0,
+          cacheWriteTokens: 0,
+          cacheWrite1hTokens: 0,
+          estimatedCostUsd: 0,
+          estimates: 0,
+          unreportedEstimatedCostUsd: 0,
+          unreportedEstimates: 0,
+        },
+        op,
+      );
       assert.equal(p.tools.size, 0, op);
     }
   });
 
   it('adds nothing for null token fields (image generation without reported usage)', () => {
     const p = createPending();
-    const none = usage({ inputTokens: null, outputTokens: null, cachedInputTokens: null, reasoningTokens: null, totalTokens: null, costUsd: null });
+    const none = usage({
+      inputTokens: null,
+      outputTokens: null,
+      cachedInputTokens: null,
+      reasoningTokens: null,
+      totalTokens: null,
+      costUsd: null,
+    });
     foldRecord(p, rec({ op: 'images.generations', usage: none }), DAY);
-    foldRecord(p, rec({ op: 'images.generations', usage: usage({ inputTokens: 12, outputTokens: null, totalTokens: 12, cachedInputTokens: null, reasoningTokens: null }) }), DAY);
+    foldRecord(
+      p,
+      rec({
+        op: 'images.generations',
+        usage: usage({
+          inputTokens: 12,
+          outputTokens: null,
+          totalTokens: 12,
+          cachedInputTokens: null,
+          reasoningTokens: null,
+        }),
+      }),
+      DAY,
+    );
     const t = p.daily.get(baseKey)!;
     assert.equal(t.requests, 2);
     assert.equal(t.inputTokens, 12);
@@ -123,7 +190,13 @@ describe('foldRecord counters', () => {
 
   it('ignores counts that are not finite and non-negative', () => {
     const p = createPending();
-    foldRecord(p, rec({ usage: usage({ inputTokens: Number.NaN, outputTokens: -5, totalTokens: Number.POSITIVE_INFINITY, costUsd: -1 }) }), DAY);
+    foldRecord(
+      p,
+      rec({
+        usage: usage({ inputTokens: Number.NaN, outputTokens: -5, totalTokens: Number.POSITIVE_INFINITY, costUsd: -1 }),
+      }),
+      DAY,
+    );
     const t = p.daily.get(baseKey)!;
     assert.equal(t.inputTokens, 0);
     assert.equal(t.outputTokens, 0);
@@ -147,11 +220,24 @@ describe('foldRecord tools, routes and acceleration', () => {
 
   it('aggregates Smart Route rows, with no reason unless the call fell back', () => {
     const p = createPending();
-    foldRecord(p, rec({ route: { packSlug: 'coding', routeId: 'fast', fallback: false, fallbackReason: 'ignored' } }), DAY);
+    foldRecord(
+      p,
+      rec({ route: { packSlug: 'coding', routeId: 'fast', fallback: false, fallbackReason: 'ignored' } }),
+      DAY,
+    );
     foldRecord(p, rec({ route: { packSlug: 'coding', routeId: 'fast', fallback: false, fallbackReason: null } }), DAY);
-    foldRecord(p, rec({ outcome: 'failed', route: { packSlug: 'coding', routeId: 'fast', fallback: true, fallbackReason: 'rate_limited' } }), DAY);
+    foldRecord(
+      p,
+      rec({
+        outcome: 'failed',
+        route: { packSlug: 'coding', routeId: 'fast', fallback: true, fallbackReason: 'rate_limited' },
+      }),
+      DAY,
+    );
     const plain = p.routes.get(usageKey(DAY, ['openai', 'openai/gpt-4o', 'tok_a', 'coding', 'fast', '0', null]))!;
-    const fellBack = p.routes.get(usageKey(DAY, ['openai', 'openai/gpt-4o', 'tok_a', 'coding', 'fast', '1', 'rate_limited']))!;
+    const fellBack = p.routes.get(
+      usageKey(DAY, ['openai', 'openai/gpt-4o', 'tok_a', 'coding', 'fast', '1', 'rate_limited']),
+    )!;
     assert.equal(plain.requests, 2);
     assert.equal(plain.totalTokens, 30);
     assert.equal(fellBack.requests, 1);
@@ -162,7 +248,19 @@ describe('foldRecord tools, routes and acceleration', () => {
 
   it('aggregates acceleration rows with generation time, and draft counters only when reported', () => {
     const p = createPending();
-    foldRecord(p, rec({ acceleration: { mode: 'draft', draftModelId: 'local/tiny', generationMs: 400, draftTokens: 20, acceptedDraftTokens: 15 } }), DAY);
+    foldRecord(
+      p,
+      rec({
+        acceleration: {
+          mode: 'draft',
+          draftModelId: 'local/tiny',
+          generationMs: 400,
+          draftTokens: 20,
+          acceptedDraftTokens: 15,
+        },
+      }),
+      DAY,
+    );
     foldRecord(p, rec({ acceleration: { mode: 'draft', draftModelId: 'local/tiny', generationMs: 600 } }), DAY);
     foldRecord(p, rec({ acceleration: { mode: 'none', draftModelId: null, generationMs: 900 } }), DAY);
     const draft = p.acceleration.get(usageKey(DAY, ['openai', 'openai/gpt-4o', 'tok_a', 'draft', 'local/tiny']))!;

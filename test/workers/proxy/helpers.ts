@@ -6,8 +6,19 @@ import type { RecordedRequest } from '../../fakes/http.ts';
 
 // Shared by the proxy tests: a target for a fake, and the checks every kind must pass.
 
-export function targetFor(kind: ProviderKind, baseUrl: string, overrides: Partial<ProviderTarget> = {}): ProviderTarget {
-  return { id: `test-${kind.replace('_', '-')}`, kind, baseUrl, hints: {}, timeouts: { ...DEFAULT_TIMEOUTS }, ...overrides };
+export function targetFor(
+  kind: ProviderKind,
+  baseUrl: string,
+  overrides: Partial<ProviderTarget> = {},
+): ProviderTarget {
+  return {
+    id: `test-${kind.replace('_', '-')}`,
+    kind,
+    baseUrl,
+    hints: {},
+    timeouts: { ...DEFAULT_TIMEOUTS },
+    ...overrides,
+  };
 }
 
 /**
@@ -18,7 +29,8 @@ export function assertCredentialOnlyIn(req: RecordedRequest, credential: string,
   const carriers: string[] = [];
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     const name = req.rawHeaders[i] ?? '';
-    if ((req.rawHeaders[i + 1] ?? '').includes(credential) || name.includes(credential)) carriers.push(name.toLowerCase());
+    if ((req.rawHeaders[i + 1] ?? '').includes(credential) || name.includes(credential))
+      carriers.push(name.toLowerCase());
   }
   assert.deepEqual(carriers, [header.toLowerCase()], 'headers carrying the credential');
   assert.equal(req.headers[header.toLowerCase()], value);
@@ -40,6 +52,11 @@ export async function rejectsWith(promise: Promise<unknown>, code: ErrorCode): P
 
 /** Nothing a client or a log could see of the error mentions the credential. */
 export function assertNoCredential(err: ServiceError, credential: string): void {
-  const visible = JSON.stringify({ message: err.message, details: err.details, headers: err.headers, payload: err.toPayload() });
+  const visible = JSON.stringify({
+    message: err.message,
+    details: err.details,
+    headers: err.headers,
+    payload: err.toPayload(),
+  });
   assert.equal(visible.includes(credential), false, visible);
 }

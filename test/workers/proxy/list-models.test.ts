@@ -40,8 +40,20 @@ const bearer = (key: string): string => `Bearer ${key}`;
 
 // Keys without a secret shape, so that only the exact-credential scrub can keep them out of errors.
 const CASES: KindCase[] = [
-  { kind: 'openai', key: 'openai-plain-credential-0001', start: (k) => styleA('openai', k), header: 'authorization', value: bearer },
-  { kind: 'openrouter', key: 'openrouter-plain-credential-0002', start: (k) => styleA('openrouter', k), header: 'authorization', value: bearer },
+  {
+    kind: 'openai',
+    key: 'openai-plain-credential-0001',
+    start: (k) => styleA('openai', k),
+    header: 'authorization',
+    value: bearer,
+  },
+  {
+    kind: 'openrouter',
+    key: 'openrouter-plain-credential-0002',
+    start: (k) => styleA('openrouter', k),
+    header: 'authorization',
+    value: bearer,
+  },
   {
     kind: 'openai_compatible',
     key: 'compatible-plain-credential-0003',
@@ -49,7 +61,13 @@ const CASES: KindCase[] = [
     header: 'authorization',
     value: bearer,
   },
-  { kind: 'llamacpp', key: 'llamacpp-plain-credential-0004', start: (k) => styleA('llamacpp', k), header: 'authorization', value: bearer },
+  {
+    kind: 'llamacpp',
+    key: 'llamacpp-plain-credential-0004',
+    start: (k) => styleA('llamacpp', k),
+    header: 'authorization',
+    value: bearer,
+  },
   {
     kind: 'anthropic',
     key: 'anthropic-plain-credential-0005',
@@ -102,7 +120,11 @@ for (const c of CASES) {
     });
 
     it('429 is UPSTREAM_RATE_LIMITED with retryAfter from retry-after', async () => {
-      fake.failNext(429, { error: { message: 'Rate limit reached', type: 'rate_limit_error' } }, { 'retry-after': '17' });
+      fake.failNext(
+        429,
+        { error: { message: 'Rate limit reached', type: 'rate_limit_error' } },
+        { 'retry-after': '17' },
+      );
       const err = await rejectsWith(listModels(target(), c.key), 'UPSTREAM_RATE_LIMITED');
       assert.equal(err.details.retryAfter, 17);
       assert.equal(err.headers['retry-after'], '17');
@@ -110,14 +132,18 @@ for (const c of CASES) {
     });
 
     it('500 is UPSTREAM_ERROR with upstreamStatus 500', async () => {
-      fake.failNext(500, { error: { message: 'The server had an error while processing your request.', type: 'server_error' } });
+      fake.failNext(500, {
+        error: { message: 'The server had an error while processing your request.', type: 'server_error' },
+      });
       const err = await rejectsWith(listModels(target(), c.key), 'UPSTREAM_ERROR');
       assert.equal(err.details.upstreamStatus, 500);
       assert.equal(err.details.upstreamMessage, 'The server had an error while processing your request.');
     });
 
     it('an error body that echoes the credential is quoted without it', async () => {
-      fake.failNext(400, { error: { message: `Key ${c.key} is not valid for this org`, type: 'invalid_request_error' } });
+      fake.failNext(400, {
+        error: { message: `Key ${c.key} is not valid for this org`, type: 'invalid_request_error' },
+      });
       const err = await rejectsWith(listModels(target(), c.key), 'UPSTREAM_ERROR');
       assert.equal(err.details.upstreamStatus, 400);
       assert.equal(err.details.upstreamMessage, 'Key [redacted] is not valid for this org');
@@ -140,7 +166,10 @@ for (const c of CASES) {
 
     it('a provider that never answers is UPSTREAM_TIMEOUT after headMs', async () => {
       fake.hangNext();
-      const err = await rejectsWith(listModels(target({ timeouts: { connectMs: 2000, headMs: 200, idleMs: 2000 } }), c.key), 'UPSTREAM_TIMEOUT');
+      const err = await rejectsWith(
+        listModels(target({ timeouts: { connectMs: 2000, headMs: 200, idleMs: 2000 } }), c.key),
+        'UPSTREAM_TIMEOUT',
+      );
       assert.equal(err.details.reason, 'head_timeout');
       assertNoCredential(err, c.key);
     });
@@ -154,13 +183,18 @@ describe('listModels: transport failures', () => {
     const { port } = server.address() as AddressInfo;
     await new Promise<void>((resolve) => server.close(() => resolve()));
     const key = 'closed-port-plain-credential';
-    const err = await rejectsWith(listModels(targetFor('openai', `http://127.0.0.1:${port}/v1`), key), 'UPSTREAM_UNREACHABLE');
+    const err = await rejectsWith(
+      listModels(targetFor('openai', `http://127.0.0.1:${port}/v1`), key),
+      'UPSTREAM_UNREACHABLE',
+    );
     assert.equal(err.details.reason, 'connection_refused');
     assertNoCredential(err, key);
   });
 
   it('a name that does not resolve is UPSTREAM_UNREACHABLE', async () => {
-    const target = targetFor('ollama', 'http://switchyard-test.invalid:11434', { timeouts: { connectMs: 2000, headMs: 2000, idleMs: 2000 } });
+    const target = targetFor('ollama', 'http://switchyard-test.invalid:11434', {
+      timeouts: { connectMs: 2000, headMs: 2000, idleMs: 2000 },
+    });
     const err = await rejectsWith(listModels(target, null), 'UPSTREAM_UNREACHABLE');
     // Where the resolver itself is unreachable, the lookup ends in the connect time-out instead.
     assert.ok(['dns', 'connect_timeout'].includes(String(err.details.reason)), String(err.details.reason));
@@ -169,7 +203,10 @@ describe('listModels: transport failures', () => {
   it('a TLS handshake with a plain-HTTP server is UPSTREAM_UNREACHABLE (tls)', async () => {
     const fake = await openaiFake.start({ flavour: 'openai' });
     try {
-      const err = await rejectsWith(listModels(targetFor('openai', fake.baseUrl.replace('http:', 'https:')), null), 'UPSTREAM_UNREACHABLE');
+      const err = await rejectsWith(
+        listModels(targetFor('openai', fake.baseUrl.replace('http:', 'https:')), null),
+        'UPSTREAM_UNREACHABLE',
+      );
       assert.equal(err.details.reason, 'tls');
     } finally {
       await fake.close();
@@ -185,7 +222,18 @@ describe('listModels: lists', () => {
   after(() => fake.close());
 
   it('keeps the first entry of a repeated ID and skips entries without a string ID', async () => {
-    fake.failNext(200, { object: 'list', data: [{ id: 'a', created: 1 }, { id: 7 }, { object: 'model' }, { id: '' }, 'junk', { id: 'a', created: 2 }, { id: 'b' }] });
+    fake.failNext(200, {
+      object: 'list',
+      data: [
+        { id: 'a', created: 1 },
+        { id: 7 },
+        { object: 'model' },
+        { id: '' },
+        'junk',
+        { id: 'a', created: 2 },
+        { id: 'b' },
+      ],
+    });
     const models = await listModels(targetFor('openai', fake.baseUrl), null);
     assert.deepEqual(
       models.map((m) => [m.upstreamModelId, m.created]),
@@ -235,8 +283,24 @@ describe('listModels: paging', () => {
   after(() => fake.close());
 
   it('deduplicates across pages', async () => {
-    fake.failNext(200, { data: [{ type: 'model', id: 'a' }, { type: 'model', id: 'b' }], has_more: true, first_id: 'a', last_id: 'b' });
-    fake.failNext(200, { data: [{ type: 'model', id: 'b' }, { type: 'model', id: 'c' }], has_more: false, first_id: 'b', last_id: 'c' });
+    fake.failNext(200, {
+      data: [
+        { type: 'model', id: 'a' },
+        { type: 'model', id: 'b' },
+      ],
+      has_more: true,
+      first_id: 'a',
+      last_id: 'b',
+    });
+    fake.failNext(200, {
+      data: [
+        { type: 'model', id: 'b' },
+        { type: 'model', id: 'c' },
+      ],
+      has_more: false,
+      first_id: 'b',
+      last_id: 'c',
+    });
     const models = await listModels(targetFor('anthropic', fake.baseUrl), KEY);
     assert.deepEqual(
       models.map((m) => m.upstreamModelId),
@@ -247,7 +311,12 @@ describe('listModels: paging', () => {
   it('gives up with UPSTREAM_ERROR after 50 pages of a list that never ends', async () => {
     const before = fake.requests.length;
     for (let i = 0; i < 50; i++) {
-      fake.failNext(200, { data: [{ type: 'model', id: `m${i}` }], has_more: true, first_id: `m${i}`, last_id: `m${i}` });
+      fake.failNext(200, {
+        data: [{ type: 'model', id: `m${i}` }],
+        has_more: true,
+        first_id: `m${i}`,
+        last_id: `m${i}`,
+      });
     }
     const err = await rejectsWith(listModels(targetFor('anthropic', fake.baseUrl), KEY), 'UPSTREAM_ERROR');
     assert.equal(err.details.pages, 50);

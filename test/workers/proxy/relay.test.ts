@@ -4,7 +4,14 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { GatewayOp } from '../../../protocol/gateway.ts';
-import { chunkBytes, STREAM_WINDOW, wholeText, type Chunk, type FromWorker, type RelayRequest } from '../../../protocol/relay.ts';
+import {
+  chunkBytes,
+  STREAM_WINDOW,
+  wholeText,
+  type Chunk,
+  type FromWorker,
+  type RelayRequest,
+} from '../../../protocol/relay.ts';
 import { relay } from '../../../workers/proxy/relay.ts';
 import { RelayControl } from '../../../workers/proxy/relay-control.ts';
 import { targetFor } from './helpers.ts';
@@ -68,7 +75,11 @@ function request(op: GatewayOp, body: unknown, overrides: Partial<RelayRequest> 
 }
 
 /** Runs one relay, collecting what it posts; `onPost` sees each message as it is posted. */
-async function run(req: RelayRequest, onPost?: (m: FromWorker, control: RelayControl) => void, control = new RelayControl()) {
+async function run(
+  req: RelayRequest,
+  onPost?: (m: FromWorker, control: RelayControl) => void,
+  control = new RelayControl(),
+) {
   const messages: FromWorker[] = [];
   await new Promise<void>((ended) =>
     relay(
@@ -123,15 +134,23 @@ function floodingUpstream(events: number): { event: string; blocked: Promise<voi
   return { event, blocked, finished: () => finished };
 }
 /** A data message's stream bytes: what an edge credits back once it has written them. */
-const bytesOf = (m: FromWorker): number => (m.t === 'data' ? m.chunks.reduce((n, c) => n + chunkBytes(c).byteLength, 0) : 0);
+const bytesOf = (m: FromWorker): number =>
+  m.t === 'data' ? m.chunks.reduce((n, c) => n + chunkBytes(c).byteLength, 0) : 0;
 const sse = (events: string[]): string => events.map((data) => `data: ${data}\n\n`).join('');
 const USAGE = '{"id":"c","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}}';
 const CONTENT = '{"id":"c","choices":[{"index":0,"delta":{"content":"hi"}}],"usage":null}';
 
 describe('relay, answers', () => {
   it('posts a whole JSON answer in one message, with its usage and the headers a client may see', async () => {
-    const answer = JSON.stringify({ id: 'c', choices: [], usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 } });
-    handler = (_req, res) => res.writeHead(200, { 'content-type': 'application/json', 'x-request-id': 'up_1', 'set-cookie': 'a=b' }).end(answer);
+    const answer = JSON.stringify({
+      id: 'c',
+      choices: [],
+      usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 },
+    });
+    handler = (_req, res) =>
+      res
+        .writeHead(200, { 'content-type': 'application/json', 'x-request-id': 'up_1', 'set-cookie': 'a=b' })
+        .end(answer);
     const { messages } = await run(request('chat.completions', { model: 'm', messages: [] }));
     assert.equal(messages.length, 1);
     const whole = messages[0]!;
@@ -143,7 +162,11 @@ describe('relay, answers', () => {
   });
 
   it('relays the bytes of an answer that is not valid UTF-8 as they are, not a repaired text of them', async () => {
-    const bytes = Buffer.concat([Buffer.from('{"id":"c","choices":[],"note":"'), Buffer.from([0xff, 0xfe]), Buffer.from('","usage":{"total_tokens":7}}')]);
+    const bytes = Buffer.concat([
+      Buffer.from('{"id":"c","choices":[],"note":"'),
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from('","usage":{"total_tokens":7}}'),
+    ]);
     handler = (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(bytes);
     const whole = last((await run(request('chat.completions', { model: 'm', messages: [] }))).messages);
     assert.ok(whole.t === 'whole');
@@ -172,7 +195,9 @@ describe('relay, answers', () => {
       res.write(stream.slice(0, stream.indexOf(USAGE) + cut));
       setTimeout(() => res.end(stream.slice(stream.indexOf(USAGE) + cut)), 20);
     };
-    const { messages } = await run(request('chat.completions', { model: 'm', stream: true, stream_options: { include_usage: true } }));
+    const { messages } = await run(
+      request('chat.completions', { model: 'm', stream: true, stream_options: { include_usage: true } }),
+    );
     assert.deepEqual(
       messages.map((m) => m.t).filter((t) => t !== 'data'),
       ['head', 'end'],
@@ -183,8 +208,9 @@ describe('relay, answers', () => {
     assert.deepEqual([end.end.usage?.inputTokens, end.end.usage?.outputTokens], [3, 4]);
   });
 
-  it('takes back the usage it asked for on the client\'s behalf, and still meters it', async () => {
-    handler = (_req, res) => res.writeHead(200, { 'content-type': 'text/event-stream' }).end(sse([CONTENT, USAGE, '[DONE]']));
+  it("takes back the usage it asked for on the client's behalf, and still meters it", async () => {
+    handler = (_req, res) =>
+      res.writeHead(200, { 'content-type': 'text/event-stream' }).end(sse([CONTENT, USAGE, '[DONE]']));
     const { messages } = await run(request('chat.completions', { model: 'm', stream: true }));
     assert.equal(streamed(messages), sse(['{"id":"c","choices":[{"index":0,"delta":{"content":"hi"}}]}', '[DONE]']));
     const end = last(messages);
@@ -202,12 +228,17 @@ describe('relay, answers', () => {
         setTimeout(() => res.write('\n'), 40);
         setTimeout(() => res.end(), 60);
       };
-      const body = asked ? { model: 'm', stream: true, stream_options: { include_usage: true } } : { model: 'm', stream: true };
+      const body = asked
+        ? { model: 'm', stream: true, stream_options: { include_usage: true } }
+        : { model: 'm', stream: true };
       const { messages } = await run(request('chat.completions', body));
       const data = messages.filter((m) => m.t === 'data');
       const closingAt = data.findIndex((m) => m.closing === true);
       assert.ok(closingAt !== -1, 'a data message says the stream closed');
-      assert.ok(data.slice(closingAt).every((m) => m.closing === true), 'and every one after it');
+      assert.ok(
+        data.slice(closingAt).every((m) => m.closing === true),
+        'and every one after it',
+      );
       // The [DONE] event is whole only with the chunk that brought its blank line.
       assert.ok(streamed(data.slice(0, closingAt + 1)).endsWith('data: [DONE]\n\n'));
       assert.ok(!streamed(data.slice(0, closingAt)).endsWith('data: [DONE]\n\n'));
@@ -215,10 +246,15 @@ describe('relay, answers', () => {
   }
 
   it('names a streamed response as soon as response.created has passed', async () => {
-    const created = '{"type":"response.created","response":{"id":"resp_9","status":"in_progress","output":[],"usage":null}}';
-    handler = (_req, res) => res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`event: response.created\ndata: ${created}\n\n`);
+    const created =
+      '{"type":"response.created","response":{"id":"resp_9","status":"in_progress","output":[],"usage":null}}';
+    handler = (_req, res) =>
+      res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`event: response.created\ndata: ${created}\n\n`);
     const { messages } = await run(request('responses.create', { model: 'm', stream: true, input: 'x' }));
-    assert.deepEqual(messages.find((m) => m.t === 'created'), { t: 'created', id: 1, responseId: 'resp_9' });
+    assert.deepEqual(
+      messages.find((m) => m.t === 'created'),
+      { t: 'created', id: 1, responseId: 'resp_9' },
+    );
     const end = last(messages);
     assert.ok(end.t === 'end');
     assert.equal(end.end.responseId, 'resp_9');
@@ -230,7 +266,11 @@ describe('relay, answers', () => {
     const parts = ['--b\r\n', 'x'.repeat(70_000), '\r\n--b--\r\n'];
     for (const part of parts) control.pushUpload(new TextEncoder().encode(part).buffer as ArrayBuffer);
     control.pushUpload(null);
-    const req = request('audio.transcriptions', null, { body: null, bodyStreamed: true, headers: { 'content-type': 'multipart/form-data; boundary=b' } });
+    const req = request('audio.transcriptions', null, {
+      body: null,
+      bodyStreamed: true,
+      headers: { 'content-type': 'multipart/form-data; boundary=b' },
+    });
     const { messages } = await run(req, undefined, control);
     assert.equal((await received).toString('utf8'), parts.join(''));
     const acked = messages.reduce((sum, m) => sum + (m.t === 'ack' ? m.bytes : 0), 0);
@@ -241,7 +281,10 @@ describe('relay, answers', () => {
 
 describe('relay, failures', () => {
   it('keeps an upstream 4xx status and quotes its error', async () => {
-    handler = (_req, res) => res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":{"message":"bad model","type":"invalid_request_error"}}');
+    handler = (_req, res) =>
+      res
+        .writeHead(400, { 'content-type': 'application/json' })
+        .end('{"error":{"message":"bad model","type":"invalid_request_error"}}');
     const { messages } = await run(request('chat.completions', { model: 'm', messages: [] }));
     const error = last(messages);
     assert.ok(error.t === 'error');
@@ -262,7 +305,11 @@ describe('relay, failures', () => {
 
   it('is UPSTREAM_TIMEOUT when no head comes within the head time-out', async () => {
     handler = () => {};
-    const req = request('chat.completions', { model: 'm', messages: [] }, { target: targetFor('openai', baseUrl, { timeouts: { connectMs: 5000, headMs: 100, idleMs: 5000 } }) });
+    const req = request(
+      'chat.completions',
+      { model: 'm', messages: [] },
+      { target: targetFor('openai', baseUrl, { timeouts: { connectMs: 5000, headMs: 100, idleMs: 5000 } }) },
+    );
     const { messages } = await run(req);
     const error = last(messages);
     assert.ok(error.t === 'error');
@@ -276,7 +323,9 @@ describe('relay, failures', () => {
       res.write(sse([CONTENT, USAGE]));
       setTimeout(() => res.destroy(), 20);
     };
-    const { messages } = await run(request('chat.completions', { model: 'm', stream: true, stream_options: { include_usage: true } }));
+    const { messages } = await run(
+      request('chat.completions', { model: 'm', stream: true, stream_options: { include_usage: true } }),
+    );
     assert.equal(streamed(messages), sse([CONTENT, USAGE]));
     const error = last(messages);
     assert.ok(error.t === 'error');
@@ -287,7 +336,9 @@ describe('relay, failures', () => {
 
 describe('relay, edge controls', () => {
   // The time-outs only keep a broken abort from hanging the run; nothing here measures time.
-  it('an abort before the head ends the relay, closes the upstream connection and posts only that it stopped', { timeout: 10_000 }, async () => {
+  it('an abort before the head ends the relay, closes the upstream connection and posts only that it stopped', {
+    timeout: 10_000,
+  }, async () => {
     handler = () => {};
     const control = new RelayControl();
     const running = run(request('chat.completions', { model: 'm', messages: [] }), undefined, control);
@@ -299,7 +350,9 @@ describe('relay, edge controls', () => {
     await closed;
   });
 
-  it('an abort mid-stream closes the upstream connection; the last message says it stopped', { timeout: 10_000 }, async () => {
+  it('an abort mid-stream closes the upstream connection; the last message says it stopped', {
+    timeout: 10_000,
+  }, async () => {
     handler = (_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.write(sse([CONTENT]));
@@ -323,18 +376,34 @@ describe('relay, edge controls', () => {
     handler = (_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.write(
-        event('message_start', { message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'm', content: [], usage: { input_tokens: 25, output_tokens: 1 } } }) +
+        event('message_start', {
+          message: {
+            id: 'msg_1',
+            type: 'message',
+            role: 'assistant',
+            model: 'm',
+            content: [],
+            usage: { input_tokens: 25, output_tokens: 1 },
+          },
+        }) +
           event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }) +
           event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Hel' } }),
       );
     };
     let aborted = false;
-    const { messages } = await run(request('messages', { model: 'm', max_tokens: 10, stream: true, messages: [] }, { target: targetFor('anthropic', baseUrl.replace(/\/v1$/, '')) }), (m, control) => {
-      if (m.t !== 'data' || aborted) return;
-      aborted = true;
-      control.abort.abort();
-      control.cancelWaits();
-    });
+    const { messages } = await run(
+      request(
+        'messages',
+        { model: 'm', max_tokens: 10, stream: true, messages: [] },
+        { target: targetFor('anthropic', baseUrl.replace(/\/v1$/, '')) },
+      ),
+      (m, control) => {
+        if (m.t !== 'data' || aborted) return;
+        aborted = true;
+        control.abort.abort();
+        control.cancelWaits();
+      },
+    );
     await closed;
     const last = messages.at(-1)!;
     assert.ok(last.t === 'aborted', JSON.stringify(messages.map((m) => m.t)));
@@ -350,7 +419,7 @@ describe('relay, edge controls', () => {
     assert.equal(requests, 0);
   });
 
-  it('stops reading once a window of stream bytes awaits the edge\'s credit, and goes on as credit comes', async () => {
+  it("stops reading once a window of stream bytes awaits the edge's credit, and goes on as credit comes", async () => {
     const events = 4000; // 16 MB: four windows
     const upstream = floodingUpstream(events);
     let posted = 0;
@@ -369,7 +438,10 @@ describe('relay, edge controls', () => {
     // Given time to read on, a relay without the window would have read the whole stream by now.
     await new Promise((r) => setTimeout(r, 300));
     assert.equal(upstream.finished(), false);
-    assert.ok(posted > STREAM_WINDOW / 2 && posted <= STREAM_WINDOW + 256 * 1024, `posted ${posted} bytes without credit`);
+    assert.ok(
+      posted > STREAM_WINDOW / 2 && posted <= STREAM_WINDOW + 256 * 1024,
+      `posted ${posted} bytes without credit`,
+    );
     crediting = true;
     control.credit(posted);
     const { messages } = await running;

@@ -39,7 +39,10 @@ describe('scrubWhole', () => {
   it('masks every occurrence, adjacent ones too, in a buffer of its own', () => {
     const body = Buffer.from(JSON.stringify({ a: `Bearer ${KEY}`, b: `${KEY}${KEY}`, c: KEY.slice(0, 20) }));
     const out = scrubWhole(body, SECRET);
-    assert.equal(out.toString(), JSON.stringify({ a: 'Bearer [redacted]', b: '[redacted][redacted]', c: KEY.slice(0, 20) }));
+    assert.equal(
+      out.toString(),
+      JSON.stringify({ a: 'Bearer [redacted]', b: '[redacted][redacted]', c: KEY.slice(0, 20) }),
+    );
     assert.equal(out.byteOffset, 0);
     assert.equal(out.buffer.byteLength, out.byteLength, 'transferable as it is');
   });
@@ -50,7 +53,10 @@ describe('scrubHeaders', () => {
     const clean = { 'content-type': 'application/json', 'x-ratelimit-remaining-requests': '99' };
     assert.equal(scrubHeaders(clean, KEY), clean);
     assert.equal(scrubHeaders(clean, null), clean);
-    assert.deepEqual(scrubHeaders({ ...clean, 'x-ratelimit-echo': `Bearer ${KEY}` }, KEY), { ...clean, 'x-ratelimit-echo': 'Bearer [redacted]' });
+    assert.deepEqual(scrubHeaders({ ...clean, 'x-ratelimit-echo': `Bearer ${KEY}` }, KEY), {
+      ...clean,
+      'x-ratelimit-echo': 'Bearer [redacted]',
+    });
   });
 });
 
@@ -69,7 +75,10 @@ describe('streamScrubber', () => {
     assert.equal(streamed([...text]), echo('[redacted]'));
     const third = Math.floor(KEY.length / 3);
     const at = text.indexOf(KEY);
-    assert.equal(streamed([text.slice(0, at + third), text.slice(at + third, at + 2 * third), text.slice(at + 2 * third)]), echo('[redacted]'));
+    assert.equal(
+      streamed([text.slice(0, at + third), text.slice(at + third, at + 2 * third), text.slice(at + 2 * third)]),
+      echo('[redacted]'),
+    );
   });
 
   it('holds back nothing when the chunk cannot end in the start of the credential', () => {
@@ -83,7 +92,11 @@ describe('streamScrubber', () => {
     const scrubber = streamScrubber(SECRET)!;
     const out = scrubber.push(Buffer.from('data: {"x":"Bearer sk-pro'));
     assert.equal(Buffer.from(out).toString(), 'data: {"x":"Bearer ');
-    assert.equal(Buffer.from(scrubber.push(Buffer.from('fit"}\n\n'))).toString(), 'sk-profit"}\n\n', 'not the key after all: released');
+    assert.equal(
+      Buffer.from(scrubber.push(Buffer.from('fit"}\n\n'))).toString(),
+      'sk-profit"}\n\n',
+      'not the key after all: released',
+    );
   });
 
   it('a stream that ends inside the credential masks the part it held; a short held tail passes', () => {
@@ -102,7 +115,10 @@ describe('streamScrubber', () => {
     const random = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
     for (let round = 0; round < 300; round++) {
       const pieces: string[] = [];
-      for (let i = 0; i < 6; i++) pieces.push(random(3) === 0 ? KEY : random(2) === 0 ? KEY.slice(0, 1 + random(KEY.length - 1)) : 'x'.repeat(random(40)));
+      for (let i = 0; i < 6; i++)
+        pieces.push(
+          random(3) === 0 ? KEY : random(2) === 0 ? KEY.slice(0, 1 + random(KEY.length - 1)) : 'x'.repeat(random(40)),
+        );
       const text = Buffer.from(pieces.join('|'));
       const chunks: Buffer[] = [];
       for (let at = 0; at < text.length; ) {
@@ -121,13 +137,22 @@ describe('streamScrubber', () => {
 });
 
 describe('withholdEchoes', () => {
-  const model = (upstreamModelId: string, displayName: string | null = null): UpstreamModel => ({ upstreamModelId, displayName, created: null, contextWindow: null, families: [] });
+  const model = (upstreamModelId: string, displayName: string | null = null): UpstreamModel => ({
+    upstreamModelId,
+    displayName,
+    created: null,
+    contextWindow: null,
+    families: [],
+  });
 
   it('leaves out a model whose ID or display name holds the credential, and counts them', () => {
     const key = 'sk-echoed-0123456789';
     const listed = [model('a'), model(`x-${key}`), model('b', `for ${key}`), model(key), model('c', 'plain')];
     const out = withholdEchoes(listed, key);
-    assert.deepEqual(out.models.map((m) => m.upstreamModelId), ['a', 'c']);
+    assert.deepEqual(
+      out.models.map((m) => m.upstreamModelId),
+      ['a', 'c'],
+    );
     assert.equal(out.withheld, 3);
   });
 

@@ -50,7 +50,9 @@ test('a chat stream translated for a styleB client: the chat usage is metered ex
 
 test('a Messages stream translated for a styleA client: message_start and message_delta merged, cache writes kept', () => {
   const dir = join(ROOT, 'chat-over-messages');
-  const mapper = TRANSLATORS['styleA.chat_completions<-styleB.messages'].stream(ctx('anthropic'), { includeUsage: false });
+  const mapper = TRANSLATORS['styleA.chat_completions<-styleB.messages'].stream(ctx('anthropic'), {
+    includeUsage: false,
+  });
   const tap = createTranslatingTap('messages', mapper, 'anthropic');
   const { text, usage } = run(readFileSync(join(dir, 'stream-parallel-tool-use-no-usage.upstream.sse')), tap);
   assert.equal(text, readFileSync(join(dir, 'stream-parallel-tool-use-no-usage.client.sse'), 'utf8'));
@@ -72,15 +74,28 @@ test('a Messages stream translated for a styleA client: message_start and messag
 test('an upstream stream that ends without its closing event still closes the client stream', () => {
   const mapper = TRANSLATORS['styleB.messages<-styleA.chat_completions'].stream(ctx('openai'), { includeUsage: true });
   const tap = createTranslatingTap('chat.completions', mapper, 'openai');
-  const chunk = { id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: 'Hi' }, finish_reason: null }] };
+  const chunk = {
+    id: 'c',
+    object: 'chat.completion.chunk',
+    choices: [{ index: 0, delta: { content: 'Hi' }, finish_reason: null }],
+  };
   const { text } = run(Buffer.from(`data: ${JSON.stringify(chunk)}\n\n`), tap);
   const events = [...text.matchAll(/^event: (\w+)$/gm)].map((m) => m[1]);
-  assert.deepEqual(events, ['message_start', 'content_block_start', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']);
+  assert.deepEqual(events, [
+    'message_start',
+    'content_block_start',
+    'content_block_delta',
+    'content_block_stop',
+    'message_delta',
+    'message_stop',
+  ]);
 });
 
 test('thinking tokens a Messages upstream reports are metered as reasoning and shown to the chat client', () => {
   const dir = join(ROOT, 'chat-over-messages');
-  const mapper = TRANSLATORS['styleA.chat_completions<-styleB.messages'].stream(ctx('anthropic'), { includeUsage: true });
+  const mapper = TRANSLATORS['styleA.chat_completions<-styleB.messages'].stream(ctx('anthropic'), {
+    includeUsage: true,
+  });
   const tap = createTranslatingTap('messages', mapper, 'anthropic');
   const { text, usage } = run(readFileSync(join(dir, 'stream-thinking-text-usage.upstream.sse')), tap);
   assert.equal(text, readFileSync(join(dir, 'stream-thinking-text-usage.client.sse'), 'utf8'));

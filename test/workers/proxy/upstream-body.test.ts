@@ -17,7 +17,11 @@ function reference(req: RelayRequest, streamUsage: boolean): { body: string; str
   return { body: JSON.stringify(json), stream, injected };
 }
 
-function request(text: string | Uint8Array, upstreamModelId: string | null, op: GatewayOp = 'chat.completions'): RelayRequest {
+function request(
+  text: string | Uint8Array,
+  upstreamModelId: string | null,
+  op: GatewayOp = 'chat.completions',
+): RelayRequest {
   const bytes = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
   const body = new ArrayBuffer(bytes.byteLength);
   new Uint8Array(body).set(bytes);
@@ -36,9 +40,16 @@ function request(text: string | Uint8Array, upstreamModelId: string | null, op: 
   };
 }
 
-const text = (body: string | Uint8Array) => (typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
+const text = (body: string | Uint8Array) =>
+  typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
 
-function assertMatchesReference(body: string, upstreamModelId: string | null, op: GatewayOp, streamUsage: boolean, spliced: boolean | null = true): void {
+function assertMatchesReference(
+  body: string,
+  upstreamModelId: string | null,
+  op: GatewayOp,
+  streamUsage: boolean,
+  spliced: boolean | null = true,
+): void {
   const got = upstreamBody(request(body, upstreamModelId, op), streamUsage);
   const want = reference(request(body, upstreamModelId, op), streamUsage);
   const label = `${body} / ${String(upstreamModelId)} / ${op} / ${streamUsage}`;
@@ -46,7 +57,8 @@ function assertMatchesReference(body: string, upstreamModelId: string | null, op
   assert.equal(got.stream, want.stream, label);
   assert.equal(got.injected, want.injected, label);
   // The reference's road would pass every check above: only a byte array shows the scanner did the work.
-  if (spliced !== null) assert.equal(got.body instanceof Uint8Array, spliced, `${label}: ${spliced ? 'spliced' : 're-serialised'}`);
+  if (spliced !== null)
+    assert.equal(got.body instanceof Uint8Array, spliced, `${label}: ${spliced ? 'spliced' : 're-serialised'}`);
 }
 
 const MESSAGES = '[{"role":"user","content":"hi"}]';
@@ -132,27 +144,55 @@ const OPS: GatewayOp[] = ['chat.completions', 'responses.create', 'embeddings'];
 describe('upstreamBody matches the parse-and-stringify reference', () => {
   for (const body of BODIES) {
     it(body, () => {
-      for (const id of MODEL_IDS) for (const op of OPS) for (const usage of [true, false]) assertMatchesReference(body, id, op, usage);
+      for (const id of MODEL_IDS)
+        for (const op of OPS) for (const usage of [true, false]) assertMatchesReference(body, id, op, usage);
     });
   }
 
   for (const body of REPARSED) {
     it(`${body}, re-serialised`, () => {
       // Other operations may not need the member the scanner stops at; a streamed chat with usage needs them all.
-      for (const id of MODEL_IDS) for (const op of OPS) for (const usage of [true, false]) assertMatchesReference(body, id, op, usage, null);
+      for (const id of MODEL_IDS)
+        for (const op of OPS) for (const usage of [true, false]) assertMatchesReference(body, id, op, usage, null);
       assertMatchesReference(body, 'up/model-1', 'chat.completions', true, false);
     });
   }
 
   it('a 256 KB chat body with the model first', () => {
     const filler = 'The quick brown fox jumps over the "lazy" dog.\n '.repeat(5000);
-    const body = JSON.stringify({ model: 'bench-model', messages: [{ role: 'system', content: 'You are a bench.' }, { role: 'user', content: filler }], max_tokens: 32, stream: true });
+    const body = JSON.stringify({
+      model: 'bench-model',
+      messages: [
+        { role: 'system', content: 'You are a bench.' },
+        { role: 'user', content: filler },
+      ],
+      max_tokens: 32,
+      stream: true,
+    });
     for (const id of MODEL_IDS) assertMatchesReference(body, id, 'chat.completions', true);
   });
 
   it('a body of many small messages, tools and unicode', () => {
-    const messages = Array.from({ length: 500 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `turn ${i} "model": é ✓ \\ ${'}'.repeat(i % 3)}`, model: `inner-${i}` }));
-    const body = JSON.stringify({ messages, tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object', properties: { model: { type: 'string' } } } } }], model: 'x', stream: true }, null, 2);
+    const messages = Array.from({ length: 500 }, (_, i) => ({
+      role: i % 2 ? 'assistant' : 'user',
+      content: `turn ${i} "model": é ✓ \\ ${'}'.repeat(i % 3)}`,
+      model: `inner-${i}`,
+    }));
+    const body = JSON.stringify(
+      {
+        messages,
+        tools: [
+          {
+            type: 'function',
+            function: { name: 'f', parameters: { type: 'object', properties: { model: { type: 'string' } } } },
+          },
+        ],
+        model: 'x',
+        stream: true,
+      },
+      null,
+      2,
+    );
     for (const id of MODEL_IDS) assertMatchesReference(body, id, 'chat.completions', true);
   });
 });
@@ -166,25 +206,42 @@ function randomBodies(count: number, seed: number): string[] {
     return (state >>> 8) % n;
   };
   const pick = <T>(list: readonly T[]): T => list[rand(list.length)]!;
-  const KEYS = ['model', 'stream', 'stream_options', 'include_usage', 'messages', 'content', 'x', 'say "hi"', 'back\\slash'];
+  const KEYS = [
+    'model',
+    'stream',
+    'stream_options',
+    'include_usage',
+    'messages',
+    'content',
+    'x',
+    'say "hi"',
+    'back\\slash',
+  ];
   const PIECES = ['"', '\\', '\\"', '{', '}', '[', ']', ',', ':', '"model":', 'é', '🚀', '\n', ' ', 'model', 'true'];
   const space = () => pick(['', '', '', ' ', '\n', '\t ', '\r\n  ']);
   const str = () => JSON.stringify(Array.from({ length: rand(6) }, () => pick(PIECES)).join(''));
   const value = (depth: number): string => {
     switch (rand(depth > 2 ? 4 : 6)) {
-      case 0: return str();
-      case 1: return pick(['true', 'false', 'null', '0', '-1.5e3', '42']);
-      case 2: return pick(['true', '{}', 'null', '{"include_usage":false}', '{"include_usage":true}', '"m"']);
-      case 3: return str();
-      case 4: return `[${space()}${Array.from({ length: rand(4) }, () => value(depth + 1)).join(`${space()},${space()}`)}${space()}]`;
-      default: return object(depth + 1);
+      case 0:
+        return str();
+      case 1:
+        return pick(['true', 'false', 'null', '0', '-1.5e3', '42']);
+      case 2:
+        return pick(['true', '{}', 'null', '{"include_usage":false}', '{"include_usage":true}', '"m"']);
+      case 3:
+        return str();
+      case 4:
+        return `[${space()}${Array.from({ length: rand(4) }, () => value(depth + 1)).join(`${space()},${space()}`)}${space()}]`;
+      default:
+        return object(depth + 1);
     }
   };
   // At the top, the members upstreamBody reads get the values that matter to it most of the time.
   const member = (key: string, depth: number): string => {
     if (depth > 0 || rand(4) === 0) return value(depth);
     if (key === 'stream') return pick(['true', 'true', 'false']);
-    if (key === 'stream_options') return pick(['null', '{}', `{${space()}}`, '{"include_usage":false}', '{"include_usage":true}', object(1)]);
+    if (key === 'stream_options')
+      return pick(['null', '{}', `{${space()}}`, '{"include_usage":false}', '{"include_usage":true}', object(1)]);
     return value(depth);
   };
   const object = (depth: number): string =>
@@ -218,7 +275,11 @@ describe('upstreamBody splices instead of re-serialising', () => {
   });
 
   it('takes a small body sent as text exactly as the same body sent as bytes', () => {
-    for (const body of ['{"model":"a","stream":true,"messages":[{"role":"user","content":"h\u00e9 ✓"}]}', '{ "model" : "a" }', '{"input":"x"}']) {
+    for (const body of [
+      '{"model":"a","stream":true,"messages":[{"role":"user","content":"h\u00e9 ✓"}]}',
+      '{ "model" : "a" }',
+      '{"input":"x"}',
+    ]) {
       for (const id of ['up-1', 'a', null]) {
         const bytes = request(body, id);
         const text: RelayRequest = { ...bytes, body };
@@ -232,7 +293,11 @@ describe('upstreamBody splices instead of re-serialising', () => {
   });
 
   it('leaves a model the upstream already knows by that ID, and a body without one', () => {
-    for (const [body, id] of [['{"model":"up-1","stream":true}', 'up-1'], ['{"input":"x"}', 'up-1'], ['{"model":"a"}', null]] as const) {
+    for (const [body, id] of [
+      ['{"model":"up-1","stream":true}', 'up-1'],
+      ['{"input":"x"}', 'up-1'],
+      ['{"model":"a"}', null],
+    ] as const) {
       const req = request(body, id, 'embeddings');
       const got = upstreamBody(req, true);
       assert.ok(got.body instanceof Uint8Array, body);
@@ -241,9 +306,13 @@ describe('upstreamBody splices instead of re-serialising', () => {
   });
 
   it('keeps every other byte as the client wrote it', () => {
-    const body = '{\n  "model" : "a",\n  "n": 1.0,\n  "big": 12345678901234567890,\n  "s": "\\u00e9",\n  "stream" : true\n}';
+    const body =
+      '{\n  "model" : "a",\n  "n": 1.0,\n  "big": 12345678901234567890,\n  "s": "\\u00e9",\n  "stream" : true\n}';
     const got = upstreamBody(request(body, 'up/1'), true);
-    assert.equal(text(got.body), '{\n  "model" : "up/1",\n  "n": 1.0,\n  "big": 12345678901234567890,\n  "s": "\\u00e9",\n  "stream" : true\n,"stream_options":{"include_usage":true}}');
+    assert.equal(
+      text(got.body),
+      '{\n  "model" : "up/1",\n  "n": 1.0,\n  "big": 12345678901234567890,\n  "s": "\\u00e9",\n  "stream" : true\n,"stream_options":{"include_usage":true}}',
+    );
     assert.deepEqual(got, { body: got.body, stream: true, injected: true });
   });
 
@@ -253,7 +322,10 @@ describe('upstreamBody splices instead of re-serialising', () => {
       ['{"stream":true,"stream_options":{ }}', '{"stream":true,"stream_options":{ "include_usage":true}}'],
       ['{"stream":true,"stream_options":{"x":1 }}', '{"stream":true,"stream_options":{"x":1 ,"include_usage":true}}'],
       // `true` fits where `false` stood: written in place, the spare byte blanked.
-      ['{"stream":true,"stream_options":{"include_usage" : false,"x":1}}', '{"stream":true,"stream_options":{"include_usage" : true ,"x":1}}'],
+      [
+        '{"stream":true,"stream_options":{"include_usage" : false,"x":1}}',
+        '{"stream":true,"stream_options":{"include_usage" : true ,"x":1}}',
+      ],
     ];
     for (const [body, want] of cases) {
       const got = upstreamBody(request(body, null), true);
@@ -262,7 +334,7 @@ describe('upstreamBody splices instead of re-serialising', () => {
     }
   });
 
-  it('writes an upstream ID no longer than the client\'s model in place, in the same buffer', () => {
+  it("writes an upstream ID no longer than the client's model in place, in the same buffer", () => {
     const req = request('{"model":"provider/long-name","messages":[]}', 'short', 'chat.completions');
     const got = upstreamBody(req, true);
     assert.ok(got.body instanceof Uint8Array);

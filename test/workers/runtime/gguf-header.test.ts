@@ -6,7 +6,13 @@ import { after, describe, it } from 'node:test';
 import { readGgufHeader } from '../../../workers/runtime/gguf-header.ts';
 import { listRuntimeModels, resolveModelPath } from '../../../workers/runtime/library.ts';
 import { prng } from '../../helpers/prng.ts';
-import { tinyModelBytes, writeCorruptModel, writeTinyModel, writeTruncatedModel, writeWrongShapeModel } from '../../helpers/gguf.ts';
+import {
+  tinyModelBytes,
+  writeCorruptModel,
+  writeTinyModel,
+  writeTruncatedModel,
+  writeWrongShapeModel,
+} from '../../helpers/gguf.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'sy-gguf-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -17,8 +23,20 @@ describe('readGgufHeader', () => {
     assert.notEqual(layout, null);
     assert.deepEqual(
       { ...info, sizeBytes: info.sizeBytes > 400_000 },
-      { health: 'ok', problem: null, sizeBytes: true, version: 3, architecture: 'llama', displayName: 'switchyard-tiny', parameterCount: 115_520,
-        fileType: 'F32', contextLength: 1024, embeddingLength: 64, blockCount: 2, hasChatTemplate: true },
+      {
+        health: 'ok',
+        problem: null,
+        sizeBytes: true,
+        version: 3,
+        architecture: 'llama',
+        displayName: 'switchyard-tiny',
+        parameterCount: 115_520,
+        fileType: 'F32',
+        contextLength: 1024,
+        embeddingLength: 64,
+        blockCount: 2,
+        hasChatTemplate: true,
+      },
     );
   });
 
@@ -48,8 +66,13 @@ describe('the tensor table', () => {
   const layerBytes = (w: number) => 2 * 64 * 4 + (4 * 64 * 64 + 3 * 64 * 128) * w;
 
   it('sums weight bytes per block, for the output layer and for the rest', async () => {
-    for (const [weightType, w] of [[0, 4], [1, 2]] as const) {
-      const info = await readGgufHeader(writeTinyModel(join(dir, `layout-${weightType}.gguf`), { layers: 3, weightType }));
+    for (const [weightType, w] of [
+      [0, 4],
+      [1, 2],
+    ] as const) {
+      const info = await readGgufHeader(
+        writeTinyModel(join(dir, `layout-${weightType}.gguf`), { layers: 3, weightType }),
+      );
       assert.equal(info.health, 'ok');
       assert.deepEqual(info.layout, {
         layerBytes: [layerBytes(w), layerBytes(w), layerBytes(w)],
@@ -66,11 +89,31 @@ describe('the tensor table', () => {
   it('calls a table no real file has corrupt, and one cut short partial', async () => {
     const long = 'blk.0.' + 'x'.repeat(60);
     const cases: [string, Buffer, string, RegExp][] = [
-      ['block index', tinyModelBytes({ renameTensors: { 'blk.1.attn_q.weight': 'blk.99999.attn_q.weight' } }), 'corrupt', /block beyond/],
-      ['name length', tinyModelBytes({ renameTensors: { 'blk.1.attn_q.weight': long } }), 'corrupt', /name length of 66/],
+      [
+        'block index',
+        tinyModelBytes({ renameTensors: { 'blk.1.attn_q.weight': 'blk.99999.attn_q.weight' } }),
+        'corrupt',
+        /block beyond/,
+      ],
+      [
+        'name length',
+        tinyModelBytes({ renameTensors: { 'blk.1.attn_q.weight': long } }),
+        'corrupt',
+        /name length of 66/,
+      ],
       ['tensor count', withU64(tinyModelBytes(), 8, 200_000n), 'corrupt', /tensor count of 200000/],
-      ['dimensions', patchAfter(tinyModelBytes(), 'token_embd.weight', (b, at) => b.writeUInt32LE(9, at)), 'corrupt', /9 dimensions/],
-      ['elements', patchAfter(tinyModelBytes(), 'token_embd.weight', (b, at) => b.writeBigUInt64LE(1n << 50n, at + 4)), 'corrupt', /more elements/],
+      [
+        'dimensions',
+        patchAfter(tinyModelBytes(), 'token_embd.weight', (b, at) => b.writeUInt32LE(9, at)),
+        'corrupt',
+        /9 dimensions/,
+      ],
+      [
+        'elements',
+        patchAfter(tinyModelBytes(), 'token_embd.weight', (b, at) => b.writeBigUInt64LE(1n << 50n, at + 4)),
+        'corrupt',
+        /more elements/,
+      ],
       ['cut', cutAt(tinyModelBytes(), 'blk.1.ffn_up.weight'), 'partial', /past the end/],
     ];
     for (const [label, bytes, health, problem] of cases) {
@@ -122,7 +165,10 @@ describe('the model library', () => {
     writeTinyModel(join(lib, 'a.gguf'));
     writeFileSync(join(lib, 'notes.txt'), 'not a model');
     const views = await listRuntimeModels(lib);
-    assert.deepEqual(views.map((v) => [v.name, v.health]), [['a.gguf', 'ok']]);
+    assert.deepEqual(
+      views.map((v) => [v.name, v.health]),
+      [['a.gguf', 'ok']],
+    );
     assert.deepEqual(await listRuntimeModels(join(lib, 'missing')), []);
     assert.equal(resolveModelPath(lib, 'a.gguf'), join(lib, 'a.gguf'));
     for (const bad of ['../a.gguf', 'x/../a.gguf', '/a.gguf', '.hidden/a.gguf', 'a.bin', 'a\\b.gguf']) {

@@ -53,7 +53,7 @@ describe('keep-alive', () => {
     assert.equal(expired, 1, 'an expired model is not unloaded twice');
   });
 
-  it('a call during the countdown stops it; its end starts it again with that call\'s setting', () => {
+  it("a call during the countdown stops it; its end starts it again with that call's setting", () => {
     const clock = manualTimers();
     let expired = 0;
     const k = keepAlive(() => expired++, clock.timers);

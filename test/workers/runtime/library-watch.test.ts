@@ -6,7 +6,11 @@ import { Writable } from 'node:stream';
 import { after, describe, it } from 'node:test';
 import pino from 'pino';
 import type { RuntimeModelList } from '../../../protocol/http/runtime.ts';
-import { createModelLibrary, type LibraryChange, type ModelLibraryOptions } from '../../../workers/runtime/library-watch.ts';
+import {
+  createModelLibrary,
+  type LibraryChange,
+  type ModelLibraryOptions,
+} from '../../../workers/runtime/library-watch.ts';
 import { writeCorruptModel, writeTinyModel } from '../../helpers/gguf.ts';
 
 // The edge's model library: created at start, watched (or re-read on demand when watching fails), unhealthy
@@ -22,11 +26,21 @@ after(() => {
 
 function setup(dir: string, extra: Partial<ModelLibraryOptions> = {}) {
   const lines: Record<string, unknown>[] = [];
-  const log = pino({ level: 'info' }, new Writable({ write(chunk, _enc, done) { lines.push(JSON.parse(String(chunk))); done(); } }));
+  const log = pino(
+    { level: 'info' },
+    new Writable({
+      write(chunk, _enc, done) {
+        lines.push(JSON.parse(String(chunk)));
+        done();
+      },
+    }),
+  );
   const changes: { list: RuntimeModelList; change: LibraryChange }[] = [];
   let notify: (() => void) | null = null;
   const library = createModelLibrary({
-    directory: () => dir, log, debounceMs: 20,
+    directory: () => dir,
+    log,
+    debounceMs: 20,
     onChange: (list, change) => {
       changes.push({ list, change });
       notify?.();
@@ -48,7 +62,7 @@ describe('model library', () => {
     library.close();
   });
 
-  it('does not create a directory set later: that one is the user\'s to create', async () => {
+  it("does not create a directory set later: that one is the user's to create", async () => {
     let dir = join(root, 'f');
     const { library, lines } = setup('', { directory: () => dir });
     await library.start();
@@ -57,7 +71,11 @@ describe('model library', () => {
     await library.read();
     assert.equal(existsSync(dir), false);
     assert.equal(library.watching(), false);
-    assert.ok(lines.some((l) => l.msg === 'cannot watch the models directory; the library is re-read on demand' && l.code === 'ENOENT'));
+    assert.ok(
+      lines.some(
+        (l) => l.msg === 'cannot watch the models directory; the library is re-read on demand' && l.code === 'ENOENT',
+      ),
+    );
     library.close();
   });
 
@@ -80,11 +98,19 @@ describe('model library', () => {
 
   it('re-reads on demand when the directory cannot be watched', async () => {
     const dir = join(root, 'c');
-    const { library, changed, lines } = setup(dir, { watch: () => { throw Object.assign(new Error('no watching here'), { code: 'ENOSPC' }); } });
+    const { library, changed, lines } = setup(dir, {
+      watch: () => {
+        throw Object.assign(new Error('no watching here'), { code: 'ENOSPC' });
+      },
+    });
     await library.start();
     assert.equal(library.watching(), false);
     assert.ok(existsSync(dir));
-    assert.ok(lines.some((l) => l.msg === 'cannot watch the models directory; the library is re-read on demand' && l.code === 'ENOSPC'));
+    assert.ok(
+      lines.some(
+        (l) => l.msg === 'cannot watch the models directory; the library is re-read on demand' && l.code === 'ENOSPC',
+      ),
+    );
     writeTinyModel(join(dir, 'late.gguf'));
     const next = changed();
     library.missed();
@@ -98,26 +124,43 @@ describe('model library', () => {
 
   it('warns once per unhealthy file version, by name, never a path', async () => {
     const dir = join(root, 'd');
-    const { library, lines } = setup(dir, { watch: () => { throw new Error('off'); } });
+    const { library, lines } = setup(dir, {
+      watch: () => {
+        throw new Error('off');
+      },
+    });
     await library.start();
     writeCorruptModel(join(dir, 'bad.gguf'));
     writeFileSync(join(dir, 'text.gguf'), 'not a model');
     await library.read();
     await library.read();
     const warned = lines.filter((l) => l.msg === 'unhealthy model file in the library');
-    assert.deepEqual(warned.map((l) => [l.model, l.health]).sort(), [['bad.gguf', 'corrupt'], ['text.gguf', 'corrupt']]);
+    assert.deepEqual(warned.map((l) => [l.model, l.health]).sort(), [
+      ['bad.gguf', 'corrupt'],
+      ['text.gguf', 'corrupt'],
+    ]);
     assert.equal(JSON.stringify(lines).includes(root), false);
     library.close();
   });
 
   it('marks a file version llama.cpp refused as corrupt with its reason, until the file changes', async () => {
     const dir = join(root, 'e');
-    const { library } = setup(dir, { watch: () => { throw new Error('off'); } });
+    const { library } = setup(dir, {
+      watch: () => {
+        throw new Error('off');
+      },
+    });
     await library.start();
     writeTinyModel(join(dir, 'm.gguf'));
     const [view] = (await library.read()).data;
     assert.equal(view?.health, 'ok');
-    library.heard({ t: 'refused', name: 'm.gguf', sizeBytes: view!.sizeBytes, modifiedAt: view!.modifiedAt, problem: 'llama.cpp refused it: missing tensor' });
+    library.heard({
+      t: 'refused',
+      name: 'm.gguf',
+      sizeBytes: view!.sizeBytes,
+      modifiedAt: view!.modifiedAt,
+      problem: 'llama.cpp refused it: missing tensor',
+    });
     const [refused] = (await library.read()).data;
     assert.deepEqual([refused?.health, refused?.problem], ['corrupt', 'llama.cpp refused it: missing tensor']);
     writeTinyModel(join(dir, 'm.gguf'), { seed: 99, layers: 1 });

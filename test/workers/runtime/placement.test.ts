@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { GgufLayout } from '../../../workers/runtime/gguf-header.ts';
-import { GPU_RESERVE_BYTES, place, resolveTuning, type PlacementHardware, type PlacementModel, type PlacementTuning } from '../../../workers/runtime/placement.ts';
+import {
+  GPU_RESERVE_BYTES,
+  place,
+  resolveTuning,
+  type PlacementHardware,
+  type PlacementModel,
+  type PlacementTuning,
+} from '../../../workers/runtime/placement.ts';
 
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
@@ -18,7 +25,12 @@ const layout: GgufLayout = {
   attention: { headCount: 8, headCountKv: 2, keyLength: 128, valueLength: 128, guessed: null },
 };
 const model: PlacementModel = { architecture: 'llama', embeddingLength: 1024, contextLength: 8192, layout };
-const tuning = (gpuLayers: PlacementTuning['gpuLayers']): PlacementTuning => ({ contextSize: 1024, parallel: 1, batchSize: 256, gpuLayers });
+const tuning = (gpuLayers: PlacementTuning['gpuLayers']): PlacementTuning => ({
+  contextSize: 1024,
+  parallel: 1,
+  batchSize: 256,
+  gpuLayers,
+});
 
 // With that tuning: 1024 cells of f16 K and V, 2 heads of 128 each, per layer.
 const KV_PER_LAYER = 1024 * (128 + 128) * 2 * 2;
@@ -26,10 +38,21 @@ const KV_PER_LAYER = 1024 * (128 + 128) * 2 * 2;
 const GRAPH = (1024 * 256 * 8 + 256 * (4 * 1024 + 2 * 4096)) * 4;
 const LOGITS = 32_000 * 256 * 4;
 
-const gpu = (memoryBytes: number | null, extra: Partial<PlacementHardware['gpus'][number]> = {}): PlacementHardware['gpus'][number] => ({
-  backend: 'cuda', memoryKind: 'discrete', memoryBytes, confidence: 'high', ...extra,
+const gpu = (
+  memoryBytes: number | null,
+  extra: Partial<PlacementHardware['gpus'][number]> = {},
+): PlacementHardware['gpus'][number] => ({
+  backend: 'cuda',
+  memoryKind: 'discrete',
+  memoryBytes,
+  confidence: 'high',
+  ...extra,
 });
-const hw = (ram: number | null, gpus: PlacementHardware['gpus'], partial = false): PlacementHardware => ({ ramAvailableBytes: ram, gpus, partial });
+const hw = (ram: number | null, gpus: PlacementHardware['gpus'], partial = false): PlacementHardware => ({
+  ramAvailableBytes: ram,
+  gpus,
+  partial,
+});
 
 describe('placement', () => {
   it('puts every layer on a GPU with room for them', () => {
@@ -93,7 +116,10 @@ describe('placement', () => {
 
   it('lowers its confidence for guesses and missing figures', () => {
     assert.equal(place({ ...model, architecture: 'gemma2' }, tuning(0), hw(16 * GiB, [])).confidence, 'medium');
-    assert.equal(place({ ...model, layout: { ...layout, unknownTypes: ['type 99'] } }, tuning(0), hw(16 * GiB, [])).confidence, 'low');
+    assert.equal(
+      place({ ...model, layout: { ...layout, unknownTypes: ['type 99'] } }, tuning(0), hw(16 * GiB, [])).confidence,
+      'low',
+    );
     assert.equal(place(model, tuning(0), hw(16 * GiB, [], true)).confidence, 'low');
     assert.equal(place(model, tuning(0), hw(null, [])).confidence, 'low');
     const unsized = place(model, tuning(2), hw(16 * GiB, [gpu(null, { confidence: 'low' })]));
@@ -111,8 +137,20 @@ describe('placement', () => {
   });
 
   it('resolves automatic tuning as the runtime does', () => {
-    assert.deepEqual(resolveTuning({ contextSize: 0, parallel: 0, batchSize: 0, gpuLayers: 0 }, 2048), { contextSize: 2048, parallel: 4, batchSize: 512 });
-    assert.deepEqual(resolveTuning({ contextSize: 0, parallel: 0, batchSize: 0, gpuLayers: 0 }, 32_768), { contextSize: 4096, parallel: 4, batchSize: 512 });
-    assert.deepEqual(resolveTuning({ contextSize: 64, parallel: 2, batchSize: 0, gpuLayers: 0 }, null), { contextSize: 64, parallel: 2, batchSize: 128 });
+    assert.deepEqual(resolveTuning({ contextSize: 0, parallel: 0, batchSize: 0, gpuLayers: 0 }, 2048), {
+      contextSize: 2048,
+      parallel: 4,
+      batchSize: 512,
+    });
+    assert.deepEqual(resolveTuning({ contextSize: 0, parallel: 0, batchSize: 0, gpuLayers: 0 }, 32_768), {
+      contextSize: 4096,
+      parallel: 4,
+      batchSize: 512,
+    });
+    assert.deepEqual(resolveTuning({ contextSize: 64, parallel: 2, batchSize: 0, gpuLayers: 0 }, null), {
+      contextSize: 64,
+      parallel: 2,
+      batchSize: 128,
+    });
   });
 });

@@ -6,12 +6,18 @@ import { cleanReason } from '../../../workers/runtime/probe.ts';
 
 describe('cleanReason', () => {
   it('keeps what llama.cpp found and drops its function prefix', () => {
-    assert.equal(cleanReason("llama_model_load: error loading model: missing tensor 'output_norm.weight'", '/m/x.gguf'), "error loading model: missing tensor 'output_norm.weight'");
+    assert.equal(
+      cleanReason("llama_model_load: error loading model: missing tensor 'output_norm.weight'", '/m/x.gguf'),
+      "error loading model: missing tensor 'output_norm.weight'",
+    );
   });
 
-  it('replaces the file\'s path and any other absolute path', () => {
+  it("replaces the file's path and any other absolute path", () => {
     const path = '/home/someone/.local/share/switchyard/models/secret name.gguf';
-    const out = cleanReason(`gguf_init_from_file: failed to open GGUF file '${path}' (also tried /tmp/other.bin and C:\\models\\x.gguf)`, path);
+    const out = cleanReason(
+      `gguf_init_from_file: failed to open GGUF file '${path}' (also tried /tmp/other.bin and C:\\models\\x.gguf)`,
+      path,
+    );
     assert.equal(out, "failed to open GGUF file 'the file' (also tried <path> and <path>)");
     assert.equal(out.includes('someone'), false);
   });

@@ -11,7 +11,13 @@ import { chunkBytes, wholeText, type RelayRequest } from '../../../protocol/rela
 import type { RuntimeEvent } from '../../../protocol/runtime.ts';
 import type { RelayPool } from '../../../workers/proxy/relay-pool.ts';
 import { createRuntimePool } from '../../../workers/runtime/runtime-pool.ts';
-import { writeCorruptModel, writeRefusedModel, writeTinyModel, writeTruncatedModel, writeWrongShapeModel } from '../../helpers/gguf.ts';
+import {
+  writeCorruptModel,
+  writeRefusedModel,
+  writeTinyModel,
+  writeTruncatedModel,
+  writeWrongShapeModel,
+} from '../../helpers/gguf.ts';
 
 // The runtime pool in-process: real llama.cpp on tiny generated models, no HTTP.
 
@@ -26,9 +32,17 @@ interface Outcome {
 /** A call to the embedded provider `local`, its JSON body as bytes, as the edge hands it over. */
 function embeddedRequest(op: GatewayOp, model: string, body: object): RelayRequest {
   return {
-    op, target: { id: 'local', kind: 'embedded', baseUrl: '', hints: {}, timeouts: { ...DEFAULT_TIMEOUTS } }, credentialRef: null,
-    requestId: 'req_test', clientModel: `local/${model}`, upstreamModelId: model, params: {}, query: '', headers: {},
-    body: new TextEncoder().encode(JSON.stringify(body)).buffer as ArrayBuffer, bodyStreamed: false,
+    op,
+    target: { id: 'local', kind: 'embedded', baseUrl: '', hints: {}, timeouts: { ...DEFAULT_TIMEOUTS } },
+    credentialRef: null,
+    requestId: 'req_test',
+    clientModel: `local/${model}`,
+    upstreamModelId: model,
+    params: {},
+    query: '',
+    headers: {},
+    body: new TextEncoder().encode(JSON.stringify(body)).buffer as ArrayBuffer,
+    bodyStreamed: false,
   };
 }
 
@@ -36,21 +50,37 @@ function call(pool: RelayPool, op: GatewayOp, model: string, body: object): Prom
   return new Promise((resolve) => {
     const decoder = new TextDecoder();
     const o: Outcome = { status: 0, headers: {}, text: '', usage: null, error: null };
-    pool.start(
-      embeddedRequest(op, model, body),
-      {
-        whole(status, headers, b, end) { Object.assign(o, { status, headers, text: wholeText(b), usage: end.usage }); resolve(o); },
-        head(status, headers) { Object.assign(o, { status, headers }); },
-        data(chunks) { for (const c of chunks) o.text += decoder.decode(chunkBytes(c), { stream: true }); },
-        end(end) { o.usage = end.usage; resolve(o); },
-        error(error, usage) { Object.assign(o, { error, usage }); resolve(o); },
-        aborted() { throw new Error('not aborted here'); },
+    pool.start(embeddedRequest(op, model, body), {
+      whole(status, headers, b, end) {
+        Object.assign(o, { status, headers, text: wholeText(b), usage: end.usage });
+        resolve(o);
       },
-    );
+      head(status, headers) {
+        Object.assign(o, { status, headers });
+      },
+      data(chunks) {
+        for (const c of chunks) o.text += decoder.decode(chunkBytes(c), { stream: true });
+      },
+      end(end) {
+        o.usage = end.usage;
+        resolve(o);
+      },
+      error(error, usage) {
+        Object.assign(o, { error, usage });
+        resolve(o);
+      },
+      aborted() {
+        throw new Error('not aborted here');
+      },
+    });
   });
 }
 
-const events = (text: string) => text.split('\n\n').filter(Boolean).map((e) => e.replace(/^data: /, ''));
+const events = (text: string) =>
+  text
+    .split('\n\n')
+    .filter(Boolean)
+    .map((e) => e.replace(/^data: /, ''));
 
 describe('embedded runtime pool', () => {
   const dir = mkdtempSync(join(tmpdir(), 'sy-runtime-'));
@@ -66,7 +96,9 @@ describe('embedded runtime pool', () => {
     writeWrongShapeModel(join(models, 'wrong-shape.gguf'));
     writeRefusedModel(join(models, 'refused.gguf'));
     pool = createRuntimePool({
-      dataDir: dir, modelsDirectory: () => null, log: pino({ level: 'silent' }),
+      dataDir: dir,
+      modelsDirectory: () => null,
+      log: pino({ level: 'silent' }),
       tuning: () => ({ contextSize: 512, threads: 1, gpuLayers: 0, parallel: 4, batchSize: 0 }),
       keepAliveSeconds: () => -1,
       onEvent: (event) => news.push(event),
@@ -78,7 +110,14 @@ describe('embedded runtime pool', () => {
   });
 
   it('answers a chat completion with the usage llama.cpp counted', async () => {
-    const o = await call(pool, 'chat.completions', 'tiny.gguf', { model: 'x', max_tokens: 12, messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'hello' }] });
+    const o = await call(pool, 'chat.completions', 'tiny.gguf', {
+      model: 'x',
+      max_tokens: 12,
+      messages: [
+        { role: 'system', content: 'be brief' },
+        { role: 'user', content: 'hello' },
+      ],
+    });
     assert.equal(o.error, null);
     assert.equal(o.status, 200);
     const answer = JSON.parse(o.text);
@@ -93,7 +132,13 @@ describe('embedded runtime pool', () => {
   });
 
   it('streams styleA chunks ending in a usage chunk and [DONE]', async () => {
-    const o = await call(pool, 'chat.completions', 'sub/tiny-f16.gguf', { model: 'x', max_tokens: 8, stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] });
+    const o = await call(pool, 'chat.completions', 'sub/tiny-f16.gguf', {
+      model: 'x',
+      max_tokens: 8,
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: 'hi' }],
+    });
     assert.equal(o.error, null);
     assert.equal(o.headers['content-type'], 'text/event-stream');
     const list = events(o.text);
@@ -118,8 +163,15 @@ describe('embedded runtime pool', () => {
   });
 
   it('completes eight concurrent streams on four sequences', async () => {
-    const body = (i: number) => ({ model: 'x', max_tokens: 16, stream: true, messages: [{ role: 'user', content: `request ${i}` }] });
-    const all = await Promise.all(Array.from({ length: 8 }, (_, i) => call(pool, 'chat.completions', 'tiny.gguf', body(i))));
+    const body = (i: number) => ({
+      model: 'x',
+      max_tokens: 16,
+      stream: true,
+      messages: [{ role: 'user', content: `request ${i}` }],
+    });
+    const all = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => call(pool, 'chat.completions', 'tiny.gguf', body(i))),
+    );
     for (const o of all) {
       assert.equal(o.error, null);
       assert.equal(events(o.text).at(-1), '[DONE]');
@@ -134,7 +186,12 @@ describe('embedded runtime pool', () => {
     const usage = await new Promise<UsageReport | null>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`no aborted message; seen: ${seen.join(' ')}`)), 10_000);
       const handle = pool.start(
-        embeddedRequest('chat.completions', 'tiny.gguf', { model: 'x', max_tokens: 400, stream: true, messages: [{ role: 'user', content: 'hello' }] }),
+        embeddedRequest('chat.completions', 'tiny.gguf', {
+          model: 'x',
+          max_tokens: 400,
+          stream: true,
+          messages: [{ role: 'user', content: 'hello' }],
+        }),
         {
           whole: () => reject(new Error('a whole answer')),
           head: () => seen.push('head'),
@@ -157,22 +214,36 @@ describe('embedded runtime pool', () => {
     assert.equal(abortAnswer, true, 'the pool says the aborted message is still to come');
     assert.ok(usage !== null);
     assert.ok(usage.inputTokens! > 5, 'the prompt was evaluated');
-    assert.ok(usage.outputTokens! >= 1 && usage.outputTokens! < 400, `generated until the abort: ${usage.outputTokens}`);
+    assert.ok(
+      usage.outputTokens! >= 1 && usage.outputTokens! < 400,
+      `generated until the abort: ${usage.outputTokens}`,
+    );
     assert.equal(usage.totalTokens, usage.inputTokens! + usage.outputTokens!);
     // Nothing reaches the edge after the aborted message; the next call is served as usual.
     await new Promise((r) => setTimeout(r, 100));
     assert.equal(seen.at(-1), 'aborted');
     assert.equal(seen.filter((s) => s === 'aborted').length, 1);
-    const next = await call(pool, 'chat.completions', 'tiny.gguf', { model: 'x', max_tokens: 2, messages: [{ role: 'user', content: 'hi' }] });
+    const next = await call(pool, 'chat.completions', 'tiny.gguf', {
+      model: 'x',
+      max_tokens: 2,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
     assert.equal(next.error, null);
   });
 
   it('says no message follows when a call is aborted before the runtime has it', async () => {
     const sink = {
-      whole: () => assert.fail('answered after abort'), head: () => assert.fail('head after abort'), data: () => assert.fail('data after abort'),
-      end: () => assert.fail('end after abort'), error: () => assert.fail('error after abort'), aborted: () => assert.fail('aborted message'),
+      whole: () => assert.fail('answered after abort'),
+      head: () => assert.fail('head after abort'),
+      data: () => assert.fail('data after abort'),
+      end: () => assert.fail('end after abort'),
+      error: () => assert.fail('error after abort'),
+      aborted: () => assert.fail('aborted message'),
     };
-    const handle = pool.start(embeddedRequest('chat.completions', 'tiny.gguf', { model: 'x', messages: [{ role: 'user', content: 'hi' }] }), sink);
+    const handle = pool.start(
+      embeddedRequest('chat.completions', 'tiny.gguf', { model: 'x', messages: [{ role: 'user', content: 'hi' }] }),
+      sink,
+    );
     assert.equal(handle.abort(), false);
     await new Promise((r) => setTimeout(r, 200));
   });
@@ -185,14 +256,22 @@ describe('embedded runtime pool', () => {
     ['refused.gguf', 'corrupt', /^llama\.cpp refused it: .*missing tensor 'output_norm\.weight'/],
   ] as const) {
     it(`refuses ${file} as ${health}, says why, and keeps serving`, async () => {
-      const o = await call(pool, 'chat.completions', file, { model: 'x', max_tokens: 2, messages: [{ role: 'user', content: 'hi' }] });
+      const o = await call(pool, 'chat.completions', file, {
+        model: 'x',
+        max_tokens: 2,
+        messages: [{ role: 'user', content: 'hi' }],
+      });
       assert.equal(o.error?.code, 'INVALID_REQUEST');
       assert.equal(o.error?.param, 'model');
       assert.equal(o.error?.details.health, health);
       assert.match(String(o.error?.details.problem), why);
       assert.ok(o.error?.message.includes(String(o.error.details.problem)), 'the message says why too');
       assert.equal(o.error?.message.includes(dir), false, 'no path in the error');
-      const ok = await call(pool, 'chat.completions', 'tiny.gguf', { model: 'x', max_tokens: 2, messages: [{ role: 'user', content: 'hi' }] });
+      const ok = await call(pool, 'chat.completions', 'tiny.gguf', {
+        model: 'x',
+        max_tokens: 2,
+        messages: [{ role: 'user', content: 'hi' }],
+      });
       assert.equal(ok.status, 200);
     });
   }
@@ -205,7 +284,11 @@ describe('embedded runtime pool', () => {
     assert.equal(event.name, 'refused.gguf');
     assert.equal(event.sizeBytes, statSync(join(dir, 'models', 'refused.gguf')).size);
     assert.match(event.problem, /missing tensor 'output_norm\.weight'/);
-    await call(pool, 'chat.completions', 'refused.gguf', { model: 'x', max_tokens: 2, messages: [{ role: 'user', content: 'hi' }] });
+    await call(pool, 'chat.completions', 'refused.gguf', {
+      model: 'x',
+      max_tokens: 2,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
     assert.equal(news.filter((e) => e.t === 'refused').length, 2, 'a cached verdict is told again on every attempt');
   });
 
@@ -217,7 +300,11 @@ describe('embedded runtime pool', () => {
   });
 
   it('rejects invalid parameters naming them', async () => {
-    const o = await call(pool, 'chat.completions', 'tiny.gguf', { model: 'x', temperature: 9, messages: [{ role: 'user', content: 'hi' }] });
+    const o = await call(pool, 'chat.completions', 'tiny.gguf', {
+      model: 'x',
+      temperature: 9,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
     assert.equal(o.error?.code, 'INVALID_REQUEST');
     assert.equal(o.error?.param, 'temperature');
   });

@@ -27,7 +27,11 @@ describe('body arena', () => {
     lease.body.fill(7);
     const ref = arena.handOff(lease.body)!;
     assert.deepEqual(ref, { shared: 0, length: 100 });
-    assert.deepEqual([...sharedBodyView(arena.buffer, arena.slotSize, ref)], new Array(100).fill(7), 'the worker sees the bytes');
+    assert.deepEqual(
+      [...sharedBodyView(arena.buffer, arena.slotSize, ref)],
+      new Array(100).fill(7),
+      'the worker sees the bytes',
+    );
     lease.settle();
     assert.equal(arena.acquire(10), null, 'still the worker’s');
     assert.throws(() => arena.handOff(lease.body), /not the edge's/);
@@ -64,7 +68,10 @@ describe('body arena', () => {
     const { port } = server.address() as AddressInfo;
     const connect = buildConnector({ timeout: 1000 });
     const socket = await new Promise<import('node:net').Socket>((resolve, reject) =>
-      connect({ hostname: '127.0.0.1', host: `127.0.0.1:${port}`, protocol: 'http:', port: String(port) } as never, (err, s) => (err ? reject(err) : resolve(s as never))),
+      connect(
+        { hostname: '127.0.0.1', host: `127.0.0.1:${port}`, protocol: 'http:', port: String(port) } as never,
+        (err, s) => (err ? reject(err) : resolve(s as never)),
+      ),
     );
     try {
       assert.ok(socket.writableHighWaterMark <= 64 * 1024, `writable high-water mark ${socket.writableHighWaterMark}`);

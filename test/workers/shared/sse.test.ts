@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createSseBlockReader, createSseParser, createSseSplitter, parseSseBlock, type SseEvent } from '../../../workers/shared/sse.ts';
+import {
+  createSseBlockReader,
+  createSseParser,
+  createSseSplitter,
+  parseSseBlock,
+  type SseEvent,
+} from '../../../workers/shared/sse.ts';
 import { bytes, chatStream, cuts, messagesStream, TEXT_CHOICES, text } from '../proxy/usage/fixtures.ts';
 
 function parseAll(chunks: (string | Uint8Array)[]): SseEvent[] {
@@ -23,8 +29,13 @@ describe('parseSseBlock', () => {
   });
 
   it('takes the event field, ignores comments, id, retry and unknown fields', () => {
-    const ev = parseSseBlock(': keep-alive\nid: 7\nretry: 1000\nfoo: bar\nevent: message_stop\ndata: {"type":"message_stop"}\n\n');
-    assert.deepEqual(ev && { event: ev.event, data: ev.data }, { event: 'message_stop', data: '{"type":"message_stop"}' });
+    const ev = parseSseBlock(
+      ': keep-alive\nid: 7\nretry: 1000\nfoo: bar\nevent: message_stop\ndata: {"type":"message_stop"}\n\n',
+    );
+    assert.deepEqual(ev && { event: ev.event, data: ev.data }, {
+      event: 'message_stop',
+      data: '{"type":"message_stop"}',
+    });
   });
 
   it('reads a line without a colon as a field with an empty value', () => {
@@ -124,7 +135,11 @@ describe('createSseParser', () => {
   it('keeps a surrogate pair cut between two text chunks', () => {
     const stream = 'data: 🌸🌸\n\n';
     for (let i = 0; i <= stream.length; i++) {
-      assert.deepEqual(fields(parseAll([stream.slice(0, i), stream.slice(i)])), [{ event: null, data: '🌸🌸' }], `cut at ${i}`);
+      assert.deepEqual(
+        fields(parseAll([stream.slice(0, i), stream.slice(i)])),
+        [{ event: null, data: '🌸🌸' }],
+        `cut at ${i}`,
+      );
     }
   });
 });

@@ -26,7 +26,14 @@ describe('fromUpstreamStatus', () => {
   }
 
   it("quotes a styleA error's type, code and message", () => {
-    const body = JSON.stringify({ error: { message: 'The model `x` does not exist', type: 'invalid_request_error', param: null, code: 'model_not_found' } });
+    const body = JSON.stringify({
+      error: {
+        message: 'The model `x` does not exist',
+        type: 'invalid_request_error',
+        param: null,
+        code: 'model_not_found',
+      },
+    });
     assert.deepEqual(fromUpstreamStatus(404, {}, body, CONTEXT).details, {
       providerId: 'p1',
       upstreamStatus: 404,
@@ -37,34 +44,73 @@ describe('fromUpstreamStatus', () => {
   });
 
   it("puts the provider's reason into the message, scrubbed and bounded, keeping the code", () => {
-    const quoted = (status: number, error: unknown, credential: string | null = null) => fromUpstreamStatus(status, {}, JSON.stringify({ error }), { providerId: 'p1', credential });
-    const bad = quoted(400, { message: "Invalid 'user': string too long.", type: 'invalid_request_error', code: 'string_above_max_length' });
+    const quoted = (status: number, error: unknown, credential: string | null = null) =>
+      fromUpstreamStatus(status, {}, JSON.stringify({ error }), { providerId: 'p1', credential });
+    const bad = quoted(400, {
+      message: "Invalid 'user': string too long.",
+      type: 'invalid_request_error',
+      code: 'string_above_max_length',
+    });
     assert.equal(bad.code, 'UPSTREAM_ERROR');
-    assert.equal(bad.message, "The provider answered with HTTP 400. The provider said: Invalid 'user': string too long.");
-    const auth = quoted(401, { message: 'Incorrect API key provided: sk-live-0123456789abcdef.' }, 'sk-live-0123456789abcdef');
+    assert.equal(
+      bad.message,
+      "The provider answered with HTTP 400. The provider said: Invalid 'user': string too long.",
+    );
+    const auth = quoted(
+      401,
+      { message: 'Incorrect API key provided: sk-live-0123456789abcdef.' },
+      'sk-live-0123456789abcdef',
+    );
     assert.equal(auth.code, 'UPSTREAM_AUTH_FAILED');
-    assert.equal(auth.message, 'The provider rejected the stored credential. The provider said: Incorrect API key provided: [redacted].');
-    assert.match(quoted(429, { message: 'Slow down' }).message, /rate limiting requests\. The provider said: Slow down$/);
-    assert.equal(quoted(400, { message: 'y'.repeat(5000) }).message.length, 'The provider answered with HTTP 400. The provider said: '.length + 500);
-    assert.equal(fromUpstreamStatus(500, {}, '', { providerId: 'p1', credential: null }).message, 'The provider answered with HTTP 500.');
+    assert.equal(
+      auth.message,
+      'The provider rejected the stored credential. The provider said: Incorrect API key provided: [redacted].',
+    );
+    assert.match(
+      quoted(429, { message: 'Slow down' }).message,
+      /rate limiting requests\. The provider said: Slow down$/,
+    );
+    assert.equal(
+      quoted(400, { message: 'y'.repeat(5000) }).message.length,
+      'The provider answered with HTTP 400. The provider said: '.length + 500,
+    );
+    assert.equal(
+      fromUpstreamStatus(500, {}, '', { providerId: 'p1', credential: null }).message,
+      'The provider answered with HTTP 500.',
+    );
   });
 
   it("quotes Anthropic's error envelope", () => {
-    const body = JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' }, request_id: 'req_1' });
+    const body = JSON.stringify({
+      type: 'error',
+      error: { type: 'overloaded_error', message: 'Overloaded' },
+      request_id: 'req_1',
+    });
     const { details } = fromUpstreamStatus(529, {}, body, CONTEXT);
     assert.equal(details.upstreamType, 'overloaded_error');
     assert.equal(details.upstreamMessage, 'Overloaded');
   });
 
   it("quotes Ollama's string error and llama-server's numeric code", () => {
-    assert.equal(fromUpstreamStatus(500, {}, '{"error":"model requires more system memory"}', CONTEXT).details.upstreamMessage, 'model requires more system memory');
-    const llama = fromUpstreamStatus(503, {}, '{"error":{"code":503,"message":"Loading model","type":"unavailable_error"}}', CONTEXT);
+    assert.equal(
+      fromUpstreamStatus(500, {}, '{"error":"model requires more system memory"}', CONTEXT).details.upstreamMessage,
+      'model requires more system memory',
+    );
+    const llama = fromUpstreamStatus(
+      503,
+      {},
+      '{"error":{"code":503,"message":"Loading model","type":"unavailable_error"}}',
+      CONTEXT,
+    );
     assert.equal(llama.details.upstreamCode, 503);
     assert.equal(llama.details.upstreamType, 'unavailable_error');
   });
 
   it('quotes a non-JSON body as collapsed text, and nothing for an empty one', () => {
-    assert.equal(fromUpstreamStatus(502, {}, '<html>\n  <h1>502 Bad Gateway</h1>\n</html>', CONTEXT).details.upstreamMessage, '<html> <h1>502 Bad Gateway</h1> </html>');
+    assert.equal(
+      fromUpstreamStatus(502, {}, '<html>\n  <h1>502 Bad Gateway</h1>\n</html>', CONTEXT).details.upstreamMessage,
+      '<html> <h1>502 Bad Gateway</h1> </html>',
+    );
     assert.equal('upstreamMessage' in fromUpstreamStatus(502, {}, '  ', CONTEXT).details, false);
   });
 
@@ -76,12 +122,19 @@ describe('fromUpstreamStatus', () => {
   });
 
   it('removes the credential and secret-shaped text, even when the credential sits across the cut', () => {
-    const body = JSON.stringify({ error: { message: `${'y'.repeat(480)} key ${KEY} and sk-proj-abcdefgh12345678 and Bearer abc.def` } });
+    const body = JSON.stringify({
+      error: { message: `${'y'.repeat(480)} key ${KEY} and sk-proj-abcdefgh12345678 and Bearer abc.def` },
+    });
     const err = fromUpstreamStatus(401, {}, body, CONTEXT);
     const text = JSON.stringify(err.toPayload());
     assert.equal(text.includes(KEY), false);
     assert.equal(text.includes(KEY.slice(0, 12)), false);
-    const other = fromUpstreamStatus(400, {}, JSON.stringify({ error: { message: `bad ${KEY}; sk-proj-abcdefgh12345678; Bearer abc.def` } }), CONTEXT);
+    const other = fromUpstreamStatus(
+      400,
+      {},
+      JSON.stringify({ error: { message: `bad ${KEY}; sk-proj-abcdefgh12345678; Bearer abc.def` } }),
+      CONTEXT,
+    );
     assert.equal(other.details.upstreamMessage, 'bad [redacted]; [redacted]; Bearer [redacted]');
   });
 
@@ -98,7 +151,8 @@ describe('fromUpstreamStatus', () => {
 describe('retryAfterSeconds', () => {
   const now = Date.UTC(2025, 5, 1, 12, 0, 0);
   it('reads delta-seconds', () => assert.equal(retryAfterSeconds(' 30 ', now), 30));
-  it('reads an HTTP date as seconds from now', () => assert.equal(retryAfterSeconds('Sun, 01 Jun 2025 12:01:30 GMT', now), 90));
+  it('reads an HTTP date as seconds from now', () =>
+    assert.equal(retryAfterSeconds('Sun, 01 Jun 2025 12:01:30 GMT', now), 90));
   it('a date in the past is 0', () => assert.equal(retryAfterSeconds('Sun, 01 Jun 2025 11:00:00 GMT', now), 0));
   it('ignores garbage and absence', () => {
     assert.equal(retryAfterSeconds('soon', now), null);
@@ -137,7 +191,10 @@ describe('fromTransportError', () => {
   // undici's HTTPParserError carries no code when llhttp names none (a status line `HTTP/1.1 2OO WHAT`).
   for (const name of ['HTTPParserError', 'ResponseContentLengthMismatchError', 'ResponseExceededMaxSizeError']) {
     it(`${name} without a code -> UPSTREAM_ERROR (malformed_http), by its class name`, () => {
-      const err = Object.assign(new Error('Response does not match the HTTP/1.1 protocol (Invalid status code)'), { name, code: undefined });
+      const err = Object.assign(new Error('Response does not match the HTTP/1.1 protocol (Invalid status code)'), {
+        name,
+        code: undefined,
+      });
       const mapped = fromTransportError(err, CONTEXT);
       assert.equal(mapped?.code, 'UPSTREAM_ERROR');
       assert.deepEqual(mapped?.details, { providerId: 'p1', reason: 'malformed_http', errorCode: name });
@@ -163,7 +220,9 @@ describe('fromTransportError', () => {
   });
 
   it("finds the code in undici's cause chain", () => {
-    const terminated = Object.assign(new TypeError('terminated'), { cause: withCode('UND_ERR_SOCKET', 'other side closed') });
+    const terminated = Object.assign(new TypeError('terminated'), {
+      cause: withCode('UND_ERR_SOCKET', 'other side closed'),
+    });
     assert.equal(fromTransportError(terminated, CONTEXT)?.code, 'UPSTREAM_UNREACHABLE');
   });
 

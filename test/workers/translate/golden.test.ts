@@ -36,7 +36,13 @@ interface Case {
 
 function context(c: Case, direction: string): TranslateContext {
   const providerKind = c.providerKind ?? (direction === 'messages-over-chat' ? 'openai' : 'anthropic');
-  return { upstreamModelId: 'upstream-model', clientModel: 'client-model', providerKind, streamUsage: c.streamUsage ?? providerKind !== 'anthropic', now: () => 1700000000 };
+  return {
+    upstreamModelId: 'upstream-model',
+    clientModel: 'client-model',
+    providerKind,
+    streamUsage: c.streamUsage ?? providerKind !== 'anthropic',
+    now: () => 1700000000,
+  };
 }
 
 /**
@@ -45,7 +51,12 @@ function context(c: Case, direction: string): TranslateContext {
  */
 function goldenState(c: Case, includeUsage: boolean): RequestState {
   let n = 0;
-  const call = { responseId: 'resp_golden', createdAt: 1700000000, itemId: (prefix: string) => `${prefix}_${++n}`, request: { ...c.request, model: 'client-model' } };
+  const call = {
+    responseId: 'resp_golden',
+    createdAt: 1700000000,
+    itemId: (prefix: string) => `${prefix}_${++n}`,
+    request: { ...c.request, model: 'client-model' },
+  };
   return Object.assign({ includeUsage }, { call });
 }
 
@@ -55,7 +66,11 @@ for (const [direction, key] of Object.entries(DIRECTIONS)) {
   const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
   describe(`translation ${key}`, () => {
     test('has golden cases of every kind', () => {
-      for (const prefix of ['request-', 'refuse-', 'response-', 'error-', 'stream-']) assert.ok(files.some((f) => f.startsWith(prefix)), prefix);
+      for (const prefix of ['request-', 'refuse-', 'response-', 'error-', 'stream-'])
+        assert.ok(
+          files.some((f) => f.startsWith(prefix)),
+          prefix,
+        );
     });
     for (const file of files) {
       const c = JSON.parse(readFileSync(join(dir, file), 'utf8')) as Case;
@@ -65,7 +80,11 @@ for (const [direction, key] of Object.entries(DIRECTIONS)) {
           if (c.refused !== undefined) {
             assert.throws(
               () => translator.request(structuredClone(c.request!), ctx),
-              (err: unknown) => err instanceof ServiceError && err.status === c.refused!.status && err.code === c.refused!.code && err.param === c.refused!.param,
+              (err: unknown) =>
+                err instanceof ServiceError &&
+                err.status === c.refused!.status &&
+                err.code === c.refused!.code &&
+                err.param === c.refused!.param,
             );
           } else {
             const input = structuredClone(c.request);
@@ -73,8 +92,10 @@ for (const [direction, key] of Object.entries(DIRECTIONS)) {
             assert.deepEqual(input, c.request, 'the client body is not changed in place');
           }
         }
-        if (c.upstreamResponse !== undefined) assert.deepEqual(translator.response(c.upstreamResponse, ctx, goldenState(c, false)), c.clientResponse);
-        if (c.upstreamError !== undefined) assert.deepEqual(translator.error(c.status!, c.upstreamError), c.clientError);
+        if (c.upstreamResponse !== undefined)
+          assert.deepEqual(translator.response(c.upstreamResponse, ctx, goldenState(c, false)), c.clientResponse);
+        if (c.upstreamError !== undefined)
+          assert.deepEqual(translator.error(c.status!, c.upstreamError), c.clientError);
         if (c.name.startsWith('stream-')) {
           const upstream = readFileSync(join(dir, `${c.name}.upstream.sse`));
           const expected = readFileSync(join(dir, `${c.name}.client.sse`), 'utf8');

@@ -2,7 +2,11 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { ServiceError } from '../../../protocol/errors.ts';
-import { chatToResponse, responsesToChatRequest, type ResponsesCallContext } from '../../../workers/translate/responses-over-chat/responses-chat.ts';
+import {
+  chatToResponse,
+  responsesToChatRequest,
+  type ResponsesCallContext,
+} from '../../../workers/translate/responses-over-chat/responses-chat.ts';
 import { responsesStream } from '../../../workers/translate/responses-over-chat/responses-chat-stream.ts';
 import { TRANSLATORS } from '../../../workers/translate/index.ts';
 import { responsesEvents as events } from '../../helpers/responses-sse.ts';
@@ -32,11 +36,13 @@ function golden(name: string, actual: Json): void {
   for (const key of Object.keys(actual)) assert.deepEqual(actual[key], stored[key], `${name}: ${key}`);
 }
 
-
 function wholeCase(name: string): void {
   const fixture = JSON.parse(readFileSync(new URL(`${name}.json`, DIR), 'utf8')) as Json;
   const request = fixture.request as Json;
-  golden(name, { chatRequest: responsesToChatRequest(request), response: chatToResponse(fixture.chatAnswer, context(request)) });
+  golden(name, {
+    chatRequest: responsesToChatRequest(request),
+    response: chatToResponse(fixture.chatAnswer, context(request)),
+  });
 }
 
 /** Feeds the chat stream in pieces of `split` characters, so frames and lines arrive cut anywhere. */
@@ -68,7 +74,10 @@ describe('responses over chat: whole answers', () => {
 describe('responses over chat: streams', () => {
   it('streams text as created, in_progress, item and part events, deltas, and completed with usage', () => {
     const list = streamCase('stream-text', 7);
-    assert.deepEqual(list.map((e) => e.sequence_number), list.map((_, i) => i));
+    assert.deepEqual(
+      list.map((e) => e.sequence_number),
+      list.map((_, i) => i),
+    );
   });
   it('streams reasoning, then text closed before two interleaved function calls', () => {
     streamCase('stream-tools', 13);
@@ -80,13 +89,16 @@ describe('responses over chat: streams', () => {
   it('closes nothing when the stream is cut before its finish: the relay reports that failure', () => {
     const stream = responsesStream(context({ model: 'm', input: 'x' }));
     const out = stream.push('data: {"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}\n\n');
-    assert.deepEqual(events(out + stream.end()).map((e) => e.type), [
-      'response.created',
-      'response.in_progress',
-      'response.output_item.added',
-      'response.content_part.added',
-      'response.output_text.delta',
-    ]);
+    assert.deepEqual(
+      events(out + stream.end()).map((e) => e.type),
+      [
+        'response.created',
+        'response.in_progress',
+        'response.output_item.added',
+        'response.content_part.added',
+        'response.output_text.delta',
+      ],
+    );
     assert.equal(stream.closed(), false);
   });
 });
@@ -96,7 +108,10 @@ describe('responses over chat: stream ends', () => {
     const stream = responsesStream(context({ model: 'm', input: 'x' }));
     const out = stream.push('data: {"choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\ndata: [DONE]\n\n');
     const last = events(out).at(-1)!;
-    assert.deepEqual([last.type, (last.response as Json).status, stream.closed()], ['response.completed', 'completed', true]);
+    assert.deepEqual(
+      [last.type, (last.response as Json).status, stream.closed()],
+      ['response.completed', 'completed', true],
+    );
     assert.equal(stream.end(), '');
   });
 });
@@ -115,7 +130,14 @@ describe('responses over chat: refused requests', () => {
     refused({ input: [{ type: 'item_reference', id: 'msg_1' }] }, 'input[0].type');
   });
   it('accepts store false and stateless reasoning items handed back', () => {
-    const chat = responsesToChatRequest({ model: 'm', store: false, input: [{ type: 'reasoning', id: 'rs_1', summary: [] }, { role: 'user', content: 'hi' }] });
+    const chat = responsesToChatRequest({
+      model: 'm',
+      store: false,
+      input: [
+        { type: 'reasoning', id: 'rs_1', summary: [] },
+        { role: 'user', content: 'hi' },
+      ],
+    });
     assert.deepEqual(chat.messages, [{ role: 'user', content: 'hi' }]);
   });
   it('refuses what chat cannot carry, naming the field', () => {
@@ -133,7 +155,15 @@ describe('responses over chat: refused requests', () => {
   });
   it('answers an empty message, never a throw, for a chat answer without a choice (it is metered already)', () => {
     const response = chatToResponse({ choices: [] }, context({ model: 'm' }));
-    assert.deepEqual(response.output, [{ type: 'message', id: 'msg_1', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: '', annotations: [], logprobs: [] }] }]);
+    assert.deepEqual(response.output, [
+      {
+        type: 'message',
+        id: 'msg_1',
+        status: 'completed',
+        role: 'assistant',
+        content: [{ type: 'output_text', text: '', annotations: [], logprobs: [] }],
+      },
+    ]);
     assert.equal(response.usage, null);
   });
   it('never throws on an answer that is not an object (JSON null, a number, a string, an array)', () => {
@@ -146,10 +176,16 @@ describe('responses over chat: refused requests', () => {
 });
 
 describe('responses over chat: the registered translator', () => {
-  const ctx = { upstreamModelId: 'qwen', providerKind: 'openai_compatible' as const, clientModel: 'compat/qwen', streamUsage: true, now: () => 1_700_000_000 };
+  const ctx = {
+    upstreamModelId: 'qwen',
+    providerKind: 'openai_compatible' as const,
+    clientModel: 'compat/qwen',
+    streamUsage: true,
+    now: () => 1_700_000_000,
+  };
   const translator = TRANSLATORS['styleA.responses<-styleA.chat_completions'];
 
-  it('names the upstream model, echoes the client\'s, and keeps the call\'s identity between request and answer', () => {
+  it("names the upstream model, echoes the client's, and keeps the call's identity between request and answer", () => {
     const body = { model: 'compat/qwen', input: 'hi' };
     const { body: chat, stream, state } = translator.request(body, ctx);
     assert.deepEqual([chat.model, stream, body.model], ['qwen', false, 'compat/qwen']);
@@ -165,17 +201,32 @@ describe('responses over chat: the registered translator', () => {
   it('asks for stream usage only from kinds that take stream_options', () => {
     const withUsage = translator.request({ model: 'm', input: 'hi', stream: true }, ctx);
     assert.deepEqual([withUsage.stream, withUsage.body.stream_options], [true, { include_usage: true }]);
-    assert.equal(translator.request({ model: 'm', input: 'hi', stream: true }, { ...ctx, streamUsage: false }).body.stream_options, undefined);
+    assert.equal(
+      translator.request({ model: 'm', input: 'hi', stream: true }, { ...ctx, streamUsage: false }).body.stream_options,
+      undefined,
+    );
   });
 
   it('maps SSE events through the state and passes styleA error envelopes on', () => {
     const { state } = translator.request({ model: 'm', input: 'hi', stream: true }, ctx);
     const mapper = translator.stream(ctx, state);
-    const out = mapper.push({ event: null, data: '{"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":"stop"}]}', raw: '' }) + mapper.push({ event: null, data: '[DONE]', raw: '' });
-    assert.deepEqual(events(out).map((e) => e.type).at(-1), 'response.completed');
+    const out =
+      mapper.push({
+        event: null,
+        data: '{"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":"stop"}]}',
+        raw: '',
+      }) + mapper.push({ event: null, data: '[DONE]', raw: '' });
+    assert.deepEqual(
+      events(out)
+        .map((e) => e.type)
+        .at(-1),
+      'response.completed',
+    );
     assert.equal(mapper.closed(), true);
     const envelope = { error: { message: 'bad', type: 'invalid_request_error', param: 'x', code: null } };
     assert.equal(translator.error(400, envelope), envelope);
-    assert.deepEqual(translator.error(502, 'Bad Gateway'), { error: { message: 'Bad Gateway', type: 'server_error', param: null, code: null } });
+    assert.deepEqual(translator.error(502, 'Bad Gateway'), {
+      error: { message: 'Bad Gateway', type: 'server_error', param: null, code: null },
+    });
   });
 });

@@ -3,7 +3,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { TRANSLATORS, type TranslateContext } from '../../../workers/translate/index.ts';
-import { EFFORT_BUDGETS, responsesToMessagesRequest } from '../../../workers/translate/responses-over-messages/responses-messages.ts';
+import {
+  EFFORT_BUDGETS,
+  responsesToMessagesRequest,
+} from '../../../workers/translate/responses-over-messages/responses-messages.ts';
 import { responsesEvents as events } from '../../helpers/responses-sse.ts';
 
 // The Responses API over Messages beyond its golden transcripts (golden.test.ts, responses-over-messages/):
@@ -14,19 +17,35 @@ type Json = Record<string, any>;
 
 const DIR = join(import.meta.dirname, '../../fixtures/translate/responses-over-messages');
 const translator = TRANSLATORS['styleA.responses<-styleB.messages'];
-const ctx: TranslateContext = { upstreamModelId: 'claude-x', providerKind: 'anthropic', clientModel: 'anth/claude-x', streamUsage: false, now: () => 1_700_000_000 };
-const event = (type: string, fields: Json = {}) => ({ event: type, data: JSON.stringify({ type, ...fields }), raw: '' });
-
+const ctx: TranslateContext = {
+  upstreamModelId: 'claude-x',
+  providerKind: 'anthropic',
+  clientModel: 'anth/claude-x',
+  streamUsage: false,
+  now: () => 1_700_000_000,
+};
+const event = (type: string, fields: Json = {}) => ({
+  event: type,
+  data: JSON.stringify({ type, ...fields }),
+  raw: '',
+});
 
 describe('responses over messages: the registered translator', () => {
-  test('names the upstream model, echoes the client\'s, and keeps the call\'s identity between request and answer', () => {
+  test("names the upstream model, echoes the client's, and keeps the call's identity between request and answer", () => {
     const body = { model: 'anth/claude-x', input: 'hi' };
     const { body: sent, stream, state } = translator.request(body, ctx);
     assert.deepEqual([sent.model, stream, body.model], ['claude-x', false, 'anth/claude-x']);
-    const answer = { content: [{ type: 'text', text: 'yo' }], stop_reason: 'end_turn', usage: { input_tokens: 3, output_tokens: 1 } };
+    const answer = {
+      content: [{ type: 'text', text: 'yo' }],
+      stop_reason: 'end_turn',
+      usage: { input_tokens: 3, output_tokens: 1 },
+    };
     const first = translator.response(answer, ctx, state) as Json;
     const again = translator.response(answer, ctx, state) as Json;
-    assert.deepEqual([first.model, first.created_at, first.id, first.output_text], ['anth/claude-x', 1_700_000_000, again.id, undefined]);
+    assert.deepEqual(
+      [first.model, first.created_at, first.id, first.output_text],
+      ['anth/claude-x', 1_700_000_000, again.id, undefined],
+    );
     assert.match(String(first.id), /^resp_[0-9a-f]{32}$/);
     assert.match(String(first.output[0].id), /^msg_[0-9a-f]{32}$/);
     assert.equal((translator.response(answer, ctx, { includeUsage: false }) as Json).model, 'anth/claude-x');
@@ -45,7 +64,17 @@ describe('responses over messages: the registered translator', () => {
     };
     const { state } = translator.request({ model: 'm', input: 'x' }, ctx);
     const output = (translator.response(upstream, ctx, state) as Json).output as Json[];
-    const next = translator.request({ model: 'm', input: [{ role: 'user', content: 'Weather in Oslo?' }, ...output, { type: 'function_call_output', call_id: 'toolu_9', output: 'sunny' }] }, ctx);
+    const next = translator.request(
+      {
+        model: 'm',
+        input: [
+          { role: 'user', content: 'Weather in Oslo?' },
+          ...output,
+          { type: 'function_call_output', call_id: 'toolu_9', output: 'sunny' },
+        ],
+      },
+      ctx,
+    );
     assert.deepEqual(next.body.messages, [
       { role: 'user', content: [{ type: 'text', text: 'Weather in Oslo?' }] },
       { role: 'assistant', content: upstream.content },
@@ -54,7 +83,10 @@ describe('responses over messages: the registered translator', () => {
   });
 
   test('an upstream error envelope becomes the Responses (styleA) envelope', () => {
-    assert.deepEqual(translator.error(400, { type: 'error', error: { type: 'invalid_request_error', message: 'bad' } }), { error: { message: 'bad', type: 'invalid_request_error', param: null, code: null } });
+    assert.deepEqual(
+      translator.error(400, { type: 'error', error: { type: 'invalid_request_error', message: 'bad' } }),
+      { error: { message: 'bad', type: 'invalid_request_error', param: null, code: null } },
+    );
   });
 });
 
@@ -66,9 +98,19 @@ describe('responses over messages: reasoning effort', () => {
       assert.equal(sent.max_tokens, Math.min(budget + 4096, 32_000), effort);
       assert.ok(budget >= 1024 && budget < (sent.max_tokens as number), effort);
     }
-    assert.equal(responsesToMessagesRequest({ model: 'm', input: 'x', reasoning: { effort: 'none' } }).thinking, undefined);
-    assert.equal(responsesToMessagesRequest({ model: 'm', input: 'x', reasoning: { summary: 'auto' } }).thinking, undefined);
-    assert.deepEqual(responsesToMessagesRequest({ model: 'm', input: 'x', max_output_tokens: 1025, reasoning: { effort: 'high' } }).thinking, { type: 'enabled', budget_tokens: 1024 });
+    assert.equal(
+      responsesToMessagesRequest({ model: 'm', input: 'x', reasoning: { effort: 'none' } }).thinking,
+      undefined,
+    );
+    assert.equal(
+      responsesToMessagesRequest({ model: 'm', input: 'x', reasoning: { summary: 'auto' } }).thinking,
+      undefined,
+    );
+    assert.deepEqual(
+      responsesToMessagesRequest({ model: 'm', input: 'x', max_output_tokens: 1025, reasoning: { effort: 'high' } })
+        .thinking,
+      { type: 'enabled', budget_tokens: 1024 },
+    );
   });
 });
 
@@ -76,7 +118,11 @@ describe('responses over messages: streams', () => {
   test('every golden transcript numbers its events from 0 and names each by its type', () => {
     for (const file of readdirSync(DIR).filter((f) => f.endsWith('.client.sse'))) {
       const list = events(readFileSync(join(DIR, file), 'utf8'));
-      assert.deepEqual(list.map((e) => e.sequence_number), list.map((_, i) => i), file);
+      assert.deepEqual(
+        list.map((e) => e.sequence_number),
+        list.map((_, i) => i),
+        file,
+      );
       assert.ok(['response.completed', 'response.incomplete', 'response.failed'].includes(list.at(-1)!.type), file);
     }
   });
@@ -89,7 +135,12 @@ describe('responses over messages: streams', () => {
     out += cut.push(event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Hi' } }));
     assert.equal(cut.end(), '');
     assert.equal(cut.closed(), false);
-    assert.deepEqual(events(out).map((e) => e.type).slice(-1), ['response.output_text.delta']);
+    assert.deepEqual(
+      events(out)
+        .map((e) => e.type)
+        .slice(-1),
+      ['response.output_text.delta'],
+    );
 
     const ended = translator.stream(ctx, state);
     ended.push(event('message_start', { message: { usage: { input_tokens: 4, output_tokens: 1 } } }));
@@ -101,7 +152,14 @@ describe('responses over messages: streams', () => {
 
   test('garbage events are skipped, never thrown', () => {
     const mapper = translator.stream(ctx, { includeUsage: false });
-    for (const data of ['not json', '42', 'null', '[]', '{"type":"content_block_delta"}', '{"type":"content_block_start","content_block":7}']) {
+    for (const data of [
+      'not json',
+      '42',
+      'null',
+      '[]',
+      '{"type":"content_block_delta"}',
+      '{"type":"content_block_start","content_block":7}',
+    ]) {
       assert.doesNotThrow(() => mapper.push({ event: null, data, raw: '' }), data);
     }
   });
@@ -111,7 +169,11 @@ describe('responses over messages: odd answers', () => {
   test('an answer that is not a message becomes an empty message with zero usage, never a throw (it is metered already)', () => {
     for (const odd of [null, 42, 'x', [], { content: null }, { content: [null, 7, { type: 'server_tool_use' }] }]) {
       const response = translator.response(odd, ctx, { includeUsage: false }) as Json;
-      assert.deepEqual(response.output.map((o: Json) => [o.type, o.content[0].text]), [['message', '']], JSON.stringify(odd));
+      assert.deepEqual(
+        response.output.map((o: Json) => [o.type, o.content[0].text]),
+        [['message', '']],
+        JSON.stringify(odd),
+      );
       assert.deepEqual([response.status, response.usage.total_tokens], ['completed', 0]);
     }
   });

@@ -17,7 +17,9 @@ export interface GetJsonOptions {
   passStatuses?: readonly number[];
 }
 
-export type JsonAnswer = { status: 200; json: unknown; retryAfterMs: number | undefined } | { status: number; json: null; retryAfterMs: undefined };
+export type JsonAnswer =
+  | { status: 200; json: unknown; retryAfterMs: number | undefined }
+  | { status: number; json: null; retryAfterMs: undefined };
 
 function headerValue(headers: Dispatcher.ResponseData['headers'], name: string): string | undefined {
   const value = headers[name];
@@ -51,8 +53,10 @@ function transportError(err: unknown, signal: AbortSignal, provider: string, ans
   if (isAbort(err, signal)) return new CollectorError('timeout', `${provider} did not answer before the time limit.`);
   const classified = fromTransportError(err, { providerId: provider, credential: null }, answered);
   if (classified === null) throw err;
-  if (classified.code === 'UPSTREAM_UNREACHABLE') return new CollectorError('unreachable', `${provider} could not be reached.`);
-  if (classified.code === 'UPSTREAM_TIMEOUT') return new CollectorError('timeout', `${provider} did not answer in time.`);
+  if (classified.code === 'UPSTREAM_UNREACHABLE')
+    return new CollectorError('unreachable', `${provider} could not be reached.`);
+  if (classified.code === 'UPSTREAM_TIMEOUT')
+    return new CollectorError('timeout', `${provider} did not answer in time.`);
   return new CollectorError('upstream_error', `${provider} answered with a broken or incomplete HTTP response.`);
 }
 
@@ -85,7 +89,9 @@ function statusError(status: number, headers: Dispatcher.ResponseData['headers']
     });
   }
   if (status === 401 || status === 403) {
-    return new CollectorError('auth_failed', `${provider} rejected the credential (HTTP ${status}).`, { upstreamStatus: status });
+    return new CollectorError('auth_failed', `${provider} rejected the credential (HTTP ${status}).`, {
+      upstreamStatus: status,
+    });
   }
   return new CollectorError('upstream_error', `${provider} answered with HTTP ${status}.`, { upstreamStatus: status });
 }
@@ -100,13 +106,18 @@ export async function getJson(
 ): Promise<JsonAnswer> {
   let res: Dispatcher.ResponseData;
   try {
-    res = await request(url, { method: 'GET', headers: { accept: 'application/json', ...headers }, signal: ctx.signal });
+    res = await request(url, {
+      method: 'GET',
+      headers: { accept: 'application/json', ...headers },
+      signal: ctx.signal,
+    });
   } catch (err) {
     throw transportError(err, ctx.signal, provider, false);
   }
   if (res.statusCode !== 200) {
     await readBody(res.body, MAX_DRAIN_BYTES).catch(() => null);
-    if (options.passStatuses?.includes(res.statusCode)) return { status: res.statusCode, json: null, retryAfterMs: undefined };
+    if (options.passStatuses?.includes(res.statusCode))
+      return { status: res.statusCode, json: null, retryAfterMs: undefined };
     throw statusError(res.statusCode, res.headers, provider);
   }
   let text: string | null;
@@ -115,7 +126,8 @@ export async function getJson(
   } catch (err) {
     throw transportError(err, ctx.signal, provider, true);
   }
-  if (text === null) throw new CollectorError('malformed', `${provider} answered with a body over ${MAX_BODY_BYTES} bytes.`);
+  if (text === null)
+    throw new CollectorError('malformed', `${provider} answered with a body over ${MAX_BODY_BYTES} bytes.`);
   try {
     return { status: 200, json: JSON.parse(text) as unknown, retryAfterMs: retryAfterMs(res.headers) };
   } catch {
@@ -144,7 +156,10 @@ export function baseUrlOf(ctx: CollectContext, fallback: string, provider: strin
   }
   // Endpoint paths and queries are appended to it, and a credential never rides in a URL.
   if (parsed.search !== '' || parsed.hash !== '' || parsed.username !== '' || parsed.password !== '') {
-    throw new CollectorError('not_configured', `The ${provider} source's baseUrl must not carry a query, fragment or user info.`);
+    throw new CollectorError(
+      'not_configured',
+      `The ${provider} source's baseUrl must not carry a query, fragment or user info.`,
+    );
   }
   return parsed.href.replace(/\/+$/, '');
 }
@@ -164,7 +179,10 @@ export function requireCredential(ctx: CollectContext, provider: string): string
     throw new CollectorError('not_configured', `No credential is stored for this ${provider} source.`);
   }
   if (!CREDENTIAL.test(ctx.credential)) {
-    throw new CollectorError('not_configured', `The stored ${provider} credential is not a usable key (unexpected characters or length).`);
+    throw new CollectorError(
+      'not_configured',
+      `The stored ${provider} credential is not a usable key (unexpected characters or length).`,
+    );
   }
   return ctx.credential;
 }

@@ -27,9 +27,15 @@ export function list(value: unknown, provider: string, what: string, max: number
 }
 
 /** A finite number; absent or null when `nullable` gives null. Negative counts are refused unless allowed. */
-export function count(value: unknown, provider: string, what: string, options: { nullable?: boolean; signed?: boolean } = {}): number | null {
+export function count(
+  value: unknown,
+  provider: string,
+  what: string,
+  options: { nullable?: boolean; signed?: boolean } = {},
+): number | null {
   if ((value === undefined || value === null) && options.nullable) return null;
-  if (typeof value !== 'number' || !Number.isFinite(value) || (!options.signed && value < 0)) throw malformed(provider, what);
+  if (typeof value !== 'number' || !Number.isFinite(value) || (!options.signed && value < 0))
+    throw malformed(provider, what);
   return value;
 }
 

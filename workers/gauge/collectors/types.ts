@@ -1,4 +1,9 @@
-import type { GaugeActivityBucket, GaugeFailureCode, GaugeProviderStatus, GaugeReading } from '../../../protocol/gauge.ts';
+import type {
+  GaugeActivityBucket,
+  GaugeFailureCode,
+  GaugeProviderStatus,
+  GaugeReading,
+} from '../../../protocol/gauge.ts';
 
 // The contract between the gauge actor and one collector. A collector runs inside the gauge worker thread,
 // is handed everything it may use, and returns redacted readings. It never logs, never persists and never
@@ -41,7 +46,11 @@ export class CollectorError extends Error {
   readonly code: GaugeFailureCode;
   readonly retryAfterMs: number | undefined;
   readonly upstreamStatus: number | undefined;
-  constructor(code: GaugeFailureCode, message: string, options: { retryAfterMs?: number; upstreamStatus?: number } = {}) {
+  constructor(
+    code: GaugeFailureCode,
+    message: string,
+    options: { retryAfterMs?: number; upstreamStatus?: number } = {},
+  ) {
     super(message);
     this.name = 'CollectorError';
     this.code = code;

@@ -27,7 +27,10 @@ export function gatewayFromLayout(layout: GatewayLayout): GatewayAdapter {
     streamUsage: layout.streamUsage,
     url(op, target, params, query) {
       if (!served.has(op)) return null;
-      const base = op === 'rerank' && layout.rerankUrl ? layout.rerankUrl(target) : layout.v1(target).replace(/\/+$/, '') + fill(GATEWAY_OPS[op].path.slice(3), params);
+      const base =
+        op === 'rerank' && layout.rerankUrl
+          ? layout.rerankUrl(target)
+          : layout.v1(target).replace(/\/+$/, '') + fill(GATEWAY_OPS[op].path.slice(3), params);
       const forwarded = forwardedQuery(op, query);
       return forwarded === '' ? base : `${base}?${forwarded}`;
     },
@@ -47,7 +50,8 @@ interface RerankResult {
 export function normalizeRerank(op: GatewayOp, body: unknown, clientModel: string): unknown {
   if (op !== 'rerank') return body;
   const list = Array.isArray(body) ? body : (body as { results?: unknown } | null)?.results;
-  if (!Array.isArray(list)) throw new ServiceError('UPSTREAM_ERROR', 'The provider answered rerank in an unexpected shape.');
+  if (!Array.isArray(list))
+    throw new ServiceError('UPSTREAM_ERROR', 'The provider answered rerank in an unexpected shape.');
   const results: RerankResult[] = [];
   for (const entry of list as Record<string, unknown>[]) {
     const score = typeof entry?.relevance_score === 'number' ? entry.relevance_score : entry?.score;

@@ -32,7 +32,9 @@ export const FORWARDED_QUERY = {
   rerank: [],
 } as const satisfies Record<GatewayOp, readonly string[]>;
 
-const ALLOWED = new Map<GatewayOp, ReadonlySet<string>>(Object.entries(FORWARDED_QUERY).map(([op, names]) => [op as GatewayOp, new Set<string>(names)]));
+const ALLOWED = new Map<GatewayOp, ReadonlySet<string>>(
+  Object.entries(FORWARDED_QUERY).map(([op, names]) => [op as GatewayOp, new Set<string>(names)]),
+);
 
 // C0 controls (CR and LF among them), DEL and C1 controls, as a decoded name or value may hold them.
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
@@ -62,7 +64,11 @@ export function forwardedQuery(op: GatewayOp, raw: string): string {
     if (name === null || !allowed.has(name)) continue;
     const value = eq === -1 ? null : decode(part.slice(eq + 1));
     if ((eq !== -1 && value === null) || CONTROL.test(value ?? '')) {
-      throw new ServiceError('INVALID_REQUEST', `The query parameter ${name} must be percent-encoded text without control characters.`, { param: name });
+      throw new ServiceError(
+        'INVALID_REQUEST',
+        `The query parameter ${name} must be percent-encoded text without control characters.`,
+        { param: name },
+      );
     }
     out.push(value === null ? encodeURIComponent(name) : `${encodeURIComponent(name)}=${encodeURIComponent(value)}`);
   }

@@ -37,6 +37,9 @@ export function idHas(id: string, ...needles: string[]): boolean {
 }
 
 /** An entry naming itself with a non-empty string under `key`; entries without one are skipped, not fatal. */
-export function hasName<K extends string>(entry: unknown, key: K): entry is Record<string, unknown> & Record<K, string> {
+export function hasName<K extends string>(
+  entry: unknown,
+  key: K,
+): entry is Record<string, unknown> & Record<K, string> {
   return isRecord(entry) && typeof entry[key] === 'string' && entry[key] !== '';
 }

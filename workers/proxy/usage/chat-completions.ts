@@ -1,5 +1,15 @@
 import { isRecord } from '../providers/shape.ts';
-import { chatUsage, createCallLedger, hasUsageObject, mayHoldUsageObject, nameOf, NO_TOKENS, parseJson, report, type UsageCollector } from './report.ts';
+import {
+  chatUsage,
+  createCallLedger,
+  hasUsageObject,
+  mayHoldUsageObject,
+  nameOf,
+  NO_TOKENS,
+  parseJson,
+  report,
+  type UsageCollector,
+} from './report.ts';
 
 // styleA Chat Completions. A stream reports usage in one chunk (with `stream_options.include_usage` the
 // last one before `[DONE]`, whose `choices` is empty; some local servers attach it to the finishing chunk)
@@ -72,7 +82,8 @@ export function createChatCompletionsCollector(withCost: boolean): UsageCollecto
       if (hasUsage && isRecord(chunk.usage)) tokens = chatUsage(chunk.usage, withCost);
       if (hasCall) noteCalls(chunk.choices, 'delta');
     },
-    mayRead: (block, noUsageObject = false) => !done && ((!noUsageObject && mayHoldUsageObject(block)) || block.includes(CALL) || block.includes(DONE)),
+    mayRead: (block, noUsageObject = false) =>
+      !done && ((!noUsageObject && mayHoldUsageObject(block)) || block.includes(CALL) || block.includes(DONE)),
     closed: () => done,
     result: () => report(tokens, calls, null),
   };

@@ -51,7 +51,10 @@ export interface UsageCollectorOptions {
   providerKind?: ProviderKind;
 }
 
-export function createUsageCollector(op: GatewayOp, options: UsageCollectorOptions = {}): UsageCollector & { closed(): boolean } {
+export function createUsageCollector(
+  op: GatewayOp,
+  options: UsageCollectorOptions = {},
+): UsageCollector & { closed(): boolean } {
   const withCost = options.providerKind === undefined || COST_IN_USD[options.providerKind];
   const inner = COLLECTORS[op](withCost);
   // The readers check every shape they touch; this is the backstop that keeps a surprise in an upstream's

@@ -18,7 +18,8 @@ import { createTypeFilter } from './sniff.ts';
 const filter = createTypeFilter(['message_start', 'message_delta', 'content_block_start']);
 
 /** A started block is parsed only when it can be a tool call, not for each text or thinking block. */
-const blockMayBeCall = (type: string, data: string): boolean => type !== 'content_block_start' || data.includes('tool_use"');
+const blockMayBeCall = (type: string, data: string): boolean =>
+  type !== 'content_block_start' || data.includes('tool_use"');
 
 interface AnthropicCounts {
   input: number | null;
@@ -41,7 +42,14 @@ export function cacheCreationSplit(split: unknown): { total: number; hour: numbe
 }
 
 export function createMessagesCollector(): UsageCollector {
-  const counts: AnthropicCounts = { input: null, cacheCreation: null, cacheCreation1h: null, cacheRead: null, output: null, thinking: null };
+  const counts: AnthropicCounts = {
+    input: null,
+    cacheCreation: null,
+    cacheCreation1h: null,
+    cacheRead: null,
+    output: null,
+    thinking: null,
+  };
   const calls = createCallLedger();
 
   function takeUsage(usage: unknown): void {
@@ -52,7 +60,8 @@ export function createMessagesCollector(): UsageCollector {
     counts.cacheCreation1h = split?.hour ?? counts.cacheCreation1h;
     counts.cacheRead = count(usage.cache_read_input_tokens) ?? counts.cacheRead;
     counts.output = count(usage.output_tokens) ?? counts.output;
-    if (isRecord(usage.output_tokens_details)) counts.thinking = count(usage.output_tokens_details.thinking_tokens) ?? counts.thinking;
+    if (isRecord(usage.output_tokens_details))
+      counts.thinking = count(usage.output_tokens_details.thinking_tokens) ?? counts.thinking;
   }
 
   function noteBlock(block: unknown, key: string | null): void {
@@ -95,7 +104,8 @@ export function createMessagesCollector(): UsageCollector {
       );
       // Only where reported, like the other protocols, which have no such figure at all.
       if (counts.cacheCreation !== null) result.cacheWriteTokens = counts.cacheCreation;
-      if (counts.cacheCreation1h !== null) result.cacheWrite1hTokens = Math.min(counts.cacheCreation1h, counts.cacheCreation ?? 0);
+      if (counts.cacheCreation1h !== null)
+        result.cacheWrite1hTokens = Math.min(counts.cacheCreation1h, counts.cacheCreation ?? 0);
       return result;
     },
   };

@@ -129,7 +129,11 @@ const USAGE_TAIL = Buffer.from('usage"');
 
 /** Where the next `"usage"` in a raw block starts, from `from` on; -1 when there is none. */
 export function usageKeyAt(block: Buffer, from: number): number {
-  for (let at = block.indexOf(USAGE_TAIL, from + 1); at !== -1; at = block.indexOf(USAGE_TAIL, at + USAGE_TAIL.length)) {
+  for (
+    let at = block.indexOf(USAGE_TAIL, from + 1);
+    at !== -1;
+    at = block.indexOf(USAGE_TAIL, at + USAGE_TAIL.length)
+  ) {
     if (block[at - 1] === 0x22) return at - 1;
   }
   return -1;

@@ -16,7 +16,8 @@ const ITEM = ['response.output_item.added', 'response.output_item.done'];
 const filter = createTypeFilter(['response.created', 'response.in_progress', ...ITEM, ...TERMINAL]);
 
 /** Item events are parsed only when they can hold a tool call: a message item's text is escaped JSON. */
-const itemMayBeCall = (type: string, data: string): boolean => !type.startsWith('response.output_item.') || data.includes('_call"');
+const itemMayBeCall = (type: string, data: string): boolean =>
+  !type.startsWith('response.output_item.') || data.includes('_call"');
 
 export function createResponsesCollector(withCost: boolean): UsageCollector {
   let tokens = NO_TOKENS;

@@ -1,5 +1,16 @@
 import { isRecord } from '../providers/shape.ts';
-import { chatUsage, createCallLedger, hasUsageObject, mayHoldUsageObject, NO_TOKENS, parseJson, report, responsesUsage, type TokenCounts, type UsageCollector } from './report.ts';
+import {
+  chatUsage,
+  createCallLedger,
+  hasUsageObject,
+  mayHoldUsageObject,
+  NO_TOKENS,
+  parseJson,
+  report,
+  responsesUsage,
+  type TokenCounts,
+  type UsageCollector,
+} from './report.ts';
 
 // Operations whose answer carries a usage object and nothing else to count: embeddings (`prompt_tokens`,
 // `total_tokens`) and image generation (gpt-image models report `input_tokens` / `output_tokens`; DALL-E

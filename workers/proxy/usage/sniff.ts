@@ -29,7 +29,8 @@ const EVENT_AFTER_CR = Buffer.from('\revent');
 const MESSAGE = Buffer.from('message');
 
 /** Whether block[from, to) is exactly `name`. */
-const bytesAre = (block: Buffer, from: number, to: number, name: Buffer): boolean => to - from === name.length && bytesAt(block, from, name);
+const bytesAre = (block: Buffer, from: number, to: number, name: Buffer): boolean =>
+  to - from === name.length && bytesAt(block, from, name);
 
 /** The end of the line that starts at `from`: its CR or LF, or the end of the block. */
 function lineEnd(block: Buffer, from: number): number {

@@ -62,7 +62,12 @@ function withoutNullUsage(text: string): string {
   // Fast path for the form OpenAI and most servers write: compact, the chunk's last member, said once.
   const first = text.indexOf('"usage"');
   const after = first - 1 + MEMBER.length;
-  if (first > 0 && text.startsWith(MEMBER, first - 1) && text.charCodeAt(after) === 0x7d && text.indexOf('"usage"', after) === -1) {
+  if (
+    first > 0 &&
+    text.startsWith(MEMBER, first - 1) &&
+    text.charCodeAt(after) === 0x7d &&
+    text.indexOf('"usage"', after) === -1
+  ) {
     return text.slice(0, first - 1) + text.slice(after);
   }
   return text.replace(NULL_AFTER_COMMA, '').replace(NULL_BEFORE_COMMA, '').replace(NULL_ALONE, '{}');
@@ -99,7 +104,8 @@ function aroundNullUsage(block: Buffer, at: number): [Buffer, Buffer] | null {
   if (block[at - 1] !== 0x2c || !bytesAt(block, at, NULL_TAIL) || !bytesAt(block, 0, DATA_FIELD)) return null;
   const after = at + NULL_TAIL.length - 1;
   // On the first line, so inside the data; and the only mention, so not a usage object elsewhere.
-  if (block.lastIndexOf(0x0a, at) !== -1 || block.lastIndexOf(0x0d, at) !== -1 || usageKeyAt(block, after) !== -1) return null;
+  if (block.lastIndexOf(0x0a, at) !== -1 || block.lastIndexOf(0x0d, at) !== -1 || usageKeyAt(block, after) !== -1)
+    return null;
   return [block.subarray(0, at - 1), block.subarray(after)];
 }
 

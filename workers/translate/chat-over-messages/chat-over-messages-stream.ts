@@ -1,6 +1,15 @@
 import type { SseEvent } from '../../shared/sse.ts';
 import { chatError } from './chat-over-messages.ts';
-import { chatUsageOf, finishReasonOf, isRecord, mergeCounts, NO_COUNTS, sse, str, type MessagesCounts } from '../common.ts';
+import {
+  chatUsageOf,
+  finishReasonOf,
+  isRecord,
+  mergeCounts,
+  NO_COUNTS,
+  sse,
+  str,
+  type MessagesCounts,
+} from '../common.ts';
 import type { RequestState, StreamMapper, TranslateContext } from '../types.ts';
 
 // styleB events as a chat-completions stream. Text and thinking deltas become `content` and
@@ -23,7 +32,13 @@ export function chatStreamOverMessages(ctx: TranslateContext, state: RequestStat
   const tools = new Map<number, number>();
 
   const chunk = (delta: Json, finishReason: string | null = null): string => {
-    const out: Json = { id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] };
+    const out: Json = {
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model,
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+    };
     if (state.includeUsage) out.usage = null;
     return sse(null, out);
   };
@@ -32,7 +47,15 @@ export function chatStreamOverMessages(ctx: TranslateContext, state: RequestStat
     if (closed) return '';
     closed = true;
     let out = chunk({}, finish ?? 'stop');
-    if (state.includeUsage) out += sse(null, { id, object: 'chat.completion.chunk', created, model, choices: [], usage: chatUsageOf(counts) });
+    if (state.includeUsage)
+      out += sse(null, {
+        id,
+        object: 'chat.completion.chunk',
+        created,
+        model,
+        choices: [],
+        usage: chatUsageOf(counts),
+      });
     return out + sse(null, '[DONE]');
   };
 
@@ -51,9 +74,19 @@ export function chatStreamOverMessages(ctx: TranslateContext, state: RequestStat
         if (block.type === 'tool_use') {
           const call = tools.size;
           tools.set(index, call);
-          return chunk({ tool_calls: [{ index: call, id: str(block.id) ?? '', type: 'function', function: { name: str(block.name) ?? '', arguments: '' } }] });
+          return chunk({
+            tool_calls: [
+              {
+                index: call,
+                id: str(block.id) ?? '',
+                type: 'function',
+                function: { name: str(block.name) ?? '', arguments: '' },
+              },
+            ],
+          });
         }
-        if (block.type === 'text' && typeof block.text === 'string' && block.text !== '') return chunk({ content: block.text });
+        if (block.type === 'text' && typeof block.text === 'string' && block.text !== '')
+          return chunk({ content: block.text });
         return '';
       }
       case 'content_block_delta': {

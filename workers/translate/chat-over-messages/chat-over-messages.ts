@@ -1,5 +1,17 @@
 import type { RequestState, TranslateContext, TranslatedRequest } from '../types.ts';
-import { argumentsObject, cannot, chatUsageOf, finishReasonOf, imageSourceOf, isRecord, mergeCounts, NO_COUNTS, num, str, textOf } from '../common.ts';
+import {
+  argumentsObject,
+  cannot,
+  chatUsageOf,
+  finishReasonOf,
+  imageSourceOf,
+  isRecord,
+  mergeCounts,
+  NO_COUNTS,
+  num,
+  str,
+  textOf,
+} from '../common.ts';
 import { boundedUser, MESSAGES_TEMPERATURE_MAX, MESSAGES_USER_MAX, messagesToolId } from '../field-limits.ts';
 
 // A styleA client (POST /v1/chat/completions) served by a styleB Messages upstream. What Messages cannot
@@ -12,10 +24,35 @@ type Json = Record<string, unknown>;
 export const DEFAULT_MAX_TOKENS = 4096;
 
 const TRANSLATED = new Set([
-  'model', 'messages', 'max_tokens', 'max_completion_tokens', 'stop', 'stream', 'stream_options', 'temperature', 'top_p', 'tools', 'tool_choice',
-  'parallel_tool_calls', 'user', 'n', 'response_format', 'logprobs',
+  'model',
+  'messages',
+  'max_tokens',
+  'max_completion_tokens',
+  'stop',
+  'stream',
+  'stream_options',
+  'temperature',
+  'top_p',
+  'tools',
+  'tool_choice',
+  'parallel_tool_calls',
+  'user',
+  'n',
+  'response_format',
+  'logprobs',
 ]);
-const DROPPED = new Set(['seed', 'presence_penalty', 'frequency_penalty', 'store', 'metadata', 'reasoning_effort', 'service_tier', 'prompt_cache_key', 'safety_identifier', 'verbosity']);
+const DROPPED = new Set([
+  'seed',
+  'presence_penalty',
+  'frequency_penalty',
+  'store',
+  'metadata',
+  'reasoning_effort',
+  'service_tier',
+  'prompt_cache_key',
+  'safety_identifier',
+  'verbosity',
+]);
 
 function userContent(content: unknown, at: string): Json[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
@@ -37,7 +74,11 @@ function userContent(content: unknown, at: string): Json[] {
 function assistantContent(message: Json, at: string): Json[] {
   const blocks: Json[] = [];
   const text = Array.isArray(message.content)
-    ? message.content.map((part: unknown, j) => (isRecord(part) && part.type === 'refusal' ? (str(part.refusal) ?? '') : textOf([part], `${at}.content[${j}]`))).join('')
+    ? message.content
+        .map((part: unknown, j) =>
+          isRecord(part) && part.type === 'refusal' ? (str(part.refusal) ?? '') : textOf([part], `${at}.content[${j}]`),
+        )
+        .join('')
     : textOf(message.content, `${at}.content`);
   if (text !== '') blocks.push({ type: 'text', text });
   if (message.tool_calls !== undefined && message.tool_calls !== null) {
@@ -45,7 +86,12 @@ function assistantContent(message: Json, at: string): Json[] {
     message.tool_calls.forEach((call: unknown, j) => {
       const p = `${at}.tool_calls[${j}]`;
       if (!isRecord(call) || !isRecord(call.function)) throw cannot(p, 'Only function tool calls can be translated.');
-      blocks.push({ type: 'tool_use', id: messagesToolId(str(call.id) ?? ''), name: str(call.function.name) ?? '', input: argumentsObject(call.function.arguments, `${p}.function.arguments`) });
+      blocks.push({
+        type: 'tool_use',
+        id: messagesToolId(str(call.id) ?? ''),
+        name: str(call.function.name) ?? '',
+        input: argumentsObject(call.function.arguments, `${p}.function.arguments`),
+      });
     });
   }
   return blocks;
@@ -62,7 +108,8 @@ function push(messages: Json[], role: 'user' | 'assistant', blocks: Json[]): voi
 function toolsOf(tools: unknown): Json[] {
   if (!Array.isArray(tools)) throw cannot('tools', '`tools` must be an array.');
   return tools.map((tool: unknown, i) => {
-    if (!isRecord(tool) || tool.type !== 'function' || !isRecord(tool.function)) throw cannot(`tools[${i}].type`, 'Only function tools can be translated.');
+    if (!isRecord(tool) || tool.type !== 'function' || !isRecord(tool.function))
+      throw cannot(`tools[${i}].type`, 'Only function tools can be translated.');
     const fn = tool.function;
     const out: Json = { name: str(fn.name) ?? '' };
     if (typeof fn.description === 'string') out.description = fn.description;
@@ -75,17 +122,29 @@ function toolChoiceOf(choice: unknown): Json {
   if (choice === 'auto') return { type: 'auto' };
   if (choice === 'required') return { type: 'any' };
   if (choice === 'none') return { type: 'none' };
-  if (isRecord(choice) && choice.type === 'function' && isRecord(choice.function) && typeof choice.function.name === 'string') return { type: 'tool', name: choice.function.name };
+  if (
+    isRecord(choice) &&
+    choice.type === 'function' &&
+    isRecord(choice.function) &&
+    typeof choice.function.name === 'string'
+  )
+    return { type: 'tool', name: choice.function.name };
   throw cannot('tool_choice', '`tool_choice` must be auto, required, none or a named function to be translated.');
 }
 
 export function request(body: Json, ctx: TranslateContext): TranslatedRequest {
   for (const key of Object.keys(body)) {
-    if (!TRANSLATED.has(key) && !DROPPED.has(key)) throw cannot(key, `\`${key.slice(0, 60)}\` cannot be translated for a Messages model.`);
+    if (!TRANSLATED.has(key) && !DROPPED.has(key))
+      throw cannot(key, `\`${key.slice(0, 60)}\` cannot be translated for a Messages model.`);
   }
-  if (body.n !== undefined && body.n !== null && body.n !== 1) throw cannot('n', 'A Messages model answers with one choice: `n` must be 1.');
+  if (body.n !== undefined && body.n !== null && body.n !== 1)
+    throw cannot('n', 'A Messages model answers with one choice: `n` must be 1.');
   if (body.logprobs === true) throw cannot('logprobs', 'A Messages model reports no log probabilities.');
-  if (body.response_format !== undefined && body.response_format !== null && !(isRecord(body.response_format) && body.response_format.type === 'text')) {
+  if (
+    body.response_format !== undefined &&
+    body.response_format !== null &&
+    !(isRecord(body.response_format) && body.response_format.type === 'text')
+  ) {
     throw cannot('response_format', 'Only `response_format: {type: "text"}` can be translated for a Messages model.');
   }
   if (!Array.isArray(body.messages)) throw cannot('messages', '`messages` must be an array.');
@@ -106,19 +165,35 @@ export function request(body: Json, ctx: TranslateContext): TranslatedRequest {
         push(messages, 'assistant', assistantContent(message, at));
         break;
       case 'tool':
-        push(messages, 'user', [{ type: 'tool_result', tool_use_id: messagesToolId(str(message.tool_call_id) ?? ''), content: textOf(message.content, `${at}.content`) }]);
+        push(messages, 'user', [
+          {
+            type: 'tool_result',
+            tool_use_id: messagesToolId(str(message.tool_call_id) ?? ''),
+            content: textOf(message.content, `${at}.content`),
+          },
+        ]);
         break;
       default:
-        throw cannot(`${at}.role`, `A \`${String(message.role).slice(0, 40)}\` message cannot be translated for a Messages model.`);
+        throw cannot(
+          `${at}.role`,
+          `A \`${String(message.role).slice(0, 40)}\` message cannot be translated for a Messages model.`,
+        );
     }
   });
-  const out: Json = { model: ctx.upstreamModelId, messages, max_tokens: num(body.max_completion_tokens) ?? num(body.max_tokens) ?? DEFAULT_MAX_TOKENS };
+  const out: Json = {
+    model: ctx.upstreamModelId,
+    messages,
+    max_tokens: num(body.max_completion_tokens) ?? num(body.max_tokens) ?? DEFAULT_MAX_TOKENS,
+  };
   if (system.length > 0) out.system = system;
   if (typeof body.stop === 'string') out.stop_sequences = [body.stop];
   else if (Array.isArray(body.stop) && body.stop.length > 0) out.stop_sequences = body.stop;
   if (body.temperature !== undefined && body.temperature !== null) {
     if (typeof body.temperature === 'number' && body.temperature > MESSAGES_TEMPERATURE_MAX) {
-      throw cannot('temperature', `A Messages model takes a temperature from 0 to ${MESSAGES_TEMPERATURE_MAX}; this request has ${body.temperature}.`);
+      throw cannot(
+        'temperature',
+        `A Messages model takes a temperature from 0 to ${MESSAGES_TEMPERATURE_MAX}; this request has ${body.temperature}.`,
+      );
     }
     out.temperature = body.temperature;
   }
@@ -146,7 +221,11 @@ export function response(json: unknown, ctx: TranslateContext, _state: RequestSt
     if (block.type === 'text') text = (text ?? '') + (str(block.text) ?? '');
     else if (block.type === 'thinking') reasoning = (reasoning ?? '') + (str(block.thinking) ?? '');
     else if (block.type === 'tool_use') {
-      calls.push({ id: str(block.id) ?? '', type: 'function', function: { name: str(block.name) ?? '', arguments: JSON.stringify(isRecord(block.input) ? block.input : {}) } });
+      calls.push({
+        id: str(block.id) ?? '',
+        type: 'function',
+        function: { name: str(block.name) ?? '', arguments: JSON.stringify(isRecord(block.input) ? block.input : {}) },
+      });
     }
   }
   const message: Json = { role: 'assistant', content: text, refusal: null };
@@ -168,6 +247,10 @@ const ERROR_CODES: Record<number, string> = { 401: 'invalid_api_key', 429: 'rate
 export function chatError(status: number, body: unknown): Json {
   const error = isRecord(body) ? body.error : body;
   const message = isRecord(error) ? (str(error.message) ?? '') : typeof error === 'string' ? error : '';
-  const type = isRecord(error) ? (str(error.type) ?? 'api_error') : status >= 500 ? 'api_error' : 'invalid_request_error';
+  const type = isRecord(error)
+    ? (str(error.type) ?? 'api_error')
+    : status >= 500
+      ? 'api_error'
+      : 'invalid_request_error';
   return { error: { message, type, param: null, code: ERROR_CODES[status] ?? null } };
 }

@@ -58,7 +58,8 @@ export function messagesStreamOverChat(_ctx: TranslateContext, state: RequestSta
     out += sse('content_block_start', { type: 'content_block_start', index: current.index, content_block: block });
     return out;
   };
-  const delta = (index: number, d: Json): string => sse('content_block_delta', { type: 'content_block_delta', index, delta: d });
+  const delta = (index: number, d: Json): string =>
+    sse('content_block_delta', { type: 'content_block_delta', index, delta: d });
 
   const toolDeltas = (calls: unknown[]): string => {
     let out = '';
@@ -72,7 +73,12 @@ export function messagesStreamOverChat(_ctx: TranslateContext, state: RequestSta
         index = next++;
         tools.set(key, index);
         const name = str(fn.name) ?? '';
-        const block = { type: 'tool_use', id: str(call.id) ?? '', name: state.toolNames?.client(name) ?? name, input: {} };
+        const block = {
+          type: 'tool_use',
+          id: str(call.id) ?? '',
+          name: state.toolNames?.client(name) ?? name,
+          input: {},
+        };
         out += sse('content_block_start', { type: 'content_block_start', index, content_block: block });
       }
       const args = str(fn.arguments);
@@ -86,9 +92,14 @@ export function messagesStreamOverChat(_ctx: TranslateContext, state: RequestSta
     closed = true;
     let out = start({});
     out += closeCurrent();
-    for (const index of [...tools.values()].sort((a, b) => a - b)) out += sse('content_block_stop', { type: 'content_block_stop', index });
+    for (const index of [...tools.values()].sort((a, b) => a - b))
+      out += sse('content_block_stop', { type: 'content_block_stop', index });
     tools.clear();
-    out += sse('message_delta', { type: 'message_delta', delta: { stop_reason: stop ?? 'end_turn', stop_sequence: null }, usage: messagesUsageOf(usage) });
+    out += sse('message_delta', {
+      type: 'message_delta',
+      delta: { stop_reason: stop ?? 'end_turn', stop_sequence: null },
+      usage: messagesUsageOf(usage),
+    });
     out += sse('message_stop', { type: 'message_stop' });
     return out;
   };
@@ -116,11 +127,13 @@ export function messagesStreamOverChat(_ctx: TranslateContext, state: RequestSta
       if (!isRecord(choice)) return out;
       const d = isRecord(choice.delta) ? choice.delta : {};
       const reasoning = str(d.reasoning_content) ?? str(d.reasoning);
-      if (reasoning !== null && reasoning !== '') out += open('thinking') + delta(current!.index, { type: 'thinking_delta', thinking: reasoning });
+      if (reasoning !== null && reasoning !== '')
+        out += open('thinking') + delta(current!.index, { type: 'thinking_delta', thinking: reasoning });
       const text = str(d.content) ?? str(d.refusal);
       if (text !== null && text !== '') out += open('text') + delta(current!.index, { type: 'text_delta', text });
       if (Array.isArray(d.tool_calls)) out += toolDeltas(d.tool_calls);
-      if (choice.finish_reason !== null && choice.finish_reason !== undefined) stop = stopReasonOf(choice.finish_reason);
+      if (choice.finish_reason !== null && choice.finish_reason !== undefined)
+        stop = stopReasonOf(choice.finish_reason);
       return out;
     },
     end: finish,

@@ -1,5 +1,15 @@
 import type { RequestState, TranslateContext, TranslatedRequest } from '../types.ts';
-import { cannot, imageUrlOf, isRecord, lenientArguments, messagesUsageOf, num, stopReasonOf, str, textOf } from '../common.ts';
+import {
+  cannot,
+  imageUrlOf,
+  isRecord,
+  lenientArguments,
+  messagesUsageOf,
+  num,
+  stopReasonOf,
+  str,
+  textOf,
+} from '../common.ts';
 import { boundedUser, CHAT_TOOLS_MAX, CHAT_USER_MAX, chatStops, ToolNames } from '../field-limits.ts';
 
 // A styleB client (POST /v1/messages) served by a styleA chat-completions upstream. What a chat upstream
@@ -9,7 +19,20 @@ import { boundedUser, CHAT_TOOLS_MAX, CHAT_USER_MAX, chatStops, ToolNames } from
 type Json = Record<string, unknown>;
 
 /** Members translated, and members dropped on purpose; any other top-level member is refused. */
-const TRANSLATED = new Set(['model', 'messages', 'system', 'max_tokens', 'stop_sequences', 'stream', 'temperature', 'top_p', 'tools', 'tool_choice', 'metadata', 'output_config']);
+const TRANSLATED = new Set([
+  'model',
+  'messages',
+  'system',
+  'max_tokens',
+  'stop_sequences',
+  'stream',
+  'temperature',
+  'top_p',
+  'tools',
+  'tool_choice',
+  'metadata',
+  'output_config',
+]);
 const DROPPED = new Set(['top_k', 'thinking', 'service_tier', 'context_management', 'cache_control', 'thread']);
 
 function userMessages(content: unknown, at: string): Json[] {
@@ -29,10 +52,17 @@ function userMessages(content: unknown, at: string): Json[] {
         parts.push({ type: 'image_url', image_url: { url: imageUrlOf(block.source, `${p}.source`) } });
         break;
       case 'tool_result':
-        tools.push({ role: 'tool', tool_call_id: str(block.tool_use_id) ?? '', content: textOf(block.content, `${p}.content`) });
+        tools.push({
+          role: 'tool',
+          tool_call_id: str(block.tool_use_id) ?? '',
+          content: textOf(block.content, `${p}.content`),
+        });
         break;
       default:
-        throw cannot(`${p}.type`, `A \`${String(block.type).slice(0, 40)}\` block cannot be sent to a chat-completions model.`);
+        throw cannot(
+          `${p}.type`,
+          `A \`${String(block.type).slice(0, 40)}\` block cannot be sent to a chat-completions model.`,
+        );
     }
   });
   return parts.length > 0 ? [...tools, { role: 'user', content: parts }] : tools;
@@ -49,10 +79,17 @@ function assistantMessage(content: unknown, at: string, names: ToolNames): Json 
     if (block.type === 'text') text = (text ?? '') + (str(block.text) ?? '');
     else if (block.type === 'tool_use') {
       const name = names.upstream(str(block.name) ?? '');
-      calls.push({ id: str(block.id) ?? '', type: 'function', function: { name, arguments: JSON.stringify(isRecord(block.input) ? block.input : {}) } });
+      calls.push({
+        id: str(block.id) ?? '',
+        type: 'function',
+        function: { name, arguments: JSON.stringify(isRecord(block.input) ? block.input : {}) },
+      });
     } else if (block.type !== 'thinking' && block.type !== 'redacted_thinking') {
       // Earlier thinking is the model's own scratch work; chat has no member to send it back in.
-      throw cannot(`${p}.type`, `A \`${String(block.type).slice(0, 40)}\` block cannot be sent to a chat-completions model.`);
+      throw cannot(
+        `${p}.type`,
+        `A \`${String(block.type).slice(0, 40)}\` block cannot be sent to a chat-completions model.`,
+      );
     }
   });
   const message: Json = { role: 'assistant', content: text };
@@ -65,7 +102,8 @@ function systemMessage(system: unknown, at = 'system'): Json[] {
   if (typeof system === 'string') return [{ role: 'system', content: system }];
   if (!Array.isArray(system)) throw cannot(at, `\`${at}\` must be a string or an array of text blocks.`);
   const parts = system.map((block: unknown, i) => {
-    if (!isRecord(block) || block.type !== 'text') throw cannot(`${at}[${i}]`, `Only text blocks can be translated in \`${at}\`.`);
+    if (!isRecord(block) || block.type !== 'text')
+      throw cannot(`${at}[${i}]`, `Only text blocks can be translated in \`${at}\`.`);
     return { type: 'text', text: str(block.text) ?? '' };
   });
   return [{ role: 'system', content: parts }];
@@ -73,11 +111,18 @@ function systemMessage(system: unknown, at = 'system'): Json[] {
 
 function toolsOf(tools: unknown, names: ToolNames): Json[] {
   if (!Array.isArray(tools)) throw cannot('tools', '`tools` must be an array.');
-  if (tools.length > CHAT_TOOLS_MAX) throw cannot('tools', `A chat-completions model takes at most ${CHAT_TOOLS_MAX} tools; this request has ${tools.length}.`);
+  if (tools.length > CHAT_TOOLS_MAX)
+    throw cannot(
+      'tools',
+      `A chat-completions model takes at most ${CHAT_TOOLS_MAX} tools; this request has ${tools.length}.`,
+    );
   return tools.map((tool: unknown, i) => {
     if (!isRecord(tool)) throw cannot(`tools[${i}]`, 'A tool must be an object.');
     if (tool.type !== undefined && tool.type !== 'custom') {
-      throw cannot(`tools[${i}].type`, `The server tool \`${String(tool.type).slice(0, 40)}\` cannot be run by a chat-completions model.`);
+      throw cannot(
+        `tools[${i}].type`,
+        `The server tool \`${String(tool.type).slice(0, 40)}\` cannot be run by a chat-completions model.`,
+      );
     }
     const fn: Json = { name: names.upstream(str(tool.name) ?? '') };
     if (typeof tool.description === 'string') fn.description = tool.description;
@@ -116,12 +161,19 @@ function outputConfigOf(config: unknown, out: Json): void {
   if (!isRecord(config)) throw cannot('output_config', '`output_config` must be an object.');
   for (const key of Object.keys(config)) {
     if (key === 'effort' || key === 'task_budget') continue;
-    if (key !== 'format') throw cannot(`output_config.${key.slice(0, 60)}`, `\`output_config.${key.slice(0, 60)}\` cannot be translated for a chat-completions model.`);
+    if (key !== 'format')
+      throw cannot(
+        `output_config.${key.slice(0, 60)}`,
+        `\`output_config.${key.slice(0, 60)}\` cannot be translated for a chat-completions model.`,
+      );
   }
   const format = config.format;
   if (format === undefined || format === null) return;
   if (!isRecord(format) || format.type !== 'json_schema' || !isRecord(format.schema)) {
-    throw cannot('output_config.format', 'Only a `json_schema` format with a `schema` object can be translated for a chat-completions model.');
+    throw cannot(
+      'output_config.format',
+      'Only a `json_schema` format with a `schema` object can be translated for a chat-completions model.',
+    );
   }
   out.response_format = { type: 'json_schema', json_schema: { name: 'output', schema: format.schema, strict: true } };
 }
@@ -130,13 +182,18 @@ export function request(body: Json, ctx: TranslateContext): TranslatedRequest {
   if (body.thread !== undefined && body.thread !== null) {
     // A chat upstream holds no conversation between calls. styleB clients know this refusal (by its
     // error_code) and send the whole conversation again without `thread`.
-    throw cannot('thread', 'A chat-completions model cannot hold a message thread; send the whole conversation without `thread`.', {
-      error_code: 'thread_unsupported_request',
-      unsupported: [],
-    });
+    throw cannot(
+      'thread',
+      'A chat-completions model cannot hold a message thread; send the whole conversation without `thread`.',
+      {
+        error_code: 'thread_unsupported_request',
+        unsupported: [],
+      },
+    );
   }
   for (const key of Object.keys(body)) {
-    if (!TRANSLATED.has(key) && !DROPPED.has(key)) throw cannot(key, `\`${key.slice(0, 60)}\` cannot be translated for a chat-completions model.`);
+    if (!TRANSLATED.has(key) && !DROPPED.has(key))
+      throw cannot(key, `\`${key.slice(0, 60)}\` cannot be translated for a chat-completions model.`);
   }
   if (!Array.isArray(body.messages)) throw cannot('messages', '`messages` must be an array.');
   const messages: Json[] = systemMessage(body.system);
@@ -160,7 +217,8 @@ export function request(body: Json, ctx: TranslateContext): TranslatedRequest {
   if (body.top_p !== undefined) out.top_p = body.top_p;
   if (body.tools !== undefined) out.tools = toolsOf(body.tools, names);
   if (body.tool_choice !== undefined) toolChoiceOf(body.tool_choice, out, names);
-  if (isRecord(body.metadata) && typeof body.metadata.user_id === 'string') out.user = boundedUser(body.metadata.user_id, CHAT_USER_MAX);
+  if (isRecord(body.metadata) && typeof body.metadata.user_id === 'string')
+    out.user = boundedUser(body.metadata.user_id, CHAT_USER_MAX);
   if (body.output_config !== undefined && body.output_config !== null) outputConfigOf(body.output_config, out);
   const stream = body.stream === true;
   if (stream) {
@@ -184,8 +242,13 @@ export function response(json: unknown, _ctx: TranslateContext, state: RequestSt
   if (Array.isArray(message.tool_calls)) {
     for (const call of message.tool_calls as unknown[]) {
       if (!isRecord(call) || !isRecord(call.function)) continue;
-      const name = state.toolNames?.client(str(call.function.name) ?? '') ?? (str(call.function.name) ?? '');
-      content.push({ type: 'tool_use', id: str(call.id) ?? '', name, input: lenientArguments(call.function.arguments) });
+      const name = state.toolNames?.client(str(call.function.name) ?? '') ?? str(call.function.name) ?? '';
+      content.push({
+        type: 'tool_use',
+        id: str(call.id) ?? '',
+        name,
+        input: lenientArguments(call.function.arguments),
+      });
     }
   }
   const finish = isRecord(choice) ? choice.finish_reason : null;

@@ -1,4 +1,11 @@
-import { finishStatus, outputText, reasoningOf, responseEnvelope, responsesUsage, type ResponsesCallContext } from './responses-chat.ts';
+import {
+  finishStatus,
+  outputText,
+  reasoningOf,
+  responseEnvelope,
+  responsesUsage,
+  type ResponsesCallContext,
+} from './responses-chat.ts';
 
 // A chat completion stream (`data: {chat.completion.chunk}` ... `data: [DONE]`) as the Responses API's
 // event stream: response.created and response.in_progress first, then each output item opened
@@ -44,7 +51,8 @@ export function responsesStream(ctx: ResponsesCallContext): ResponsesStream {
   let reasoning: OpenItem | null = null;
   const calls = new Map<number, OpenItem>();
 
-  const event = (type: string, fields: Json): string => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...fields })}\n\n`;
+  const event = (type: string, fields: Json): string =>
+    `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...fields })}\n\n`;
 
   function start(): string {
     if (started) return '';
@@ -79,8 +87,12 @@ export function responsesStream(ctx: ResponsesCallContext): ResponsesStream {
     item.content = [{ type: 'reasoning_text', text: reasoning.text }];
     reasoning = null;
     return (
-      event('response.reasoning_text.done', { item_id: item.id, output_index: index, content_index: 0, text: (item.content as Json[])[0]!.text }) +
-      event('response.output_item.done', { output_index: index, item })
+      event('response.reasoning_text.done', {
+        item_id: item.id,
+        output_index: index,
+        content_index: 0,
+        text: (item.content as Json[])[0]!.text,
+      }) + event('response.output_item.done', { output_index: index, item })
     );
   }
 
@@ -89,7 +101,12 @@ export function responsesStream(ctx: ResponsesCallContext): ResponsesStream {
     for (const call of [...calls.values()].sort((a, b) => a.index - b.index)) {
       call.item.arguments = call.text;
       call.item.status = 'completed';
-      out += event('response.function_call_arguments.done', { item_id: call.item.id, output_index: call.index, name: call.item.name, arguments: call.text });
+      out += event('response.function_call_arguments.done', {
+        item_id: call.item.id,
+        output_index: call.index,
+        name: call.item.name,
+        arguments: call.text,
+      });
       out += event('response.output_item.done', { output_index: call.index, item: call.item });
     }
     calls.clear();
@@ -103,18 +120,46 @@ export function responsesStream(ctx: ResponsesCallContext): ResponsesStream {
       out += event('response.output_item.added', { output_index: reasoning.index, item: { ...reasoning.item } });
     }
     reasoning.text += delta;
-    return out + event('response.reasoning_text.delta', { item_id: reasoning.item.id, output_index: reasoning.index, content_index: 0, delta });
+    return (
+      out +
+      event('response.reasoning_text.delta', {
+        item_id: reasoning.item.id,
+        output_index: reasoning.index,
+        content_index: 0,
+        delta,
+      })
+    );
   }
 
   function textDelta(delta: string): string {
     let out = closeReasoning();
     if (text === null) {
-      text = open('message', { type: 'message', id: ctx.itemId('msg'), status: 'in_progress', role: 'assistant', content: [] });
+      text = open('message', {
+        type: 'message',
+        id: ctx.itemId('msg'),
+        status: 'in_progress',
+        role: 'assistant',
+        content: [],
+      });
       out += event('response.output_item.added', { output_index: text.index, item: { ...text.item, content: [] } });
-      out += event('response.content_part.added', { item_id: text.item.id, output_index: text.index, content_index: 0, part: outputText('') });
+      out += event('response.content_part.added', {
+        item_id: text.item.id,
+        output_index: text.index,
+        content_index: 0,
+        part: outputText(''),
+      });
     }
     text.text += delta;
-    return out + event('response.output_text.delta', { item_id: text.item.id, output_index: text.index, content_index: 0, delta, logprobs: [] });
+    return (
+      out +
+      event('response.output_text.delta', {
+        item_id: text.item.id,
+        output_index: text.index,
+        content_index: 0,
+        delta,
+        logprobs: [],
+      })
+    );
   }
 
   function callDelta(call: Json): string {
@@ -138,7 +183,11 @@ export function responsesStream(ctx: ResponsesCallContext): ResponsesStream {
     }
     if (typeof fn.arguments === 'string' && fn.arguments !== '') {
       open_.text += fn.arguments;
-      out += event('response.function_call_arguments.delta', { item_id: open_.item.id, output_index: open_.index, delta: fn.arguments });
+      out += event('response.function_call_arguments.delta', {
+        item_id: open_.item.id,
+        output_index: open_.index,
+        delta: fn.arguments,
+      });
     }
     return out;
   }
@@ -153,7 +202,8 @@ export function responsesStream(ctx: ResponsesCallContext): ResponsesStream {
     const thought = reasoningOf(delta);
     if (thought !== null) out += reasoningDelta(thought);
     if (typeof delta.content === 'string' && delta.content !== '') out += textDelta(delta.content);
-    if (Array.isArray(delta.tool_calls)) for (const call of delta.tool_calls) if (isObject(call)) out += callDelta(call);
+    if (Array.isArray(delta.tool_calls))
+      for (const call of delta.tool_calls) if (isObject(call)) out += callDelta(call);
     if (typeof choice.finish_reason === 'string') finish = choice.finish_reason;
     return out;
   }
@@ -171,7 +221,8 @@ export function responsesStream(ctx: ResponsesCallContext): ResponsesStream {
   function fail(error: Json): string {
     if (done) return '';
     const message = typeof error.message === 'string' ? error.message : 'The provider reported an error.';
-    const code = typeof error.code === 'string' ? error.code : typeof error.type === 'string' ? error.type : 'server_error';
+    const code =
+      typeof error.code === 'string' ? error.code : typeof error.type === 'string' ? error.type : 'server_error';
     // What arrived before the failure stays in the failed response's output, its items left in progress.
     if (text !== null) text.item.content = [outputText(text.text)];
     if (reasoning !== null) reasoning.item.content = [{ type: 'reasoning_text', text: reasoning.text }];

@@ -20,7 +20,9 @@ function request(body: Record<string, unknown>, ctx: TranslateContext): Translat
 function error(status: number, body: unknown): unknown {
   if (isRecord(body) && isRecord(body.error)) return body;
   const message = typeof body === 'string' ? body.slice(0, 2000) : '';
-  return { error: { message, type: status >= 500 ? 'server_error' : 'invalid_request_error', param: null, code: null } };
+  return {
+    error: { message, type: status >= 500 ? 'server_error' : 'invalid_request_error', param: null, code: null },
+  };
 }
 
 export const responsesOverChat: Translator = {

@@ -39,13 +39,22 @@ export function refuseStateful(body: Json, over = 'chat completions'): void {
     prompt: `Stored prompt templates are not available for models served over ${over}.`,
   };
   for (const [field, message] of Object.entries(refused)) if (present(body[field])) throw invalid(field, message);
-  if (body.store === true) throw invalid('store', `Models served over ${over} answer statelessly: send \`store: false\` or omit it.`);
-  if (body.background === true) throw invalid('background', `Background responses need stored state; models served over ${over} answer in the foreground only.`);
+  if (body.store === true)
+    throw invalid('store', `Models served over ${over} answer statelessly: send \`store: false\` or omit it.`);
+  if (body.background === true)
+    throw invalid(
+      'background',
+      `Background responses need stored state; models served over ${over} answer in the foreground only.`,
+    );
 }
 
 function partText(part: unknown, param: string): string {
   if (!isObject(part)) throw invalid(param, 'A content part must be an object.');
-  if ((part.type === 'input_text' || part.type === 'output_text' || part.type === 'text') && typeof part.text === 'string') return part.text;
+  if (
+    (part.type === 'input_text' || part.type === 'output_text' || part.type === 'text') &&
+    typeof part.text === 'string'
+  )
+    return part.text;
   if (part.type === 'refusal' && typeof part.refusal === 'string') return part.refusal;
   throw invalid(`${param}.type`, 'Only text parts (and `input_image` in user messages) translate to chat completions.');
 }
@@ -57,8 +66,12 @@ function inputContent(content: unknown, param: string, images: boolean): unknown
   if (!images) return content.map((p, i) => partText(p, `${param}[${i}]`)).join('');
   return content.map((part: unknown, i) => {
     if (isObject(part) && part.type === 'input_image') {
-      if (typeof part.image_url !== 'string') throw invalid(`${param}[${i}].image_url`, 'Only images given by `image_url` translate to chat completions.');
-      return { type: 'image_url', image_url: { url: part.image_url, ...(typeof part.detail === 'string' && { detail: part.detail }) } };
+      if (typeof part.image_url !== 'string')
+        throw invalid(`${param}[${i}].image_url`, 'Only images given by `image_url` translate to chat completions.');
+      return {
+        type: 'image_url',
+        image_url: { url: part.image_url, ...(typeof part.detail === 'string' && { detail: part.detail }) },
+      };
     }
     return { type: 'text', text: partText(part, `${param}[${i}]`) };
   });
@@ -83,22 +96,27 @@ export function chatMessages(input: unknown, instructions: unknown): Json[] {
     messages.push({ role: 'user', content: input });
     return messages;
   }
-  if (!Array.isArray(input) || input.length === 0) throw invalid('input', '`input` must be a string or a non-empty array of input items.');
+  if (!Array.isArray(input) || input.length === 0)
+    throw invalid('input', '`input` must be a string or a non-empty array of input items.');
   input.forEach((item: unknown, i) => {
     const at = `input[${i}]`;
     if (!isObject(item)) throw invalid(at, 'An input item must be an object.');
     const type = item.type ?? 'message';
     switch (type) {
       case 'message': {
-        if (typeof item.role !== 'string' || !ROLES.has(item.role)) throw invalid(`${at}.role`, 'A message role is user, assistant, system or developer.');
+        if (typeof item.role !== 'string' || !ROLES.has(item.role))
+          throw invalid(`${at}.role`, 'A message role is user, assistant, system or developer.');
         const role = item.role === 'developer' ? 'system' : item.role;
         messages.push({ role, content: inputContent(item.content, `${at}.content`, role === 'user') });
         return;
       }
       case 'function_call': {
-        if (typeof item.call_id !== 'string' || item.call_id === '') throw invalid(`${at}.call_id`, 'A function call needs its `call_id`.');
-        if (typeof item.name !== 'string' || item.name === '') throw invalid(`${at}.name`, 'A function call needs its `name`.');
-        if (typeof item.arguments !== 'string') throw invalid(`${at}.arguments`, 'A function call\'s `arguments` is a JSON string.');
+        if (typeof item.call_id !== 'string' || item.call_id === '')
+          throw invalid(`${at}.call_id`, 'A function call needs its `call_id`.');
+        if (typeof item.name !== 'string' || item.name === '')
+          throw invalid(`${at}.name`, 'A function call needs its `name`.');
+        if (typeof item.arguments !== 'string')
+          throw invalid(`${at}.arguments`, "A function call's `arguments` is a JSON string.");
         const call = { id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } };
         const last = messages.at(-1);
         if (last?.role === 'assistant' && (Array.isArray(last.tool_calls) || typeof last.content === 'string')) {
@@ -107,7 +125,8 @@ export function chatMessages(input: unknown, instructions: unknown): Json[] {
         return;
       }
       case 'function_call_output': {
-        if (typeof item.call_id !== 'string' || item.call_id === '') throw invalid(`${at}.call_id`, 'A function call output needs its `call_id`.');
+        if (typeof item.call_id !== 'string' || item.call_id === '')
+          throw invalid(`${at}.call_id`, 'A function call output needs its `call_id`.');
         messages.push({ role: 'tool', tool_call_id: item.call_id, content: toolOutput(item.output, `${at}.output`) });
         return;
       }
@@ -115,9 +134,15 @@ export function chatMessages(input: unknown, instructions: unknown): Json[] {
         // A previous answer's reasoning, handed back: chat completions take no reasoning input.
         return;
       case 'item_reference':
-        throw invalid(`${at}.type`, 'Item references name stored items; models served over chat completions keep none.');
+        throw invalid(
+          `${at}.type`,
+          'Item references name stored items; models served over chat completions keep none.',
+        );
       default:
-        throw invalid(`${at}.type`, 'Input items are messages, function calls, function call outputs and reasoning items here.');
+        throw invalid(
+          `${at}.type`,
+          'Input items are messages, function calls, function call outputs and reasoning items here.',
+        );
     }
   });
   return messages;
@@ -127,8 +152,10 @@ function chatTools(tools: unknown): Json[] | undefined {
   if (!present(tools)) return undefined;
   if (!Array.isArray(tools)) throw invalid('tools', '`tools` must be an array.');
   return tools.map((tool: unknown, i) => {
-    if (!isObject(tool) || tool.type !== 'function') throw invalid(`tools[${i}].type`, 'Only function tools translate to chat completions.');
-    if (typeof tool.name !== 'string' || tool.name === '') throw invalid(`tools[${i}].name`, 'A function tool needs a `name`.');
+    if (!isObject(tool) || tool.type !== 'function')
+      throw invalid(`tools[${i}].type`, 'Only function tools translate to chat completions.');
+    if (typeof tool.name !== 'string' || tool.name === '')
+      throw invalid(`tools[${i}].name`, 'A function tool needs a `name`.');
     const fn: Json = { name: tool.name };
     if (typeof tool.description === 'string') fn.description = tool.description;
     if (present(tool.parameters)) fn.parameters = tool.parameters;
@@ -140,7 +167,8 @@ function chatTools(tools: unknown): Json[] | undefined {
 function chatToolChoice(choice: unknown): unknown {
   if (!present(choice)) return undefined;
   if (choice === 'auto' || choice === 'none' || choice === 'required') return choice;
-  if (isObject(choice) && choice.type === 'function' && typeof choice.name === 'string') return { type: 'function', function: { name: choice.name } };
+  if (isObject(choice) && choice.type === 'function' && typeof choice.name === 'string')
+    return { type: 'function', function: { name: choice.name } };
   throw invalid('tool_choice', '`tool_choice` is auto, none, required or a function by name here.');
 }
 
@@ -153,7 +181,8 @@ function responseFormat(text: unknown): Json | undefined {
   if (format.type === 'text') return undefined;
   if (format.type === 'json_object') return { type: 'json_object' };
   if (format.type === 'json_schema') {
-    if (typeof format.name !== 'string' || !isObject(format.schema)) throw invalid('text.format', 'A json_schema format needs `name` and `schema`.');
+    if (typeof format.name !== 'string' || !isObject(format.schema))
+      throw invalid('text.format', 'A json_schema format needs `name` and `schema`.');
     const schema: Json = { name: format.name, schema: format.schema };
     if (typeof format.description === 'string') schema.description = format.description;
     if (typeof format.strict === 'boolean') schema.strict = format.strict;
@@ -165,7 +194,8 @@ function responseFormat(text: unknown): Json | undefined {
 export function numberIn(body: Json, key: string, min: number, max: number): number | undefined {
   const v = body[key];
   if (!present(v)) return undefined;
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) throw invalid(key, `\`${key}\` must be a number from ${min} to ${max}.`);
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max)
+    throw invalid(key, `\`${key}\` must be a number from ${min} to ${max}.`);
   return v;
 }
 
@@ -181,7 +211,8 @@ export function responsesToChatRequest(body: Json): Json {
   const choice = chatToolChoice(body.tool_choice);
   if (choice !== undefined) chat.tool_choice = choice;
   if (present(body.parallel_tool_calls)) {
-    if (typeof body.parallel_tool_calls !== 'boolean') throw invalid('parallel_tool_calls', '`parallel_tool_calls` must be a boolean.');
+    if (typeof body.parallel_tool_calls !== 'boolean')
+      throw invalid('parallel_tool_calls', '`parallel_tool_calls` must be a boolean.');
     if (tools !== undefined && tools.length > 0) chat.parallel_tool_calls = body.parallel_tool_calls;
   }
   const maxTokens = numberIn(body, 'max_output_tokens', 1, 1_048_576);
@@ -276,14 +307,26 @@ export function chatToResponse(chat: unknown, ctx: ResponsesCallContext): Json {
   const message = isObject(choice.message) ? choice.message : {};
   const output: Json[] = [];
   const reasoning = reasoningOf(message);
-  if (reasoning !== null) output.push({ type: 'reasoning', id: ctx.itemId('rs'), summary: [], content: [{ type: 'reasoning_text', text: reasoning }] });
+  if (reasoning !== null)
+    output.push({
+      type: 'reasoning',
+      id: ctx.itemId('rs'),
+      summary: [],
+      content: [{ type: 'reasoning_text', text: reasoning }],
+    });
   const calls = Array.isArray(message.tool_calls) ? message.tool_calls.filter(isObject) : [];
   const text = typeof message.content === 'string' ? message.content : '';
   const refusal = typeof message.refusal === 'string' && message.refusal !== '' ? message.refusal : null;
   const { status, incomplete_details } = finishStatus(choice.finish_reason);
   if (text !== '' || refusal !== null || calls.length === 0) {
     const content = refusal !== null ? [{ type: 'refusal', refusal }] : [outputText(text)];
-    output.push({ type: 'message', id: ctx.itemId('msg'), status: status === 'incomplete' ? 'incomplete' : 'completed', role: 'assistant', content });
+    output.push({
+      type: 'message',
+      id: ctx.itemId('msg'),
+      status: status === 'incomplete' ? 'incomplete' : 'completed',
+      role: 'assistant',
+      content,
+    });
   }
   for (const call of calls) {
     const fn = isObject(call.function) ? call.function : {};
@@ -296,5 +339,10 @@ export function chatToResponse(chat: unknown, ctx: ResponsesCallContext): Json {
       status: 'completed',
     });
   }
-  return { ...responseEnvelope(ctx, status), incomplete_details, output, usage: responsesUsage(isObject(chat) ? chat.usage : undefined) };
+  return {
+    ...responseEnvelope(ctx, status),
+    incomplete_details,
+    output,
+    usage: responsesUsage(isObject(chat) ? chat.usage : undefined),
+  };
 }

@@ -25,7 +25,8 @@ export function usageOf(c: MessagesCounts): Json {
 
 /** Status and incomplete_details from a Messages stop_reason. */
 export function stopStatus(stop: unknown): { status: string; incomplete_details: Json | null } {
-  if (stop === 'max_tokens' || stop === 'model_context_window_exceeded') return { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } };
+  if (stop === 'max_tokens' || stop === 'model_context_window_exceeded')
+    return { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } };
   if (stop === 'refusal') return { status: 'incomplete', incomplete_details: { reason: 'content_filter' } };
   return { status: 'completed', incomplete_details: null };
 }
@@ -63,7 +64,13 @@ export function messageToResponse(answer: unknown, ctx: ResponsesCallContext): J
     if (!isRecord(block)) continue;
     if (block.type === 'text') {
       if (text === null) {
-        text = { type: 'message', id: ctx.itemId('msg'), status: status === 'incomplete' ? 'incomplete' : 'completed', role: 'assistant', content: [outputText('')] };
+        text = {
+          type: 'message',
+          id: ctx.itemId('msg'),
+          status: status === 'incomplete' ? 'incomplete' : 'completed',
+          role: 'assistant',
+          content: [outputText('')],
+        };
         output.push(text);
       }
       const part = (text.content as Json[])[0]!;
@@ -71,13 +78,33 @@ export function messageToResponse(answer: unknown, ctx: ResponsesCallContext): J
       continue;
     }
     text = null;
-    if (block.type === 'thinking') output.push(reasoningItem(ctx.itemId('rs'), str(block.thinking) ?? '', str(block.signature)));
+    if (block.type === 'thinking')
+      output.push(reasoningItem(ctx.itemId('rs'), str(block.thinking) ?? '', str(block.signature)));
     else if (block.type === 'redacted_thinking') output.push(redactedItem(ctx.itemId('rs'), str(block.data) ?? ''));
     else if (block.type === 'tool_use') {
-      output.push({ type: 'function_call', id: ctx.itemId('fc'), call_id: str(block.id) ?? ctx.itemId('call'), name: str(block.name) ?? '', arguments: argumentsText(block.input), status: 'completed' });
+      output.push({
+        type: 'function_call',
+        id: ctx.itemId('fc'),
+        call_id: str(block.id) ?? ctx.itemId('call'),
+        name: str(block.name) ?? '',
+        arguments: argumentsText(block.input),
+        status: 'completed',
+      });
     }
     // Server tool blocks (web search...) are never asked for: the request offers function tools only.
   }
-  if (output.length === 0) output.push({ type: 'message', id: ctx.itemId('msg'), status: status === 'incomplete' ? 'incomplete' : 'completed', role: 'assistant', content: [outputText('')] });
-  return { ...envelope(ctx, status), incomplete_details, output, usage: usageOf(mergeCounts(NO_COUNTS, message.usage)) };
+  if (output.length === 0)
+    output.push({
+      type: 'message',
+      id: ctx.itemId('msg'),
+      status: status === 'incomplete' ? 'incomplete' : 'completed',
+      role: 'assistant',
+      content: [outputText('')],
+    });
+  return {
+    ...envelope(ctx, status),
+    incomplete_details,
+    output,
+    usage: usageOf(mergeCounts(NO_COUNTS, message.usage)),
+  };
 }

@@ -2,7 +2,14 @@ import type { SseEvent } from '../../shared/sse.ts';
 import { isRecord, mergeCounts, NO_COUNTS, str, type MessagesCounts } from '../common.ts';
 import type { StreamMapper } from '../types.ts';
 import { outputText, type ResponsesCallContext } from '../responses-over-chat/responses-chat.ts';
-import { argumentsText, envelope, reasoningItem, redactedItem, stopStatus, usageOf } from './responses-messages-answer.ts';
+import {
+  argumentsText,
+  envelope,
+  reasoningItem,
+  redactedItem,
+  stopStatus,
+  usageOf,
+} from './responses-messages-answer.ts';
 
 // A Messages event stream as the Responses API's: response.created and response.in_progress at
 // message_start; per content block an output item opened (output_item.added), filled and closed
@@ -24,7 +31,10 @@ interface Open {
 }
 
 /** Anthropic error types as the codes Responses clients act on (retrying a rate limit or a server error). */
-const FAILURE_CODES: Record<string, string> = { rate_limit_error: 'rate_limit_exceeded', invalid_request_error: 'invalid_prompt' };
+const FAILURE_CODES: Record<string, string> = {
+  rate_limit_error: 'rate_limit_exceeded',
+  invalid_request_error: 'invalid_prompt',
+};
 
 // A stream mapper: one closure holds the stream's state across events; each event's handling is short.
 export function responsesStreamOverMessages(ctx: ResponsesCallContext): StreamMapper {
@@ -38,7 +48,8 @@ export function responsesStreamOverMessages(ctx: ResponsesCallContext): StreamMa
   /** The open thinking or tool_use block. */
   let block: Open | null = null;
 
-  const event = (type: string, fields: Json): string => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...fields })}\n\n`;
+  const event = (type: string, fields: Json): string =>
+    `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...fields })}\n\n`;
 
   function start(): string {
     if (started) return '';
@@ -71,24 +82,50 @@ export function responsesStreamOverMessages(ctx: ResponsesCallContext): StreamMa
     let out = '';
     if (message === null) {
       message = open({ type: 'message', id: ctx.itemId('msg'), status: 'in_progress', role: 'assistant', content: [] });
-      out += event('response.output_item.added', { output_index: message.index, item: { ...message.item, content: [] } });
-      out += event('response.content_part.added', { item_id: message.item.id, output_index: message.index, content_index: 0, part: outputText('') });
+      out += event('response.output_item.added', {
+        output_index: message.index,
+        item: { ...message.item, content: [] },
+      });
+      out += event('response.content_part.added', {
+        item_id: message.item.id,
+        output_index: message.index,
+        content_index: 0,
+        part: outputText(''),
+      });
     }
     if (delta === '') return out;
     message.text += delta;
-    return out + event('response.output_text.delta', { item_id: message.item.id, output_index: message.index, content_index: 0, delta, logprobs: [] });
+    return (
+      out +
+      event('response.output_text.delta', {
+        item_id: message.item.id,
+        output_index: message.index,
+        content_index: 0,
+        delta,
+        logprobs: [],
+      })
+    );
   }
 
   function summaryDelta(open_: Open, delta: string): string {
     if (delta === '') return '';
     open_.text += delta;
-    return event('response.reasoning_summary_text.delta', { item_id: open_.item.id, output_index: open_.index, summary_index: 0, delta });
+    return event('response.reasoning_summary_text.delta', {
+      item_id: open_.item.id,
+      output_index: open_.index,
+      summary_index: 0,
+      delta,
+    });
   }
 
   function argumentsDelta(open_: Open, delta: string): string {
     if (delta === '') return '';
     open_.text += delta;
-    return event('response.function_call_arguments.delta', { item_id: open_.item.id, output_index: open_.index, delta });
+    return event('response.function_call_arguments.delta', {
+      item_id: open_.item.id,
+      output_index: open_.index,
+      delta,
+    });
   }
 
   function blockStart(start_: Json): string {
@@ -98,19 +135,36 @@ export function responsesStreamOverMessages(ctx: ResponsesCallContext): StreamMa
       block = open({ type: 'reasoning', id: ctx.itemId('rs'), summary: [] });
       block.signature = str(start_.signature) ?? '';
       out += event('response.output_item.added', { output_index: block.index, item: { ...block.item, summary: [] } });
-      out += event('response.reasoning_summary_part.added', { item_id: block.item.id, output_index: block.index, summary_index: 0, part: { type: 'summary_text', text: '' } });
+      out += event('response.reasoning_summary_part.added', {
+        item_id: block.item.id,
+        output_index: block.index,
+        summary_index: 0,
+        part: { type: 'summary_text', text: '' },
+      });
       return out + summaryDelta(block, str(start_.thinking) ?? '');
     }
     if (start_.type === 'redacted_thinking') {
       const item = redactedItem(ctx.itemId('rs'), str(start_.data) ?? '');
       const { index } = open(item);
-      return out + event('response.output_item.added', { output_index: index, item }) + event('response.output_item.done', { output_index: index, item });
+      return (
+        out +
+        event('response.output_item.added', { output_index: index, item }) +
+        event('response.output_item.done', { output_index: index, item })
+      );
     }
     if (start_.type === 'tool_use') {
-      block = open({ type: 'function_call', id: ctx.itemId('fc'), call_id: str(start_.id) ?? ctx.itemId('call'), name: str(start_.name) ?? '', arguments: '', status: 'in_progress' });
+      block = open({
+        type: 'function_call',
+        id: ctx.itemId('fc'),
+        call_id: str(start_.id) ?? ctx.itemId('call'),
+        name: str(start_.name) ?? '',
+        arguments: '',
+        status: 'in_progress',
+      });
       out += event('response.output_item.added', { output_index: block.index, item: { ...block.item } });
       // Streamed tool input arrives as deltas after an empty `input`; a filled one is the whole of it.
-      if (isRecord(start_.input) && Object.keys(start_.input).length > 0) out += argumentsDelta(block, argumentsText(start_.input));
+      if (isRecord(start_.input) && Object.keys(start_.input).length > 0)
+        out += argumentsDelta(block, argumentsText(start_.input));
       return out;
     }
     // Server tool blocks are never asked for (function tools only).
@@ -139,7 +193,12 @@ export function responsesStreamOverMessages(ctx: ResponsesCallContext): StreamMa
     item.status = 'completed';
     return (
       filler +
-      event('response.function_call_arguments.done', { item_id: item.id, output_index: index, name: item.name, arguments: item.arguments }) +
+      event('response.function_call_arguments.done', {
+        item_id: item.id,
+        output_index: index,
+        name: item.name,
+        arguments: item.arguments,
+      }) +
       event('response.output_item.done', { output_index: index, item })
     );
   }
@@ -147,9 +206,12 @@ export function responsesStreamOverMessages(ctx: ResponsesCallContext): StreamMa
   function blockDelta(delta: Json): string {
     if (delta.type === 'text_delta') return textDelta(str(delta.text) ?? '');
     if (block === null) return '';
-    if (delta.type === 'thinking_delta' && block.item.type === 'reasoning') return summaryDelta(block, str(delta.thinking) ?? '');
-    if (delta.type === 'signature_delta' && block.item.type === 'reasoning') block.signature += str(delta.signature) ?? '';
-    else if (delta.type === 'input_json_delta' && block.item.type === 'function_call') return argumentsDelta(block, str(delta.partial_json) ?? '');
+    if (delta.type === 'thinking_delta' && block.item.type === 'reasoning')
+      return summaryDelta(block, str(delta.thinking) ?? '');
+    if (delta.type === 'signature_delta' && block.item.type === 'reasoning')
+      block.signature += str(delta.signature) ?? '';
+    else if (delta.type === 'input_json_delta' && block.item.type === 'function_call')
+      return argumentsDelta(block, str(delta.partial_json) ?? '');
     // citations_delta: Responses annotations are not built from Messages citations.
     return '';
   }
@@ -173,7 +235,8 @@ export function responsesStreamOverMessages(ctx: ResponsesCallContext): StreamMa
     // What arrived before the failure stays in the failed response's output, its items left in progress.
     if (message !== null) message.item.content = [outputText(message.text)];
     if (block !== null && block.item.type === 'function_call') block.item.arguments = block.text;
-    if (block !== null && block.item.type === 'reasoning') Object.assign(block.item, reasoningItem(block.item.id as string, block.text, null));
+    if (block !== null && block.item.type === 'reasoning')
+      Object.assign(block.item, reasoningItem(block.item.id as string, block.text, null));
     const response = { ...envelope(ctx, 'failed'), output, usage: usageOf(counts), error: { code, message: message_ } };
     return start() + event('error', { code, message: message_, param: null }) + event('response.failed', { response });
   }

@@ -23,7 +23,14 @@ export const MIN_THINKING_BUDGET = 1024;
  * `reasoning.effort` as a thinking budget, in tokens. Messages asks for a budget where Responses asks for an
  * effort; each step roughly doubles, and the largest stays below MAX_DEFAULT_MAX_TOKENS with room to answer.
  */
-export const EFFORT_BUDGETS: Record<string, number> = { minimal: 1024, low: 4096, medium: 8192, high: 16_384, xhigh: 24_576, max: 28_672 };
+export const EFFORT_BUDGETS: Record<string, number> = {
+  minimal: 1024,
+  low: 4096,
+  medium: 8192,
+  high: 16_384,
+  xhigh: 24_576,
+  max: 28_672,
+};
 
 /**
  * A reasoning item's `encrypted_content` carries a thinking block's signature as it is (base64, never a colon);
@@ -32,13 +39,21 @@ export const EFFORT_BUDGETS: Record<string, number> = { minimal: 1024, low: 4096
 export const REDACTED_PREFIX = 'redacted_thinking:';
 
 function textPart(part: Json, param: string): string {
-  if ((part.type === 'input_text' || part.type === 'output_text' || part.type === 'text') && typeof part.text === 'string') return part.text;
+  if (
+    (part.type === 'input_text' || part.type === 'output_text' || part.type === 'text') &&
+    typeof part.text === 'string'
+  )
+    return part.text;
   if (part.type === 'refusal' && typeof part.refusal === 'string') return part.refusal;
   throw cannot(`${param}.type`, `A \`${String(part.type).slice(0, 40)}\` part cannot be sent to a Messages model.`);
 }
 
 function imageBlock(part: Json, param: string): Json {
-  if (typeof part.image_url !== 'string') throw cannot(`${param}.image_url`, 'Only images given by `image_url` (a base64 `data:` URL or an http URL) translate to a Messages model.');
+  if (typeof part.image_url !== 'string')
+    throw cannot(
+      `${param}.image_url`,
+      'Only images given by `image_url` (a base64 `data:` URL or an http URL) translate to a Messages model.',
+    );
   return { type: 'image', source: imageSourceOf(part.image_url, `${param}.image_url`) };
 }
 
@@ -61,22 +76,33 @@ function blocksOf(content: unknown, param: string, images: boolean): Json[] {
 }
 
 function systemText(content: unknown, param: string): string {
-  return blocksOf(content, param, false).map((b) => b.text as string).join('');
+  return blocksOf(content, param, false)
+    .map((b) => b.text as string)
+    .join('');
 }
 
 /** A reasoning item handed back, as the thinking block it came from; null when it carries no signature. */
 function thinkingBlock(item: Json): Json | null {
   const signature = str(item.encrypted_content);
   if (signature === null || signature === '') return null;
-  if (signature.startsWith(REDACTED_PREFIX)) return { type: 'redacted_thinking', data: signature.slice(REDACTED_PREFIX.length) };
-  const texts = (list: unknown, type: string) => (Array.isArray(list) ? list.filter((p): p is Json => isRecord(p) && p.type === type).map((p) => str(p.text) ?? '') : []);
+  if (signature.startsWith(REDACTED_PREFIX))
+    return { type: 'redacted_thinking', data: signature.slice(REDACTED_PREFIX.length) };
+  const texts = (list: unknown, type: string) =>
+    Array.isArray(list)
+      ? list.filter((p): p is Json => isRecord(p) && p.type === type).map((p) => str(p.text) ?? '')
+      : [];
   // The signature covers the thinking text exactly: the summary this translation wrote is that text.
   const content = texts(item.content, 'reasoning_text');
-  return { type: 'thinking', thinking: (content.length > 0 ? content : texts(item.summary, 'summary_text')).join(''), signature };
+  return {
+    type: 'thinking',
+    thinking: (content.length > 0 ? content : texts(item.summary, 'summary_text')).join(''),
+    signature,
+  };
 }
 
 function toolResult(item: Json, at: string): Json {
-  if (typeof item.call_id !== 'string' || item.call_id === '') throw cannot(`${at}.call_id`, 'A function call output needs its `call_id`.');
+  if (typeof item.call_id !== 'string' || item.call_id === '')
+    throw cannot(`${at}.call_id`, 'A function call output needs its `call_id`.');
   const output = item.output;
   if (typeof output === 'string') return { type: 'tool_result', tool_use_id: item.call_id, content: output };
   if (!Array.isArray(output)) throw cannot(`${at}.output`, '`output` must be a string or an array of content parts.');
@@ -103,7 +129,8 @@ export function messagesOf(input: unknown, instructions: unknown): { system: Jso
     messages.push({ role: 'user', content: [{ type: 'text', text: input }] });
     return { system, messages };
   }
-  if (!Array.isArray(input) || input.length === 0) throw cannot('input', '`input` must be a string or a non-empty array of input items.');
+  if (!Array.isArray(input) || input.length === 0)
+    throw cannot('input', '`input` must be a string or a non-empty array of input items.');
   input.forEach((item: unknown, i) => {
     const at = `input[${i}]`;
     if (!isRecord(item)) throw cannot(at, 'An input item must be an object.');
@@ -119,10 +146,20 @@ export function messagesOf(input: unknown, instructions: unknown): { system: Jso
         return;
       }
       case 'function_call': {
-        if (typeof item.call_id !== 'string' || item.call_id === '') throw cannot(`${at}.call_id`, 'A function call needs its `call_id`.');
-        if (typeof item.name !== 'string' || item.name === '') throw cannot(`${at}.name`, 'A function call needs its `name`.');
-        if (typeof item.arguments !== 'string') throw cannot(`${at}.arguments`, 'A function call\'s `arguments` is a JSON string.');
-        push(messages, 'assistant', [{ type: 'tool_use', id: item.call_id, name: item.name, input: argumentsObject(item.arguments, `${at}.arguments`) }]);
+        if (typeof item.call_id !== 'string' || item.call_id === '')
+          throw cannot(`${at}.call_id`, 'A function call needs its `call_id`.');
+        if (typeof item.name !== 'string' || item.name === '')
+          throw cannot(`${at}.name`, 'A function call needs its `name`.');
+        if (typeof item.arguments !== 'string')
+          throw cannot(`${at}.arguments`, "A function call's `arguments` is a JSON string.");
+        push(messages, 'assistant', [
+          {
+            type: 'tool_use',
+            id: item.call_id,
+            name: item.name,
+            input: argumentsObject(item.arguments, `${at}.arguments`),
+          },
+        ]);
         return;
       }
       case 'function_call_output':
@@ -137,7 +174,10 @@ export function messagesOf(input: unknown, instructions: unknown): { system: Jso
       case 'item_reference':
         throw cannot(`${at}.type`, 'Item references name stored items; models served over the Messages API keep none.');
       default:
-        throw cannot(`${at}.type`, 'Input items are messages, function calls, function call outputs and reasoning items here.');
+        throw cannot(
+          `${at}.type`,
+          'Input items are messages, function calls, function call outputs and reasoning items here.',
+        );
     }
   });
   return { system, messages };
@@ -146,8 +186,13 @@ export function messagesOf(input: unknown, instructions: unknown): { system: Jso
 function toolsOf(tools: unknown): Json[] {
   if (!Array.isArray(tools)) throw cannot('tools', '`tools` must be an array.');
   return tools.map((tool: unknown, i) => {
-    if (!isRecord(tool) || tool.type !== 'function') throw cannot(`tools[${i}].type`, 'Only function tools translate to a Messages model; built-in tools run only on OpenAI\'s servers.');
-    if (typeof tool.name !== 'string' || tool.name === '') throw cannot(`tools[${i}].name`, 'A function tool needs a `name`.');
+    if (!isRecord(tool) || tool.type !== 'function')
+      throw cannot(
+        `tools[${i}].type`,
+        "Only function tools translate to a Messages model; built-in tools run only on OpenAI's servers.",
+      );
+    if (typeof tool.name !== 'string' || tool.name === '')
+      throw cannot(`tools[${i}].name`, 'A function tool needs a `name`.');
     const out: Json = { name: tool.name };
     if (typeof tool.description === 'string') out.description = tool.description;
     out.input_schema = isRecord(tool.parameters) ? tool.parameters : { type: 'object', properties: {} };
@@ -159,7 +204,8 @@ function toolChoiceOf(choice: unknown): Json {
   if (choice === 'auto') return { type: 'auto' };
   if (choice === 'required') return { type: 'any' };
   if (choice === 'none') return { type: 'none' };
-  if (isRecord(choice) && choice.type === 'function' && typeof choice.name === 'string') return { type: 'tool', name: choice.name };
+  if (isRecord(choice) && choice.type === 'function' && typeof choice.name === 'string')
+    return { type: 'tool', name: choice.name };
   throw cannot('tool_choice', '`tool_choice` is auto, none, required or a function by name for a Messages model.');
 }
 
@@ -170,7 +216,8 @@ function budgetOf(reasoning: unknown): number | null {
   const effort = reasoning.effort;
   if (!present(effort) || effort === 'none') return null;
   const budget = typeof effort === 'string' ? EFFORT_BUDGETS[effort] : undefined;
-  if (budget === undefined) throw cannot('reasoning.effort', '`reasoning.effort` is none, minimal, low, medium, high, xhigh or max.');
+  if (budget === undefined)
+    throw cannot('reasoning.effort', '`reasoning.effort` is none, minimal, low, medium, high, xhigh or max.');
   return budget;
 }
 
@@ -186,17 +233,24 @@ function refuseFormat(text: unknown): void {
 export function responsesToMessagesRequest(body: Json): Json {
   refuseStateful(body, OVER);
   refuseFormat(body.text);
-  if (present(body.top_logprobs) && body.top_logprobs !== 0) throw cannot('top_logprobs', 'A Messages model reports no log probabilities.');
+  if (present(body.top_logprobs) && body.top_logprobs !== 0)
+    throw cannot('top_logprobs', 'A Messages model reports no log probabilities.');
   const { system, messages } = messagesOf(body.input, body.instructions);
   const out: Json = { model: body.model, messages };
   const maxOutput = numberIn(body, 'max_output_tokens', 1, 1_048_576);
   const budget = budgetOf(body.reasoning);
   if (maxOutput !== undefined) out.max_tokens = Math.floor(maxOutput);
-  else out.max_tokens = budget === null ? DEFAULT_MAX_TOKENS : Math.min(budget + DEFAULT_MAX_TOKENS, MAX_DEFAULT_MAX_TOKENS);
+  else
+    out.max_tokens =
+      budget === null ? DEFAULT_MAX_TOKENS : Math.min(budget + DEFAULT_MAX_TOKENS, MAX_DEFAULT_MAX_TOKENS);
   if (budget !== null) {
     // Both count thinking inside the output cap; Messages wants the budget below it.
     const fitted = Math.min(budget, (out.max_tokens as number) - 1);
-    if (fitted < MIN_THINKING_BUDGET) throw cannot('max_output_tokens', `With \`reasoning\`, \`max_output_tokens\` must exceed ${MIN_THINKING_BUDGET}: a Messages model thinks with at least that budget.`);
+    if (fitted < MIN_THINKING_BUDGET)
+      throw cannot(
+        'max_output_tokens',
+        `With \`reasoning\`, \`max_output_tokens\` must exceed ${MIN_THINKING_BUDGET}: a Messages model thinks with at least that budget.`,
+      );
     out.thinking = { type: 'enabled', budget_tokens: fitted };
   }
   if (system.length > 0) out.system = system;
@@ -208,7 +262,8 @@ export function responsesToMessagesRequest(body: Json): Json {
   const tools = present(body.tools) ? toolsOf(body.tools) : [];
   if (tools.length > 0) out.tools = tools;
   if (present(body.tool_choice)) out.tool_choice = toolChoiceOf(body.tool_choice);
-  if (present(body.parallel_tool_calls) && typeof body.parallel_tool_calls !== 'boolean') throw cannot('parallel_tool_calls', '`parallel_tool_calls` must be a boolean.');
+  if (present(body.parallel_tool_calls) && typeof body.parallel_tool_calls !== 'boolean')
+    throw cannot('parallel_tool_calls', '`parallel_tool_calls` must be a boolean.');
   if (body.parallel_tool_calls === false && tools.length > 0) {
     const choice = (out.tool_choice as Json | undefined) ?? { type: 'auto' };
     if (choice.type !== 'none') out.tool_choice = { ...choice, disable_parallel_tool_use: true };

@@ -19,9 +19,36 @@ describe('gauge collector: anthropic', () => {
     fake.setAnalytics(true);
     fake.setPageSize(0);
     fake.setDays([
-      { day: '2026-10-30', uncached: 9e6, cacheWrite5m: 0, cacheWrite1h: 0, cacheRead: 0, output: 9e6, requests: 900, cents: 99_999 },
-      { day: '2026-11-02', uncached: 1000, cacheWrite5m: 200, cacheWrite1h: 100, cacheRead: 700, output: 400, requests: 10, cents: 1234.5 },
-      { day: '2026-11-24', uncached: 50, cacheWrite5m: 0, cacheWrite1h: 10, cacheRead: 40, output: 20, requests: 3, cents: 65.5 },
+      {
+        day: '2026-10-30',
+        uncached: 9e6,
+        cacheWrite5m: 0,
+        cacheWrite1h: 0,
+        cacheRead: 0,
+        output: 9e6,
+        requests: 900,
+        cents: 99_999,
+      },
+      {
+        day: '2026-11-02',
+        uncached: 1000,
+        cacheWrite5m: 200,
+        cacheWrite1h: 100,
+        cacheRead: 700,
+        output: 400,
+        requests: 10,
+        cents: 1234.5,
+      },
+      {
+        day: '2026-11-24',
+        uncached: 50,
+        cacheWrite5m: 0,
+        cacheWrite1h: 10,
+        cacheRead: 40,
+        output: 20,
+        requests: 3,
+        cents: 65.5,
+      },
     ]);
     fake.setRateLimits([
       {
@@ -41,7 +68,8 @@ describe('gauge collector: anthropic', () => {
     ]);
   });
 
-  const ctx = (signal?: AbortSignal) => context({ credential: ADMIN_KEY, baseUrl: fake.baseUrl, ...(signal ? { signal } : {}) });
+  const ctx = (signal?: AbortSignal) =>
+    context({ credential: ADMIN_KEY, baseUrl: fake.baseUrl, ...(signal ? { signal } : {}) });
   const windows = async () => {
     const result = await collector.collect(ctx());
     assert.equal(result.readings.length, 1);
@@ -53,7 +81,16 @@ describe('gauge collector: anthropic', () => {
     const { reading, byId } = await windows();
     assert.equal(reading.providerId, 'anthropic');
     // Input counts uncached + both cache writes + cache reads: 2000 on the 2nd, 100 today.
-    assert.deepEqual(byId['tokens.month'], { id: 'tokens.month', kind: 'tokens', period: 'month', used: 2520, limit: null, remaining: null, utilization: null, resetsAt: MONTH_END });
+    assert.deepEqual(byId['tokens.month'], {
+      id: 'tokens.month',
+      kind: 'tokens',
+      period: 'month',
+      used: 2520,
+      limit: null,
+      remaining: null,
+      utilization: null,
+      resetsAt: MONTH_END,
+    });
     assert.equal(byId['input_tokens.month']?.used, 2100);
     assert.equal(byId['output_tokens.month']?.used, 420);
     assert.equal(byId['requests.month']?.used, 13);
@@ -77,7 +114,13 @@ describe('gauge collector: anthropic', () => {
     assert.equal(byId['limit.web-search.requests_per_minute']?.limit, 30);
     assert.equal(byId['limit.group.requests_per_minute'], undefined);
     assert.equal(byId['limit.claude-sonnet-4.x.concurrent_sessions'], undefined);
-    assert.deepEqual(reading.spend, { providerReported: 13, estimated: null, currency: 'USD', periodStart: '2026-11-01T00:00:00.000Z', periodEnd: MONTH_END });
+    assert.deepEqual(reading.spend, {
+      providerReported: 13,
+      estimated: null,
+      currency: 'USD',
+      periodStart: '2026-11-01T00:00:00.000Z',
+      periodEnd: MONTH_END,
+    });
     assert.ok(!JSON.stringify(reading).includes('rlg_fake'), 'provider-side group IDs stay out of readings');
   });
 
@@ -122,11 +165,22 @@ describe('gauge collector: anthropic', () => {
     assert.equal(reading.spend?.providerReported, 13);
     assert.equal(byId['limit.batch.requests_per_minute']?.limit, 1000);
     assert.equal(fake.requests.filter((r) => r.path.endsWith('/analytics/usage')).length, 2);
-    assert.equal(fake.requests.filter((r) => r.path.endsWith('/rate_limits')).length, 4, 'one page per rate-limit group');
+    assert.equal(
+      fake.requests.filter((r) => r.path.endsWith('/rate_limits')).length,
+      4,
+      'one page per rate-limit group',
+    );
   });
 
   it('still reads the deprecated top-level group_type of the shape before the GA group object', async () => {
-    fake.setRateLimits([{ groupType: 'batch', models: ['claude-sonnet-4-5'], legacyGroupType: true, limits: [{ type: 'requests_per_minute', value: 7 }] }]);
+    fake.setRateLimits([
+      {
+        groupType: 'batch',
+        models: ['claude-sonnet-4-5'],
+        legacyGroupType: true,
+        limits: [{ type: 'requests_per_minute', value: 7 }],
+      },
+    ]);
     const { byId } = await windows();
     assert.equal(byId['limit.batch.requests_per_minute']?.limit, 7);
   });
@@ -139,9 +193,23 @@ describe('gauge collector: anthropic', () => {
   });
 
   it('maps a wrong key to auth_failed, 429 to rate_limited with Retry-After, 500 (no fallback) to upstream_error', async () => {
-    await rejectsWith(collector.collect(context({ credential: 'sk-ant-admin01-WRONG-SENTINEL', baseUrl: fake.baseUrl })), 'auth_failed', ['WRONG-SENTINEL', 'invalid x-api-key']);
-    fake.failNext(429, { type: 'error', error: { type: 'rate_limit_error', message: 'Number of requests has exceeded your rate limit' } }, { 'retry-after': '7' });
-    assert.equal((await rejectsWith(collector.collect(ctx()), 'rate_limited', [ADMIN_KEY, 'exceeded'])).retryAfterMs, 7000);
+    await rejectsWith(
+      collector.collect(context({ credential: 'sk-ant-admin01-WRONG-SENTINEL', baseUrl: fake.baseUrl })),
+      'auth_failed',
+      ['WRONG-SENTINEL', 'invalid x-api-key'],
+    );
+    fake.failNext(
+      429,
+      {
+        type: 'error',
+        error: { type: 'rate_limit_error', message: 'Number of requests has exceeded your rate limit' },
+      },
+      { 'retry-after': '7' },
+    );
+    assert.equal(
+      (await rejectsWith(collector.collect(ctx()), 'rate_limited', [ADMIN_KEY, 'exceeded'])).retryAfterMs,
+      7000,
+    );
     fake.requests.length = 0;
     fake.failNext(500, { type: 'error', error: { type: 'api_error', message: 'Internal server error' } });
     await rejectsWith(collector.collect(ctx()), 'upstream_error', [ADMIN_KEY]);
@@ -155,7 +223,11 @@ describe('gauge collector: anthropic', () => {
     await rejectsWith(collector.collect(ctx()), 'malformed', [ADMIN_KEY]);
     fake.failNext(200, { data: [{ starting_at: 'not a date', usage: {} }], has_more: false, next_page: null });
     await rejectsWith(collector.collect(ctx()), 'malformed', []);
-    fake.failNext(200, { data: [{ starting_at: '2026-11-02T00:00:00Z', usage: { output_tokens: '12' } }], has_more: false, next_page: null });
+    fake.failNext(200, {
+      data: [{ starting_at: '2026-11-02T00:00:00Z', usage: { output_tokens: '12' } }],
+      has_more: false,
+      next_page: null,
+    });
     await rejectsWith(collector.collect(ctx()), 'malformed', []);
     fake.failNext(200, { data: [], has_more: true, next_page: null });
     await rejectsWith(collector.collect(ctx()), 'malformed', []);
@@ -169,6 +241,10 @@ describe('gauge collector: anthropic', () => {
     controller.abort();
     await rejectsWith(pending, 'timeout', [ADMIN_KEY]);
     const port = await closedPort();
-    await rejectsWith(collector.collect(context({ credential: ADMIN_KEY, baseUrl: `http://127.0.0.1:${port}` })), 'unreachable', [ADMIN_KEY]);
+    await rejectsWith(
+      collector.collect(context({ credential: ADMIN_KEY, baseUrl: `http://127.0.0.1:${port}` })),
+      'unreachable',
+      [ADMIN_KEY],
+    );
   });
 });

@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { collector } from '../../../../workers/gauge/collectors/github-copilot/index.ts';
-import { freeUser, paidUser, startCopilotGaugeFake, type CopilotGaugeFake } from '../../../fakes/gauge/github-copilot.ts';
+import {
+  freeUser,
+  paidUser,
+  startCopilotGaugeFake,
+  type CopilotGaugeFake,
+} from '../../../fakes/gauge/github-copilot.ts';
 import { closedPort, context, rejectsWith } from './helpers.ts';
 
 const TOKEN = 'github_pat_11SENTINEL0123456789abcdefghijklmnop';
@@ -29,7 +34,8 @@ describe('gauge collector: github-copilot', () => {
     );
   });
 
-  const collect = (credential: string, signal?: AbortSignal) => collector.collect(context({ credential, baseUrl: fake.baseUrl, ...(signal ? { signal } : {}) }));
+  const collect = (credential: string, signal?: AbortSignal) =>
+    collector.collect(context({ credential, baseUrl: fake.baseUrl, ...(signal ? { signal } : {}) }));
   const readingOf = async (credential = TOKEN) => {
     const { readings } = await collect(credential);
     assert.equal(readings.length, 1);
@@ -41,13 +47,43 @@ describe('gauge collector: github-copilot', () => {
     assert.equal(reading.providerId, 'github-copilot');
     assert.equal(reading.confidence, 'medium');
     assert.deepEqual(reading.windows, [
-      { id: 'premium_interactions', kind: 'requests', period: 'month', used: 60, limit: 300, remaining: 240, utilization: 0.2, resetsAt: RESET },
-      { id: 'chat', kind: 'requests', period: 'month', used: null, limit: null, remaining: null, utilization: null, resetsAt: RESET },
-      { id: 'completions', kind: 'requests', period: 'month', used: null, limit: null, remaining: null, utilization: null, resetsAt: RESET },
+      {
+        id: 'premium_interactions',
+        kind: 'requests',
+        period: 'month',
+        used: 60,
+        limit: 300,
+        remaining: 240,
+        utilization: 0.2,
+        resetsAt: RESET,
+      },
+      {
+        id: 'chat',
+        kind: 'requests',
+        period: 'month',
+        used: null,
+        limit: null,
+        remaining: null,
+        utilization: null,
+        resetsAt: RESET,
+      },
+      {
+        id: 'completions',
+        kind: 'requests',
+        period: 'month',
+        used: null,
+        limit: null,
+        remaining: null,
+        utilization: null,
+        resetsAt: RESET,
+      },
     ]);
     assert.equal(reading.spend, null);
     const text = JSON.stringify(reading);
-    assert.ok(!text.includes('octo-sentinel-login') && !text.includes('sentinel-org'), 'login and organizations stay out');
+    assert.ok(
+      !text.includes('octo-sentinel-login') && !text.includes('sentinel-org'),
+      'login and organizations stay out',
+    );
     // The login goes to the actor as the identity (it stores only a salted hash), never into a reading.
     assert.equal((await collect(TOKEN)).identity, 'octo-sentinel-login');
   });
@@ -74,20 +110,56 @@ describe('gauge collector: github-copilot', () => {
     );
     const reading = await readingOf();
     assert.equal(reading.windows.length, 1);
-    assert.deepEqual(reading.windows[0], { id: 'premium_interactions', kind: 'credits', period: 'month', used: 2939, limit: 7000, remaining: 4061, utilization: 2939 / 7000, resetsAt: RESET });
+    assert.deepEqual(reading.windows[0], {
+      id: 'premium_interactions',
+      kind: 'credits',
+      period: 'month',
+      used: 2939,
+      limit: 7000,
+      remaining: 4061,
+      utilization: 2939 / 7000,
+      resetsAt: RESET,
+    });
   });
 
   it("reads the free plan's monthly quotas and what is left of them", async () => {
-    fake.setUser(freeUser({ monthly: { chat: 50, completions: 2000 }, left: { chat: 41, completions: 1500 }, resetDate: '2026-12-10' }));
+    fake.setUser(
+      freeUser({
+        monthly: { chat: 50, completions: 2000 },
+        left: { chat: 41, completions: 1500 },
+        resetDate: '2026-12-10',
+      }),
+    );
     const reading = await readingOf();
     assert.deepEqual(reading.windows, [
-      { id: 'chat', kind: 'requests', period: 'month', used: 9, limit: 50, remaining: 41, utilization: 0.18, resetsAt: '2026-12-10T00:00:00.000Z' },
-      { id: 'completions', kind: 'requests', period: 'month', used: 500, limit: 2000, remaining: 1500, utilization: 0.25, resetsAt: '2026-12-10T00:00:00.000Z' },
+      {
+        id: 'chat',
+        kind: 'requests',
+        period: 'month',
+        used: 9,
+        limit: 50,
+        remaining: 41,
+        utilization: 0.18,
+        resetsAt: '2026-12-10T00:00:00.000Z',
+      },
+      {
+        id: 'completions',
+        kind: 'requests',
+        period: 'month',
+        used: 500,
+        limit: 2000,
+        remaining: 1500,
+        utilization: 0.25,
+        resetsAt: '2026-12-10T00:00:00.000Z',
+      },
     ]);
   });
 
   it('maps a bad token (401) and a token that may not see Copilot (404) to auth_failed, without the token', async () => {
-    const bad = await rejectsWith(collect('ghp_SENTINELbadtoken'), 'auth_failed', ['SENTINELbadtoken', 'Bad credentials']);
+    const bad = await rejectsWith(collect('ghp_SENTINELbadtoken'), 'auth_failed', [
+      'SENTINELbadtoken',
+      'Bad credentials',
+    ]);
     assert.equal(bad.upstreamStatus, 401);
     const hidden = await rejectsWith(collect(NO_COPILOT), 'auth_failed', [NO_COPILOT, 'SENTINEL']);
     assert.equal(hidden.upstreamStatus, 404);
@@ -96,9 +168,16 @@ describe('gauge collector: github-copilot', () => {
 
   it("maps GitHub's rate limits (403 with x-ratelimit-remaining 0, 429 with Retry-After) to rate_limited", async () => {
     const reset = Math.floor(Date.now() / 1000) + 600;
-    fake.failNext(403, { message: 'API rate limit exceeded for user ID 123456.' }, { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset) });
+    fake.failNext(
+      403,
+      { message: 'API rate limit exceeded for user ID 123456.' },
+      { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset) },
+    );
     const forbidden = await rejectsWith(collect(TOKEN), 'rate_limited', [TOKEN, '123456']);
-    assert.ok(forbidden.retryAfterMs !== undefined && forbidden.retryAfterMs > 500_000 && forbidden.retryAfterMs <= 600_000, String(forbidden.retryAfterMs));
+    assert.ok(
+      forbidden.retryAfterMs !== undefined && forbidden.retryAfterMs > 500_000 && forbidden.retryAfterMs <= 600_000,
+      String(forbidden.retryAfterMs),
+    );
     fake.failNext(429, { message: 'You have exceeded a secondary rate limit.' }, { 'retry-after': '60' });
     assert.equal((await rejectsWith(collect(TOKEN), 'rate_limited', [TOKEN])).retryAfterMs, 60_000);
     fake.failNext(403, { message: 'Resource not accessible by integration' });
@@ -124,6 +203,10 @@ describe('gauge collector: github-copilot', () => {
     controller.abort();
     await rejectsWith(pending, 'timeout', [TOKEN]);
     const port = await closedPort();
-    await rejectsWith(collector.collect(context({ credential: TOKEN, baseUrl: `http://127.0.0.1:${port}` })), 'unreachable', [TOKEN]);
+    await rejectsWith(
+      collector.collect(context({ credential: TOKEN, baseUrl: `http://127.0.0.1:${port}` })),
+      'unreachable',
+      [TOKEN],
+    );
   });
 });

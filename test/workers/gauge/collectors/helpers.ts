@@ -8,7 +8,13 @@ import { CollectorError, type CollectContext } from '../../../../workers/gauge/c
 
 export const NOW = new Date('2026-11-24T15:00:00.000Z');
 
-export function context(options: { credential: string | null; baseUrl: string; signal?: AbortSignal; now?: Date; config?: Record<string, unknown> }): CollectContext {
+export function context(options: {
+  credential: string | null;
+  baseUrl: string;
+  signal?: AbortSignal;
+  now?: Date;
+  config?: Record<string, unknown>;
+}): CollectContext {
   return {
     accountId: 'acct_local_1',
     credential: options.credential,
@@ -19,7 +25,11 @@ export function context(options: { credential: string | null; baseUrl: string; s
   };
 }
 
-export async function rejectsWith(promise: Promise<unknown>, code: GaugeFailureCode, secrets: string[]): Promise<CollectorError> {
+export async function rejectsWith(
+  promise: Promise<unknown>,
+  code: GaugeFailureCode,
+  secrets: string[],
+): Promise<CollectorError> {
   let caught: unknown;
   try {
     await promise;
@@ -28,7 +38,8 @@ export async function rejectsWith(promise: Promise<unknown>, code: GaugeFailureC
   }
   assert.ok(caught instanceof CollectorError, `expected a CollectorError, got ${String(caught)}`);
   assert.equal(caught.code, code, caught.message);
-  for (const secret of secrets) assert.ok(!caught.message.includes(secret), `message leaks "${secret}": ${caught.message}`);
+  for (const secret of secrets)
+    assert.ok(!caught.message.includes(secret), `message leaks "${secret}": ${caught.message}`);
   return caught;
 }
 

@@ -21,23 +21,56 @@ describe('gauge collector: openrouter', () => {
   after(() => fake.close());
   beforeEach(() => {
     fake.requests.length = 0;
-    fake.setKey({ limit: 100, limit_remaining: 74.5, limit_reset: 'monthly', usage: 310.25, usage_daily: 1.5, usage_weekly: 9.25, usage_monthly: 25.5 });
+    fake.setKey({
+      limit: 100,
+      limit_remaining: 74.5,
+      limit_reset: 'monthly',
+      usage: 310.25,
+      usage_daily: 1.5,
+      usage_weekly: 9.25,
+      usage_monthly: 25.5,
+    });
     fake.setCredits(150.5, 120.25);
   });
 
-  const collect = (credential: string, signal?: AbortSignal) => collector.collect(context({ credential, baseUrl: fake.baseUrl, ...(signal ? { signal } : {}) }));
+  const collect = (credential: string, signal?: AbortSignal) =>
+    collector.collect(context({ credential, baseUrl: fake.baseUrl, ...(signal ? { signal } : {}) }));
 
   it('turns the key into a limit window, day/week/month spend windows and the month spend', async () => {
     const [reading] = (await collect(API_KEY)).readings;
     assert.ok(reading);
     assert.equal(reading.providerId, 'openrouter');
     const byId = Object.fromEntries(reading.windows.map((w) => [w.id, w]));
-    assert.deepEqual(byId.key_limit, { id: 'key_limit', kind: 'spend', period: 'month', used: 25.5, limit: 100, remaining: 74.5, utilization: 0.255, resetsAt: MONTH_END });
-    assert.deepEqual(byId['spend.day'], { id: 'spend.day', kind: 'spend', period: '1d', used: 1.5, limit: null, remaining: null, utilization: null, resetsAt: DAY_END });
+    assert.deepEqual(byId.key_limit, {
+      id: 'key_limit',
+      kind: 'spend',
+      period: 'month',
+      used: 25.5,
+      limit: 100,
+      remaining: 74.5,
+      utilization: 0.255,
+      resetsAt: MONTH_END,
+    });
+    assert.deepEqual(byId['spend.day'], {
+      id: 'spend.day',
+      kind: 'spend',
+      period: '1d',
+      used: 1.5,
+      limit: null,
+      remaining: null,
+      utilization: null,
+      resetsAt: DAY_END,
+    });
     assert.equal(byId['spend.week']?.used, 9.25);
     assert.equal(byId['spend.week']?.resetsAt, WEEK_END);
     assert.equal(byId['spend.month']?.resetsAt, MONTH_END);
-    assert.deepEqual(reading.spend, { providerReported: 25.5, estimated: null, currency: 'USD', periodStart: '2026-11-01T00:00:00.000Z', periodEnd: MONTH_END });
+    assert.deepEqual(reading.spend, {
+      providerReported: 25.5,
+      estimated: null,
+      currency: 'USD',
+      periodStart: '2026-11-01T00:00:00.000Z',
+      periodEnd: MONTH_END,
+    });
     assert.ok(!JSON.stringify(reading).includes('user_2dHF'), 'the creator ID stays out of the reading');
     assert.equal((await collect(API_KEY)).identity, 'user_2dHFtVWx2n56w6HkM0000000000');
   });
@@ -60,12 +93,43 @@ describe('gauge collector: openrouter', () => {
   });
 
   it('a key without a limit has no limit window; a weekly limit resets on Monday', async () => {
-    fake.setKey({ limit: null, limit_remaining: null, limit_reset: null, usage: 3, usage_daily: 1, usage_weekly: 2, usage_monthly: 3 });
+    fake.setKey({
+      limit: null,
+      limit_remaining: null,
+      limit_reset: null,
+      usage: 3,
+      usage_daily: 1,
+      usage_weekly: 2,
+      usage_monthly: 3,
+    });
     let [reading] = (await collect(API_KEY)).readings;
-    assert.equal(reading?.windows.find((w) => w.id === 'key_limit'), undefined);
-    fake.setKey({ limit: 10, limit_remaining: 8, limit_reset: 'weekly', usage: 40, usage_daily: 1, usage_weekly: 2, usage_monthly: 3 });
+    assert.equal(
+      reading?.windows.find((w) => w.id === 'key_limit'),
+      undefined,
+    );
+    fake.setKey({
+      limit: 10,
+      limit_remaining: 8,
+      limit_reset: 'weekly',
+      usage: 40,
+      usage_daily: 1,
+      usage_weekly: 2,
+      usage_monthly: 3,
+    });
     [reading] = (await collect(API_KEY)).readings;
-    assert.deepEqual(reading?.windows.find((w) => w.id === 'key_limit'), { id: 'key_limit', kind: 'spend', period: '7d', used: 2, limit: 10, remaining: 8, utilization: 0.2, resetsAt: WEEK_END });
+    assert.deepEqual(
+      reading?.windows.find((w) => w.id === 'key_limit'),
+      {
+        id: 'key_limit',
+        kind: 'spend',
+        period: '7d',
+        used: 2,
+        limit: 10,
+        remaining: 8,
+        utilization: 0.2,
+        resetsAt: WEEK_END,
+      },
+    );
   });
 
   it('maps a wrong key to auth_failed, 429 to rate_limited, 500 to upstream_error, a non-JSON body to malformed', async () => {
@@ -98,6 +162,10 @@ describe('gauge collector: openrouter', () => {
     controller.abort();
     await rejectsWith(pending, 'timeout', [API_KEY]);
     const port = await closedPort();
-    await rejectsWith(collector.collect(context({ credential: API_KEY, baseUrl: `http://127.0.0.1:${port}/api/v1` })), 'unreachable', [API_KEY]);
+    await rejectsWith(
+      collector.collect(context({ credential: API_KEY, baseUrl: `http://127.0.0.1:${port}/api/v1` })),
+      'unreachable',
+      [API_KEY],
+    );
   });
 });

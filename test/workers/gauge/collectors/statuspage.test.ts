@@ -19,7 +19,8 @@ describe('statuspage collector', () => {
     await page.close();
   });
 
-  const collect = (config: Record<string, unknown> = {}) => collector.collect(ctx({ baseUrl: page.origin, providerId: 'openai', ...config }));
+  const collect = (config: Record<string, unknown> = {}) =>
+    collector.collect(ctx({ baseUrl: page.origin, providerId: 'openai', ...config }));
 
   it('reads an operational page into indicator none with its components', async () => {
     page.setSummary(OPERATIONAL);
@@ -51,7 +52,14 @@ describe('statuspage collector', () => {
         { name: 'Chat Completions', status: 'major_outage' },
         { name: 'Files', status: 'degraded_performance' },
       ],
-      incidents: [{ name: 'Elevated error rates', status: 'investigating', impact: 'major', updatedAt: '2026-11-24T14:40:00-05:00' }],
+      incidents: [
+        {
+          name: 'Elevated error rates',
+          status: 'investigating',
+          impact: 'major',
+          updatedAt: '2026-11-24T14:40:00-05:00',
+        },
+      ],
     });
     const [status] = (await collect()).statuses ?? [];
     assert.equal(status?.indicator, 'major');
@@ -59,7 +67,9 @@ describe('statuspage collector', () => {
       { name: 'Chat Completions', status: 'major_outage' },
       { name: 'Files', status: 'degraded_performance' },
     ]);
-    assert.deepEqual(status?.incidents, [{ name: 'Elevated error rates', status: 'investigating', impact: 'major', updatedAt: '2026-11-24T19:40:00.000Z' }]);
+    assert.deepEqual(status?.incidents, [
+      { name: 'Elevated error rates', status: 'investigating', impact: 'major', updatedAt: '2026-11-24T19:40:00.000Z' },
+    ]);
   });
 
   it('reads maintenance in progress on an otherwise clear page as maintenance', async () => {
@@ -71,15 +81,28 @@ describe('statuspage collector', () => {
     page.setSummary({
       indicator: 'minor',
       description: 'x'.repeat(5000),
-      components: Array.from({ length: 80 }, (_, i) => ({ name: `${'c'.repeat(300)}${i}`, status: 'operational' as const })),
-      incidents: Array.from({ length: 30 }, (_, i) => ({ name: `incident ${i}\u0007`, status: 'monitoring' as const, impact: 'minor' as const, updatedAt: 'not a date' })),
+      components: Array.from({ length: 80 }, (_, i) => ({
+        name: `${'c'.repeat(300)}${i}`,
+        status: 'operational' as const,
+      })),
+      incidents: Array.from({ length: 30 }, (_, i) => ({
+        name: `incident ${i}\u0007`,
+        status: 'monitoring' as const,
+        impact: 'minor' as const,
+        updatedAt: 'not a date',
+      })),
     });
     const [status] = (await collect()).statuses ?? [];
     assert.equal(status?.components.length, 50);
     assert.equal(status?.incidents.length, 20);
     assert.equal(status?.description?.length, 200);
     assert.equal(status?.components[0]?.name.length, 200);
-    assert.deepEqual(status?.incidents[0], { name: 'incident 0', status: 'monitoring', impact: 'minor', updatedAt: null });
+    assert.deepEqual(status?.incidents[0], {
+      name: 'incident 0',
+      status: 'monitoring',
+      impact: 'minor',
+      updatedAt: null,
+    });
   });
 
   it('reads a page that is not JSON as unknown, not an outage', async () => {
@@ -91,7 +114,10 @@ describe('statuspage collector', () => {
   });
 
   it('reads JSON of another shape (an Instatus page) as unknown', async () => {
-    page.server.failNext(200, { page: { name: 'Example', url: page.origin, status: 'HASISSUES' }, activeIncidents: [] });
+    page.server.failNext(200, {
+      page: { name: 'Example', url: page.origin, status: 'HASISSUES' },
+      activeIncidents: [],
+    });
     assert.equal((await collect()).statuses?.[0]?.indicator, 'unknown');
   });
 
@@ -127,8 +153,17 @@ describe('statuspage collector', () => {
   });
 
   it('refuses a missing or unsafe baseUrl as not_configured', async () => {
-    for (const baseUrl of [undefined, 'ftp://example.com', 'not a url', 'https://user:pw@example.com', `https://example.com/${'a'.repeat(400)}`]) {
-      await assert.rejects(collector.collect(ctx({ baseUrl })), (err: unknown) => err instanceof CollectorError && err.code === 'not_configured');
+    for (const baseUrl of [
+      undefined,
+      'ftp://example.com',
+      'not a url',
+      'https://user:pw@example.com',
+      `https://example.com/${'a'.repeat(400)}`,
+    ]) {
+      await assert.rejects(
+        collector.collect(ctx({ baseUrl })),
+        (err: unknown) => err instanceof CollectorError && err.code === 'not_configured',
+      );
     }
   });
 });

@@ -60,7 +60,10 @@ describe('listModels: anthropic', () => {
   });
 
   it('forwards anthropic-beta from the hints', async () => {
-    await listModels(targetFor('anthropic', upstream.baseUrl, { hints: { 'Anthropic-Beta': 'fake-beta-2025-01-01' } }), KEY);
+    await listModels(
+      targetFor('anthropic', upstream.baseUrl, { hints: { 'Anthropic-Beta': 'fake-beta-2025-01-01' } }),
+      KEY,
+    );
     assert.equal(upstream.requests.at(-1)?.headers['anthropic-beta'], 'fake-beta-2025-01-01');
   });
 
@@ -90,7 +93,9 @@ describe('the anthropic fake pages like the API', () => {
   after(() => upstream.close());
 
   async function get(query: string): Promise<{ status: number; body: Record<string, unknown> }> {
-    const res = await fetch(`${upstream.baseUrl}/v1/models${query}`, { headers: { 'x-api-key': KEY, 'anthropic-version': '2023-06-01' } });
+    const res = await fetch(`${upstream.baseUrl}/v1/models${query}`, {
+      headers: { 'x-api-key': KEY, 'anthropic-version': '2023-06-01' },
+    });
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   }
 
@@ -111,13 +116,18 @@ describe('the anthropic fake pages like the API', () => {
     assert.equal((await get('?limit=1001')).status, 400);
     const res = await fetch(`${upstream.baseUrl}/v1/models`, { headers: { 'x-api-key': KEY } });
     assert.equal(res.status, 400);
-    assert.deepEqual(((await res.json()) as { error: unknown }).error, { type: 'invalid_request_error', message: 'anthropic-version: header is required' });
+    assert.deepEqual(((await res.json()) as { error: unknown }).error, {
+      type: 'invalid_request_error',
+      message: 'anthropic-version: header is required',
+    });
   });
 });
 
 describe('anthropicModels.parseList', () => {
   it('rejects a page that has more but names no cursor', () => {
-    assert.throws(() => anthropicModels.parseList({ data: [], has_more: true, first_id: null, last_id: null }), { code: 'UPSTREAM_ERROR' });
+    assert.throws(() => anthropicModels.parseList({ data: [], has_more: true, first_id: null, last_id: null }), {
+      code: 'UPSTREAM_ERROR',
+    });
   });
 
   it('rejects a body without has_more', () => {
@@ -126,13 +136,25 @@ describe('anthropicModels.parseList', () => {
 
   it('skips entries without a string id and reads a bad created_at as unknown', () => {
     const page = anthropicModels.parseList({
-      data: [{ type: 'model', display_name: 'No ID' }, { type: 'model', id: 42 }, { type: 'model', id: 'claude-x', created_at: 'yesterday' }],
+      data: [
+        { type: 'model', display_name: 'No ID' },
+        { type: 'model', id: 42 },
+        { type: 'model', id: 'claude-x', created_at: 'yesterday' },
+      ],
       has_more: false,
       first_id: 'claude-x',
       last_id: 'claude-x',
     });
     assert.deepEqual(page, {
-      models: [{ upstreamModelId: 'claude-x', displayName: null, created: null, contextWindow: null, families: ['styleB.messages'] }],
+      models: [
+        {
+          upstreamModelId: 'claude-x',
+          displayName: null,
+          created: null,
+          contextWindow: null,
+          families: ['styleB.messages'],
+        },
+      ],
       next: null,
     });
   });

@@ -18,15 +18,30 @@ describe('listModels: llamacpp', () => {
   let upstream: fake.OpenAIFake;
   before(async () => {
     upstream = await fake.start({ flavour: 'llamacpp', apiKey: KEY });
-    upstream.setModels([{ id: 'qwen3-0.6b-q8_0.gguf', created: 1_760_000_000 }, { id: 'bge-reranker-v2-m3-Q8_0.gguf', created: 1_760_000_000 }]);
+    upstream.setModels([
+      { id: 'qwen3-0.6b-q8_0.gguf', created: 1_760_000_000 },
+      { id: 'bge-reranker-v2-m3-Q8_0.gguf', created: 1_760_000_000 },
+    ]);
   });
   after(() => upstream.close());
 
   it('reads `data` from GET {root}/v1/models', async () => {
     const models = await listModels(targetFor('llamacpp', upstream.baseUrl), KEY);
     assert.deepEqual(models, [
-      { upstreamModelId: 'qwen3-0.6b-q8_0.gguf', displayName: null, created: 1_760_000_000, contextWindow: null, families: GENERATIVE },
-      { upstreamModelId: 'bge-reranker-v2-m3-Q8_0.gguf', displayName: null, created: 1_760_000_000, contextWindow: null, families: ['rerank.documents'] },
+      {
+        upstreamModelId: 'qwen3-0.6b-q8_0.gguf',
+        displayName: null,
+        created: 1_760_000_000,
+        contextWindow: null,
+        families: GENERATIVE,
+      },
+      {
+        upstreamModelId: 'bge-reranker-v2-m3-Q8_0.gguf',
+        displayName: null,
+        created: 1_760_000_000,
+        contextWindow: null,
+        families: ['rerank.documents'],
+      },
     ]);
     const req = upstream.requests.at(-1);
     assert.ok(req);
@@ -35,7 +50,11 @@ describe('listModels: llamacpp', () => {
   });
 
   it('prefers `data` when the `models` array disagrees', async () => {
-    upstream.failNext(200, { models: [{ name: 'from-models', model: 'from-models' }], object: 'list', data: [{ id: 'from-data', object: 'model' }] });
+    upstream.failNext(200, {
+      models: [{ name: 'from-models', model: 'from-models' }],
+      object: 'list',
+      data: [{ id: 'from-data', object: 'model' }],
+    });
     const models = await listModels(targetFor('llamacpp', upstream.baseUrl), KEY);
     assert.deepEqual(
       models.map((m) => m.upstreamModelId),
@@ -44,7 +63,9 @@ describe('listModels: llamacpp', () => {
   });
 
   it('accepts a body with only the `models` array, named by `model`', async () => {
-    upstream.failNext(200, { models: [{ name: 'Embed Model', model: 'nomic-embed-text-v1.5.gguf' }, { name: 'no-model-field' }, { size: 1 }] });
+    upstream.failNext(200, {
+      models: [{ name: 'Embed Model', model: 'nomic-embed-text-v1.5.gguf' }, { name: 'no-model-field' }, { size: 1 }],
+    });
     const models = await listModels(targetFor('llamacpp', upstream.baseUrl), KEY);
     assert.deepEqual(
       models.map((m) => [m.upstreamModelId, m.families]),

@@ -9,8 +9,10 @@ const KEY = 'proxy-token-for-ollama-0123456789';
 const GENERATIVE = ['styleA.chat_completions', 'styleB.messages'];
 
 describe('ollamaFamilies', () => {
-  it('a generative model serves chat completions and messages', () => assert.deepEqual(ollamaFamilies('llama3.2:latest', ['llama']), GENERATIVE));
-  it('a name with "embed" is an embedding model', () => assert.deepEqual(ollamaFamilies('nomic-embed-text:latest', ['nomic-bert']), ['styleA.embeddings']));
+  it('a generative model serves chat completions and messages', () =>
+    assert.deepEqual(ollamaFamilies('llama3.2:latest', ['llama']), GENERATIVE));
+  it('a name with "embed" is an embedding model', () =>
+    assert.deepEqual(ollamaFamilies('nomic-embed-text:latest', ['nomic-bert']), ['styleA.embeddings']));
   it('a BERT-family encoder is an embedding model whatever its name', () => {
     assert.deepEqual(ollamaFamilies('all-minilm:l6-v2', ['bert']), ['styleA.embeddings']);
     assert.deepEqual(ollamaFamilies('bge-m3:latest', ['xlm-roberta']), ['styleA.embeddings']);
@@ -32,9 +34,21 @@ describe('listModels: ollama', () => {
   it('lists /api/tags by name with its tag', async () => {
     const models = await listModels(targetFor('ollama', upstream.baseUrl), KEY);
     assert.deepEqual(models, [
-      { upstreamModelId: 'llama3.2:latest', displayName: null, created: null, contextWindow: null, families: GENERATIVE },
+      {
+        upstreamModelId: 'llama3.2:latest',
+        displayName: null,
+        created: null,
+        contextWindow: null,
+        families: GENERATIVE,
+      },
       { upstreamModelId: 'qwen3:8b', displayName: null, created: null, contextWindow: null, families: GENERATIVE },
-      { upstreamModelId: 'nomic-embed-text:latest', displayName: null, created: null, contextWindow: null, families: ['styleA.embeddings'] },
+      {
+        upstreamModelId: 'nomic-embed-text:latest',
+        displayName: null,
+        created: null,
+        contextWindow: null,
+        families: ['styleA.embeddings'],
+      },
     ]);
     const req = upstream.requests.at(-1);
     assert.equal(req?.method, 'GET');

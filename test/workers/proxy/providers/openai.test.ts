@@ -52,10 +52,34 @@ describe('listModels: openai', () => {
   it('lists every model with its families and creation time from GET {baseUrl}/models', async () => {
     const models = await listModels(targetFor('openai', upstream.baseUrl), KEY);
     assert.deepEqual(models, [
-      { upstreamModelId: 'gpt-4.1', displayName: null, created: 1_744_316_542, contextWindow: null, families: ['styleA.chat_completions', 'styleA.responses'] },
-      { upstreamModelId: 'text-embedding-3-large', displayName: null, created: 1_705_953_180, contextWindow: null, families: ['styleA.embeddings'] },
-      { upstreamModelId: 'whisper-1', displayName: null, created: 1_677_532_384, contextWindow: null, families: ['styleA.audio_transcriptions'] },
-      { upstreamModelId: 'omni-moderation-latest', displayName: null, created: 1_731_689_265, contextWindow: null, families: [] },
+      {
+        upstreamModelId: 'gpt-4.1',
+        displayName: null,
+        created: 1_744_316_542,
+        contextWindow: null,
+        families: ['styleA.chat_completions', 'styleA.responses'],
+      },
+      {
+        upstreamModelId: 'text-embedding-3-large',
+        displayName: null,
+        created: 1_705_953_180,
+        contextWindow: null,
+        families: ['styleA.embeddings'],
+      },
+      {
+        upstreamModelId: 'whisper-1',
+        displayName: null,
+        created: 1_677_532_384,
+        contextWindow: null,
+        families: ['styleA.audio_transcriptions'],
+      },
+      {
+        upstreamModelId: 'omni-moderation-latest',
+        displayName: null,
+        created: 1_731_689_265,
+        contextWindow: null,
+        families: [],
+      },
     ]);
     const req = upstream.requests.at(-1);
     assert.ok(req);
@@ -72,7 +96,12 @@ describe('listModels: openai', () => {
   });
 
   it("forwards the record's allow-listed hints in their canonical spelling, and no other header", async () => {
-    const hints = { 'openai-organization': 'org-abc', 'OpenAI-Project': 'proj_123', 'x-api-key': 'smuggled', Authorization: 'Bearer smuggled' };
+    const hints = {
+      'openai-organization': 'org-abc',
+      'OpenAI-Project': 'proj_123',
+      'x-api-key': 'smuggled',
+      Authorization: 'Bearer smuggled',
+    };
     await listModels(targetFor('openai', upstream.baseUrl, { hints }), KEY);
     const req = upstream.requests.at(-1);
     assert.ok(req);

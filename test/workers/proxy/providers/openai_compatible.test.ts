@@ -33,9 +33,27 @@ describe('listModels: openai_compatible', () => {
   it('lists models with families from the ID and the served context from max_model_len', async () => {
     const models = await listModels(targetFor('openai_compatible', upstream.baseUrl), KEY);
     assert.deepEqual(models, [
-      { upstreamModelId: 'Qwen/Qwen3-8B', displayName: null, created: 1_750_000_000, contextWindow: 40_960, families: ['styleA.chat_completions'] },
-      { upstreamModelId: 'BAAI/bge-m3-embed', displayName: null, created: 1_750_000_001, contextWindow: 8192, families: ['styleA.embeddings'] },
-      { upstreamModelId: 'BAAI/bge-reranker-v2-m3', displayName: null, created: 1_750_000_002, contextWindow: 8192, families: ['rerank.documents'] },
+      {
+        upstreamModelId: 'Qwen/Qwen3-8B',
+        displayName: null,
+        created: 1_750_000_000,
+        contextWindow: 40_960,
+        families: ['styleA.chat_completions'],
+      },
+      {
+        upstreamModelId: 'BAAI/bge-m3-embed',
+        displayName: null,
+        created: 1_750_000_001,
+        contextWindow: 8192,
+        families: ['styleA.embeddings'],
+      },
+      {
+        upstreamModelId: 'BAAI/bge-reranker-v2-m3',
+        displayName: null,
+        created: 1_750_000_002,
+        contextWindow: 8192,
+        families: ['rerank.documents'],
+      },
     ]);
     const req = upstream.requests.at(-1);
     assert.ok(req);
@@ -47,7 +65,10 @@ describe('listModels: openai_compatible', () => {
     const open = await fake.start({ flavour: 'compatible' });
     try {
       open.setModels([{ id: 'local-model' }]);
-      const models = await listModels(targetFor('openai_compatible', open.baseUrl, { hints: { 'X-Title': 'nope' } }), null);
+      const models = await listModels(
+        targetFor('openai_compatible', open.baseUrl, { hints: { 'X-Title': 'nope' } }),
+        null,
+      );
       assert.deepEqual(
         models.map((m) => m.upstreamModelId),
         ['local-model'],

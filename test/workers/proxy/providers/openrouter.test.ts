@@ -12,7 +12,8 @@ describe('openrouterFamilies', () => {
     assert.deepEqual(openrouterFamilies(['text']), ['styleA.chat_completions', 'styleA.responses']);
     assert.deepEqual(openrouterFamilies(['image', 'text']), ['styleA.chat_completions', 'styleA.responses']);
   });
-  it('embeddings output -> embeddings only', () => assert.deepEqual(openrouterFamilies(['embeddings']), ['styleA.embeddings']));
+  it('embeddings output -> embeddings only', () =>
+    assert.deepEqual(openrouterFamilies(['embeddings']), ['styleA.embeddings']));
   it('image-only output -> none', () => assert.deepEqual(openrouterFamilies(['image']), []));
 });
 
@@ -21,9 +22,24 @@ describe('listModels: openrouter', () => {
   before(async () => {
     upstream = await fake.start({ flavour: 'openrouter', apiKey: KEY });
     upstream.setModels([
-      { id: 'anthropic/claude-sonnet-4', name: 'Anthropic: Claude Sonnet 4', created: 1_747_930_371, contextLength: 200_000 },
-      { id: 'openai/text-embedding-3-small', name: 'OpenAI: Text Embedding 3 Small', contextLength: 8192, outputModalities: ['embeddings'] },
-      { id: 'google/gemini-2.5-flash-image', name: 'Google: Gemini 2.5 Flash Image', contextLength: 32_768, outputModalities: ['image', 'text'] },
+      {
+        id: 'anthropic/claude-sonnet-4',
+        name: 'Anthropic: Claude Sonnet 4',
+        created: 1_747_930_371,
+        contextLength: 200_000,
+      },
+      {
+        id: 'openai/text-embedding-3-small',
+        name: 'OpenAI: Text Embedding 3 Small',
+        contextLength: 8192,
+        outputModalities: ['embeddings'],
+      },
+      {
+        id: 'google/gemini-2.5-flash-image',
+        name: 'Google: Gemini 2.5 Flash Image',
+        contextLength: 32_768,
+        outputModalities: ['image', 'text'],
+      },
       { id: 'fake/image-only', name: 'Image only', outputModalities: ['image'] },
     ]);
   });
@@ -60,7 +76,12 @@ describe('listModels: openrouter', () => {
   });
 
   it('sends the key as a Bearer token only, and the attribution hints', async () => {
-    await listModels(targetFor('openrouter', upstream.baseUrl, { hints: { 'http-referer': 'https://app.example', 'X-Title': 'Switchyard test' } }), KEY);
+    await listModels(
+      targetFor('openrouter', upstream.baseUrl, {
+        hints: { 'http-referer': 'https://app.example', 'X-Title': 'Switchyard test' },
+      }),
+      KEY,
+    );
     const req = upstream.requests.at(-1);
     assert.ok(req);
     assertCredentialOnlyIn(req, KEY, 'authorization', `Bearer ${KEY}`);
@@ -69,7 +90,9 @@ describe('listModels: openrouter', () => {
   });
 
   it('reads entries from before output_modalities existed by their modality string', async () => {
-    upstream.failNext(200, { data: [{ id: 'old/embedder', architecture: { modality: 'text->embeddings' } }, { id: 'old/chat' }] });
+    upstream.failNext(200, {
+      data: [{ id: 'old/embedder', architecture: { modality: 'text->embeddings' } }, { id: 'old/chat' }],
+    });
     const models = await listModels(targetFor('openrouter', upstream.baseUrl), KEY);
     assert.deepEqual(
       models.map((m) => [m.upstreamModelId, m.families]),

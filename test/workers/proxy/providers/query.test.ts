@@ -18,10 +18,16 @@ describe('forwardedQuery', () => {
 
   it('keeps the Responses API list and retrieve parameters, in order, repeated arrays included', () => {
     assert.equal(
-      forwardedQuery('responses.input_items', 'limit=20&order=asc&after=msg_1&include%5B%5D=file_search_call.results&include%5B%5D=message.output_text.logprobs&debug=1'),
+      forwardedQuery(
+        'responses.input_items',
+        'limit=20&order=asc&after=msg_1&include%5B%5D=file_search_call.results&include%5B%5D=message.output_text.logprobs&debug=1',
+      ),
       'limit=20&order=asc&after=msg_1&include%5B%5D=file_search_call.results&include%5B%5D=message.output_text.logprobs',
     );
-    assert.equal(forwardedQuery('responses.get', 'stream=true&starting_after=42&include[]=reasoning.encrypted_content&trace=abc'), 'stream=true&starting_after=42&include%5B%5D=reasoning.encrypted_content');
+    assert.equal(
+      forwardedQuery('responses.get', 'stream=true&starting_after=42&include[]=reasoning.encrypted_content&trace=abc'),
+      'stream=true&starting_after=42&include%5B%5D=reasoning.encrypted_content',
+    );
     assert.equal(forwardedQuery('responses.get', 'include=a'), 'include=a');
   });
 
@@ -41,7 +47,10 @@ describe('forwardedQuery', () => {
 
   it('re-encodes names and values: one spelling, no raw byte of the client', () => {
     assert.equal(forwardedQuery('responses.input_items', 'after=a+b%20c&order=as%63'), 'after=a%20b%20c&order=asc');
-    assert.equal(forwardedQuery('responses.input_items', "after=x'\"<>{}|^`"), `after=${encodeURIComponent("x'\"<>{}|^`")}`);
+    assert.equal(
+      forwardedQuery('responses.input_items', 'after=x\'"<>{}|^`'),
+      `after=${encodeURIComponent('x\'"<>{}|^`')}`,
+    );
     assert.equal(forwardedQuery('responses.input_items', 'after=%E2%9C%93'), 'after=%E2%9C%93');
   });
 
@@ -59,7 +68,10 @@ describe('forwardedQuery', () => {
       const op: GatewayOp = query.startsWith('beta') ? 'messages' : 'responses.input_items';
       assert.throws(
         () => forwardedQuery(op, query),
-        (err: unknown) => err instanceof ServiceError && err.code === 'INVALID_REQUEST' && err.param === query.slice(0, query.indexOf('=')),
+        (err: unknown) =>
+          err instanceof ServiceError &&
+          err.code === 'INVALID_REQUEST' &&
+          err.param === query.slice(0, query.indexOf('=')),
       );
     });
   }
@@ -72,16 +84,26 @@ describe('forwardedQuery', () => {
     assert.deepEqual(Object.keys(FORWARDED_QUERY).sort(), Object.keys(GATEWAY_OPS).sort());
     const docs = readFileSync(new URL('../../../../docs/api.md', import.meta.url), 'utf8');
     const section = docs.slice(docs.indexOf('Query parameters of gateway calls'));
-    for (const names of Object.values(FORWARDED_QUERY)) for (const name of names) assert.ok(section.includes(`\`${name}\``), `docs/api.md lists ${name}`);
+    for (const names of Object.values(FORWARDED_QUERY))
+      for (const name of names) assert.ok(section.includes(`\`${name}\``), `docs/api.md lists ${name}`);
   });
 });
 
 describe('gateway URLs carry only the forwarded query', () => {
   it('for every kind that serves messages or responses', () => {
     const target = targetFor('anthropic', 'https://api.anthropic.example');
-    assert.equal(ADAPTERS.anthropic.gateway!.url('messages', target, {}, 'beta=true&debug=%0D%0A'), 'https://api.anthropic.example/v1/messages?beta=true');
+    assert.equal(
+      ADAPTERS.anthropic.gateway!.url('messages', target, {}, 'beta=true&debug=%0D%0A'),
+      'https://api.anthropic.example/v1/messages?beta=true',
+    );
     const openai = targetFor('openai', 'https://api.openai.example/v1');
-    assert.equal(ADAPTERS.openai.gateway!.url('responses.input_items', openai, { id: 'resp_1' }, 'limit=2&evil=1'), 'https://api.openai.example/v1/responses/resp_1/input_items?limit=2');
-    assert.equal(ADAPTERS.openai.gateway!.url('chat.completions', openai, {}, 'x=1'), 'https://api.openai.example/v1/chat/completions');
+    assert.equal(
+      ADAPTERS.openai.gateway!.url('responses.input_items', openai, { id: 'resp_1' }, 'limit=2&evil=1'),
+      'https://api.openai.example/v1/responses/resp_1/input_items?limit=2',
+    );
+    assert.equal(
+      ADAPTERS.openai.gateway!.url('chat.completions', openai, {}, 'x=1'),
+      'https://api.openai.example/v1/chat/completions',
+    );
   });
 });

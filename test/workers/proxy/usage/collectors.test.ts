@@ -9,7 +9,13 @@ const OPS = Object.keys(GATEWAY_OPS) as GatewayOp[];
 const NOTHING = { ...EMPTY_USAGE, toolCalls: {}, responseId: null };
 
 /** A body in each usage shape at once, so that any collector that reads usage finds something. */
-const EVERY_SHAPE = { id: 'resp_1', usage: { ...CHAT_USAGE, ...RESPONSES_USAGE, cost: 0.5 }, output: [], content: [], choices: [] };
+const EVERY_SHAPE = {
+  id: 'resp_1',
+  usage: { ...CHAT_USAGE, ...RESPONSES_USAGE, cost: 0.5 },
+  output: [],
+  content: [],
+  choices: [],
+};
 
 describe('createUsageCollector', () => {
   it('meters exactly the operations the gateway table marks as metered', () => {
@@ -28,7 +34,8 @@ describe('createUsageCollector', () => {
 
   it('trusts usage.cost only from OpenRouter, or when the caller names no kind', () => {
     const body = { choices: [], usage: { prompt_tokens: 1, completion_tokens: 1, cost: 0.25 } };
-    for (const kind of PROVIDER_KINDS) assert.equal(collectJson('chat.completions', body, kind).costUsd, kind === 'openrouter' ? 0.25 : null, kind);
+    for (const kind of PROVIDER_KINDS)
+      assert.equal(collectJson('chat.completions', body, kind).costUsd, kind === 'openrouter' ? 0.25 : null, kind);
     assert.equal(collectJson('chat.completions', body).costUsd, 0.25);
     assert.equal(collectJson('chat.completions', { usage: { cost: -1 } }, 'openrouter').costUsd, null);
   });
@@ -99,7 +106,12 @@ describe('embeddings', () => {
 });
 
 describe('images.generations', () => {
-  const GPT_IMAGE_USAGE = { total_tokens: 4250, input_tokens: 50, output_tokens: 4200, input_tokens_details: { text_tokens: 40, image_tokens: 10 } };
+  const GPT_IMAGE_USAGE = {
+    total_tokens: 4250,
+    input_tokens: 50,
+    output_tokens: 4200,
+    input_tokens_details: { text_tokens: 40, image_tokens: 10 },
+  };
 
   it("reads gpt-image's usage", () => {
     const body = {
@@ -111,12 +123,20 @@ describe('images.generations', () => {
       size: '1024x1024',
       usage: GPT_IMAGE_USAGE,
     };
-    assert.deepEqual(collectJson('images.generations', body), { ...NOTHING, inputTokens: 50, outputTokens: 4200, totalTokens: 4250 });
+    assert.deepEqual(collectJson('images.generations', body), {
+      ...NOTHING,
+      inputTokens: 50,
+      outputTokens: 4200,
+      totalTokens: 4250,
+    });
   });
 
   it('reports nothing for a model that reports nothing (DALL-E)', () => {
     assert.deepEqual(
-      collectJson('images.generations', { created: 1713833628, data: [{ url: 'https://example.invalid/a.png', revised_prompt: 'x' }] }),
+      collectJson('images.generations', {
+        created: 1713833628,
+        data: [{ url: 'https://example.invalid/a.png', revised_prompt: 'x' }],
+      }),
       NOTHING,
     );
   });
@@ -125,13 +145,28 @@ describe('images.generations', () => {
     const stream = sse([
       {
         event: 'image_generation.partial_image',
-        data: JSON.stringify({ type: 'image_generation.partial_image', b64_json: 'A'.repeat(4096), partial_image_index: 0, created_at: 1 }),
+        data: JSON.stringify({
+          type: 'image_generation.partial_image',
+          b64_json: 'A'.repeat(4096),
+          partial_image_index: 0,
+          created_at: 1,
+        }),
       },
       {
         event: 'image_generation.completed',
-        data: JSON.stringify({ type: 'image_generation.completed', b64_json: 'B'.repeat(4096), created_at: 2, usage: GPT_IMAGE_USAGE }),
+        data: JSON.stringify({
+          type: 'image_generation.completed',
+          b64_json: 'B'.repeat(4096),
+          created_at: 2,
+          usage: GPT_IMAGE_USAGE,
+        }),
       },
     ]);
-    assert.deepEqual(collectStream('images.generations', stream), { ...NOTHING, inputTokens: 50, outputTokens: 4200, totalTokens: 4250 });
+    assert.deepEqual(collectStream('images.generations', stream), {
+      ...NOTHING,
+      inputTokens: 50,
+      outputTokens: 4200,
+      totalTokens: 4250,
+    });
   });
 });

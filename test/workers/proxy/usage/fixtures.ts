@@ -16,7 +16,11 @@ export interface Frame {
 /** One SSE frame per entry; a string entry is written as a comment line. */
 export function sse(frames: readonly (Frame | string)[], eol: LineEnd = '\n'): string {
   return frames
-    .map((f) => (typeof f === 'string' ? `: ${f}${eol}${eol}` : `${f.event === undefined ? '' : `event: ${f.event}${eol}`}data: ${f.data}${eol}${eol}`))
+    .map((f) =>
+      typeof f === 'string'
+        ? `: ${f}${eol}${eol}`
+        : `${f.event === undefined ? '' : `event: ${f.event}${eol}`}data: ${f.data}${eol}${eol}`,
+    )
     .join('');
 }
 
@@ -25,7 +29,8 @@ export const text = (data: Uint8Array): string => new TextDecoder().decode(data)
 
 /** Every way to cut the bytes in two, then the bytes one at a time. */
 export function* cuts(data: Uint8Array): Generator<{ label: string; chunks: Uint8Array[] }> {
-  for (let i = 0; i <= data.length; i++) yield { label: `cut at ${i}`, chunks: [data.subarray(0, i), data.subarray(i)] };
+  for (let i = 0; i <= data.length; i++)
+    yield { label: `cut at ${i}`, chunks: [data.subarray(0, i), data.subarray(i)] };
   yield { label: 'byte by byte', chunks: Array.from(data, (_, i) => data.subarray(i, i + 1)) };
 }
 
@@ -59,7 +64,12 @@ export const CHAT_USAGE = {
   completion_tokens: 48,
   total_tokens: 130,
   prompt_tokens_details: { cached_tokens: 64, audio_tokens: 0 },
-  completion_tokens_details: { reasoning_tokens: 16, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+  completion_tokens_details: {
+    reasoning_tokens: 16,
+    audio_tokens: 0,
+    accepted_prediction_tokens: 0,
+    rejected_prediction_tokens: 0,
+  },
 };
 
 const toolDelta = (index: number, fields: Record<string, unknown>) => ({
@@ -77,7 +87,14 @@ export const TOOL_CHOICES: unknown[][] = [
       delta: {
         role: 'assistant',
         content: null,
-        tool_calls: [{ index: 0, id: 'call_DdmO9pD3xa9XTPNJ32zg2hcA', type: 'function', function: { name: 'get_weather', arguments: '' } }],
+        tool_calls: [
+          {
+            index: 0,
+            id: 'call_DdmO9pD3xa9XTPNJ32zg2hcA',
+            type: 'function',
+            function: { name: 'get_weather', arguments: '' },
+          },
+        ],
         refusal: null,
       },
       logprobs: null,
@@ -94,7 +111,9 @@ export const TOOL_CHOICES: unknown[][] = [
 /** A text answer with multi-byte characters (two- to four-byte UTF-8) split over deltas. */
 export const TEXT_CHOICES: unknown[][] = [
   [{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }],
-  ...['Grüße ', 'aus 東京 ', '🌸 — ', '"quoted" usage'].map((content) => [{ index: 0, delta: { content }, logprobs: null, finish_reason: null }]),
+  ...['Grüße ', 'aus 東京 ', '🌸 — ', '"quoted" usage'].map((content) => [
+    { index: 0, delta: { content }, logprobs: null, finish_reason: null },
+  ]),
   [{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }],
 ];
 
@@ -115,10 +134,15 @@ export function chatStream(options: ChatStreamOptions): string {
   const base = options.base ?? CHUNK_BASE;
   const frames: (Frame | string)[] = [...(options.comments ?? [])];
   for (const choices of options.choices ?? TOOL_CHOICES) {
-    const chunk = !options.includeUsage ? { ...base, choices } : options.usageFirst ? { usage: null, ...base, choices } : { ...base, choices, usage: null };
+    const chunk = !options.includeUsage
+      ? { ...base, choices }
+      : options.usageFirst
+        ? { usage: null, ...base, choices }
+        : { ...base, choices, usage: null };
     frames.push({ data: JSON.stringify(chunk) });
   }
-  if (options.includeUsage) frames.push({ data: JSON.stringify({ ...base, choices: [], usage: options.usage ?? CHAT_USAGE }) });
+  if (options.includeUsage)
+    frames.push({ data: JSON.stringify({ ...base, choices: [], usage: options.usage ?? CHAT_USAGE }) });
   frames.push({ data: '[DONE]' });
   return sse(frames, options.eol);
 }
@@ -152,7 +176,12 @@ export const RESPONSES_USAGE = {
   total_tokens: 380,
 };
 
-const RESPONSE_BASE = { id: 'resp_67ccd2bed1ec8190b14f964abc054267', object: 'response', created_at: 1741476542, model: 'gpt-5-2025-08-07' };
+const RESPONSE_BASE = {
+  id: 'resp_67ccd2bed1ec8190b14f964abc054267',
+  object: 'response',
+  created_at: 1741476542,
+  model: 'gpt-5-2025-08-07',
+};
 
 export const FUNCTION_CALL_ITEM = {
   id: 'fc_12345xyz',
@@ -163,10 +192,17 @@ export const FUNCTION_CALL_ITEM = {
   name: 'get_weather',
 };
 
-export const WEB_SEARCH_ITEM = { id: 'ws_67c9fa0502748190b7dd390736892e100be649c1a5ff9609', type: 'web_search_call', status: 'completed' };
+export const WEB_SEARCH_ITEM = {
+  id: 'ws_67c9fa0502748190b7dd390736892e100be649c1a5ff9609',
+  type: 'web_search_call',
+  status: 'completed',
+};
 
 export function responsesStream(
-  options: { terminal?: 'response.completed' | 'response.incomplete' | 'response.failed' | null; withEventLines?: boolean } = {},
+  options: {
+    terminal?: 'response.completed' | 'response.incomplete' | 'response.failed' | null;
+    withEventLines?: boolean;
+  } = {},
 ): string {
   const terminal = options.terminal === undefined ? 'response.completed' : options.terminal;
   const reasoning = { id: 'rs_1', type: 'reasoning', summary: [] };
@@ -189,12 +225,25 @@ export function responsesStream(
     frame('response.output_item.added', { output_index: 0, item: reasoning }),
     frame('response.output_item.done', { output_index: 0, item: reasoning }),
     frame('response.output_item.added', { output_index: 1, item: { ...message, status: 'in_progress', content: [] } }),
-    frame('response.output_text.delta', { item_id: 'msg_1', output_index: 1, content_index: 0, delta: 'Checking — 🌦 "function_call"' }),
+    frame('response.output_text.delta', {
+      item_id: 'msg_1',
+      output_index: 1,
+      content_index: 0,
+      delta: 'Checking — 🌦 "function_call"',
+    }),
     frame('response.output_item.done', { output_index: 1, item: message }),
     frame('response.output_item.added', { output_index: 2, item: started }),
     frame('response.function_call_arguments.delta', { item_id: 'fc_12345xyz', output_index: 2, delta: '{"location":' }),
-    frame('response.function_call_arguments.delta', { item_id: 'fc_12345xyz', output_index: 2, delta: '"Paris, France"}' }),
-    frame('response.function_call_arguments.done', { item_id: 'fc_12345xyz', output_index: 2, arguments: FUNCTION_CALL_ITEM.arguments }),
+    frame('response.function_call_arguments.delta', {
+      item_id: 'fc_12345xyz',
+      output_index: 2,
+      delta: '"Paris, France"}',
+    }),
+    frame('response.function_call_arguments.done', {
+      item_id: 'fc_12345xyz',
+      output_index: 2,
+      arguments: FUNCTION_CALL_ITEM.arguments,
+    }),
     frame('response.output_item.done', { output_index: 2, item: FUNCTION_CALL_ITEM }),
     frame('response.output_item.added', { output_index: 3, item: { ...WEB_SEARCH_ITEM, status: 'in_progress' } }),
     frame('response.web_search_call.completed', { output_index: 3, item_id: WEB_SEARCH_ITEM.id }),
@@ -203,7 +252,14 @@ export function responsesStream(
   if (terminal !== null) {
     const status = terminal.slice('response.'.length);
     frames.push(
-      frame(terminal, { response: { ...RESPONSE_BASE, status, output: [reasoning, message, FUNCTION_CALL_ITEM, WEB_SEARCH_ITEM], usage: RESPONSES_USAGE } }),
+      frame(terminal, {
+        response: {
+          ...RESPONSE_BASE,
+          status,
+          output: [reasoning, message, FUNCTION_CALL_ITEM, WEB_SEARCH_ITEM],
+          usage: RESPONSES_USAGE,
+        },
+      }),
     );
   }
   return sse(frames);
@@ -211,7 +267,9 @@ export function responsesStream(
 
 // ---- styleB Messages ---------------------------------------------------------------------------------
 
-export function messagesStream(options: { deltaUsage?: Record<string, unknown>; withEventLines?: boolean; eol?: LineEnd } = {}): string {
+export function messagesStream(
+  options: { deltaUsage?: Record<string, unknown>; withEventLines?: boolean; eol?: LineEnd } = {},
+): string {
   const frame = (type: string, body: Record<string, unknown>): Frame => {
     const data = JSON.stringify({ type, ...body });
     return options.withEventLines === false ? { data } : { event: type, data };
@@ -231,14 +289,26 @@ export function messagesStream(options: { deltaUsage?: Record<string, unknown>; 
     }),
     frame('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
     { event: 'ping', data: '{"type": "ping"}' },
-    frame('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Let me check the "tool_use" weather — ☀️ 東京' } }),
+    frame('content_block_delta', {
+      index: 0,
+      delta: { type: 'text_delta', text: 'Let me check the "tool_use" weather — ☀️ 東京' },
+    }),
     frame('content_block_stop', { index: 0 }),
-    frame('content_block_start', { index: 1, content_block: { type: 'tool_use', id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6', name: 'get_weather', input: {} } }),
+    frame('content_block_start', {
+      index: 1,
+      content_block: { type: 'tool_use', id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6', name: 'get_weather', input: {} },
+    }),
     frame('content_block_delta', { index: 1, delta: { type: 'input_json_delta', partial_json: '' } }),
-    frame('content_block_delta', { index: 1, delta: { type: 'input_json_delta', partial_json: '{"location": "San Fra' } }),
+    frame('content_block_delta', {
+      index: 1,
+      delta: { type: 'input_json_delta', partial_json: '{"location": "San Fra' },
+    }),
     frame('content_block_delta', { index: 1, delta: { type: 'input_json_delta', partial_json: 'ncisco, CA"}' } }),
     frame('content_block_stop', { index: 1 }),
-    frame('message_delta', { delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: options.deltaUsage ?? { output_tokens: 89 } }),
+    frame('message_delta', {
+      delta: { stop_reason: 'tool_use', stop_sequence: null },
+      usage: options.deltaUsage ?? { output_tokens: 89 },
+    }),
     frame('message_stop', {}),
   ];
   return sse(frames, options.eol);

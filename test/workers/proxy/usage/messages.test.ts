@@ -70,14 +70,30 @@ describe('messages, streams', () => {
   it('takes input figures that a message_delta repeats', () => {
     const usage = collectStream(
       'messages',
-      messagesStream({ deltaUsage: { input_tokens: 500, cache_creation_input_tokens: 0, cache_read_input_tokens: 2000, output_tokens: 120 } }),
+      messagesStream({
+        deltaUsage: {
+          input_tokens: 500,
+          cache_creation_input_tokens: 0,
+          cache_read_input_tokens: 2000,
+          output_tokens: 120,
+        },
+      }),
     );
-    assert.deepEqual([usage.inputTokens, usage.outputTokens, usage.cachedInputTokens, usage.cacheWriteTokens], [2500, 120, 2000, 0]);
+    assert.deepEqual(
+      [usage.inputTokens, usage.outputTokens, usage.cachedInputTokens, usage.cacheWriteTokens],
+      [2500, 120, 2000, 0],
+    );
   });
 
   it('keeps the last of several message_delta counts instead of adding them', () => {
-    const start = { event: 'message_start', data: JSON.stringify({ type: 'message_start', message: { usage: { input_tokens: 10, output_tokens: 1 } } }) };
-    const delta = (n: number) => ({ event: 'message_delta', data: JSON.stringify({ type: 'message_delta', delta: {}, usage: { output_tokens: n } }) });
+    const start = {
+      event: 'message_start',
+      data: JSON.stringify({ type: 'message_start', message: { usage: { input_tokens: 10, output_tokens: 1 } } }),
+    };
+    const delta = (n: number) => ({
+      event: 'message_delta',
+      data: JSON.stringify({ type: 'message_delta', delta: {}, usage: { output_tokens: n } }),
+    });
     assert.equal(collectStream('messages', sse([start, delta(40), delta(75)])).outputTokens, 75);
   });
 
@@ -96,7 +112,10 @@ describe('messages, streams', () => {
   it('skips malformed events', () => {
     const collector = createUsageCollector('messages');
     collector.event({ event: 'message_start', data: '{"type":"message_start","message":{"usage":{"input_tokens":' });
-    collector.event({ event: 'content_block_start', data: '{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","name":7}}' });
+    collector.event({
+      event: 'content_block_start',
+      data: '{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","name":7}}',
+    });
     collector.event({ event: 'message_delta', data: '{"type":"message_delta","usage":[1,2]}' });
     collector.event({ event: 'message_delta', data: '{"type":"message_delta","usage":{"output_tokens":4}}' });
     assert.deepEqual(collector.result(), {

@@ -1,8 +1,22 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { collectJson, collectStream, FUNCTION_CALL_ITEM, RESPONSES_USAGE, responsesStream, WEB_SEARCH_ITEM } from './fixtures.ts';
+import {
+  collectJson,
+  collectStream,
+  FUNCTION_CALL_ITEM,
+  RESPONSES_USAGE,
+  responsesStream,
+  WEB_SEARCH_ITEM,
+} from './fixtures.ts';
 
-const TOKENS = { inputTokens: 328, outputTokens: 52, cachedInputTokens: 128, reasoningTokens: 32, totalTokens: 380, costUsd: null };
+const TOKENS = {
+  inputTokens: 328,
+  outputTokens: 52,
+  cachedInputTokens: 128,
+  reasoningTokens: 32,
+  totalTokens: 380,
+  costUsd: null,
+};
 const RESPONSE_ID = 'resp_67ccd2bed1ec8190b14f964abc054267';
 
 describe('responses.create, whole answers', () => {
@@ -19,18 +33,46 @@ describe('responses.create, whole answers', () => {
         { ...FUNCTION_CALL_ITEM, id: 'fc_2', call_id: 'call_2' },
         WEB_SEARCH_ITEM,
         { id: 'fs_1', type: 'file_search_call', status: 'completed', queries: ['q'], results: null },
-        { id: 'cu_1', type: 'computer_call', call_id: 'c1', action: { type: 'screenshot' }, pending_safety_checks: [], status: 'completed' },
-        { id: 'ci_1', type: 'code_interpreter_call', status: 'completed', code: 'print(1)', container_id: 'cntr_1', outputs: null },
+        {
+          id: 'cu_1',
+          type: 'computer_call',
+          call_id: 'c1',
+          action: { type: 'screenshot' },
+          pending_safety_checks: [],
+          status: 'completed',
+        },
+        {
+          id: 'ci_1',
+          type: 'code_interpreter_call',
+          status: 'completed',
+          code: 'print(1)',
+          container_id: 'cntr_1',
+          outputs: null,
+        },
         { id: 'mcp_1', type: 'mcp_call', name: 'roll', server_label: 'dice', arguments: '{}', output: '4' },
         { id: 'ctc_1', type: 'custom_tool_call', call_id: 'call_9', name: 'code_exec', input: 'print(2)' },
         { id: 'mcpl_1', type: 'mcp_list_tools', server_label: 'dice', tools: [] },
-        { id: 'msg_1', type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'done', annotations: [] }] },
+        {
+          id: 'msg_1',
+          type: 'message',
+          role: 'assistant',
+          status: 'completed',
+          content: [{ type: 'output_text', text: 'done', annotations: [] }],
+        },
       ],
       usage: RESPONSES_USAGE,
     };
     assert.deepEqual(collectJson('responses.create', body), {
       ...TOKENS,
-      toolCalls: { get_weather: 2, web_search_call: 1, file_search_call: 1, computer_call: 1, code_interpreter_call: 1, roll: 1, code_exec: 1 },
+      toolCalls: {
+        get_weather: 2,
+        web_search_call: 1,
+        file_search_call: 1,
+        computer_call: 1,
+        code_interpreter_call: 1,
+        roll: 1,
+        code_exec: 1,
+      },
       responseId: RESPONSE_ID,
     });
   });
@@ -47,7 +89,14 @@ describe('responses.create, whole answers', () => {
   });
 
   it("reads OpenRouter's cost", () => {
-    assert.equal(collectJson('responses.create', { id: 'gen-1', output: [], usage: { ...RESPONSES_USAGE, cost: 0.0012 } }, 'openrouter').costUsd, 0.0012);
+    assert.equal(
+      collectJson(
+        'responses.create',
+        { id: 'gen-1', output: [], usage: { ...RESPONSES_USAGE, cost: 0.0012 } },
+        'openrouter',
+      ).costUsd,
+      0.0012,
+    );
   });
 });
 

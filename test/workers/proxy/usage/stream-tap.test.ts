@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { GatewayOp } from '../../../../protocol/gateway.ts';
-import { createStreamTap, injectStreamUsage, type StreamTapOptions } from '../../../../workers/proxy/usage/stream-tap.ts';
+import {
+  createStreamTap,
+  injectStreamUsage,
+  type StreamTapOptions,
+} from '../../../../workers/proxy/usage/stream-tap.ts';
 import {
   bytes,
   CHAT_USAGE,
@@ -35,7 +39,14 @@ function run(op: GatewayOp, options: StreamTapOptions, chunks: Uint8Array[]) {
   return { out: joined, usage };
 }
 
-const CHAT_TOKENS = { inputTokens: 82, outputTokens: 48, cachedInputTokens: 64, reasoningTokens: 16, totalTokens: 130, costUsd: null };
+const CHAT_TOKENS = {
+  inputTokens: 82,
+  outputTokens: 48,
+  cachedInputTokens: 64,
+  reasoningTokens: 16,
+  totalTokens: 130,
+  costUsd: null,
+};
 
 describe('createStreamTap, passing through', () => {
   it('forwards the very same chunk object at once and still reads usage', () => {
@@ -51,20 +62,36 @@ describe('createStreamTap, passing through', () => {
   });
 
   for (const [op, stream, expected] of [
-    ['chat.completions', chatStream({ includeUsage: true, choices: TEXT_CHOICES }), { totalTokens: 130, toolCalls: {}, responseId: null }],
+    [
+      'chat.completions',
+      chatStream({ includeUsage: true, choices: TEXT_CHOICES }),
+      { totalTokens: 130, toolCalls: {}, responseId: null },
+    ],
     [
       'responses.create',
       responsesStream(),
-      { totalTokens: 380, toolCalls: { get_weather: 1, web_search_call: 1 }, responseId: 'resp_67ccd2bed1ec8190b14f964abc054267' },
+      {
+        totalTokens: 380,
+        toolCalls: { get_weather: 1, web_search_call: 1 },
+        responseId: 'resp_67ccd2bed1ec8190b14f964abc054267',
+      },
     ],
-    ['messages', messagesStream({ eol: '\r\n' }), { totalTokens: 2661, toolCalls: { get_weather: 1 }, responseId: null }],
+    [
+      'messages',
+      messagesStream({ eol: '\r\n' }),
+      { totalTokens: 2661, toolCalls: { get_weather: 1 }, responseId: null },
+    ],
   ] as const) {
     it(`reads the same ${op} usage whatever the chunking`, () => {
       const data = bytes(stream);
       for (const { label, chunks } of cuts(data)) {
         const { out, usage } = run(op, { stripInjectedUsage: false }, chunks);
         assert.deepEqual(out, data, label);
-        assert.deepEqual({ totalTokens: usage.totalTokens, toolCalls: usage.toolCalls, responseId: usage.responseId }, expected, label);
+        assert.deepEqual(
+          { totalTokens: usage.totalTokens, toolCalls: usage.toolCalls, responseId: usage.responseId },
+          expected,
+          label,
+        );
       }
     });
   }
@@ -101,7 +128,10 @@ describe('createStreamTap, stripping injected usage', () => {
     ['multi-byte text, CRLF', { choices: TEXT_CHOICES, eol: '\r\n' }],
     ['multi-byte text, CR', { choices: TEXT_CHOICES, eol: '\r' }],
     ['usage written first in each chunk', { usageFirst: true }],
-    ['OpenRouter with keep-alive comments', { base: OPENROUTER_BASE, usage: OPENROUTER_USAGE, choices: TEXT_CHOICES, comments: ['OPENROUTER PROCESSING'] }],
+    [
+      'OpenRouter with keep-alive comments',
+      { base: OPENROUTER_BASE, usage: OPENROUTER_USAGE, choices: TEXT_CHOICES, comments: ['OPENROUTER PROCESSING'] },
+    ],
   ];
 
   for (const [label, options] of variants) {
@@ -120,7 +150,9 @@ describe('createStreamTap, stripping injected usage', () => {
   }
 
   it('reads the usage it strips, with the tool calls', () => {
-    const { usage } = run('chat.completions', { stripInjectedUsage: true, providerKind: 'openai' }, [bytes(chatStream({ includeUsage: true }))]);
+    const { usage } = run('chat.completions', { stripInjectedUsage: true, providerKind: 'openai' }, [
+      bytes(chatStream({ includeUsage: true })),
+    ]);
     assert.deepEqual(usage, { ...CHAT_TOKENS, toolCalls: { get_weather: 1, get_time: 1 }, responseId: null });
   });
 
@@ -135,7 +167,9 @@ describe('createStreamTap, stripping injected usage', () => {
 
   it('drops a usage-only chunk whose choices are null or missing, and keeps usage that rides on a chunk with choices', () => {
     const stream = sse([
-      { data: '{"id":"a","choices":[{"index":0,"delta":{"content":"x"}}],"usage":{"prompt_tokens":1,"completion_tokens":1}}' },
+      {
+        data: '{"id":"a","choices":[{"index":0,"delta":{"content":"x"}}],"usage":{"prompt_tokens":1,"completion_tokens":1}}',
+      },
       { data: '{"id":"a","choices":null,"usage":{"prompt_tokens":3,"completion_tokens":4}}' },
       { data: '{"id":"a","usage":{"prompt_tokens":3,"completion_tokens":5}}' },
       { data: '[DONE]' },
@@ -143,7 +177,12 @@ describe('createStreamTap, stripping injected usage', () => {
     const { out, usage } = run('chat.completions', { stripInjectedUsage: true }, [bytes(stream)]);
     assert.equal(
       text(out),
-      sse([{ data: '{"id":"a","choices":[{"index":0,"delta":{"content":"x"}}],"usage":{"prompt_tokens":1,"completion_tokens":1}}' }, { data: '[DONE]' }]),
+      sse([
+        {
+          data: '{"id":"a","choices":[{"index":0,"delta":{"content":"x"}}],"usage":{"prompt_tokens":1,"completion_tokens":1}}',
+        },
+        { data: '[DONE]' },
+      ]),
     );
     assert.equal(usage.outputTokens, 5);
   });
@@ -157,7 +196,10 @@ describe('createStreamTap, stripping injected usage', () => {
       { data: `${content},"usage":null}` },
     ]);
     const { out } = run('chat.completions', { stripInjectedUsage: true }, [bytes(stream)]);
-    assert.equal(text(out), sse([{ data: '{"a": 1 }' }, { data: '{ "a": 1}' }, { data: '{}' }, { data: `${content}}` }]));
+    assert.equal(
+      text(out),
+      sse([{ data: '{"a": 1 }' }, { data: '{ "a": 1}' }, { data: '{}' }, { data: `${content}}` }]),
+    );
   });
 
   it('forwards an unterminated last event at the end, minus the injected member', () => {
@@ -177,7 +219,12 @@ describe('createStreamTap, stripping injected usage', () => {
   });
 
   it('keeps bytes that are not valid UTF-8 in events it does not change', () => {
-    const data = Uint8Array.from([...bytes('data: {"choices":[{"delta":{"content":"'), 0xff, 0xc3, ...bytes('"}}]}\n\n')]);
+    const data = Uint8Array.from([
+      ...bytes('data: {"choices":[{"delta":{"content":"'),
+      0xff,
+      0xc3,
+      ...bytes('"}}]}\n\n'),
+    ]);
     const { out } = run('chat.completions', { stripInjectedUsage: true }, [data]);
     assert.deepEqual(out, data);
   });
@@ -223,7 +270,16 @@ describe('createStreamTap, reading only the blocks that can matter', () => {
     ['chat.completions', 'tool calls, LF', chatStream({ includeUsage: true })],
     ['chat.completions', 'text, CR', chatStream({ includeUsage: true, choices: TEXT_CHOICES, eol: '\r' })],
     ['chat.completions', 'usage first, CRLF', chatStream({ includeUsage: true, usageFirst: true, eol: '\r\n' })],
-    ['chat.completions', 'OpenRouter comments', chatStream({ includeUsage: true, base: OPENROUTER_BASE, usage: OPENROUTER_USAGE, comments: ['OPENROUTER PROCESSING'] })],
+    [
+      'chat.completions',
+      'OpenRouter comments',
+      chatStream({
+        includeUsage: true,
+        base: OPENROUTER_BASE,
+        usage: OPENROUTER_USAGE,
+        comments: ['OPENROUTER PROCESSING'],
+      }),
+    ],
     ['responses.create', 'without event lines', responsesStream({ withEventLines: false })],
     ['responses.create', 'incomplete', responsesStream({ terminal: 'response.incomplete' })],
     ['responses.create', 'cut before its end', responsesStream({ terminal: null })],
@@ -233,8 +289,17 @@ describe('createStreamTap, reading only the blocks that can matter', () => {
       'images.generations',
       'partial images',
       sse([
-        { event: 'image_generation.partial_image', data: JSON.stringify({ type: 'image_generation.partial_image', b64_json: 'iVBORw0KGgo'.repeat(50) }) },
-        { event: 'image_generation.completed', data: JSON.stringify({ type: 'image_generation.completed', usage: { input_tokens: 50, output_tokens: 4160, total_tokens: 4210 } }) },
+        {
+          event: 'image_generation.partial_image',
+          data: JSON.stringify({ type: 'image_generation.partial_image', b64_json: 'iVBORw0KGgo'.repeat(50) }),
+        },
+        {
+          event: 'image_generation.completed',
+          data: JSON.stringify({
+            type: 'image_generation.completed',
+            usage: { input_tokens: 50, output_tokens: 4160, total_tokens: 4210 },
+          }),
+        },
       ]),
     ],
   ];
@@ -242,21 +307,43 @@ describe('createStreamTap, reading only the blocks that can matter', () => {
   for (const [op, label, stream] of streams) {
     it(`meters ${op} (${label}) as a collector fed every event does, whatever the chunking`, () => {
       const expected = collectStream(op, stream, 'openrouter');
-      assert.notEqual(expected.totalTokens ?? Object.keys(expected.toolCalls).length, 0, 'the stream has something to meter');
+      assert.notEqual(
+        expected.totalTokens ?? Object.keys(expected.toolCalls).length,
+        0,
+        'the stream has something to meter',
+      );
       for (const { label: cut, chunks } of cuts(bytes(stream))) {
-        assert.deepEqual(run(op, { stripInjectedUsage: false, providerKind: 'openrouter' }, chunks).usage, expected, cut);
+        assert.deepEqual(
+          run(op, { stripInjectedUsage: false, providerKind: 'openrouter' }, chunks).usage,
+          expected,
+          cut,
+        );
       }
     });
   }
 
   it('reads a usage chunk whose "usage" key is cut between two chunks, passing it through or dropping it', () => {
     const usage = '{"id":"a","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4}}';
-    const stream = bytes(sse([{ data: '{"id":"a","choices":[{"index":0,"delta":{"content":"x"}}],"usage":null}' }, { data: usage }, { data: '[DONE]' }]));
+    const stream = bytes(
+      sse([
+        { data: '{"id":"a","choices":[{"index":0,"delta":{"content":"x"}}],"usage":null}' },
+        { data: usage },
+        { data: '[DONE]' },
+      ]),
+    );
     const at = text(stream).indexOf('"usage":{') + 3;
     for (const stripInjectedUsage of [false, true]) {
-      const { out, usage: metered } = run('chat.completions', { stripInjectedUsage }, [stream.subarray(0, at), stream.subarray(at)]);
+      const { out, usage: metered } = run('chat.completions', { stripInjectedUsage }, [
+        stream.subarray(0, at),
+        stream.subarray(at),
+      ]);
       assert.deepEqual([metered.inputTokens, metered.outputTokens], [3, 4]);
-      assert.equal(text(out), stripInjectedUsage ? sse([{ data: '{"id":"a","choices":[{"index":0,"delta":{"content":"x"}}]}' }, { data: '[DONE]' }]) : text(stream));
+      assert.equal(
+        text(out),
+        stripInjectedUsage
+          ? sse([{ data: '{"id":"a","choices":[{"index":0,"delta":{"content":"x"}}]}' }, { data: '[DONE]' }])
+          : text(stream),
+      );
     }
   });
 
@@ -268,7 +355,10 @@ describe('createStreamTap, reading only the blocks that can matter', () => {
   });
 
   it('ignores usage after [DONE], as the collector does', () => {
-    const stream = sse([{ data: '[DONE]' }, { data: '{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4}}' }]);
+    const stream = sse([
+      { data: '[DONE]' },
+      { data: '{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4}}' },
+    ]);
     assert.equal(collectStream('chat.completions', stream).inputTokens, null);
     assert.equal(run('chat.completions', { stripInjectedUsage: false }, [bytes(stream)]).usage.inputTokens, null);
   });
@@ -283,7 +373,11 @@ describe('createStreamTap, reading only the blocks that can matter', () => {
       [`id: 4\nevent: message_delta\ndata: ${delta}\n\n`, 7],
     ] as const) {
       assert.equal(collectStream('messages', block).outputTokens, outputTokens, block);
-      assert.equal(run('messages', { stripInjectedUsage: false }, [bytes(block)]).usage.outputTokens, outputTokens, block);
+      assert.equal(
+        run('messages', { stripInjectedUsage: false }, [bytes(block)]).usage.outputTokens,
+        outputTokens,
+        block,
+      );
     }
   });
 });

@@ -1,4 +1,15 @@
-import { count, countOrZero, currency, cursor, decimal, isoDate, list, malformed, record, type Json } from '../hosted-shape.ts';
+import {
+  count,
+  countOrZero,
+  currency,
+  cursor,
+  decimal,
+  isoDate,
+  list,
+  malformed,
+  record,
+  type Json,
+} from '../hosted-shape.ts';
 
 // Anthropic Admin API report pages, all `{data: [...], has_more, next_page}`:
 // - Usage and Cost Analytics API (beta `analytics-usage-cost-2026-08-24`): rows `{starting_at, ending_at, group,
@@ -59,7 +70,10 @@ function startOf(row: Json): number {
 
 /** Input as billed: uncached plus cache writes plus cache reads (the legacy report splits them the same way). */
 function tokensOf(usage: Json): { input: number; output: number } {
-  const creation = usage.cache_creation === undefined || usage.cache_creation === null ? {} : record(usage.cache_creation, PROVIDER, 'cache_creation');
+  const creation =
+    usage.cache_creation === undefined || usage.cache_creation === null
+      ? {}
+      : record(usage.cache_creation, PROVIDER, 'cache_creation');
   const input =
     countOrZero(usage.uncached_input_tokens, PROVIDER, 'uncached_input_tokens') +
     countOrZero(creation.ephemeral_5m_input_tokens, PROVIDER, 'ephemeral_5m_input_tokens') +
@@ -73,7 +87,11 @@ export function parseAnalyticsUsage(json: unknown): Page<UsageRow> {
   const rows = data.map((value): UsageRow => {
     const row = record(value, PROVIDER, 'usage row');
     const usage = record(row.usage, PROVIDER, 'usage');
-    return { start: startOf(row), ...tokensOf(usage), requests: count(usage.requests, PROVIDER, 'requests', { nullable: true }) };
+    return {
+      start: startOf(row),
+      ...tokensOf(usage),
+      requests: count(usage.requests, PROVIDER, 'requests', { nullable: true }),
+    };
   });
   return { rows, next };
 }
@@ -110,7 +128,8 @@ export function parseLegacyCost(json: unknown): Page<CostRow> {
   for (const value of data) {
     const bucket = record(value, PROVIDER, 'bucket');
     const start = startOf(bucket);
-    for (const result of list(bucket.results, PROVIDER, 'results', MAX_ROWS)) rows.push(costOf(start, record(result, PROVIDER, 'result')));
+    for (const result of list(bucket.results, PROVIDER, 'results', MAX_ROWS))
+      rows.push(costOf(start, record(result, PROVIDER, 'result')));
   }
   return { rows, next };
 }
@@ -123,12 +142,19 @@ export function parseLegacyCost(json: unknown): Page<CostRow> {
 function groupLabel(entry: Json): string {
   const group = entry.group === undefined || entry.group === null ? {} : record(entry.group, PROVIDER, 'group');
   const models = entry.models === null || entry.models === undefined ? [] : list(entry.models, PROVIDER, 'models', 500);
-  const type = typeof group.type === 'string' ? group.type : typeof entry.group_type === 'string' ? entry.group_type : null;
+  const type =
+    typeof group.type === 'string' ? group.type : typeof entry.group_type === 'string' ? entry.group_type : null;
   let raw: string;
   if (typeof group.display_name === 'string') raw = group.display_name;
   else if (type !== null && type !== 'model_group') raw = type;
   else raw = typeof models[0] === 'string' ? models[0] : (type ?? 'group');
-  return raw.toLowerCase().replace(/[^a-z0-9.]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 48) || 'group';
+  return (
+    raw
+      .toLowerCase()
+      .replace(/[^a-z0-9.]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 48) || 'group'
+  );
 }
 
 export function parseRateLimits(json: unknown): Page<Ceiling> {

@@ -41,7 +41,15 @@ function ceilingWindows(ceilings: Ceiling[]): GaugeWindow[] {
     const id = `limit.${ceiling.group}.${ceiling.type}`;
     if (seen.has(id)) continue;
     seen.add(id);
-    windows.push(usageWindow(id, match[1] as GaugeWindowKind, PERIOD[match[2] as string] ?? null, { used: null, limit: ceiling.value, remaining: null }, null));
+    windows.push(
+      usageWindow(
+        id,
+        match[1] as GaugeWindowKind,
+        PERIOD[match[2] as string] ?? null,
+        { used: null, limit: ceiling.value, remaining: null },
+        null,
+      ),
+    );
   }
   return windows;
 }
@@ -72,7 +80,13 @@ export function toReading(accountId: string, now: Date, reports: AnthropicReport
       ...usageWindows(reports.usage, dayStart(now).getTime(), '1d', nextDay(now)),
       ...ceilingWindows(reports.ceilings),
     ],
-    spend: { providerReported: spend.amount, estimated: null, currency: spend.currency, periodStart: month.toISOString(), periodEnd: nextMonth(now).toISOString() },
+    spend: {
+      providerReported: spend.amount,
+      estimated: null,
+      currency: spend.currency,
+      periodStart: month.toISOString(),
+      periodEnd: nextMonth(now).toISOString(),
+    },
     credits: null,
   };
 }

@@ -43,7 +43,9 @@ async function pages<T>(ctx: CollectContext, base: string, source: Source<T>, op
   let missing = false;
   await eachPage(PROVIDER, MAX_PAGES, async (page) => {
     const url = endpoint(base, source.path, { ...source.query, page: page ?? undefined });
-    const answer = await getJson(ctx, PROVIDER, url, source.headers, { passStatuses: optional && page === null ? [404] : [] });
+    const answer = await getJson(ctx, PROVIDER, url, source.headers, {
+      passStatuses: optional && page === null ? [404] : [],
+    });
     if (answer.status === 404) {
       missing = true;
       return null;
@@ -55,7 +57,12 @@ async function pages<T>(ctx: CollectContext, base: string, source: Source<T>, op
   return missing ? null : rows;
 }
 
-export async function fetchReports(ctx: CollectContext, base: string, adminKey: string, since: Date): Promise<AnthropicReports> {
+export async function fetchReports(
+  ctx: CollectContext,
+  base: string,
+  adminKey: string,
+  since: Date,
+): Promise<AnthropicReports> {
   const headers = { 'x-api-key': adminKey, 'anthropic-version': VERSION };
   const beta = { ...headers, 'anthropic-beta': ANALYTICS_BETA };
   const startingAt = since.toISOString();
@@ -63,16 +70,41 @@ export async function fetchReports(ctx: CollectContext, base: string, adminKey: 
   const legacy = { starting_at: startingAt, bucket_width: '1d', limit: '31' };
 
   let api: AnthropicReports['api'] = 'analytics';
-  let usage = await pages(ctx, base, { path: '/v1/organizations/analytics/usage', query: analytics, headers: beta, parse: parseAnalyticsUsage }, true);
+  let usage = await pages(
+    ctx,
+    base,
+    { path: '/v1/organizations/analytics/usage', query: analytics, headers: beta, parse: parseAnalyticsUsage },
+    true,
+  );
   if (usage === null) {
     api = 'legacy';
-    usage = await pages(ctx, base, { path: '/v1/organizations/usage_report/messages', query: legacy, headers, parse: parseLegacyUsage }, false);
+    usage = await pages(
+      ctx,
+      base,
+      { path: '/v1/organizations/usage_report/messages', query: legacy, headers, parse: parseLegacyUsage },
+      false,
+    );
   }
-  let costs = await pages(ctx, base, { path: '/v1/organizations/analytics/cost', query: analytics, headers: beta, parse: parseAnalyticsCost }, true);
+  let costs = await pages(
+    ctx,
+    base,
+    { path: '/v1/organizations/analytics/cost', query: analytics, headers: beta, parse: parseAnalyticsCost },
+    true,
+  );
   if (costs === null) {
     api = 'legacy';
-    costs = await pages(ctx, base, { path: '/v1/organizations/cost_report', query: legacy, headers, parse: parseLegacyCost }, false);
+    costs = await pages(
+      ctx,
+      base,
+      { path: '/v1/organizations/cost_report', query: legacy, headers, parse: parseLegacyCost },
+      false,
+    );
   }
-  const ceilings = await pages(ctx, base, { path: '/v1/organizations/rate_limits', query: {}, headers, parse: parseRateLimits }, true);
+  const ceilings = await pages(
+    ctx,
+    base,
+    { path: '/v1/organizations/rate_limits', query: {}, headers, parse: parseRateLimits },
+    true,
+  );
   return { usage: usage ?? [], costs: costs ?? [], ceilings: ceilings ?? [], api };
 }

@@ -11,7 +11,9 @@ import { hourOf, type Usage } from '../local-logs/tally.ts';
 const MAX_TOKENS = 1e10;
 
 function count(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0 && value <= MAX_TOKENS ? Math.floor(value) : 0;
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 && value <= MAX_TOKENS
+    ? Math.floor(value)
+    : 0;
 }
 
 /**
@@ -32,7 +34,8 @@ function cacheWriteOf(u: Record<string, unknown>): number {
  * message ID falls back to its own line UUID, which copies keep.
  */
 function idOf(line: Record<string, unknown>, message: Record<string, unknown>): string | null {
-  if (typeof message['id'] === 'string' && message['id'] !== '' && message['id'].length <= 200) return `m:${message['id']}`;
+  if (typeof message['id'] === 'string' && message['id'] !== '' && message['id'].length <= 200)
+    return `m:${message['id']}`;
   if (typeof line['uuid'] === 'string' && line['uuid'] !== '' && line['uuid'].length <= 200) return `u:${line['uuid']}`;
   return null;
 }
@@ -60,7 +63,11 @@ function handle(text: string, sink: LineSink, identity: Identity): void {
     reasoning: 0,
   };
   const place = placeOf(line['cwd'], identity);
-  sink.count(idOf(line, message as Record<string, unknown>), { hour: hourOf(at), model: cleanLabel(model, MAX_MODEL), ...place, session: sessionOf(line['sessionId']) }, counted);
+  sink.count(
+    idOf(line, message as Record<string, unknown>),
+    { hour: hourOf(at), model: cleanLabel(model, MAX_MODEL), ...place, session: sessionOf(line['sessionId']) },
+    counted,
+  );
 }
 
 export const claudeDialect: Dialect<undefined> = {

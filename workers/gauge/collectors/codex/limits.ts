@@ -26,14 +26,21 @@ function windowOf(raw: unknown, at: number): LimitWindow | null {
   if (typeof raw !== 'object' || raw === null) return null;
   const w = raw as Record<string, unknown>;
   if (!finite(w['used_percent']) || w['used_percent'] < 0 || w['used_percent'] > 1000) return null;
-  const minutes = finite(w['window_minutes']) && w['window_minutes'] > 0 && w['window_minutes'] <= 527_040 ? Math.round(w['window_minutes']) : null;
+  const minutes =
+    finite(w['window_minutes']) && w['window_minutes'] > 0 && w['window_minutes'] <= 527_040
+      ? Math.round(w['window_minutes'])
+      : null;
   let resets: number | null = null;
   const resetsAt = w['resets_at'];
   const resetsIn = w['resets_in_seconds'];
   // resets_at is unix seconds; a value that large already is milliseconds.
   if (finite(resetsAt) && resetsAt > 0) resets = resetsAt > 1e12 ? resetsAt : resetsAt * 1000;
   else if (finite(resetsIn) && resetsIn >= 0 && resetsIn < 1e9) resets = at + resetsIn * 1000;
-  return { p: Math.min(100, w['used_percent']), m: minutes, r: resets !== null && resets < 8.64e15 ? Math.round(resets) : null };
+  return {
+    p: Math.min(100, w['used_percent']),
+    m: minutes,
+    r: resets !== null && resets < 8.64e15 ? Math.round(resets) : null,
+  };
 }
 
 export function snapshotOf(raw: unknown, at: number): LimitSnapshot | null {
@@ -45,7 +52,8 @@ export function snapshotOf(raw: unknown, at: number): LimitSnapshot | null {
   let credits: LimitSnapshot['credits'] = null;
   if (typeof c === 'object' && c !== null) {
     const { balance, unlimited } = c as Record<string, unknown>;
-    const amount = typeof balance === 'string' && balance.length <= 32 ? Number(balance) : finite(balance) ? balance : Number.NaN;
+    const amount =
+      typeof balance === 'string' && balance.length <= 32 ? Number(balance) : finite(balance) ? balance : Number.NaN;
     credits = { balance: Number.isFinite(amount) ? amount : null, unlimited: unlimited === true };
   }
   if (primary === null && secondary === null && credits === null) return null;
@@ -63,7 +71,10 @@ export function restoreSnapshot(raw: unknown): LimitSnapshot | null {
   };
   if (!finite(s['at'])) return null;
   const c = s['credits'] as Record<string, unknown> | null | undefined;
-  const credits = typeof c === 'object' && c !== null ? { balance: finite(c['balance']) ? c['balance'] : null, unlimited: c['unlimited'] === true } : null;
+  const credits =
+    typeof c === 'object' && c !== null
+      ? { balance: finite(c['balance']) ? c['balance'] : null, unlimited: c['unlimited'] === true }
+      : null;
   return { at: s['at'], primary: win(s['primary']), secondary: win(s['secondary']), credits };
 }
 
@@ -81,7 +92,10 @@ export function periodOf(minutes: number | null): string | null {
  */
 export function limitWindows(snapshot: LimitSnapshot, now: Date): GaugeWindow[] {
   const out: GaugeWindow[] = [];
-  for (const [id, w] of [['primary', snapshot.primary], ['secondary', snapshot.secondary]] as const) {
+  for (const [id, w] of [
+    ['primary', snapshot.primary],
+    ['secondary', snapshot.secondary],
+  ] as const) {
     if (w === null) continue;
     const over = w.r !== null && w.r <= now.getTime();
     out.push({

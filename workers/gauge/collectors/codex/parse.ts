@@ -19,12 +19,19 @@ export interface CodexMemory {
 }
 
 const TOKENS_MAX = 1e12;
-const count = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= TOKENS_MAX ? Math.floor(v) : 0);
+const count = (v: unknown): number =>
+  typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= TOKENS_MAX ? Math.floor(v) : 0;
 
 function tokensOf(raw: unknown): number[] | null {
   if (typeof raw !== 'object' || raw === null) return null;
   const u = raw as Record<string, unknown>;
-  return [count(u['input_tokens']), count(u['cached_input_tokens']), count(u['output_tokens']), count(u['reasoning_output_tokens']), count(u['total_tokens'])];
+  return [
+    count(u['input_tokens']),
+    count(u['cached_input_tokens']),
+    count(u['output_tokens']),
+    count(u['reasoning_output_tokens']),
+    count(u['total_tokens']),
+  ];
 }
 
 /**
@@ -42,8 +49,17 @@ function restoreMemory(raw: unknown): CodexMemory {
   if (typeof raw !== 'object' || raw === null) return fresh;
   const m = raw as Record<string, unknown>;
   const s = (v: unknown, max: number): string | null => (typeof v === 'string' && v.length <= max ? v : null);
-  const last = Array.isArray(m['last']) && m['last'].length === 5 && m['last'].every((n) => typeof n === 'number' && n >= 0) ? (m['last'] as number[]) : null;
-  return { session: s(m['session'], 96), project: s(m['project'], 64), workspace: s(m['workspace'], 16), model: s(m['model'], MAX_MODEL), last };
+  const last =
+    Array.isArray(m['last']) && m['last'].length === 5 && m['last'].every((n) => typeof n === 'number' && n >= 0)
+      ? (m['last'] as number[])
+      : null;
+  return {
+    session: s(m['session'], 96),
+    project: s(m['project'], 64),
+    workspace: s(m['workspace'], 16),
+    model: s(m['model'], MAX_MODEL),
+    last,
+  };
 }
 
 export function createCodexDialect(onLimits: (snapshot: LimitSnapshot) => void): Dialect<CodexMemory> {
@@ -81,10 +97,21 @@ export function createCodexDialect(onLimits: (snapshot: LimitSnapshot) => void):
       return;
     }
     let delta = last;
-    if (delta === null && total !== null) delta = memory.last === null ? total : total.map((n, i) => Math.max(0, n - (memory.last![i] ?? 0)));
+    if (delta === null && total !== null)
+      delta = memory.last === null ? total : total.map((n, i) => Math.max(0, n - (memory.last![i] ?? 0)));
     if (total !== null) memory.last = total;
     if (delta === null || delta.slice(0, 4).every((n) => n === 0)) return;
-    sink.count(null, { hour: hourOf(at), model: memory.model, project: memory.project, workspace: memory.workspace, session: memory.session }, usageOf(delta));
+    sink.count(
+      null,
+      {
+        hour: hourOf(at),
+        model: memory.model,
+        project: memory.project,
+        workspace: memory.workspace,
+        session: memory.session,
+      },
+      usageOf(delta),
+    );
   }
 
   return {

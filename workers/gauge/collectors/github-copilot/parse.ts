@@ -34,7 +34,10 @@ function snapshot(id: SnapshotId, value: Json): Quota {
     entitlement: count(value.entitlement, PROVIDER, `${id}.entitlement`, { nullable: true }),
     // Overage can take `remaining` below zero.
     remaining: count(value.remaining, PROVIDER, `${id}.remaining`, { nullable: true, signed: true }),
-    percentRemaining: count(value.percent_remaining, PROVIDER, `${id}.percent_remaining`, { nullable: true, signed: true }),
+    percentRemaining: count(value.percent_remaining, PROVIDER, `${id}.percent_remaining`, {
+      nullable: true,
+      signed: true,
+    }),
   };
 }
 
@@ -44,7 +47,13 @@ function freeQuotas(monthly: Json, left: Json): Quota[] {
   for (const id of ['chat', 'completions'] as const) {
     const entitlement = count(monthly[id], PROVIDER, `monthly_quotas.${id}`, { nullable: true });
     if (entitlement === null) continue;
-    quotas.push({ id, unlimited: false, entitlement, remaining: count(left[id], PROVIDER, `limited_user_quotas.${id}`, { nullable: true, signed: true }), percentRemaining: null });
+    quotas.push({
+      id,
+      unlimited: false,
+      entitlement,
+      remaining: count(left[id], PROVIDER, `limited_user_quotas.${id}`, { nullable: true, signed: true }),
+      percentRemaining: null,
+    });
   }
   return quotas;
 }
@@ -54,14 +63,20 @@ export function parseUser(json: unknown): CopilotUser {
   const quotas: Quota[] = [];
   if (body.quota_snapshots !== undefined && body.quota_snapshots !== null) {
     const snapshots = record(body.quota_snapshots, PROVIDER, 'quota_snapshots');
-    for (const id of SNAPSHOTS) if (snapshots[id] !== undefined && snapshots[id] !== null) quotas.push(snapshot(id, record(snapshots[id], PROVIDER, id)));
+    for (const id of SNAPSHOTS)
+      if (snapshots[id] !== undefined && snapshots[id] !== null)
+        quotas.push(snapshot(id, record(snapshots[id], PROVIDER, id)));
   } else if (isRecord(body.monthly_quotas)) {
-    const left = body.limited_user_quotas === undefined || body.limited_user_quotas === null ? {} : record(body.limited_user_quotas, PROVIDER, 'limited_user_quotas');
+    const left =
+      body.limited_user_quotas === undefined || body.limited_user_quotas === null
+        ? {}
+        : record(body.limited_user_quotas, PROVIDER, 'limited_user_quotas');
     quotas.push(...freeQuotas(body.monthly_quotas, left));
   }
   return {
     quotas,
-    resetsAt: isoDate(body.quota_reset_date_utc) ?? isoDate(body.quota_reset_date) ?? isoDate(body.limited_user_reset_date),
+    resetsAt:
+      isoDate(body.quota_reset_date_utc) ?? isoDate(body.quota_reset_date) ?? isoDate(body.limited_user_reset_date),
     creditBilled: body.token_based_billing === true,
     identity: typeof body.login === 'string' && body.login.length > 0 && body.login.length <= 100 ? body.login : null,
   };

@@ -8,10 +8,18 @@ import type { CopilotUser, Quota } from './parse.ts';
 
 function windowOf(quota: Quota, user: CopilotUser): GaugeWindow | null {
   const kind = quota.id === 'premium_interactions' && user.creditBilled ? 'credits' : 'requests';
-  if (quota.unlimited) return usageWindow(quota.id, kind, 'month', { used: null, limit: null, remaining: null }, user.resetsAt);
+  if (quota.unlimited)
+    return usageWindow(quota.id, kind, 'month', { used: null, limit: null, remaining: null }, user.resetsAt);
   if (!quota.entitlement && !quota.remaining) return null;
-  const used = quota.entitlement !== null && quota.remaining !== null ? Math.max(0, quota.entitlement - quota.remaining) : null;
-  const window = usageWindow(quota.id, kind, 'month', { used, limit: quota.entitlement, remaining: quota.remaining }, user.resetsAt);
+  const used =
+    quota.entitlement !== null && quota.remaining !== null ? Math.max(0, quota.entitlement - quota.remaining) : null;
+  const window = usageWindow(
+    quota.id,
+    kind,
+    'month',
+    { used, limit: quota.entitlement, remaining: quota.remaining },
+    user.resetsAt,
+  );
   if (window.utilization === null && quota.percentRemaining !== null) {
     window.utilization = Math.min(1, Math.max(0, 1 - quota.percentRemaining / 100));
   }

@@ -8,13 +8,27 @@ import { PROVIDER } from './parse.ts';
 
 const API_VERSION = '2025-04-01';
 
-export async function fetchUser(ctx: CollectContext, base: string, token: string): Promise<{ json: unknown; retryAfterMs: number | undefined }> {
-  const headers = { authorization: `token ${token}`, 'x-github-api-version': API_VERSION, 'user-agent': 'switchyard-gauge' };
-  const answer = await getJson(ctx, PROVIDER, endpoint(base, '/copilot_internal/user'), headers, { passStatuses: [404] });
+export async function fetchUser(
+  ctx: CollectContext,
+  base: string,
+  token: string,
+): Promise<{ json: unknown; retryAfterMs: number | undefined }> {
+  const headers = {
+    authorization: `token ${token}`,
+    'x-github-api-version': API_VERSION,
+    'user-agent': 'switchyard-gauge',
+  };
+  const answer = await getJson(ctx, PROVIDER, endpoint(base, '/copilot_internal/user'), headers, {
+    passStatuses: [404],
+  });
   if (answer.status === 404) {
-    throw new CollectorError('auth_failed', `${PROVIDER} does not show quota to this token (HTTP 404); a fine-grained token with the "Plan: read-only" permission can read it.`, {
-      upstreamStatus: 404,
-    });
+    throw new CollectorError(
+      'auth_failed',
+      `${PROVIDER} does not show quota to this token (HTTP 404); a fine-grained token with the "Plan: read-only" permission can read it.`,
+      {
+        upstreamStatus: 404,
+      },
+    );
   }
   return { json: answer.json, retryAfterMs: answer.retryAfterMs };
 }

@@ -88,7 +88,10 @@ export async function discover(options: DiscoverOptions): Promise<Discovery> {
     const info = await lstat(root).catch(() => null);
     if (info?.isFile() && options.matches(basename(root))) {
       await visit(root, 0, false);
-      stack.splice(stack.findIndex((s) => s.path === root), 1);
+      stack.splice(
+        stack.findIndex((s) => s.path === root),
+        1,
+      );
     }
   }
 

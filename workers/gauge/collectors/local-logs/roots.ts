@@ -37,5 +37,10 @@ export function claudeDefaultRoots(env: NodeJS.ProcessEnv, home: string): string
 /** Codex: ${CODEX_HOME:-~/.codex}/sessions. */
 export function codexDefaultRoots(env: NodeJS.ProcessEnv, home: string): string[] {
   const codexHome = env['CODEX_HOME']?.trim();
-  return [join(codexHome !== undefined && codexHome !== '' && isAbsolute(codexHome) ? codexHome : join(home, '.codex'), 'sessions')];
+  return [
+    join(
+      codexHome !== undefined && codexHome !== '' && isAbsolute(codexHome) ? codexHome : join(home, '.codex'),
+      'sessions',
+    ),
+  ];
 }

@@ -3,7 +3,15 @@ import type { CollectContext } from '../types.ts';
 import { discover } from './discover.ts';
 import { localIdentity, shortHash, type Identity } from './labels.ts';
 import { configuredRoots } from './roots.ts';
-import { MAX_FILES, SEEN_CAP, TAIL_CAP, restoreState, type FileState, type LocalLogState, type TailEntry } from './state.ts';
+import {
+  MAX_FILES,
+  SEEN_CAP,
+  TAIL_CAP,
+  restoreState,
+  type FileState,
+  type LocalLogState,
+  type TailEntry,
+} from './state.ts';
 import { readNewLines } from './tail.ts';
 import { createTally, keyFromString, keyString, type BucketKey, type Usage } from './tally.ts';
 
@@ -62,15 +70,37 @@ export interface LocalLogsRun {
   noRoots: boolean;
 }
 
-export async function runLocalLogs<M>(ctx: CollectContext, providerId: string, dialect: Dialect<M>, options: RunOptions = {}): Promise<LocalLogsRun> {
+export async function runLocalLogs<M>(
+  ctx: CollectContext,
+  providerId: string,
+  dialect: Dialect<M>,
+  options: RunOptions = {},
+): Promise<LocalLogsRun> {
   const identity = options.identity ?? localIdentity();
-  const roots = configuredRoots(ctx.config, identity.home) ?? dialect.defaultRoots(options.env ?? process.env, identity.home);
+  const roots =
+    configuredRoots(ctx.config, identity.home) ?? dialect.defaultRoots(options.env ?? process.env, identity.home);
   const previous = restoreState(ctx.state);
-  const found = await discover({ roots, matches: dialect.matches, maxFiles: MAX_FILES, maxDepth: 8, maxEntries: 50_000, signal: ctx.signal });
+  const found = await discover({
+    roots,
+    matches: dialect.matches,
+    maxFiles: MAX_FILES,
+    maxDepth: 8,
+    maxEntries: 50_000,
+    signal: ctx.signal,
+  });
   const counters: Record<string, number> = {
-    files: found.files.length, filesRead: 0, bytesRead: 0, linesMalformed: 0, linesTooLong: 0, duplicates: 0,
-    filesUnreadable: found.unreadable, linksOutside: found.linksOutside, filesOverCap: found.overCap,
-    filesRestarted: 0, walkTruncated: found.truncated ? 1 : 0, budgetExhausted: 0,
+    files: found.files.length,
+    filesRead: 0,
+    bytesRead: 0,
+    linesMalformed: 0,
+    linesTooLong: 0,
+    duplicates: 0,
+    filesUnreadable: found.unreadable,
+    linksOutside: found.linksOutside,
+    filesOverCap: found.overCap,
+    filesRestarted: 0,
+    walkTruncated: found.truncated ? 1 : 0,
+    budgetExhausted: 0,
   };
   const tally = createTally(ctx.accountId, providerId, previous.hours);
   const seen = new Set(previous.seen);
@@ -88,9 +118,26 @@ export async function runLocalLogs<M>(ctx: CollectContext, providerId: string, d
           const original = keyFromString(last[5]);
           if (usage.output > last[2] && original !== null) {
             const more = (now: number, then: number): number => Math.max(0, now - then);
-            tally.add(original, { input: more(usage.input, last[1]), output: usage.output - last[2], cacheRead: more(usage.cacheRead, last[3]), cacheWrite: more(usage.cacheWrite, last[4]), reasoning: 0 }, 0);
+            tally.add(
+              original,
+              {
+                input: more(usage.input, last[1]),
+                output: usage.output - last[2],
+                cacheRead: more(usage.cacheRead, last[3]),
+                cacheWrite: more(usage.cacheWrite, last[4]),
+                reasoning: 0,
+              },
+              0,
+            );
             tail.delete(hash);
-            tail.set(hash, [hash, Math.max(usage.input, last[1]), usage.output, Math.max(usage.cacheRead, last[3]), Math.max(usage.cacheWrite, last[4]), last[5]]);
+            tail.set(hash, [
+              hash,
+              Math.max(usage.input, last[1]),
+              usage.output,
+              Math.max(usage.cacheRead, last[3]),
+              Math.max(usage.cacheWrite, last[4]),
+              last[5],
+            ]);
           }
           return;
         }
@@ -121,7 +168,9 @@ export async function runLocalLogs<M>(ctx: CollectContext, providerId: string, d
     const restarting = before !== undefined && (before.d !== file.identity || file.size < before.o);
     const memory = dialect.memory(restarting ? undefined : before?.m);
     try {
-      const outcome = await readNewLines(file, before, budget, ctx.signal, (text) => dialect.line(text, memory, sink, identity));
+      const outcome = await readNewLines(file, before, budget, ctx.signal, (text) =>
+        dialect.line(text, memory, sink, identity),
+      );
       budget -= outcome.bytesRead;
       counters['bytesRead']! += outcome.bytesRead;
       counters['linesTooLong']! += outcome.longLines;
@@ -139,7 +188,13 @@ export async function runLocalLogs<M>(ctx: CollectContext, providerId: string, d
   return {
     activity: tally.buckets(),
     windows: tally.windows(ctx.now()),
-    state: { v: 1, files, seen: [...seen].slice(-SEEN_CAP), tail: [...tail.values()], hours: tally.keptHours(ctx.now()) },
+    state: {
+      v: 1,
+      files,
+      seen: [...seen].slice(-SEEN_CAP),
+      tail: [...tail.values()],
+      hours: tally.keptHours(ctx.now()),
+    },
     counters,
     noRoots: found.rootsFound === 0,
   };

@@ -47,10 +47,20 @@ export function restoreState(raw: unknown): LocalLogState {
       if (file !== null && key.length <= 32) files[key] = file;
     }
   }
-  const seen = Array.isArray(state['seen']) ? state['seen'].filter((s): s is string => typeof s === 'string' && s.length <= 32).slice(-SEEN_CAP) : [];
+  const seen = Array.isArray(state['seen'])
+    ? state['seen'].filter((s): s is string => typeof s === 'string' && s.length <= 32).slice(-SEEN_CAP)
+    : [];
   const tail = Array.isArray(state['tail'])
     ? state['tail']
-        .filter((e): e is TailEntry => Array.isArray(e) && e.length === 6 && typeof e[0] === 'string' && [1, 2, 3, 4].every((i) => isCount(e[i])) && typeof e[5] === 'string' && e[5].length <= 2048)
+        .filter(
+          (e): e is TailEntry =>
+            Array.isArray(e) &&
+            e.length === 6 &&
+            typeof e[0] === 'string' &&
+            [1, 2, 3, 4].every((i) => isCount(e[i])) &&
+            typeof e[5] === 'string' &&
+            e[5].length <= 2048,
+        )
         .slice(-TAIL_CAP)
     : [];
   const hours = Array.isArray(state['hours'])

@@ -36,7 +36,12 @@ export async function readNewLines(
   const restarted = previous !== undefined && (previous.d !== file.identity || file.size < previous.o);
   const start = previous === undefined || restarted ? 0 : previous.o;
   let skip = !restarted && previous?.skip === 1;
-  const outcome: TailOutcome = { cursor: { d: file.identity, o: start, ...(skip ? { skip: 1 as const } : {}) }, bytesRead: 0, restarted, longLines: 0 };
+  const outcome: TailOutcome = {
+    cursor: { d: file.identity, o: start, ...(skip ? { skip: 1 as const } : {}) },
+    bytesRead: 0,
+    restarted,
+    longLines: 0,
+  };
   // Bytes appended while we read belong to the next collect: stop at the size discovery saw. A budget
   // smaller than one line still moves past it, so a file always makes progress.
   const end = Math.min(file.size, start + Math.max(budget, MAX_LINE + 1));
@@ -59,7 +64,8 @@ export async function readNewLines(
         if (!skip) {
           if (pendingLength + nl - from > MAX_LINE) outcome.longLines++;
           else {
-            const bytes = pendingLength === 0 ? buffer.subarray(from, nl) : Buffer.concat([...pending, buffer.subarray(from, nl)]);
+            const bytes =
+              pendingLength === 0 ? buffer.subarray(from, nl) : Buffer.concat([...pending, buffer.subarray(from, nl)]);
             const text = bytes.toString('utf8');
             onLine(text.endsWith('\r') ? text.slice(0, -1) : text);
           }

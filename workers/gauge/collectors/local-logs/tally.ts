@@ -57,7 +57,17 @@ export function createTally(sourceId: string, providerId: string, previousHours:
     const id = keyString(key);
     let bucket = buckets.get(id);
     if (bucket === undefined) {
-      bucket = { sourceId, providerId, ...key, requests: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
+      bucket = {
+        sourceId,
+        providerId,
+        ...key,
+        requests: 0,
+        inputTokens: 0,
+        outputTokens: 0,
+        cacheReadTokens: 0,
+        cacheWriteTokens: 0,
+        reasoningTokens: 0,
+      };
       buckets.set(id, bucket);
     }
     bucket.requests += requests;
@@ -93,11 +103,19 @@ export function createTally(sourceId: string, providerId: string, previousHours:
     const dayStart = Math.floor(t / DAY) * DAY;
     const sum = (from: number): number => {
       let total = 0;
-      for (const row of hours.values()) if (row[0] + HOUR > from && row[0] <= t) total += row[1] + row[2] + row[3] + row[4];
+      for (const row of hours.values())
+        if (row[0] + HOUR > from && row[0] <= t) total += row[1] + row[2] + row[3] + row[4];
       return total;
     };
     const window = (id: string, period: string, from: number, resetsAt: string | null): GaugeWindow => ({
-      id, kind: 'tokens', period, used: sum(from), limit: null, remaining: null, utilization: null, resetsAt,
+      id,
+      kind: 'tokens',
+      period,
+      used: sum(from),
+      limit: null,
+      remaining: null,
+      utilization: null,
+      resetsAt,
     });
     return [
       window('tokens-5h', '5h', t - 5 * HOUR, null),
@@ -106,7 +124,13 @@ export function createTally(sourceId: string, providerId: string, previousHours:
     ];
   }
 
-  return { add, windows, keptHours, bucketCount: (): number => buckets.size, buckets: (): GaugeActivityBucket[] => [...buckets.values()] };
+  return {
+    add,
+    windows,
+    keptHours,
+    bucketCount: (): number => buckets.size,
+    buckets: (): GaugeActivityBucket[] => [...buckets.values()],
+  };
 }
 
 export type Tally = ReturnType<typeof createTally>;

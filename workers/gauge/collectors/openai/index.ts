@@ -16,6 +16,9 @@ export const collector: Collector = {
     const base = baseUrlOf(ctx, DEFAULT_BASE_URL, PROVIDER);
     const now = ctx.now();
     const { usage, costs, retryAfterMs } = await fetchReports(ctx, base, adminKey, monthStart(now));
-    return { readings: [toReading(ctx.accountId, now, usage, costs)], ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+    return {
+      readings: [toReading(ctx.accountId, now, usage, costs)],
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    };
   },
 };

@@ -71,7 +71,11 @@ export function parseCostPage(json: unknown): Page<CostBucket> {
       // `amount` is optional in the reference: a result without one carries no cost.
       if (result.amount === undefined || result.amount === null) continue;
       const amount = record(result.amount, PROVIDER, 'amount');
-      buckets.push({ startTime, amount: decimal(amount.value, PROVIDER, 'amount.value'), currency: currency(amount.currency, PROVIDER) });
+      buckets.push({
+        startTime,
+        amount: decimal(amount.value, PROVIDER, 'amount.value'),
+        currency: currency(amount.currency, PROVIDER),
+      });
     }
   }
   return { buckets, next };

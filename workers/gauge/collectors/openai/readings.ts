@@ -52,7 +52,10 @@ export function toReading(accountId: string, now: Date, usage: UsageBucket[], co
     collectedAt: now.toISOString(),
     source: 'polled',
     confidence: 'high',
-    windows: [...windowsFor('month', totals(usage, fromMonth), nextMonth(now)), ...windowsFor('1d', totals(usage, fromDay), nextDay(now))],
+    windows: [
+      ...windowsFor('month', totals(usage, fromMonth), nextMonth(now)),
+      ...windowsFor('1d', totals(usage, fromDay), nextDay(now)),
+    ],
     spend: {
       providerReported: spend.amount,
       estimated: null,

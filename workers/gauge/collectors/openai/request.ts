@@ -33,12 +33,34 @@ async function collectPages<T>(
   return all;
 }
 
-export async function fetchReports(ctx: CollectContext, base: string, adminKey: string, since: Date): Promise<OpenAIReports> {
+export async function fetchReports(
+  ctx: CollectContext,
+  base: string,
+  adminKey: string,
+  since: Date,
+): Promise<OpenAIReports> {
   const headers = { authorization: `Bearer ${adminKey}` };
   const startTime = String(Math.floor(since.getTime() / 1000));
-  const query = (page: string | null) => ({ start_time: startTime, bucket_width: '1d', limit: DAYS_PER_PAGE, page: page ?? undefined });
+  const query = (page: string | null) => ({
+    start_time: startTime,
+    bucket_width: '1d',
+    limit: DAYS_PER_PAGE,
+    page: page ?? undefined,
+  });
   const sink = { retryAfterMs: undefined as number | undefined };
-  const usage = await collectPages(ctx, (page) => endpoint(base, '/organization/usage/completions', query(page)), headers, parseUsagePage, sink);
-  const costs = await collectPages(ctx, (page) => endpoint(base, '/organization/costs', query(page)), headers, parseCostPage, sink);
+  const usage = await collectPages(
+    ctx,
+    (page) => endpoint(base, '/organization/usage/completions', query(page)),
+    headers,
+    parseUsagePage,
+    sink,
+  );
+  const costs = await collectPages(
+    ctx,
+    (page) => endpoint(base, '/organization/costs', query(page)),
+    headers,
+    parseCostPage,
+    sink,
+  );
   return { usage, costs, retryAfterMs: sink.retryAfterMs };
 }

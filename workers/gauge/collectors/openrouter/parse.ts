@@ -54,5 +54,8 @@ export function parseKey(json: unknown): KeyInfo {
 
 export function parseCredits(json: unknown): Credits {
   const data = record(record(json, PROVIDER, 'body').data, PROVIDER, 'data');
-  return { total: count(data.total_credits, PROVIDER, 'total_credits') as number, used: count(data.total_usage, PROVIDER, 'total_usage') as number };
+  return {
+    total: count(data.total_credits, PROVIDER, 'total_credits') as number,
+    used: count(data.total_usage, PROVIDER, 'total_usage') as number,
+  };
 }

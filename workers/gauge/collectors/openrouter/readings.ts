@@ -58,6 +58,9 @@ export function toReading(accountId: string, now: Date, key: KeyInfo, credits: C
       periodStart: monthStart(now).toISOString(),
       periodEnd: nextMonth(now).toISOString(),
     },
-    credits: credits === null ? null : { remaining: round(credits.total - credits.used), total: credits.total, currency: 'USD' },
+    credits:
+      credits === null
+        ? null
+        : { remaining: round(credits.total - credits.used), total: credits.total, currency: 'USD' },
   };
 }

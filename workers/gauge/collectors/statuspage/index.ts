@@ -71,7 +71,12 @@ export const collector: Collector = {
       const response = await fetch(url, { signal: ctx.signal, headers: { accept: 'application/json' } });
       if (!response.ok) {
         await response.body?.cancel();
-        return unknown(`HTTP ${response.status}`, response.status === 429 || response.status === 503 ? retryAfterOf(response.headers.get('retry-after')) : undefined);
+        return unknown(
+          `HTTP ${response.status}`,
+          response.status === 429 || response.status === 503
+            ? retryAfterOf(response.headers.get('retry-after'))
+            : undefined,
+        );
       }
       body = await boundedText(response);
     } catch {

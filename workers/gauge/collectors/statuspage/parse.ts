@@ -26,7 +26,9 @@ function isoOrNull(value: unknown): string | null {
 }
 
 const list = (value: unknown): Record<string, unknown>[] =>
-  Array.isArray(value) ? value.filter((v): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)) : [];
+  Array.isArray(value)
+    ? value.filter((v): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v))
+    : [];
 
 export function parseSummary(body: unknown, providerId: string, observedAt: string): GaugeProviderStatus | null {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return null;
@@ -37,7 +39,10 @@ export function parseSummary(body: unknown, providerId: string, observedAt: stri
   let indicator: GaugeIndicator = INDICATORS.includes(raw as GaugeIndicator) ? (raw as GaugeIndicator) : 'unknown';
   if (indicator === 'unknown') return null;
   // Planned work in progress with nothing else wrong is maintenance, not "all clear".
-  if (indicator === 'none' && list(summary['scheduled_maintenances']).some((m) => m['status'] === 'in_progress' || m['status'] === 'verifying')) {
+  if (
+    indicator === 'none' &&
+    list(summary['scheduled_maintenances']).some((m) => m['status'] === 'in_progress' || m['status'] === 'verifying')
+  ) {
     indicator = 'maintenance';
   }
   const components = list(summary['components'])
@@ -53,12 +58,33 @@ export function parseSummary(body: unknown, providerId: string, observedAt: stri
     .flatMap((i) => {
       const name = text(i['name'], MAX_NAME);
       if (name === null) return [];
-      return [{ name, status: text(i['status'], MAX_WORD) ?? 'unknown', impact: text(i['impact'], MAX_WORD) ?? 'unknown', updatedAt: isoOrNull(i['updated_at']) }];
+      return [
+        {
+          name,
+          status: text(i['status'], MAX_WORD) ?? 'unknown',
+          impact: text(i['impact'], MAX_WORD) ?? 'unknown',
+          updatedAt: isoOrNull(i['updated_at']),
+        },
+      ];
     })
     .slice(0, MAX_INCIDENTS);
-  return { providerId, indicator, description: text((status as Record<string, unknown>)['description'], MAX_NAME), components, incidents, observedAt };
+  return {
+    providerId,
+    indicator,
+    description: text((status as Record<string, unknown>)['description'], MAX_NAME),
+    components,
+    incidents,
+    observedAt,
+  };
 }
 
 export function unknownStatus(providerId: string, why: string, observedAt: string): GaugeProviderStatus {
-  return { providerId, indicator: 'unknown', description: `Status feed unreadable: ${why}.`, components: [], incidents: [], observedAt };
+  return {
+    providerId,
+    indicator: 'unknown',
+    description: `Status feed unreadable: ${why}.`,
+    components: [],
+    incidents: [],
+    observedAt,
+  };
 }

@@ -27,7 +27,11 @@ function toModel(entry: Record<string, unknown> & { id: string }): UpstreamModel
 export const anthropicModels: ModelListAdapter = {
   listRequest: (target, credential, cursor) => ({
     method: 'GET',
-    url: joinUrl(target.baseUrl, '/v1/models', cursor === null ? { limit: PAGE_LIMIT } : { limit: PAGE_LIMIT, after_id: cursor }),
+    url: joinUrl(
+      target.baseUrl,
+      '/v1/models',
+      cursor === null ? { limit: PAGE_LIMIT } : { limit: PAGE_LIMIT, after_id: cursor },
+    ),
     headers: requestHeaders(target, anthropicAuth(credential)),
   }),
   parseList(body) {

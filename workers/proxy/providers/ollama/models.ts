@@ -30,15 +30,17 @@ export const ollamaModels: ModelListAdapter = {
   }),
   parseList(body) {
     if (!isRecord(body) || !Array.isArray(body.models)) throw unexpectedShape();
-    const models = body.models.filter((entry) => hasName(entry, 'name')).map((entry) => ({
-      // The name with its tag (`llama3.2:latest`) is what Ollama's own routes take as `model`.
-      upstreamModelId: entry.name,
-      displayName: null,
-      // `modified_at` is when the model was pulled, not when it was made.
-      created: null,
-      contextWindow: null,
-      families: ollamaFamilies(entry.name, architecturesOf(entry.details)),
-    }));
+    const models = body.models
+      .filter((entry) => hasName(entry, 'name'))
+      .map((entry) => ({
+        // The name with its tag (`llama3.2:latest`) is what Ollama's own routes take as `model`.
+        upstreamModelId: entry.name,
+        displayName: null,
+        // `modified_at` is when the model was pulled, not when it was made.
+        created: null,
+        contextWindow: null,
+        families: ollamaFamilies(entry.name, architecturesOf(entry.details)),
+      }));
     return { models, next: null };
   },
 };

@@ -28,7 +28,13 @@ export function dataEntries(body: Record<string, unknown>): unknown[] | null {
 
 /** The fields every styleA entry carries; kinds that know more overwrite the rest. */
 export function styleAModel(entry: StyleAEntry, families: EndpointFamily[]): UpstreamModel {
-  return { upstreamModelId: entry.id, displayName: null, created: numberOrNull(entry.created), contextWindow: null, families };
+  return {
+    upstreamModelId: entry.id,
+    displayName: null,
+    created: numberOrNull(entry.created),
+    contextWindow: null,
+    families,
+  };
 }
 
 export function styleAModels(options: StyleAModelsOptions): ModelListAdapter {

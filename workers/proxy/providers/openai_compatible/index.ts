@@ -6,6 +6,15 @@ import { compatibleModels } from './models.ts';
 // Jina/Cohere-style rerank that vLLM serves at `<v1>/rerank`.
 export const openaiCompatible: ProviderAdapter = styleAAdapter(compatibleModels, {
   v1: (t) => t.baseUrl,
-  ops: ['chat.completions', 'embeddings', 'responses.create', 'responses.get', 'responses.delete', 'responses.input_items', 'responses.cancel', 'rerank'],
+  ops: [
+    'chat.completions',
+    'embeddings',
+    'responses.create',
+    'responses.get',
+    'responses.delete',
+    'responses.input_items',
+    'responses.cancel',
+    'rerank',
+  ],
   streamUsage: true,
 });

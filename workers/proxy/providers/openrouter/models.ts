@@ -8,8 +8,10 @@ import { countOrNull, isRecord, stringOrNull } from '../shape.ts';
  */
 function outputModalities(entry: StyleAEntry): string[] {
   const arch = isRecord(entry.architecture) ? entry.architecture : {};
-  if (Array.isArray(arch.output_modalities)) return arch.output_modalities.filter((m): m is string => typeof m === 'string');
-  if (typeof arch.modality === 'string' && arch.modality.includes('->')) return arch.modality.split('->')[1]?.split('+') ?? [];
+  if (Array.isArray(arch.output_modalities))
+    return arch.output_modalities.filter((m): m is string => typeof m === 'string');
+  if (typeof arch.modality === 'string' && arch.modality.includes('->'))
+    return arch.modality.split('->')[1]?.split('+') ?? [];
   return ['text'];
 }
 
