@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { KINDS, MAX_LISTED_MODELS, truncated, type UpstreamModelList } from '../protocol/providers.ts';
-import { ServiceError, toServiceError } from '../protocol/errors.ts';
+import { type ServiceError, toServiceError } from '../protocol/errors.ts';
 import type { StoreEnv } from '../store/env.ts';
 import type { ModelListCache, ModelRepo } from '../store/model-repo.ts';
 import type { ProviderRecord } from '../store/provider-repo.ts';

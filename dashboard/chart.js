@@ -32,15 +32,13 @@ export class DailyChart extends Component {
         axes: [
           {},
           { scale: series[0].key, values: (_u, ticks) => ticks.map(num), size: 70 },
-          ...series
-            .slice(1)
-            .map((s) => ({
-              scale: s.key,
-              side: 1,
-              grid: { show: false },
-              values: (_u, ticks) => ticks.map(num),
-              size: 80,
-            })),
+          ...series.slice(1).map((s) => ({
+            scale: s.key,
+            side: 1,
+            grid: { show: false },
+            values: (_u, ticks) => ticks.map(num),
+            size: 80,
+          })),
         ],
         series: [
           {},

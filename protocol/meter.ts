@@ -34,7 +34,7 @@ export function packRecord(out: unknown[], e: UsageEvent, estimatedCostUsd: numb
   if (u === null) out.push(false, null, null, null, null, null, null, null);
   else {
     let calls: Record<string, number> | null = null;
-    for (const name in u.toolCalls) {
+    for (const _name in u.toolCalls) {
       calls = u.toolCalls;
       break;
     }

@@ -145,6 +145,7 @@ switch (command) {
       process.exit(EXIT_CANNOT_START);
     });
     break;
+  // biome-ignore lint/suspicious/noFallthroughSwitchClause: process.exit does not return
   case 'token':
     process.exit(printToken());
   case '--help':

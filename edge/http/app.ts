@@ -339,9 +339,11 @@ export function createApp(deps: AppDeps) {
         abort,
       };
     } catch (err) {
-      if (err instanceof URIError)
-        err = new ServiceError('INVALID_REQUEST', 'The path has a malformed percent-encoding.');
-      return immediate(respondError(head, requestId, started, routeName, err));
+      const refused =
+        err instanceof URIError
+          ? new ServiceError('INVALID_REQUEST', 'The path has a malformed percent-encoding.')
+          : err;
+      return immediate(respondError(head, requestId, started, routeName, refused));
     }
   }
 

@@ -183,7 +183,7 @@ class Scanner {
       }
       const quote = this.nextQuote(k);
       const slash = this.nextBackslash(k);
-      const stop = quote < slash ? quote : slash;
+      const stop = Math.min(quote, slash);
       if (stop >= n || this.hasControl(k, stop)) throw invalid();
       if (stop === quote) return quote + 1;
       k = this.escape(slash);

@@ -154,7 +154,7 @@ export function createMultipartParser(boundary: string, sink: PartSink): Multipa
 
   // Preamble and part bodies: hand on content up to the next delimiter, carrying a partial one over.
   function search(chunk: Buffer, start: number): number {
-    let at = start;
+    const at = start;
     if (matched > 0) {
       const n = Math.min(needle.length - matched, chunk.length - at);
       if (chunk.compare(needle, matched, matched + n, at, at + n) === 0) {

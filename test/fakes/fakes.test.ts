@@ -281,7 +281,7 @@ describe('openai fake, raw HTTP', () => {
     );
     assert.deepEqual(chunks.at(-1)?.choices, []);
     assert.equal(
-      (chunks.at(-1)?.usage as { total_tokens: number }).total_tokens,
+      (chunks.at(-1)!.usage as { total_tokens: number }).total_tokens,
       openaiFake.DEFAULT_USAGE.inputTokens + openaiFake.DEFAULT_USAGE.outputTokens,
     );
   });

@@ -8,7 +8,7 @@ import { prng } from './prng.ts';
 
 const ALIGNMENT = 32;
 
-const enum ValueType {
+enum ValueType {
   UINT32 = 4,
   INT32 = 5,
   FLOAT32 = 6,

@@ -144,7 +144,7 @@ function checkHistogram(name: string, f: Family): void {
 }
 
 /** The value of the one sample of `name` whose labels include `labels`; 0 when there is none. */
-export function valueOf(families: Map<string, Family>, name: string, labels: Record<string, string> = {}): number {
+export function sampleValue(families: Map<string, Family>, name: string, labels: Record<string, string> = {}): number {
   const base = families.get(name) ? name : name.replace(/_(bucket|sum|count)$/, '');
   const matches = (families.get(base)?.samples ?? []).filter(
     (s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v),

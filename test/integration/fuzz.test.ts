@@ -69,7 +69,7 @@ let inferenceToken = '';
 // The route factories the families (service/families/*.ts) spread into the table, built over stubs:
 // a factory only closes over its dependencies, so the definitions (method, path, body schema) are the real
 // ones. `smartRoute.routes` is presetRoutes + routePackRoutes (service/smart-routing.ts).
-const stub: never = new Proxy<object>(function () {}, {
+const stub: never = new Proxy<object>(() => {}, {
   get: (_t, key): unknown => (key === 'then' ? undefined : stub),
   apply: (): unknown => stub,
 }) as never;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import * as anthropicFake from '../fakes/anthropic.ts';
 import * as openaiFake from '../fakes/openai.ts';
-import { type Reply } from '../helpers/service.ts';
+import type { Reply } from '../helpers/service.ts';
 import { startInProcess, type InProcessService } from '../helpers/in-process.ts';
 
 // Budgets end to end on one service with Gauge left off (budgets are setup; their spend comes from the meter):

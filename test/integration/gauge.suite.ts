@@ -47,7 +47,7 @@ const SUMMARY = {
 
 before(async () => {
   // A Statuspage-compatible page that holds each request until the test answers it.
-  statusPage = createServer((req, res) => {
+  statusPage = createServer((_req, res) => {
     held.push(res);
     requestArrived();
   });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { type Reply } from '../helpers/service.ts';
+import type { Reply } from '../helpers/service.ts';
 import { startInProcess, type InProcessService } from '../helpers/in-process.ts';
 
 let svc: InProcessService;

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import * as openaiFake from '../fakes/openai.ts';
 import { startInProcess, type InProcessService } from '../helpers/in-process.ts';
-import { parseExposition, sumOf, valueOf, type Family } from '../helpers/prometheus.ts';
+import { parseExposition, sumOf, sampleValue, type Family } from '../helpers/prometheus.ts';
 
 // GET /metrics over real traffic: chat calls relayed to a fake OpenAI (one of them refused with a 429), then
 // the whole exposition parsed strictly and its counters compared with the calls made, exactly.
@@ -67,48 +67,48 @@ test('is the text format 0.0.4, parsed whole by a strict reader', () => {
     assert.match(name, /^switchyard_/);
     assert.ok(family.help !== null && family.type !== 'untyped', name);
   }
-  assert.equal(valueOf(scraped.families, 'switchyard_info', { version: pkg.version }), 1);
+  assert.equal(sampleValue(scraped.families, 'switchyard_info', { version: pkg.version }), 1);
 });
 
 test('request, error and duration counts match the calls made', () => {
   const f = scraped.families;
   const chatAnswers = (status_class: string) =>
-    valueOf(f, 'switchyard_http_requests_total', { family: CHAT, method: 'POST', status_class });
+    sampleValue(f, 'switchyard_http_requests_total', { family: CHAT, method: 'POST', status_class });
   assert.equal(chatAnswers('2xx'), 3);
   assert.equal(chatAnswers('4xx'), 1);
   assert.equal(sumOf(f, 'switchyard_http_requests_total', { family: CHAT }), 4);
-  assert.equal(valueOf(f, 'switchyard_http_errors_total', { family: CHAT, code: 'UPSTREAM_RATE_LIMITED' }), 1);
+  assert.equal(sampleValue(f, 'switchyard_http_errors_total', { family: CHAT, code: 'UPSTREAM_RATE_LIMITED' }), 1);
   assert.equal(sumOf(f, 'switchyard_http_errors_total'), 1);
-  assert.equal(valueOf(f, 'switchyard_http_request_duration_seconds_count', { family: CHAT }), 4);
-  assert.equal(valueOf(f, 'switchyard_http_request_duration_seconds_bucket', { family: CHAT, le: '+Inf' }), 4);
+  assert.equal(sampleValue(f, 'switchyard_http_request_duration_seconds_count', { family: CHAT }), 4);
+  assert.equal(sampleValue(f, 'switchyard_http_request_duration_seconds_bucket', { family: CHAT, le: '+Inf' }), 4);
   // The provider's creation and its model refresh, both answered 2xx.
   assert.equal(
-    valueOf(f, 'switchyard_http_requests_total', { family: 'providers', method: 'POST', status_class: '2xx' }),
+    sampleValue(f, 'switchyard_http_requests_total', { family: 'providers', method: 'POST', status_class: '2xx' }),
     2,
   );
 });
 
 test('gateway calls, tokens and upstream timings are per provider', () => {
   const f = scraped.families;
-  assert.equal(valueOf(f, 'switchyard_gateway_calls_total', { provider: 'openai', outcome: 'ok' }), 3);
-  assert.equal(valueOf(f, 'switchyard_gateway_calls_total', { provider: 'openai', outcome: 'failed' }), 1);
+  assert.equal(sampleValue(f, 'switchyard_gateway_calls_total', { provider: 'openai', outcome: 'ok' }), 3);
+  assert.equal(sampleValue(f, 'switchyard_gateway_calls_total', { provider: 'openai', outcome: 'failed' }), 1);
   // The fake's usage per call: 31 in (8 cached), 17 out (5 reasoning).
-  const tokens = (kind: string) => valueOf(f, 'switchyard_tokens_total', { provider: 'openai', kind });
+  const tokens = (kind: string) => sampleValue(f, 'switchyard_tokens_total', { provider: 'openai', kind });
   assert.deepEqual(['input', 'output', 'cached_input', 'reasoning'].map(tokens), [3 * 31, 3 * 17, 3 * 8, 3 * 5]);
-  assert.equal(valueOf(f, 'switchyard_upstream_duration_seconds_count', { provider: 'openai' }), 4);
-  assert.equal(valueOf(f, 'switchyard_upstream_ttfb_seconds_count', { provider: 'openai' }), 3);
+  assert.equal(sampleValue(f, 'switchyard_upstream_duration_seconds_count', { provider: 'openai' }), 4);
+  assert.equal(sampleValue(f, 'switchyard_upstream_ttfb_seconds_count', { provider: 'openai' }), 3);
   assert.equal(
-    valueOf(f, 'switchyard_upstream_errors_total', { provider: 'openai', code: 'UPSTREAM_RATE_LIMITED' }),
+    sampleValue(f, 'switchyard_upstream_errors_total', { provider: 'openai', code: 'UPSTREAM_RATE_LIMITED' }),
     1,
   );
-  assert.equal(valueOf(f, 'switchyard_relay_inflight_calls', { pool: 'relay' }), 0);
+  assert.equal(sampleValue(f, 'switchyard_relay_inflight_calls', { pool: 'relay' }), 0);
 });
 
 test('pools, the meter and Gauge sources are read at the scrape', async () => {
   const f = scraped.families;
-  assert.ok(valueOf(f, 'switchyard_process_memory_bytes', { kind: 'rss' }) > 0);
-  assert.ok(valueOf(f, 'switchyard_worker_threads', { pool: 'proxy' }) >= 0);
-  assert.equal(valueOf(f, 'switchyard_worker_queue_depth', { pool: 'proxy' }), 0);
+  assert.ok(sampleValue(f, 'switchyard_process_memory_bytes', { kind: 'rss' }) > 0);
+  assert.ok(sampleValue(f, 'switchyard_worker_threads', { pool: 'proxy' }) >= 0);
+  assert.equal(sampleValue(f, 'switchyard_worker_queue_depth', { pool: 'proxy' }), 0);
   const sources = (await svc.request('GET', '/v1/gauge/sources')).json.data as unknown[];
   assert.ok(sources.length > 0);
   assert.equal(sumOf(f, 'switchyard_gauge_sources'), sources.length);
@@ -143,15 +143,15 @@ test('needs a read token; refuses a query; bounds what a hostile path or method 
   const after = await scrape(tokens.read!);
   const f = after.families;
   assert.equal(
-    valueOf(f, 'switchyard_http_requests_total', { family: 'process', method: 'GET', status_class: '4xx' }),
+    sampleValue(f, 'switchyard_http_requests_total', { family: 'process', method: 'GET', status_class: '4xx' }),
     3,
   );
   for (const code of ['UNAUTHORIZED', 'FORBIDDEN', 'INVALID_REQUEST'])
-    assert.equal(valueOf(f, 'switchyard_http_errors_total', { family: 'process', code }), 1, code);
-  assert.equal(valueOf(f, 'switchyard_http_errors_total', { family: 'unmatched', code: 'NOT_FOUND' }), 1);
+    assert.equal(sampleValue(f, 'switchyard_http_errors_total', { family: 'process', code }), 1, code);
+  assert.equal(sampleValue(f, 'switchyard_http_errors_total', { family: 'unmatched', code: 'NOT_FOUND' }), 1);
   // The first scrape, answered 200, is counted; this one is not yet.
   assert.equal(
-    valueOf(f, 'switchyard_http_requests_total', { family: 'process', method: 'GET', status_class: '2xx' }),
+    sampleValue(f, 'switchyard_http_requests_total', { family: 'process', method: 'GET', status_class: '2xx' }),
     1,
   );
   assert.ok(!after.text.includes('hostile'));

@@ -7,7 +7,7 @@ import type { RecordedRequest } from '../fakes/http.ts';
 import * as openaiFake from '../fakes/openai.ts';
 import type { FakeUsage } from '../fakes/script.ts';
 import { prng } from '../helpers/prng.ts';
-import { type Reply } from '../helpers/service.ts';
+import type { Reply } from '../helpers/service.ts';
 import { startInProcess, type InProcessService } from '../helpers/in-process.ts';
 
 // W2.5: usage is exact over a mixed workload. One seeded run of 24 calls through both client protocols, native

@@ -25,6 +25,7 @@ test('stringifyDeep writes what JSON.stringify writes for every JSON shape', () 
     { a: [] },
     { '': { '"k"': [1, 'x', null] } },
     { a: 1, b: undefined, c: () => 1, d: [undefined, 2, () => 3] },
+    // biome-ignore lint/suspicious/noSparseArray: a hole is what this case is about
     [1, , 3],
     nested(41),
     { z: 1, a: 2, 10: 3, 2: 4 },

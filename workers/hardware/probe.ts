@@ -61,7 +61,7 @@ const APERTURE_SUSPECT_BYTES = GiB;
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 const PCI_ADDRESS = /\b(?:[0-9a-f]{4,8}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]\b/gi;
-const POSIX_PATH = /(^|[\s(\[=,;:])\/[^\s)\],;]+/g;
+const POSIX_PATH = /(^|[\s([=,;:])\/[^\s)\],;]+/g;
 // Windows paths hold spaces (`C:\Program Files\...`), so everything from the drive letter on goes.
 const WINDOWS_PATH = /\b[a-z]:\\.*$|\\\\\S+/gi;
 const CONTROL = /[\u0000-\u001f\u007f]/g;

@@ -2,13 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import { Agent, type Dispatcher } from 'undici';
 import { ServiceError, toServiceError } from '../../protocol/errors.ts';
 import { GATEWAY_OPS, type UsageReport } from '../../protocol/gateway.ts';
-import {
-  ownBuffer,
-  STRING_CHUNK_MAX,
-  type FromWorker,
-  type RelayEnd,
-  type RelayRequest,
-} from '../../protocol/relay.ts';
+import { ownBuffer, STRING_CHUNK_MAX, type RelayEnd, type RelayRequest } from '../../protocol/relay.ts';
 import { isSharedBody, type WorkerArena } from '../shared/body-arena.ts';
 import { credentialOf, knownCredential } from './credentials.ts';
 import { filterResponseHeaders } from './header-policy.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createRegistry, escapeLabelValue, formatValue, OTHER } from '../../../control/metrics/registry.ts';
-import { parseExposition, valueOf } from '../../helpers/prometheus.ts';
+import { parseExposition, sampleValue } from '../../helpers/prometheus.ts';
 
 test('label values escape backslash, double quote and line feed, and read back as they were', () => {
   const registry = createRegistry();
@@ -13,7 +13,7 @@ test('label values escape backslash, double quote and line feed, and read back a
   assert.ok(text.includes('# HELP t_total A help line with a \\\\ backslash\\nand a second line.\n'), text);
   const families = parseExposition(text);
   assert.equal(families.get('t_total')!.help, 'A help line with a \\ backslash\nand a second line.');
-  assert.equal(valueOf(families, 't_total', { provider: hostile }), 3);
+  assert.equal(sampleValue(families, 't_total', { provider: hostile }), 3);
   assert.equal(escapeLabelValue('plain'), 'plain');
 });
 
@@ -24,10 +24,10 @@ test('histogram buckets are cumulative, end at +Inf and agree with _count and _s
   // On a bound counts in that bucket (le is "less than or equal").
   for (const v of [0.005, 0.01, 0.05, 0.5, 0.5, 7]) child.observe(v);
   const families = parseExposition(registry.render());
-  const bucket = (le: string) => valueOf(families, 't_seconds_bucket', { family: 'x', le });
+  const bucket = (le: string) => sampleValue(families, 't_seconds_bucket', { family: 'x', le });
   assert.deepEqual([bucket('0.01'), bucket('0.1'), bucket('1'), bucket('+Inf')], [2, 3, 5, 6]);
-  assert.equal(valueOf(families, 't_seconds_count', { family: 'x' }), 6);
-  assert.ok(Math.abs(valueOf(families, 't_seconds_sum', { family: 'x' }) - 8.065) < 1e-9);
+  assert.equal(sampleValue(families, 't_seconds_count', { family: 'x' }), 6);
+  assert.ok(Math.abs(sampleValue(families, 't_seconds_sum', { family: 'x' }) - 8.065) < 1e-9);
 });
 
 test('past the series cap, new label sets add to one `other` series and the total is kept', () => {
@@ -38,8 +38,8 @@ test('past the series cap, new label sets add to one `other` series and the tota
   const families = parseExposition(registry.render());
   const samples = families.get('t_total')!.samples;
   assert.equal(samples.length, 4);
-  assert.equal(valueOf(families, 't_total', { provider: 'p0' }), 101);
-  assert.equal(valueOf(families, 't_total', { provider: OTHER, kind: OTHER }), 4 + 5 + 6 + 7 + 8 + 9 + 10);
+  assert.equal(sampleValue(families, 't_total', { provider: 'p0' }), 101);
+  assert.equal(sampleValue(families, 't_total', { provider: OTHER, kind: OTHER }), 4 + 5 + 6 + 7 + 8 + 9 + 10);
   assert.equal(c.size(), 4);
 });
 

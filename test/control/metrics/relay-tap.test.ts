@@ -5,7 +5,7 @@ import { createRelayMetrics } from '../../../control/metrics/relay-tap.ts';
 import { ServiceError } from '../../../protocol/errors.ts';
 import type { RelayRequest } from '../../../protocol/relay.ts';
 import type { RelayPool, RelaySink } from '../../../workers/proxy/relay-pool.ts';
-import { parseExposition, valueOf } from '../../helpers/prometheus.ts';
+import { parseExposition, sampleValue } from '../../helpers/prometheus.ts';
 
 // The relay tap in front of a pool that hands its sinks to the test: each worker message passes through to the
 // gateway's sink unchanged, and the first and last ones are timed per provider.
@@ -45,8 +45,8 @@ test('times each call per provider, counts its errors by code and its pool in fl
   tapped.start(request('local', 'embedded'), calls[2]!.sink);
   tapped.start(request('openai'), calls[3]!.sink);
   let f = parseExposition(registry.render());
-  assert.equal(valueOf(f, 'switchyard_relay_inflight_calls', { pool: 'relay' }), 3);
-  assert.equal(valueOf(f, 'switchyard_relay_inflight_calls', { pool: 'runtime' }), 1);
+  assert.equal(sampleValue(f, 'switchyard_relay_inflight_calls', { pool: 'relay' }), 3);
+  assert.equal(sampleValue(f, 'switchyard_relay_inflight_calls', { pool: 'runtime' }), 1);
 
   sinks[0]!.whole(200, {}, '{}', end);
   sinks[1]!.head(200, {});
@@ -63,14 +63,14 @@ test('times each call per provider, counts its errors by code and its pool in fl
   );
 
   f = parseExposition(registry.render());
-  assert.equal(valueOf(f, 'switchyard_relay_inflight_calls', { pool: 'relay' }), 0);
-  assert.equal(valueOf(f, 'switchyard_relay_inflight_calls', { pool: 'runtime' }), 0);
-  assert.equal(valueOf(f, 'switchyard_upstream_ttfb_seconds_count', { provider: 'openai' }), 2);
-  assert.equal(valueOf(f, 'switchyard_upstream_duration_seconds_count', { provider: 'openai' }), 3);
-  assert.equal(valueOf(f, 'switchyard_upstream_duration_seconds_count', { provider: 'local' }), 1);
-  assert.equal(valueOf(f, 'switchyard_upstream_ttfb_seconds_count', { provider: 'local' }), 0);
+  assert.equal(sampleValue(f, 'switchyard_relay_inflight_calls', { pool: 'relay' }), 0);
+  assert.equal(sampleValue(f, 'switchyard_relay_inflight_calls', { pool: 'runtime' }), 0);
+  assert.equal(sampleValue(f, 'switchyard_upstream_ttfb_seconds_count', { provider: 'openai' }), 2);
+  assert.equal(sampleValue(f, 'switchyard_upstream_duration_seconds_count', { provider: 'openai' }), 3);
+  assert.equal(sampleValue(f, 'switchyard_upstream_duration_seconds_count', { provider: 'local' }), 1);
+  assert.equal(sampleValue(f, 'switchyard_upstream_ttfb_seconds_count', { provider: 'local' }), 0);
   assert.equal(
-    valueOf(f, 'switchyard_upstream_errors_total', { provider: 'openai', code: 'UPSTREAM_RATE_LIMITED' }),
+    sampleValue(f, 'switchyard_upstream_errors_total', { provider: 'openai', code: 'UPSTREAM_RATE_LIMITED' }),
     1,
   );
 });

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { createRegistry } from '../../../control/metrics/registry.ts';
 import { familyOf, createTrafficMetrics } from '../../../control/metrics/traffic.ts';
 import type { UsageEvent } from '../../../protocol/gateway.ts';
-import { parseExposition, sumOf, valueOf } from '../../helpers/prometheus.ts';
+import { parseExposition, sumOf, sampleValue } from '../../helpers/prometheus.ts';
 
 test('families come from the route table, never the raw path', () => {
   assert.equal(familyOf('POST /v1/chat/completions'), 'styleA.chat_completions');
@@ -27,21 +27,24 @@ test('answers count by family, method and status class; an unknown method is `ot
   observer.failed('unmatched', 'NOT_FOUND');
   observer.answered('unmatched', 'GET', 999, 0.2);
   const f = parseExposition(registry.render());
-  const req = (labels: Record<string, string>) => valueOf(f, 'switchyard_http_requests_total', labels);
+  const req = (labels: Record<string, string>) => sampleValue(f, 'switchyard_http_requests_total', labels);
   assert.equal(req({ family: 'styleA.chat_completions', method: 'POST', status_class: '2xx' }), 2);
   assert.equal(req({ family: 'styleA.chat_completions', method: 'POST', status_class: '4xx' }), 1);
   assert.equal(req({ family: 'unmatched', method: 'other', status_class: '4xx' }), 1);
   assert.equal(req({ family: 'unmatched', method: 'GET', status_class: '5xx' }), 1);
   assert.equal(
-    valueOf(f, 'switchyard_http_errors_total', { family: 'styleA.chat_completions', code: 'UPSTREAM_RATE_LIMITED' }),
+    sampleValue(f, 'switchyard_http_errors_total', {
+      family: 'styleA.chat_completions',
+      code: 'UPSTREAM_RATE_LIMITED',
+    }),
     1,
   );
-  assert.equal(valueOf(f, 'switchyard_http_errors_total', { family: 'unmatched', code: 'NOT_FOUND' }), 1);
+  assert.equal(sampleValue(f, 'switchyard_http_errors_total', { family: 'unmatched', code: 'NOT_FOUND' }), 1);
   const chat = { family: 'styleA.chat_completions' };
-  assert.equal(valueOf(f, 'switchyard_http_request_duration_seconds_count', chat), 3);
-  assert.equal(valueOf(f, 'switchyard_http_request_duration_seconds_bucket', { ...chat, le: '0.001' }), 1);
-  assert.equal(valueOf(f, 'switchyard_http_request_duration_seconds_bucket', { ...chat, le: '2.5' }), 2);
-  assert.equal(valueOf(f, 'switchyard_http_request_duration_seconds_bucket', { ...chat, le: '5' }), 3);
+  assert.equal(sampleValue(f, 'switchyard_http_request_duration_seconds_count', chat), 3);
+  assert.equal(sampleValue(f, 'switchyard_http_request_duration_seconds_bucket', { ...chat, le: '0.001' }), 1);
+  assert.equal(sampleValue(f, 'switchyard_http_request_duration_seconds_bucket', { ...chat, le: '2.5' }), 2);
+  assert.equal(sampleValue(f, 'switchyard_http_request_duration_seconds_bucket', { ...chat, le: '5' }), 3);
 });
 
 const event = (providerId: string, outcome: UsageEvent['outcome'], usage: UsageEvent['usage']): UsageEvent => ({
@@ -73,10 +76,10 @@ test('usage events add calls by outcome and tokens by kind, per provider; missin
   usage(event('openai', 'failed', null));
   usage(event('local', 'aborted', { ...u, inputTokens: Number.NaN }));
   const f = parseExposition(registry.render());
-  assert.equal(valueOf(f, 'switchyard_gateway_calls_total', { provider: 'openai', outcome: 'ok' }), 2);
-  assert.equal(valueOf(f, 'switchyard_gateway_calls_total', { provider: 'openai', outcome: 'failed' }), 1);
-  assert.equal(valueOf(f, 'switchyard_tokens_total', { provider: 'openai', kind: 'input' }), 62);
-  assert.equal(valueOf(f, 'switchyard_tokens_total', { provider: 'openai', kind: 'reasoning' }), 5);
-  assert.equal(valueOf(f, 'switchyard_tokens_total', { provider: 'local', kind: 'input' }), 0);
+  assert.equal(sampleValue(f, 'switchyard_gateway_calls_total', { provider: 'openai', outcome: 'ok' }), 2);
+  assert.equal(sampleValue(f, 'switchyard_gateway_calls_total', { provider: 'openai', outcome: 'failed' }), 1);
+  assert.equal(sampleValue(f, 'switchyard_tokens_total', { provider: 'openai', kind: 'input' }), 62);
+  assert.equal(sampleValue(f, 'switchyard_tokens_total', { provider: 'openai', kind: 'reasoning' }), 5);
+  assert.equal(sampleValue(f, 'switchyard_tokens_total', { provider: 'local', kind: 'input' }), 0);
   assert.equal(sumOf(f, 'switchyard_tokens_total', { provider: 'local' }), 17 + 8 + 5);
 });

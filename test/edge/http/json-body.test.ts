@@ -38,8 +38,8 @@ function assertNotPolluted(): void {
   const probe: Record<string, unknown> = {};
   assert.equal(probe['polluted'], undefined);
   assert.equal(probe['x'], undefined);
-  assert.equal(Object.prototype.hasOwnProperty.call(Object.prototype, 'polluted'), false);
-  assert.equal(Object.prototype.hasOwnProperty.call(Object.prototype, 'x'), false);
+  assert.equal(Object.hasOwn(Object.prototype, 'polluted'), false);
+  assert.equal(Object.hasOwn(Object.prototype, 'x'), false);
 }
 
 describe('parseJsonBody accepts', () => {

@@ -6,7 +6,7 @@ import type { App, Prepared } from '../../../edge/http/app.ts';
 import { createBodyBudget } from '../../../edge/http/body-budget.ts';
 import { listen, type Listening } from '../../../edge/http/server.ts';
 import type { EdgeRequestHead, EdgeResponse } from '../../../edge/http/types.ts';
-import { ServiceError } from '../../../protocol/errors.ts';
+import type { ServiceError } from '../../../protocol/errors.ts';
 import { testEdges } from '../../helpers/edges.ts';
 
 // The uWS adapter's connection handling over real sockets (W2.6): pipelined requests behind a write, early

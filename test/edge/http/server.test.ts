@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import type { App, Prepared } from '../../../edge/http/app.ts';
 import { listen, type Listening } from '../../../edge/http/server.ts';
 import type { EdgeRequestHead } from '../../../edge/http/types.ts';
-import { ServiceError } from '../../../protocol/errors.ts';
+import type { ServiceError } from '../../../protocol/errors.ts';
 import { testEdges } from '../../helpers/edges.ts';
 
 // The adapter's buffered body, on each edge (native uWS where it loads, and node:http), over a real socket: the bytes a route gets, and whether the buffer owns

@@ -11,7 +11,7 @@ import {
 } from '../../../workers/runtime/placement.ts';
 
 const GiB = 1024 ** 3;
-const MiB = 1024 ** 2;
+const _MiB = 1024 ** 2;
 
 // A hand-built model: 4 blocks of 1 GiB, a 0.5 GiB output layer, a 0.5 GiB token embedding (5 GiB of weights);
 // grouped-query attention with 8 heads, 2 KV heads of 128; vocabulary 32000.

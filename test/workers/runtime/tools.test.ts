@@ -135,7 +135,7 @@ describe('a forced call shows the model its tools', () => {
     const text = (out[0] as { text: string }).text;
     assert.match(
       text,
-      /- f: Does f\n  arguments schema: \{"type":"object","properties":\{"a":\{"type":"integer"\}\}\}/,
+      /- f: Does f\n {2}arguments schema: \{"type":"object","properties":\{"a":\{"type":"integer"\}\}\}/,
     );
     assert.ok(!text.includes('- g'));
     assert.deepEqual(out.slice(1), history);

@@ -8,7 +8,6 @@ import {
 } from '../../../../workers/proxy/usage/stream-tap.ts';
 import {
   bytes,
-  CHAT_USAGE,
   chatStream,
   type ChatStreamOptions,
   collectStream,
