@@ -1,7 +1,8 @@
 // Many agents: N concurrent slow SSE streams (the fake sends a chunk every 50 ms for 10 s, each stamped
 // with its send time). Measures errors and, per chunk, the transit delay from the fake's write to this
 // client's read, and per stream the longest gap between two reads that brought deltas (from its first delta
-// on): a stream whose gaps all stay within `stallMs` is stall-free. Run as its own process: node --import tsx agents.ts '<json options>'; prints one JSON line.
+// on): a stream whose gaps all stay within `stallMs` is stall-free. Run as its own process: node --import tsx agents.ts
+// '<json options>'; prints one JSON line.
 // Bounded: every stream is destroyed at the deadline and the process exits.
 import { Agent, request } from 'node:http';
 

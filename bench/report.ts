@@ -107,10 +107,13 @@ export function report({
     `- Portkey gateway \`@portkey-ai/gateway\` ${versions.portkey} (with \`@hono/node-server\` ${versions.honoNodeServer}), Switchyard ${versions.switchyard} at ${versions.commit}, metering on, log level ${process.env.SWITCHYARD_LOG_LEVEL ?? 'info'} written to a file`,
   );
   L.push(
-    '- nginx: 1 worker, upstream keep-alive, `proxy_buffering off` (`nginx.conf.template`); fake upstream: node:http, precomputed bodies (`fake-upstream.ts`)',
+    '- nginx: 1 worker, upstream keep-alive, `proxy_buffering off` (`nginx.conf.template`); fake upstream: node:http, ' +
+      'precomputed bodies (`fake-upstream.ts`)',
   );
   L.push(
-    "- floor = `floor/edge.mjs`: a uWS edge and undici in two worker threads, calls multiplexed on long-lived ports, one message per turn each way, and nothing else (no auth, routing, logging, metering, usage or header policy). Not a product: what this design costs on this machine before any of Switchyard's work (`floor/README.md`)",
+    '- floor = `floor/edge.mjs`: a uWS edge and undici in two worker threads, calls multiplexed on long-lived ports, ' +
+      'one message per turn each way, and nothing else (no auth, routing, logging, metering, usage or header policy). ' +
+      "Not a product: what this design costs on this machine before any of Switchyard's work (`floor/README.md`)",
   );
   L.push('- direct = wrk straight to the fake upstream; "added" latency = target minus direct in the same run');
   const la = (l: number[]) => l.map((x) => x.toFixed(2)).join(' / ');
@@ -125,7 +128,8 @@ export function report({
     if (!results[s]) return;
     L.push(`## ${title}`, '');
     L.push(
-      '| target | req/s | p50 ms | p99 ms | errors | requests | req/s vs nginx | req/s vs direct | p50 vs nginx | p99 vs nginx |',
+      '| target | req/s | p50 ms | p99 ms | errors | requests | req/s vs nginx | req/s vs direct | p50 vs nginx | p99 ' +
+        'vs nginx |',
     );
     L.push('|---|---|---|---|---|---|---|---|---|---|');
     const ng = agg(s, 'nginx')!;
@@ -145,7 +149,8 @@ export function report({
   if (results.cj) {
     L.push(`## c. Latency at one connection (${ROUNDS} x ${LAT_SECONDS} s each), added over direct`, '');
     L.push(
-      '| target | JSON p50 ms | JSON p99 ms | JSON added p50 ms | SSE p50 ms | SSE p99 ms | SSE added p50 ms | added JSON vs nginx | added SSE vs nginx | p50 JSON vs direct | p50 SSE vs direct |',
+      '| target | JSON p50 ms | JSON p99 ms | JSON added p50 ms | SSE p50 ms | SSE p99 ms | SSE added p50 ms | added ' +
+        'JSON vs nginx | added SSE vs nginx | p50 JSON vs direct | p50 SSE vs direct |',
     );
     L.push('|---|---|---|---|---|---|---|---|---|---|---|');
     const dj = agg('cj', 'direct')!;
@@ -165,7 +170,8 @@ export function report({
   if (results.a || results.b) {
     L.push('## d. CPU time per request (utime + stime of the process tree, all threads, over the runs of a and b)', '');
     L.push(
-      '| target | JSON us/req | SSE us/req | JSON vs nginx | SSE vs nginx | JSON vs direct (fake upstream) | SSE vs direct |',
+      '| target | JSON us/req | SSE us/req | JSON vs nginx | SSE vs nginx | JSON vs direct (fake upstream) | SSE vs ' +
+        'direct |',
     );
     L.push('|---|---|---|---|---|---|---|');
     const nj = agg('a', 'nginx');
@@ -202,11 +208,16 @@ export function report({
       '',
     );
     L.push(
-      "Client: `agents.ts` (node:http, its own process). Delay = time from the fake's write of a chunk (stamped in the chunk) to the client's read; added = target minus direct. First chunk = request sent to first chunk read (shows queueing). RSS: the process tree, sampled every 200 ms. Streams still open at the 40 s deadline count as errors. CPU: the target's process tree, the fake and the client, over the run; cores busy = the three together over the run's wall time, of the machine's 2.",
+      "Client: `agents.ts` (node:http, its own process). Delay = time from the fake's write of a chunk (stamped in " +
+        "the chunk) to the client's read; added = target minus direct. First chunk = request sent to first chunk read " +
+        '(shows queueing). RSS: the process tree, sampled every 200 ms. Streams still open at the 40 s deadline count ' +
+        "as errors. CPU: the target's process tree, the fake and the client, over the run; cores busy = the three together over the run's wall time, of the machine's 2.",
       '',
     );
     L.push(
-      '| target | streams ok | errors | chunks read | delay p50 ms | delay p99 ms | added p99 ms | p99.9 ms | max ms | first chunk p50 / p99 ms | RSS before -> peak MB | peak RSS vs nginx | added p99 vs nginx | delay p99 vs direct | CPU s: target / fake / client | target CPU us per chunk | CPU per chunk vs nginx | cores busy |',
+      '| target | streams ok | errors | chunks read | delay p50 ms | delay p99 ms | added p99 ms | p99.9 ms | max ms ' +
+        '| first chunk p50 / p99 ms | RSS before -> peak MB | peak RSS vs nginx | added p99 vs nginx | delay p99 vs ' +
+        'direct | CPU s: target / fake / client | target CPU us per chunk | CPU per chunk vs nginx | cores busy |',
     );
     L.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
     const d = runs.direct?.res;
@@ -226,11 +237,14 @@ export function report({
   if (Object.keys(stallRuns).length) {
     L.push('## h. Stall-free streams: N concurrent SSE streams of 64 deltas, one every 20 ms, ramped over 1 s', '');
     L.push(
-      'Client: `agents.ts`. A stream is stall-free when it completed whole and no gap between two reads that brought deltas (from its first delta on) exceeded 100 ms. Max gap: per stream, its longest gap; p50/p99/max over the streams.',
+      'Client: `agents.ts`. A stream is stall-free when it completed whole and no gap between two reads that brought ' +
+        'deltas (from its first delta on) exceeded 100 ms. Max gap: per stream, its longest gap; p50/p99/max over the ' +
+        'streams.',
       '',
     );
     L.push(
-      '| streams | target | stall-free | of ok | errors | max gap p50 / p99 / max ms | stall-free vs floor | stall-free vs nginx | stall-free vs direct |',
+      '| streams | target | stall-free | of ok | errors | max gap p50 / p99 / max ms | stall-free vs floor | ' +
+        'stall-free vs nginx | stall-free vs direct |',
     );
     L.push('|---|---|---|---|---|---|---|---|---|');
     for (const [n, runs] of Object.entries(stallRuns)) {
@@ -323,7 +337,8 @@ export function report({
     L.push(`| ${label} | ${figure} | ${mark(met)} | ${floorRows.get(label) ?? '- | -'} |`);
   L.push(
     '',
-    "p50 and p99 are the mean of the rounds' wrk percentiles; req/s is all requests over all rounds' time. Ratios are target / reference.",
+    "p50 and p99 are the mean of the rounds' wrk percentiles; req/s is all requests over all rounds' time. Ratios are " +
+      'target / reference.',
     '',
   );
 

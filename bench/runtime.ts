@@ -2,7 +2,8 @@
 // the service (styleA chat completions, streamed) beside node-llama-cpp called in this process with the same
 // model file, context, sequences and threads; 1 stream and 8 concurrent streams, interleaved in rounds.
 //
-//   node --import tsx bench/runtime.ts   (from the repository root; writes bench/RUNTIME.md and its section of RESULTS.md)
+// node --import tsx bench/runtime.ts   (from the repository root; writes bench/RUNTIME.md and its section of
+// RESULTS.md)
 //
 // The model is generated (test/helpers/gguf.ts): random F16 weights, a few MB, large enough that generation,
 // not the relay, takes the time. Greedy decoding on both sides, so both generate the same tokens. Knobs:
@@ -194,7 +195,8 @@ L.push(
   '',
 );
 L.push(
-  '| streams | service gen tok/s | in-process gen tok/s | ratio (target >= 0.95) | service TTFT ms | in-process TTFT ms | added TTFT ms (target <= 2) |',
+  '| streams | service gen tok/s | in-process gen tok/s | ratio (target >= 0.95) | service TTFT ms | in-process TTFT ' +
+    'ms | added TTFT ms (target <= 2) |',
 );
 L.push('|---|---|---|---|---|---|---|');
 for (const n of [1, PARALLEL]) {
@@ -208,7 +210,9 @@ for (const n of [1, PARALLEL]) {
 }
 L.push(
   '',
-  "Service TTFT is request sent to the first chunk with generated text (through the edge, the proxy pool and the runtime worker); in-process TTFT is the call to the first text chunk. Generation tok/s is all tokens of all streams over the time from the first stream's first token to the last stream's end.",
+  'Service TTFT is request sent to the first chunk with generated text (through the edge, the proxy pool and the ' +
+    'runtime worker); in-process TTFT is the call to the first text chunk. Generation tok/s is all tokens of all ' +
+    "streams over the time from the first stream's first token to the last stream's end.",
   '',
 );
 writeFileSync(join(BENCH, 'RUNTIME.md'), L.join('\n'));

@@ -39,7 +39,8 @@ export function connect(env: NodeJS.ProcessEnv = process.env): Client {
   const instance = locateInstance(env);
   if (instance === null) {
     throw new CliError(
-      'No running Switchyard service found. Start one with `switchyard start` (or set SWITCHYARD_PORT or SWITCHYARD_HOME).',
+      'No running Switchyard service found. Start one with `switchyard start` (or set SWITCHYARD_PORT or ' +
+        'SWITCHYARD_HOME).',
       EXIT.noService,
     );
   }

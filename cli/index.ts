@@ -64,7 +64,8 @@ export const COMMANDS_HELP = `  providers  List providers.                      
                                                                     [--json] [--dry-run]`;
 
 const PROVIDERS_USAGE =
-  'switchyard providers [add <kind> [--id ID] [--base-url URL] [--name NAME] | remove|enable|disable|test <id>] [--json]';
+  'switchyard providers [add <kind> [--id ID] [--base-url URL] [--name NAME] | remove|enable|disable|test <id>] ' +
+  '[--json]';
 const MODELS_USAGE =
   'switchyard models [--all] | models load|unload|hide|show <id> | models alias <alias> <id> [--json]';
 const TOKENS_USAGE =

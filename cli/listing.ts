@@ -19,7 +19,8 @@ export async function providers(client: Client, json: boolean): Promise<number> 
         { header: 'CREDENTIAL', value: (p: any) => (p.credentialConfigured ? 'set' : 'none') },
         { header: 'BASE URL', value: (p: any) => p.baseUrl },
       ],
-      'No providers. Add one with `switchyard providers add <kind>` (openai, anthropic, openrouter, openai_compatible, ollama, llamacpp).',
+      'No providers. Add one with `switchyard providers add <kind>` (openai, anthropic, openrouter, ' +
+        'openai_compatible, ollama, llamacpp).',
     ),
   );
   return 0;

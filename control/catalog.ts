@@ -51,7 +51,10 @@ export function explicitEntry(r: ModelRecord, listed: UpstreamModel | undefined)
 /** Whether a provider's listed models join the catalog at all. */
 export const listsAutoModels = (p: ProviderRecord): boolean => p.enabled && p.autoProxyModels;
 
-/** The auto entry of a listed model, or null for an ID a client could not name (an explicit record wins over it elsewhere). */
+/**
+ * The auto entry of a listed model, or null for an ID a client could not name (an explicit record wins over it
+ * elsewhere).
+ */
 export function autoEntry(p: ProviderRecord, m: UpstreamModel): CatalogModel | null {
   // A provider may list any string; the catalog holds IDs a client can name and a path can carry.
   if (m.upstreamModelId.length > UPSTREAM_MODEL_ID_MAX) return null;

@@ -10,7 +10,10 @@ export type LlamaServerBinary = (typeof LLAMA_SERVER_BINARIES)[number];
 
 const MAX_PATH_DIRS = 256;
 
-/** The PATH directories worth searching: absolute ones (a relative entry would depend on the service's cwd), deduplicated. */
+/**
+ * The PATH directories worth searching: absolute ones (a relative entry would depend on the service's cwd),
+ * deduplicated.
+ */
 function pathDirs(env: NodeJS.ProcessEnv): string[] {
   const raw = env.PATH ?? env.Path ?? '';
   const dirs = raw.split(delimiter).filter((d) => d !== '' && d.length <= 4096 && isAbsolute(d));
@@ -36,7 +39,9 @@ export async function locateOnPath(env: NodeJS.ProcessEnv, binary: LlamaServerBi
   return null;
 }
 
-/** A configured path is accepted only when it names a llama-server: the API must not become a way to run any program. */
+/**
+ * A configured path is accepted only when it names a llama-server: the API must not become a way to run any program.
+ */
 export function isLlamaServerPath(file: string): boolean {
   return isAbsolute(file) && (LLAMA_SERVER_BINARIES as readonly string[]).includes(basename(file));
 }

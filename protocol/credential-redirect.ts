@@ -28,7 +28,8 @@ export function checkCredentialRedirect(check: RedirectCheck): void {
   if ((check.before ?? null) === (check.after ?? null)) return;
   throw new ServiceError(
     'FORBIDDEN',
-    'Sending a stored credential to a new address needs an admin token; or send the credential again in the same request.',
+    'Sending a stored credential to a new address needs an admin token; or send the credential again in the same ' +
+      'request.',
     {
       param: check.param,
     },

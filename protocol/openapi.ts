@@ -169,7 +169,8 @@ function operation(r: DocumentedRoute, operationId: string): Json {
   op.responses = {
     '2XX': {
       description: gateway
-        ? "The provider's answer relayed as it came: JSON, an event stream when the request asks to stream, or binary audio."
+        ? "The provider's answer relayed as it came: JSON, an event stream when the request asks to stream, or binary " +
+          'audio.'
         : 'Success; docs/api.md describes the answer.',
     },
     '4XX': ERROR_REF,
@@ -201,7 +202,8 @@ export function buildOpenApi(routes: readonly DocumentedRoute[], info: OpenApiIn
       version: info.version,
       summary: 'A local AI gateway and control plane.',
       description:
-        'Generated from the routes this service serves and the schemas it validates requests with. docs/api.md describes each answer.',
+        'Generated from the routes this service serves and the schemas it validates requests with. docs/api.md ' +
+        'describes each answer.',
     },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     tags: tags.map((name) => ({ name })),

@@ -25,7 +25,9 @@ function setBody(m: Message, body: string | number): void {
   else if (m.t === 'whole') (m as { body: unknown }).body = body;
 }
 
-/** The batch as JSON text, with its longer text bodies beside it when it has any. The messages are left as they were. */
+/**
+ * The batch as JSON text, with its longer text bodies beside it when it has any. The messages are left as they were.
+ */
 export function packBatch(batch: readonly Message[]): TextBatch | string {
   const texts: string[] = [];
   const moved: Message[] = [];

@@ -89,7 +89,10 @@ export function ownBuffer(bytes: Uint8Array): ArrayBuffer {
   return copy.buffer as ArrayBuffer;
 }
 
-/** `bytes`' own ArrayBuffer when the view spans all of it (then transferred as is, leaving `bytes` detached), else a copy. */
+/**
+ * `bytes`' own ArrayBuffer when the view spans all of it (then transferred as is, leaving `bytes` detached), else a
+ * copy.
+ */
 export function transferable(bytes: Uint8Array): ArrayBuffer {
   const { buffer } = bytes;
   if (buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === buffer.byteLength) return buffer;

@@ -29,7 +29,9 @@ export interface ServiceOptions {
   dataDir: string;
   port: number;
   log: Logger;
-  /** SWITCHYARD_EDGE: a native uWebSockets.js build when one loads (`auto`), node:http (`node`), or native only (`uws`). */
+  /**
+   * SWITCHYARD_EDGE: a native uWebSockets.js build when one loads (`auto`), node:http (`node`), or native only (`uws`).
+   */
   edge?: EdgeMode;
   /** The newest lines `log` wrote, for GET /v1/logs (empty when the logger keeps none). */
   logTail?: LogTail;

@@ -158,7 +158,9 @@ function resetSubject(
   return windowSubject(rule, r, w, 'breach', `reset at ${before}; next reset ${w.resetsAt}`, before);
 }
 
-/** At the burn rate since the earliest snapshot of this period in the lookback, the window runs out before it resets. */
+/**
+ * At the burn rate since the earliest snapshot of this period in the lookback, the window runs out before it resets.
+ */
 function forecastSubject(
   rule: GaugeAlertRule,
   r: GaugeReading,

@@ -61,7 +61,10 @@ const FINAL: ReadonlySet<GaugeAuthSessionState> = new Set(['succeeded', 'failed'
 const isFinal = (s: Session) => FINAL.has(s.view.state);
 const bad = (param: string, message: string) => new ServiceError('INVALID_REQUEST', message, { param });
 
-/** SWITCHYARD_GAUGE_ALLOWED_HOSTS=loopback as the gauge worker reads it; SWITCHYARD_GAUGE_AUTH_SECOND_MS (tests, 1..1000). */
+/**
+ * SWITCHYARD_GAUGE_ALLOWED_HOSTS=loopback as the gauge worker reads it; SWITCHYARD_GAUGE_AUTH_SECOND_MS (tests,
+ * 1..1000).
+ */
 export function authSessionOptionsFromEnv(
   env: NodeJS.ProcessEnv = process.env,
 ): Pick<AuthSessionDeps, 'allowedHosts' | 'secondMs'> {
@@ -253,7 +256,10 @@ export function createAuthSessions(deps: AuthSessionDeps) {
   const snapshot = (s: Session): GaugeAuthSession => structuredClone(s.view);
 
   return {
-    /** 400 bad target or no client, 404 unknown account, 409 Gauge off or too many sessions; else 201 whatever the provider said. */
+    /**
+     * 400 bad target or no client, 404 unknown account, 409 Gauge off or too many sessions; else 201 whatever the
+     * provider said.
+     */
     async create(input: GaugeAuthSessionCreate, actor: Actor, requestId: string): Promise<GaugeAuthSession> {
       checkTarget(input);
       const settings = deps.settings();

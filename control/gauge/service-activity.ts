@@ -40,7 +40,10 @@ const count = (v: number | null | undefined) => (typeof v === 'number' && Number
 /** Pending buckets by hour start, then by model: no key string is built per call. */
 export type PendingBuckets = Map<number, Map<string | null, GaugeActivityBucket>>;
 
-/** Adds a call to its (hour, model) bucket; returns true when it made a new one. Input excludes cached input, as the agent logs count it. */
+/**
+ * Adds a call to its (hour, model) bucket; returns true when it made a new one. Input excludes cached input, as the
+ * agent logs count it.
+ */
 export function foldCall(into: PendingBuckets, e: UsageEvent): boolean {
   const hourMs = Math.floor(e.at / HOUR_MS) * HOUR_MS;
   const model =

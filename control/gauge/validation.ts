@@ -12,7 +12,10 @@ const bad = (param: string, message: string) => new ServiceError('INVALID_REQUES
 
 export { checkId, takesCredential };
 
-/** A collector's or authorization server's base: absolute http(s), no user info, query or fragment; trailing `/` dropped. */
+/**
+ * A collector's or authorization server's base: absolute http(s), no user info, query or fragment; trailing `/`
+ * dropped.
+ */
 export function checkBaseUrl(value: string, param: string): string {
   let url: URL;
   try {

@@ -16,7 +16,10 @@ import { createSpillBuffer } from './multipart-spill.ts';
 export { multipartBoundary } from './multipart-parser.ts';
 
 export interface ModelScan {
-  /** Feed the next body chunk (copied if kept). Returns the model once found, else null. Throws ServiceError on malformed input. */
+  /**
+   * Feed the next body chunk (copied if kept). Returns the model once found, else null. Throws ServiceError on
+   * malformed input.
+   */
   push(chunk: Uint8Array): Promise<string | null>;
   /**
    * Call at end of body. Throws ServiceError INVALID_REQUEST (param 'model') when no model field was found

@@ -42,7 +42,10 @@ export type RawBodyMode = 'buffer' | 'shared' | 'stream';
 export interface RouteDef {
   method: HttpMethod;
   path: string;
-  /** `public` routes need no token (only /health, /version, pairing creation and the dashboard's static files); a list means any of them. */
+  /**
+   * `public` routes need no token (only /health, /version, pairing creation and the dashboard's static files); a list
+   * means any of them.
+   */
   scope: Scope | readonly Scope[] | 'public';
   /** Present when the route takes a required, typed JSON body. */
   body?: TypeCheck<TSchema>;

@@ -91,7 +91,10 @@ export interface ModelView {
   upstreamModelId: string;
   displayName: string;
   families: EndpointFamily[];
-  /** Families the model is also reachable through by protocol translation (protocol/translation.ts); derived, never stored. */
+  /**
+   * Families the model is also reachable through by protocol translation (protocol/translation.ts); derived, never
+   * stored.
+   */
   translatedFamilies?: EndpointFamily[];
   aliases: string[];
   hidden: boolean;

@@ -45,7 +45,10 @@ export interface StoredSettings {
   usage: { enabled: boolean; retentionDays: number };
   /** oauthClients: the OAuth client a person registered per device-flow provider (none is bundled). */
   gauge: { enabled: boolean; retentionDays: number; oauthClients: Record<string, GaugeOAuthClient> };
-  /** inflightBodyBytes: request-body bytes held at once across connections; null = a sixteenth of the memory, 64 MiB..1 GiB. */
+  /**
+   * inflightBodyBytes: request-body bytes held at once across connections; null = a sixteenth of the memory, 64 MiB..1
+   * GiB.
+   */
   limits: { jsonBodyBytes: number; multipartBodyBytes: number; inflightBodyBytes: number | null };
   /**
    * providerOrder: where a plain upstream model name (`claude-sonnet-4-5`, `gpt-5`) that is neither a model ID
@@ -54,7 +57,10 @@ export interface StoredSettings {
   routing: { providerOrder: string[] };
 }
 
-/** A client ID is not a secret; `baseUrl` is the authorization server (GitHub Enterprise, a test fake); null = the provider's. */
+/**
+ * A client ID is not a secret; `baseUrl` is the authorization server (GitHub Enterprise, a test fake); null = the
+ * provider's.
+ */
 export interface GaugeOAuthClient {
   clientId: string;
   baseUrl: string | null;

@@ -11,7 +11,10 @@ import type { Parts } from '../parts.ts';
 
 const MODEL_LIST_CHECK_MS = 60_000;
 
-/** Providers and the catalog. Model lists are fetched in the proxy pool on a timer and on provider changes, never on a request. */
+/**
+ * Providers and the catalog. Model lists are fetched in the proxy pool on a timer and on provider changes, never on a
+ * request.
+ */
 export async function providersFamily(p: Parts): Promise<Family> {
   const { env, audit, log, vault, models, providerStore } = p;
   p.pool = createProxyPool({ dataDir: p.dataDir });

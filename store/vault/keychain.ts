@@ -116,7 +116,8 @@ async function probe(keytar: Keytar, access: KeychainAccess): Promise<KeychainSt
     available: false,
     reason:
       access === 'write'
-        ? 'the Secret Service could not store an item (no D-Bus session, no keyring daemon, or no unlocked default keyring)'
+        ? 'the Secret Service could not store an item (no D-Bus session, no keyring daemon, or no unlocked default ' +
+          'keyring)'
         : 'no Secret Service answered (no D-Bus session or no keyring daemon)',
   };
 }

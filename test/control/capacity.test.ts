@@ -40,11 +40,14 @@ test('Anthropic headers give fractional headroom with an RFC 3339 reset', () => 
   assert.equal(r?.resetAt, now + 30_000);
 });
 
-test('a 429 marks the model exhausted for retry-after seconds; headers without a remaining count change nothing', () => {
-  const c = createCapacityTracker();
-  c.observeRateLimited('p/m', 2, 0);
-  assert.equal(c.read('p/m', 1999)?.source, 'rate_limited');
-  assert.equal(c.read('p/m', 2000), null);
-  c.observeHeaders('p/x', { 'x-ratelimit-limit-requests': '60' }, 0);
-  assert.equal(c.read('p/x', 1), null);
-});
+test(
+  'a 429 marks the model exhausted for retry-after seconds; headers without a remaining count change ' + 'nothing',
+  () => {
+    const c = createCapacityTracker();
+    c.observeRateLimited('p/m', 2, 0);
+    assert.equal(c.read('p/m', 1999)?.source, 'rate_limited');
+    assert.equal(c.read('p/m', 2000), null);
+    c.observeHeaders('p/x', { 'x-ratelimit-limit-requests': '60' }, 0);
+    assert.equal(c.read('p/x', 1), null);
+  },
+);

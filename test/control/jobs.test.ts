@@ -127,32 +127,35 @@ describe('job registry', () => {
     );
   });
 
-  test('lists newest first with filters and pages; keeps only the newest finished jobs; bounds active ones', async () => {
-    const jobs = createJobs(createEventBus(), { maxActive: 3, keepFinished: 2 });
-    const made: JobRecord[] = [];
-    for (let i = 0; i < 3; i++)
-      made.push(
-        jobs.start({ kind: i === 1 ? 'unload' : 'load', subject: `m${i}`, cancellable: false, run: async () => i }),
+  test(
+    'lists newest first with filters and pages; keeps only the newest finished jobs; bounds active ' + 'ones',
+    async () => {
+      const jobs = createJobs(createEventBus(), { maxActive: 3, keepFinished: 2 });
+      const made: JobRecord[] = [];
+      for (let i = 0; i < 3; i++)
+        made.push(
+          jobs.start({ kind: i === 1 ? 'unload' : 'load', subject: `m${i}`, cancellable: false, run: async () => i }),
+        );
+      assert.throws(
+        () => jobs.start({ kind: 'load', subject: null, cancellable: false, run: async () => null }),
+        (e: ServiceError) => e.code === 'OVERLOADED',
       );
-    assert.throws(
-      () => jobs.start({ kind: 'load', subject: null, cancellable: false, run: async () => null }),
-      (e: ServiceError) => e.code === 'OVERLOADED',
-    );
-    for (const j of made) await jobs.settled(j.id);
-    assert.deepEqual(
-      jobs.list({ limit: 10, offset: 0 }).data.map((j) => j.subject),
-      ['m2', 'm1'],
-    );
-    assert.deepEqual(
-      jobs.list({ kind: 'load', limit: 10, offset: 0 }).data.map((j) => j.subject),
-      ['m2'],
-    );
-    assert.deepEqual(jobs.list({ state: 'running', limit: 10, offset: 0 }).data, []);
-    const page = jobs.list({ limit: 1, offset: 0 });
-    assert.deepEqual([page.data.map((j) => j.subject), page.hasMore], [['m2'], true]);
-    assert.throws(
-      () => jobs.get(made[0]!.id),
-      (e: ServiceError) => e.code === 'NOT_FOUND',
-    );
-  });
+      for (const j of made) await jobs.settled(j.id);
+      assert.deepEqual(
+        jobs.list({ limit: 10, offset: 0 }).data.map((j) => j.subject),
+        ['m2', 'm1'],
+      );
+      assert.deepEqual(
+        jobs.list({ kind: 'load', limit: 10, offset: 0 }).data.map((j) => j.subject),
+        ['m2'],
+      );
+      assert.deepEqual(jobs.list({ state: 'running', limit: 10, offset: 0 }).data, []);
+      const page = jobs.list({ limit: 1, offset: 0 });
+      assert.deepEqual([page.data.map((j) => j.subject), page.hasMore], [['m2'], true]);
+      assert.throws(
+        () => jobs.get(made[0]!.id),
+        (e: ServiceError) => e.code === 'NOT_FOUND',
+      );
+    },
+  );
 });

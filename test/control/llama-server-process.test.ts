@@ -78,25 +78,29 @@ describe('a configured binary', () => {
     assert.equal(isLlamaServerPath('/opt/llama-server/run'), false);
   });
 
-  test('is judged by the file it resolves to: a link named llama-server to a shell is refused, a link to a llama-server is run as its target', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'switchyard-llama-link-'));
-    try {
-      const shell = join(dir, 'sh-link', 'llama-server');
-      mkdirSync(dirname(shell));
-      symlinkSync('/bin/sh', shell);
-      assert.equal(isLlamaServerPath(shell), true, 'the name alone passes');
-      assert.equal(await resolvedLlamaServer(shell), null);
-      assert.equal(await locateLlamaServer({ PATH: dirname(shell) }, null), null, 'nor is it taken from PATH');
-      const real = join(dir, 'build', 'bin', 'llama-server');
-      mkdirSync(dirname(real), { recursive: true });
-      writeFileSync(real, '#!/bin/sh\n', { mode: 0o755 });
-      const link = join(dir, 'brew', 'llama-server');
-      mkdirSync(dirname(link));
-      symlinkSync(real, link);
-      assert.equal(await resolvedLlamaServer(link), realpathSync(real));
-      assert.equal(await locateLlamaServer({ PATH: `${dirname(shell)}:${dirname(link)}` }, null), realpathSync(real));
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+  test(
+    'is judged by the file it resolves to: a link named llama-server to a shell is refused, a link to a ' +
+      'llama-server is run as its target',
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'switchyard-llama-link-'));
+      try {
+        const shell = join(dir, 'sh-link', 'llama-server');
+        mkdirSync(dirname(shell));
+        symlinkSync('/bin/sh', shell);
+        assert.equal(isLlamaServerPath(shell), true, 'the name alone passes');
+        assert.equal(await resolvedLlamaServer(shell), null);
+        assert.equal(await locateLlamaServer({ PATH: dirname(shell) }, null), null, 'nor is it taken from PATH');
+        const real = join(dir, 'build', 'bin', 'llama-server');
+        mkdirSync(dirname(real), { recursive: true });
+        writeFileSync(real, '#!/bin/sh\n', { mode: 0o755 });
+        const link = join(dir, 'brew', 'llama-server');
+        mkdirSync(dirname(link));
+        symlinkSync(real, link);
+        assert.equal(await resolvedLlamaServer(link), realpathSync(real));
+        assert.equal(await locateLlamaServer({ PATH: `${dirname(shell)}:${dirname(link)}` }, null), realpathSync(real));
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 });

@@ -94,34 +94,37 @@ test('answers are cached until they age out or a refresh is asked for; concurren
   assert.equal(listed, 3);
 });
 
-test('configured providers: a non-2xx answer and a silent server are unreachable with a fixed-vocabulary reason', async () => {
-  // `/health` answers 503 (llama-server while it loads a model); `/models` never answers.
-  const server = createServer((req, res) => {
-    if (req.url === '/health')
-      res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":"Loading model at /home/me/x.gguf"}');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-  try {
-    const discovery = createRuntimeDiscovery({
-      env: { PATH: '', SWITCHYARD_DISCOVERY_OLLAMA_URL: 'http://127.0.0.1:9' },
-      providers: () => [
-        { id: 'loading', kind: 'llamacpp', baseUrl: `http://me:pw@${base.slice(7)}/?token=abc` },
-        { id: 'silent', kind: 'openai_compatible', baseUrl: `${base}/v1` },
-        { id: 'unset', kind: 'ollama', baseUrl: null },
-      ],
-      httpTimeoutMs: 200,
+test(
+  'configured providers: a non-2xx answer and a silent server are unreachable with a fixed-vocabulary ' + 'reason',
+  async () => {
+    // `/health` answers 503 (llama-server while it loads a model); `/models` never answers.
+    const server = createServer((req, res) => {
+      if (req.url === '/health')
+        res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":"Loading model at /home/me/x.gguf"}');
     });
-    const { data } = await discovery.read();
-    assert.deepEqual(
-      data.filter((r) => r.source === 'provider').map((r) => [r.providerId, r.url, r.state, r.reason]),
-      [
-        ['loading', base, 'unreachable', 'HTTP 503'],
-        ['silent', `${base}/v1`, 'unreachable', 'timed out'],
-      ],
-    );
-  } finally {
-    server.closeAllConnections();
-    server.close();
-  }
-});
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    try {
+      const discovery = createRuntimeDiscovery({
+        env: { PATH: '', SWITCHYARD_DISCOVERY_OLLAMA_URL: 'http://127.0.0.1:9' },
+        providers: () => [
+          { id: 'loading', kind: 'llamacpp', baseUrl: `http://me:pw@${base.slice(7)}/?token=abc` },
+          { id: 'silent', kind: 'openai_compatible', baseUrl: `${base}/v1` },
+          { id: 'unset', kind: 'ollama', baseUrl: null },
+        ],
+        httpTimeoutMs: 200,
+      });
+      const { data } = await discovery.read();
+      assert.deepEqual(
+        data.filter((r) => r.source === 'provider').map((r) => [r.providerId, r.url, r.state, r.reason]),
+        [
+          ['loading', base, 'unreachable', 'HTTP 503'],
+          ['silent', `${base}/v1`, 'unreachable', 'timed out'],
+        ],
+      );
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  },
+);

@@ -14,7 +14,9 @@ export interface FakeUsage {
   reasoningTokens: number;
   /** Anthropic's `cache_creation_input_tokens`: every cache write, both lifetimes. */
   cacheCreationTokens: number;
-  /** Of the cache writes, those to the 1-hour cache (`cache_creation.ephemeral_1h_input_tokens`); the rest are 5-minute. */
+  /**
+   * Of the cache writes, those to the 1-hour cache (`cache_creation.ephemeral_1h_input_tokens`); the rest are 5-minute.
+   */
   cacheCreation1hTokens?: number;
   /** OpenRouter's `usage.cost`, USD. */
   costUsd: number;

@@ -131,40 +131,49 @@ function readWhole(port: number, token: string, path: string, body: unknown, fir
 }
 
 describe('a stream cut by the shutdown drain (W3.5 item 10)', () => {
-  test("ends with the protocol's error event, is logged and metered as failed with its tokens so far, and the totals keep it after a restart", async () => {
-    const home = tempHome();
-    const first = await startInProcess({ home, env: { SWITCHYARD_DRAIN_MS: '300' } });
-    await addProvider(first, { kind: 'anthropic', baseUrl: an.baseUrl, credential: ANTHROPIC_KEY });
-    an.slowStreamNext({ chunkDelayMs: 2000 });
-    let stopped: Promise<number | null> | null = null;
-    const text = await readWhole(
-      first.port,
-      first.adminToken,
-      '/v1/messages',
-      { model: 'anthropic/claude-test', max_tokens: 64, stream: true, messages: [{ role: 'user', content: 'hello' }] },
-      () => {
-        stopped = first.stop();
-      },
-    );
-    await stopped;
-    // The client heard why its answer ended: styleB's in-stream error event, as an overload it may retry.
-    assert.match(text, /event: error\ndata: .*"overloaded_error"/);
-    assert.match(text, /shutting down/);
-    const lines = first.logLines();
-    const usage = lines.find((l) => l.msg === 'usage' && l.op === 'messages')!;
-    assert.equal(usage.outcome, 'failed');
-    assert.equal((usage.usage as Record<string, unknown>).inputTokens, 42);
-    const access = lines.find((l) => l.reqId === usage.reqId && l.msg === 'request');
-    assert.equal(access?.outcome, 'upstream_failed', JSON.stringify(access));
+  test(
+    "ends with the protocol's error event, is logged and metered as failed with its tokens so far, and the totals " +
+      'keep it after a restart',
+    async () => {
+      const home = tempHome();
+      const first = await startInProcess({ home, env: { SWITCHYARD_DRAIN_MS: '300' } });
+      await addProvider(first, { kind: 'anthropic', baseUrl: an.baseUrl, credential: ANTHROPIC_KEY });
+      an.slowStreamNext({ chunkDelayMs: 2000 });
+      let stopped: Promise<number | null> | null = null;
+      const text = await readWhole(
+        first.port,
+        first.adminToken,
+        '/v1/messages',
+        {
+          model: 'anthropic/claude-test',
+          max_tokens: 64,
+          stream: true,
+          messages: [{ role: 'user', content: 'hello' }],
+        },
+        () => {
+          stopped = first.stop();
+        },
+      );
+      await stopped;
+      // The client heard why its answer ended: styleB's in-stream error event, as an overload it may retry.
+      assert.match(text, /event: error\ndata: .*"overloaded_error"/);
+      assert.match(text, /shutting down/);
+      const lines = first.logLines();
+      const usage = lines.find((l) => l.msg === 'usage' && l.op === 'messages')!;
+      assert.equal(usage.outcome, 'failed');
+      assert.equal((usage.usage as Record<string, unknown>).inputTokens, 42);
+      const access = lines.find((l) => l.reqId === usage.reqId && l.msg === 'request');
+      assert.equal(access?.outcome, 'upstream_failed', JSON.stringify(access));
 
-    const again = await startInProcess({ home });
-    try {
-      const totals = (await again.request('GET', '/v1/usage/summary?providerId=anthropic')).json.totals;
-      assert.equal(totals.requests, 1);
-      assert.equal(totals.failedRequests, 1);
-      assert.equal(totals.inputTokens, 42);
-    } finally {
-      await again.stop();
-    }
-  });
+      const again = await startInProcess({ home });
+      try {
+        const totals = (await again.request('GET', '/v1/usage/summary?providerId=anthropic')).json.totals;
+        assert.equal(totals.requests, 1);
+        assert.equal(totals.failedRequests, 1);
+        assert.equal(totals.inputTokens, 42);
+      } finally {
+        await again.stop();
+      }
+    },
+  );
 });

@@ -118,30 +118,35 @@ describe('a Gauge account', () => {
     id = created.json.id;
   });
 
-  test('a manage token cannot move its stored admin key, through either route; a refresh sends nothing there', async () => {
-    const before = evil.seen.length;
-    const patched = await svc.request('PATCH', `/v1/gauge/accounts/${id}`, {
-      token: manage,
-      body: { enabled: true, config: { baseUrl: evil.url } },
-    });
-    assert.equal(patched.status, 403, patched.text);
-    assert.equal(patched.json.error.param, 'config.baseUrl');
-    const put = await svc.request('PUT', `/v1/gauge/sources/${id}`, {
-      token: manage,
-      body: { config: { baseUrl: evil.url } },
-    });
-    assert.equal(put.status, 403, put.text);
-    // The refused writes changed nothing: the account is still disabled and still points where it did.
-    const account = (await svc.request('GET', '/v1/gauge/accounts')).json.data.find((a: { id: string }) => a.id === id);
-    assert.equal(account.enabled, false);
-    assert.equal(
-      (await svc.request('PATCH', `/v1/gauge/accounts/${id}`, { token: manage, body: { enabled: true } })).status,
-      200,
-    );
-    await svc.request('POST', '/v1/gauge/refresh', { token: manage, body: { sourceIds: [id] } });
-    assert.equal(evil.seen.length, before);
-    assert.ok(!sawKey(evil, ADMIN_KEY));
-  });
+  test(
+    'a manage token cannot move its stored admin key, through either route; a refresh sends nothing ' + 'there',
+    async () => {
+      const before = evil.seen.length;
+      const patched = await svc.request('PATCH', `/v1/gauge/accounts/${id}`, {
+        token: manage,
+        body: { enabled: true, config: { baseUrl: evil.url } },
+      });
+      assert.equal(patched.status, 403, patched.text);
+      assert.equal(patched.json.error.param, 'config.baseUrl');
+      const put = await svc.request('PUT', `/v1/gauge/sources/${id}`, {
+        token: manage,
+        body: { config: { baseUrl: evil.url } },
+      });
+      assert.equal(put.status, 403, put.text);
+      // The refused writes changed nothing: the account is still disabled and still points where it did.
+      const account = (await svc.request('GET', '/v1/gauge/accounts')).json.data.find(
+        (a: { id: string }) => a.id === id,
+      );
+      assert.equal(account.enabled, false);
+      assert.equal(
+        (await svc.request('PATCH', `/v1/gauge/accounts/${id}`, { token: manage, body: { enabled: true } })).status,
+        200,
+      );
+      await svc.request('POST', '/v1/gauge/refresh', { token: manage, body: { sourceIds: [id] } });
+      assert.equal(evil.seen.length, before);
+      assert.ok(!sawKey(evil, ADMIN_KEY));
+    },
+  );
 
   test('an admin token may move it', async () => {
     const moved = await svc.request('PATCH', `/v1/gauge/accounts/${id}`, {

@@ -459,21 +459,24 @@ describe('the static routes', () => {
     assert.equal(query.json.error.param, 'token');
   });
 
-  test('the Host check and CORS apply: a rebinding host is refused, a foreign origin gets no CORS headers', async () => {
-    const rebound = await get('/', { headers: { host: 'evil.example:3939' } });
-    assert.equal(rebound.status, 403);
-    assert.ok(!rebound.text.includes('<html'));
-    const foreign = await get('/dashboard/app.js', { headers: { origin: 'http://evil.example' } });
-    assert.equal(foreign.status, 200);
-    assert.equal(foreign.headers['access-control-allow-origin'], undefined);
-    const preflight = await rawRequest(svc.port, 'OPTIONS', '/', {
-      token: null,
-      headers: { origin: 'http://evil.example', 'access-control-request-method': 'GET' },
-    });
-    assert.equal(preflight.status, 403);
-    await api('PATCH', '/v1/settings', { cors: { allowedOrigins: ['http://allowed.example'] } });
-    const allowed = await get('/', { headers: { origin: 'http://allowed.example' } });
-    assert.equal(allowed.headers['access-control-allow-origin'], 'http://allowed.example');
-    await api('PATCH', '/v1/settings', { cors: { allowedOrigins: [] } });
-  });
+  test(
+    'the Host check and CORS apply: a rebinding host is refused, a foreign origin gets no CORS ' + 'headers',
+    async () => {
+      const rebound = await get('/', { headers: { host: 'evil.example:3939' } });
+      assert.equal(rebound.status, 403);
+      assert.ok(!rebound.text.includes('<html'));
+      const foreign = await get('/dashboard/app.js', { headers: { origin: 'http://evil.example' } });
+      assert.equal(foreign.status, 200);
+      assert.equal(foreign.headers['access-control-allow-origin'], undefined);
+      const preflight = await rawRequest(svc.port, 'OPTIONS', '/', {
+        token: null,
+        headers: { origin: 'http://evil.example', 'access-control-request-method': 'GET' },
+      });
+      assert.equal(preflight.status, 403);
+      await api('PATCH', '/v1/settings', { cors: { allowedOrigins: ['http://allowed.example'] } });
+      const allowed = await get('/', { headers: { origin: 'http://allowed.example' } });
+      assert.equal(allowed.headers['access-control-allow-origin'], 'http://allowed.example');
+      await api('PATCH', '/v1/settings', { cors: { allowedOrigins: [] } });
+    },
+  );
 });

@@ -19,11 +19,15 @@ after(async () => {
 const exchange = (bytes: string) => untilClosed(svc.port, bytes);
 
 describe('the edge', () => {
-  it('is the one SWITCHYARD_EDGE asks for, and /health names it (edge-connections-node.test.ts runs this file on node:http)', async () => {
-    const { edge } = (await svc.request('GET', '/health')).json as { edge: string };
-    if (process.env.SWITCHYARD_EDGE === 'node') assert.equal(edge, 'node:http');
-    else assert.ok(edge === 'uWebSockets.js' || edge === 'node:http', edge);
-  });
+  it(
+    'is the one SWITCHYARD_EDGE asks for, and /health names it (edge-connections-node.test.ts runs this file on ' +
+      'node:http)',
+    async () => {
+      const { edge } = (await svc.request('GET', '/health')).json as { edge: string };
+      if (process.env.SWITCHYARD_EDGE === 'node') assert.equal(edge, 'node:http');
+      else assert.ok(edge === 'uWebSockets.js' || edge === 'node:http', edge);
+    },
+  );
 });
 
 describe('pipelining', () => {
@@ -49,27 +53,31 @@ describe('pipelining', () => {
     assert.deepEqual(created.sort(), received.sort());
   });
 
-  it('a settings change followed in the same packet by another request changes nothing (uWS), or is answered before it (node:http)', async () => {
-    const { edge } = (await svc.request('GET', '/health')).json as { edge: string };
-    const before_ = await svc.request('GET', '/v1/settings');
-    const body = JSON.stringify({ usage: { retentionDays: 123 } });
-    const text = await exchange(
-      `PATCH /v1/settings HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${svc.adminToken}\r\nContent-Type: application/json\r\n` +
-        `Content-Length: ${body.length}\r\n\r\n${body}GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`,
-    );
-    const after_ = await svc.request('GET', '/v1/settings');
-    if (edge === 'uWebSockets.js') {
-      assert.equal(text, '');
-      assert.equal(after_.json.usage.retentionDays, before_.json.usage.retentionDays);
-      return;
-    }
-    assert.deepEqual(
-      [...text.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => m[1]),
-      ['200', '200'],
-    );
-    assert.ok(text.indexOf('"retentionDays":123') < text.indexOf('"status":"ok"'), text);
-    assert.equal(after_.json.usage.retentionDays, 123);
-  });
+  it(
+    'a settings change followed in the same packet by another request changes nothing (uWS), or is answered before ' +
+      'it (node:http)',
+    async () => {
+      const { edge } = (await svc.request('GET', '/health')).json as { edge: string };
+      const before_ = await svc.request('GET', '/v1/settings');
+      const body = JSON.stringify({ usage: { retentionDays: 123 } });
+      const text = await exchange(
+        `PATCH /v1/settings HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${svc.adminToken}\r\nContent-Type: application/json\r\n` +
+          `Content-Length: ${body.length}\r\n\r\n${body}GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`,
+      );
+      const after_ = await svc.request('GET', '/v1/settings');
+      if (edge === 'uWebSockets.js') {
+        assert.equal(text, '');
+        assert.equal(after_.json.usage.retentionDays, before_.json.usage.retentionDays);
+        return;
+      }
+      assert.deepEqual(
+        [...text.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => m[1]),
+        ['200', '200'],
+      );
+      assert.ok(text.indexOf('"retentionDays":123') < text.indexOf('"status":"ok"'), text);
+      assert.equal(after_.json.usage.retentionDays, 123);
+    },
+  );
 
   it('reads pipelined in one packet are all answered, in order', async () => {
     const text = await exchange(
@@ -142,16 +150,19 @@ describe('carriers and Host', () => {
     assert.match(reply.json.error.message, /send it as `Authorization: Bearer <token>`/);
   });
 
-  it('Authorization: Basic beside a valid x-api-key is refused: the first carrier present is the one used', async () => {
-    const reply = await svc.request('GET', '/v1/settings', {
-      token: null,
-      headers: { authorization: 'Basic dXNlcjpwYXNz', 'x-api-key': svc.adminToken },
-    });
-    assert.equal(reply.status, 401);
-    assert.equal(reply.json.error.code, 'UNAUTHORIZED');
-    const ok = await svc.request('GET', '/v1/settings', { token: null, headers: { 'x-api-key': svc.adminToken } });
-    assert.equal(ok.status, 200);
-  });
+  it(
+    'Authorization: Basic beside a valid x-api-key is refused: the first carrier present is the one ' + 'used',
+    async () => {
+      const reply = await svc.request('GET', '/v1/settings', {
+        token: null,
+        headers: { authorization: 'Basic dXNlcjpwYXNz', 'x-api-key': svc.adminToken },
+      });
+      assert.equal(reply.status, 401);
+      assert.equal(reply.json.error.code, 'UNAUTHORIZED');
+      const ok = await svc.request('GET', '/v1/settings', { token: null, headers: { 'x-api-key': svc.adminToken } });
+      assert.equal(ok.status, 200);
+    },
+  );
 
   it('a Host whose "port" runs on into another name is refused as DNS rebinding', async () => {
     for (const host of [`127.0.0.1:${svc.port}.evil.example`, `localhost:${svc.port}.evil.example`]) {

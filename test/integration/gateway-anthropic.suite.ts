@@ -67,36 +67,39 @@ const toolUses = (content: Anthropic.ContentBlock[]) =>
   content.flatMap((b) => (b.type === 'tool_use' ? [{ name: b.name, arguments: b.input }] : []));
 
 describe('messages', () => {
-  test('plain: the answer and its usage as the fake gave them; key, version and model as the upstream wants them', async () => {
-    const usage = distinctUsage(1);
-    fake.setUsage(usage);
-    const { result, reqId } = await ids.call(() =>
-      client.messages.create({ model: MODEL, max_tokens: 256, messages: ask('hello') }),
-    );
-    assert.deepEqual(result.content, [{ type: 'text', text: TEXT }]);
-    assert.deepEqual(
-      [
-        result.usage.input_tokens,
-        result.usage.cache_creation_input_tokens,
-        result.usage.cache_read_input_tokens,
-        result.usage.output_tokens,
-      ],
-      [usage.inputTokens, usage.cacheCreationTokens, usage.cachedTokens, usage.outputTokens],
-    );
-    assert.deepEqual(last().json, { model: 'claude-test-1', max_tokens: 256, messages: ask('hello') });
+  test(
+    'plain: the answer and its usage as the fake gave them; key, version and model as the upstream wants ' + 'them',
+    async () => {
+      const usage = distinctUsage(1);
+      fake.setUsage(usage);
+      const { result, reqId } = await ids.call(() =>
+        client.messages.create({ model: MODEL, max_tokens: 256, messages: ask('hello') }),
+      );
+      assert.deepEqual(result.content, [{ type: 'text', text: TEXT }]);
+      assert.deepEqual(
+        [
+          result.usage.input_tokens,
+          result.usage.cache_creation_input_tokens,
+          result.usage.cache_read_input_tokens,
+          result.usage.output_tokens,
+        ],
+        [usage.inputTokens, usage.cacheCreationTokens, usage.cachedTokens, usage.outputTokens],
+      );
+      assert.deepEqual(last().json, { model: 'claude-test-1', max_tokens: 256, messages: ask('hello') });
 
-    // The client authenticated to the service with its local token; the upstream got the stored key instead.
-    const sent = ids.lastSent();
-    assert.ok([sent.get('authorization'), sent.get('x-api-key')].some((v) => v?.includes(svc.adminToken)));
-    assert.equal(last().headers['x-api-key'], KEY);
-    assert.equal(last().headers.authorization, undefined);
-    // The SDK states its own API version and the upstream sees that one, not the adapter's default.
-    const version = sent.get('anthropic-version');
-    assert.match(version ?? '', /^\d{4}-\d\d-\d\d$/);
-    assert.equal(last().headers['anthropic-version'], version);
+      // The client authenticated to the service with its local token; the upstream got the stored key instead.
+      const sent = ids.lastSent();
+      assert.ok([sent.get('authorization'), sent.get('x-api-key')].some((v) => v?.includes(svc.adminToken)));
+      assert.equal(last().headers['x-api-key'], KEY);
+      assert.equal(last().headers.authorization, undefined);
+      // The SDK states its own API version and the upstream sees that one, not the adapter's default.
+      const version = sent.get('anthropic-version');
+      assert.match(version ?? '', /^\d{4}-\d\d-\d\d$/);
+      assert.equal(last().headers['anthropic-version'], version);
 
-    await assertUsage(svc, reqId, { ...messages, usage: messagesUsage(usage, { cacheCounters: true }) });
-  });
+      await assertUsage(svc, reqId, { ...messages, usage: messagesUsage(usage, { cacheCounters: true }) });
+    },
+  );
 
   test('tool use, plain: each tool_use block intact, calls counted per name', async () => {
     fake.setOutput({ toolCalls: CALLS });
@@ -114,33 +117,37 @@ describe('messages', () => {
     });
   });
 
-  test('streamed through messages.stream(): text and tool input accumulate intact; usage from message_start and message_delta', async () => {
-    fake.setOutput({ toolCalls: CALLS });
-    const usage = distinctUsage(3);
-    fake.setUsage(usage);
-    const deltas: string[] = [];
-    const { result: final, reqId } = await ids.call(() => {
-      const stream = client.messages.stream({
-        model: MODEL,
-        max_tokens: 256,
-        messages: ask('weather, streamed'),
-        tools: TOOLS,
+  test(
+    'streamed through messages.stream(): text and tool input accumulate intact; usage from message_start and ' +
+      'message_delta',
+    async () => {
+      fake.setOutput({ toolCalls: CALLS });
+      const usage = distinctUsage(3);
+      fake.setUsage(usage);
+      const deltas: string[] = [];
+      const { result: final, reqId } = await ids.call(() => {
+        const stream = client.messages.stream({
+          model: MODEL,
+          max_tokens: 256,
+          messages: ask('weather, streamed'),
+          tools: TOOLS,
+        });
+        stream.on('text', (delta) => deltas.push(delta));
+        return stream.finalMessage();
       });
-      stream.on('text', (delta) => deltas.push(delta));
-      return stream.finalMessage();
-    });
-    assert.equal(deltas.join(''), TEXT);
-    assert.ok(deltas.length > 1);
-    assert.deepEqual(final.content[0], { type: 'text', text: TEXT });
-    assert.deepEqual(toolUses(final.content), CALLS);
-    assert.equal(final.stop_reason, 'tool_use');
-    assert.equal(final.usage.output_tokens, usage.outputTokens);
-    assert.equal((last().json as { stream?: boolean }).stream, true);
-    await assertUsage(svc, reqId, {
-      ...messages,
-      usage: messagesUsage(usage, { cacheCounters: true, toolCalls: COUNTS }),
-    });
-  });
+      assert.equal(deltas.join(''), TEXT);
+      assert.ok(deltas.length > 1);
+      assert.deepEqual(final.content[0], { type: 'text', text: TEXT });
+      assert.deepEqual(toolUses(final.content), CALLS);
+      assert.equal(final.stop_reason, 'tool_use');
+      assert.equal(final.usage.output_tokens, usage.outputTokens);
+      assert.equal((last().json as { stream?: boolean }).stream, true);
+      await assertUsage(svc, reqId, {
+        ...messages,
+        usage: messagesUsage(usage, { cacheCounters: true, toolCalls: COUNTS }),
+      });
+    },
+  );
 
   test('streamed raw (stream: true): the events in order, partial JSON that reassembles to the inputs', async () => {
     fake.setOutput({ toolCalls: CALLS });

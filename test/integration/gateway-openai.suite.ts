@@ -159,39 +159,42 @@ describe('chat completions', () => {
     await assertUsage(svc, reqId, { ...chat, usage: styleAUsage(usage) });
   });
 
-  test('tools, plain and streamed through the SDK helper: names and arguments intact, calls counted per name', async () => {
-    a.setOutput({ toolCalls: CALLS, argumentChunks: 4 });
-    try {
-      const plainUsage = distinctUsage(4);
-      a.setUsage(plainUsage);
-      const plain = await ids.call(() =>
-        client.chat.completions.create({ model: 'openai/gpt-test', messages: ask('weather'), tools: TOOLS }),
-      );
-      assert.deepEqual(callsOf(plain.result), CALLS);
-      assert.deepEqual(lastJson(a).tools, TOOLS);
-      await assertUsage(svc, plain.reqId, {
-        ...chat,
-        usage: styleAUsage(plainUsage, { toolCalls: { get_weather: 2, get_time: 1 } }),
-      });
+  test(
+    'tools, plain and streamed through the SDK helper: names and arguments intact, calls counted per ' + 'name',
+    async () => {
+      a.setOutput({ toolCalls: CALLS, argumentChunks: 4 });
+      try {
+        const plainUsage = distinctUsage(4);
+        a.setUsage(plainUsage);
+        const plain = await ids.call(() =>
+          client.chat.completions.create({ model: 'openai/gpt-test', messages: ask('weather'), tools: TOOLS }),
+        );
+        assert.deepEqual(callsOf(plain.result), CALLS);
+        assert.deepEqual(lastJson(a).tools, TOOLS);
+        await assertUsage(svc, plain.reqId, {
+          ...chat,
+          usage: styleAUsage(plainUsage, { toolCalls: { get_weather: 2, get_time: 1 } }),
+        });
 
-      const streamedUsage = distinctUsage(5);
-      a.setUsage(streamedUsage);
-      const streamed = await ids.call(() =>
-        client.chat.completions
-          .stream({ model: 'openai/gpt-test', messages: ask('weather, streamed'), tools: TOOLS })
-          .finalChatCompletion(),
-      );
-      assert.deepEqual(callsOf(streamed.result), CALLS);
-      assert.equal(streamed.result.choices[0]?.finish_reason, 'tool_calls');
-      assert.equal(lastJson(a).stream, true);
-      await assertUsage(svc, streamed.reqId, {
-        ...chat,
-        usage: styleAUsage(streamedUsage, { toolCalls: { get_weather: 2, get_time: 1 } }),
-      });
-    } finally {
-      a.setOutput({ toolCalls: 'auto', argumentChunks: openaiFake.DEFAULT_OUTPUT.argumentChunks });
-    }
-  });
+        const streamedUsage = distinctUsage(5);
+        a.setUsage(streamedUsage);
+        const streamed = await ids.call(() =>
+          client.chat.completions
+            .stream({ model: 'openai/gpt-test', messages: ask('weather, streamed'), tools: TOOLS })
+            .finalChatCompletion(),
+        );
+        assert.deepEqual(callsOf(streamed.result), CALLS);
+        assert.equal(streamed.result.choices[0]?.finish_reason, 'tool_calls');
+        assert.equal(lastJson(a).stream, true);
+        await assertUsage(svc, streamed.reqId, {
+          ...chat,
+          usage: styleAUsage(streamedUsage, { toolCalls: { get_weather: 2, get_time: 1 } }),
+        });
+      } finally {
+        a.setOutput({ toolCalls: 'auto', argumentChunks: openaiFake.DEFAULT_OUTPUT.argumentChunks });
+      }
+    },
+  );
 });
 
 function callsOf(completion: OpenAI.Chat.ChatCompletion) {

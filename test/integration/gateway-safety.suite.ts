@@ -38,35 +38,42 @@ after(async () => {
 const usageLine = (reqId: string) => svc.logLines().find((l) => l.msg === 'usage' && l.reqId === reqId);
 
 describe('credentials and headers (global rules 3-5)', () => {
-  test('client credentials in every carrier, cookies and proxy headers never reach the upstream; hints do', async () => {
-    const before = oa.requests.length;
-    const clientKeys = ['sk-client-openai-key-1234567890', 'sk-ant-client-key-1234567890', 'cookie-secret-value'];
-    const reply = await svc.request('POST', '/v1/chat/completions', {
-      body: chat(),
-      headers: {
-        'x-api-key': clientKeys[1]!,
-        'x-service-token': clientKeys[0]!,
-        cookie: `session=${clientKeys[2]}`,
-        'proxy-authorization': 'Basic cHJveHk6cHc=',
-        'x-forwarded-for': '10.9.8.7',
-        forwarded: 'for=10.9.8.7',
-        'openai-project': 'proj_hint',
-      },
-    });
-    assert.equal(reply.status, 200, reply.text);
-    const seen = oa.requests.slice(before);
-    assert.equal(seen.length, 1);
-    const raw = seen[0]!.rawHeaders.join('\n') + '\n' + seen[0]!.body;
-    for (const secret of [...clientKeys, svc.adminToken, 'cHJveHk6cHc=', '10.9.8.7'])
-      assert.ok(!raw.includes(secret), `upstream saw ${secret}`);
-    assert.equal(seen[0]!.headers['authorization'], `Bearer ${KEY}`, 'the service sets provider authentication itself');
-    assert.equal(seen[0]!.headers['openai-project'], 'proj_hint');
-    assert.equal(
-      seen[0]!.headers['x-service-request-id'],
-      reply.headers['x-service-request-id'],
-      'the request ID goes upstream',
-    );
-  });
+  test(
+    'client credentials in every carrier, cookies and proxy headers never reach the upstream; hints ' + 'do',
+    async () => {
+      const before = oa.requests.length;
+      const clientKeys = ['sk-client-openai-key-1234567890', 'sk-ant-client-key-1234567890', 'cookie-secret-value'];
+      const reply = await svc.request('POST', '/v1/chat/completions', {
+        body: chat(),
+        headers: {
+          'x-api-key': clientKeys[1]!,
+          'x-service-token': clientKeys[0]!,
+          cookie: `session=${clientKeys[2]}`,
+          'proxy-authorization': 'Basic cHJveHk6cHc=',
+          'x-forwarded-for': '10.9.8.7',
+          forwarded: 'for=10.9.8.7',
+          'openai-project': 'proj_hint',
+        },
+      });
+      assert.equal(reply.status, 200, reply.text);
+      const seen = oa.requests.slice(before);
+      assert.equal(seen.length, 1);
+      const raw = seen[0]!.rawHeaders.join('\n') + '\n' + seen[0]!.body;
+      for (const secret of [...clientKeys, svc.adminToken, 'cHJveHk6cHc=', '10.9.8.7'])
+        assert.ok(!raw.includes(secret), `upstream saw ${secret}`);
+      assert.equal(
+        seen[0]!.headers['authorization'],
+        `Bearer ${KEY}`,
+        'the service sets provider authentication itself',
+      );
+      assert.equal(seen[0]!.headers['openai-project'], 'proj_hint');
+      assert.equal(
+        seen[0]!.headers['x-service-request-id'],
+        reply.headers['x-service-request-id'],
+        'the request ID goes upstream',
+      );
+    },
+  );
 
   test('hop-by-hop, credential-bearing and provider CORS headers are stripped; rate limits pass', async () => {
     const body = {
@@ -206,7 +213,8 @@ describe('resolution before anything leaves the edge', () => {
     }
     assert.equal(oa.requests.length, before, 'nothing refused reached the upstream');
 
-    // A model key written with an escape still resolves, and the upstream gets the client's value with only the model changed.
+    // A model key written with an escape still resolves, and the upstream gets the client's value with only the model
+    // changed.
     const escapedKey = valid.replace('"model"', '"mod\\u0065l"');
     const reply = await svc.request('POST', '/v1/chat/completions', {
       body: big(escapedKey),

@@ -324,32 +324,40 @@ describe('styleA client over a Messages model', () => {
     await assertMetered(reqId, 'chat.completions', MESSAGES_MODEL, messagesMetered(u));
   });
 
-  test('streamed without include_usage: the stream helper assembles tool calls; no usage reaches the client', async () => {
-    const u = distinctUsage(5);
-    an.setUsage(u);
-    const { result, reqId } = await ids.call(async () => {
-      const stream = openai.chat.completions.stream({
-        model: MESSAGES_MODEL,
-        messages: [{ role: 'user', content: 'weather and time?' }],
-        tools: [
-          { type: 'function', function: { name: 'get_weather', parameters: WEATHER } },
-          { type: 'function', function: { name: 'get_time', parameters: { type: 'object', properties: {} } } },
-        ],
+  test(
+    'streamed without include_usage: the stream helper assembles tool calls; no usage reaches the ' + 'client',
+    async () => {
+      const u = distinctUsage(5);
+      an.setUsage(u);
+      const { result, reqId } = await ids.call(async () => {
+        const stream = openai.chat.completions.stream({
+          model: MESSAGES_MODEL,
+          messages: [{ role: 'user', content: 'weather and time?' }],
+          tools: [
+            { type: 'function', function: { name: 'get_weather', parameters: WEATHER } },
+            { type: 'function', function: { name: 'get_time', parameters: { type: 'object', properties: {} } } },
+          ],
+        });
+        let sawUsage = false;
+        stream.on('chunk', (c) => (sawUsage ||= c.usage !== undefined && c.usage !== null));
+        return { final: await stream.finalChatCompletion(), sawUsage };
       });
-      let sawUsage = false;
-      stream.on('chunk', (c) => (sawUsage ||= c.usage !== undefined && c.usage !== null));
-      return { final: await stream.finalChatCompletion(), sawUsage };
-    });
-    assert.equal(result.sawUsage, false);
-    const calls = result.final.choices[0]!.message.tool_calls!.map(
-      (c) => c.type === 'function' && [c.function.name, JSON.parse(c.function.arguments)],
-    );
-    assert.deepEqual(calls, [
-      ['get_weather', { query: 'fake input for get_weather', index: 0 }],
-      ['get_time', { query: 'fake input for get_time', index: 1 }],
-    ]);
-    await assertMetered(reqId, 'chat.completions', MESSAGES_MODEL, messagesMetered(u, { get_weather: 1, get_time: 1 }));
-  });
+      assert.equal(result.sawUsage, false);
+      const calls = result.final.choices[0]!.message.tool_calls!.map(
+        (c) => c.type === 'function' && [c.function.name, JSON.parse(c.function.arguments)],
+      );
+      assert.deepEqual(calls, [
+        ['get_weather', { query: 'fake input for get_weather', index: 0 }],
+        ['get_time', { query: 'fake input for get_time', index: 1 }],
+      ]);
+      await assertMetered(
+        reqId,
+        'chat.completions',
+        MESSAGES_MODEL,
+        messagesMetered(u, { get_weather: 1, get_time: 1 }),
+      );
+    },
+  );
 
   test('the meter holds every counter of the three calls above, cache writes included', async () => {
     const calls = [3, 4, 5].map(distinctUsage);

@@ -79,7 +79,8 @@ async function upload(mib: number): Promise<{ status: number; text: string; sha2
   return { ...reply, sha256: expected.digest('hex') };
 }
 
-test('a 200 MB multipart upload keeps the service RSS growth bounded (64 MB; 96 MB on the node:http edge of Node 22+) and arrives intact', {
+test('a 200 MB multipart upload keeps the service RSS growth bounded (64 MB; 96 MB on the node:http edge of Node 22+) ' +
+  'and arrives intact', {
   skip: process.platform !== 'linux' && 'reads /proc',
 }, async (t) => {
   const pid = svc.process.pid!;

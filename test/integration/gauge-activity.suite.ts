@@ -289,33 +289,38 @@ describe('capacity: one signal for the route and Smart Route', () => {
     return oa.requests.length > oaBefore ? 'oa' : or.requests.length > orBefore ? 'or' : 'none';
   };
 
-  test('an exhausted OpenRouter account steers the capacity pack to the other route, and a reset steers it back', async () => {
-    await setGauge(true);
-    assert.equal(await first(), 'or', 'no reading: pack order');
-    gaugeOr.setKey(key(0));
-    await refresh([accountId]);
-    const cap = await ok('GET', '/v1/gauge/capacity');
-    const row = cap.data.find((r: { accountId: string }) => r.accountId === accountId);
-    assert.deepEqual(
-      [row.providerId, row.model, row.headroom, row.status, row.source],
-      ['openrouter', null, 0, 'exhausted', 'polled'],
-    );
-    assert.equal(await first(), 'oa');
-    assert.equal(await chatGoesTo(), 'oa');
+  test(
+    'an exhausted OpenRouter account steers the capacity pack to the other route, and a reset steers it ' + 'back',
+    async () => {
+      await setGauge(true);
+      assert.equal(await first(), 'or', 'no reading: pack order');
+      gaugeOr.setKey(key(0));
+      await refresh([accountId]);
+      const cap = await ok('GET', '/v1/gauge/capacity');
+      const row = cap.data.find((r: { accountId: string }) => r.accountId === accountId);
+      assert.deepEqual(
+        [row.providerId, row.model, row.headroom, row.status, row.source],
+        ['openrouter', null, 0, 'exhausted', 'polled'],
+      );
+      assert.equal(await first(), 'oa');
+      assert.equal(await chatGoesTo(), 'oa');
 
-    gaugeOr.setKey(key(10));
-    await refresh([accountId]);
-    assert.equal(await first(), 'or');
-    assert.equal(await chatGoesTo(), 'or');
-    const live = (await ok('GET', '/v1/gauge/capacity')).data.filter((r: { model: string | null }) => r.model !== null);
-    assert.ok(
-      live.some(
-        (r: { accountId: string; recentRateLimitedShare: number }) =>
-          r.accountId === 'live-headers.por' && r.recentRateLimitedShare === 0,
-      ),
-      JSON.stringify(live),
-    );
-  });
+      gaugeOr.setKey(key(10));
+      await refresh([accountId]);
+      assert.equal(await first(), 'or');
+      assert.equal(await chatGoesTo(), 'or');
+      const live = (await ok('GET', '/v1/gauge/capacity')).data.filter(
+        (r: { model: string | null }) => r.model !== null,
+      );
+      assert.ok(
+        live.some(
+          (r: { accountId: string; recentRateLimitedShare: number }) =>
+            r.accountId === 'live-headers.por' && r.recentRateLimitedShare === 0,
+        ),
+        JSON.stringify(live),
+      );
+    },
+  );
 
   test("the service's own calls are hourly `service` buckets of the catalog models that answered", async () => {
     // The usage log line is written in the same turn the call is folded into its bucket.

@@ -478,51 +478,55 @@ describe('budget thresholds', () => {
       await new Promise((r) => setTimeout(r, 50));
   });
 
-  test('a budget across two providers, in both bases, crossing 50/80/100 fires exactly one event per threshold per period', async () => {
-    const rule = (
-      await svc.request(
-        'POST',
-        '/v1/gauge/alert-rules',
-        body({ name: 'Budgets', kind: 'budget_threshold', cooldownMinutes: 0 }),
-      )
-    ).json.id;
-    for (const basis of ['provider_reported', 'estimated'] as const) {
-      const c = counted[basis];
-      const made = await svc.request(
-        'POST',
-        '/v1/gauge/budgets',
-        body({
-          name: `team ${basis}`,
-          amount: c * 4,
-          period: 'month',
+  test(
+    'a budget across two providers, in both bases, crossing 50/80/100 fires exactly one event per threshold per ' +
+      'period',
+    async () => {
+      const rule = (
+        await svc.request(
+          'POST',
+          '/v1/gauge/alert-rules',
+          body({ name: 'Budgets', kind: 'budget_threshold', cooldownMinutes: 0 }),
+        )
+      ).json.id;
+      for (const basis of ['provider_reported', 'estimated'] as const) {
+        const c = counted[basis];
+        const made = await svc.request(
+          'POST',
+          '/v1/gauge/budgets',
+          body({
+            name: `team ${basis}`,
+            amount: c * 4,
+            period: 'month',
+            basis,
+            thresholds: [50, 80, 100],
+            scope: { providerIds: ['openrouter', 'anthropic'] },
+          }),
+        );
+        assert.equal(made.status, 201, made.text);
+        assert.equal(made.json.spend.counted, c, made.text);
+        // Each amount moves the counted share: 25%, 50%, 90%, 50% again, 100%, 100% again.
+        for (const amount of [c * 2, c / 0.9, c * 2, c, c]) {
+          assert.equal((await svc.request('PATCH', `/v1/gauge/budgets/${made.json.id}`, body({ amount }))).status, 200);
+          await events();
+        }
+        const fired = (await events(`?ruleId=${rule}`)).data.filter((e: { dedupeKey: string }) =>
+          e.dedupeKey.includes(`budget:${made.json.id}|`),
+        );
+        assert.deepEqual(
+          fired.map((e: { dedupeKey: string; state: string }) => [e.dedupeKey.split('|')[2], e.state]),
+          [
+            ['100', 'firing'],
+            ['80', 'firing'],
+            ['50', 'firing'],
+          ],
           basis,
-          thresholds: [50, 80, 100],
-          scope: { providerIds: ['openrouter', 'anthropic'] },
-        }),
-      );
-      assert.equal(made.status, 201, made.text);
-      assert.equal(made.json.spend.counted, c, made.text);
-      // Each amount moves the counted share: 25%, 50%, 90%, 50% again, 100%, 100% again.
-      for (const amount of [c * 2, c / 0.9, c * 2, c, c]) {
-        assert.equal((await svc.request('PATCH', `/v1/gauge/budgets/${made.json.id}`, body({ amount }))).status, 200);
-        await events();
+        );
+        assert.ok(
+          fired.every((e: { dedupeKey: string }) => e.dedupeKey.endsWith(made.json.periodStart)),
+          'the period start is part of the key',
+        );
       }
-      const fired = (await events(`?ruleId=${rule}`)).data.filter((e: { dedupeKey: string }) =>
-        e.dedupeKey.includes(`budget:${made.json.id}|`),
-      );
-      assert.deepEqual(
-        fired.map((e: { dedupeKey: string; state: string }) => [e.dedupeKey.split('|')[2], e.state]),
-        [
-          ['100', 'firing'],
-          ['80', 'firing'],
-          ['50', 'firing'],
-        ],
-        basis,
-      );
-      assert.ok(
-        fired.every((e: { dedupeKey: string }) => e.dedupeKey.endsWith(made.json.periodStart)),
-        'the period start is part of the key',
-      );
-    }
-  });
+    },
+  );
 });

@@ -64,157 +64,169 @@ async function ended(id: string) {
   return (await svc.request('GET', `${SESSIONS}/${id}`)).json;
 }
 
-test('bad input: body, provider and auth mode, unknown or mismatched account, opt-in, the client-ID setting, path and query', async () => {
-  await expectError('POST', SESSIONS, 400, 'INVALID_REQUEST', {});
-  await expectError('POST', SESSIONS, 400, 'INVALID_JSON', { ...flow, clientId: 'x' });
-  await expectError('POST', SESSIONS, 400, 'INVALID_REQUEST', { ...flow, accountId: 'a'.repeat(161) });
-  assert.equal(
-    (await expectError('POST', SESSIONS, 400, 'INVALID_REQUEST', { providerId: 'nope', authMode: 'oauth_device' }))
-      .param,
-    'providerId',
-  );
-  assert.equal(
-    (await expectError('POST', SESSIONS, 400, 'INVALID_REQUEST', { providerId: 'github-copilot', authMode: 'api_key' }))
-      .param,
-    'authMode',
-  );
-  assert.equal(
-    (await expectError('POST', SESSIONS, 400, 'INVALID_REQUEST', { providerId: 'openai', authMode: 'oauth_device' }))
-      .param,
-    'authMode',
-  );
-  await expectError('POST', SESSIONS, 404, 'NOT_FOUND', { ...flow, accountId: 'acct_nope' });
-  const pasted = await svc.request('POST', '/v1/gauge/accounts', {
-    body: { providerId: 'github-copilot', authMode: 'api_key' },
-  });
-  assert.equal(pasted.status, 201, pasted.text);
-  assert.equal(
-    (await expectError('POST', SESSIONS, 400, 'INVALID_REQUEST', { ...flow, accountId: pasted.json.id })).param,
-    'accountId',
-  );
-  // An oauth_device account is made by a session only, never by a pasted credential.
-  await expectError('POST', '/v1/gauge/accounts', 404, 'NOT_FOUND', { ...flow, credential: 'x' });
-
-  await expectError('POST', SESSIONS, 409, 'GAUGE_DISABLED', flow);
-  assert.equal((await svc.request('PATCH', '/v1/settings', { body: { gauge: { enabled: true } } })).status, 200);
-  const noClient = await expectError('POST', SESSIONS, 400, 'INVALID_REQUEST', flow);
-  assert.match(noClient.message, /gauge\.oauthClients\.github-copilot\.clientId/);
-
-  for (const [client, param] of [
-    [{ clientId: 'has space' }, 'gauge.oauthClients.github-copilot'],
-    [{ clientId: 'x'.repeat(129) }, 'gauge.oauthClients.github-copilot'],
-    [{ baseUrl: null }, 'gauge.oauthClients.github-copilot'],
-    [{ clientId: CLIENT_ID, baseUrl: 'ftp://127.0.0.1' }, 'gauge.oauthClients.github-copilot.baseUrl'],
-    [{ clientId: CLIENT_ID, baseUrl: 'http://u:p@127.0.0.1' }, 'gauge.oauthClients.github-copilot.baseUrl'],
-  ] as const) {
-    const reply = await svc.request('PATCH', '/v1/settings', {
-      body: { gauge: { oauthClients: { 'github-copilot': client } } },
+test(
+  'bad input: body, provider and auth mode, unknown or mismatched account, opt-in, the client-ID setting, path and ' +
+    'query',
+  async () => {
+    await expectError('POST', SESSIONS, 400, 'INVALID_REQUEST', {});
+    await expectError('POST', SESSIONS, 400, 'INVALID_JSON', { ...flow, clientId: 'x' });
+    await expectError('POST', SESSIONS, 400, 'INVALID_REQUEST', { ...flow, accountId: 'a'.repeat(161) });
+    assert.equal(
+      (await expectError('POST', SESSIONS, 400, 'INVALID_REQUEST', { providerId: 'nope', authMode: 'oauth_device' }))
+        .param,
+      'providerId',
+    );
+    assert.equal(
+      (
+        await expectError('POST', SESSIONS, 400, 'INVALID_REQUEST', {
+          providerId: 'github-copilot',
+          authMode: 'api_key',
+        })
+      ).param,
+      'authMode',
+    );
+    assert.equal(
+      (await expectError('POST', SESSIONS, 400, 'INVALID_REQUEST', { providerId: 'openai', authMode: 'oauth_device' }))
+        .param,
+      'authMode',
+    );
+    await expectError('POST', SESSIONS, 404, 'NOT_FOUND', { ...flow, accountId: 'acct_nope' });
+    const pasted = await svc.request('POST', '/v1/gauge/accounts', {
+      body: { providerId: 'github-copilot', authMode: 'api_key' },
     });
-    assert.equal(reply.status, 400, JSON.stringify(client));
-    assert.equal(reply.json.error.param, param, reply.text);
-  }
-  await expectError('PATCH', '/v1/settings', 400, 'INVALID_JSON', {
-    gauge: { oauthClients: { openai: { clientId: 'x' } } },
-  });
+    assert.equal(pasted.status, 201, pasted.text);
+    assert.equal(
+      (await expectError('POST', SESSIONS, 400, 'INVALID_REQUEST', { ...flow, accountId: pasted.json.id })).param,
+      'accountId',
+    );
+    // An oauth_device account is made by a session only, never by a pasted credential.
+    await expectError('POST', '/v1/gauge/accounts', 404, 'NOT_FOUND', { ...flow, credential: 'x' });
 
-  // The public GitHub is refused in loopback-only mode (the test suites' SWITCHYARD_GAUGE_ALLOWED_HOSTS).
-  const shown = await setClient({ clientId: CLIENT_ID });
-  assert.deepEqual(shown.json.gauge.oauthClients, { 'github-copilot': { clientId: CLIENT_ID, baseUrl: null } });
-  assert.match((await expectError('POST', SESSIONS, 400, 'INVALID_REQUEST', flow)).message, /loopback/);
-  await setClient({ clientId: CLIENT_ID, baseUrl: `${oauth.origin}/` });
-  assert.deepEqual((await svc.request('GET', '/v1/settings')).json.gauge.oauthClients, {
-    'github-copilot': { clientId: CLIENT_ID, baseUrl: oauth.origin },
-  });
+    await expectError('POST', SESSIONS, 409, 'GAUGE_DISABLED', flow);
+    assert.equal((await svc.request('PATCH', '/v1/settings', { body: { gauge: { enabled: true } } })).status, 200);
+    const noClient = await expectError('POST', SESSIONS, 400, 'INVALID_REQUEST', flow);
+    assert.match(noClient.message, /gauge\.oauthClients\.github-copilot\.clientId/);
 
-  await expectError('GET', `${SESSIONS}/${'a'.repeat(161)}`, 400, 'INVALID_REQUEST');
-  await expectError('GET', `${SESSIONS}/auth_nope`, 404, 'NOT_FOUND');
-  await expectError('DELETE', `${SESSIONS}/auth_nope`, 404, 'NOT_FOUND');
-  await expectError('GET', `${SESSIONS}/auth_nope?x=1`, 400, 'INVALID_REQUEST');
-});
+    for (const [client, param] of [
+      [{ clientId: 'has space' }, 'gauge.oauthClients.github-copilot'],
+      [{ clientId: 'x'.repeat(129) }, 'gauge.oauthClients.github-copilot'],
+      [{ baseUrl: null }, 'gauge.oauthClients.github-copilot'],
+      [{ clientId: CLIENT_ID, baseUrl: 'ftp://127.0.0.1' }, 'gauge.oauthClients.github-copilot.baseUrl'],
+      [{ clientId: CLIENT_ID, baseUrl: 'http://u:p@127.0.0.1' }, 'gauge.oauthClients.github-copilot.baseUrl'],
+    ] as const) {
+      const reply = await svc.request('PATCH', '/v1/settings', {
+        body: { gauge: { oauthClients: { 'github-copilot': client } } },
+      });
+      assert.equal(reply.status, 400, JSON.stringify(client));
+      assert.equal(reply.json.error.param, param, reply.text);
+    }
+    await expectError('PATCH', '/v1/settings', 400, 'INVALID_JSON', {
+      gauge: { oauthClients: { openai: { clientId: 'x' } } },
+    });
 
-test('the flow completes: pending, polling, then the token creates an oauth_device account that collects with it', async () => {
-  const session = await start();
-  const grant = oauth.grant(session.userCode);
-  assert.deepEqual(Object.keys(session).sort(), [
-    'accountId',
-    'authMode',
-    'createdAt',
-    'expiresAt',
-    'failure',
-    'id',
-    'interval',
-    'providerId',
-    'state',
-    'userCode',
-    'verificationUri',
-    'verificationUriComplete',
-  ]);
-  assert.equal(session.state, 'pending');
-  assert.equal(session.verificationUri, `${oauth.origin}/login/device`);
-  assert.equal(session.verificationUriComplete, null);
-  assert.equal(session.interval, 5);
-  assert.equal(session.accountId, null);
-  assert.ok(Date.parse(session.expiresAt) > Date.parse(session.createdAt));
-  const codeRequest = oauth.requests.find((r) => r.path === '/login/device/code')!;
-  assert.match(String(codeRequest.headers['content-type']), /^application\/x-www-form-urlencoded/);
-  assert.equal(codeRequest.headers.accept, 'application/json');
-  assert.deepEqual(Object.fromEntries(new URLSearchParams(codeRequest.body)), {
-    client_id: CLIENT_ID,
-    scope: 'read:user',
-  });
+    // The public GitHub is refused in loopback-only mode (the test suites' SWITCHYARD_GAUGE_ALLOWED_HOSTS).
+    const shown = await setClient({ clientId: CLIENT_ID });
+    assert.deepEqual(shown.json.gauge.oauthClients, { 'github-copilot': { clientId: CLIENT_ID, baseUrl: null } });
+    assert.match((await expectError('POST', SESSIONS, 400, 'INVALID_REQUEST', flow)).message, /loopback/);
+    await setClient({ clientId: CLIENT_ID, baseUrl: `${oauth.origin}/` });
+    assert.deepEqual((await svc.request('GET', '/v1/settings')).json.gauge.oauthClients, {
+      'github-copilot': { clientId: CLIENT_ID, baseUrl: oauth.origin },
+    });
 
-  await oauth.whenPolled(grant.userCode, 2);
-  assert.equal((await svc.request('GET', `${SESSIONS}/${session.id}`)).json.state, 'polling');
-  oauth.approve(grant.userCode, TOKENS[0]!);
-  const done = await ended(session.id);
-  assert.equal(done.state, 'succeeded');
-  assert.equal(done.failure, null);
-  assert.match(done.accountId, /^acct_/);
-  const poll = oauth.requests.find((r) => r.path === '/login/oauth/access_token')!;
-  assert.deepEqual(Object.fromEntries(new URLSearchParams(poll.body)), {
-    client_id: CLIENT_ID,
-    device_code: grant.deviceCode,
-    grant_type: DEVICE_GRANT,
-  });
+    await expectError('GET', `${SESSIONS}/${'a'.repeat(161)}`, 400, 'INVALID_REQUEST');
+    await expectError('GET', `${SESSIONS}/auth_nope`, 404, 'NOT_FOUND');
+    await expectError('DELETE', `${SESSIONS}/auth_nope`, 404, 'NOT_FOUND');
+    await expectError('GET', `${SESSIONS}/auth_nope?x=1`, 400, 'INVALID_REQUEST');
+  },
+);
 
-  const account = (await svc.request('GET', '/v1/gauge/accounts')).json.data.find(
-    (a: { id: string }) => a.id === done.accountId,
-  );
-  assert.deepEqual(
-    [account.providerId, account.authMode, account.credentialConfigured, account.label],
-    ['github-copilot', 'oauth_device', true, 'GitHub Copilot'],
-  );
-  const audit = (await svc.request('GET', `/v1/audit-events?action=gauge-account.create&resourceId=${done.accountId}`))
-    .json.data;
-  assert.deepEqual(
-    audit.map((e: { metadata: Record<string, unknown> }) => [e.metadata.via, e.metadata.credentialConfigured]),
-    [['auth-session', true]],
-  );
+test(
+  'the flow completes: pending, polling, then the token creates an oauth_device account that collects with ' + 'it',
+  async () => {
+    const session = await start();
+    const grant = oauth.grant(session.userCode);
+    assert.deepEqual(Object.keys(session).sort(), [
+      'accountId',
+      'authMode',
+      'createdAt',
+      'expiresAt',
+      'failure',
+      'id',
+      'interval',
+      'providerId',
+      'state',
+      'userCode',
+      'verificationUri',
+      'verificationUriComplete',
+    ]);
+    assert.equal(session.state, 'pending');
+    assert.equal(session.verificationUri, `${oauth.origin}/login/device`);
+    assert.equal(session.verificationUriComplete, null);
+    assert.equal(session.interval, 5);
+    assert.equal(session.accountId, null);
+    assert.ok(Date.parse(session.expiresAt) > Date.parse(session.createdAt));
+    const codeRequest = oauth.requests.find((r) => r.path === '/login/device/code')!;
+    assert.match(String(codeRequest.headers['content-type']), /^application\/x-www-form-urlencoded/);
+    assert.equal(codeRequest.headers.accept, 'application/json');
+    assert.deepEqual(Object.fromEntries(new URLSearchParams(codeRequest.body)), {
+      client_id: CLIENT_ID,
+      scope: 'read:user',
+    });
 
-  assert.equal(
-    (
-      await svc.request('PATCH', `/v1/gauge/accounts/${done.accountId}`, {
-        body: { config: { baseUrl: copilot.baseUrl } },
-      })
-    ).status,
-    200,
-  );
-  const refreshed = await svc.request('POST', '/v1/gauge/refresh', { body: { sourceIds: [done.accountId] } });
-  assert.equal(refreshed.status, 200, refreshed.text);
-  assert.equal(refreshed.json.data[0].ok, true, refreshed.text);
-  assert.equal(copilot.requests.at(-1)!.headers.authorization, `token ${TOKENS[0]}`);
+    await oauth.whenPolled(grant.userCode, 2);
+    assert.equal((await svc.request('GET', `${SESSIONS}/${session.id}`)).json.state, 'polling');
+    oauth.approve(grant.userCode, TOKENS[0]!);
+    const done = await ended(session.id);
+    assert.equal(done.state, 'succeeded');
+    assert.equal(done.failure, null);
+    assert.match(done.accountId, /^acct_/);
+    const poll = oauth.requests.find((r) => r.path === '/login/oauth/access_token')!;
+    assert.deepEqual(Object.fromEntries(new URLSearchParams(poll.body)), {
+      client_id: CLIENT_ID,
+      device_code: grant.deviceCode,
+      grant_type: DEVICE_GRANT,
+    });
 
-  // A session naming the account replaces its credential instead of creating another account.
-  const again = await start({ ...flow, accountId: done.accountId });
-  assert.equal(again.accountId, done.accountId);
-  oauth.approve(again.userCode, TOKENS[1]!);
-  const replaced = await ended(again.id);
-  assert.deepEqual([replaced.state, replaced.accountId], ['succeeded', done.accountId]);
-  const accounts = (await svc.request('GET', '/v1/gauge/accounts')).json.data.filter(
-    (a: { authMode: string }) => a.authMode === 'oauth_device',
-  );
-  assert.equal(accounts.length, 1);
-});
+    const account = (await svc.request('GET', '/v1/gauge/accounts')).json.data.find(
+      (a: { id: string }) => a.id === done.accountId,
+    );
+    assert.deepEqual(
+      [account.providerId, account.authMode, account.credentialConfigured, account.label],
+      ['github-copilot', 'oauth_device', true, 'GitHub Copilot'],
+    );
+    const audit = (
+      await svc.request('GET', `/v1/audit-events?action=gauge-account.create&resourceId=${done.accountId}`)
+    ).json.data;
+    assert.deepEqual(
+      audit.map((e: { metadata: Record<string, unknown> }) => [e.metadata.via, e.metadata.credentialConfigured]),
+      [['auth-session', true]],
+    );
+
+    assert.equal(
+      (
+        await svc.request('PATCH', `/v1/gauge/accounts/${done.accountId}`, {
+          body: { config: { baseUrl: copilot.baseUrl } },
+        })
+      ).status,
+      200,
+    );
+    const refreshed = await svc.request('POST', '/v1/gauge/refresh', { body: { sourceIds: [done.accountId] } });
+    assert.equal(refreshed.status, 200, refreshed.text);
+    assert.equal(refreshed.json.data[0].ok, true, refreshed.text);
+    assert.equal(copilot.requests.at(-1)!.headers.authorization, `token ${TOKENS[0]}`);
+
+    // A session naming the account replaces its credential instead of creating another account.
+    const again = await start({ ...flow, accountId: done.accountId });
+    assert.equal(again.accountId, done.accountId);
+    oauth.approve(again.userCode, TOKENS[1]!);
+    const replaced = await ended(again.id);
+    assert.deepEqual([replaced.state, replaced.accountId], ['succeeded', done.accountId]);
+    const accounts = (await svc.request('GET', '/v1/gauge/accounts')).json.data.filter(
+      (a: { authMode: string }) => a.authMode === 'oauth_device',
+    );
+    assert.equal(accounts.length, 1);
+  },
+);
 
 test('slow_down adds 5 s for the rest of the session, or takes the server interval when larger', async () => {
   const session = await start();
@@ -232,42 +244,45 @@ test('slow_down adds 5 s for the rest of the session, or takes the server interv
   assert.equal((await svc.request('DELETE', `${SESSIONS}/${session.id}`)).json.state, 'cancelled');
 });
 
-test('access_denied fails, expired_token and local expiry expire, a refusal or an odd answer fails: each cleanly', async () => {
-  const denied = await start();
-  await oauth.whenPolled(denied.userCode, 1);
-  oauth.deny(denied.userCode);
-  assert.deepEqual((await ended(denied.id)).failure?.code, 'access_denied');
-  assert.equal((await svc.request('GET', `${SESSIONS}/${denied.id}`)).json.state, 'failed');
+test(
+  'access_denied fails, expired_token and local expiry expire, a refusal or an odd answer fails: each ' + 'cleanly',
+  async () => {
+    const denied = await start();
+    await oauth.whenPolled(denied.userCode, 1);
+    oauth.deny(denied.userCode);
+    assert.deepEqual((await ended(denied.id)).failure?.code, 'access_denied');
+    assert.equal((await svc.request('GET', `${SESSIONS}/${denied.id}`)).json.state, 'failed');
 
-  const expired = await start();
-  oauth.expire(expired.userCode);
-  const e = await ended(expired.id);
-  assert.deepEqual([e.state, e.failure.code], ['expired', 'expired_token']);
+    const expired = await start();
+    oauth.expire(expired.userCode);
+    const e = await ended(expired.id);
+    assert.deepEqual([e.state, e.failure.code], ['expired', 'expired_token']);
 
-  // Expiry the service sees itself: the code outlives no poll (1 s here is 20 ms, the interval 100 ms).
-  oauth.setIssue({ expiresIn: 1 });
-  const local = await start();
-  const l = await ended(local.id);
-  assert.deepEqual([l.state, l.failure.code], ['expired', 'expired']);
-  assert.equal(oauth.grant(local.userCode).polls, 0);
+    // Expiry the service sees itself: the code outlives no poll (1 s here is 20 ms, the interval 100 ms).
+    oauth.setIssue({ expiresIn: 1 });
+    const local = await start();
+    const l = await ended(local.id);
+    assert.deepEqual([l.state, l.failure.code], ['expired', 'expired']);
+    assert.equal(oauth.grant(local.userCode).polls, 0);
 
-  oauth.setIssue({ extra: { verification_uri: 'http://phish.example/login/device' } });
-  const odd = await start();
-  assert.deepEqual(
-    [odd.state, odd.failure.code, odd.userCode, odd.verificationUri],
-    ['failed', 'malformed', null, null],
-  );
-  oauth.setIssue({ expiresIn: 900 });
-  oauth.failNext(200, '<html>busy</html>', { 'content-type': 'text/html' });
-  assert.deepEqual((await start()).failure.code, 'malformed');
+    oauth.setIssue({ extra: { verification_uri: 'http://phish.example/login/device' } });
+    const odd = await start();
+    assert.deepEqual(
+      [odd.state, odd.failure.code, odd.userCode, odd.verificationUri],
+      ['failed', 'malformed', null, null],
+    );
+    oauth.setIssue({ expiresIn: 900 });
+    oauth.failNext(200, '<html>busy</html>', { 'content-type': 'text/html' });
+    assert.deepEqual((await start()).failure.code, 'malformed');
 
-  await setClient({ clientId: 'Ov23liWRONGCLIENT', baseUrl: oauth.origin });
-  const refused = await start();
-  assert.equal(refused.state, 'failed');
-  assert.equal(refused.failure.code, 'refused');
-  assert.match(refused.failure.message, /incorrect_client_credentials/);
-  await setClient({ clientId: CLIENT_ID, baseUrl: oauth.origin });
-});
+    await setClient({ clientId: 'Ov23liWRONGCLIENT', baseUrl: oauth.origin });
+    const refused = await start();
+    assert.equal(refused.state, 'failed');
+    assert.equal(refused.failure.code, 'refused');
+    assert.match(refused.failure.message, /incorrect_client_credentials/);
+    await setClient({ clientId: CLIENT_ID, baseUrl: oauth.origin });
+  },
+);
 
 test('DELETE cancels: the session answers cancelled and its polling stops while another session polls on', async () => {
   oauth.setIssue({ interval: 10 });

@@ -83,31 +83,34 @@ const setGauge = async (enabled: boolean) =>
 let accountId: string;
 
 describe('while opted out', () => {
-  test('collected data answers enabled=false and nothing; refresh is 409 GAUGE_DISABLED; capabilities list Gauge', async () => {
-    const dash = await svc.request('GET', '/v1/gauge');
-    assert.equal(dash.status, 200);
-    assert.deepEqual(
-      { ...dash.json, since: undefined },
-      {
-        enabled: false,
-        since: undefined,
-        accounts: [],
-        readings: [],
-        statuses: [],
-        history: [],
-        historyTruncated: false,
-      },
-    );
-    for (const path of ['/v1/gauge/readings', '/v1/gauge/statuses', '/v1/gauge/diagnostics']) {
-      const reply = await svc.request('GET', path);
-      assert.equal(reply.status, 200, path);
-      assert.equal(reply.json.enabled, false, path);
-      assert.deepEqual(reply.json.data, [], path);
-    }
-    await expectError('POST', '/v1/gauge/refresh', 409, 'GAUGE_DISABLED', body({}));
-    const caps = await svc.request('GET', '/v1/capabilities');
-    assert.equal(caps.json.features.gauge, true);
-  });
+  test(
+    'collected data answers enabled=false and nothing; refresh is 409 GAUGE_DISABLED; capabilities list ' + 'Gauge',
+    async () => {
+      const dash = await svc.request('GET', '/v1/gauge');
+      assert.equal(dash.status, 200);
+      assert.deepEqual(
+        { ...dash.json, since: undefined },
+        {
+          enabled: false,
+          since: undefined,
+          accounts: [],
+          readings: [],
+          statuses: [],
+          history: [],
+          historyTruncated: false,
+        },
+      );
+      for (const path of ['/v1/gauge/readings', '/v1/gauge/statuses', '/v1/gauge/diagnostics']) {
+        const reply = await svc.request('GET', path);
+        assert.equal(reply.status, 200, path);
+        assert.equal(reply.json.enabled, false, path);
+        assert.deepEqual(reply.json.data, [], path);
+      }
+      await expectError('POST', '/v1/gauge/refresh', 409, 'GAUGE_DISABLED', body({}));
+      const caps = await svc.request('GET', '/v1/capabilities');
+      assert.equal(caps.json.features.gauge, true);
+    },
+  );
 
   test('setup works before opting in: the provider catalog, built-in sources, and a new account', async () => {
     const providers = await svc.request('GET', '/v1/gauge/providers');
@@ -173,148 +176,154 @@ describe('while opted out', () => {
 });
 
 describe('bad input', () => {
-  test('account writes: 400 for bodies, 404 for an adapter or account that does not exist, 400 to delete a built-in', async () => {
-    await expectError('POST', '/v1/gauge/accounts', 400, 'INVALID_REQUEST', body({}));
-    await expectError(
-      'POST',
-      '/v1/gauge/accounts',
-      400,
-      'INVALID_JSON',
-      body({ providerId: 'openai', authMode: 'admin_key', apiKey: 'x' }),
-    );
-    await expectError('POST', '/v1/gauge/accounts', 400, 'INVALID_JSON', { body: '{"providerId":"openai",' });
-    await expectError(
-      'POST',
-      '/v1/gauge/accounts',
-      400,
-      'INVALID_REQUEST',
-      body({ providerId: 'openai', authMode: 'password' }),
-    );
-    await expectError(
-      'POST',
-      '/v1/gauge/accounts',
-      400,
-      'INVALID_REQUEST',
-      body({ providerId: 'x'.repeat(161), authMode: 'api_key' }),
-    );
-    await expectError(
-      'POST',
-      '/v1/gauge/accounts',
-      400,
-      'INVALID_REQUEST',
-      body({ providerId: 'openai', authMode: 'admin_key', label: 'x'.repeat(201) }),
-    );
-    const paths = await expectError(
-      'POST',
-      '/v1/gauge/accounts',
-      400,
-      'INVALID_REQUEST',
-      body({ providerId: 'openai', authMode: 'admin_key', config: { paths: ['/tmp'] } }),
-    );
-    assert.equal(paths.json.error.param, 'config.paths');
-    await expectError(
-      'POST',
-      '/v1/gauge/accounts',
-      400,
-      'INVALID_REQUEST',
-      body({ providerId: 'openai', authMode: 'admin_key', config: { baseUrl: 'ftp://example.com' } }),
-    );
-    await expectError(
-      'POST',
-      '/v1/gauge/accounts',
-      400,
-      'INVALID_REQUEST',
-      body({ providerId: 'openai', authMode: 'admin_key', config: { baseUrl: 'https://u:p@example.com' } }),
-    );
-    for (const [providerId, authMode] of [
-      ['nope', 'api_key'],
-      ['github-copilot', 'oauth_device'],
-      ['google-gemini', 'api_key'],
-      ['service', 'none'],
-      ['openai', 'api_key'],
-    ]) {
-      await expectError('POST', '/v1/gauge/accounts', 404, 'NOT_FOUND', body({ providerId, authMode }));
-    }
-    await expectError('PATCH', '/v1/gauge/accounts/acct_nope', 404, 'NOT_FOUND', body({ enabled: true }));
-    await expectError(
-      'PATCH',
-      `/v1/gauge/accounts/${'a'.repeat(161)}`,
-      400,
-      'INVALID_REQUEST',
-      body({ enabled: true }),
-    );
-    await expectError('PATCH', '/v1/gauge/accounts/status-openai', 404, 'NOT_FOUND', body({ enabled: true }));
-    await expectError(
-      'PATCH',
-      '/v1/gauge/accounts/service',
-      400,
-      'INVALID_REQUEST',
-      body({ credential: 'sk-not-for-this-source' }),
-    );
-    await expectError(
-      'PATCH',
-      `/v1/gauge/accounts/${accountId}`,
-      400,
-      'INVALID_JSON',
-      body({ providerId: 'anthropic' }),
-    );
-    await expectError('DELETE', '/v1/gauge/accounts/service', 400, 'INVALID_REQUEST');
-    await expectError('DELETE', '/v1/gauge/accounts/status-openai', 400, 'INVALID_REQUEST');
-    await expectError('DELETE', '/v1/gauge/accounts/acct_nope', 404, 'NOT_FOUND');
-  });
+  test(
+    'account writes: 400 for bodies, 404 for an adapter or account that does not exist, 400 to delete a ' + 'built-in',
+    async () => {
+      await expectError('POST', '/v1/gauge/accounts', 400, 'INVALID_REQUEST', body({}));
+      await expectError(
+        'POST',
+        '/v1/gauge/accounts',
+        400,
+        'INVALID_JSON',
+        body({ providerId: 'openai', authMode: 'admin_key', apiKey: 'x' }),
+      );
+      await expectError('POST', '/v1/gauge/accounts', 400, 'INVALID_JSON', { body: '{"providerId":"openai",' });
+      await expectError(
+        'POST',
+        '/v1/gauge/accounts',
+        400,
+        'INVALID_REQUEST',
+        body({ providerId: 'openai', authMode: 'password' }),
+      );
+      await expectError(
+        'POST',
+        '/v1/gauge/accounts',
+        400,
+        'INVALID_REQUEST',
+        body({ providerId: 'x'.repeat(161), authMode: 'api_key' }),
+      );
+      await expectError(
+        'POST',
+        '/v1/gauge/accounts',
+        400,
+        'INVALID_REQUEST',
+        body({ providerId: 'openai', authMode: 'admin_key', label: 'x'.repeat(201) }),
+      );
+      const paths = await expectError(
+        'POST',
+        '/v1/gauge/accounts',
+        400,
+        'INVALID_REQUEST',
+        body({ providerId: 'openai', authMode: 'admin_key', config: { paths: ['/tmp'] } }),
+      );
+      assert.equal(paths.json.error.param, 'config.paths');
+      await expectError(
+        'POST',
+        '/v1/gauge/accounts',
+        400,
+        'INVALID_REQUEST',
+        body({ providerId: 'openai', authMode: 'admin_key', config: { baseUrl: 'ftp://example.com' } }),
+      );
+      await expectError(
+        'POST',
+        '/v1/gauge/accounts',
+        400,
+        'INVALID_REQUEST',
+        body({ providerId: 'openai', authMode: 'admin_key', config: { baseUrl: 'https://u:p@example.com' } }),
+      );
+      for (const [providerId, authMode] of [
+        ['nope', 'api_key'],
+        ['github-copilot', 'oauth_device'],
+        ['google-gemini', 'api_key'],
+        ['service', 'none'],
+        ['openai', 'api_key'],
+      ]) {
+        await expectError('POST', '/v1/gauge/accounts', 404, 'NOT_FOUND', body({ providerId, authMode }));
+      }
+      await expectError('PATCH', '/v1/gauge/accounts/acct_nope', 404, 'NOT_FOUND', body({ enabled: true }));
+      await expectError(
+        'PATCH',
+        `/v1/gauge/accounts/${'a'.repeat(161)}`,
+        400,
+        'INVALID_REQUEST',
+        body({ enabled: true }),
+      );
+      await expectError('PATCH', '/v1/gauge/accounts/status-openai', 404, 'NOT_FOUND', body({ enabled: true }));
+      await expectError(
+        'PATCH',
+        '/v1/gauge/accounts/service',
+        400,
+        'INVALID_REQUEST',
+        body({ credential: 'sk-not-for-this-source' }),
+      );
+      await expectError(
+        'PATCH',
+        `/v1/gauge/accounts/${accountId}`,
+        400,
+        'INVALID_JSON',
+        body({ providerId: 'anthropic' }),
+      );
+      await expectError('DELETE', '/v1/gauge/accounts/service', 400, 'INVALID_REQUEST');
+      await expectError('DELETE', '/v1/gauge/accounts/status-openai', 400, 'INVALID_REQUEST');
+      await expectError('DELETE', '/v1/gauge/accounts/acct_nope', 404, 'NOT_FOUND');
+    },
+  );
 
-  test('source writes: 404 unknown, 400 for a key or credential the source does not take; null restores a default', async () => {
-    await expectError('PUT', '/v1/gauge/sources/nope', 404, 'NOT_FOUND', body({ enabled: true }));
-    await expectError('PUT', `/v1/gauge/sources/${'s'.repeat(161)}`, 400, 'INVALID_REQUEST', body({}));
-    await expectError('PUT', '/v1/gauge/sources/service', 400, 'INVALID_REQUEST', body({ enabled: 'yes' }));
-    await expectError('PUT', '/v1/gauge/sources/service', 400, 'INVALID_JSON', body({ label: 'x' }));
-    await expectError(
-      'PUT',
-      '/v1/gauge/sources/status-openai',
-      400,
-      'INVALID_REQUEST',
-      body({ credential: 'sk-nothing-to-read' }),
-    );
-    assert.equal(
-      (
-        await expectError(
-          'PUT',
-          '/v1/gauge/sources/service',
-          400,
-          'INVALID_REQUEST',
-          body({ config: { baseUrl: 'http://127.0.0.1:1' } }),
-        )
-      ).json.error.param,
-      'config.baseUrl',
-    );
-    await expectError(
-      'PUT',
-      '/v1/gauge/sources/claude-code',
-      400,
-      'INVALID_REQUEST',
-      body({ config: { paths: ['relative/dir'] } }),
-    );
-    await expectError(
-      'PUT',
-      '/v1/gauge/sources/claude-code',
-      400,
-      'INVALID_REQUEST',
-      body({ config: { paths: Array.from({ length: 9 }, (_, i) => `/p${i}`) } }),
-    );
-    const moved = await svc.request(
-      'PUT',
-      '/v1/gauge/sources/status-anthropic',
-      body({ config: { baseUrl: 'http://127.0.0.1:9/' } }),
-    );
-    assert.equal(moved.json.config.baseUrl, 'http://127.0.0.1:9');
-    const restored = await svc.request(
-      'PUT',
-      '/v1/gauge/sources/status-anthropic',
-      body({ config: { baseUrl: null } }),
-    );
-    assert.equal(restored.json.config.baseUrl, 'https://status.anthropic.com');
-    assert.equal(restored.json.enabled, false);
-  });
+  test(
+    'source writes: 404 unknown, 400 for a key or credential the source does not take; null restores a ' + 'default',
+    async () => {
+      await expectError('PUT', '/v1/gauge/sources/nope', 404, 'NOT_FOUND', body({ enabled: true }));
+      await expectError('PUT', `/v1/gauge/sources/${'s'.repeat(161)}`, 400, 'INVALID_REQUEST', body({}));
+      await expectError('PUT', '/v1/gauge/sources/service', 400, 'INVALID_REQUEST', body({ enabled: 'yes' }));
+      await expectError('PUT', '/v1/gauge/sources/service', 400, 'INVALID_JSON', body({ label: 'x' }));
+      await expectError(
+        'PUT',
+        '/v1/gauge/sources/status-openai',
+        400,
+        'INVALID_REQUEST',
+        body({ credential: 'sk-nothing-to-read' }),
+      );
+      assert.equal(
+        (
+          await expectError(
+            'PUT',
+            '/v1/gauge/sources/service',
+            400,
+            'INVALID_REQUEST',
+            body({ config: { baseUrl: 'http://127.0.0.1:1' } }),
+          )
+        ).json.error.param,
+        'config.baseUrl',
+      );
+      await expectError(
+        'PUT',
+        '/v1/gauge/sources/claude-code',
+        400,
+        'INVALID_REQUEST',
+        body({ config: { paths: ['relative/dir'] } }),
+      );
+      await expectError(
+        'PUT',
+        '/v1/gauge/sources/claude-code',
+        400,
+        'INVALID_REQUEST',
+        body({ config: { paths: Array.from({ length: 9 }, (_, i) => `/p${i}`) } }),
+      );
+      const moved = await svc.request(
+        'PUT',
+        '/v1/gauge/sources/status-anthropic',
+        body({ config: { baseUrl: 'http://127.0.0.1:9/' } }),
+      );
+      assert.equal(moved.json.config.baseUrl, 'http://127.0.0.1:9');
+      const restored = await svc.request(
+        'PUT',
+        '/v1/gauge/sources/status-anthropic',
+        body({ config: { baseUrl: null } }),
+      );
+      assert.equal(restored.json.config.baseUrl, 'https://status.anthropic.com');
+      assert.equal(restored.json.enabled, false);
+    },
+  );
 
   test('queries: limits are rejected, not clamped; unknown parameters and bad date-times are 400', async () => {
     for (const query of [
@@ -420,46 +429,49 @@ describe('opted in', () => {
     assert.equal((await svc.request('PUT', '/v1/gauge/sources/status-openai', body({ enabled: false }))).status, 200);
   });
 
-  test('readings are the latest per account, filtered and paged newest first; the dashboard carries history', async () => {
-    const all = await svc.request('GET', '/v1/gauge/readings');
-    assert.equal(all.json.enabled, true);
-    const service = all.json.data.find((r: { accountId: string }) => r.accountId === 'service');
-    assert.equal(service.providerId, 'service');
-    assert.deepEqual(
-      service.windows.map((w: { id: string }) => w.id),
-      ['requests-day', 'tokens-day', 'tokens-month'],
-    );
-    assert.equal(service.spend.currency, 'USD');
-    assert.equal((await svc.request('GET', '/v1/gauge/readings?providerId=service')).json.data.length, 1);
-    assert.equal((await svc.request('GET', '/v1/gauge/readings?accountId=nope')).json.data.length, 0);
-    assert.equal(
-      (
-        await svc.request(
-          'GET',
-          `/v1/gauge/readings?after=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`,
-        )
-      ).json.data.length,
-      0,
-    );
-    const page = await svc.request('GET', '/v1/gauge/readings?limit=1&offset=0');
-    assert.equal(page.json.data.length, 1);
-    assert.equal(page.json.limit, 1);
-    assert.equal((await svc.request('GET', '/v1/gauge/readings?offset=50')).json.data.length, 0);
+  test(
+    'readings are the latest per account, filtered and paged newest first; the dashboard carries ' + 'history',
+    async () => {
+      const all = await svc.request('GET', '/v1/gauge/readings');
+      assert.equal(all.json.enabled, true);
+      const service = all.json.data.find((r: { accountId: string }) => r.accountId === 'service');
+      assert.equal(service.providerId, 'service');
+      assert.deepEqual(
+        service.windows.map((w: { id: string }) => w.id),
+        ['requests-day', 'tokens-day', 'tokens-month'],
+      );
+      assert.equal(service.spend.currency, 'USD');
+      assert.equal((await svc.request('GET', '/v1/gauge/readings?providerId=service')).json.data.length, 1);
+      assert.equal((await svc.request('GET', '/v1/gauge/readings?accountId=nope')).json.data.length, 0);
+      assert.equal(
+        (
+          await svc.request(
+            'GET',
+            `/v1/gauge/readings?after=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`,
+          )
+        ).json.data.length,
+        0,
+      );
+      const page = await svc.request('GET', '/v1/gauge/readings?limit=1&offset=0');
+      assert.equal(page.json.data.length, 1);
+      assert.equal(page.json.limit, 1);
+      assert.equal((await svc.request('GET', '/v1/gauge/readings?offset=50')).json.data.length, 0);
 
-    const dash = await svc.request('GET', '/v1/gauge');
-    assert.equal(dash.json.enabled, true);
-    assert.ok(dash.json.history.some((h: { accountId: string }) => h.accountId === 'service'));
-    assert.ok(
-      dash.json.accounts.some(
-        (a: { id: string; lastReadingAt: string | null }) => a.id === 'service' && a.lastReadingAt !== null,
-      ),
-    );
-    const future = await svc.request(
-      'GET',
-      `/v1/gauge?since=${encodeURIComponent(new Date(Date.now() + 2 * 3_600_000).toISOString())}`,
-    );
-    assert.deepEqual(future.json.history, []);
-  });
+      const dash = await svc.request('GET', '/v1/gauge');
+      assert.equal(dash.json.enabled, true);
+      assert.ok(dash.json.history.some((h: { accountId: string }) => h.accountId === 'service'));
+      assert.ok(
+        dash.json.accounts.some(
+          (a: { id: string; lastReadingAt: string | null }) => a.id === 'service' && a.lastReadingAt !== null,
+        ),
+      );
+      const future = await svc.request(
+        'GET',
+        `/v1/gauge?since=${encodeURIComponent(new Date(Date.now() + 2 * 3_600_000).toISOString())}`,
+      );
+      assert.deepEqual(future.json.history, []);
+    },
+  );
 
   test('diagnostics: bounded state per source with hashed account references', async () => {
     const diag = await svc.request('GET', '/v1/gauge/diagnostics');
@@ -472,35 +484,38 @@ describe('opted in', () => {
     assert.ok(!account.accountRef.includes(accountId));
   });
 
-  test('DELETE /history counts snapshots and keeps readings and setup; deleting an account removes its share', async () => {
-    const one = await svc.request('DELETE', '/v1/gauge/history?sourceId=service');
-    assert.equal(one.status, 200);
-    assert.ok(one.json.deleted >= 1);
-    assert.equal((await svc.request('DELETE', '/v1/gauge/history?sourceId=service')).json.deleted, 0);
-    assert.equal(
-      (await svc.request('GET', '/v1/gauge/readings?accountId=service')).json.data.length,
-      1,
-      'current readings stay',
-    );
-    assert.equal(typeof (await svc.request('DELETE', '/v1/gauge/history')).json.deleted, 'number');
+  test(
+    'DELETE /history counts snapshots and keeps readings and setup; deleting an account removes its ' + 'share',
+    async () => {
+      const one = await svc.request('DELETE', '/v1/gauge/history?sourceId=service');
+      assert.equal(one.status, 200);
+      assert.ok(one.json.deleted >= 1);
+      assert.equal((await svc.request('DELETE', '/v1/gauge/history?sourceId=service')).json.deleted, 0);
+      assert.equal(
+        (await svc.request('GET', '/v1/gauge/readings?accountId=service')).json.data.length,
+        1,
+        'current readings stay',
+      );
+      assert.equal(typeof (await svc.request('DELETE', '/v1/gauge/history')).json.deleted, 'number');
 
-    const patched = await svc.request(
-      'PATCH',
-      `/v1/gauge/accounts/${accountId}`,
-      body({ credential: null, label: 'Renamed' }),
-    );
-    assert.equal(patched.status, 200);
-    assert.equal(patched.json.credentialConfigured, false);
-    assert.equal(patched.json.status.auth, 'missing');
-    const removed = await svc.request('DELETE', `/v1/gauge/accounts/${accountId}`);
-    assert.deepEqual(removed.json, { id: accountId, deleted: true });
-    await expectError('PATCH', `/v1/gauge/accounts/${accountId}`, 404, 'NOT_FOUND', body({ enabled: true }));
-    const audit = await svc.request('GET', '/v1/audit-events?resourceType=gauge-account');
-    assert.deepEqual(
-      audit.json.data.map((e: { action: string }) => e.action),
-      ['gauge-account.delete', 'gauge-account.update', 'gauge-account.create'],
-    );
-  });
+      const patched = await svc.request(
+        'PATCH',
+        `/v1/gauge/accounts/${accountId}`,
+        body({ credential: null, label: 'Renamed' }),
+      );
+      assert.equal(patched.status, 200);
+      assert.equal(patched.json.credentialConfigured, false);
+      assert.equal(patched.json.status.auth, 'missing');
+      const removed = await svc.request('DELETE', `/v1/gauge/accounts/${accountId}`);
+      assert.deepEqual(removed.json, { id: accountId, deleted: true });
+      await expectError('PATCH', `/v1/gauge/accounts/${accountId}`, 404, 'NOT_FOUND', body({ enabled: true }));
+      const audit = await svc.request('GET', '/v1/audit-events?resourceType=gauge-account');
+      assert.deepEqual(
+        audit.json.data.map((e: { action: string }) => e.action),
+        ['gauge-account.delete', 'gauge-account.update', 'gauge-account.create'],
+      );
+    },
+  );
 
   test('opting out again hides what was collected and refuses refresh', async () => {
     await setGauge(false);

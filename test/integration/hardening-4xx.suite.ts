@@ -91,15 +91,19 @@ describe('regression W2.6: 5,000-level nested JSON through a preset', () => {
 
 // Found while checking the above: a key written with an escape sends the proxy worker down its
 // parse-and-stringify road (workers/proxy/upstream-body.ts), whose JSON.stringify overflows at this depth.
-test('regression W2.6: a direct call whose `model` key is escaped and whose body is nested 30,000 levels deep is served', async () => {
-  const depth = 30_000;
-  const text = `{"mod\\u0065l":"openai/gpt-test","messages":[{"role":"user","content":"hi"}],"x":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}`;
-  const reply = await svc.request('POST', '/v1/chat/completions', {
-    body: text,
-    headers: { 'content-type': 'application/json' },
-  });
-  assert.equal(reply.status, 200, reply.text.slice(0, 300));
-});
+test(
+  'regression W2.6: a direct call whose `model` key is escaped and whose body is nested 30,000 levels deep is ' +
+    'served',
+  async () => {
+    const depth = 30_000;
+    const text = `{"mod\\u0065l":"openai/gpt-test","messages":[{"role":"user","content":"hi"}],"x":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}`;
+    const reply = await svc.request('POST', '/v1/chat/completions', {
+      body: text,
+      headers: { 'content-type': 'application/json' },
+    });
+    assert.equal(reply.status, 200, reply.text.slice(0, 300));
+  },
+);
 
 describe('regression W2.6: control characters in runtime.modelsDirectory', () => {
   test('PATCH refuses NUL and other control characters with 400 naming the param, and stores nothing', async () => {
@@ -110,15 +114,18 @@ describe('regression W2.6: control characters in runtime.modelsDirectory', () =>
     assert.equal((await svc.request('GET', '/v1/settings')).json.runtime.modelsDirectory, STORED_BAD_DIR);
   });
 
-  test('a value stored by an older version leaves the runtime routes answering: an empty library with the reason', async () => {
-    const library = await svc.request('GET', '/v1/runtime/models');
-    assert.equal(library.status, 200, library.text);
-    assert.deepEqual(library.json.data, []);
-    assert.match(library.json.problem, /runtime\.modelsDirectory.*control character/);
-    assert.equal(library.text.includes('/srv/models'), false, 'the reason names no path');
-    const loaded = await svc.request('GET', '/v1/runtime/loaded');
-    assert.deepEqual([loaded.status, loaded.json], [200, { data: [] }]);
-  });
+  test(
+    'a value stored by an older version leaves the runtime routes answering: an empty library with the ' + 'reason',
+    async () => {
+      const library = await svc.request('GET', '/v1/runtime/models');
+      assert.equal(library.status, 200, library.text);
+      assert.deepEqual(library.json.data, []);
+      assert.match(library.json.problem, /runtime\.modelsDirectory.*control character/);
+      assert.equal(library.text.includes('/srv/models'), false, 'the reason names no path');
+      const loaded = await svc.request('GET', '/v1/runtime/loaded');
+      assert.deepEqual([loaded.status, loaded.json], [200, { data: [] }]);
+    },
+  );
 
   test('an embedded provider over that value reports the reason as 502, not 500', async () => {
     assert.equal((await svc.request('POST', '/v1/providers', { body: { id: 'local', kind: 'embedded' } })).status, 201);

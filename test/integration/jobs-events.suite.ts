@@ -59,48 +59,51 @@ describe('a load job over server-sent events', () => {
     jobId = reply.json.id;
   });
 
-  test('progress and completion arrive on the job stream; a dropped stream resumes with exactly the missed events', async () => {
-    const first = await openStream(`/v1/jobs/${jobId}/events`);
-    assert.equal(first.status, 200);
-    assert.match(first.contentType, /^text\/event-stream/);
-    const seen = [(await first.next())!, (await first.next())!];
-    first.close();
-    assert.deepEqual(
-      seen.map((e) => [e.event, e.data.state]),
-      [
-        ['job.created', 'queued'],
-        ['job.progress', 'running'],
-      ],
-    );
-    const resumed = await readAll(await openStream(`/v1/jobs/${jobId}/events`, { 'last-event-id': seen[1]!.id! }));
-    const whole = await readAll(await openStream(`/v1/jobs/${jobId}/events`));
-    assert.deepEqual([...seen, ...resumed], whole);
-    const last = resumed[resumed.length - 1]!;
-    assert.equal(last.event, 'job.succeeded');
-    assert.deepEqual(
-      { progress: last.data.progress, modelId: last.data.result.loaded.modelId, error: last.data.error },
-      { progress: 1, modelId: 'embedded/tiny.gguf', error: null },
-    );
-    // llama.cpp's load progress, in steps, never backwards, reaching 1 before the job succeeds.
-    const steps = whole.filter((e) => e.event === 'job.progress').map((e) => e.data.progress as number);
-    assert.ok(
-      steps.some((p) => p > 0 && p < 1),
-      JSON.stringify(steps),
-    );
-    assert.deepEqual(
-      [...steps].sort((a, b) => a - b),
-      steps,
-    );
-    assert.equal(steps[steps.length - 1], 1);
-    const ids = whole.map((e) => Number(e.id));
-    assert.deepEqual(
-      [...ids].sort((a, b) => a - b),
-      ids,
-    );
-    assert.equal(new Set(ids).size, ids.length);
-    // Resuming after the terminal event: nothing is left, the stream ends at once.
-    assert.deepEqual(await readAll(await openStream(`/v1/jobs/${jobId}/events`, { 'last-event-id': last.id! })), []);
-  });
+  test(
+    'progress and completion arrive on the job stream; a dropped stream resumes with exactly the missed ' + 'events',
+    async () => {
+      const first = await openStream(`/v1/jobs/${jobId}/events`);
+      assert.equal(first.status, 200);
+      assert.match(first.contentType, /^text\/event-stream/);
+      const seen = [(await first.next())!, (await first.next())!];
+      first.close();
+      assert.deepEqual(
+        seen.map((e) => [e.event, e.data.state]),
+        [
+          ['job.created', 'queued'],
+          ['job.progress', 'running'],
+        ],
+      );
+      const resumed = await readAll(await openStream(`/v1/jobs/${jobId}/events`, { 'last-event-id': seen[1]!.id! }));
+      const whole = await readAll(await openStream(`/v1/jobs/${jobId}/events`));
+      assert.deepEqual([...seen, ...resumed], whole);
+      const last = resumed[resumed.length - 1]!;
+      assert.equal(last.event, 'job.succeeded');
+      assert.deepEqual(
+        { progress: last.data.progress, modelId: last.data.result.loaded.modelId, error: last.data.error },
+        { progress: 1, modelId: 'embedded/tiny.gguf', error: null },
+      );
+      // llama.cpp's load progress, in steps, never backwards, reaching 1 before the job succeeds.
+      const steps = whole.filter((e) => e.event === 'job.progress').map((e) => e.data.progress as number);
+      assert.ok(
+        steps.some((p) => p > 0 && p < 1),
+        JSON.stringify(steps),
+      );
+      assert.deepEqual(
+        [...steps].sort((a, b) => a - b),
+        steps,
+      );
+      assert.equal(steps[steps.length - 1], 1);
+      const ids = whole.map((e) => Number(e.id));
+      assert.deepEqual(
+        [...ids].sort((a, b) => a - b),
+        ids,
+      );
+      assert.equal(new Set(ids).size, ids.length);
+      // Resuming after the terminal event: nothing is left, the stream ends at once.
+      assert.deepEqual(await readAll(await openStream(`/v1/jobs/${jobId}/events`, { 'last-event-id': last.id! })), []);
+    },
+  );
 
   test('the service-wide stream saw the model load, filtered by type', async () => {
     const got = [(await everything.next())!, (await everything.next())!];
@@ -206,22 +209,25 @@ describe('bad input', () => {
     }
   });
 
-  test('a Last-Event-ID that is not one of ours is 400; one older than the ring starts with a reset event', async () => {
-    for (const bad of ['abc', '-5', '1'.repeat(17)]) {
-      assertError(
-        await svc.request('GET', '/v1/events', { headers: { 'last-event-id': bad } }),
-        400,
-        'INVALID_REQUEST',
-        'Last-Event-ID',
-      );
-    }
-    const stream = await openStream('/v1/events?types=job.created', { 'last-event-id': '1' });
-    const reset = (await stream.next())!;
-    assert.equal(reset.event, 'reset');
-    assert.equal(reset.data.lastEventId, '1');
-    assert.equal((await stream.next())!.event, 'job.created');
-    stream.close();
-  });
+  test(
+    'a Last-Event-ID that is not one of ours is 400; one older than the ring starts with a reset ' + 'event',
+    async () => {
+      for (const bad of ['abc', '-5', '1'.repeat(17)]) {
+        assertError(
+          await svc.request('GET', '/v1/events', { headers: { 'last-event-id': bad } }),
+          400,
+          'INVALID_REQUEST',
+          'Last-Event-ID',
+        );
+      }
+      const stream = await openStream('/v1/events?types=job.created', { 'last-event-id': '1' });
+      const reset = (await stream.next())!;
+      assert.equal(reset.event, 'reset');
+      assert.equal(reset.data.lastEventId, '1');
+      assert.equal((await stream.next())!.event, 'job.created');
+      stream.close();
+    },
+  );
 
   test('reading needs a token; cancelling needs manage', async () => {
     assert.equal((await svc.request('GET', '/v1/events', { token: null })).status, 401);
@@ -234,15 +240,19 @@ describe('bad input', () => {
 });
 
 describe('the access log', () => {
-  test('a client that leaves an event stream is logged as client_aborted (the route registers its own abort callback)', async () => {
-    const stream = await openStream('/v1/events?types=job.created');
-    // The `: open` comment arrived with the head; the stream is live on the service's side.
-    stream.close();
-    const line = await svc.waitForLog(
-      (l) => l.msg === 'request' && l.route === 'GET /v1/events' && l.outcome === 'client_aborted',
-    );
-    assert.equal(line.status, 200);
-  });
+  test(
+    'a client that leaves an event stream is logged as client_aborted (the route registers its own abort ' +
+      'callback)',
+    async () => {
+      const stream = await openStream('/v1/events?types=job.created');
+      // The `: open` comment arrived with the head; the stream is live on the service's side.
+      stream.close();
+      const line = await svc.waitForLog(
+        (l) => l.msg === 'request' && l.route === 'GET /v1/events' && l.outcome === 'client_aborted',
+      );
+      assert.equal(line.status, 200);
+    },
+  );
 });
 
 describe('shutdown', () => {

@@ -75,18 +75,21 @@ describe('an upstream with response IDs far past LMDB’s key limit', () => {
     await stillServing();
   });
 
-  test('nothing failed on the way: no callback failure, no internal error, and no route was stored for them', async () => {
-    assert.equal(created.length, 2);
-    const failures = svc.logLines().filter((l) => typeof l.level === 'number' && l.level >= 50);
-    assert.deepEqual(failures, []);
-    // The routes are committed shortly after the answers; read them from the store once the service stopped.
-    assert.equal(await svc.stop(), 0);
-    const env = openStoreEnv(svc.home);
-    try {
-      const routes = responseRouteRepo(env);
-      for (const id of created) assert.equal(routes.providerOf(id), undefined);
-    } finally {
-      await env.close();
-    }
-  });
+  test(
+    'nothing failed on the way: no callback failure, no internal error, and no route was stored for ' + 'them',
+    async () => {
+      assert.equal(created.length, 2);
+      const failures = svc.logLines().filter((l) => typeof l.level === 'number' && l.level >= 50);
+      assert.deepEqual(failures, []);
+      // The routes are committed shortly after the answers; read them from the store once the service stopped.
+      assert.equal(await svc.stop(), 0);
+      const env = openStoreEnv(svc.home);
+      try {
+        const routes = responseRouteRepo(env);
+        for (const id of created) assert.equal(routes.providerOf(id), undefined);
+      } finally {
+        await env.close();
+      }
+    },
+  );
 });

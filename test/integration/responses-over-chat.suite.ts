@@ -130,42 +130,51 @@ describe('responses over chat: an openai_compatible model', () => {
     assert.deepEqual(lastChat().stream_options, { include_usage: true });
   });
 
-  test('a function tool round trip: the call comes back as a function_call item, its output goes up as a tool message', async () => {
-    fake.setOutput({ toolCalls: [{ name: 'get_weather', arguments: { city: 'Oslo' } }] });
-    const first = await client.responses
-      .stream({ model: COMPAT, input: 'Weather in Oslo?', tools: [WEATHER] })
-      .finalResponse();
-    const call = first.output.find((item) => item.type === 'function_call');
-    assert.ok(call && call.type === 'function_call');
-    assert.deepEqual([call.name, JSON.parse(call.arguments)], ['get_weather', { city: 'Oslo' }]);
-    assert.deepEqual(lastChat().tools, [
-      {
-        type: 'function',
-        function: { name: 'get_weather', description: 'Current weather', parameters: WEATHER.parameters, strict: true },
-      },
-    ]);
-    fake.setOutput({ toolCalls: 'none' });
-    const second = await client.responses.create({
-      model: COMPAT,
-      tools: [WEATHER],
-      input: [
-        { role: 'user', content: 'Weather in Oslo?' },
-        call,
-        { type: 'function_call_output', call_id: call.call_id, output: '{"temp":4}' },
-      ],
-    });
-    assert.equal(second.output_text, TEXT);
-    assert.deepEqual(lastChat().messages.slice(1), [
-      {
-        role: 'assistant',
-        content: null,
-        tool_calls: [
-          { id: call.call_id, type: 'function', function: { name: 'get_weather', arguments: call.arguments } },
+  test(
+    'a function tool round trip: the call comes back as a function_call item, its output goes up as a tool ' +
+      'message',
+    async () => {
+      fake.setOutput({ toolCalls: [{ name: 'get_weather', arguments: { city: 'Oslo' } }] });
+      const first = await client.responses
+        .stream({ model: COMPAT, input: 'Weather in Oslo?', tools: [WEATHER] })
+        .finalResponse();
+      const call = first.output.find((item) => item.type === 'function_call');
+      assert.ok(call && call.type === 'function_call');
+      assert.deepEqual([call.name, JSON.parse(call.arguments)], ['get_weather', { city: 'Oslo' }]);
+      assert.deepEqual(lastChat().tools, [
+        {
+          type: 'function',
+          function: {
+            name: 'get_weather',
+            description: 'Current weather',
+            parameters: WEATHER.parameters,
+            strict: true,
+          },
+        },
+      ]);
+      fake.setOutput({ toolCalls: 'none' });
+      const second = await client.responses.create({
+        model: COMPAT,
+        tools: [WEATHER],
+        input: [
+          { role: 'user', content: 'Weather in Oslo?' },
+          call,
+          { type: 'function_call_output', call_id: call.call_id, output: '{"temp":4}' },
         ],
-      },
-      { role: 'tool', tool_call_id: call.call_id, content: '{"temp":4}' },
-    ]);
-  });
+      });
+      assert.equal(second.output_text, TEXT);
+      assert.deepEqual(lastChat().messages.slice(1), [
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            { id: call.call_id, type: 'function', function: { name: 'get_weather', arguments: call.arguments } },
+          ],
+        },
+        { role: 'tool', tool_call_id: call.call_id, content: '{"temp":4}' },
+      ]);
+    },
+  );
 
   test('stored state is refused with a 400 naming the field, before anything goes upstream', async () => {
     const sent = fake.requests.length;
@@ -206,67 +215,71 @@ describe('responses on the embedded runtime', () => {
     assert.deepEqual((last as OpenAI.Responses.ResponseIncompleteEvent).response.usage, plain.usage);
   });
 
-  test('a forced function call comes back as a function_call item; its output goes back in input and the answer is text', async () => {
-    const CITY: OpenAI.Responses.FunctionTool = {
-      ...WEATHER,
-      parameters: {
-        type: 'object',
-        properties: { city: { type: 'string', enum: ['Oslo', 'Lima'] } },
-        required: ['city'],
-        additionalProperties: false,
-      },
-    };
-    const first = await client.responses.create({
-      model: TINY,
-      input: 'Weather?',
-      tools: [CITY],
-      tool_choice: { type: 'function', name: 'get_weather' },
-      max_output_tokens: 200,
-    });
-    assert.equal(first.status, 'completed');
-    const call = first.output.find((o) => o.type === 'function_call');
-    assert.ok(call?.type === 'function_call' && call.name === 'get_weather', JSON.stringify(first.output));
-    assert.ok(['Oslo', 'Lima'].includes(JSON.parse(call.arguments).city), call.arguments);
-    assert.ok(first.usage!.output_tokens > 0);
-    // Streamed, the same call arrives as argument deltas that add up to the final item's arguments.
-    const stream = await client.responses.create({
-      model: TINY,
-      input: 'Weather?',
-      tools: [CITY],
-      tool_choice: 'required',
-      max_output_tokens: 200,
-      stream: true,
-    });
-    let args = '';
-    let done: OpenAI.Responses.ResponseFunctionCallArgumentsDoneEvent | null = null;
-    for await (const event of stream) {
-      if (event.type === 'response.function_call_arguments.delta') args += event.delta;
-      if (event.type === 'response.function_call_arguments.done') done = event;
-    }
-    assert.equal(done?.arguments, args);
-    assert.ok(['Oslo', 'Lima'].includes(JSON.parse(args).city), args);
-    const second = await client.responses.create({
-      model: TINY,
-      input: [
-        { role: 'user', content: 'Weather?' },
-        { type: 'function_call', call_id: call.call_id, name: call.name, arguments: call.arguments },
-        { type: 'function_call_output', call_id: call.call_id, output: 'sunny' },
-      ],
-      tools: [CITY],
-      tool_choice: 'none',
-      max_output_tokens: 4,
-    });
-    assert.deepEqual(
-      second.output.map((o) => o.type),
-      ['message'],
-    );
-    // The call and its output are in the prompt: more than the question alone (tools are not shown under `none`).
-    const alone = await client.responses.create({ model: TINY, input: 'Weather?', max_output_tokens: 1 });
-    assert.ok(
-      second.usage!.input_tokens > alone.usage!.input_tokens,
-      `${second.usage!.input_tokens} vs ${alone.usage!.input_tokens}`,
-    );
-  });
+  test(
+    'a forced function call comes back as a function_call item; its output goes back in input and the answer is ' +
+      'text',
+    async () => {
+      const CITY: OpenAI.Responses.FunctionTool = {
+        ...WEATHER,
+        parameters: {
+          type: 'object',
+          properties: { city: { type: 'string', enum: ['Oslo', 'Lima'] } },
+          required: ['city'],
+          additionalProperties: false,
+        },
+      };
+      const first = await client.responses.create({
+        model: TINY,
+        input: 'Weather?',
+        tools: [CITY],
+        tool_choice: { type: 'function', name: 'get_weather' },
+        max_output_tokens: 200,
+      });
+      assert.equal(first.status, 'completed');
+      const call = first.output.find((o) => o.type === 'function_call');
+      assert.ok(call?.type === 'function_call' && call.name === 'get_weather', JSON.stringify(first.output));
+      assert.ok(['Oslo', 'Lima'].includes(JSON.parse(call.arguments).city), call.arguments);
+      assert.ok(first.usage!.output_tokens > 0);
+      // Streamed, the same call arrives as argument deltas that add up to the final item's arguments.
+      const stream = await client.responses.create({
+        model: TINY,
+        input: 'Weather?',
+        tools: [CITY],
+        tool_choice: 'required',
+        max_output_tokens: 200,
+        stream: true,
+      });
+      let args = '';
+      let done: OpenAI.Responses.ResponseFunctionCallArgumentsDoneEvent | null = null;
+      for await (const event of stream) {
+        if (event.type === 'response.function_call_arguments.delta') args += event.delta;
+        if (event.type === 'response.function_call_arguments.done') done = event;
+      }
+      assert.equal(done?.arguments, args);
+      assert.ok(['Oslo', 'Lima'].includes(JSON.parse(args).city), args);
+      const second = await client.responses.create({
+        model: TINY,
+        input: [
+          { role: 'user', content: 'Weather?' },
+          { type: 'function_call', call_id: call.call_id, name: call.name, arguments: call.arguments },
+          { type: 'function_call_output', call_id: call.call_id, output: 'sunny' },
+        ],
+        tools: [CITY],
+        tool_choice: 'none',
+        max_output_tokens: 4,
+      });
+      assert.deepEqual(
+        second.output.map((o) => o.type),
+        ['message'],
+      );
+      // The call and its output are in the prompt: more than the question alone (tools are not shown under `none`).
+      const alone = await client.responses.create({ model: TINY, input: 'Weather?', max_output_tokens: 1 });
+      assert.ok(
+        second.usage!.input_tokens > alone.usage!.input_tokens,
+        `${second.usage!.input_tokens} vs ${alone.usage!.input_tokens}`,
+      );
+    },
+  );
 });
 
 describe('token counting for every model', () => {
@@ -319,31 +332,34 @@ describe('token counting for every model', () => {
     assert.ok(offered.json.input_tokens > plain.json.input_tokens, `${offered.text} vs ${plain.text}`);
   });
 
-  test('a model whose provider counts answers the provider count; one that cannot is estimated from its text', async () => {
-    const provider = await count('/v1/responses/input_tokens', { model: 'oai/gpt-test', input: 'Hi' });
-    assert.deepEqual(
-      [provider.status, provider.headers['x-service-token-count'], provider.json],
-      [200, 'provider', { object: 'response.input_tokens', input_tokens: 31 }],
-    );
-    // 12 + 4 bytes of text: the estimate is ceil(bytes / 4).
-    const estimated = await count('/v1/messages/count_tokens', {
-      model: COMPAT,
-      system: 'Twelve bytes',
-      messages: [{ role: 'user', content: 'four' }],
-    });
-    assert.deepEqual(
-      [estimated.status, estimated.headers['x-service-token-count'], estimated.json],
-      [200, 'estimate', { input_tokens: 4 }],
-    );
-    const input = await count('/v1/responses/input_tokens', {
-      model: COMPAT,
-      input: [{ role: 'user', content: [{ type: 'input_text', text: 'héllo' }] }],
-    });
-    assert.deepEqual(
-      [input.headers['x-service-token-count'], input.json],
-      ['estimate', { object: 'response.input_tokens', input_tokens: 2 }],
-    );
-  });
+  test(
+    'a model whose provider counts answers the provider count; one that cannot is estimated from its ' + 'text',
+    async () => {
+      const provider = await count('/v1/responses/input_tokens', { model: 'oai/gpt-test', input: 'Hi' });
+      assert.deepEqual(
+        [provider.status, provider.headers['x-service-token-count'], provider.json],
+        [200, 'provider', { object: 'response.input_tokens', input_tokens: 31 }],
+      );
+      // 12 + 4 bytes of text: the estimate is ceil(bytes / 4).
+      const estimated = await count('/v1/messages/count_tokens', {
+        model: COMPAT,
+        system: 'Twelve bytes',
+        messages: [{ role: 'user', content: 'four' }],
+      });
+      assert.deepEqual(
+        [estimated.status, estimated.headers['x-service-token-count'], estimated.json],
+        [200, 'estimate', { input_tokens: 4 }],
+      );
+      const input = await count('/v1/responses/input_tokens', {
+        model: COMPAT,
+        input: [{ role: 'user', content: [{ type: 'input_text', text: 'héllo' }] }],
+      });
+      assert.deepEqual(
+        [input.headers['x-service-token-count'], input.json],
+        ['estimate', { object: 'response.input_tokens', input_tokens: 2 }],
+      );
+    },
+  );
 
   test('llama-server counts a Responses body with its tokenizer, through its styleB count_tokens', async () => {
     const tools = [{ type: 'function', name: 'get_weather', parameters: { type: 'object' } }];

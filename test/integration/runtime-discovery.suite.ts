@@ -63,56 +63,59 @@ after(async () => {
   await ollama?.close();
 });
 
-test('discovery finds Ollama, llama-server on PATH and the configured providers, without paths or credentials', async () => {
-  const reply = await svc.request('GET', '/v1/runtime/discovery?refresh=true');
-  assert.equal(reply.status, 200, reply.text);
-  const { data } = reply.json as { data: Record<string, unknown>[] };
+test(
+  'discovery finds Ollama, llama-server on PATH and the configured providers, without paths or ' + 'credentials',
+  async () => {
+    const reply = await svc.request('GET', '/v1/runtime/discovery?refresh=true');
+    assert.equal(reply.status, 200, reply.text);
+    const { data } = reply.json as { data: Record<string, unknown>[] };
 
-  const daemon = data.find((r) => r.source === 'default_address');
-  assert.deepEqual(daemon, {
-    kind: 'ollama',
-    source: 'default_address',
-    url: ollama.baseUrl.replace(/\/+$/, ''),
-    version: '0.12.0',
-    state: 'reachable',
-    reason: null,
-  });
+    const daemon = data.find((r) => r.source === 'default_address');
+    assert.deepEqual(daemon, {
+      kind: 'ollama',
+      source: 'default_address',
+      url: ollama.baseUrl.replace(/\/+$/, ''),
+      version: '0.12.0',
+      state: 'reachable',
+      reason: null,
+    });
 
-  const onPath = data.filter((r) => r.source === 'path');
-  assert.deepEqual(onPath, [
-    {
+    const onPath = data.filter((r) => r.source === 'path');
+    assert.deepEqual(onPath, [
+      {
+        kind: 'llamacpp',
+        source: 'path',
+        version: '0.4.1-dev',
+        build: 10991,
+        state: 'found',
+        binary: 'llama-server',
+        onPath: true,
+      },
+    ]);
+
+    const gone = data.find((r) => r.providerId === 'gone-llama');
+    assert.deepEqual(gone, {
       kind: 'llamacpp',
-      source: 'path',
-      version: '0.4.1-dev',
-      build: 10991,
-      state: 'found',
-      binary: 'llama-server',
-      onPath: true,
-    },
-  ]);
+      source: 'provider',
+      providerId: 'gone-llama',
+      url: `http://127.0.0.1:${closedPort}`,
+      version: null,
+      state: 'unreachable',
+      reason: 'connection refused',
+    });
+    const local = data.find((r) => r.providerId === 'local-ollama');
+    assert.equal(local?.state, 'reachable');
+    assert.equal(local?.version, '0.12.0');
 
-  const gone = data.find((r) => r.providerId === 'gone-llama');
-  assert.deepEqual(gone, {
-    kind: 'llamacpp',
-    source: 'provider',
-    providerId: 'gone-llama',
-    url: `http://127.0.0.1:${closedPort}`,
-    version: null,
-    state: 'unreachable',
-    reason: 'connection refused',
-  });
-  const local = data.find((r) => r.providerId === 'local-ollama');
-  assert.equal(local?.state, 'reachable');
-  assert.equal(local?.version, '0.12.0');
-
-  // The probes carried no credential, and the answer names no directory.
-  const probes = ollama.requests.filter((r) => r.path === '/api/version');
-  assert.ok(probes.length >= 2);
-  for (const r of probes) assert.equal(r.headers['authorization'], undefined);
-  assert.ok(!reply.text.includes(binDir));
-  assert.ok(!reply.text.includes(CREDENTIAL));
-  assert.ok(!svc.log().includes(CREDENTIAL));
-});
+    // The probes carried no credential, and the answer names no directory.
+    const probes = ollama.requests.filter((r) => r.path === '/api/version');
+    assert.ok(probes.length >= 2);
+    for (const r of probes) assert.equal(r.headers['authorization'], undefined);
+    assert.ok(!reply.text.includes(binDir));
+    assert.ok(!reply.text.includes(CREDENTIAL));
+    assert.ok(!svc.log().includes(CREDENTIAL));
+  },
+);
 
 test('a poll inside the cache time is answered from the cache', async () => {
   const first = await svc.request('GET', '/v1/runtime/discovery?refresh=true');

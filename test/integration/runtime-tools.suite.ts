@@ -46,73 +46,79 @@ const validCity = (args: unknown) =>
   assert.ok(['Paris', 'Oslo', 'Lima'].includes((args as { city?: string }).city ?? ''), JSON.stringify(args));
 
 describe('styleA tools on the embedded runtime', () => {
-  test('runTools with a forced function: the function runs with schema-valid arguments and the runner finishes', async () => {
-    const seen: unknown[] = [];
-    const runner = openai.chat.completions.runTools({
-      model: MODEL,
-      max_tokens: 400,
-      messages: [{ role: 'user', content: 'Weather in a city?' }],
-      tool_choice: { type: 'function', function: { name: 'get_weather' } },
-      tools: [
-        {
-          type: 'function',
-          function: {
-            name: 'get_weather',
-            description: 'Weather in a city',
-            parameters: CITY,
-            function: (args: unknown) => (seen.push(args), 'sunny'),
-            parse: JSON.parse,
+  test(
+    'runTools with a forced function: the function runs with schema-valid arguments and the runner ' + 'finishes',
+    async () => {
+      const seen: unknown[] = [];
+      const runner = openai.chat.completions.runTools({
+        model: MODEL,
+        max_tokens: 400,
+        messages: [{ role: 'user', content: 'Weather in a city?' }],
+        tool_choice: { type: 'function', function: { name: 'get_weather' } },
+        tools: [
+          {
+            type: 'function',
+            function: {
+              name: 'get_weather',
+              description: 'Weather in a city',
+              parameters: CITY,
+              function: (args: unknown) => (seen.push(args), 'sunny'),
+              parse: JSON.parse,
+            },
           },
-        },
-      ],
-    });
-    const final = await runner.finalChatCompletion();
-    assert.equal(seen.length, 1);
-    validCity(seen[0]);
-    const messages = runner.messages;
-    assert.deepEqual(
-      messages.map((m) => m.role),
-      ['user', 'assistant', 'tool'],
-    );
-    assert.equal(final.choices[0]?.finish_reason, 'tool_calls');
-  });
-
-  test('tool_choice required picks one of several tools; the result goes back and the next answer is text', async () => {
-    const first = await openai.chat.completions.create({
-      model: MODEL,
-      max_tokens: 400,
-      messages: [{ role: 'user', content: 'Pick a tool.' }],
-      tool_choice: 'required',
-      tools: [
-        { type: 'function', function: { name: 'get_weather', parameters: CITY } },
-        { type: 'function', function: { name: 'set_unit', parameters: UNIT } },
-      ],
-    });
-    const call = first.choices[0]?.message.tool_calls?.[0];
-    assert.equal(first.choices[0]?.finish_reason, 'tool_calls');
-    assert.equal(first.choices[0]?.message.content, null);
-    assert.ok(call?.type === 'function' && call.id.startsWith('call_'));
-    const args = JSON.parse(call.function.arguments);
-    if (call.function.name === 'get_weather') validCity(args);
-    else
-      assert.ok(
-        call.function.name === 'set_unit' && ['c', 'f'].includes(args.unit) && typeof args.exact === 'boolean',
-        call.function.arguments,
+        ],
+      });
+      const final = await runner.finalChatCompletion();
+      assert.equal(seen.length, 1);
+      validCity(seen[0]);
+      const messages = runner.messages;
+      assert.deepEqual(
+        messages.map((m) => m.role),
+        ['user', 'assistant', 'tool'],
       );
-    const second = await openai.chat.completions.create({
-      model: MODEL,
-      max_tokens: 8,
-      messages: [
-        { role: 'user', content: 'Pick a tool.' },
-        first.choices[0]!.message,
-        { role: 'tool', tool_call_id: call.id, content: 'done' },
-      ],
-      tool_choice: 'none',
-      tools: [{ type: 'function', function: { name: 'get_weather', parameters: CITY } }],
-    });
-    assert.equal(second.choices[0]?.message.tool_calls, undefined);
-    assert.equal(typeof second.choices[0]?.message.content, 'string');
-  });
+      assert.equal(final.choices[0]?.finish_reason, 'tool_calls');
+    },
+  );
+
+  test(
+    'tool_choice required picks one of several tools; the result goes back and the next answer is ' + 'text',
+    async () => {
+      const first = await openai.chat.completions.create({
+        model: MODEL,
+        max_tokens: 400,
+        messages: [{ role: 'user', content: 'Pick a tool.' }],
+        tool_choice: 'required',
+        tools: [
+          { type: 'function', function: { name: 'get_weather', parameters: CITY } },
+          { type: 'function', function: { name: 'set_unit', parameters: UNIT } },
+        ],
+      });
+      const call = first.choices[0]?.message.tool_calls?.[0];
+      assert.equal(first.choices[0]?.finish_reason, 'tool_calls');
+      assert.equal(first.choices[0]?.message.content, null);
+      assert.ok(call?.type === 'function' && call.id.startsWith('call_'));
+      const args = JSON.parse(call.function.arguments);
+      if (call.function.name === 'get_weather') validCity(args);
+      else
+        assert.ok(
+          call.function.name === 'set_unit' && ['c', 'f'].includes(args.unit) && typeof args.exact === 'boolean',
+          call.function.arguments,
+        );
+      const second = await openai.chat.completions.create({
+        model: MODEL,
+        max_tokens: 8,
+        messages: [
+          { role: 'user', content: 'Pick a tool.' },
+          first.choices[0]!.message,
+          { role: 'tool', tool_call_id: call.id, content: 'done' },
+        ],
+        tool_choice: 'none',
+        tools: [{ type: 'function', function: { name: 'get_weather', parameters: CITY } }],
+      });
+      assert.equal(second.choices[0]?.message.tool_calls, undefined);
+      assert.equal(typeof second.choices[0]?.message.content, 'string');
+    },
+  );
 
   test('a streamed forced call arrives as one tool_calls delta the client assembles', async () => {
     const stream = openai.chat.completions.stream({
@@ -131,24 +137,27 @@ describe('styleA tools on the embedded runtime', () => {
     assert.ok((final.usage?.completion_tokens ?? 0) > 0);
   });
 
-  test('tool_choice auto offers the tools through the chat template and the model decides: text or a valid call', async () => {
-    const reply = await openai.chat.completions.create({
-      model: MODEL,
-      max_tokens: 24,
-      messages: [{ role: 'user', content: 'Weather?' }],
-      tools: [{ type: 'function', function: { name: 'get_weather', parameters: CITY } }],
-    });
-    const choice = reply.choices[0]!;
-    if (choice.finish_reason === 'tool_calls') {
-      const call = choice.message.tool_calls?.[0];
-      assert.ok(call?.type === 'function' && call.function.name === 'get_weather');
-      validCity(JSON.parse(call.function.arguments));
-    } else
-      assert.ok(
-        ['stop', 'length'].includes(choice.finish_reason) && typeof choice.message.content === 'string',
-        JSON.stringify(choice),
-      );
-  });
+  test(
+    'tool_choice auto offers the tools through the chat template and the model decides: text or a valid ' + 'call',
+    async () => {
+      const reply = await openai.chat.completions.create({
+        model: MODEL,
+        max_tokens: 24,
+        messages: [{ role: 'user', content: 'Weather?' }],
+        tools: [{ type: 'function', function: { name: 'get_weather', parameters: CITY } }],
+      });
+      const choice = reply.choices[0]!;
+      if (choice.finish_reason === 'tool_calls') {
+        const call = choice.message.tool_calls?.[0];
+        assert.ok(call?.type === 'function' && call.function.name === 'get_weather');
+        validCity(JSON.parse(call.function.arguments));
+      } else
+        assert.ok(
+          ['stop', 'length'].includes(choice.finish_reason) && typeof choice.message.content === 'string',
+          JSON.stringify(choice),
+        );
+    },
+  );
 
   test('bad tools are 400 naming the member, before anything is generated', async () => {
     const cases: [Record<string, unknown>, string][] = [

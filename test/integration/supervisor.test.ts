@@ -38,7 +38,8 @@ function alive(pid: number): boolean {
 }
 
 describe('the supervised service', () => {
-  test('a service killed with SIGKILL is started again and serves the same token; SIGTERM then stops both and exits 0', {
+  test('a service killed with SIGKILL is started again and serves the same token; SIGTERM then stops both and exits ' +
+    '0', {
     timeout: 60_000,
   }, async () => {
     const svc = await startService({ env: SUPERVISED });

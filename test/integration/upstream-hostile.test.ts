@@ -122,22 +122,28 @@ function assertNoKey(text: string, key: string): void {
 }
 
 describe('an upstream that echoes the stored credential', () => {
-  test('a whole JSON answer and its headers arrive with the credential masked and a Content-Length that fits', async () => {
-    const reply = await svc.request('POST', '/v1/chat/completions', { token: inference, body: chat('echoa/m', 'hi') });
-    assert.equal(reply.status, 200, reply.text);
-    assert.equal(reply.json.choices[0].message.content, 'authorization: Bearer [redacted]');
-    assert.equal(Number(reply.headers['content-length']), Buffer.byteLength(reply.text));
-    assert.equal(reply.headers['x-ratelimit-echo'], 'authorization: Bearer [redacted]');
-    assertNoKey(JSON.stringify(reply.headers) + reply.text, OPENAI_KEY);
-    const b = await svc.request('POST', '/v1/messages', {
-      token: inference,
-      body: messages('hi'),
-      headers: { 'anthropic-version': '2023-06-01' },
-    });
-    assert.equal(b.status, 200, b.text);
-    assert.equal(b.json.content[0].text, 'x-api-key: [redacted]');
-    assertNoKey(b.text, ANTHROPIC_KEY);
-  });
+  test(
+    'a whole JSON answer and its headers arrive with the credential masked and a Content-Length that ' + 'fits',
+    async () => {
+      const reply = await svc.request('POST', '/v1/chat/completions', {
+        token: inference,
+        body: chat('echoa/m', 'hi'),
+      });
+      assert.equal(reply.status, 200, reply.text);
+      assert.equal(reply.json.choices[0].message.content, 'authorization: Bearer [redacted]');
+      assert.equal(Number(reply.headers['content-length']), Buffer.byteLength(reply.text));
+      assert.equal(reply.headers['x-ratelimit-echo'], 'authorization: Bearer [redacted]');
+      assertNoKey(JSON.stringify(reply.headers) + reply.text, OPENAI_KEY);
+      const b = await svc.request('POST', '/v1/messages', {
+        token: inference,
+        body: messages('hi'),
+        headers: { 'anthropic-version': '2023-06-01' },
+      });
+      assert.equal(b.status, 200, b.text);
+      assert.equal(b.json.content[0].text, 'x-api-key: [redacted]');
+      assertNoKey(b.text, ANTHROPIC_KEY);
+    },
+  );
 
   for (const [label, path, body, key] of [
     ['a styleA chat stream', '/v1/chat/completions', chat('echoa/m', 'hi', true), OPENAI_KEY],
@@ -311,15 +317,18 @@ describe('an upstream that does not speak HTTP/1.1 properly', () => {
 });
 
 describe('echoed client input', () => {
-  test('a token glued to a letter or an underscore in a query parameter name is not echoed (?xsk-svc-...=1)', async () => {
-    for (const name of [`x${inference}`, `_${inference}`]) {
-      const reply = await svc.request('GET', `/v1/audit-events?${name}=1`);
-      assert.equal(reply.status, 400, reply.text);
-      assert.equal(reply.json.error.code, 'INVALID_REQUEST');
-      assert.equal(reply.text.includes(inference), false, reply.text);
-      assert.equal(reply.json.error.param, `${name[0]}[redacted]`);
-    }
-  });
+  test(
+    'a token glued to a letter or an underscore in a query parameter name is not echoed ' + '(?xsk-svc-...=1)',
+    async () => {
+      for (const name of [`x${inference}`, `_${inference}`]) {
+        const reply = await svc.request('GET', `/v1/audit-events?${name}=1`);
+        assert.equal(reply.status, 400, reply.text);
+        assert.equal(reply.json.error.code, 'INVALID_REQUEST');
+        assert.equal(reply.text.includes(inference), false, reply.text);
+        assert.equal(reply.json.error.param, `${name[0]}[redacted]`);
+      }
+    },
+  );
 });
 
 describe('leaks', () => {

@@ -45,24 +45,28 @@ describe('estimateCostUsd', () => {
     close(estimateCostUsd(tokens(42, 17, 8, 3), PRICE), 0.00036165);
   });
 
-  it('styleB: of 300 cache writes, 200 written for one hour are priced at the 1-hour rate, the other 100 at the 5-minute one', () => {
-    // 1000 in: 400 cached, 300 written (200 of them for 1 hour), 300 plain; 50 out.
-    // 300 x 3 + 400 x 0.3 + 100 x 3.75 + 200 x 6 + 50 x 15 = 900 + 120 + 375 + 1200 + 750 = 3345.
-    close(estimateCostUsd({ ...tokens(1000, 50, 400, 300), cacheWrite1hTokens: 200 }, PRICE), 0.003345);
-    // More 1-hour writes than writes are clamped to the writes: 300 x 6 instead of 100 x 3.75 + 200 x 6.
-    close(
-      estimateCostUsd({ ...tokens(1000, 50, 400, 300), cacheWrite1hTokens: 900 }, PRICE),
-      (900 + 120 + 1800 + 750) / 1e6,
-    );
-    // No 1-hour price: those writes are plain input.
-    close(
-      estimateCostUsd(
-        { ...tokens(1000, 50, 400, 300), cacheWrite1hTokens: 200 },
-        { ...PRICE, cacheWrite1hPerMTok: null },
-      ),
-      (900 + 120 + 375 + 600 + 750) / 1e6,
-    );
-  });
+  it(
+    'styleB: of 300 cache writes, 200 written for one hour are priced at the 1-hour rate, the other 100 at the ' +
+      '5-minute one',
+    () => {
+      // 1000 in: 400 cached, 300 written (200 of them for 1 hour), 300 plain; 50 out.
+      // 300 x 3 + 400 x 0.3 + 100 x 3.75 + 200 x 6 + 50 x 15 = 900 + 120 + 375 + 1200 + 750 = 3345.
+      close(estimateCostUsd({ ...tokens(1000, 50, 400, 300), cacheWrite1hTokens: 200 }, PRICE), 0.003345);
+      // More 1-hour writes than writes are clamped to the writes: 300 x 6 instead of 100 x 3.75 + 200 x 6.
+      close(
+        estimateCostUsd({ ...tokens(1000, 50, 400, 300), cacheWrite1hTokens: 900 }, PRICE),
+        (900 + 120 + 1800 + 750) / 1e6,
+      );
+      // No 1-hour price: those writes are plain input.
+      close(
+        estimateCostUsd(
+          { ...tokens(1000, 50, 400, 300), cacheWrite1hTokens: 200 },
+          { ...PRICE, cacheWrite1hPerMTok: null },
+        ),
+        (900 + 120 + 375 + 600 + 750) / 1e6,
+      );
+    },
+  );
 
   it('a cache price that is not set prices those tokens as plain input, never free', () => {
     const plain: ModelPricing = {

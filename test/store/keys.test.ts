@@ -46,15 +46,18 @@ describe('boundedKey', () => {
       rmSync(dir, { recursive: true, force: true });
     });
 
-    it('every key it gives is storable and reads back, at and around the limit, whatever the value starts with', async () => {
-      const db = env.db<number>('keys-test');
-      const values: string[] = [];
-      for (const n of [MAX_KEY_BYTES - 2, MAX_KEY_BYTES - 1, MAX_KEY_BYTES, MAX_KEY_BYTES + 1, 50_000]) {
-        values.push('a'.repeat(n), '\u0000' + 'a'.repeat(n - 1), '\u0001' + 'b'.repeat(n - 1));
-      }
-      values.push('é'.repeat(988), 'é'.repeat(989), '\ud800'.repeat(659), '\ud800'.repeat(660));
-      await env.commit(() => values.forEach((v, i) => db.put(boundedKey(v), i)));
-      values.forEach((v, i) => assert.equal(db.get(boundedKey(v)), i, `value ${i} (${v.length} characters)`));
-    });
+    it(
+      'every key it gives is storable and reads back, at and around the limit, whatever the value starts ' + 'with',
+      async () => {
+        const db = env.db<number>('keys-test');
+        const values: string[] = [];
+        for (const n of [MAX_KEY_BYTES - 2, MAX_KEY_BYTES - 1, MAX_KEY_BYTES, MAX_KEY_BYTES + 1, 50_000]) {
+          values.push('a'.repeat(n), '\u0000' + 'a'.repeat(n - 1), '\u0001' + 'b'.repeat(n - 1));
+        }
+        values.push('é'.repeat(988), 'é'.repeat(989), '\ud800'.repeat(659), '\ud800'.repeat(660));
+        await env.commit(() => values.forEach((v, i) => db.put(boundedKey(v), i)));
+        values.forEach((v, i) => assert.equal(db.get(boundedKey(v)), i, `value ${i} (${v.length} characters)`));
+      },
+    );
   });
 });

@@ -231,7 +231,8 @@ export function createRelayPool(options: {
     },
     async close(graceMs = CLOSE_GRACE_MS) {
       closing = true;
-      // Each worker answers an abort with the call's usage so far, so what was spent is metered before the meter closes.
+      // Each worker answers an abort with the call's usage so far, so what was spent is metered before the meter
+      // closes.
       if (slots.some((s) => s.inflight.size > 0)) {
         let timer: NodeJS.Timeout | undefined;
         const done = new Promise<void>((resolve) => {

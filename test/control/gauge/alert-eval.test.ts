@@ -166,30 +166,33 @@ describe('quota_low, with hysteresis and cooldown', () => {
     ]);
   });
 
-  test('targets narrow by provider and account; a disabled rule does nothing; windows without a limit are no quota', () => {
-    const r = [reading([win(1)])];
-    assert.deepEqual(
-      evaluateAlerts(
-        [rule('quota_low', { threshold: 10, target: { providerId: 'openai' } })],
-        inputs({ readings: r }),
+  test(
+    'targets narrow by provider and account; a disabled rule does nothing; windows without a limit are no ' + 'quota',
+    () => {
+      const r = [reading([win(1)])];
+      assert.deepEqual(
+        evaluateAlerts(
+          [rule('quota_low', { threshold: 10, target: { providerId: 'openai' } })],
+          inputs({ readings: r }),
+          [],
+          T0,
+        ),
         [],
-        T0,
-      ),
-      [],
-    );
-    assert.deepEqual(
-      evaluateAlerts(
-        [rule('quota_low', { threshold: 10, target: { accountId: 'acct_2' } })],
-        inputs({ readings: r }),
+      );
+      assert.deepEqual(
+        evaluateAlerts(
+          [rule('quota_low', { threshold: 10, target: { accountId: 'acct_2' } })],
+          inputs({ readings: r }),
+          [],
+          T0,
+        ),
         [],
-        T0,
-      ),
-      [],
-    );
-    assert.deepEqual(evaluateAlerts([{ ...low, enabled: false }], inputs({ readings: r }), [], T0), []);
-    const spendOnly = win(0, { limit: null, remaining: null, used: 12 });
-    assert.deepEqual(evaluateAlerts([low], inputs({ readings: [reading([spendOnly])] }), [], T0), []);
-  });
+      );
+      assert.deepEqual(evaluateAlerts([{ ...low, enabled: false }], inputs({ readings: r }), [], T0), []);
+      const spendOnly = win(0, { limit: null, remaining: null, used: 12 });
+      assert.deepEqual(evaluateAlerts([low], inputs({ readings: [reading([spendOnly])] }), [], T0), []);
+    },
+  );
 
   test('an upstream window ID or reset time of any length is bounded before it joins a key or a summary', () => {
     const [fire] = evaluateAlerts(
@@ -241,43 +244,46 @@ test('quota_reset: a window whose reset time passed since the snapshot before fi
   assert.deepEqual(evaluateAlerts([r], inputs({ readings: [reading([win(10)])], history: sameReset }), [], T0), []);
 });
 
-test('forecast_exhaustion: at the recent burn rate the window runs out before its reset, within the warning hours', () => {
-  // 50% left an hour ago, 40% now: 10 points an hour, out in 4 hours, reset in 10.
-  const history = new Map([['acct_1', [reading([win(50)], T0 - HOUR)]]]);
-  const input = inputs({ readings: [reading([win(40)])], history });
-  const changes = evaluateAlerts([rule('forecast_exhaustion', { threshold: 24 })], input, [], T0);
-  assert.deepEqual(kinds(changes), ['fire']);
-  assert.match(
-    (changes[0] as Extract<AlertChange, { kind: 'fire' }>).summary,
-    /runs out about 2026-11-24T16:00:00.000Z/,
-  );
-  assert.deepEqual(
-    evaluateAlerts([rule('forecast_exhaustion', { threshold: 2 })], input, [], T0),
-    [],
-    'four hours away is outside a 2-hour warning',
-  );
-  const slow = new Map([['acct_1', [reading([win(41)], T0 - HOUR)]]]);
-  assert.deepEqual(
-    evaluateAlerts(
-      [rule('forecast_exhaustion', { threshold: 24 })],
-      inputs({ readings: [reading([win(40)])], history: slow }),
+test(
+  'forecast_exhaustion: at the recent burn rate the window runs out before its reset, within the warning ' + 'hours',
+  () => {
+    // 50% left an hour ago, 40% now: 10 points an hour, out in 4 hours, reset in 10.
+    const history = new Map([['acct_1', [reading([win(50)], T0 - HOUR)]]]);
+    const input = inputs({ readings: [reading([win(40)])], history });
+    const changes = evaluateAlerts([rule('forecast_exhaustion', { threshold: 24 })], input, [], T0);
+    assert.deepEqual(kinds(changes), ['fire']);
+    assert.match(
+      (changes[0] as Extract<AlertChange, { kind: 'fire' }>).summary,
+      /runs out about 2026-11-24T16:00:00.000Z/,
+    );
+    assert.deepEqual(
+      evaluateAlerts([rule('forecast_exhaustion', { threshold: 2 })], input, [], T0),
       [],
-      T0,
-    ),
-    [],
-    'lasts past its reset',
-  );
-  assert.deepEqual(
-    evaluateAlerts(
-      [rule('forecast_exhaustion', { threshold: 24 })],
-      inputs({ readings: [reading([win(40)])] }),
+      'four hours away is outside a 2-hour warning',
+    );
+    const slow = new Map([['acct_1', [reading([win(41)], T0 - HOUR)]]]);
+    assert.deepEqual(
+      evaluateAlerts(
+        [rule('forecast_exhaustion', { threshold: 24 })],
+        inputs({ readings: [reading([win(40)])], history: slow }),
+        [],
+        T0,
+      ),
       [],
-      T0,
-    ),
-    [],
-    'no history, no forecast',
-  );
-});
+      'lasts past its reset',
+    );
+    assert.deepEqual(
+      evaluateAlerts(
+        [rule('forecast_exhaustion', { threshold: 24 })],
+        inputs({ readings: [reading([win(40)])] }),
+        [],
+        T0,
+      ),
+      [],
+      'no history, no forecast',
+    );
+  },
+);
 
 describe('budget_threshold', () => {
   const MONTH = iso(Date.parse('2026-11-01T00:00:00.000Z'));

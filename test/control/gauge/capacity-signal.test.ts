@@ -57,21 +57,24 @@ describe('tightest', () => {
     assert.ok(Math.abs(t.headroom - 0.2) < 1e-9);
   });
 
-  test('a window whose reset passed no longer counts; one without a reset counts for UNDATED_MS after the reading', () => {
-    const exhausted = win('w', { limit: 10, remaining: 0, resetsAt: iso(NOW - 1) });
-    assert.equal(tightest(reading('a', 'p', [exhausted]), NOW), null);
-    const undated = reading('a', 'p', [win('w', { limit: 10, remaining: 0 })], NOW - 1000);
-    assert.equal(tightest(undated, NOW)?.headroom, 0);
-    assert.equal(tightest(undated, NOW - 1000 + UNDATED_MS), null);
-    assert.equal(
-      tightest(
-        reading('a', 'p', [win('w', { limit: 10, remaining: 5, resetsAt: iso(NOW + 1e10) })], NOW - 25 * 3_600_000),
-        NOW,
-      ),
-      null,
-      'a reading over a day old',
-    );
-  });
+  test(
+    'a window whose reset passed no longer counts; one without a reset counts for UNDATED_MS after the ' + 'reading',
+    () => {
+      const exhausted = win('w', { limit: 10, remaining: 0, resetsAt: iso(NOW - 1) });
+      assert.equal(tightest(reading('a', 'p', [exhausted]), NOW), null);
+      const undated = reading('a', 'p', [win('w', { limit: 10, remaining: 0 })], NOW - 1000);
+      assert.equal(tightest(undated, NOW)?.headroom, 0);
+      assert.equal(tightest(undated, NOW - 1000 + UNDATED_MS), null);
+      assert.equal(
+        tightest(
+          reading('a', 'p', [win('w', { limit: 10, remaining: 5, resetsAt: iso(NOW + 1e10) })], NOW - 25 * 3_600_000),
+          NOW,
+        ),
+        null,
+        'a reading over a day old',
+      );
+    },
+  );
 
   test('credits count as remaining/total', () => {
     const r = { ...reading('a', 'openrouter', []), credits: { remaining: 1, total: 4, currency: 'USD' } };
@@ -173,21 +176,25 @@ describe('the combined signal', () => {
     assert.deepEqual(h.signal.rows(NOW), []);
   });
 
-  test('with several accounts of a kind the one with most headroom speaks; one with nothing counting means no evidence', () => {
-    const h = harness([
-      [source('acct_1', 'openrouter'), reading('acct_1', 'openrouter', limited(0))],
-      [source('acct_2', 'openrouter'), reading('acct_2', 'openrouter', limited(4))],
-    ]);
-    assert.equal(h.signal.read('or/m', NOW)?.headroom, 0.4);
-    assert.equal(h.signal.polled('openrouter', NOW)?.accountId, 'acct_2');
-    h.set({
-      accounts: [
+  test(
+    'with several accounts of a kind the one with most headroom speaks; one with nothing counting means no ' +
+      'evidence',
+    () => {
+      const h = harness([
         [source('acct_1', 'openrouter'), reading('acct_1', 'openrouter', limited(0))],
-        [source('acct_3', 'openrouter'), reading('acct_3', 'openrouter', [])],
-      ],
-    });
-    assert.equal(h.signal.read('or/m', NOW), null);
-  });
+        [source('acct_2', 'openrouter'), reading('acct_2', 'openrouter', limited(4))],
+      ]);
+      assert.equal(h.signal.read('or/m', NOW)?.headroom, 0.4);
+      assert.equal(h.signal.polled('openrouter', NOW)?.accountId, 'acct_2');
+      h.set({
+        accounts: [
+          [source('acct_1', 'openrouter'), reading('acct_1', 'openrouter', limited(0))],
+          [source('acct_3', 'openrouter'), reading('acct_3', 'openrouter', [])],
+        ],
+      });
+      assert.equal(h.signal.read('or/m', NOW), null);
+    },
+  );
 
   test('live headers and a polled reading: the tighter wins', () => {
     const h = harness([[source('acct_1', 'openrouter'), reading('acct_1', 'openrouter', limited(5))]]);

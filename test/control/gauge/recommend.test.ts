@@ -49,19 +49,22 @@ function snap(
   };
 }
 
-test('10 units an hour with 60 left: lasts 5 hours, runs out in 6; high confidence from 4 readings over 3 hours', () => {
-  const history = [snap(3, 90), snap(2, 80), snap(1, 70)];
-  const five = estimate(snap(0, 60), history, NOW, 5 * H);
-  assert.equal(five.verdict, 'lasts');
-  assert.equal(five.burnRatePerHour, 10);
-  assert.equal(five.projectedRemaining, 10);
-  assert.equal(five.confidence, 'high');
-  assert.equal(five.window?.id, 'key_limit');
-  const seven = estimate(snap(0, 60), history, NOW, 7 * H);
-  assert.equal(seven.verdict, 'runs_out');
-  assert.equal(seven.projectedRemaining, -10);
-  assert.equal(seven.runsOutAt, iso(NOW + 6 * H));
-});
+test(
+  '10 units an hour with 60 left: lasts 5 hours, runs out in 6; high confidence from 4 readings over 3 ' + 'hours',
+  () => {
+    const history = [snap(3, 90), snap(2, 80), snap(1, 70)];
+    const five = estimate(snap(0, 60), history, NOW, 5 * H);
+    assert.equal(five.verdict, 'lasts');
+    assert.equal(five.burnRatePerHour, 10);
+    assert.equal(five.projectedRemaining, 10);
+    assert.equal(five.confidence, 'high');
+    assert.equal(five.window?.id, 'key_limit');
+    const seven = estimate(snap(0, 60), history, NOW, 7 * H);
+    assert.equal(seven.verdict, 'runs_out');
+    assert.equal(seven.projectedRemaining, -10);
+    assert.equal(seven.runsOutAt, iso(NOW + 6 * H));
+  },
+);
 
 test('what is left is extrapolated from the reading time to now', () => {
   const e = estimate(snap(1, 60), [snap(3, 80)], NOW, 2 * H);

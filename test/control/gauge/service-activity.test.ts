@@ -46,34 +46,37 @@ test('calls fold into the hour they ended in; the last millisecond of an hour an
   );
 });
 
-test('batches are written on flush and add to what is stored; nothing is kept while off or the source is disabled', async () => {
-  const env = openStoreEnv(tempDataDir(dirs));
-  let on = true;
-  let sourceOn = true;
-  const activity = createServiceActivity({
-    env,
-    data: gaugeDataRepo(env),
-    enabled: () => on,
-    sourceEnabled: () => sourceOn,
-    flushMs: 3_600_000,
-  });
-  const read = () =>
-    activityQuery(env)({ after: T, before: T + H }, {}, 10, 0, () => 'service').data.map((b) => b.requests);
-  activity.record(usageEvent({ at: T + 1 }));
-  activity.record(usageEvent({ at: T + 2 }));
-  assert.deepEqual(read(), [], 'nothing is written before a flush');
-  await activity.flush();
-  assert.deepEqual(read(), [2]);
-  activity.record(usageEvent({ at: T + 3 }));
-  await activity.flush();
-  assert.deepEqual(read(), [3]);
-  on = false;
-  activity.record(usageEvent({ at: T + 4 }));
-  assert.equal(activity.pending(), 0);
-  on = true;
-  sourceOn = false;
-  activity.record(usageEvent({ at: T + 5 }));
-  await activity.close();
-  assert.deepEqual(read(), [3]);
-  await env.close();
-});
+test(
+  'batches are written on flush and add to what is stored; nothing is kept while off or the source is ' + 'disabled',
+  async () => {
+    const env = openStoreEnv(tempDataDir(dirs));
+    let on = true;
+    let sourceOn = true;
+    const activity = createServiceActivity({
+      env,
+      data: gaugeDataRepo(env),
+      enabled: () => on,
+      sourceEnabled: () => sourceOn,
+      flushMs: 3_600_000,
+    });
+    const read = () =>
+      activityQuery(env)({ after: T, before: T + H }, {}, 10, 0, () => 'service').data.map((b) => b.requests);
+    activity.record(usageEvent({ at: T + 1 }));
+    activity.record(usageEvent({ at: T + 2 }));
+    assert.deepEqual(read(), [], 'nothing is written before a flush');
+    await activity.flush();
+    assert.deepEqual(read(), [2]);
+    activity.record(usageEvent({ at: T + 3 }));
+    await activity.flush();
+    assert.deepEqual(read(), [3]);
+    on = false;
+    activity.record(usageEvent({ at: T + 4 }));
+    assert.equal(activity.pending(), 0);
+    on = true;
+    sourceOn = false;
+    activity.record(usageEvent({ at: T + 5 }));
+    await activity.close();
+    assert.deepEqual(read(), [3]);
+    await env.close();
+  },
+);

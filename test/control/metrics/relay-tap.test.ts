@@ -34,43 +34,46 @@ function recorder() {
   return { sink, heard };
 }
 
-test('times each call per provider, counts its errors by code and its pool in flight, and passes every message on', () => {
-  const registry = createRegistry();
-  const { tap } = createRelayMetrics(registry);
-  const { pool, sinks } = fakePool();
-  const tapped = tap(pool);
-  const calls = [recorder(), recorder(), recorder(), recorder()];
-  tapped.start(request('openai'), calls[0]!.sink);
-  tapped.start(request('openai'), calls[1]!.sink);
-  tapped.start(request('local', 'embedded'), calls[2]!.sink);
-  tapped.start(request('openai'), calls[3]!.sink);
-  let f = parseExposition(registry.render());
-  assert.equal(sampleValue(f, 'switchyard_relay_inflight_calls', { pool: 'relay' }), 3);
-  assert.equal(sampleValue(f, 'switchyard_relay_inflight_calls', { pool: 'runtime' }), 1);
+test(
+  'times each call per provider, counts its errors by code and its pool in flight, and passes every message ' + 'on',
+  () => {
+    const registry = createRegistry();
+    const { tap } = createRelayMetrics(registry);
+    const { pool, sinks } = fakePool();
+    const tapped = tap(pool);
+    const calls = [recorder(), recorder(), recorder(), recorder()];
+    tapped.start(request('openai'), calls[0]!.sink);
+    tapped.start(request('openai'), calls[1]!.sink);
+    tapped.start(request('local', 'embedded'), calls[2]!.sink);
+    tapped.start(request('openai'), calls[3]!.sink);
+    let f = parseExposition(registry.render());
+    assert.equal(sampleValue(f, 'switchyard_relay_inflight_calls', { pool: 'relay' }), 3);
+    assert.equal(sampleValue(f, 'switchyard_relay_inflight_calls', { pool: 'runtime' }), 1);
 
-  sinks[0]!.whole(200, {}, '{}', end);
-  sinks[1]!.head(200, {});
-  sinks[1]!.data(['a', 'b']);
-  sinks[1]!.ack!(5);
-  sinks[1]!.end(end);
-  sinks[2]!.aborted(null);
-  sinks[3]!.error(new ServiceError('UPSTREAM_RATE_LIMITED', 'slow down'), null);
-  // A message after the last (never sent by a pool, but cheap to survive) does not count twice.
-  sinks[3]!.aborted(null);
-  assert.deepEqual(
-    calls.map((c) => c.heard),
-    [['whole 200'], ['head 200', 'data 2', 'ack 5', 'end'], ['aborted'], ['error UPSTREAM_RATE_LIMITED', 'aborted']],
-  );
+    sinks[0]!.whole(200, {}, '{}', end);
+    sinks[1]!.head(200, {});
+    sinks[1]!.data(['a', 'b']);
+    sinks[1]!.ack!(5);
+    sinks[1]!.end(end);
+    sinks[2]!.aborted(null);
+    sinks[3]!.error(new ServiceError('UPSTREAM_RATE_LIMITED', 'slow down'), null);
+    // A message after the last (never sent by a pool, but cheap to survive) does not count twice.
+    sinks[3]!.aborted(null);
+    assert.deepEqual(
+      calls.map((c) => c.heard),
+      [['whole 200'], ['head 200', 'data 2', 'ack 5', 'end'], ['aborted'], ['error UPSTREAM_RATE_LIMITED', 'aborted']],
+    );
 
-  f = parseExposition(registry.render());
-  assert.equal(sampleValue(f, 'switchyard_relay_inflight_calls', { pool: 'relay' }), 0);
-  assert.equal(sampleValue(f, 'switchyard_relay_inflight_calls', { pool: 'runtime' }), 0);
-  assert.equal(sampleValue(f, 'switchyard_upstream_ttfb_seconds_count', { provider: 'openai' }), 2);
-  assert.equal(sampleValue(f, 'switchyard_upstream_duration_seconds_count', { provider: 'openai' }), 3);
-  assert.equal(sampleValue(f, 'switchyard_upstream_duration_seconds_count', { provider: 'local' }), 1);
-  assert.equal(sampleValue(f, 'switchyard_upstream_ttfb_seconds_count', { provider: 'local' }), 0);
-  assert.equal(
-    sampleValue(f, 'switchyard_upstream_errors_total', { provider: 'openai', code: 'UPSTREAM_RATE_LIMITED' }),
-    1,
-  );
-});
+    f = parseExposition(registry.render());
+    assert.equal(sampleValue(f, 'switchyard_relay_inflight_calls', { pool: 'relay' }), 0);
+    assert.equal(sampleValue(f, 'switchyard_relay_inflight_calls', { pool: 'runtime' }), 0);
+    assert.equal(sampleValue(f, 'switchyard_upstream_ttfb_seconds_count', { provider: 'openai' }), 2);
+    assert.equal(sampleValue(f, 'switchyard_upstream_duration_seconds_count', { provider: 'openai' }), 3);
+    assert.equal(sampleValue(f, 'switchyard_upstream_duration_seconds_count', { provider: 'local' }), 1);
+    assert.equal(sampleValue(f, 'switchyard_upstream_ttfb_seconds_count', { provider: 'local' }), 0);
+    assert.equal(
+      sampleValue(f, 'switchyard_upstream_errors_total', { provider: 'openai', code: 'UPSTREAM_RATE_LIMITED' }),
+      1,
+    );
+  },
+);

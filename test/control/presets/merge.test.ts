@@ -60,13 +60,20 @@ function nested(depth: number): unknown {
   return value;
 }
 
-test('regression W2.6: a body nested 5,000 levels merges into the text JSON.stringify would write, without a stack overflow', () => {
-  const deep = nested(5000);
-  const merged = mergePreset('chat.completions', preset(), { model: 'x', messages: [{ role: 'user', content: deep }] });
-  assert.throws(() => JSON.stringify(merged), RangeError, 'the body is deep enough to overflow JSON.stringify');
-  const text = jsonText(merged);
-  const head =
-    '{"temperature":0.1,"max_tokens":9,"model":"x","messages":[{"role":"system","content":"SYS"},{"role":"user","content":';
-  assert.ok(text.startsWith(head), text.slice(0, 200));
-  assert.equal(text, head + '{"k":['.repeat(2500) + '0' + ']}'.repeat(2500) + '}]}');
-});
+test(
+  'regression W2.6: a body nested 5,000 levels merges into the text JSON.stringify would write, without a stack ' +
+    'overflow',
+  () => {
+    const deep = nested(5000);
+    const merged = mergePreset('chat.completions', preset(), {
+      model: 'x',
+      messages: [{ role: 'user', content: deep }],
+    });
+    assert.throws(() => JSON.stringify(merged), RangeError, 'the body is deep enough to overflow JSON.stringify');
+    const text = jsonText(merged);
+    const head =
+      '{"temperature":0.1,"max_tokens":9,"model":"x","messages":[{"role":"system","content":"SYS"},{"role":"user","content":';
+    assert.ok(text.startsWith(head), text.slice(0, 200));
+    assert.equal(text, head + '{"k":['.repeat(2500) + '0' + ']}'.repeat(2500) + '}]}');
+  },
+);

@@ -182,18 +182,22 @@ describe('startRelay when the client leaves', () => {
     assert.equal(seen.ended, null);
   });
 
-  it("after the stream's closing event was written: the call is served, with the usage of the worker's last message", async () => {
-    const { sink, call } = relay();
-    sink().head(200, SSE);
-    sink().data(['data: 1\n\n']);
-    // The closing event waits in the backlog until the client's writer comes, and counts once written.
-    sink().data(['data: [DONE]\n\n'], true);
-    const seen = drive(await call.result);
-    assert.deepEqual(seen.writes, ['data: 1\n\n', 'data: [DONE]\n\n']);
-    seen.leave();
-    sink().aborted(USAGE);
-    assert.deepEqual(await call.done, { outcome: 'ok', usage: USAGE, responseId: null });
-  });
+  it(
+    "after the stream's closing event was written: the call is served, with the usage of the worker's last " +
+      'message',
+    async () => {
+      const { sink, call } = relay();
+      sink().head(200, SSE);
+      sink().data(['data: 1\n\n']);
+      // The closing event waits in the backlog until the client's writer comes, and counts once written.
+      sink().data(['data: [DONE]\n\n'], true);
+      const seen = drive(await call.result);
+      assert.deepEqual(seen.writes, ['data: 1\n\n', 'data: [DONE]\n\n']);
+      seen.leave();
+      sink().aborted(USAGE);
+      assert.deepEqual(await call.done, { outcome: 'ok', usage: USAGE, responseId: null });
+    },
+  );
 
   it('before the closing event was written: aborted, even when it was on its way', async () => {
     const { sink, call } = relay();
@@ -217,13 +221,16 @@ describe('startRelay when the client leaves', () => {
     assert.equal(seen.ended, null);
   });
 
-  it('before the head: the result is ClientClosed, and an error that crossed the abort still brings its usage', async () => {
-    const { sink, call, clientLeaves } = relay();
-    clientLeaves();
-    await assert.rejects(call.result, ClientClosed);
-    sink().error(new ServiceError('UPSTREAM_ERROR', 'The provider stopped.'), USAGE);
-    assert.deepEqual(await call.done, { outcome: 'aborted', usage: USAGE, responseId: null });
-  });
+  it(
+    'before the head: the result is ClientClosed, and an error that crossed the abort still brings its ' + 'usage',
+    async () => {
+      const { sink, call, clientLeaves } = relay();
+      clientLeaves();
+      await assert.rejects(call.result, ClientClosed);
+      sink().error(new ServiceError('UPSTREAM_ERROR', 'The provider stopped.'), USAGE);
+      assert.deepEqual(await call.done, { outcome: 'aborted', usage: USAGE, responseId: null });
+    },
+  );
 
   it('before its stream was handed to the client: the end already received gives the usage', async () => {
     const { sink, call, clientLeaves, aborts } = relay(false);
@@ -236,11 +243,15 @@ describe('startRelay when the client leaves', () => {
     assert.deepEqual(await call.done, { outcome: 'aborted', usage: USAGE, responseId: null });
   });
 
-  it('a pool that says nothing follows an abort (a runtime call not yet started) ends the call at once, without usage', async () => {
-    const { sink, call } = relay(false);
-    sink().head(200, SSE);
-    const seen = drive(await call.result);
-    seen.leave();
-    assert.deepEqual(await call.done, { outcome: 'aborted', usage: null, responseId: null });
-  });
+  it(
+    'a pool that says nothing follows an abort (a runtime call not yet started) ends the call at once, without ' +
+      'usage',
+    async () => {
+      const { sink, call } = relay(false);
+      sink().head(200, SSE);
+      const seen = drive(await call.result);
+      seen.leave();
+      assert.deepEqual(await call.done, { outcome: 'aborted', usage: null, responseId: null });
+    },
+  );
 });

@@ -7,7 +7,8 @@ import type { EdgeRequestHead } from '../../../edge/http/types.ts';
 import type { ServiceError } from '../../../protocol/errors.ts';
 import { testEdges } from '../../helpers/edges.ts';
 
-// The adapter's buffered body, on each edge (native uWS where it loads, and node:http), over a real socket: the bytes a route gets, and whether the buffer owns
+// The adapter's buffered body, on each edge (native uWS where it loads, and node:http), over a real socket: the bytes a
+// route gets, and whether the buffer owns
 // its ArrayBuffer whole (what lets a route transfer it to a worker without copying).
 
 const LIMIT = 4 * 1024 * 1024;

@@ -102,38 +102,41 @@ async function setup(opts: {
   return { dir, env, core, sources, data, ids };
 }
 
-test('20 sources refreshed at once never run more than 4 at a time, and outcomes come back in requested order', async () => {
-  let running = 0;
-  let peak = 0;
-  const seen: string[] = [];
-  const slow: Collector = {
-    providerId: 'openai',
-    async collect(ctx) {
-      running++;
-      peak = Math.max(peak, running);
-      seen.push(ctx.credential!);
-      // Several event-loop turns, so that an unbounded pool would have started everything meanwhile.
-      for (let i = 0; i < 5; i++) await new Promise(setImmediate);
-      running--;
-      return { readings: [reading(ctx, 2)] };
-    },
-  };
-  const { core, ids, data } = await setup({ collectors: { openai: slow }, accounts: 20 });
-  const requested = [...ids].reverse();
-  const outcomes = await core.refresh(requested);
-  assert.equal(peak, 4);
-  assert.deepEqual(
-    outcomes.map((o) => o.sourceId),
-    requested,
-  );
-  assert.ok(outcomes.every((o) => o.ok && o.readings === 1 && o.code === null));
-  assert.equal(seen.length, 20);
-  assert.ok(
-    seen.every((c, i) => c === `secret-of-${requested[i]}`),
-    'each collector got its own credential from the vault reader',
-  );
-  assert.equal(data.readings().length, 20);
-});
+test(
+  '20 sources refreshed at once never run more than 4 at a time, and outcomes come back in requested ' + 'order',
+  async () => {
+    let running = 0;
+    let peak = 0;
+    const seen: string[] = [];
+    const slow: Collector = {
+      providerId: 'openai',
+      async collect(ctx) {
+        running++;
+        peak = Math.max(peak, running);
+        seen.push(ctx.credential!);
+        // Several event-loop turns, so that an unbounded pool would have started everything meanwhile.
+        for (let i = 0; i < 5; i++) await new Promise(setImmediate);
+        running--;
+        return { readings: [reading(ctx, 2)] };
+      },
+    };
+    const { core, ids, data } = await setup({ collectors: { openai: slow }, accounts: 20 });
+    const requested = [...ids].reverse();
+    const outcomes = await core.refresh(requested);
+    assert.equal(peak, 4);
+    assert.deepEqual(
+      outcomes.map((o) => o.sourceId),
+      requested,
+    );
+    assert.ok(outcomes.every((o) => o.ok && o.readings === 1 && o.code === null));
+    assert.equal(seen.length, 20);
+    assert.ok(
+      seen.every((c, i) => c === `secret-of-${requested[i]}`),
+      'each collector got its own credential from the vault reader',
+    );
+    assert.equal(data.readings().length, 20);
+  },
+);
 
 test('a hung source is abandoned at its time limit; the sources queued behind it still run', async () => {
   const events: string[] = [];
@@ -198,48 +201,51 @@ test('a failing source returns a redacted outcome and keeps its last good snapsh
   assert.equal(data.state(ids[0]!)!.state.consecutiveFailures, 2);
 });
 
-test('what a collector returns is checked: its readings belong to the account, text is bounded and redacted', async () => {
-  const collector: Collector = {
-    providerId: 'openai',
-    async collect(ctx) {
-      const r = reading(ctx, 5);
-      r.accountId = 'someone-else';
-      r.windows[0]!.id = 'window-of-ada@example.com';
-      r.windows[0]!.used = Number.NaN;
-      return { readings: [r], identity: 'org-SENTINELORG123', state: { offset: 42 } };
-    },
-  };
-  const { core, ids, data, dir, env } = await setup({ collectors: { openai: collector }, accounts: 1 });
-  await core.refresh(ids);
-  const stored = data.reading(ids[0]!)!.reading;
-  assert.equal(stored.accountId, ids[0]);
-  assert.equal(stored.windows[0]!.id, '@example.com');
-  assert.equal(stored.windows[0]!.used, null);
-  const state = data.state(ids[0]!)!;
-  assert.deepEqual(state.cursor, { offset: 42 });
-  assert.match(state.identityHash!, /^[0-9a-f]{64}$/);
-  await env.root.flushed;
-  assert.ok(!readFileSync(join(dir, STORE_FILE)).includes('SENTINELORG123'), 'the identity itself is never stored');
+test(
+  'what a collector returns is checked: its readings belong to the account, text is bounded and ' + 'redacted',
+  async () => {
+    const collector: Collector = {
+      providerId: 'openai',
+      async collect(ctx) {
+        const r = reading(ctx, 5);
+        r.accountId = 'someone-else';
+        r.windows[0]!.id = 'window-of-ada@example.com';
+        r.windows[0]!.used = Number.NaN;
+        return { readings: [r], identity: 'org-SENTINELORG123', state: { offset: 42 } };
+      },
+    };
+    const { core, ids, data, dir, env } = await setup({ collectors: { openai: collector }, accounts: 1 });
+    await core.refresh(ids);
+    const stored = data.reading(ids[0]!)!.reading;
+    assert.equal(stored.accountId, ids[0]);
+    assert.equal(stored.windows[0]!.id, '@example.com');
+    assert.equal(stored.windows[0]!.used, null);
+    const state = data.state(ids[0]!)!;
+    assert.deepEqual(state.cursor, { offset: 42 });
+    assert.match(state.identityHash!, /^[0-9a-f]{64}$/);
+    await env.root.flushed;
+    assert.ok(!readFileSync(join(dir, STORE_FILE)).includes('SENTINELORG123'), 'the identity itself is never stored');
 
-  // Not shaped like a result at all: a failure, and the reading stored before stays.
-  collector.collect = async (ctx) => ({
-    readings: [{ ...reading(ctx, 9), source: 'x'.repeat(100_000) as never }],
-    statuses: [{ components: [null] } as never],
-  });
-  const [bad] = await core.refresh(ids);
-  assert.equal(bad!.code, 'malformed');
-  assert.equal(data.reading(ids[0]!)!.reading.windows[0]!.id, '@example.com');
-  collector.collect = async (ctx) => ({
-    readings: [{ ...reading(ctx, 9), source: 'x'.repeat(100_000) as never, confidence: 'sure' as never }],
-  });
-  await core.refresh(ids);
-  const fixed = data.reading(ids[0]!)!.reading;
-  assert.deepEqual(
-    [fixed.source, fixed.confidence, fixed.windows[0]!.used],
-    ['polled', 'low', 9],
-    'values outside the vocabulary are replaced, not stored',
-  );
-});
+    // Not shaped like a result at all: a failure, and the reading stored before stays.
+    collector.collect = async (ctx) => ({
+      readings: [{ ...reading(ctx, 9), source: 'x'.repeat(100_000) as never }],
+      statuses: [{ components: [null] } as never],
+    });
+    const [bad] = await core.refresh(ids);
+    assert.equal(bad!.code, 'malformed');
+    assert.equal(data.reading(ids[0]!)!.reading.windows[0]!.id, '@example.com');
+    collector.collect = async (ctx) => ({
+      readings: [{ ...reading(ctx, 9), source: 'x'.repeat(100_000) as never, confidence: 'sure' as never }],
+    });
+    await core.refresh(ids);
+    const fixed = data.reading(ids[0]!)!.reading;
+    assert.deepEqual(
+      [fixed.source, fixed.confidence, fixed.windows[0]!.used],
+      ['polled', 'low', 9],
+      'values outside the vocabulary are replaced, not stored',
+    );
+  },
+);
 
 test('no credential, no collector, or a host outside the allowed set: the collector is never called', async () => {
   let calls = 0;
@@ -291,107 +297,113 @@ test('a source deleted while it is collected leaves nothing behind', async () =>
   assert.equal(data.state(ids[0]!), undefined);
 });
 
-test('rate-limit headers seen on traffic become live_headers readings, only while Gauge and the source are on', async () => {
-  const { core, data, env, sources } = await setup({ collectors: {} });
-  const at = Date.UTC(2026, 5, 1, 12);
-  const openai = {
-    providerRecordId: 'openai',
-    providerId: 'openai',
-    at,
-    fields: {
-      'x-ratelimit-limit-requests': '500',
-      'x-ratelimit-remaining-requests': '499',
-      'x-ratelimit-reset-requests': '1m30s',
-      'x-ratelimit-limit-tokens': '30000',
-      'x-ratelimit-remaining-tokens': '29000',
-    },
-  };
-  core.traffic(1, [openai]);
-  await env.root.flushed;
-  assert.equal(data.reading('live-headers.openai'), undefined, 'nothing is recorded while Gauge is off');
-  core.configure(true, 90);
-  const anthropic = {
-    providerRecordId: 'claude',
-    providerId: 'anthropic',
-    at,
-    fields: {
-      'anthropic-ratelimit-input-tokens-limit': '400000',
-      'anthropic-ratelimit-input-tokens-remaining': '100000',
-      'anthropic-ratelimit-input-tokens-reset': '2026-06-01T12:01:00Z',
-    },
-  };
-  core.traffic(2, [openai, anthropic]);
-  await env.commit(() => undefined);
-  const o = data.reading('live-headers.openai')!.reading;
-  assert.equal(o.source, 'live_headers');
-  assert.deepEqual(
-    o.windows.map((w) => [w.kind, w.used, w.limit, w.remaining, w.resetsAt]),
-    [
-      ['requests', 1, 500, 499, '2026-06-01T12:01:30.000Z'],
-      ['tokens', 1000, 30000, 29000, null],
-    ],
-  );
-  const a = data.reading('live-headers.claude')!.reading;
-  assert.equal(a.providerId, 'anthropic');
-  assert.deepEqual(
-    a.windows.map((w) => [w.kind, w.utilization, w.resetsAt]),
-    [['input_tokens', 0.75, '2026-06-01T12:01:00.000Z']],
-  );
+test(
+  'rate-limit headers seen on traffic become live_headers readings, only while Gauge and the source are ' + 'on',
+  async () => {
+    const { core, data, env, sources } = await setup({ collectors: {} });
+    const at = Date.UTC(2026, 5, 1, 12);
+    const openai = {
+      providerRecordId: 'openai',
+      providerId: 'openai',
+      at,
+      fields: {
+        'x-ratelimit-limit-requests': '500',
+        'x-ratelimit-remaining-requests': '499',
+        'x-ratelimit-reset-requests': '1m30s',
+        'x-ratelimit-limit-tokens': '30000',
+        'x-ratelimit-remaining-tokens': '29000',
+      },
+    };
+    core.traffic(1, [openai]);
+    await env.root.flushed;
+    assert.equal(data.reading('live-headers.openai'), undefined, 'nothing is recorded while Gauge is off');
+    core.configure(true, 90);
+    const anthropic = {
+      providerRecordId: 'claude',
+      providerId: 'anthropic',
+      at,
+      fields: {
+        'anthropic-ratelimit-input-tokens-limit': '400000',
+        'anthropic-ratelimit-input-tokens-remaining': '100000',
+        'anthropic-ratelimit-input-tokens-reset': '2026-06-01T12:01:00Z',
+      },
+    };
+    core.traffic(2, [openai, anthropic]);
+    await env.commit(() => undefined);
+    const o = data.reading('live-headers.openai')!.reading;
+    assert.equal(o.source, 'live_headers');
+    assert.deepEqual(
+      o.windows.map((w) => [w.kind, w.used, w.limit, w.remaining, w.resetsAt]),
+      [
+        ['requests', 1, 500, 499, '2026-06-01T12:01:30.000Z'],
+        ['tokens', 1000, 30000, 29000, null],
+      ],
+    );
+    const a = data.reading('live-headers.claude')!.reading;
+    assert.equal(a.providerId, 'anthropic');
+    assert.deepEqual(
+      a.windows.map((w) => [w.kind, w.utilization, w.resetsAt]),
+      [['input_tokens', 0.75, '2026-06-01T12:01:00.000Z']],
+    );
 
-  await env.commit(() => sources.stagePut({ ...sources.get('live-headers')!, enabled: false }));
-  core.traffic(1, [{ ...openai, fields: { ...openai.fields, 'x-ratelimit-remaining-requests': '1' } }]);
-  await env.commit(() => undefined);
-  assert.equal(
-    data.reading('live-headers.openai')!.reading.windows[0]!.remaining,
-    499,
-    'a disabled source records nothing',
-  );
-  await core.close();
-});
+    await env.commit(() => sources.stagePut({ ...sources.get('live-headers')!, enabled: false }));
+    core.traffic(1, [{ ...openai, fields: { ...openai.fields, 'x-ratelimit-remaining-requests': '1' } }]);
+    await env.commit(() => undefined);
+    assert.equal(
+      data.reading('live-headers.openai')!.reading.windows[0]!.remaining,
+      499,
+      'a disabled source records nothing',
+    );
+    await core.close();
+  },
+);
 
-test('retention prunes history snapshots and activity buckets, keeps current readings; activity adds up across runs', async () => {
-  const day = 86_400_000;
-  const bucket = (hour: string, inputTokens: number) => ({
-    hour,
-    sourceId: 'x',
-    providerId: 'x',
-    model: 'm',
-    project: 'p',
-    workspace: null,
-    session: 's1',
-    requests: 1,
-    inputTokens,
-    outputTokens: 2,
-    cacheReadTokens: 0,
-    cacheWriteTokens: 0,
-    reasoningTokens: 0,
-  });
-  let age = 100;
-  const collector: Collector = {
-    providerId: 'openai',
-    async collect(ctx) {
-      const r = reading(ctx, age);
-      r.collectedAt = new Date(ctx.now().getTime() - age * day).toISOString();
-      const recent = new Date(ctx.now().getTime() - day).toISOString();
-      return {
-        readings: [r],
-        activity: [bucket(recent, 10), bucket(new Date(ctx.now().getTime() - 100 * day).toISOString(), 5)],
-      };
-    },
-  };
-  const { core, ids, data } = await setup({ collectors: { openai: collector }, accounts: 1 });
-  await core.refresh(ids);
-  age = 1;
-  await core.refresh(ids);
-  assert.equal([...data.history(0, ids)].length, 2);
-  assert.equal(data.activityCount(), 2, 'the same hour and dimensions add into one bucket');
-  assert.equal(await core.prune(), 0, 'nothing is pruned before the retention is known');
-  core.configure(false, 30);
-  assert.equal(await core.prune(), 0, 'configure already pruned');
-  assert.deepEqual(
-    [...data.history(0, ids)].map((h) => h.reading.windows[0]!.used),
-    [1],
-  );
-  assert.equal(data.activityCount(), 1);
-  assert.equal(data.reading(ids[0]!)!.reading.windows[0]!.used, 1);
-});
+test(
+  'retention prunes history snapshots and activity buckets, keeps current readings; activity adds up across ' + 'runs',
+  async () => {
+    const day = 86_400_000;
+    const bucket = (hour: string, inputTokens: number) => ({
+      hour,
+      sourceId: 'x',
+      providerId: 'x',
+      model: 'm',
+      project: 'p',
+      workspace: null,
+      session: 's1',
+      requests: 1,
+      inputTokens,
+      outputTokens: 2,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+      reasoningTokens: 0,
+    });
+    let age = 100;
+    const collector: Collector = {
+      providerId: 'openai',
+      async collect(ctx) {
+        const r = reading(ctx, age);
+        r.collectedAt = new Date(ctx.now().getTime() - age * day).toISOString();
+        const recent = new Date(ctx.now().getTime() - day).toISOString();
+        return {
+          readings: [r],
+          activity: [bucket(recent, 10), bucket(new Date(ctx.now().getTime() - 100 * day).toISOString(), 5)],
+        };
+      },
+    };
+    const { core, ids, data } = await setup({ collectors: { openai: collector }, accounts: 1 });
+    await core.refresh(ids);
+    age = 1;
+    await core.refresh(ids);
+    assert.equal([...data.history(0, ids)].length, 2);
+    assert.equal(data.activityCount(), 2, 'the same hour and dimensions add into one bucket');
+    assert.equal(await core.prune(), 0, 'nothing is pruned before the retention is known');
+    core.configure(false, 30);
+    assert.equal(await core.prune(), 0, 'configure already pruned');
+    assert.deepEqual(
+      [...data.history(0, ids)].map((h) => h.reading.windows[0]!.used),
+      [1],
+    );
+    assert.equal(data.activityCount(), 1);
+    assert.equal(data.reading(ids[0]!)!.reading.windows[0]!.used, 1);
+  },
+);

@@ -54,19 +54,22 @@ function harness(results: (id: string, n: number) => { ok: boolean; retryAfterMs
 
 const gaps = (runs: { at: number }[]) => runs.slice(1).map((r, i) => (r.at - runs[i]!.at) / MIN);
 
-test('nothing runs while Gauge is off; once on, a source runs after its first delay and then every base interval', async () => {
-  const h = harness(() => ({ ok: true }));
-  await h.advance(30 * MIN, 30_000);
-  assert.equal(h.runs.length, 0);
-  h.scheduler.setEnabled(true);
-  await h.advance(1_000);
-  assert.equal(h.runs.length, 1);
-  await h.advance(35 * MIN, 30_000);
-  assert.deepEqual(gaps(h.runs), [10, 10, 10]);
-  h.scheduler.setEnabled(false);
-  await h.advance(60 * MIN, 60_000);
-  assert.equal(h.runs.length, 4);
-});
+test(
+  'nothing runs while Gauge is off; once on, a source runs after its first delay and then every base ' + 'interval',
+  async () => {
+    const h = harness(() => ({ ok: true }));
+    await h.advance(30 * MIN, 30_000);
+    assert.equal(h.runs.length, 0);
+    h.scheduler.setEnabled(true);
+    await h.advance(1_000);
+    assert.equal(h.runs.length, 1);
+    await h.advance(35 * MIN, 30_000);
+    assert.deepEqual(gaps(h.runs), [10, 10, 10]);
+    h.scheduler.setEnabled(false);
+    await h.advance(60 * MIN, 60_000);
+    assert.equal(h.runs.length, 4);
+  },
+);
 
 test('gateway traffic shortens the interval to the active one, and it lengthens again when traffic stops', async () => {
   const h = harness(() => ({ ok: true }));

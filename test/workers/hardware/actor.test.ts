@@ -106,31 +106,34 @@ describe('hardware actor time limit', () => {
     });
   });
 
-  it('after a good probe, a hung refresh answers the last good result flagged stale, until a probe succeeds', async () => {
-    let mode: 'ok' | 'hang' = 'ok';
-    let at = Date.UTC(2026, 0, 1);
-    const probeOverride = async () => (mode === 'ok' ? ok(probed((at += 1000))) : never());
-    await withActor(createHardwareActor({ timeoutMs: TIMEOUT_MS, probeOverride }), async (actor) => {
-      const good = await actor.telemetry();
-      assert.equal(good.stale, false);
+  it(
+    'after a good probe, a hung refresh answers the last good result flagged stale, until a probe ' + 'succeeds',
+    async () => {
+      let mode: 'ok' | 'hang' = 'ok';
+      let at = Date.UTC(2026, 0, 1);
+      const probeOverride = async () => (mode === 'ok' ? ok(probed((at += 1000))) : never());
+      await withActor(createHardwareActor({ timeoutMs: TIMEOUT_MS, probeOverride }), async (actor) => {
+        const good = await actor.telemetry();
+        assert.equal(good.stale, false);
 
-      mode = 'hang';
-      const { value: stale, ms } = await timed(() => actor.refresh());
-      assert.ok(ms < TIMEOUT_MS + SLACK_MS, `refresh() took ${ms.toFixed(0)} ms`);
-      assert.deepEqual(
-        stale,
-        { ...good, stale: true, reason: 'probe_timeout' },
-        'the last good data, its own probedAt, flagged',
-      );
-      assert.deepEqual(await actor.telemetry(), stale, 'GET reports the failed refresh too');
+        mode = 'hang';
+        const { value: stale, ms } = await timed(() => actor.refresh());
+        assert.ok(ms < TIMEOUT_MS + SLACK_MS, `refresh() took ${ms.toFixed(0)} ms`);
+        assert.deepEqual(
+          stale,
+          { ...good, stale: true, reason: 'probe_timeout' },
+          'the last good data, its own probedAt, flagged',
+        );
+        assert.deepEqual(await actor.telemetry(), stale, 'GET reports the failed refresh too');
 
-      mode = 'ok';
-      const fresh = await actor.refresh();
-      assert.equal(fresh.stale, false);
-      assert.equal(fresh.reason, null);
-      assert.ok(fresh.probedAt > good.probedAt);
-    });
-  });
+        mode = 'ok';
+        const fresh = await actor.refresh();
+        assert.equal(fresh.stale, false);
+        assert.equal(fresh.reason, null);
+        assert.ok(fresh.probedAt > good.probedAt);
+      });
+    },
+  );
 
   it('a probe that fails answers partial with probe_failed and nothing of the error', async () => {
     const probeOverride = async (): Promise<ProbeOutcome> => {

@@ -61,31 +61,34 @@ describe('buildTelemetry on recorded systeminformation answers', () => {
     assert.equal(t.confidence, 'medium');
   });
 
-  it('AMD desktop: the discrete card on Vulkan with its reported size, the iGPU as shared memory estimated at half', () => {
-    const t = telemetryOf('amd-radeon-linux');
-    assert.equal(t.cpu.brand, 'AMD Ryzen 9 7950X 16-Core Processor');
-    assert.deepEqual(t.gpus, [
-      {
-        name: 'AMD Radeon RX 7900 XTX',
-        vendor: 'amd',
-        backend: 'vulkan',
-        memoryKind: 'discrete',
-        memoryBytes: 24560 * MiB,
-        memorySource: 'reported',
-        confidence: 'medium',
-      },
-      {
-        name: 'Raphael',
-        vendor: 'amd',
-        backend: 'vulkan',
-        memoryKind: 'shared',
-        memoryBytes: Math.floor(66434756608 / 2 / MiB) * MiB,
-        memorySource: 'estimated',
-        confidence: 'low',
-      },
-    ]);
-    assert.equal(t.confidence, 'low', 'the lowest GPU confidence');
-  });
+  it(
+    'AMD desktop: the discrete card on Vulkan with its reported size, the iGPU as shared memory estimated at ' + 'half',
+    () => {
+      const t = telemetryOf('amd-radeon-linux');
+      assert.equal(t.cpu.brand, 'AMD Ryzen 9 7950X 16-Core Processor');
+      assert.deepEqual(t.gpus, [
+        {
+          name: 'AMD Radeon RX 7900 XTX',
+          vendor: 'amd',
+          backend: 'vulkan',
+          memoryKind: 'discrete',
+          memoryBytes: 24560 * MiB,
+          memorySource: 'reported',
+          confidence: 'medium',
+        },
+        {
+          name: 'Raphael',
+          vendor: 'amd',
+          backend: 'vulkan',
+          memoryKind: 'shared',
+          memoryBytes: Math.floor(66434756608 / 2 / MiB) * MiB,
+          memorySource: 'estimated',
+          confidence: 'low',
+        },
+      ]);
+      assert.equal(t.confidence, 'low', 'the lowest GPU confidence');
+    },
+  );
 
   it('no-GPU server: an empty GPU list, medium overall confidence (absence is not proven)', () => {
     const t = telemetryOf('no-gpu-server');

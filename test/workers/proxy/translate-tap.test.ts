@@ -48,28 +48,31 @@ test('a chat stream translated for a styleB client: the chat usage is metered ex
   });
 });
 
-test('a Messages stream translated for a styleA client: message_start and message_delta merged, cache writes kept', () => {
-  const dir = join(ROOT, 'chat-over-messages');
-  const mapper = TRANSLATORS['styleA.chat_completions<-styleB.messages'].stream(ctx('anthropic'), {
-    includeUsage: false,
-  });
-  const tap = createTranslatingTap('messages', mapper, 'anthropic');
-  const { text, usage } = run(readFileSync(join(dir, 'stream-parallel-tool-use-no-usage.upstream.sse')), tap);
-  assert.equal(text, readFileSync(join(dir, 'stream-parallel-tool-use-no-usage.client.sse'), 'utf8'));
-  assert.equal(text.includes('"usage"'), false, 'no usage for a client that did not ask');
-  assert.deepEqual(usage, {
-    inputTokens: 31 + 3 + 8,
-    outputTokens: 17,
-    cachedInputTokens: 8,
-    reasoningTokens: null,
-    totalTokens: 42 + 17,
-    costUsd: null,
-    toolCalls: { get_weather: 1, get_time: 1 },
-    responseId: null,
-    cacheWriteTokens: 3,
-    cacheWrite1hTokens: 0,
-  });
-});
+test(
+  'a Messages stream translated for a styleA client: message_start and message_delta merged, cache writes ' + 'kept',
+  () => {
+    const dir = join(ROOT, 'chat-over-messages');
+    const mapper = TRANSLATORS['styleA.chat_completions<-styleB.messages'].stream(ctx('anthropic'), {
+      includeUsage: false,
+    });
+    const tap = createTranslatingTap('messages', mapper, 'anthropic');
+    const { text, usage } = run(readFileSync(join(dir, 'stream-parallel-tool-use-no-usage.upstream.sse')), tap);
+    assert.equal(text, readFileSync(join(dir, 'stream-parallel-tool-use-no-usage.client.sse'), 'utf8'));
+    assert.equal(text.includes('"usage"'), false, 'no usage for a client that did not ask');
+    assert.deepEqual(usage, {
+      inputTokens: 31 + 3 + 8,
+      outputTokens: 17,
+      cachedInputTokens: 8,
+      reasoningTokens: null,
+      totalTokens: 42 + 17,
+      costUsd: null,
+      toolCalls: { get_weather: 1, get_time: 1 },
+      responseId: null,
+      cacheWriteTokens: 3,
+      cacheWrite1hTokens: 0,
+    });
+  },
+);
 
 test('an upstream stream that ends without its closing event still closes the client stream', () => {
   const mapper = TRANSLATORS['styleB.messages<-styleA.chat_completions'].stream(ctx('openai'), { includeUsage: true });

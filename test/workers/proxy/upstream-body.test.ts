@@ -87,7 +87,8 @@ const BODIES: string[] = [
   `{"a":"}{][","b":[{"c":"]}"},[[[]]],{}],"model":"a","stream":true,"z":{"y":[1,{"x":"}"}]}}`,
   `{"a":[],"b":{},"model":"a","stream":true}`,
   // Whitespace everywhere JSON allows it.
-  '\n\t{\r\n  "model" :\t"a" ,\n  "messages" : [ { "role" : "user" , "content" : "hi" } ] ,\r\n  "stream" : true \n}\n\t ',
+  '\n\t{\r\n  "model" :\t"a" ,\n  "messages" : [ { "role" : "user" , "content" : "hi" } ] ,\r\n  "stream" : true ' +
+    '\n}\n\t ',
   '{ "stream" : true , "stream_options" : { } , "model" : "a" }',
   '{"stream":true,"stream_options":{ "x" : 1 },"model":"a"}',
   // Numbers and literals of every shape, as values around the members.
@@ -311,7 +312,8 @@ describe('upstreamBody splices instead of re-serialising', () => {
     const got = upstreamBody(request(body, 'up/1'), true);
     assert.equal(
       text(got.body),
-      '{\n  "model" : "up/1",\n  "n": 1.0,\n  "big": 12345678901234567890,\n  "s": "\\u00e9",\n  "stream" : true\n,"stream_options":{"include_usage":true}}',
+      '{\n  "model" : "up/1",\n  "n": 1.0,\n  "big": 12345678901234567890,\n  "s": "\\u00e9",\n  "stream" : ' +
+        'true\n,"stream_options":{"include_usage":true}}',
     );
     assert.deepEqual(got, { body: got.body, stream: true, injected: true });
   });

@@ -248,7 +248,8 @@ describe('embedded runtime pool', () => {
     await new Promise((r) => setTimeout(r, 200));
   });
 
-  // A 400 with the file's health and why: the official clients retry 409 and 5xx, and nothing changes until the file does.
+  // A 400 with the file's health and why: the official clients retry 409 and 5xx, and nothing changes until the file
+  // does.
   for (const [file, health, why] of [
     ['corrupt.gguf', 'corrupt', /tensor count/],
     ['truncated.gguf', 'partial', /tensor data ends at byte/],

@@ -58,26 +58,32 @@ describe('body arena', () => {
     assert.equal(arena.inUse(), 0);
   });
 
-  it('undici sockets buffer less than an arena body (the worker frees a slot once undici takes its chunk)', async () => {
-    // relay.ts frees a slot when undici asks for the body's next chunk, which it does once socket.write
-    // returned true (under the high-water mark, so a larger chunk is written whole) or after 'drain'. Arena
-    // bodies are larger than 64 KB: a socket buffering that much would make that signal too early.
-    const server = createServer((socket) => socket.destroy());
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    const { port } = server.address() as AddressInfo;
-    const connect = buildConnector({ timeout: 1000 });
-    const socket = await new Promise<import('node:net').Socket>((resolve, reject) =>
-      connect(
-        { hostname: '127.0.0.1', host: `127.0.0.1:${port}`, protocol: 'http:', port: String(port) } as never,
-        (err, s) => (err ? reject(err) : resolve(s as never)),
-      ),
-    );
-    try {
-      assert.ok(socket.writableHighWaterMark <= 64 * 1024, `writable high-water mark ${socket.writableHighWaterMark}`);
-    } finally {
-      socket.destroy();
-      server.close();
-    }
-  });
+  it(
+    'undici sockets buffer less than an arena body (the worker frees a slot once undici takes its ' + 'chunk)',
+    async () => {
+      // relay.ts frees a slot when undici asks for the body's next chunk, which it does once socket.write
+      // returned true (under the high-water mark, so a larger chunk is written whole) or after 'drain'. Arena
+      // bodies are larger than 64 KB: a socket buffering that much would make that signal too early.
+      const server = createServer((socket) => socket.destroy());
+      server.listen(0, '127.0.0.1');
+      await once(server, 'listening');
+      const { port } = server.address() as AddressInfo;
+      const connect = buildConnector({ timeout: 1000 });
+      const socket = await new Promise<import('node:net').Socket>((resolve, reject) =>
+        connect(
+          { hostname: '127.0.0.1', host: `127.0.0.1:${port}`, protocol: 'http:', port: String(port) } as never,
+          (err, s) => (err ? reject(err) : resolve(s as never)),
+        ),
+      );
+      try {
+        assert.ok(
+          socket.writableHighWaterMark <= 64 * 1024,
+          `writable high-water mark ${socket.writableHighWaterMark}`,
+        );
+      } finally {
+        socket.destroy();
+        server.close();
+      }
+    },
+  );
 });

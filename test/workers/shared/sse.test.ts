@@ -145,25 +145,29 @@ describe('createSseParser', () => {
 });
 
 describe('createSseBlockReader', () => {
-  it('hands on every block with its exact bytes, comments and blank lines included, and returns the unfinished rest', () => {
-    const stream = ': OPENROUTER PROCESSING\r\n\r\n\r\ndata: {"a":1}\r\n\r\ndata: [DO';
-    for (const { label, chunks } of cuts(bytes(stream))) {
-      const blocks: { bytes: string; event: string | null }[] = [];
-      const reader = createSseBlockReader((b, _t, ev) => blocks.push({ bytes: text(b), event: ev?.data ?? null }));
-      for (const chunk of chunks) reader.push(chunk);
-      const rest = reader.end();
-      assert.deepEqual(
-        blocks,
-        [
-          { bytes: ': OPENROUTER PROCESSING\r\n\r\n', event: null },
-          { bytes: '\r\n', event: null },
-          { bytes: 'data: {"a":1}\r\n\r\n', event: '{"a":1}' },
-        ],
-        label,
-      );
-      assert.equal(rest && text(rest), 'data: [DO', label);
-    }
-  });
+  it(
+    'hands on every block with its exact bytes, comments and blank lines included, and returns the unfinished ' +
+      'rest',
+    () => {
+      const stream = ': OPENROUTER PROCESSING\r\n\r\n\r\ndata: {"a":1}\r\n\r\ndata: [DO';
+      for (const { label, chunks } of cuts(bytes(stream))) {
+        const blocks: { bytes: string; event: string | null }[] = [];
+        const reader = createSseBlockReader((b, _t, ev) => blocks.push({ bytes: text(b), event: ev?.data ?? null }));
+        for (const chunk of chunks) reader.push(chunk);
+        const rest = reader.end();
+        assert.deepEqual(
+          blocks,
+          [
+            { bytes: ': OPENROUTER PROCESSING\r\n\r\n', event: null },
+            { bytes: '\r\n', event: null },
+            { bytes: 'data: {"a":1}\r\n\r\n', event: '{"a":1}' },
+          ],
+          label,
+        );
+        assert.equal(rest && text(rest), 'data: [DO', label);
+      }
+    },
+  );
 
   it('hands on a block that outgrows the limit while held in pieces without events, then reads on', () => {
     const big = `data: ${'x'.repeat(100)}\r\n\r\n`;

@@ -156,36 +156,39 @@ describe('chat over Messages: field limits', () => {
     );
   });
 
-  test('tool-call IDs a Messages upstream refuses become stable IDs of its alphabet, the same in call and result', () => {
-    const request = {
-      model: 'm',
-      messages: [
-        { role: 'user', content: 'go' },
-        {
-          role: 'assistant',
-          content: null,
-          tool_calls: [
-            { id: 'functions.get_weather:0', type: 'function', function: { name: 'get_weather', arguments: '{}' } },
-          ],
-        },
-        { role: 'tool', tool_call_id: 'functions.get_weather:0', content: 'sunny' },
-        {
-          role: 'assistant',
-          content: null,
-          tool_calls: [{ id: 'call_ok-1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }],
-        },
-        { role: 'tool', tool_call_id: 'call_ok-1', content: 'rain' },
-      ],
-    };
-    const messages = overMessages.request(request, ctx('anthropic')).body.messages as {
-      content: { id?: string; tool_use_id?: string }[];
-    }[];
-    const use = messages[1]!.content[0]!.id!;
-    const result = messages[2]!.content[0]!.tool_use_id!;
-    assert.match(use, /^[a-zA-Z0-9_-]+$/);
-    assert.equal(use, result);
-    assert.equal(messages[3]!.content[0]!.id, 'call_ok-1', 'an ID in the alphabet goes as it is');
-  });
+  test(
+    'tool-call IDs a Messages upstream refuses become stable IDs of its alphabet, the same in call and ' + 'result',
+    () => {
+      const request = {
+        model: 'm',
+        messages: [
+          { role: 'user', content: 'go' },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              { id: 'functions.get_weather:0', type: 'function', function: { name: 'get_weather', arguments: '{}' } },
+            ],
+          },
+          { role: 'tool', tool_call_id: 'functions.get_weather:0', content: 'sunny' },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 'call_ok-1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }],
+          },
+          { role: 'tool', tool_call_id: 'call_ok-1', content: 'rain' },
+        ],
+      };
+      const messages = overMessages.request(request, ctx('anthropic')).body.messages as {
+        content: { id?: string; tool_use_id?: string }[];
+      }[];
+      const use = messages[1]!.content[0]!.id!;
+      const result = messages[2]!.content[0]!.tool_use_id!;
+      assert.match(use, /^[a-zA-Z0-9_-]+$/);
+      assert.equal(use, result);
+      assert.equal(messages[3]!.content[0]!.id, 'call_ok-1', 'an ID in the alphabet goes as it is');
+    },
+  );
 });
 
 // Found by running Claude Code 2.1.332 against the service: it sends `output_config: {effort}` on every call
@@ -193,39 +196,43 @@ describe('chat over Messages: field limits', () => {
 describe('Messages over chat: what current Claude Code sends', () => {
   const base = { model: 'm', max_tokens: 10 };
 
-  test('output_config: effort and task_budget dropped, a JSON-schema format becomes response_format, anything else refused', () => {
-    const plain = overChat.request(
-      {
-        ...base,
-        messages: [{ role: 'user', content: 'hi' }],
-        output_config: { effort: 'high', task_budget: { type: 'tokens', total: 400000 } },
-      },
-      ctx('openai'),
-    ).body;
-    assert.equal('output_config' in plain, false);
-    assert.equal('response_format' in plain, false);
-    const schema = { type: 'object', properties: { a: { type: 'string' } } };
-    const shaped = overChat.request(
-      {
-        ...base,
-        messages: [{ role: 'user', content: 'hi' }],
-        output_config: { format: { type: 'json_schema', schema } },
-      },
-      ctx('openai'),
-    ).body;
-    assert.deepEqual(shaped.response_format, {
-      type: 'json_schema',
-      json_schema: { name: 'output', schema, strict: true },
-    });
-    assert.throws(
-      () => overChat.request({ ...base, messages: [], output_config: { verbosity: 'low' } }, ctx('openai')),
-      refusedWith('output_config.verbosity'),
-    );
-    assert.throws(
-      () => overChat.request({ ...base, messages: [], output_config: { format: { type: 'regex' } } }, ctx('openai')),
-      refusedWith('output_config.format'),
-    );
-  });
+  test(
+    'output_config: effort and task_budget dropped, a JSON-schema format becomes response_format, anything else ' +
+      'refused',
+    () => {
+      const plain = overChat.request(
+        {
+          ...base,
+          messages: [{ role: 'user', content: 'hi' }],
+          output_config: { effort: 'high', task_budget: { type: 'tokens', total: 400000 } },
+        },
+        ctx('openai'),
+      ).body;
+      assert.equal('output_config' in plain, false);
+      assert.equal('response_format' in plain, false);
+      const schema = { type: 'object', properties: { a: { type: 'string' } } };
+      const shaped = overChat.request(
+        {
+          ...base,
+          messages: [{ role: 'user', content: 'hi' }],
+          output_config: { format: { type: 'json_schema', schema } },
+        },
+        ctx('openai'),
+      ).body;
+      assert.deepEqual(shaped.response_format, {
+        type: 'json_schema',
+        json_schema: { name: 'output', schema, strict: true },
+      });
+      assert.throws(
+        () => overChat.request({ ...base, messages: [], output_config: { verbosity: 'low' } }, ctx('openai')),
+        refusedWith('output_config.verbosity'),
+      );
+      assert.throws(
+        () => overChat.request({ ...base, messages: [], output_config: { format: { type: 'regex' } } }, ctx('openai')),
+        refusedWith('output_config.format'),
+      );
+    },
+  );
 
   test('a system turn inside messages becomes a system message where it stands', () => {
     const request = {

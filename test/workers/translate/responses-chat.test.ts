@@ -60,9 +60,13 @@ function streamCase(name: string, split: number): Json[] {
 }
 
 describe('responses over chat: whole answers', () => {
-  it('turns instructions, a string input and sampling into a chat request, and the answer into a response with usage', () => {
-    wholeCase('text');
-  });
+  it(
+    'turns instructions, a string input and sampling into a chat request, and the answer into a response with ' +
+      'usage',
+    () => {
+      wholeCase('text');
+    },
+  );
   it('carries a function tool round trip: parallel calls join one assistant turn, outputs become tool messages', () => {
     wholeCase('tools');
   });

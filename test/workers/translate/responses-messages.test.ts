@@ -31,26 +31,29 @@ const event = (type: string, fields: Json = {}) => ({
 });
 
 describe('responses over messages: the registered translator', () => {
-  test("names the upstream model, echoes the client's, and keeps the call's identity between request and answer", () => {
-    const body = { model: 'anth/claude-x', input: 'hi' };
-    const { body: sent, stream, state } = translator.request(body, ctx);
-    assert.deepEqual([sent.model, stream, body.model], ['claude-x', false, 'anth/claude-x']);
-    const answer = {
-      content: [{ type: 'text', text: 'yo' }],
-      stop_reason: 'end_turn',
-      usage: { input_tokens: 3, output_tokens: 1 },
-    };
-    const first = translator.response(answer, ctx, state) as Json;
-    const again = translator.response(answer, ctx, state) as Json;
-    assert.deepEqual(
-      [first.model, first.created_at, first.id, first.output_text],
-      ['anth/claude-x', 1_700_000_000, again.id, undefined],
-    );
-    assert.match(String(first.id), /^resp_[0-9a-f]{32}$/);
-    assert.match(String(first.output[0].id), /^msg_[0-9a-f]{32}$/);
-    assert.equal((translator.response(answer, ctx, { includeUsage: false }) as Json).model, 'anth/claude-x');
-    assert.equal(translator.request({ model: 'm', input: 'hi', stream: true }, ctx).stream, true);
-  });
+  test(
+    "names the upstream model, echoes the client's, and keeps the call's identity between request and " + 'answer',
+    () => {
+      const body = { model: 'anth/claude-x', input: 'hi' };
+      const { body: sent, stream, state } = translator.request(body, ctx);
+      assert.deepEqual([sent.model, stream, body.model], ['claude-x', false, 'anth/claude-x']);
+      const answer = {
+        content: [{ type: 'text', text: 'yo' }],
+        stop_reason: 'end_turn',
+        usage: { input_tokens: 3, output_tokens: 1 },
+      };
+      const first = translator.response(answer, ctx, state) as Json;
+      const again = translator.response(answer, ctx, state) as Json;
+      assert.deepEqual(
+        [first.model, first.created_at, first.id, first.output_text],
+        ['anth/claude-x', 1_700_000_000, again.id, undefined],
+      );
+      assert.match(String(first.id), /^resp_[0-9a-f]{32}$/);
+      assert.match(String(first.output[0].id), /^msg_[0-9a-f]{32}$/);
+      assert.equal((translator.response(answer, ctx, { includeUsage: false }) as Json).model, 'anth/claude-x');
+      assert.equal(translator.request({ model: 'm', input: 'hi', stream: true }, ctx).stream, true);
+    },
+  );
 
   test('a reasoning item and function call handed back become the same thinking and tool_use blocks', () => {
     const upstream = {
@@ -91,27 +94,31 @@ describe('responses over messages: the registered translator', () => {
 });
 
 describe('responses over messages: reasoning effort', () => {
-  test('each effort is a thinking budget below max_tokens; without max_output_tokens the answer keeps 4096 tokens of room', () => {
-    for (const [effort, budget] of Object.entries(EFFORT_BUDGETS)) {
-      const sent = responsesToMessagesRequest({ model: 'm', input: 'x', reasoning: { effort } });
-      assert.deepEqual(sent.thinking, { type: 'enabled', budget_tokens: budget }, effort);
-      assert.equal(sent.max_tokens, Math.min(budget + 4096, 32_000), effort);
-      assert.ok(budget >= 1024 && budget < (sent.max_tokens as number), effort);
-    }
-    assert.equal(
-      responsesToMessagesRequest({ model: 'm', input: 'x', reasoning: { effort: 'none' } }).thinking,
-      undefined,
-    );
-    assert.equal(
-      responsesToMessagesRequest({ model: 'm', input: 'x', reasoning: { summary: 'auto' } }).thinking,
-      undefined,
-    );
-    assert.deepEqual(
-      responsesToMessagesRequest({ model: 'm', input: 'x', max_output_tokens: 1025, reasoning: { effort: 'high' } })
-        .thinking,
-      { type: 'enabled', budget_tokens: 1024 },
-    );
-  });
+  test(
+    'each effort is a thinking budget below max_tokens; without max_output_tokens the answer keeps 4096 tokens of ' +
+      'room',
+    () => {
+      for (const [effort, budget] of Object.entries(EFFORT_BUDGETS)) {
+        const sent = responsesToMessagesRequest({ model: 'm', input: 'x', reasoning: { effort } });
+        assert.deepEqual(sent.thinking, { type: 'enabled', budget_tokens: budget }, effort);
+        assert.equal(sent.max_tokens, Math.min(budget + 4096, 32_000), effort);
+        assert.ok(budget >= 1024 && budget < (sent.max_tokens as number), effort);
+      }
+      assert.equal(
+        responsesToMessagesRequest({ model: 'm', input: 'x', reasoning: { effort: 'none' } }).thinking,
+        undefined,
+      );
+      assert.equal(
+        responsesToMessagesRequest({ model: 'm', input: 'x', reasoning: { summary: 'auto' } }).thinking,
+        undefined,
+      );
+      assert.deepEqual(
+        responsesToMessagesRequest({ model: 'm', input: 'x', max_output_tokens: 1025, reasoning: { effort: 'high' } })
+          .thinking,
+        { type: 'enabled', budget_tokens: 1024 },
+      );
+    },
+  );
 });
 
 describe('responses over messages: streams', () => {
@@ -127,28 +134,32 @@ describe('responses over messages: streams', () => {
     }
   });
 
-  test('a stream cut before its stop_reason closes nothing (the relay reports the failure); after it, end() completes', () => {
-    const { state } = translator.request({ model: 'm', input: 'x', stream: true }, ctx);
-    const cut = translator.stream(ctx, state);
-    let out = cut.push(event('message_start', { message: { usage: { input_tokens: 4, output_tokens: 1 } } }));
-    out += cut.push(event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }));
-    out += cut.push(event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Hi' } }));
-    assert.equal(cut.end(), '');
-    assert.equal(cut.closed(), false);
-    assert.deepEqual(
-      events(out)
-        .map((e) => e.type)
-        .slice(-1),
-      ['response.output_text.delta'],
-    );
+  test(
+    'a stream cut before its stop_reason closes nothing (the relay reports the failure); after it, end() ' +
+      'completes',
+    () => {
+      const { state } = translator.request({ model: 'm', input: 'x', stream: true }, ctx);
+      const cut = translator.stream(ctx, state);
+      let out = cut.push(event('message_start', { message: { usage: { input_tokens: 4, output_tokens: 1 } } }));
+      out += cut.push(event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }));
+      out += cut.push(event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Hi' } }));
+      assert.equal(cut.end(), '');
+      assert.equal(cut.closed(), false);
+      assert.deepEqual(
+        events(out)
+          .map((e) => e.type)
+          .slice(-1),
+        ['response.output_text.delta'],
+      );
 
-    const ended = translator.stream(ctx, state);
-    ended.push(event('message_start', { message: { usage: { input_tokens: 4, output_tokens: 1 } } }));
-    ended.push(event('message_delta', { delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 2 } }));
-    const last = events(ended.end()).at(-1)!;
-    assert.deepEqual([last.type, last.response.usage.total_tokens, ended.closed()], ['response.completed', 6, true]);
-    assert.equal(ended.push(event('message_stop')), '');
-  });
+      const ended = translator.stream(ctx, state);
+      ended.push(event('message_start', { message: { usage: { input_tokens: 4, output_tokens: 1 } } }));
+      ended.push(event('message_delta', { delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 2 } }));
+      const last = events(ended.end()).at(-1)!;
+      assert.deepEqual([last.type, last.response.usage.total_tokens, ended.closed()], ['response.completed', 6, true]);
+      assert.equal(ended.push(event('message_stop')), '');
+    },
+  );
 
   test('garbage events are skipped, never thrown', () => {
     const mapper = translator.stream(ctx, { includeUsage: false });
@@ -166,15 +177,19 @@ describe('responses over messages: streams', () => {
 });
 
 describe('responses over messages: odd answers', () => {
-  test('an answer that is not a message becomes an empty message with zero usage, never a throw (it is metered already)', () => {
-    for (const odd of [null, 42, 'x', [], { content: null }, { content: [null, 7, { type: 'server_tool_use' }] }]) {
-      const response = translator.response(odd, ctx, { includeUsage: false }) as Json;
-      assert.deepEqual(
-        response.output.map((o: Json) => [o.type, o.content[0].text]),
-        [['message', '']],
-        JSON.stringify(odd),
-      );
-      assert.deepEqual([response.status, response.usage.total_tokens], ['completed', 0]);
-    }
-  });
+  test(
+    'an answer that is not a message becomes an empty message with zero usage, never a throw (it is metered ' +
+      'already)',
+    () => {
+      for (const odd of [null, 42, 'x', [], { content: null }, { content: [null, 7, { type: 'server_tool_use' }] }]) {
+        const response = translator.response(odd, ctx, { includeUsage: false }) as Json;
+        assert.deepEqual(
+          response.output.map((o: Json) => [o.type, o.content[0].text]),
+          [['message', '']],
+          JSON.stringify(odd),
+        );
+        assert.deepEqual([response.status, response.usage.total_tokens], ['completed', 0]);
+      }
+    },
+  );
 });

@@ -77,52 +77,55 @@ describe('gauge collector: anthropic', () => {
     return { reading, byId: Object.fromEntries(reading.windows.map((w) => [w.id, w])) };
   };
 
-  it('reads the analytics API: month and day token and request windows, ceilings, spend from fractional cents', async () => {
-    const { reading, byId } = await windows();
-    assert.equal(reading.providerId, 'anthropic');
-    // Input counts uncached + both cache writes + cache reads: 2000 on the 2nd, 100 today.
-    assert.deepEqual(byId['tokens.month'], {
-      id: 'tokens.month',
-      kind: 'tokens',
-      period: 'month',
-      used: 2520,
-      limit: null,
-      remaining: null,
-      utilization: null,
-      resetsAt: MONTH_END,
-    });
-    assert.equal(byId['input_tokens.month']?.used, 2100);
-    assert.equal(byId['output_tokens.month']?.used, 420);
-    assert.equal(byId['requests.month']?.used, 13);
-    assert.equal(byId['tokens.day']?.used, 120);
-    assert.equal(byId['requests.day']?.used, 3);
-    assert.equal(byId['tokens.day']?.resetsAt, '2026-11-25T00:00:00.000Z');
-    assert.deepEqual(byId['limit.claude-sonnet-4.x.requests_per_minute'], {
-      id: 'limit.claude-sonnet-4.x.requests_per_minute',
-      kind: 'requests',
-      period: '1m',
-      used: null,
-      limit: 4000,
-      remaining: null,
-      utilization: null,
-      resetsAt: null,
-    });
-    assert.equal(byId['limit.claude-sonnet-4.x.input_tokens_per_minute']?.kind, 'input_tokens');
-    // The GA shape names each group's type in `group.type` only: batch, files and web search keep their own windows.
-    assert.equal(byId['limit.batch.requests_per_minute']?.limit, 1000);
-    assert.equal(byId['limit.files.requests_per_minute']?.limit, 100);
-    assert.equal(byId['limit.web-search.requests_per_minute']?.limit, 30);
-    assert.equal(byId['limit.group.requests_per_minute'], undefined);
-    assert.equal(byId['limit.claude-sonnet-4.x.concurrent_sessions'], undefined);
-    assert.deepEqual(reading.spend, {
-      providerReported: 13,
-      estimated: null,
-      currency: 'USD',
-      periodStart: '2026-11-01T00:00:00.000Z',
-      periodEnd: MONTH_END,
-    });
-    assert.ok(!JSON.stringify(reading).includes('rlg_fake'), 'provider-side group IDs stay out of readings');
-  });
+  it(
+    'reads the analytics API: month and day token and request windows, ceilings, spend from fractional ' + 'cents',
+    async () => {
+      const { reading, byId } = await windows();
+      assert.equal(reading.providerId, 'anthropic');
+      // Input counts uncached + both cache writes + cache reads: 2000 on the 2nd, 100 today.
+      assert.deepEqual(byId['tokens.month'], {
+        id: 'tokens.month',
+        kind: 'tokens',
+        period: 'month',
+        used: 2520,
+        limit: null,
+        remaining: null,
+        utilization: null,
+        resetsAt: MONTH_END,
+      });
+      assert.equal(byId['input_tokens.month']?.used, 2100);
+      assert.equal(byId['output_tokens.month']?.used, 420);
+      assert.equal(byId['requests.month']?.used, 13);
+      assert.equal(byId['tokens.day']?.used, 120);
+      assert.equal(byId['requests.day']?.used, 3);
+      assert.equal(byId['tokens.day']?.resetsAt, '2026-11-25T00:00:00.000Z');
+      assert.deepEqual(byId['limit.claude-sonnet-4.x.requests_per_minute'], {
+        id: 'limit.claude-sonnet-4.x.requests_per_minute',
+        kind: 'requests',
+        period: '1m',
+        used: null,
+        limit: 4000,
+        remaining: null,
+        utilization: null,
+        resetsAt: null,
+      });
+      assert.equal(byId['limit.claude-sonnet-4.x.input_tokens_per_minute']?.kind, 'input_tokens');
+      // The GA shape names each group's type in `group.type` only: batch, files and web search keep their own windows.
+      assert.equal(byId['limit.batch.requests_per_minute']?.limit, 1000);
+      assert.equal(byId['limit.files.requests_per_minute']?.limit, 100);
+      assert.equal(byId['limit.web-search.requests_per_minute']?.limit, 30);
+      assert.equal(byId['limit.group.requests_per_minute'], undefined);
+      assert.equal(byId['limit.claude-sonnet-4.x.concurrent_sessions'], undefined);
+      assert.deepEqual(reading.spend, {
+        providerReported: 13,
+        estimated: null,
+        currency: 'USD',
+        periodStart: '2026-11-01T00:00:00.000Z',
+        periodEnd: MONTH_END,
+      });
+      assert.ok(!JSON.stringify(reading).includes('rlg_fake'), 'provider-side group IDs stay out of readings');
+    },
+  );
 
   it('sends the admin key, the version and, to the analytics API only, its beta header', async () => {
     await collector.collect(ctx());
@@ -138,25 +141,28 @@ describe('gauge collector: anthropic', () => {
     assert.equal(fake.requests[0]?.query.starting_at, '2026-11-01T00:00:00.000Z');
   });
 
-  it('falls back to the legacy reports on a 404, with the same totals and cents read from decimal strings', async () => {
-    fake.setAnalytics(false);
-    const { reading, byId } = await windows();
-    assert.equal(byId['tokens.month']?.used, 2520);
-    assert.equal(byId['tokens.day']?.used, 120);
-    assert.equal(byId['requests.month'], undefined, 'the legacy usage report has no request count');
-    assert.equal(reading.spend?.providerReported, 13);
-    assert.deepEqual(
-      fake.requests.map((r) => r.path),
-      [
-        '/v1/organizations/analytics/usage',
-        '/v1/organizations/usage_report/messages',
-        '/v1/organizations/analytics/cost',
-        '/v1/organizations/cost_report',
-        '/v1/organizations/rate_limits',
-      ],
-    );
-    assert.equal(fake.requests[1]?.query.bucket_width, '1d');
-  });
+  it(
+    'falls back to the legacy reports on a 404, with the same totals and cents read from decimal ' + 'strings',
+    async () => {
+      fake.setAnalytics(false);
+      const { reading, byId } = await windows();
+      assert.equal(byId['tokens.month']?.used, 2520);
+      assert.equal(byId['tokens.day']?.used, 120);
+      assert.equal(byId['requests.month'], undefined, 'the legacy usage report has no request count');
+      assert.equal(reading.spend?.providerReported, 13);
+      assert.deepEqual(
+        fake.requests.map((r) => r.path),
+        [
+          '/v1/organizations/analytics/usage',
+          '/v1/organizations/usage_report/messages',
+          '/v1/organizations/analytics/cost',
+          '/v1/organizations/cost_report',
+          '/v1/organizations/rate_limits',
+        ],
+      );
+      assert.equal(fake.requests[1]?.query.bucket_width, '1d');
+    },
+  );
 
   it('follows next_page on every report', async () => {
     fake.setPageSize(1);
@@ -192,31 +198,34 @@ describe('gauge collector: anthropic', () => {
     assert.ok(Object.keys(byId).every((id) => !id.startsWith('limit.')));
   });
 
-  it('maps a wrong key to auth_failed, 429 to rate_limited with Retry-After, 500 (no fallback) to upstream_error', async () => {
-    await rejectsWith(
-      collector.collect(context({ credential: 'sk-ant-admin01-WRONG-SENTINEL', baseUrl: fake.baseUrl })),
-      'auth_failed',
-      ['WRONG-SENTINEL', 'invalid x-api-key'],
-    );
-    fake.failNext(
-      429,
-      {
-        type: 'error',
-        error: { type: 'rate_limit_error', message: 'Number of requests has exceeded your rate limit' },
-      },
-      { 'retry-after': '7' },
-    );
-    assert.equal(
-      (await rejectsWith(collector.collect(ctx()), 'rate_limited', [ADMIN_KEY, 'exceeded'])).retryAfterMs,
-      7000,
-    );
-    fake.requests.length = 0;
-    fake.failNext(500, { type: 'error', error: { type: 'api_error', message: 'Internal server error' } });
-    await rejectsWith(collector.collect(ctx()), 'upstream_error', [ADMIN_KEY]);
-    assert.equal(fake.requests.length, 1, 'a 500 is not a reason to try the legacy reports');
-    fake.failNext(529, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
-    await rejectsWith(collector.collect(ctx()), 'upstream_error', [ADMIN_KEY]);
-  });
+  it(
+    'maps a wrong key to auth_failed, 429 to rate_limited with Retry-After, 500 (no fallback) to ' + 'upstream_error',
+    async () => {
+      await rejectsWith(
+        collector.collect(context({ credential: 'sk-ant-admin01-WRONG-SENTINEL', baseUrl: fake.baseUrl })),
+        'auth_failed',
+        ['WRONG-SENTINEL', 'invalid x-api-key'],
+      );
+      fake.failNext(
+        429,
+        {
+          type: 'error',
+          error: { type: 'rate_limit_error', message: 'Number of requests has exceeded your rate limit' },
+        },
+        { 'retry-after': '7' },
+      );
+      assert.equal(
+        (await rejectsWith(collector.collect(ctx()), 'rate_limited', [ADMIN_KEY, 'exceeded'])).retryAfterMs,
+        7000,
+      );
+      fake.requests.length = 0;
+      fake.failNext(500, { type: 'error', error: { type: 'api_error', message: 'Internal server error' } });
+      await rejectsWith(collector.collect(ctx()), 'upstream_error', [ADMIN_KEY]);
+      assert.equal(fake.requests.length, 1, 'a 500 is not a reason to try the legacy reports');
+      fake.failNext(529, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
+      await rejectsWith(collector.collect(ctx()), 'upstream_error', [ADMIN_KEY]);
+    },
+  );
 
   it('maps a body that is not JSON, and rows of the wrong shape, to malformed', async () => {
     fake.malformedNext();

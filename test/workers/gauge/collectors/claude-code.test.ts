@@ -214,57 +214,61 @@ describe('claude-code collector', () => {
 
   let halfOfA5 = '';
   let restOfA5 = '';
-  it('reads only the bytes appended since, adds a later line of a counted message as a difference, and keeps a partial line', async () => {
-    const sizeBefore = statSync(sessA).size;
-    const a5 = line(
-      claudeAssistant({
-        id: 'msg_A5',
-        requestId: 'req_A5',
-        uuid: 'u-a7',
-        model: SONNET,
-        session: 'sess-a',
-        cwd: APP,
-        at: '2026-11-24T12:20:00.000Z',
-        usage: { input: 4, output: 6, cacheWrite: 0, cacheRead: 0 },
-      }),
-    );
-    halfOfA5 = a5.slice(0, 200);
-    restOfA5 = a5.slice(200);
-    const complete =
-      appendRaw(
-        sessA,
-        line(
-          claudeAssistant({ ...a3, uuid: 'u-a5', usage: { input: 5, output: 90, cacheWrite: 300, cacheRead: 500 } }),
-        ),
-      ) +
-      appendRaw(
-        sessA,
-        line(
-          claudeAssistant({
-            id: 'msg_A4',
-            requestId: 'req_A4',
-            uuid: 'u-a6',
-            model: SONNET,
-            session: 'sess-a',
-            cwd: APP,
-            at: '2026-11-24T12:10:00.000Z',
-            usage: { input: 2, output: 3, cacheWrite: 0, cacheRead: 0 },
-          }),
-        ),
+  it(
+    'reads only the bytes appended since, adds a later line of a counted message as a difference, and keeps a ' +
+      'partial line',
+    async () => {
+      const sizeBefore = statSync(sessA).size;
+      const a5 = line(
+        claudeAssistant({
+          id: 'msg_A5',
+          requestId: 'req_A5',
+          uuid: 'u-a7',
+          model: SONNET,
+          session: 'sess-a',
+          cwd: APP,
+          at: '2026-11-24T12:20:00.000Z',
+          usage: { input: 4, output: 6, cacheWrite: 0, cacheRead: 0 },
+        }),
       );
-    const partial = appendRaw(sessA, halfOfA5);
-    const result = await collect('2026-11-24T12:40:00.000Z');
-    assert.deepEqual(rows(result), [
-      row('2026-11-24T11:00:00.000Z', OPUS, 'app', 'sess-a', 0, 0, 20, 0, 0),
-      row('2026-11-24T12:00:00.000Z', SONNET, 'app', 'sess-a', 1, 2, 3, 0, 0),
-    ]);
-    assert.equal(result.counters?.['bytesRead'], complete + partial, 'only the appended bytes');
-    assert.equal(result.counters?.['filesRead'], 1);
-    const offsets = Object.values((result.state as { files: Record<string, { o: number }> }).files).map((f) => f.o);
-    assert.ok(offsets.includes(sizeBefore + complete), 'the cursor stops before the partial line');
-    assert.deepEqual(windows(result), { 'tokens-5h': 4503 + 20 + 5, 'tokens-day': 4528, 'tokens-7d': 4538 });
-    state = result.state;
-  });
+      halfOfA5 = a5.slice(0, 200);
+      restOfA5 = a5.slice(200);
+      const complete =
+        appendRaw(
+          sessA,
+          line(
+            claudeAssistant({ ...a3, uuid: 'u-a5', usage: { input: 5, output: 90, cacheWrite: 300, cacheRead: 500 } }),
+          ),
+        ) +
+        appendRaw(
+          sessA,
+          line(
+            claudeAssistant({
+              id: 'msg_A4',
+              requestId: 'req_A4',
+              uuid: 'u-a6',
+              model: SONNET,
+              session: 'sess-a',
+              cwd: APP,
+              at: '2026-11-24T12:10:00.000Z',
+              usage: { input: 2, output: 3, cacheWrite: 0, cacheRead: 0 },
+            }),
+          ),
+        );
+      const partial = appendRaw(sessA, halfOfA5);
+      const result = await collect('2026-11-24T12:40:00.000Z');
+      assert.deepEqual(rows(result), [
+        row('2026-11-24T11:00:00.000Z', OPUS, 'app', 'sess-a', 0, 0, 20, 0, 0),
+        row('2026-11-24T12:00:00.000Z', SONNET, 'app', 'sess-a', 1, 2, 3, 0, 0),
+      ]);
+      assert.equal(result.counters?.['bytesRead'], complete + partial, 'only the appended bytes');
+      assert.equal(result.counters?.['filesRead'], 1);
+      const offsets = Object.values((result.state as { files: Record<string, { o: number }> }).files).map((f) => f.o);
+      assert.ok(offsets.includes(sizeBefore + complete), 'the cursor stops before the partial line');
+      assert.deepEqual(windows(result), { 'tokens-5h': 4503 + 20 + 5, 'tokens-day': 4528, 'tokens-7d': 4538 });
+      state = result.state;
+    },
+  );
 
   it('counts the partial line once it is finished, reading it again from its start', async () => {
     const rest = appendRaw(sessA, restOfA5);
@@ -356,34 +360,37 @@ describe('claude-code collector', () => {
     state = saved;
   });
 
-  it('counts cache writes a line carries only split by lifetime (5-minute and 1-hour), and prefers the total', async () => {
-    const splitRoot = join(tempTree(dirs, 'claude-split'), 'projects');
-    const only = claudeAssistant({
-      id: 'msg_SPLIT',
-      uuid: 'u-sp',
-      model: SONNET,
-      session: 'sess-s',
-      cwd: APP,
-      at: '2026-11-24T09:10:00.000Z',
-      usage: { input: 4, output: 6, cacheWrite: 0, cacheRead: 9 },
-    }) as { message: { usage: Record<string, unknown> } };
-    delete only.message.usage['cache_creation_input_tokens'];
-    only.message.usage['cache_creation'] = { ephemeral_5m_input_tokens: 120, ephemeral_1h_input_tokens: 2000 };
-    const both = claudeAssistant({
-      id: 'msg_BOTH',
-      uuid: 'u-bo',
-      model: SONNET,
-      session: 'sess-s',
-      cwd: APP,
-      at: '2026-11-24T09:20:00.000Z',
-      usage: { input: 1, output: 2, cacheWrite: 50, cacheRead: 0 },
-    });
-    writeLog(join(splitRoot, '-home-alice-work-app', 'sess-s.jsonl'), [only, both], T0);
-    const result = await collector.collect(
-      context('claude-code', { paths: [splitRoot] }, new Date('2026-11-24T12:30:00.000Z'), null),
-    );
-    assert.deepEqual(rows(result), [row('2026-11-24T09:00:00.000Z', SONNET, 'app', 'sess-s', 2, 5, 8, 9, 2120 + 50)]);
-  });
+  it(
+    'counts cache writes a line carries only split by lifetime (5-minute and 1-hour), and prefers the ' + 'total',
+    async () => {
+      const splitRoot = join(tempTree(dirs, 'claude-split'), 'projects');
+      const only = claudeAssistant({
+        id: 'msg_SPLIT',
+        uuid: 'u-sp',
+        model: SONNET,
+        session: 'sess-s',
+        cwd: APP,
+        at: '2026-11-24T09:10:00.000Z',
+        usage: { input: 4, output: 6, cacheWrite: 0, cacheRead: 9 },
+      }) as { message: { usage: Record<string, unknown> } };
+      delete only.message.usage['cache_creation_input_tokens'];
+      only.message.usage['cache_creation'] = { ephemeral_5m_input_tokens: 120, ephemeral_1h_input_tokens: 2000 };
+      const both = claudeAssistant({
+        id: 'msg_BOTH',
+        uuid: 'u-bo',
+        model: SONNET,
+        session: 'sess-s',
+        cwd: APP,
+        at: '2026-11-24T09:20:00.000Z',
+        usage: { input: 1, output: 2, cacheWrite: 50, cacheRead: 0 },
+      });
+      writeLog(join(splitRoot, '-home-alice-work-app', 'sess-s.jsonl'), [only, both], T0);
+      const result = await collector.collect(
+        context('claude-code', { paths: [splitRoot] }, new Date('2026-11-24T12:30:00.000Z'), null),
+      );
+      assert.deepEqual(rows(result), [row('2026-11-24T09:00:00.000Z', SONNET, 'app', 'sess-s', 2, 5, 8, 9, 2120 + 50)]);
+    },
+  );
 
   it('answers nothing, without failing, when no log directory exists', async () => {
     const result = await collector.collect(context('claude-code', { paths: [join(root, 'nope')] }, new Date(T0), null));

@@ -97,30 +97,33 @@ describe('gauge collector: github-copilot', () => {
     assert.equal(req?.headers['user-agent'], 'switchyard-gauge');
   });
 
-  it('reads premium interactions of a credit-billed account as AI credits and drops placeholder snapshots', async () => {
-    fake.setUser(
-      paidUser({
-        resetDate: '2026-12-01T00:00:00Z',
-        tokenBasedBilling: true,
-        snapshots: {
-          premium_interactions: { entitlement: 7000, remaining: 4061, percent_remaining: 58.01, unlimited: false },
-          chat: { entitlement: 0, remaining: 0, percent_remaining: 0, unlimited: false },
-        },
-      }),
-    );
-    const reading = await readingOf();
-    assert.equal(reading.windows.length, 1);
-    assert.deepEqual(reading.windows[0], {
-      id: 'premium_interactions',
-      kind: 'credits',
-      period: 'month',
-      used: 2939,
-      limit: 7000,
-      remaining: 4061,
-      utilization: 2939 / 7000,
-      resetsAt: RESET,
-    });
-  });
+  it(
+    'reads premium interactions of a credit-billed account as AI credits and drops placeholder ' + 'snapshots',
+    async () => {
+      fake.setUser(
+        paidUser({
+          resetDate: '2026-12-01T00:00:00Z',
+          tokenBasedBilling: true,
+          snapshots: {
+            premium_interactions: { entitlement: 7000, remaining: 4061, percent_remaining: 58.01, unlimited: false },
+            chat: { entitlement: 0, remaining: 0, percent_remaining: 0, unlimited: false },
+          },
+        }),
+      );
+      const reading = await readingOf();
+      assert.equal(reading.windows.length, 1);
+      assert.deepEqual(reading.windows[0], {
+        id: 'premium_interactions',
+        kind: 'credits',
+        period: 'month',
+        used: 2939,
+        limit: 7000,
+        remaining: 4061,
+        utilization: 2939 / 7000,
+        resetsAt: RESET,
+      });
+    },
+  );
 
   it("reads the free plan's monthly quotas and what is left of them", async () => {
     fake.setUser(
@@ -155,16 +158,19 @@ describe('gauge collector: github-copilot', () => {
     ]);
   });
 
-  it('maps a bad token (401) and a token that may not see Copilot (404) to auth_failed, without the token', async () => {
-    const bad = await rejectsWith(collect('ghp_SENTINELbadtoken'), 'auth_failed', [
-      'SENTINELbadtoken',
-      'Bad credentials',
-    ]);
-    assert.equal(bad.upstreamStatus, 401);
-    const hidden = await rejectsWith(collect(NO_COPILOT), 'auth_failed', [NO_COPILOT, 'SENTINEL']);
-    assert.equal(hidden.upstreamStatus, 404);
-    assert.match(hidden.message, /Plan: read-only/);
-  });
+  it(
+    'maps a bad token (401) and a token that may not see Copilot (404) to auth_failed, without the ' + 'token',
+    async () => {
+      const bad = await rejectsWith(collect('ghp_SENTINELbadtoken'), 'auth_failed', [
+        'SENTINELbadtoken',
+        'Bad credentials',
+      ]);
+      assert.equal(bad.upstreamStatus, 401);
+      const hidden = await rejectsWith(collect(NO_COPILOT), 'auth_failed', [NO_COPILOT, 'SENTINEL']);
+      assert.equal(hidden.upstreamStatus, 404);
+      assert.match(hidden.message, /Plan: read-only/);
+    },
+  );
 
   it("maps GitHub's rate limits (403 with x-ratelimit-remaining 0, 429 with Retry-After) to rate_limited", async () => {
     const reset = Math.floor(Date.now() / 1000) + 600;

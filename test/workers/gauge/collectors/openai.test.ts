@@ -93,18 +93,21 @@ describe('gauge collector: openai', () => {
     assert.equal(reading.credits, null);
   });
 
-  it('asks both reports from the start of the UTC month in 1d buckets, with the admin key as a Bearer token', async () => {
-    await collector.collect(ctx());
-    assert.deepEqual(
-      fake.requests.map((r) => r.path),
-      ['/v1/organization/usage/completions', '/v1/organization/costs'],
-    );
-    for (const req of fake.requests) {
-      assert.equal(req.query.start_time, String(unixSeconds('2026-11-01T00:00:00Z')));
-      assert.equal(req.query.bucket_width, '1d');
-      assert.equal(req.headers.authorization, `Bearer ${ADMIN_KEY}`);
-    }
-  });
+  it(
+    'asks both reports from the start of the UTC month in 1d buckets, with the admin key as a Bearer ' + 'token',
+    async () => {
+      await collector.collect(ctx());
+      assert.deepEqual(
+        fake.requests.map((r) => r.path),
+        ['/v1/organization/usage/completions', '/v1/organization/costs'],
+      );
+      for (const req of fake.requests) {
+        assert.equal(req.query.start_time, String(unixSeconds('2026-11-01T00:00:00Z')));
+        assert.equal(req.query.bucket_width, '1d');
+        assert.equal(req.headers.authorization, `Bearer ${ADMIN_KEY}`);
+      }
+    },
+  );
 
   it('follows next_page until has_more is false and sums every page', async () => {
     fake.setPageSize(1);

@@ -132,17 +132,20 @@ describe('gauge collector: openrouter', () => {
     );
   });
 
-  it('maps a wrong key to auth_failed, 429 to rate_limited, 500 to upstream_error, a non-JSON body to malformed', async () => {
-    await rejectsWith(collect('sk-or-v1-WRONG-SENTINEL'), 'auth_failed', ['WRONG-SENTINEL', 'User not found']);
-    fake.failNext(429, { error: { code: 429, message: 'Rate limit exceeded' } }, { 'retry-after': '12' });
-    assert.equal((await rejectsWith(collect(API_KEY), 'rate_limited', [API_KEY])).retryAfterMs, 12_000);
-    fake.failNext(500, { error: { code: 500, message: 'Internal Server Error' } });
-    await rejectsWith(collect(API_KEY), 'upstream_error', [API_KEY]);
-    fake.malformedNext();
-    await rejectsWith(collect(API_KEY), 'malformed', [API_KEY]);
-    fake.failNext(200, { data: { limit: 'ten', usage: 1 } });
-    await rejectsWith(collect(API_KEY), 'malformed', [API_KEY]);
-  });
+  it(
+    'maps a wrong key to auth_failed, 429 to rate_limited, 500 to upstream_error, a non-JSON body to ' + 'malformed',
+    async () => {
+      await rejectsWith(collect('sk-or-v1-WRONG-SENTINEL'), 'auth_failed', ['WRONG-SENTINEL', 'User not found']);
+      fake.failNext(429, { error: { code: 429, message: 'Rate limit exceeded' } }, { 'retry-after': '12' });
+      assert.equal((await rejectsWith(collect(API_KEY), 'rate_limited', [API_KEY])).retryAfterMs, 12_000);
+      fake.failNext(500, { error: { code: 500, message: 'Internal Server Error' } });
+      await rejectsWith(collect(API_KEY), 'upstream_error', [API_KEY]);
+      fake.malformedNext();
+      await rejectsWith(collect(API_KEY), 'malformed', [API_KEY]);
+      fake.failNext(200, { data: { limit: 'ten', usage: 1 } });
+      await rejectsWith(collect(API_KEY), 'malformed', [API_KEY]);
+    },
+  );
 
   it('a failure of the credits endpoint other than 403 fails the collection', async () => {
     fake.requests.length = 0;

@@ -118,7 +118,9 @@ export const TEXT_CHOICES: unknown[][] = [
 ];
 
 export interface ChatStreamOptions {
-  /** As the upstream answers with `stream_options.include_usage`: `"usage":null` on each chunk, then the usage chunk. */
+  /**
+   * As the upstream answers with `stream_options.include_usage`: `"usage":null` on each chunk, then the usage chunk.
+   */
   includeUsage: boolean;
   choices?: unknown[][];
   usage?: Record<string, unknown>;

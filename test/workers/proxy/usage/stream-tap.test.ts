@@ -21,7 +21,10 @@ import {
   text,
 } from './fixtures.ts';
 
-/** Runs chunks through a tap, copying what it forwards at once (as the relay does) and then scribbling over each input chunk, as undici may reuse its buffers. */
+/**
+ * Runs chunks through a tap, copying what it forwards at once (as the relay does) and then scribbling over each input
+ * chunk, as undici may reuse its buffers.
+ */
 function run(op: GatewayOp, options: StreamTapOptions, chunks: Uint8Array[]) {
   const tap = createStreamTap(op, options);
   const out: Uint8Array[] = [];
@@ -164,27 +167,31 @@ describe('createStreamTap, stripping injected usage', () => {
     assert.equal(done && text(done), 'data: {"choices":[]}\n\n');
   });
 
-  it('drops a usage-only chunk whose choices are null or missing, and keeps usage that rides on a chunk with choices', () => {
-    const stream = sse([
-      {
-        data: '{"id":"a","choices":[{"index":0,"delta":{"content":"x"}}],"usage":{"prompt_tokens":1,"completion_tokens":1}}',
-      },
-      { data: '{"id":"a","choices":null,"usage":{"prompt_tokens":3,"completion_tokens":4}}' },
-      { data: '{"id":"a","usage":{"prompt_tokens":3,"completion_tokens":5}}' },
-      { data: '[DONE]' },
-    ]);
-    const { out, usage } = run('chat.completions', { stripInjectedUsage: true }, [bytes(stream)]);
-    assert.equal(
-      text(out),
-      sse([
+  it(
+    'drops a usage-only chunk whose choices are null or missing, and keeps usage that rides on a chunk with ' +
+      'choices',
+    () => {
+      const stream = sse([
         {
           data: '{"id":"a","choices":[{"index":0,"delta":{"content":"x"}}],"usage":{"prompt_tokens":1,"completion_tokens":1}}',
         },
+        { data: '{"id":"a","choices":null,"usage":{"prompt_tokens":3,"completion_tokens":4}}' },
+        { data: '{"id":"a","usage":{"prompt_tokens":3,"completion_tokens":5}}' },
         { data: '[DONE]' },
-      ]),
-    );
-    assert.equal(usage.outputTokens, 5);
-  });
+      ]);
+      const { out, usage } = run('chat.completions', { stripInjectedUsage: true }, [bytes(stream)]);
+      assert.equal(
+        text(out),
+        sse([
+          {
+            data: '{"id":"a","choices":[{"index":0,"delta":{"content":"x"}}],"usage":{"prompt_tokens":1,"completion_tokens":1}}',
+          },
+          { data: '[DONE]' },
+        ]),
+      );
+      assert.equal(usage.outputTokens, 5);
+    },
+  );
 
   it('removes "usage": null with any whitespace, as the only member too, and leaves content about it alone', () => {
     const content = JSON.stringify({ choices: [{ delta: { content: 'say "usage":null, ok' } }] }).slice(0, -1);

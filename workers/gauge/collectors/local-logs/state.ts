@@ -8,7 +8,10 @@ import type { HourRow } from './tally.ts';
 export const MAX_FILES = 2000;
 /** Hashes of recently counted message IDs: catches copies of recent messages in another session's file. */
 export const SEEN_CAP = 8192;
-/** The last counted messages with what was counted, so a later, longer line of the same message adds only the difference. */
+/**
+ * The last counted messages with what was counted, so a later, longer line of the same message adds only the
+ * difference.
+ */
 export const TAIL_CAP = 256;
 
 export interface FileState extends Cursor {
