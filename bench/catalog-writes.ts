@@ -161,7 +161,10 @@ async function main(): Promise<void> {
     const sorted = [...health].sort((a, b) => a - b);
     const f = (n: number) => n.toFixed(2);
     const perThousand = doneAt.map((t, i) => 1000 / ((t - (doneAt[i - 1] ?? 0)) / 1000));
-    const row = `| ${LABEL} | ${created} | ${errors} | ${inCatalog} | ${f(elapsed)} | ${f(created / elapsed)} | ${sorted.length} | ${f(percentile(sorted, 50))} | ${f(percentile(sorted, 99))} | ${f(sorted.at(-1) ?? NaN)} | ${perThousand.map((r) => r.toFixed(0)).join(' ') || '-'} | ${loadAtStart} |`;
+    const row =
+      `| ${LABEL} | ${created} | ${errors} | ${inCatalog} | ${f(elapsed)} | ${f(created / elapsed)} | ` +
+      `${sorted.length} | ${f(percentile(sorted, 50))} | ${f(percentile(sorted, 99))} | ${f(sorted.at(-1) ?? NaN)} | ` +
+      `${perThousand.map((r) => r.toFixed(0)).join(' ') || '-'} | ${loadAtStart} |`;
     // Earlier runs stay in the table (newest last), so a change's before and after sit side by side.
     const earlier = (readSection(RESULTS, CATALOG_SECTION) ?? '')
       .split('\n')
@@ -169,8 +172,13 @@ async function main(): Promise<void> {
     const md = [
       '# Catalog writes: creates/s and /health latency meanwhile (`bench/catalog-writes.ts`)',
       '',
-      `${WRITERS} writers over kept-alive connections POST /v1/catalog/models (explicit records of one provider, a quarter with an alias) up to ${MODELS} models or ${SECONDS} s, once the service has settled after its start (under 8% of a core for 250 ms); one client polls GET /health ${HEALTH_GAP_MS} ms after each answer; compiled build with \`npm start\`'s flags.`,
-      `Targets: >= 1,000 creates/s and /health p99 < 20 ms. Last run ${new Date().toISOString()} on ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}. "creates/s per 1,000" is the rate over each successive 1,000 models; "load at start" the machine's 1-minute load average (2 cores, shared).`,
+      `${WRITERS} writers over kept-alive connections POST /v1/catalog/models (explicit records of one provider, a ` +
+        `quarter with an alias) up to ${MODELS} models or ${SECONDS} s, once the service has settled after its start ` +
+        `(under 8% of a core for 250 ms); one client polls GET /health ${HEALTH_GAP_MS} ms after each answer; ` +
+        `compiled build with \`npm start\`'s flags.`,
+      `Targets: >= 1,000 creates/s and /health p99 < 20 ms. Last run ${new Date().toISOString()} on ${cpus().length} ` +
+        `x ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}. "creates/s per 1,000" is the rate over each ` +
+        `successive 1,000 models; "load at start" the machine's 1-minute load average (2 cores, shared).`,
       '',
       '| build | created | errors | in catalog after | seconds | creates/s | /health polls | /health p50 ms | p99 ms ' +
         '| max ms | creates/s per 1,000 | load at start |',

@@ -27,12 +27,25 @@ const JSON_BODY = Buffer.from(
   }),
 );
 const chunk = (content: string | null, finish: string | null) =>
-  `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'bench-model', choices: [{ index: 0, delta: content === null ? {} : { content }, finish_reason: finish }] })}\n\n`;
+  `data: ${JSON.stringify({
+    id: 'chatcmpl-bench',
+    object: 'chat.completion.chunk',
+    created: 1_700_000_000,
+    model: 'bench-model',
+    choices: [{ index: 0, delta: content === null ? {} : { content }, finish_reason: finish }],
+  })}\n\n`;
 const events: string[] = [];
 for (let i = 0; i < 19; i++) events.push(chunk(`tok${i} `, null));
 events.push(chunk(null, 'stop'));
 const SSE_BODY = Buffer.from(events.join('') + 'data: [DONE]\n\n');
-const USAGE_EVENT = `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'bench-model', choices: [], usage: USAGE })}\n\n`;
+const USAGE_EVENT = `data: ${JSON.stringify({
+  id: 'chatcmpl-bench',
+  object: 'chat.completion.chunk',
+  created: 1_700_000_000,
+  model: 'bench-model',
+  choices: [],
+  usage: USAGE,
+})}\n\n`;
 const SSE_BODY_USAGE = Buffer.from(events.join('') + USAGE_EVENT + 'data: [DONE]\n\n');
 const MODELS = Buffer.from(
   JSON.stringify({

@@ -89,7 +89,8 @@ async function main() {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     children.push(page);
-    const pageUrl = `http://127.0.0.1:${JSON.parse(await lineOf(page, (l) => l.startsWith('{"port"'), 'slow page')).port}`;
+    const pageLine = await lineOf(page, (l) => l.startsWith('{"port"'), 'slow page');
+    const pageUrl = `http://127.0.0.1:${JSON.parse(pageLine).port}`;
     const sy = spawn(process.execPath, [join(ROOT, 'bin', 'switchyard.js'), 'start'], {
       cwd: ROOT,
       env: {
@@ -222,16 +223,21 @@ async function main() {
     const md = [
       '# Gauge: gateway latency with and without a 20-source refresh',
       '',
-      `Run ${new Date().toISOString()} on ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, from the source tree (tsx).`,
-      `${ROUNDS} rounds of ${SECONDS} s per phase, ${CONNECTIONS} connections of non-streamed chat completions against the bench fake upstream;`,
-      `the refreshing phases keep a refresh of 20 sources running (17 accounts and 3 status pages on a loopback page answering after ${DELAY_MS} ms).`,
+      `Run ${new Date().toISOString()} on ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, ` +
+        `from the source tree (tsx).`,
+      `${ROUNDS} rounds of ${SECONDS} s per phase, ${CONNECTIONS} connections of non-streamed chat completions ` +
+        `against the bench fake upstream;`,
+      `the refreshing phases keep a refresh of 20 sources running (17 accounts and 3 status pages on a loopback page ` +
+        `answering after ${DELAY_MS} ms).`,
       '',
       '| phase | requests | req/s | p50 ms | p99 ms | errors | refreshes finished |',
       '|---|---|---|---|---|---|---|',
       `| idle | ${idle.n} | ${f(idle.rps)} | ${f(idle.p50)} | ${f(idle.p99)} | ${idle.errors} | - |`,
-      `| refreshing | ${busy.n} | ${f(busy.rps)} | ${f(busy.p50)} | ${f(busy.p99)} | ${busy.errors} | ${busy.refreshes} |`,
+      `| refreshing | ${busy.n} | ${f(busy.rps)} | ${f(busy.p50)} | ${f(busy.p99)} | ${busy.errors} | ` +
+        `${busy.refreshes} |`,
       '',
-      `p50 ratio refreshing/idle: ${f(busy.p50 / idle.p50)}; p99 ratio: ${f(busy.p99 / idle.p99)}. A refresh took ${refreshTimes.length ? `${f(percentile(refreshTimes, 50) / 1000)} s (median)` : 'longer than a phase'}.`,
+      `p50 ratio refreshing/idle: ${f(busy.p50 / idle.p50)}; p99 ratio: ${f(busy.p99 / idle.p99)}. A refresh took ` +
+        `${refreshTimes.length ? `${f(percentile(refreshTimes, 50) / 1000)} s (median)` : 'longer than a phase'}.`,
       '',
     ].join('\n');
     writeFileSync(join(BENCH, 'GAUGE.md'), md);

@@ -162,22 +162,27 @@ async function main(): Promise<void> {
 
 function writeReport(f: Record<string, number>, checkpoints: string[]): void {
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
+  const n = (key: string) => f[key]!.toLocaleString('en-US');
   const md = `# Meter benchmark
 
 \`node --import tsx bench/meter.ts\` on ${availableParallelism()} cores (${cpu}), Node ${process.version},
-${new Date().toISOString().slice(0, 10)}. ${f['records']!.toLocaleString('en-US')} usage records after ${WARMUP.toLocaleString('en-US')} warm-up records;
+${new Date().toISOString().slice(0, 10)}. ${n('records')} usage records after ${WARMUP.toLocaleString('en-US')}
+warm-up records;
 96 dimension tuples (3 providers x 4 models x 8 tokens), a quarter with a tool call, a tenth routed, a tenth
-with acceleration data. The feeder keeps at most ${HIGH_WATER.toLocaleString('en-US')} records in flight, as sockets pace a real edge.
+with acceleration data. The feeder keeps at most ${HIGH_WATER.toLocaleString('en-US')} records in flight, as sockets
+pace a real edge.
 
 | figure | value |
 |---|---|
-| end to end: record -> fold in the worker -> committed and flushed | ${f['endToEndPerSecond']!.toLocaleString('en-US')} records/s |
+| end to end: record -> fold in the worker -> committed and flushed | ${n('endToEndPerSecond')} records/s |
 | baseline: folding alone, one thread, no hop, no LMDB | ${f['foldOnlyPerSecond']!.toLocaleString('en-US')} records/s |
 | cost of \`record()\` on the edge's thread (batching and posting included) | ${f['recordMicrosPerCall']} us per call |
 | wall time for the run | ${f['elapsedMs']!.toLocaleString('en-US')} ms |
 | dropped / lost records | ${f['dropped']} / ${f['lost']} |
-| requests committed (run + warm-up) | ${f['committedRequests']!.toLocaleString('en-US')} of ${f['expectedRequests']!.toLocaleString('en-US')} |
-| RSS before -> after (after GC), peak during the run | ${f['rssBeforeMb']} -> ${f['rssAfterMb']} MB, peak ${f['rssPeakMb']} MB |
+| requests committed (run + warm-up) | ${n('committedRequests')} of ${n('expectedRequests')} |
+| RSS before -> after (after GC), peak during the run | ${f['rssBeforeMb']} -> ${f['rssAfterMb']} MB, peak ${
+    f['rssPeakMb']
+  } MB |
 | RSS during the run (MB, by records sent) | ${checkpoints.join(', ')} |
 | edge-thread heap before -> after (after GC) | ${f['heapBeforeMb']} -> ${f['heapAfterMb']} MB |
 

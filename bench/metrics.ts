@@ -96,7 +96,8 @@ console.log(
   `answered: ${observed.toFixed(1)} ns a call against ${baseline.toFixed(1)} ns for an empty observer (${CALLS} calls)`,
 );
 console.log(
-  `heap after a million answers: ${((heapObserved - heapBase) / 1024).toFixed(0)} KiB more than the empty observer (GC not forced between)`,
+  `heap after a million answers: ${((heapObserved - heapBase) / 1024).toFixed(0)} KiB more than the empty observer ` +
+    `(GC not forced between)`,
 );
 console.log(`usage: ${usageNs.toFixed(1)} ns a gateway call`);
 console.log(`render: ${renderUs.toFixed(0)} us a scrape, ${bytes} bytes`);

@@ -63,7 +63,8 @@ for (const file of readdirSync(dir!)
   }
   const pct = (v: number) => ((100 * v) / busy).toFixed(1).padStart(5) + '%';
   console.log(
-    `\n=== ${file}: window ${(total / 1e6).toFixed(2)} s, busy ${(busy / 1e6).toFixed(2)} s (${((100 * busy) / total).toFixed(0)}%)`,
+    `\n=== ${file}: window ${(total / 1e6).toFixed(2)} s, busy ${(busy / 1e6).toFixed(2)} s ` +
+      `(${((100 * busy) / total).toFixed(0)}%)`,
   );
   console.log('--- self');
   for (const [k, v] of [...selfBy].sort((a, b) => b[1] - a[1]).slice(0, Number(topS))) console.log(pct(v), k);

@@ -53,5 +53,8 @@ export function staleBuild(outDirUrl) {
   if (!stamp) return `${outDir} has no ${STAMP_FILE}: run \`npm run build\`.`;
   const root = resolve(outDir, stamp.source);
   if (sourceHash(root) === stamp.hash) return null;
-  return `${outDir} was built from other source than ${root} holds now: run \`npm run build\` (\`npm start\` builds first).`;
+  return (
+    `${outDir} was built from other source than ${root} holds now: run \`npm run build\` (\`npm start\` ` +
+    `builds first).`
+  );
 }

@@ -29,6 +29,7 @@ if (process.env.SWITCHYARD_KEEP_ALL_UWS !== '1') {
   }
   if (removed > 0)
     console.log(
-      `switchyard: removed ${removed} uWebSockets.js binaries for other platforms (SWITCHYARD_KEEP_ALL_UWS=1 keeps them)`,
+      `switchyard: removed ${removed} uWebSockets.js binaries for other platforms (SWITCHYARD_KEEP_ALL_UWS=1 ` +
+        `keeps them)`,
     );
 }

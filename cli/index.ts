@@ -52,7 +52,8 @@ export const COMMANDS_HELP = `  providers  List providers.                      
              Create a token (its secret printed once) or revoke one. [--json] [--scopes a,b] [--expires ISO-TIME]
   ps         List loaded models.                                    [--json]
   services   List supervised runtimes (llama-server, embedded).     [--json]
-  usage      Usage totals and a breakdown.                          [--json] [--days N] [--by provider|model|provider_model|token|service_account]
+  usage      Usage totals and a breakdown.                          [--json] [--days N] [--by GROUP]
+             GROUP: provider, model, provider_model, token or service_account.
   jobs       List jobs; \`jobs watch <id>\` follows one.              [--json]
   logs       The service's newest log lines.                        [--json] [-n N] [--follow]
   pair       Ask for a token, as an app would; prints it once approved.

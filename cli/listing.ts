@@ -84,7 +84,8 @@ export async function usage(
   if (json) return (printJson({ summary, breakdown }), 0);
   const t = summary.totals;
   print(
-    `${summary.from} to ${summary.to}: ${count(t.requests)} requests (${count(t.failedRequests)} failed), ${count(t.totalTokens)} tokens, ${usd(t.costUsd)}${t.costEstimated ? ' (estimated)' : ''}\n\n`,
+    `${summary.from} to ${summary.to}: ${count(t.requests)} requests (${count(t.failedRequests)} failed), ` +
+      `${count(t.totalTokens)} tokens, ${usd(t.costUsd)}${t.costEstimated ? ' (estimated)' : ''}\n\n`,
   );
   const key: Record<string, (r: any) => string> = {
     provider: (r) => r.providerId,

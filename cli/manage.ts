@@ -142,7 +142,8 @@ export async function createToken(
   });
   if (json) return (printJson(answer), 0);
   process.stderr.write(
-    `Created ${answer.token.id} (${answer.token.name}: ${answer.token.scopes.join(', ')}). Its secret, shown this once:\n`,
+    `Created ${answer.token.id} (${answer.token.name}: ${answer.token.scopes.join(', ')}). Its secret, shown this ` +
+      `once:\n`,
   );
   say(answer.secret);
   return 0;

@@ -24,7 +24,8 @@ export async function pair(client: Client, json: boolean, name: string, scopes: 
     switch (frame.event) {
       case 'pairing.pending':
         say(
-          `Pairing request ${data.userCode} for "${name}" is waiting for approval (expires ${relative(data.expiresAt)}).`,
+          `Pairing request ${data.userCode} for "${name}" is waiting for approval (expires ` +
+            `${relative(data.expiresAt)}).`,
         );
         say(`Approve it with: switchyard approve ${data.userCode}`);
         break;

@@ -54,7 +54,8 @@ export function createBenchmarks(deps: BenchmarkDeps) {
       if (promptTokens + generateTokens + 1 > contextSize) {
         throw new ServiceError(
           'INVALID_REQUEST',
-          `promptTokens + generateTokens (${promptTokens + generateTokens}) must leave a token free in the context of ${contextSize}; raise tuning.contextSize or ask for fewer tokens.`,
+          `promptTokens + generateTokens (${promptTokens + generateTokens}) must leave a token free in the context ` +
+            `of ${contextSize}; raise tuning.contextSize or ask for fewer tokens.`,
           {
             param: 'promptTokens',
             details: { contextSize },

@@ -252,7 +252,8 @@ export function createInstance({ launchSpec, timing, env, onChange }: InstanceOp
       settleReady(
         new ServiceError(
           'CONFLICT',
-          `The llama-server did not become healthy (${exit.reason}${exit.code !== null ? `, status ${exit.code}` : ''}).`,
+          `The llama-server did not become healthy ` +
+            `(${exit.reason}${exit.code !== null ? `, status ${exit.code}` : ''}).`,
           {
             details: { reason: exit.reason, code: exit.code, signal: exit.signal, failedStarts },
           },

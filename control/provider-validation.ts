@@ -38,7 +38,8 @@ export function checkNotOwnListener(baseUrl: string | null, port: number | null)
   if (baseUrl === null || port === null || !reachesOwnListener(baseUrl, port)) return;
   throw invalid(
     'baseUrl',
-    `\`baseUrl\` reaches this service's own listener (port ${port}): a provider there would list the catalog into itself.`,
+    `\`baseUrl\` reaches this service's own listener (port ${port}): a provider there would list the catalog into ` +
+      `itself.`,
   );
 }
 

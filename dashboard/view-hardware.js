@@ -88,7 +88,9 @@ export class HardwareView extends Component {
             <td>${s.kind}</td>
             <td><span class=${`badge ${
               s.state === 'running' ? 'ok' : s.state === 'failed' ? 'corrupt' : 'partial'
-            }`}>${s.state}</span>${s.nextStartAt ? html` <span class="muted">again ${time(s.nextStartAt)}</span>` : ''}</td>
+            }`}>${s.state}</span>${
+              s.nextStartAt ? html` <span class="muted">again ${time(s.nextStartAt)}</span>` : ''
+            }</td>
             <td>${s.kind === 'embedded' ? `${s.loadedModels} loaded` : html`<code>${s.model}</code>`}</td>
               <td>${s.url ?? '-'}</td>
             <td class="n">${s.restarts}</td>
@@ -126,9 +128,9 @@ export class HardwareView extends Component {
           <dd>${[hw.os?.distro, hw.os?.release, hw.arch].filter(Boolean).join(' ')} <span
             class="muted">${hw.os?.kernel ?? ''}</span></dd>
         <dt>CPU</dt>
-          <dd data-cores=${hw.cpu?.logicalCores ?? ''}>${hw.cpu?.brand ?? '-'} (${hw.cpu?.logicalCores ?? '?'} threads, ${
-            hw.cpu?.physicalCores ?? '?'
-          } cores)</dd>
+          <dd data-cores=${hw.cpu?.logicalCores ?? ''}>${hw.cpu?.brand ?? '-'} (${
+            hw.cpu?.logicalCores ?? '?'
+          } threads, ${hw.cpu?.physicalCores ?? '?'} cores)</dd>
         <dt>Memory</dt><dd data-total=${mem?.totalBytes ?? ''}>
           <${Meter} value=${usedShare} /> ${bytes(mem ? mem.totalBytes - mem.availableBytes : null)} used of ${bytes(
             mem?.totalBytes,

@@ -135,7 +135,15 @@ export class UsageView extends Component {
           ]} />
         <${BarChart} name="acceleration" title="Acceleration" rows=${acceleration.data}
           keyOf=${(r) => `${r.modelId ?? '?'} ${r.mode}${r.draftModelId ? ` (${r.draftModelId})` : ''}`}
-          columns=${[{ key: 'outputTokens', label: 'Output tokens' }, { key: 'draftAcceptance', label: 'Draft accepted', format: pct }, { key: 'speedup', label: 'Speed-up', format: (v) => (v === null || v === undefined ? '-' : `${v.toFixed(2)}x`) }]} />
+          columns=${[
+            { key: 'outputTokens', label: 'Output tokens' },
+            { key: 'draftAcceptance', label: 'Draft accepted', format: pct },
+            {
+              key: 'speedup',
+              label: 'Speed-up',
+              format: (v) => (v === null || v === undefined ? '-' : `${v.toFixed(2)}x`),
+            },
+          ]} />
       </div>`;
   }
 }

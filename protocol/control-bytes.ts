@@ -69,7 +69,8 @@ const CTL_BODY = hex(
 const MODULE = new Uint8Array([
   ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
   ...section(1, [1, 0x60, 2, 0x7f, 0x7f, 1, 0x7f]), // type 0: (i32, i32) -> i32
-  ...section(2, [1, ...name('env'), ...name('memory'), 0x02, 0x03, ...leb(1), ...leb(65536)]), // shared memory, 1..65536 pages
+  // shared memory, 1..65536 pages
+  ...section(2, [1, ...name('env'), ...name('memory'), 0x02, 0x03, ...leb(1), ...leb(65536)]),
   ...section(3, [1, 0]),
   ...section(7, [1, ...name('ctl'), 0x00, 0x00]),
   ...section(10, [1, ...leb(CTL_BODY.length), ...CTL_BODY]),

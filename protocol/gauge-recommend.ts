@@ -136,7 +136,9 @@ export function estimate(
       : ageMs <= 6 * HOUR_MS
         ? 'medium'
         : 'low';
-  const why = `${points.length} readings over ${(spanMs / HOUR_MS).toFixed(1)} h, latest ${Math.round(ageMs / 60_000)} min old, ${reading.confidence} confidence source`;
+  const why =
+    `${points.length} readings over ${(spanMs / HOUR_MS).toFixed(1)} h, latest ` +
+    `${Math.round(ageMs / 60_000)} min old, ${reading.confidence} confidence source`;
   const leftNow = Math.max(0, current.left - rate * Math.max(0, ageMs));
   const horizon = now + durationMs;
   const resetAt = current.resetsAt === null ? null : Date.parse(current.resetsAt);
@@ -151,7 +153,8 @@ export function estimate(
       ? `nothing used from \`${tight.windowId}\` over ${why}`
       : lasts
         ? `at ${round(rate * HOUR_MS)} per hour \`${tight.windowId}\` lasts (${why})`
-        : `at ${round(rate * HOUR_MS)} per hour \`${tight.windowId}\` runs out${refillShort ? ' again after its reset' : ''} (${why})`;
+        : `at ${round(rate * HOUR_MS)} per hour \`${tight.windowId}\` runs ` +
+          `out${refillShort ? ' again after its reset' : ''} (${why})`;
   return {
     ...base,
     verdict: lasts ? 'lasts' : 'runs_out',

@@ -148,7 +148,9 @@ function operation(r: DocumentedRoute, operationId: string): Json {
     'x-scopes': scopes,
   };
   if (scopes.length > 0)
-    op.description = `Needs a local token with scope ${scopes.map((s) => `\`${s}\``).join(' or ')} (\`admin\` holds every scope).`;
+    op.description =
+      `Needs a local token with scope ${scopes.map((s) => `\`${s}\``).join(' or ')} (\`admin\` holds ` +
+      `every scope).`;
   const params: Json[] = pathParams(r.path).map((name) => ({
     name,
     in: 'path',
@@ -169,7 +171,8 @@ function operation(r: DocumentedRoute, operationId: string): Json {
   op.responses = {
     '2XX': {
       description: gateway
-        ? "The provider's answer relayed as it came: JSON, an event stream when the request asks to stream, or binary " +
+        ? "The provider's answer relayed as it came: JSON, an event stream when the request asks to stream, or " +
+          'binary ' +
           'audio.'
         : 'Success; docs/api.md describes the answer.',
     },

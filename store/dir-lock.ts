@@ -11,7 +11,8 @@ export const LOCK_FILE = 'service.lock';
 export class DataDirLocked extends Error {
   constructor(readonly pid: number) {
     super(
-      `Another Switchyard service (PID ${pid}) is already running on this data directory. Stop it first, or give this one another SWITCHYARD_HOME.`,
+      `Another Switchyard service (PID ${pid}) is already running on this data directory. Stop it first, or give ` +
+        `this one another SWITCHYARD_HOME.`,
     );
     this.name = 'DataDirLocked';
   }

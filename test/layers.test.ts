@@ -100,3 +100,19 @@ test('the repository stands alone: nothing cites a document kept outside it', ()
     [],
   );
 });
+
+test('lines are at most 120 characters', () => {
+  // Biome (npm run lint) formats code to 120 columns but leaves long strings and comments as they are.
+  const long = [...LAYERS, 'dashboard', 'bench', 'test']
+    .flatMap((dir) =>
+      readdirSync(join(ROOT, dir), { recursive: true, withFileTypes: true })
+        .filter((e) => e.isFile() && /\.(ts|js|mjs)$/.test(e.name) && !/node_modules|fixtures/.test(e.parentPath))
+        .map((e) => relative(ROOT, join(e.parentPath, e.name))),
+    )
+    .flatMap((file) =>
+      readFileSync(join(ROOT, file), 'utf8')
+        .split('\n')
+        .flatMap((line, i) => ([...line].length > 120 ? [`${file}:${i + 1}`] : [])),
+    );
+  assert.deepEqual(long, []);
+});

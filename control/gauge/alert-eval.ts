@@ -194,7 +194,8 @@ function forecastSubject(
     r,
     w,
     band(breach, !breach),
-    `runs out about ${new Date(Math.round(runsOut / 60_000) * 60_000).toISOString()}, before its reset at ${w.resetsAt}`,
+    `runs out about ${new Date(Math.round(runsOut / 60_000) * 60_000).toISOString()}, before its reset at ` +
+      `${w.resetsAt}`,
   );
 }
 
@@ -214,7 +215,9 @@ function budgetSubjects(rule: GaugeAlertRule, budgets: readonly GaugeBudgetStatu
         accountId: null,
         // Spend does not fall back within a period: the event stays until the period ends.
         status: reached ? 'breach' : 'between',
-        summary: `budget ${b.name}: ${t}% reached (${b.spend.counted} of ${b.amount} ${b.currency}, ${b.basis}, ${b.period} from ${b.periodStart})`,
+        summary:
+          `budget ${b.name}: ${t}% reached (${b.spend.counted} of ${b.amount} ${b.currency}, ${b.basis}, ` +
+          `${b.period} from ${b.periodStart})`,
       });
     }
   }
@@ -242,7 +245,9 @@ function driftSubjects(rule: GaugeAlertRule, readings: readonly GaugeReading[]):
       providerId: r.providerId,
       accountId: r.accountId,
       status: band(drift > t, drift <= Math.max(0, t - HYSTERESIS_POINTS)),
-      summary: `${r.providerId} ${r.accountId}: estimated ${s.estimated} and provider-reported ${s.providerReported} ${s.currency} differ by ${pct(drift)}%`,
+      summary:
+        `${r.providerId} ${r.accountId}: estimated ${s.estimated} and provider-reported ${s.providerReported} ` +
+        `${s.currency} differ by ${pct(drift)}%`,
     });
   }
   return out;

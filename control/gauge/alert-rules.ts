@@ -51,7 +51,8 @@ export function checkTarget(
     if (!allowed.includes(field)) {
       throw bad(
         `target.${field}`,
-        `A \`${kind}\` rule does not use \`target.${field}\`${allowed.length > 0 ? `; it takes ${allowed.map((f) => `\`${f}\``).join(', ')}` : ''}.`,
+        `A \`${kind}\` rule does not use ` +
+          `\`target.${field}\`${allowed.length > 0 ? `; it takes ${allowed.map((f) => `\`${f}\``).join(', ')}` : ''}.`,
       );
     }
     out[field] = value;
@@ -78,7 +79,8 @@ export function checkThreshold(
   if (!Number.isFinite(given) || given < spec.min || given > spec.max || (spec.integer && !Number.isInteger(given))) {
     throw bad(
       'threshold',
-      `A \`${kind}\` rule's threshold must be ${spec.integer ? 'an integer' : 'a number'} from ${spec.min} to ${spec.max}.`,
+      `A \`${kind}\` rule's threshold must be ${spec.integer ? 'an integer' : 'a number'} from ${spec.min} to ` +
+        `${spec.max}.`,
     );
   }
   return given;

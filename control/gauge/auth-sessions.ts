@@ -209,7 +209,8 @@ export function createAuthSessions(deps: AuthSessionDeps) {
     if (!GAUGE_DEVICE_FLOW_PROVIDERS.includes(input.providerId) || input.authMode !== 'oauth_device') {
       throw bad(
         'authMode',
-        `Auth sessions run device flows (\`oauth_device\`), which ${input.providerId} does not offer with \`${input.authMode}\`; connect it with POST /v1/gauge/accounts.`,
+        `Auth sessions run device flows (\`oauth_device\`), which ${input.providerId} does not offer with ` +
+          `\`${input.authMode}\`; connect it with POST /v1/gauge/accounts.`,
       );
     }
     if (input.accountId === undefined) return;
@@ -217,7 +218,8 @@ export function createAuthSessions(deps: AuthSessionDeps) {
     if (account.providerId !== input.providerId || account.authMode !== input.authMode) {
       throw bad(
         'accountId',
-        `Account \`${account.id}\` is a ${account.providerId ?? 'built-in'} \`${account.authMode}\` account; a session for ${input.providerId} \`${input.authMode}\` cannot update it.`,
+        `Account \`${account.id}\` is a ${account.providerId ?? 'built-in'} \`${account.authMode}\` account; a ` +
+          `session for ${input.providerId} \`${input.authMode}\` cannot update it.`,
       );
     }
   }

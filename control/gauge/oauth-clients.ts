@@ -74,14 +74,16 @@ export function resolveClient(
   if (server === undefined || client === undefined) {
     throw bad(
       'providerId',
-      `No OAuth client is registered for ${providerId}: register an OAuth app with device flow enabled and set \`gauge.oauthClients.${providerId}.clientId\` with PATCH /v1/settings.`,
+      `No OAuth client is registered for ${providerId}: register an OAuth app with device flow enabled and set ` +
+        `\`gauge.oauthClients.${providerId}.clientId\` with PATCH /v1/settings.`,
     );
   }
   const base = new URL(client.baseUrl ?? server.baseUrl);
   if (allowedHosts === 'loopback' && !LOOPBACK.has(base.hostname)) {
     throw bad(
       'providerId',
-      `Only loopback hosts may be reached (SWITCHYARD_GAUGE_ALLOWED_HOSTS=loopback); set \`gauge.oauthClients.${providerId}.baseUrl\`.`,
+      `Only loopback hosts may be reached (SWITCHYARD_GAUGE_ALLOWED_HOSTS=loopback); set ` +
+        `\`gauge.oauthClients.${providerId}.baseUrl\`.`,
     );
   }
   return { clientId: client.clientId, base, server };

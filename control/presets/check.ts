@@ -24,7 +24,8 @@ export function checkPreset(p: PresetShape, catalog: Catalog): ResolvedModel {
   if (!group) {
     throw invalid(
       'familyScope',
-      `familyScope must lie inside one group: ${PRESET_SCOPE_GROUPS.map((g) => `${g.id} (${g.families.join(', ')})`).join('; ')}.`,
+      `familyScope must lie inside one group: ` +
+        `${PRESET_SCOPE_GROUPS.map((g) => `${g.id} (${g.families.join(', ')})`).join('; ')}.`,
     );
   }
   p.familyScope.forEach((f, i) => {
@@ -36,7 +37,8 @@ export function checkPreset(p: PresetShape, catalog: Catalog): ResolvedModel {
     if (!allowed.has(name)) {
       throw invalid(
         `parameters.${name}`,
-        `\`${name.slice(0, 64)}\` is not a preset parameter of ${p.familyScope.join(', ')}; see PRESET_PARAMETERS in the capabilities document.`,
+        `\`${name.slice(0, 64)}\` is not a preset parameter of ${p.familyScope.join(', ')}; see PRESET_PARAMETERS in ` +
+          `the capabilities document.`,
       );
     }
   }

@@ -65,7 +65,9 @@ function score(strategy: Strategy, target: ResolvedModel, index: number, s: Sign
         const left = r.limit === null ? '' : ` (${r.remaining ?? 0}/${r.limit} left)`;
         return {
           score: -r.headroom,
-          reason: `Gauge reading: ${r.headroom === 0 ? 'exhausted' : `headroom ${r.headroom.toFixed(2)}`}${left} until ${new Date(r.resetAt).toISOString()}`,
+          reason:
+            `Gauge reading: ${r.headroom === 0 ? 'exhausted' : `headroom ${r.headroom.toFixed(2)}`}${left} ` +
+            `until ${new Date(r.resetAt).toISOString()}`,
         };
       }
       const counts =

@@ -56,7 +56,8 @@ function checkPack(p: RoutePackView, catalog: Catalog): void {
   if (!fallback.model.families.some((f) => GENERATION_FAMILIES.includes(f))) {
     throw invalid(
       'fallback.model',
-      `The fallback must serve one of ${GENERATION_FAMILIES.join(', ')}: a pack advertises what its fallback guarantees.`,
+      `The fallback must serve one of ${GENERATION_FAMILIES.join(', ')}: a pack advertises what its fallback ` +
+        `guarantees.`,
     );
   }
 }

@@ -185,7 +185,8 @@ function promptMembers(op: CountOp, body: Record<string, unknown>): unknown[] {
     if (body[field] !== undefined && body[field] !== null)
       throw invalid(
         field,
-        `This model's count is an estimate, made without stored state: send the whole conversation in \`input\` instead of \`${field}\`.`,
+        `This model's count is an estimate, made without stored state: send the whole conversation in \`input\` ` +
+          `instead of \`${field}\`.`,
       );
   }
   if (typeof body.input !== 'string' && !Array.isArray(body.input))

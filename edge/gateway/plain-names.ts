@@ -27,7 +27,9 @@ export function plainNames(providerOrder: () => readonly string[]): UnresolvedNa
     const ids = found.map((f) => f.model.id).sort();
     throw new ServiceError(
       'MODEL_NOT_FOUND',
-      `\`${name.slice(0, 200)}\` is offered by ${ids.length} providers (${ids.slice(0, CANDIDATES_SHOWN).join(', ')}): name one by its ID, add an alias, or set routing.providerOrder.`,
+      `\`${name.slice(0, 200)}\` is offered by ${ids.length} providers ` +
+        `(${ids.slice(0, CANDIDATES_SHOWN).join(', ')}): name one by its ID, add an alias, or set ` +
+        `routing.providerOrder.`,
       { param: 'model', details: { candidates: ids.slice(0, CANDIDATES_SHOWN) } },
     );
   };

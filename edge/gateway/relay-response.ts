@@ -95,7 +95,8 @@ function hookFailed(hooks: RelayHooks, hook: RelayHookName, err: unknown, reques
     // The report failed too; the fallback below still says something.
   }
   console.error(
-    `switchyard: relay ${hook} of ${requestId} failed: ${redactSecrets(err instanceof Error ? err.message : String(err))}`,
+    `switchyard: relay ${hook} of ${requestId} failed: ` +
+      `${redactSecrets(err instanceof Error ? err.message : String(err))}`,
   );
 }
 

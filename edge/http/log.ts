@@ -139,7 +139,8 @@ export function createAccessLogger(log: Logger): AccessLog {
       if (!log.isLevelEnabled('info')) return;
       const outcomeField = outcome === null ? '' : `"outcome":${text(outcome)},`;
       destination.write(
-        `${opening()}${text(reqId)},"method":${text(method)},"route":${text(route)},"status":${status},${outcomeField}"durationMs":${durationMs},"msg":"request"}\n`,
+        `${opening()}${text(reqId)},"method":${text(method)},"route":${text(route)},"status":${status},` +
+          `${outcomeField}"durationMs":${durationMs},"msg":"request"}\n`,
       );
     },
     usage(line) {
@@ -148,10 +149,14 @@ export function createAccessLogger(log: Logger): AccessLog {
       const usage =
         u === null
           ? 'null'
-          : `{"inputTokens":${count(u.inputTokens)},"outputTokens":${count(u.outputTokens)},"cachedInputTokens":${count(u.cachedInputTokens)},${cacheWrites(u)}"reasoningTokens":${count(u.reasoningTokens)},"totalTokens":${count(u.totalTokens)},"costUsd":${count(u.costUsd)},"toolCalls":${JSON.stringify(u.toolCalls ?? {})}}`;
+          : `{"inputTokens":${count(u.inputTokens)},"outputTokens":${count(u.outputTokens)},` +
+            `"cachedInputTokens":${count(u.cachedInputTokens)},` +
+            `${cacheWrites(u)}"reasoningTokens":${count(u.reasoningTokens)},"totalTokens":${count(u.totalTokens)},` +
+            `"costUsd":${count(u.costUsd)},"toolCalls":${JSON.stringify(u.toolCalls ?? {})}}`;
       const route = line.route === undefined ? '' : `,"route":${JSON.stringify(line.route)}`;
       destination.write(
-        `${opening()}${text(line.reqId)},"op":${text(line.op)},"providerId":${text(line.providerId)},"modelId":${text(line.modelId)},"outcome":${text(line.outcome)},"usage":${usage}${route},"msg":"usage"}\n`,
+        `${opening()}${text(line.reqId)},"op":${text(line.op)},"providerId":${text(line.providerId)},` +
+          `"modelId":${text(line.modelId)},"outcome":${text(line.outcome)},"usage":${usage}${route},"msg":"usage"}\n`,
       );
     },
   };

@@ -14,7 +14,8 @@ import { route, type RouteDef, type RouteResult } from '../http/router.ts';
 const PAGE_DIR = fileURLToPath(new URL('../../dashboard/', import.meta.url));
 
 export const CSP =
-  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors " +
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+  'frame-ancestors ' +
   "'none'; base-uri 'none'; form-action 'none'";
 
 const TYPES = {

@@ -34,7 +34,8 @@ async function libraryName(deps: PlacementRouteDeps, model: string): Promise<{ s
     if (current.provider(entry.providerId)?.kind !== 'embedded') {
       throw new ServiceError(
         'INVALID_REQUEST',
-        `\`${model.slice(0, 200)}\` is not a model of an \`embedded\` provider; placement estimates the local runtime's models.`,
+        `\`${model.slice(0, 200)}\` is not a model of an \`embedded\` provider; placement estimates the local ` +
+          `runtime's models.`,
         { param: 'model' },
       );
     }

@@ -43,7 +43,13 @@ function chatWhole(model: string, text: string) {
 }
 
 const chatChunk = (model: string, delta: Record<string, unknown>, finish: string | null = null) =>
-  `data: ${JSON.stringify({ id: 'chatcmpl-echo2', object: 'chat.completion.chunk', created: CREATED, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
+  `data: ${JSON.stringify({
+    id: 'chatcmpl-echo2',
+    object: 'chat.completion.chunk',
+    created: CREATED,
+    model,
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+  })}\n\n`;
 
 function messageWhole(model: string, text: string) {
   return {
@@ -84,7 +90,14 @@ function streamHalves(styleB: boolean, model: string, seen: Echoed): [string, st
       sse('message_stop', {});
   } else {
     // The usage chunk that `stream_options.include_usage` asks for (the relay asks on the client's behalf).
-    const usage = `data: ${JSON.stringify({ id: 'chatcmpl-echo2', object: 'chat.completion.chunk', created: CREATED, model, choices: [], usage: chatWhole(model, '').usage })}\n\n`;
+    const usage = `data: ${JSON.stringify({
+      id: 'chatcmpl-echo2',
+      object: 'chat.completion.chunk',
+      created: CREATED,
+      model,
+      choices: [],
+      usage: chatWhole(model, '').usage,
+    })}\n\n`;
     events =
       chatChunk(model, { role: 'assistant', content: '' }) +
       chatChunk(model, { content: withCut }) +

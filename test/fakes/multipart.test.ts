@@ -15,7 +15,8 @@ function body(fileBytes: Buffer): Buffer {
       `preamble to ignore\r\n--${BOUNDARY}\r\nContent-Disposition: form-data; name="model"\r\n\r\nwhisper-1\r\n`,
     ),
     Buffer.from(
-      `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="a.wav"\r\nContent-Type: audio/wav\r\n\r\n`,
+      `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="a.wav"\r\nContent-Type: ` +
+        `audio/wav\r\n\r\n`,
     ),
     fileBytes,
     Buffer.from(`\r\n--${BOUNDARY}--\r\nepilogue`),
@@ -74,7 +75,9 @@ describe('a large upload through the transcription route', () => {
     const piece = (i: number): Buffer => openaiFake.pseudoRandomBytes(`piece ${i}`, 64 * 1024);
     const hash = createHash('sha256');
     const head = Buffer.from(
-      `--${BOUNDARY}\r\nContent-Disposition: form-data; name="model"\r\n\r\ngpt-4o-transcribe\r\n--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="big.mp3"\r\n\r\n`,
+      `--${BOUNDARY}\r\nContent-Disposition: form-data; ` +
+        `name="model"\r\n\r\ngpt-4o-transcribe\r\n--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; ` +
+        `filename="big.mp3"\r\n\r\n`,
     );
     let i = -1;
     const stream = new ReadableStream<Uint8Array>({

@@ -174,7 +174,8 @@ function unauthorized(flavour: Flavour, presented: string | null): Reply {
         presented === null
           ? "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer " +
             'auth (i.e. Authorization: Bearer YOUR_KEY).'
-          : `Incorrect API key provided: ${presented.slice(0, 3)}***${presented.slice(-4)}. You can find your API key at https://platform.openai.com/account/api-keys.`;
+          : `Incorrect API key provided: ${presented.slice(0, 3)}***${presented.slice(-4)}. You can find your API ` +
+            `key at https://platform.openai.com/account/api-keys.`;
       return {
         status: 401,
         body: { error: { message, type: 'invalid_request_error', param: null, code: 'invalid_api_key' } },

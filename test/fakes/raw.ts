@@ -21,7 +21,10 @@ const HEAD_END = '\r\n\r\n';
 
 /** A well-formed answer, for the parts of a script that are not the point of the test. */
 export function httpAnswer(status: number, contentType: string, body: string): string {
-  return `HTTP/1.1 ${status} X\r\ncontent-type: ${contentType}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  return (
+    `HTTP/1.1 ${status} X\r\ncontent-type: ${contentType}\r\ncontent-length: ` +
+    `${Buffer.byteLength(body)}\r\n\r\n${body}`
+  );
 }
 
 /** Resolves with the method once the socket holds one whole request (its head and its Content-Length body). */

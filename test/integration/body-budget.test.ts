@@ -51,7 +51,8 @@ function bigPost(token: string, filler: Buffer): Promise<{ status: number; head:
     socket.on('close', done);
     const open = '{"model":"nobody/none","pad":"';
     socket.write(
-      `POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\n` +
+      `POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Type: ` +
+        `application/json\r\n` +
         `Content-Length: ${BODY}\r\nConnection: close\r\n\r\n${open}`,
     );
     let sent = open.length;

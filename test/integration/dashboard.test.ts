@@ -442,7 +442,8 @@ describe('the static routes', () => {
     assert.deepEqual([models.status, models.text], [200, ''], 'HEAD /v1/models');
     const events = await untilClosed(
       svc.port,
-      `HEAD /v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${svc.adminToken}\r\nConnection: close\r\n\r\n`,
+      `HEAD /v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${svc.adminToken}\r\nConnection: ` +
+        `close\r\n\r\n`,
     );
     assert.match(events, /^HTTP\/1\.1 200 /);
     assert.match(events, /\r\ncontent-type: text\/event-stream/i);

@@ -38,8 +38,10 @@ describe('pipelining', () => {
       const body = JSON.stringify({ name: `pipelined-${i}` });
       names.push(`pipelined-${i}`);
       const text = await exchange(
-        `POST /v1/tokens HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${svc.adminToken}\r\nContent-Type: application/json\r\n` +
-          `Content-Length: ${body.length}\r\n\r\n${body}GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`,
+        `POST /v1/tokens HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${svc.adminToken}\r\nContent-Type: ` +
+          `application/json\r\n` +
+          `Content-Length: ${body.length}\r\n\r\n${body}GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: ` +
+          `close\r\n\r\n`,
       );
       // Either both are answered in order (then the secret reached the client) or neither acted.
       if (text.includes('"secret"')) {
@@ -61,8 +63,10 @@ describe('pipelining', () => {
       const before_ = await svc.request('GET', '/v1/settings');
       const body = JSON.stringify({ usage: { retentionDays: 123 } });
       const text = await exchange(
-        `PATCH /v1/settings HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${svc.adminToken}\r\nContent-Type: application/json\r\n` +
-          `Content-Length: ${body.length}\r\n\r\n${body}GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`,
+        `PATCH /v1/settings HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${svc.adminToken}\r\nContent-Type: ` +
+          `application/json\r\n` +
+          `Content-Length: ${body.length}\r\n\r\n${body}GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: ` +
+          `close\r\n\r\n`,
       );
       const after_ = await svc.request('GET', '/v1/settings');
       if (edge === 'uWebSockets.js') {
@@ -81,7 +85,8 @@ describe('pipelining', () => {
 
   it('reads pipelined in one packet are all answered, in order', async () => {
     const text = await exchange(
-      `GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /v1/settings HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${svc.adminToken}\r\nConnection: close\r\n\r\n`,
+      `GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /v1/settings HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ` +
+        `Bearer ${svc.adminToken}\r\nConnection: close\r\n\r\n`,
     );
     assert.deepEqual(
       [...text.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => m[1]),
@@ -95,10 +100,12 @@ describe('framing', () => {
   it('a token creation smuggled behind conflicting Content-Length values is never run', async () => {
     const body = JSON.stringify({ name: 'smuggled' });
     const smuggled =
-      `POST /v1/tokens HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${svc.adminToken}\r\nContent-Type: application/json\r\n` +
+      `POST /v1/tokens HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${svc.adminToken}\r\nContent-Type: ` +
+      `application/json\r\n` +
       `Content-Length: ${body.length}\r\n\r\n${body}`;
     const text = await exchange(
-      `POST /health HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\nContent-Length: ${2 + smuggled.length}\r\n\r\n{}${smuggled}`,
+      `POST /health HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\nContent-Length: ` +
+        `${2 + smuggled.length}\r\n\r\n{}${smuggled}`,
     );
     // uWS closes unanswered, node:http answers 400; the bytes after the first length are never a request.
     assert.doesNotMatch(text, /"secret"|HTTP\/1\.1 201/);

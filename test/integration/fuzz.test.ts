@@ -202,7 +202,9 @@ function bodyFor(rng: Rng, r: RouteDef): Pick<Case, 'body' | 'contentType'> {
   if (op && GATEWAY_OPS[op].body.startsWith('multipart') && roll < 0.35) {
     const boundary = pick(rng, ['b0undary', '', '"q"', 'x'.repeat(100)]);
     const field = pick(rng, ['model', 'file', 'prompt', '']);
-    const body = `--${boundary}\r\nContent-Disposition: form-data; name="${field}"\r\n\r\n${pick(rng, MODEL_NAMES)}\r\n${rng() < 0.5 ? `--${boundary}--\r\n` : ''}`;
+    const body =
+      `--${boundary}\r\nContent-Disposition: form-data; ` +
+      `name="${field}"\r\n\r\n${pick(rng, MODEL_NAMES)}\r\n${rng() < 0.5 ? `--${boundary}--\r\n` : ''}`;
     return { body: Buffer.from(body), contentType: `multipart/form-data; boundary=${boundary}` };
   }
   if (!schema && !base) {
@@ -333,7 +335,8 @@ function fault(a: Answer): string | null {
 }
 
 const describeCase = (c: Case) =>
-  `${c.method} ${c.path.length > 300 ? `${c.path.slice(0, 300)}... (${c.path.length} chars)` : c.path} [${c.token}] content-type=${c.contentType ?? '(none)'} body=${
+  `${c.method} ${c.path.length > 300 ? `${c.path.slice(0, 300)}... (${c.path.length} chars)` : c.path} [${c.token}] ` +
+  `content-type=${c.contentType ?? '(none)'} body=${
     c.body === undefined
       ? '(none)'
       : c.body.length > 300

@@ -164,7 +164,8 @@ describe('resolution before anything leaves the edge', () => {
   });
 
   test('a body over 64 KB (validated by a scan, not parsed) gets the same strict checks and resolution', async () => {
-    const prompt = 'const s = "tab\\there";\n\tif (a < b) { return `é ✓ 😀`; }\n'.repeat(2000); // ~120 KB, escapes on every line
+    // ~120 KB, escapes on every line
+    const prompt = 'const s = "tab\\there";\n\tif (a < b) { return `é ✓ 😀`; }\n'.repeat(2000);
     const big = (text: string) => Buffer.from(text, 'utf8');
     const valid = JSON.stringify(chat(false, { messages: [{ role: 'user', content: prompt }] }));
     assert.ok(valid.length > 64 * 1024);

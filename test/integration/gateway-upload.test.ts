@@ -39,10 +39,12 @@ async function upload(mib: number): Promise<{ status: number; text: string; sha2
   const boundary = `----switchyard${randomBytes(8).toString('hex')}`;
   const block = randomBytes(MiB);
   const head = Buffer.from(
-    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.wav"\r\nContent-Type: audio/wav\r\n\r\n`,
+    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.wav"\r\nContent-Type: ` +
+      `audio/wav\r\n\r\n`,
   );
   const tail = Buffer.from(
-    `\r\n--${boundary}\r\nContent-Disposition: form-data; name="model"\r\n\r\nopenai/whisper-test\r\n--${boundary}--\r\n`,
+    `\r\n--${boundary}\r\nContent-Disposition: form-data; ` +
+      `name="model"\r\n\r\nopenai/whisper-test\r\n--${boundary}--\r\n`,
   );
   const expected = createHash('sha256');
   const reply = await new Promise<{ status: number; text: string }>((resolve, reject) => {
@@ -79,7 +81,8 @@ async function upload(mib: number): Promise<{ status: number; text: string; sha2
   return { ...reply, sha256: expected.digest('hex') };
 }
 
-test('a 200 MB multipart upload keeps the service RSS growth bounded (64 MB; 96 MB on the node:http edge of Node 22+) ' +
+test('a 200 MB multipart upload keeps the service RSS growth bounded (64 MB; 96 MB on the node:http edge of ' +
+  'Node 22+) ' +
   'and arrives intact', {
   skip: process.platform !== 'linux' && 'reads /proc',
 }, async (t) => {

@@ -62,7 +62,8 @@ describe('regression W2.6: 5,000-level nested JSON through a preset', () => {
   /** `{"a":{"a":...{"a":0}...}}`, `depth` objects deep: JSON.stringify of it overflows the stack. */
   const deepText = (depth: number) => '{"a":'.repeat(depth) + '0' + '}'.repeat(depth);
   const body = (model: string) =>
-    `{"model":"${model}","messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_schema","json_schema":{"name":"d","schema":${deepText(5000)}}}}`;
+    `{"model":"${model}","messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_schema",` +
+    `"json_schema":{"name":"d","schema":${deepText(5000)}}}}`;
   /** What the upstream received under `response_format`, as the text the client sent. */
   const relayedSchema = () => {
     const text = oa.requests.at(-1)!.body;
@@ -96,7 +97,9 @@ test(
     'served',
   async () => {
     const depth = 30_000;
-    const text = `{"mod\\u0065l":"openai/gpt-test","messages":[{"role":"user","content":"hi"}],"x":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}`;
+    const text =
+      `{"mod\\u0065l":"openai/gpt-test","messages":[{"role":"user","content":"hi"}],` +
+      `"x":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}`;
     const reply = await svc.request('POST', '/v1/chat/completions', {
       body: text,
       headers: { 'content-type': 'application/json' },

@@ -38,10 +38,15 @@ function fuzzCases(token: string): Buffer[] {
   const bases = [
     `GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`,
     `GET /v1/settings?x=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\n\r\n`,
-    `POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
-    `PATCH /v1/settings HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`,
-    `POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nx-api-key: ${token}\r\nTransfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`,
-    `POST /v1/images/edits HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 60\r\n\r\n--b\r\nContent-Disposition: form-data; name="model"\r\n\r\nx\r\n--b--\r\n`,
+    `POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Type: ` +
+      `application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    `PATCH /v1/settings HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Type: ` +
+      `application/json\r\nContent-Length: 2\r\n\r\n{}`,
+    `POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nx-api-key: ${token}\r\nTransfer-Encoding: ` +
+      `chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`,
+    `POST /v1/images/edits HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Type: ` +
+      `multipart/form-data; boundary=b\r\nContent-Length: 60\r\n\r\n--b\r\nContent-Disposition: form-data; ` +
+      `name="model"\r\n\r\nx\r\n--b--\r\n`,
   ];
   const noise = [
     '\0',
@@ -79,12 +84,56 @@ function fuzzCases(token: string): Buffer[] {
       case 4: // an odd method or target
         return text.replace(
           /^\S+ \S+/,
-          `${pick(['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD', 'TRACE', 'CONNECT', 'BREW', 'get', ''])} ${pick(['/', '*', '//v1//settings', '/v1/%ZZ', '/v1/gauge/x?limit=-1', '/v1/responses/' + 'r'.repeat(int(6000)), '/v1/catalog/models/' + '%2F'.repeat(int(400)), '/..%2f..%2fetc/passwd', 'http://127.0.0.1/health'])}`,
+          `${pick([
+            'GET',
+            'POST',
+            'PUT',
+            'DELETE',
+            'PATCH',
+            'OPTIONS',
+            'HEAD',
+            'TRACE',
+            'CONNECT',
+            'BREW',
+            'get',
+            '',
+          ])} ${pick([
+            '/',
+            '*',
+            '//v1//settings',
+            '/v1/%ZZ',
+            '/v1/gauge/x?limit=-1',
+            '/v1/responses/' + 'r'.repeat(int(6000)),
+            '/v1/catalog/models/' + '%2F'.repeat(int(400)),
+            '/..%2f..%2fetc/passwd',
+            'http://127.0.0.1/health',
+          ])}`,
         );
       case 5: // an odd header
         return text.replace(
           '\r\n',
-          `\r\n${pick(['X-A', 'Content-Length', 'Transfer-Encoding', 'Host', 'Authorization', 'Content-Type', 'Expect', 'Connection', 'Upgrade'])}: ${pick(['', '-1', '99999999999999999999', 'chunked', '100-continue', 'close', 'websocket', 'Basic Zm9vOmJhcg==', '\u00ff\u00fe', 'a'.repeat(int(9000))])}\r\n`,
+          `\r\n${pick([
+            'X-A',
+            'Content-Length',
+            'Transfer-Encoding',
+            'Host',
+            'Authorization',
+            'Content-Type',
+            'Expect',
+            'Connection',
+            'Upgrade',
+          ])}: ${pick([
+            '',
+            '-1',
+            '99999999999999999999',
+            'chunked',
+            '100-continue',
+            'close',
+            'websocket',
+            'Basic Zm9vOmJhcg==',
+            '\u00ff\u00fe',
+            'a'.repeat(int(9000)),
+          ])}\r\n`,
         );
       case 6: // many headers
         return text.replace(

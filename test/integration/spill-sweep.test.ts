@@ -31,7 +31,8 @@ function startUpload(svc: TestService): void {
   // The service dies under it: the socket error is the expected end of this request.
   req.on('error', () => {});
   req.write(
-    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.wav"\r\nContent-Type: audio/wav\r\n\r\n`,
+    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.wav"\r\nContent-Type: ` +
+      `audio/wav\r\n\r\n`,
   );
   req.write(randomBytes(6 * MiB));
 }

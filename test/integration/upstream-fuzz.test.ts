@@ -91,7 +91,11 @@ function cases(): Case[] {
     );
     const events = Array.from({ length: int(6) }, () =>
       pick([
-        `data: ${JSON.stringify({ id: id(), object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: 'x' } }] })}\n\n`,
+        `data: ${JSON.stringify({
+          id: id(),
+          object: 'chat.completion.chunk',
+          choices: [{ index: 0, delta: { content: 'x' } }],
+        })}\n\n`,
         `event: response.created\ndata: ${JSON.stringify({ type: 'response.created', response: { id: id() } })}\n\n`,
         `data: ${junk(int(200))}\n\n`,
         `data: [DONE]\n\n`,

@@ -224,7 +224,13 @@ describe('gateway query strings', () => {
 const JSON_HEAD = 'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n';
 const SSE_HEAD = 'HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n';
 const chunk = (text: string) => `${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n`;
-const CHAT_CHUNK = `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { role: 'assistant', content: 'hi' }, finish_reason: null }] })}\n\n`;
+const CHAT_CHUNK = `data: ${JSON.stringify({
+  id: 'c1',
+  object: 'chat.completion.chunk',
+  created: 1,
+  model: 'm',
+  choices: [{ index: 0, delta: { role: 'assistant', content: 'hi' }, finish_reason: null }],
+})}\n\n`;
 
 describe('an upstream that does not speak HTTP/1.1 properly', () => {
   for (const [label, pieces, reason] of [

@@ -102,8 +102,13 @@ function vendorOf(text: string): GpuVendor {
 
 const INTEL_DISCRETE = /\barc\b|\bdg[12]\b|alchemist|battlemage/;
 // Integrated AMD GPUs by the names lspci (codenames) and Windows/OpenCL (marketing names) give them.
-const AMD_INTEGRATED =
-  /radeon graphics|radeon vega|radeon \d{3,4}[ms]\b|renoir|cezanne|lucienne|barcelo|rembrandt|phoenix|hawk point|raphael|mendocino|van gogh|raven|picasso|dali\b|pollock|strix|krackan|granite ridge|kaveri|carrizo|stoney|kabini|mullins/;
+const AMD_INTEGRATED = new RegExp(
+  [
+    'radeon graphics|radeon vega|radeon \\d{3,4}[ms]\\b|renoir|cezanne|lucienne|barcelo|rembrandt|phoenix|hawk point',
+    'raphael|mendocino|van gogh|raven|picasso|dali\\b|pollock|strix|krackan|granite ridge|kaveri|carrizo|stoney',
+    'kabini|mullins',
+  ].join('|'),
+);
 
 function memoryKindOf(vendor: GpuVendor, text: string, c: RawController): GpuMemoryKind {
   if (vendor === 'apple') return 'unified';

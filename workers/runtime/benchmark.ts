@@ -34,7 +34,8 @@ export async function runBenchmark(
       if (needed + c.generateTokens > sequence.contextSize) {
         throw new ServiceError(
           'INVALID_REQUEST',
-          `promptTokens + generateTokens (${c.promptTokens + c.generateTokens}) must leave a token free in the context of ${sequence.contextSize}.`,
+          `promptTokens + generateTokens (${c.promptTokens + c.generateTokens}) must leave a token free in the ` +
+            `context of ${sequence.contextSize}.`,
           {
             param: 'promptTokens',
             details: { contextSize: sequence.contextSize },

@@ -161,7 +161,13 @@ export async function chatCompletion(
   const id = `chatcmpl-${randomBytes(12).toString('base64url')}`;
   const created = Math.floor(Date.now() / 1000);
   const chunk = (delta: Record<string, unknown>, finish: string | null) =>
-    `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: clientModel, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
+    `data: ${JSON.stringify({
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model: clientModel,
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+    })}\n\n`;
   const stopped = (usage: UsageReport) => out.stopped(usage);
   const forced = mustCall(req.tools);
   const result = await generate(
@@ -204,7 +210,14 @@ export async function chatCompletion(
     out.write(chunk({}, finish));
     if (req.includeUsage)
       out.write(
-        `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: clientModel, choices: [], usage: usageJson })}\n\n`,
+        `data: ${JSON.stringify({
+          id,
+          object: 'chat.completion.chunk',
+          created,
+          model: clientModel,
+          choices: [],
+          usage: usageJson,
+        })}\n\n`,
       );
     out.write('data: [DONE]\n\n');
     out.end(usage, acceleration);

@@ -26,7 +26,8 @@ export function parseEmbeddingsRequest(body: Record<string, unknown>): Embedding
   ) {
     throw invalid(
       'input',
-      `\`input\` is a non-empty string or an array of 1 to ${MAX_INPUTS} non-empty strings (token arrays are not supported here).`,
+      `\`input\` is a non-empty string or an array of 1 to ${MAX_INPUTS} non-empty strings (token arrays are not ` +
+        `supported here).`,
     );
   }
   const format = body.encoding_format ?? 'float';

@@ -73,7 +73,9 @@ export function answerBudget(model: LoadedModel, params: GenerateParams, context
   if (room < 1) {
     throw new ServiceError(
       'INVALID_REQUEST',
-      `The prompt is ${promptTokens} tokens; \`${model.name.slice(0, 200)}\` has a context of ${contextSize} tokens per sequence (runtime.tuning.contextSize), which must also hold the answer. Shorten the messages or raise the context size.`,
+      `The prompt is ${promptTokens} tokens; \`${model.name.slice(0, 200)}\` has a context of ${contextSize} tokens ` +
+        `per sequence (runtime.tuning.contextSize), which must also hold the answer. Shorten the messages or raise ` +
+        `the context size.`,
       { param: 'messages', details: { contextSize, promptTokens } },
     );
   }

@@ -55,7 +55,8 @@ export const verdictKey = (name: string, sizeBytes: number, modifiedAt: string) 
 export function unhealthyModelError(name: string, health: RuntimeModelHealth, problem: string): ServiceError {
   return new ServiceError(
     'INVALID_REQUEST',
-    `The embedded model \`${name.slice(0, 200)}\` cannot be served: its file is ${health} (${problem.slice(0, 300)}). Replace the file; GET /v1/runtime/models lists the library's health.`,
+    `The embedded model \`${name.slice(0, 200)}\` cannot be served: its file is ${health} ` +
+      `(${problem.slice(0, 300)}). Replace the file; GET /v1/runtime/models lists the library's health.`,
     { param: 'model', details: { health, problem: problem.slice(0, 300) } },
   );
 }

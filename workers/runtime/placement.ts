@@ -107,7 +107,8 @@ function shapeOf(model: PlacementModel, r: ReturnType<typeof resolveTuning>): Sh
   const guesses = [a.guessed];
   if (KV_GUESSED.has(model.architecture))
     guesses.push(
-      `\`${model.architecture}\` keeps its cache differently (sliding window, latent or recurrent state); full attention is assumed`,
+      `\`${model.architecture}\` keeps its cache differently (sliding window, latent or recurrent state); full ` +
+        `attention is assumed`,
     );
   return {
     kvPerLayer: Math.ceil(cells * (keyLength + valueLength) * kvHeads * KV_ELEMENT_BYTES),
@@ -211,7 +212,8 @@ export function place(model: PlacementModel, tuning: PlacementTuning, hw: Placem
     else if (budget.gpuFree === null) reasons.push('the GPU memory is unknown: no layer is placed on it');
     else if (placed < total)
       reasons.push(
-        `${placed} of ${total} layers fit in the GPU's ${mib(budget.gpuFree)} (after a ${mib(GPU_RESERVE_BYTES)} reserve)`,
+        `${placed} of ${total} layers fit in the GPU's ${mib(budget.gpuFree)} (after a ${mib(GPU_RESERVE_BYTES)} ` +
+          `reserve)`,
       );
   } else {
     placed = Math.min(Math.max(tuning.gpuLayers, 0), total);

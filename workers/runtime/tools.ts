@@ -190,7 +190,9 @@ export function documentForced(history: ChatHistoryItem[], req: ToolRequest | nu
   const lines = allowed.map(
     (t) => `- ${t.name}${t.description ? `: ${t.description}` : ''}\n  arguments schema: ${JSON.stringify(t.schema)}`,
   );
-  const text = `Answer with one call of ${allowed.length === 1 ? 'this tool' : 'one of these tools'}, as JSON {"name": ..., "arguments": {...}}:\n${lines.join('\n')}`;
+  const text =
+    `Answer with one call of ${allowed.length === 1 ? 'this tool' : 'one of these tools'}, as JSON ` +
+    `{"name": ..., "arguments": {...}}:\n${lines.join('\n')}`;
   return [{ type: 'system', text }, ...history];
 }
 

@@ -72,7 +72,8 @@ test(
     assert.throws(() => JSON.stringify(merged), RangeError, 'the body is deep enough to overflow JSON.stringify');
     const text = jsonText(merged);
     const head =
-      '{"temperature":0.1,"max_tokens":9,"model":"x","messages":[{"role":"system","content":"SYS"},{"role":"user","content":';
+      '{"temperature":0.1,"max_tokens":9,"model":"x","messages":[{"role":"system","content":"SYS"},' +
+      '{"role":"user","content":';
     assert.ok(text.startsWith(head), text.slice(0, 200));
     assert.equal(text, head + '{"k":['.repeat(2500) + '0' + ']}'.repeat(2500) + '}]}');
   },

@@ -47,7 +47,8 @@ function bodies(): string[] {
         for (const pad of ['', PAD]) {
           out.push(`{${pad}${spelled}:${value},"b":2}`);
           out.push(
-            `{${pad}"outer":[{"n":1},{${spelled} \n: ${value}}],"s":"text with ${spelled.replaceAll('"', '\\"')} in it"}`,
+            `{${pad}"outer":[{"n":1},{${spelled} \n: ${value}}],"s":"text with ${spelled.replaceAll('"', '\\"')} in ` +
+              `it"}`,
           );
           out.push(`[{${pad}"deep":[[{"k":{${spelled}:${value}}}]]}]`);
         }

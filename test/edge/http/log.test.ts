@@ -110,7 +110,9 @@ describe('createLogger', () => {
     const script = `
       import { createLogger } from ${JSON.stringify(log)};
       const log = createLogger('info');
-      for (let i = 0; i < 300; i++) log.info({ i, note: i % 7 === 0 ? 'h\u00e9llo \u{1f600}' : 'x'.repeat(i % 5 === 0 ? 30000 : 10) }, 'line');
+      for (let i = 0; i < 300; i++) {
+        log.info({ i, note: i % 7 === 0 ? 'h\u00e9llo \u{1f600}' : 'x'.repeat(i % 5 === 0 ? 30000 : 10) }, 'line');
+      }
       process.exit(0);`;
     const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
       encoding: 'utf8',

@@ -102,7 +102,8 @@ for (const edge of testEdges())
         const body = '{"name":"x"}';
         const text = await exchange(
           server.port,
-          `POST /same-packet HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n\r\n${body}GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
+          `POST /same-packet HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n\r\n${body}GET /health ` +
+            `HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
         );
         if (edge.name === 'uWebSockets.js') {
           // uWS ends such a connection; what matters is that the write never ran, so nothing was committed unanswered.
@@ -151,7 +152,8 @@ for (const edge of testEdges())
       const body = 'z'.repeat(1000);
       const text = await exchange(
         server.port,
-        `POST /early HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n\r\n${body}POST /behind-early HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}`,
+        `POST /early HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n\r\n${body}POST /behind-early ` +
+          `HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}`,
         edge.name === 'uWebSockets.js' ? /POST \/behind-early 2/ : undefined,
       );
       assert.match(text, /refused before the upload was read/);
@@ -274,7 +276,8 @@ for (const edge of testEdges())
         // With the first done, the same body fits again.
         const third = await exchange(
           server.port,
-          `POST /gateway/y HTTP/1.1\r\nHost: x\r\nContent-Length: ${big}\r\nConnection: close\r\n\r\n${' '.repeat(big)}`,
+          `POST /gateway/y HTTP/1.1\r\nHost: x\r\nContent-Length: ${big}\r\nConnection: ` +
+            `close\r\n\r\n${' '.repeat(big)}`,
         );
         assert.deepEqual(statuses(third), [200]);
         assert.equal(budget.held(), 0);

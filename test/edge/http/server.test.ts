@@ -100,19 +100,23 @@ for (const edge of testEdges())
     after(() => server.stopListening());
 
     for (const size of [1, 200, 5000, 300 * 1024, 3 * 1024 * 1024]) {
-      it(`a ${size}-byte body with a Content-Length arrives whole${size > 64 * 1024 ? ', in a buffer of its own' : ''}`, async () => {
-        expected = body(size);
-        const pieces = [];
-        for (let at = 0; at < size; at += 64 * 1024) pieces.push(expected.subarray(at, at + 64 * 1024));
-        const { status, seen } = await post(server.port, pieces, true);
-        assert.equal(status, 200);
-        // A large body owns its ArrayBuffer, so a route can transfer it; a small one travels as text instead.
-        assert.ok(typeof seen === 'object');
-        assert.deepEqual(
-          { ...seen, ownsBuffer: size > 64 * 1024 ? seen.ownsBuffer : true },
-          { length: size, equal: true, ownsBuffer: true },
-        );
-      });
+      it(
+        `a ${size}-byte body with a Content-Length arrives ` +
+          `whole${size > 64 * 1024 ? ', in a buffer of its own' : ''}`,
+        async () => {
+          expected = body(size);
+          const pieces = [];
+          for (let at = 0; at < size; at += 64 * 1024) pieces.push(expected.subarray(at, at + 64 * 1024));
+          const { status, seen } = await post(server.port, pieces, true);
+          assert.equal(status, 200);
+          // A large body owns its ArrayBuffer, so a route can transfer it; a small one travels as text instead.
+          assert.ok(typeof seen === 'object');
+          assert.deepEqual(
+            { ...seen, ownsBuffer: size > 64 * 1024 ? seen.ownsBuffer : true },
+            { length: size, equal: true, ownsBuffer: true },
+          );
+        },
+      );
     }
 
     it('a chunked body arrives whole', async () => {

@@ -88,7 +88,8 @@ for (const edge of testEdges())
       const socket = connect(server.port, '127.0.0.1');
       const body = JSON.stringify({ clientName: 'leaving app', scopes: ['admin'] });
       socket.write(
-        `POST /v1/pairing/requests HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+        `POST /v1/pairing/requests HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ` +
+          `${body.length}\r\n\r\n${body}`,
       );
       const id = await new Promise<string>((resolve) => {
         let text = '';

@@ -115,7 +115,8 @@ export async function startOpenAIGaugeFake(options: { adminKey: string }): Promi
         presented === null
           ? "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer " +
             'auth (i.e. Authorization: Bearer YOUR_KEY).'
-          : `Incorrect API key provided: ${presented.slice(0, 8)}***${presented.slice(-4)}. You can find your API key at https://platform.openai.com/account/api-keys.`;
+          : `Incorrect API key provided: ${presented.slice(0, 8)}***${presented.slice(-4)}. You can find your API ` +
+            `key at https://platform.openai.com/account/api-keys.`;
       return openaiError(401, message, 'invalid_request_error', 'invalid_api_key');
     },
     notFound: (req) => openaiError(404, `Invalid URL (${req.method} ${req.path})`, 'invalid_request_error', null),

@@ -86,7 +86,14 @@ if (name.includes('crash')) {
           res.writeHead(200, { 'content-type': 'text/event-stream' });
           const chunk = (delta, finish, extra = {}) =>
             res.write(
-              `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: modelId, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`,
+              `data: ${JSON.stringify({
+                id,
+                object: 'chat.completion.chunk',
+                created,
+                model: modelId,
+                choices: [{ index: 0, delta, finish_reason: finish }],
+                ...extra,
+              })}\n\n`,
             );
           chunk({ role: 'assistant', content: '' }, null);
           for (const word of text.split(' ')) chunk({ content: `${word} ` }, null);

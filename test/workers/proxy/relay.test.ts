@@ -219,30 +219,34 @@ describe('relay, answers', () => {
   });
 
   for (const asked of [true, false]) {
-    it(`marks the data that completes a chat stream's [DONE] as closing (usage ${asked ? 'asked for' : 'injected'})`, async () => {
-      const head = sse([CONTENT, USAGE]);
-      handler = (_req, res) => {
-        res.writeHead(200, { 'content-type': 'text/event-stream' });
-        res.write(`${head}data: [DO`);
-        setTimeout(() => res.write('NE]\n'), 20);
-        setTimeout(() => res.write('\n'), 40);
-        setTimeout(() => res.end(), 60);
-      };
-      const body = asked
-        ? { model: 'm', stream: true, stream_options: { include_usage: true } }
-        : { model: 'm', stream: true };
-      const { messages } = await run(request('chat.completions', body));
-      const data = messages.filter((m) => m.t === 'data');
-      const closingAt = data.findIndex((m) => m.closing === true);
-      assert.ok(closingAt !== -1, 'a data message says the stream closed');
-      assert.ok(
-        data.slice(closingAt).every((m) => m.closing === true),
-        'and every one after it',
-      );
-      // The [DONE] event is whole only with the chunk that brought its blank line.
-      assert.ok(streamed(data.slice(0, closingAt + 1)).endsWith('data: [DONE]\n\n'));
-      assert.ok(!streamed(data.slice(0, closingAt)).endsWith('data: [DONE]\n\n'));
-    });
+    it(
+      `marks the data that completes a chat stream's [DONE] as closing (usage ` +
+        `${asked ? 'asked for' : 'injected'})`,
+      async () => {
+        const head = sse([CONTENT, USAGE]);
+        handler = (_req, res) => {
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          res.write(`${head}data: [DO`);
+          setTimeout(() => res.write('NE]\n'), 20);
+          setTimeout(() => res.write('\n'), 40);
+          setTimeout(() => res.end(), 60);
+        };
+        const body = asked
+          ? { model: 'm', stream: true, stream_options: { include_usage: true } }
+          : { model: 'm', stream: true };
+        const { messages } = await run(request('chat.completions', body));
+        const data = messages.filter((m) => m.t === 'data');
+        const closingAt = data.findIndex((m) => m.closing === true);
+        assert.ok(closingAt !== -1, 'a data message says the stream closed');
+        assert.ok(
+          data.slice(closingAt).every((m) => m.closing === true),
+          'and every one after it',
+        );
+        // The [DONE] event is whole only with the chunk that brought its blank line.
+        assert.ok(streamed(data.slice(0, closingAt + 1)).endsWith('data: [DONE]\n\n'));
+        assert.ok(!streamed(data.slice(0, closingAt)).endsWith('data: [DONE]\n\n'));
+      },
+    );
   }
 
   it('names a streamed response as soon as response.created has passed', async () => {

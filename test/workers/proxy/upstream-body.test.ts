@@ -231,8 +231,10 @@ function randomBodies(count: number, seed: number): string[] {
         return pick(['true', '{}', 'null', '{"include_usage":false}', '{"include_usage":true}', '"m"']);
       case 3:
         return str();
-      case 4:
-        return `[${space()}${Array.from({ length: rand(4) }, () => value(depth + 1)).join(`${space()},${space()}`)}${space()}]`;
+      case 4: {
+        const items = Array.from({ length: rand(4) }, () => value(depth + 1));
+        return `[${space()}${items.join(`${space()},${space()}`)}${space()}]`;
+      }
       default:
         return object(depth + 1);
     }

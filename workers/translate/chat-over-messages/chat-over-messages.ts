@@ -192,7 +192,8 @@ export function request(body: Json, ctx: TranslateContext): TranslatedRequest {
     if (typeof body.temperature === 'number' && body.temperature > MESSAGES_TEMPERATURE_MAX) {
       throw cannot(
         'temperature',
-        `A Messages model takes a temperature from 0 to ${MESSAGES_TEMPERATURE_MAX}; this request has ${body.temperature}.`,
+        `A Messages model takes a temperature from 0 to ${MESSAGES_TEMPERATURE_MAX}; this request has ` +
+          `${body.temperature}.`,
       );
     }
     out.temperature = body.temperature;

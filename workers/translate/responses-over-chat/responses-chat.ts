@@ -34,8 +34,11 @@ export function responsesCallContext(request: Json): ResponsesCallContext {
  */
 export function refuseStateful(body: Json, over = 'chat completions'): void {
   const refused: Record<string, string> = {
-    previous_response_id: `This model is served over ${over}, which keep no stored responses: send the whole conversation in \`input\`.`,
-    conversation: `This model is served over ${over}, which keep no conversations: send the whole conversation in \`input\`.`,
+    previous_response_id:
+      `This model is served over ${over}, which keep no stored responses: send the whole ` +
+      `conversation in \`input\`.`,
+    conversation:
+      `This model is served over ${over}, which keep no conversations: send the whole conversation in ` + `\`input\`.`,
     prompt: `Stored prompt templates are not available for models served over ${over}.`,
   };
   for (const [field, message] of Object.entries(refused)) if (present(body[field])) throw invalid(field, message);

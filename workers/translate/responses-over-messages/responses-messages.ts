@@ -249,7 +249,8 @@ export function responsesToMessagesRequest(body: Json): Json {
     if (fitted < MIN_THINKING_BUDGET)
       throw cannot(
         'max_output_tokens',
-        `With \`reasoning\`, \`max_output_tokens\` must exceed ${MIN_THINKING_BUDGET}: a Messages model thinks with at least that budget.`,
+        `With \`reasoning\`, \`max_output_tokens\` must exceed ${MIN_THINKING_BUDGET}: a Messages model thinks with ` +
+          `at least that budget.`,
       );
     out.thinking = { type: 'enabled', budget_tokens: fitted };
   }

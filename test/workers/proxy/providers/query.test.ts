@@ -20,9 +20,11 @@ describe('forwardedQuery', () => {
     assert.equal(
       forwardedQuery(
         'responses.input_items',
-        'limit=20&order=asc&after=msg_1&include%5B%5D=file_search_call.results&include%5B%5D=message.output_text.logprobs&debug=1',
+        'limit=20&order=asc&after=msg_1&include%5B%5D=file_search_call.results&' +
+          'include%5B%5D=message.output_text.logprobs&debug=1',
       ),
-      'limit=20&order=asc&after=msg_1&include%5B%5D=file_search_call.results&include%5B%5D=message.output_text.logprobs',
+      'limit=20&order=asc&after=msg_1&include%5B%5D=file_search_call.results&' +
+        'include%5B%5D=message.output_text.logprobs',
     );
     assert.equal(
       forwardedQuery('responses.get', 'stream=true&starting_after=42&include[]=reasoning.encrypted_content&trace=abc'),

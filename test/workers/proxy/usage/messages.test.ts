@@ -52,19 +52,23 @@ describe('messages, whole answers', () => {
 
 describe('messages, streams', () => {
   for (const withEventLines of [true, false]) {
-    it(`takes message_start's prompt, the last cumulative output count and the streamed tool_use (${withEventLines ? 'with' : 'without'} event lines)`, () => {
-      assert.deepEqual(collectStream('messages', messagesStream({ withEventLines })), {
-        inputTokens: 2572,
-        outputTokens: 89,
-        cachedInputTokens: 2000,
-        cacheWriteTokens: 100,
-        reasoningTokens: null,
-        totalTokens: 2661,
-        costUsd: null,
-        toolCalls: { get_weather: 1 },
-        responseId: null,
-      });
-    });
+    it(
+      `takes message_start's prompt, the last cumulative output count and the streamed tool_use ` +
+        `(${withEventLines ? 'with' : 'without'} event lines)`,
+      () => {
+        assert.deepEqual(collectStream('messages', messagesStream({ withEventLines })), {
+          inputTokens: 2572,
+          outputTokens: 89,
+          cachedInputTokens: 2000,
+          cacheWriteTokens: 100,
+          reasoningTokens: null,
+          totalTokens: 2661,
+          costUsd: null,
+          toolCalls: { get_weather: 1 },
+          responseId: null,
+        });
+      },
+    );
   }
 
   it('takes input figures that a message_delta repeats', () => {

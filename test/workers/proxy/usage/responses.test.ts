@@ -102,13 +102,17 @@ describe('responses.create, whole answers', () => {
 
 describe('responses.create, streams', () => {
   for (const withEventLines of [true, false]) {
-    it(`reads the ID from response.created and usage from response.completed (${withEventLines ? 'with' : 'without'} event lines)`, () => {
-      assert.deepEqual(collectStream('responses.create', responsesStream({ withEventLines })), {
-        ...TOKENS,
-        toolCalls: { get_weather: 1, web_search_call: 1 },
-        responseId: RESPONSE_ID,
-      });
-    });
+    it(
+      `reads the ID from response.created and usage from response.completed (${withEventLines ? 'with' : 'without'} ` +
+        `event lines)`,
+      () => {
+        assert.deepEqual(collectStream('responses.create', responsesStream({ withEventLines })), {
+          ...TOKENS,
+          toolCalls: { get_weather: 1, web_search_call: 1 },
+          responseId: RESPONSE_ID,
+        });
+      },
+    );
   }
 
   for (const terminal of ['response.incomplete', 'response.failed'] as const) {

@@ -173,7 +173,9 @@ describe('createStreamTap, stripping injected usage', () => {
     () => {
       const stream = sse([
         {
-          data: '{"id":"a","choices":[{"index":0,"delta":{"content":"x"}}],"usage":{"prompt_tokens":1,"completion_tokens":1}}',
+          data:
+            '{"id":"a","choices":[{"index":0,"delta":{"content":"x"}}],"usage":{"prompt_tokens":1,' +
+            '"completion_tokens":1}}',
         },
         { data: '{"id":"a","choices":null,"usage":{"prompt_tokens":3,"completion_tokens":4}}' },
         { data: '{"id":"a","usage":{"prompt_tokens":3,"completion_tokens":5}}' },
@@ -184,7 +186,9 @@ describe('createStreamTap, stripping injected usage', () => {
         text(out),
         sse([
           {
-            data: '{"id":"a","choices":[{"index":0,"delta":{"content":"x"}}],"usage":{"prompt_tokens":1,"completion_tokens":1}}',
+            data:
+              '{"id":"a","choices":[{"index":0,"delta":{"content":"x"}}],"usage":{"prompt_tokens":1,' +
+              '"completion_tokens":1}}',
           },
           { data: '[DONE]' },
         ]),

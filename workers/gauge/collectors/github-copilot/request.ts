@@ -24,7 +24,8 @@ export async function fetchUser(
   if (answer.status === 404) {
     throw new CollectorError(
       'auth_failed',
-      `${PROVIDER} does not show quota to this token (HTTP 404); a fine-grained token with the "Plan: read-only" permission can read it.`,
+      `${PROVIDER} does not show quota to this token (HTTP 404); a fine-grained token with the "Plan: read-only" ` +
+        `permission can read it.`,
       {
         upstreamStatus: 404,
       },
