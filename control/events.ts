@@ -37,6 +37,7 @@ export const DEFAULT_BUS_LIMITS: BusLimits = {
   queueBytes: 256 << 10,
 };
 
+// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 export function createEventBus(limits: BusLimits = DEFAULT_BUS_LIMITS, now: () => number = Date.now) {
   // IDs start at the start time in microseconds, so an ID from an earlier run of the service is always older
   // than this run's ring (a `reset`), never mistaken for one of this run's events.

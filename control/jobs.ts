@@ -57,6 +57,7 @@ interface Entry {
   settle(): void;
 }
 
+// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 export function createJobs(
   bus: EventBus,
   limits: { maxActive?: number; keepFinished?: number; onInternal?(err: unknown): void } = {},

@@ -35,6 +35,7 @@ export interface LocalRuntimeDeps {
   ownPort(): number | null;
 }
 
+// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 export function createLocalRuntime({
   dataDir,
   env,

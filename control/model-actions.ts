@@ -11,6 +11,7 @@ import type { CatalogService } from './catalog-service.ts';
 import type { EventBus } from './events.ts';
 import { answerJob, type Jobs } from './jobs.ts';
 
+// The model actions' table: one entry per action, each short; hence its length.
 /**
  * POST /v1/catalog/models/{id}/actions/{action}: the checks every kind shares (answered at once), then the
  * embedded runtime's work as a job: 202 with the job, or with `wait` the job's result (or its error) when it ends.

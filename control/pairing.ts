@@ -98,6 +98,7 @@ export function pairingOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Pic
   return Number.isInteger(ttl) && ttl >= 1 && ttl <= 600_000 ? { ttlMs: ttl } : {};
 }
 
+// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 export function createPairing({
   tokens,
   ttlMs = PAIRING_TTL_MS,

@@ -32,6 +32,7 @@ export interface ProviderRefreshDeps {
 
 export type ProviderRefresh = ReturnType<typeof createProviderRefresh>;
 
+// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 export function createProviderRefresh(deps: ProviderRefreshDeps) {
   const { env, models, log, ttl, mustGet } = deps;
   const refreshing = new Map<string, Promise<Refreshed>>();

@@ -34,6 +34,7 @@ interface Deps {
   tokenCounts(): Map<string, number>;
 }
 
+// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 export function createServiceAccounts({ env, repo, audit, tokenCounts }: Deps): ServiceAccounts {
   const byId = new Map<string, ServiceAccountRecord>();
   for (const r of repo.all()) byId.set(r.id, r);

@@ -57,6 +57,7 @@ interface Active {
   stored: StoredReading;
 }
 
+// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 export function createCapacitySignal(deps: CapacitySignalDeps): GaugeCapacitySignal {
   let cache: { at: number; active: Active[] } | null = null;
 

@@ -63,6 +63,7 @@ function checkRedirect(
  */
 export const MAX_GAUGE_ACCOUNTS = 200;
 
+// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 export function createGaugeService(deps: GaugeServiceDeps) {
   const { env, sources, data, vault, audit, actor } = deps;
   const defaults = new Map(GAUGE_BUILT_IN_SOURCES.map((s) => [s.id, s.config]));

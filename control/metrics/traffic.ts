@@ -61,6 +61,7 @@ export function statusClass(status: number): number {
   return c >= 0 && c < CLASSES.length ? c : CLASSES.length - 1;
 }
 
+// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 export function createTrafficMetrics(registry: Registry) {
   const requests = registry.counter(
     'switchyard_http_requests_total',

@@ -31,6 +31,7 @@ interface Deps {
 
 const bySlug = (a: { slug: string }, b: { slug: string }) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0);
 
+// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 export function createPresetService({ env, presets, audit, catalog }: Deps): PresetService {
   // Read-mostly and tiny: kept in memory so resolution never touches the store.
   const cache = new Map(presets.all().map((p) => [p.slug, p]));

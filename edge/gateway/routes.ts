@@ -117,6 +117,7 @@ const notAnObject = () => new ServiceError('INVALID_REQUEST', 'The request body 
 // needs the bytes once per attempt: there each attempt gets a copy, and the slot is freed when the request
 // settles. JSON routes take shared bodies; the multipart routes' JSON bodies are transferred as before.
 
+// A route table: one entry per route, each handler short; hence its length.
 export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
   const { catalog, pool, responses, log } = deps;
   const access = createAccessLogger(log);

@@ -62,6 +62,7 @@ export interface Prepared {
 const JSON_TYPE = 'application/json';
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 export function createApp(deps: AppDeps) {
   const router = createRouter(deps.routes);
   const { log } = deps;

@@ -62,6 +62,7 @@ export function activityRange(
   return { after: start, before: end };
 }
 
+// A route table: one entry per route, each handler short; hence its length.
 export function gaugeInsightRoutes(deps: GaugeInsightDeps): RouteDef[] {
   const { data, sources, signal } = deps;
   const enabled = () => deps.settings().enabled;

@@ -31,6 +31,7 @@ export interface GaugeRouteDeps {
 
 const DAY_MS = 86_400_000;
 
+// A route table: one entry per route, each handler short; hence its length.
 export function gaugeRoutes({ service, sources, data, settings }: GaugeRouteDeps): RouteDef[] {
   const enabled = () => settings().enabled;
   const accounts = () => sources.all().filter(isAccount);

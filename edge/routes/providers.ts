@@ -25,6 +25,7 @@ function listCounts(listing: ModelListCache) {
   };
 }
 
+// A route table: one entry per route, each handler short; hence its length.
 export function providerRoutes(providers: ProvidersPort, catalog: CatalogReader, models: ModelRepo): RouteDef[] {
   return [
     route({

@@ -18,6 +18,7 @@ import { createGaugeActor, gaugeOptionsFromEnv } from '../../workers/gauge/actor
 import type { Family } from '../family.ts';
 import type { Parts } from '../parts.ts';
 
+// Gauge's parts are many and each is built in a few lines, in the order they need each other; hence its length.
 /**
  * Gauge: its worker owns collection; the main thread keeps setup (sources, accounts), budgets, alerts and
  * device-flow sessions, and reads what was collected from LMDB.
