@@ -11,6 +11,7 @@ import { USAGE_COMMON_PARAMS, USAGE_ROUTES } from '../../protocol/http/usage.ts'
 import type { RouteDef } from '../../edge/http/router.ts';
 import { auditRoutes } from '../../edge/routes/audit.ts';
 import { capabilitiesRoute } from '../../edge/routes/capabilities.ts';
+import { openapiRoute } from '../../edge/routes/openapi.ts';
 import { dashboardRoutes } from '../../edge/routes/dashboard.ts';
 import { catalogRoutes } from '../../edge/routes/catalog.ts';
 import { gaugeRoutes } from '../../edge/routes/gauge.ts';
@@ -103,6 +104,7 @@ const FACTORIES: Record<string, () => RouteDef[]> = {
   gaugeBudgetRoutes: () => gaugeBudgetRoutes(stub),
   gaugeInsightRoutes: () => gaugeInsightRoutes(stub),
   capabilitiesRoute: () => [capabilitiesRoute(() => [])],
+  openapiRoute: () => [openapiRoute(() => [])],
 };
 const ROUTES: RouteDef[] = Object.values(FACTORIES).flatMap((f) => f());
 
@@ -385,14 +387,30 @@ test('the fuzzed route table is the one the families serve', async () => {
   const dir = new URL('../../service/families/', import.meta.url);
   const spread = readdirSync(dir).flatMap((file) => {
     const source = readFileSync(new URL(file, dir), 'utf8');
-    const table = source.slice(
-      source.indexOf('routes: () => ['),
-      source.indexOf('\n    ],', source.indexOf('routes: () => [')),
-    );
-    return [...table.matchAll(/^ {6}\.\.\.(?:p\.)?([\w.]+?)(?:\(|,)/gm)].map((m) => m[1]);
+    const start = source.indexOf('routes: () => [');
+    if (start < 0) return [];
+    // The table runs to the bracket that closes it.
+    let depth = 0;
+    let end = start + 'routes: () => '.length;
+    do {
+      if (source[end] === '[') depth++;
+      else if (source[end] === ']') depth--;
+      end++;
+    } while (depth > 0 && end < source.length);
+    // The spreads at the table's own level, not those inside an argument.
+    const names: string[] = [];
+    let level = 0;
+    for (let i = start + 'routes: () => '.length; i < end; i++) {
+      const c = source[i]!;
+      if ('([{'.includes(c)) level++;
+      else if (')]}'.includes(c)) level--;
+      else if (level === 1 && source.startsWith('...', i)) names.push(/^\.\.\.(?:p\.)?([\w.]+)/.exec(source.slice(i))![1]!);
+    }
+    return names;
   });
   const root = readFileSync(new URL('../../service/compose.ts', import.meta.url), 'utf8');
-  const pushed = [...root.matchAll(/routes\.push\((\w+)\(/g)].map((m) => m[1]);
+  const push = root.slice(root.indexOf('routes.push('), root.indexOf(');', root.indexOf('routes.push(')));
+  const pushed = [...push.matchAll(/(\w+Route)\(/g)].map((m) => m[1]);
   assert.deepEqual([...spread, ...pushed].sort(), Object.keys(FACTORIES).sort());
   assert.ok(ROUTES.length >= 50, `${ROUTES.length} routes`);
   // Each definition is routed by the running service: neither "no route" nor "method not allowed".
