@@ -404,7 +404,8 @@ test('the fuzzed route table is the one the families serve', async () => {
       const c = source[i]!;
       if ('([{'.includes(c)) level++;
       else if (')]}'.includes(c)) level--;
-      else if (level === 1 && source.startsWith('...', i)) names.push(/^\.\.\.(?:p\.)?([\w.]+)/.exec(source.slice(i))![1]!);
+      else if (level === 1 && source.startsWith('...', i))
+        names.push(/^\.\.\.(?:p\.)?([\w.]+)/.exec(source.slice(i))![1]!);
     }
     return names;
   });
