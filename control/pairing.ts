@@ -1,11 +1,11 @@
 import { randomInt } from 'node:crypto';
 import { ServiceError } from '../protocol/errors.ts';
 import type { PairingCreate, PairingView } from '../protocol/http/service-accounts.ts';
-import { DEFAULT_TOKEN_SCOPES, type TokenView } from '../protocol/http/tokens.ts';
+import { DEFAULT_TOKEN_SCOPES } from '../protocol/http/tokens.ts';
 import { newId } from '../protocol/ids.ts';
 import type { Scope } from '../protocol/scopes.ts';
-import type { Actor } from './actor.ts';
 import { sseFrame, type EndReason, type Subscriber } from './events.ts';
+import type { PairingPort } from '../protocol/ports/service-accounts.ts';
 import type { TokenService } from './token-service.ts';
 
 // Pairing: a local app asks for a token over a server-sent event stream and a person approves or denies it
@@ -77,16 +77,11 @@ export interface PairingOptions {
   maxPending?: number;
 }
 
-export interface Pairing {
+/** The port the routes reach (protocol/ports/service-accounts.ts), with the answers this service gives at once. */
+export interface Pairing extends PairingPort {
   /** Registers a request; its stream already holds `pairing.pending`. */
   request(input: PairingCreate): { view: PairingView; stream: Subscriber };
   list(): PairingView[];
-  approve(
-    id: string,
-    scopes: Scope[] | undefined,
-    actor: Actor,
-    requestId: string,
-  ): Promise<{ id: string; approved: true; token: TokenView }>;
   deny(id: string): { id: string; denied: true };
   /** Shutdown: every requester's stream ends with `pairing.expired`. */
   close(): void;

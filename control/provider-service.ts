@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { PROVIDER_ID, DEFAULT_TIMEOUTS, type UpstreamModelList } from '../protocol/providers.ts';
 import { ServiceError, toServiceError } from '../protocol/errors.ts';
-import type { ProviderCreate, ProviderUpdate, ProviderView } from '../protocol/http/providers.ts';
+import type { ProviderView } from '../protocol/http/providers.ts';
 import type { ProviderTarget } from '../protocol/messages.ts';
 import type { AuditRepo } from '../store/audit-repo.ts';
 import type { StoreEnv } from '../store/env.ts';
@@ -22,29 +22,18 @@ import {
 import { MAX_LISTED_MODELS, truncated } from '../protocol/providers.ts';
 import { targetOf } from '../protocol/catalog.ts';
 
-import type { TestOutcome } from '../protocol/ports/providers.ts';
+import type { ProvidersPort, TestOutcome } from '../protocol/ports/providers.ts';
 
 export { MAX_LISTED_MODELS, targetOf, truncated };
 
 /** Lists a provider's models off the main thread (the proxy pool), reading the credential there. */
 export type ModelLister = (target: ProviderTarget, credentialRef: string | null) => Promise<UpstreamModelList>;
 
-export interface ProviderService {
+/** The port the routes reach (protocol/ports/providers.ts), with the answers this service gives at once. */
+export interface ProviderService extends ProvidersPort {
   list(): ProviderView[];
   get(id: string): ProviderView;
   record(id: string): ProviderRecord | undefined;
-  create(input: ProviderCreate, actor: Actor, requestId: string): Promise<ProviderView>;
-  /** `mayRedirect`: the caller may send the stored credential to a new `baseUrl` (credential-redirect.ts). */
-  update(
-    id: string,
-    patch: ProviderUpdate,
-    actor: Actor,
-    requestId: string,
-    mayRedirect: boolean,
-  ): Promise<ProviderView>;
-  remove(id: string, actor: Actor, requestId: string): Promise<void>;
-  test(id: string, actor: Actor, requestId: string): Promise<TestOutcome>;
-  refreshModels(id: string, actor: Actor | null, requestId: string | null): Promise<ModelListCache>;
   /** Refreshes, in the background, every auto-proxying provider whose list is older than the TTL. */
   refreshStale(): void;
   /** Resolves once no model list refresh is running (each has committed its list and told the catalog). */

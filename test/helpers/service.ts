@@ -176,6 +176,22 @@ export function assertSecretsNowhere(svc: ServiceHandle, secrets: readonly strin
 }
 
 /**
+ * The environment a person's shell gives a CLI command against the service of `home`: found through its data
+ * directory and instance file, with the admin token of that directory (no port, no token of the test's own).
+ */
+export function shellEnv(home: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    SWITCHYARD_HOME: home,
+    XDG_STATE_HOME: join(home, 'state'),
+    XDG_CONFIG_HOME: join(home, 'config'),
+  };
+  delete env.SWITCHYARD_PORT;
+  delete env.SWITCHYARD_TOKEN;
+  return env;
+}
+
+/**
  * What a service handle of either kind (spawned, or in the test process) is made of: the address, the admin
  * token, the requests it answered and what it logged so far.
  */

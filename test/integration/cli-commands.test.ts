@@ -7,7 +7,7 @@ import OpenAI from 'openai';
 import * as openaiFake from '../fakes/openai.ts';
 import { addProvider } from '../helpers/gateway.ts';
 import { writeTinyModel } from '../helpers/gguf.ts';
-import { serviceBin, startService, tempHome, type TestService } from '../helpers/service.ts';
+import { serviceBin, shellEnv, startService, tempHome, type TestService } from '../helpers/service.ts';
 
 // The commands a person types against a running service, run as that person runs them (the executable, a
 // separate process, the data directory found from the service's instance file), each compared with what
@@ -89,14 +89,7 @@ before(async () => {
   fake.setOutput({ text: 'hello from the fake', chunks: 2 });
   svc = await startService({ home });
   // The commands find the service as a person's shell would: its data directory and instance file.
-  env = {
-    ...process.env,
-    SWITCHYARD_HOME: home,
-    XDG_STATE_HOME: join(home, 'state'),
-    XDG_CONFIG_HOME: join(home, 'config'),
-  };
-  delete env.SWITCHYARD_PORT;
-  delete env.SWITCHYARD_TOKEN;
+  env = shellEnv(home);
   const patched = await svc.request('PATCH', '/v1/settings', {
     body: { runtime: { tuning: { contextSize: 256, threads: 1, parallel: 1 } } },
   });

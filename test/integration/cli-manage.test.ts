@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as openaiFake from '../fakes/openai.ts';
-import { serviceBin, startService, tempHome, type TestService } from '../helpers/service.ts';
+import { serviceBin, shellEnv, startService, tempHome, type TestService } from '../helpers/service.ts';
 
 // The commands that change the set-up, run as a person runs them (the executable in a separate process, the
 // service found from its instance file), each checked through the API afterwards. Keys come from stdin or a
@@ -79,14 +78,7 @@ before(async () => {
   fake = await openaiFake.start({ apiKey: KEY });
   fake.setModels([{ id: 'gpt-manage' }, { id: 'gpt-other' }]);
   svc = await startService({ home });
-  env = {
-    ...process.env,
-    SWITCHYARD_HOME: home,
-    XDG_STATE_HOME: join(home, 'state'),
-    XDG_CONFIG_HOME: join(home, 'config'),
-  };
-  delete env.SWITCHYARD_PORT;
-  delete env.SWITCHYARD_TOKEN;
+  env = shellEnv(home);
 });
 
 after(async () => {
