@@ -64,12 +64,9 @@ function workersWithoutTsx(): void {
   const threads = createRequire(import.meta.url)('node:worker_threads') as typeof import('node:worker_threads');
   const Base = threads.Worker;
   if ((Base as { withoutTsx?: true }).withoutTsx) return;
+  // None of the test process's flags: a spawned service's threads have none either, and Node 24 gives a test file's
+  // process flags a worker refuses (ERR_WORKER_INVALID_EXEC_ARGV: --stack-trace-limit, --v8-pool-size, ...).
   const execArgv: string[] = [];
-  for (let i = 0; i < process.execArgv.length; i++) {
-    const arg = process.execArgv[i]!;
-    if (arg === '--import' && process.execArgv[i + 1] === 'tsx') i++;
-    else if (arg !== '--import=tsx') execArgv.push(arg);
-  }
   class Worker extends Base {
     static withoutTsx = true as const;
     constructor(filename: string | URL, options: import('node:worker_threads').WorkerOptions = {}) {
