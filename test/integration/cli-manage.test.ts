@@ -9,6 +9,7 @@ import { serviceBin, shellEnv, startService, tempHome, type TestService } from '
 // hidden prompt in a pseudo-terminal (util-linux script), never from argv; no output holds one.
 
 const KEY = `sk-manage-${process.pid}-0123456789abcdef`;
+const WRONG_KEY = `sk-wrong-${process.pid}-0123456789abcdef`;
 let svc: TestService;
 let fake: openaiFake.OpenAIFake;
 let env: NodeJS.ProcessEnv;
@@ -126,14 +127,11 @@ describe('providers', () => {
   });
 
   test('test says what failed, without the key, and exits 1', async () => {
-    await ok(
-      ['providers', 'add', 'openai', '--id', 'wrong-key', '--base-url', fake.baseUrl],
-      'sk-not-the-right-key-0000\n',
-    );
+    await ok(['providers', 'add', 'openai', '--id', 'wrong-key', '--base-url', fake.baseUrl], `${WRONG_KEY}\n`);
     const r = await cli(['providers', 'test', 'wrong-key']);
     assert.equal(r.status, 1);
     assert.match(r.stderr, /^wrong-key: failed \(UPSTREAM_AUTH_FAILED\): /);
-    assert.ok(!r.stderr.includes('sk-not-the-right-key'));
+    assert.ok(!r.stderr.includes(WRONG_KEY.slice(0, -4)));
     const json = JSON.parse((await cli(['providers', 'test', 'wrong-key', '--json'])).stdout);
     assert.equal(json.ok, false);
   });
