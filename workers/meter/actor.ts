@@ -77,6 +77,8 @@ interface Incarnation {
   startedAt: number;
   /** Rejects when the worker stops, so no control call waits for a reply that cannot come. */
   gone: Promise<never>;
+  /** Settles once the worker has loaded its modules (its start's pruning answered) or stopped. */
+  loaded: Promise<unknown>;
   pendingCalls: number;
 }
 
@@ -144,6 +146,7 @@ export function createMeter(options: MeterOptions): Meter {
       posted: 0,
       startedAt: Date.now(),
       gone,
+      loaded: gone,
       pendingCalls: 0,
     };
     cur = inc;
@@ -172,7 +175,9 @@ export function createMeter(options: MeterOptions): Meter {
     worker.on('error', lost);
     worker.on('exit', () => lost());
     options.onWorker?.(worker);
-    void prune().catch((err: unknown) => closing || log.warn({ err: String(err) }, 'usage retention pruning failed'));
+    inc.loaded = prune().catch(
+      (err: unknown) => closing || log.warn({ err: String(err) }, 'usage retention pruning failed'),
+    );
   }
 
   /** A control call that holds the process open while it runs and fails if the worker stops. */
@@ -272,16 +277,17 @@ export function createMeter(options: MeterOptions): Meter {
       if (restartTimer !== null) clearTimeout(restartTimer);
       const inc = cur;
       if (inc === null) return;
-      // Nothing was ever sent to this worker: it has nothing to commit, and a close would wait for it to finish
-      // starting (most of a second). A write it may have begun (the start's pruning) is one LMDB transaction,
-      // whole or not at all.
-      if (inc.posted === 0) return void (await inc.worker.terminate());
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<never>(
         (_, reject) => (timer = setTimeout(() => reject(new Error('timed out')), CLOSE_TIMEOUT_MS)),
       );
+      late.catch(() => undefined);
       try {
-        await Promise.race([call(inc, (api) => api.close(inc.posted)), late]);
+        // Nothing was ever sent to this worker: it has nothing to commit and is stopped without a close call
+        // (its start's pruning is one LMDB transaction, whole or not at all). But not before it has loaded:
+        // a thread stopped while it loads LMDB's native addon aborts the whole process.
+        if (inc.posted === 0) await Promise.race([inc.loaded, late]);
+        else await Promise.race([call(inc, (api) => api.close(inc.posted)), late]);
       } catch (err) {
         log.error({ err: err instanceof Error ? err.message : String(err) }, 'usage meter did not close cleanly');
       } finally {
