@@ -4,6 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
+import { paidUser, startCopilotGaugeFake, type CopilotGaugeFake } from '../fakes/gauge/github-copilot.ts';
 import * as openaiFake from '../fakes/openai.ts';
 import { writeTinyModel } from '../helpers/gguf.ts';
 import { serviceBin, shellEnv, startService, tempHome, type TestService } from '../helpers/service.ts';
@@ -14,9 +15,12 @@ import { serviceBin, shellEnv, startService, tempHome, type TestService } from '
 // or a hidden prompt in a pseudo-terminal (util-linux script); no output holds a key.
 
 const KEY = `sk-more-${process.pid}-0123456789abcdef`;
+const COPILOT_KEY = `ghu_more${process.pid}0123456789abcdefABCDEF`;
+const ROUTER_KEY = `sk-or-v1-more-${process.pid}-0123456789abcdef`;
 const FAKES = fileURLToPath(new URL('../fakes/llama-server/', import.meta.url));
 let svc: TestService;
 let fake: openaiFake.OpenAIFake;
+let copilot: CopilotGaugeFake;
 let env: NodeJS.ProcessEnv;
 let files: string;
 const printed: string[] = [];
@@ -49,6 +53,35 @@ async function ok(args: string[], input = ''): Promise<string> {
   return r.stdout;
 }
 
+/**
+ * Runs a command on a pseudo-terminal and types `typed` once it shows `prompt`, as a person would: what the
+ * terminal shows, echo included, is the command's stdout here.
+ */
+function inPty(args: string[], prompt: RegExp, typed: string): Promise<Run> {
+  const quoted = [process.execPath, serviceBin(), ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+  const child = spawn('script', ['-qfec', quoted, '/dev/null'], {
+    env: { ...env, TERM: 'dumb' },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  let sent = false;
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
+    stdout += d;
+    if (!sent && prompt.test(stdout)) {
+      sent = true;
+      child.stdin.write(typed);
+    }
+  });
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  return new Promise((resolve) =>
+    child.on('close', (status) => {
+      printed.push(stdout, stderr);
+      resolve({ status, stdout, stderr });
+    }),
+  );
+}
+
 /** Runs `args` and expects exit `status` with stderr matching `message`. */
 async function fails(args: string[], status: number, message: RegExp): Promise<Run> {
   const r = await cli(args);
@@ -71,6 +104,15 @@ before(async () => {
   writeTinyModel(join(home, 'models', 'tiny.gguf'));
   fake = await openaiFake.start({ apiKey: KEY });
   fake.setModels([{ id: 'gpt-more' }, { id: 'gpt-spare' }]);
+  copilot = await startCopilotGaugeFake({ token: COPILOT_KEY });
+  copilot.setUser(
+    paidUser({
+      snapshots: {
+        premium_interactions: { entitlement: 300, remaining: 180, percent_remaining: 60, unlimited: false },
+      },
+      resetDate: new Date(Date.now() + 5 * 86_400_000 + 3_600_000).toISOString(),
+    }),
+  );
   svc = await startService({
     home,
     env: {
@@ -88,11 +130,12 @@ before(async () => {
 
 after(async () => {
   for (const text of printed) {
-    assert.ok(!text.includes(KEY), 'a command printed a key');
+    for (const key of [KEY, COPILOT_KEY, ROUTER_KEY]) assert.ok(!text.includes(key), 'a command printed a key');
     assert.ok(!text.includes(svc.adminToken), 'a command printed the admin token');
   }
   await svc?.stop();
   await fake?.close();
+  await copilot?.close();
 });
 
 describe('presets', () => {
@@ -196,5 +239,197 @@ describe('route packs', () => {
     await fails(['route-packs', 'remove', 'none'], 1, /^switchyard route-packs: /);
     await fails(['route-packs', 'remove'], 2, /Usage: switchyard route-packs/);
     await fails(['route-packs', 'list', '--all'], 2, /Unknown option '--all'/);
+  });
+});
+
+describe('gauge', () => {
+  let copilotId: string;
+
+  test('accounts add asks for the key on a terminal without echoing it', async () => {
+    const r = await inPty(
+      ['gauge', 'accounts', 'add', 'github-copilot', '--base-url', copilot.baseUrl, '--label', 'Work'],
+      /API key for GitHub Copilot \(Work\): /,
+      `${COPILOT_KEY}\r`,
+    );
+    assert.equal(r.status, 0, r.stdout);
+    const id = /Connected (\S+) \(GitHub Copilot, Work\), its key stored in the vault\./.exec(r.stdout)?.[1];
+    assert.ok(id, r.stdout);
+    copilotId = id;
+    const account = (await svc.request('GET', '/v1/gauge/accounts')).json.data.find((a: any) => a.id === id);
+    assert.equal(account.credentialConfigured, true);
+    assert.equal(account.authMode, 'api_key');
+    assert.equal(account.label, 'Work');
+  });
+
+  test('accounts add reads the key from stdin; remove deletes the account', async () => {
+    const made = JSON.parse(await ok(['gauge', 'accounts', 'add', 'openrouter', '--json'], `${ROUTER_KEY}\n`));
+    assert.equal(made.providerId, 'openrouter');
+    assert.equal(made.credentialConfigured, true);
+    assert.match(await ok(['gauge', 'accounts', 'remove', made.id]), /^Removed Gauge account /);
+    const ids = (await svc.request('GET', '/v1/gauge/accounts')).json.data.map((a: any) => a.id);
+    assert.ok(!ids.includes(made.id));
+  });
+
+  test('while off, gauge says so and refresh is refused; on, refresh reads the account', async () => {
+    const off = await ok(['gauge']);
+    assert.match(off, /^Gauge is off: nothing is collected\. Turn it on with `switchyard gauge on`\./);
+    assert.match(off, new RegExp(`${copilotId} \\(Work\\)\\s+github-copilot\\s+not yet read\\s+no reading yet`));
+    await fails(['gauge', 'refresh', copilotId], 1, /^switchyard gauge: .*Gauge/);
+    assert.match(await ok(['gauge', 'on']), /^Gauge is on/);
+    assert.equal((await svc.request('GET', '/v1/settings')).json.gauge.enabled, true);
+    assert.match(await ok(['gauge', 'refresh', copilotId]), new RegExp(`^${copilotId}: ok, 1 reading\\.$`, 'm'));
+    const status = await ok(['gauge']);
+    assert.match(status, /^ACCOUNT\s+PROVIDER\s+STATE\s+WINDOW\s+USED \/ LIMIT\s+USED %\s+RESETS$/m);
+    assert.match(status, /github-copilot\s+ok\s+premium_interactions\S*( \(\w+\))?\s+120 \/ 300\s+40%\s+in 5 days/);
+    const json = JSON.parse(await ok(['gauge', '--json']));
+    assert.equal(json.enabled, true);
+    assert.equal(json.readings.find((r: any) => r.accountId === copilotId).windows[0].used, 120);
+  });
+
+  test('sources enable and disable a built-in source', async () => {
+    assert.match(await ok(['gauge', 'sources']), /claude-code\s+local logs\s+claude-code\s+.*\s+no$/m);
+    assert.match(await ok(['gauge', 'sources', 'enable', 'claude-code']), /claude-code is enabled/);
+    const source = (id: string) =>
+      svc.request('GET', '/v1/gauge/sources').then((r) => r.json.data.find((s: any) => s.id === id));
+    assert.equal((await source('claude-code')).enabled, true);
+    assert.equal(JSON.parse(await ok(['gauge', 'sources', 'disable', 'claude-code', '--json'])).enabled, false);
+    assert.equal((await source('claude-code')).enabled, false);
+  });
+
+  test('bad input: unknown provider or subcommand 2, no key 2, unknown source 1', async () => {
+    await fails(['gauge', 'accounts', 'add', 'mistral'], 2, /Gauge cannot connect "mistral" with a key/);
+    await fails(['gauge', 'accounts', 'add', 'openai'], 2, /needs its admin key/);
+    await fails(['gauge', 'frobnicate'], 2, /Usage: switchyard gauge/);
+    await fails(['gauge', 'sources', 'enable'], 2, /Usage: switchyard gauge/);
+    await fails(['gauge', '--label', 'x'], 2, /--label and --base-url are for `gauge accounts add`/);
+    await fails(['gauge', 'sources', 'enable', 'nope'], 1, /^switchyard gauge: /);
+    await fails(['gauge', 'refresh', 'nope'], 1, /^switchyard gauge: /);
+    assert.equal((await svc.request('GET', '/v1/gauge/accounts')).json.data.filter((a: any) => !a.builtIn).length, 1);
+  });
+});
+
+describe('budgets', () => {
+  test('add from options and from YAML, list, remove', async () => {
+    const out = await ok([
+      'budgets',
+      'add',
+      '--name',
+      'Monthly',
+      '--limit-usd',
+      '20',
+      '--period',
+      'month',
+      '--providers',
+      'openai',
+      '--thresholds',
+      '90,50',
+    ]);
+    const id = /^Added budget (bud_\w+) \(Monthly\): \$20\.00 a month, \$0\.0000 counted so far \(estimated\)\.$/m.exec(
+      out,
+    )?.[1];
+    assert.ok(id, out);
+    const budget = (await svc.request('GET', '/v1/gauge/budgets')).json.data.find((b: any) => b.id === id);
+    assert.deepEqual(
+      [budget.amount, budget.period, budget.basis, budget.thresholds, budget.scope.providerIds],
+      [20, 'month', 'estimated', [50, 90], ['openai']],
+    );
+    const yaml = file('budget.yaml', 'name: Daily\namount: 2.5\nperiod: day\nbasis: provider_reported\n');
+    const daily = JSON.parse(await ok(['budgets', 'add', yaml, '--json']));
+    assert.equal(daily.basis, 'provider_reported');
+    const listed = await ok(['budgets']);
+    assert.match(listed, /^ID\s+NAME\s+PERIOD\s+SPENT \/ LIMIT\s+USED %\s+BASIS\s+STATE\s+PERIOD ENDS$/m);
+    assert.match(
+      listed,
+      new RegExp(`${id}\\s+Monthly\\s+month\\s+\\$0\\.0000 / \\$20\\.00\\s+0%\\s+estimated\\s+ok\\s+in `),
+    );
+    assert.match(await ok(['budgets', 'remove', daily.id]), new RegExp(`Removed budget ${daily.id}`));
+    assert.equal((await svc.request('GET', '/v1/gauge/budgets')).json.data.length, 1);
+  });
+
+  test('bad input: options checked before sending (2), the service refusing (1)', async () => {
+    await fails(['budgets', 'add', '--name', 'X', '--period', 'month'], 2, /Missing --limit-usd/);
+    await fails(
+      ['budgets', 'add', '--name', 'X', '--limit-usd', 'ten', '--period', 'month'],
+      2,
+      /--limit-usd takes a number/,
+    );
+    await fails(
+      ['budgets', 'add', '--name', 'X', '--limit-usd', '5', '--period', 'year'],
+      2,
+      /--period is one of: day, week, month/,
+    );
+    await fails(['budgets', 'add', file('b.json', '{}'), '--name', 'X'], 2, /Give a file or options, not both/);
+    await fails(['budgets', 'add', join(files, 'none.yaml')], 2, /Cannot read/);
+    await fails(['budgets', '--name', 'X'], 2, /Those options are for `budgets add`/);
+    const typo = ['budgets', 'add', '--name', 'X', '--limit-usd', '5', '--period', 'day', '--providers', 'opnai'];
+    await fails(typo, 1, /^switchyard budgets: No provider `opnai`/);
+    await fails(['budgets', 'remove', 'bud_nothing'], 1, /^switchyard budgets: /);
+    assert.equal((await svc.request('GET', '/v1/gauge/budgets')).json.data.length, 1, 'nothing else was saved');
+  });
+});
+
+describe('alerts', () => {
+  test('add from options and from a file, list, remove', async () => {
+    const out = await ok([
+      'alerts',
+      'add',
+      '--name',
+      'Copilot low',
+      '--kind',
+      'quota_low',
+      '--provider',
+      'github-copilot',
+      '--threshold',
+      '25',
+    ]);
+    const id = /^Added alert rule (\S+) \(Copilot low: quota_low, provider github-copilot\)\.$/m.exec(out)?.[1];
+    assert.ok(id, out);
+    const rule = (await svc.request('GET', '/v1/gauge/alert-rules')).json.data.find((r: any) => r.id === id);
+    assert.deepEqual([rule.threshold, rule.target, rule.enabled], [25, { providerId: 'github-copilot' }, true]);
+    const json = file('rule.json', JSON.stringify({ name: 'Any budget', kind: 'budget_threshold', enabled: false }));
+    assert.match(await ok(['alerts', 'add', json]), /\(Any budget: budget_threshold, all\), disabled\./);
+    const listed = await ok(['alerts']);
+    assert.match(
+      listed,
+      new RegExp(`${id}\\s+Copilot low\\s+quota_low\\s+provider github-copilot\\s+25\\s+yes\\s+60 min`),
+    );
+    assert.match(await ok(['alerts', 'remove', id!]), new RegExp(`Removed alert rule ${id} and its 0 events\\.`));
+    assert.equal((await svc.request('GET', '/v1/gauge/alert-rules')).json.data.length, 1);
+  });
+
+  test('bad input: an unknown kind 2, a threshold the kind does not take 1', async () => {
+    await fails(['alerts', 'add', '--name', 'X', '--kind', 'quota_high'], 2, /--kind is one of: quota_low, /);
+    await fails(['alerts', 'add', '--kind', 'quota_low'], 2, /Missing --name/);
+    await fails(['alerts', 'add', '--name', 'X', '--kind', 'quota_exhausted', '--threshold', '5'], 1, /threshold/);
+    await fails(['alerts', 'remove', 'nope'], 1, /^switchyard alerts: /);
+    await fails(['alerts', 'remove'], 2, /Usage: switchyard alerts/);
+  });
+});
+
+describe('services', () => {
+  test('add a llama-server, start it with a progress bar, stop it, remove it', async () => {
+    const added = await ok(['services', 'add', 'llamacpp', '--model', 'tiny.gguf', '--id', 'local', '--no-start']);
+    assert.match(added, /^Added service local \(llama-server for tiny\.gguf\) at http:\/\/127\.0\.0\.1:\d+: stopped\./);
+    assert.match(added, /Start it with `switchyard services start local`/);
+    assert.equal((await svc.request('GET', '/v1/services/local')).json.state, 'stopped');
+    assert.match(await ok(['services']), /^local\s+llamacpp\s+stopped\s+tiny\.gguf/m);
+    assert.match(await ok(['services', 'start', 'local']), /Starting local: done/);
+    assert.equal((await svc.request('GET', '/v1/services/local')).json.state, 'running');
+    assert.match(await ok(['services', 'stop', 'local']), /^Service local is stopped\.$/m);
+    assert.equal((await svc.request('GET', '/v1/services/local')).json.state, 'stopped');
+    assert.deepEqual(JSON.parse(await ok(['services', 'remove', 'local', '--json'])), { id: 'local', deleted: true });
+    assert.equal((await svc.request('GET', '/v1/services/local')).status, 404);
+  });
+
+  test('bad input: another kind or no model 2; a model not in the library or the embedded runtime 1', async () => {
+    await fails(['services', 'add', 'ollama', '--model', 'tiny.gguf'], 2, /Only llamacpp services can be added/);
+    await fails(['services', 'add', 'llamacpp'], 2, /needs --model/);
+    await fails(['services', 'add', 'llamacpp', '--model', 'tiny.gguf', '--port', '80'], 2, /--port must be/);
+    await fails(['services', 'add', 'llamacpp', '--model', 'none.gguf'], 1, /^switchyard services: /);
+    await fails(['services', 'start', 'embedded'], 1, /^switchyard services: /);
+    await fails(['services', 'stop', 'nope'], 1, /^switchyard services: /);
+    await fails(['services', 'restart', 'local'], 2, /Usage: switchyard services/);
+    await fails(['services', '--model', 'x'], 2, /Those options are for `services add`/);
+    assert.equal((await svc.request('GET', '/v1/services')).json.data.length, 1, 'only the embedded runtime');
   });
 });
