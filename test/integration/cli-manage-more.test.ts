@@ -90,6 +90,15 @@ async function fails(args: string[], status: number, message: RegExp): Promise<R
   return r;
 }
 
+/** Each of `cases` as `fails` checks it, a few at a time: the commands change nothing, so order does not matter. */
+async function refusals(cases: [string[], number, RegExp][]): Promise<void> {
+  const queue = [...cases];
+  const worker = async () => {
+    for (let c = queue.shift(); c !== undefined; c = queue.shift()) await fails(...c);
+  };
+  await Promise.all([worker(), worker(), worker()]);
+}
+
 function file(name: string, text: string): string {
   const path = join(files, name);
   writeFileSync(path, text);
@@ -177,21 +186,23 @@ describe('presets', () => {
   });
 
   test('bad files are usage errors naming the file; the service refusing is exit 1', async () => {
-    await fails(['presets', 'add', join(files, 'missing.yaml')], 2, /Cannot read .*missing\.yaml: ENOENT/);
-    await fails(
-      ['presets', 'add', file('bad.yaml', 'slug: [unclosed\nmodel: x\n')],
-      2,
-      /bad\.yaml is not valid YAML: .* at line \d+, column \d+\.$/m,
-    );
-    await fails(['presets', 'add', file('list.json', '[1, 2]')], 2, /must hold one object/);
-    await fails(['presets', 'add', file('prose.txt', 'just some words')], 2, /must hold one object/);
-    await fails(['presets', 'add', file('big.json', `{"slug": "${'x'.repeat(1_100_000)}"}`)], 2, /over 1 MB/);
-    await fails(['presets', 'add', files], 2, /is not a file/);
     const wrong = file('wrong.yaml', 'slug: wrong\nmodel: openai/none\nfamilyScope: [styleA.chat_completions]\n');
-    await fails(['presets', 'add', wrong], 1, /^switchyard presets: .*model/);
-    await fails(['presets', 'remove', 'nothing-here'], 1, /^switchyard presets: /);
-    await fails(['presets', 'frobnicate'], 2, /Usage: switchyard presets/);
-    await fails(['presets', 'add'], 2, /Usage: switchyard presets/);
+    await refusals([
+      [['presets', 'add', join(files, 'missing.yaml')], 2, /Cannot read .*missing\.yaml: ENOENT/],
+      [
+        ['presets', 'add', file('bad.yaml', 'slug: [unclosed\nmodel: x\n')],
+        2,
+        /bad\.yaml is not valid YAML: .* at line \d+, column \d+\.$/m,
+      ],
+      [['presets', 'add', file('list.json', '[1, 2]')], 2, /must hold one object/],
+      [['presets', 'add', file('prose.txt', 'just some words')], 2, /must hold one object/],
+      [['presets', 'add', file('big.json', `{"slug": "${'x'.repeat(1_100_000)}"}`)], 2, /over 1 MB/],
+      [['presets', 'add', files], 2, /is not a file/],
+      [['presets', 'add', wrong], 1, /^switchyard presets: .*model/],
+      [['presets', 'remove', 'nothing-here'], 1, /^switchyard presets: /],
+      [['presets', 'frobnicate'], 2, /Usage: switchyard presets/],
+      [['presets', 'add'], 2, /Usage: switchyard presets/],
+    ]);
     assert.equal((await svc.request('GET', '/v1/presets')).json.data.length, 1, 'nothing else was saved');
   });
 });
@@ -230,15 +241,13 @@ describe('route packs', () => {
 
   test('bad input: a pack whose model does not resolve is exit 1; a bad file 2', async () => {
     const body = { slug: 'bad', routes: [{ id: 'a', model: 'openai/none' }], fallback: { model: 'openai/gpt-more' } };
-    await fails(['route-packs', 'add', file('bad-pack.json', JSON.stringify(body))], 1, /^switchyard route-packs: /);
-    await fails(
-      ['route-packs', 'add', file('tabs.yaml', 'slug: x\n\troutes: []\n')],
-      2,
-      /tabs\.yaml is not valid YAML/,
-    );
-    await fails(['route-packs', 'remove', 'none'], 1, /^switchyard route-packs: /);
-    await fails(['route-packs', 'remove'], 2, /Usage: switchyard route-packs/);
-    await fails(['route-packs', 'list', '--all'], 2, /Unknown option '--all'/);
+    await refusals([
+      [['route-packs', 'add', file('bad-pack.json', JSON.stringify(body))], 1, /^switchyard route-packs: /],
+      [['route-packs', 'add', file('tabs.yaml', 'slug: x\n\troutes: []\n')], 2, /tabs\.yaml is not valid YAML/],
+      [['route-packs', 'remove', 'none'], 1, /^switchyard route-packs: /],
+      [['route-packs', 'remove'], 2, /Usage: switchyard route-packs/],
+      [['route-packs', 'list', '--all'], 2, /Unknown option '--all'/],
+    ]);
   });
 });
 
@@ -297,13 +306,15 @@ describe('gauge', () => {
   });
 
   test('bad input: unknown provider or subcommand 2, no key 2, unknown source 1', async () => {
-    await fails(['gauge', 'accounts', 'add', 'mistral'], 2, /Gauge cannot connect "mistral" with a key/);
-    await fails(['gauge', 'accounts', 'add', 'openai'], 2, /needs its admin key/);
-    await fails(['gauge', 'frobnicate'], 2, /Usage: switchyard gauge/);
-    await fails(['gauge', 'sources', 'enable'], 2, /Usage: switchyard gauge/);
-    await fails(['gauge', '--label', 'x'], 2, /--label and --base-url are for `gauge accounts add`/);
-    await fails(['gauge', 'sources', 'enable', 'nope'], 1, /^switchyard gauge: /);
-    await fails(['gauge', 'refresh', 'nope'], 1, /^switchyard gauge: /);
+    await refusals([
+      [['gauge', 'accounts', 'add', 'mistral'], 2, /Gauge cannot connect "mistral" with a key/],
+      [['gauge', 'accounts', 'add', 'openai'], 2, /needs its admin key/],
+      [['gauge', 'frobnicate'], 2, /Usage: switchyard gauge/],
+      [['gauge', 'sources', 'enable'], 2, /Usage: switchyard gauge/],
+      [['gauge', '--label', 'x'], 2, /--label and --base-url are for `gauge accounts add`/],
+      [['gauge', 'sources', 'enable', 'nope'], 1, /^switchyard gauge: /],
+      [['gauge', 'refresh', 'nope'], 1, /^switchyard gauge: /],
+    ]);
     assert.equal((await svc.request('GET', '/v1/gauge/accounts')).json.data.filter((a: any) => !a.builtIn).length, 1);
   });
 });
@@ -347,23 +358,21 @@ describe('budgets', () => {
   });
 
   test('bad input: options checked before sending (2), the service refusing (1)', async () => {
-    await fails(['budgets', 'add', '--name', 'X', '--period', 'month'], 2, /Missing --limit-usd/);
-    await fails(
-      ['budgets', 'add', '--name', 'X', '--limit-usd', 'ten', '--period', 'month'],
-      2,
-      /--limit-usd takes a number/,
-    );
-    await fails(
-      ['budgets', 'add', '--name', 'X', '--limit-usd', '5', '--period', 'year'],
-      2,
-      /--period is one of: day, week, month/,
-    );
-    await fails(['budgets', 'add', file('b.json', '{}'), '--name', 'X'], 2, /Give a file or options, not both/);
-    await fails(['budgets', 'add', join(files, 'none.yaml')], 2, /Cannot read/);
-    await fails(['budgets', '--name', 'X'], 2, /Those options are for `budgets add`/);
-    const typo = ['budgets', 'add', '--name', 'X', '--limit-usd', '5', '--period', 'day', '--providers', 'opnai'];
-    await fails(typo, 1, /^switchyard budgets: No provider `opnai`/);
-    await fails(['budgets', 'remove', 'bud_nothing'], 1, /^switchyard budgets: /);
+    const typo = ['budgets', 'add', '--name', 'X', '--limit-usd', '5', '--period', 'day'];
+    await refusals([
+      [['budgets', 'add', '--name', 'X', '--period', 'month'], 2, /Missing --limit-usd/],
+      [['budgets', 'add', '--name', 'X', '--limit-usd', 'ten', '--period', 'month'], 2, /--limit-usd takes a number/],
+      [
+        ['budgets', 'add', '--name', 'X', '--limit-usd', '5', '--period', 'year'],
+        2,
+        /--period is one of: day, week, month/,
+      ],
+      [['budgets', 'add', file('b.json', '{}'), '--name', 'X'], 2, /Give a file or options, not both/],
+      [['budgets', 'add', join(files, 'none.yaml')], 2, /Cannot read/],
+      [['budgets', '--name', 'X'], 2, /Those options are for `budgets add`/],
+      [[...typo, '--providers', 'opnai'], 1, /^switchyard budgets: No provider `opnai`/],
+      [['budgets', 'remove', 'bud_nothing'], 1, /^switchyard budgets: /],
+    ]);
     assert.equal((await svc.request('GET', '/v1/gauge/budgets')).json.data.length, 1, 'nothing else was saved');
   });
 });
@@ -398,11 +407,13 @@ describe('alerts', () => {
   });
 
   test('bad input: an unknown kind 2, a threshold the kind does not take 1', async () => {
-    await fails(['alerts', 'add', '--name', 'X', '--kind', 'quota_high'], 2, /--kind is one of: quota_low, /);
-    await fails(['alerts', 'add', '--kind', 'quota_low'], 2, /Missing --name/);
-    await fails(['alerts', 'add', '--name', 'X', '--kind', 'quota_exhausted', '--threshold', '5'], 1, /threshold/);
-    await fails(['alerts', 'remove', 'nope'], 1, /^switchyard alerts: /);
-    await fails(['alerts', 'remove'], 2, /Usage: switchyard alerts/);
+    await refusals([
+      [['alerts', 'add', '--name', 'X', '--kind', 'quota_high'], 2, /--kind is one of: quota_low, /],
+      [['alerts', 'add', '--kind', 'quota_low'], 2, /Missing --name/],
+      [['alerts', 'add', '--name', 'X', '--kind', 'quota_exhausted', '--threshold', '5'], 1, /threshold/],
+      [['alerts', 'remove', 'nope'], 1, /^switchyard alerts: /],
+      [['alerts', 'remove'], 2, /Usage: switchyard alerts/],
+    ]);
   });
 });
 
@@ -422,14 +433,16 @@ describe('services', () => {
   });
 
   test('bad input: another kind or no model 2; a model not in the library or the embedded runtime 1', async () => {
-    await fails(['services', 'add', 'ollama', '--model', 'tiny.gguf'], 2, /Only llamacpp services can be added/);
-    await fails(['services', 'add', 'llamacpp'], 2, /needs --model/);
-    await fails(['services', 'add', 'llamacpp', '--model', 'tiny.gguf', '--port', '80'], 2, /--port must be/);
-    await fails(['services', 'add', 'llamacpp', '--model', 'none.gguf'], 1, /^switchyard services: /);
-    await fails(['services', 'start', 'embedded'], 1, /^switchyard services: /);
-    await fails(['services', 'stop', 'nope'], 1, /^switchyard services: /);
-    await fails(['services', 'restart', 'local'], 2, /Usage: switchyard services/);
-    await fails(['services', '--model', 'x'], 2, /Those options are for `services add`/);
+    await refusals([
+      [['services', 'add', 'ollama', '--model', 'tiny.gguf'], 2, /Only llamacpp services can be added/],
+      [['services', 'add', 'llamacpp'], 2, /needs --model/],
+      [['services', 'add', 'llamacpp', '--model', 'tiny.gguf', '--port', '80'], 2, /--port must be/],
+      [['services', 'add', 'llamacpp', '--model', 'none.gguf'], 1, /^switchyard services: /],
+      [['services', 'start', 'embedded'], 1, /^switchyard services: /],
+      [['services', 'stop', 'nope'], 1, /^switchyard services: /],
+      [['services', 'restart', 'local'], 2, /Usage: switchyard services/],
+      [['services', '--model', 'x'], 2, /Those options are for `services add`/],
+    ]);
     assert.equal((await svc.request('GET', '/v1/services')).json.data.length, 1, 'only the embedded runtime');
   });
 });
