@@ -2,7 +2,7 @@ import { ALERT_RULE_KINDS, BUDGET_BASES, BUDGET_PERIODS } from '../protocol/gaug
 import { str, UsageError } from './args.ts';
 import { readBodyFile } from './body-file.ts';
 import type { Client } from './client.ts';
-import { relative, table, usd } from './output.ts';
+import { cell, relative, table, usd } from './output.ts';
 
 // Gauge budgets and alert rules: listed, added from options or from a JSON or YAML file holding the API's
 // create body (docs/api.md, Gauge budgets and Gauge alerts), removed by ID. Options are checked here for
@@ -129,7 +129,7 @@ export async function addBudget(
   const budget = await client.call('POST', '/v1/gauge/budgets', body);
   if (json) return (printJson(budget), 0);
   say(
-    `Added budget ${budget.id} (${budget.name}): ${usd(budget.amount)} a ${budget.period}, ` +
+    `Added budget ${budget.id} (${cell(budget.name)}): ${usd(budget.amount)} a ${budget.period}, ` +
       `${usd(budget.spend.counted)} counted so far (${budget.basis.replace('_', ' ')}).`,
   );
   return 0;
@@ -217,9 +217,8 @@ export async function addAlertRule(
   );
   const rule = await client.call('POST', '/v1/gauge/alert-rules', body);
   if (json) return (printJson(rule), 0);
-  say(
-    `Added alert rule ${rule.id} (${rule.name}: ${rule.kind}, ${targetOf(rule)})${rule.enabled ? '' : ', disabled'}.`,
-  );
+  const off = rule.enabled ? '' : ', disabled';
+  say(`Added alert rule ${rule.id} (${cell(rule.name)}: ${rule.kind}, ${targetOf(rule)})${off}.`);
   return 0;
 }
 

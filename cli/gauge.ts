@@ -1,6 +1,6 @@
 import { GAUGE_ACCOUNT_ADAPTERS, GAUGE_PROVIDERS } from '../protocol/gauge-catalog.ts';
 import { CliError, type Client, EXIT } from './client.ts';
-import { count, relative, table, usd } from './output.ts';
+import { cell, count, relative, table, usd } from './output.ts';
 import { readSecret } from './secret.ts';
 
 // Gauge from the command line: a compact status (each account's windows as used/limit, the share used and when
@@ -32,6 +32,9 @@ function stateOf(a: any): string {
   );
 }
 
+/** `40%`; below 10, one decimal, so that 1 of 500 is not 0%. */
+const percent = (p: number) => `${p > 0 && p < 10 ? p.toFixed(1) : Math.round(p)}%`;
+
 const figure = (n: number | null | undefined, money: boolean) => (money ? usd(n) : count(n));
 
 function windowRow(w: any): Pick<Row, 'window' | 'used' | 'pct' | 'resets'> {
@@ -47,7 +50,7 @@ function windowRow(w: any): Pick<Row, 'window' | 'used' | 'pct' | 'resets'> {
     window: w.period ? `${w.id} (${w.period})` : w.id,
     // A window without a limit shows its figure alone.
     used: w.limit === null ? figure(used, money) : `${figure(used, money)} / ${figure(w.limit, money)}`,
-    pct: share === null ? '' : `${Math.round(share * 100)}%`,
+    pct: share === null ? '' : percent(share * 100),
     resets: w.resetsAt ? relative(w.resetsAt) : '',
   };
 }
@@ -95,6 +98,13 @@ export async function gaugeStatus(client: Client, json: boolean): Promise<number
   const latest = new Map<string, any>();
   for (const r of readings.data) if (!latest.has(r.accountId)) latest.set(r.accountId, r);
   const rows = accounts.data.flatMap((a: any) => rowsOf(a, latest.get(a.id)));
+  // Readings of no account: the rate-limit headers of relayed answers, one per provider record.
+  const known = new Set(accounts.data.map((a: any) => a.id));
+  for (const [id, reading] of latest) {
+    if (known.has(id)) continue;
+    const source = { id, label: null, providerId: reading.providerId, enabled: true, status: { collection: 'ok' } };
+    rows.push(...rowsOf(source, reading).map((r, i) => (i === 0 ? { ...r, state: 'from answers' } : r)));
+  }
   process.stdout.write(
     table<Row>(
       rows,
@@ -140,7 +150,7 @@ export async function addGaugeAccount(client: Client, json: boolean, o: AccountA
     );
   const name = GAUGE_PROVIDERS.find((p) => p.id === o.provider)?.displayName ?? o.provider;
   const kind = adapter.authMode === 'admin_key' ? 'Admin key' : 'API key';
-  const credential = await readSecret(`${kind} for ${name}${o.label ? ` (${o.label})` : ''}: `);
+  const credential = await readSecret(`${kind} for ${name}${o.label ? ` (${cell(o.label)})` : ''}: `);
   if (credential === null)
     throw new CliError(
       `A ${name} account needs its ${kind.toLowerCase()}: type it at the prompt, or pipe it in on stdin.`,
@@ -154,7 +164,7 @@ export async function addGaugeAccount(client: Client, json: boolean, o: AccountA
     ...(o.baseUrl !== undefined && { config: { baseUrl: o.baseUrl } }),
   });
   if (json) return (printJson(account), 0);
-  say(`Connected ${account.id} (${name}, ${account.label}), its key stored in the vault.`);
+  say(`Connected ${account.id} (${name}, ${cell(account.label)}), its key stored in the vault.`);
   say('It is read at the next collection, or now with `switchyard gauge refresh`.');
   return 0;
 }

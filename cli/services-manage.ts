@@ -1,5 +1,6 @@
 import { CliError, type Client, EXIT } from './client.ts';
 import { follow } from './follow.ts';
+import { cell } from './output.ts';
 
 // Supervised llama-servers from the command line: add one for a model of the library, start it (followed as a
 // job with a progress bar until it answers its health check), stop it, remove it. The embedded runtime is
@@ -35,7 +36,7 @@ export async function addService(client: Client, json: boolean, o: ServiceAdd): 
     ...(!o.start && { autoStart: false }),
   });
   if (json) return (printJson(service), 0);
-  say(`Added service ${service.id} (llama-server for ${service.model}) at ${service.url}: ${service.state}.`);
+  say(`Added service ${service.id} (llama-server for ${cell(service.model)}) at ${service.url}: ${service.state}.`);
   if (service.desired === 'stopped') say(`Start it with \`switchyard services start ${service.id}\`.`);
   return 0;
 }
