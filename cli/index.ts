@@ -1,8 +1,9 @@
-import { parseArgs } from 'node:util';
-import { CliError, connect, EXIT } from './client.ts';
+import { intOption, options, positionals, scopesOption, str, UsageError } from './args.ts';
+import { CliError, connect } from './client.ts';
 import { modelAction, watchJob } from './follow.ts';
 import { serviceInstall } from './install.ts';
-import { jobs, models, providers, ps, services, usage, USAGE_GROUPS } from './listing.ts';
+import { dispatchSetup, SETUP_COMMANDS, SETUP_HELP } from './dispatch-setup.ts';
+import { jobs, models, providers, ps, usage, USAGE_GROUPS } from './listing.ts';
 import { logs } from './logs.ts';
 import {
   addProvider,
@@ -26,8 +27,8 @@ export const COMMANDS = [
   'providers',
   'models',
   'tokens',
+  ...SETUP_COMMANDS,
   'ps',
-  'services',
   'usage',
   'jobs',
   'logs',
@@ -50,8 +51,8 @@ export const COMMANDS_HELP = `  providers  List providers.                      
   tokens     List local tokens (admin).                             [--json]
   tokens create <name> | tokens revoke <id>
              Create a token (its secret printed once) or revoke one. [--json] [--scopes a,b] [--expires ISO-TIME]
+${SETUP_HELP}
   ps         List loaded models.                                    [--json]
-  services   List supervised runtimes (llama-server, embedded).     [--json]
   usage      Usage totals and a breakdown.                          [--json] [--days N] [--by GROUP]
              GROUP: provider, model, provider_model, token or service_account.
   jobs       List jobs; \`jobs watch <id>\` follows one.              [--json]
@@ -72,56 +73,16 @@ const MODELS_USAGE =
 const TOKENS_USAGE =
   'switchyard tokens [list] | tokens create <name> [--scopes a,b] [--expires ISO-TIME] | tokens revoke <id> [--json]';
 
-class UsageError extends CliError {
-  constructor(message: string) {
-    super(message, EXIT.usage);
-  }
-}
-
-interface Parsed {
-  values: { json?: boolean } & Record<string, string | boolean | undefined>;
-  positionals: string[];
-}
-
-function options(args: string[], extra: Record<string, { type: 'string' | 'boolean'; short?: string }> = {}): Parsed {
-  try {
-    return parseArgs({
-      args,
-      options: { json: { type: 'boolean' }, ...extra },
-      allowPositionals: true,
-      strict: true,
-    }) as Parsed;
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
-}
-
-const str = (v: string | boolean | undefined) => (typeof v === 'string' ? v : undefined);
-
-function intOption(value: string | undefined, name: string, min: number, max: number, fallback: number): number {
-  if (value === undefined) return fallback;
-  const n = /^\d+$/.test(value) ? Number(value) : NaN;
-  if (!Number.isSafeInteger(n) || n < min || n > max)
-    throw new UsageError(`${name} must be a whole number from ${min} to ${max}.`);
-  return n;
-}
-
-const scopesOption = (value: string | undefined) =>
-  value === undefined
-    ? null
-    : value
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean);
-
-function positionals(list: string[], allowed: number, usage: string): string[] {
-  if (list.length > allowed) throw new UsageError(`Too many arguments. Usage: ${usage}`);
-  return list;
-}
-
 // One case per command, each a few lines: the switch is long, no case is.
 async function dispatch(command: (typeof COMMANDS)[number], args: string[]): Promise<number> {
   switch (command) {
+    case 'presets':
+    case 'route-packs':
+    case 'gauge':
+    case 'budgets':
+    case 'alerts':
+    case 'services':
+      return dispatchSetup(command, args);
     case 'providers': {
       const o = options(args, { id: { type: 'string' }, 'base-url': { type: 'string' }, name: { type: 'string' } });
       const [sub, target] = positionals(o.positionals, 2, PROVIDERS_USAGE);
@@ -168,11 +129,6 @@ async function dispatch(command: (typeof COMMANDS)[number], args: string[]): Pro
       const o = options(args);
       positionals(o.positionals, 0, 'switchyard ps [--json]');
       return ps(connect(), o.values.json === true);
-    }
-    case 'services': {
-      const o = options(args);
-      positionals(o.positionals, 0, 'switchyard services [--json]');
-      return services(connect(), o.values.json === true);
     }
     case 'usage': {
       const o = options(args, { days: { type: 'string' }, by: { type: 'string' } });

@@ -1,0 +1,87 @@
+import { readBodyFile } from './body-file.ts';
+import type { Client } from './client.ts';
+import { table } from './output.ts';
+import { familyWords } from './words.ts';
+
+// Presets and route packs: listed as tables, added from a JSON or YAML file holding the API's create body
+// (docs/api.md, Presets and Route packs), removed by slug. The service checks the body; its refusal (a model
+// that does not resolve, a taken slug) is exit 1 with its message.
+
+const say = (line: string) => process.stdout.write(line + '\n');
+const printJson = (value: unknown) => process.stdout.write(JSON.stringify(value, null, 2) + '\n');
+const path = (id: string) => encodeURIComponent(id);
+
+export async function listPresets(client: Client, json: boolean): Promise<number> {
+  const answer = await client.call('GET', '/v1/presets');
+  if (json) return (printJson(answer), 0);
+  process.stdout.write(
+    table(
+      answer.data,
+      [
+        { header: 'SLUG', value: (p: any) => p.slug },
+        { header: 'NAME', value: (p: any) => p.displayName },
+        { header: 'MODEL', value: (p: any) => p.model },
+        { header: 'FOR', value: (p: any) => (p.familyScope ?? []).map(familyWords).join(', ') },
+        { header: 'PARAMETERS', value: (p: any) => Object.keys(p.parameters ?? {}).join(', ') },
+        { header: 'SYSTEM', value: (p: any) => (p.system ? 'yes' : '') },
+      ],
+      'No presets. Add one from a JSON or YAML file: `switchyard presets add <file>` (docs/api.md, Presets).',
+    ),
+  );
+  return 0;
+}
+
+export async function addPreset(client: Client, json: boolean, file: string): Promise<number> {
+  const body = await readBodyFile(file);
+  const preset = await client.call('POST', '/v1/presets', body);
+  if (json) return (printJson(preset), 0);
+  say(`Added preset ${preset.slug} (${preset.model}); call it as the model @preset/${preset.slug}.`);
+  return 0;
+}
+
+export async function removePreset(client: Client, json: boolean, slug: string): Promise<number> {
+  const answer = await client.call('DELETE', `/v1/presets/${path(slug)}`);
+  if (json) return (printJson(answer), 0);
+  say(`Removed preset ${answer.slug}.`);
+  return 0;
+}
+
+export async function listRoutePacks(client: Client, json: boolean): Promise<number> {
+  const answer = await client.call('GET', '/v1/route-packs');
+  if (json) return (printJson(answer), 0);
+  process.stdout.write(
+    table(
+      answer.data,
+      [
+        { header: 'SLUG', value: (p: any) => p.slug },
+        { header: 'NAME', value: (p: any) => p.displayName },
+        { header: 'STRATEGY', value: (p: any) => p.strategy },
+        { header: 'ROUTES', value: (p: any) => (p.routes ?? []).map((r: any) => r.model).join(', ') },
+        { header: 'FALLBACK', value: (p: any) => p.fallback?.model },
+        { header: 'ATTEMPTS', value: (p: any) => String(p.maxAttempts), right: true },
+      ],
+      'No route packs. Add one from a JSON or YAML file: `switchyard route-packs add <file>` (docs/api.md, ' +
+        'Route packs).',
+    ),
+  );
+  return 0;
+}
+
+export async function addRoutePack(client: Client, json: boolean, file: string): Promise<number> {
+  const body = await readBodyFile(file);
+  const pack = await client.call('POST', '/v1/route-packs', body);
+  if (json) return (printJson(pack), 0);
+  const n = pack.routes.length;
+  say(
+    `Added route pack ${pack.slug} (${pack.strategy}, ${n} route${n === 1 ? '' : 's'}, ` +
+      `fallback ${pack.fallback.model}); call it as the model @route/${pack.slug}.`,
+  );
+  return 0;
+}
+
+export async function removeRoutePack(client: Client, json: boolean, slug: string): Promise<number> {
+  const answer = await client.call('DELETE', `/v1/route-packs/${path(slug)}`);
+  if (json) return (printJson(answer), 0);
+  say(`Removed route pack ${answer.slug}.`);
+  return 0;
+}
