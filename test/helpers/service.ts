@@ -255,7 +255,7 @@ export async function startService(
   const child = spawn(process.execPath, [options.bin ?? serviceBin(), 'start'], {
     cwd: ROOT,
     // The file vault by default: a developer's real login keyring is no place for test credentials.
-    // test/store/vault.test.ts covers the keychain backend. Unsupervised by default, so that `process` is
+    // test/store/vault.suite.ts covers the keychain backend. Unsupervised by default, so that `process` is
     // the service itself (kill9, RSS by pid); test/integration/supervisor.test.ts turns the supervisor on.
     // Gauge sources may reach loopback hosts only: no test can poll a public status page or provider API.
     // XDG_STATE_HOME: the service records itself for the CLI there (bin/locate.js), not in the user's own.
