@@ -203,11 +203,21 @@ export function handleParts(
 ): Omit<ServiceHandle, 'stop'> {
   const tokenFile = join(home, 'token');
   const adminToken = existsSync(tokenFile) ? readFileSync(tokenFile, 'utf8').trim() : '';
-  const logLines = () =>
-    out()
-      .split('\n')
-      .filter((l) => l.trim() !== '')
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  // Each line is parsed once: tests poll the log (waitForLog every 10 ms), and reparsing a long log each time
+  // cost a suite more CPU than its service did. A line still being written waits for its newline.
+  const parsed: Record<string, unknown>[] = [];
+  let parsedUpTo = 0;
+  const parseNew = () => {
+    const text = out();
+    const end = text.lastIndexOf('\n') + 1;
+    if (end > parsedUpTo) {
+      for (const l of text.slice(parsedUpTo, end).split('\n'))
+        if (l.trim() !== '') parsed.push(JSON.parse(l) as Record<string, unknown>);
+      parsedUpTo = end;
+    }
+    return parsed;
+  };
+  const logLines = () => parseNew().slice();
   const replies: Reply[] = [];
   const secretBearing = new Set<Reply>();
   return {
@@ -231,9 +241,10 @@ export function handleParts(
     logLines,
     async waitForLog(match, timeoutMs = 5000) {
       const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const found = logLines().find(match);
-        if (found) return found;
+      // Each line is matched once, the new ones at each look.
+      for (let from = 0; ; ) {
+        const lines = parseNew();
+        for (; from < lines.length; from++) if (match(lines[from]!)) return lines[from]!;
         if (Date.now() > deadline) throw new Error('no matching log line');
         await new Promise((r) => setTimeout(r, 10));
       }
@@ -255,7 +266,7 @@ export async function startService(
   const child = spawn(process.execPath, [options.bin ?? serviceBin(), 'start'], {
     cwd: ROOT,
     // The file vault by default: a developer's real login keyring is no place for test credentials.
-    // test/store/vault.test.ts covers the keychain backend. Unsupervised by default, so that `process` is
+    // test/store/vault.suite.ts covers the keychain backend. Unsupervised by default, so that `process` is
     // the service itself (kill9, RSS by pid); test/integration/supervisor.test.ts turns the supervisor on.
     // Gauge sources may reach loopback hosts only: no test can poll a public status page or provider API.
     // XDG_STATE_HOME: the service records itself for the CLI there (bin/locate.js), not in the user's own.

@@ -9,7 +9,7 @@ import { startService, type Reply, type TestService } from '../helpers/service.t
 // service. The relay remembers which provider created each response, LMDB refused the key, and the throw
 // reached a worker message handler. Through the real service and a fake OpenAI with 5,000-character IDs:
 // such an ID is answered whole, but not remembered (no client can name it in a path: 400), and the store's
-// keys are bounded anyway (test/store/keys.test.ts).
+// keys are bounded anyway (test/store/keys.suite.ts).
 
 const KEY = `fake-openai-key-${process.pid}`;
 const ID_LENGTH = 5000;

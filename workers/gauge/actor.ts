@@ -39,6 +39,8 @@ export interface GaugeActorOptions extends Partial<Omit<GaugeWorkerData, 'dataDi
   respawnQuietMs?: number;
   /** The worker's entry module; tests wrap the real one to make it die. */
   entry?: URL;
+  /** While Gauge is off, how long after the actor's creation its worker starts unasked (30 s). */
+  idleStartMs?: number;
 }
 
 /** Relay provider kinds whose headers Gauge reads, as Gauge's provider IDs. */
@@ -46,6 +48,7 @@ const HEADER_PROVIDERS: Record<string, string> = { openai: 'openai', anthropic: 
 const MAX_HEADER_VALUE = 64;
 const CLOSE_TIMEOUT_MS = 10_000;
 const RESPAWN_QUIET_MS = 30_000;
+const IDLE_START_MS = 30_000;
 
 // A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 export function createGaugeActor(options: GaugeActorOptions): GaugeActor {
@@ -108,8 +111,11 @@ export function createGaugeActor(options: GaugeActorOptions): GaugeActor {
 
   // Background messages do not restart a worker that just stopped (no crash loop on every traffic batch);
   // an explicit refresh does. What they carried is not lost: the worker rereads setup and gets the settings.
+  // While Gauge is off and no worker runs, a message waits for none: the worker reads the setup and gets the
+  // settings when it starts.
   const post = (m: GaugeRequest) => {
     if (closed || (worker === null && Date.now() - lostAt < respawnQuietMs)) return;
+    if (worker === null && config?.enabled !== true) return;
     (worker ??= spawn()).postMessage(m);
   };
 
@@ -138,13 +144,22 @@ export function createGaugeActor(options: GaugeActorOptions): GaugeActor {
     trafficTimer.unref();
   }
 
-  // The worker starts with the service, so the scheduler and built-in sources are ready before any request.
-  worker = spawn();
+  // With Gauge on, the worker starts with the service (the first configure), so the scheduler and built-in
+  // sources are ready before any request. While it is off there is nothing to collect: the worker starts at the
+  // first call, or unasked after `idleStartMs` to apply the retention, so a service that lives a few seconds (a
+  // test's) never pays for a thread that loads LMDB, the vault and every collector.
+  let idleTimer: NodeJS.Timeout | null = setTimeout(() => {
+    idleTimer = null;
+    if (!closed && worker === null) worker = spawn();
+  }, options.idleStartMs ?? IDLE_START_MS);
+  idleTimer.unref();
 
   return {
     configure(enabled, retentionDays) {
       config = { enabled, retentionDays };
-      post({ kind: 'gauge.configure', enabled, retentionDays });
+      // A worker that starts now is configured by spawn().
+      if (enabled && worker === null && !closed && Date.now() - lostAt >= respawnQuietMs) worker = spawn();
+      else post({ kind: 'gauge.configure', enabled, retentionDays });
     },
     setupChanged: () => post({ kind: 'gauge.setup' }),
     async refresh(sourceIds) {
@@ -189,6 +204,7 @@ export function createGaugeActor(options: GaugeActorOptions): GaugeActor {
       if (closed) return;
       if (trafficTimer !== null) clearTimeout(trafficTimer);
       if (respawnTimer !== null) clearTimeout(respawnTimer);
+      if (idleTimer !== null) clearTimeout(idleTimer);
       flushTraffic();
       const w = worker;
       if (w === null) {

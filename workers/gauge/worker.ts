@@ -42,7 +42,7 @@ const fail = (id: number, err: unknown) => {
 port.on('message', (m: GaugeRequest) => {
   // A message may follow a write of the edge's (an account created, then refreshed): read a fresh snapshot.
   // lmdb renews this thread's read transaction on a 0 ms timer only, and a message can come first: a refresh
-  // then missed accounts created just before it ("The source no longer exists", gauge-pool.test.ts).
+  // then missed accounts created just before it ("The source no longer exists", gauge-pool.suite.ts).
   env.root.resetReadTxn();
   switch (m.kind) {
     case 'gauge.configure':

@@ -1,5 +1,5 @@
 // The real gauge worker, which then exits as a crash would when asked to prune: for the actor's restart test
-// (actor.test.ts). The real worker's listener is attached first (messages sent before any listener wait for
+// (actor.suite.ts). The real worker's listener is attached first (messages sent before any listener wait for
 // one), and its prune answers only after awaiting the store, so the exit comes before any reply.
 import { parentPort } from 'node:worker_threads';
 

@@ -5,7 +5,7 @@ import { chooseEdge, parseEdgeMode } from '../../../edge/http/choose-edge.ts';
 import { loadNativeUws, type Uws } from '../../../edge/http/uws-load.ts';
 
 // Which edge serves: SWITCHYARD_EDGE's values, the native build when one loads, node:http otherwise, and
-// why a native build did not load. No socket: server*.test.ts drive both edges over real connections.
+// why a native build did not load. No socket: server*.suite.ts drive both edges over real connections.
 
 const fakeUws = {} as Uws;
 const unusedLoad = () => {

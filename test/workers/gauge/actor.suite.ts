@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -93,6 +93,55 @@ test('a worker that dies fails its calls, is started again, and serves the next 
     );
   } finally {
     await dying.close();
+    rmSync(home, { recursive: true, force: true });
+  }
+});
+
+/** This process's OS threads (Linux): `new Worker()` starts one before it returns. */
+const threads = () => Number(/^Threads:\s+(\d+)/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]);
+
+test('while Gauge is off no worker starts with the actor: the first call starts it, or idleStartMs', async () => {
+  const home = mkdtempSync(join(tmpdir(), 'gauge-actor-lazy-'));
+  const log = pino({ level: 'silent' });
+  const entry = new URL('./announcing-entry.js', import.meta.url);
+  const baseline = threads();
+  let started = 0;
+  const quiet = createGaugeActor({
+    dataDir: home,
+    log,
+    allowedHosts: 'loopback',
+    entry,
+    idleStartMs: 60_000,
+    onCollected: (ids) => void (started += ids.filter((id) => id === 'started').length),
+  });
+  // The actor's timer and worker never hold a process open (a service's server does): this test's wait does.
+  const hold = setInterval(() => undefined, 1_000);
+  let announced!: () => void;
+  const announcement = new Promise<void>((resolve) => (announced = resolve));
+  const idle = createGaugeActor({
+    dataDir: home,
+    log,
+    allowedHosts: 'loopback',
+    entry,
+    idleStartMs: 20,
+    onCollected: (ids) => ids.includes('started') && announced(),
+  });
+  try {
+    quiet.configure(false, 90);
+    quiet.setupChanged();
+    quiet.traffic();
+    idle.configure(false, 90);
+    assert.equal(threads(), baseline, 'no thread for a Gauge that is off');
+    assert.equal(await quiet.prune(), 0, 'a call starts the worker and is answered');
+    assert.equal(started, 1);
+    await announcement;
+    quiet.configure(true, 90);
+    assert.equal((await quiet.refresh(['service']))[0]!.ok, true, 'turned on, the same worker collects');
+    assert.equal(started, 1, 'one worker');
+  } finally {
+    clearInterval(hold);
+    await quiet.close();
+    await idle.close();
     rmSync(home, { recursive: true, force: true });
   }
 });

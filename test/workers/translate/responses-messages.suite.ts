@@ -9,7 +9,7 @@ import {
 } from '../../../workers/translate/responses-over-messages/responses-messages.ts';
 import { responsesEvents as events } from '../../helpers/responses-sse.ts';
 
-// The Responses API over Messages beyond its golden transcripts (golden.test.ts, responses-over-messages/):
+// The Responses API over Messages beyond its golden transcripts (golden.suite.ts, responses-over-messages/):
 // the registered translator's call identity, round trips of what the answer hands back, stream ends, and
 // answers shaped like nothing expected.
 

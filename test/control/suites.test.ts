@@ -1,0 +1,69 @@
+import { describe } from 'node:test';
+
+// The unit suites of control/, in one process.
+// Each suite below was a test file of its own; it keeps its tests and hooks, and they run one after another
+// in this one process, which loads tsx and the shared modules once (test/SPEED.md).
+
+describe('capacity', async () => {
+  await import('./capacity.suite.ts');
+});
+describe('catalog-writes', async () => {
+  await import('./catalog-writes.suite.ts');
+});
+describe('catalog', async () => {
+  await import('./catalog.suite.ts');
+});
+describe('events', async () => {
+  await import('./events.suite.ts');
+});
+describe('gauge/alert-eval', async () => {
+  await import('./gauge/alert-eval.suite.ts');
+});
+describe('gauge/alerts', async () => {
+  await import('./gauge/alerts.suite.ts');
+});
+describe('gauge/budget-status', async () => {
+  await import('./gauge/budget-status.suite.ts');
+});
+describe('gauge/capacity-signal', async () => {
+  await import('./gauge/capacity-signal.suite.ts');
+});
+describe('gauge/device-flow', async () => {
+  await import('./gauge/device-flow.suite.ts');
+});
+describe('gauge/recommend', async () => {
+  await import('./gauge/recommend.suite.ts');
+});
+describe('gauge/service-activity', async () => {
+  await import('./gauge/service-activity.suite.ts');
+});
+describe('gauge/validation', async () => {
+  await import('./gauge/validation.suite.ts');
+});
+describe('jobs', async () => {
+  await import('./jobs.suite.ts');
+});
+describe('llama-server-process', async () => {
+  await import('./llama-server-process.suite.ts');
+});
+describe('metrics/registry', async () => {
+  await import('./metrics/registry.suite.ts');
+});
+describe('metrics/relay-tap', async () => {
+  await import('./metrics/relay-tap.suite.ts');
+});
+describe('metrics/traffic', async () => {
+  await import('./metrics/traffic.suite.ts');
+});
+describe('pairing', async () => {
+  await import('./pairing.suite.ts');
+});
+describe('presets/merge', async () => {
+  await import('./presets/merge.suite.ts');
+});
+describe('runtime-discovery', async () => {
+  await import('./runtime-discovery.suite.ts');
+});
+describe('smart-route/decide', async () => {
+  await import('./smart-route/decide.suite.ts');
+});
