@@ -2,10 +2,13 @@
 # Measures the floor (bench/floor/README.md) beside direct, nginx and Switchyard in one run: small chat
 # completions (JSON answers, or streams with FLOOR_STREAM=1), wrk at 50 connections, rounds interleaved.
 # Prints req/s, p50 and CPU per request (all of each target's processes, from /proc) per round, then the
-# medians. Needs nginx, wrk and a built dist/.
+# medians; then, for the floor and Switchyard, that CPU split by thread (edge threads, relay workers, V8's GC
+# helpers, the rest: bench/floor/thread-split.mjs) and the single-edge ceiling, 1e6 / edge us per request.
+# Needs nginx, wrk and a built dist/.
 #
 #   bash bench/floor/compare.sh [rounds=3]      (FLOOR_SECONDS=4 per load; FLOOR_BODY=file for another request;
-#                                                FLOOR_STREAM=1 for 20-chunk SSE answers, as in the bench's b)
+#                                                FLOOR_STREAM=1 for 20-chunk SSE answers, as in the bench's b;
+#                                                FLOOR_EDGES=2 for two floor edge threads on one port)
 set -euo pipefail
 ROUNDS=${1:-3}
 SECONDS_EACH=${FLOOR_SECONDS:-4}
@@ -43,11 +46,18 @@ cpu_ticks() { local total=0; for p in $1 $(pgrep -P "$1" || true); do local s; s
 load() {
   local name=$1 secs=$2 body=$WORK/bench-model.json headers=""
   if [ "$name" = switchyard ]; then body=$WORK/bench_bench-model.json; headers="authorization: Bearer $TOKEN"; fi
+  local split=false; [[ $name == floor-* || $name == switchyard ]] && split=true
+  $split && node "$FLOOR/thread-split.mjs" snap "${PID[$name]}" > "$WORK/threads-before"
   local before; before=$(cpu_ticks "${PID[$name]}")
   local out; out=$(BENCH_BODY=$body BENCH_HEADERS=$headers wrk -t1 -c50 -d"${secs}s" -s "$BENCH/lua/post.lua" "http://127.0.0.1:${PORT[$name]}/v1/chat/completions" 2>&1 | sed -n 's/^BENCH_JSON //p')
   local after; after=$(cpu_ticks "${PID[$name]}")
+  local threads='{}'
+  if $split; then
+    node "$FLOOR/thread-split.mjs" snap "${PID[$name]}" > "$WORK/threads-after"
+    threads=$(CLK_TCK=$TICK node "$FLOOR/thread-split.mjs" split "${PID[$name]}" "$WORK/threads-before" "$WORK/threads-after" "$(node -e "console.log(($out).requests)")")
+  fi
   node -e "const j=$out, ticks=$after-$before; const errors=j.err_status+j.err_read+j.err_connect+j.err_write+j.err_timeout;
-    console.log([process.argv[1], Math.round(j.requests*1e6/j.duration_us), j.p50_us, (ticks/$TICK*1e6/j.requests).toFixed(1), errors].join(' '))" "$name"
+    console.log([process.argv[1], Math.round(j.requests*1e6/j.duration_us), j.p50_us, (ticks/$TICK*1e6/j.requests).toFixed(1), errors, process.argv[2]].join(' '))" "$name" "$threads"
 }
 TARGETS="direct nginx floor-inline floor-undici floor-switchyard switchyard"
 for t in $TARGETS; do load "$t" 1 > /dev/null; done
@@ -61,4 +71,13 @@ for (const t of process.argv[2].split(" ")) {
   const mine = rows.filter((r) => r[0] === t);
   const errors = mine.reduce((n, r) => n + Number(r[4]), 0);
   console.log(`| ${t} | ${median(mine.map((r) => r[1]))} | ${median(mine.map((r) => r[2]))} | ${median(mine.map((r) => r[3])).toFixed(1)} | ${errors} | ${mine.map((r) => r[1]).join(", ")} |`);
+}
+// CPU per request by thread (medians over the rounds), for the targets whose threads were read.
+console.log("\n| target | edge threads us/req | relay workers us/req | GC helpers us/req | the rest us/req | single-edge ceiling req/s |");
+console.log("|---|---|---|---|---|---|");
+for (const t of process.argv[2].split(" ")) {
+  const split = rows.filter((r) => r[0] === t && r[5] !== "{}").map((r) => JSON.parse(r[5]));
+  if (split.length === 0) continue;
+  const m = (k) => median(split.map((s) => s[k]));
+  console.log(`| ${t} | ${m("edge").toFixed(1)} | ${m("relay").toFixed(1)} | ${m("gc").toFixed(1)} | ${m("rest").toFixed(1)} | ${Math.round(1e6 / m("edge"))} |`);
 }' "$WORK/rows" "$TARGETS"

@@ -4,8 +4,11 @@
 // worker per event-loop turn each way, bodies transferred. No auth, routing, logging, metering or header
 // policy.
 //
-//   FLOOR_UPSTREAM=<port> FLOOR_WORKER=undici|switchyard|inline [FLOOR_THREADS=2] node bench/floor/edge.mjs
+//   FLOOR_UPSTREAM=<port> FLOOR_WORKER=undici|switchyard|inline [FLOOR_THREADS=2] [FLOOR_EDGES=1] node bench/floor/edge.mjs
 //
+// FLOOR_EDGES=N: N edge threads on one port (the main thread and N-1 worker threads named edge-1..., each
+// running this file with FLOOR_THREADS relay workers of its own; the kernel spreads connections over their
+// listen sockets, SO_REUSEPORT), as Switchyard's SWITCHYARD_EDGE_THREADS is meant to.
 // FLOOR_WORKER=undici: worker.mjs, undici's dispatch and nothing else.
 // FLOOR_WORKER=inline: no worker; the same dispatch on the edge's thread (outside the design: no hop at all).
 // FLOOR_WORKER=switchyard: Switchyard's own relay workers (dist/workers/proxy/relay-entry.js, `npm run build`
@@ -16,12 +19,20 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { writeFileSync } from 'node:fs';
+import { isMainThread, parentPort, Worker, workerData as edgeData } from 'node:worker_threads';
 import { relayCall } from './call.mjs';
 
 const upstream = Number(process.env.FLOOR_UPSTREAM);
 const kind = process.env.FLOOR_WORKER ?? 'undici';
 const threads = Number(process.env.FLOOR_THREADS ?? 2);
+const edges = Number(process.env.FLOOR_EDGES ?? 1);
+// An edge thread names itself for bench/floor/thread-split.mjs (Linux; the main thread keeps the process's name).
+if (!isMainThread) {
+  try {
+    writeFileSync('/proc/thread-self/comm', `edge-${edgeData.edge}`);
+  } catch {}
+}
 if (!upstream || !['undici', 'switchyard', 'inline'].includes(kind))
   throw new Error('FLOOR_UPSTREAM=<port> and FLOOR_WORKER=undici|switchyard|inline');
 
@@ -218,8 +229,31 @@ app.post('/*', (res, req) => {
     }
   });
 });
-app.listen('127.0.0.1', 0, (socket) => {
+// uWS shares a port between threads (SO_REUSEPORT) only when it is given one, not for port 0: several edges
+// take a free port first.
+async function freePort() {
+  const { createServer } = await import('node:net');
+  const server = createServer();
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+const listenPort = isMainThread ? (edges > 1 ? await freePort() : 0) : edgeData.port;
+app.listen('127.0.0.1', listenPort, async (socket) => {
   if (!socket) throw new Error('cannot listen');
-  console.log(JSON.stringify({ port: uws.us_socket_local_port(socket) }));
+  const port = uws.us_socket_local_port(socket);
+  if (!isMainThread) return parentPort.postMessage('listening');
+  // The other edge threads listen on the same port before the port is printed.
+  await Promise.all(
+    Array.from({ length: edges - 1 }, (_, i) => {
+      const edge = new Worker(new URL(import.meta.url), { workerData: { port, edge: i + 1 } });
+      return new Promise((resolve, reject) => {
+        edge.once('message', resolve);
+        edge.once('error', reject);
+      });
+    }),
+  );
+  console.log(JSON.stringify({ port, edges }));
 });
-process.on('SIGTERM', () => process.exit(0));
+if (isMainThread) process.on('SIGTERM', () => process.exit(0));

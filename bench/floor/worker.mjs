@@ -1,9 +1,15 @@
 // The floor's worker (bench/floor/edge.mjs): each call is one undici dispatch to the upstream, its answer
 // read whole and sent back, or an event stream relayed as head, chunks and end; one message per event-loop
 // turn, whole answers transferred, chunks as latin1 strings.
+import { writeFileSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { Pool } from 'undici';
 import { relayCall } from './call.mjs';
+
+// Named for bench/floor/thread-split.mjs (Linux).
+try {
+  writeFileSync('/proc/thread-self/comm', 'floor-relay');
+} catch {}
 
 // No connection cap: each of many concurrent streams holds an upstream connection (as in Switchyard's relay).
 const pool = new Pool(`http://127.0.0.1:${workerData.upstream}`, { connections: null });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -97,6 +97,16 @@ test('a worker that dies fails its calls, is started again, and serves the next 
   }
 });
 
+/** The names of this process's threads (Linux). */
+const threadNames = () =>
+  readdirSync('/proc/self/task').map((t) => {
+    try {
+      return readFileSync(`/proc/self/task/${t}/comm`, 'utf8').trim();
+    } catch {
+      return '';
+    }
+  });
+
 /** This process's OS threads (Linux): `new Worker()` starts one before it returns. */
 const threads = () => Number(/^Threads:\s+(\d+)/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]);
 
@@ -135,6 +145,10 @@ test('while Gauge is off no worker starts with the actor: the first call starts 
     assert.equal(await quiet.prune(), 0, 'a call starts the worker and is answered');
     assert.equal(started, 1);
     await announcement;
+    assert.ok(
+      threadNames().includes('sy-gauge'),
+      'a worker thread names itself after its actor (workers/load-beside.js)',
+    );
     quiet.configure(true, 90);
     assert.equal((await quiet.refresh(['service']))[0]!.ok, true, 'turned on, the same worker collects');
     assert.equal(started, 1, 'one worker');
