@@ -6,13 +6,15 @@ import { UsageView } from './view-usage.js';
 import { GaugeView } from './view-gauge.js';
 import { ModelsView } from './view-models.js';
 import { HardwareView } from './view-hardware.js';
+import { ProvidersView } from './view-providers.js';
 
 const html = htm.bind(h);
 
 const VIEWS = [
   { id: 'usage', label: 'Usage', view: UsageView },
   { id: 'gauge', label: 'Gauge', view: GaugeView },
-  { id: 'models', label: 'Providers & models', view: ModelsView },
+  { id: 'providers', label: 'Providers', view: ProvidersView },
+  { id: 'models', label: 'Models', view: ModelsView },
   { id: 'hardware', label: 'Runtime & hardware', view: HardwareView },
 ];
 

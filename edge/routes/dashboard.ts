@@ -36,6 +36,8 @@ export const PAGE_FILES = [
   'view-gauge.js',
   'view-models.js',
   'view-hardware.js',
+  'view-providers.js',
+  'forms.js',
   'style.css',
 ] as const;
 

@@ -1,0 +1,187 @@
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import * as openaiFake from '../fakes/openai.ts';
+import { startInProcess, type InProcessService } from '../helpers/in-process.ts';
+
+// W3.3 item 2: the dashboard's set-up forms in Chromium, 800 px wide, driven as a person would (labels, Enter
+// submits), each form's effect read back through the API. A key typed into a form never stays in the page
+// (the token secret is shown once, by design); no console error; no request leaves the service's origin.
+
+const CHROMIUM = process.env.SWITCHYARD_CHROMIUM ?? '/usr/bin/chromium';
+const SHOTS = new URL('../../test-output/dashboard/', import.meta.url);
+const OPENAI_KEY = `fake-openai-forms-${process.pid}-0123456789`;
+
+let svc: InProcessService;
+let oa: openaiFake.OpenAIFake;
+let browser: Browser;
+let page: Page;
+const consoleErrors: string[] = [];
+const foreignRequests: string[] = [];
+/** Every secret typed into a form: none may be found in the page afterwards. */
+const typedSecrets: string[] = [];
+/**
+ * Chromium logs each 4xx answer as a console error. The API's refusals a test provokes on purpose (to see them
+ * shown inline) are counted here instead, and must be exactly those the tests expected.
+ */
+const refusals: string[] = [];
+const expectedRefusals: string[] = [];
+
+async function api(method: string, path: string, body?: unknown) {
+  const reply = await svc.request(method, path, body === undefined ? {} : { body });
+  assert.ok(reply.status < 300, `${method} ${path}: ${reply.status} ${reply.text}`);
+  return reply.json;
+}
+
+/** Waits until `check` passes (the page re-renders after its own calls), then returns its value. */
+async function eventually<T>(check: () => Promise<T>, what: string, ms = 10_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    try {
+      return await check();
+    } catch (err) {
+      if (Date.now() > deadline) throw new Error(`${what}: ${(err as Error).message}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
+async function openView(view: string) {
+  await page.click(`nav a[data-view=${view}]`);
+  await page.waitForSelector(`section.${view}[data-view-ready=true]`);
+}
+
+/** The page's text, its fields' values and its storage hold none of the typed secrets; nothing is wider than 800 px. */
+async function assertClean(view: string) {
+  // A string, evaluated in the page (this file is not compiled against the DOM's types).
+  const shown = (await page.evaluate(`({
+    html: document.documentElement.outerHTML,
+    values: [...document.querySelectorAll('input, textarea')].map((e) => e.value),
+    width: document.documentElement.scrollWidth,
+  })`)) as { html: string; values: string[]; width: number };
+  for (const secret of typedSecrets) {
+    assert.ok(!shown.html.includes(secret), `${view}: a typed secret is in the page`);
+    assert.ok(!shown.values.some((v) => v.includes(secret)), `${view}: a typed secret is in a field`);
+  }
+  assert.ok(shown.width <= 800, `${view}: the page is ${shown.width} px wide`);
+  await page.screenshot({ path: new URL(`forms-${view}.png`, SHOTS).pathname, fullPage: true });
+}
+
+before(async () => {
+  oa = await openaiFake.start({ apiKey: OPENAI_KEY });
+  oa.setModels([{ id: 'gpt-test' }, { id: 'gpt-other' }]);
+  svc = await startInProcess();
+  mkdirSync(SHOTS, { recursive: true });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  // 800 px wide for the whole file: every view must read at that width.
+  const context = await browser.newContext({ viewport: { width: 800, height: 900 } });
+  await context.route('**', (route) => {
+    const url = route.request().url();
+    if (new URL(url).origin === svc.url || url.startsWith('data:')) return route.continue();
+    foreignRequests.push(url);
+    return route.abort();
+  });
+  page = await context.newPage();
+  page.on('console', (m) => {
+    if (m.type() !== 'error') return;
+    const refused = /^Failed to load resource: the server responded with a status of (4\d\d)/.exec(m.text());
+    if (refused) refusals.push(`${refused[1]} ${new URL(m.location().url).pathname}`);
+    else consoleErrors.push(`${m.type()}: ${m.text()}`);
+  });
+  page.on('pageerror', (err) => consoleErrors.push(`pageerror: ${err.message}`));
+});
+
+after(async () => {
+  await browser?.close();
+  await svc?.stop();
+  await oa?.close();
+});
+
+describe('the dashboard set-up forms, 800 px wide', () => {
+  test('signs in with the admin token', async () => {
+    await page.goto(`${svc.url}/`);
+    await page.fill('#token', svc.adminToken);
+    await page.press('#token', 'Enter');
+    await page.waitForSelector('section.usage[data-view-ready=true]');
+  });
+
+  test('providers: add one with its key, test, disable, enable, an error inline, remove', async () => {
+    await openView('providers');
+    assert.deepEqual((await api('GET', '/v1/providers')).data, []);
+    assert.match((await page.textContent('[data-empty=providers]'))!, /No providers yet\. Add one below/);
+
+    const form = page.locator('form[data-form=add-provider]');
+    await form.getByLabel('Kind').selectOption('openai');
+    await form.getByLabel('ID').fill('fake');
+    await form.getByLabel('Base URL').fill(oa.baseUrl);
+    await form.getByLabel('Name').fill('Fake OpenAI');
+    typedSecrets.push(OPENAI_KEY);
+    await form.getByLabel('API key').fill(OPENAI_KEY);
+    assert.equal(await form.getByLabel('API key').getAttribute('type'), 'password');
+    assert.equal(await form.getByLabel('API key').getAttribute('autocomplete'), 'off');
+    await form.getByLabel('API key').press('Enter');
+    const row = page.locator('tr[data-provider=fake]');
+    await row.waitFor();
+    const p = await api('GET', '/v1/providers/fake');
+    assert.deepEqual(
+      [p.kind, p.baseUrl, p.displayName, p.credentialConfigured, p.enabled],
+      ['openai', oa.baseUrl, 'Fake OpenAI', true, true],
+    );
+    assert.equal(await row.getAttribute('data-key'), 'stored');
+    await assertClean('providers');
+
+    // The stored key works: the test action lists the fake's models.
+    await row.locator('button[data-action=test]').click();
+    await eventually(
+      async () => assert.equal(await row.locator('[data-tested]').getAttribute('data-tested'), 'true'),
+      'the test result',
+    );
+
+    await row.locator('input[data-action=enable]').click();
+    await eventually(async () => assert.equal(await row.getAttribute('data-enabled'), 'false'), 'shown disabled');
+    assert.equal((await api('GET', '/v1/providers/fake')).enabled, false);
+    await row.locator('input[data-action=enable]').click();
+    await eventually(async () => assert.equal(await row.getAttribute('data-enabled'), 'true'), 'shown enabled');
+    assert.equal((await api('GET', '/v1/providers/fake')).enabled, true);
+
+    // A taken ID: the API's 409 in plain words beside the form, the key field emptied.
+    const second = `${OPENAI_KEY}-second`;
+    typedSecrets.push(second);
+    await form.getByLabel('ID').fill('fake');
+    await form.getByLabel('Base URL').fill(oa.baseUrl);
+    await form.getByLabel('API key').fill(second);
+    expectedRefusals.push('409 /v1/providers');
+    await form.getByRole('button', { name: 'Add provider' }).click();
+    const error = form.locator('[role=alert]');
+    await error.waitFor();
+    assert.match((await error.textContent())!, /fake/);
+    assert.equal(await form.getByLabel('API key').inputValue(), '');
+    assert.equal((await api('GET', '/v1/providers')).data.length, 1);
+    await assertClean('providers');
+
+    // Remove asks once more, with the focus on the confirming button.
+    await row.locator('button[data-action=remove]').click();
+    await page.keyboard.press('Enter');
+    await eventually(async () => assert.equal(await row.count(), 0), 'the row goes');
+    assert.equal((await svc.request('GET', '/v1/providers/fake')).status, 404);
+  });
+
+  test('no console error but the refusals provoked on purpose, and no request left the service', () => {
+    assert.deepEqual(consoleErrors, []);
+    assert.deepEqual(refusals.sort(), expectedRefusals.sort());
+    assert.deepEqual(foreignRequests, []);
+  });
+});
