@@ -7,6 +7,7 @@ import { GaugeView } from './view-gauge.js';
 import { ModelsView } from './view-models.js';
 import { HardwareView } from './view-hardware.js';
 import { ProvidersView } from './view-providers.js';
+import { TokensView } from './view-tokens.js';
 
 const html = htm.bind(h);
 
@@ -15,6 +16,7 @@ const VIEWS = [
   { id: 'gauge', label: 'Gauge', view: GaugeView },
   { id: 'providers', label: 'Providers', view: ProvidersView },
   { id: 'models', label: 'Models', view: ModelsView },
+  { id: 'tokens', label: 'Tokens', view: TokensView },
   { id: 'hardware', label: 'Runtime & hardware', view: HardwareView },
 ];
 

@@ -37,6 +37,7 @@ export const PAGE_FILES = [
   'view-models.js',
   'view-hardware.js',
   'view-providers.js',
+  'view-tokens.js',
   'forms.js',
   'style.css',
 ] as const;

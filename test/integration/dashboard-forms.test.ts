@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import * as openaiFake from '../fakes/openai.ts';
+import { openLiveStream } from '../fakes/sse-client.ts';
 import { startInProcess, type InProcessService } from '../helpers/in-process.ts';
 
 // W3.3 item 2: the dashboard's set-up forms in Chromium, 800 px wide, driven as a person would (labels, Enter
@@ -88,6 +89,7 @@ before(async () => {
   });
   // 800 px wide for the whole file: every view must read at that width.
   const context = await browser.newContext({ viewport: { width: 800, height: 900 } });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: svc.url });
   await context.route('**', (route) => {
     const url = route.request().url();
     if (new URL(url).origin === svc.url || url.startsWith('data:')) return route.continue();
@@ -177,6 +179,86 @@ describe('the dashboard set-up forms, 800 px wide', () => {
     await page.keyboard.press('Enter');
     await eventually(async () => assert.equal(await row.count(), 0), 'the row goes');
     assert.equal((await svc.request('GET', '/v1/providers/fake')).status, 404);
+  });
+
+  test('tokens: create one, its secret shown once with a copy button; revoke it', async () => {
+    await openView('tokens');
+    const form = page.locator('form[data-form=create-token]');
+    await form.locator('input[value=read]').check();
+    await form.getByLabel('Name').fill('ci agents');
+    await form.getByLabel('Name').press('Enter');
+    const box = page.locator('[data-secret-for]');
+    await box.waitFor();
+    const id = (await box.getAttribute('data-secret-for'))!;
+    const field = box.getByLabel("The new token's secret");
+    const secret = await field.inputValue();
+    assert.match(secret, /^sk-svc-[A-Za-z0-9_-]{43}$/);
+    const token = await api('GET', `/v1/tokens/${id}`);
+    assert.deepEqual([token.name, token.scopes], ['ci agents', ['inference', 'read']]);
+    assert.equal((await svc.request('GET', '/v1/settings', { token: secret })).status, 200, 'the secret reads');
+
+    await box.locator('button[data-action=copy]').click();
+    await eventually(async () => assert.match((await box.getByRole('status').textContent())!, /Copied/), 'copied');
+    assert.equal(await page.evaluate('navigator.clipboard.readText()'), secret);
+    // Without the clipboard API the secret is selected for Ctrl+C instead.
+    await page.evaluate("Object.defineProperty(navigator, 'clipboard', { value: undefined, configurable: true })");
+    await box.locator('button[data-action=copy]').click();
+    await eventually(async () => assert.match((await box.getByRole('status').textContent())!, /Ctrl\+C/), 'selected');
+    assert.deepEqual(
+      await page.evaluate('[document.activeElement.selectionStart, document.activeElement.selectionEnd]'),
+      [0, secret.length],
+    );
+
+    await box.locator('button[data-action=done]').click();
+    await eventually(async () => assert.equal(await box.count(), 0), 'the secret goes');
+    typedSecrets.push(secret);
+    await assertClean('tokens');
+
+    const row = page.locator(`tr[data-token="${id}"]`);
+    await row.locator('button[data-action=revoke]').click();
+    await page.keyboard.press('Enter');
+    await eventually(async () => assert.equal(await row.count(), 0), 'the row goes');
+    assert.equal((await svc.request('GET', `/v1/tokens/${id}`)).status, 404);
+    assert.equal((await svc.request('GET', '/v1/settings', { token: secret })).status, 401, 'revoked');
+
+    // Creating without a scope: the API's 400 inline.
+    await form.locator('input[value=inference]').uncheck();
+    await form.getByLabel('Name').fill('nothing');
+    expectedRefusals.push('400 /v1/tokens');
+    await form.getByRole('button', { name: 'Create token' }).click();
+    await form.locator('[role=alert]').waitFor();
+    assert.ok(!(await api('GET', '/v1/tokens')).data.some((t: { name: string }) => t.name === 'nothing'));
+  });
+
+  test('pairing: a pending request is approved, another denied, from the tokens view', async () => {
+    assert.match((await page.textContent('[data-empty=pairing]'))!, /No app is asking for a token/);
+    const ask = (clientName: string) =>
+      openLiveStream({
+        port: svc.port,
+        method: 'POST',
+        path: '/v1/pairing/requests',
+        body: { clientName, scopes: ['inference'] },
+      });
+    const first = await ask('Editor plugin');
+    const pending = await first.next();
+    assert.equal(pending?.event, 'pairing.pending');
+    const row = page.locator(`tr[data-pairing="${pending!.data.id}"]`);
+    await row.waitFor({ timeout: 10_000 }); // read again every 5 s
+    assert.equal(await row.locator('code').textContent(), pending!.data.userCode);
+    await row.locator('button[data-action=approve]').click();
+    const approved = await first.next();
+    assert.equal(approved?.event, 'pairing.approved');
+    first.close();
+    assert.equal((await api('GET', `/v1/tokens/${approved!.data.token.id}`)).name, 'Editor plugin');
+    await eventually(async () => assert.equal(await row.count(), 0), 'the approved request goes');
+
+    const second = await ask('Unknown app');
+    const other = (await second.next())!;
+    await page.click('section.tokens .toolbar button');
+    await page.locator(`tr[data-pairing="${other.data.id}"] button[data-action=deny]`).click();
+    assert.equal((await second.next())?.event, 'pairing.denied');
+    second.close();
+    assert.deepEqual((await api('GET', '/v1/pairing/requests')).data, []);
   });
 
   test('no console error but the refusals provoked on purpose, and no request left the service', () => {
