@@ -39,6 +39,7 @@ export const PAGE_FILES = [
   'view-providers.js',
   'view-tokens.js',
   'forms.js',
+  'models-setup.js',
   'style.css',
 ] as const;
 

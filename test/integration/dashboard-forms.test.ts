@@ -261,6 +261,43 @@ describe('the dashboard set-up forms, 800 px wide', () => {
     assert.deepEqual((await api('GET', '/v1/pairing/requests')).data, []);
   });
 
+  test('models: an alias from the form, a taken alias refused inline, hiding; families in plain words', async () => {
+    await openView('models');
+    assert.match((await page.textContent('[data-empty=models]'))!, /No models yet\. Add a provider/);
+    await api('POST', '/v1/providers', { kind: 'openai', id: 'fake', baseUrl: oa.baseUrl, credential: OPENAI_KEY });
+    await api('POST', '/v1/providers/fake/actions/refresh-models');
+    await page.click('section.models .toolbar button');
+    const form = page.locator('form[data-form=add-alias]');
+    await form.getByLabel('For the model').selectOption('fake/gpt-test');
+    await form.getByLabel('Alias').fill('fast');
+    await form.getByLabel('Alias').press('Enter');
+    const record = (id: string) => api('GET', `/v1/catalog/models/${encodeURIComponent(id)}`);
+    await eventually(async () => assert.deepEqual((await record('fake/gpt-test')).aliases, ['fast']), 'alias saved');
+    const called = await api('POST', '/v1/chat/completions', {
+      model: 'fast',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    assert.equal(called.model, 'gpt-test', 'the alias resolves');
+
+    await form.getByLabel('For the model').selectOption('fake/gpt-other');
+    await form.getByLabel('Alias').fill('fast');
+    expectedRefusals.push('409 /v1/catalog/models/fake%2Fgpt-other');
+    await form.getByLabel('Alias').press('Enter');
+    assert.match((await form.locator('[role=alert]').textContent())!, /fast/);
+    assert.deepEqual((await record('fake/gpt-other')).aliases, []);
+
+    const row = page.locator('tr[data-model="fake/gpt-other"]');
+    await row.locator('input[data-action=hide]').click();
+    await eventually(async () => assert.equal(await row.getAttribute('data-hidden'), 'true'), 'shown hidden');
+    const listed = (await api('GET', '/v1/models')).data.map((m: { id: string }) => m.id);
+    assert.ok(listed.includes('fake/gpt-test') && !listed.includes('fake/gpt-other'), String(listed));
+
+    const text = (await page.textContent('[data-chart=models]'))!;
+    assert.match(text, /OpenAI-style chat completions/);
+    assert.doesNotMatch(text, /style[AB]/);
+    await assertClean('models');
+  });
+
   test('no console error but the refusals provoked on purpose, and no request left the service', () => {
     assert.deepEqual(consoleErrors, []);
     assert.deepEqual(refusals.sort(), expectedRefusals.sort());
