@@ -33,7 +33,8 @@ export class AliasForm extends Component {
         pattern="[A-Za-z0-9][A-Za-z0-9._:\\/\\-]{0,199}" title="Letters, digits and . _ : / -" spellcheck="false"
         onInput=${(e) => this.setState({ alias: e.currentTarget.value })} />
       <label for="a-model">For the model</label>
-      <select id="a-model" required value=${models.some((m) => m.id === model) ? model : ''} onChange=${(e) => this.setState({ model: e.currentTarget.value })}>
+      <select id="a-model" required value=${models.some((m) => m.id === model) ? model : ''}
+        onChange=${(e) => this.setState({ model: e.currentTarget.value })}>
         <option value="">Choose a model...</option>
         ${models.map((m) => html`<option value=${m.id}>${m.id}</option>`)}
       </select>
