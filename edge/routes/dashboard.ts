@@ -38,6 +38,8 @@ export const PAGE_FILES = [
   'view-hardware.js',
   'view-providers.js',
   'view-tokens.js',
+  'view-gauge-setup.js',
+  'gauge-money-forms.js',
   'forms.js',
   'models-setup.js',
   'style.css',
