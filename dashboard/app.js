@@ -9,6 +9,7 @@ import { HardwareView } from './view-hardware.js';
 import { ProvidersView } from './view-providers.js';
 import { TokensView } from './view-tokens.js';
 import { GaugeSetupView } from './view-gauge-setup.js';
+import { ServicesView } from './view-services.js';
 
 const html = htm.bind(h);
 
@@ -19,6 +20,7 @@ const VIEWS = [
   { id: 'providers', label: 'Providers', view: ProvidersView },
   { id: 'models', label: 'Models', view: ModelsView },
   { id: 'tokens', label: 'Tokens', view: TokensView },
+  { id: 'services', label: 'Services', view: ServicesView },
   { id: 'hardware', label: 'Runtime & hardware', view: HardwareView },
 ];
 

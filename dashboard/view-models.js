@@ -98,8 +98,8 @@ export class ModelsView extends Component {
       </div>
       ${
         models.length === 0 &&
-        html`<p class="empty" data-empty="models">No models yet. Add a provider in
-        <a href="#providers">Providers</a>: its models are listed here once it answers (Reload).</p>`
+        html`<p class="empty" data-empty="models">No models yet. Add a
+        provider in <a href="#providers">Providers</a>: its models are listed here once it answers (Reload).</p>`
       }
       <div class="scroll"><table class="list" data-chart="models">
         <thead><tr><th>Model</th><th>Families</th><th>Source</th><th>Listed</th><th>Aliases</th><th>Hidden</th></tr>

@@ -40,6 +40,7 @@ export const PAGE_FILES = [
   'view-tokens.js',
   'view-gauge-setup.js',
   'gauge-money-forms.js',
+  'view-services.js',
   'forms.js',
   'models-setup.js',
   'style.css',
