@@ -22,6 +22,9 @@ let expectedRefusals: string[];
 let typedSecrets: string[];
 const openView = (view: string) => b.openView(view);
 const assertClean = (view: string) => b.assertClean(view);
+/** An empty state's text, its line breaks as spaces. */
+const emptyState = async (what: string) =>
+  ((await page.textContent(`[data-empty=${what}]`)) ?? '').replace(/\s+/g, ' ');
 
 async function api(method: string, path: string, body?: unknown) {
   const reply = await svc.request(method, path, body === undefined ? {} : { body });
@@ -49,7 +52,7 @@ describe('the dashboard set-up forms, 800 px wide: providers, tokens, models', (
   test('providers: add one with its key, test, disable, enable, an error inline, remove', async () => {
     await openView('providers');
     assert.deepEqual((await api('GET', '/v1/providers')).data, []);
-    assert.match((await page.textContent('[data-empty=providers]'))!, /No providers yet\. Add one below/);
+    assert.match(await emptyState('providers'), /No providers yet\. Add one below/);
 
     const form = page.locator('form[data-form=add-provider]');
     await form.getByLabel('Kind').selectOption('openai');
@@ -157,7 +160,7 @@ describe('the dashboard set-up forms, 800 px wide: providers, tokens, models', (
   });
 
   test('pairing: a pending request is approved, another denied, from the tokens view', async () => {
-    assert.match((await page.textContent('[data-empty=pairing]'))!, /No app is asking for a token/);
+    assert.match(await emptyState('pairing'), /No app is asking for a token/);
     const ask = (clientName: string) =>
       openLiveStream({
         port: svc.port,
@@ -189,7 +192,7 @@ describe('the dashboard set-up forms, 800 px wide: providers, tokens, models', (
 
   test('models: an alias from the form, a taken alias refused inline, hiding; families in plain words', async () => {
     await openView('models');
-    assert.match((await page.textContent('[data-empty=models]'))!, /No models yet\. Add a provider/);
+    assert.match(await emptyState('models'), /No models yet\. Add a provider/);
     await api('POST', '/v1/providers', { kind: 'openai', id: 'fake', baseUrl: oa.baseUrl, credential: OPENAI_KEY });
     await api('POST', '/v1/providers/fake/actions/refresh-models');
     await page.click('section.models .toolbar button');

@@ -27,6 +27,9 @@ let expectedRefusals: string[];
 let typedSecrets: string[];
 const openView = (view: string) => b.openView(view);
 const assertClean = (view: string) => b.assertClean(view);
+/** An empty state's text, its line breaks as spaces. */
+const emptyState = async (what: string) =>
+  ((await page.textContent(`[data-empty=${what}]`)) ?? '').replace(/\s+/g, ' ');
 
 async function api(method: string, path: string, body?: unknown) {
   const reply = await svc.request(method, path, body === undefined ? {} : { body });
@@ -65,8 +68,7 @@ describe('the dashboard set-up forms, 800 px wide: Gauge set-up and services', (
 
   test('Gauge set-up: turn on, connect an account with its key, switch sources and the account', async () => {
     await openView('gauge-setup');
-    for (const empty of ['accounts', 'budgets', 'rules'])
-      assert.match((await page.textContent(`[data-empty=${empty}]`))!, /below/, empty);
+    for (const empty of ['accounts', 'budgets', 'rules']) assert.match(await emptyState(empty), /below/, empty);
     await page.click('button[data-action=gauge]');
     await page.waitForSelector('[data-gauge-enabled=true]');
     assert.equal((await api('GET', '/v1/settings')).gauge.enabled, true);
@@ -173,7 +175,7 @@ describe('the dashboard set-up forms, 800 px wide: Gauge set-up and services', (
       [(await budgets())[0].id, (await budgets())[0].basis, (await budgets())[0].period],
       [budget.id, 'provider_reported', 'week'],
     );
-    assert.equal(await form.getAttribute('data-editing'), '');
+    await eventually(async () => assert.equal(await form.getAttribute('data-editing'), ''), 'the form is empty again');
 
     // A threshold over 1000%: the API's 400 beside the form, nothing created.
     await form.getByLabel('Name').fill('Too much');
@@ -227,7 +229,7 @@ describe('the dashboard set-up forms, 800 px wide: Gauge set-up and services', (
 
   test('services: a llama-server added for a library file, stopped, started, a taken ID inline, removed', async () => {
     await openView('services');
-    assert.match((await page.textContent('[data-empty=services]'))!, /No llama-server runs/);
+    assert.match(await emptyState('services'), /No llama-server runs/);
     const form = page.locator('form[data-form=add-service]');
     assert.equal(await form.getByLabel('Model file').inputValue(), 'tiny.gguf');
     await form.getByLabel('ID').fill('local');
