@@ -6,13 +6,21 @@ import { UsageView } from './view-usage.js';
 import { GaugeView } from './view-gauge.js';
 import { ModelsView } from './view-models.js';
 import { HardwareView } from './view-hardware.js';
+import { ProvidersView } from './view-providers.js';
+import { TokensView } from './view-tokens.js';
+import { GaugeSetupView } from './view-gauge-setup.js';
+import { ServicesView } from './view-services.js';
 
 const html = htm.bind(h);
 
 const VIEWS = [
   { id: 'usage', label: 'Usage', view: UsageView },
   { id: 'gauge', label: 'Gauge', view: GaugeView },
-  { id: 'models', label: 'Providers & models', view: ModelsView },
+  { id: 'gauge-setup', label: 'Gauge set-up', view: GaugeSetupView },
+  { id: 'providers', label: 'Providers', view: ProvidersView },
+  { id: 'models', label: 'Models', view: ModelsView },
+  { id: 'tokens', label: 'Tokens', view: TokensView },
+  { id: 'services', label: 'Services', view: ServicesView },
   { id: 'hardware', label: 'Runtime & hardware', view: HardwareView },
 ];
 

@@ -1,6 +1,8 @@
 import { Component, h } from './preact.js';
 import htm from './htm.js';
 import { api, get } from './api.js';
+import { familyWords } from './forms.js';
+import { AliasForm } from './models-setup.js';
 
 const html = htm.bind(h);
 
@@ -60,7 +62,7 @@ export class ModelsView extends Component {
 
   render(_props, { data, error }) {
     return html`<section class="view models" data-view-ready=${data ? 'true' : 'false'}>
-      <div class="toolbar"><h2>Providers & models</h2>
+      <div class="toolbar"><h2>Models</h2>
         <button type="button" class="secondary" onClick=${() => this.load()}>Reload</button></div>
       ${error && html`<p class="error" role="alert">${error}</p>`}
       ${data ? this.body(data) : !error && html`<p class="loading">Loading...</p>`}
@@ -72,6 +74,7 @@ export class ModelsView extends Component {
     const shown = filter ? models.filter((m) => m.id.toLowerCase().includes(filter.toLowerCase())) : models;
     return html`
       <h3>Providers</h3>
+      <p class="hint">Add, test or remove providers and their keys in <a href="#providers">Providers</a>.</p>
       <table class="list" data-chart="providers">
         <thead><tr><th>Provider</th><th>Kind</th><th>Address</th><th>Credential</th><th>Enabled</th></tr></thead>
         <tbody>
@@ -93,7 +96,12 @@ export class ModelsView extends Component {
         <input type="search" placeholder="Filter" aria-label="Filter models" value=${filter}
           onInput=${(e) => this.setState({ filter: e.currentTarget.value })} />
       </div>
-      <table class="list" data-chart="models">
+      ${
+        models.length === 0 &&
+        html`<p class="empty" data-empty="models">No models yet. Add a
+        provider in <a href="#providers">Providers</a>: its models are listed here once it answers (Reload).</p>`
+      }
+      <div class="scroll"><table class="list" data-chart="models">
         <thead><tr><th>Model</th><th>Families</th><th>Source</th><th>Listed</th><th>Aliases</th><th>Hidden</th></tr>
           </thead>
         <tbody>
@@ -103,7 +111,7 @@ export class ModelsView extends Component {
             <td>${
               m.displayName && m.displayName !== m.upstreamModelId ? html`${m.displayName} ` : ''
             }<code>${m.id}</code></td>
-            <td class="small">${m.families.join(', ')}</td><td>${m.source}</td>
+            <td class="small">${m.families.map(familyWords).join(', ')}</td><td>${m.source}</td>
               <td>${listed.has(m.id) ? 'yes' : 'no'}</td>
             <td>
               <form class="inline" onSubmit=${(e) => this.saveAliases(e, m)}>
@@ -121,6 +129,8 @@ export class ModelsView extends Component {
           </tr>`,
           )}
         </tbody>
-      </table>`;
+      </table></div>
+      <${AliasForm} models=${models.filter((m) => !m.hidden)} onDone=${() => this.load()}
+        onUnauthorized=${this.props.onUnauthorized} />`;
   }
 }

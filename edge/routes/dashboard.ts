@@ -36,6 +36,13 @@ export const PAGE_FILES = [
   'view-gauge.js',
   'view-models.js',
   'view-hardware.js',
+  'view-providers.js',
+  'view-tokens.js',
+  'view-gauge-setup.js',
+  'gauge-money-forms.js',
+  'view-services.js',
+  'forms.js',
+  'models-setup.js',
   'style.css',
 ] as const;
 

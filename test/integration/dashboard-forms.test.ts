@@ -1,0 +1,235 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Page } from 'playwright-core';
+import * as openaiFake from '../fakes/openai.ts';
+import { openLiveStream } from '../fakes/sse-client.ts';
+import { openDashboard, eventually, type DashboardBrowser } from '../helpers/dashboard-browser.ts';
+import { startInProcess, type InProcessService } from '../helpers/in-process.ts';
+
+// W3.3 item 2: the dashboard's set-up forms in Chromium, 800 px wide, driven as a person would (labels, Enter
+// submits, a confirming button that takes the focus), each form's effect read back through the API: providers,
+// tokens and pairing, model aliases and hiding. A key typed into a form never stays in the page (the token
+// secret is shown once, by design); no console error; no request leaves the service's origin. The Gauge set-up
+// and services forms are in dashboard-gauge-setup.test.ts.
+
+const OPENAI_KEY = `fake-openai-forms-${process.pid}-0123456789`;
+let oa: openaiFake.OpenAIFake;
+
+let svc: InProcessService;
+let b: DashboardBrowser;
+let page: Page;
+let expectedRefusals: string[];
+let typedSecrets: string[];
+const openView = (view: string) => b.openView(view);
+const assertClean = (view: string) => b.assertClean(view);
+/** An empty state's text, its line breaks as spaces. */
+const emptyState = async (what: string) =>
+  ((await page.textContent(`[data-empty=${what}]`)) ?? '').replace(/\s+/g, ' ');
+
+async function api(method: string, path: string, body?: unknown) {
+  const reply = await svc.request(method, path, body === undefined ? {} : { body });
+  assert.ok(reply.status < 300, `${method} ${path}: ${reply.status} ${reply.text}`);
+  return reply.json;
+}
+
+before(async () => {
+  oa = await openaiFake.start({ apiKey: OPENAI_KEY });
+  oa.setModels([{ id: 'gpt-test' }, { id: 'gpt-other' }]);
+  svc = await startInProcess();
+  b = await openDashboard(svc);
+  ({ page, expectedRefusals, typedSecrets } = b);
+});
+
+after(async () => {
+  await b?.close();
+  await svc?.stop();
+  await oa?.close();
+});
+
+describe('the dashboard set-up forms, 800 px wide: providers, tokens, models', () => {
+  test('signs in with the admin token', () => b.signIn());
+
+  test('providers: add one with its key, test, disable, enable, an error inline, remove', async () => {
+    await openView('providers');
+    assert.deepEqual((await api('GET', '/v1/providers')).data, []);
+    assert.match(await emptyState('providers'), /No providers yet\. Add one below/);
+
+    const form = page.locator('form[data-form=add-provider]');
+    await form.getByLabel('Kind').selectOption('openai');
+    await form.getByLabel('ID').fill('fake');
+    await form.getByLabel('Base URL').fill(oa.baseUrl);
+    await form.getByLabel('Name').fill('Fake OpenAI');
+    typedSecrets.push(OPENAI_KEY);
+    await form.getByLabel('API key').fill(OPENAI_KEY);
+    assert.equal(await form.getByLabel('API key').getAttribute('type'), 'password');
+    assert.equal(await form.getByLabel('API key').getAttribute('autocomplete'), 'off');
+    await form.getByLabel('API key').press('Enter');
+    const row = page.locator('tr[data-provider=fake]');
+    await row.waitFor();
+    const p = await api('GET', '/v1/providers/fake');
+    assert.deepEqual(
+      [p.kind, p.baseUrl, p.displayName, p.credentialConfigured, p.enabled],
+      ['openai', oa.baseUrl, 'Fake OpenAI', true, true],
+    );
+    assert.equal(await row.getAttribute('data-key'), 'stored');
+    await assertClean('providers');
+
+    // The stored key works: the test action lists the fake's models.
+    await row.locator('button[data-action=test]').click();
+    await eventually(
+      async () => assert.equal(await row.locator('[data-tested]').getAttribute('data-tested'), 'true'),
+      'the test result',
+    );
+
+    await row.locator('input[data-action=enable]').click();
+    await eventually(async () => assert.equal(await row.getAttribute('data-enabled'), 'false'), 'shown disabled');
+    assert.equal((await api('GET', '/v1/providers/fake')).enabled, false);
+    await row.locator('input[data-action=enable]').click();
+    await eventually(async () => assert.equal(await row.getAttribute('data-enabled'), 'true'), 'shown enabled');
+    assert.equal((await api('GET', '/v1/providers/fake')).enabled, true);
+
+    // A taken ID: the API's 409 in plain words beside the form, the key field emptied.
+    const second = `${OPENAI_KEY}-second`;
+    typedSecrets.push(second);
+    await form.getByLabel('ID').fill('fake');
+    await form.getByLabel('Base URL').fill(oa.baseUrl);
+    await form.getByLabel('API key').fill(second);
+    expectedRefusals.push('409 /v1/providers');
+    await form.getByRole('button', { name: 'Add provider' }).click();
+    const error = form.locator('[role=alert]');
+    await error.waitFor();
+    assert.match((await error.textContent())!, /fake/);
+    assert.equal(await form.getByLabel('API key').inputValue(), '');
+    assert.equal((await api('GET', '/v1/providers')).data.length, 1);
+    await assertClean('providers');
+
+    // Remove asks once more, with the focus on the confirming button.
+    await row.locator('button[data-action=remove]').click();
+    await page.keyboard.press('Enter');
+    await eventually(async () => assert.equal(await row.count(), 0), 'the row goes');
+    assert.equal((await svc.request('GET', '/v1/providers/fake')).status, 404);
+  });
+
+  test('tokens: create one, its secret shown once with a copy button; revoke it', async () => {
+    await openView('tokens');
+    const form = page.locator('form[data-form=create-token]');
+    await form.locator('input[value=read]').check();
+    await form.getByLabel('Name').fill('ci agents');
+    await form.getByLabel('Name').press('Enter');
+    const box = page.locator('[data-secret-for]');
+    await box.waitFor();
+    const id = (await box.getAttribute('data-secret-for'))!;
+    const field = box.getByLabel("The new token's secret");
+    const secret = await field.inputValue();
+    assert.match(secret, /^sk-svc-[A-Za-z0-9_-]{43}$/);
+    const token = await api('GET', `/v1/tokens/${id}`);
+    assert.deepEqual([token.name, token.scopes], ['ci agents', ['inference', 'read']]);
+    assert.equal((await svc.request('GET', '/v1/settings', { token: secret })).status, 200, 'the secret reads');
+
+    await box.locator('button[data-action=copy]').click();
+    await eventually(async () => assert.match((await box.getByRole('status').textContent())!, /Copied/), 'copied');
+    assert.equal(await page.evaluate('navigator.clipboard.readText()'), secret);
+    // Without the clipboard API the secret is selected for Ctrl+C instead.
+    await page.evaluate("Object.defineProperty(navigator, 'clipboard', { value: undefined, configurable: true })");
+    await box.locator('button[data-action=copy]').click();
+    await eventually(async () => assert.match((await box.getByRole('status').textContent())!, /Ctrl\+C/), 'selected');
+    assert.deepEqual(
+      await page.evaluate('[document.activeElement.selectionStart, document.activeElement.selectionEnd]'),
+      [0, secret.length],
+    );
+
+    await box.locator('button[data-action=done]').click();
+    await eventually(async () => assert.equal(await box.count(), 0), 'the secret goes');
+    typedSecrets.push(secret);
+    await assertClean('tokens');
+
+    const row = page.locator(`tr[data-token="${id}"]`);
+    await row.locator('button[data-action=revoke]').click();
+    await page.keyboard.press('Enter');
+    await eventually(async () => assert.equal(await row.count(), 0), 'the row goes');
+    assert.equal((await svc.request('GET', `/v1/tokens/${id}`)).status, 404);
+    assert.equal((await svc.request('GET', '/v1/settings', { token: secret })).status, 401, 'revoked');
+
+    // Creating without a scope: the API's 400 inline.
+    await form.locator('input[value=inference]').uncheck();
+    await form.getByLabel('Name').fill('nothing');
+    expectedRefusals.push('400 /v1/tokens');
+    await form.getByRole('button', { name: 'Create token' }).click();
+    await form.locator('[role=alert]').waitFor();
+    assert.ok(!(await api('GET', '/v1/tokens')).data.some((t: { name: string }) => t.name === 'nothing'));
+  });
+
+  test('pairing: a pending request is approved, another denied, from the tokens view', async () => {
+    assert.match(await emptyState('pairing'), /No app is asking for a token/);
+    const ask = (clientName: string) =>
+      openLiveStream({
+        port: svc.port,
+        method: 'POST',
+        path: '/v1/pairing/requests',
+        body: { clientName, scopes: ['inference'] },
+      });
+    const first = await ask('Editor plugin');
+    const pending = await first.next();
+    assert.equal(pending?.event, 'pairing.pending');
+    const row = page.locator(`tr[data-pairing="${pending!.data.id}"]`);
+    await row.waitFor({ timeout: 10_000 }); // read again every 5 s
+    assert.equal(await row.locator('code').textContent(), pending!.data.userCode);
+    await row.locator('button[data-action=approve]').click();
+    const approved = await first.next();
+    assert.equal(approved?.event, 'pairing.approved');
+    first.close();
+    assert.equal((await api('GET', `/v1/tokens/${approved!.data.token.id}`)).name, 'Editor plugin');
+    await eventually(async () => assert.equal(await row.count(), 0), 'the approved request goes');
+
+    const second = await ask('Unknown app');
+    const other = (await second.next())!;
+    await page.click('section.tokens .toolbar button');
+    await page.locator(`tr[data-pairing="${other.data.id}"] button[data-action=deny]`).click();
+    assert.equal((await second.next())?.event, 'pairing.denied');
+    second.close();
+    assert.deepEqual((await api('GET', '/v1/pairing/requests')).data, []);
+  });
+
+  test('models: an alias from the form, a taken alias refused inline, hiding; families in plain words', async () => {
+    await openView('models');
+    assert.match(await emptyState('models'), /No models yet\. Add a provider/);
+    await api('POST', '/v1/providers', { kind: 'openai', id: 'fake', baseUrl: oa.baseUrl, credential: OPENAI_KEY });
+    await api('POST', '/v1/providers/fake/actions/refresh-models');
+    await page.click('section.models .toolbar button');
+    const form = page.locator('form[data-form=add-alias]');
+    await form.getByLabel('For the model').selectOption('fake/gpt-test');
+    await form.getByLabel('Alias').fill('fast');
+    await form.getByLabel('Alias').press('Enter');
+    const record = (id: string) => api('GET', `/v1/catalog/models/${encodeURIComponent(id)}`);
+    await eventually(async () => assert.deepEqual((await record('fake/gpt-test')).aliases, ['fast']), 'alias saved');
+    const called = await api('POST', '/v1/chat/completions', {
+      model: 'fast',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    assert.equal(called.model, 'gpt-test', 'the alias resolves');
+
+    await form.getByLabel('For the model').selectOption('fake/gpt-other');
+    await form.getByLabel('Alias').fill('fast');
+    expectedRefusals.push('409 /v1/catalog/models/fake%2Fgpt-other');
+    await form.getByLabel('Alias').press('Enter');
+    assert.match((await form.locator('[role=alert]').textContent())!, /fast/);
+    assert.deepEqual((await record('fake/gpt-other')).aliases, []);
+
+    const row = page.locator('tr[data-model="fake/gpt-other"]');
+    await row.locator('input[data-action=hide]').click();
+    await eventually(async () => assert.equal(await row.getAttribute('data-hidden'), 'true'), 'shown hidden');
+    const listed = (await api('GET', '/v1/models')).data.map((m: { id: string }) => m.id);
+    assert.ok(listed.includes('fake/gpt-test') && !listed.includes('fake/gpt-other'), String(listed));
+
+    const text = (await page.textContent('[data-chart=models]'))!;
+    assert.match(text, /OpenAI-style chat completions/);
+    assert.doesNotMatch(text, /style[AB]/);
+    await assertClean('models');
+  });
+
+  test('no console error but the refusals provoked on purpose, and no request left the service', () => {
+    assert.deepEqual(b.consoleErrors, []);
+    assert.deepEqual(b.refusals.sort(), b.expectedRefusals.sort());
+    assert.deepEqual(b.foreignRequests, []);
+  });
+});
