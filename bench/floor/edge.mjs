@@ -4,7 +4,8 @@
 // worker per event-loop turn each way, bodies transferred. No auth, routing, logging, metering or header
 // policy.
 //
-//   FLOOR_UPSTREAM=<port> FLOOR_WORKER=undici|switchyard|inline [FLOOR_THREADS=2] [FLOOR_EDGES=1] node bench/floor/edge.mjs
+//   FLOOR_UPSTREAM=<port> FLOOR_WORKER=undici|switchyard|inline [FLOOR_THREADS=2] [FLOOR_EDGES=1] \
+//     node bench/floor/edge.mjs
 //
 // FLOOR_EDGES=N: N edge threads on one port (the main thread and N-1 worker threads named edge-1..., each
 // running this file with FLOOR_THREADS relay workers of its own; the kernel spreads connections over their
