@@ -73,6 +73,13 @@ describe('the price database', () => {
     assert.equal(pricing?.inputPerMTok, 3);
   });
 
+  it('prices an openai_compatible provider whose base URL is a known API', () => {
+    const groq = { kind: 'openai_compatible' as const, baseUrl: 'https://api.groq.com/openai/v1' };
+    const { pricing, source } = resolvePricing({ pricing: null, upstreamModelId: 'llama-3.3-70b-versatile' }, groq, db);
+    assert.equal(source, PRICE_DATABASE);
+    assert.ok(pricing !== null && pricing.inputPerMTok > 0);
+  });
+
   it('leaves an unknown model and local runtimes unpriced', () => {
     const unknown = resolvePricing({ pricing: null, upstreamModelId: 'no-such-model-xyz' }, hosted('openai'), db);
     assert.deepEqual(unknown, { pricing: null, source: null });
