@@ -1,5 +1,5 @@
 import type { Client } from './client.ts';
-import { bytes, count, relative, table, usd } from './output.ts';
+import { bytes, cost, count, relative, table, usd } from './output.ts';
 
 // The read-only commands: what is configured, what is loaded, what was used, what runs.
 
@@ -26,6 +26,14 @@ export async function providers(client: Client, json: boolean): Promise<number> 
   return 0;
 }
 
+/** Input and output USD per million tokens, as the meter prices the model now, and by what. */
+function price(m: any): string {
+  const p = m.effectivePricing ?? m.pricing ?? null;
+  if (p === null) return 'no price';
+  const per = p.currency === 'USD' ? `${usd(p.inputPerMTok)} / ${usd(p.outputPerMTok)}` : `${p.currency} set`;
+  return m.pricingSource ? `${per} (${m.pricingSource})` : per;
+}
+
 /** The catalog; hidden models only with `all`. */
 export async function models(client: Client, json: boolean, all: boolean): Promise<number> {
   const answer = await client.call('GET', all ? '/v1/catalog/models' : '/v1/catalog/models?hidden=false');
@@ -35,6 +43,7 @@ export async function models(client: Client, json: boolean, all: boolean): Promi
     { header: 'PROVIDER', value: (m: any) => m.providerId },
     { header: 'SOURCE', value: (m: any) => m.source },
     { header: 'CONTEXT', value: (m: any) => count(m.contextWindow), right: true },
+    { header: 'PRICE IN / OUT PER MTOK', value: price },
     { header: 'ALIASES', value: (m: any) => (m.aliases ?? []).join(', ') },
     ...(all ? [{ header: 'HIDDEN', value: (m: any) => (m.hidden ? 'hidden' : '') }] : []),
   ];
@@ -85,7 +94,7 @@ export async function usage(
   const t = summary.totals;
   print(
     `${summary.from} to ${summary.to}: ${count(t.requests)} requests (${count(t.failedRequests)} failed), ` +
-      `${count(t.totalTokens)} tokens, ${usd(t.costUsd)}${t.costEstimated ? ' (estimated)' : ''}\n\n`,
+      `${count(t.totalTokens)} tokens, ${cost(t.costUsd)}${t.costEstimated ? ' (estimated)' : ''}\n\n`,
   );
   const key: Record<string, (r: any) => string> = {
     provider: (r) => r.providerId,
@@ -103,7 +112,7 @@ export async function usage(
         { header: 'INPUT', value: (r: any) => count(r.inputTokens), right: true },
         { header: 'OUTPUT', value: (r: any) => count(r.outputTokens), right: true },
         { header: 'TOTAL', value: (r: any) => count(r.totalTokens), right: true },
-        { header: 'COST', value: (r: any) => usd(r.costUsd), right: true },
+        { header: 'COST', value: (r: any) => cost(r.costUsd), right: true },
       ],
       'No usage in this range.',
     ),

@@ -46,6 +46,11 @@ export function usd(n: number | null | undefined): string {
   return typeof n === 'number' && Number.isFinite(n) ? `$${n.toFixed(n < 1 ? 4 : 2)}` : '-';
 }
 
+/** A cost: "no price" when nothing priced it (no catalog price, not in the price database). */
+export function cost(n: number | null | undefined): string {
+  return typeof n === 'number' && Number.isFinite(n) ? usd(n) : 'no price';
+}
+
 /** `in 4 minutes`, `2 hours ago`, from an ISO time. */
 export function relative(iso: string | null | undefined, now = Date.now()): string {
   if (!iso) return '-';

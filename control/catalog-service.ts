@@ -18,6 +18,7 @@ import { auditedCrud } from './crud.ts';
 import type { Catalog, CatalogModel } from './catalog.ts';
 import { buildCatalog } from './catalog-index.ts';
 import type { CatalogFilter } from '../protocol/ports/catalog.ts';
+import { resolvePricing, type PriceIndex, type ResolvedPricing } from '../protocol/price-index.ts';
 
 export type { CatalogFilter };
 
@@ -41,23 +42,32 @@ interface Deps {
   audit: AuditRepo;
   /** Read once, at start: afterwards the provider service tells of each change. */
   providers(): readonly ProviderRecord[];
+  /** The price database behind models without `pricing`; without it only catalog prices count. */
+  prices?: PriceIndex;
 }
 
 const invalid = (param: string, message: string) => new ServiceError('INVALID_REQUEST', message, { param });
 
-export function toModelView(m: CatalogModel): ModelView {
+/** A model as routes show it; `priced` is the price the meter uses for it now and where that came from. */
+export function toModelView(
+  m: CatalogModel,
+  priced: ResolvedPricing = resolvePricing(m, undefined, undefined),
+): ModelView {
   const { created: _created, ...view } = m;
   return {
     ...view,
     families: [...view.families],
     translatedFamilies: translatedFamilies(view.families),
     aliases: [...view.aliases],
+    effectivePricing: priced.pricing,
+    pricingSource: priced.source,
   };
 }
 
 // Over 80 lines as a closure of short methods over one state, the shape of every control service here.
-export function createCatalogService({ env, models, audit, providers }: Deps): CatalogService {
+export function createCatalogService({ env, models, audit, providers, prices }: Deps): CatalogService {
   const catalog = buildCatalog(providers(), models.all(), models.allListings());
+  const view = (m: CatalogModel) => toModelView(m, resolvePricing(m, catalog.provider(m.providerId), prices));
   // IDs and aliases of writes between their checks and their commit: two concurrent creates of one ID, or two
   // writes claiming one alias, would both pass the checks and both commit.
   const pendingIds = new Set<string>();
@@ -127,7 +137,7 @@ export function createCatalogService({ env, models, audit, providers }: Deps): C
     }
     // After the commit, in commit order: the catalog never shows what the store may still lose.
     catalog.putRecord(record);
-    return toModelView(mustGet(record.id));
+    return view(mustGet(record.id));
   }
 
   const service: CatalogService = {
@@ -143,9 +153,9 @@ export function createCatalogService({ env, models, audit, providers }: Deps): C
             (f.family === undefined || m.families.includes(f.family)) &&
             (f.hidden === undefined || m.hidden === f.hidden),
         )
-        .map(toModelView);
+        .map(view);
     },
-    get: (id) => toModelView(mustGet(id)),
+    get: (id) => view(mustGet(id)),
 
     async create(input, actor, requestId) {
       const provider = catalog.provider(input.providerId);

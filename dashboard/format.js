@@ -25,7 +25,9 @@ export function addDays(day, n) {
 
 const integer = new Intl.NumberFormat('en-US');
 export const num = (n) => (n === null || n === undefined ? '-' : integer.format(n));
-export const usd = (n) => (n === null || n === undefined ? '-' : `$${n < 1 && n > 0 ? n.toFixed(4) : n.toFixed(2)}`);
+// A cost nothing priced (no catalog price, not in the price database) is null: "no price", not a dash.
+export const usd = (n) =>
+  n === null || n === undefined ? 'no price' : `$${n < 1 && n > 0 ? n.toFixed(4) : n.toFixed(2)}`;
 export const pct = (n) => (n === null || n === undefined ? '-' : `${(n * 100).toFixed(1)}%`);
 
 export function bytes(n) {

@@ -30,6 +30,7 @@ import type { Vault } from '../store/vault/index.ts';
 import type { GaugeActor } from '../workers/gauge/actor.ts';
 import type { HardwareActor } from '../workers/hardware/actor.ts';
 import type { Meter } from '../workers/meter/actor.ts';
+import type { PriceIndex } from '../protocol/price-index.ts';
 import type { ProxyPool } from '../workers/proxy/pool.ts';
 import type { createRelayPool } from '../workers/proxy/relay-pool.ts';
 
@@ -79,6 +80,8 @@ export interface Parts {
   gaugeCapacity: GaugeCapacitySignal;
   // usage and metrics
   meter: Meter;
+  /** The price database behind catalog models without `pricing` (workers/meter/price-db.ts). */
+  prices: PriceIndex;
   serviceActivity: ReturnType<typeof createServiceActivity>;
   metrics: ReturnType<typeof createServiceMetrics>;
   // providers and catalog

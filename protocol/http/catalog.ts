@@ -102,6 +102,13 @@ export interface ModelView {
   contextWindow: number | null;
   pricing: ModelPricing | null;
   acceleration: ModelAcceleration | null;
+  /**
+   * Derived, read-only: the price the meter uses for the model's calls now, `pricing` when set, else the price
+   * database's for its provider and upstream model ID; null when neither prices it.
+   */
+  effectivePricing?: ModelPricing | null;
+  /** Where `effectivePricing` came from: `catalog`, the database as `<name>@<version>`, or null. */
+  pricingSource?: 'catalog' | `${string}@${string}` | null;
 }
 
 export const directModelId = (providerId: string, upstreamModelId: string): string =>

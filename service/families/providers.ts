@@ -19,7 +19,13 @@ export async function providersFamily(p: Parts): Promise<Family> {
   const { env, audit, log, vault, models, providerStore } = p;
   p.pool = createProxyPool({ dataDir: p.dataDir });
   try {
-    p.catalog = createCatalogService({ env, models, audit, providers: () => providerStore.all() });
+    p.catalog = createCatalogService({
+      env,
+      models,
+      audit,
+      providers: () => providerStore.all(),
+      prices: p.prices,
+    });
     p.providers = createProviderService({
       env,
       providers: providerStore,

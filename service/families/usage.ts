@@ -4,7 +4,9 @@ import { metricsRoutes } from '../../edge/routes/metrics.ts';
 import { VERSION_INFO } from '../../edge/routes/process.ts';
 import { usageRoutes } from '../../edge/routes/usage.ts';
 import { usageRepo } from '../../store/usage-repo.ts';
+import { resolvePricing } from '../../protocol/price-index.ts';
 import { createMeter } from '../../workers/meter/actor.ts';
+import { createPriceDatabase } from '../../workers/meter/price-db.ts';
 import type { Family } from '../family.ts';
 import type { Parts } from '../parts.ts';
 
@@ -16,12 +18,19 @@ import type { Parts } from '../parts.ts';
 export function usageFamily(p: Parts): Family {
   const { env, log, dataDir } = p;
   const settings = () => p.settings.current();
+  // Built once here; each upstream model's price is looked up at its first metered call and kept.
+  p.prices = createPriceDatabase();
   p.meter = createMeter({
     dataDir,
     enabled: () => settings().usage.enabled,
     retentionDays: () => settings().usage.retentionDays,
     log,
-    priceOf: (modelId) => p.catalog.current().get(modelId)?.pricing ?? null,
+    // The catalog record's price, else the database's for its provider's kind and upstream model ID.
+    priceOf: (modelId) => {
+      const catalog = p.catalog.current();
+      const model = catalog.get(modelId);
+      return model === undefined ? null : resolvePricing(model, catalog.provider(model.providerId), p.prices).pricing;
+    },
   });
   // The `service` source's hourly activity: folded in memory per call, written in batches.
   p.serviceActivity = createServiceActivity({

@@ -136,7 +136,9 @@ describe('listing commands', () => {
       (await svc.request('GET', '/v1/catalog/models?hidden=false')).json,
     );
     const shown = ok(['models']);
-    assert.match(shown, /^hosted\/gpt-cli\s+hosted\s+auto/m);
+    assert.match(shown, /^ID\s+PROVIDER\s+SOURCE\s+CONTEXT\s+PRICE IN \/ OUT PER MTOK\s+ALIASES$/m);
+    // gpt-cli is in no price database and has no catalog price.
+    assert.match(shown, /^hosted\/gpt-cli\s+hosted\s+auto\s+\S+\s+no price/m);
     assert.doesNotMatch(shown, /gpt-hidden/);
     assert.match(ok(['models', '--all']), /^hosted\/gpt-hidden\s+hosted\s+explicit\s+.*hidden$/m);
   });
@@ -150,7 +152,9 @@ describe('listing commands', () => {
       (await svc.request('GET', `/v1/usage/breakdown?${range}&groupBy=provider`)).json,
     );
     assert.equal(answer.summary.totals.requests, 1);
-    assert.match(ok(['usage', '--by', 'provider']), /^hosted\s+1\s/m);
+    const table = ok(['usage', '--by', 'provider']);
+    assert.match(table, /^hosted\s+1\s.*\sno price$/m);
+    assert.match(table, /tokens, no price\n/);
   });
 });
 

@@ -201,4 +201,36 @@ describe('usage routes over relayed traffic', () => {
     for (const f of files) assert.ok(!readFileSync(join(home, f)).includes(SENTINEL), `${f} holds the sentinel`);
     svc = await startInProcess({ home });
   });
+
+  test('a model the price database knows gets an estimated cost, and its catalog view names the source', async () => {
+    // After the exact totals above: these calls have a model of their own, filtered by modelId.
+    oa.setModels([{ id: 'gpt-test' }, { id: 'gpt-4o-mini' }]);
+    assert.equal((await svc.request('POST', '/v1/providers/openai/actions/refresh-models')).status, 200);
+    const priced = await svc.request('GET', `/v1/catalog/models/${encodeURIComponent('openai/gpt-4o-mini')}`);
+    assert.equal(priced.status, 200, priced.text);
+    assert.equal(priced.json.pricing, null, 'the catalog record itself stays unpriced');
+    assert.equal(priced.json.pricingSource, 'genai-prices@0.1.8');
+    assert.deepEqual(
+      [priced.json.effectivePricing.inputPerMTok, priced.json.effectivePricing.outputPerMTok],
+      [0.15, 0.6],
+    );
+    const unknown = await svc.request('GET', `/v1/catalog/models/${encodeURIComponent('openai/gpt-test')}`);
+    assert.deepEqual([unknown.json.pricingSource, unknown.json.effectivePricing], [null, null]);
+    assert.equal(
+      (await call('a', '/v1/chat/completions', { ...chat(false), model: 'openai/gpt-4o-mini' })).status,
+      200,
+    );
+    const query = `?modelId=${encodeURIComponent('openai/gpt-4o-mini')}`;
+    const deadline = Date.now() + 10_000;
+    while ((await usage('summary', query)).totals.requests < 1 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
+    const totals = (await usage('summary', query)).totals;
+    // 23 plain + 8 cached prompt tokens, 17 out: 23 x 0.15 + 8 x 0.075 + 17 x 0.6 = 14.25 micro-USD.
+    assert.ok(Math.abs(totals.estimatedCostUsd - 14.25e-6) < 1e-12, String(totals.estimatedCostUsd));
+    assert.equal(totals.costUsd, totals.estimatedCostUsd);
+    assert.equal(totals.costEstimated, true);
+    // The models the database does not know stay unpriced.
+    const other = (await usage('summary', `?modelId=${encodeURIComponent('openai/gpt-test')}`)).totals;
+    assert.deepEqual([other.estimatedCostUsd, other.costUsd], [null, null]);
+  });
 });

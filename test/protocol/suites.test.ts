@@ -34,6 +34,9 @@ describe('openapi', async () => {
 describe('periods', async () => {
   await import('./periods.suite.ts');
 });
+describe('price-index', async () => {
+  await import('./price-index.suite.ts');
+});
 describe('pricing', async () => {
   await import('./pricing.suite.ts');
 });

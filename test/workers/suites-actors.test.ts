@@ -58,6 +58,9 @@ describe('meter/actor', async () => {
 describe('meter/aggregate', async () => {
   await import('./meter/aggregate.suite.ts');
 });
+describe('meter/price-db', async () => {
+  await import('./meter/price-db.suite.ts');
+});
 describe('runtime/gguf-header', async () => {
   await import('./runtime/gguf-header.suite.ts');
 });
