@@ -301,6 +301,11 @@ describe('the dashboard in Chromium', () => {
     const listed = async () => (await api('GET', '/v1/models')).data.map((m: { id: string }) => m.id);
     assert.ok((await listed()).includes('openai/gpt-other'));
     const row = page.locator('tr[data-model="openai/gpt-other"]');
+    // Families in words; their IDs in the cell's title.
+    const families = row.locator('td.small').first();
+    assert.match((await families.textContent())!, /OpenAI-style chat completions/);
+    assert.doesNotMatch((await families.textContent())!, /style[AB]/);
+    assert.match((await families.getAttribute('title'))!, /styleA\.chat_completions/);
     await row.locator('input[data-action=hide]').check();
     await eventually(
       async () => assert.equal(await row.getAttribute('data-hidden'), 'true'),
