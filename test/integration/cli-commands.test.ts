@@ -321,8 +321,10 @@ describe('pairing from the command line', () => {
 });
 
 describe('service install', () => {
-  test('writes a systemd user unit that runs this executable, without a token', () => {
+  test('writes a systemd user unit that runs the build as `npm start` does, without a token', () => {
     const dry = JSON.parse(ok(['service', 'install', '--dry-run', '--json']));
+    // On a terminal too, the dry run says the next step.
+    assert.match(ok(['service', 'install', '--dry-run']), /run:\n {2}systemctl --user daemon-reload && systemctl/);
     const unitPath = join(env.XDG_CONFIG_HOME!, 'systemd', 'user', 'switchyard.service');
     assert.equal(dry.path, unitPath);
     assert.equal(dry.written, false);
@@ -332,11 +334,32 @@ describe('service install', () => {
     const unit = readFileSync(unitPath, 'utf8');
     assert.equal(unit, dry.content);
     const exec = unit.split('\n').find((l) => l.startsWith('ExecStart='))!;
-    assert.equal(exec, `ExecStart="${process.execPath}" "--max-semi-space-size=4" "${bin()}" "start" "--no-supervise"`);
-    assert.match(unit, /^Environment="SWITCHYARD_HOME=.+"$/m);
+    const root = new URL('../../', import.meta.url).pathname.replace(/\/$/, '');
+    assert.equal(
+      exec,
+      `ExecStart="${process.execPath}" "--max-semi-space-size=4" "${root}/dist/bin/switchyard.js" "start" ` +
+        '"--no-supervise"',
+    );
+    assert.match(unit, new RegExp(`^ExecStartPre="${process.execPath}" "${root}/bin/build\\.js" "--if-stale"$`, 'm'));
+    assert.match(unit, new RegExp(`^Environment="SWITCHYARD_HOME=${svc.home}"$`, 'm'));
+    assert.match(unit, new RegExp(`^Environment="SWITCHYARD_PORT=${svc.port}"$`, 'm'));
     assert.match(unit, /^RestartPreventExitStatus=78$/m);
     assert.match(unit, /^WantedBy=default\.target$/m);
     assert.ok(!unit.includes(svc.adminToken));
+  });
+
+  test("carries the running service's data directory and port when the shell names neither", () => {
+    const shell = { ...env };
+    delete shell.SWITCHYARD_HOME;
+    const r = spawnSync(process.execPath, [bin(), 'service', 'install', '--dry-run', '--json'], {
+      env: shell,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    assert.equal(r.status, 0, r.stderr);
+    const { content } = JSON.parse(r.stdout);
+    assert.match(content, new RegExp(`^Environment="SWITCHYARD_HOME=${svc.home}"$`, 'm'));
+    assert.match(content, new RegExp(`^Environment="SWITCHYARD_PORT=${svc.port}"$`, 'm'));
   });
 });
 
