@@ -241,6 +241,17 @@ describe('the dashboard in Chromium', () => {
       assert.ok(answer.data.length >= 1, name);
       assert.deepEqual(await bars(name, tokenColumns), expect(answer.data, key, tokenColumns), name);
     }
+    // By token: the row says the token's name (the admin token signed in reads them); data-key keeps the ID.
+    const names = new Map((await api('GET', '/v1/tokens')).data.map((t: any) => [t.id, t.name]));
+    const labels = await page.$$eval('[data-chart=by-token] tr[data-key]', (trs) =>
+      trs.map((tr) => [tr.getAttribute('data-key'), tr.querySelector('.text')!.textContent]),
+    );
+    assert.ok(labels.length >= 1);
+    for (const [id, label] of labels) assert.equal(label, names.get(id!) ?? `${id} (revoked)`);
+    assert.ok(
+      labels.some(([, label]) => label === 'bootstrap admin'),
+      JSON.stringify(labels),
+    );
     const tools = await q('tools');
     assert.deepEqual(
       await bars('tools', ['calls']),
@@ -290,6 +301,12 @@ describe('the dashboard in Chromium', () => {
     for (const w of reading.windows.filter((w: { limit: number | null }) => w.limit)) {
       const shown = Number(await card.locator(`tr[data-window="${w.id}"]`).getAttribute('data-utilization'));
       assert.ok(Math.abs(shown - (w.utilization ?? w.used / w.limit)) < 1e-9, w.id);
+    }
+    // A window without a limit (nor a share) says so beside its figure, rather than drawing an empty bar.
+    for (const w of reading.windows.filter((w: any) => !w.limit && w.utilization == null)) {
+      const row = card.locator(`tr[data-window="${w.id}"]`);
+      assert.equal(await row.locator('.meter').count(), 0, w.id);
+      assert.equal(await row.locator('[data-no-limit]').textContent(), 'no limit');
     }
     const [budget] = (await api('GET', '/v1/gauge/budgets')).data;
     assert.equal(await page.getAttribute(`[data-budget="${budget.id}"]`, 'data-amount'), String(budget.amount));
