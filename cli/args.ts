@@ -10,6 +10,22 @@ export class UsageError extends CliError {
   }
 }
 
+/** An option parseArgs refused, said plainly; cli/index.ts adds the command's usage. */
+export class OptionError extends UsageError {}
+
+/** node's parseArgs messages (`Unknown option '--x'. To specify a positional argument ...`) in a few words. */
+export function optionMessage(err: { code?: string; message: string }): string {
+  const name = /'(-{1,2}[^'\s<]*)/.exec(err.message)?.[1] ?? 'an option';
+  switch (err.code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
+      return `Unknown option ${name}.`;
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+      return /does not take/.test(err.message) ? `${name} takes no value.` : `${name} needs a value.`;
+    default:
+      return err.message;
+  }
+}
+
 export interface Parsed {
   values: { json?: boolean } & Record<string, string | boolean | undefined>;
   positionals: string[];
@@ -26,7 +42,7 @@ export function options(args: string[], extra: OptionSpec = {}): Parsed {
       strict: true,
     }) as Parsed;
   } catch (err) {
-    throw new UsageError((err as Error).message);
+    throw new OptionError(optionMessage(err as Error & { code?: string }));
   }
 }
 

@@ -18,7 +18,7 @@ export async function readBodyFile(file: string): Promise<Record<string, unknown
     if (err instanceof CliError) throw err;
     throw new CliError(`Cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? 'error'}.`, EXIT.usage);
   }
-  if (size > MAX_BYTES) throw new CliError(`${file} is over 1 MB; a body file is at most 1 MB.`, EXIT.usage);
+  if (size > MAX_BYTES) throw new CliError(`${file} is over 1 MiB; a body file is at most 1 MiB.`, EXIT.usage);
   let text: string;
   try {
     text = readFileSync(file, 'utf8');

@@ -1,7 +1,7 @@
 import { readBodyFile } from './body-file.ts';
 import type { Client } from './client.ts';
 import { table } from './output.ts';
-import { familyWords } from './words.ts';
+import { familyWords } from '../protocol/words.ts';
 
 // Presets and route packs: listed as tables, added from a JSON or YAML file holding the API's create body
 // (docs/api.md, Presets and Route packs), removed by slug. The service checks the body; its refusal (a model

@@ -77,6 +77,16 @@ const SERVICES_USAGE =
   'switchyard services | services add llamacpp --model <id> [--id ID] [--name N] [--port N] [--no-start] | ' +
   'services start|stop|remove <id> [--json]';
 
+/** Each command's usage line, for the message of a bad option (cli/index.ts). */
+export const SETUP_USAGES: Record<(typeof SETUP_COMMANDS)[number], string> = {
+  presets: PRESETS_USAGE,
+  'route-packs': PACKS_USAGE,
+  gauge: GAUGE_USAGE,
+  budgets: BUDGETS_USAGE,
+  alerts: ALERTS_USAGE,
+  services: SERVICES_USAGE,
+};
+
 /** list / add <file> / remove <id>, as presets and route packs take them. */
 async function fileCommand(
   args: string[],

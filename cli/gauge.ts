@@ -2,6 +2,7 @@ import { GAUGE_ACCOUNT_ADAPTERS, GAUGE_PROVIDERS } from '../protocol/gauge-catal
 import { CliError, type Client, EXIT } from './client.ts';
 import { cell, count, relative, table, usd } from './output.ts';
 import { readSecret } from './secret.ts';
+import { withArticle } from '../protocol/words.ts';
 
 // Gauge from the command line: a compact status (each account's windows as used/limit, the share used and when
 // it resets), connecting an account with its key (hidden prompt or stdin, as `providers add`), turning the
@@ -153,7 +154,8 @@ export async function addGaugeAccount(client: Client, json: boolean, o: AccountA
   const credential = await readSecret(`${kind} for ${name}${o.label ? ` (${cell(o.label)})` : ''}: `);
   if (credential === null)
     throw new CliError(
-      `A ${name} account needs its ${kind.toLowerCase()}: type it at the prompt, or pipe it in on stdin.`,
+      `${withArticle(name, true)} account needs its ${kind.toLowerCase()}: type it at the prompt, or pipe it in ` +
+        'on stdin.',
       EXIT.usage,
     );
   const account = await client.call('POST', '/v1/gauge/accounts', {

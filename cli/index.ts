@@ -1,8 +1,8 @@
-import { intOption, options, positionals, scopesOption, str, UsageError } from './args.ts';
+import { intOption, OptionError, options, positionals, scopesOption, str, UsageError } from './args.ts';
 import { CliError, connect } from './client.ts';
 import { modelAction, watchJob } from './follow.ts';
 import { serviceInstall } from './install.ts';
-import { dispatchSetup, SETUP_COMMANDS, SETUP_HELP } from './dispatch-setup.ts';
+import { dispatchSetup, SETUP_COMMANDS, SETUP_HELP, SETUP_USAGES } from './dispatch-setup.ts';
 import { jobs, models, providers, ps, usage, USAGE_GROUPS } from './listing.ts';
 import { logs } from './logs.ts';
 import {
@@ -72,6 +72,19 @@ const MODELS_USAGE =
   'switchyard models [--all] | models load|unload|hide|show <id> | models alias <alias> <id> [--json]';
 const TOKENS_USAGE =
   'switchyard tokens [list] | tokens create <name> [--scopes a,b] [--expires ISO-TIME] | tokens revoke <id> [--json]';
+const USAGES: Record<(typeof COMMANDS)[number], string> = {
+  ...SETUP_USAGES,
+  providers: PROVIDERS_USAGE,
+  models: MODELS_USAGE,
+  tokens: TOKENS_USAGE,
+  ps: 'switchyard ps [--json]',
+  usage: 'switchyard usage [--days N] [--by GROUP] [--json]',
+  jobs: 'switchyard jobs [watch <id>] [--json]',
+  logs: 'switchyard logs [-n N] [--follow] [--json]',
+  pair: 'switchyard pair [--name NAME] [--scopes a,b] [--json]',
+  approve: 'switchyard approve [<code|id>] [--deny] [--scopes a,b] [--json]',
+  service: 'switchyard service install [--dry-run] [--json]',
+};
 
 // One case per command, each a few lines: the switch is long, no case is.
 async function dispatch(command: (typeof COMMANDS)[number], args: string[]): Promise<number> {
@@ -127,12 +140,12 @@ async function dispatch(command: (typeof COMMANDS)[number], args: string[]): Pro
     }
     case 'ps': {
       const o = options(args);
-      positionals(o.positionals, 0, 'switchyard ps [--json]');
+      positionals(o.positionals, 0, USAGES.ps);
       return ps(connect(), o.values.json === true);
     }
     case 'usage': {
       const o = options(args, { days: { type: 'string' }, by: { type: 'string' } });
-      positionals(o.positionals, 0, 'switchyard usage [--days N] [--by GROUP] [--json]');
+      positionals(o.positionals, 0, USAGES.usage);
       const by = str(o.values.by) ?? 'model';
       if (!(USAGE_GROUPS as readonly string[]).includes(by))
         throw new UsageError(`--by must be one of: ${USAGE_GROUPS.join(', ')}.`);
@@ -145,14 +158,14 @@ async function dispatch(command: (typeof COMMANDS)[number], args: string[]): Pro
     }
     case 'jobs': {
       const o = options(args);
-      const [sub, id] = positionals(o.positionals, 2, 'switchyard jobs [watch <id>] [--json]');
+      const [sub, id] = positionals(o.positionals, 2, USAGES.jobs);
       if (sub === undefined) return jobs(connect(), o.values.json === true);
       if (sub === 'watch' && id) return watchJob(connect(), id, o.values.json === true);
       throw new UsageError('Usage: switchyard jobs | jobs watch <id>');
     }
     case 'logs': {
       const o = options(args, { lines: { type: 'string', short: 'n' }, follow: { type: 'boolean', short: 'f' } });
-      positionals(o.positionals, 0, 'switchyard logs [-n N] [--follow] [--json]');
+      positionals(o.positionals, 0, USAGES.logs);
       return logs(
         connect(),
         o.values.json === true,
@@ -162,14 +175,14 @@ async function dispatch(command: (typeof COMMANDS)[number], args: string[]): Pro
     }
     case 'pair': {
       const o = options(args, { name: { type: 'string' }, scopes: { type: 'string' } });
-      positionals(o.positionals, 0, 'switchyard pair [--name NAME] [--scopes a,b] [--json]');
+      positionals(o.positionals, 0, USAGES.pair);
       const name = str(o.values.name) ?? 'switchyard CLI';
       if (name.length < 1 || name.length > 100) throw new UsageError('--name must be 1 to 100 characters.');
       return pair(connect(), o.values.json === true, name, scopesOption(str(o.values.scopes)));
     }
     case 'approve': {
       const o = options(args, { deny: { type: 'boolean' }, scopes: { type: 'string' } });
-      const [which] = positionals(o.positionals, 1, 'switchyard approve [<code|id>] [--deny] [--scopes a,b] [--json]');
+      const [which] = positionals(o.positionals, 1, USAGES.approve);
       return approve(
         connect(),
         o.values.json === true,
@@ -180,7 +193,7 @@ async function dispatch(command: (typeof COMMANDS)[number], args: string[]): Pro
     }
     case 'service': {
       const o = options(args, { 'dry-run': { type: 'boolean' } });
-      const [sub] = positionals(o.positionals, 1, 'switchyard service install [--dry-run] [--json]');
+      const [sub] = positionals(o.positionals, 1, USAGES.service);
       if (sub !== 'install') throw new UsageError('Usage: switchyard service install [--dry-run] [--json]');
       return serviceInstall(o.values.json === true, o.values['dry-run'] === true);
     }
@@ -193,7 +206,8 @@ export async function runCommand(command: (typeof COMMANDS)[number], args: strin
     return await dispatch(command, args);
   } catch (err) {
     if (err instanceof CliError) {
-      process.stderr.write(`switchyard ${command}: ${err.message}\n`);
+      const usage = err instanceof OptionError ? ` Usage: ${USAGES[command]}` : '';
+      process.stderr.write(`switchyard ${command}: ${err.message}${usage}\n`);
       return err.exitCode;
     }
     throw err;

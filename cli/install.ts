@@ -1,18 +1,37 @@
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
+import { locateInstance } from '../bin/locate.js';
 import { CliError, EXIT } from './client.ts';
 
 // `switchyard service install`: the service starts at login, as `ollama serve` does once installed. Linux
-// gets a systemd user unit, macOS a launchd agent; either runs this Node and this executable with `start
-// --no-supervise`, since systemd and launchd restart it themselves (not after exit 78, which says a restart
-// would fail the same way). The unit holds no token: the service reads its own from the data directory.
-// Nothing is enabled here: the next step is printed, for the person to run.
+// gets a systemd user unit, macOS a launchd agent; either runs what `npm start` runs (this Node, the compiled
+// build in dist/, built first when stale) with `start --no-supervise`, since systemd and launchd restart it
+// themselves (not after exit 78, which says a restart would fail the same way). It carries the data directory
+// and port of the service running now (bin/locate.js finds it), so the unit serves the same data. The unit holds
+// no token: the service reads its own from the data directory. Nothing is enabled here: the next step is
+// printed, for the person to run.
 
 export interface Unit {
   path: string;
   content: string;
   next: string;
+}
+
+/** The source tree and the executables in it: `bin` the build's (what `npm start` runs), `build` bin/build.js. */
+export interface Install {
+  root: string;
+  bin: string;
+  build: string;
+}
+
+/** From the executable running now: the source's bin/switchyard.js, or the build's dist/bin/switchyard.js. */
+export function installOf(running: string): Install {
+  const binDir = dirname(running);
+  const inBuild = basename(dirname(binDir)) === 'dist';
+  const root = inBuild ? dirname(dirname(binDir)) : dirname(binDir);
+  return { root, bin: join(root, 'dist', 'bin', 'switchyard.js'), build: join(root, 'bin', 'build.js') };
 }
 
 /** `npm start`'s Node flags (package.json), so the service runs as it does from a terminal. */
@@ -28,11 +47,17 @@ function command(bin: string): string[] {
   return [process.execPath, ...NODE_FLAGS, bin, 'start', '--no-supervise'];
 }
 
+/** The environment the unit sets: the running service's data directory and port over the shell's. */
 function carried(env: NodeJS.ProcessEnv): [string, string][] {
-  return CARRIED_ENV.flatMap((name) => (env[name] ? [[name, env[name]!] as [string, string]] : []));
+  const running = locateInstance(env);
+  const values: NodeJS.ProcessEnv = {
+    ...env,
+    ...(running && { SWITCHYARD_HOME: running.dataDir, SWITCHYARD_PORT: String(running.port) }),
+  };
+  return CARRIED_ENV.flatMap((name) => (values[name] ? [[name, values[name]!] as [string, string]] : []));
 }
 
-export function systemdUnit(bin: string, env: NodeJS.ProcessEnv): Unit {
+export function systemdUnit(install: Install, env: NodeJS.ProcessEnv): Unit {
   const configHome = env.XDG_CONFIG_HOME || join(homedir(), '.config');
   const lines = [
     '[Unit]',
@@ -41,7 +66,9 @@ export function systemdUnit(bin: string, env: NodeJS.ProcessEnv): Unit {
     '',
     '[Service]',
     'Type=simple',
-    `ExecStart=${command(bin).map(systemdWord).join(' ')}`,
+    // As `npm start`'s prestart: a build made from other source than the tree holds is made again first.
+    `ExecStartPre=${[process.execPath, install.build, '--if-stale'].map(systemdWord).join(' ')}`,
+    `ExecStart=${command(install.bin).map(systemdWord).join(' ')}`,
     ...carried(env).map(([k, v]) => `Environment=${systemdWord(`${k}=${v}`)}`),
     'Restart=on-failure',
     'RestartSec=2',
@@ -60,7 +87,7 @@ export function systemdUnit(bin: string, env: NodeJS.ProcessEnv): Unit {
   };
 }
 
-export function launchdAgent(bin: string, env: NodeJS.ProcessEnv): Unit {
+export function launchdAgent(install: Install, env: NodeJS.ProcessEnv): Unit {
   const label = 'dev.switchyard.service';
   const logDir = join(homedir(), 'Library', 'Logs', 'Switchyard');
   const strings = (values: string[]) => values.map((v) => `    <string>${xml(v)}</string>`).join('\n');
@@ -75,7 +102,7 @@ export function launchdAgent(bin: string, env: NodeJS.ProcessEnv): Unit {
   <string>${label}</string>
   <key>ProgramArguments</key>
   <array>
-${strings(command(bin))}
+${strings(command(install.bin))}
   </array>
   <key>EnvironmentVariables</key>
   <dict>
@@ -102,17 +129,25 @@ ${envEntries}
   };
 }
 
+/** `npm start`'s prestart: builds dist/ when it is missing or stale; a failed build is the command's failure. */
+function buildIfStale(install: Install): void {
+  const r = spawnSync(process.execPath, [install.build, '--if-stale'], { stdio: ['ignore', 2, 2] });
+  if (r.status !== 0)
+    throw new CliError(`The build the unit runs failed (\`node ${install.build} --if-stale\`).`, EXIT.failed);
+}
+
 export function serviceInstall(json: boolean, dryRun: boolean, env: NodeJS.ProcessEnv = process.env): number {
-  const bin = realpathSync(process.argv[1]!);
+  const install = installOf(realpathSync(process.argv[1]!));
   let unit: Unit;
-  if (process.platform === 'linux') unit = systemdUnit(bin, env);
-  else if (process.platform === 'darwin') unit = launchdAgent(bin, env);
+  if (process.platform === 'linux') unit = systemdUnit(install, env);
+  else if (process.platform === 'darwin') unit = launchdAgent(install, env);
   else
     throw new CliError(
       `\`service install\` knows systemd (Linux) and launchd (macOS), not ${process.platform}.`,
       EXIT.failed,
     );
   if (!dryRun) {
+    buildIfStale(install);
     mkdirSync(dirname(unit.path), { recursive: true });
     // launchd opens the agent's log files but does not create their folder.
     if (process.platform === 'darwin') mkdirSync(join(homedir(), 'Library', 'Logs', 'Switchyard'), { recursive: true });
@@ -123,7 +158,10 @@ export function serviceInstall(json: boolean, dryRun: boolean, env: NodeJS.Proce
       JSON.stringify({ path: unit.path, written: !dryRun, next: unit.next, content: unit.content }, null, 2) + '\n',
     );
   } else if (dryRun) {
-    process.stdout.write(`Would write ${unit.path}:\n\n${unit.content}`);
+    process.stdout.write(
+      `Would write ${unit.path}:\n\n${unit.content}\nThen, to start Switchyard now and at every ` +
+        `login, run:\n  ${unit.next}\n`,
+    );
   } else {
     process.stdout.write(`Wrote ${unit.path}\nTo start Switchyard now and at every login, run:\n  ${unit.next}\n`);
   }

@@ -1,5 +1,5 @@
 import type { Client } from './client.ts';
-import { bytes, cost, count, relative, table, usd } from './output.ts';
+import { bytes, type Column, cost, count, relative, table, usd } from './output.ts';
 
 // The read-only commands: what is configured, what is loaded, what was used, what runs.
 
@@ -86,28 +86,37 @@ export async function usage(
   const day = (d: Date) =>
     `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
   const range = `from=${day(from)}&to=${day(to)}`;
-  const [summary, breakdown] = await Promise.all([
+  const [summary, breakdown, names] = await Promise.all([
     client.call('GET', `/v1/usage/summary?${range}`),
     client.call('GET', `/v1/usage/breakdown?${range}&groupBy=${by}`),
+    by === 'token' ? tokenNames(client) : null,
   ]);
+  // By token, each row carries its token's name beside the ID (null: revoked, or not readable with this token).
+  if (names) for (const r of breakdown.data) r.tokenName = names.get(r.tokenId) ?? null;
   if (json) return (printJson({ summary, breakdown }), 0);
   const t = summary.totals;
   print(
     `${summary.from} to ${summary.to}: ${count(t.requests)} requests (${count(t.failedRequests)} failed), ` +
       `${count(t.totalTokens)} tokens, ${cost(t.costUsd)}${t.costEstimated ? ' (estimated)' : ''}\n\n`,
   );
-  const key: Record<string, (r: any) => string> = {
-    provider: (r) => r.providerId,
-    model: (r) => r.modelId,
-    provider_model: (r) => `${r.providerId} ${r.modelId}`,
-    token: (r) => r.tokenId,
-    service_account: (r) => r.serviceAccountId,
+  const keys: Record<string, Column<any>[]> = {
+    provider: [{ header: 'PROVIDER', value: (r) => r.providerId }],
+    model: [{ header: 'MODEL', value: (r) => r.modelId }],
+    // Two columns, so that each model lines up under MODEL.
+    provider_model: [
+      { header: 'PROVIDER', value: (r) => r.providerId },
+      { header: 'MODEL', value: (r) => r.modelId },
+    ],
+    token: [
+      { header: 'TOKEN', value: (r) => (names === null ? r.tokenId : (r.tokenName ?? `${r.tokenId} (revoked)`)) },
+    ],
+    service_account: [{ header: 'SERVICE ACCOUNT', value: (r) => r.serviceAccountId }],
   };
   print(
     table(
       breakdown.data,
       [
-        { header: by.toUpperCase().replace('_', ' '), value: key[by]! },
+        ...keys[by]!,
         { header: 'REQUESTS', value: (r: any) => count(r.requests), right: true },
         { header: 'INPUT', value: (r: any) => count(r.inputTokens), right: true },
         { header: 'OUTPUT', value: (r: any) => count(r.outputTokens), right: true },
@@ -118,6 +127,16 @@ export async function usage(
     ),
   );
   return 0;
+}
+
+/** Token names by ID; null when this token may not list tokens (GET /v1/tokens needs admin). */
+async function tokenNames(client: Client): Promise<Map<string, string> | null> {
+  try {
+    const answer = await client.call('GET', '/v1/tokens');
+    return new Map(answer.data.map((t: { id: string; name: string }) => [t.id, t.name]));
+  } catch {
+    return null;
+  }
 }
 
 /** Supervised runtime processes and the embedded runtime. */

@@ -3,6 +3,7 @@ import { isScope, SCOPES } from '../protocol/scopes.ts';
 import { CliError, type Client, EXIT } from './client.ts';
 import { relative, table } from './output.ts';
 import { readSecret } from './secret.ts';
+import { withArticle } from '../protocol/words.ts';
 
 // The commands that change what the service is set up with: providers and their keys, model aliases and
 // hiding, local tokens. Each is one API call (or two: read, then write), prints one line for a person or the
@@ -31,7 +32,7 @@ export async function addProvider(client: Client, json: boolean, o: ProviderAdd)
       : await readSecret(`API key for ${label}${info.credential === 'optional' ? ' (Enter for none)' : ''}: `);
   if (credential === null && info.credential === 'required') {
     throw new CliError(
-      `A ${o.kind} provider needs an API key: type it at the prompt, or pipe it in on stdin.`,
+      `${withArticle(o.kind, true)} provider needs an API key: type it at the prompt, or pipe it in on stdin.`,
       EXIT.usage,
     );
   }

@@ -26,13 +26,14 @@ export function table<T>(rows: readonly T[], columns: readonly Column<T>[], empt
   return [line(columns.map((c) => c.header)), ...cells.map(line)].join('\n') + '\n';
 }
 
+/** Binary units (KiB, MiB, GiB), as the dashboard (dashboard/format.js) and the service's messages use. */
 export function bytes(n: number | null | undefined): string {
   if (typeof n !== 'number' || !Number.isFinite(n)) return '-';
-  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
   let v = n;
   let u = 0;
-  while (v >= 1000 && u < units.length - 1) {
-    v /= 1000;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
     u++;
   }
   return `${u === 0 ? v : v.toFixed(1)} ${units[u]}`;

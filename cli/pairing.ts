@@ -1,5 +1,5 @@
-import { CliError, EXIT, readEvents, type Client } from './client.ts';
-import { relative, table } from './output.ts';
+import { type Answer, CliError, EXIT, readEvents, type Client } from './client.ts';
+import { cell, relative, table } from './output.ts';
 
 // `switchyard pair` asks the running service for a token as an app would (a pairing request from loopback,
 // no token needed) and waits for a person to approve it; `switchyard approve` is that person's side.
@@ -74,16 +74,27 @@ export async function approve(
   }
   const wanted = which.trim().toUpperCase();
   const request = pending.data.find((r: any) => r.id === which || r.userCode === wanted);
-  if (!request)
+  // One that is not waiting goes to the service too: it says whether it was approved or denied already (409).
+  const target = request?.id ?? which.trim();
+  const path = `/v1/pairing/requests/${encodeURIComponent(target)}/${deny ? 'deny' : 'approve'}`;
+  const res = await client.send('POST', path, deny ? undefined : scopes ? { scopes } : {});
+  const answer = await jsonOf(res);
+  if (res.status === 404 || (res.status >= 300 && typeof answer?.error?.message !== 'string'))
     throw new CliError(`No pairing request with the code or ID "${which.slice(0, 80)}" is waiting.`, EXIT.failed);
-  const path = `/v1/pairing/requests/${encodeURIComponent(request.id)}/${deny ? 'deny' : 'approve'}`;
-  const answer = await client.call('POST', path, deny ? undefined : scopes ? { scopes } : {});
+  if (res.status >= 300) throw new CliError(answer.error.message, EXIT.failed);
+  // The result is what the command was for: stdout, as every command's answer.
   if (json) process.stdout.write(JSON.stringify(answer, null, 2) + '\n');
-  else
-    say(
-      deny
-        ? `Denied ${request.userCode} ("${request.clientName}").`
-        : `Approved ${request.userCode} ("${request.clientName}"): token ${answer.token.id}.`,
-    );
+  else {
+    const who = request ? `${request.userCode} ("${cell(request.clientName)}")` : answer.id;
+    process.stdout.write(deny ? `Denied ${who}.\n` : `Approved ${who}: token ${answer.token.id}.\n`);
+  }
   return EXIT.ok;
+}
+
+async function jsonOf(res: Answer): Promise<any> {
+  try {
+    return JSON.parse(await res.text());
+  } catch {
+    return undefined;
+  }
 }

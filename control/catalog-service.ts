@@ -19,6 +19,7 @@ import type { Catalog, CatalogModel } from './catalog.ts';
 import { buildCatalog } from './catalog-index.ts';
 import type { CatalogFilter } from '../protocol/ports/catalog.ts';
 import { resolvePricing, type PriceIndex, type ResolvedPricing } from '../protocol/price-index.ts';
+import { familyWordsAndId, withArticle } from '../protocol/words.ts';
 
 export type { CatalogFilter };
 
@@ -85,7 +86,11 @@ export function createCatalogService({ env, models, audit, providers, prices }: 
   function checkRecord(record: ModelRecord, provider: ProviderRecord): void {
     const kindFamilies: readonly EndpointFamily[] = KINDS[provider.kind].families;
     record.families.forEach((f, i) => {
-      if (!kindFamilies.includes(f)) throw invalid(`families[${i}]`, `A ${provider.kind} provider cannot serve ${f}.`);
+      if (!kindFamilies.includes(f))
+        throw invalid(
+          `families[${i}]`,
+          `${withArticle(provider.kind, true)} provider cannot serve ${familyWordsAndId(f)}.`,
+        );
     });
     record.aliases.forEach((alias, i) => {
       const owner = pendingAliases.get(alias)?.id ?? catalog.aliasOwner(alias);

@@ -10,6 +10,7 @@ import type { Benchmarks } from './benchmarks.ts';
 import type { CatalogService } from './catalog-service.ts';
 import type { EventBus } from './events.ts';
 import { answerJob, type Jobs } from './jobs.ts';
+import { withArticle } from '../protocol/words.ts';
 
 // The model actions' table: one entry per action, each short; hence its length.
 /**
@@ -44,7 +45,7 @@ export function modelActions(deps: {
     if (!provider || known === undefined) {
       throw new ServiceError(
         'INVALID_REQUEST',
-        `A ${provider?.kind ?? 'removed'} provider's models have no \`${action}\` action.`,
+        `${withArticle(provider?.kind ?? 'removed', true)} provider's models have no \`${action}\` action.`,
         { param: 'action' },
       );
     }

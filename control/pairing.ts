@@ -16,6 +16,8 @@ import type { TokenService } from './token-service.ts';
 
 export const PAIRING_TTL_MS = 5 * 60_000;
 export const MAX_PENDING_PAIRINGS = 10;
+/** How many approved or denied requests are remembered (each for the expiry time), to say so to a second try. */
+const MAX_DECIDED = 100;
 
 /** Crockford base32 without the letters people misread; `XXXX-XXXX`, shown by both the app and the approver. */
 const CODE_ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
@@ -100,15 +102,36 @@ export function createPairing({
   maxPending = MAX_PENDING_PAIRINGS,
 }: PairingOptions): Pairing {
   const pending = new Map<string, Pending>();
+  // Requests approved or denied in the last `ttlMs`, by ID and by user code: a second approval says what
+  // became of the first rather than that nothing is pending.
+  const decided = new Map<string, { userCode: string; outcome: 'approved' | 'denied'; at: number }>();
   let closed = false;
 
-  const take = (id: string): Pending => {
-    const p = pending.get(id);
-    if (!p)
-      throw new ServiceError('NOT_FOUND', `No pending pairing request with ID \`${id.slice(0, 160)}\`.`, {
+  /** A pending request by its ID or its user code (any case). */
+  const find = (idOrCode: string): Pending | undefined =>
+    pending.get(idOrCode) ?? [...pending.values()].find((p) => p.view.userCode === idOrCode.trim().toUpperCase());
+
+  const remember = (p: Pending, outcome: 'approved' | 'denied') => {
+    const entry = { userCode: p.view.userCode, outcome, at: Date.now() };
+    decided.set(p.view.id, entry).set(p.view.userCode, entry);
+    for (const [key, e] of decided)
+      if (decided.size > 2 * MAX_DECIDED || e.at < Date.now() - ttlMs) decided.delete(key);
+  };
+
+  const take = (idOrCode: string): Pending => {
+    const p = find(idOrCode);
+    if (!p) {
+      const done = decided.get(idOrCode) ?? decided.get(idOrCode.trim().toUpperCase());
+      if (done && done.at >= Date.now() - ttlMs)
+        throw new ServiceError('CONFLICT', `Pairing request ${done.userCode} was already ${done.outcome}.`, {
+          param: 'id',
+          details: { outcome: done.outcome },
+        });
+      throw new ServiceError('NOT_FOUND', `No pending pairing request with ID \`${idOrCode.slice(0, 160)}\`.`, {
         param: 'id',
       });
-    pending.delete(id);
+    }
+    pending.delete(p.view.id);
     clearTimeout(p.timer);
     return p;
   };
@@ -159,18 +182,19 @@ export function createPairing({
     list: () => [...pending.values()].map((p) => p.view),
 
     async approve(id, scopes, actor, requestId) {
-      const asked = pending.get(id)?.scopes ?? [];
+      const asked = find(id)?.scopes ?? [];
       // An approver may narrow what was asked for, never widen it.
       const wider = scopes?.find((s) => !asked.includes(s));
-      if (pending.has(id) && wider !== undefined) {
+      if (find(id) && wider !== undefined) {
         throw new ServiceError(
           'INVALID_REQUEST',
           `\`scopes\` may only narrow the requested scopes (${asked.join(', ')}); \`${wider}\` was not requested.`,
           { param: 'scopes' },
         );
       }
-      // Taken before the first await, so a second approval or a denial of the same request is a 404.
+      // Taken before the first await, so a second approval or a denial of the same request is a 409.
       const p = take(id);
+      remember(p, 'approved');
       const { token, secret } = await tokens.create(
         { name: p.view.clientName, scopes: scopes ?? p.scopes },
         actor,
@@ -186,12 +210,14 @@ export function createPairing({
         );
       }
       p.stream.push(sseFrame('pairing.approved', { token, secret }), true);
-      return { id, approved: true, token };
+      return { id: p.view.id, approved: true, token };
     },
 
     deny(id) {
-      take(id).stream.push(sseFrame('pairing.denied', { id }), true);
-      return { id, denied: true };
+      const p = take(id);
+      remember(p, 'denied');
+      p.stream.push(sseFrame('pairing.denied', { id: p.view.id }), true);
+      return { id: p.view.id, denied: true };
     },
 
     close() {

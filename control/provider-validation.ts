@@ -1,6 +1,7 @@
 import { ServiceError } from '../protocol/errors.ts';
 import { KINDS, type ProviderKind } from '../protocol/providers.ts';
 import { reachesOwnListener } from './own-listener.ts';
+import { withArticle } from '../protocol/words.ts';
 
 // Checks of provider fields that a schema cannot express: they depend on the kind.
 
@@ -15,7 +16,7 @@ export function checkBaseUrl(kind: ProviderKind, value: string | null | undefine
     return null;
   }
   if (value === undefined || value === null) {
-    if (fallback === null) throw invalid('baseUrl', `A ${kind} provider needs a baseUrl.`);
+    if (fallback === null) throw invalid('baseUrl', `${withArticle(kind, true)} provider needs a baseUrl.`);
     return fallback;
   }
   let url: URL;
@@ -67,7 +68,8 @@ export function checkHints(kind: ProviderKind, hints: Record<string, string> | u
 
 export function checkCredential(kind: ProviderKind, credential: string | null | undefined): void {
   if (credential === undefined || credential === null) return;
-  if (KINDS[kind].credential === 'none') throw invalid('credential', `A ${kind} provider takes no credential.`);
+  if (KINDS[kind].credential === 'none')
+    throw invalid('credential', `${withArticle(kind, true)} provider takes no credential.`);
   // Never echo the value: the message names the rule only.
   if (!/^[\x21-\x7e]+$/.test(credential))
     throw invalid('credential', 'A credential must be printable ASCII without spaces.');

@@ -78,9 +78,10 @@ export class DailyChart extends Component {
 
 /**
  * Ranked rows as horizontal bars, each bar a share of the largest. `columns` are [{key, label, format}];
- * the first column sizes the bars. Each row carries `data-key` and `data-<column>` with the exact figures.
+ * the first column sizes the bars. Each row carries `data-key` and `data-<column>` with the exact figures;
+ * `labelOf` (default: the key) is what the row says.
  */
-export function BarChart({ name, title, rows, keyOf, columns, empty = 'Nothing in this range.' }) {
+export function BarChart({ name, title, rows, keyOf, labelOf = keyOf, columns, empty = 'Nothing in this range.' }) {
   const [lead] = columns;
   const max = Math.max(0, ...rows.map((r) => r[lead.key] ?? 0));
   return html`<figure class="bars" data-chart=${name}>
@@ -97,7 +98,7 @@ export function BarChart({ name, title, rows, keyOf, columns, empty = 'Nothing i
               return html`<tr
                 data-key=${key} ...${Object.fromEntries(columns.map((c) => [`data-${c.key}`, r[c.key] ?? '']))}>
                 <td class="label"><span class="bar" style=${{ width: `${share.toFixed(1)}%` }}></span>
-                  <span class="text">${key}</span></td>
+                  <span class="text">${labelOf(r)}</span></td>
                 ${columns.map((c) => html`<td class="n">${(c.format ?? num)(r[c.key])}</td>`)}
               </tr>`;
             })}

@@ -56,3 +56,18 @@ export function countdown(iso, now = Date.now()) {
 }
 
 export const time = (iso) => (iso ? new Date(iso).toLocaleString() : '-');
+
+// Endpoint family IDs in words, a copy of protocol/words.ts's table (this page cannot import TypeScript; a
+// test keeps the two equal). The IDs stay in what the API answers; people read the words.
+export const FAMILY_WORDS = {
+  'styleA.chat_completions': 'OpenAI-style chat completions',
+  'styleA.embeddings': 'OpenAI-style embeddings',
+  'styleA.responses': 'OpenAI-style responses',
+  'styleA.images': 'OpenAI-style images',
+  'styleA.audio_speech': 'OpenAI-style speech',
+  'styleA.audio_transcriptions': 'OpenAI-style transcriptions',
+  'styleB.messages': 'Anthropic-style messages',
+  'rerank.documents': 'reranking',
+};
+
+export const familyWords = (family) => FAMILY_WORDS[family] ?? family.replace(/^style[AB]\./, '').replace(/_/g, ' ');

@@ -1,19 +1,11 @@
 import { Component, h } from './preact.js';
 import htm from './htm.js';
+import { familyWords } from './format.js';
 
 const html = htm.bind(h);
 
-// What the set-up views share: an API error in plain words, endpoint families in the words people use, and a
+// What the set-up views share: an API error in plain words (endpoint families as format.js words them), and a
 // button that asks once more before it does something that cannot be undone.
-
-/** `styleA.chat_completions` is "OpenAI-style chat completions"; the IDs stay in the API. */
-export function familyWords(family) {
-  const [group, name] = family.includes('.') ? family.split('.', 2) : ['', family];
-  const words = (name ?? '').replace(/_/g, ' ');
-  if (group === 'styleA') return `OpenAI-style ${words}`;
-  if (group === 'styleB') return `Anthropic-style ${words}`;
-  return words;
-}
 
 /** An error of a write, as a sentence for the person who pressed the button. */
 export function plainError(err) {

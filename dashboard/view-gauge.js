@@ -7,6 +7,9 @@ import { countdown, num, pct, time, usd } from './format.js';
 const html = htm.bind(h);
 
 const POLL_MS = 30_000;
+/** After turning Gauge on, the service refreshes once by itself: the page looks again this often, this many times. */
+const SOON_MS = 1_000;
+const SOON_TRIES = 30;
 const canNotify = () => typeof Notification === 'function';
 
 /** Share of a window used, from whichever figures the reading has (docs/api.md "Gauge alerts", quota_low). */
@@ -35,6 +38,7 @@ export class GaugeView extends Component {
   componentWillUnmount() {
     clearInterval(this.clock);
     clearInterval(this.poll);
+    clearTimeout(this.soon);
   }
 
   async load() {
@@ -61,10 +65,23 @@ export class GaugeView extends Component {
     try {
       await api('PATCH', '/v1/settings', { gauge: { enabled: true } });
       await this.load();
+      this.untilRead(SOON_TRIES);
     } catch (err) {
       this.fail(err);
     }
   };
+
+  /** Loads again shortly until every account has a reading (the refresh of turning on ends), or tries run out. */
+  untilRead(tries) {
+    const { dashboard } = this.state.data ?? {};
+    const waiting =
+      dashboard?.enabled && dashboard.accounts.some((a) => !dashboard.readings.some((r) => r.accountId === a.id));
+    if (!waiting || tries <= 0) return;
+    this.soon = setTimeout(async () => {
+      await this.load();
+      this.untilRead(tries - 1);
+    }, SOON_MS);
+  }
 
   move = async (id, change) => {
     try {
@@ -144,7 +161,11 @@ export class GaugeView extends Component {
                       const share = usedShare(w);
                       return html`<tr data-window=${w.id} data-utilization=${share ?? ''}>
                         <td>${w.id} <span class="muted small">${w.kind}${w.period ? `, ${w.period}` : ''}</span></td>
-                        <td><${Meter} value=${share} label=${pct(share)} /></td>
+                        <td>${
+                          share === null
+                            ? html`<span class="muted small" data-no-limit>no limit</span>`
+                            : html`<${Meter} value=${share} label=${pct(share)} />`
+                        }</td>
                         <td class="n">${w.limit !== null ? `${num(w.used)} / ${num(w.limit)}` : num(w.used)}</td>
                         <td class="n"
                           title=${time(w.resetsAt)}>${

@@ -1,7 +1,7 @@
 import { Component, h } from './preact.js';
 import htm from './htm.js';
 import { api, get } from './api.js';
-import { familyWords } from './forms.js';
+import { familyWords } from './format.js';
 import { AliasForm } from './models-setup.js';
 
 const html = htm.bind(h);
@@ -111,7 +111,8 @@ export class ModelsView extends Component {
             <td>${
               m.displayName && m.displayName !== m.upstreamModelId ? html`${m.displayName} ` : ''
             }<code>${m.id}</code></td>
-            <td class="small">${m.families.map(familyWords).join(', ')}</td><td>${m.source}</td>
+            <td class="small" title=${m.families.join(', ')}>${m.families.map(familyWords).join(', ')}</td>
+            <td>${m.source}</td>
               <td>${listed.has(m.id) ? 'yes' : 'no'}</td>
             <td>
               <form class="inline" onSubmit=${(e) => this.saveAliases(e, m)}>

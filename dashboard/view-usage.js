@@ -44,7 +44,7 @@ export class UsageView extends Component {
     const from = addDays(to, 1 - this.state.days);
     const q = (path, extra = {}) => get(withQuery(path, { from, to, ...extra }));
     try {
-      const [summary, daily, providers, models, tokens, tools, routes, acceleration] = await Promise.all([
+      const [summary, daily, providers, models, tokens, tools, routes, acceleration, tokenList] = await Promise.all([
         q('/v1/usage/summary'),
         q('/v1/usage/daily'),
         q('/v1/usage/breakdown', { groupBy: 'provider' }),
@@ -53,6 +53,8 @@ export class UsageView extends Component {
         q('/v1/usage/tools'),
         q('/v1/usage/routes'),
         q('/v1/usage/acceleration'),
+        // Token names need an admin token; without one the IDs stay.
+        get('/v1/tokens').catch(() => null),
       ]);
       this.setState({
         error: null,
@@ -64,6 +66,7 @@ export class UsageView extends Component {
           providers,
           models,
           tokens,
+          tokenNames: tokenList ? new Map(tokenList.data.map((t) => [t.id, t.name])) : null,
           tools,
           routes,
           acceleration,
@@ -93,7 +96,7 @@ export class UsageView extends Component {
     </section>`;
   }
 
-  body({ from, to, summary, daily, providers, models, tokens, tools, routes, acceleration }) {
+  body({ from, to, summary, daily, providers, models, tokens, tokenNames, tools, routes, acceleration }) {
     const t = summary.totals;
     return html`
       <p class="range-text" data-from=${from} data-to=${to}>${from} to ${to}</p>
@@ -122,7 +125,7 @@ export class UsageView extends Component {
         <${BarChart} name="by-model" title="By model" rows=${models.data}
           keyOf=${(r) => r.modelId ?? '(by response ID)'} columns=${TOKENS} />
         <${BarChart} name="by-token" title="By token" rows=${tokens.data} keyOf=${(r) => r.tokenId ?? '(none)'}
-          columns=${TOKENS} />
+          labelOf=${(r) => tokenLabel(r.tokenId, tokenNames)} columns=${TOKENS} />
         <${BarChart} name="tools" title="Tools called" rows=${tools.data} keyOf=${(r) => r.name}
           columns=${[{ key: 'calls', label: 'Calls' }]} />
         <${BarChart} name="routes" title="Smart Route" rows=${routes.data}
@@ -146,4 +149,11 @@ export class UsageView extends Component {
           ]} />
       </div>`;
   }
+}
+
+/** A token by its name; a revoked one (no longer listed) by its ID; the ID alone when names cannot be read. */
+function tokenLabel(id, names) {
+  if (!id) return '(none)';
+  if (!names) return id;
+  return names.get(id) ?? `${id} (revoked)`;
 }

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { printToken, resolveDataDir, resolvePort } from './data-dir.ts';
+import { printToken, resolveDataDir, resolvePort, undoFreshStart } from './data-dir.ts';
 import { VERSION_INFO } from '../edge/routes/process.ts';
 import { EXIT_CANNOT_START, supervise, type ReadyMessage } from './supervise.ts';
 import { COMMANDS, COMMANDS_HELP, runCommand } from '../cli/index.ts';
@@ -16,6 +16,8 @@ Commands:
              process that is restarted, with a growing delay, if it dies; SIGINT/SIGTERM stop it.
              --no-supervise runs it in this process only, never restarted.
   token      Print the bootstrap admin token from the data directory.
+  version    Print the version (--json: name, version and API version, as GET /version answers).
+                                                                    [--json]
 ${COMMANDS_HELP}
   --help     Show this help.
   --version  Show the version.
@@ -80,6 +82,7 @@ async function start(): Promise<void> {
   const dataDir = resolveDataDir();
   const logTail = createLogTail();
   const log = createLogger(undefined, logTail);
+  const undo = undoFreshStart(dataDir);
   const service = await startService({
     dataDir,
     port: resolvePort(),
@@ -87,6 +90,10 @@ async function start(): Promise<void> {
     logTail,
     // SWITCHYARD_ALLOW_SLOW_EDGE is no longer read: where no native build loads, node:http serves anyway.
     edge: parseEdgeMode(process.env.SWITCHYARD_EDGE),
+  }).catch((err: unknown) => {
+    // A second start on a taken port must not leave a data directory with a token nobody saw.
+    undo();
+    throw err;
   });
   const shownHost = service.host === '0.0.0.0' ? '127.0.0.1' : service.host;
   say(`Switchyard ${VERSION_INFO.version} listening on http://${shownHost}:${service.port}`);
@@ -157,6 +164,19 @@ switch (command) {
   case '-v':
     process.stdout.write(`${VERSION_INFO.version}\n`);
     break;
+  case 'version': {
+    const rest = args.slice(args.indexOf(command) + 1).filter((a) => a !== '--no-supervise');
+    if (rest.some((a) => a !== '--json')) {
+      say(
+        `switchyard version: Unknown ${rest.find((a) => a !== '--json')!.startsWith('-') ? 'option' : 'argument'} ` +
+          `${rest.find((a) => a !== '--json')}. Usage: switchyard version [--json]`,
+      );
+      process.exit(2);
+    }
+    const json = rest.includes('--json');
+    process.stdout.write(json ? JSON.stringify(VERSION_INFO, null, 2) + '\n' : `${VERSION_INFO.version}\n`);
+    break;
+  }
   default:
     say(`switchyard: unknown command "${command}"\n`);
     process.stderr.write(HELP);

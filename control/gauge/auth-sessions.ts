@@ -16,6 +16,7 @@ import { pollToken, requestDeviceCodes, type PollAnswer } from './device-flow.ts
 import { resolveClient, type ResolvedClient } from './oauth-clients.ts';
 import { gaugeDisabled, type GaugeService } from './service.ts';
 import { checkId } from './validation.ts';
+import { withArticle } from '../../protocol/words.ts';
 
 // Auth sessions: the service runs an RFC 8628 device flow itself. Sessions live in memory only (a restart
 // ends them; the person starts again), at most 16 at once. Each polls on its own unref'd timer at the
@@ -218,8 +219,8 @@ export function createAuthSessions(deps: AuthSessionDeps) {
     if (account.providerId !== input.providerId || account.authMode !== input.authMode) {
       throw bad(
         'accountId',
-        `Account \`${account.id}\` is a ${account.providerId ?? 'built-in'} \`${account.authMode}\` account; a ` +
-          `session for ${input.providerId} \`${input.authMode}\` cannot update it.`,
+        `Account \`${account.id}\` is ${withArticle(account.providerId ?? 'built-in')} \`${account.authMode}\` ` +
+          `account; a session for ${input.providerId} \`${input.authMode}\` cannot update it.`,
       );
     }
   }

@@ -19,6 +19,7 @@ import { checkCredentialRedirect } from '../credential-redirect.ts';
 import { stageGaugeAudit, type GaugeAuditAction } from './audit.ts';
 import { checkCredentialAllowed, checkId, mergeConfig } from './validation.ts';
 import { gaugeDisabled, type GaugeSettings } from '../../protocol/gauge-sources.ts';
+import { withArticle } from '../../protocol/words.ts';
 
 // Gauge's state changes on the edge: accounts and sources (setup), history deletion and the refresh gate.
 // Credentials go straight to the vault; records keep the reference; the worker is told to reread setup.
@@ -125,7 +126,7 @@ export function createGaugeService(deps: GaugeServiceDeps) {
         throw new ServiceError(
           'NOT_FOUND',
           known
-            ? `Gauge cannot connect a ${input.providerId} account with \`${input.authMode}\`.`
+            ? `Gauge cannot connect ${withArticle(input.providerId)} account with \`${input.authMode}\`.`
             : `Gauge has no provider \`${input.providerId.slice(0, 160)}\`; see GET /v1/gauge/providers.`,
           {
             param: known ? 'authMode' : 'providerId',

@@ -4,6 +4,7 @@ import type { PresetView } from '../../protocol/http/presets.ts';
 import { parametersFor, PRESET_SCOPE_GROUPS, PRESET_SYSTEM_FAMILIES } from '../../protocol/presets.ts';
 import type { Catalog, ResolvedModel } from '../catalog.ts';
 import type { UsablePreset } from '../../protocol/smart-route.ts';
+import { familyWords, familyWordsAndId } from '../../protocol/words.ts';
 
 // The rules a preset must satisfy against the catalog as it is now. Writes (and /v1/presets/validate) throw
 // the first violation; resolution and discovery re-check usability, since the target may have been hidden
@@ -25,20 +26,20 @@ export function checkPreset(p: PresetShape, catalog: Catalog): ResolvedModel {
     throw invalid(
       'familyScope',
       `familyScope must lie inside one group: ` +
-        `${PRESET_SCOPE_GROUPS.map((g) => `${g.id} (${g.families.join(', ')})`).join('; ')}.`,
+        `${PRESET_SCOPE_GROUPS.map((g) => `${g.id} (${g.families.map(familyWordsAndId).join(', ')})`).join('; ')}.`,
     );
   }
   p.familyScope.forEach((f, i) => {
     if (!target.model.families.includes(f))
-      throw invalid(`familyScope[${i}]`, `\`${target.model.id}\` does not support ${f}.`);
+      throw invalid(`familyScope[${i}]`, `\`${target.model.id}\` does not support ${familyWordsAndId(f)}.`);
   });
   const allowed = new Set(p.familyScope.flatMap((f) => parametersFor(f)));
   for (const name of Object.keys(p.parameters)) {
     if (!allowed.has(name)) {
       throw invalid(
         `parameters.${name}`,
-        `\`${name.slice(0, 64)}\` is not a preset parameter of ${p.familyScope.join(', ')}; see PRESET_PARAMETERS in ` +
-          `the capabilities document.`,
+        `\`${name.slice(0, 64)}\` is not a preset parameter of ${p.familyScope.map(familyWords).join(', ')}; ` +
+          `see PRESET_PARAMETERS in the capabilities document.`,
       );
     }
   }

@@ -6,6 +6,7 @@ import type { CapacitySignal } from '../capacity.ts';
 import type { Catalog, ResolvedModel } from '../catalog.ts';
 import type { LatencyTracker } from './latency.ts';
 import type { Attempt, Candidate, Decision } from '../../protocol/smart-route.ts';
+import { familyWords } from '../../protocol/words.ts';
 
 export type { Attempt, Candidate, Decision };
 
@@ -87,7 +88,7 @@ function score(strategy: Strategy, target: ResolvedModel, index: number, s: Sign
 function ineligibility(route: PackRoute, family: EndpointFamily, catalog: Catalog): string | null {
   const target = catalog.resolve(route.model);
   if (!target) return 'unavailable: hidden, disabled or not in the catalog';
-  if (!target.model.families.includes(family)) return `does not support ${family}`;
+  if (!target.model.families.includes(family)) return `does not support ${familyWords(family)}`;
   if (KINDS[target.provider.kind].credential === 'required' && target.provider.credentialRef === null)
     return 'provider has no credential';
   return null;

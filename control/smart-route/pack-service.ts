@@ -14,6 +14,7 @@ import { auditedCrud } from '../crud.ts';
 import type { Catalog } from '../catalog.ts';
 import { decide, packFamilies, type Decision, type Signals } from './decide.ts';
 import type { UsablePack } from '../../protocol/smart-route.ts';
+import { familyWordsAndId } from '../../protocol/words.ts';
 
 export type { UsablePack };
 
@@ -165,7 +166,8 @@ export function createRoutePackService({ env, packs, audit, catalog, signals }: 
         );
       }
       const chosen = family ?? families[0]!;
-      if (!families.includes(chosen)) throw invalid('family', `Route pack \`${slug}\` serves ${families.join(', ')}.`);
+      if (!families.includes(chosen))
+        throw invalid('family', `Route pack \`${slug}\` serves ${families.map(familyWordsAndId).join(', ')}.`);
       return decide(pack, chosen, now, signals);
     },
   };

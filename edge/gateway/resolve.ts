@@ -2,6 +2,7 @@ import { ServiceError } from '../../protocol/errors.ts';
 import { GATEWAY_OPS, type GatewayOp } from '../../protocol/gateway.ts';
 import { translationFor, type TranslationKey } from '../../protocol/translation.ts';
 import { checkCredential, type Catalog, type ResolvedModel } from '../../protocol/catalog.ts';
+import { familyWords } from '../../protocol/words.ts';
 
 // Steps 1-3 of the model resolution order (docs/api.md, Gateway), all on the main thread from memory: name the
 // model, check its endpoint family, then the provider. Nothing here reads a credential.
@@ -49,10 +50,14 @@ export function resolveModel(
     return { ...resolved, translation: translation.key };
   }
   if (!resolved.model.families.includes(family)) {
-    throw new ServiceError('MODEL_ENDPOINT_NOT_SUPPORTED', `\`${name.slice(0, 200)}\` does not support ${family}.`, {
-      param: 'model',
-      details: { family, modelFamilies: resolved.model.families },
-    });
+    throw new ServiceError(
+      'MODEL_ENDPOINT_NOT_SUPPORTED',
+      `\`${name.slice(0, 200)}\` does not support ${familyWords(family)}.`,
+      {
+        param: 'model',
+        details: { family, modelFamilies: resolved.model.families },
+      },
+    );
   }
   checkCredential(resolved);
   return resolved;

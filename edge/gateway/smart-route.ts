@@ -7,6 +7,7 @@ import { checkCredential, type ResolvedModel } from '../../protocol/catalog.ts';
 import { mergePreset } from '../../protocol/preset-merge.ts';
 import type { SmartRoutingPort } from '../../protocol/ports/smart-route.ts';
 import type { Decision } from '../../protocol/smart-route.ts';
+import { familyWords } from '../../protocol/words.ts';
 
 // What the gateway needs to serve `@preset/<slug>` and `@route/<slug>` names: resolution to a target (or
 // an attempt list), the preset merge, and the classification that decides whether a failure moves on.
@@ -16,10 +17,14 @@ const notFound = (name: string) =>
 
 function unsupported(name: string, op: GatewayOp, families: readonly string[]): ServiceError {
   const family = GATEWAY_OPS[op].family;
-  return new ServiceError('MODEL_ENDPOINT_NOT_SUPPORTED', `\`${name.slice(0, 200)}\` does not support ${family}.`, {
-    param: 'model',
-    details: { family, modelFamilies: families },
-  });
+  return new ServiceError(
+    'MODEL_ENDPOINT_NOT_SUPPORTED',
+    `\`${name.slice(0, 200)}\` does not support ${familyWords(family)}.`,
+    {
+      param: 'model',
+      details: { family, modelFamilies: families },
+    },
+  );
 }
 
 export const isPresetName = (name: unknown): name is string =>

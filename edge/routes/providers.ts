@@ -14,6 +14,7 @@ import type { CatalogReader } from '../../protocol/ports/catalog.ts';
 import type { ProvidersPort } from '../../protocol/ports/providers.ts';
 import { route, type RouteDef } from '../http/router.ts';
 import type { ModelRepo } from '../../store/model-repo.ts';
+import { withArticle } from '../../protocol/words.ts';
 
 /** What a list kept of what the upstream listed (refresh-models and GET .../models say the same). */
 function listCounts(listing: ModelListCache) {
@@ -92,9 +93,13 @@ export function providerRoutes(providers: ProvidersPort, catalog: CatalogReader,
           );
         }
         if (!(KINDS[record.kind].actions as readonly string[]).includes(action)) {
-          throw new ServiceError('INVALID_REQUEST', `A ${record.kind} provider does not support \`${action}\`.`, {
-            param: 'action',
-          });
+          throw new ServiceError(
+            'INVALID_REQUEST',
+            `${withArticle(record.kind, true)} provider does not support \`${action}\`.`,
+            {
+              param: 'action',
+            },
+          );
         }
         if (action === 'test') return { body: await providers.test(id, actorOf(principal), requestId) };
         const listing = await providers.refreshModels(id, actorOf(principal), requestId);

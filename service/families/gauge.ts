@@ -39,7 +39,6 @@ export async function gaugeFamily(p: Parts): Promise<Family> {
     await p.gauge.close();
   };
   try {
-    p.followSettings((next) => p.gauge.configure(next.gauge.enabled, next.gauge.retentionDays));
     p.gaugeSources = gaugeSourceRepo(env);
     p.gaugeData = gaugeDataRepo(env);
     await p.gaugeSources.ensureBuiltIns(Date.now());
@@ -70,17 +69,30 @@ export async function gaugeFamily(p: Parts): Promise<Family> {
       log,
       onEvent: (event) => void p.bus.publish('gauge.alert', event),
     });
+    const actor = evaluatingAfterRefresh(
+      refreshingCapacity(p.gauge, () => p.gaugeCapacity),
+      p.gaugeAlerts,
+    );
+    // Turned on (not started on): one refresh of every enabled source at once, so that readings show without
+    // waiting for the schedule. A refresh asked for meanwhile waits for it rather than being refused (409).
+    let turningOn: Promise<unknown> = Promise.resolve();
     p.gaugeService = createGaugeService({
       env,
       sources: p.gaugeSources,
       data: p.gaugeData,
       vault: p.vault,
       audit,
-      actor: evaluatingAfterRefresh(
-        refreshingCapacity(p.gauge, () => p.gaugeCapacity),
-        p.gaugeAlerts,
-      ),
+      actor: { setupChanged: () => actor.setupChanged(), refresh: (ids) => turningOn.then(() => actor.refresh(ids)) },
       settings: gaugeSettings,
+    });
+    let wasEnabled: boolean | null = null;
+    p.followSettings((next) => {
+      p.gauge.configure(next.gauge.enabled, next.gauge.retentionDays);
+      if (wasEnabled === false && next.gauge.enabled) {
+        const ids = p.gaugeSources.all().flatMap((s) => (s.enabled ? [s.id] : []));
+        turningOn = actor.refresh(ids).catch((err: unknown) => log.debug({ err }, 'Gauge refresh on turning on'));
+      }
+      wasEnabled = next.gauge.enabled;
     });
     // Device flows that connect Gauge accounts: in memory, ended on shutdown.
     p.authSessions = createAuthSessions({

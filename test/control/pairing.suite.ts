@@ -59,6 +59,27 @@ describe('pairing', () => {
     );
   });
 
+  test('a request is found by its user code too; a second decision says what the first was', async () => {
+    const pairing = createPairing(fakeTokens());
+    const { view, stream } = pairing.request({ clientName: 'app' });
+    const answer = await pairing.approve(view.userCode.toLowerCase(), undefined, ACTOR, 'req_0');
+    assert.equal(answer.id, view.id);
+    assert.deepEqual(events(stream), ['event: pairing.pending', 'event: pairing.approved']);
+    const twice: (() => unknown)[] = [
+      () => pairing.approve(view.id, undefined, ACTOR, 'req_0'),
+      () => pairing.deny(view.userCode),
+    ];
+    for (const again of twice)
+      await assert.rejects(
+        Promise.resolve().then(again),
+        (err: unknown) =>
+          err instanceof ServiceError &&
+          err.code === 'CONFLICT' &&
+          err.message === `Pairing request ${view.userCode} was already approved.`,
+      );
+    await rejectsWith(() => pairing.deny('pair_unknown'), 'NOT_FOUND');
+  });
+
   test('a requester that leaves while its token is written gets no live token', async () => {
     let stream!: Subscriber;
     const fake = fakeTokens(() => stream.close());

@@ -155,6 +155,30 @@ describe('listing commands', () => {
     const table = ok(['usage', '--by', 'provider']);
     assert.match(table, /^hosted\s+1\s.*\sno price$/m);
     assert.match(table, /tokens, no price\n/);
+    // Provider and model in two columns, each model under MODEL.
+    const byBoth = ok(['usage', '--by', 'provider_model']).split('\n');
+    const header = byBoth.find((l) => l.startsWith('PROVIDER'))!;
+    assert.match(header, /^PROVIDER\s+MODEL\s+REQUESTS/);
+    const row = byBoth.find((l) => l.startsWith('hosted '))!;
+    assert.equal(row.indexOf('hosted/gpt-cli'), header.indexOf('MODEL'));
+  });
+
+  test('usage by token: names, the ID beside them in --json; a revoked token keeps its ID', async () => {
+    const created = await svc.request('POST', '/v1/tokens', { body: { name: 'gone soon', scopes: ['inference'] } });
+    svc.markSecretBearing(created);
+    const openai = new OpenAI({ baseURL: `${svc.url}/v1`, apiKey: created.json.secret, maxRetries: 0 });
+    await openai.chat.completions.create({ model: 'hosted/gpt-cli', messages: [{ role: 'user', content: 'hi' }] });
+    assert.equal((await svc.request('DELETE', `/v1/tokens/${created.json.token.id}`)).status, 200);
+    const rows = JSON.parse(ok(['usage', '--json', '--by', 'token'])).breakdown.data;
+    const admin = rows.find((r: { tokenName: string | null }) => r.tokenName === 'bootstrap admin');
+    assert.match(admin.tokenId, /^tok_/);
+    const revoked = rows.find((r: { tokenId: string }) => r.tokenId === created.json.token.id);
+    assert.equal(revoked.tokenName, null);
+    const shown = ok(['usage', '--by', 'token']);
+    assert.match(shown, /^TOKEN\s+REQUESTS/m);
+    assert.match(shown, /^bootstrap admin\s+\d/m);
+    assert.match(shown, new RegExp(`^${created.json.token.id} \\(revoked\\)\\s+1\\s`, 'm'));
+    assert.ok(!shown.includes(admin.tokenId), 'a known token shows its name, not its ID');
   });
 });
 
@@ -167,13 +191,19 @@ describe('jobs and loaded models', () => {
     assert.match(r.stdout, /\rLoading embedded\/tiny\.gguf \[-+\]\s+0%/);
     assert.match(r.stdout, /\rLoading embedded\/tiny\.gguf \[#{30}\] 100%\r?\n/);
     assert.match(r.stdout.trimEnd().split('\n').at(-1)!, /^Loading embedded\/tiny\.gguf: done\r?$/);
+    // Loading it again has nothing to show: no bar, one line.
+    const again = inPty(['models', 'load', 'embedded/tiny.gguf']);
+    assert.equal(again.status, 0, again.stdout);
+    assert.doesNotMatch(again.stdout, /\[|%/);
+    assert.equal(again.stdout.trim(), 'embedded/tiny.gguf is already loaded.');
   });
 
   test('ps: the loaded model, as /v1/runtime/loaded says', async () => {
     const loaded = (await svc.request('GET', '/v1/runtime/loaded')).json;
     assert.deepEqual(JSON.parse(ok(['ps', '--json'])), loaded);
     assert.equal(loaded.data.length, 1);
-    assert.match(ok(['ps']), /^embedded\/tiny\.gguf\s+embedded\s+.*CPU\s+256\s/m);
+    // Sizes in binary units, as the dashboard shows them.
+    assert.match(ok(['ps']), /^embedded\/tiny\.gguf\s+embedded\s+\d+(\.\d)? (B|KiB|MiB|GiB)\s+CPU\s+256\s/m);
   });
 
   test('services: the embedded runtime with the model it holds, as /v1/services says', async () => {
@@ -272,6 +302,9 @@ describe('pairing from the command line', () => {
     const approved = JSON.parse(ok(['approve', code!.toLowerCase(), '--json', '--scopes', 'inference']));
     assert.deepEqual(approved.token.scopes, ['inference']);
     assert.equal(await pairing.exited, 0);
+    const again = cli(['approve', code!]);
+    assert.equal(again.status, 1);
+    assert.equal(again.stderr, `switchyard approve: Pairing request ${code} was already approved.\n`);
     const secret = pairing.out().trim();
     assert.ok(!pairing.err().includes(secret), 'the secret goes to stdout only');
     assert.equal((await svc.request('GET', '/v1/models', { token: secret })).status, 200);
@@ -281,7 +314,8 @@ describe('pairing from the command line', () => {
   test('a denied request exits 1 and prints no token', async () => {
     const pairing = background(['pair', '--name', 'unwanted']);
     const [, code] = await pairing.until(/Pairing request (\w{4}-\w{4}) /);
-    ok(['approve', code!, '--deny']);
+    // The result on stdout, as every command's answer.
+    assert.equal(ok(['approve', code!, '--deny']), `Denied ${code} ("unwanted").\n`);
     assert.equal(await pairing.exited, 1);
     assert.equal(pairing.out(), '');
     assert.match(pairing.err(), /denied/);
@@ -291,8 +325,10 @@ describe('pairing from the command line', () => {
 });
 
 describe('service install', () => {
-  test('writes a systemd user unit that runs this executable, without a token', () => {
+  test('writes a systemd user unit that runs the build as `npm start` does, without a token', () => {
     const dry = JSON.parse(ok(['service', 'install', '--dry-run', '--json']));
+    // On a terminal too, the dry run says the next step.
+    assert.match(ok(['service', 'install', '--dry-run']), /run:\n {2}systemctl --user daemon-reload && systemctl/);
     const unitPath = join(env.XDG_CONFIG_HOME!, 'systemd', 'user', 'switchyard.service');
     assert.equal(dry.path, unitPath);
     assert.equal(dry.written, false);
@@ -302,11 +338,43 @@ describe('service install', () => {
     const unit = readFileSync(unitPath, 'utf8');
     assert.equal(unit, dry.content);
     const exec = unit.split('\n').find((l) => l.startsWith('ExecStart='))!;
-    assert.equal(exec, `ExecStart="${process.execPath}" "--max-semi-space-size=4" "${bin()}" "start" "--no-supervise"`);
-    assert.match(unit, /^Environment="SWITCHYARD_HOME=.+"$/m);
+    const root = new URL('../../', import.meta.url).pathname.replace(/\/$/, '');
+    assert.equal(
+      exec,
+      `ExecStart="${process.execPath}" "--max-semi-space-size=4" "${root}/dist/bin/switchyard.js" "start" ` +
+        '"--no-supervise"',
+    );
+    assert.match(unit, new RegExp(`^ExecStartPre="${process.execPath}" "${root}/bin/build\\.js" "--if-stale"$`, 'm'));
+    assert.match(unit, new RegExp(`^Environment="SWITCHYARD_HOME=${svc.home}"$`, 'm'));
+    assert.match(unit, new RegExp(`^Environment="SWITCHYARD_PORT=${svc.port}"$`, 'm'));
     assert.match(unit, /^RestartPreventExitStatus=78$/m);
     assert.match(unit, /^WantedBy=default\.target$/m);
     assert.ok(!unit.includes(svc.adminToken));
+  });
+
+  test("carries the running service's data directory and port when the shell names neither", () => {
+    const shell = { ...env };
+    delete shell.SWITCHYARD_HOME;
+    const r = spawnSync(process.execPath, [bin(), 'service', 'install', '--dry-run', '--json'], {
+      env: shell,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    assert.equal(r.status, 0, r.stderr);
+    const { content } = JSON.parse(r.stdout);
+    assert.match(content, new RegExp(`^Environment="SWITCHYARD_HOME=${svc.home}"$`, 'm'));
+    assert.match(content, new RegExp(`^Environment="SWITCHYARD_PORT=${svc.port}"$`, 'm'));
+  });
+});
+
+describe('version', () => {
+  test('prints the package version; --json as GET /version answers; needs no service', async () => {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    const r = cli(['version'], { SWITCHYARD_HOME: tempHome() });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout, `${pkg.version}\n`);
+    assert.deepEqual(JSON.parse(ok(['version', '--json'])), (await svc.request('GET', '/version')).json);
+    assert.equal(cli(['version', '--nope']).status, 2);
   });
 });
 
@@ -328,6 +396,12 @@ describe('usage errors and a missing service', () => {
       assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
       assert.match(r.stderr, /^switchyard \w+: /);
     }
+    // A bad option is named, with the command's usage; parseArgs' own words stay out.
+    const unknown = cli(['providers', '--nope']);
+    assert.match(unknown.stderr, /^switchyard providers: Unknown option --nope\. Usage: switchyard providers /);
+    assert.doesNotMatch(unknown.stderr, /positional argument/);
+    assert.match(cli(['usage', '--days']).stderr, /^switchyard usage: --days needs a value\. Usage: switchyard usage /);
+    assert.match(cli(['ps', '--json=yes']).stderr, /^switchyard ps: --json takes no value\. Usage: switchyard ps/);
     const nowhere = cli(['ps'], { SWITCHYARD_HOME: tempHome() });
     assert.equal(nowhere.status, 3);
     assert.match(nowhere.stderr, /No running Switchyard service found/);

@@ -196,7 +196,7 @@ describe('presets', () => {
       ],
       [['presets', 'add', file('list.json', '[1, 2]')], 2, /must hold one object/],
       [['presets', 'add', file('prose.txt', 'just some words')], 2, /must hold one object/],
-      [['presets', 'add', file('big.json', `{"slug": "${'x'.repeat(1_100_000)}"}`)], 2, /over 1 MB/],
+      [['presets', 'add', file('big.json', `{"slug": "${'x'.repeat(1_100_000)}"}`)], 2, /over 1 MiB/],
       [['presets', 'add', files], 2, /is not a file/],
       [['presets', 'add', wrong], 1, /^switchyard presets: .*model/],
       [['presets', 'remove', 'nothing-here'], 1, /^switchyard presets: /],
@@ -246,7 +246,7 @@ describe('route packs', () => {
       [['route-packs', 'add', file('tabs.yaml', 'slug: x\n\troutes: []\n')], 2, /tabs\.yaml is not valid YAML/],
       [['route-packs', 'remove', 'none'], 1, /^switchyard route-packs: /],
       [['route-packs', 'remove'], 2, /Usage: switchyard route-packs/],
-      [['route-packs', 'list', '--all'], 2, /Unknown option '--all'/],
+      [['route-packs', 'list', '--all'], 2, /Unknown option --all\. Usage: switchyard route-packs /],
     ]);
   });
 });

@@ -241,6 +241,17 @@ describe('the dashboard in Chromium', () => {
       assert.ok(answer.data.length >= 1, name);
       assert.deepEqual(await bars(name, tokenColumns), expect(answer.data, key, tokenColumns), name);
     }
+    // By token: the row says the token's name (the admin token signed in reads them); data-key keeps the ID.
+    const names = new Map((await api('GET', '/v1/tokens')).data.map((t: any) => [t.id, t.name]));
+    const labels = await page.$$eval('[data-chart=by-token] tr[data-key]', (trs) =>
+      trs.map((tr) => [tr.getAttribute('data-key'), tr.querySelector('.text')!.textContent]),
+    );
+    assert.ok(labels.length >= 1);
+    for (const [id, label] of labels) assert.equal(label, names.get(id!) ?? `${id} (revoked)`);
+    assert.ok(
+      labels.some(([, label]) => label === 'bootstrap admin'),
+      JSON.stringify(labels),
+    );
     const tools = await q('tools');
     assert.deepEqual(
       await bars('tools', ['calls']),
@@ -291,6 +302,12 @@ describe('the dashboard in Chromium', () => {
       const shown = Number(await card.locator(`tr[data-window="${w.id}"]`).getAttribute('data-utilization'));
       assert.ok(Math.abs(shown - (w.utilization ?? w.used / w.limit)) < 1e-9, w.id);
     }
+    // A window without a limit (nor a share) says so beside its figure, rather than drawing an empty bar.
+    for (const w of reading.windows.filter((w: any) => !w.limit && w.utilization == null)) {
+      const row = card.locator(`tr[data-window="${w.id}"]`);
+      assert.equal(await row.locator('.meter').count(), 0, w.id);
+      assert.equal(await row.locator('[data-no-limit]').textContent(), 'no limit');
+    }
     const [budget] = (await api('GET', '/v1/gauge/budgets')).data;
     assert.equal(await page.getAttribute(`[data-budget="${budget.id}"]`, 'data-amount'), String(budget.amount));
     await shoot('gauge');
@@ -301,6 +318,11 @@ describe('the dashboard in Chromium', () => {
     const listed = async () => (await api('GET', '/v1/models')).data.map((m: { id: string }) => m.id);
     assert.ok((await listed()).includes('openai/gpt-other'));
     const row = page.locator('tr[data-model="openai/gpt-other"]');
+    // Families in words; their IDs in the cell's title.
+    const families = row.locator('td.small').first();
+    assert.match((await families.textContent())!, /OpenAI-style chat completions/);
+    assert.doesNotMatch((await families.textContent())!, /style[AB]/);
+    assert.match((await families.getAttribute('title'))!, /styleA\.chat_completions/);
     await row.locator('input[data-action=hide]').check();
     await eventually(
       async () => assert.equal(await row.getAttribute('data-hidden'), 'true'),

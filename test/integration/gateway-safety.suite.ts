@@ -124,6 +124,9 @@ describe('resolution before anything leaves the edge', () => {
     assert.equal(reply.status, 400);
     assert.equal(reply.json.error.code, 'MODEL_ENDPOINT_NOT_SUPPORTED');
     assert.equal(reply.json.error.param, 'model');
+    // Words for people in the message; the family ID stays in the details.
+    assert.equal(reply.json.error.message, '`openai/gpt-test` does not support OpenAI-style embeddings.');
+    assert.equal(reply.json.error.details.family, 'styleA.embeddings');
     assert.equal(oa.requests.length, before);
     // Every relayed call, failed ones included, ends in a usage line; this one never reached a worker,
     // and only workers read the vault.

@@ -523,4 +523,19 @@ describe('opted in', () => {
     assert.deepEqual((await svc.request('GET', '/v1/gauge/readings')).json.data, []);
     await expectError('POST', '/v1/gauge/refresh', 409, 'GAUGE_DISABLED', body({ sourceIds: ['service'] }));
   });
+
+  test('turning Gauge on again refreshes once by itself, not at the next scheduled run', async () => {
+    const ranAt = async () =>
+      (await svc.request('GET', '/v1/gauge/diagnostics')).json.data.find(
+        (d: { sourceId: string }) => d.sourceId === 'service',
+      )?.lastRunAt ?? null;
+    // The service source ran minutes ago at most: its schedule would run it again only later.
+    const since = Date.now();
+    await setGauge(true);
+    const deadline = Date.now() + 10_000;
+    while (Date.parse((await ranAt()) ?? '0') < since && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
+    assert.ok(Date.parse((await ranAt()) ?? '0') >= since, 'ran again after turning on');
+    await setGauge(false);
+  });
 });

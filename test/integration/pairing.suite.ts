@@ -97,11 +97,12 @@ describe('pairing', () => {
       403,
       'FORBIDDEN',
     );
-    assertError(
-      await svc.request('POST', `/v1/pairing/requests/${first!.data.id}/approve`, { body: {} }),
-      404,
-      'NOT_FOUND',
-    );
+    // A second approval says what became of the first, by ID or by user code.
+    const again = await svc.request('POST', `/v1/pairing/requests/${first!.data.id}/approve`, { body: {} });
+    assertError(again, 409, 'CONFLICT');
+    assert.equal(again.json.error.message, `Pairing request ${first!.data.userCode} was already approved.`);
+    const byCode = await svc.request('POST', `/v1/pairing/requests/${first!.data.userCode.toLowerCase()}/deny`);
+    assertError(byCode, 409, 'CONFLICT');
     assert.equal((await pending()).length, 0);
   });
 
@@ -116,7 +117,9 @@ describe('pairing', () => {
     assert.equal(denied.status, 200, denied.text);
     assert.deepEqual(await stream.next(), { id: null, event: 'pairing.denied', data: { id: first!.data.id } });
     assert.equal(await stream.next(), null);
-    assertError(await svc.request('POST', `/v1/pairing/requests/${first!.data.id}/deny`), 404, 'NOT_FOUND');
+    const again = await svc.request('POST', `/v1/pairing/requests/${first!.data.id}/deny`);
+    assertError(again, 409, 'CONFLICT');
+    assert.match(again.json.error.message, /was already denied\.$/);
     const tokens = (await svc.request('GET', '/v1/tokens')).json.data;
     assert.equal(
       tokens.some((t: { name: string }) => t.name === 'cli'),

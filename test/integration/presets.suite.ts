@@ -178,6 +178,7 @@ describe('merge order (request fields override preset defaults)', () => {
       body: { model: '@preset/claude-brief', messages: [] },
     });
     assert.equal(reply.json.error.code, 'MODEL_ENDPOINT_NOT_SUPPORTED');
+    assert.match(reply.json.error.message, /does not support OpenAI-style chat completions\.$/);
     assert.equal(an.requests.length, before);
   });
 });

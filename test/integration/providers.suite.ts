@@ -70,6 +70,7 @@ describe('provider records', () => {
     const compat = await svc.request('POST', '/v1/providers', { body: { kind: 'openai_compatible' } });
     assert.equal(compat.status, 400);
     assert.equal(compat.json.error.param, 'baseUrl');
+    assert.match(compat.json.error.message, /^An openai_compatible provider needs a baseUrl\./);
     const embedded = await svc.request('POST', '/v1/providers', {
       body: { kind: 'embedded', baseUrl: 'http://x.example' },
     });

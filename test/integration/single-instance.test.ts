@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { EXIT_CANNOT_START } from '../../service/supervise.ts';
@@ -49,6 +49,19 @@ describe('single instance', () => {
     assert.equal(code, EXIT_CANNOT_START);
     assert.match(stderr, new RegExp(`cannot listen on 127\\.0\\.0\\.1:${first.port}`));
     assert.doesNotMatch(stderr, /listening on/);
+    await stillServing();
+  });
+
+  it('a failed first start leaves no data directory and no token behind', async () => {
+    const missing = join(tempHome(), 'new-home');
+    const empty = tempHome();
+    for (const home of [missing, empty]) {
+      const { code, stderr } = await secondStart({ SWITCHYARD_HOME: home, SWITCHYARD_PORT: String(first.port) });
+      assert.equal(code, EXIT_CANNOT_START, stderr);
+      assert.doesNotMatch(stderr, /Created an admin token/);
+    }
+    assert.equal(existsSync(missing), false, 'the directory it created is gone');
+    assert.deepEqual(readdirSync(empty), [], 'the empty directory stays empty');
     await stillServing();
   });
 

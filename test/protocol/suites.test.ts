@@ -52,3 +52,6 @@ describe('relay-batch', async () => {
 describe('validate', async () => {
   await import('./validate.suite.ts');
 });
+describe('words', async () => {
+  await import('./words.suite.ts');
+});

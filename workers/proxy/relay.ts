@@ -16,6 +16,7 @@ import { translatedErrorText, translatedFor, translatedWhole, type Translated } 
 import { createTranslatingTap } from './translate-tap.ts';
 import type { RelayControl } from './relay-control.ts';
 import { upstreamRequest, type Post } from './upstream-request.ts';
+import { withArticle } from '../../protocol/words.ts';
 
 // One relayed call, inside a proxy worker: build the upstream request, send it with undici, and hand the
 // answer to the edge as messages. A non-streamed answer travels as one message; a stream as chunks, each
@@ -367,7 +368,7 @@ export function relay(
     end(
       new ServiceError(
         'MODEL_ENDPOINT_NOT_SUPPORTED',
-        `A ${req.target.kind} provider does not serve ${GATEWAY_OPS[req.op].path}.`,
+        `${withArticle(req.target.kind, true)} provider does not serve ${GATEWAY_OPS[req.op].path}.`,
         { param: 'model' },
       ),
     );
