@@ -33,7 +33,14 @@ export async function gaugeFamily(p: Parts): Promise<Family> {
     ...gaugeOptionsFromEnv(),
     onCollected: () => void p.gaugeAlerts?.evaluateQuietly(),
   });
+  // The refresh that turning Gauge on starts (below) ends before anything it reaches closes: it evaluates the
+  // alerts when it is done, and a stop right after turning Gauge on left the test process with nothing to wait
+  // on but it.
+  let closing = false;
+  let turningOn: Promise<unknown> = Promise.resolve();
   const close = async () => {
+    closing = true;
+    await turningOn;
     await p.authSessions?.close();
     await p.gaugeAlerts?.close();
     await p.gauge.close();
@@ -75,7 +82,6 @@ export async function gaugeFamily(p: Parts): Promise<Family> {
     );
     // Turned on (not started on): one refresh of every enabled source at once, so that readings show without
     // waiting for the schedule. A refresh asked for meanwhile waits for it rather than being refused (409).
-    let turningOn: Promise<unknown> = Promise.resolve();
     p.gaugeService = createGaugeService({
       env,
       sources: p.gaugeSources,
@@ -88,7 +94,7 @@ export async function gaugeFamily(p: Parts): Promise<Family> {
     let wasEnabled: boolean | null = null;
     p.followSettings((next) => {
       p.gauge.configure(next.gauge.enabled, next.gauge.retentionDays);
-      if (wasEnabled === false && next.gauge.enabled) {
+      if (wasEnabled === false && next.gauge.enabled && !closing) {
         const ids = p.gaugeSources.all().flatMap((s) => (s.enabled ? [s.id] : []));
         turningOn = actor.refresh(ids).catch((err: unknown) => log.debug({ err }, 'Gauge refresh on turning on'));
       }
