@@ -169,6 +169,14 @@ describe('listing commands', () => {
     const openai = new OpenAI({ baseURL: `${svc.url}/v1`, apiKey: created.json.secret, maxRetries: 0 });
     await openai.chat.completions.create({ model: 'hosted/gpt-cli', messages: [{ role: 'user', content: 'hi' }] });
     assert.equal((await svc.request('DELETE', `/v1/tokens/${created.json.token.id}`)).status, 200);
+    // The meter commits in batches (every 250 ms): the call is read back once it is counted.
+    // Days are the service's local days: a range around today in any time zone.
+    const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+    const counted = async () =>
+      (await svc.request('GET', `/v1/usage/breakdown?from=${day(-1)}&to=${day(1)}&groupBy=token`)).json.data.some(
+        (r: { tokenId: string }) => r.tokenId === created.json.token.id,
+      );
+    for (let i = 0; i < 200 && !(await counted()); i++) await new Promise((r) => setTimeout(r, 50));
     const rows = JSON.parse(ok(['usage', '--json', '--by', 'token'])).breakdown.data;
     const admin = rows.find((r: { tokenName: string | null }) => r.tokenName === 'bootstrap admin');
     assert.match(admin.tokenId, /^tok_/);
