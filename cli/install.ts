@@ -87,6 +87,15 @@ export function systemdUnit(install: Install, env: NodeJS.ProcessEnv): Unit {
   };
 }
 
+/**
+ * launchd has no ExecStartPre: one shell runs the build when stale, then becomes the service. The paths are
+ * the shell's arguments ($0 $1 $2), never part of its script, so no path needs quoting.
+ */
+export function launchdProgram(install: Install): string[] {
+  const script = `"$0" "$1" --if-stale && exec "$0" ${NODE_FLAGS.join(' ')} "$2" start --no-supervise`;
+  return ['/bin/sh', '-c', script, process.execPath, install.build, install.bin];
+}
+
 export function launchdAgent(install: Install, env: NodeJS.ProcessEnv): Unit {
   const label = 'dev.switchyard.service';
   const logDir = join(homedir(), 'Library', 'Logs', 'Switchyard');
@@ -102,7 +111,7 @@ export function launchdAgent(install: Install, env: NodeJS.ProcessEnv): Unit {
   <string>${label}</string>
   <key>ProgramArguments</key>
   <array>
-${strings(command(install.bin))}
+${strings(launchdProgram(install))}
   </array>
   <key>EnvironmentVariables</key>
   <dict>

@@ -1,0 +1,7 @@
+import { describe } from 'node:test';
+
+// The unit suites of cli/, in one process (test/SPEED.md).
+
+describe('install', async () => {
+  await import('./install.suite.ts');
+});
