@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,7 +6,8 @@ import { after, before, describe, test } from 'node:test';
 import { paidUser, startCopilotGaugeFake, type CopilotGaugeFake } from '../fakes/gauge/github-copilot.ts';
 import * as openaiFake from '../fakes/openai.ts';
 import { writeTinyModel } from '../helpers/gguf.ts';
-import { serviceBin, shellEnv, startService, tempHome, type TestService } from '../helpers/service.ts';
+import { shellEnv, startService, tempHome, type TestService } from '../helpers/service.ts';
+import { cliRunner, type Run } from '../helpers/cli-run.ts';
 
 // The set-up commands beyond providers, models and tokens (cli/dispatch-setup.ts), run as a person runs them:
 // the executable in a separate process against one real service for the whole file, each command's effect
@@ -23,64 +23,8 @@ let fake: openaiFake.OpenAIFake;
 let copilot: CopilotGaugeFake;
 let env: NodeJS.ProcessEnv;
 let files: string;
-const printed: string[] = [];
 
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the executable without blocking this process, which also serves the fakes it may reach. */
-function cli(args: string[], input = ''): Promise<Run> {
-  const child = spawn(process.execPath, [serviceBin(), ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  child.stdin.end(input);
-  return new Promise((resolve) =>
-    child.on('close', (status) => {
-      printed.push(stdout, stderr);
-      resolve({ status, stdout, stderr });
-    }),
-  );
-}
-
-async function ok(args: string[], input = ''): Promise<string> {
-  const r = await cli(args, input);
-  assert.equal(r.status, 0, `switchyard ${args.join(' ')}: ${r.stderr}`);
-  return r.stdout;
-}
-
-/**
- * Runs a command on a pseudo-terminal and types `typed` once it shows `prompt`, as a person would: what the
- * terminal shows, echo included, is the command's stdout here.
- */
-function inPty(args: string[], prompt: RegExp, typed: string): Promise<Run> {
-  const quoted = [process.execPath, serviceBin(), ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
-  const child = spawn('script', ['-qfec', quoted, '/dev/null'], {
-    env: { ...env, TERM: 'dumb' },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  let sent = false;
-  child.stdout.setEncoding('utf8').on('data', (d: string) => {
-    stdout += d;
-    if (!sent && prompt.test(stdout)) {
-      sent = true;
-      child.stdin.write(typed);
-    }
-  });
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  return new Promise((resolve) =>
-    child.on('close', (status) => {
-      printed.push(stdout, stderr);
-      resolve({ status, stdout, stderr });
-    }),
-  );
-}
+const { cli, ok, inPty, printed } = cliRunner(() => env);
 
 /** Runs `args` and expects exit `status` with stderr matching `message`. */
 async function fails(args: string[], status: number, message: RegExp): Promise<Run> {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import * as openaiFake from '../fakes/openai.ts';
-import { serviceBin, shellEnv, startService, tempHome, type TestService } from '../helpers/service.ts';
+import { shellEnv, startService, tempHome, type TestService } from '../helpers/service.ts';
+import { cliRunner } from '../helpers/cli-run.ts';
 
 // The commands that change the set-up, run as a person runs them (the executable in a separate process, the
 // service found from its instance file), each checked through the API afterwards. Keys come from stdin or a
@@ -13,66 +13,8 @@ const WRONG_KEY = `sk-wrong-${process.pid}-0123456789abcdef`;
 let svc: TestService;
 let fake: openaiFake.OpenAIFake;
 let env: NodeJS.ProcessEnv;
-const printed: string[] = [];
 
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the executable without blocking this process, which also serves the fake upstream it may call. */
-function run(command: string, args: string[], input: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<Run> {
-  const child = spawn(command, args, { env: { ...env, ...extraEnv }, stdio: ['pipe', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  child.stdin.end(input);
-  return new Promise((resolve) =>
-    child.on('close', (status) => {
-      printed.push(stdout, stderr);
-      resolve({ status, stdout, stderr });
-    }),
-  );
-}
-
-const cli = (args: string[], input = '') => run(process.execPath, [serviceBin(), ...args], input);
-
-async function ok(args: string[], input = ''): Promise<string> {
-  const r = await cli(args, input);
-  assert.equal(r.status, 0, `switchyard ${args.join(' ')}: ${r.stderr}`);
-  return r.stdout;
-}
-
-/**
- * Runs a command on a pseudo-terminal and types `typed` once it shows `prompt`, as a person would: what the
- * terminal shows, echo included, is the command's stdout here.
- */
-function inPty(args: string[], prompt: RegExp, typed: string): Promise<Run> {
-  const quoted = [process.execPath, serviceBin(), ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
-  const child = spawn('script', ['-qfec', quoted, '/dev/null'], {
-    env: { ...env, TERM: 'dumb' },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  let sent = false;
-  child.stdout.setEncoding('utf8').on('data', (d: string) => {
-    stdout += d;
-    if (!sent && prompt.test(stdout)) {
-      sent = true;
-      child.stdin.write(typed);
-    }
-  });
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  return new Promise((resolve) =>
-    child.on('close', (status) => {
-      printed.push(stdout, stderr);
-      resolve({ status, stdout, stderr });
-    }),
-  );
-}
+const { cli, ok, inPty, printed } = cliRunner(() => env);
 
 before(async () => {
   const home = tempHome();
