@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { printToken, resolveDataDir, resolvePort, undoFreshStart } from './data-dir.ts';
+import { DataDirLocked } from '../store/dir-lock.ts';
 import { VERSION_INFO } from '../edge/routes/process.ts';
 import { EXIT_CANNOT_START, supervise, type ReadyMessage } from './supervise.ts';
 import { COMMANDS, COMMANDS_HELP, runCommand } from '../cli/index.ts';
@@ -91,8 +92,10 @@ async function start(): Promise<void> {
     // SWITCHYARD_ALLOW_SLOW_EDGE is no longer read: where no native build loads, node:http serves anyway.
     edge: parseEdgeMode(process.env.SWITCHYARD_EDGE),
   }).catch((err: unknown) => {
-    // A second start on a taken port must not leave a data directory with a token nobody saw.
-    undo();
+    // A second start on a taken port must not leave a data directory with a token nobody saw. One refused the
+    // data directory's lock touches nothing: the directory belongs to the service that holds it, which may have
+    // created it a moment after this start found it missing.
+    if (!(err instanceof DataDirLocked)) undo();
     throw err;
   });
   const shownHost = service.host === '0.0.0.0' ? '127.0.0.1' : service.host;
