@@ -30,9 +30,9 @@ export interface DashboardBrowser {
   close(): Promise<void>;
 }
 
-export async function openDashboard(svc: ServiceHandle): Promise<DashboardBrowser> {
-  mkdirSync(SHOTS, { recursive: true });
-  const browser: Browser = await chromium.launch({
+/** Debian's Chromium, headless, with none of its own traffic (updates, sync, background requests). */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
     executablePath: CHROMIUM,
     args: [
       '--headless',
@@ -45,6 +45,22 @@ export async function openDashboard(svc: ServiceHandle): Promise<DashboardBrowse
       '--disable-sync',
     ],
   });
+}
+
+/** A call the test makes through the API (to set up, or to check a form's effect): it must succeed. */
+export async function callApi(svc: ServiceHandle, method: string, path: string, body?: unknown) {
+  const reply = await svc.request(method, path, body === undefined ? {} : { body });
+  assert.ok(reply.status < 300, `${method} ${path}: ${reply.status} ${reply.text}`);
+  return reply.json;
+}
+
+/** An empty state's text, its line breaks as spaces. */
+export const emptyStateText = async (page: Page, what: string) =>
+  ((await page.textContent(`[data-empty=${what}]`)) ?? '').replace(/\s+/g, ' ');
+
+export async function openDashboard(svc: ServiceHandle): Promise<DashboardBrowser> {
+  mkdirSync(SHOTS, { recursive: true });
+  const browser = await launchChromium();
   // 800 px wide for the whole file: every view must read at that width.
   const context = await browser.newContext({ viewport: { width: 800, height: 900 } });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: svc.url });

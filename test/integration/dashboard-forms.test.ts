@@ -3,7 +3,13 @@ import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import * as openaiFake from '../fakes/openai.ts';
 import { openLiveStream } from '../fakes/sse-client.ts';
-import { openDashboard, eventually, type DashboardBrowser } from '../helpers/dashboard-browser.ts';
+import {
+  callApi,
+  emptyStateText,
+  openDashboard,
+  eventually,
+  type DashboardBrowser,
+} from '../helpers/dashboard-browser.ts';
 import { startInProcess, type InProcessService } from '../helpers/in-process.ts';
 
 // W3.3 item 2: the dashboard's set-up forms in Chromium, 800 px wide, driven as a person would (labels, Enter
@@ -22,15 +28,8 @@ let expectedRefusals: string[];
 let typedSecrets: string[];
 const openView = (view: string) => b.openView(view);
 const assertClean = (view: string) => b.assertClean(view);
-/** An empty state's text, its line breaks as spaces. */
-const emptyState = async (what: string) =>
-  ((await page.textContent(`[data-empty=${what}]`)) ?? '').replace(/\s+/g, ' ');
-
-async function api(method: string, path: string, body?: unknown) {
-  const reply = await svc.request(method, path, body === undefined ? {} : { body });
-  assert.ok(reply.status < 300, `${method} ${path}: ${reply.status} ${reply.text}`);
-  return reply.json;
-}
+const emptyState = (what: string) => emptyStateText(page, what);
+const api = (method: string, path: string, body?: unknown) => callApi(svc, method, path, body);
 
 before(async () => {
   oa = await openaiFake.start({ apiKey: OPENAI_KEY });

@@ -5,7 +5,13 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { startOAuthDeviceFake, type OAuthDeviceFake } from '../fakes/gauge/oauth-device.ts';
-import { openDashboard, eventually, type DashboardBrowser } from '../helpers/dashboard-browser.ts';
+import {
+  callApi,
+  emptyStateText,
+  openDashboard,
+  eventually,
+  type DashboardBrowser,
+} from '../helpers/dashboard-browser.ts';
 import { writeTinyModel } from '../helpers/gguf.ts';
 import { startInProcess, type InProcessService } from '../helpers/in-process.ts';
 import { tempHome } from '../helpers/service.ts';
@@ -27,15 +33,8 @@ let expectedRefusals: string[];
 let typedSecrets: string[];
 const openView = (view: string) => b.openView(view);
 const assertClean = (view: string) => b.assertClean(view);
-/** An empty state's text, its line breaks as spaces. */
-const emptyState = async (what: string) =>
-  ((await page.textContent(`[data-empty=${what}]`)) ?? '').replace(/\s+/g, ' ');
-
-async function api(method: string, path: string, body?: unknown) {
-  const reply = await svc.request(method, path, body === undefined ? {} : { body });
-  assert.ok(reply.status < 300, `${method} ${path}: ${reply.status} ${reply.text}`);
-  return reply.json;
-}
+const emptyState = (what: string) => emptyStateText(page, what);
+const api = (method: string, path: string, body?: unknown) => callApi(svc, method, path, body);
 
 before(async () => {
   oauth = await startOAuthDeviceFake({ clientId: CLIENT_ID });

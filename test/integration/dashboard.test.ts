@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import * as anthropicFake from '../fakes/anthropic.ts';
 import { startOpenRouterGaugeFake, type OpenRouterGaugeFake } from '../fakes/gauge/openrouter.ts';
 import * as openaiFake from '../fakes/openai.ts';
 import { rawRequest, untilClosed } from '../helpers/service.ts';
+import { callApi, eventually, launchChromium } from '../helpers/dashboard-browser.ts';
 import { startInProcess, type InProcessService } from '../helpers/in-process.ts';
 
 // W2.4: the dashboard in a real browser (Debian's Chromium through playwright-core) against the running service
@@ -14,7 +15,6 @@ import { startInProcess, type InProcessService } from '../helpers/in-process.ts'
 // hiding a model takes it out of /v1/models. No console error, no request leaves the service's origin, and a
 // screenshot of each view lands in test-output/dashboard/. Then the static routes themselves.
 
-const CHROMIUM = process.env.SWITCHYARD_CHROMIUM ?? '/usr/bin/chromium';
 const SHOTS = new URL('../../test-output/dashboard/', import.meta.url);
 const OPENAI_KEY = `fake-openai-dash-${process.pid}`;
 const ANTHROPIC_KEY = `fake-anthropic-dash-${process.pid}`;
@@ -36,24 +36,7 @@ const chat = {
 };
 const message = { model: 'anthropic/claude-test', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] };
 
-async function api(method: string, path: string, body?: unknown) {
-  const reply = await svc.request(method, path, body === undefined ? {} : { body });
-  assert.ok(reply.status < 300, `${method} ${path}: ${reply.status} ${reply.text}`);
-  return reply.json;
-}
-
-/** Waits until `check` passes (the page re-renders after its own calls), then returns its value. */
-async function eventually<T>(check: () => Promise<T>, what: string, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (Date.now() > deadline) throw new Error(`${what}: ${(err as Error).message}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-}
+const api = (method: string, path: string, body?: unknown) => callApi(svc, method, path, body);
 
 async function shoot(name: string) {
   await page.screenshot({ path: new URL(`${name}.png`, SHOTS).pathname, fullPage: true });
@@ -130,19 +113,7 @@ before(async () => {
 
   mkdirSync(SHOTS, { recursive: true });
   // A browser that cannot start fails the file: CI installs Chromium (.ci/run).
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   await context.grantPermissions(['notifications'], { origin: svc.url });
   // Anything not for the service's origin is refused and counted: the page must work offline.
