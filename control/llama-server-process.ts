@@ -158,6 +158,9 @@ export function createInstance({ launchSpec, timing, env, onChange }: InstanceOp
   async function launch(): Promise<void> {
     const mine = ++generation;
     nextStartAt = null;
+    // Starting from the call on, not from the spawn: a view read while the binary is being looked up
+    // must not show a service that was just started as stopped.
+    if (state !== 'starting') move('starting');
     let spec: LaunchSpec;
     try {
       spec = await launchSpec();
@@ -192,7 +195,7 @@ export function createInstance({ launchSpec, timing, env, onChange }: InstanceOp
       child = null;
       died({ reason: killReason ?? 'exited', code, signal, at: new Date().toISOString() }, wasHealthy);
     });
-    move('starting');
+    onChange(status(), state); // the pid is known now
     const url = `http://127.0.0.1:${spec.port}/health`;
     const deadline = Date.now() + timing.startTimeoutMs;
     const pollStart = () => {

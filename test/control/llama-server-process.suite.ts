@@ -3,7 +3,13 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
-import { llamaServerArgs, TIMING, timingFromEnv } from '../../control/llama-server-process.ts';
+import {
+  createInstance,
+  LaunchRefused,
+  llamaServerArgs,
+  TIMING,
+  timingFromEnv,
+} from '../../control/llama-server-process.ts';
 import { isLlamaServerPath, locateLlamaServer, resolvedLlamaServer } from '../../control/llama-server-binary.ts';
 
 const AUTO = { contextSize: 0, threads: 0, gpuLayers: 0, parallel: 0, batchSize: 0 };
@@ -103,4 +109,41 @@ describe('a configured binary', () => {
       }
     },
   );
+});
+
+describe('an instance being started', () => {
+  test('is starting from the call on, also while its binary is looked up, and failed when none is found', async () => {
+    let refuse!: (err: Error) => void;
+    const seen: string[] = [];
+    const instance = createInstance({
+      launchSpec: () => new Promise((_resolve, reject) => (refuse = reject)),
+      timing: TIMING,
+      env: {},
+      onChange: (status, previous) => seen.push(`${previous}>${status.state}`),
+    });
+    const ready = instance.start();
+    assert.equal(instance.status().state, 'starting');
+    assert.deepEqual(seen, ['stopped>starting']);
+    refuse(new LaunchRefused('binary_missing'));
+    await assert.rejects(ready, /binary_missing/);
+    assert.deepEqual(seen, ['stopped>starting', 'starting>failed']);
+    assert.equal(instance.status().lastExit?.reason, 'binary_missing');
+  });
+
+  test('stopped while its binary is looked up: stopped, and no process is launched after', async () => {
+    let give!: (spec: never) => void;
+    const instance = createInstance({
+      launchSpec: () => new Promise((resolve) => (give = resolve)),
+      timing: TIMING,
+      env: {},
+      onChange: () => undefined,
+    });
+    const ready = instance.start();
+    await instance.stop();
+    assert.equal(instance.status().state, 'stopped');
+    await assert.rejects(ready, /stopped before it became ready/);
+    give({ binary: '/nonexistent/llama-server', modelPath: '/m', port: 1, tuning: AUTO } as never);
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual([instance.status().state, instance.status().pid], ['stopped', null]);
+  });
 });
