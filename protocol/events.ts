@@ -11,6 +11,8 @@ export const EVENT_TYPES = [
   'model.unloaded',
   'service.state',
   'gauge.alert',
+  'limit.tripped',
+  'limit.reset',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

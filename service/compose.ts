@@ -11,6 +11,7 @@ import { adminFamily } from './families/admin.ts';
 import { eventsFamily } from './families/events.ts';
 import { gatewayFamily } from './families/gateway.ts';
 import { gaugeFamily } from './families/gauge.ts';
+import { limitsFamily } from './families/limits.ts';
 import { providersFamily } from './families/providers.ts';
 import { runtimeFamily } from './families/runtime.ts';
 import { settingsFamily } from './families/settings.ts';
@@ -37,6 +38,8 @@ export interface ServiceOptions {
   logTail?: LogTail;
   /** For tests: runs before each family starts; a throw fails the start as the family's own would. */
   beforeFamily?: (name: string, parts: Readonly<Parts>) => void | Promise<void>;
+  /** For tests: the clock of enforced limits' windows. */
+  now?: () => number;
 }
 
 export interface RunningService {
@@ -58,6 +61,7 @@ export async function startService({
   edge: edgeMode = 'auto',
   logTail = createLogTail(),
   beforeFamily,
+  now = Date.now,
 }: ServiceOptions): Promise<RunningService> {
   const { edge, uws, build, failures } = chooseEdge(edgeMode);
   if (build !== undefined) log.info({ edge, build }, 'native uWebSockets.js binary loaded');
@@ -68,7 +72,7 @@ export async function startService({
       'no native uWebSockets.js build loads here: serving HTTP with node:http instead (see README)',
     );
 
-  const p = { dataDir, log, logTail, edge, boundPort: null, draining: false } as Partial<Parts> as Parts;
+  const p = { dataDir, log, logTail, edge, boundPort: null, draining: false, now } as Partial<Parts> as Parts;
   const families = createFamilies(log, beforeFamily && ((name) => beforeFamily(name, p)));
   let listening: Awaited<ReturnType<typeof listen>>;
   try {
@@ -80,6 +84,7 @@ export async function startService({
     await families.start('usage', () => usageFamily(p));
     await families.start('providers', () => providersFamily(p));
     await families.start('runtime', () => runtimeFamily(p));
+    await families.start('limits', () => limitsFamily(p));
     await families.start('gateway', () => gatewayFamily(p));
     await families.start('admin', () => adminFamily(p));
     const routes = families.routes();

@@ -31,6 +31,8 @@ import type { GaugeActor } from '../workers/gauge/actor.ts';
 import type { HardwareActor } from '../workers/hardware/actor.ts';
 import type { Meter } from '../workers/meter/actor.ts';
 import type { PriceIndex } from '../protocol/price-index.ts';
+import type { createLimits } from '../control/limits.ts';
+import type { ModelPricing } from '../protocol/http/catalog.ts';
 import type { ProxyPool } from '../workers/proxy/pool.ts';
 import type { createRelayPool } from '../workers/proxy/relay-pool.ts';
 
@@ -94,6 +96,11 @@ export interface Parts {
   // gateway
   relayPool: ReturnType<typeof createRelayPool>;
   smartRoute: ReturnType<typeof createSmartRouting>;
+  limits: ReturnType<typeof createLimits>;
+  /** A catalog model's USD price now: its record's, else the price database's (the meter and dollar limits). */
+  priceOf(modelId: string): ModelPricing | null;
+  /** The clock limits' windows read (a test's own clock in process); Date.now otherwise. */
+  now: () => number;
 }
 
 /** What the edge reads on each request and a settings change replaces. */

@@ -11,11 +11,18 @@ export function createServiceMetrics(state: StateSources) {
   const traffic = createTrafficMetrics(registry);
   const relay = createRelayMetrics(registry);
   const stateMetrics = createStateMetrics(registry, state);
+  const refusals = registry.counter(
+    'switchyard_limit_refusals_total',
+    "Gateway calls refused by an enforced limit, by the limit's metric (docs/api.md, Limits).",
+    ['metric'],
+  );
   return {
     /** For createApp: each answer's route, status and duration, and each error's code. */
     observer: traffic.observer,
     /** For the gateway's usage events. */
     usage: traffic.usage,
+    /** A call refused by a limit of this metric (a fixed set: requests, tokens, usd). */
+    limitRefused: (metric: string) => refusals.labels(metric).inc(),
     /** Wraps the relay pool the gateway uses. */
     tapRelay: relay.tap,
     render: () => registry.render(),

@@ -31,6 +31,8 @@ import {
 import type { CatalogReader } from '../../protocol/ports/catalog.ts';
 import type { SmartRoutingPort } from '../../protocol/ports/smart-route.ts';
 import { isPackName, isPresetName, observeFailure, resolvePack, resolvePreset, retryClassOf } from './smart-route.ts';
+import type { ModelPricing } from '../../protocol/http/catalog.ts';
+import type { Admission, Reservation } from './admission.ts';
 
 // Every inference route of the interface (docs/api.md), relayed through the proxy workers. The edge parses
 // just enough to resolve the model (strict JSON; the multipart `model` field) and checks the endpoint
@@ -49,6 +51,10 @@ export interface GatewayDeps {
   smart?: SmartRoutingPort;
   /** A second chance for names the catalog does not resolve (resolve.ts). */
   unresolved?: UnresolvedName;
+  /** Enforced limits: each call reserves its worst case before it goes upstream (admission.ts). */
+  admission?: Admission;
+  /** A catalog model's USD price, for dollar limits. */
+  priceOf?(modelId: string): ModelPricing | null;
 }
 
 const HINTS = new Map<ProviderKind, ReadonlyMap<string, string>>(
@@ -98,18 +104,26 @@ function readModel(
   body: Buffer | null,
   contentType: string | undefined,
   memory?: ScannableMemory,
-): { text: string | null; name: unknown; value: Record<string, unknown> | null } {
+): { text: string | null; name: unknown; value: Record<string, unknown> | null; maxOutput: number | null } {
   if (body !== null && body.length > TEXT_BODY_MAX) {
     const scan = scanJsonBody(body, contentType, MODEL, memory);
     if (scan.type !== 'object') throw notAnObject();
-    return { text: null, name: scan.member('model'), value: null };
+    const maxOutput = outputBound(scan.member(MODEL[1]!), scan.member(MODEL[2]!), scan.member(MODEL[3]!));
+    return { text: null, name: scan.member('model'), value: null, maxOutput };
   }
   const { text, value } = readJsonBody(body, contentType);
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw notAnObject();
-  return { text, name: (value as { model?: unknown }).model, value: value as Record<string, unknown> };
+  const v = value as Record<string, unknown>;
+  return { text, name: v.model, value: v, maxOutput: outputBound(v[MODEL[1]!], v[MODEL[2]!], v[MODEL[3]!]) };
 }
 
-const MODEL = ['model'];
+/** The members the edge reads of a JSON body: the model, and the output bounds admission reserves by. */
+const MODEL = ['model', 'max_tokens', 'max_completion_tokens', 'max_output_tokens'];
+/** The first output bound a body names as a positive integer; null when none (admission then reserves its default). */
+function outputBound(...values: unknown[]): number | null {
+  for (const v of values) if (typeof v === 'number' && Number.isSafeInteger(v) && v > 0) return v;
+  return null;
+}
 const notAnObject = () => new ServiceError('INVALID_REQUEST', 'The request body must be a JSON object.');
 
 // A large body goes to a worker in its arena slot (handed off: the worker frees it) or as `transferable`
@@ -130,6 +144,7 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
     modelId: string | null,
     call: RelayCall,
     route?: UsageRoute,
+    reservation: Reservation | null = null,
   ): Promise<RouteResult> {
     const report = (o: RelayOutcome) => {
       const event: UsageEvent = {
@@ -153,10 +168,46 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
         if (o.responseId !== null && (op === 'responses.create' || op === 'responses.compact'))
           remember(ctx, o.responseId, providerId);
         // The usage line and the meter wait until this turn's answers are written.
-        afterAnswers(() => report(o));
+        afterAnswers(() => {
+          if (reservation !== null) deps.admission!.settle(reservation, o.usage);
+          report(o);
+        });
       })
-      .catch((err: unknown) => callbackFailed('done', err, ctx.requestId));
+      .catch((err: unknown) => {
+        if (reservation !== null) deps.admission!.release(reservation);
+        callbackFailed('done', err, ctx.requestId);
+      });
     return call.result;
+  }
+
+  const noPrice = () => null;
+  const priced = (modelId: string) => () => deps.priceOf?.(modelId) ?? null;
+
+  /** Reserves the call's worst case under the limits that apply (admission.ts); null when none does. */
+  function admit(
+    ctx: RouteContext<unknown>,
+    op: GatewayOp,
+    pricing: () => ModelPricing | null,
+    bodyBytes: number,
+    maxOutput: number | null,
+    packSlug: string | null = null,
+  ): Reservation | null {
+    const { admission } = deps;
+    if (admission === undefined || admission.idle()) return null;
+    const { metered } = GATEWAY_OPS[op];
+    const { headers } = ctx.req;
+    return admission.admit({ principal: ctx.principal!, headers, packSlug, metered, bodyBytes, maxOutput, pricing });
+  }
+
+  /** Starts a call under its reservation; a call that cannot start gives the reservation back. */
+  function under<T>(reservation: Reservation | null, start: () => T): T {
+    if (reservation === null) return start();
+    try {
+      return start();
+    } catch (err) {
+      deps.admission!.release(reservation);
+      throw err;
+    }
   }
 
   /**
@@ -230,8 +281,19 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
     smart: SmartRoutingPort,
     name: string,
     body: Buffer,
+    maxOutput: number | null,
   ): Promise<RouteResult> {
     const decision = await resolvePack(smart, op, name);
+    // The dearest attempt's price: the reservation must hold whichever route answers.
+    const pricing = () =>
+      decision.attempts
+        .map((a) => deps.priceOf?.(a.target.model.id) ?? null)
+        .reduce(
+          (a, b) =>
+            b !== null && (a === null || b.outputPerMTok + b.inputPerMTok > a.outputPerMTok + a.inputPerMTok) ? b : a,
+          null,
+        );
+    const reservation = admit(ctx, op, pricing, body.length, maxOutput, decision.slug);
     let aborted = false;
     ctx.onAbort(() => (aborted = true));
     let reason: string | null = null;
@@ -243,7 +305,7 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
         fallback: i > 0,
         fallbackReason: reason,
       };
-      const call = startJson(ctx, op, attempt.target, name, ownBuffer(body));
+      const call = under(reservation, () => startJson(ctx, op, attempt.target, name, ownBuffer(body)));
       try {
         await call.result;
       } catch (err) {
@@ -263,7 +325,7 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
           continue;
         }
       }
-      return follow(ctx, op, attempt.target.provider.id, attempt.target.model.id, call, route);
+      return follow(ctx, op, attempt.target.provider.id, attempt.target.model.id, call, route, reservation);
     }
   }
 
@@ -276,15 +338,24 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
       rawBody: () => 'shared',
       handle(ctx) {
         const { body, headers } = ctx.req;
-        const { text, name, value } = readModel(body, headers['content-type'], pool.arena);
+        const { text, name, value, maxOutput } = readModel(body, headers['content-type'], pool.arena);
         const { smart } = deps;
-        if (smart && isPackName(name)) return runPack(ctx, op, smart, name, body!);
+        if (smart && isPackName(name)) return runPack(ctx, op, smart, name, body!, maxOutput);
         if (smart && isPresetName(name)) {
           // A preset merges into the value, so a large body is parsed after all (with the prototype-key filter).
           const json = value ?? (parseJsonBody(body, headers['content-type']) as Record<string, unknown>);
-          return resolvePreset(smart, op, name, json).then(({ resolved, body: presetBody }) =>
-            follow(ctx, op, resolved.provider.id, resolved.model.id, startJson(ctx, op, resolved, name, presetBody)),
-          );
+          return resolvePreset(smart, op, name, json).then(({ resolved, body: presetBody }) => {
+            const bytes = body?.length ?? 0;
+            const reservation = admit(
+              ctx,
+              op,
+              priced(resolved.model.id),
+              bytes,
+              outputBound(json.max_tokens, json.max_completion_tokens, json.max_output_tokens),
+            );
+            const call = under(reservation, () => startJson(ctx, op, resolved, name, presetBody));
+            return follow(ctx, op, resolved.provider.id, resolved.model.id, call, undefined, reservation);
+          });
         }
         if (isCountOp(op)) {
           // Every model is counted: by its provider, by a local tokenizer, or by an estimate (count-tokens.ts).
@@ -295,18 +366,19 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
           const sent = plan.reshaped
             ? messagesCountBody(json())
             : (text ?? pool.arena?.handOff(body!) ?? transferable(body!));
-          const call = startJson(ctx, plan.relayOp, counted, name as string, sent);
-          return countResult(plan, follow(ctx, op, counted.provider.id, counted.model.id, call));
+          const reservation = admit(ctx, op, noPrice, 0, null);
+          const call = under(reservation, () => startJson(ctx, plan.relayOp, counted, name as string, sent));
+          return countResult(
+            plan,
+            follow(ctx, op, counted.provider.id, counted.model.id, call, undefined, reservation),
+          );
         }
         const resolved = resolveModel(catalog.current(), op, name, { unresolved: deps.unresolved });
-        const call = startJson(
-          ctx,
-          op,
-          resolved,
-          name as string,
-          text ?? pool.arena?.handOff(body!) ?? transferable(body!),
+        const reservation = admit(ctx, op, priced(resolved.model.id), body?.length ?? 0, maxOutput);
+        const call = under(reservation, () =>
+          startJson(ctx, op, resolved, name as string, text ?? pool.arena?.handOff(body!) ?? transferable(body!)),
         );
-        return follow(ctx, op, resolved.provider.id, resolved.model.id, call);
+        return follow(ctx, op, resolved.provider.id, resolved.model.id, call, undefined, reservation);
       },
     });
   }
@@ -337,12 +409,11 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
         }
         if (!provider.enabled) throw new ServiceError('PROVIDER_DISABLED', `Provider \`${provider.id}\` is disabled.`);
         checkCredential({ provider });
-        const call = startRelay(
-          pool,
-          relayRequest(ctx, op, { provider, model: null }, null, null),
-          hooks(ctx, provider.id),
+        const reservation = admit(ctx, op, noPrice, 0, null);
+        const call = under(reservation, () =>
+          startRelay(pool, relayRequest(ctx, op, { provider, model: null }, null, null), hooks(ctx, provider.id)),
         );
-        return follow(ctx, op, provider.id, null, call);
+        return follow(ctx, op, provider.id, null, call, undefined, reservation);
       },
     });
   }
@@ -361,20 +432,30 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
           if (!acceptsJson) throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', `${spec.path} takes multipart/form-data.`);
           const { name } = readModel(ctx.req.body, ctx.req.headers['content-type']);
           const resolved = resolveModel(catalog.current(), op, name, { multipart: true, unresolved: deps.unresolved });
-          const call = startRelay(
-            pool,
-            relayRequest(ctx, op, resolved, name as string, transferable(ctx.req.body!)),
-            hooks(ctx, resolved.provider.id),
+          const reservation = admit(ctx, op, priced(resolved.model.id), ctx.req.body?.length ?? 0, null);
+          const call = under(reservation, () =>
+            startRelay(
+              pool,
+              relayRequest(ctx, op, resolved, name as string, transferable(ctx.req.body!)),
+              hooks(ctx, resolved.provider.id),
+            ),
           );
-          return follow(ctx, op, resolved.provider.id, resolved.model.id, call);
+          return follow(ctx, op, resolved.provider.id, resolved.model.id, call, undefined, reservation);
         }
+        let reservation: Reservation | null = null;
         return relayMultipart(ctx, {
           spillDir: deps.spillDir,
           resolve: (name) =>
             resolveModel(catalog.current(), op, name, { multipart: true, unresolved: deps.unresolved }),
-          start: (resolved, clientModel) =>
-            startRelay(pool, relayRequest(ctx, op, resolved, clientModel, null), hooks(ctx, resolved.provider.id)),
-          follow: (resolved, call) => follow(ctx, op, resolved.provider.id, resolved.model.id, call),
+          start: (resolved, clientModel) => {
+            // The file's size is not known before it has streamed: the reservation holds the output bound only.
+            reservation = admit(ctx, op, priced(resolved.model.id), 0, null);
+            return under(reservation, () =>
+              startRelay(pool, relayRequest(ctx, op, resolved, clientModel, null), hooks(ctx, resolved.provider.id)),
+            );
+          },
+          follow: (resolved, call) =>
+            follow(ctx, op, resolved.provider.id, resolved.model.id, call, undefined, reservation),
         });
       },
     });

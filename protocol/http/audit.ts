@@ -42,6 +42,9 @@ export const AUDIT_ACTIONS = [
   'service.start',
   'service.stop',
   'service.restart',
+  'limit.create',
+  'limit.update',
+  'limit.delete',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
@@ -58,6 +61,7 @@ export const AUDIT_RESOURCE_TYPES = [
   'gauge-alert-rule',
   'service-account',
   'service',
+  'limit',
 ] as const;
 export type AuditResourceType = (typeof AUDIT_RESOURCE_TYPES)[number];
 

@@ -4,6 +4,7 @@ import { tapCapacity } from '../../control/gauge/live-tap.ts';
 import { createSmartRouting } from '../smart-routing.ts';
 import { firstOf, plainNames } from '../../edge/gateway/plain-names.ts';
 import { gatewayRoutes } from '../../edge/gateway/routes.ts';
+import { createAdmission } from '../../edge/gateway/admission.ts';
 import { sweepSpillDir } from '../../edge/http/multipart-spill.ts';
 import { embeddedFallback } from '../../edge/routes/runtime.ts';
 import { ensurePrivateDir } from '../../store/env.ts';
@@ -47,6 +48,8 @@ export async function gatewayFamily(p: Parts): Promise<Family> {
         responses,
         log,
         spillDir,
+        admission: createAdmission(p.limits.admission),
+        priceOf: p.priceOf,
         recordUsage: (event) => {
           p.meter.record(event);
           p.metrics.usage(event);

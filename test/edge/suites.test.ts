@@ -76,3 +76,6 @@ describe('routes/pairing-close', async () => {
 describe('routes/usage', async () => {
   await import('./routes/usage.suite.ts');
 });
+describe('gateway/admission', async () => {
+  await import('./gateway/admission.suite.ts');
+});

@@ -183,7 +183,7 @@ function capturingLogger(
 }
 
 export async function startInProcess(
-  options: { home?: string; env?: Record<string, string>; port?: number } = {},
+  options: { home?: string; env?: Record<string, string>; port?: number; now?: () => number } = {},
 ): Promise<InProcessService> {
   const home = options.home ?? tempHome();
   const env: Record<string, string> = { ...DEFAULT_ENV, XDG_STATE_HOME: stateHome(), ...options.env };
@@ -211,6 +211,7 @@ export async function startInProcess(
       log,
       logTail,
       edge: parseEdgeMode(process.env.SWITCHYARD_EDGE),
+      ...(options.now && { now: options.now }),
     });
   } catch (err) {
     release();

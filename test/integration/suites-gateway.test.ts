@@ -40,3 +40,6 @@ describe('usage-mixed', async () => {
 describe('hardening-4xx', async () => {
   await import('./hardening-4xx.suite.ts');
 });
+describe('limits', async () => {
+  await import('./limits.suite.ts');
+});

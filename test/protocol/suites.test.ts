@@ -55,3 +55,6 @@ describe('validate', async () => {
 describe('words', async () => {
   await import('./words.suite.ts');
 });
+describe('limit-ledger', async () => {
+  await import('./limit-ledger.suite.ts');
+});

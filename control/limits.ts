@@ -1,0 +1,239 @@
+import type { Logger } from 'pino';
+import { ServiceError } from '../protocol/errors.ts';
+import {
+  LIMIT_BOUNDS,
+  type LimitCounterView,
+  type LimitCreate,
+  type LimitRecord,
+  type LimitScopeKind,
+  type LimitView,
+} from '../protocol/http/limits.ts';
+import { newId } from '../protocol/ids.ts';
+import { createLedger, createLedgerBuffer, type Ledger } from '../protocol/limit-ledger.ts';
+import { windowEndOf, windowStartOf } from '../protocol/limit-windows.ts';
+import type { ActiveLimit, AdmissionSource, LimitsPort } from '../protocol/ports/limits.ts';
+import type { AuditRepo } from '../store/audit-repo.ts';
+import type { StoreEnv } from '../store/env.ts';
+import type { LimitRepo } from '../store/limit-repo.ts';
+import type { Actor } from './actor.ts';
+import { auditedCrud } from './crud.ts';
+import type { EventBus } from './events.ts';
+
+// Enforced limits in the control plane: their records (audited), the snapshot admission reads, and the ledger's
+// counters, which it loads at start and persists while the service runs. Admission itself runs on the edge
+// (edge/gateway/admission.ts) against the shared ledger; this side only hears which slots were claimed.
+
+export interface LimitsDeps {
+  env: StoreEnv;
+  repo: LimitRepo;
+  audit: AuditRepo;
+  bus: EventBus;
+  log: Logger;
+  /** Whether the token, service account or route pack a scope names exists (a typo would never count). */
+  scopeExists(kind: LimitScopeKind, id: string): Promise<boolean>;
+  now?: () => number;
+  /** How often settled counters are written; the most a kill -9 can lose of them. */
+  persistEveryMs?: number;
+  /** A refusal, per metric, for /metrics. */
+  onRefusal?(metric: LimitRecord['metric']): void;
+}
+
+const NANO = 1_000_000_000n;
+const COUNTERS_SHOWN = 50;
+const bad = (param: string, message: string) => new ServiceError('INVALID_REQUEST', message, { param });
+const notFound = (id: string) =>
+  new ServiceError('NOT_FOUND', `No limit with ID \`${id.slice(0, 40)}\`.`, { param: 'id' });
+
+/** The bound in the ledger's unit: nano-dollars for `usd`, else the count itself. */
+const ledgerMax = (r: LimitRecord): bigint =>
+  r.metric === 'usd' ? BigInt(Math.round(r.max * 1e9)) : BigInt(Math.floor(r.max));
+/** A ledger figure in the limit's unit. */
+const shown = (r: LimitRecord, n: bigint): number => (r.metric === 'usd' ? Number(n) / Number(NANO) : Number(n));
+
+// Over 80 lines as a closure of short methods over one state, the shape of every control service here.
+export function createLimits(deps: LimitsDeps): LimitsPort & { admission: AdmissionSource; close(): Promise<void> } {
+  const { env, repo, log } = deps;
+  const now = deps.now ?? Date.now;
+  const crud = auditedCrud<LimitRecord>({ env, audit: deps.audit, resourceType: 'limit', repo, keyOf: (l) => l.id });
+  const records = new Map(repo.all().map((r) => [r.id, r]));
+  /** Every slot claimed, by any thread, with its key: what is persisted and shown. */
+  const claimed = new Map<number, { limitId: string; scopeKey: string }>();
+  const ledger: Ledger = createLedger(createLedgerBuffer(), (slot, limitId, scopeKey) =>
+    claimed.set(slot, { limitId, scopeKey }),
+  );
+  /** What each slot last persisted as, `windowStart:used`. */
+  const persisted = new Map<number, string>();
+  /** Counters refused in their current window: `limitId|key` -> when that window ends. */
+  const tripped = new Map<string, { record: LimitRecord; key: string; resetsAt: number }>();
+  let active: ActiveLimit[] = [];
+
+  function refreshActive(): void {
+    active = [...records.values()].filter((r) => r.enabled).map((record) => ({ record, max: ledgerMax(record) }));
+  }
+
+  // The counters of the current windows; older ones start again at zero anyway.
+  for (const { limitId, scopeKey, counter } of repo.counters()) {
+    const record = records.get(limitId);
+    if (record === undefined || counter.windowStart !== windowStartOf(record.window, now())) continue;
+    const slot = ledger.slotOf(limitId, scopeKey);
+    if (slot >= 0) {
+      ledger.load(slot, counter.windowStart, BigInt(counter.used));
+      persisted.set(slot, `${counter.windowStart}:${counter.used}`);
+    }
+  }
+  refreshActive();
+
+  let writing: Promise<void> = Promise.resolve();
+  function persist(): Promise<void> {
+    const changed: { limitId: string; scopeKey: string; windowStart: number; used: string; tag: string }[] = [];
+    for (const [slot, { limitId, scopeKey }] of claimed) {
+      if (!records.has(limitId)) continue;
+      const state = ledger.read(slot);
+      const tag = `${state.windowStart}:${state.used}`;
+      if (persisted.get(slot) === tag) continue;
+      persisted.set(slot, tag);
+      changed.push({ limitId, scopeKey, windowStart: state.windowStart, used: String(state.used), tag });
+    }
+    resetTripped();
+    if (changed.length === 0 || !env.isOpen()) return writing;
+    writing = writing
+      .then(() =>
+        env.commit(() => {
+          for (const c of changed) {
+            if (records.has(c.limitId))
+              repo.stageCounter(c.limitId, c.scopeKey, { windowStart: c.windowStart, used: c.used });
+          }
+        }),
+      )
+      .catch((err: unknown) => log.warn({ err: String(err).slice(0, 300) }, 'could not persist limit counters'));
+    return writing;
+  }
+  const timer = setInterval(() => void persist(), deps.persistEveryMs ?? 100);
+  timer.unref();
+
+  function resetTripped(): void {
+    const t = now();
+    for (const [name, trip] of tripped) {
+      if (t < trip.resetsAt) continue;
+      tripped.delete(name);
+      deps.bus.publish('limit.reset', { limitId: trip.record.id, name: trip.record.name, key: trip.key });
+    }
+  }
+
+  function counters(record: LimitRecord): LimitCounterView[] {
+    const start = windowStartOf(record.window, now());
+    const resetsAt = new Date(windowEndOf(record.window, start)).toISOString();
+    const rows: LimitCounterView[] = [];
+    for (const [slot, c] of claimed) {
+      if (c.limitId !== record.id) continue;
+      const state = ledger.read(slot);
+      const used = state.windowStart === start ? state.used : 0n;
+      rows.push({
+        key: c.scopeKey === '*' ? null : c.scopeKey,
+        used: shown(record, used),
+        reserved: shown(record, state.reserved),
+        windowStart: new Date(start).toISOString(),
+        resetsAt,
+      });
+    }
+    if (rows.length === 0 && record.scope.kind !== 'session') {
+      rows.push({ key: record.scope.id, used: 0, reserved: 0, windowStart: new Date(start).toISOString(), resetsAt });
+    }
+    return rows.sort((a, b) => b.used - a.used).slice(0, COUNTERS_SHOWN);
+  }
+
+  const view = (record: LimitRecord): LimitView => ({ ...record, counters: counters(record) });
+  const must = (id: string): LimitRecord => {
+    const record = id.length <= 40 ? records.get(id) : undefined;
+    if (record === undefined) throw notFound(id);
+    return record;
+  };
+
+  function checkMax(metric: LimitRecord['metric'], max: number): void {
+    if (metric === 'usd') {
+      if (max > LIMIT_BOUNDS.usdMax) throw bad('max', `A dollar limit is at most ${LIMIT_BOUNDS.usdMax}.`);
+    } else if (!Number.isInteger(max)) throw bad('max', `A ${metric} limit is a whole number.`);
+  }
+
+  async function checkScope(input: LimitCreate): Promise<LimitRecord['scope']> {
+    const { kind } = input.scope;
+    const id = input.scope.id ?? null;
+    if (kind === 'service') {
+      if (id !== null) throw bad('scope.id', 'A `service` limit counts every call: it takes no `id`.');
+      return { kind, id };
+    }
+    if (kind === 'session') return { kind, id };
+    if (id === null) throw bad('scope.id', `A \`${kind}\` limit names its ${kind.replace('_', ' ')} in \`id\`.`);
+    if (!(await deps.scopeExists(kind, id))) throw bad('scope.id', `No ${kind.replace('_', ' ')} \`${id}\`.`);
+    return { kind, id };
+  }
+
+  const metadataOf = (r: LimitRecord) => ({ scope: r.scope.kind, window: r.window, metric: r.metric, max: r.max });
+
+  return {
+    list: () => [...records.values()].map(view),
+    get: (id) => view(must(id)),
+    async create(input, actor: Actor, requestId) {
+      if (records.size >= LIMIT_BOUNDS.count)
+        throw new ServiceError('CONFLICT', `At most ${LIMIT_BOUNDS.count} limits.`);
+      checkMax(input.metric, input.max);
+      const scope = await checkScope(input);
+      const at = new Date(now()).toISOString();
+      const record: LimitRecord = {
+        id: newId('lim_'),
+        name: input.name,
+        enabled: input.enabled ?? true,
+        scope,
+        window: input.window,
+        metric: input.metric,
+        max: input.max,
+        createdAt: at,
+        updatedAt: at,
+      };
+      await crud.put(record, { action: 'limit.create', actor, requestId, metadata: metadataOf(record) });
+      records.set(record.id, record);
+      refreshActive();
+      return view(record);
+    },
+    async update(id, patch, actor, requestId) {
+      const current = must(id);
+      if (patch.max !== undefined) checkMax(current.metric, patch.max);
+      const next: LimitRecord = { ...current, ...patch, updatedAt: new Date(now()).toISOString() };
+      await crud.put(next, { action: 'limit.update', actor, requestId, metadata: metadataOf(next) });
+      records.set(id, next);
+      refreshActive();
+      return view(next);
+    },
+    async remove(id, actor, requestId) {
+      const current = must(id);
+      const entry = { action: 'limit.delete' as const, actor, requestId, metadata: metadataOf(current) };
+      await crud.remove(id, entry, () => repo.stageForget(id));
+      records.delete(id);
+      refreshActive();
+    },
+    admission: {
+      active: () => active,
+      ledger,
+      now,
+      tripped(record, key, windowStart, resetsAt) {
+        deps.onRefusal?.(record.metric);
+        const name = `${record.id}|${key}`;
+        if (tripped.has(name) && tripped.get(name)!.resetsAt === resetsAt) return;
+        tripped.set(name, { record, key, resetsAt });
+        deps.bus.publish('limit.tripped', {
+          limitId: record.id,
+          name: record.name,
+          key: key === '*' ? null : key,
+          window: record.window,
+          metric: record.metric,
+          windowStart: new Date(windowStart).toISOString(),
+          resetsAt: new Date(resetsAt).toISOString(),
+        });
+      },
+    },
+    async close() {
+      clearInterval(timer);
+      await persist();
+    },
+  };
+}

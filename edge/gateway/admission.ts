@@ -1,0 +1,188 @@
+import { ServiceError } from '../../protocol/errors.ts';
+import type { UsageReport } from '../../protocol/gateway.ts';
+import type { ModelPricing } from '../../protocol/http/catalog.ts';
+import type { LimitMetric } from '../../protocol/http/limits.ts';
+import { windowEndOf, windowStartOf } from '../../protocol/limit-windows.ts';
+import type { ActiveLimit, AdmissionSource } from '../../protocol/ports/limits.ts';
+import type { Principal } from '../../protocol/principal.ts';
+import { estimateCostUsd } from '../../protocol/pricing.ts';
+
+// Admission (docs/api.md, Limits): before a call goes upstream it reserves its worst case against every enabled
+// limit whose scope it is in, and is refused with 429 LIMIT_EXCEEDED when one does not fit. When the call ends
+// the reservation settles to what was metered. With no limit enabled this is one array length check.
+
+/** Output tokens reserved for a call that names no `max_tokens` (nor `max_completion_tokens`, `max_output_tokens`). */
+export const DEFAULT_MAX_OUTPUT = 4096;
+/** Input tokens are reserved as the body's bytes over this: JSON and text run about 4 bytes a token, code fewer. */
+export const BYTES_PER_INPUT_TOKEN = 3;
+/** Headers an agent names its session by, in order: Claude Code's, Codex CLI's, and a plain one for other tools. */
+export const SESSION_HEADERS = ['x-claude-code-session-id', 'session_id', 'x-session-id'] as const;
+const SESSION_KEY_MAX = 128;
+const NANO = 1e9;
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** What admission needs to know of a call. */
+export interface CallFacts {
+  principal: Principal;
+  headers: Readonly<Record<string, string | undefined>>;
+  packSlug: string | null;
+  /** Whether its tokens count (metered operations); otherwise only `requests` limits apply. */
+  metered: boolean;
+  bodyBytes: number;
+  /** The body's output bound, when it names one. */
+  maxOutput: number | null;
+  /** The model's USD price, asked only under a `usd` limit; null counts nothing (local runtimes, unpriced models). */
+  pricing(): ModelPricing | null;
+}
+
+export interface Reservation {
+  slots: number[];
+  windows: number[];
+  needs: bigint[];
+  metrics: LimitMetric[];
+  pricing: ModelPricing | null;
+}
+
+/** The session an agent names, bounded and reduced to characters safe in a key and a log line; null if none. */
+export function sessionKeyOf(headers: Readonly<Record<string, string | undefined>>): string | null {
+  for (const name of SESSION_HEADERS) {
+    const value = headers[name]?.trim();
+    if (value) return value.slice(0, SESSION_KEY_MAX).replace(/[^A-Za-z0-9._:@-]/g, '_');
+  }
+  return null;
+}
+
+/** The key a call counts under for `limit`, or null when the call is outside its scope. */
+function keyOf(limit: ActiveLimit, facts: CallFacts, session: () => string | null): string | null {
+  const { scope } = limit.record;
+  switch (scope.kind) {
+    case 'service':
+      return '*';
+    case 'token':
+      return scope.id === facts.principal.tokenId ? scope.id : null;
+    case 'service_account':
+      return scope.id !== null && scope.id === facts.principal.serviceAccountId ? scope.id : null;
+    case 'route_pack':
+      return scope.id !== null && scope.id === facts.packSlug ? scope.id : null;
+    case 'session': {
+      const key = session();
+      return key !== null && (scope.id === null || scope.id === key) ? key : null;
+    }
+  }
+}
+
+function worstCase(metric: LimitMetric, facts: CallFacts, pricing: () => ModelPricing | null): bigint {
+  if (metric === 'requests') return 1n;
+  if (!facts.metered) return 0n;
+  const input = Math.ceil(facts.bodyBytes / BYTES_PER_INPUT_TOKEN);
+  const output = facts.maxOutput ?? DEFAULT_MAX_OUTPUT;
+  if (metric === 'input_tokens') return BigInt(input);
+  if (metric === 'output_tokens') return BigInt(output);
+  if (metric === 'total_tokens') return BigInt(input + output);
+  const usd = estimateCostUsd(
+    { inputTokens: input, outputTokens: output, cachedInputTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0 },
+    pricing(),
+  );
+  return BigInt(Math.ceil((usd ?? 0) * NANO));
+}
+
+function used(metric: LimitMetric, usage: UsageReport | null, pricing: ModelPricing | null): bigint {
+  if (metric === 'requests') return 1n;
+  if (usage === null) return 0n;
+  const input = usage.inputTokens ?? 0;
+  const output = usage.outputTokens ?? 0;
+  if (metric === 'input_tokens') return BigInt(input);
+  if (metric === 'output_tokens') return BigInt(output);
+  if (metric === 'total_tokens') return BigInt(usage.totalTokens ?? input + output);
+  // Priced as usage is: the provider's reported cost where it gave one, else the estimate at the model's price.
+  const usd = usage.costUsd ?? estimateCostUsd(usage, pricing) ?? 0;
+  return BigInt(Math.max(0, Math.ceil(usd * NANO)));
+}
+
+export interface Admission {
+  /** True while no limit is enabled: the gateway then builds nothing for admission. */
+  idle(): boolean;
+  /** Reserves the call's worst case under every limit that applies; null when none does. Throws when one is full. */
+  admit(facts: CallFacts): Reservation | null;
+  settle(reservation: Reservation, usage: UsageReport | null): void;
+  /** Gives a reservation back uncounted: the call never went upstream. */
+  release(reservation: Reservation): void;
+}
+
+export function createAdmission(source: AdmissionSource): Admission {
+  const { ledger } = source;
+
+  function release(r: Reservation, count: number): void {
+    for (let i = 0; i < count; i++) ledger.settle(r.slots[i]!, r.windows[i]!, r.needs[i]!, 0n);
+  }
+
+  function refuse(limit: ActiveLimit, key: string, start: number, need: bigint): never {
+    const { record } = limit;
+    const resetsAt = windowEndOf(record.window, start);
+    source.tripped(record, key, start, resetsAt);
+    const seconds = Math.max(1, Math.ceil((resetsAt - source.now()) / 1000));
+    const whole = need > limit.max;
+    return fail(
+      whole
+        ? `This call's worst case is more than the whole of limit \`${record.name}\`; ask for fewer output tokens.`
+        : `Limit \`${record.name}\` is reached for this ${record.window}; it resets at ${iso(resetsAt)}.`,
+      {
+        limitId: record.id,
+        limitName: record.name,
+        scope: record.scope.kind,
+        window: record.window,
+        metric: record.metric,
+        resetsAt: iso(resetsAt),
+      },
+      whole ? null : seconds,
+    );
+  }
+
+  function fail(message: string, details: Record<string, unknown>, retryAfter: number | null): never {
+    throw new ServiceError('LIMIT_EXCEEDED', message, {
+      details,
+      headers: retryAfter === null ? {} : { 'retry-after': String(retryAfter) },
+    });
+  }
+
+  return {
+    idle: () => source.active().length === 0,
+    admit(facts) {
+      const limits = source.active();
+      if (limits.length === 0) return null;
+      const now = source.now();
+      let session: string | null | undefined;
+      const sessionOf = () => (session === undefined ? (session = sessionKeyOf(facts.headers)) : session);
+      let r: Reservation | null = null;
+      let price: ModelPricing | null | undefined;
+      const pricing = () => (price === undefined ? (price = facts.pricing()) : price);
+      for (const limit of limits) {
+        const key = keyOf(limit, facts, sessionOf);
+        if (key === null) continue;
+        const { record } = limit;
+        const start = windowStartOf(record.window, now);
+        // A key that finds no slot (a table full of sessions) counts under its limit's overflow key.
+        let slot = ledger.slotOf(record.id, key);
+        if (slot < 0) slot = ledger.slotOf(record.id, '*overflow');
+        const need = worstCase(record.metric, facts, pricing);
+        r ??= { slots: [], windows: [], needs: [], metrics: [], pricing: null };
+        if (slot < 0 || !ledger.reserve(slot, start, need, limit.max)) {
+          release(r, r.slots.length);
+          if (slot < 0) fail('The limit counters are full; restart the service.', { limitId: record.id }, 60);
+          refuse(limit, key, start, need);
+        }
+        r.slots.push(slot);
+        r.windows.push(start);
+        r.needs.push(need);
+        r.metrics.push(record.metric);
+        if (record.metric === 'usd') r.pricing = pricing();
+      }
+      return r;
+    },
+    release: (r) => release(r, r.slots.length),
+    settle(r, usage) {
+      for (let i = 0; i < r.slots.length; i++)
+        ledger.settle(r.slots[i]!, r.windows[i]!, r.needs[i]!, used(r.metrics[i]!, usage, r.pricing));
+    },
+  };
+}

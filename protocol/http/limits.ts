@@ -1,0 +1,97 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { compile } from '../validate.ts';
+
+// Enforced limits' HTTP bodies and answers (docs/api.md, Limits). A limit caps what one scope (a local token,
+// a service account, an agent session, a route pack, or the whole service) may use in a calendar window; the
+// gateway reserves each call's worst case before anything goes upstream and refuses a call that does not fit.
+
+export const LIMIT_SCOPES = ['token', 'service_account', 'session', 'route_pack', 'service'] as const;
+export type LimitScopeKind = (typeof LIMIT_SCOPES)[number];
+
+/** Calendar windows: minute and hour in UTC; day, week (from Monday) and month in the service's local time. */
+export const LIMIT_WINDOWS = ['minute', 'hour', 'day', 'week', 'month'] as const;
+export type LimitWindow = (typeof LIMIT_WINDOWS)[number];
+
+export const LIMIT_METRICS = ['requests', 'input_tokens', 'output_tokens', 'total_tokens', 'usd'] as const;
+export type LimitMetric = (typeof LIMIT_METRICS)[number];
+
+export const LIMIT_BOUNDS = {
+  /** Limits one installation keeps: every gateway call checks each enabled one against its scope. */
+  count: 200,
+  nameMax: 200,
+  /** A token, service-account or session ID, or a route pack's slug. */
+  scopeIdMax: 128,
+  /** USD; far above any real limit, low enough to stay exact in nano-dollars. */
+  usdMax: 1_000_000_000,
+  /** Requests or tokens. */
+  countMax: 1_000_000_000_000,
+} as const;
+
+/** `id`: the token, service account, session or route pack; null for `service`, and for `session` every session. */
+export interface LimitScope {
+  kind: LimitScopeKind;
+  id: string | null;
+}
+
+export interface LimitRecord {
+  id: string;
+  name: string;
+  enabled: boolean;
+  scope: LimitScope;
+  window: LimitWindow;
+  metric: LimitMetric;
+  /** The bound: requests, tokens, or USD. */
+  max: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** One counter of a limit: its scope's whole use, or one session's under a per-session limit. */
+export interface LimitCounterView {
+  /** The session ID under a per-session limit; else the scope's ID (null for `service`). */
+  key: string | null;
+  /** Settled use in the current window, in the limit's metric. */
+  used: number;
+  /** Worst cases of the calls in flight. */
+  reserved: number;
+  windowStart: string;
+  resetsAt: string;
+}
+
+export interface LimitView extends LimitRecord {
+  /** The counters of the current window, most used first (at most 50). */
+  counters: LimitCounterView[];
+}
+
+const Name = Type.String({ minLength: 1, maxLength: LIMIT_BOUNDS.nameMax });
+const ScopeId = Type.String({ minLength: 1, maxLength: LIMIT_BOUNDS.scopeIdMax, pattern: '^[A-Za-z0-9._:@-]+$' });
+const Scope = Type.Object(
+  {
+    kind: Type.Union(LIMIT_SCOPES.map((k) => Type.Literal(k))),
+    id: Type.Optional(Type.Union([ScopeId, Type.Null()])),
+  },
+  { additionalProperties: false },
+);
+const Max = Type.Number({ exclusiveMinimum: 0, maximum: LIMIT_BOUNDS.countMax });
+
+export const LimitCreateSchema = Type.Object(
+  {
+    name: Name,
+    enabled: Type.Optional(Type.Boolean()),
+    scope: Scope,
+    window: Type.Union(LIMIT_WINDOWS.map((w) => Type.Literal(w))),
+    metric: Type.Union(LIMIT_METRICS.map((m) => Type.Literal(m))),
+    max: Max,
+  },
+  { additionalProperties: false },
+);
+export type LimitCreate = Static<typeof LimitCreateSchema>;
+export const checkLimitCreate = compile(LimitCreateSchema);
+
+/** The scope, window and metric are fixed once made: a changed one would be a new limit with new counters. */
+export const LimitUpdateSchema = Type.Object(
+  { name: Type.Optional(Name), enabled: Type.Optional(Type.Boolean()), max: Type.Optional(Max) },
+  { additionalProperties: false },
+);
+export type LimitUpdate = Static<typeof LimitUpdateSchema>;
+export const checkLimitUpdate = compile(LimitUpdateSchema);

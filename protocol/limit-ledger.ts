@@ -1,0 +1,128 @@
+// The counters of enforced limits, in shared memory so that every edge thread admits against the same figures
+// (W3.2 runs several): a SharedArrayBuffer table of slots, each four 64-bit integers updated with Atomics.
+//
+//   KEY       a 63-bit hash of `limitId|scopeKey`; 0 while the slot is free. A thread claims a free slot with one
+//             compareExchange, so two threads that meet the same new key agree on its slot.
+//   WINDOW    the start (ms) of the window `USED` counts.
+//   USED      settled use in that window, in the limit's unit (requests, tokens, or nano-dollars).
+//   RESERVED  the worst cases of the calls admitted and not yet settled.
+//
+// A reservation adds first and checks after, and a settlement adds the use before it gives back the reservation:
+// two threads racing for the last room may both be refused, never both admitted past the bound. A slot is never
+// freed while the process runs (a thread may hold its index); the table holds far more keys than limits times
+// sessions on one workstation, and a key that finds no slot is counted under its limit's overflow key instead.
+// The control plane reads the slots it heard claimed (`onClaim`) to persist them and to answer GET /v1/limits.
+
+const FIELDS = 4;
+const KEY = 0;
+const WINDOW = 1;
+const USED = 2;
+const RESERVED = 3;
+/** Slots probed from a key's home before the table counts as full for it. */
+const MAX_PROBES = 64;
+/** Keys a thread remembers the slot of; beyond it the memo starts again (the table is the truth). */
+const MEMO_MAX = 100_000;
+
+export const DEFAULT_LEDGER_SLOTS = 65_536;
+
+export function createLedgerBuffer(slots = DEFAULT_LEDGER_SLOTS): SharedArrayBuffer {
+  return new SharedArrayBuffer(slots * FIELDS * 8);
+}
+
+export interface CounterState {
+  windowStart: number;
+  used: bigint;
+  reserved: bigint;
+}
+
+/** FNV-1a over the string's UTF-16 units, from `seed`. */
+function fnv(text: string, seed: number): number {
+  let h = seed;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+export interface Ledger {
+  /** The slot of `limitId|scopeKey`, claiming a free one; -1 when its probe run is full. */
+  slotOf(limitId: string, scopeKey: string): number;
+  /**
+   * Reserves `need` in the slot's window that starts at `windowStart` (rolling the slot into it when it still
+   * counts an older one); false, with nothing reserved, when used plus reserved would pass `max`.
+   */
+  reserve(slot: number, windowStart: number, need: bigint, max: bigint): boolean;
+  /** Gives back a reservation and counts what the call used, if the slot still counts the reservation's window. */
+  settle(slot: number, windowStart: number, reserved: bigint, used: bigint): void;
+  read(slot: number): CounterState;
+  /** Sets a slot's window and settled use (a restart's persisted counters), before any call reserves. */
+  load(slot: number, windowStart: number, used: bigint): void;
+}
+
+export function createLedger(
+  buffer: SharedArrayBuffer,
+  onClaim: (slot: number, limitId: string, scopeKey: string) => void = () => undefined,
+): Ledger {
+  const cells = new BigInt64Array(buffer);
+  const slots = cells.length / FIELDS;
+  const memo = new Map<string, number>();
+  const at = (slot: number, field: number) => slot * FIELDS + field;
+
+  function roll(slot: number, windowStart: number): void {
+    const current = Atomics.load(cells, at(slot, WINDOW));
+    if (current >= BigInt(windowStart)) return;
+    // One thread wins the roll and clears the old window's use; reservations in flight stay reserved.
+    if (Atomics.compareExchange(cells, at(slot, WINDOW), current, BigInt(windowStart)) === current)
+      Atomics.store(cells, at(slot, USED), 0n);
+  }
+
+  return {
+    slotOf(limitId, scopeKey) {
+      const name = `${limitId}|${scopeKey}`;
+      const known = memo.get(name);
+      if (known !== undefined) return known;
+      const high = fnv(name, 0x811c9dc5);
+      const key = (BigInt(high & 0x7fffffff) << 32n) | BigInt(fnv(name, 0x01000193)) | 1n;
+      for (let probe = 0; probe < MAX_PROBES; probe++) {
+        const slot = (high + probe) % slots;
+        const i = at(slot, KEY);
+        let held = Atomics.load(cells, i);
+        if (held === 0n) {
+          held = Atomics.compareExchange(cells, i, 0n, key);
+          if (held === 0n) onClaim(slot, limitId, scopeKey);
+        }
+        if (held === 0n || held === key) {
+          if (memo.size >= MEMO_MAX) memo.clear();
+          memo.set(name, slot);
+          return slot;
+        }
+      }
+      return -1;
+    },
+    reserve(slot, windowStart, need, max) {
+      roll(slot, windowStart);
+      const reserved = Atomics.add(cells, at(slot, RESERVED), need) + need;
+      if (Atomics.load(cells, at(slot, USED)) + reserved <= max) return true;
+      Atomics.sub(cells, at(slot, RESERVED), need);
+      return false;
+    },
+    settle(slot, windowStart, reserved, used) {
+      // Use first, reservation after: a reserve that reads between the two then counts the call twice (and may
+      // refuse), never zero times (and admit past the bound).
+      if (Atomics.load(cells, at(slot, WINDOW)) === BigInt(windowStart)) Atomics.add(cells, at(slot, USED), used);
+      Atomics.sub(cells, at(slot, RESERVED), reserved);
+    },
+    read(slot) {
+      return {
+        windowStart: Number(Atomics.load(cells, at(slot, WINDOW))),
+        used: Atomics.load(cells, at(slot, USED)),
+        reserved: Atomics.load(cells, at(slot, RESERVED)),
+      };
+    },
+    load(slot, windowStart, used) {
+      Atomics.store(cells, at(slot, WINDOW), BigInt(windowStart));
+      Atomics.store(cells, at(slot, USED), used);
+    },
+  };
+}

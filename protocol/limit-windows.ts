@@ -1,0 +1,54 @@
+import type { LimitWindow } from './http/limits.ts';
+
+// The calendar windows of enforced limits. Minute and hour are UTC (they agree with every clock); day, week and
+// month follow the service's local time, as usage's days do, so "today's $5" means the day the user sees. A week
+// starts on Monday. Both functions are pure: the ledger and the control plane compute the same window for the
+// same instant on any thread.
+
+const MINUTE = 60_000;
+const HOUR = 3_600_000;
+
+/** The start (ms since the epoch) of the window of `window` kind that holds `now`. */
+export function windowStartOf(window: LimitWindow, now: number): number {
+  switch (window) {
+    case 'minute':
+      return now - (now % MINUTE);
+    case 'hour':
+      return now - (now % HOUR);
+    case 'day': {
+      const d = new Date(now);
+      return new Date(d.getFullYear(), d.getMonth(), d.getDate()).getTime();
+    }
+    case 'week': {
+      const d = new Date(now);
+      const sinceMonday = (d.getDay() + 6) % 7;
+      return new Date(d.getFullYear(), d.getMonth(), d.getDate() - sinceMonday).getTime();
+    }
+    case 'month': {
+      const d = new Date(now);
+      return new Date(d.getFullYear(), d.getMonth(), 1).getTime();
+    }
+  }
+}
+
+/** When the window that started at `start` ends (the next one's start). Local days may be 23 or 25 hours long. */
+export function windowEndOf(window: LimitWindow, start: number): number {
+  switch (window) {
+    case 'minute':
+      return start + MINUTE;
+    case 'hour':
+      return start + HOUR;
+    case 'day': {
+      const d = new Date(start);
+      return new Date(d.getFullYear(), d.getMonth(), d.getDate() + 1).getTime();
+    }
+    case 'week': {
+      const d = new Date(start);
+      return new Date(d.getFullYear(), d.getMonth(), d.getDate() + 7).getTime();
+    }
+    case 'month': {
+      const d = new Date(start);
+      return new Date(d.getFullYear(), d.getMonth() + 1, 1).getTime();
+    }
+  }
+}

@@ -1,0 +1,29 @@
+import type { Actor } from '../actor.ts';
+import type { LimitCreate, LimitRecord, LimitUpdate, LimitView } from '../http/limits.ts';
+import type { Ledger } from '../limit-ledger.ts';
+
+// Enforced limits as the edge reaches them: the management calls of the routes, and what admission reads on the
+// hot path: the enabled limits (a snapshot the control plane replaces on each change) and the shared ledger.
+
+/** An enabled limit as admission reads it: the bound in the ledger's unit (nano-dollars for `usd`). */
+export interface ActiveLimit {
+  record: LimitRecord;
+  max: bigint;
+}
+
+export interface LimitsPort {
+  list(): LimitView[];
+  get(id: string): LimitView;
+  create(input: LimitCreate, actor: Actor, requestId: string): Promise<LimitView>;
+  update(id: string, patch: LimitUpdate, actor: Actor, requestId: string): Promise<LimitView>;
+  remove(id: string, actor: Actor, requestId: string): Promise<void>;
+}
+
+export interface AdmissionSource {
+  /** The enabled limits; the same array until a limit changes. */
+  active(): readonly ActiveLimit[];
+  ledger: Ledger;
+  now(): number;
+  /** A call was refused by this limit's counter (published once per counter and window). */
+  tripped(limit: LimitRecord, key: string, windowStart: number, resetsAt: number): void;
+}

@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { createAdmission, DEFAULT_MAX_OUTPUT, sessionKeyOf, type CallFacts } from '../../../edge/gateway/admission.ts';
+import type { LimitRecord } from '../../../protocol/http/limits.ts';
+import { createLedger, createLedgerBuffer } from '../../../protocol/limit-ledger.ts';
+import type { ActiveLimit } from '../../../protocol/ports/limits.ts';
+import { ServiceError } from '../../../protocol/errors.ts';
+
+const limit = (scope: LimitRecord['scope'], metric: LimitRecord['metric'], max: number): ActiveLimit => ({
+  record: {
+    id: `lim_${scope.kind}_${metric}`,
+    name: `${scope.kind} ${metric}`,
+    enabled: true,
+    scope,
+    window: 'minute',
+    metric,
+    max,
+    createdAt: '',
+    updatedAt: '',
+  },
+  max: metric === 'usd' ? BigInt(max * 1e9) : BigInt(max),
+});
+
+const facts = (over: Partial<CallFacts> = {}): CallFacts => ({
+  principal: { tokenId: 'tok_a', scopes: ['inference'], serviceAccountId: null },
+  headers: {},
+  packSlug: null,
+  metered: true,
+  bodyBytes: 300,
+  maxOutput: 50,
+  pricing: () => null,
+  ...over,
+});
+
+function admission(limits: ActiveLimit[]) {
+  const trips: string[] = [];
+  const a = createAdmission({
+    active: () => limits,
+    ledger: createLedger(createLedgerBuffer(64)),
+    now: () => 30_000,
+    tripped: (record, key) => trips.push(`${record.id}|${key}`),
+  });
+  return { a, trips };
+}
+
+describe('admission', () => {
+  test('sessions: Claude Code, then Codex, then x-session-id; bounded and reduced to safe characters', () => {
+    assert.equal(sessionKeyOf({ session_id: 'codex-1', 'x-claude-code-session-id': 'cc-1' }), 'cc-1');
+    assert.equal(sessionKeyOf({ session_id: ' codex-1 ' }), 'codex-1');
+    assert.equal(sessionKeyOf({ 'x-session-id': 'a b/c\nd' }), 'a_b_c_d');
+    assert.equal(sessionKeyOf({ 'x-session-id': 'x'.repeat(500) })!.length, 128);
+    assert.equal(sessionKeyOf({ 'x-session-id': '   ' }), null);
+  });
+
+  test('no limit: nothing reserved; a limit outside the scope: nothing either', () => {
+    assert.equal(admission([]).a.admit(facts()), null);
+    assert.equal(admission([limit({ kind: 'token', id: 'tok_b' }, 'requests', 1)]).a.admit(facts()), null);
+    assert.equal(admission([limit({ kind: 'session', id: null }, 'requests', 1)]).a.admit(facts()), null);
+  });
+
+  test('worst case: bytes over 3 plus the output bound (or the default); unmetered calls count requests only', () => {
+    const { a } = admission([limit({ kind: 'service', id: null }, 'total_tokens', 1_000_000)]);
+    assert.deepEqual(a.admit(facts())!.needs, [150n]);
+    assert.deepEqual(a.admit(facts({ maxOutput: null }))!.needs, [BigInt(100 + DEFAULT_MAX_OUTPUT)]);
+    assert.deepEqual(a.admit(facts({ metered: false }))!.needs, [0n]);
+  });
+
+  test('a refusal names the limit, says when it resets, gives back what it reserved under the others', () => {
+    const perSession = limit({ kind: 'session', id: null }, 'requests', 1);
+    const tokens = limit({ kind: 'token', id: 'tok_a' }, 'total_tokens', 1000);
+    const { a, trips } = admission([tokens, perSession]);
+    const session = { headers: { 'x-session-id': 's1' } };
+    const first = a.admit(facts(session))!;
+    assert.equal(first.slots.length, 2);
+    assert.throws(
+      () => a.admit(facts(session)),
+      (err: unknown) =>
+        err instanceof ServiceError &&
+        err.code === 'LIMIT_EXCEEDED' &&
+        err.headers['retry-after'] === '30' &&
+        err.details.resetsAt === '1970-01-01T00:01:00.000Z' &&
+        err.details.limitId === perSession.record.id,
+    );
+    assert.deepEqual(trips, [`${perSession.record.id}|s1`]);
+    // Another session has its own counter; the token limit holds two reservations of 150, not three.
+    const other = a.admit(facts({ headers: { 'x-session-id': 's2' } }))!;
+    a.settle(first, { inputTokens: 20, outputTokens: 30, totalTokens: 50 } as never);
+    a.release(other);
+    const again = a.admit(facts({ headers: { 'x-session-id': 's3' }, maxOutput: 850 }))!;
+    assert.deepEqual(again.needs, [950n, 1n], '50 used + 950 fits 1000 exactly');
+  });
+});
