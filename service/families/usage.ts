@@ -25,11 +25,12 @@ export function usageFamily(p: Parts): Family {
     enabled: () => settings().usage.enabled,
     retentionDays: () => settings().usage.retentionDays,
     log,
-    // The catalog record's price, else the database's for its provider's kind and upstream model ID.
+    // The catalog record's price, else the database's for its provider's kind and upstream model ID; with it the
+    // source, which the usage answers name.
     priceOf: (modelId) => {
       const catalog = p.catalog.current();
       const model = catalog.get(modelId);
-      return model === undefined ? null : resolvePricing(model, catalog.provider(model.providerId), p.prices).pricing;
+      return model === undefined ? null : resolvePricing(model, catalog.provider(model.providerId), p.prices);
     },
   });
   // The `service` source's hourly activity: folded in memory per call, written in batches.
