@@ -1,5 +1,5 @@
 import type { Client } from './client.ts';
-import { bytes, type Column, cost, count, relative, table, usd } from './output.ts';
+import { bytes, type Column, count, relative, table, usageCost, usd } from './output.ts';
 
 // The read-only commands: what is configured, what is loaded, what was used, what runs.
 
@@ -97,7 +97,7 @@ export async function usage(
   const t = summary.totals;
   print(
     `${summary.from} to ${summary.to}: ${count(t.requests)} requests (${count(t.failedRequests)} failed), ` +
-      `${count(t.totalTokens)} tokens, ${cost(t.costUsd)}${t.costEstimated ? ' (estimated)' : ''}\n\n`,
+      `${count(t.totalTokens)} tokens, ${usageCost(t)}\n\n`,
   );
   const keys: Record<string, Column<any>[]> = {
     provider: [{ header: 'PROVIDER', value: (r) => r.providerId }],
@@ -121,7 +121,7 @@ export async function usage(
         { header: 'INPUT', value: (r: any) => count(r.inputTokens), right: true },
         { header: 'OUTPUT', value: (r: any) => count(r.outputTokens), right: true },
         { header: 'TOTAL', value: (r: any) => count(r.totalTokens), right: true },
-        { header: 'COST', value: (r: any) => cost(r.costUsd), right: true },
+        { header: 'COST', value: usageCost, right: true },
       ],
       'No usage in this range.',
     ),

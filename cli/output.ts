@@ -1,3 +1,5 @@
+import type { UsageCounters } from '../protocol/http/usage.ts';
+
 // What the CLI prints for a person: aligned tables (as `ollama list` and `docker ps` do), and a progress
 // bar redrawn in place on a terminal. `--json` output bypasses all of this.
 
@@ -50,6 +52,26 @@ export function usd(n: number | null | undefined): string {
 /** A cost: "no price" when nothing priced it (no catalog price, not in the price database). */
 export function cost(n: number | null | undefined): string {
   return typeof n === 'number' && Number.isFinite(n) ? usd(n) : 'no price';
+}
+
+/** A usage answer's cost fields; `pricingSources` is absent from a service older than it. */
+type UsageCost = Partial<Pick<UsageCounters, 'costUsd' | 'costEstimated' | 'pricingSources'>>;
+
+/**
+ * What priced the estimated part of a usage row's `costUsd`, as `catalog + genai-prices@0.1.8`: the sources of
+ * the estimates of calls that reported no cost (a reported cost is a bill, whatever else priced it); '' when none
+ * is known (a bill, or estimates stored before their source was). dashboard/format.js words it alike.
+ */
+export function pricedBy(row: UsageCost): string {
+  const names = (row.pricingSources ?? []).filter((s) => s.unreportedCalls > 0 && s.source !== null);
+  return names.map((s) => s.source).join(' + ');
+}
+
+/** A usage row's cost, marked when part of it is an estimate: `$0.0123 (estimated: genai-prices@0.1.8)`. */
+export function usageCost(row: UsageCost): string {
+  if (!row.costEstimated) return cost(row.costUsd);
+  const by = pricedBy(row);
+  return `${cost(row.costUsd)} (estimated${by === '' ? '' : `: ${by}`})`;
 }
 
 /** `in 4 minutes`, `2 hours ago`, from an ISO time. */

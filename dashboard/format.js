@@ -28,6 +28,13 @@ export const num = (n) => (n === null || n === undefined ? '-' : integer.format(
 // A cost nothing priced (no catalog price, not in the price database) is null: "no price", not a dash.
 export const usd = (n) =>
   n === null || n === undefined ? 'no price' : `$${n < 1 && n > 0 ? n.toFixed(4) : n.toFixed(2)}`;
+// What priced the estimated part of a usage row's cost (the estimates of calls that reported none), as
+// `catalog + genai-prices@0.1.8`; '' when no source is known. Worded as the CLI's pricedBy (cli/output.ts).
+export const pricedBy = (row) =>
+  (row.pricingSources ?? [])
+    .filter((s) => s.unreportedCalls > 0 && s.source !== null)
+    .map((s) => s.source)
+    .join(' + ');
 export const pct = (n) => (n === null || n === undefined ? '-' : `${(n * 100).toFixed(1)}%`);
 
 export function bytes(n) {

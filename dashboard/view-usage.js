@@ -2,7 +2,7 @@ import { Component, h } from './preact.js';
 import htm from './htm.js';
 import { get, withQuery } from './api.js';
 import { BarChart, DailyChart } from './chart.js';
-import { addDays, dayOf, daysBetween, num, pct, usd } from './format.js';
+import { addDays, dayOf, daysBetween, num, pct, pricedBy, usd } from './format.js';
 
 const html = htm.bind(h);
 
@@ -98,6 +98,7 @@ export class UsageView extends Component {
 
   body({ from, to, summary, daily, providers, models, tokens, tokenNames, tools, routes, acceleration }) {
     const t = summary.totals;
+    const by = t.costEstimated ? pricedBy(t) : '';
     return html`
       <p class="range-text" data-from=${from} data-to=${to}>${from} to ${to}</p>
       <div class="tiles" data-chart="summary">
@@ -108,7 +109,8 @@ export class UsageView extends Component {
         <div class="tile" data-key="totalTokens" data-value=${t.totalTokens}><span>Tokens</span>
           <strong>${num(t.totalTokens)}</strong></div>
         <div class="tile" data-key="costUsd" data-value=${t.costUsd ?? ''}>
-          <span>Cost${t.costEstimated ? ' (estimated)' : ''}</span><strong>${usd(t.costUsd)}</strong></div>
+          <span>Cost${t.costEstimated ? ' (estimated)' : ''}</span><strong>${usd(t.costUsd)}</strong>
+          ${by && html`<span data-priced-by=${by}>priced by ${by}</span>`}</div>
         <div class="tile" data-key="toolCalls" data-value=${summary.toolCalls}><span>Tool calls</span>
           <strong>${num(summary.toolCalls)}</strong></div>
         <div class="tile" data-key="activeDays" data-value=${summary.activeDays}><span>Active days</span>

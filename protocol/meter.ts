@@ -1,5 +1,6 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { UsageAcceleration, UsageEvent, UsageRoute } from './gateway.ts';
+import type { PricingSource } from './price-index.ts';
 
 // Messages between the edge and the meter actor. Control calls (flush, prune, close) go through comlink on
 // the worker's own port; usage events take a separate, plain port in batches, because a comlink call per
@@ -9,8 +10,12 @@ import type { UsageAcceleration, UsageEvent, UsageRoute } from './gateway.ts';
  * What crosses to the meter for one call: the event minus its request ID and anything else, plus the cost
  * estimated on the edge from the catalog price at the time of the call (protocol/pricing.ts), so a later price
  * change never rewrites what was metered. Null when the model has no USD price or the call reported no tokens.
+ * `pricingSource` says what priced that estimate (protocol/price-index.ts): the catalog or the price database.
  */
-export type MeterRecord = Omit<UsageEvent, 'kind' | 'requestId'> & { estimatedCostUsd?: number | null };
+export type MeterRecord = Omit<UsageEvent, 'kind' | 'requestId'> & {
+  estimatedCostUsd?: number | null;
+  pricingSource?: PricingSource | null;
+};
 
 /**
  * Records cross as one flat array of primitives, RECORD_SLOTS per record (packRecord, unpackRecord): the edge
@@ -24,11 +29,16 @@ export interface MeterBatch {
 
 // at, tokenId, providerId, modelId, op, outcome, usage reported (boolean), its six counts, its tool calls (null
 // when none), route (null when absent), acceleration (null when absent), cache-write tokens, estimated cost,
-// 1-hour cache-write tokens.
-export const RECORD_SLOTS = 19;
+// 1-hour cache-write tokens, the estimate's pricing source (null without an estimate).
+export const RECORD_SLOTS = 20;
 
 /** Appends the countable fields of `e` to `out`: never the request ID or anything an event picks up later. */
-export function packRecord(out: unknown[], e: UsageEvent, estimatedCostUsd: number | null = null): void {
+export function packRecord(
+  out: unknown[],
+  e: UsageEvent,
+  estimatedCostUsd: number | null = null,
+  pricingSource: PricingSource | null = null,
+): void {
   const u = e.usage;
   out.push(e.at, e.tokenId, e.providerId, e.modelId, e.op, e.outcome);
   if (u === null) out.push(false, null, null, null, null, null, null, null);
@@ -71,6 +81,7 @@ export function packRecord(out: unknown[], e: UsageEvent, estimatedCostUsd: numb
     u === null ? null : (u.cacheWriteTokens ?? null),
     estimatedCostUsd,
     u === null ? null : (u.cacheWrite1hTokens ?? null),
+    pricingSource,
   );
 }
 
@@ -97,6 +108,7 @@ export function unpackRecord(fields: readonly unknown[], at: number): MeterRecor
           }
         : null,
     estimatedCostUsd: f(17) as number | null,
+    pricingSource: f(19) as PricingSource | null,
   };
   if (rec.usage !== null && f(16) !== null) rec.usage.cacheWriteTokens = f(16) as number;
   if (rec.usage !== null && f(18) !== null) rec.usage.cacheWrite1hTokens = f(18) as number;

@@ -9,6 +9,13 @@ import { ESTIMATE_CURRENCY } from './pricing.ts';
 /** Where the price the meter uses came from: the catalog record's `pricing`, or the database `<name>@<version>`. */
 export type PricingSource = 'catalog' | `${string}@${string}`;
 
+/**
+ * Name and version of the pinned database, as the answers show them (a test holds it to the installed package's
+ * version). Here rather than beside the package's loader, so the usage readers (store/) can name the database
+ * without loading it: usage rows count the database's estimates but keep no version.
+ */
+export const PRICE_DATABASE: PricingSource = 'genai-prices@0.1.8';
+
 /** How to ask the database: by its provider ID, or (openai_compatible) by the provider's base URL. */
 export interface PriceQuery {
   providerId?: string;

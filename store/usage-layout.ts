@@ -45,6 +45,16 @@ export type UsageTotals = {
   /** The part of those estimates for calls that reported no cost: what fills `costUsd` where a bill is missing. */
   unreportedEstimatedCostUsd: number;
   unreportedEstimates: number;
+  // Added with the price database: which source priced those estimates. The catalog's `pricing` or the pinned
+  // database (protocol/price-index.ts, PRICE_DATABASE; its version is not kept). Estimates in rows written before
+  // are in neither: their source is unknown.
+  catalogEstimatedCostUsd: number;
+  catalogEstimates: number;
+  /** Of the catalog's estimates, those of calls that reported no cost (part of `unreportedEstimates`). */
+  catalogUnreportedEstimates: number;
+  databaseEstimatedCostUsd: number;
+  databaseEstimates: number;
+  databaseUnreportedEstimates: number;
 };
 
 export type ToolTotals = { calls: number };
@@ -74,6 +84,12 @@ export function emptyTotals(): UsageTotals {
     estimates: 0,
     unreportedEstimatedCostUsd: 0,
     unreportedEstimates: 0,
+    catalogEstimatedCostUsd: 0,
+    catalogEstimates: 0,
+    catalogUnreportedEstimates: 0,
+    databaseEstimatedCostUsd: 0,
+    databaseEstimates: 0,
+    databaseUnreportedEstimates: 0,
   };
 }
 

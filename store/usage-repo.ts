@@ -1,5 +1,6 @@
 import type { Database } from 'lmdb';
 import { BASELINE_ACCELERATION_MODE } from '../protocol/gateway.ts';
+import { PRICE_DATABASE, type PricingSource } from '../protocol/price-index.ts';
 import type {
   UsageAccelerationRow,
   UsageBreakdownRow,
@@ -7,6 +8,7 @@ import type {
   UsageDay,
   UsageFilter,
   UsageGroupBy,
+  UsagePricingSource,
   UsageRouteRow,
   UsageSummary,
   UsageToolRow,
@@ -129,7 +131,28 @@ export function countersOf(t: UsageTotals): UsageCounters {
     providerReportedCostUsd: t.costReports === 0 ? null : round(t.costUsd, 9),
     estimatedCostUsd: t.estimates === 0 ? null : round(t.estimatedCostUsd, 9),
     costEstimated: t.unreportedEstimates > 0,
+    pricingSources: pricingSourcesOf(t),
   };
+}
+
+/**
+ * The estimates split by what priced them. Rows written before the split hold their estimates in neither
+ * source's counters (read as 0, every sum starting from emptyTotals): what is left over has no known source.
+ */
+function pricingSourcesOf(t: UsageTotals): UsagePricingSource[] {
+  const sources: UsagePricingSource[] = [];
+  const add = (source: PricingSource | null, calls: number, unreportedCalls: number, costUsd: number) => {
+    if (calls > 0) sources.push({ source, calls, unreportedCalls, estimatedCostUsd: round(Math.max(0, costUsd), 9) });
+  };
+  add('catalog', t.catalogEstimates, t.catalogUnreportedEstimates, t.catalogEstimatedCostUsd);
+  add(PRICE_DATABASE, t.databaseEstimates, t.databaseUnreportedEstimates, t.databaseEstimatedCostUsd);
+  add(
+    null,
+    t.estimates - t.catalogEstimates - t.databaseEstimates,
+    t.unreportedEstimates - t.catalogUnreportedEstimates - t.databaseUnreportedEstimates,
+    t.estimatedCostUsd - t.catalogEstimatedCostUsd - t.databaseEstimatedCostUsd,
+  );
+  return sources;
 }
 
 /** Sorts by `score` descending, then by group key for a stable order, and cuts at `limit`. */

@@ -1,6 +1,8 @@
 // The usage routes' vocabulary (docs/api.md, Usage): query parameters, the breakdown
 // dimensions, and the answers. Every number is an aggregate; nothing here identifies a single request.
 
+import type { PricingSource } from '../price-index.ts';
+
 /** Breakdown dimensions, as spelled in `groupBy`. */
 export const USAGE_GROUP_BY = ['provider', 'model', 'provider_model', 'token', 'service_account'] as const;
 export type UsageGroupBy = (typeof USAGE_GROUP_BY)[number];
@@ -67,6 +69,23 @@ export interface UsageCounters {
   estimatedCostUsd: number | null;
   /** True when some of `costUsd` is an estimate, not a bill. */
   costEstimated: boolean;
+  /** What priced `estimatedCostUsd`: one entry per source with an estimate, the catalog first; empty without. */
+  pricingSources: UsagePricingSource[];
+}
+
+export interface UsagePricingSource {
+  /**
+   * `catalog` (the model's own `pricing`), the price database as `<name>@<version>` (rows keep no version: this
+   * is the database pinned now, also for calls priced by an earlier pin), or null for estimates metered before
+   * their source was recorded.
+   */
+  source: PricingSource | null;
+  /** Calls it priced. */
+  calls: number;
+  /** Of those, calls that reported no cost: their estimate is part of `costUsd`. */
+  unreportedCalls: number;
+  /** The sum of its estimates, USD. */
+  estimatedCostUsd: number;
 }
 
 export interface UsageRange {

@@ -20,18 +20,20 @@ export function usageFamily(p: Parts): Family {
   const settings = () => p.settings.current();
   // Built once here; each upstream model's price is looked up at its first metered call and kept.
   p.prices = createPriceDatabase();
-  // The catalog record's price, else the database's for its provider's kind and upstream model ID.
-  p.priceOf = (modelId) => {
+  // The catalog record's price, else the database's for its provider's kind and upstream model ID; with it the
+  // source, which the usage answers name.
+  const priced = (modelId: string) => {
     const catalog = p.catalog.current();
     const model = catalog.get(modelId);
-    return model === undefined ? null : resolvePricing(model, catalog.provider(model.providerId), p.prices).pricing;
+    return model === undefined ? null : resolvePricing(model, catalog.provider(model.providerId), p.prices);
   };
+  p.priceOf = (modelId) => priced(modelId)?.pricing ?? null;
   p.meter = createMeter({
     dataDir,
     enabled: () => settings().usage.enabled,
     retentionDays: () => settings().usage.retentionDays,
     log,
-    priceOf: (modelId) => p.priceOf(modelId),
+    priceOf: priced,
   });
   // The `service` source's hourly activity: folded in memory per call, written in batches.
   p.serviceActivity = createServiceActivity({

@@ -5,3 +5,6 @@ import { describe } from 'node:test';
 describe('install', async () => {
   await import('./install.suite.ts');
 });
+describe('output', async () => {
+  await import('./output.suite.ts');
+});

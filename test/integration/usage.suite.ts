@@ -233,4 +233,31 @@ describe('usage routes over relayed traffic', () => {
     const other = (await usage('summary', `?modelId=${encodeURIComponent('openai/gpt-test')}`)).totals;
     assert.deepEqual([other.estimatedCostUsd, other.costUsd], [null, null]);
   });
+
+  test('the usage answers name what priced each estimate: the price database or a catalog price', async () => {
+    // After the test above, whose one call of openai/gpt-4o-mini the database priced: openai/gpt-test gets a
+    // catalog price, and one call at it.
+    const patched = await svc.request('PATCH', '/v1/catalog/models/openai%2Fgpt-test', {
+      body: { pricing: { inputPerMTok: 1, outputPerMTok: 2 } },
+    });
+    assert.equal(patched.status, 200, patched.text);
+    assert.equal(patched.json.pricingSource, 'catalog');
+    const before = (await usage('summary')).totals.requests;
+    assert.equal((await call('b', '/v1/chat/completions', chat(false))).status, 200);
+    const deadline = Date.now() + 10_000;
+    while ((await usage('summary')).totals.requests <= before && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
+    // 31 prompt tokens (no cache price: the 8 cached at the input price) x 1 + 17 out x 2 = 65 micro-USD.
+    const catalog = { source: 'catalog', calls: 1, unreportedCalls: 1, estimatedCostUsd: 65e-6 };
+    const database = { source: 'genai-prices@0.1.8', calls: 1, unreportedCalls: 1, estimatedCostUsd: 14.25e-6 };
+    assert.deepEqual((await usage('summary')).totals.pricingSources, [catalog, database]);
+    const byModel = await usage('breakdown', '?groupBy=model');
+    assert.deepEqual(
+      Object.fromEntries(
+        byModel.data.map((r: { modelId: string; pricingSources: unknown }) => [r.modelId, r.pricingSources]),
+      ),
+      { 'openai/gpt-test': [catalog], 'openai/gpt-4o-mini': [database], 'anthropic/claude-test': [] },
+    );
+    assert.deepEqual((await usage('daily')).data.at(-1).pricingSources, [catalog, database]);
+  });
 });

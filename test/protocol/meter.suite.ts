@@ -10,6 +10,7 @@ import { report, usageEvent } from '../helpers/usage.ts';
 const withoutEventFields = ({ kind: _kind, requestId: _requestId, ...rec }: UsageEvent) => ({
   ...rec,
   estimatedCostUsd: null,
+  pricingSource: null,
 });
 
 describe('packRecord / unpackRecord', () => {
@@ -38,13 +39,15 @@ describe('packRecord / unpackRecord', () => {
     assert.deepEqual(back, events.map(withoutEventFields));
   });
 
-  it('carries the cache-write count and the estimate fixed on the edge', () => {
+  it('carries the cache-write count and the estimate fixed on the edge, with what priced it', () => {
     const fields: unknown[] = [];
-    packRecord(fields, usageEvent({ usage: report({ cacheWriteTokens: 3 }), op: 'messages' }), 0.0042);
-    packRecord(fields, usageEvent({ usage: null }), 0.5);
-    const [a, b] = [unpackRecord(fields, 0), unpackRecord(fields, RECORD_SLOTS)];
-    assert.deepEqual([a.usage?.cacheWriteTokens, a.estimatedCostUsd], [3, 0.0042]);
-    assert.deepEqual([b.usage, b.estimatedCostUsd], [null, 0.5]);
+    packRecord(fields, usageEvent({ usage: report({ cacheWriteTokens: 3 }), op: 'messages' }), 0.0042, 'catalog');
+    packRecord(fields, usageEvent({ usage: null }), 0.5, 'genai-prices@0.1.8');
+    packRecord(fields, usageEvent());
+    const [a, b, c] = [0, 1, 2].map((i) => unpackRecord(fields, i * RECORD_SLOTS));
+    assert.deepEqual([a!.usage?.cacheWriteTokens, a!.estimatedCostUsd, a!.pricingSource], [3, 0.0042, 'catalog']);
+    assert.deepEqual([b!.usage, b!.estimatedCostUsd, b!.pricingSource], [null, 0.5, 'genai-prices@0.1.8']);
+    assert.deepEqual([c!.estimatedCostUsd, c!.pricingSource], [null, null]);
   });
 
   it('carries nothing but primitives for a plain record, and never the request ID', () => {

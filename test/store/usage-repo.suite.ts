@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { UsageEvent } from '../../protocol/gateway.ts';
 import type { UsageFilter } from '../../protocol/http/usage.ts';
+import { PRICE_DATABASE } from '../../protocol/price-index.ts';
 import { openStoreEnv, type StoreEnv } from '../../store/env.ts';
 import { USAGE_DBS, usageKey } from '../../store/usage-layout.ts';
 import { usageRepo, usageWriter, type UsageRepo } from '../../store/usage-repo.ts';
@@ -318,6 +319,7 @@ describe('usage repository: estimated cost', () => {
       providerReportedCostUsd: 0.5,
       estimatedCostUsd: null,
       costEstimated: false,
+      pricingSources: [],
     });
 
     // One more call on that row: no reported cost, an estimate of 0.25 and 3 cache-written tokens.
@@ -332,6 +334,50 @@ describe('usage repository: estimated cost', () => {
     assert.deepEqual(
       [t.requests, t.cacheWriteTokens, t.costUsd, t.providerReportedCostUsd, t.estimatedCostUsd, t.costEstimated],
       [3, 3, 0.75, 0.5, 0.25, true],
+    );
+    await local.close();
+  });
+
+  it('names what priced the estimates: the catalog, the pinned database, or none in older rows', async () => {
+    const local = openStoreEnv(tempDataDir(dirs));
+    // A row as the meter wrote it before pricing sources were counted: two estimates of unknown source.
+    const old = { requests: 2, estimatedCostUsd: 0.5, estimates: 2, unreportedEstimatedCostUsd: 0.5 };
+    const day = '2024-07-01';
+    const key = usageKey(day, ['openai', 'openai/gpt-4o', 'tok_a']);
+    await local.commit(() => void local.db(USAGE_DBS.daily).put(key, { ...old, unreportedEstimates: 2 }));
+    const p = createPending();
+    const event = (costUsd: number | null) => usageEvent({ usage: report({ costUsd }) });
+    foldRecord(p, { ...event(0.125), estimatedCostUsd: 0.0625, pricingSource: 'catalog' }, day);
+    foldRecord(p, { ...event(null), estimatedCostUsd: 0.125, pricingSource: 'catalog' }, day);
+    foldRecord(p, { ...event(null), estimatedCostUsd: 0.25, pricingSource: PRICE_DATABASE }, day);
+    foldRecord(p, { ...usageEvent({ modelId: 'openai/other' }), estimatedCostUsd: 1, pricingSource: 'catalog' }, day);
+    usageWriter(local).commit(p);
+    const r = usageRepo(local);
+    const july = range(day, day);
+    assert.deepEqual(r.summary({ ...july, modelId: 'openai/gpt-4o' }).totals.pricingSources, [
+      { source: 'catalog', calls: 2, unreportedCalls: 1, estimatedCostUsd: 0.1875 },
+      { source: 'genai-prices@0.1.8', calls: 1, unreportedCalls: 1, estimatedCostUsd: 0.25 },
+      { source: null, calls: 2, unreportedCalls: 2, estimatedCostUsd: 0.5 },
+    ]);
+    // Every answer carries them per row.
+    const rows = r.breakdown(july, 'model', 10).data;
+    assert.deepEqual(
+      rows.map((row) => [row.modelId, row.pricingSources.map((s) => [s.source, s.calls])]),
+      [
+        [
+          'openai/gpt-4o',
+          [
+            ['catalog', 2],
+            ['genai-prices@0.1.8', 1],
+            [null, 2],
+          ],
+        ],
+        ['openai/other', [['catalog', 1]]],
+      ],
+    );
+    assert.deepEqual(
+      r.daily(july).map((d) => d.pricingSources.length),
+      [3],
     );
     await local.close();
   });

@@ -2,7 +2,7 @@ import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { wrap, type Remote } from 'comlink';
 import type { Logger } from 'pino';
 import { GATEWAY_OPS, type UsageEvent } from '../../protocol/gateway.ts';
-import type { ModelPricing } from '../../protocol/http/catalog.ts';
+import type { ResolvedPricing } from '../../protocol/price-index.ts';
 import { estimateCostUsd } from '../../protocol/pricing.ts';
 import { addDays, localDayOf } from '../../protocol/local-day.ts';
 import {
@@ -37,8 +37,11 @@ export interface MeterOptions {
   postEveryMs?: number;
   /** Sees each worker as it starts (supervision tests terminate it). */
   onWorker?(worker: Worker): void;
-  /** The catalog's price of a model now: each call's estimated cost is fixed when it is recorded. */
-  priceOf?(modelId: string): ModelPricing | null;
+  /**
+   * A model's price now and its source (the catalog or the price database): each call's estimated cost is fixed
+   * when it is recorded, and the record says what priced it.
+   */
+  priceOf?(modelId: string): ResolvedPricing | null;
 }
 
 export interface MeterStats {
@@ -244,9 +247,10 @@ export function createMeter(options: MeterOptions): Meter {
       const inc = cur;
       if (inc === null || inflight(inc) + buffered() >= maxInflight) return drop(1);
       const u = event.usage;
-      const price =
+      const priced =
         u !== null && event.modelId !== null && GATEWAY_OPS[event.op].metered ? options.priceOf?.(event.modelId) : null;
-      packRecord(buffer, event, price ? estimateCostUsd(u!, price) : null);
+      const price = priced?.pricing;
+      packRecord(buffer, event, price ? estimateCostUsd(u!, price) : null, price ? priced!.source : null);
       totals.recorded += 1;
       if (buffered() >= BATCH) post();
       else if (!scheduled) {

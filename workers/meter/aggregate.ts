@@ -37,7 +37,7 @@ const count = (v: number | null | undefined): number => (typeof v === 'number' &
 /** Folds one record's request and token counters into `t`. */
 export function addRecord(
   t: UsageTotals,
-  rec: Pick<MeterRecord, 'op' | 'outcome' | 'usage' | 'estimatedCostUsd'>,
+  rec: Pick<MeterRecord, 'op' | 'outcome' | 'usage' | 'estimatedCostUsd' | 'pricingSource'>,
 ): void {
   t.requests += 1;
   if (rec.outcome !== 'ok') t.failedRequests += 1;
@@ -63,6 +63,17 @@ export function addRecord(
     if (!reported) {
       t.unreportedEstimatedCostUsd += estimate;
       t.unreportedEstimates += 1;
+    }
+    // Counted by kind, not by name: every source but the catalog is the one pinned database.
+    const source = rec.pricingSource;
+    if (source === 'catalog') {
+      t.catalogEstimatedCostUsd += estimate;
+      t.catalogEstimates += 1;
+      if (!reported) t.catalogUnreportedEstimates += 1;
+    } else if (typeof source === 'string') {
+      t.databaseEstimatedCostUsd += estimate;
+      t.databaseEstimates += 1;
+      if (!reported) t.databaseUnreportedEstimates += 1;
     }
   }
 }

@@ -113,6 +113,7 @@ describe('usage routes: range', () => {
       providerReportedCostUsd: null,
       estimatedCostUsd: null,
       costEstimated: false,
+      pricingSources: [],
     });
     assert.equal(res.json['toolCalls'], 9);
     assert.equal(res.json['activeDays'], 4);
@@ -260,6 +261,7 @@ describe('usage routes: answers and access', () => {
         providerReportedCostUsd: null,
         estimatedCostUsd: null,
         costEstimated: false,
+        pricingSources: [],
       },
     ]);
     const acc = ((await get('/v1/usage/acceleration', `from=${TODAY}`)).json['data'] as Record<string, unknown>[])[0]!;

@@ -4,6 +4,7 @@ import type { Worker } from 'node:worker_threads';
 import { localDayOf } from '../../../protocol/local-day.ts';
 import type { UsageEvent } from '../../../protocol/gateway.ts';
 import type { ModelPricing } from '../../../protocol/http/catalog.ts';
+import type { ResolvedPricing } from '../../../protocol/price-index.ts';
 import { openStoreEnv, type StoreEnv } from '../../../store/env.ts';
 import { usageRepo, type UsageRepo } from '../../../store/usage-repo.ts';
 import { createMeter, type Meter, type MeterOptions } from '../../../workers/meter/actor.ts';
@@ -110,7 +111,7 @@ describe('meter actor', () => {
       cacheWrite1hPerMTok: null,
       currency: 'USD',
     };
-    const h = harness({ priceOf: (id) => (id === 'openai/gpt-4o' ? price : null) });
+    const h = harness({ priceOf: (id) => (id === 'openai/gpt-4o' ? { pricing: price, source: 'catalog' } : null) });
     // 10 in (2 cached), 5 out: 8 x 1 + 2 x 0.5 + 5 x 2 = 19 micro-dollars.
     recordAll(h.meter, [usageEvent(), usageEvent({ op: 'audio.speech' }), usageEvent({ modelId: null })]);
     price = {
@@ -129,6 +130,36 @@ describe('meter actor', () => {
       [t.requests, t.estimatedCostUsd, t.costUsd, t.providerReportedCostUsd, t.costEstimated],
       [4, 219e-6, 219e-6, null, true],
     );
+    await h.done();
+  });
+
+  it('records what priced each estimate: the catalog or the price database', async () => {
+    const pricing: ModelPricing = {
+      inputPerMTok: 1,
+      outputPerMTok: 2,
+      cachedInputPerMTok: null,
+      cacheWritePerMTok: null,
+      cacheWrite1hPerMTok: null,
+      currency: 'USD',
+    };
+    const sources: Record<string, ResolvedPricing> = {
+      'openai/gpt-4o': { pricing, source: 'catalog' },
+      'openai/gpt-4o-mini': { pricing, source: 'genai-prices@0.1.8' },
+      'openai/unknown': { pricing: null, source: null },
+    };
+    const h = harness({ priceOf: (id) => sources[id] ?? null });
+    // 10 in, 5 out: 10 x 1 + 5 x 2 = 20 micro-dollars a call.
+    recordAll(h.meter, [
+      usageEvent(),
+      usageEvent({ modelId: 'openai/gpt-4o-mini', usage: report({ costUsd: 0.5 }) }),
+      usageEvent({ modelId: 'openai/gpt-4o-mini' }),
+      usageEvent({ modelId: 'openai/unknown' }),
+    ]);
+    await h.meter.flush();
+    assert.deepEqual(h.repo.summary(ALL).totals.pricingSources, [
+      { source: 'catalog', calls: 1, unreportedCalls: 1, estimatedCostUsd: 20e-6 },
+      { source: 'genai-prices@0.1.8', calls: 2, unreportedCalls: 1, estimatedCostUsd: 40e-6 },
+    ]);
     await h.done();
   });
 

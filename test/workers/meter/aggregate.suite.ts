@@ -70,6 +70,12 @@ describe('foldRecord counters', () => {
       estimates: 0,
       unreportedEstimatedCostUsd: 0,
       unreportedEstimates: 0,
+      catalogEstimatedCostUsd: 0,
+      catalogEstimates: 0,
+      catalogUnreportedEstimates: 0,
+      databaseEstimatedCostUsd: 0,
+      databaseEstimates: 0,
+      databaseUnreportedEstimates: 0,
     });
   });
 
@@ -91,6 +97,21 @@ describe('foldRecord counters', () => {
       ],
       [0.25, 1, 0.6, 2, 0.5, 1, 3],
     );
+  });
+
+  it('counts the estimates of each pricing source apart; an estimate without a source is in neither', () => {
+    const p = createPending();
+    // Binary fractions, so the sums are exact.
+    foldRecord(p, rec({ estimatedCostUsd: 0.125, pricingSource: 'catalog' }), DAY);
+    foldRecord(p, rec({ usage: usage({ costUsd: null }), estimatedCostUsd: 0.25, pricingSource: 'catalog' }), DAY);
+    const db = 'genai-prices@0.1.8';
+    foldRecord(p, rec({ usage: usage({ costUsd: null }), estimatedCostUsd: 0.5, pricingSource: db }), DAY);
+    foldRecord(p, rec({ usage: usage({ costUsd: null }), estimatedCostUsd: 0.25 }), DAY);
+    foldRecord(p, rec({ usage: usage({ costUsd: null }), estimatedCostUsd: null, pricingSource: null }), DAY);
+    const t = p.daily.get(baseKey)!;
+    assert.deepEqual([t.catalogEstimatedCostUsd, t.catalogEstimates, t.catalogUnreportedEstimates], [0.375, 2, 1]);
+    assert.deepEqual([t.databaseEstimatedCostUsd, t.databaseEstimates, t.databaseUnreportedEstimates], [0.5, 1, 1]);
+    assert.deepEqual([t.estimatedCostUsd, t.estimates, t.unreportedEstimates], [1.125, 4, 3]);
   });
 
   it('keeps each day, provider, model and token apart', () => {
@@ -147,6 +168,12 @@ describe('foldRecord counters', () => {
           estimates: 0,
           unreportedEstimatedCostUsd: 0,
           unreportedEstimates: 0,
+          catalogEstimatedCostUsd: 0,
+          catalogEstimates: 0,
+          catalogUnreportedEstimates: 0,
+          databaseEstimatedCostUsd: 0,
+          databaseEstimates: 0,
+          databaseUnreportedEstimates: 0,
         },
         op,
       );

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import type { ModelPricing } from '../../../protocol/http/catalog.ts';
-import { resolvePricing } from '../../../protocol/price-index.ts';
+import { PRICE_DATABASE, resolvePricing } from '../../../protocol/price-index.ts';
 import { estimateCostUsd } from '../../../protocol/pricing.ts';
-import { createPriceDatabase, PRICE_DATABASE } from '../../../workers/meter/price-db.ts';
+import { createPriceDatabase } from '../../../workers/meter/price-db.ts';
 
 // The pinned price database itself, offline: what it prices (figures from its 0.1.8 data, which a version
 // bump may change: update them with the pin) and what it leaves unpriced.
