@@ -18,6 +18,7 @@ import type { LimitRepo } from '../store/limit-repo.ts';
 import type { Actor } from './actor.ts';
 import { auditedCrud } from './crud.ts';
 import type { EventBus } from './events.ts';
+import { createLoopBrake } from './loop-brake.ts';
 
 // Enforced limits in the control plane: their records (audited), the snapshot admission reads, and the ledger's
 // counters, which it loads at start and persists while the service runs. Admission itself runs on the edge
@@ -66,6 +67,7 @@ export function createLimits(deps: LimitsDeps): LimitsPort & { admission: Admiss
   /** Counters refused in their current window: `limitId|key` -> when that window ends. */
   const tripped = new Map<string, { record: LimitRecord; key: string; resetsAt: number }>();
   let active: ActiveLimit[] = [];
+  const brake = createLoopBrake({ env, repo, audit: deps.audit, bus: deps.bus, log, now });
 
   function refreshActive(): void {
     active = [...records.values()].filter((r) => r.enabled).map((record) => ({ record, max: ledgerMax(record) }));
@@ -211,9 +213,11 @@ export function createLimits(deps: LimitsDeps): LimitsPort & { admission: Admiss
       records.delete(id);
       refreshActive();
     },
+    brake,
     admission: {
       active: () => active,
       ledger,
+      brake,
       now,
       tripped(record, key, windowStart, resetsAt) {
         deps.onRefusal?.(record.metric);

@@ -25,6 +25,7 @@ export const ERROR_TABLE = {
   UPSTREAM_UNREACHABLE: { status: 502, type: 'api_error' },
   UPSTREAM_TIMEOUT: { status: 504, type: 'timeout_error' },
   LIMIT_EXCEEDED: { status: 429, type: 'rate_limit_error' },
+  SESSION_PAUSED: { status: 429, type: 'rate_limit_error' },
   OVERLOADED: { status: 503, type: 'overloaded_error' },
   INTERNAL: { status: 500, type: 'api_error' },
 } as const satisfies Record<string, { status: number; type: string }>;

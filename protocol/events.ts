@@ -13,6 +13,8 @@ export const EVENT_TYPES = [
   'gauge.alert',
   'limit.tripped',
   'limit.reset',
+  'session.paused',
+  'session.resumed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

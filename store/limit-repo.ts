@@ -1,4 +1,4 @@
-import type { LimitRecord } from '../protocol/http/limits.ts';
+import type { LimitRecord, LoopBrake, PausedSession } from '../protocol/http/limits.ts';
 import type { StoreEnv } from './env.ts';
 import { recordRepo, type RecordRepo } from './record-repo.ts';
 
@@ -6,6 +6,7 @@ import { recordRepo, type RecordRepo } from './record-repo.ts';
 // a ULID) made here, never taken from a client. Counter keys are `limitId|scopeKey`, the scope key a token,
 // service-account or session ID or a pack slug that admission bounded to 128 safe characters; each value is the
 // counter's window start and its settled use in that window, as a decimal string (nano-dollars pass 2^53).
+// The loop brake's settings and the sessions it paused (keys bounded as scope keys) live beside them.
 
 export interface StoredCounter {
   windowStart: number;
@@ -17,10 +18,19 @@ export interface LimitRepo extends RecordRepo<LimitRecord> {
   stageCounter(limitId: string, scopeKey: string, counter: StoredCounter): void;
   /** Stages the removal of every counter of a limit (it is being deleted). */
   stageForget(limitId: string): void;
+  /** The loop brake's settings; undefined until first changed. */
+  brake(): LoopBrake | undefined;
+  stageBrake(brake: LoopBrake): void;
+  /** Sessions the loop brake paused, keyed by the session's (bounded) ID. */
+  paused(): PausedSession[];
+  stagePaused(session: PausedSession): void;
+  stageResumed(session: string): void;
 }
 
 export function limitRepo(env: StoreEnv): LimitRepo {
   const counters = env.db<StoredCounter>('limit-counters');
+  const meta = env.db<LoopBrake>('limit-meta');
+  const sessions = env.db<PausedSession>('limit-paused-sessions');
   return {
     ...recordRepo<LimitRecord>(env, 'limits', (l) => l.id),
     counters: () =>
@@ -30,6 +40,11 @@ export function limitRepo(env: StoreEnv): LimitRepo {
         return { limitId: text.slice(0, bar), scopeKey: text.slice(bar + 1), counter: value };
       }),
     stageCounter: (limitId, scopeKey, counter) => void counters.put(`${limitId}|${scopeKey}`, counter),
+    brake: () => meta.get('loop-brake'),
+    stageBrake: (brake) => void meta.put('loop-brake', brake),
+    paused: () => [...sessions.getRange()].map(({ value }) => value),
+    stagePaused: (session) => void sessions.put(session.session, session),
+    stageResumed: (session) => void sessions.remove(session),
     stageForget(limitId) {
       for (const key of counters.getKeys({ start: `${limitId}|`, end: `${limitId}}` })) void counters.remove(key);
     },

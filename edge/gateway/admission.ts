@@ -3,9 +3,10 @@ import type { UsageReport } from '../../protocol/gateway.ts';
 import type { ModelPricing } from '../../protocol/http/catalog.ts';
 import type { LimitMetric } from '../../protocol/http/limits.ts';
 import { windowEndOf, windowStartOf } from '../../protocol/limit-windows.ts';
-import type { ActiveLimit, AdmissionSource } from '../../protocol/ports/limits.ts';
+import type { ActiveLimit, AdmissionSource, BrakeSource } from '../../protocol/ports/limits.ts';
 import type { Principal } from '../../protocol/principal.ts';
 import { estimateCostUsd } from '../../protocol/pricing.ts';
+import type { ToolCallSignature } from './tool-repeat.ts';
 
 // Admission (docs/api.md, Limits): before a call goes upstream it reserves its worst case against every enabled
 // limit whose scope it is in, and is refused with 429 LIMIT_EXCEEDED when one does not fit. When the call ends
@@ -33,6 +34,8 @@ export interface CallFacts {
   maxOutput: number | null;
   /** The model's USD price, asked only under a `usd` limit; null counts nothing (local runtimes, unpriced models). */
   pricing(): ModelPricing | null;
+  /** The call's last tool call, asked only while the loop brake is on (tool-repeat.ts). */
+  toolCall?(): ToolCallSignature | null;
 }
 
 export interface Reservation {
@@ -138,6 +141,23 @@ export function createAdmission(source: AdmissionSource): Admission {
     );
   }
 
+  /** Refuses the calls of a paused session, and the call that repeats its tool call once too often. */
+  function brake(b: BrakeSource, session: string | null, facts: CallFacts): void {
+    if (session === null) return;
+    let paused = b.isPaused(session);
+    if (paused === null) {
+      const call = facts.toolCall?.() ?? null;
+      if (call === null || !b.observe(session, call.signature, call.tool)) return;
+      paused = b.isPaused(session)!;
+    }
+    throw new ServiceError(
+      'SESSION_PAUSED',
+      `Session \`${session}\` is paused: it repeated \`${paused.tool}\` with the same arguments ` +
+        `${paused.repeats} times. A person resumes it: POST /v1/limits/sessions/{id}/resume.`,
+      { details: { session, tool: paused.tool, repeats: paused.repeats, pausedAt: paused.pausedAt } },
+    );
+  }
+
   function fail(message: string, details: Record<string, unknown>, retryAfter: number | null): never {
     throw new ServiceError('LIMIT_EXCEEDED', message, {
       details,
@@ -146,13 +166,14 @@ export function createAdmission(source: AdmissionSource): Admission {
   }
 
   return {
-    idle: () => source.active().length === 0,
+    idle: () => source.active().length === 0 && source.brake?.active() !== true,
     admit(facts) {
+      let session: string | null | undefined;
+      const sessionOf = () => (session === undefined ? (session = sessionKeyOf(facts.headers)) : session);
+      if (source.brake?.active()) brake(source.brake, sessionOf(), facts);
       const limits = source.active();
       if (limits.length === 0) return null;
       const now = source.now();
-      let session: string | null | undefined;
-      const sessionOf = () => (session === undefined ? (session = sessionKeyOf(facts.headers)) : session);
       let r: Reservation | null = null;
       let price: ModelPricing | null | undefined;
       const pricing = () => (price === undefined ? (price = facts.pricing()) : price);

@@ -15,6 +15,7 @@ import { route, type RouteContext, type RouteDef, type RouteResult } from '../ht
 import type { EdgeRequestHead } from '../http/types.ts';
 import { relayMultipart } from './multipart.ts';
 import { outputBound, readModel, relayRequest } from './request.ts';
+import { lastToolCall } from './tool-repeat.ts';
 import { startRelay, type RelayCall, type RelayHooks, type RelayOutcome } from './relay-response.ts';
 import { resolveModel, type UnresolvedName } from './resolve.ts';
 import {
@@ -108,23 +109,31 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
     return call.result;
   }
 
-  const noPrice = () => null;
-  const priced = (modelId: string) => () => deps.priceOf?.(modelId) ?? null;
-
-  /** Reserves the call's worst case under the limits that apply (admission.ts); null when none does. */
+  /**
+   * Reserves the call's worst case under the limits that apply (admission.ts); null when none does. `priced` is
+   * the model whose price a dollar limit reserves by (or a function for a pack's dearest route); `json` the body
+   * when the call may carry a tool call for the loop brake (null: parse the request's body if it is asked for).
+   * With no limit and the brake off this returns at once and builds nothing.
+   */
   function admit(
     ctx: RouteContext<unknown>,
     op: GatewayOp,
-    pricing: () => ModelPricing | null,
+    priced: string | (() => ModelPricing | null) | null,
     bodyBytes: number,
     maxOutput: number | null,
     packSlug: string | null = null,
+    json?: Record<string, unknown> | null,
   ): Reservation | null {
     const { admission } = deps;
     if (admission === undefined || admission.idle()) return null;
     const { metered } = GATEWAY_OPS[op];
-    const { headers } = ctx.req;
-    return admission.admit({ principal: ctx.principal!, headers, packSlug, metered, bodyBytes, maxOutput, pricing });
+    const { headers, body } = ctx.req;
+    const pricing =
+      typeof priced === 'function' ? priced : () => (priced === null ? null : (deps.priceOf?.(priced) ?? null));
+    const whole = () => json ?? (parseJsonBody(body, headers['content-type']) as Record<string, unknown>);
+    const toolCall = json === undefined ? undefined : () => lastToolCall(op, whole());
+    const facts = { principal: ctx.principal!, headers, packSlug, metered, bodyBytes, maxOutput, pricing, toolCall };
+    return admission.admit(facts);
   }
 
   /** Starts a call under its reservation; a call that cannot start gives the reservation back. */
@@ -210,6 +219,7 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
     name: string,
     body: Buffer,
     maxOutput: number | null,
+    json: Record<string, unknown> | null,
   ): Promise<RouteResult> {
     const decision = await resolvePack(smart, op, name);
     // The dearest attempt's price: the reservation must hold whichever route answers.
@@ -221,7 +231,7 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
             b !== null && (a === null || b.outputPerMTok + b.inputPerMTok > a.outputPerMTok + a.inputPerMTok) ? b : a,
           null,
         );
-    const reservation = admit(ctx, op, pricing, body.length, maxOutput, decision.slug);
+    const reservation = admit(ctx, op, pricing, body.length, maxOutput, decision.slug, json);
     let aborted = false;
     ctx.onAbort(() => (aborted = true));
     let reason: string | null = null;
@@ -268,7 +278,7 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
         const { body, headers } = ctx.req;
         const { text, name, value, maxOutput } = readModel(body, headers['content-type'], pool.arena);
         const { smart } = deps;
-        if (smart && isPackName(name)) return runPack(ctx, op, smart, name, body!, maxOutput);
+        if (smart && isPackName(name)) return runPack(ctx, op, smart, name, body!, maxOutput, value);
         if (smart && isPresetName(name)) {
           // A preset merges into the value, so a large body is parsed after all (with the prototype-key filter).
           const json = value ?? (parseJsonBody(body, headers['content-type']) as Record<string, unknown>);
@@ -277,9 +287,11 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
             const reservation = admit(
               ctx,
               op,
-              priced(resolved.model.id),
+              resolved.model.id,
               bytes,
               outputBound(json.max_tokens, json.max_completion_tokens, json.max_output_tokens),
+              null,
+              json,
             );
             const call = under(reservation, () => startJson(ctx, op, resolved, name, presetBody));
             return follow(ctx, op, resolved.provider.id, resolved.model.id, call, undefined, reservation);
@@ -294,7 +306,7 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
           const sent = plan.reshaped
             ? messagesCountBody(json())
             : (text ?? pool.arena?.handOff(body!) ?? transferable(body!));
-          const reservation = admit(ctx, op, noPrice, 0, null);
+          const reservation = admit(ctx, op, null, 0, null);
           const call = under(reservation, () => startJson(ctx, plan.relayOp, counted, name as string, sent));
           return countResult(
             plan,
@@ -302,7 +314,9 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
           );
         }
         const resolved = resolveModel(catalog.current(), op, name, { unresolved: deps.unresolved });
-        const reservation = admit(ctx, op, priced(resolved.model.id), body?.length ?? 0, maxOutput);
+        const bytes = body?.length ?? 0;
+        // A large body is read whole only if the loop brake asks for its last tool call (null: parse it then).
+        const reservation = admit(ctx, op, resolved.model.id, bytes, maxOutput, null, value);
         const call = under(reservation, () =>
           startJson(ctx, op, resolved, name as string, text ?? pool.arena?.handOff(body!) ?? transferable(body!)),
         );
@@ -337,7 +351,7 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
         }
         if (!provider.enabled) throw new ServiceError('PROVIDER_DISABLED', `Provider \`${provider.id}\` is disabled.`);
         checkCredential({ provider });
-        const reservation = admit(ctx, op, noPrice, 0, null);
+        const reservation = admit(ctx, op, null, 0, null);
         const call = under(reservation, () =>
           startRelay(pool, relayRequest(ctx, op, { provider, model: null }, null, null), hooks(ctx, provider.id)),
         );
@@ -360,7 +374,7 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
           if (!acceptsJson) throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', `${spec.path} takes multipart/form-data.`);
           const { name } = readModel(ctx.req.body, ctx.req.headers['content-type']);
           const resolved = resolveModel(catalog.current(), op, name, { multipart: true, unresolved: deps.unresolved });
-          const reservation = admit(ctx, op, priced(resolved.model.id), ctx.req.body?.length ?? 0, null);
+          const reservation = admit(ctx, op, resolved.model.id, ctx.req.body?.length ?? 0, null);
           const call = under(reservation, () =>
             startRelay(
               pool,
@@ -377,7 +391,7 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
             resolveModel(catalog.current(), op, name, { multipart: true, unresolved: deps.unresolved }),
           start: (resolved, clientModel) => {
             // The file's size is not known before it has streamed: the reservation holds the output bound only.
-            reservation = admit(ctx, op, priced(resolved.model.id), 0, null);
+            reservation = admit(ctx, op, resolved.model.id, 0, null);
             return under(reservation, () =>
               startRelay(pool, relayRequest(ctx, op, resolved, clientModel, null), hooks(ctx, resolved.provider.id)),
             );

@@ -1,5 +1,5 @@
 import { actorOf } from '../../protocol/actor.ts';
-import { checkLimitCreate, checkLimitUpdate } from '../../protocol/http/limits.ts';
+import { checkLimitCreate, checkLimitUpdate, checkLoopBrakeUpdate } from '../../protocol/http/limits.ts';
 import type { LimitsPort } from '../../protocol/ports/limits.ts';
 import { readQuery } from '../../protocol/query.ts';
 import { route, type RouteDef } from '../http/router.ts';
@@ -40,6 +40,38 @@ export function limitRoutes(limits: LimitsPort): RouteDef[] {
       body: checkLimitUpdate,
       handle: async ({ body, params, principal, requestId }) => ({
         body: await limits.update(params.id!, body, actorOf(principal), requestId),
+      }),
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/limits/loop-brake',
+      scope: 'read',
+      handle: () => ({ body: limits.brake.config() }),
+    }),
+    route({
+      method: 'PATCH',
+      path: '/v1/limits/loop-brake',
+      scope: 'manage',
+      body: checkLoopBrakeUpdate,
+      handle: async ({ body, principal, requestId }) => ({
+        body: await limits.brake.update(body, actorOf(principal), requestId),
+      }),
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/limits/sessions',
+      scope: 'read',
+      handle: ({ req }) => {
+        readQuery(req.query, []);
+        return { body: { data: limits.brake.paused() } };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/v1/limits/sessions/:id/resume',
+      scope: 'manage',
+      handle: async ({ params, principal, requestId }) => ({
+        body: { ...(await limits.brake.resume(params.id!, actorOf(principal), requestId)), resumed: true },
       }),
     }),
     route({

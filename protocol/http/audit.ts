@@ -45,6 +45,8 @@ export const AUDIT_ACTIONS = [
   'limit.create',
   'limit.update',
   'limit.delete',
+  'loop-brake.update',
+  'session.resume',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
@@ -62,6 +64,8 @@ export const AUDIT_RESOURCE_TYPES = [
   'service-account',
   'service',
   'limit',
+  'loop-brake',
+  'session',
 ] as const;
 export type AuditResourceType = (typeof AUDIT_RESOURCE_TYPES)[number];
 
@@ -94,4 +98,6 @@ export const AUDIT_QUERY_PARAMS = [
   'createdAfter',
   'createdBefore',
   'limit',
+  'loop-brake',
+  'session',
 ] as const;

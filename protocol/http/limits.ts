@@ -95,3 +95,34 @@ export const LimitUpdateSchema = Type.Object(
 );
 export type LimitUpdate = Static<typeof LimitUpdateSchema>;
 export const checkLimitUpdate = compile(LimitUpdateSchema);
+
+/** The loop brake (docs/api.md, Limits): off until turned on; a repeat is a call whose last tool call is the same. */
+export interface LoopBrake {
+  enabled: boolean;
+  /** The same tool call with the same arguments this many times in one session pauses it. */
+  repeats: number;
+  /** ... within this many seconds. */
+  windowSeconds: number;
+}
+
+export const LOOP_BRAKE_DEFAULTS: LoopBrake = { enabled: false, repeats: 5, windowSeconds: 120 };
+
+export const LoopBrakeUpdateSchema = Type.Object(
+  {
+    enabled: Type.Optional(Type.Boolean()),
+    repeats: Type.Optional(Type.Integer({ minimum: 2, maximum: 1000 })),
+    windowSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 86_400 })),
+  },
+  { additionalProperties: false },
+);
+export type LoopBrakeUpdate = Static<typeof LoopBrakeUpdateSchema>;
+export const checkLoopBrakeUpdate = compile(LoopBrakeUpdateSchema);
+
+/** A session the loop brake paused; its calls are refused until a person resumes it. */
+export interface PausedSession {
+  session: string;
+  pausedAt: string;
+  /** The repeated tool's name, cut to 64 characters. */
+  tool: string;
+  repeats: number;
+}

@@ -1,5 +1,13 @@
 import type { Actor } from '../actor.ts';
-import type { LimitCreate, LimitRecord, LimitUpdate, LimitView } from '../http/limits.ts';
+import type {
+  LimitCreate,
+  LimitRecord,
+  LimitUpdate,
+  LimitView,
+  LoopBrake,
+  LoopBrakeUpdate,
+  PausedSession,
+} from '../http/limits.ts';
 import type { Ledger } from '../limit-ledger.ts';
 
 // Enforced limits as the edge reaches them: the management calls of the routes, and what admission reads on the
@@ -17,12 +25,28 @@ export interface LimitsPort {
   create(input: LimitCreate, actor: Actor, requestId: string): Promise<LimitView>;
   update(id: string, patch: LimitUpdate, actor: Actor, requestId: string): Promise<LimitView>;
   remove(id: string, actor: Actor, requestId: string): Promise<void>;
+  brake: {
+    config(): LoopBrake;
+    update(patch: LoopBrakeUpdate, actor: Actor, requestId: string): Promise<LoopBrake>;
+    paused(): PausedSession[];
+    resume(session: string, actor: Actor, requestId: string): Promise<PausedSession>;
+  };
+}
+
+/** The loop brake as admission asks it, per call of a session. */
+export interface BrakeSource {
+  /** False while the brake is off and no session is paused: admission then asks nothing. */
+  active(): boolean;
+  isPaused(session: string): PausedSession | null;
+  /** True when this call repeats its last tool call once too often: the session is paused from now on. */
+  observe(session: string, signature: string, tool: string): boolean;
 }
 
 export interface AdmissionSource {
   /** The enabled limits; the same array until a limit changes. */
   active(): readonly ActiveLimit[];
   ledger: Ledger;
+  brake?: BrakeSource;
   now(): number;
   /** A call was refused by this limit's counter (published once per counter and window). */
   tripped(limit: LimitRecord, key: string, windowStart: number, resetsAt: number): void;

@@ -5,6 +5,7 @@ import type { LimitRecord } from '../../../protocol/http/limits.ts';
 import { createLedger, createLedgerBuffer } from '../../../protocol/limit-ledger.ts';
 import type { ActiveLimit } from '../../../protocol/ports/limits.ts';
 import { ServiceError } from '../../../protocol/errors.ts';
+import { lastToolCall } from '../../../edge/gateway/tool-repeat.ts';
 
 const limit = (scope: LimitRecord['scope'], metric: LimitRecord['metric'], max: number): ActiveLimit => ({
   record: {
@@ -88,5 +89,53 @@ describe('admission', () => {
     a.release(other);
     const again = a.admit(facts({ headers: { 'x-session-id': 's3' }, maxOutput: 850 }))!;
     assert.deepEqual(again.needs, [950n, 1n], '50 used + 950 fits 1000 exactly');
+  });
+});
+
+describe('the last tool call (loop brake)', () => {
+  const chat = (args: string) => ({
+    messages: [
+      { role: 'user', content: 'q' },
+      { role: 'assistant', tool_calls: [{ type: 'function', function: { name: 'grep', arguments: args } }] },
+      { role: 'tool', content: 'r' },
+    ],
+  });
+  test('chat: the last assistant message tool calls; same name and arguments, same signature', () => {
+    const a = lastToolCall('chat.completions', chat('{"q":1}'))!;
+    assert.equal(a.tool, 'grep');
+    assert.equal(lastToolCall('chat.completions', chat('{"q":1}'))!.signature, a.signature);
+    assert.notEqual(lastToolCall('chat.completions', chat('{"q":2}'))!.signature, a.signature);
+    assert.equal(lastToolCall('chat.completions', { messages: [{ role: 'user', content: 'q' }] }), null);
+    assert.equal(lastToolCall('embeddings', chat('{"q":1}')), null, 'other operations carry no tool calls');
+  });
+
+  test('messages: tool_use blocks; responses: the function_call items after the last message', () => {
+    const messages = {
+      messages: [
+        { role: 'assistant', content: [{ type: 'text' }, { type: 'tool_use', name: 'bash', input: { c: 'ls' } }] },
+      ],
+    };
+    assert.equal(lastToolCall('messages', messages)!.tool, 'bash');
+    const responses = {
+      input: [
+        { type: 'function_call', name: 'old', arguments: '{}' },
+        { type: 'message', role: 'user', content: 'go' },
+        { type: 'function_call', name: 'edit', arguments: '{"f":1}' },
+        { type: 'function_call_output', output: 'ok' },
+      ],
+    };
+    assert.equal(lastToolCall('responses.create', responses)!.tool, 'edit');
+    assert.equal(lastToolCall('responses.create', { input: 'text' }), null);
+  });
+
+  test('odd bodies are no tool call, never a throw; names are bounded to safe characters', () => {
+    for (const body of [{}, { messages: 'x' }, { messages: [null, 1, { role: 'assistant', tool_calls: 'x' }] }])
+      assert.equal(lastToolCall('chat.completions', body as never), null);
+    const long = lastToolCall('chat.completions', chat('{}'.repeat(10)))!;
+    assert.match(long.signature, /^[0-9a-f]{16}$/);
+    const named = {
+      messages: [{ role: 'assistant', tool_calls: [{ function: { name: 'a b\n'.repeat(40), arguments: '' } }] }],
+    };
+    assert.match(lastToolCall('chat.completions', named)!.tool, /^[A-Za-z0-9._:,_-]{1,64}$/);
   });
 });
