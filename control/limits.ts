@@ -35,6 +35,10 @@ export interface LimitsDeps {
   now?: () => number;
   /** How often settled counters are written; the most a kill -9 can lose of them. */
   persistEveryMs?: number;
+  /** The freshest reading of a Gauge account's window (null when Gauge is off or has none). */
+  gaugeShare(accountId: string, windowId: string): { percent: number; resetsAt: number | null } | null;
+  /** Whether a Gauge account exists, for `gauge` limits. */
+  gaugeAccountExists(accountId: string): boolean;
   /** A refusal, per metric, for /metrics. */
   onRefusal?(metric: LimitRecord['metric']): void;
 }
@@ -48,6 +52,7 @@ const notFound = (id: string) =>
 /** The bound in the ledger's unit: nano-dollars for `usd`, else the count itself. */
 const ledgerMax = (r: LimitRecord): bigint =>
   r.metric === 'usd' ? BigInt(Math.round(r.max * 1e9)) : BigInt(Math.floor(r.max));
+// (A `gauge_percent` limit's max stays on its record: admission compares the reading's percent with it.)
 /** A ledger figure in the limit's unit. */
 const shown = (r: LimitRecord, n: bigint): number => (r.metric === 'usd' ? Number(n) / Number(NANO) : Number(n));
 
@@ -76,7 +81,8 @@ export function createLimits(deps: LimitsDeps): LimitsPort & { admission: Admiss
   // The counters of the current windows; older ones start again at zero anyway.
   for (const { limitId, scopeKey, counter } of repo.counters()) {
     const record = records.get(limitId);
-    if (record === undefined || counter.windowStart !== windowStartOf(record.window, now())) continue;
+    if (record === undefined || record.window === 'gauge') continue;
+    if (counter.windowStart !== windowStartOf(record.window, now())) continue;
     const slot = ledger.slotOf(limitId, scopeKey);
     if (slot >= 0) {
       ledger.load(slot, counter.windowStart, BigInt(counter.used));
@@ -123,6 +129,12 @@ export function createLimits(deps: LimitsDeps): LimitsPort & { admission: Admiss
   }
 
   function counters(record: LimitRecord): LimitCounterView[] {
+    if (record.window === 'gauge') {
+      // One figure, the account's: Gauge's reading of the window, whatever scope the gate applies to.
+      const share = deps.gaugeShare(record.gauge!.accountId, record.gauge!.windowId);
+      const resetsAt = share?.resetsAt == null ? null : new Date(share.resetsAt).toISOString();
+      return [{ key: record.scope.id, used: share?.percent ?? 0, reserved: 0, windowStart: null, resetsAt }];
+    }
     const start = windowStartOf(record.window, now());
     const resetsAt = new Date(windowEndOf(record.window, start)).toISOString();
     const rows: LimitCounterView[] = [];
@@ -152,7 +164,9 @@ export function createLimits(deps: LimitsDeps): LimitsPort & { admission: Admiss
   };
 
   function checkMax(metric: LimitRecord['metric'], max: number): void {
-    if (metric === 'usd') {
+    if (metric === 'gauge_percent') {
+      if (max > 100) throw bad('max', 'A `gauge_percent` limit is a share of the window: at most 100.');
+    } else if (metric === 'usd') {
       if (max > LIMIT_BOUNDS.usdMax) throw bad('max', `A dollar limit is at most ${LIMIT_BOUNDS.usdMax}.`);
     } else if (!Number.isInteger(max)) throw bad('max', `A ${metric} limit is a whole number.`);
   }
@@ -170,6 +184,18 @@ export function createLimits(deps: LimitsDeps): LimitsPort & { admission: Admiss
     return { kind, id };
   }
 
+  /** `gauge` window, `gauge_percent` metric and a `gauge` account come together or not at all. */
+  function checkGauge(input: LimitCreate): LimitRecord['gauge'] {
+    const gaugeWindow = input.window === 'gauge';
+    if (gaugeWindow !== (input.metric === 'gauge_percent') || gaugeWindow !== (input.gauge !== undefined)) {
+      throw bad('gauge', 'A Gauge window limit has `window` `gauge`, `metric` `gauge_percent` and a `gauge` object.');
+    }
+    if (input.gauge === undefined) return null;
+    if (!deps.gaugeAccountExists(input.gauge.accountId))
+      throw bad('gauge.accountId', `No Gauge account \`${input.gauge.accountId}\`; see GET /v1/gauge/accounts.`);
+    return { accountId: input.gauge.accountId, windowId: input.gauge.windowId };
+  }
+
   const metadataOf = (r: LimitRecord) => ({ scope: r.scope.kind, window: r.window, metric: r.metric, max: r.max });
 
   return {
@@ -179,6 +205,7 @@ export function createLimits(deps: LimitsDeps): LimitsPort & { admission: Admiss
       if (records.size >= LIMIT_BOUNDS.count)
         throw new ServiceError('CONFLICT', `At most ${LIMIT_BOUNDS.count} limits.`);
       checkMax(input.metric, input.max);
+      const gauge = checkGauge(input);
       const scope = await checkScope(input);
       const at = new Date(now()).toISOString();
       const record: LimitRecord = {
@@ -189,6 +216,7 @@ export function createLimits(deps: LimitsDeps): LimitsPort & { admission: Admiss
         window: input.window,
         metric: input.metric,
         max: input.max,
+        gauge,
         createdAt: at,
         updatedAt: at,
       };
@@ -218,6 +246,7 @@ export function createLimits(deps: LimitsDeps): LimitsPort & { admission: Admiss
       active: () => active,
       ledger,
       brake,
+      gaugeShare: deps.gaugeShare,
       now,
       tripped(record, key, windowStart, resetsAt) {
         deps.onRefusal?.(record.metric);

@@ -1,5 +1,8 @@
 import type { LimitWindow } from './http/limits.ts';
 
+/** The windows that are calendar periods; a `gauge` window is the provider's own (its reading says when it resets). */
+export type CalendarWindow = Exclude<LimitWindow, 'gauge'>;
+
 // The calendar windows of enforced limits. Minute and hour are UTC (they agree with every clock); day, week and
 // month follow the service's local time, as usage's days do, so "today's $5" means the day the user sees. A week
 // starts on Monday. Both functions are pure: the ledger and the control plane compute the same window for the
@@ -9,7 +12,7 @@ const MINUTE = 60_000;
 const HOUR = 3_600_000;
 
 /** The start (ms since the epoch) of the window of `window` kind that holds `now`. */
-export function windowStartOf(window: LimitWindow, now: number): number {
+export function windowStartOf(window: CalendarWindow, now: number): number {
   switch (window) {
     case 'minute':
       return now - (now % MINUTE);
@@ -32,7 +35,7 @@ export function windowStartOf(window: LimitWindow, now: number): number {
 }
 
 /** When the window that started at `start` ends (the next one's start). Local days may be 23 or 25 hours long. */
-export function windowEndOf(window: LimitWindow, start: number): number {
+export function windowEndOf(window: CalendarWindow, start: number): number {
   switch (window) {
     case 'minute':
       return start + MINUTE;

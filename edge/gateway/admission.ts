@@ -21,6 +21,8 @@ export const SESSION_HEADERS = ['x-claude-code-session-id', 'session_id', 'x-ses
 const SESSION_KEY_MAX = 128;
 const NANO = 1e9;
 const iso = (ms: number) => new Date(ms).toISOString();
+/** When a Gauge window's reading says no reset time: look again in a minute (Gauge reads again by then). */
+const GAUGE_RETRY_MS = 60_000;
 
 /** What admission needs to know of a call. */
 export interface CallFacts {
@@ -119,16 +121,19 @@ export function createAdmission(source: AdmissionSource): Admission {
     for (let i = 0; i < count; i++) ledger.settle(r.slots[i]!, r.windows[i]!, r.needs[i]!, 0n);
   }
 
-  function refuse(limit: ActiveLimit, key: string, start: number, need: bigint): never {
+  function refuse(limit: ActiveLimit, key: string, start: number, resetsAt: number, need: bigint): never {
     const { record } = limit;
-    const resetsAt = windowEndOf(record.window, start);
     source.tripped(record, key, start, resetsAt);
     const seconds = Math.max(1, Math.ceil((resetsAt - source.now()) / 1000));
     const whole = need > limit.max;
+    const reached =
+      record.window === 'gauge'
+        ? `Limit \`${record.name}\`: the Gauge window \`${record.gauge!.windowId}\` is ${record.max}% used or more`
+        : `Limit \`${record.name}\` is reached for this ${record.window}`;
     return fail(
       whole
         ? `This call's worst case is more than the whole of limit \`${record.name}\`; ask for fewer output tokens.`
-        : `Limit \`${record.name}\` is reached for this ${record.window}; it resets at ${iso(resetsAt)}.`,
+        : `${reached}; it resets at ${iso(resetsAt)}.`,
       {
         limitId: record.id,
         limitName: record.name,
@@ -181,6 +186,13 @@ export function createAdmission(source: AdmissionSource): Admission {
         const key = keyOf(limit, facts, sessionOf);
         if (key === null) continue;
         const { record } = limit;
+        if (record.window === 'gauge') {
+          // A gate, not a counter: the provider's own window, as Gauge read it last (live headers or local logs).
+          const share = source.gaugeShare(record.gauge!.accountId, record.gauge!.windowId);
+          if (share === null || share.percent < record.max) continue;
+          if (r !== null) release(r, r.slots.length);
+          refuse(limit, key, now, share.resetsAt ?? now + GAUGE_RETRY_MS, 0n);
+        }
         const start = windowStartOf(record.window, now);
         // A key that finds no slot (a table full of sessions) counts under its limit's overflow key.
         let slot = ledger.slotOf(record.id, key);
@@ -190,7 +202,7 @@ export function createAdmission(source: AdmissionSource): Admission {
         if (slot < 0 || !ledger.reserve(slot, start, need, limit.max)) {
           release(r, r.slots.length);
           if (slot < 0) fail('The limit counters are full; restart the service.', { limitId: record.id }, 60);
-          refuse(limit, key, start, need);
+          refuse(limit, key, start, windowEndOf(record.window, start), need);
         }
         r.slots.push(slot);
         r.windows.push(start);

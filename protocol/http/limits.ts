@@ -8,11 +8,21 @@ import { compile } from '../validate.ts';
 export const LIMIT_SCOPES = ['token', 'service_account', 'session', 'route_pack', 'service'] as const;
 export type LimitScopeKind = (typeof LIMIT_SCOPES)[number];
 
-/** Calendar windows: minute and hour in UTC; day, week (from Monday) and month in the service's local time. */
-export const LIMIT_WINDOWS = ['minute', 'hour', 'day', 'week', 'month'] as const;
+/**
+ * Calendar windows: minute and hour in UTC; day, week (from Monday) and month in the service's local time; or
+ * `gauge`, a subscription window of a Gauge account (with the metric `gauge_percent`).
+ */
+export const LIMIT_WINDOWS = ['minute', 'hour', 'day', 'week', 'month', 'gauge'] as const;
 export type LimitWindow = (typeof LIMIT_WINDOWS)[number];
 
-export const LIMIT_METRICS = ['requests', 'input_tokens', 'output_tokens', 'total_tokens', 'usd'] as const;
+export const LIMIT_METRICS = [
+  'requests',
+  'input_tokens',
+  'output_tokens',
+  'total_tokens',
+  'usd',
+  'gauge_percent',
+] as const;
 export type LimitMetric = (typeof LIMIT_METRICS)[number];
 
 export const LIMIT_BOUNDS = {
@@ -33,6 +43,12 @@ export interface LimitScope {
   id: string | null;
 }
 
+export interface LimitGaugeWindow {
+  accountId: string;
+  /** The window's ID in the account's readings (GET /v1/gauge/accounts/{id}), e.g. a 5-hour or a weekly one. */
+  windowId: string;
+}
+
 export interface LimitRecord {
   id: string;
   name: string;
@@ -40,8 +56,10 @@ export interface LimitRecord {
   scope: LimitScope;
   window: LimitWindow;
   metric: LimitMetric;
-  /** The bound: requests, tokens, or USD. */
+  /** The bound: requests, tokens, USD, or (gauge_percent) the share of the Gauge window in percent. */
   max: number;
+  /** The Gauge account and window a `gauge` limit reads; null for calendar windows. */
+  gauge: LimitGaugeWindow | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -54,8 +72,10 @@ export interface LimitCounterView {
   used: number;
   /** Worst cases of the calls in flight. */
   reserved: number;
-  windowStart: string;
-  resetsAt: string;
+  /** Null for a `gauge` limit, whose window is the provider's. */
+  windowStart: string | null;
+  /** Null when a `gauge` limit's reading says no reset time. */
+  resetsAt: string | null;
 }
 
 export interface LimitView extends LimitRecord {
@@ -82,6 +102,15 @@ export const LimitCreateSchema = Type.Object(
     window: Type.Union(LIMIT_WINDOWS.map((w) => Type.Literal(w))),
     metric: Type.Union(LIMIT_METRICS.map((m) => Type.Literal(m))),
     max: Max,
+    gauge: Type.Optional(
+      Type.Object(
+        {
+          accountId: Type.String({ minLength: 1, maxLength: 160 }),
+          windowId: Type.String({ minLength: 1, maxLength: 64 }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );

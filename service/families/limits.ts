@@ -3,6 +3,7 @@ import { limitRoutes } from '../../edge/routes/limits.ts';
 import { limitRepo } from '../../store/limit-repo.ts';
 import type { Family } from '../family.ts';
 import type { Parts } from '../parts.ts';
+import { isAccount } from '../../protocol/gauge-sources.ts';
 
 const exists = async (read: () => unknown): Promise<boolean> => {
   try {
@@ -12,6 +13,19 @@ const exists = async (read: () => unknown): Promise<boolean> => {
     return false;
   }
 };
+
+/** A Gauge window's freshest reading as a percent used; null while Gauge is off or has no such reading. */
+function gaugeShare(p: Parts, accountId: string, windowId: string) {
+  if (!p.settings.current().gauge.enabled) return null;
+  const window = p.gaugeData.reading(accountId)?.reading.windows.find((w) => w.id === windowId);
+  if (window === undefined) return null;
+  const share =
+    window.utilization ??
+    (window.used !== null && window.limit !== null && window.limit > 0 ? window.used / window.limit : null);
+  if (share === null) return null;
+  const resetsAt = window.resetsAt === null ? null : Date.parse(window.resetsAt);
+  return { percent: share * 100, resetsAt: Number.isFinite(resetsAt) ? resetsAt : null };
+}
 
 /** Enforced limits: their records, their counters, and what the gateway's admission reads (admission.ts). */
 export function limitsFamily(p: Parts): Family {
@@ -23,6 +37,11 @@ export function limitsFamily(p: Parts): Family {
     log: p.log,
     now: p.now,
     onRefusal: (metric) => p.metrics.limitRefused(metric),
+    gaugeShare: (accountId, windowId) => gaugeShare(p, accountId, windowId),
+    gaugeAccountExists: (id) => {
+      const source = p.gaugeSources.get(id);
+      return source !== undefined && isAccount(source);
+    },
     // Route packs are read when a limit is made; the gateway family, which holds them, has started by then.
     scopeExists: (kind, id) =>
       kind === 'token'

@@ -222,6 +222,17 @@ describe('limits: bad input', () => {
       [{ ...good, scope: { kind: 'route_pack', id: 'nope' } }, 'INVALID_REQUEST'],
       [{ ...good, scope: { kind: 'session', id: 'a b' } }, 'INVALID_REQUEST'],
       [{ ...good, name: 'x'.repeat(201) }, 'INVALID_REQUEST'],
+      [{ ...good, window: 'gauge' }, 'INVALID_REQUEST'],
+      [{ ...good, metric: 'gauge_percent', max: 90 }, 'INVALID_REQUEST'],
+      [{ ...good, gauge: { accountId: 'x', windowId: 'w' } }, 'INVALID_REQUEST'],
+      [
+        { ...good, window: 'gauge', metric: 'gauge_percent', max: 90, gauge: { accountId: 'nope', windowId: 'w' } },
+        'INVALID_REQUEST',
+      ],
+      [
+        { ...good, window: 'gauge', metric: 'gauge_percent', max: 120, gauge: { accountId: 'x', windowId: 'w' } },
+        'INVALID_REQUEST',
+      ],
       ['[]', 'INVALID_REQUEST'],
     ];
     for (const [body, code] of refused) {

@@ -16,6 +16,7 @@ const limit = (scope: LimitRecord['scope'], metric: LimitRecord['metric'], max: 
     window: 'minute',
     metric,
     max,
+    gauge: null,
     createdAt: '',
     updatedAt: '',
   },
@@ -33,12 +34,13 @@ const facts = (over: Partial<CallFacts> = {}): CallFacts => ({
   ...over,
 });
 
-function admission(limits: ActiveLimit[]) {
+function admission(limits: ActiveLimit[], gauge: { percent: number; resetsAt: number | null } | null = null) {
   const trips: string[] = [];
   const a = createAdmission({
     active: () => limits,
     ledger: createLedger(createLedgerBuffer(64)),
     now: () => 30_000,
+    gaugeShare: () => gauge,
     tripped: (record, key) => trips.push(`${record.id}|${key}`),
   });
   return { a, trips };
@@ -89,6 +91,33 @@ describe('admission', () => {
     a.release(other);
     const again = a.admit(facts({ headers: { 'x-session-id': 's3' }, maxOutput: 850 }))!;
     assert.deepEqual(again.needs, [950n, 1n], '50 used + 950 fits 1000 exactly');
+  });
+});
+
+describe('a Gauge window gate', () => {
+  const gate = (max: number): ActiveLimit => {
+    const l = limit({ kind: 'session', id: null }, 'gauge_percent', max);
+    return { ...l, record: { ...l.record, window: 'gauge', gauge: { accountId: 'claude', windowId: 'five_hour' } } };
+  };
+  const session = facts({ headers: { 'x-claude-code-session-id': 's' } });
+
+  test('refuses the calls in its scope once the reading reaches the share, until the window resets', () => {
+    const { a, trips } = admission([gate(90)], { percent: 91.5, resetsAt: 90_000 });
+    assert.throws(
+      () => a.admit(session),
+      (err: unknown) =>
+        err instanceof ServiceError &&
+        err.code === 'LIMIT_EXCEEDED' &&
+        err.headers['retry-after'] === '60' &&
+        /five_hour/.test(err.message),
+    );
+    assert.equal(trips.length, 1);
+    assert.equal(a.admit(facts()), null, 'a call without a session is outside a session gate');
+  });
+
+  test('below the share, or with no reading, the gate reserves nothing and admits', () => {
+    assert.equal(admission([gate(90)], { percent: 89.9, resetsAt: null }).a.admit(session), null);
+    assert.equal(admission([gate(90)], null).a.admit(session), null);
   });
 });
 
