@@ -8,7 +8,9 @@
 #
 #   bash bench/floor/compare.sh [rounds=3]      (FLOOR_SECONDS=4 per load; FLOOR_BODY=file for another request;
 #                                                FLOOR_STREAM=1 for 20-chunk SSE answers, as in the bench's b;
-#                                                FLOOR_EDGES=2 for two floor edge threads on one port)
+#                                                FLOOR_EDGES=2 for two floor edge threads on one port;
+#                                                FLOOR_LIMITS=1 adds `switchyard-limits`, a second Switchyard whose
+#                                                every call is admitted under a requests and a dollar limit)
 set -euo pipefail
 ROUNDS=${1:-3}
 SECONDS_EACH=${FLOOR_SECONDS:-4}
@@ -25,7 +27,21 @@ for worker in inline undici switchyard; do
   FLOOR_UPSTREAM=$UP FLOOR_WORKER=$worker node "$FLOOR/edge.mjs" > "$WORK/floor-$worker.out" 2>&1 & PID[floor-$worker]=$!; PIDS+=(${PID[floor-$worker]})
 done
 
+TARGETS="direct nginx floor-inline floor-undici floor-switchyard switchyard"
+declare -A TOKENS
+if [ "${FLOOR_LIMITS:-}" = 1 ]; then
+  # The same service with two limits every call is admitted under and settles to, never reached: what admission
+  # costs per request, beside the row without limits in the same run.
+  SY_NAME=home-limits start_switchyard
+  api() { curl -sf -o /dev/null -X "$1" -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' -d "$3" "http://127.0.0.1:$SY_PORT$2"; }
+  api PATCH /v1/catalog/models/bench%2Fbench-model '{"pricing":{"inputPerMTok":1,"outputPerMTok":2}}'
+  api POST /v1/limits '{"name":"calls","scope":{"kind":"service"},"window":"day","metric":"requests","max":1000000000000}'
+  api POST /v1/limits '{"name":"dollars","scope":{"kind":"service"},"window":"day","metric":"usd","max":1000000}'
+  PORT[switchyard-limits]=$SY_PORT; PID[switchyard-limits]=$SY; TOKENS[switchyard-limits]=$TOKEN
+  TARGETS="$TARGETS switchyard-limits"
+fi
 start_switchyard
+TOKENS[switchyard]=$TOKEN
 
 PORT[direct]=$UP; PID[direct]=$FAKE; PORT[nginx]=$NGINX_PORT; PID[nginx]=$NGINX; PORT[switchyard]=$SY_PORT; PID[switchyard]=$SY
 for worker in inline undici switchyard; do PORT[floor-$worker]=$(port_of "$WORK/floor-$worker.out"); done
@@ -45,8 +61,8 @@ TICK=$(getconf CLK_TCK)
 cpu_ticks() { local total=0; for p in $1 $(pgrep -P "$1" || true); do local s; s=$(cut -d')' -f2 "/proc/$p/stat" 2>/dev/null) || continue; set -- $s; total=$((total + ${12} + ${13})); done; echo $total; }
 load() {
   local name=$1 secs=$2 body=$WORK/bench-model.json headers=""
-  if [ "$name" = switchyard ]; then body=$WORK/bench_bench-model.json; headers="authorization: Bearer $TOKEN"; fi
-  local split=false; [[ $name == floor-* || $name == switchyard ]] && split=true
+  if [[ $name == switchyard* ]]; then body=$WORK/bench_bench-model.json; headers="authorization: Bearer ${TOKENS[$name]}"; fi
+  local split=false; [[ $name == floor-* || $name == switchyard* ]] && split=true
   $split && node "$FLOOR/thread-split.mjs" snap "${PID[$name]}" > "$WORK/threads-before"
   local before; before=$(cpu_ticks "${PID[$name]}")
   local out; out=$(BENCH_BODY=$body BENCH_HEADERS=$headers wrk -t1 -c50 -d"${secs}s" -s "$BENCH/lua/post.lua" "http://127.0.0.1:${PORT[$name]}/v1/chat/completions" 2>&1 | sed -n 's/^BENCH_JSON //p')
@@ -59,7 +75,6 @@ load() {
   node -e "const j=$out, ticks=$after-$before; const errors=j.err_status+j.err_read+j.err_connect+j.err_write+j.err_timeout;
     console.log([process.argv[1], Math.round(j.requests*1e6/j.duration_us), j.p50_us, (ticks/$TICK*1e6/j.requests).toFixed(1), errors, process.argv[2]].join(' '))" "$name" "$threads"
 }
-TARGETS="direct nginx floor-inline floor-undici floor-switchyard switchyard"
 for t in $TARGETS; do load "$t" 1 > /dev/null; done
 for round in $(seq 1 "$ROUNDS"); do for t in $TARGETS; do load "$t" "$SECONDS_EACH"; done; done > "$WORK/rows"
 node -e '

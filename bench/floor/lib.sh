@@ -31,13 +31,14 @@ start_fake() {
 # Starts Switchyard with the Node flags of `npm start` and any given here, and registers the fake upstream
 # as provider `bench` with model `bench-model`. Sets SY (its pid), SY_PORT and TOKEN.
 start_switchyard() {
-  mkdir -m 700 "$WORK/home"
+  local name=${SY_NAME:-home}
+  mkdir -m 700 "$WORK/$name"
   local flags
   flags=$(node -e "const s=require(process.argv[1]).scripts.start; console.log((/^node((?: --\\S+)*) /.exec(s)||[])[1]||'')" "$ROOT/package.json")
-  SWITCHYARD_HOME=$WORK/home SWITCHYARD_PORT=0 SWITCHYARD_VAULT=file SWITCHYARD_SUPERVISE=0 node $flags "$@" "$ROOT/dist/bin/switchyard.js" start > "$WORK/sy.out" 2> "$WORK/sy.err" & SY=$!; PIDS+=($SY)
-  for _ in $(seq 1 100); do grep -q 'listening on' "$WORK/sy.err" 2>/dev/null && break; sleep 0.2; done
-  SY_PORT=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$WORK/sy.err" | grep -o '[0-9]*$')
-  TOKEN=$(cat "$WORK/home/token")
+  SWITCHYARD_HOME=$WORK/$name SWITCHYARD_PORT=0 SWITCHYARD_VAULT=file SWITCHYARD_SUPERVISE=0 node $flags "$@" "$ROOT/dist/bin/switchyard.js" start > "$WORK/$name-sy.out" 2> "$WORK/$name-sy.err" & SY=$!; PIDS+=($SY)
+  for _ in $(seq 1 100); do grep -q 'listening on' "$WORK/$name-sy.err" 2>/dev/null && break; sleep 0.2; done
+  SY_PORT=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$WORK/$name-sy.err" | grep -o '[0-9]*$')
+  TOKEN=$(cat "$WORK/$name/token")
   curl -sf -o /dev/null -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' -d "{\"kind\":\"openai_compatible\",\"id\":\"bench\",\"baseUrl\":\"http://127.0.0.1:$UP/v1\"}" "http://127.0.0.1:$SY_PORT/v1/providers"
   curl -sf -o /dev/null -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' -d '{"providerId":"bench","upstreamModelId":"bench-model","families":["styleA.chat_completions"]}' "http://127.0.0.1:$SY_PORT/v1/catalog/models"
 }
