@@ -28,14 +28,14 @@ function number(value: string | undefined, name: string): number | undefined {
   return n;
 }
 
-function oneOf(value: string | undefined, name: string, allowed: readonly string[]): string | undefined {
+export function oneOf(value: string | undefined, name: string, allowed: readonly string[]): string | undefined {
   if (value !== undefined && !allowed.includes(value))
     throw new UsageError(`${name} is one of: ${allowed.join(', ')}.`);
   return value;
 }
 
 /** The body from the file, or from the options; not both, and the options the API requires. */
-async function bodyOf(
+export async function bodyOf(
   file: string | undefined,
   flags: Flags,
   required: string[],

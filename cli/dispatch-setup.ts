@@ -12,6 +12,7 @@ import {
   removeBudget,
 } from './budgets.ts';
 import { connect } from './client.ts';
+import { LIMITS_HELP, LIMITS_USAGE, limitsCommand } from './limits.ts';
 import { addPreset, addRoutePack, listPresets, listRoutePacks, removePreset, removeRoutePack } from './config-files.ts';
 import {
   addGaugeAccount,
@@ -26,10 +27,10 @@ import { services } from './listing.ts';
 import { addService, removeService, startService, stopService } from './services-manage.ts';
 
 // The set-up commands beyond providers, models and tokens: presets and route packs from files, Gauge and its
-// budgets and alert rules, supervised services. Parsed here as cli/index.ts parses the others (strict options,
-// usage errors exit 2), each handled by its own file.
+// budgets and alert rules, enforced limits (cli/limits.ts), supervised services. Parsed here as cli/index.ts
+// parses the others (strict options, usage errors exit 2), each handled by its own file.
 
-export const SETUP_COMMANDS = ['presets', 'route-packs', 'gauge', 'budgets', 'alerts', 'services'] as const;
+export const SETUP_COMMANDS = ['presets', 'route-packs', 'gauge', 'budgets', 'alerts', 'limits', 'services'] as const;
 export type SetupCommand = (typeof SETUP_COMMANDS)[number];
 
 export const SETUP_HELP = `  presets    List presets.                                          [--json]
@@ -61,6 +62,7 @@ export const SETUP_HELP = `  presets    List presets.                           
              KIND: quota_low, quota_exhausted, quota_reset, forecast_exhaustion, budget_threshold, spend_drift,
              provider_incident, collection_failing, reauth_required.
              [--provider ID] [--account ID] [--budget ID] [--threshold X] [--cooldown MINUTES] [--disabled]
+${LIMITS_HELP}
   services   List supervised runtimes (llama-server, embedded).     [--json]
   services add llamacpp --model <id>
              Add a supervised llama-server for a library model (\`switchyard models\`); it starts unless
@@ -84,6 +86,7 @@ export const SETUP_USAGES: Record<(typeof SETUP_COMMANDS)[number], string> = {
   gauge: GAUGE_USAGE,
   budgets: BUDGETS_USAGE,
   alerts: ALERTS_USAGE,
+  limits: LIMITS_USAGE,
   services: SERVICES_USAGE,
 };
 
@@ -203,6 +206,8 @@ export async function dispatchSetup(command: SetupCommand, args: string[]): Prom
     case 'budgets':
     case 'alerts':
       return budgetsOrAlerts(args, command);
+    case 'limits':
+      return limitsCommand(args);
     case 'services':
       return servicesCommand(args);
   }

@@ -94,6 +94,7 @@ async function dispatch(command: (typeof COMMANDS)[number], args: string[]): Pro
     case 'gauge':
     case 'budgets':
     case 'alerts':
+    case 'limits':
     case 'services':
       return dispatchSetup(command, args);
     case 'providers': {

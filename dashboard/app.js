@@ -10,6 +10,7 @@ import { ProvidersView } from './view-providers.js';
 import { TokensView } from './view-tokens.js';
 import { GaugeSetupView } from './view-gauge-setup.js';
 import { ServicesView } from './view-services.js';
+import { LimitsView } from './view-limits.js';
 
 const html = htm.bind(h);
 
@@ -20,6 +21,7 @@ const VIEWS = [
   { id: 'providers', label: 'Providers', view: ProvidersView },
   { id: 'models', label: 'Models', view: ModelsView },
   { id: 'tokens', label: 'Tokens', view: TokensView },
+  { id: 'limits', label: 'Limits', view: LimitsView },
   { id: 'services', label: 'Services', view: ServicesView },
   { id: 'hardware', label: 'Runtime & hardware', view: HardwareView },
 ];

@@ -41,6 +41,7 @@ export const PAGE_FILES = [
   'view-gauge-setup.js',
   'gauge-money-forms.js',
   'view-services.js',
+  'view-limits.js',
   'forms.js',
   'models-setup.js',
   'style.css',

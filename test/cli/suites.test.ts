@@ -8,3 +8,6 @@ describe('install', async () => {
 describe('output', async () => {
   await import('./output.suite.ts');
 });
+describe('limits', async () => {
+  await import('./limits.suite.ts');
+});

@@ -16,7 +16,7 @@ import { startInProcess, type InProcessService } from '../helpers/in-process.ts'
 // submits, a confirming button that takes the focus), each form's effect read back through the API: providers,
 // tokens and pairing, model aliases and hiding. A key typed into a form never stays in the page (the token
 // secret is shown once, by design); no console error; no request leaves the service's origin. The Gauge set-up
-// and services forms are in dashboard-gauge-setup.test.ts.
+// and services forms are in dashboard-gauge-setup.test.ts. The limits view (W3.6) is the last block here.
 
 const OPENAI_KEY = `fake-openai-forms-${process.pid}-0123456789`;
 let oa: openaiFake.OpenAIFake;
@@ -224,6 +224,112 @@ describe('the dashboard set-up forms, 800 px wide: providers, tokens, models', (
     assert.match(text, /OpenAI-style chat completions/);
     assert.doesNotMatch(text, /style[AB]/);
     await assertClean('models');
+  });
+
+  test('no console error but the refusals provoked on purpose, and no request left the service', () => {
+    assert.deepEqual(b.consoleErrors, []);
+    assert.deepEqual(b.refusals.sort(), b.expectedRefusals.sort());
+    assert.deepEqual(b.foreignRequests, []);
+  });
+});
+
+describe('the limits view, 800 px wide', () => {
+  const limits = async () => (await api('GET', '/v1/limits')).data;
+  const byName = async (name: string) => (await limits()).find((l: { name: string }) => l.name === name);
+
+  test('add limits through the form (a token, the service, each session); a refusal inline', async () => {
+    await openView('limits');
+    assert.match(
+      await emptyState('limits'),
+      /^No limits\. A limit stops a runaway agent before its calls go upstream: add one below\.$/,
+    );
+    const created = await svc.request('POST', '/v1/tokens', { body: { name: 'limited', scopes: ['inference'] } });
+    svc.markSecretBearing(created);
+    const tokenId = created.json.token.id;
+
+    const form = page.locator('form[data-form=add-limit]');
+    await form.getByLabel('Name').fill('Agent dollars');
+    await form.getByLabel('Applies to').selectOption('token');
+    await form.getByLabel('Token ID').fill(tokenId);
+    await form.getByLabel('Window').selectOption('hour');
+    await form.getByLabel('Counts').selectOption('usd');
+    await form.getByLabel('Max (USD)').fill('2.5');
+    await form.getByLabel('Max (USD)').press('Enter');
+    const row = page.locator('tr[data-limit]', { hasText: 'Agent dollars' });
+    await row.waitFor();
+    const agent = await byName('Agent dollars');
+    assert.deepEqual(
+      [agent.scope, agent.window, agent.metric, agent.max, agent.enabled],
+      [{ kind: 'token', id: tokenId }, 'hour', 'usd', 2.5, true],
+    );
+    const counter = row.locator('.counter');
+    assert.equal(await counter.getAttribute('data-used'), '0');
+    assert.equal(await counter.getAttribute('data-resets'), agent.counters[0].resetsAt);
+    assert.match(
+      (await row.textContent())!,
+      /at most \$2\.50 an hour.*\$0\.00 \/ \$2\.50 \(0%\).*resets in \d+[hm] \d+[ms]/s,
+    );
+
+    await form.getByLabel('Name').fill('Whole service');
+    await form.getByLabel('Applies to').selectOption('service');
+    assert.equal(await form.getByLabel('Token ID').count(), 0, 'the service takes no ID');
+    await form.getByLabel('Window').selectOption('day');
+    await form.getByLabel('Counts').selectOption('requests');
+    await form.getByLabel('Max (requests)').fill('1000');
+    await form.getByLabel('Name').press('Enter');
+    await page.locator('tr[data-limit]', { hasText: 'Whole service' }).waitFor();
+    const service = await byName('Whole service');
+    assert.deepEqual(
+      [service.scope, service.window, service.metric, service.max],
+      [{ kind: 'service', id: null }, 'day', 'requests', 1000],
+    );
+
+    await form.getByLabel('Name').fill('Sessions');
+    await form.getByLabel('Applies to').selectOption('session');
+    await form.getByLabel('Counts').selectOption('total_tokens');
+    await form.getByLabel(/^Max/).fill('50000');
+    await form.getByLabel('Name').press('Enter');
+    const sessions = page.locator('tr[data-limit]', { hasText: 'Sessions' });
+    await sessions.waitFor();
+    assert.deepEqual((await byName('Sessions')).scope, { kind: 'session', id: null });
+    assert.match((await sessions.textContent())!, /Each session; at most 50,000 total tokens a day/);
+    assert.match((await sessions.textContent())!, /No session has used it this window\./);
+
+    // A token that does not exist: the API's 400 beside the form, nothing added.
+    await form.getByLabel('Name').fill('Nobody');
+    await form.getByLabel('Applies to').selectOption('token');
+    await form.getByLabel('Token ID').fill('tok_nothing');
+    await form.getByLabel(/^Max/).fill('3');
+    expectedRefusals.push('400 /v1/limits');
+    await form.getByLabel('Name').press('Enter');
+    assert.match((await form.locator('[role=alert]').textContent())!, /No token `tok_nothing`/);
+    assert.equal((await limits()).length, 3);
+    await assertClean('limits');
+  });
+
+  test('disable one, change its max, remove it; each through the API', async () => {
+    const agent = await byName('Agent dollars');
+    const row = page.locator(`tr[data-limit="${agent.id}"]`);
+    await row.locator('input[data-action=enable]').click();
+    await eventually(async () => assert.equal(await row.getAttribute('data-enabled'), 'false'), 'shown disabled');
+    assert.equal((await byName('Agent dollars')).enabled, false);
+
+    await row.locator('button[data-action=edit-max]').click();
+    const max = row.getByLabel('New max for Agent dollars (USD)');
+    assert.equal(await max.inputValue(), '2.5');
+    const focused = () => page.evaluate('document.activeElement?.id');
+    await eventually(async () => assert.equal(await focused(), `max-${agent.id}`), 'the new max has the focus');
+    await max.fill('4');
+    await max.press('Enter');
+    await eventually(async () => assert.equal(await row.getAttribute('data-max'), '4'), 'the new max shown');
+    assert.deepEqual([(await byName('Agent dollars')).max, (await byName('Agent dollars')).enabled], [4, false]);
+    await assertClean('limits');
+
+    await row.locator('button[data-action=remove]').click();
+    await page.keyboard.press('Enter');
+    await row.waitFor({ state: 'detached' });
+    assert.equal((await svc.request('GET', `/v1/limits/${agent.id}`)).status, 404);
+    assert.equal((await limits()).length, 2);
   });
 
   test('no console error but the refusals provoked on purpose, and no request left the service', () => {
