@@ -43,3 +43,6 @@ describe('hardening-4xx', async () => {
 describe('limits', async () => {
   await import('./limits.suite.ts');
 });
+describe('limits-routes', async () => {
+  await import('./limits-routes.suite.ts');
+});
