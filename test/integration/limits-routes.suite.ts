@@ -10,7 +10,8 @@ import { startInProcess, type InProcessService } from '../helpers/in-process.ts'
 // Admission on every route family (docs/api.md, Limits; W3.6 item 5): limits.suite.ts covers chat, messages
 // through a translation and a route-pack fallback; here the rest. For each family a `requests` limit of 2 on a
 // token of its own admits exactly two calls, the third is 429 LIMIT_EXCEEDED, and the fake upstream received
-// exactly two requests of that route. Embeddings and responses also count their reported tokens exactly.
+// exactly two requests of that route. Embeddings and responses also count their reported tokens exactly; an
+// SDK's retries are calls of their own; and a call that ends badly gives its reservation back.
 
 const OA_KEY = `fake-openai-key-${process.pid}`;
 const VL_KEY = `fake-vllm-key-${process.pid}`;
@@ -307,6 +308,59 @@ describe('SDK retries', () => {
     );
     assert.deepEqual(statuses.slice(2), [429, 429, 429]);
     assert.equal(chat() - before, 2, 'the failed attempt and its retry, nothing of the refused call');
+    await ok('DELETE', `/v1/limits/${limitId}`);
+  });
+});
+
+describe('faults', () => {
+  test('a reservation is given back whatever ends the call: a client that leaves, a 400, no upstream', async () => {
+    const agent = await newAgent('faults');
+    const limitId = await limitOn(agent, 'total_tokens', 100_000);
+    const chat = (model = 'oa/gpt-test', signal?: AbortSignal) =>
+      agent.client.chat.completions.create({ model, messages: PROMPT }, { signal }).then(
+        () => 'answered',
+        (err: unknown) => {
+          if (err instanceof OpenAI.APIUserAbortError) return 'aborted';
+          assert.ok(err instanceof OpenAI.APIError, String(err));
+          return err.status;
+        },
+      );
+    /** Polls until nothing is reserved: a call's end settles after its answer, or its abort, is handled. */
+    const settled = async () => {
+      for (let looks = 0; ; looks++) {
+        const c = await counterOf(limitId);
+        if (c.reserved === 0) return c;
+        assert.ok(looks < 1000, `still reserved: ${c.reserved}`);
+      }
+    };
+
+    oa.hangNext();
+    const seen = oa.requests.length;
+    const leaving = new AbortController();
+    const left = chat('oa/gpt-test', leaving.signal);
+    for (const deadline = Date.now() + 10_000; oa.requests.length === seen; ) {
+      assert.ok(Date.now() < deadline, 'the call never reached the upstream');
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    assert.ok((await counterOf(limitId)).reserved > 0, 'the call in flight holds its worst case');
+    leaving.abort();
+    assert.equal(await left, 'aborted');
+    assert.deepEqual(await settled(), { used: 0, reserved: 0 });
+
+    oa.failNext(400, { error: { message: 'bad', type: 'invalid_request_error', param: null, code: null } });
+    assert.equal(await chat(), 400);
+    assert.deepEqual(await settled(), { used: 0, reserved: 0 });
+
+    await ok(
+      'POST',
+      '/v1/providers',
+      { id: 'dead', kind: 'openai', baseUrl: 'http://127.0.0.1:1/v1', credential: OA_KEY },
+      201,
+    );
+    const families = ['styleA.chat_completions'];
+    await ok('POST', '/v1/catalog/models', { providerId: 'dead', upstreamModelId: 'gpt-test', families }, 201);
+    assert.equal(await chat('dead/gpt-test'), 502);
+    assert.deepEqual(await settled(), { used: 0, reserved: 0 });
     await ok('DELETE', `/v1/limits/${limitId}`);
   });
 });
