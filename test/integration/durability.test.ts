@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { startService, tempHome } from '../helpers/service.ts';
+import { open } from 'lmdb';
+import { STORE_FILE } from '../../store/env.ts';
+import * as openaiFake from '../fakes/openai.ts';
+import { assertSecretsNowhere, startService, tempHome, type TestService } from '../helpers/service.ts';
 
 describe('restart on the same data directory', () => {
   test('keeps tokens, settings and audit events, and does not mint a second bootstrap token', async () => {
@@ -113,5 +117,95 @@ describe('graceful shutdown', () => {
     assert.match(received, /^HTTP\/1\.1 200 OK/);
     assert.match(received, /"retentionDays":77/);
     assert.ok(svc.logLines().some((l) => l.msg === 'stopped'));
+  });
+});
+
+/** Resolves once `holds()` is true, looking again every few milliseconds; throws after 10 s. */
+async function until(holds: () => boolean, what: string): Promise<void> {
+  for (const deadline = Date.now() + 10_000; !holds(); ) {
+    if (Date.now() > deadline) throw new Error(`never: ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+describe('limit counters across kill -9', () => {
+  test('no settled usage is lost; calls in flight count at most their use; nothing is left reserved', async () => {
+    const KEY = `fake-openai-key-${process.pid}`;
+    const oa = await openaiFake.start({ apiKey: KEY });
+    oa.setModels([{ id: 'gpt-limit' }]);
+    // 110 tokens a call; each reserves its body's bytes over 3 plus max_tokens.
+    const PER_CALL = 110;
+    oa.setUsage({ inputTokens: 10, outputTokens: 100 });
+    const ask = { model: 'oa/gpt-limit', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] };
+    const need = Math.ceil(Buffer.byteLength(JSON.stringify(ask)) / 3) + 100;
+    const MAX = 1000;
+    const home = tempHome();
+    const first = await startService({ home });
+    let second: TestService | undefined;
+    try {
+      const made = async (svc: TestService, path: string, body: unknown) => {
+        const reply = await svc.request('POST', path, { body });
+        assert.equal(reply.status, 201, reply.text);
+        return reply;
+      };
+      await made(first, '/v1/providers', { id: 'oa', kind: 'openai', baseUrl: oa.baseUrl, credential: KEY });
+      assert.equal((await first.request('POST', '/v1/providers/oa/actions/refresh-models')).status, 200);
+      const created = await made(first, '/v1/tokens', { name: 'agent', scopes: ['inference'] });
+      first.markSecretBearing(created);
+      const agent = { id: created.json.token.id as string, secret: created.json.secret as string };
+      const scope = { kind: 'token', id: agent.id };
+      const limit = { name: 'tokens', scope, window: 'day', metric: 'total_tokens', max: MAX };
+      const limitId = (await made(first, '/v1/limits', limit)).json.id as string;
+      const call = (svc: TestService) =>
+        svc.request('POST', '/v1/chat/completions', { body: ask, token: agent.secret });
+
+      for (let i = 0; i < 3; i++) assert.equal((await call(first)).status, 200);
+      const settled = 3 * PER_CALL;
+      // What the service wrote to its store, read as another process reads it: the 100 ms persist has run.
+      const store = open({ path: join(home, STORE_FILE), readOnly: true, encoding: 'msgpack', maxDbs: 64 });
+      try {
+        const counters = store.openDB<{ windowStart: number; used: string }, string>({
+          name: 'limit-counters',
+          encoding: 'msgpack',
+        });
+        await until(() => counters.get(`${limitId}|${agent.id}`)?.used === String(settled), 'the counter persisted');
+      } finally {
+        await store.close();
+      }
+
+      // Three calls whose upstream never answers: admitted, reserved, and in flight when the service dies.
+      const IN_FLIGHT = 3;
+      for (let i = 0; i < IN_FLIGHT; i++) oa.hangNext();
+      const upstream = oa.requests.length;
+      const flying = Array.from({ length: IN_FLIGHT }, () => call(first).catch((err: unknown) => err));
+      await until(() => oa.requests.length - upstream === IN_FLIGHT, 'the calls reached the upstream');
+      const [held] = (await first.request('GET', `/v1/limits/${limitId}`)).json.counters;
+      assert.deepEqual([held.used, held.reserved], [settled, IN_FLIGHT * need]);
+      await first.kill9();
+      for (const outcome of await Promise.all(flying)) assert.ok(outcome instanceof Error, 'no answer after kill -9');
+
+      second = await startService({ home });
+      const view = async () => (await second!.request('GET', `/v1/limits/${limitId}`)).json.counters[0];
+      const after = await view();
+      assert.ok(after.used >= settled && after.used <= settled + IN_FLIGHT * PER_CALL, `used ${after.used}`);
+      assert.equal(after.reserved, 0);
+      // The limit goes on from there: calls are admitted while what was used plus one's worst case fits.
+      let expected = 0;
+      for (let used = after.used; used + need <= MAX; used += PER_CALL) expected++;
+      const before = oa.requests.length;
+      for (let i = 0; i < expected; i++) assert.equal((await call(second)).status, 200);
+      const refused = await call(second);
+      assert.equal(refused.status, 429, refused.text);
+      assert.equal(refused.json.error.code, 'LIMIT_EXCEEDED');
+      assert.equal(oa.requests.length - before, expected);
+      assert.deepEqual(await view().then((c) => [c.used, c.reserved]), [after.used + expected * PER_CALL, 0]);
+      assert.equal(await second.stop(), 0);
+      // Neither the agent's token nor the provider's key is in a response, a log or a file of the store.
+      for (const svc of [first, second]) assertSecretsNowhere(svc, [agent.secret, KEY]);
+    } finally {
+      await first.kill9();
+      await second?.stop();
+      await oa.close();
+    }
   });
 });

@@ -46,3 +46,6 @@ describe('limits', async () => {
 describe('loop-brake', async () => {
   await import('./loop-brake.suite.ts');
 });
+describe('limits-routes', async () => {
+  await import('./limits-routes.suite.ts');
+});
