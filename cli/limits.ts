@@ -14,7 +14,7 @@ const path = (id: string) => encodeURIComponent(id);
 
 /** protocol/http/limits.ts's LIMIT_WINDOWS (test/cli/limits.suite.ts keeps them equal): that module compiles
  * its schemas when loaded, which a command that only sends a body need not pay for. */
-export const WINDOWS = ['minute', 'hour', 'day', 'week', 'month'] as const;
+export const WINDOWS = ['minute', 'hour', 'day', 'week', 'month', 'gauge'] as const;
 const TOKEN_KINDS = ['total', 'input', 'output'] as const;
 /** How a scope is typed (`service-account:sa_1`), with the API's spelling accepted too. */
 const SCOPE_KINDS: Record<string, string> = {
@@ -41,14 +41,21 @@ export const LIMIT_OPTIONS = {
   disabled: { type: 'boolean' },
   enable: { type: 'boolean' },
   disable: { type: 'boolean' },
+  gauge: { type: 'string' },
+  on: { type: 'boolean' },
+  off: { type: 'boolean' },
+  repeats: { type: 'string' },
+  seconds: { type: 'string' },
 } as const;
-const ADD_OPTIONS = ['name', 'scope', 'token-name', 'window', 'max', 'usd', 'requests', 'tokens', 'disabled'];
+const ADD_OPTIONS = ['name', 'scope', 'token-name', 'window', 'max', 'usd', 'requests', 'tokens', 'disabled', 'gauge'];
 const SET_OPTIONS = ['name', 'max', 'enable', 'disable'];
+const BRAKE_OPTIONS = ['on', 'off', 'repeats', 'seconds'];
 
 export const LIMITS_USAGE =
   'switchyard limits [list] | limits add <file> | limits add --name N --scope SCOPE --window WINDOW --max X ' +
   '--usd|--requests|--tokens total|input|output [--disabled] | limits set <id> [--max X] [--name N] ' +
-  '[--enable|--disable] | limits remove <id> [--json]';
+  '[--enable|--disable] | limits remove <id> | limits brake [--on|--off] [--repeats N] [--seconds T] | ' +
+  'limits paused | limits resume <session> [--json]';
 
 export const LIMITS_HELP = `  limits     Enforced limits: used / max in the current window, reserved, when it resets.
                                                                     [--json]
@@ -59,8 +66,14 @@ export const LIMITS_HELP = `  limits     Enforced limits: used / max in the curr
              route-pack:<slug>, service (every call); --token-name NAME for token:<its id>.
              WINDOW: minute, hour, day, week, month. --usd: X in dollars ($5 or 5); --requests: calls;
              --tokens total|input|output: tokens (1,000,000, 500k and 2m read as numbers). [--disabled]
+             --gauge ACCOUNT:WINDOW --max P: refuse calls while a Gauge subscription window (e.g. Claude's
+             5-hour one) is P % used or more (no --window or metric then).
   limits set <id> --max X | --name N | --enable | --disable | limits remove <id>
-             Change a limit (its scope, window and metric stay), or remove it and its counters.`;
+             Change a limit (its scope, window and metric stay), or remove it and its counters.
+  limits brake [--on|--off] [--repeats N] [--seconds T]
+             The loop brake: a session that sends the same tool call N times in T seconds is paused.
+  limits paused | limits resume <session>
+             The sessions the loop brake paused; resume one.`;
 
 /** `token:tok_1` as the API's scope; the ID may hold colons (a session ID may). */
 export function parseScope(text: string): { kind: string; id?: string } {
@@ -102,6 +115,20 @@ function metricOf(flags: Flags): string {
   return metrics[0]!;
 }
 
+/** `--gauge claude:five_hour` as the API's `gauge` member; undefined without the option. */
+function gaugeOf(flags: Flags): { accountId: string; windowId: string } | undefined {
+  const text = str(flags.gauge);
+  if (text === undefined) return undefined;
+  const colon = text.lastIndexOf(':');
+  if (colon <= 0 || colon === text.length - 1)
+    throw new UsageError('--gauge takes ACCOUNT:WINDOW, a Gauge account and one of its windows (switchyard gauge).');
+  if (flags.window !== undefined || flags.usd || flags.requests || flags.tokens !== undefined)
+    throw new UsageError(
+      '--gauge counts a share of the Gauge window: give no --window, --usd, --requests or --tokens.',
+    );
+  return { accountId: text.slice(0, colon), windowId: text.slice(colon + 1) };
+}
+
 /** A local token's ID from its name; exit 1 when none or several have it. */
 async function tokenIdOf(client: Client, name: string): Promise<string> {
   const answer = await client.call('GET', '/v1/tokens');
@@ -112,8 +139,11 @@ async function tokenIdOf(client: Client, name: string): Promise<string> {
 }
 
 /** A figure in the limit's unit: `$1.50` for dollars, `12,000` for tokens and requests. */
-export const amount = (metric: string, n: number) => (metric === 'usd' ? usd(n) : count(n));
-const metricWords = (metric: string) => (metric === 'usd' ? 'dollars' : metric.replace('_', ' '));
+export const amount = (metric: string, n: number) =>
+  metric === 'usd' ? usd(n) : metric === 'gauge_percent' ? `${Math.round(n)}%` : count(n);
+const metricWords = (metric: string) =>
+  metric === 'usd' ? 'dollars' : metric === 'gauge_percent' ? '% of window' : metric.replace('_', ' ');
+const windowWords = (l: any) => (l.window === 'gauge' ? `gauge ${l.gauge.accountId}/${l.gauge.windowId}` : l.window);
 const perSession = (l: any) => l.scope.kind === 'session' && l.scope.id === null;
 const percent = (used: number, max: number) => `${Math.round((100 * used) / max)}%`;
 
@@ -149,7 +179,7 @@ export async function listLimits(client: Client, json: boolean): Promise<number>
       { header: 'ID', value: (l: any) => l.id },
       { header: 'NAME', value: (l: any) => l.name },
       { header: 'SCOPE', value: (l: any) => scopeWords(l.scope) },
-      { header: 'WINDOW', value: (l: any) => l.window },
+      { header: 'WINDOW', value: windowWords },
       { header: 'METRIC', value: (l: any) => metricWords(l.metric) },
       {
         header: 'USED / MAX',
@@ -177,6 +207,7 @@ export async function listLimits(client: Client, json: boolean): Promise<number>
 /** `at most $5.00 a day for token tok_1`, `at most 60 requests an hour for each session`. */
 function summary(l: any): string {
   const unit = l.metric === 'usd' ? '' : ` ${metricWords(l.metric)}`;
+  if (l.window === 'gauge') return `at most ${l.max}% of ${windowWords(l)} for ${scopeWords(l.scope)}`;
   const per = `${l.window === 'hour' ? 'an' : 'a'} ${l.window}`;
   return `at most ${amount(l.metric, l.max)}${unit} ${per} for ${scopeWords(l.scope)}`;
 }
@@ -184,7 +215,8 @@ function summary(l: any): string {
 export async function addLimit(client: Client, json: boolean, file: string | undefined, flags: Flags) {
   if (flags.scope !== undefined && flags['token-name'] !== undefined)
     throw new UsageError(`Give --scope or --token-name, not both. Usage: ${LIMITS_USAGE}`);
-  const required = { ...flags, scope: flags.scope ?? flags['token-name'] };
+  const gauge = gaugeOf(flags);
+  const required = { ...flags, scope: flags.scope ?? flags['token-name'], window: flags.window ?? (gauge && 'gauge') };
   const body = await bodyOf(
     file,
     required,
@@ -192,9 +224,10 @@ export async function addLimit(client: Client, json: boolean, file: string | und
     () => ({
       name: str(flags.name),
       scope: flags.scope === undefined ? { kind: 'token' } : parseScope(str(flags.scope)!),
-      window: oneOf(str(flags.window), '--window', WINDOWS),
-      metric: metricOf(flags),
+      window: gauge ? 'gauge' : oneOf(str(flags.window), '--window', WINDOWS),
+      metric: gauge ? 'gauge_percent' : metricOf(flags),
       max: parseMax(str(flags.max)!),
+      ...(gauge && { gauge }),
       ...(flags.disabled === true && { enabled: false }),
     }),
     LIMITS_USAGE,
@@ -233,6 +266,56 @@ export async function removeLimit(client: Client, json: boolean, id: string): Pr
   return 0;
 }
 
+/** `switchyard limits brake [--on|--off] [--repeats N] [--seconds T]`: shows the loop brake, or changes it. */
+async function brake(client: Client, json: boolean, flags: Flags): Promise<number> {
+  if (flags.on === true && flags.off === true) throw new UsageError('Give --on or --off, not both.');
+  const whole = (name: string) => {
+    const text = str(flags[name]);
+    if (text === undefined) return undefined;
+    if (!/^\d+$/.test(text)) throw new UsageError(`--${name} takes a whole number.`);
+    return Number(text);
+  };
+  const patch = {
+    ...(flags.on === true && { enabled: true }),
+    ...(flags.off === true && { enabled: false }),
+    ...(flags.repeats !== undefined && { repeats: whole('repeats') }),
+    ...(flags.seconds !== undefined && { windowSeconds: whole('seconds') }),
+  };
+  const b = Object.keys(patch).length
+    ? await client.call('PATCH', '/v1/limits/loop-brake', patch)
+    : await client.call('GET', '/v1/limits/loop-brake');
+  if (json) return (printJson(b), 0);
+  say(
+    `Loop brake ${b.enabled ? 'on' : 'off'}: a session that sends the same tool call ${b.repeats} times in ` +
+      `${b.windowSeconds} s is paused until resumed.`,
+  );
+  return 0;
+}
+
+async function paused(client: Client, json: boolean): Promise<number> {
+  const answer = await client.call('GET', '/v1/limits/sessions');
+  if (json) return (printJson(answer), 0);
+  const printed = table(
+    answer.data,
+    [
+      { header: 'SESSION', value: (p: any) => p.session },
+      { header: 'TOOL', value: (p: any) => p.tool },
+      { header: 'REPEATS', value: (p: any) => String(p.repeats), right: true },
+      { header: 'PAUSED', value: (p: any) => relative(p.pausedAt) },
+    ],
+    'No session is paused.',
+  );
+  process.stdout.write(printed);
+  return 0;
+}
+
+async function resume(client: Client, json: boolean, session: string): Promise<number> {
+  const answer = await client.call('POST', `/v1/limits/sessions/${path(session)}/resume`);
+  if (json) return (printJson(answer), 0);
+  say(`Resumed session ${cell(answer.session)}.`);
+  return 0;
+}
+
 /** `switchyard limits ...`, parsed as the other set-up commands are (cli/dispatch-setup.ts). */
 export async function limitsCommand(args: string[]): Promise<number> {
   const o = options(args, LIMIT_OPTIONS);
@@ -240,10 +323,14 @@ export async function limitsCommand(args: string[]): Promise<number> {
   const json = o.values.json === true;
   const { json: _json, ...flags } = o.values;
   const given = Object.keys(flags).filter((k) => flags[k] !== undefined);
-  const allowed = sub === 'add' ? ADD_OPTIONS : sub === 'set' ? SET_OPTIONS : [];
+  const allowed = sub === 'add' ? ADD_OPTIONS : sub === 'set' ? SET_OPTIONS : sub === 'brake' ? BRAKE_OPTIONS : [];
   const stray = given.filter((k) => !allowed.includes(k));
   if (stray.length > 0) {
-    const home = ADD_OPTIONS.includes(stray[0]!) ? '`limits add`' : '`limits set`';
+    const home = BRAKE_OPTIONS.includes(stray[0]!)
+      ? '`limits brake`'
+      : ADD_OPTIONS.includes(stray[0]!)
+        ? '`limits add`'
+        : '`limits set`';
     const also = ADD_OPTIONS.includes(stray[0]!) && SET_OPTIONS.includes(stray[0]!) ? ' and `limits set`' : '';
     throw new UsageError(`--${stray[0]} is for ${home}${also}. Usage: ${LIMITS_USAGE}`);
   }
@@ -251,5 +338,8 @@ export async function limitsCommand(args: string[]): Promise<number> {
   if (sub === 'add') return addLimit(connect(), json, target, flags);
   if (sub === 'set' && target !== undefined) return setLimit(connect(), json, target, flags);
   if (sub === 'remove' && target !== undefined) return removeLimit(connect(), json, target);
+  if (sub === 'brake' && target === undefined) return brake(connect(), json, flags);
+  if (sub === 'paused' && target === undefined) return paused(connect(), json);
+  if (sub === 'resume' && target !== undefined) return resume(connect(), json, target);
   throw new UsageError(`Usage: ${LIMITS_USAGE}`);
 }

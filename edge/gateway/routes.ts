@@ -302,7 +302,12 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
           const counted = resolveForCount(catalog.current(), op, name, deps.unresolved);
           const plan = countPlan(op, counted);
           const json = () => (value ?? parseJsonBody(body, headers['content-type'])) as Record<string, unknown>;
-          if (plan.via === 'estimate') return estimateResult(op, json());
+          if (plan.via === 'estimate') {
+            // Answered here, never upstream: still a call under `requests` limits, counted at once.
+            const reservation = admit(ctx, op, null, 0, null);
+            if (reservation !== null) deps.admission!.settle(reservation, null);
+            return estimateResult(op, json());
+          }
           const sent = plan.reshaped
             ? messagesCountBody(json())
             : (text ?? pool.arena?.handOff(body!) ?? transferable(body!));

@@ -332,7 +332,7 @@ describe('limits', () => {
       [
         ['limits', 'add', '--name', 'X', '--scope', 'service', '--window', 'year', '--max', '5', '--usd'],
         2,
-        /--window is one of: minute, hour, day, week, month\./,
+        /--window is one of: minute, hour, day, week, month, gauge\./,
       ],
       [
         ['limits', 'add', '--name', 'X', '--scope', 'service', '--window', 'day', '--max', 'lots', '--usd'],
@@ -359,6 +359,15 @@ describe('limits', () => {
       [[...base, '--token-name', 'nobody', '--usd'], 1, /^switchyard limits: No token is named "nobody"\.$/m],
       [['limits', 'set', 'lim_nothing', '--max', '5'], 1, /^switchyard limits: /],
       [['limits', 'remove', 'lim_nothing'], 1, /^switchyard limits: /],
+      [['limits', 'add', '--name', 'G', '--scope', 'session', '--gauge', 'x', '--max', '90'], 2, /ACCOUNT:WINDOW/],
+      [
+        ['limits', 'add', '--name', 'G', '--scope', 'session', '--gauge', 'nope:5h', '--max', '90'],
+        1,
+        /^switchyard limits: No Gauge account `nope`/m,
+      ],
+      [['limits', 'brake', '--repeats', 'many'], 2, /--repeats takes a whole number/],
+      [['limits', 'brake', '--on', '--off'], 2, /--on or --off, not both/],
+      [['limits', 'resume', 'nobody'], 1, /^switchyard limits: No paused session `nobody`\.$/m],
     ];
     // Three at a time: they change nothing, so order does not matter.
     const worker = async () => {
@@ -370,5 +379,21 @@ describe('limits', () => {
     };
     await Promise.all([worker(), worker(), worker()]);
     assert.equal((await limits()).length, before, 'nothing else was saved');
+  });
+
+  test('brake shows and turns the loop brake; paused lists the paused sessions', async () => {
+    assert.match(await ok(['limits', 'brake']), /^Loop brake off: .* 5 times in 120 s/m);
+    assert.match(
+      await ok(['limits', 'brake', '--on', '--repeats', '3', '--seconds', '60']),
+      /^Loop brake on: .* 3 times/m,
+    );
+    assert.deepEqual((await svc.request('GET', '/v1/limits/loop-brake')).json, {
+      enabled: true,
+      repeats: 3,
+      windowSeconds: 60,
+    });
+    assert.match(await ok(['limits', 'paused']), /No session is paused\./);
+    assert.deepEqual(JSON.parse(await ok(['limits', 'paused', '--json'])), { data: [] });
+    assert.match(await ok(['limits', 'brake', '--off']), /^Loop brake off/m);
   });
 });

@@ -221,6 +221,17 @@ describe('a requests limit admits exactly its calls on each route family', () =>
       call: (a) => rawOutcome(a, '/v1/messages/count_tokens', { model: 'an/claude-test', messages: PROMPT }),
     }));
 
+  test('a count the gateway estimates itself (no upstream counts it): a call under requests limits too', async () => {
+    const agent = await newAgent('estimated');
+    const limitId = await limitOn(agent, 'requests', MAX);
+    const body = { model: 'oa/gpt-test', messages: PROMPT };
+    const outcomes: Outcome[] = [];
+    for (let i = 0; i <= MAX; i++) outcomes.push(await rawOutcome(agent, '/v1/messages/count_tokens', body));
+    assert.deepEqual(outcomes, [...Array<Outcome>(MAX).fill('answered'), 'limited']);
+    assert.deepEqual(await counterOf(limitId), { used: MAX, reserved: 0 });
+    await ok('DELETE', `/v1/limits/${limitId}`);
+  });
+
   test('a preset: @preset/brief', () =>
     admitsExactly({
       fake: () => oa,
