@@ -36,8 +36,9 @@ const EMPTY_FORM = { name: '', kind: 'token', id: '', window: 'day', metric: 'us
 const SESSIONS_SHOWN = 3;
 
 /** A figure in the limit's unit. */
-const amount = (metric, n) => (metric === 'usd' ? usd(n) : num(n));
-const unitWords = (metric) => (metric === 'usd' ? 'USD' : metric.replace('_', ' '));
+const amount = (metric, n) => (metric === 'usd' ? usd(n) : metric === 'gauge_percent' ? `${Math.round(n)}%` : num(n));
+const unitWords = (metric) =>
+  metric === 'usd' ? 'USD' : metric === 'gauge_percent' ? '% of the window' : metric.replace('_', ' ');
 /** Dollars to the cent; requests and tokens whole. */
 const minOf = (metric) => (metric === 'usd' ? '0.01' : '1');
 const perSession = (l) => l.scope.kind === 'session' && l.scope.id === null;
@@ -50,6 +51,8 @@ function scopeWords(scope) {
 
 /** `Token ID: tok_1; at most $5.00 a day`, `Each session; at most 60 requests an hour`. */
 function ruleWords(l) {
+  if (l.window === 'gauge')
+    return `${scopeWords(l.scope)}; paused at ${l.max}% of Gauge window ${l.gauge.accountId} ${l.gauge.windowId}`;
   const unit = l.metric === 'usd' ? '' : ` ${unitWords(l.metric)}`;
   const per = `${l.window === 'hour' ? 'an' : 'a'} ${l.window}`;
   return `${scopeWords(l.scope)}; at most ${amount(l.metric, l.max)}${unit} ${per}`;
@@ -111,8 +114,12 @@ export class LimitsView extends Component {
   load = async () => {
     clearTimeout(this.poll);
     try {
-      const answer = await get('/v1/limits');
-      this.setState({ data: answer.data, error: null });
+      const [answer, brake, paused] = await Promise.all([
+        get('/v1/limits'),
+        get('/v1/limits/loop-brake'),
+        get('/v1/limits/sessions'),
+      ]);
+      this.setState({ data: answer.data, brake, paused: paused.data, error: null });
       this.poll = setTimeout(this.load, POLL_MS);
     } catch (err) {
       if (err.status === 401) this.props.onUnauthorized();
@@ -165,7 +172,11 @@ export class LimitsView extends Component {
       <div class="toolbar"><h2>Limits</h2>
         <button type="button" class="secondary" onClick=${this.load}>Reload</button></div>
       ${error && html`<p class="error" role="alert">${error}</p>`}
-      ${data ? html`${this.list(data)} ${this.addForm()}` : !error && html`<p class="loading">Loading...</p>`}
+      ${
+        data
+          ? html`${this.list(data)} ${this.addForm()} ${this.brake()}`
+          : !error && html`<p class="loading">Loading...</p>`
+      }
     </section>`;
   }
 
@@ -207,6 +218,39 @@ export class LimitsView extends Component {
       <${ConfirmButton} label="Remove" action="remove" question=${`Remove ${l.name}?`} confirm="Yes, remove"
         disabled=${busy === l.id} onConfirm=${() => this.remove(l)} />
     </div>`;
+  }
+
+  toggleBrake = async () => {
+    const body = { enabled: !this.state.brake.enabled };
+    if (await attempt(this, 'brake', () => api('PATCH', '/v1/limits/loop-brake', body))) await this.load();
+  };
+
+  resume = async (p) => {
+    const path = `/v1/limits/sessions/${encodeURIComponent(p.session)}/resume`;
+    if (await attempt(this, `s:${p.session}`, () => api('POST', path))) await this.load();
+  };
+
+  /** The loop brake: on or off, and the sessions it paused, each with a Resume button. */
+  brake() {
+    const { brake, paused, errors, busy } = this.state;
+    return html`<h3>Loop brake</h3>
+      <p data-brake=${brake.enabled ? 'on' : 'off'}>${brake.enabled ? 'On' : 'Off'}: a session that sends the same
+        tool call with the same arguments ${brake.repeats} times within ${brake.windowSeconds} s is paused until
+        resumed here. <button type="button" class="secondary" data-action="brake" disabled=${busy === 'brake'}
+        onClick=${this.toggleBrake}>${brake.enabled ? 'Turn off' : 'Turn on'}</button></p>
+      ${inlineError(errors.brake)}
+      ${
+        paused.length === 0
+          ? html`<p class="muted small" data-empty="paused">No session is paused.</p>`
+          : html`<table class="list" data-chart="paused">
+              <thead><tr><th>Session</th><th>Repeated</th><th></th></tr></thead>
+              <tbody>${paused.map(
+                (p) => html`<tr data-session=${p.session}><td>${p.session}</td>
+                  <td>${p.tool} x ${p.repeats}${inlineError(errors[`s:${p.session}`])}</td>
+                  <td><button type="button" data-action="resume" disabled=${busy === `s:${p.session}`}
+                    onClick=${() => this.resume(p)}>Resume</button></td></tr>`,
+              )}</tbody></table>`
+      }`;
   }
 
   addForm() {

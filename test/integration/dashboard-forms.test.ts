@@ -332,6 +332,43 @@ describe('the limits view, 800 px wide', () => {
     assert.equal((await limits()).length, 2);
   });
 
+  test('the loop brake: turned on and off; a session it paused, resumed', async () => {
+    const brake = page.locator('[data-brake]');
+    assert.equal(await brake.getAttribute('data-brake'), 'off');
+    await page.locator('button[data-action=brake]').click();
+    await eventually(async () => assert.equal(await brake.getAttribute('data-brake'), 'on'), 'shown on');
+    assert.equal((await api('GET', '/v1/limits/loop-brake')).enabled, true);
+    assert.match(await emptyState('paused'), /No session is paused\./);
+
+    // A scripted loop: the same tool call, five times, in one session (the brake's default repeats).
+    await api('POST', '/v1/providers', { id: 'brake', kind: 'openai', baseUrl: oa.baseUrl, credential: OPENAI_KEY });
+    await api('POST', '/v1/providers/brake/actions/refresh-models');
+    const messages = [
+      { role: 'assistant', tool_calls: [{ id: 'c', type: 'function', function: { name: 'ls', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: 'c', content: 'x' },
+    ];
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const reply = await svc.request('POST', '/v1/chat/completions', {
+        headers: { 'x-session-id': 'looping' },
+        body: { model: 'brake/gpt-test', messages },
+      });
+      statuses.push(reply.status);
+    }
+    assert.deepEqual(statuses, [200, 200, 200, 200, 429]);
+    await page.locator('button', { hasText: 'Reload' }).click();
+    const paused = page.locator('tr[data-session=looping]');
+    await paused.waitFor();
+    assert.match((await paused.textContent())!, /ls x 5/);
+    await assertClean('limits');
+    await paused.locator('button[data-action=resume]').click();
+    await paused.waitFor({ state: 'detached' });
+    assert.deepEqual((await api('GET', '/v1/limits/sessions')).data, []);
+    await page.locator('button[data-action=brake]').click();
+    await eventually(async () => assert.equal(await brake.getAttribute('data-brake'), 'off'), 'shown off');
+    assert.equal((await api('GET', '/v1/limits/loop-brake')).enabled, false);
+  });
+
   test('no console error but the refusals provoked on purpose, and no request left the service', () => {
     assert.deepEqual(b.consoleErrors, []);
     assert.deepEqual(b.refusals.sort(), b.expectedRefusals.sort());
