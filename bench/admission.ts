@@ -1,0 +1,90 @@
+import { createAdmission, type CallFacts } from '../edge/gateway/admission.ts';
+import type { LimitRecord } from '../protocol/http/limits.ts';
+import { createLedger, createLedgerBuffer } from '../protocol/limit-ledger.ts';
+import type { ActiveLimit } from '../protocol/ports/limits.ts';
+
+// What admission costs the edge per call (W3.6: at most 2 us), apart from the network's noise: admit and settle
+// under a requests and a dollar limit on the whole service (as bench/floor/compare.sh's switchyard-limits), and
+// under none (the baseline: one `idle()` check), in one process, rounds interleaved.
+//
+//   node --import tsx bench/admission.ts [calls per round = 200000] [rounds = 5]
+
+const CALLS = Number(process.argv[2] ?? 200_000);
+const ROUNDS = Number(process.argv[3] ?? 5);
+
+const record = (id: string, metric: LimitRecord['metric'], max: number): LimitRecord => ({
+  id,
+  name: id,
+  enabled: true,
+  scope: { kind: 'service', id: null },
+  window: 'day',
+  metric,
+  max,
+  gauge: null,
+  createdAt: '',
+  updatedAt: '',
+});
+const limits: ActiveLimit[] = [
+  { record: record('lim_calls', 'requests', 1e12), max: 1_000_000_000_000n },
+  { record: record('lim_usd', 'usd', 1e6), max: 1_000_000n * 1_000_000_000n },
+];
+const pricing = {
+  inputPerMTok: 1,
+  outputPerMTok: 2,
+  cachedInputPerMTok: null,
+  cacheWritePerMTok: null,
+  cacheWrite1hPerMTok: null,
+  currency: 'USD',
+};
+const usage = {
+  inputTokens: 12,
+  outputTokens: 9,
+  cachedInputTokens: 0,
+  reasoningTokens: null,
+  totalTokens: 21,
+  costUsd: null,
+  toolCalls: {},
+};
+const facts: CallFacts = {
+  principal: { tokenId: 'tok_bench', scopes: ['inference'], serviceAccountId: null },
+  headers: { 'content-type': 'application/json' },
+  packSlug: null,
+  metered: true,
+  bodyBytes: 120,
+  maxOutput: 32,
+  priced: 'bench/bench-model',
+};
+
+function run(active: ActiveLimit[]): number {
+  const admission = createAdmission(
+    {
+      active: () => active,
+      ledger: createLedger(createLedgerBuffer()),
+      now: Date.now,
+      gaugeShare: () => null,
+      tripped: () => undefined,
+    },
+    () => pricing,
+  );
+  const start = process.hrtime.bigint();
+  for (let i = 0; i < CALLS; i++) {
+    if (admission.idle()) continue;
+    const r = admission.admit(facts);
+    if (r !== null) admission.settle(r, usage);
+  }
+  return Number(process.hrtime.bigint() - start) / CALLS;
+}
+
+const off: number[] = [];
+const on: number[] = [];
+for (let round = 0; round < ROUNDS + 1; round++) {
+  const a = run([]);
+  const b = run(limits);
+  // The first round warms the JIT up and is not kept.
+  if (round > 0) off.push(a), on.push(b);
+}
+const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor((xs.length - 1) / 2)]!;
+console.log('| admission | ns per call (median) | every round |');
+console.log('|---|---|---|');
+console.log(`| no limit (idle check) | ${median(off).toFixed(0)} | ${off.map((x) => x.toFixed(0)).join(', ')} |`);
+console.log(`| requests + dollar limit | ${median(on).toFixed(0)} | ${on.map((x) => x.toFixed(0)).join(', ')} |`);
