@@ -33,7 +33,7 @@ export interface LimitsDeps {
   /** Whether the token, service account or route pack a scope names exists (a typo would never count). */
   scopeExists(kind: LimitScopeKind, id: string): Promise<boolean>;
   now?: () => number;
-  /** How often settled counters are written; the most a kill -9 can lose of them. */
+  /** How often every counter is swept (and tripped counters' window ends announced); settlements write at once. */
   persistEveryMs?: number;
   /** The freshest reading of a Gauge account's window (null when Gauge is off or has none). */
   gaugeShare(accountId: string, windowId: string): { percent: number; resetsAt: number | null } | null;
@@ -92,9 +92,27 @@ export function createLimits(deps: LimitsDeps): LimitsPort & { admission: Admiss
   refreshActive();
 
   let writing: Promise<void> = Promise.resolve();
-  function persist(): Promise<void> {
+  /** Slots settled since the last write; written at the end of the event-loop turn, one commit at a time. */
+  const dirty = new Set<number>();
+  let flushing = false;
+  function flushSoon(): void {
+    if (flushing) return;
+    flushing = true;
+    setImmediate(() => {
+      const slots = [...dirty];
+      dirty.clear();
+      void persist(slots).finally(() => {
+        flushing = false;
+        if (dirty.size > 0) flushSoon();
+      });
+    });
+  }
+
+  /** Writes the counters of `slots` (every claimed one by default) that changed since they were last written. */
+  function persist(slots: Iterable<number> = claimed.keys()): Promise<void> {
     const changed: { limitId: string; scopeKey: string; windowStart: number; used: string; tag: string }[] = [];
-    for (const [slot, { limitId, scopeKey }] of claimed) {
+    for (const slot of slots) {
+      const { limitId, scopeKey } = claimed.get(slot) ?? { limitId: '', scopeKey: '' };
       if (!records.has(limitId)) continue;
       const state = ledger.read(slot);
       const tag = `${state.windowStart}:${state.used}`;
@@ -116,7 +134,8 @@ export function createLimits(deps: LimitsDeps): LimitsPort & { admission: Admiss
       .catch((err: unknown) => log.warn({ err: String(err).slice(0, 300) }, 'could not persist limit counters'));
     return writing;
   }
-  const timer = setInterval(() => void persist(), deps.persistEveryMs ?? 100);
+  // A sweep besides the writes after each settlement: window resets to announce, anything a write missed.
+  const timer = setInterval(() => void persist(), deps.persistEveryMs ?? 1000);
   timer.unref();
 
   function resetTripped(): void {
@@ -247,6 +266,10 @@ export function createLimits(deps: LimitsDeps): LimitsPort & { admission: Admiss
       ledger,
       brake,
       gaugeShare: deps.gaugeShare,
+      settled(slot) {
+        dirty.add(slot);
+        flushSoon();
+      },
       now,
       tripped(record, key, windowStart, resetsAt) {
         deps.onRefusal?.(record.metric);

@@ -68,12 +68,17 @@ export function createLedger(
   const slots = cells.length / FIELDS;
   const memo = new Map<string, number>();
   const at = (slot: number, field: number) => slot * FIELDS + field;
+  // The window starts as BigInts, converted once per window rather than per call (every call shares a few).
+  let lastStart = Number.NaN;
+  let lastStartBig = 0n;
+  const big = (n: number) => (n === lastStart ? lastStartBig : ((lastStart = n), (lastStartBig = BigInt(n))));
 
   function roll(slot: number, windowStart: number): void {
     const current = Atomics.load(cells, at(slot, WINDOW));
-    if (current >= BigInt(windowStart)) return;
+    const start = big(windowStart);
+    if (current >= start) return;
     // One thread wins the roll and clears the old window's use; reservations in flight stay reserved.
-    if (Atomics.compareExchange(cells, at(slot, WINDOW), current, BigInt(windowStart)) === current)
+    if (Atomics.compareExchange(cells, at(slot, WINDOW), current, start) === current)
       Atomics.store(cells, at(slot, USED), 0n);
   }
 
@@ -110,7 +115,7 @@ export function createLedger(
     settle(slot, windowStart, reserved, used) {
       // Use first, reservation after: a reserve that reads between the two then counts the call twice (and may
       // refuse), never zero times (and admit past the bound).
-      if (Atomics.load(cells, at(slot, WINDOW)) === BigInt(windowStart)) Atomics.add(cells, at(slot, USED), used);
+      if (Atomics.load(cells, at(slot, WINDOW)) === big(windowStart)) Atomics.add(cells, at(slot, USED), used);
       Atomics.sub(cells, at(slot, RESERVED), reserved);
     },
     read(slot) {

@@ -2,7 +2,7 @@ import { ServiceError } from '../../protocol/errors.ts';
 import type { UsageReport } from '../../protocol/gateway.ts';
 import type { ModelPricing } from '../../protocol/http/catalog.ts';
 import type { LimitMetric } from '../../protocol/http/limits.ts';
-import { windowEndOf, windowStartOf } from '../../protocol/limit-windows.ts';
+import { type CalendarWindow, windowEndOf, windowStartOf } from '../../protocol/limit-windows.ts';
 import type { ActiveLimit, AdmissionSource, BrakeSource } from '../../protocol/ports/limits.ts';
 import type { Principal } from '../../protocol/principal.ts';
 import { estimateCostUsd } from '../../protocol/pricing.ts';
@@ -34,8 +34,11 @@ export interface CallFacts {
   bodyBytes: number;
   /** The body's output bound, when it names one. */
   maxOutput: number | null;
-  /** The model's USD price, asked only under a `usd` limit; null counts nothing (local runtimes, unpriced models). */
-  pricing(): ModelPricing | null;
+  /**
+   * The model whose USD price a `usd` limit reserves by (null counts nothing: local runtimes, unpriced models), or
+   * a function for a route pack's dearest route. Asked only under a `usd` limit.
+   */
+  priced: string | null | (() => ModelPricing | null);
   /** The call's last tool call, asked only while the loop brake is on (tool-repeat.ts). */
   toolCall?(): ToolCallSignature | null;
 }
@@ -58,7 +61,8 @@ export function sessionKeyOf(headers: Readonly<Record<string, string | undefined
 }
 
 /** The key a call counts under for `limit`, or null when the call is outside its scope. */
-function keyOf(limit: ActiveLimit, facts: CallFacts, session: () => string | null): string | null {
+/** `session`: the call's session (sessionKeyOf), read before for a `session` limit, else unused. */
+function keyOf(limit: ActiveLimit, facts: CallFacts, session: string | null | undefined): string | null {
   const { scope } = limit.record;
   switch (scope.kind) {
     case 'service':
@@ -69,14 +73,12 @@ function keyOf(limit: ActiveLimit, facts: CallFacts, session: () => string | nul
       return scope.id !== null && scope.id === facts.principal.serviceAccountId ? scope.id : null;
     case 'route_pack':
       return scope.id !== null && scope.id === facts.packSlug ? scope.id : null;
-    case 'session': {
-      const key = session();
-      return key !== null && (scope.id === null || scope.id === key) ? key : null;
-    }
+    case 'session':
+      return session != null && (scope.id === null || scope.id === session) ? session : null;
   }
 }
 
-function worstCase(metric: LimitMetric, facts: CallFacts, pricing: () => ModelPricing | null): bigint {
+function worstCase(metric: LimitMetric, facts: CallFacts, pricing: ModelPricing | null): bigint {
   if (metric === 'requests') return 1n;
   if (!facts.metered) return 0n;
   const input = Math.ceil(facts.bodyBytes / BYTES_PER_INPUT_TOKEN);
@@ -86,7 +88,7 @@ function worstCase(metric: LimitMetric, facts: CallFacts, pricing: () => ModelPr
   if (metric === 'total_tokens') return BigInt(input + output);
   const usd = estimateCostUsd(
     { inputTokens: input, outputTokens: output, cachedInputTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0 },
-    pricing(),
+    pricing,
   );
   return BigInt(Math.ceil((usd ?? 0) * NANO));
 }
@@ -107,6 +109,8 @@ function used(metric: LimitMetric, usage: UsageReport | null, pricing: ModelPric
 export interface Admission {
   /** True while no limit is enabled: the gateway then builds nothing for admission. */
   idle(): boolean;
+  /** True while the loop brake is on: only then does a call's last tool call need reading. */
+  braking(): boolean;
   /** Reserves the call's worst case under every limit that applies; null when none does. Throws when one is full. */
   admit(facts: CallFacts): Reservation | null;
   settle(reservation: Reservation, usage: UsageReport | null): void;
@@ -114,8 +118,23 @@ export interface Admission {
   release(reservation: Reservation): void;
 }
 
-export function createAdmission(source: AdmissionSource): Admission {
+export function createAdmission(
+  source: AdmissionSource,
+  priceOf: (modelId: string) => ModelPricing | null = () => null,
+): Admission {
   const { ledger } = source;
+  const priceFor = (priced: CallFacts['priced']) =>
+    priced === null ? null : typeof priced === 'string' ? priceOf(priced) : priced();
+  /** The current window of each calendar kind: its start and end are worked out once per window, not per call. */
+  const windows = new Map<CalendarWindow, { start: number; end: number }>();
+  function windowOf(kind: CalendarWindow, now: number): { start: number; end: number } {
+    let w = windows.get(kind);
+    if (w === undefined || now < w.start || now >= w.end) {
+      const start = windowStartOf(kind, now);
+      windows.set(kind, (w = { start, end: windowEndOf(kind, start) }));
+    }
+    return w;
+  }
 
   function release(r: Reservation, count: number): void {
     for (let i = 0; i < count; i++) ledger.settle(r.slots[i]!, r.windows[i]!, r.needs[i]!, 0n);
@@ -172,18 +191,19 @@ export function createAdmission(source: AdmissionSource): Admission {
 
   return {
     idle: () => source.active().length === 0 && source.brake?.active() !== true,
+    braking: () => source.brake?.active() === true,
     admit(facts) {
+      // No closure per call: the session and the price are read once, when a limit first needs them.
       let session: string | null | undefined;
-      const sessionOf = () => (session === undefined ? (session = sessionKeyOf(facts.headers)) : session);
-      if (source.brake?.active()) brake(source.brake, sessionOf(), facts);
+      if (source.brake?.active()) brake(source.brake, (session = sessionKeyOf(facts.headers)), facts);
       const limits = source.active();
       if (limits.length === 0) return null;
       const now = source.now();
       let r: Reservation | null = null;
       let price: ModelPricing | null | undefined;
-      const pricing = () => (price === undefined ? (price = facts.pricing()) : price);
       for (const limit of limits) {
-        const key = keyOf(limit, facts, sessionOf);
+        if (session === undefined && limit.record.scope.kind === 'session') session = sessionKeyOf(facts.headers);
+        const key = keyOf(limit, facts, session);
         if (key === null) continue;
         const { record } = limit;
         if (record.window === 'gauge') {
@@ -193,29 +213,32 @@ export function createAdmission(source: AdmissionSource): Admission {
           if (r !== null) release(r, r.slots.length);
           refuse(limit, key, now, share.resetsAt ?? now + GAUGE_RETRY_MS, 0n);
         }
-        const start = windowStartOf(record.window, now);
+        const { start, end } = windowOf(record.window, now);
         // A key that finds no slot (a table full of sessions) counts under its limit's overflow key.
         let slot = ledger.slotOf(record.id, key);
         if (slot < 0) slot = ledger.slotOf(record.id, '*overflow');
-        const need = worstCase(record.metric, facts, pricing);
+        if (price === undefined && record.metric === 'usd') price = priceFor(facts.priced);
+        const need = worstCase(record.metric, facts, price ?? null);
         r ??= { slots: [], windows: [], needs: [], metrics: [], pricing: null };
         if (slot < 0 || !ledger.reserve(slot, start, need, limit.max)) {
           release(r, r.slots.length);
           if (slot < 0) fail('The limit counters are full; restart the service.', { limitId: record.id }, 60);
-          refuse(limit, key, start, windowEndOf(record.window, start), need);
+          refuse(limit, key, start, end, need);
         }
         r.slots.push(slot);
         r.windows.push(start);
         r.needs.push(need);
         r.metrics.push(record.metric);
-        if (record.metric === 'usd') r.pricing = pricing();
+        if (record.metric === 'usd') r.pricing = price ?? null;
       }
       return r;
     },
     release: (r) => release(r, r.slots.length),
     settle(r, usage) {
-      for (let i = 0; i < r.slots.length; i++)
+      for (let i = 0; i < r.slots.length; i++) {
         ledger.settle(r.slots[i]!, r.windows[i]!, r.needs[i]!, used(r.metrics[i]!, usage, r.pricing));
+        source.settled?.(r.slots[i]!);
+      }
     },
   };
 }

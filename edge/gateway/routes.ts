@@ -128,12 +128,19 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
     if (admission === undefined || admission.idle()) return null;
     const { metered } = GATEWAY_OPS[op];
     const { headers, body } = ctx.req;
-    const pricing =
-      typeof priced === 'function' ? priced : () => (priced === null ? null : (deps.priceOf?.(priced) ?? null));
     const whole = () => json ?? (parseJsonBody(body, headers['content-type']) as Record<string, unknown>);
-    const toolCall = json === undefined ? undefined : () => lastToolCall(op, whole());
-    const facts = { principal: ctx.principal!, headers, packSlug, metered, bodyBytes, maxOutput, pricing, toolCall };
-    return admission.admit(facts);
+    // A closure only while the loop brake is on; with limits alone the facts are one plain object.
+    const toolCall = json === undefined || !admission.braking() ? undefined : () => lastToolCall(op, whole());
+    return admission.admit({
+      principal: ctx.principal!,
+      headers,
+      packSlug,
+      metered,
+      bodyBytes,
+      maxOutput,
+      priced,
+      toolCall,
+    });
   }
 
   /** Starts a call under its reservation; a call that cannot start gives the reservation back. */

@@ -50,6 +50,8 @@ export interface AdmissionSource {
   now(): number;
   /** The freshest reading of a Gauge account's window: percent used and when it resets; null when none. */
   gaugeShare(accountId: string, windowId: string): { percent: number; resetsAt: number | null } | null;
+  /** A call's reservation in this slot settled to its use: the control plane writes the counter soon. */
+  settled?(slot: number): void;
   /** A call was refused by this limit's counter (published once per counter and window). */
   tripped(limit: LimitRecord, key: string, windowStart: number, resetsAt: number): void;
 }

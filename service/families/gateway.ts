@@ -48,7 +48,7 @@ export async function gatewayFamily(p: Parts): Promise<Family> {
         responses,
         log,
         spillDir,
-        admission: createAdmission(p.limits.admission),
+        admission: createAdmission(p.limits.admission, p.priceOf),
         priceOf: p.priceOf,
         recordUsage: (event) => {
           p.meter.record(event);

@@ -4,7 +4,14 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import * as openaiFake from '../fakes/openai.ts';
 import { startInProcess, type InProcessService } from '../helpers/in-process.ts';
-import { tempHome } from '../helpers/service.ts';
+import { tempHome, type Reply } from '../helpers/service.ts';
+import { openLiveStream } from '../fakes/sse-client.ts';
+
+/** switchyard_limit_refusals_total for one metric in a /metrics answer (0 when absent). */
+function counterValue(reply: Reply, metric: string): number {
+  const line = reply.text.split('\n').find((l) => l.startsWith(`switchyard_limit_refusals_total{metric="${metric}"}`));
+  return line === undefined ? 0 : Number(line.split(' ').at(-1));
+}
 
 // Enforced limits end to end (docs/api.md, Limits), with the official clients against a loopback fake: a dollar
 // limit under 64 concurrent clients, its 429 in both SDKs' shapes, the window's reset on a test clock, a token
@@ -135,6 +142,13 @@ describe('token limits through a translation and a route-pack fallback', () => {
       { name: 'tokens', scope: { kind: 'token', id: agent.id }, window: 'hour', metric: 'total_tokens', max: 500 },
       201,
     );
+    const events = await openLiveStream({
+      port: svc.port,
+      path: '/v1/events',
+      headers: { authorization: `Bearer ${svc.adminToken}` },
+    });
+    const refusals = async () => counterValue(await svc.request('GET', '/metrics'), 'total_tokens');
+    const refusedBefore = await refusals();
     const anthropic = new Anthropic({ baseURL: svc.url, apiKey: agent.secret, maxRetries: 0 });
     let answered = 0;
     for (;;) {
@@ -149,6 +163,21 @@ describe('token limits through a translation and a route-pack fallback', () => {
     // 110 tokens a call, each reserving under 134: 330 + 134 fits in 500, 440 + 134 does not.
     assert.equal(answered, 4);
     assert.equal((await ok('GET', `/v1/limits/${limit.id}`)).counters[0].used, 440);
+    assert.equal((await refusals()) - refusedBefore, 1, 'GET /metrics counts the refusal under its metric');
+    const next = async (type: string) => {
+      for (let e = await events.next(); e !== null; e = await events.next()) if (e.event === type) return e.data;
+      assert.fail(`the event stream ended before ${type}`);
+    };
+    const tripped = await next('limit.tripped');
+    assert.deepEqual(
+      [tripped.limitId, tripped.key, tripped.metric, tripped.window],
+      [limit.id, agent.id, 'total_tokens', 'hour'],
+    );
+    // The hour ends (the test clock): the tripped counter's reset is announced, and the limit admits again.
+    clock += 3_600_000;
+    assert.deepEqual(await next('limit.reset'), { limitId: limit.id, name: 'tokens', key: agent.id });
+    events.close();
+    await anthropic.messages.create({ ...ask, messages: [{ role: 'user', content: 'hi' }] });
     await ok('DELETE', `/v1/limits/${limit.id}`);
   });
 

@@ -30,7 +30,7 @@ const facts = (over: Partial<CallFacts> = {}): CallFacts => ({
   metered: true,
   bodyBytes: 300,
   maxOutput: 50,
-  pricing: () => null,
+  priced: null,
   ...over,
 });
 
