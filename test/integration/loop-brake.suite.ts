@@ -4,6 +4,7 @@ import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import * as openaiFake from '../fakes/openai.ts';
 import { startInProcess, type InProcessService } from '../helpers/in-process.ts';
+import { tempHome } from '../helpers/service.ts';
 
 // The loop brake (docs/api.md, Limits) end to end: a scripted loop that sends the same tool call with the same
 // arguments is paused at the Nth repeat, in both protocols; a normal session is not; a person resumes it.
@@ -12,6 +13,7 @@ const KEY = `fake-openai-key-${process.pid}`;
 let clock = Date.parse('2026-11-27T10:00:00Z');
 let svc: InProcessService;
 let oa: openaiFake.OpenAIFake;
+const home = tempHome();
 
 /** A chat call answering a `read_file` tool call with `args`, in session `session`. */
 function toolTurn(client: OpenAI, session: string, args: string) {
@@ -41,7 +43,7 @@ async function ok(method: string, path: string, body?: unknown, status = 200) {
 before(async () => {
   oa = await openaiFake.start({ apiKey: KEY });
   oa.setModels([{ id: 'gpt-loop' }]);
-  svc = await startInProcess({ now: () => clock });
+  svc = await startInProcess({ home, now: () => clock });
   await ok('POST', '/v1/providers', { id: 'oa', kind: 'openai', baseUrl: oa.baseUrl, credential: KEY }, 201);
   await ok('POST', '/v1/providers/oa/actions/refresh-models');
 });
@@ -107,6 +109,16 @@ describe('the loop brake', () => {
       await toolTurn(client, 'slow', '{"path":"b.ts"}');
       clock += 31_000;
     }
+  });
+
+  test('a restart keeps the brake on and the session paused', async () => {
+    await svc.stop();
+    svc = await startInProcess({ home, now: () => clock });
+    assert.equal((await ok('GET', '/v1/limits/loop-brake')).enabled, true);
+    assert.deepEqual(
+      (await ok('GET', '/v1/limits/sessions')).data.map((p: { session: string; tool: string }) => [p.session, p.tool]),
+      [['loop-1', 'read_file']],
+    );
   });
 
   test('a person resumes the session; it is audited; unknown sessions and bad settings are refused', async () => {
