@@ -1,12 +1,14 @@
 import { ServiceError } from '../../protocol/errors.ts';
-import type { UsageReport } from '../../protocol/gateway.ts';
+import { GATEWAY_OPS, type GatewayOp, type UsageReport } from '../../protocol/gateway.ts';
 import type { ModelPricing } from '../../protocol/http/catalog.ts';
 import type { LimitMetric } from '../../protocol/http/limits.ts';
 import { type CalendarWindow, windowEndOf, windowStartOf } from '../../protocol/limit-windows.ts';
 import type { ActiveLimit, AdmissionSource, BrakeSource } from '../../protocol/ports/limits.ts';
 import type { Principal } from '../../protocol/principal.ts';
 import { estimateCostUsd } from '../../protocol/pricing.ts';
-import type { ToolCallSignature } from './tool-repeat.ts';
+import { parseJsonBody } from '../http/json-body.ts';
+import type { RouteContext } from '../http/router.ts';
+import { lastToolCall, type ToolCallSignature } from './tool-repeat.ts';
 
 // Admission (docs/api.md, Limits): before a call goes upstream it reserves its worst case against every enabled
 // limit whose scope it is in, and is refused with 429 LIMIT_EXCEEDED when one does not fit. When the call ends
@@ -241,4 +243,42 @@ export function createAdmission(
       }
     },
   };
+}
+
+/**
+ * Admission for one gateway call, its facts read from the request: `priced` is the model whose price a dollar
+ * limit reserves by (or a function, for a pack's dearest route); `json` the body when the call may carry a tool
+ * call for the loop brake (null: its body is parsed if the brake asks). With no limit and the brake off this
+ * returns at once and builds nothing.
+ */
+export function admitCall(
+  admission: Admission,
+  ctx: RouteContext<unknown>,
+  op: GatewayOp,
+  priced: CallFacts['priced'],
+  bodyBytes: number,
+  maxOutput: number | null,
+  packSlug: string | null,
+  json: Record<string, unknown> | null | undefined,
+): Reservation | null {
+  if (admission.idle()) return null;
+  const { metered } = GATEWAY_OPS[op];
+  const { headers, body } = ctx.req;
+  // A closure only while the loop brake is on; with limits alone the facts are one plain object.
+  const toolCall =
+    json === undefined || !admission.braking()
+      ? undefined
+      : () => lastToolCall(op, json ?? (parseJsonBody(body, headers['content-type']) as Record<string, unknown>));
+  const principal = ctx.principal!;
+  return admission.admit({ principal, headers, packSlug, metered, bodyBytes, maxOutput, priced, toolCall });
+}
+
+/** The dearest of some prices (input plus output per million tokens); null when none is known. */
+export function dearest(prices: (ModelPricing | null)[]): ModelPricing | null {
+  let top: ModelPricing | null = null;
+  for (const p of prices) {
+    if (p !== null && (top === null || p.inputPerMTok + p.outputPerMTok > top.inputPerMTok + top.outputPerMTok))
+      top = p;
+  }
+  return top;
 }

@@ -15,7 +15,6 @@ import { route, type RouteContext, type RouteDef, type RouteResult } from '../ht
 import type { EdgeRequestHead } from '../http/types.ts';
 import { relayMultipart } from './multipart.ts';
 import { outputBound, readModel, relayRequest } from './request.ts';
-import { lastToolCall } from './tool-repeat.ts';
 import { startRelay, type RelayCall, type RelayHooks, type RelayOutcome } from './relay-response.ts';
 import { resolveModel, type UnresolvedName } from './resolve.ts';
 import {
@@ -30,7 +29,7 @@ import type { CatalogReader } from '../../protocol/ports/catalog.ts';
 import type { SmartRoutingPort } from '../../protocol/ports/smart-route.ts';
 import { isPackName, isPresetName, observeFailure, resolvePack, resolvePreset, retryClassOf } from './smart-route.ts';
 import type { ModelPricing } from '../../protocol/http/catalog.ts';
-import type { Admission, Reservation } from './admission.ts';
+import { admitCall, dearest, type Admission, type CallFacts, type Reservation } from './admission.ts';
 
 // Every inference route of the interface (docs/api.md), relayed through the proxy workers. The edge parses
 // just enough to resolve the model (strict JSON; the multipart `model` field) and checks the endpoint
@@ -109,39 +108,19 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
     return call.result;
   }
 
-  /**
-   * Reserves the call's worst case under the limits that apply (admission.ts); null when none does. `priced` is
-   * the model whose price a dollar limit reserves by (or a function for a pack's dearest route); `json` the body
-   * when the call may carry a tool call for the loop brake (null: parse the request's body if it is asked for).
-   * With no limit and the brake off this returns at once and builds nothing.
-   */
-  function admit(
+  /** Reserves the call's worst case under the limits that apply (admitCall); null when none does. */
+  const admit = (
     ctx: RouteContext<unknown>,
     op: GatewayOp,
-    priced: string | (() => ModelPricing | null) | null,
+    priced: CallFacts['priced'],
     bodyBytes: number,
     maxOutput: number | null,
     packSlug: string | null = null,
     json?: Record<string, unknown> | null,
-  ): Reservation | null {
-    const { admission } = deps;
-    if (admission === undefined || admission.idle()) return null;
-    const { metered } = GATEWAY_OPS[op];
-    const { headers, body } = ctx.req;
-    const whole = () => json ?? (parseJsonBody(body, headers['content-type']) as Record<string, unknown>);
-    // A closure only while the loop brake is on; with limits alone the facts are one plain object.
-    const toolCall = json === undefined || !admission.braking() ? undefined : () => lastToolCall(op, whole());
-    return admission.admit({
-      principal: ctx.principal!,
-      headers,
-      packSlug,
-      metered,
-      bodyBytes,
-      maxOutput,
-      priced,
-      toolCall,
-    });
-  }
+  ): Reservation | null =>
+    deps.admission === undefined
+      ? null
+      : admitCall(deps.admission, ctx, op, priced, bodyBytes, maxOutput, packSlug, json);
 
   /** Starts a call under its reservation; a call that cannot start gives the reservation back. */
   function under<T>(reservation: Reservation | null, start: () => T): T {
@@ -230,14 +209,7 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
   ): Promise<RouteResult> {
     const decision = await resolvePack(smart, op, name);
     // The dearest attempt's price: the reservation must hold whichever route answers.
-    const pricing = () =>
-      decision.attempts
-        .map((a) => deps.priceOf?.(a.target.model.id) ?? null)
-        .reduce(
-          (a, b) =>
-            b !== null && (a === null || b.outputPerMTok + b.inputPerMTok > a.outputPerMTok + a.inputPerMTok) ? b : a,
-          null,
-        );
+    const pricing = () => dearest(decision.attempts.map((a) => deps.priceOf?.(a.target.model.id) ?? null));
     const reservation = admit(ctx, op, pricing, body.length, maxOutput, decision.slug, json);
     let aborted = false;
     ctx.onAbort(() => (aborted = true));
@@ -329,9 +301,20 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
         const bytes = body?.length ?? 0;
         // A large body is read whole only if the loop brake asks for its last tool call (null: parse it then).
         const reservation = admit(ctx, op, resolved.model.id, bytes, maxOutput, null, value);
-        const call = under(reservation, () =>
-          startJson(ctx, op, resolved, name as string, text ?? pool.arena?.handOff(body!) ?? transferable(body!)),
-        );
+        // The hot path: `under` inline, so that no closure is made per call.
+        let call: RelayCall;
+        try {
+          call = startJson(
+            ctx,
+            op,
+            resolved,
+            name as string,
+            text ?? pool.arena?.handOff(body!) ?? transferable(body!),
+          );
+        } catch (err) {
+          if (reservation !== null) deps.admission!.release(reservation);
+          throw err;
+        }
         return follow(ctx, op, resolved.provider.id, resolved.model.id, call, undefined, reservation);
       },
     });
