@@ -110,7 +110,7 @@ export function createLimits(deps: LimitsDeps): LimitsPort & { admission: Admiss
 
   /** Writes the counters of `slots` (every claimed one by default) that changed since they were last written. */
   function persist(slots: Iterable<number> = claimed.keys()): Promise<void> {
-    const changed: { limitId: string; scopeKey: string; windowStart: number; used: string; tag: string }[] = [];
+    const changed: { slot: number; limitId: string; scopeKey: string; windowStart: number; used: string }[] = [];
     for (const slot of slots) {
       const { limitId, scopeKey } = claimed.get(slot) ?? { limitId: '', scopeKey: '' };
       if (!records.has(limitId)) continue;
@@ -118,7 +118,7 @@ export function createLimits(deps: LimitsDeps): LimitsPort & { admission: Admiss
       const tag = `${state.windowStart}:${state.used}`;
       if (persisted.get(slot) === tag) continue;
       persisted.set(slot, tag);
-      changed.push({ limitId, scopeKey, windowStart: state.windowStart, used: String(state.used), tag });
+      changed.push({ slot, limitId, scopeKey, windowStart: state.windowStart, used: String(state.used) });
     }
     resetTripped();
     if (changed.length === 0 || !env.isOpen()) return writing;
@@ -131,7 +131,11 @@ export function createLimits(deps: LimitsDeps): LimitsPort & { admission: Admiss
           }
         }),
       )
-      .catch((err: unknown) => log.warn({ err: String(err).slice(0, 300) }, 'could not persist limit counters'));
+      .catch((err: unknown) => {
+        // Written again by the next sweep: nothing says these are stored.
+        for (const c of changed) persisted.delete(c.slot);
+        log.warn({ err: String(err).slice(0, 300) }, 'could not persist limit counters');
+      });
     return writing;
   }
   // A sweep besides the writes after each settlement: window resets to announce, anything a write missed.
