@@ -1,5 +1,6 @@
 import { ServiceError } from '../../protocol/errors.ts';
 import { GATEWAY_OPS, type GatewayOp, type UsageReport } from '../../protocol/gateway.ts';
+import type { ProviderKind } from '../../protocol/providers.ts';
 import type { ModelPricing } from '../../protocol/http/catalog.ts';
 import type { LimitMetric } from '../../protocol/http/limits.ts';
 import { type CalendarWindow, windowEndOf, windowStartOf } from '../../protocol/limit-windows.ts';
@@ -37,6 +38,11 @@ export interface CallFacts {
   /** The body's output bound, when it names one. */
   maxOutput: number | null;
   /**
+   * Whether the gateway can send the reservation's output bound upstream when the body names none (see
+   * `Reservation.outputCap`): then a call that does not fit at the default bound may be admitted at a smaller one.
+   */
+  cappable?: boolean;
+  /**
    * The model whose USD price a `usd` limit reserves by (null counts nothing: local runtimes, unpriced models), or
    * a function for a route pack's dearest route. Asked only under a `usd` limit.
    */
@@ -51,7 +57,16 @@ export interface Reservation {
   needs: bigint[];
   metrics: LimitMetric[];
   pricing: ModelPricing | null;
+  /**
+   * The output bound the call was reserved at, to be sent upstream, when its body names none and a token or
+   * dollar limit applies: the upstream then ends the answer there with its own stop (finish_reason `length`,
+   * stop_reason `max_tokens`), metered, and the call cannot pass its reservation by talking on. Null otherwise.
+   */
+  outputCap: number | null;
 }
+
+/** Below this many output tokens a call is refused rather than admitted with a shorter bound. */
+export const MIN_OUTPUT_CAP = 256;
 
 /** The session an agent names, bounded and reduced to characters safe in a key and a log line; null if none. */
 export function sessionKeyOf(headers: Readonly<Record<string, string | undefined>>): string | null {
@@ -80,11 +95,10 @@ function keyOf(limit: ActiveLimit, facts: CallFacts, session: string | null | un
   }
 }
 
-function worstCase(metric: LimitMetric, facts: CallFacts, pricing: ModelPricing | null): bigint {
+function worstCase(metric: LimitMetric, facts: CallFacts, pricing: ModelPricing | null, output: number): bigint {
   if (metric === 'requests') return 1n;
   if (!facts.metered) return 0n;
   const input = Math.ceil(facts.bodyBytes / BYTES_PER_INPUT_TOKEN);
-  const output = facts.maxOutput ?? DEFAULT_MAX_OUTPUT;
   if (metric === 'input_tokens') return BigInt(input);
   if (metric === 'output_tokens') return BigInt(output);
   if (metric === 'total_tokens') return BigInt(input + output);
@@ -93,6 +107,20 @@ function worstCase(metric: LimitMetric, facts: CallFacts, pricing: ModelPricing 
     pricing,
   );
   return BigInt(Math.ceil((usd ?? 0) * NANO));
+}
+
+/**
+ * The most output tokens that fit in `room` (in the limit's unit) beside the call's input; 0 when none does or
+ * the metric does not depend on output.
+ */
+function outputThatFits(metric: LimitMetric, facts: CallFacts, pricing: ModelPricing | null, room: bigint): number {
+  if (room <= 0n) return 0;
+  const input = Math.ceil(facts.bodyBytes / BYTES_PER_INPUT_TOKEN);
+  if (metric === 'output_tokens') return Number(room);
+  if (metric === 'total_tokens') return Math.max(0, Number(room) - input);
+  if (metric !== 'usd' || pricing === null || pricing.outputPerMTok <= 0) return 0;
+  const inputUsd = (input * pricing.inputPerMTok) / 1e6;
+  return Math.max(0, Math.floor(((Number(room) / NANO - inputUsd) * 1e6) / pricing.outputPerMTok));
 }
 
 function used(metric: LimitMetric, usage: UsageReport | null, pricing: ModelPricing | null): bigint {
@@ -203,6 +231,9 @@ export function createAdmission(
       const now = source.now();
       let r: Reservation | null = null;
       let price: ModelPricing | null | undefined;
+      // Without a bound in the body: the default, or less where a limit has room only for less (outputCap).
+      let cap = facts.maxOutput === null && facts.cappable === true && facts.metered ? DEFAULT_MAX_OUTPUT : null;
+      let capped = false;
       for (const limit of limits) {
         if (session === undefined && limit.record.scope.kind === 'session') session = sessionKeyOf(facts.headers);
         const key = keyOf(limit, facts, session);
@@ -220,12 +251,31 @@ export function createAdmission(
         let slot = ledger.slotOf(record.id, key);
         if (slot < 0) slot = ledger.slotOf(record.id, '*overflow');
         if (price === undefined && record.metric === 'usd') price = priceFor(facts.priced);
-        const need = worstCase(record.metric, facts, price ?? null);
-        r ??= { slots: [], windows: [], needs: [], metrics: [], pricing: null };
-        if (slot < 0 || !ledger.reserve(slot, start, need, limit.max)) {
+        const output = facts.maxOutput ?? cap ?? DEFAULT_MAX_OUTPUT;
+        let need = worstCase(record.metric, facts, price ?? null, output);
+        r ??= { slots: [], windows: [], needs: [], metrics: [], pricing: null, outputCap: null };
+        let fits = slot >= 0 && ledger.reserve(slot, start, need, limit.max);
+        if (!fits && slot >= 0 && cap !== null) {
+          const { used: u, reserved } = ledger.read(slot);
+          const room = outputThatFits(record.metric, facts, price ?? null, limit.max - u - reserved);
+          if (room >= MIN_OUTPUT_CAP && room < cap) {
+            cap = room;
+            need = worstCase(record.metric, facts, price ?? null, cap);
+            fits = ledger.reserve(slot, start, need, limit.max);
+          }
+        }
+        if (record.metric !== 'requests' && cap !== null) capped = true;
+        if (!fits) {
           release(r, r.slots.length);
           if (slot < 0) fail('The limit counters are full; restart the service.', { limitId: record.id }, 60);
-          refuse(limit, key, start, end, need);
+          // Whether it could ever fit: at the least bound the gateway would send, where it sends one.
+          refuse(
+            limit,
+            key,
+            start,
+            end,
+            cap === null ? need : worstCase(record.metric, facts, price ?? null, MIN_OUTPUT_CAP),
+          );
         }
         r.slots.push(slot);
         r.windows.push(start);
@@ -233,6 +283,7 @@ export function createAdmission(
         r.metrics.push(record.metric);
         if (record.metric === 'usd') r.pricing = price ?? null;
       }
+      if (r !== null && capped) r.outputCap = cap;
       return r;
     },
     release: (r) => release(r, r.slots.length),
@@ -260,6 +311,7 @@ export function admitCall(
   maxOutput: number | null,
   packSlug: string | null,
   json: Record<string, unknown> | null | undefined,
+  cappable: boolean,
 ): Reservation | null {
   if (admission.idle()) return null;
   const { metered } = GATEWAY_OPS[op];
@@ -270,7 +322,7 @@ export function admitCall(
       ? undefined
       : () => lastToolCall(op, json ?? (parseJsonBody(body, headers['content-type']) as Record<string, unknown>));
   const principal = ctx.principal!;
-  return admission.admit({ principal, headers, packSlug, metered, bodyBytes, maxOutput, priced, toolCall });
+  return admission.admit({ principal, headers, packSlug, metered, bodyBytes, maxOutput, priced, toolCall, cappable });
 }
 
 /** The dearest of some prices (input plus output per million tokens); null when none is known. */
@@ -281,4 +333,18 @@ export function dearest(prices: (ModelPricing | null)[]): ModelPricing | null {
       top = p;
   }
   return top;
+}
+
+/** The operations whose body the gateway can give an output bound (the direct calls; presets and packs keep theirs). */
+export const CAPPABLE: ReadonlySet<GatewayOp> = new Set<GatewayOp>(['chat.completions', 'responses.create']);
+
+/**
+ * The body with the reservation's output bound, as text for the relay: `max_output_tokens` for responses; for
+ * chat, `max_completion_tokens` to OpenAI (its reasoning models refuse `max_tokens`), `max_tokens` to the others
+ * (llama-server, Ollama, vLLM and OpenRouter read it; a translation to Messages reads either).
+ */
+export function withOutputCap(op: GatewayOp, kind: ProviderKind, body: unknown, cap: number): string {
+  const field =
+    op === 'responses.create' ? 'max_output_tokens' : kind === 'openai' ? 'max_completion_tokens' : 'max_tokens';
+  return JSON.stringify({ ...(body as Record<string, unknown>), [field]: cap });
 }

@@ -29,7 +29,15 @@ import type { CatalogReader } from '../../protocol/ports/catalog.ts';
 import type { SmartRoutingPort } from '../../protocol/ports/smart-route.ts';
 import { isPackName, isPresetName, observeFailure, resolvePack, resolvePreset, retryClassOf } from './smart-route.ts';
 import type { ModelPricing } from '../../protocol/http/catalog.ts';
-import { admitCall, dearest, type Admission, type CallFacts, type Reservation } from './admission.ts';
+import {
+  admitCall,
+  CAPPABLE,
+  dearest,
+  withOutputCap,
+  type Admission,
+  type CallFacts,
+  type Reservation,
+} from './admission.ts';
 
 // Every inference route of the interface (docs/api.md), relayed through the proxy workers. The edge parses
 // just enough to resolve the model (strict JSON; the multipart `model` field) and checks the endpoint
@@ -117,10 +125,11 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
     maxOutput: number | null,
     packSlug: string | null = null,
     json?: Record<string, unknown> | null,
+    cappable = false,
   ): Reservation | null =>
     deps.admission === undefined
       ? null
-      : admitCall(deps.admission, ctx, op, priced, bodyBytes, maxOutput, packSlug, json);
+      : admitCall(deps.admission, ctx, op, priced, bodyBytes, maxOutput, packSlug, json, cappable);
 
   /** Starts a call under its reservation; a call that cannot start gives the reservation back. */
   function under<T>(reservation: Reservation | null, start: () => T): T {
@@ -300,17 +309,20 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
         const resolved = resolveModel(catalog.current(), op, name, { unresolved: deps.unresolved });
         const bytes = body?.length ?? 0;
         // A large body is read whole only if the loop brake asks for its last tool call (null: parse it then).
-        const reservation = admit(ctx, op, resolved.model.id, bytes, maxOutput, null, value);
+        const reservation = admit(ctx, op, resolved.model.id, bytes, maxOutput, null, value, CAPPABLE.has(op));
         // The hot path: `under` inline, so that no closure is made per call.
         let call: RelayCall;
         try {
-          call = startJson(
-            ctx,
-            op,
-            resolved,
-            name as string,
-            text ?? pool.arena?.handOff(body!) ?? transferable(body!),
-          );
+          const sent =
+            reservation?.outputCap != null
+              ? withOutputCap(
+                  op,
+                  resolved.provider.kind,
+                  value ?? parseJsonBody(body, headers['content-type']),
+                  reservation.outputCap,
+                )
+              : (text ?? pool.arena?.handOff(body!) ?? transferable(body!));
+          call = startJson(ctx, op, resolved, name as string, sent);
         } catch (err) {
           if (reservation !== null) deps.admission!.release(reservation);
           throw err;

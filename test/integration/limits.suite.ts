@@ -219,6 +219,35 @@ describe('token limits through a translation and a route-pack fallback', () => {
   });
 });
 
+describe('a call whose body names no output bound', () => {
+  test('is sent with the bound it was reserved at, smaller as the room shrinks, refused below 256', async () => {
+    const limit = await ok(
+      'POST',
+      '/v1/limits',
+      { name: 'room', scope: { kind: 'token', id: agent.id }, window: 'week', metric: 'total_tokens', max: 1000 },
+      201,
+    );
+    const client = openaiFor(agent.secret);
+    const before = oa.requests.length;
+    const unbounded = { model: 'oa/gpt-limit', messages: [{ role: 'user' as const, content: 'hi' }] };
+    const answered = await answeredUntilRefused(() => client.chat.completions.create(unbounded));
+    const caps = oa.requests
+      .slice(before)
+      .map((r) => (r.json as { max_completion_tokens: number }).max_completion_tokens);
+    // Each call uses 110 tokens, so each next bound is 110 smaller: what is left of 1000 beside the input.
+    assert.equal(caps.length, answered);
+    assert.ok(answered >= 2, `${answered} answered`);
+    for (let i = 1; i < caps.length; i++) assert.equal(caps[i - 1]! - caps[i]!, 110, caps.join(', '));
+    assert.ok(caps[0]! < 1000 && caps.at(-1)! >= 256 && caps.at(-1)! - 110 < 256, caps.join(', '));
+    // A body that names its bound is sent with it, nothing added.
+    await ok('PATCH', `/v1/limits/${limit.id}`, { max: 100_000 });
+    await client.chat.completions.create(ask);
+    const sent = oa.requests.at(-1)!.json as Record<string, unknown>;
+    assert.deepEqual([sent.max_tokens, 'max_completion_tokens' in sent], [100, false]);
+    await ok('DELETE', `/v1/limits/${limit.id}`);
+  });
+});
+
 describe('limits: bad input', () => {
   const good = { name: 'n', scope: { kind: 'service' }, window: 'day', metric: 'requests', max: 10 };
   test('bodies: unknown fields, wrong kinds, scope ids that are missing, extra or unknown, bounds', async () => {

@@ -94,6 +94,22 @@ describe('admission', () => {
   });
 });
 
+describe('an output bound for bodies that name none', () => {
+  test('the default when it fits; less when only less fits (at least 256); the bound goes with the reservation', () => {
+    const { a } = admission([limit({ kind: 'service', id: null }, 'total_tokens', 1000)]);
+    const open = facts({ maxOutput: null, cappable: true });
+    const first = a.admit(open)!;
+    assert.deepEqual([first.outputCap, first.needs], [900, [1000n]], '100 input tokens beside 900 output');
+    assert.throws(() => a.admit(open), /reached/, 'nothing left while the first is in flight');
+    a.settle(first, { inputTokens: 100, outputTokens: 500, totalTokens: 600 } as never);
+    assert.equal(a.admit(open)!.outputCap, 300);
+    const big = admission([limit({ kind: 'service', id: null }, 'total_tokens', 100_000)]).a;
+    assert.equal(big.admit(open)!.outputCap, DEFAULT_MAX_OUTPUT, 'room for the default: the default is sent');
+    assert.equal(big.admit(facts({ maxOutput: null }))!.outputCap, null, 'not cappable: nothing is sent');
+    assert.equal(big.admit(facts({ cappable: true }))!.outputCap, null, 'the body names its own');
+  });
+});
+
 describe('a Gauge window gate', () => {
   const gate = (max: number): ActiveLimit => {
     const l = limit({ kind: 'session', id: null }, 'gauge_percent', max);
