@@ -1,6 +1,6 @@
-import { createAdmission, type CallFacts } from '../edge/gateway/admission.ts';
+import { existsSync } from 'node:fs';
+import type { CallFacts } from '../edge/gateway/admission.ts';
 import type { LimitRecord } from '../protocol/http/limits.ts';
-import { createLedger, createLedgerBuffer } from '../protocol/limit-ledger.ts';
 import type { ActiveLimit } from '../protocol/ports/limits.ts';
 
 // What admission costs the edge per call (W3.6: at most 2 us), apart from the network's noise: admit and settle
@@ -8,6 +8,20 @@ import type { ActiveLimit } from '../protocol/ports/limits.ts';
 // under none (the baseline: one `idle()` check), in one process, rounds interleaved.
 //
 //   node --import tsx bench/admission.ts [calls per round = 200000] [rounds = 5]
+//
+// It measures the compiled modules of dist/ where they are built (`npm run build`), as the service runs them:
+// under tsx every closure also pays esbuild's `__name`.
+
+const built = existsSync(new URL('../dist/edge/gateway/admission.js', import.meta.url));
+const from = (path: string) =>
+  new URL(`../${built ? 'dist/' : ''}${path}.${built ? 'js' : 'ts'}`, import.meta.url).href;
+const { createAdmission } = (await import(
+  from('edge/gateway/admission')
+)) as typeof import('../edge/gateway/admission.ts');
+const { createLedger, createLedgerBuffer } = (await import(
+  from('protocol/limit-ledger')
+)) as typeof import('../protocol/limit-ledger.ts');
+console.log(`(the ${built ? 'compiled modules of dist/' : 'TypeScript source, through tsx'})`);
 
 const CALLS = Number(process.argv[2] ?? 200_000);
 const ROUNDS = Number(process.argv[3] ?? 5);
