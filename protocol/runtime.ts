@@ -53,7 +53,9 @@ export type ToRuntime =
   | { t: 'start'; id: number; req: RelayRequest; config: RuntimeConfig; draft: DraftChoice | null }
   | { t: 'control'; id: number; control: RuntimeControl; config: RuntimeConfig }
   /** Stops a control call that can stop (a benchmark); it then fails with CONFLICT. */
-  | { t: 'cancel'; id: number };
+  | { t: 'cancel'; id: number }
+  /** Shutdown: stop every call, dispose every model, then answer `closed` (the thread is stopped after). */
+  | { t: 'close' };
 
 /**
  * What the worker tells the edge unasked: llama.cpp refused a file whose header check passed (the library
@@ -74,7 +76,9 @@ export type FromRuntime =
   | { t: 'control'; id: number; ok: true; loaded: LoadedEntry[]; unloaded?: boolean; benchmark?: BenchmarkFigures }
   /** A running control call's progress, 0..1 (a benchmark's load, prompt and generation). */
   | { t: 'control-progress'; id: number; progress: number }
-  | { t: 'control'; id: number; ok: false; error: ErrorPayload };
+  | { t: 'control'; id: number; ok: false; error: ErrorPayload }
+  /** Every model is disposed: llama.cpp has no work left that stopping the thread could cut. */
+  | { t: 'closed' };
 
 /** The worker's data at start. */
 export interface RuntimeWorkerData {

@@ -67,6 +67,13 @@ export interface ModelManagerOptions {
 
 // A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 export function createModelManager(options: ModelManagerOptions = {}) {
+  /** Disposals under way: shutdown waits for them, since llama.cpp must not be cut off mid-way. */
+  const disposals = new Set<Promise<void>>();
+  const track = (disposal: Promise<void>): void => {
+    const settled = disposal.catch(() => undefined);
+    disposals.add(settled);
+    void settled.finally(() => disposals.delete(settled));
+  };
   const timers = options.timers ?? realTimers;
   const prober = createProber({ gpu: () => false });
   const loaded = new Map<string, Promise<LoadedModel>>();
@@ -191,7 +198,7 @@ export function createModelManager(options: ModelManagerOptions = {}) {
       await model.dispose();
     }
     const maybeDispose = () => {
-      if (retired && idle()) void dispose().catch(() => undefined);
+      if (retired && idle()) track(dispose());
     };
     const main = sequencePool(
       name,
@@ -374,10 +381,12 @@ export function createModelManager(options: ModelManagerOptions = {}) {
         })
         .sort((a, b) => a.name.localeCompare(b.name));
     },
+    /** Retires every model and waits until each one in use ends and is disposed (bounded by the caller). */
     async close(): Promise<void> {
       const all = [...loaded.values()];
       for (const path of [...loaded.keys()]) forget(path);
       await Promise.allSettled(all.map(async (m) => (await m).retire()));
+      while (disposals.size > 0) await Promise.allSettled([...disposals]);
     },
   };
 }

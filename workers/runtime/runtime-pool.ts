@@ -58,6 +58,8 @@ export interface RuntimePool extends RelayPool {
   loaded(): Promise<LoadedEntry[]>;
 }
 
+/** How long a close waits for the worker to dispose its models before stopping it anyway. */
+const CLOSE_WAIT_MS = 10_000;
 /** Respawns closer together than this wait, so a worker that dies at once cannot spin the CPU. */
 const RESPAWN_BACKOFF_MS = 1000;
 
@@ -78,6 +80,8 @@ export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
   let closing = false;
   let lastSpawn = 0;
   let spawnWait: Promise<void> | null = null;
+  /** Set while a close waits for the worker's `closed`. */
+  let closed: (() => void) | null = null;
 
   function spawn(): Worker {
     const w = new Worker(new URL('./runtime-entry.js', import.meta.url), { workerData });
@@ -93,6 +97,10 @@ export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
         // A refusal is logged by the library, once per file version, not once per call that met it.
         if (m.t === 'expired') options.log.info({ model: m.name.slice(0, 200) }, 'unloaded an idle embedded model');
         options.onEvent?.(m);
+        return;
+      }
+      if (m.t === 'closed') {
+        closed?.();
         return;
       }
       if (m.t === 'control-progress') {
@@ -213,7 +221,21 @@ export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
     },
     async close() {
       closing = true;
-      await worker?.terminate();
+      const w = worker;
+      if (w === null) return;
+      // The worker disposes its models first (llama.cpp cut off mid-way aborts the process); a worker that
+      // does not answer in time is stopped anyway.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        new Promise<void>((resolve) => {
+          closed = resolve;
+          w.once('exit', () => resolve());
+          w.postMessage({ t: 'close' } satisfies ToRuntime);
+        }),
+        new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS))),
+      ]);
+      clearTimeout(timer);
+      await w.terminate();
     },
   };
 }

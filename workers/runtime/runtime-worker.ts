@@ -200,6 +200,13 @@ port.on('message', (m: ToRuntime) => {
     case 'cancel':
       stoppable.get(m.id)?.abort();
       return;
+    case 'close':
+      // A thread stopped while llama.cpp disposes a model (or loads one) aborts the whole process: the edge
+      // waits for this answer before it stops the thread.
+      for (const c of stoppable.values()) c.abort();
+      for (const call of running.values()) if (call.out.abort()) call.abort.abort();
+      void models.close().finally(() => post({ t: 'closed' }));
+      return;
     case 'abort': {
       // The call ends with an `aborted` message once its generation has stopped (see callOutput), carrying
       // the tokens evaluated and generated until then.
