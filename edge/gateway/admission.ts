@@ -1,6 +1,7 @@
 import { ServiceError } from '../../protocol/errors.ts';
 import { GATEWAY_OPS, type GatewayOp, type UsageReport } from '../../protocol/gateway.ts';
 import type { ProviderKind } from '../../protocol/providers.ts';
+import { jsonText } from '../../protocol/json-text.ts';
 import type { ModelPricing } from '../../protocol/http/catalog.ts';
 import type { LimitMetric } from '../../protocol/http/limits.ts';
 import { type CalendarWindow, windowEndOf, windowStartOf } from '../../protocol/limit-windows.ts';
@@ -335,7 +336,7 @@ export function dearest(prices: (ModelPricing | null)[]): ModelPricing | null {
   return top;
 }
 
-/** The operations whose body the gateway can give an output bound (the direct calls; presets and packs keep theirs). */
+/** The operations whose body the gateway can give an output bound (directly, through a preset or a pack). */
 export const CAPPABLE: ReadonlySet<GatewayOp> = new Set<GatewayOp>(['chat.completions', 'responses.create']);
 
 /**
@@ -346,5 +347,6 @@ export const CAPPABLE: ReadonlySet<GatewayOp> = new Set<GatewayOp>(['chat.comple
 export function withOutputCap(op: GatewayOp, kind: ProviderKind, body: unknown, cap: number): string {
   const field =
     op === 'responses.create' ? 'max_output_tokens' : kind === 'openai' ? 'max_completion_tokens' : 'max_tokens';
-  return JSON.stringify({ ...(body as Record<string, unknown>), [field]: cap });
+  // jsonText: a client's body may nest deeper than JSON.stringify's recursion reaches.
+  return jsonText({ ...(body as Record<string, unknown>), [field]: cap });
 }

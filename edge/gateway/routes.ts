@@ -219,7 +219,10 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
     const decision = await resolvePack(smart, op, name);
     // The dearest attempt's price: the reservation must hold whichever route answers.
     const pricing = () => dearest(decision.attempts.map((a) => deps.priceOf?.(a.target.model.id) ?? null));
-    const reservation = admit(ctx, op, pricing, body.length, maxOutput, decision.slug, json);
+    const reservation = admit(ctx, op, pricing, body.length, maxOutput, decision.slug, json, CAPPABLE.has(op));
+    // Without a bound in the body, each attempt gets the reserved one, in its own provider's spelling.
+    const cap = reservation?.outputCap ?? null;
+    const whole = cap === null ? null : (json ?? (parseJsonBody(body, ctx.req.headers['content-type']) as object));
     let aborted = false;
     ctx.onAbort(() => (aborted = true));
     let reason: string | null = null;
@@ -231,7 +234,8 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
         fallback: i > 0,
         fallbackReason: reason,
       };
-      const call = under(reservation, () => startJson(ctx, op, attempt.target, name, ownBuffer(body)));
+      const sent = cap === null ? ownBuffer(body) : withOutputCap(op, attempt.target.provider.kind, whole, cap);
+      const call = under(reservation, () => startJson(ctx, op, attempt.target, name, sent));
       try {
         await call.result;
       } catch (err) {
@@ -270,18 +274,14 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
         if (smart && isPresetName(name)) {
           // A preset merges into the value, so a large body is parsed after all (with the prototype-key filter).
           const json = value ?? (parseJsonBody(body, headers['content-type']) as Record<string, unknown>);
-          return resolvePreset(smart, op, name, json).then(({ resolved, body: presetBody }) => {
+          return resolvePreset(smart, op, name, json).then(({ resolved, body: presetBody, merged }) => {
             const bytes = body?.length ?? 0;
-            const reservation = admit(
-              ctx,
-              op,
-              resolved.model.id,
-              bytes,
-              outputBound(json.max_tokens, json.max_completion_tokens, json.max_output_tokens),
-              null,
-              json,
-            );
-            const call = under(reservation, () => startJson(ctx, op, resolved, name, presetBody));
+            // The bound the preset and the client together name (the merged body is what goes upstream).
+            const bound = outputBound(merged.max_tokens, merged.max_completion_tokens, merged.max_output_tokens);
+            const reservation = admit(ctx, op, resolved.model.id, bytes, bound, null, json, CAPPABLE.has(op));
+            const cap = reservation?.outputCap ?? null;
+            const sent = cap === null ? presetBody : withOutputCap(op, resolved.provider.kind, merged, cap);
+            const call = under(reservation, () => startJson(ctx, op, resolved, name, sent));
             return follow(ctx, op, resolved.provider.id, resolved.model.id, call, undefined, reservation);
           });
         }

@@ -37,13 +37,17 @@ export async function resolvePreset(
   op: GatewayOp,
   name: string,
   json: Record<string, unknown>,
-): Promise<{ resolved: ResolvedModel; body: ArrayBuffer }> {
+): Promise<{ resolved: ResolvedModel; body: ArrayBuffer; merged: Record<string, unknown> }> {
   const usable = await smart.presets.usable(name.slice(PRESET_PREFIX.length));
   if (!usable) throw notFound(name);
   if (!usable.families.includes(GATEWAY_OPS[op].family)) throw unsupported(name, op, usable.families);
   checkCredential(usable.target);
   const merged = mergePreset(op, usable.preset, json);
-  return { resolved: usable.target, body: new TextEncoder().encode(jsonText(merged)).buffer as ArrayBuffer };
+  return {
+    resolved: usable.target,
+    body: new TextEncoder().encode(jsonText(merged)).buffer as ArrayBuffer,
+    merged: merged as Record<string, unknown>,
+  };
 }
 
 /** The attempt list for a route pack; an empty list means no route and no fallback can be called. */

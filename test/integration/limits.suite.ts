@@ -216,6 +216,7 @@ describe('token limits through a translation and a route-pack fallback', () => {
     assert.equal((await ok('GET', `/v1/limits/${limit.id}`)).counters[0].used, 440);
     // Direct calls to the same model are outside the pack's scope.
     await client.chat.completions.create(ask);
+    await ok('DELETE', `/v1/limits/${limit.id}`);
   });
 });
 
@@ -239,8 +240,24 @@ describe('a call whose body names no output bound', () => {
     assert.ok(answered >= 2, `${answered} answered`);
     for (let i = 1; i < caps.length; i++) assert.equal(caps[i - 1]! - caps[i]!, 110, caps.join(', '));
     assert.ok(caps[0]! < 1000 && caps.at(-1)! >= 256 && caps.at(-1)! - 110 < 256, caps.join(', '));
-    // A body that names its bound is sent with it, nothing added.
+    // Through a route pack (each attempt in its own provider's spelling) and a preset that names no bound.
     await ok('PATCH', `/v1/limits/${limit.id}`, { max: 100_000 });
+    await ok(
+      'POST',
+      '/v1/presets',
+      {
+        slug: 'plain',
+        model: 'oa/gpt-limit',
+        parameters: { temperature: 0 },
+        familyScope: ['styleA.chat_completions'],
+      },
+      201,
+    );
+    for (const model of ['@route/ab', '@preset/plain']) {
+      await client.chat.completions.create({ ...unbounded, model });
+      assert.equal((oa.requests.at(-1)!.json as Record<string, unknown>).max_completion_tokens, 4096, model);
+    }
+    // A body that names its bound is sent with it, nothing added.
     await client.chat.completions.create(ask);
     const sent = oa.requests.at(-1)!.json as Record<string, unknown>;
     assert.deepEqual([sent.max_tokens, 'max_completion_tokens' in sent], [100, false]);
