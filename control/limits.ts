@@ -45,6 +45,7 @@ export interface LimitsDeps {
 
 const NANO = 1_000_000_000n;
 const COUNTERS_SHOWN = 50;
+const FLUSH_MS = 10;
 const bad = (param: string, message: string) => new ServiceError('INVALID_REQUEST', message, { param });
 const notFound = (id: string) =>
   new ServiceError('NOT_FOUND', `No limit with ID \`${id.slice(0, 40)}\`.`, { param: 'id' });
@@ -92,20 +93,24 @@ export function createLimits(deps: LimitsDeps): LimitsPort & { admission: Admiss
   refreshActive();
 
   let writing: Promise<void> = Promise.resolve();
-  /** Slots settled since the last write; written at the end of the event-loop turn, one commit at a time. */
+  /**
+   * Slots settled since the last write; written FLUSH_MS after the first of them, one commit at a time. A commit
+   * per event-loop turn cost the edge ~13 us and LMDB's write thread ~16 us a request under load (bench/RESULTS.md,
+   * W3.6); every 10 ms it is a few dozen calls a commit, and a kill -9 loses at most those 10 ms of settlements.
+   */
   const dirty = new Set<number>();
   let flushing = false;
   function flushSoon(): void {
     if (flushing) return;
     flushing = true;
-    setImmediate(() => {
+    setTimeout(() => {
       const slots = [...dirty];
       dirty.clear();
       void persist(slots).finally(() => {
         flushing = false;
         if (dirty.size > 0) flushSoon();
       });
-    });
+    }, FLUSH_MS).unref();
   }
 
   /** Writes the counters of `slots` (every claimed one by default) that changed since they were last written. */
