@@ -2,15 +2,11 @@ import { ALERT_RULE_KINDS, BUDGET_BASES, BUDGET_PERIODS } from '../protocol/gaug
 import { str, UsageError } from './args.ts';
 import { readBodyFile } from './body-file.ts';
 import type { Client } from './client.ts';
-import { cell, relative, table, usd } from './output.ts';
+import { cell, relative, table, usd, say, printJson, path } from './output.ts';
 
 // Gauge budgets and alert rules: listed, added from options or from a JSON or YAML file holding the API's
 // create body (docs/api.md, Gauge budgets and Gauge alerts), removed by ID. Options are checked here for
 // shape (a number is a number); what they mean (a provider that exists) is the service's to refuse, exit 1.
-
-const say = (line: string) => process.stdout.write(line + '\n');
-const printJson = (value: unknown) => process.stdout.write(JSON.stringify(value, null, 2) + '\n');
-const path = (id: string) => encodeURIComponent(id);
 
 export type Flags = Record<string, string | boolean | undefined>;
 

@@ -1,15 +1,11 @@
 import { readBodyFile } from './body-file.ts';
 import type { Client } from './client.ts';
-import { table } from './output.ts';
+import { table, say, printJson, path } from './output.ts';
 import { familyWords } from '../protocol/words.ts';
 
 // Presets and route packs: listed as tables, added from a JSON or YAML file holding the API's create body
 // (docs/api.md, Presets and Route packs), removed by slug. The service checks the body; its refusal (a model
 // that does not resolve, a taken slug) is exit 1 with its message.
-
-const say = (line: string) => process.stdout.write(line + '\n');
-const printJson = (value: unknown) => process.stdout.write(JSON.stringify(value, null, 2) + '\n');
-const path = (id: string) => encodeURIComponent(id);
 
 export async function listPresets(client: Client, json: boolean): Promise<number> {
   const answer = await client.call('GET', '/v1/presets');

@@ -1,16 +1,12 @@
 import { GAUGE_ACCOUNT_ADAPTERS, GAUGE_PROVIDERS } from '../protocol/gauge-catalog.ts';
 import { CliError, type Client, EXIT } from './client.ts';
-import { cell, count, relative, table, usd } from './output.ts';
+import { cell, count, relative, table, usd, say, printJson, path } from './output.ts';
 import { readSecret } from './secret.ts';
 import { withArticle } from '../protocol/words.ts';
 
 // Gauge from the command line: a compact status (each account's windows as used/limit, the share used and when
 // it resets), connecting an account with its key (hidden prompt or stdin, as `providers add`), turning the
 // built-in sources on and off, collecting now. The key goes to the service's vault and is never printed.
-
-const say = (line: string) => process.stdout.write(line + '\n');
-const printJson = (value: unknown) => process.stdout.write(JSON.stringify(value, null, 2) + '\n');
-const path = (id: string) => encodeURIComponent(id);
 
 interface Row {
   account: string;

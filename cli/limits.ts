@@ -1,16 +1,12 @@
 import { options, positionals, str, UsageError } from './args.ts';
 import { bodyOf, type Flags, oneOf } from './budgets.ts';
 import { CliError, connect, EXIT, type Client } from './client.ts';
-import { cell, count, relative, table, usd } from './output.ts';
+import { cell, count, relative, table, usd, say, printJson, path } from './output.ts';
 
 // Enforced limits (docs/api.md, Limits): listed with each one's use in its current window, added from options
 // or from a JSON or YAML file holding the API's create body, changed (max, name, on or off), removed. Options
 // are checked here for shape (a number is a number, a scope is one of the kinds); what they mean (a token that
 // exists, a whole number of tokens) is the service's to refuse, exit 1, its message shown as it is.
-
-const say = (line: string) => process.stdout.write(line + '\n');
-const printJson = (value: unknown) => process.stdout.write(JSON.stringify(value, null, 2) + '\n');
-const path = (id: string) => encodeURIComponent(id);
 
 /** protocol/http/limits.ts's LIMIT_WINDOWS (test/cli/limits.suite.ts keeps them equal): that module compiles
  * its schemas when loaded, which a command that only sends a body need not pay for. */

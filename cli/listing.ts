@@ -1,10 +1,9 @@
 import type { Client } from './client.ts';
-import { bytes, type Column, count, relative, table, usageCost, usd } from './output.ts';
+import { bytes, type Column, count, relative, table, usageCost, usd, printJson } from './output.ts';
 
 // The read-only commands: what is configured, what is loaded, what was used, what runs.
 
 const print = (text: string) => process.stdout.write(text);
-const printJson = (value: unknown) => process.stdout.write(JSON.stringify(value, null, 2) + '\n');
 
 export async function providers(client: Client, json: boolean): Promise<number> {
   const answer = await client.call('GET', '/v1/providers');

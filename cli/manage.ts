@@ -1,17 +1,13 @@
 import { isProviderKind, KINDS, PROVIDER_KINDS } from '../protocol/providers.ts';
 import { isScope, SCOPES } from '../protocol/scopes.ts';
 import { CliError, type Client, EXIT } from './client.ts';
-import { relative, table } from './output.ts';
+import { relative, table, say, printJson, path } from './output.ts';
 import { readSecret } from './secret.ts';
 import { withArticle } from '../protocol/words.ts';
 
 // The commands that change what the service is set up with: providers and their keys, model aliases and
 // hiding, local tokens. Each is one API call (or two: read, then write), prints one line for a person or the
 // API's answer with --json, and exits 1 with the service's reason when it refuses.
-
-const say = (line: string) => process.stdout.write(line + '\n');
-const printJson = (value: unknown) => process.stdout.write(JSON.stringify(value, null, 2) + '\n');
-const path = (id: string) => encodeURIComponent(id);
 
 export interface ProviderAdd {
   kind: string;

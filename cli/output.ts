@@ -10,6 +10,13 @@ export interface Column<T> {
   right?: boolean;
 }
 
+/** A line on stdout. */
+export const say = (line: string) => void process.stdout.write(line + '\n');
+/** `--json`: the API's answer as it came, indented. */
+export const printJson = (value: unknown) => void process.stdout.write(JSON.stringify(value, null, 2) + '\n');
+/** An ID as one path segment of an API route. */
+export const path = (id: string) => encodeURIComponent(id);
+
 /** Printable: control characters from a name a client chose cannot move the cursor or clear the screen. */
 export function cell(value: unknown): string {
   if (value === null || value === undefined || value === '') return '-';

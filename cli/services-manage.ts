@@ -1,14 +1,10 @@
 import { CliError, type Client, EXIT } from './client.ts';
 import { follow } from './follow.ts';
-import { cell } from './output.ts';
+import { cell, say, printJson, path } from './output.ts';
 
 // Supervised llama-servers from the command line: add one for a model of the library, start it (followed as a
 // job with a progress bar until it answers its health check), stop it, remove it. The embedded runtime is
 // listed beside them but starts and stops with the service: the service refuses actions on it (exit 1).
-
-const say = (line: string) => process.stdout.write(line + '\n');
-const printJson = (value: unknown) => process.stdout.write(JSON.stringify(value, null, 2) + '\n');
-const path = (id: string) => encodeURIComponent(id);
 
 export interface ServiceAdd {
   kind: string;
