@@ -13,6 +13,8 @@
 // sessions on one workstation, and a key that finds no slot is counted under its limit's overflow key instead.
 // The control plane reads the slots it heard claimed (`onClaim`) to persist them and to answer GET /v1/limits.
 
+import { FNV_SEEDS, fnv1a } from './fnv.ts';
+
 const FIELDS = 4;
 const KEY = 0;
 const WINDOW = 1;
@@ -33,16 +35,6 @@ export interface CounterState {
   windowStart: number;
   used: bigint;
   reserved: bigint;
-}
-
-/** FNV-1a over the string's UTF-16 units, from `seed`. */
-function fnv(text: string, seed: number): number {
-  let h = seed;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
 }
 
 export interface Ledger {
@@ -87,8 +79,8 @@ export function createLedger(
       const name = `${limitId}|${scopeKey}`;
       const known = memo.get(name);
       if (known !== undefined) return known;
-      const high = fnv(name, 0x811c9dc5);
-      const key = (BigInt(high & 0x7fffffff) << 32n) | BigInt(fnv(name, 0x01000193)) | 1n;
+      const high = fnv1a(name, FNV_SEEDS[0]);
+      const key = (BigInt(high & 0x7fffffff) << 32n) | BigInt(fnv1a(name, FNV_SEEDS[1])) | 1n;
       for (let probe = 0; probe < MAX_PROBES; probe++) {
         const slot = (high + probe) % slots;
         const i = at(slot, KEY);

@@ -96,10 +96,13 @@ function keyOf(limit: ActiveLimit, facts: CallFacts, session: string | null | un
   }
 }
 
+/** The input a call is reserved at: its body's bytes over BYTES_PER_INPUT_TOKEN. */
+const inputTokensOf = (facts: CallFacts) => Math.ceil(facts.bodyBytes / BYTES_PER_INPUT_TOKEN);
+
 function worstCase(metric: LimitMetric, facts: CallFacts, pricing: ModelPricing | null, output: number): bigint {
   if (metric === 'requests') return 1n;
   if (!facts.metered) return 0n;
-  const input = Math.ceil(facts.bodyBytes / BYTES_PER_INPUT_TOKEN);
+  const input = inputTokensOf(facts);
   if (metric === 'input_tokens') return BigInt(input);
   if (metric === 'output_tokens') return BigInt(output);
   if (metric === 'total_tokens') return BigInt(input + output);
@@ -116,7 +119,7 @@ function worstCase(metric: LimitMetric, facts: CallFacts, pricing: ModelPricing 
  */
 function outputThatFits(metric: LimitMetric, facts: CallFacts, pricing: ModelPricing | null, room: bigint): number {
   if (room <= 0n) return 0;
-  const input = Math.ceil(facts.bodyBytes / BYTES_PER_INPUT_TOKEN);
+  const input = inputTokensOf(facts);
   if (metric === 'output_tokens') return Number(room);
   if (metric === 'total_tokens') return Math.max(0, Number(room) - input);
   if (metric !== 'usd' || pricing === null || pricing.outputPerMTok <= 0) return 0;

@@ -1,3 +1,4 @@
+import { FNV_SEEDS, fnv1a } from '../../protocol/fnv.ts';
 import type { GatewayOp } from '../../protocol/gateway.ts';
 
 // What the loop brake compares (docs/api.md, Limits): a call's last tool call, the one the agent is answering
@@ -53,17 +54,9 @@ function calls(op: GatewayOp, body: Json): [string, string][] {
   return [];
 }
 
-/** FNV-1a, twice with different seeds: a 64-bit signature from any length of arguments. */
-function hash(text: string): string {
-  let a = 0x811c9dc5;
-  let b = 0x01000193;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193);
-    b = Math.imul(b ^ c, 0x5bd1e995);
-  }
-  return (a >>> 0).toString(16).padStart(8, '0') + (b >>> 0).toString(16).padStart(8, '0');
-}
+/** A 64-bit signature from any length of arguments: two FNV-1a runs, as hex. */
+const hash = (text: string): string =>
+  FNV_SEEDS.map((seed) => fnv1a(text, seed).toString(16).padStart(8, '0')).join('');
 
 /** The signature of the call's last tool call(s), or null when its last turn called no tool. */
 export function lastToolCall(op: GatewayOp, body: Json | null): ToolCallSignature | null {
