@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { ServiceError } from '../protocol/errors.ts';
 import {
+  LIMIT_BOUNDS,
   LOOP_BRAKE_DEFAULTS,
   type LoopBrake,
   type LoopBrakeUpdate,
@@ -94,9 +95,11 @@ export function createLoopBrake(deps: LoopBrakeDeps) {
       return config;
     },
     async resume(session: string, actor: Actor, requestId: string): Promise<PausedSession> {
-      const record = session.length <= 128 ? paused.get(session) : undefined;
+      const record = session.length <= LIMIT_BOUNDS.scopeIdMax ? paused.get(session) : undefined;
       if (record === undefined)
-        throw new ServiceError('NOT_FOUND', `No paused session \`${session.slice(0, 128)}\`.`, { param: 'id' });
+        throw new ServiceError('NOT_FOUND', `No paused session \`${session.slice(0, LIMIT_BOUNDS.scopeIdMax)}\`.`, {
+          param: 'id',
+        });
       await sessionCommits.commit(session, { action: 'session.resume', actor, requestId, metadata: {} }, () =>
         repo.stageResumed(session),
       );

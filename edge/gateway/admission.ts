@@ -3,7 +3,7 @@ import { GATEWAY_OPS, type GatewayOp, type UsageReport } from '../../protocol/ga
 import type { ProviderKind } from '../../protocol/providers.ts';
 import { jsonText } from '../../protocol/json-text.ts';
 import type { ModelPricing } from '../../protocol/http/catalog.ts';
-import type { LimitMetric } from '../../protocol/http/limits.ts';
+import { LIMIT_BOUNDS, type LimitMetric } from '../../protocol/http/limits.ts';
 import { type CalendarWindow, windowEndOf, windowStartOf } from '../../protocol/limit-windows.ts';
 import type { ActiveLimit, AdmissionSource, BrakeSource } from '../../protocol/ports/limits.ts';
 import type { Principal } from '../../protocol/principal.ts';
@@ -22,7 +22,6 @@ export const DEFAULT_MAX_OUTPUT = 4096;
 export const BYTES_PER_INPUT_TOKEN = 3;
 /** Headers an agent names its session by, in order: Claude Code's, Codex CLI's, and a plain one for other tools. */
 export const SESSION_HEADERS = ['x-claude-code-session-id', 'session_id', 'x-session-id'] as const;
-const SESSION_KEY_MAX = 128;
 const NANO = 1e9;
 const iso = (ms: number) => new Date(ms).toISOString();
 /** When a Gauge window's reading says no reset time: look again in a minute (Gauge reads again by then). */
@@ -73,7 +72,7 @@ export const MIN_OUTPUT_CAP = 256;
 export function sessionKeyOf(headers: Readonly<Record<string, string | undefined>>): string | null {
   for (const name of SESSION_HEADERS) {
     const value = headers[name]?.trim();
-    if (value) return value.slice(0, SESSION_KEY_MAX).replace(/[^A-Za-z0-9._:@-]/g, '_');
+    if (value) return value.slice(0, LIMIT_BOUNDS.scopeIdMax).replace(/[^A-Za-z0-9._:@-]/g, '_');
   }
   return null;
 }
