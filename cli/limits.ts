@@ -38,12 +38,25 @@ export const LIMIT_OPTIONS = {
   enable: { type: 'boolean' },
   disable: { type: 'boolean' },
   gauge: { type: 'string' },
+  'all-calls': { type: 'boolean' },
   on: { type: 'boolean' },
   off: { type: 'boolean' },
   repeats: { type: 'string' },
   seconds: { type: 'string' },
 } as const;
-const ADD_OPTIONS = ['name', 'scope', 'token-name', 'window', 'max', 'usd', 'requests', 'tokens', 'disabled', 'gauge'];
+const ADD_OPTIONS = [
+  'name',
+  'scope',
+  'token-name',
+  'window',
+  'max',
+  'usd',
+  'requests',
+  'tokens',
+  'disabled',
+  'gauge',
+  'all-calls',
+];
 const SET_OPTIONS = ['name', 'max', 'enable', 'disable'];
 const BRAKE_OPTIONS = ['on', 'off', 'repeats', 'seconds'];
 
@@ -62,8 +75,9 @@ export const LIMITS_HELP = `  limits     Enforced limits: used / max in the curr
              route-pack:<slug>, service (every call); --token-name NAME for token:<its id>.
              WINDOW: minute, hour, day, week, month. --usd: X in dollars ($5 or 5); --requests: calls;
              --tokens total|input|output: tokens (1,000,000, 500k and 2m read as numbers). [--disabled]
-             --gauge ACCOUNT:WINDOW --max P: refuse calls while a Gauge subscription window (e.g. Claude's
-             5-hour one) is P % used or more (no --window or metric then).
+             --gauge ACCOUNT:WINDOW --max P: while a Gauge subscription window (e.g. Claude's 5-hour one) is
+             P % used or more, refuse new agent sessions (sessions under way go on), or with --all-calls
+             every call (no --window or metric then).
   limits set <id> --max X | --name N | --enable | --disable | limits remove <id>
              Change a limit (its scope, window and metric stay), or remove it and its counters.
   limits brake [--on|--off] [--repeats N] [--seconds T]
@@ -112,9 +126,12 @@ function metricOf(flags: Flags): string {
 }
 
 /** `--gauge claude:five_hour` as the API's `gauge` member; undefined without the option. */
-function gaugeOf(flags: Flags): { accountId: string; windowId: string } | undefined {
+function gaugeOf(flags: Flags): { accountId: string; windowId: string; stops?: string } | undefined {
   const text = str(flags.gauge);
-  if (text === undefined) return undefined;
+  if (text === undefined) {
+    if (flags['all-calls']) throw new UsageError('--all-calls goes with --gauge ACCOUNT:WINDOW.');
+    return undefined;
+  }
   const colon = text.lastIndexOf(':');
   if (colon <= 0 || colon === text.length - 1)
     throw new UsageError('--gauge takes ACCOUNT:WINDOW, a Gauge account and one of its windows (switchyard gauge).');
@@ -122,7 +139,8 @@ function gaugeOf(flags: Flags): { accountId: string; windowId: string } | undefi
     throw new UsageError(
       '--gauge counts a share of the Gauge window: give no --window, --usd, --requests or --tokens.',
     );
-  return { accountId: text.slice(0, colon), windowId: text.slice(colon + 1) };
+  const gauge = { accountId: text.slice(0, colon), windowId: text.slice(colon + 1) };
+  return flags['all-calls'] ? { ...gauge, stops: 'calls' } : gauge;
 }
 
 /** A local token's ID from its name; exit 1 when none or several have it. */
@@ -203,7 +221,10 @@ export async function listLimits(client: Client, json: boolean): Promise<number>
 /** `at most $5.00 a day for token tok_1`, `at most 60 requests an hour for each session`. */
 function summary(l: any): string {
   const unit = l.metric === 'usd' ? '' : ` ${metricWords(l.metric)}`;
-  if (l.window === 'gauge') return `at most ${l.max}% of ${windowWords(l)} for ${scopeWords(l.scope)}`;
+  if (l.window === 'gauge') {
+    const stops = l.gauge.stops === 'new_sessions' ? 'new sessions of' : 'every call of';
+    return `at ${l.max}% of ${windowWords(l)}, stops ${stops} ${scopeWords(l.scope)}`;
+  }
   const per = `${l.window === 'hour' ? 'an' : 'a'} ${l.window}`;
   return `at most ${amount(l.metric, l.max)}${unit} ${per} for ${scopeWords(l.scope)}`;
 }

@@ -14,6 +14,7 @@ import { windowEndOf, windowStartOf } from '../protocol/limit-windows.ts';
 import type { ActiveLimit, AdmissionSource, LimitsPort } from '../protocol/ports/limits.ts';
 import type { AuditRepo } from '../store/audit-repo.ts';
 import type { StoreEnv } from '../store/env.ts';
+import { type LimitJournal, openLimitJournal, replayable } from '../store/limit-journal.ts';
 import type { LimitRepo } from '../store/limit-repo.ts';
 import type { Actor } from './actor.ts';
 import { auditedCrud } from './crud.ts';
@@ -21,8 +22,9 @@ import type { EventBus } from './events.ts';
 import { createLoopBrake } from './loop-brake.ts';
 
 // Enforced limits in the control plane: their records (audited), the snapshot admission reads, and the ledger's
-// counters, which it loads at start and persists while the service runs. Admission itself runs on the edge
-// (edge/gateway/admission.ts) against the shared ledger; this side only hears which slots were claimed.
+// counters, which it loads at start (the stored snapshot, then the journal) and persists while the service runs.
+// Admission itself runs on the edge (edge/gateway/admission.ts) against the shared ledger; this side only hears
+// which slots were claimed and what settled.
 
 export interface LimitsDeps {
   env: StoreEnv;
@@ -33,8 +35,10 @@ export interface LimitsDeps {
   /** Whether the token, service account or route pack a scope names exists (a typo would never count). */
   scopeExists(kind: LimitScopeKind, id: string): Promise<boolean>;
   now?: () => number;
-  /** How often every counter is swept (and tripped counters' window ends announced); settlements write at once. */
+  /** How often the counters are stored (and tripped counters' window ends announced). */
   persistEveryMs?: number;
+  /** Where settlements are journaled between stores (store/limit-journal.ts); none in unit tests. */
+  journalDir?: string;
   /** The freshest reading of a Gauge account's window (null when Gauge is off or has none). */
   gaugeShare(accountId: string, windowId: string): { percent: number; resetsAt: number | null } | null;
   /** Whether a Gauge account exists, for `gauge` limits. */
@@ -45,7 +49,6 @@ export interface LimitsDeps {
 
 const NANO = 1_000_000_000n;
 const COUNTERS_SHOWN = 50;
-const FLUSH_MS = 10;
 const bad = (param: string, message: string) => new ServiceError('INVALID_REQUEST', message, { param });
 const notFound = (id: string) =>
   new ServiceError('NOT_FOUND', `No limit with ID \`${id.slice(0, 40)}\`.`, { param: 'id' });
@@ -79,10 +82,18 @@ export function createLimits(deps: LimitsDeps): LimitsPort & { admission: Admiss
     active = [...records.values()].filter((r) => r.enabled).map((record) => ({ record, max: ledgerMax(record) }));
   }
 
-  // The counters of the current windows; older ones start again at zero anyway.
+  // The counters of the current windows, as last stored, then every settlement the journal holds since; older
+  // windows start again at zero anyway.
+  const covered = repo.journalCovered();
   for (const { limitId, scopeKey, counter } of repo.counters()) {
     const record = records.get(limitId);
-    if (record === undefined || record.window === 'gauge') continue;
+    if (record === undefined) continue;
+    if (record.window === 'gauge') {
+      // A session a `new_sessions` gate admitted while open (admission.ts): still under way after a restart.
+      const slot = ledger.slotOf(limitId, scopeKey);
+      if (slot >= 0) persisted.set(slot, `${counter.windowStart}:${counter.used}`);
+      continue;
+    }
     if (counter.windowStart !== windowStartOf(record.window, now())) continue;
     const slot = ledger.slotOf(limitId, scopeKey);
     if (slot >= 0) {
@@ -90,34 +101,35 @@ export function createLimits(deps: LimitsDeps): LimitsPort & { admission: Admiss
       persisted.set(slot, `${counter.windowStart}:${counter.used}`);
     }
   }
+  const journal = deps.journalDir === undefined ? null : replayJournal(deps.journalDir);
   refreshActive();
+
+  function replayJournal(dir: string): LimitJournal {
+    for (const s of replayable(dir, covered)) {
+      const record = records.get(s.limitId);
+      if (record === undefined || record.window === 'gauge') continue;
+      if (s.windowStart !== windowStartOf(record.window, now())) continue;
+      const slot = ledger.slotOf(s.limitId, s.scopeKey);
+      if (slot < 0) continue;
+      const state = ledger.read(slot);
+      if (state.windowStart !== s.windowStart) ledger.load(slot, s.windowStart, 0n);
+      ledger.settle(slot, s.windowStart, 0n, s.used);
+    }
+    return openLimitJournal(dir, covered, (err) =>
+      log.warn({ err: String(err).slice(0, 300) }, 'could not write the limit journal'),
+    );
+  }
 
   let writing: Promise<void> = Promise.resolve();
   /**
-   * Slots settled since the last write; written FLUSH_MS after the first of them, one commit at a time. A commit
-   * per event-loop turn cost the edge ~13 us and LMDB's write thread ~16 us a request under load (bench/RESULTS.md,
-   * W3.6); every 10 ms it is a few dozen calls a commit, and a kill -9 loses at most those 10 ms of settlements.
+   * Writes the counters of every claimed slot that changed since it was last written, with the journal generation
+   * this snapshot includes (the journal turns over at the same moment), then deletes the journal files it covers.
+   * About once a second: a commit per settling turn cost the edge ~13 us and LMDB's write thread ~16 us a request
+   * under load (bench/RESULTS.md, W3.6); the journal keeps every settlement in between.
    */
-  const dirty = new Set<number>();
-  let flushing = false;
-  function flushSoon(): void {
-    if (flushing) return;
-    flushing = true;
-    setTimeout(() => {
-      const slots = [...dirty];
-      dirty.clear();
-      void persist(slots).finally(() => {
-        flushing = false;
-        if (dirty.size > 0) flushSoon();
-      });
-    }, FLUSH_MS).unref();
-  }
-
-  /** Writes the counters of `slots` (every claimed one by default) that changed since they were last written. */
-  function persist(slots: Iterable<number> = claimed.keys()): Promise<void> {
+  function persist(force = false): Promise<void> {
     const changed: { slot: number; limitId: string; scopeKey: string; windowStart: number; used: string }[] = [];
-    for (const slot of slots) {
-      const { limitId, scopeKey } = claimed.get(slot) ?? { limitId: '', scopeKey: '' };
+    for (const [slot, { limitId, scopeKey }] of claimed) {
       if (!records.has(limitId)) continue;
       const state = ledger.read(slot);
       const tag = `${state.windowStart}:${state.used}`;
@@ -126,7 +138,8 @@ export function createLimits(deps: LimitsDeps): LimitsPort & { admission: Admiss
       changed.push({ slot, limitId, scopeKey, windowStart: state.windowStart, used: String(state.used) });
     }
     resetTripped();
-    if (changed.length === 0 || !env.isOpen()) return writing;
+    if ((changed.length === 0 && !force) || !env.isOpen()) return writing;
+    const generation = journal?.rotate() ?? null;
     writing = writing
       .then(() =>
         env.commit(() => {
@@ -134,16 +147,22 @@ export function createLimits(deps: LimitsDeps): LimitsPort & { admission: Admiss
             if (records.has(c.limitId))
               repo.stageCounter(c.limitId, c.scopeKey, { windowStart: c.windowStart, used: c.used });
           }
+          if (generation !== null) repo.stageJournalCovered(generation);
         }),
       )
+      .then(() => {
+        if (generation !== null) journal?.drop(generation);
+      })
       .catch((err: unknown) => {
-        // Written again by the next sweep: nothing says these are stored.
+        // Written again by the next sweep: nothing says these are stored (and their journal files stay).
         for (const c of changed) persisted.delete(c.slot);
         log.warn({ err: String(err).slice(0, 300) }, 'could not persist limit counters');
       });
     return writing;
   }
-  // A sweep besides the writes after each settlement: window resets to announce, anything a write missed.
+  // What the journal replayed is stored at once, and its files go.
+  void persist(journal !== null);
+  // A sweep: window resets to announce, the counters to store.
   const timer = setInterval(() => void persist(), deps.persistEveryMs ?? 1000);
   timer.unref();
 
@@ -221,7 +240,11 @@ export function createLimits(deps: LimitsDeps): LimitsPort & { admission: Admiss
     if (input.gauge === undefined) return null;
     if (!deps.gaugeAccountExists(input.gauge.accountId))
       throw bad('gauge.accountId', `No Gauge account \`${input.gauge.accountId}\`; see GET /v1/gauge/accounts.`);
-    return { accountId: input.gauge.accountId, windowId: input.gauge.windowId };
+    return {
+      accountId: input.gauge.accountId,
+      windowId: input.gauge.windowId,
+      stops: input.gauge.stops ?? 'new_sessions',
+    };
   }
 
   const metadataOf = (r: LimitRecord) => ({ scope: r.scope.kind, window: r.window, metric: r.metric, max: r.max });
@@ -275,9 +298,9 @@ export function createLimits(deps: LimitsDeps): LimitsPort & { admission: Admiss
       ledger,
       brake,
       gaugeShare: deps.gaugeShare,
-      settled(slot) {
-        dirty.add(slot);
-        flushSoon();
+      settled(slot, windowStart, used) {
+        const key = claimed.get(slot);
+        if (key !== undefined) journal?.append(key.limitId, key.scopeKey, windowStart, used);
       },
       now,
       tripped(record, key, windowStart, resetsAt) {
@@ -299,6 +322,7 @@ export function createLimits(deps: LimitsDeps): LimitsPort & { admission: Admiss
     async close() {
       clearInterval(timer);
       await persist();
+      journal?.close();
     },
   };
 }

@@ -52,7 +52,9 @@ function scopeWords(scope) {
 /** `Token ID: tok_1; at most $5.00 a day`, `Each session; at most 60 requests an hour`. */
 function ruleWords(l) {
   if (l.window === 'gauge')
-    return `${scopeWords(l.scope)}; paused at ${l.max}% of Gauge window ${l.gauge.accountId} ${l.gauge.windowId}`;
+    return `${scopeWords(l.scope)}; at ${l.max}% of Gauge window ${l.gauge.accountId} ${l.gauge.windowId}, ${
+      l.gauge.stops === 'new_sessions' ? 'new sessions stop' : 'every call stops'
+    }`;
   const unit = l.metric === 'usd' ? '' : ` ${unitWords(l.metric)}`;
   const per = `${l.window === 'hour' ? 'an' : 'a'} ${l.window}`;
   return `${scopeWords(l.scope)}; at most ${amount(l.metric, l.max)}${unit} ${per}`;

@@ -40,6 +40,8 @@ export interface CounterState {
 export interface Ledger {
   /** The slot of `limitId|scopeKey`, claiming a free one; -1 when its probe run is full. */
   slotOf(limitId: string, scopeKey: string): number;
+  /** Whether some thread has claimed the slot of `limitId|scopeKey`; claims nothing. */
+  has(limitId: string, scopeKey: string): boolean;
   /**
    * Reserves `need` in the slot's window that starts at `windowStart` (rolling the slot into it when it still
    * counts an older one); false, with nothing reserved, when used plus reserved would pass `max`.
@@ -74,29 +76,33 @@ export function createLedger(
       Atomics.store(cells, at(slot, USED), 0n);
   }
 
-  return {
-    slotOf(limitId, scopeKey) {
-      const name = `${limitId}|${scopeKey}`;
-      const known = memo.get(name);
-      if (known !== undefined) return known;
-      const high = fnv1a(name, FNV_SEEDS[0]);
-      const key = (BigInt(high & 0x7fffffff) << 32n) | BigInt(fnv1a(name, FNV_SEEDS[1])) | 1n;
-      for (let probe = 0; probe < MAX_PROBES; probe++) {
-        const slot = (high + probe) % slots;
-        const i = at(slot, KEY);
-        let held = Atomics.load(cells, i);
-        if (held === 0n) {
-          held = Atomics.compareExchange(cells, i, 0n, key);
-          if (held === 0n) onClaim(slot, limitId, scopeKey);
-        }
-        if (held === 0n || held === key) {
-          if (memo.size >= MEMO_MAX) memo.clear();
-          memo.set(name, slot);
-          return slot;
-        }
+  function find(limitId: string, scopeKey: string, claim: boolean): number {
+    const name = `${limitId}|${scopeKey}`;
+    const known = memo.get(name);
+    if (known !== undefined) return known;
+    const high = fnv1a(name, FNV_SEEDS[0]);
+    const key = (BigInt(high & 0x7fffffff) << 32n) | BigInt(fnv1a(name, FNV_SEEDS[1])) | 1n;
+    for (let probe = 0; probe < MAX_PROBES; probe++) {
+      const slot = (high + probe) % slots;
+      const i = at(slot, KEY);
+      let held = Atomics.load(cells, i);
+      if (held === 0n) {
+        if (!claim) return -1;
+        held = Atomics.compareExchange(cells, i, 0n, key);
+        if (held === 0n) onClaim(slot, limitId, scopeKey);
       }
-      return -1;
-    },
+      if (held === 0n || held === key) {
+        if (memo.size >= MEMO_MAX) memo.clear();
+        memo.set(name, slot);
+        return slot;
+      }
+    }
+    return -1;
+  }
+
+  return {
+    slotOf: (limitId, scopeKey) => find(limitId, scopeKey, true),
+    has: (limitId, scopeKey) => find(limitId, scopeKey, false) >= 0,
     reserve(slot, windowStart, need, max) {
       roll(slot, windowStart);
       const reserved = Atomics.add(cells, at(slot, RESERVED), need) + need;

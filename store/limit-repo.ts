@@ -6,7 +6,8 @@ import { recordRepo, type RecordRepo } from './record-repo.ts';
 // a ULID) made here, never taken from a client. Counter keys are `limitId|scopeKey`, the scope key a token,
 // service-account or session ID or a pack slug that admission bounded to 128 safe characters; each value is the
 // counter's window start and its settled use in that window, as a decimal string (nano-dollars pass 2^53).
-// The loop brake's settings and the sessions it paused (keys bounded as scope keys) live beside them.
+// The loop brake's settings and the sessions it paused (keys bounded as scope keys) live beside them, and so does
+// the last generation of the settlement journal (store/limit-journal.ts) that the stored counters include.
 
 export interface StoredCounter {
   windowStart: number;
@@ -18,6 +19,9 @@ export interface LimitRepo extends RecordRepo<LimitRecord> {
   stageCounter(limitId: string, scopeKey: string, counter: StoredCounter): void;
   /** Stages the removal of every counter of a limit (it is being deleted). */
   stageForget(limitId: string): void;
+  /** The last journal generation (store/limit-journal.ts) the stored counters include; 0 before any. */
+  journalCovered(): number;
+  stageJournalCovered(generation: number): void;
   /** The loop brake's settings; undefined until first changed. */
   brake(): LoopBrake | undefined;
   stageBrake(brake: LoopBrake): void;
@@ -29,7 +33,7 @@ export interface LimitRepo extends RecordRepo<LimitRecord> {
 
 export function limitRepo(env: StoreEnv): LimitRepo {
   const counters = env.db<StoredCounter>('limit-counters');
-  const meta = env.db<LoopBrake>('limit-meta');
+  const meta = env.db<LoopBrake | { covered: number }>('limit-meta');
   const sessions = env.db<PausedSession>('limit-paused-sessions');
   return {
     ...recordRepo<LimitRecord>(env, 'limits', (l) => l.id),
@@ -40,7 +44,9 @@ export function limitRepo(env: StoreEnv): LimitRepo {
         return { limitId: text.slice(0, bar), scopeKey: text.slice(bar + 1), counter: value };
       }),
     stageCounter: (limitId, scopeKey, counter) => void counters.put(`${limitId}|${scopeKey}`, counter),
-    brake: () => meta.get('loop-brake'),
+    journalCovered: () => (meta.get('journal') as { covered: number } | undefined)?.covered ?? 0,
+    stageJournalCovered: (generation) => void meta.put('journal', { covered: generation }),
+    brake: () => meta.get('loop-brake') as LoopBrake | undefined,
     stageBrake: (brake) => void meta.put('loop-brake', brake),
     paused: () => [...sessions.getRange()].map(({ value }) => value),
     stagePaused: (session) => void sessions.put(session.session, session),

@@ -180,7 +180,8 @@ export function createAdmission(
     const whole = need > limit.max;
     const reached =
       record.window === 'gauge'
-        ? `Limit \`${record.name}\`: the Gauge window \`${record.gauge!.windowId}\` is ${record.max}% used or more`
+        ? `Limit \`${record.name}\`: the Gauge window \`${record.gauge!.windowId}\` is ${record.max}% used or more` +
+          (record.gauge!.stops === 'new_sessions' ? ', and this call is not of a session under way' : '')
         : `Limit \`${record.name}\` is reached for this ${record.window}`;
     return fail(
       whole
@@ -245,7 +246,14 @@ export function createAdmission(
         if (record.window === 'gauge') {
           // A gate, not a counter: the provider's own window, as Gauge read it last (live headers or local logs).
           const share = source.gaugeShare(record.gauge!.accountId, record.gauge!.windowId);
-          if (share === null || share.percent < record.max) continue;
+          const newOnly = record.gauge!.stops === 'new_sessions';
+          if (newOnly && session === undefined) session = sessionKeyOf(facts.headers);
+          if (share === null || share.percent < record.max) {
+            // Open: a session it admits is under way, and goes on once it shuts (a slot of the gate's marks it).
+            if (newOnly && typeof session === 'string') ledger.slotOf(record.id, session);
+            continue;
+          }
+          if (newOnly && typeof session === 'string' && ledger.has(record.id, session)) continue;
           if (r !== null) release(r, r.slots.length);
           refuse(limit, key, now, share.resetsAt ?? now + GAUGE_RETRY_MS, 0n);
         }
@@ -292,8 +300,9 @@ export function createAdmission(
     release: (r) => release(r, r.slots.length),
     settle(r, usage) {
       for (let i = 0; i < r.slots.length; i++) {
-        ledger.settle(r.slots[i]!, r.windows[i]!, r.needs[i]!, used(r.metrics[i]!, usage, r.pricing));
-        source.settled?.(r.slots[i]!);
+        const use = used(r.metrics[i]!, usage, r.pricing);
+        ledger.settle(r.slots[i]!, r.windows[i]!, r.needs[i]!, use);
+        if (use !== 0n) source.settled?.(r.slots[i]!, r.windows[i]!, use);
       }
     },
   };

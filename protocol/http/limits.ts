@@ -47,7 +47,16 @@ export interface LimitGaugeWindow {
   accountId: string;
   /** The window's ID in the account's readings (GET /v1/gauge/accounts/{id}), e.g. a 5-hour or a weekly one. */
   windowId: string;
+  /**
+   * What the gate stops once the window is at or past the share. `new_sessions` (the default): calls of agent
+   * sessions the gate has not admitted a call of while open, and calls that name no session; sessions already
+   * under way go on. `calls`: every call in scope. Records made before this field stop `calls`.
+   */
+  stops?: LimitGaugeStops;
 }
+
+export const LIMIT_GAUGE_STOPS = ['new_sessions', 'calls'] as const;
+export type LimitGaugeStops = (typeof LIMIT_GAUGE_STOPS)[number];
 
 export interface LimitRecord {
   id: string;
@@ -107,6 +116,7 @@ export const LimitCreateSchema = Type.Object(
         {
           accountId: Type.String({ minLength: 1, maxLength: 160 }),
           windowId: Type.String({ minLength: 1, maxLength: 64 }),
+          stops: Type.Optional(Type.Union(LIMIT_GAUGE_STOPS.map((v) => Type.Literal(v)))),
         },
         { additionalProperties: false },
       ),

@@ -50,8 +50,11 @@ export interface AdmissionSource {
   now(): number;
   /** The freshest reading of a Gauge account's window: percent used and when it resets; null when none. */
   gaugeShare(accountId: string, windowId: string): { percent: number; resetsAt: number | null } | null;
-  /** A call's reservation in this slot settled to its use: the control plane writes the counter soon. */
-  settled?(slot: number): void;
+  /**
+   * A call's reservation in this slot settled to `used` in the window starting at `windowStart`: the control plane
+   * journals it before this turn ends (store/limit-journal.ts), so a kill -9 loses no settled use.
+   */
+  settled?(slot: number, windowStart: number, used: bigint): void;
   /** A call was refused by this limit's counter (published once per counter and window). */
   tripped(limit: LimitRecord, key: string, windowStart: number, resetsAt: number): void;
 }

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { createLimits } from '../../control/limits.ts';
 import { limitRoutes } from '../../edge/routes/limits.ts';
 import { limitRepo } from '../../store/limit-repo.ts';
@@ -36,6 +37,7 @@ export function limitsFamily(p: Parts): Family {
     bus: p.bus,
     log: p.log,
     now: p.now,
+    journalDir: join(p.dataDir, 'limit-journal'),
     onRefusal: (metric) => p.metrics.limitRefused(metric),
     gaugeShare: (accountId, windowId) => gaugeShare(p, accountId, windowId),
     gaugeAccountExists: (id) => {

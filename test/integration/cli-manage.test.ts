@@ -360,6 +360,7 @@ describe('limits', () => {
       [['limits', 'set', 'lim_nothing', '--max', '5'], 1, /^switchyard limits: /],
       [['limits', 'remove', 'lim_nothing'], 1, /^switchyard limits: /],
       [['limits', 'add', '--name', 'G', '--scope', 'session', '--gauge', 'x', '--max', '90'], 2, /ACCOUNT:WINDOW/],
+      [[...base, '--scope', 'service', '--requests', '--all-calls'], 2, /--all-calls goes with --gauge/],
       [
         ['limits', 'add', '--name', 'G', '--scope', 'session', '--gauge', 'nope:5h', '--max', '90'],
         1,

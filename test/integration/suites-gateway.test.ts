@@ -43,6 +43,9 @@ describe('hardening-4xx', async () => {
 describe('limits', async () => {
   await import('./limits.suite.ts');
 });
+describe('limits-gauge', async () => {
+  await import('./limits-gauge.suite.ts');
+});
 describe('loop-brake', async () => {
   await import('./loop-brake.suite.ts');
 });

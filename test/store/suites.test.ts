@@ -28,3 +28,6 @@ describe('usage-repo', async () => {
 describe('vault', async () => {
   await import('./vault.suite.ts');
 });
+describe('limit-journal', async () => {
+  await import('./limit-journal.suite.ts');
+});

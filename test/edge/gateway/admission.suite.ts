@@ -137,6 +137,48 @@ describe('a Gauge window gate', () => {
   });
 });
 
+describe('a Gauge window gate that stops new sessions', () => {
+  const gate = (max: number): ActiveLimit => {
+    const l = limit({ kind: 'service', id: null }, 'gauge_percent', max);
+    const gauge = { accountId: 'claude', windowId: 'five_hour', stops: 'new_sessions' as const };
+    return { ...l, record: { ...l.record, window: 'gauge', gauge } };
+  };
+  const of = (id: string) => facts({ headers: { 'x-claude-code-session-id': id } });
+  const refused = (err: unknown) =>
+    err instanceof ServiceError && err.code === 'LIMIT_EXCEEDED' && /not of a session under way/.test(err.message);
+
+  test('a session it admitted while open goes on once it shuts; a new one, or a call of none, is refused', () => {
+    const reading = { percent: 50, resetsAt: 90_000 };
+    const limits = [gate(90)];
+    const buffer = createLedgerBuffer(64);
+    const a = createAdmission({
+      active: () => limits,
+      ledger: createLedger(buffer),
+      now: () => 30_000,
+      gaugeShare: () => reading,
+      tripped: () => undefined,
+    });
+    assert.equal(a.admit(of('old')), null);
+    reading.percent = 95;
+    assert.equal(a.admit(of('old')), null, 'under way');
+    assert.throws(() => a.admit(of('new')), refused);
+    assert.throws(() => a.admit(facts()), refused, 'no session: nothing says it is under way');
+    // What marks a session is in the shared ledger: another thread's admission (its own memo) agrees.
+    const other = createAdmission({
+      active: () => limits,
+      ledger: createLedger(buffer),
+      now: () => 30_000,
+      gaugeShare: () => reading,
+      tripped: () => undefined,
+    });
+    assert.equal(other.admit(of('old')), null);
+    assert.throws(() => other.admit(of('new')), refused);
+    // A refused session is not marked: it still waits once the window resets and reopens, and is then admitted.
+    reading.percent = 10;
+    assert.equal(a.admit(of('new')), null);
+  });
+});
+
 describe('the last tool call (loop brake)', () => {
   const chat = (args: string) => ({
     messages: [
