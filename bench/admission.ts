@@ -1,11 +1,13 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { CallFacts } from '../edge/gateway/admission.ts';
 import type { LimitRecord } from '../protocol/http/limits.ts';
 import type { ActiveLimit } from '../protocol/ports/limits.ts';
 
 // What admission costs the edge per call (W3.6: at most 2 us), apart from the network's noise: admit and settle
 // under a requests and a dollar limit on the whole service (as bench/floor/compare.sh's switchyard-limits), and
-// under none (the baseline: one `idle()` check), in one process, rounds interleaved.
+// under none (the baseline: one `idle()` check), in one process, rounds interleaved; each settlement journaled.
 //
 //   node --import tsx bench/admission.ts [calls per round = 200000] [rounds = 5]
 //
@@ -21,6 +23,7 @@ const { createAdmission } = (await import(
 const { createLedger, createLedgerBuffer } = (await import(
   from('protocol/limit-ledger')
 )) as typeof import('../protocol/limit-ledger.ts');
+const { openLimitJournal } = (await import(from('store/limit-journal'))) as typeof import('../store/limit-journal.ts');
 console.log(`(the ${built ? 'compiled modules of dist/' : 'TypeScript source, through tsx'})`);
 
 const CALLS = Number(process.argv[2] ?? 200_000);
@@ -69,31 +72,52 @@ const facts: CallFacts = {
   priced: 'bench/bench-model',
 };
 
-function run(active: ActiveLimit[]): number {
+// Each settlement is journaled as in the service (store/limit-journal.ts, in a temporary directory): a record per
+// settlement, one write a turn. A turn here is TURN calls, about what one event-loop turn settles under load.
+const TURN = 32;
+const journalDir = mkdtempSync(join(tmpdir(), 'sy-bench-journal-'));
+process.on('exit', () => rmSync(journalDir, { recursive: true, force: true }));
+
+async function run(active: ActiveLimit[]): Promise<number> {
+  const keys = new Map<number, string>();
+  const ledger = createLedger(createLedgerBuffer(), (slot, limitId) => keys.set(slot, `${limitId}|*`));
+  const journal = openLimitJournal(
+    journalDir,
+    0,
+    (slot) => keys.get(slot),
+    (err) => {
+      throw err;
+    },
+  );
   const admission = createAdmission(
     {
       active: () => active,
-      ledger: createLedger(createLedgerBuffer()),
+      ledger,
       now: Date.now,
       gaugeShare: () => null,
       tripped: () => undefined,
+      settled: (slot, windowStart, used) => journal.append(slot, windowStart, used),
     },
     () => pricing,
   );
   const start = process.hrtime.bigint();
   for (let i = 0; i < CALLS; i++) {
+    if (i % TURN === 0) await null;
     if (admission.idle()) continue;
     const r = admission.admit(facts);
     if (r !== null) admission.settle(r, usage);
   }
-  return Number(process.hrtime.bigint() - start) / CALLS;
+  await null;
+  const ns = Number(process.hrtime.bigint() - start) / CALLS;
+  journal.close();
+  return ns;
 }
 
 const off: number[] = [];
 const on: number[] = [];
 for (let round = 0; round < ROUNDS + 1; round++) {
-  const a = run([]);
-  const b = run(limits);
+  const a = await run([]);
+  const b = await run(limits);
   // The first round warms the JIT up and is not kept.
   if (round > 0) off.push(a), on.push(b);
 }

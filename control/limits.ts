@@ -115,7 +115,11 @@ export function createLimits(deps: LimitsDeps): LimitsPort & { admission: Admiss
       if (state.windowStart !== s.windowStart) ledger.load(slot, s.windowStart, 0n);
       ledger.settle(slot, s.windowStart, 0n, s.used);
     }
-    return openLimitJournal(dir, covered, (err) =>
+    const nameOf = (slot: number) => {
+      const key = claimed.get(slot);
+      return key && `${key.limitId}|${key.scopeKey}`;
+    };
+    return openLimitJournal(dir, covered, nameOf, (err) =>
       log.warn({ err: String(err).slice(0, 300) }, 'could not write the limit journal'),
     );
   }
@@ -299,8 +303,7 @@ export function createLimits(deps: LimitsDeps): LimitsPort & { admission: Admiss
       brake,
       gaugeShare: deps.gaugeShare,
       settled(slot, windowStart, used) {
-        const key = claimed.get(slot);
-        if (key !== undefined) journal?.append(key.limitId, key.scopeKey, windowStart, used);
+        journal?.append(slot, windowStart, used);
       },
       now,
       tripped(record, key, windowStart, resetsAt) {

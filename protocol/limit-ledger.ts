@@ -60,7 +60,9 @@ export function createLedger(
 ): Ledger {
   const cells = new BigInt64Array(buffer);
   const slots = cells.length / FIELDS;
-  const memo = new Map<string, number>();
+  /** limitId -> scopeKey -> slot: two lookups, where one `limitId|scopeKey` string would be built per call. */
+  const memo = new Map<string, Map<string, number>>();
+  let memoSize = 0;
   const at = (slot: number, field: number) => slot * FIELDS + field;
   // The window starts as BigInts, converted once per window rather than per call (every call shares a few).
   let lastStart = Number.NaN;
@@ -77,9 +79,9 @@ export function createLedger(
   }
 
   function find(limitId: string, scopeKey: string, claim: boolean): number {
-    const name = `${limitId}|${scopeKey}`;
-    const known = memo.get(name);
+    const known = memo.get(limitId)?.get(scopeKey);
     if (known !== undefined) return known;
+    const name = `${limitId}|${scopeKey}`;
     const high = fnv1a(name, FNV_SEEDS[0]);
     const key = (BigInt(high & 0x7fffffff) << 32n) | BigInt(fnv1a(name, FNV_SEEDS[1])) | 1n;
     for (let probe = 0; probe < MAX_PROBES; probe++) {
@@ -92,8 +94,13 @@ export function createLedger(
         if (held === 0n) onClaim(slot, limitId, scopeKey);
       }
       if (held === 0n || held === key) {
-        if (memo.size >= MEMO_MAX) memo.clear();
-        memo.set(name, slot);
+        if (memoSize++ >= MEMO_MAX) {
+          memo.clear();
+          memoSize = 1;
+        }
+        let keys = memo.get(limitId);
+        if (keys === undefined) memo.set(limitId, (keys = new Map()));
+        keys.set(scopeKey, slot);
         return slot;
       }
     }

@@ -33,10 +33,7 @@ if [ "${FLOOR_LIMITS:-}" = 1 ]; then
   # The same service with two limits every call is admitted under and settles to, never reached: what admission
   # costs per request, beside the row without limits in the same run.
   SY_NAME=home-limits start_switchyard
-  api() { curl -sf -o /dev/null -X "$1" -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' -d "$3" "http://127.0.0.1:$SY_PORT$2"; }
-  api PATCH /v1/catalog/models/bench%2Fbench-model '{"pricing":{"inputPerMTok":1,"outputPerMTok":2}}'
-  api POST /v1/limits '{"name":"calls","scope":{"kind":"service"},"window":"day","metric":"requests","max":1000000000000}'
-  api POST /v1/limits '{"name":"dollars","scope":{"kind":"service"},"window":"day","metric":"usd","max":1000000}'
+  add_bench_limits
   PORT[switchyard-limits]=$SY_PORT; PID[switchyard-limits]=$SY; TOKENS[switchyard-limits]=$TOKEN
   TARGETS="$TARGETS switchyard-limits"
 fi

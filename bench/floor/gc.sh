@@ -5,19 +5,21 @@
 # figure to watch: a short call's objects should die young, and each promoted byte is later marked and swept
 # by a full collection (bench/PROFILE.md, sixth session). Needs wrk and a built dist/.
 #
-#   bash bench/floor/gc.sh [seconds=4]
+#   bash bench/floor/gc.sh [seconds=4]     (GC_LIMITS=1: under two limits every call is admitted under, as
+#                                          compare.sh's switchyard-limits)
 set -euo pipefail
 SECS=${1:-4}
 source "$(dirname "$0")/lib.sh"
 start_fake
 start_switchyard --trace-gc-nvp
+[ "${GC_LIMITS:-}" = 1 ] && add_bench_limits
 echo '{"model":"bench/bench-model","messages":[{"role":"user","content":"Say hello in one short sentence."}],"max_tokens":32}' > "$WORK/body.json"
 
 run() { load_switchyard "$1"; }
 run 2 > /dev/null
-FROM=$(wc -l < "$WORK/sy.out")
+FROM=$(wc -l < "$WORK/home-sy.out")
 RESULT=$(run "$SECS")
-tail -n +"$((FROM + 1))" "$WORK/sy.out" | node -e '
+tail -n +"$((FROM + 1))" "$WORK/home-sy.out" | node -e '
 const wrk = JSON.parse(process.argv[1]);
 const threads = new Map();
 for (const line of require("fs").readFileSync(0, "utf8").split("\n")) {

@@ -43,6 +43,15 @@ start_switchyard() {
   curl -sf -o /dev/null -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' -d '{"providerId":"bench","upstreamModelId":"bench-model","families":["styleA.chat_completions"]}' "http://127.0.0.1:$SY_PORT/v1/catalog/models"
 }
 
+# Gives the started Switchyard two limits that every call is admitted under and settles to, never reached (a
+# requests and a dollar limit on the whole service, the bench model priced): what admission costs per request.
+add_bench_limits() {
+  api() { curl -sf -o /dev/null -X "$1" -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' -d "$3" "http://127.0.0.1:$SY_PORT$2"; }
+  api PATCH /v1/catalog/models/bench%2Fbench-model '{"pricing":{"inputPerMTok":1,"outputPerMTok":2}}'
+  api POST /v1/limits '{"name":"calls","scope":{"kind":"service"},"window":"day","metric":"requests","max":1000000000000}'
+  api POST /v1/limits '{"name":"dollars","scope":{"kind":"service"},"window":"day","metric":"usd","max":1000000}'
+}
+
 # Loads the started Switchyard for $1 seconds with the chat request in $WORK/body.json, wrk at $2 connections
 # (50 by default); prints wrk's result line (lua/post.lua's JSON).
 load_switchyard() {
