@@ -10,8 +10,8 @@ import {
 } from '../protocol/http/limits.ts';
 import { newId } from '../protocol/ids.ts';
 import { createLedger, createLedgerBuffer, type Ledger } from '../protocol/limit-ledger.ts';
-import { windowEndOf, windowStartOf } from '../protocol/limit-windows.ts';
 import type { ActiveLimit, AdmissionSource, LimitsPort } from '../protocol/ports/limits.ts';
+import { UNDER_WAY_MS, windowEndOf, windowStartOf } from '../protocol/limit-windows.ts';
 import type { AuditRepo } from '../store/audit-repo.ts';
 import type { StoreEnv } from '../store/env.ts';
 import { type LimitJournal, openLimitJournal, replayable } from '../store/limit-journal.ts';
@@ -85,13 +85,23 @@ export function createLimits(deps: LimitsDeps): LimitsPort & { admission: Admiss
   // The counters of the current windows, as last stored, then every settlement the journal holds since; older
   // windows start again at zero anyway.
   const covered = repo.journalCovered();
+  /** Sessions of gates that are over, forgotten in the first commit. */
+  const over: { limitId: string; scopeKey: string }[] = [];
   for (const { limitId, scopeKey, counter } of repo.counters()) {
     const record = records.get(limitId);
     if (record === undefined) continue;
     if (record.window === 'gauge') {
-      // A session a `new_sessions` gate admitted while open (admission.ts): still under way after a restart.
+      // A session a `new_sessions` gate admitted while open (admission.ts), as of the hour it was last admitted
+      // in: still under way after a restart, unless that is over UNDER_WAY_MS ago (then it is forgotten).
+      if (counter.windowStart <= now() - UNDER_WAY_MS) {
+        over.push({ limitId, scopeKey });
+        continue;
+      }
       const slot = ledger.slotOf(limitId, scopeKey);
-      if (slot >= 0) persisted.set(slot, `${counter.windowStart}:${counter.used}`);
+      if (slot >= 0) {
+        ledger.mark(slot, counter.windowStart);
+        persisted.set(slot, `${counter.windowStart}:${counter.used}`);
+      }
       continue;
     }
     if (counter.windowStart !== windowStartOf(record.window, now())) continue;
@@ -152,6 +162,7 @@ export function createLimits(deps: LimitsDeps): LimitsPort & { admission: Admiss
               repo.stageCounter(c.limitId, c.scopeKey, { windowStart: c.windowStart, used: c.used });
           }
           if (generation !== null) repo.stageJournalCovered(generation);
+          for (const o of over.splice(0)) repo.stageForgetCounter(o.limitId, o.scopeKey);
         }),
       )
       .then(() => {
@@ -165,7 +176,7 @@ export function createLimits(deps: LimitsDeps): LimitsPort & { admission: Admiss
     return writing;
   }
   // What the journal replayed is stored at once, and its files go.
-  void persist(journal !== null);
+  void persist(journal !== null || over.length > 0);
   // A sweep: window resets to announce, the counters to store.
   const timer = setInterval(() => void persist(), deps.persistEveryMs ?? 1000);
   timer.unref();

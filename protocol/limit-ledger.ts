@@ -40,8 +40,10 @@ export interface CounterState {
 export interface Ledger {
   /** The slot of `limitId|scopeKey`, claiming a free one; -1 when its probe run is full. */
   slotOf(limitId: string, scopeKey: string): number;
-  /** Whether some thread has claimed the slot of `limitId|scopeKey`; claims nothing. */
-  has(limitId: string, scopeKey: string): boolean;
+  /** The slot of `limitId|scopeKey` if some thread has claimed it, else -1; claims nothing. */
+  peek(limitId: string, scopeKey: string): number;
+  /** Moves the slot's window on to `windowStart` if it is later (a mark of when a key was last seen). */
+  mark(slot: number, windowStart: number): void;
   /**
    * Reserves `need` in the slot's window that starts at `windowStart` (rolling the slot into it when it still
    * counts an older one); false, with nothing reserved, when used plus reserved would pass `max`.
@@ -109,7 +111,8 @@ export function createLedger(
 
   return {
     slotOf: (limitId, scopeKey) => find(limitId, scopeKey, true),
-    has: (limitId, scopeKey) => find(limitId, scopeKey, false) >= 0,
+    peek: (limitId, scopeKey) => find(limitId, scopeKey, false),
+    mark: roll,
     reserve(slot, windowStart, need, max) {
       roll(slot, windowStart);
       const reserved = Atomics.add(cells, at(slot, RESERVED), need) + need;

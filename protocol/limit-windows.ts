@@ -55,3 +55,6 @@ export function windowEndOf(window: CalendarWindow, start: number): number {
     }
   }
 }
+
+/** A session a `new_sessions` Gauge gate admitted no call of for this long is over: no longer under way. */
+export const UNDER_WAY_MS = 24 * 3_600_000;

@@ -17,6 +17,8 @@ export interface StoredCounter {
 export interface LimitRepo extends RecordRepo<LimitRecord> {
   counters(): { limitId: string; scopeKey: string; counter: StoredCounter }[];
   stageCounter(limitId: string, scopeKey: string, counter: StoredCounter): void;
+  /** Stages the removal of one counter. */
+  stageForgetCounter(limitId: string, scopeKey: string): void;
   /** Stages the removal of every counter of a limit (it is being deleted). */
   stageForget(limitId: string): void;
   /** The last journal generation (store/limit-journal.ts) the stored counters include; 0 before any. */
@@ -44,6 +46,7 @@ export function limitRepo(env: StoreEnv): LimitRepo {
         return { limitId: text.slice(0, bar), scopeKey: text.slice(bar + 1), counter: value };
       }),
     stageCounter: (limitId, scopeKey, counter) => void counters.put(`${limitId}|${scopeKey}`, counter),
+    stageForgetCounter: (limitId, scopeKey) => void counters.remove(`${limitId}|${scopeKey}`),
     journalCovered: () => (meta.get('journal') as { covered: number } | undefined)?.covered ?? 0,
     stageJournalCovered: (generation) => void meta.put('journal', { covered: generation }),
     brake: () => meta.get('loop-brake') as LoopBrake | undefined,

@@ -4,7 +4,8 @@ import type { ProviderKind } from '../../protocol/providers.ts';
 import { jsonText } from '../../protocol/json-text.ts';
 import type { ModelPricing } from '../../protocol/http/catalog.ts';
 import { LIMIT_BOUNDS, type LimitMetric } from '../../protocol/http/limits.ts';
-import { type CalendarWindow, windowEndOf, windowStartOf } from '../../protocol/limit-windows.ts';
+import type { Ledger } from '../../protocol/limit-ledger.ts';
+import { type CalendarWindow, UNDER_WAY_MS, windowEndOf, windowStartOf } from '../../protocol/limit-windows.ts';
 import type { ActiveLimit, AdmissionSource, BrakeSource } from '../../protocol/ports/limits.ts';
 import type { Principal } from '../../protocol/principal.ts';
 import { estimateCostUsd } from '../../protocol/pricing.ts';
@@ -66,6 +67,14 @@ export interface Reservation {
    * stop_reason `max_tokens`), metered, and the call cannot pass its reservation by talking on. Null otherwise.
    */
   outputCap: number | null;
+}
+
+const HOUR_MS = 3_600_000;
+
+/** Whether a `new_sessions` gate admitted a call of `session` within UNDER_WAY_MS (its mark, in the gate's slot). */
+function underWay(ledger: Ledger, gateId: string, session: string, now: number): boolean {
+  const slot = ledger.peek(gateId, session);
+  return slot >= 0 && ledger.read(slot).windowStart > now - UNDER_WAY_MS;
 }
 
 /** Below this many output tokens a call is refused rather than admitted with a shorter bound. */
@@ -255,11 +264,15 @@ export function createAdmission(
           const newOnly = record.gauge!.stops === 'new_sessions';
           if (newOnly && session === undefined) session = sessionKeyOf(facts.headers);
           if (share === null || share.percent < record.max) {
-            // Open: a session it admits is under way, and goes on once it shuts (a slot of the gate's marks it).
-            if (newOnly && typeof session === 'string') ledger.slotOf(record.id, session);
+            // Open: a session it admits is under way, and goes on once it shuts. A slot of the gate's marks it,
+            // its window the hour the session was last admitted in.
+            if (newOnly && typeof session === 'string') {
+              const slot = ledger.slotOf(record.id, session);
+              if (slot >= 0) ledger.mark(slot, now - (now % HOUR_MS));
+            }
             continue;
           }
-          if (newOnly && typeof session === 'string' && ledger.has(record.id, session)) continue;
+          if (newOnly && typeof session === 'string' && underWay(ledger, record.id, session, now)) continue;
           if (r !== null) release(r);
           refuse(limit, key, now, share.resetsAt ?? now + GAUGE_RETRY_MS, 0n);
         }

@@ -3,6 +3,7 @@ import { after, before, test } from 'node:test';
 import OpenAI from 'openai';
 import { startOpenRouterGaugeFake, type FakeKeyData, type OpenRouterGaugeFake } from '../fakes/gauge/openrouter.ts';
 import * as openaiFake from '../fakes/openai.ts';
+import { UNDER_WAY_MS } from '../../protocol/limit-windows.ts';
 import { startInProcess, type InProcessService } from '../helpers/in-process.ts';
 
 // A Gauge window gate end to end: a real Gauge account (OpenRouter's key limit, read from its fake), refreshed,
@@ -14,6 +15,7 @@ let svc: InProcessService;
 let oa: openaiFake.OpenAIFake;
 let gauge: OpenRouterGaugeFake;
 let accountId: string;
+const ENV = { SWITCHYARD_GAUGE_ALLOWED_HOSTS: 'loopback' };
 
 const key = (usedOfTen: number): FakeKeyData => ({
   limit: 10,
@@ -44,7 +46,7 @@ before(async () => {
   oa = await openaiFake.start({ apiKey: KEY });
   oa.setModels([{ id: 'gpt-gate' }]);
   gauge = await startOpenRouterGaugeFake({ apiKey: GAUGE_KEY, managementKey: `${GAUGE_KEY}-mgmt` });
-  svc = await startInProcess({ env: { SWITCHYARD_GAUGE_ALLOWED_HOSTS: 'loopback' } });
+  svc = await startInProcess({ env: ENV });
   await ok('POST', '/v1/providers', { id: 'oa', kind: 'openai', baseUrl: oa.baseUrl, credential: KEY }, 201);
   await ok('POST', '/v1/providers/oa/actions/refresh-models');
   await ok('PATCH', '/v1/settings', { gauge: { enabled: true } });
@@ -103,6 +105,22 @@ test('at the share, sessions under way go on; new ones and calls of none get 429
   await reading(2);
   assert.equal((await chat('new-one')).status, 200, 'the window has room again');
   assert.equal((await chat(null)).status, 200);
+});
+
+test('a restart keeps the sessions under way; one with no call admitted for a day is forgotten', async () => {
+  await reading(2);
+  assert.equal((await chat('kept')).status, 200, 'admitted while open: under way');
+  const { home } = svc;
+  const restart = async (now?: () => number) => {
+    await svc.stop();
+    svc = await startInProcess({ home, env: ENV, ...(now && { now }) });
+    await reading(9);
+  };
+  await restart();
+  assert.equal((await chat('kept')).status, 200);
+  assert.equal((await chat('other')).status, 429);
+  await restart(() => Date.now() + UNDER_WAY_MS + 3_600_000);
+  assert.equal((await chat('kept')).status, 429, 'a day later it is a new session');
 });
 
 test('bad input: `stops` is one of the two', async () => {

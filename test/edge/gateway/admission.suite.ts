@@ -8,6 +8,7 @@ import {
   type Reservation,
 } from '../../../edge/gateway/admission.ts';
 import type { LimitRecord } from '../../../protocol/http/limits.ts';
+import { UNDER_WAY_MS } from '../../../protocol/limit-windows.ts';
 import { createLedger, createLedgerBuffer } from '../../../protocol/limit-ledger.ts';
 import type { ActiveLimit } from '../../../protocol/ports/limits.ts';
 import { ServiceError } from '../../../protocol/errors.ts';
@@ -158,12 +159,13 @@ describe('a Gauge window gate that stops new sessions', () => {
 
   test('a session it admitted while open goes on once it shuts; a new one, or a call of none, is refused', () => {
     const reading = { percent: 50, resetsAt: 90_000 };
+    let clock = 30_000;
     const limits = [gate(90)];
     const buffer = createLedgerBuffer(64);
     const a = createAdmission({
       active: () => limits,
       ledger: createLedger(buffer),
-      now: () => 30_000,
+      now: () => clock,
       gaugeShare: () => reading,
       tripped: () => undefined,
     });
@@ -176,14 +178,21 @@ describe('a Gauge window gate that stops new sessions', () => {
     const other = createAdmission({
       active: () => limits,
       ledger: createLedger(buffer),
-      now: () => 30_000,
+      now: () => clock,
       gaugeShare: () => reading,
       tripped: () => undefined,
     });
     assert.equal(other.admit(of('old')), null);
     assert.throws(() => other.admit(of('new')), refused);
-    // A refused session is not marked: it still waits once the window resets and reopens, and is then admitted.
+    // A session with no call admitted for UNDER_WAY_MS is over: then it is a new one.
+    clock += UNDER_WAY_MS - 3_600_000;
+    assert.equal(a.admit(of('old')), null, 'still under way');
+    clock += 3_600_000;
+    assert.throws(() => a.admit(of('old')), refused);
+    // A refused session is not marked: it waits until the gate opens, and is then admitted (and marked).
     reading.percent = 10;
+    assert.equal(a.admit(of('new')), null);
+    reading.percent = 95;
     assert.equal(a.admit(of('new')), null);
   });
 });
