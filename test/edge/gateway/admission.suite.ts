@@ -162,26 +162,23 @@ describe('a Gauge window gate that stops new sessions', () => {
     let clock = 30_000;
     const limits = [gate(90)];
     const buffer = createLedgerBuffer(64);
-    const a = createAdmission({
-      active: () => limits,
-      ledger: createLedger(buffer),
-      now: () => clock,
-      gaugeShare: () => reading,
-      tripped: () => undefined,
-    });
+    /** An edge thread's admission: its own ledger view (and memo) of the one shared table. */
+    const thread = () =>
+      createAdmission({
+        active: () => limits,
+        ledger: createLedger(buffer),
+        now: () => clock,
+        gaugeShare: () => reading,
+        tripped: () => undefined,
+      });
+    const a = thread();
     assert.equal(a.admit(of('old')), null);
     reading.percent = 95;
     assert.equal(a.admit(of('old')), null, 'under way');
     assert.throws(() => a.admit(of('new')), refused);
     assert.throws(() => a.admit(facts()), refused, 'no session: nothing says it is under way');
-    // What marks a session is in the shared ledger: another thread's admission (its own memo) agrees.
-    const other = createAdmission({
-      active: () => limits,
-      ledger: createLedger(buffer),
-      now: () => clock,
-      gaugeShare: () => reading,
-      tripped: () => undefined,
-    });
+    // What marks a session is in the shared ledger: another thread's admission agrees.
+    const other = thread();
     assert.equal(other.admit(of('old')), null);
     assert.throws(() => other.admit(of('new')), refused);
     // A session with no call admitted for UNDER_WAY_MS is over: then it is a new one.
