@@ -218,7 +218,12 @@ export function createLimits(deps: LimitsDeps): LimitsPort & { admission: Admiss
     return rows.sort((a, b) => b.used - a.used).slice(0, COUNTERS_SHOWN);
   }
 
-  const view = (record: LimitRecord): LimitView => ({ ...record, counters: counters(record) });
+  // A gate stored before `stops` existed stops every call, and says so.
+  const view = (record: LimitRecord): LimitView => ({
+    ...record,
+    ...(record.gauge && { gauge: { stops: 'calls' as const, ...record.gauge } }),
+    counters: counters(record),
+  });
   const must = (id: string): LimitRecord => {
     const record = id.length <= 40 ? records.get(id) : undefined;
     if (record === undefined) throw notFound(id);

@@ -67,3 +67,6 @@ describe('runtime-discovery', async () => {
 describe('smart-route/decide', async () => {
   await import('./smart-route/decide.suite.ts');
 });
+describe('limits', async () => {
+  await import('./limits.suite.ts');
+});
