@@ -11,7 +11,7 @@ import {
 import { newId } from '../protocol/ids.ts';
 import { createLedger, createLedgerBuffer, type Ledger } from '../protocol/limit-ledger.ts';
 import type { ActiveLimit, AdmissionSource, LimitsPort } from '../protocol/ports/limits.ts';
-import { UNDER_WAY_MS, windowEndOf, windowStartOf } from '../protocol/limit-windows.ts';
+import { type CalendarWindow, underWayAt, windowEndOf, windowStartOf } from '../protocol/limit-windows.ts';
 import type { AuditRepo } from '../store/audit-repo.ts';
 import type { StoreEnv } from '../store/env.ts';
 import { type LimitJournal, openLimitJournal, replayable } from '../store/limit-journal.ts';
@@ -85,6 +85,13 @@ export function createLimits(deps: LimitsDeps): LimitsPort & { admission: Admiss
   // The counters of the current windows, as last stored, then every settlement the journal holds since; older
   // windows start again at zero anyway.
   const covered = repo.journalCovered();
+  /** The start of each calendar limit's current window, worked out once for the load and the replay below. */
+  const starts = new Map<string, number>();
+  const currentStart = (limitId: string, window: CalendarWindow): number => {
+    let start = starts.get(limitId);
+    if (start === undefined) starts.set(limitId, (start = windowStartOf(window, now())));
+    return start;
+  };
   /** Sessions of gates that are over, forgotten in the first commit. */
   const over: { limitId: string; scopeKey: string }[] = [];
   for (const { limitId, scopeKey, counter } of repo.counters()) {
@@ -92,8 +99,8 @@ export function createLimits(deps: LimitsDeps): LimitsPort & { admission: Admiss
     if (record === undefined) continue;
     if (record.window === 'gauge') {
       // A session a `new_sessions` gate admitted while open (admission.ts), as of the hour it was last admitted
-      // in: still under way after a restart, unless that is over UNDER_WAY_MS ago (then it is forgotten).
-      if (counter.windowStart <= now() - UNDER_WAY_MS) {
+      // in: still under way after a restart, unless it no longer is (underWayAt; then it is forgotten).
+      if (!underWayAt(counter.windowStart, now())) {
         over.push({ limitId, scopeKey });
         continue;
       }
@@ -104,7 +111,7 @@ export function createLimits(deps: LimitsDeps): LimitsPort & { admission: Admiss
       }
       continue;
     }
-    if (counter.windowStart !== windowStartOf(record.window, now())) continue;
+    if (counter.windowStart !== currentStart(limitId, record.window)) continue;
     const slot = ledger.slotOf(limitId, scopeKey);
     if (slot >= 0) {
       ledger.load(slot, counter.windowStart, BigInt(counter.used));
@@ -118,7 +125,7 @@ export function createLimits(deps: LimitsDeps): LimitsPort & { admission: Admiss
     for (const s of replayable(dir, covered)) {
       const record = records.get(s.limitId);
       if (record === undefined || record.window === 'gauge') continue;
-      if (s.windowStart !== windowStartOf(record.window, now())) continue;
+      if (s.windowStart !== currentStart(s.limitId, record.window)) continue;
       const slot = ledger.slotOf(s.limitId, s.scopeKey);
       if (slot < 0) continue;
       const state = ledger.read(slot);

@@ -58,3 +58,6 @@ export function windowEndOf(window: CalendarWindow, start: number): number {
 
 /** A session a `new_sessions` Gauge gate admitted no call of for this long is over: no longer under way. */
 export const UNDER_WAY_MS = 24 * 3_600_000;
+
+/** Whether a session a gate marked at `markedAt` (the hour of its last admitted call) is still under way. */
+export const underWayAt = (markedAt: number, now: number): boolean => markedAt > now - UNDER_WAY_MS;

@@ -5,7 +5,7 @@ import { jsonText } from '../../protocol/json-text.ts';
 import type { ModelPricing } from '../../protocol/http/catalog.ts';
 import { LIMIT_BOUNDS, type LimitMetric } from '../../protocol/http/limits.ts';
 import type { Ledger } from '../../protocol/limit-ledger.ts';
-import { type CalendarWindow, UNDER_WAY_MS, windowEndOf, windowStartOf } from '../../protocol/limit-windows.ts';
+import { type CalendarWindow, underWayAt, windowEndOf, windowStartOf } from '../../protocol/limit-windows.ts';
 import type { ActiveLimit, AdmissionSource, BrakeSource } from '../../protocol/ports/limits.ts';
 import type { Principal } from '../../protocol/principal.ts';
 import { estimateCostUsd } from '../../protocol/pricing.ts';
@@ -69,12 +69,10 @@ export interface Reservation {
   outputCap: number | null;
 }
 
-const HOUR_MS = 3_600_000;
-
-/** Whether a `new_sessions` gate admitted a call of `session` within UNDER_WAY_MS (its mark, in the gate's slot). */
+/** Whether a `new_sessions` gate's mark of `session` (in the gate's slot) says it is under way (underWayAt). */
 function underWay(ledger: Ledger, gateId: string, session: string, now: number): boolean {
   const slot = ledger.peek(gateId, session);
-  return slot >= 0 && ledger.read(slot).windowStart > now - UNDER_WAY_MS;
+  return slot >= 0 && underWayAt(ledger.read(slot).windowStart, now);
 }
 
 /** Below this many output tokens a call is refused rather than admitted with a shorter bound. */
@@ -268,7 +266,7 @@ export function createAdmission(
             // its window the hour the session was last admitted in.
             if (newOnly && typeof session === 'string') {
               const slot = ledger.slotOf(record.id, session);
-              if (slot >= 0) ledger.mark(slot, now - (now % HOUR_MS));
+              if (slot >= 0) ledger.mark(slot, windowOf('hour', now).start);
             }
             continue;
           }
