@@ -4,10 +4,10 @@ import { readQuery } from '../../protocol/query.ts';
 import { actorOf } from '../../protocol/actor.ts';
 import { parseJsonBody } from '../http/json-body.ts';
 import { route, type RouteDef } from '../http/router.ts';
-import type { CatalogPort, ModelActionRunner } from '../../protocol/ports/catalog.ts';
+import type { CatalogCalls, ModelActionRunner } from '../../protocol/ports/catalog.ts';
 
 // `{id}` is the URL-encoded direct ID (`openai%2Fgpt-x`): upstream IDs hold slashes of their own.
-export function catalogRoutes(catalog: CatalogPort, runAction?: ModelActionRunner): RouteDef[] {
+export function catalogRoutes(catalog: CatalogCalls, runAction?: ModelActionRunner): RouteDef[] {
   return [
     ...(runAction
       ? [

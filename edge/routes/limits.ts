@@ -12,16 +12,16 @@ export function limitRoutes(limits: LimitsPort): RouteDef[] {
       method: 'GET',
       path: '/v1/limits',
       scope: 'read',
-      handle: ({ req }) => {
+      handle: async ({ req }) => {
         readQuery(req.query, []);
-        return { body: { data: limits.list() } };
+        return { body: { data: await limits.list() } };
       },
     }),
     route({
       method: 'GET',
       path: '/v1/limits/:id',
       scope: 'read',
-      handle: ({ params }) => ({ body: limits.get(params.id!) }),
+      handle: async ({ params }) => ({ body: await limits.get(params.id!) }),
     }),
     route({
       method: 'POST',
@@ -46,7 +46,7 @@ export function limitRoutes(limits: LimitsPort): RouteDef[] {
       method: 'GET',
       path: '/v1/limits/loop-brake',
       scope: 'read',
-      handle: () => ({ body: limits.brake.config() }),
+      handle: async () => ({ body: await limits.brake.config() }),
     }),
     route({
       method: 'PATCH',
@@ -61,9 +61,9 @@ export function limitRoutes(limits: LimitsPort): RouteDef[] {
       method: 'GET',
       path: '/v1/limits/sessions',
       scope: 'read',
-      handle: ({ req }) => {
+      handle: async ({ req }) => {
         readQuery(req.query, []);
-        return { body: { data: limits.brake.paused() } };
+        return { body: { data: await limits.brake.paused() } };
       },
     }),
     route({

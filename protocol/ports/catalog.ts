@@ -2,6 +2,7 @@ import type { Actor } from '../actor.ts';
 import type { Catalog } from '../catalog.ts';
 import type { EndpointFamily } from '../families.ts';
 import type { ModelCreate, ModelUpdate, ModelView } from '../http/catalog.ts';
+import { methodsOf } from './methods.ts';
 
 // The catalog as the edge reaches it. `current()` is the resolved catalog the gateway reads on every call: a
 // copy the edge holds, so it stays synchronous; everything else is a request with an answer, typed so that
@@ -36,3 +37,7 @@ export type ModelActionRunner = (
   wait: boolean,
   body?: unknown,
 ) => Promise<{ status: number; body: unknown }>;
+
+/** The catalog's management calls; `current()` is the hot path's snapshot, read where the routes run. */
+export type CatalogCalls = Omit<CatalogPort, 'current'>;
+export const CATALOG_METHODS = methodsOf<CatalogCalls>()(['list', 'get', 'create', 'update', 'remove']);

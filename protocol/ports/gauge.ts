@@ -13,6 +13,7 @@ import type { GaugeAccountCreate, GaugeAccountUpdate, GaugeSourceUpdate } from '
 import type { GaugeAlertDeliveryUpdate, GaugeAlertRuleCreate, GaugeAlertRuleUpdate } from '../http/gauge-alerts.ts';
 import type { GaugeAuthSession, GaugeAuthSessionCreate } from '../http/gauge-auth-sessions.ts';
 import type { GaugeBudgetCreate, GaugeBudgetUpdate } from '../http/gauge-budgets.ts';
+import { methodsOf } from './methods.ts';
 
 // Gauge as the edge reaches it: setup writes, the refresh gate, alerts, budgets, device-flow sessions and the
 // capacity rows. What Gauge collected the routes read from the store themselves (LMDB, any thread).
@@ -83,3 +84,24 @@ export interface GaugeAuthSessionsPort {
 export interface GaugeCapacityPort {
   rows(now?: number): CapacityRow[] | Promise<CapacityRow[]>;
 }
+
+export const GAUGE_METHODS = methodsOf<GaugePort>()([
+  'getAccount',
+  'createAccount',
+  'updateAccount',
+  'removeAccount',
+  'updateSource',
+  'refresh',
+  'deleteHistory',
+]);
+export const GAUGE_ALERTS_METHODS = methodsOf<GaugeAlertsPort>()([
+  'rules',
+  'createRule',
+  'updateRule',
+  'removeRule',
+  'evaluateQuietly',
+  'listEvents',
+  'moveEvent',
+]);
+export const GAUGE_BUDGETS_METHODS = methodsOf<GaugeBudgetsPort>()(['budgetStatuses', 'create', 'update', 'remove']);
+export const GAUGE_AUTH_SESSIONS_METHODS = methodsOf<GaugeAuthSessionsPort>()(['create', 'get', 'cancel']);

@@ -1,5 +1,6 @@
 import type { EventType, Subscriber } from '../events.ts';
 import type { JobFilter, JobRecord } from '../jobs.ts';
+import { methodsOf } from './methods.ts';
 
 // Jobs and the event bus as the edge reaches them. A subscription is described as data (which events, from
 // where); the Subscriber it returns is read where the edge runs.
@@ -32,3 +33,5 @@ export interface EventsPort {
   holds(id: number): boolean | Promise<boolean>;
   subscribe(subscription: EventSubscription): Subscriber | Promise<Subscriber>;
 }
+
+export const JOBS_METHODS = methodsOf<JobsPort>()(['list', 'get', 'cancel', 'terminalEventId']);

@@ -9,6 +9,7 @@ import type {
   PausedSession,
 } from '../http/limits.ts';
 import type { Ledger } from '../limit-ledger.ts';
+import { methodsOf } from './methods.ts';
 
 // Enforced limits as the edge reaches them: the management calls of the routes, and what admission reads on the
 // hot path: the enabled limits (a snapshot the control plane replaces on each change) and the shared ledger.
@@ -20,17 +21,20 @@ export interface ActiveLimit {
 }
 
 export interface LimitsPort {
-  list(): LimitView[];
-  get(id: string): LimitView;
+  list(): LimitView[] | Promise<LimitView[]>;
+  get(id: string): LimitView | Promise<LimitView>;
   create(input: LimitCreate, actor: Actor, requestId: string): Promise<LimitView>;
   update(id: string, patch: LimitUpdate, actor: Actor, requestId: string): Promise<LimitView>;
   remove(id: string, actor: Actor, requestId: string): Promise<void>;
-  brake: {
-    config(): LoopBrake;
-    update(patch: LoopBrakeUpdate, actor: Actor, requestId: string): Promise<LoopBrake>;
-    paused(): PausedSession[];
-    resume(session: string, actor: Actor, requestId: string): Promise<PausedSession>;
-  };
+  brake: LoopBrakePort;
+}
+
+/** The loop brake's settings and paused sessions, as the routes reach them. */
+export interface LoopBrakePort {
+  config(): LoopBrake | Promise<LoopBrake>;
+  update(patch: LoopBrakeUpdate, actor: Actor, requestId: string): Promise<LoopBrake>;
+  paused(): PausedSession[] | Promise<PausedSession[]>;
+  resume(session: string, actor: Actor, requestId: string): Promise<PausedSession>;
 }
 
 /** The loop brake as admission asks it, per call of a session. */
@@ -58,3 +62,6 @@ export interface AdmissionSource {
   /** A call was refused by this limit's counter (published once per counter and window). */
   tripped(limit: LimitRecord, key: string, windowStart: number, resetsAt: number): void;
 }
+
+export const LIMITS_METHODS = methodsOf<Omit<LimitsPort, 'brake'>>()(['list', 'get', 'create', 'update', 'remove']);
+export const LOOP_BRAKE_METHODS = methodsOf<LoopBrakePort>()(['config', 'update', 'paused', 'resume']);

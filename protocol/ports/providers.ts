@@ -2,6 +2,7 @@ import type { Actor } from '../actor.ts';
 import type { ProviderRecord } from '../catalog.ts';
 import type { ProviderCreate, ProviderUpdate, ProviderView } from '../http/providers.ts';
 import type { ModelListCache } from '../providers.ts';
+import { methodsOf } from './methods.ts';
 
 // Providers as the edge reaches them.
 
@@ -29,3 +30,14 @@ export interface ProvidersPort {
   test(id: string, actor: Actor, requestId: string): Promise<TestOutcome>;
   refreshModels(id: string, actor: Actor | null, requestId: string | null): Promise<ModelListCache>;
 }
+
+export const PROVIDERS_METHODS = methodsOf<ProvidersPort>()([
+  'list',
+  'get',
+  'record',
+  'create',
+  'update',
+  'remove',
+  'test',
+  'refreshModels',
+]);

@@ -2,6 +2,7 @@ import type { Actor } from '../actor.ts';
 import type { BenchmarkResult } from '../http/runtime.ts';
 import type { ServiceCreate, ServiceView } from '../http/services.ts';
 import type { DiscoveryAnswer } from '../runtime-discovery.ts';
+import { methodsOf } from './methods.ts';
 
 // The local runtimes as the edge reaches them: discovery, stored benchmarks and supervised services.
 
@@ -39,3 +40,6 @@ export type ServiceActionRunner = (
   requestId: string,
   wait: boolean,
 ) => Promise<{ status: number; body: unknown }>;
+
+export const RUNTIME_DISCOVERY_METHODS = methodsOf<RuntimeDiscoveryPort>()(['read']);
+export const SERVICES_METHODS = methodsOf<ServicesPort>()(['list', 'get', 'create', 'remove']);

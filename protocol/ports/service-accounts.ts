@@ -9,6 +9,7 @@ import type {
 } from '../http/service-accounts.ts';
 import type { TokenView } from '../http/tokens.ts';
 import type { Scope } from '../scopes.ts';
+import { methodsOf } from './methods.ts';
 
 // Service accounts and pairing as the edge reaches them.
 
@@ -34,3 +35,5 @@ export interface PairingPort {
   ): Promise<{ id: string; approved: true; token: TokenView }>;
   deny(id: string): { id: string; denied: true } | Promise<{ id: string; denied: true }>;
 }
+
+export const SERVICE_ACCOUNTS_METHODS = methodsOf<ServiceAccountsPort>()(['list', 'get', 'create', 'update', 'remove']);

@@ -3,6 +3,7 @@ import type { EndpointFamily } from '../families.ts';
 import type { PresetCreate, PresetUpdate, PresetView } from '../http/presets.ts';
 import type { RoutePackCreate, RoutePackUpdate, RoutePackView } from '../http/route-packs.ts';
 import type { Decision, SyntheticModel, UsablePack, UsablePreset } from '../smart-route.ts';
+import { methodsOf } from './methods.ts';
 
 // Presets and route packs as the edge reaches them: their routes, the gateway's resolution of `@preset/` and
 // `@route/` names, and the signals the gateway feeds from each call (fire and forget).
@@ -49,3 +50,6 @@ export interface SmartRoutingPort {
 
 /** The presets and route packs GET /v1/models lists after the catalog's models. */
 export type SyntheticModels = () => readonly SyntheticModel[] | Promise<readonly SyntheticModel[]>;
+
+export const PRESETS_METHODS = methodsOf<PresetsPort>()(['list', 'get', 'validate', 'create', 'update', 'remove']);
+export const ROUTE_PACKS_METHODS = methodsOf<RoutePacksPort>()(['list', 'get', 'create', 'update', 'remove', 'decide']);

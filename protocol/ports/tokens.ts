@@ -1,6 +1,7 @@
 import type { Actor } from '../actor.ts';
 import type { TokenCreate, TokenUpdate, TokenView } from '../http/tokens.ts';
 import type { Principal } from '../principal.ts';
+import { methodsOf } from './methods.ts';
 
 // Local tokens as the edge reaches them. `authenticate` runs on every request before routing, so it stays
 // synchronous: whatever serves it holds the token index where the edge runs. The rest are requests with an
@@ -19,3 +20,5 @@ export interface TokensPort {
   update(id: string, patch: TokenUpdate, actor: Actor, requestId: string): Promise<TokenView>;
   revoke(id: string, actor: Actor, requestId: string): Promise<TokenView>;
 }
+
+export const TOKENS_METHODS = methodsOf<TokensPort>()(['list', 'get', 'create', 'update', 'revoke']);

@@ -67,7 +67,7 @@ async function started(stored: (repo: ReturnType<typeof limitRepo>) => void) {
 test('a gate stored before `stops` stops every call, and its view says so', async () => {
   const { env, limits } = await started((repo) => repo.stagePut(gate));
   try {
-    assert.equal(limits.get(gate.id).gauge?.stops, 'calls');
+    assert.equal((await limits.get(gate.id)).gauge?.stops, 'calls');
     const admission = createAdmission(limits.admission);
     assert.throws(() => admission.admit(of('s')), /is 80% used or more;/);
   } finally {
