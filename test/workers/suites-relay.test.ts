@@ -61,6 +61,9 @@ describe('proxy/usage/stream-tap', async () => {
 describe('shared/body-arena', async () => {
   await import('./shared/body-arena.suite.ts');
 });
+describe('shared/port-channel', async () => {
+  await import('./shared/port-channel.suite.ts');
+});
 describe('shared/sse', async () => {
   await import('./shared/sse.suite.ts');
 });
