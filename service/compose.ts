@@ -6,6 +6,7 @@ import { createLogTail, type LogTail } from '../edge/http/log-tail.ts';
 import { listen } from '../edge/http/server.ts';
 import { capabilitiesRoute } from '../edge/routes/capabilities.ts';
 import { openapiRoute } from '../edge/routes/openapi.ts';
+import { createControlChannel } from './control-channel.ts';
 import { recordInstance } from './data-dir.ts';
 import { adminFamily } from './families/admin.ts';
 import { eventsFamily } from './families/events.ts';
@@ -40,6 +41,8 @@ export interface ServiceOptions {
   beforeFamily?: (name: string, parts: Readonly<Parts>) => void | Promise<void>;
   /** For tests: the clock of enforced limits' windows. */
   now?: () => number;
+  /** For tests: the routes reach the control plane's ports over a MessagePort (control-channel.ts). */
+  controlChannel?: boolean;
 }
 
 export interface RunningService {
@@ -62,6 +65,7 @@ export async function startService({
   logTail = createLogTail(),
   beforeFamily,
   now = Date.now,
+  controlChannel = false,
 }: ServiceOptions): Promise<RunningService> {
   const { edge, uws, build, failures } = chooseEdge(edgeMode);
   if (build !== undefined) log.info({ edge, build }, 'native uWebSockets.js binary loaded');
@@ -72,7 +76,8 @@ export async function startService({
       'no native uWebSockets.js build loads here: serving HTTP with node:http instead (see README)',
     );
 
-  const p = { dataDir, log, logTail, edge, boundPort: null, draining: false, now } as Partial<Parts> as Parts;
+  const control = createControlChannel(controlChannel);
+  const p = { dataDir, log, logTail, edge, boundPort: null, draining: false, now, control } as Partial<Parts> as Parts;
   const families = createFamilies(log, beforeFamily && ((name) => beforeFamily(name, p)));
   let listening: Awaited<ReturnType<typeof listen>>;
   try {
@@ -110,6 +115,7 @@ export async function startService({
     });
   } catch (err) {
     await families.close();
+    control.close();
     throw err;
   }
   const { listener } = p;
@@ -129,6 +135,7 @@ export async function startService({
     if (listening.inflight() > 0)
       log.warn({ inflight: listening.inflight() }, 'shutting down with requests still in flight');
     await families.close();
+    control.close();
     forgetInstance();
     log.info('stopped');
   }

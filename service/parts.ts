@@ -34,6 +34,7 @@ import type { PriceIndex } from '../protocol/price-index.ts';
 import type { createLimits } from '../control/limits.ts';
 import type { ModelPricing } from '../protocol/http/catalog.ts';
 import type { ProxyPool } from '../workers/proxy/pool.ts';
+import type { ControlChannel } from './control-channel.ts';
 import type { createRelayPool } from '../workers/proxy/relay-pool.ts';
 
 // What the families build, in one place the later families read from. A family sets its own members while it
@@ -48,6 +49,8 @@ export interface Parts {
   /** The listener's port once bound (port 0 picks one then): providers and services must not point at it. */
   boundPort: number | null;
   draining: boolean;
+  /** How the routes reach the control plane's ports (control-channel.ts). */
+  control: ControlChannel;
 
   // store
   env: StoreEnv;

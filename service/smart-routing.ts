@@ -11,6 +11,13 @@ import { routePackRoutes } from '../edge/routes/route-packs.ts';
 import { syntheticModels, type SyntheticModel } from '../control/smart-route/discovery.ts';
 import { createLatencyTracker, type LatencyTracker } from '../control/smart-route/latency.ts';
 import { createRoutePackService, type RoutePackService } from '../control/smart-route/pack-service.ts';
+import {
+  PRESETS_METHODS,
+  ROUTE_PACKS_METHODS,
+  type PresetsPort,
+  type RoutePacksPort,
+} from '../protocol/ports/smart-route.ts';
+import type { ControlChannel } from './control-channel.ts';
 
 /** Presets, route packs and the signals their strategies read: what the gateway's `@` names resolve through. */
 export interface SmartRouting {
@@ -27,6 +34,8 @@ export function createSmartRouting(deps: {
   catalog: CatalogService;
   /** What the capacity strategy reads, built over the live tracker (Gauge adds its polled readings). */
   capacitySignal?: (live: CapacityTracker) => CapacitySignal;
+  /** How the routes reach the preset and route-pack services; they call them directly without one. */
+  control?: ControlChannel;
 }): {
   smart: SmartRouting;
   routes: RouteDef[];
@@ -46,7 +55,10 @@ export function createSmartRouting(deps: {
   });
   return {
     smart: { presets, packs, capacity, latency },
-    routes: [...presetRoutes(presets), ...routePackRoutes(packs)],
+    routes: [
+      ...presetRoutes(deps.control?.port<PresetsPort>('presets', presets, PRESETS_METHODS) ?? presets),
+      ...routePackRoutes(deps.control?.port<RoutePacksPort>('route-packs', packs, ROUTE_PACKS_METHODS) ?? packs),
+    ],
     synthetic: () => syntheticModels(presets, packs),
   };
 }

@@ -28,6 +28,7 @@ export async function gatewayFamily(p: Parts): Promise<Family> {
     env,
     audit,
     catalog: p.catalog,
+    control: p.control,
     capacitySignal: (live) =>
       (p.gaugeCapacity = createCapacitySignal({
         live,

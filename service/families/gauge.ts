@@ -17,6 +17,16 @@ import { usageRepo } from '../../store/usage-repo.ts';
 import { createGaugeActor, gaugeOptionsFromEnv } from '../../workers/gauge/actor.ts';
 import type { Family } from '../family.ts';
 import type { Parts } from '../parts.ts';
+import {
+  GAUGE_ALERTS_METHODS,
+  GAUGE_AUTH_SESSIONS_METHODS,
+  GAUGE_BUDGETS_METHODS,
+  GAUGE_METHODS,
+  type GaugeAlertsPort,
+  type GaugeAuthSessionsPort,
+  type GaugeBudgetsPort,
+  type GaugePort,
+} from '../../protocol/ports/gauge.ts';
 
 // Gauge's parts are many and each is built in a few lines, in the order they need each other; hence its length.
 /**
@@ -113,10 +123,20 @@ export async function gaugeFamily(p: Parts): Promise<Family> {
   }
   return {
     routes: () => [
-      ...gaugeRoutes({ service: p.gaugeService, sources: p.gaugeSources, data: p.gaugeData, settings: gaugeSettings }),
-      ...gaugeAuthSessionRoutes(p.authSessions),
-      ...gaugeAlertRoutes(p.gaugeAlerts, gaugeSettings),
-      ...gaugeBudgetRoutes(p.gaugeBudgets),
+      ...gaugeRoutes({
+        service: p.control.port<GaugePort>('gauge', p.gaugeService, GAUGE_METHODS),
+        sources: p.gaugeSources,
+        data: p.gaugeData,
+        settings: gaugeSettings,
+      }),
+      ...gaugeAuthSessionRoutes(
+        p.control.port<GaugeAuthSessionsPort>('gauge-auth-sessions', p.authSessions, GAUGE_AUTH_SESSIONS_METHODS),
+      ),
+      ...gaugeAlertRoutes(
+        p.control.port<GaugeAlertsPort>('gauge-alerts', p.gaugeAlerts, GAUGE_ALERTS_METHODS),
+        gaugeSettings,
+      ),
+      ...gaugeBudgetRoutes(p.control.port<GaugeBudgetsPort>('gauge-budgets', p.gaugeBudgets, GAUGE_BUDGETS_METHODS)),
       ...gaugeInsightRoutes({
         data: p.gaugeData,
         sources: p.gaugeSources,

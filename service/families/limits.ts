@@ -5,6 +5,12 @@ import { limitRepo } from '../../store/limit-repo.ts';
 import type { Family } from '../family.ts';
 import type { Parts } from '../parts.ts';
 import { isAccount } from '../../protocol/gauge-sources.ts';
+import {
+  LIMITS_METHODS,
+  LOOP_BRAKE_METHODS,
+  type LimitsPort,
+  type LoopBrakePort,
+} from '../../protocol/ports/limits.ts';
 
 const exists = async (read: () => unknown): Promise<boolean> => {
   try {
@@ -52,5 +58,10 @@ export function limitsFamily(p: Parts): Family {
           ? exists(() => p.serviceAccounts.get(id))
           : exists(() => p.smartRoute.smart.packs.get(id)),
   });
-  return { routes: () => limitRoutes(p.limits), close: () => p.limits.close() };
+  const routes = () =>
+    limitRoutes({
+      ...p.control.port<Omit<LimitsPort, 'brake'>>('limits', p.limits, LIMITS_METHODS),
+      brake: p.control.port<LoopBrakePort>('loop-brake', p.limits.brake, LOOP_BRAKE_METHODS),
+    });
+  return { routes, close: () => p.limits.close() };
 }

@@ -8,6 +8,8 @@ import { LIVE_HEADERS_ACCOUNT_PREFIX } from '../../protocol/gauge-catalog.ts';
 import { createProxyPool } from '../../workers/proxy/pool.ts';
 import type { Family } from '../family.ts';
 import type { Parts } from '../parts.ts';
+import { PROVIDERS_METHODS, type ProvidersPort } from '../../protocol/ports/providers.ts';
+import { CATALOG_METHODS, type CatalogCalls } from '../../protocol/ports/catalog.ts';
 
 const MODEL_LIST_CHECK_MS = 60_000;
 
@@ -50,9 +52,9 @@ export async function providersFamily(p: Parts): Promise<Family> {
   let refreshTimer: NodeJS.Timeout | undefined;
   return {
     routes: () => [
-      ...providerRoutes(p.providers, p.catalog, models),
+      ...providerRoutes(p.control.port<ProvidersPort>('providers', p.providers, PROVIDERS_METHODS), p.catalog, models),
       ...catalogRoutes(
-        p.catalog,
+        p.control.port<CatalogCalls>('catalog', p.catalog, CATALOG_METHODS),
         modelActions({
           catalog: p.catalog,
           runtime: p.local.runtimePool,

@@ -9,6 +9,12 @@ import { serviceRoutes } from '../../edge/routes/services.ts';
 import { createHardwareActor } from '../../workers/hardware/actor.ts';
 import type { Family } from '../family.ts';
 import type { Parts } from '../parts.ts';
+import {
+  RUNTIME_DISCOVERY_METHODS,
+  SERVICES_METHODS,
+  type RuntimeDiscoveryPort,
+  type ServicesPort,
+} from '../../protocol/ports/runtime.ts';
 
 /**
  * Local runtimes: the embedded llama.cpp runtime and its library of GGUF files, supervised llama-servers,
@@ -57,8 +63,17 @@ export async function runtimeFamily(p: Parts): Promise<Family> {
         tuning: p.local.tuning,
         benchmarks: p.local.benchmarks,
       }),
-      ...runtimeDiscoveryRoutes(createRuntimeDiscovery({ providers: () => p.providerStore.all() })),
-      ...serviceRoutes(services, serviceActions(services, jobs)),
+      ...runtimeDiscoveryRoutes(
+        p.control.port<RuntimeDiscoveryPort>(
+          'runtime-discovery',
+          createRuntimeDiscovery({ providers: () => p.providerStore.all() }),
+          RUNTIME_DISCOVERY_METHODS,
+        ),
+      ),
+      ...serviceRoutes(
+        p.control.port<ServicesPort>('services', services, SERVICES_METHODS),
+        serviceActions(services, jobs),
+      ),
     ],
     close,
   };

@@ -6,6 +6,7 @@ import { settingsRepo } from '../../store/settings-repo.ts';
 import type { StoredSettings } from '../../protocol/http/settings.ts';
 import type { Family } from '../family.ts';
 import type { Parts } from '../parts.ts';
+import { SETTINGS_METHODS, type SettingsPort } from '../../protocol/ports/settings.ts';
 
 /** The settings, the listener they describe, and what the edge reads of them on each request. */
 export function settingsFamily(p: Parts, port: number): Family {
@@ -61,6 +62,6 @@ export function settingsFamily(p: Parts, port: number): Family {
     follow(p.settings.current());
   };
   return {
-    routes: () => [...settingsRoutes(p.settings)],
+    routes: () => [...settingsRoutes(p.control.port<SettingsPort>('settings', p.settings, SETTINGS_METHODS))],
   };
 }

@@ -9,6 +9,8 @@ import { serviceAccountRepo } from '../../store/service-account-repo.ts';
 import { tokenRepo } from '../../store/token-repo.ts';
 import type { Family } from '../family.ts';
 import type { Parts } from '../parts.ts';
+import { TOKENS_METHODS, type TokensPort } from '../../protocol/ports/tokens.ts';
+import { SERVICE_ACCOUNTS_METHODS, type ServiceAccountsPort } from '../../protocol/ports/service-accounts.ts';
 
 const LAST_USED_FLUSH_MS = 30_000;
 
@@ -36,7 +38,13 @@ export async function tokensFamily(p: Parts): Promise<Family> {
 
   let flushTimer: NodeJS.Timeout | undefined;
   return {
-    routes: () => [...tokenRoutes(p.tokens), ...serviceAccountRoutes(p.serviceAccounts), ...pairingRoutes(p.pairing)],
+    routes: () => [
+      ...tokenRoutes(p.control.port<TokensPort>('tokens', p.tokens, TOKENS_METHODS)),
+      ...serviceAccountRoutes(
+        p.control.port<ServiceAccountsPort>('service-accounts', p.serviceAccounts, SERVICE_ACCOUNTS_METHODS),
+      ),
+      ...pairingRoutes(p.pairing),
+    ],
     ready() {
       flushTimer = setInterval(() => {
         p.tokens

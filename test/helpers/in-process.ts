@@ -182,8 +182,21 @@ function capturingLogger(
   return log;
 }
 
+/**
+ * What every in-process service of this test process gets unless its own options say otherwise: a family file
+ * sets it before importing its suites (suites-channel.test.ts runs management suites with the routes reaching
+ * the control plane over a MessagePort).
+ */
+export const inProcessDefaults = { controlChannel: false };
+
 export async function startInProcess(
-  options: { home?: string; env?: Record<string, string>; port?: number; now?: () => number } = {},
+  options: {
+    home?: string;
+    env?: Record<string, string>;
+    port?: number;
+    now?: () => number;
+    controlChannel?: boolean;
+  } = {},
 ): Promise<InProcessService> {
   const home = options.home ?? tempHome();
   const env: Record<string, string> = { ...DEFAULT_ENV, XDG_STATE_HOME: stateHome(), ...options.env };
@@ -212,6 +225,7 @@ export async function startInProcess(
       logTail,
       edge: parseEdgeMode(process.env.SWITCHYARD_EDGE),
       ...(options.now && { now: options.now }),
+      controlChannel: options.controlChannel ?? inProcessDefaults.controlChannel,
     });
   } catch (err) {
     release();

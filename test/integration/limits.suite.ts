@@ -87,6 +87,11 @@ describe('a dollar limit on a token', () => {
     // Racing clients may be refused while others hold reservations; one client alone then fills what is left.
     const total = answered + (await callUntilRefused(clients[0]!));
     const view = await ok('GET', `/v1/limits/${limitId}`);
+    // The list holds the same view as the limit's own route.
+    assert.deepEqual(
+      (await ok('GET', '/v1/limits')).data.find((l: { id: string }) => l.id === limitId),
+      view,
+    );
     assert.equal(view.counters.length, 1);
     const [counter] = view.counters;
     assert.equal(counter.key, agent.id);

@@ -4,12 +4,6 @@ import { describe } from 'node:test';
 // Each suite below was a test file of its own; it keeps its tests, hooks and service, and they run one after
 // another in this one process, which loads the service's modules once (test/SPEED.md).
 
-describe('settings', async () => {
-  await import('./settings.suite.ts');
-});
-describe('audit', async () => {
-  await import('./audit.suite.ts');
-});
 describe('capabilities', async () => {
   await import('./capabilities.suite.ts');
 });
@@ -19,20 +13,8 @@ describe('openapi', async () => {
 describe('metrics', async () => {
   await import('./metrics.suite.ts');
 });
-describe('models', async () => {
-  await import('./models.suite.ts');
-});
-describe('providers', async () => {
-  await import('./providers.suite.ts');
-});
 describe('provider-lists', async () => {
   await import('./provider-lists.suite.ts');
-});
-describe('presets', async () => {
-  await import('./presets.suite.ts');
-});
-describe('route-packs', async () => {
-  await import('./route-packs.suite.ts');
 });
 describe('secrets', async () => {
   await import('./secrets.suite.ts');
@@ -42,9 +24,6 @@ describe('pairing', async () => {
 });
 describe('hardware', async () => {
   await import('./hardware.suite.ts');
-});
-describe('jobs-events', async () => {
-  await import('./jobs-events.suite.ts');
 });
 describe('http', async () => {
   await import('./http.suite.ts');

@@ -40,14 +40,8 @@ describe('usage-mixed', async () => {
 describe('hardening-4xx', async () => {
   await import('./hardening-4xx.suite.ts');
 });
-describe('limits', async () => {
-  await import('./limits.suite.ts');
-});
 describe('limits-gauge', async () => {
   await import('./limits-gauge.suite.ts');
-});
-describe('loop-brake', async () => {
-  await import('./loop-brake.suite.ts');
 });
 describe('limits-routes', async () => {
   await import('./limits-routes.suite.ts');

@@ -13,15 +13,6 @@ describe('gauge-accounts-cap', async () => {
 describe('gauge-activity', async () => {
   await import('./gauge-activity.suite.ts');
 });
-describe('gauge-alerts', async () => {
-  await import('./gauge-alerts.suite.ts');
-});
-describe('gauge-auth-sessions', async () => {
-  await import('./gauge-auth-sessions.suite.ts');
-});
-describe('gauge-budgets', async () => {
-  await import('./gauge-budgets.suite.ts');
-});
 describe('gauge-pool', async () => {
   await import('./gauge-pool.suite.ts');
 });

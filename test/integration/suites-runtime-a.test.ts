@@ -10,6 +10,3 @@ describe('runtime-placement', async () => {
 describe('runtime-explain', async () => {
   await import('./runtime-explain.suite.ts');
 });
-describe('runtime-discovery', async () => {
-  await import('./runtime-discovery.suite.ts');
-});
