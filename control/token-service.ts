@@ -10,14 +10,19 @@ import type { TokenRecord, TokenRepo } from '../store/token-repo.ts';
 import type { Actor } from './actor.ts';
 import { auditedCrud } from './crud.ts';
 import { displayPrefix, generateTokenSecret, tokenHash } from '../protocol/token-secret.ts';
+import type { AuthChange, AuthEntry } from '../protocol/auth-table.ts';
 import type { AuthResult } from '../protocol/ports/tokens.ts';
 
 export type { AuthResult };
 
-const RECENT_HASHES = 64;
-
 export interface TokenService {
-  authenticate(secret: string, now?: number): AuthResult;
+  /**
+   * Calls `listener` with the whole table of live tokens now, then with each change: what an edge thread
+   * authenticates against (protocol/auth-table.ts). Returns the unsubscribe.
+   */
+  followAuth(listener: (change: AuthChange) => void): () => void;
+  /** Last uses an edge's table noted ([tokenId, ms]); shown at once, written with the next flush. */
+  noteUses(uses: readonly (readonly [string, number])[]): void;
   list(): TokenView[];
   get(id: string): TokenView;
   create(input: TokenCreate, actor: Actor, requestId: string): Promise<{ token: TokenView; secret: string }>;
@@ -41,7 +46,25 @@ interface Deps {
   tokenFile: string;
   /** Whether a service account with this ID exists (late-bound: the accounts read this service's tokens). */
   serviceAccountExists?: (id: string) => boolean;
+  /** The uses the edge in this thread noted since last asked, read before a token's last use is shown or written. */
+  localUses?: () => [string, number][];
 }
+
+const authEntry = (r: TokenRecord): AuthEntry => ({
+  tokenId: r.id,
+  hash: r.hash,
+  scopes: r.scopes,
+  serviceAccountId: r.serviceAccountId,
+  expiresAt: r.expiresAt,
+});
+
+/** Whether what authentication reads of a token changed (its last use is not part of it). */
+const authChanged = (a: TokenRecord, b: TokenRecord) =>
+  a.hash !== b.hash ||
+  a.serviceAccountId !== b.serviceAccountId ||
+  a.expiresAt !== b.expiresAt ||
+  a.scopes.length !== b.scopes.length ||
+  a.scopes.some((scope, i) => scope !== b.scopes[i]);
 
 export function toTokenView(r: TokenRecord): TokenView {
   const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -85,25 +108,30 @@ export function createTokenService({
   audit,
   tokenFile,
   serviceAccountExists = () => false,
+  localUses,
 }: Deps): TokenService {
   const byId = new Map<string, TokenRecord>();
-  const byHash = new Map<string, TokenRecord>();
-  // The hashes of secrets that authenticated lately, so a busy client's token is not hashed on every
-  // request. Only the hash is cached: revoking or expiring a token still takes effect on the next request.
-  const recentHashes = new Map<string, string>();
   const pendingUse = new Map<string, number>();
+  const followers = new Set<(change: AuthChange) => void>();
+  const tell = (change: AuthChange) => {
+    for (const follow of followers) follow(change);
+  };
 
   const index = (r: TokenRecord) => {
     const old = byId.get(r.id);
-    if (old) byHash.delete(old.hash);
     byId.set(r.id, r);
-    byHash.set(r.hash, r);
+    if (old === undefined || authChanged(old, r)) tell({ put: [authEntry(r)], remove: [] });
   };
   const unindex = (id: string) => {
-    const old = byId.get(id);
-    if (old) byHash.delete(old.hash);
     byId.delete(id);
     pendingUse.delete(id);
+    tell({ put: [], remove: [id] });
+  };
+  const noteUses = (uses: readonly (readonly [string, number])[]) => {
+    for (const [id, at] of uses) if (byId.has(id) && at > (pendingUse.get(id) ?? 0)) pendingUse.set(id, at);
+  };
+  const takeLocalUses = () => {
+    if (localUses) noteUses(localUses());
   };
   for (const r of tokens.all()) index(r);
   const crud = auditedCrud<TokenRecord>({ env, audit, resourceType: 'token', repo: tokens, keyOf: (r) => r.id });
@@ -163,27 +191,23 @@ export function createTokenService({
   }
 
   return {
-    authenticate(secret, now = Date.now()) {
-      const hash = recentHashes.get(secret) ?? tokenHash(secret);
-      const record = hash === undefined ? undefined : byHash.get(hash);
-      if (!record) return { ok: false, reason: 'unknown' };
-      if (recentHashes.size >= RECENT_HASHES) recentHashes.clear();
-      recentHashes.set(secret, hash!);
-      if (record.expiresAt !== null && record.expiresAt <= now) return { ok: false, reason: 'expired' };
-      pendingUse.set(record.id, now);
-      return {
-        ok: true,
-        principal: { tokenId: record.id, scopes: record.scopes, serviceAccountId: record.serviceAccountId },
-      };
+    followAuth(listener) {
+      listener({ whole: [...byId.values()].map(authEntry) });
+      followers.add(listener);
+      return () => void followers.delete(listener);
     },
 
+    noteUses,
+
     list() {
+      takeLocalUses();
       return [...byId.values()]
         .sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id))
         .map((r) => withUse(r));
     },
 
     get(id) {
+      takeLocalUses();
       return withUse(mustGet(id));
     },
 
@@ -201,6 +225,7 @@ export function createTokenService({
 
     async update(id, patch, actor, requestId) {
       const current = mustGet(id);
+      takeLocalUses();
       const next: TokenRecord = {
         ...current,
         ...(patch.name !== undefined && { name: patch.name }),
@@ -250,6 +275,7 @@ export function createTokenService({
     },
 
     async flushLastUsed() {
+      takeLocalUses();
       if (pendingUse.size === 0) return;
       const batch = new Map(pendingUse);
       pendingUse.clear();

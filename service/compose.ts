@@ -101,7 +101,7 @@ export async function startService({
     const app = createApp({
       routes,
       log,
-      authenticate: (secret) => p.tokens.authenticate(secret),
+      authenticate: (secret) => p.auth.authenticate(secret),
       cors: () => config.cors,
       jsonBodyLimit: () => config.jsonBodyLimit,
       multipartBodyLimit: () => config.multipartBodyLimit,

@@ -35,6 +35,7 @@ import type { createLimits } from '../control/limits.ts';
 import type { ModelPricing } from '../protocol/http/catalog.ts';
 import type { ProxyPool } from '../workers/proxy/pool.ts';
 import type { ControlChannel } from './control-channel.ts';
+import type { AuthTable } from '../protocol/auth-table.ts';
 import type { createRelayPool } from '../workers/proxy/relay-pool.ts';
 
 // What the families build, in one place the later families read from. A family sets its own members while it
@@ -61,6 +62,8 @@ export interface Parts {
   tokenFile: string;
   // tokens
   tokens: TokenService;
+  /** What this thread's edge authenticates against (protocol/auth-table.ts), fed by `tokens`. */
+  auth: AuthTable;
   serviceAccounts: ServiceAccounts;
   pairing: Pairing;
   bootstrapSecret: string | null;

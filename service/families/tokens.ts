@@ -1,6 +1,7 @@
 import { createPairing, pairingOptionsFromEnv } from '../../control/pairing.ts';
 import { createServiceAccounts } from '../../control/service-accounts.ts';
 import { createTokenService } from '../../control/token-service.ts';
+import { createAuthTable } from '../../protocol/auth-table.ts';
 import { pairingRoutes } from '../../edge/routes/pairing.ts';
 import { serviceAccountRoutes } from '../../edge/routes/service-accounts.ts';
 import { tokenRoutes } from '../../edge/routes/tokens.ts';
@@ -17,6 +18,8 @@ const LAST_USED_FLUSH_MS = 30_000;
 /** Local tokens, service accounts and pairing; the bootstrap admin token on the first start. */
 export async function tokensFamily(p: Parts): Promise<Family> {
   const { env, audit, log } = p;
+  // The table this thread's edge authenticates against, fed by the token service as an edge thread's is.
+  p.auth = createAuthTable();
   p.tokens = createTokenService({
     env,
     tokens: tokenRepo(env),
@@ -24,7 +27,9 @@ export async function tokensFamily(p: Parts): Promise<Family> {
     audit,
     tokenFile: p.tokenFile,
     serviceAccountExists: (id) => p.serviceAccounts.exists(id),
+    localUses: () => p.auth.takeUses(),
   });
+  const unfollow = p.tokens.followAuth((change) => p.auth.apply(change));
   p.serviceAccounts = createServiceAccounts({
     env,
     repo: serviceAccountRepo(env),
@@ -57,6 +62,7 @@ export async function tokensFamily(p: Parts): Promise<Family> {
     drain: () => p.pairing.close(),
     async close() {
       clearInterval(flushTimer);
+      unfollow();
       await p.tokens.flushLastUsed().catch(() => undefined);
     },
   };

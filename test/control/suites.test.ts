@@ -70,3 +70,6 @@ describe('smart-route/decide', async () => {
 describe('limits', async () => {
   await import('./limits.suite.ts');
 });
+describe('token-service', async () => {
+  await import('./token-service.suite.ts');
+});

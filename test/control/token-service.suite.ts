@@ -1,0 +1,95 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { createTokenService } from '../../control/token-service.ts';
+import { createAuthTable, type AuthChange } from '../../protocol/auth-table.ts';
+import { auditRepo } from '../../store/audit-repo.ts';
+import { openStoreEnv } from '../../store/env.ts';
+import { metaRepo } from '../../store/meta-repo.ts';
+import { tokenRepo } from '../../store/token-repo.ts';
+import { removeDirs, tempDataDir } from '../helpers/usage.ts';
+
+const dirs: string[] = [];
+after(() => removeDirs(dirs));
+const actor = { actorType: 'system', actorId: 'test' } as const;
+
+function started(localUses?: () => [string, number][]) {
+  const dir = tempDataDir(dirs);
+  const env = openStoreEnv(dir);
+  const tokens = createTokenService({
+    env,
+    tokens: tokenRepo(env),
+    meta: metaRepo(env),
+    audit: auditRepo(env),
+    tokenFile: join(dir, 'token'),
+    ...(localUses && { localUses }),
+  });
+  return { env, tokens };
+}
+
+test("an edge's table follows the tokens: whole at first, then each create, change and revocation", async () => {
+  const { env, tokens } = started();
+  try {
+    const boot = (await tokens.bootstrapIfEmpty())!;
+    const changes: AuthChange[] = [];
+    const table = createAuthTable();
+    const unfollow = tokens.followAuth((c) => {
+      changes.push(c);
+      table.apply(c);
+    });
+    assert.deepEqual(
+      changes.map((c) => ('whole' in c ? c.whole.map((e) => e.tokenId) : c)),
+      [[boot.token.id]],
+    );
+    assert.equal(table.authenticate(boot.secret).ok, true);
+
+    const made = await tokens.create({ name: 'agent', scopes: ['inference'] }, actor, 'req_1');
+    assert.deepEqual(table.authenticate(made.secret), {
+      ok: true,
+      principal: { tokenId: made.token.id, scopes: ['inference'], serviceAccountId: null },
+    });
+    await tokens.update(made.token.id, { scopes: ['read'] }, actor, 'req_2');
+    assert.deepEqual(table.authenticate(made.secret), {
+      ok: true,
+      principal: { tokenId: made.token.id, scopes: ['read'], serviceAccountId: null },
+    });
+    // A rename changes nothing authentication reads: no change is sent.
+    const before = changes.length;
+    await tokens.update(made.token.id, { name: 'renamed' }, actor, 'req_3');
+    assert.equal(changes.length, before);
+    await tokens.revoke(made.token.id, actor, 'req_4');
+    assert.deepEqual(table.authenticate(made.secret), { ok: false, reason: 'unknown' });
+    assert.deepEqual(changes.at(-1), { put: [], remove: [made.token.id] });
+    // Never a secret in what is sent.
+    assert.ok(!JSON.stringify(changes).includes(made.secret) && !JSON.stringify(changes).includes(boot.secret));
+
+    unfollow();
+    await tokens.create({ name: 'later' }, actor, 'req_5');
+    assert.equal(changes.length, before + 1);
+  } finally {
+    await env.close();
+  }
+});
+
+test("uses an edge noted show as the token's last use at once, and are written by the flush", async () => {
+  const table = createAuthTable(() => 5_000);
+  const { env, tokens } = started(() => table.takeUses());
+  try {
+    const boot = (await tokens.bootstrapIfEmpty())!;
+    tokens.followAuth((c) => table.apply(c));
+    assert.equal(tokens.get(boot.token.id).lastUsedAt, null);
+    table.authenticate(boot.secret);
+    assert.equal(tokens.get(boot.token.id).lastUsedAt, new Date(5_000).toISOString());
+    // Another thread's uses arrive as a batch; an older one does not move the time back, an unknown ID is ignored.
+    tokens.noteUses([
+      [boot.token.id, 9_000],
+      ['tok_unknown', 1],
+    ]);
+    tokens.noteUses([[boot.token.id, 7_000]]);
+    assert.equal(tokens.list()[0]!.lastUsedAt, new Date(9_000).toISOString());
+    await tokens.flushLastUsed();
+    assert.equal(tokenRepo(env).get(boot.token.id)?.lastUsedAt, 9_000);
+  } finally {
+    await env.close();
+  }
+});
