@@ -15,8 +15,8 @@ import type { ModelListCache, ModelRecord, ModelRepo } from '../store/model-repo
 import type { ProviderRecord } from '../store/provider-repo.ts';
 import type { Actor } from './actor.ts';
 import { auditedCrud } from './crud.ts';
-import type { Catalog, CatalogModel } from './catalog.ts';
-import { buildCatalog } from './catalog-index.ts';
+import type { Catalog, CatalogModel } from '../protocol/catalog.ts';
+import { buildCatalog } from '../protocol/catalog-index.ts';
 import type { CatalogFilter } from '../protocol/ports/catalog.ts';
 import { resolvePricing, type PriceIndex, type ResolvedPricing } from '../protocol/price-index.ts';
 import { familyWordsAndId, withArticle } from '../protocol/words.ts';

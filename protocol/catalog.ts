@@ -1,10 +1,11 @@
 import { ServiceError } from './errors.ts';
 import { KINDS, type ProviderKind } from './providers.ts';
-import type { ModelView } from './http/catalog.ts';
+import type { ModelAcceleration, ModelPricing, ModelView } from './http/catalog.ts';
+import type { EndpointFamily } from './families.ts';
 import type { ProviderTimeouts } from './http/providers.ts';
 import type { ProviderTarget } from './messages.ts';
 
-// The resolved catalog as its readers see it (control/catalog.ts builds it): providers and models, plain data
+// The resolved catalog as its readers see it (catalog-index.ts builds it): providers and models, plain data
 // behind read methods, so a copy can live on whichever thread reads it.
 
 export interface ProviderRecord {
@@ -18,6 +19,22 @@ export interface ProviderRecord {
   credentialRef: string | null;
   hints: Record<string, string>;
   timeouts: ProviderTimeouts;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** An explicit catalog record, keyed by its direct ID `<providerId>/<upstreamModelId>`. */
+export interface ModelRecord {
+  id: string;
+  providerId: string;
+  upstreamModelId: string;
+  displayName: string;
+  families: EndpointFamily[];
+  aliases: string[];
+  hidden: boolean;
+  contextWindow: number | null;
+  pricing: ModelPricing | null;
+  acceleration: ModelAcceleration | null;
   createdAt: number;
   updatedAt: number;
 }

@@ -1,24 +1,9 @@
-import type { EndpointFamily } from '../protocol/families.ts';
-import type { ModelAcceleration, ModelPricing } from '../protocol/http/catalog.ts';
 import type { ModelListCache } from '../protocol/providers.ts';
+import type { ModelRecord } from '../protocol/catalog.ts';
 import type { StoreEnv } from './env.ts';
 import { boundedKey } from './keys.ts';
 
-/** An explicit catalog record, keyed by its direct ID `<providerId>/<upstreamModelId>`. */
-export interface ModelRecord {
-  id: string;
-  providerId: string;
-  upstreamModelId: string;
-  displayName: string;
-  families: EndpointFamily[];
-  aliases: string[];
-  hidden: boolean;
-  contextWindow: number | null;
-  pricing: ModelPricing | null;
-  acceleration: ModelAcceleration | null;
-  createdAt: number;
-  updatedAt: number;
-}
+export type { ModelRecord };
 
 /** The last model list a provider reported, and the last failure to get one. */
 export type { ModelListCache };

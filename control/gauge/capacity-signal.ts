@@ -3,7 +3,7 @@ import { LIVE_HEADERS_ACCOUNT_PREFIX } from '../../protocol/gauge-catalog.ts';
 import type { StoredReading } from '../../store/gauge-data-repo.ts';
 import type { GaugeSourceRecord } from '../../store/gauge-source-repo.ts';
 import type { CapacityReading, CapacitySignal, CapacityTracker } from '../capacity.ts';
-import type { Catalog } from '../catalog.ts';
+import type { Catalog } from '../../protocol/catalog-entries.ts';
 import { isAccount } from '../../protocol/gauge-sources.ts';
 import {
   LOW_HEADROOM,

@@ -1,6 +1,6 @@
 import type { GaugeActor } from '../../workers/gauge/actor.ts';
 import type { CapacityTracker } from '../capacity.ts';
-import type { Catalog } from '../catalog.ts';
+import type { Catalog } from '../../protocol/catalog-entries.ts';
 
 // Gauge's live-headers source hears what Smart Route's capacity tracker hears: the rate-limit headers on each
 // relayed answer head. The tracker is wrapped, not changed, and Gauge gets the provider record the model

@@ -2,7 +2,7 @@ import { ServiceError } from '../../protocol/errors.ts';
 import type { EndpointFamily } from '../../protocol/families.ts';
 import type { PresetView } from '../../protocol/http/presets.ts';
 import { parametersFor, PRESET_SCOPE_GROUPS, PRESET_SYSTEM_FAMILIES } from '../../protocol/presets.ts';
-import type { Catalog, ResolvedModel } from '../catalog.ts';
+import type { Catalog, ResolvedModel } from '../../protocol/catalog-entries.ts';
 import type { UsablePreset } from '../../protocol/smart-route.ts';
 import { familyWords, familyWordsAndId } from '../../protocol/words.ts';
 

@@ -5,7 +5,7 @@ import type { StoreEnv } from '../../store/env.ts';
 import type { PresetRepo } from '../../store/preset-repo.ts';
 import type { Actor } from '../actor.ts';
 import { auditedCrud } from '../crud.ts';
-import type { Catalog } from '../catalog.ts';
+import type { Catalog } from '../../protocol/catalog-entries.ts';
 import { checkPreset, usablePreset, type UsablePreset } from './check.ts';
 
 export interface PresetService {

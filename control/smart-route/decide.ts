@@ -3,7 +3,7 @@ import { GENERATION_FAMILIES } from '../../protocol/families.ts';
 import type { PackRoute, RoutePackView, Strategy } from '../../protocol/http/route-packs.ts';
 import { KINDS } from '../../protocol/providers.ts';
 import type { CapacitySignal } from '../capacity.ts';
-import type { Catalog, ResolvedModel } from '../catalog.ts';
+import type { Catalog, ResolvedModel } from '../../protocol/catalog-entries.ts';
 import type { LatencyTracker } from './latency.ts';
 import type { Attempt, Candidate, Decision } from '../../protocol/smart-route.ts';
 import { familyWords } from '../../protocol/words.ts';

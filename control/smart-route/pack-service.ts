@@ -11,7 +11,7 @@ import type { StoreEnv } from '../../store/env.ts';
 import type { RoutePackRepo } from '../../store/route-pack-repo.ts';
 import type { Actor } from '../actor.ts';
 import { auditedCrud } from '../crud.ts';
-import type { Catalog } from '../catalog.ts';
+import type { Catalog } from '../../protocol/catalog-entries.ts';
 import { decide, packFamilies, type Decision, type Signals } from './decide.ts';
 import type { UsablePack } from '../../protocol/smart-route.ts';
 import { familyWordsAndId } from '../../protocol/words.ts';

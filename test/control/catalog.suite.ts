@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { buildCatalog } from '../../control/catalog-index.ts';
+import { buildCatalog } from '../../protocol/catalog-index.ts';
 import { DEFAULT_TIMEOUTS } from '../../protocol/providers.ts';
 import type { ModelListCache, ModelRecord } from '../../store/model-repo.ts';
 import type { ProviderRecord } from '../../store/provider-repo.ts';

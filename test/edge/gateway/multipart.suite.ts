@@ -4,7 +4,7 @@ import { relayMultipart, type MultipartDeps } from '../../../edge/gateway/multip
 import type { ModelScan } from '../../../edge/http/multipart-model.ts';
 import type { RouteContext } from '../../../edge/http/router.ts';
 import type { RelayCall } from '../../../edge/gateway/relay-response.ts';
-import type { ResolvedModel } from '../../../control/catalog.ts';
+import type { ResolvedModel } from '../../../protocol/catalog.ts';
 
 // The upload pump runs beside the wait for the answer: whatever fails in it (the client's body, the replay
 // of what was scanned, removing the spill file) must abort the call, and never reject where nobody listens:

@@ -1,14 +1,12 @@
-import { KINDS, type UpstreamModel } from '../protocol/providers.ts';
-import type { CatalogModel } from '../protocol/catalog.ts';
-import { directModelId, UPSTREAM_MODEL_ID_MAX } from '../protocol/http/catalog.ts';
-import type { ModelRecord } from '../store/model-repo.ts';
-import type { ProviderRecord } from '../store/provider-repo.ts';
+import { KINDS, type UpstreamModel } from './providers.ts';
+import type { CatalogModel, ModelRecord, ProviderRecord } from './catalog.ts';
+import { directModelId, UPSTREAM_MODEL_ID_MAX } from './http/catalog.ts';
 
 // The resolved catalog: the main thread's read-mostly view of providers and models, which resolution and
 // discovery read. Built whole from the store at start, then kept up to date entry by entry as writes commit
 // (catalog-index.ts). The rules of what one entry is live here, for both ways.
 
-export type { Catalog, CatalogModel, ResolvedModel } from '../protocol/catalog.ts';
+export type { Catalog, CatalogModel, ResolvedModel } from './catalog.ts';
 
 export function routable(model: CatalogModel, provider: ProviderRecord | undefined): provider is ProviderRecord {
   return (

@@ -1,7 +1,6 @@
-import { directModelId } from '../protocol/http/catalog.ts';
-import type { UpstreamModel } from '../protocol/providers.ts';
-import type { ModelListCache, ModelRecord } from '../store/model-repo.ts';
-import type { ProviderRecord } from '../store/provider-repo.ts';
+import { directModelId } from './http/catalog.ts';
+import type { ModelListCache, UpstreamModel } from './providers.ts';
+import type { ModelRecord, ProviderRecord } from './catalog.ts';
 import {
   autoEntry,
   byModelId,
@@ -10,7 +9,7 @@ import {
   routable,
   type Catalog,
   type CatalogModel,
-} from './catalog.ts';
+} from './catalog-entries.ts';
 
 // Each catalog write used to rebuild every entry from a fresh read of the store (3.4 ms a create at 50 models,
 // 31.7 ms at 6,400, the event loop held all the while, /health waiting up to 714 ms). The index changes only
