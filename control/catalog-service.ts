@@ -16,7 +16,7 @@ import type { ProviderRecord } from '../store/provider-repo.ts';
 import type { Actor } from './actor.ts';
 import { auditedCrud } from './crud.ts';
 import type { Catalog, CatalogModel } from '../protocol/catalog.ts';
-import { buildCatalog } from '../protocol/catalog-index.ts';
+import { buildCatalog, type CatalogChange } from '../protocol/catalog-index.ts';
 import type { CatalogFilter } from '../protocol/ports/catalog.ts';
 import { resolvePricing, type PriceIndex, type ResolvedPricing } from '../protocol/price-index.ts';
 import { familyWordsAndId, withArticle } from '../protocol/words.ts';
@@ -25,6 +25,8 @@ export type { CatalogFilter };
 
 export interface CatalogService {
   current(): Catalog;
+  /** The catalog's inputs now, then each change: what an edge thread's copy follows (createCatalogMirror). */
+  follow(listener: (change: CatalogChange) => void): () => void;
   /**
    * A provider's record (null: deleted) or its model list (undefined: unchanged) was committed; only its
    * entries change.
@@ -147,6 +149,7 @@ export function createCatalogService({ env, models, audit, providers, prices }: 
 
   const service: CatalogService = {
     current: () => catalog,
+    follow: (listener) => catalog.follow(listener),
     providerChanged: (id, provider, listing) => catalog.putProvider(id, provider, listing),
     list(f) {
       return catalog

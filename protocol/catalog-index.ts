@@ -28,7 +28,26 @@ export interface CatalogIndex extends Catalog {
    * changed too (null once dropped; undefined: unchanged). Only that provider's entries are recomputed.
    */
   putProvider(id: string, provider: ProviderRecord | null, listing?: ModelListCache | null): void;
+  /**
+   * Calls `listener` with what the index is built from now, then with each change made to it: what another
+   * thread's copy (createCatalogMirror) needs to stay equal to this one. Returns the unsubscribe.
+   */
+  follow(listener: (change: CatalogChange) => void): () => void;
 }
+
+/** What a catalog is built from: the provider records, the explicit model records and each provider's list. */
+export interface CatalogState {
+  providers: ProviderRecord[];
+  records: ModelRecord[];
+  listings: [string, ModelListCache][];
+}
+
+/** A whole catalog's inputs, or one write as the index's own methods take it. */
+export type CatalogChange =
+  | { whole: CatalogState }
+  | { putRecord: ModelRecord }
+  | { removeRecord: string }
+  | { putProvider: { id: string; provider: ProviderRecord | null; listing?: ModelListCache | null } };
 
 /** A list sorted by model ID, and whether a reader holds it (then the next change works on a copy). */
 interface Sorted {
@@ -96,6 +115,12 @@ export function buildCatalog(
   const listed = new Map<string, Map<string, UpstreamModel>>();
   const byId = new Map<string, CatalogModel>();
   const aliases = new Map<string, string>();
+  // Kept only to hand a follower the whole catalog: entries read `listed`.
+  const listingOf = new Map(listings);
+  const followers = new Set<(change: CatalogChange) => void>();
+  const tell = (change: CatalogChange) => {
+    for (const follow of followers) follow(change);
+  };
 
   function entryOf(providerId: string, upstreamModelId: string): CatalogModel | undefined {
     const report = listed.get(providerId)?.get(upstreamModelId);
@@ -166,7 +191,16 @@ export function buildCatalog(
     providerIds: () => [...providers.keys()],
     record: (id) => records.get(id),
 
+    follow(listener) {
+      listener({
+        whole: { providers: [...providers.values()], records: [...records.values()], listings: [...listingOf] },
+      });
+      followers.add(listener);
+      return () => void followers.delete(listener);
+    },
+
     putRecord(record) {
+      tell({ putRecord: record });
       const previous = records.get(record.id);
       if (previous) unindexRecord(previous);
       indexRecord(record);
@@ -174,6 +208,7 @@ export function buildCatalog(
     },
 
     removeRecord(id) {
+      tell({ removeRecord: id });
       const previous = records.get(id);
       if (!previous) return;
       unindexRecord(previous);
@@ -182,6 +217,9 @@ export function buildCatalog(
     },
 
     putProvider(id, provider, listing) {
+      tell({ putProvider: listing === undefined ? { id, provider } : { id, provider, listing } });
+      if (listing === null) listingOf.delete(id);
+      else if (listing !== undefined) listingOf.set(id, listing);
       // Every entry this provider has now or may have after: its records, what it listed, what it lists.
       const upstreamIds = new Set<string>();
       for (const recordId of recordsOf.get(id) ?? []) upstreamIds.add(records.get(recordId)!.upstreamModelId);
@@ -204,6 +242,27 @@ export function buildCatalog(
       fresh.sort(byModelId);
       all = replaceProvider(all, id, fresh);
       discoverable = replaceProvider(discoverable, id, provider ? fresh.filter((m) => routable(m, provider)) : []);
+    },
+  };
+}
+
+/** A catalog kept equal to another thread's from the changes it follows: what an edge thread resolves against. */
+export interface CatalogMirror {
+  current(): Catalog;
+  apply(change: CatalogChange): void;
+}
+
+export function createCatalogMirror(): CatalogMirror {
+  let index = buildCatalog([], [], new Map());
+  return {
+    current: () => index,
+    apply(change) {
+      if ('whole' in change) {
+        const { providers, records, listings } = change.whole;
+        index = buildCatalog(providers, records, new Map(listings));
+      } else if ('putRecord' in change) index.putRecord(change.putRecord);
+      else if ('removeRecord' in change) index.removeRecord(change.removeRecord);
+      else index.putProvider(change.putProvider.id, change.putProvider.provider, change.putProvider.listing);
     },
   };
 }

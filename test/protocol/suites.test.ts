@@ -7,6 +7,9 @@ import { describe } from 'node:test';
 describe('auth-table', async () => {
   await import('./auth-table.suite.ts');
 });
+describe('catalog-mirror', async () => {
+  await import('./catalog-mirror.suite.ts');
+});
 describe('call-table', async () => {
   await import('./call-table.suite.ts');
 });

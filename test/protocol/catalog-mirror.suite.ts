@@ -1,0 +1,163 @@
+import assert from 'node:assert/strict';
+import { MessageChannel } from 'node:worker_threads';
+import { test } from 'node:test';
+import { isDeepStrictEqual } from 'node:util';
+import type { ModelRecord, ProviderRecord } from '../../protocol/catalog.ts';
+import {
+  buildCatalog,
+  createCatalogMirror,
+  type CatalogChange,
+  type CatalogIndex,
+} from '../../protocol/catalog-index.ts';
+import type { Catalog } from '../../protocol/catalog.ts';
+import { DEFAULT_TIMEOUTS, type ModelListCache } from '../../protocol/providers.ts';
+import { prng } from '../helpers/prng.ts';
+
+const provider = (id: string, over: Partial<ProviderRecord> = {}): ProviderRecord => ({
+  id,
+  kind: 'openai',
+  displayName: id,
+  baseUrl: 'http://127.0.0.1:1/v1',
+  enabled: true,
+  autoProxyModels: true,
+  credentialRef: null,
+  hints: {},
+  timeouts: { ...DEFAULT_TIMEOUTS },
+  createdAt: 0,
+  updatedAt: 0,
+  ...over,
+});
+
+const record = (providerId: string, upstreamModelId: string, over: Partial<ModelRecord> = {}): ModelRecord => ({
+  id: `${providerId}/${upstreamModelId}`,
+  providerId,
+  upstreamModelId,
+  displayName: upstreamModelId,
+  families: ['styleA.chat_completions'],
+  aliases: [],
+  hidden: false,
+  contextWindow: null,
+  pricing: null,
+  acceleration: null,
+  createdAt: 0,
+  updatedAt: 0,
+  ...over,
+});
+
+const listing = (ids: string[]): ModelListCache => ({
+  fetchedAt: 1,
+  error: null,
+  models: ids.map((upstreamModelId) => ({
+    upstreamModelId,
+    displayName: null,
+    created: 5,
+    contextWindow: null,
+    families: ['styleA.chat_completions'],
+  })),
+});
+
+const PROVIDERS = ['a', 'b', 'c'];
+const MODELS = ['m1', 'm2', 'm3', 'm4'];
+
+/** Everything a reader of the catalog can see, for comparing two catalogs. */
+function seen(c: Catalog) {
+  const names = [...PROVIDERS.flatMap((p) => MODELS.map((m) => `${p}/${m}`)), 'fast', 'smart', 'nope'];
+  return {
+    all: c.all(),
+    discoverable: c.discoverable(),
+    providers: c
+      .providerIds()
+      .sort()
+      .map((id) => c.provider(id)),
+    resolved: names.map((n) => c.resolve(n)),
+    aliases: ['fast', 'smart'].map((a) => c.aliasOwner(a)),
+  };
+}
+
+/** Fails naming the first view in which two catalogs differ (a deep diff of whole catalogs takes minutes). */
+function assertSame(a: Catalog, b: Catalog, when: string): void {
+  const [x, y] = [seen(a), seen(b)];
+  for (const key of Object.keys(x) as (keyof typeof x)[]) {
+    assert.ok(isDeepStrictEqual(x[key], y[key]), `${when}: ${key} differs`);
+  }
+}
+
+/** One random write, made on `source` through the index's own methods. */
+function randomWrite(source: CatalogIndex, random: () => number): void {
+  const pick = <T>(list: readonly T[]) => list[Math.floor(random() * list.length)]!;
+  const p = pick(PROVIDERS);
+  const m = pick(MODELS);
+  switch (Math.floor(random() * 6)) {
+    case 0:
+    case 1:
+      source.putRecord(
+        record(p, m, {
+          hidden: random() < 0.2,
+          displayName: `v${Math.floor(random() * 9)}`,
+          aliases: random() < 0.3 ? [pick(['fast', 'smart'])] : [],
+        }),
+      );
+      return;
+    case 2:
+      source.removeRecord(`${p}/${m}`);
+      return;
+    case 3:
+      source.putProvider(p, random() < 0.15 ? null : provider(p, { enabled: random() < 0.8 }));
+      return;
+    case 4:
+      source.putProvider(p, source.provider(p) ?? provider(p), listing(MODELS.filter(() => random() < 0.5)));
+      return;
+    default:
+      source.putProvider(p, source.provider(p) ?? null, null);
+  }
+}
+
+test('a mirror fed what its source sends stays equal to it through 400 random writes', () => {
+  const random = prng(0xca7);
+  const source = buildCatalog(
+    [provider('a'), provider('b', { enabled: false })],
+    [record('a', 'm1', { aliases: ['fast'] })],
+    new Map([['a', listing(['m1', 'm2'])]]),
+  );
+  const mirror = createCatalogMirror();
+  const changes: CatalogChange[] = [];
+  source.follow((change) => {
+    changes.push(change);
+    mirror.apply(change);
+  });
+  assertSame(mirror.current(), source, 'at first');
+  for (let i = 0; i < 400; i++) {
+    randomWrite(source, random);
+    assertSame(mirror.current(), source, `after write ${i}: ${JSON.stringify(changes.at(-1)).slice(0, 300)}`);
+  }
+  // A copy that starts late gets the whole catalog first, then stays equal too.
+  const late = createCatalogMirror();
+  const stop = source.follow((change) => late.apply(change));
+  for (let i = 0; i < 50; i++) randomWrite(source, random);
+  assertSame(late.current(), source, 'a late follower');
+  stop();
+  const before = changes.length;
+  randomWrite(source, random);
+  assert.equal(changes.length, before + 1, 'the first follower still hears');
+});
+
+test('the changes cross a MessagePort as they are (plain data): a mirror on the far side stays equal', async () => {
+  const random = prng(0xbee);
+  const source = buildCatalog([provider('a')], [], new Map());
+  const { port1, port2 } = new MessageChannel();
+  const mirror = createCatalogMirror();
+  let received = 0;
+  port2.on('message', (change: CatalogChange) => {
+    mirror.apply(change);
+    received++;
+  });
+  let sent = 0;
+  source.follow((change) => {
+    port1.postMessage(change);
+    sent++;
+  });
+  for (let i = 0; i < 100; i++) randomWrite(source, random);
+  while (received < sent) await new Promise((r) => setImmediate(r));
+  assertSame(mirror.current(), source, 'across the port');
+  port1.close();
+});
