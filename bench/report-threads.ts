@@ -78,7 +78,8 @@ export function threadSection(results: Record<string, Record<string, WrkResult[]
       'load: edge = the main thread and any `edge-*` thread; relay = relay workers (`sy-relay`, `floor-relay`); ' +
       "GC = V8's platform threads (`V8Worker`; on Node 20 the four started after the task scheduler); rest = the " +
       'others (libuv pool, meter, ...). Total = the four (the process alone, no children). Single-edge ceiling = ' +
-      '1e6 / edge us per request: what one edge thread cannot pass (with two, each thread is held under it). ' +
+      '1e6 / edge us per request: what one edge thread cannot pass (for the two-edge floor, edge is both ' +
+      'threads together, so the two can reach twice it). ' +
       "Targets (W3.2): Switchyard's edge <= 1.3x the floor's, total <= 1.5x. " +
       `req/s at ${conns} connections.`,
     '',
