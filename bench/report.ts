@@ -1,6 +1,8 @@
 // The bench's report: bench/RESULTS.md from the measured runs (run.ts), every figure with its ratio to nginx
 // and to direct, and the W1.8 targets met or missed.
 import { cpus, loadavg, release, totalmem } from 'node:os';
+import { threadSection } from './report-threads.ts';
+import type { ThreadCpu } from './thread-cpu.ts';
 
 export interface WrkResult {
   requests: number;
@@ -17,6 +19,8 @@ export interface WrkResult {
   err_status: number;
   err_timeout: number;
   cpu_s: number;
+  /** The target's own threads' CPU seconds by class over the run, for the targets split (report-threads.ts). */
+  threads?: ThreadCpu;
 }
 
 interface Agg {
@@ -421,5 +425,6 @@ export function report({
     for (const [label, figure, met] of w28Rows) L.push(`| ${label} | ${figure} | ${mark(met)} |`);
     L.push('');
   }
+  L.push(...threadSection(results, CONNS));
   return L.join('\n');
 }

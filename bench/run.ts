@@ -14,6 +14,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { report, type WrkResult } from './report.ts';
 import { call, startSwitchyard } from './switchyard.ts';
+import { countThreads } from './thread-cpu.ts';
+import { FLOOR_2_EDGES } from './report-threads.ts';
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(BENCH, '..');
@@ -184,6 +186,10 @@ interface Target {
   headers: Record<string, string>;
   model: string;
   pids: () => number[];
+  /** The process whose CPU is also split by thread class (W3.2), for Switchyard and the floors. */
+  threadsOf?: () => number;
+  /** Only these scenarios (letters), for a target measured in a few; every scenario when absent. */
+  only?: string;
 }
 
 function body(model: string, kind: 'json' | 'sse' | 'big' | 'slow' | 'pace'): string {
@@ -230,6 +236,7 @@ async function wrk(t: Target, kind: 'json' | 'sse' | 'big', conns: number, secon
   const threads = Math.min(2, conns);
   const pids = t.pids();
   const cpu0 = cpuSeconds(pids);
+  const byThread = t.threadsOf ? countThreads(t.threadsOf(), TICK) : null;
   return new Promise((resolve, reject) => {
     const c = spawn(
       'wrk',
@@ -255,9 +262,10 @@ async function wrk(t: Target, kind: 'json' | 'sse' | 'big', conns: number, secon
     c.on('exit', () => {
       clearTimeout(killer);
       const cpu = cpuSeconds(pids) - cpu0;
+      const split = byThread?.();
       const m = /BENCH_JSON (\{.*\})/.exec(out);
       if (!m) return reject(new Error(`wrk gave no result for ${t.name} ${kind}:\n${out}`));
-      resolve({ ...(JSON.parse(m[1]!) as WrkResult), cpu_s: cpu });
+      resolve({ ...(JSON.parse(m[1]!) as WrkResult), cpu_s: cpu, ...(split ? { threads: split } : {}) });
     });
   });
 }
@@ -304,6 +312,22 @@ async function agents(
     cpuS: cpuSeconds(pids) - cpu0,
     fakeCpuS: cpuSeconds([fakePid]) - fake0,
   };
+}
+
+/** floor/edge.mjs with `edges` edge threads (FLOOR_EDGES) in front of the fake upstream, once it listens. */
+async function startFloor(fakePort: number, edges: number): Promise<{ child: ChildProcess; port: number }> {
+  const name = edges === 1 ? 'floor' : `floor (${edges} edge threads)`;
+  const child = track(
+    spawn(process.execPath, [join(BENCH, 'floor', 'edge.mjs')], {
+      cwd: BENCH,
+      env: { ...process.env, FLOOR_UPSTREAM: String(fakePort), FLOOR_WORKER: 'undici', FLOOR_EDGES: String(edges) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
+  const port = (JSON.parse(await waitLine(child, (l) => l.startsWith('{"port"'), name)) as { port: number }).port;
+  child.stderr!.on('data', (d: Buffer) => log(`${name}:`, d.toString().trim()));
+  log(name, 'on', port);
+  return { child, port };
 }
 
 // ---------- main ----------
@@ -362,17 +386,11 @@ async function main(): Promise<void> {
 
   // The design's floor (floor/edge.mjs): a uWS edge and undici in two worker threads, none of Switchyard's own
   // work. Beside Switchyard in every scenario, it shows what this design costs on this machine before features.
-  const floor = track(
-    spawn(nodeBin, [join(BENCH, 'floor', 'edge.mjs')], {
-      cwd: BENCH,
-      env: { ...process.env, FLOOR_UPSTREAM: String(fakePort), FLOOR_WORKER: 'undici' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    }),
-  );
-  const floorPort = (JSON.parse(await waitLine(floor, (l) => l.startsWith('{"port"'), 'floor')) as { port: number })
-    .port;
-  floor.stderr!.on('data', (d: Buffer) => log('floor:', d.toString().trim()));
-  log('floor on', floorPort);
+  // A second floor with two edge threads on its own port is measured in a and b only (W3.2). The floor loads
+  // uWS through dist/, so the build comes first (startSwitchyard builds too, later, when already fresh).
+  execFileSync(nodeBin, [join(ROOT, 'bin', 'build.js'), '--if-stale'], { stdio: 'inherit' });
+  const { child: floor, port: floorPort } = await startFloor(fakePort, 1);
+  const { child: floor2, port: floor2Port } = await startFloor(fakePort, 2);
 
   // Portkey's gateway (binds all interfaces; we only ever talk to 127.0.0.1).
   const portkeyPort = await freePort();
@@ -454,7 +472,15 @@ async function main(): Promise<void> {
       model: 'bench-model',
       pids: () => tree(portkey.pid!),
     },
-    { name: 'switchyard', port: syPort, path: '/v1/chat/completions', headers: auth, model, pids: () => tree(sy.pid!) },
+    {
+      name: 'switchyard',
+      port: syPort,
+      path: '/v1/chat/completions',
+      headers: auth,
+      model,
+      pids: () => tree(sy.pid!),
+      threadsOf: () => sy.pid!,
+    },
     {
       name: 'floor',
       port: floorPort,
@@ -462,6 +488,17 @@ async function main(): Promise<void> {
       headers: {},
       model: 'bench-model',
       pids: () => tree(floor.pid!),
+      threadsOf: () => floor.pid!,
+    },
+    {
+      name: FLOOR_2_EDGES,
+      port: floor2Port,
+      path: '/v1/chat/completions',
+      headers: {},
+      model: 'bench-model',
+      pids: () => tree(floor2.pid!),
+      threadsOf: () => floor2.pid!,
+      only: 'ab',
     },
   ];
 
@@ -479,8 +516,10 @@ async function main(): Promise<void> {
   }
   log('all targets answer JSON, SSE and 256 KB bodies');
 
-  const proxies = targets.filter((t) => t !== direct);
+  // The targets of every scenario; the report's tables list these (the two-edge floor has its own section).
+  const proxies = targets.filter((t) => t !== direct && !t.only);
   const want = (s: string) => ONLY === '' || ONLY.includes(s);
+  const runs = (t: Target, s: string) => want(s) && (!t.only || t.only.includes(s));
   // Warm-up (JIT, connection pools), not measured.
   for (const t of targets) for (const kind of ['json', 'sse'] as const) await wrk(t, kind, CONNS, 2);
   log('warm-up done');
@@ -491,11 +530,11 @@ async function main(): Promise<void> {
     // Interleaved: each round visits every target, in a rotated order.
     const order = targets.map((_, i) => targets[(i + round) % targets.length]!);
     for (const t of order) {
-      if (want('a')) add('a', t, await wrk(t, 'json', CONNS, SECONDS));
-      if (want('b')) add('b', t, await wrk(t, 'sse', CONNS, SECONDS));
-      if (want('c')) add('cj', t, await wrk(t, 'json', 1, LAT_SECONDS));
-      if (want('c')) add('cs', t, await wrk(t, 'sse', 1, LAT_SECONDS));
-      if (want('f')) add('f', t, await wrk(t, 'big', CONNS, SECONDS));
+      if (runs(t, 'a')) add('a', t, await wrk(t, 'json', CONNS, SECONDS));
+      if (runs(t, 'b')) add('b', t, await wrk(t, 'sse', CONNS, SECONDS));
+      if (runs(t, 'c')) add('cj', t, await wrk(t, 'json', 1, LAT_SECONDS));
+      if (runs(t, 'c')) add('cs', t, await wrk(t, 'sse', 1, LAT_SECONDS));
+      if (runs(t, 'f')) add('f', t, await wrk(t, 'big', CONNS, SECONDS));
       log(`round ${round + 1}/${ROUNDS} ${t.name} done`);
     }
   }
@@ -505,7 +544,9 @@ async function main(): Promise<void> {
   const agentRuns: Record<string, Awaited<ReturnType<typeof agents>>> = {};
   const agentRunsSmall: Record<string, Awaited<ReturnType<typeof agents>>> = {};
   if (want('e')) {
-    const eTargets = targets.filter((t) => t.name !== 'portkey' || process.env.BENCH_AGENTS_PORTKEY === '1');
+    const eTargets = [direct, ...proxies].filter(
+      (t) => t.name !== 'portkey' || process.env.BENCH_AGENTS_PORTKEY === '1',
+    );
     for (const [runs, n] of [
       [agentRuns, AGENTS],
       [agentRunsSmall, AGENTS_SMALL],
@@ -523,7 +564,9 @@ async function main(): Promise<void> {
   // at each count; a stream is stall-free when no gap between its deltas exceeds 100 ms.
   const stallRuns: Record<number, Record<string, Awaited<ReturnType<typeof agents>>>> = {};
   if (want('h')) {
-    const gTargets = targets.filter((t) => t.name !== 'portkey' || process.env.BENCH_AGENTS_PORTKEY === '1');
+    const gTargets = [direct, ...proxies].filter(
+      (t) => t.name !== 'portkey' || process.env.BENCH_AGENTS_PORTKEY === '1',
+    );
     for (const n of STALL_COUNTS) {
       stallRuns[n] = {};
       for (const t of gTargets) {

@@ -208,6 +208,8 @@ for (const worker of workers) {
   });
 }
 
+/** The edge threads besides the main one (FLOOR_EDGES > 1). */
+const edgeThreads = [];
 const app = uws.App();
 app.post('/*', (res, req) => {
   const path = req.getUrl();
@@ -244,11 +246,15 @@ const listenPort = isMainThread ? (edges > 1 ? await freePort() : 0) : edgeData.
 app.listen('127.0.0.1', listenPort, async (socket) => {
   if (!socket) throw new Error('cannot listen');
   const port = uws.us_socket_local_port(socket);
-  if (!isMainThread) return parentPort.postMessage('listening');
+  if (!isMainThread) {
+    parentPort.on('message', (m) => m === 'stop' && stopEdge(socket));
+    return parentPort.postMessage('listening');
+  }
   // The other edge threads listen on the same port before the port is printed.
   await Promise.all(
     Array.from({ length: edges - 1 }, (_, i) => {
       const edge = new Worker(new URL(import.meta.url), { workerData: { port, edge: i + 1 } });
+      edgeThreads.push(edge);
       return new Promise((resolve, reject) => {
         edge.once('message', resolve);
         edge.once('error', reject);
@@ -257,4 +263,16 @@ app.listen('127.0.0.1', listenPort, async (socket) => {
   );
   console.log(JSON.stringify({ port, edges }));
 });
-if (isMainThread) process.on('SIGTERM', () => process.exit(0));
+// An edge thread's uWS listen socket still open when the process exits fails Node's check that a worker's loop
+// closes with no handle open (an abort, core and all): each edge thread closes its socket first.
+function stopEdge(socket) {
+  uws.us_listen_socket_close(socket);
+  parentPort.postMessage('stopped');
+}
+async function stop() {
+  const stopped = edgeThreads.map((edge) => new Promise((resolve) => edge.once('message', resolve)));
+  for (const edge of edgeThreads) edge.postMessage('stop');
+  await Promise.race([Promise.all(stopped), new Promise((resolve) => setTimeout(resolve, 1000))]);
+  process.exit(0);
+}
+if (isMainThread) process.on('SIGTERM', stop);
