@@ -7,7 +7,7 @@
 //   BENCH_ROUNDS=2 BENCH_SECONDS=5 BENCH_AGENTS=2000 npm run bench
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { CATALOG_SECTION, carrySection, GAUGE_SECTION, RUNTIME_SECTION } from './sections.ts';
+import { CATALOG_SECTION, carrySection, GAUGE_SECTION, RUNTIME_SECTION, SESSIONS_SECTION } from './sections.ts';
 import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -635,14 +635,12 @@ async function main(): Promise<void> {
       loadAtStart,
     },
   });
-  writeFileSync(
-    outFile,
-    carrySection(
-      outFile,
-      CATALOG_SECTION,
-      carrySection(outFile, RUNTIME_SECTION, carrySection(outFile, GAUGE_SECTION, written)),
-    ),
+  // The sections other scripts and sessions wrote, carried over in their order.
+  const carried = [GAUGE_SECTION, RUNTIME_SECTION, CATALOG_SECTION, SESSIONS_SECTION].reduce(
+    (text, name) => carrySection(outFile, name, text),
+    written,
   );
+  writeFileSync(outFile, carried);
   if (PROFILE) {
     // --cpu-prof writes its files as the service exits (SIGTERM, then its drain).
     for (let i = 0; i < 100 && sy.exitCode === null && sy.signalCode === null; i++) await sleep(100);

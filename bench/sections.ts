@@ -1,7 +1,8 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 
-// RESULTS.md is rewritten by each full `npm run bench`; a scenario with a script of its own (bench/gauge.ts)
-// keeps its section there between two markers, which the full run carries over.
+// RESULTS.md is rewritten by each full `npm run bench`; a scenario with a script of its own (bench/gauge.ts),
+// and the figures sessions add by hand, keep their section there between two markers, which the full run
+// carries over.
 
 /** bench/gauge.ts's section: gateway latency with and without a Gauge refresh running. */
 export const GAUGE_SECTION = 'gauge';
@@ -9,6 +10,8 @@ export const GAUGE_SECTION = 'gauge';
 export const RUNTIME_SECTION = 'runtime';
 /** bench/catalog-writes.ts's section: creates/s and /health latency while 8 writers fill the catalog. */
 export const CATALOG_SECTION = 'catalog-writes';
+/** The figures sessions measured by hand (compare.sh, gc.sh, profiles): kept at the end, never regenerated. */
+export const SESSIONS_SECTION = 'sessions';
 
 const start = (name: string) => `<!-- ${name}:start -->`;
 const end = (name: string) => `<!-- ${name}:end -->`;
