@@ -14,6 +14,28 @@ const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 
 export type MetricType = 'counter' | 'gauge' | 'histogram';
+/** How one series of several threads' registries becomes one: added, or the largest (a gauge of a worst case). */
+export type MergeRule = 'sum' | 'max';
+
+/** A series as plain data: a counter's or gauge's value, or a histogram's per-bucket counts, sum and count. */
+export interface SeriesSnapshot {
+  values: readonly string[];
+  value?: number;
+  counts?: number[];
+  sum?: number;
+  count?: number;
+}
+
+/** A metric as plain data, to cross to the thread that renders /metrics. */
+export interface MetricSnapshot {
+  name: string;
+  help: string;
+  type: MetricType;
+  labelNames: readonly string[];
+  merge: MergeRule;
+  bounds?: readonly number[];
+  series: SeriesSnapshot[];
+}
 
 export class CounterChild {
   value = 0;
@@ -64,6 +86,7 @@ export class Metric<C extends Child> {
     readonly labelNames: readonly string[],
     private readonly make: () => C,
     private readonly maxSeries: number,
+    readonly merge: MergeRule = 'sum',
   ) {
     if (!METRIC_NAME.test(name)) throw new Error(`bad metric name ${name}`);
     for (const l of labelNames) {
@@ -103,20 +126,37 @@ export class Metric<C extends Child> {
     yield* this.series.values();
     if (this.folded !== null) yield { values: this.labelNames.map(() => OTHER), child: this.folded };
   }
+
+  snapshot(): MetricSnapshot {
+    const series: SeriesSnapshot[] = [];
+    let bounds: readonly number[] | undefined;
+    for (const { values, child } of this.entries()) {
+      if (child instanceof HistogramChild) {
+        bounds = child.bounds;
+        series.push({ values, counts: [...child.counts], sum: child.sum, count: child.count });
+      } else series.push({ values, value: child.value });
+    }
+    const { name, help, type, labelNames, merge } = this;
+    return { name, help, type, labelNames, merge, ...(bounds && { bounds }), series };
+  }
 }
 
 export interface Registry {
   counter(name: string, help: string, labelNames?: readonly string[]): Metric<CounterChild>;
-  gauge(name: string, help: string, labelNames?: readonly string[]): Metric<GaugeChild>;
+  /** `merge`: how other threads' series of this gauge add to this one's (sum unless said). */
+  gauge(name: string, help: string, labelNames?: readonly string[], merge?: MergeRule): Metric<GaugeChild>;
   histogram(
     name: string,
     help: string,
     labelNames: readonly string[],
     bounds: readonly number[],
   ): Metric<HistogramChild>;
-  /** Runs before each render: sets the values read from current state (pools, process, stores). */
+  /** Runs before each render or snapshot: sets the values read from current state (pools, process, stores). */
   onCollect(collect: () => void): void;
-  render(): string;
+  /** Every metric as plain data, for another thread's render. */
+  snapshot(): MetricSnapshot[];
+  /** The text exposition; with `others` (other threads' snapshots), each series merged across the threads. */
+  render(others?: readonly MetricSnapshot[][]): string;
 }
 
 export function createRegistry(options: { maxSeries?: number } = {}): Registry {
@@ -131,8 +171,8 @@ export function createRegistry(options: { maxSeries?: number } = {}): Registry {
   return {
     counter: (name, help, labelNames = []) =>
       add(new Metric(name, help, 'counter', labelNames, () => new CounterChild(), maxSeries)),
-    gauge: (name, help, labelNames = []) =>
-      add(new Metric(name, help, 'gauge', labelNames, () => new GaugeChild(), maxSeries)),
+    gauge: (name, help, labelNames = [], merge = 'sum') =>
+      add(new Metric(name, help, 'gauge', labelNames, () => new GaugeChild(), maxSeries, merge)),
     histogram(name, help, labelNames, bounds) {
       if (bounds.length === 0 || bounds.some((b, i) => !Number.isFinite(b) || (i > 0 && b <= bounds[i - 1]!)))
         throw new Error(`${name}: bounds must be finite and increasing`);
@@ -140,11 +180,52 @@ export function createRegistry(options: { maxSeries?: number } = {}): Registry {
       return add(new Metric(name, help, 'histogram', labelNames, () => new HistogramChild(frozen), maxSeries));
     },
     onCollect: (collect) => void collectors.push(collect),
-    render() {
+    snapshot() {
       for (const collect of collectors) collect();
-      return metrics.map(renderMetric).join('');
+      return metrics.map((m) => m.snapshot());
+    },
+    render(others = []) {
+      for (const collect of collectors) collect();
+      const own = metrics.map((m) => m.snapshot());
+      return (others.length === 0 ? own : mergeSnapshots([own, ...others])).map(renderSnapshot).join('');
     },
   };
+}
+
+/**
+ * One list of metrics from several threads': a metric by its name, a series by its label values. Counters and
+ * histograms add up (a histogram of other bounds than the first thread's is left out: its buckets cannot
+ * add); a gauge adds up or takes the largest, as it was registered. Metrics keep the order they are first seen.
+ */
+export function mergeSnapshots(threads: readonly (readonly MetricSnapshot[])[]): MetricSnapshot[] {
+  const byName = new Map<string, { metric: MetricSnapshot; series: Map<string, SeriesSnapshot> }>();
+  for (const thread of threads) {
+    for (const m of thread) {
+      let into = byName.get(m.name);
+      if (into === undefined) {
+        into = { metric: { ...m, series: [] }, series: new Map() };
+        byName.set(m.name, into);
+      } else if (into.metric.type !== m.type || !sameBounds(into.metric.bounds, m.bounds)) continue;
+      for (const s of m.series) {
+        const key = s.values.join('\u0000');
+        const seen = into.series.get(key);
+        if (seen === undefined) into.series.set(key, { ...s, ...(s.counts && { counts: [...s.counts] }) });
+        else addSeries(seen, s, into.metric.merge);
+      }
+    }
+  }
+  return [...byName.values()].map(({ metric, series }) => ({ ...metric, series: [...series.values()] }));
+}
+
+const sameBounds = (a?: readonly number[], b?: readonly number[]) =>
+  a === b || (a !== undefined && b !== undefined && a.length === b.length && a.every((x, i) => x === b[i]));
+
+function addSeries(into: SeriesSnapshot, s: SeriesSnapshot, merge: MergeRule): void {
+  if (into.counts !== undefined && s.counts !== undefined) {
+    s.counts.forEach((n, i) => (into.counts![i]! += n));
+    into.sum! += s.sum!;
+    into.count! += s.count!;
+  } else into.value = merge === 'max' ? Math.max(into.value!, s.value!) : into.value! + s.value!;
 }
 
 export function escapeHelp(text: string): string {
@@ -168,20 +249,20 @@ function labelText(names: readonly string[], values: readonly string[], extra?: 
   return parts.length === 0 ? '' : `{${parts.join(',')}}`;
 }
 
-function renderMetric(m: Metric<Child>): string {
+function renderSnapshot(m: MetricSnapshot): string {
   let out = `# HELP ${m.name} ${escapeHelp(m.help)}\n# TYPE ${m.name} ${m.type}\n`;
-  for (const { values, child } of m.entries()) {
-    if (child instanceof HistogramChild) {
-      const { bounds } = child;
+  for (const s of m.series) {
+    if (s.counts !== undefined) {
+      const bounds = m.bounds!;
       let cumulative = 0;
       for (let i = 0; i <= bounds.length; i++) {
-        cumulative += child.counts[i]!;
+        cumulative += s.counts[i]!;
         const le = i < bounds.length ? formatValue(bounds[i]!) : '+Inf';
-        out += `${m.name}_bucket${labelText(m.labelNames, values, `le="${le}"`)} ${formatValue(cumulative)}\n`;
+        out += `${m.name}_bucket${labelText(m.labelNames, s.values, `le="${le}"`)} ${formatValue(cumulative)}\n`;
       }
-      const labels = labelText(m.labelNames, values);
-      out += `${m.name}_sum${labels} ${formatValue(child.sum)}\n${m.name}_count${labels} ${formatValue(child.count)}\n`;
-    } else out += `${m.name}${labelText(m.labelNames, values)} ${formatValue(child.value)}\n`;
+      const labels = labelText(m.labelNames, s.values);
+      out += `${m.name}_sum${labels} ${formatValue(s.sum!)}\n${m.name}_count${labels} ${formatValue(s.count!)}\n`;
+    } else out += `${m.name}${labelText(m.labelNames, s.values)} ${formatValue(s.value!)}\n`;
   }
   return out;
 }

@@ -49,6 +49,8 @@ export function createStateMetrics(registry: Registry, src: StateSources) {
     'switchyard_event_loop_lag_seconds',
     'Event-loop delay of the edge thread over the last minute or so, by statistic (mean, p50, p99, max).',
     ['stat'],
+    // Of several edge threads, the worst: a sum of delays is no delay anyone saw.
+    'max',
   );
   const queue = registry.gauge(
     'switchyard_worker_queue_depth',

@@ -84,3 +84,64 @@ test('the strict parser refuses what a scraper would', () => {
   );
   assert.throws(() => parseExposition('# TYPE h histogram\nh_bucket{le="1"} 1\nh_count 1\nh_sum 0\n'), /\+Inf/);
 });
+
+test("several threads' registries render as one: counters and histograms add, a gauge adds or takes the max", () => {
+  // Two edge threads' registries of the same metrics, and a third thread's own metric; snapshots cross a port
+  // as structured clones.
+  const thread = () => {
+    const r = createRegistry();
+    return {
+      r,
+      calls: r.counter('t_calls_total', 'Calls.', ['route']),
+      inflight: r.gauge('t_inflight', 'In flight.'),
+      lag: r.gauge('t_lag_seconds', 'Worst lag.', [], 'max'),
+      took: r.histogram('t_seconds', 'Durations.', ['route'], [0.1, 1]),
+    };
+  };
+  const a = thread();
+  const b = thread();
+  a.calls.labels('chat').inc(3);
+  b.calls.labels('chat').inc(4);
+  b.calls.labels('embed').inc(1);
+  a.inflight.labels().set(2);
+  b.inflight.labels().set(5);
+  a.lag.labels().set(0.25);
+  b.lag.labels().set(0.5);
+  a.took.labels('chat').observe(0.05);
+  b.took.labels('chat').observe(0.5);
+  b.took.labels('chat').observe(5);
+  const c = createRegistry();
+  c.counter('t_only_there_total', 'Only on the third thread.').labels().inc(7);
+  const other = c.histogram('t_seconds', 'Other bounds.', ['route'], [0.5]);
+  other.labels('chat').observe(0.2);
+
+  const text = a.r.render([structuredClone(b.r.snapshot()), structuredClone(c.snapshot())]);
+  const families = parseExposition(text);
+  assert.equal(sampleValue(families, 't_calls_total', { route: 'chat' }), 7);
+  assert.equal(sampleValue(families, 't_calls_total', { route: 'embed' }), 1);
+  assert.equal(sampleValue(families, 't_inflight', {}), 7);
+  assert.equal(sampleValue(families, 't_lag_seconds', {}), 0.5);
+  const bucket = (le: string) => sampleValue(families, 't_seconds_bucket', { route: 'chat', le });
+  // The third thread's histogram has other bounds: its buckets cannot add, so it is left out.
+  assert.deepEqual([bucket('0.1'), bucket('1'), bucket('+Inf')], [1, 2, 3]);
+  assert.equal(sampleValue(families, 't_seconds_count', { route: 'chat' }), 3);
+  assert.ok(Math.abs(sampleValue(families, 't_seconds_sum', { route: 'chat' }) - 5.55) < 1e-9);
+  assert.equal(sampleValue(families, 't_only_there_total', {}), 7);
+  // One HELP and TYPE per metric, and the threads' own registries are left as they were.
+  assert.equal(text.split('# TYPE t_calls_total counter').length, 2);
+  assert.equal(a.calls.labels('chat').value, 3);
+  assert.equal(b.took.labels('chat').count, 2);
+});
+
+test('alone, a registry renders as it did before snapshots existed', () => {
+  const r = createRegistry();
+  r.counter('t_total', 'Total.', ['k']).labels('x').inc(2);
+  r.histogram('t_seconds', 'Durations.', [], [1]).labels().observe(0.5);
+  assert.equal(r.render(), r.render([]));
+  assert.equal(
+    r.render(),
+    '# HELP t_total Total.\n# TYPE t_total counter\nt_total{k="x"} 2\n' +
+      '# HELP t_seconds Durations.\n# TYPE t_seconds histogram\n' +
+      't_seconds_bucket{le="1"} 1\nt_seconds_bucket{le="+Inf"} 1\nt_seconds_sum 0.5\nt_seconds_count 1\n',
+  );
+});
