@@ -1,52 +1,10 @@
 import assert from 'node:assert/strict';
+import type { ModelListCache } from '../../protocol/providers.ts';
 import { describe, it } from 'node:test';
 import { buildCatalog } from '../../protocol/catalog-index.ts';
-import { DEFAULT_TIMEOUTS } from '../../protocol/providers.ts';
-import type { ModelListCache, ModelRecord } from '../../store/model-repo.ts';
-import type { ProviderRecord } from '../../store/provider-repo.ts';
+import { listingOf, provider, record } from '../helpers/catalog.ts';
 
-const provider = (id: string, over: Partial<ProviderRecord> = {}): ProviderRecord => ({
-  id,
-  kind: 'openai',
-  displayName: id,
-  baseUrl: 'http://127.0.0.1:1/v1',
-  enabled: true,
-  autoProxyModels: true,
-  credentialRef: null,
-  hints: {},
-  timeouts: { ...DEFAULT_TIMEOUTS },
-  createdAt: 0,
-  updatedAt: 0,
-  ...over,
-});
-
-const record = (providerId: string, upstreamModelId: string, over: Partial<ModelRecord> = {}): ModelRecord => ({
-  id: `${providerId}/${upstreamModelId}`,
-  providerId,
-  upstreamModelId,
-  displayName: upstreamModelId,
-  families: ['styleA.chat_completions'],
-  aliases: [],
-  hidden: false,
-  contextWindow: null,
-  pricing: null,
-  acceleration: null,
-  createdAt: 0,
-  updatedAt: 0,
-  ...over,
-});
-
-const listing = (...ids: string[]): ModelListCache => ({
-  fetchedAt: 1,
-  error: null,
-  models: ids.map((upstreamModelId) => ({
-    upstreamModelId,
-    displayName: null,
-    created: 5,
-    contextWindow: null,
-    families: ['styleA.chat_completions'],
-  })),
-});
+const listing = (...ids: string[]) => listingOf(ids);
 
 describe('buildCatalog', () => {
   it('merges explicit and auto records; the explicit one wins', () => {

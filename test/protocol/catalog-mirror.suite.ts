@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { MessageChannel } from 'node:worker_threads';
 import { test } from 'node:test';
 import { isDeepStrictEqual } from 'node:util';
-import type { ModelRecord, ProviderRecord } from '../../protocol/catalog.ts';
 import {
   buildCatalog,
   createCatalogMirror,
@@ -10,51 +9,8 @@ import {
   type CatalogIndex,
 } from '../../protocol/catalog-index.ts';
 import type { Catalog } from '../../protocol/catalog.ts';
-import { DEFAULT_TIMEOUTS, type ModelListCache } from '../../protocol/providers.ts';
+import { listingOf, provider, record } from '../helpers/catalog.ts';
 import { prng } from '../helpers/prng.ts';
-
-const provider = (id: string, over: Partial<ProviderRecord> = {}): ProviderRecord => ({
-  id,
-  kind: 'openai',
-  displayName: id,
-  baseUrl: 'http://127.0.0.1:1/v1',
-  enabled: true,
-  autoProxyModels: true,
-  credentialRef: null,
-  hints: {},
-  timeouts: { ...DEFAULT_TIMEOUTS },
-  createdAt: 0,
-  updatedAt: 0,
-  ...over,
-});
-
-const record = (providerId: string, upstreamModelId: string, over: Partial<ModelRecord> = {}): ModelRecord => ({
-  id: `${providerId}/${upstreamModelId}`,
-  providerId,
-  upstreamModelId,
-  displayName: upstreamModelId,
-  families: ['styleA.chat_completions'],
-  aliases: [],
-  hidden: false,
-  contextWindow: null,
-  pricing: null,
-  acceleration: null,
-  createdAt: 0,
-  updatedAt: 0,
-  ...over,
-});
-
-const listing = (ids: string[]): ModelListCache => ({
-  fetchedAt: 1,
-  error: null,
-  models: ids.map((upstreamModelId) => ({
-    upstreamModelId,
-    displayName: null,
-    created: 5,
-    contextWindow: null,
-    families: ['styleA.chat_completions'],
-  })),
-});
 
 const PROVIDERS = ['a', 'b', 'c'];
 const MODELS = ['m1', 'm2', 'm3', 'm4'];
@@ -105,7 +61,7 @@ function randomWrite(source: CatalogIndex, random: () => number): void {
       source.putProvider(p, random() < 0.15 ? null : provider(p, { enabled: random() < 0.8 }));
       return;
     case 4:
-      source.putProvider(p, source.provider(p) ?? provider(p), listing(MODELS.filter(() => random() < 0.5)));
+      source.putProvider(p, source.provider(p) ?? provider(p), listingOf(MODELS.filter(() => random() < 0.5)));
       return;
     default:
       source.putProvider(p, source.provider(p) ?? null, null);
@@ -117,7 +73,7 @@ test('a mirror fed what its source sends stays equal to it through 400 random wr
   const source = buildCatalog(
     [provider('a'), provider('b', { enabled: false })],
     [record('a', 'm1', { aliases: ['fast'] })],
-    new Map([['a', listing(['m1', 'm2'])]]),
+    new Map([['a', listingOf(['m1', 'm2'])]]),
   );
   const mirror = createCatalogMirror();
   const changes: CatalogChange[] = [];

@@ -9,6 +9,7 @@ import type { StoredReading } from '../../../store/gauge-data-repo.ts';
 import type { GaugeSourceRecord } from '../../../store/gauge-source-repo.ts';
 import type { ModelRecord } from '../../../store/model-repo.ts';
 import type { ProviderRecord } from '../../../store/provider-repo.ts';
+import { record } from '../../helpers/catalog.ts';
 
 // One capacity signal over the live tracker and Gauge's polled readings: the tightest counting window, a reset
 // that passed no longer counts, the most-headroom account of a provider kind speaks, the tighter of live and
@@ -102,20 +103,7 @@ const provider = (id: string, kind: ProviderKind): ProviderRecord => ({
   createdAt: 0,
   updatedAt: 0,
 });
-const model = (providerId: string): ModelRecord => ({
-  id: `${providerId}/m`,
-  providerId,
-  upstreamModelId: 'm',
-  displayName: 'm',
-  families: ['styleA.chat_completions'],
-  aliases: [],
-  hidden: false,
-  contextWindow: null,
-  pricing: null,
-  acceleration: null,
-  createdAt: 0,
-  updatedAt: 0,
-});
+const model = (providerId: string): ModelRecord => record(providerId, 'm');
 const source = (id: string, providerId: string, enabled = true): GaugeSourceRecord => ({
   id,
   kind: 'account',

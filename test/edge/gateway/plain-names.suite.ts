@@ -8,6 +8,7 @@ import type { EndpointFamily } from '../../../protocol/families.ts';
 import { DEFAULT_TIMEOUTS } from '../../../protocol/providers.ts';
 import type { ModelListCache } from '../../../store/model-repo.ts';
 import type { ProviderRecord } from '../../../store/provider-repo.ts';
+import { listingOf } from '../../helpers/catalog.ts';
 
 // What agents send is the provider's own model name; it resolves after a direct ID and an alias (the
 // contract's order), through routing.providerOrder, else through the one provider that has it.
@@ -26,17 +27,7 @@ const provider = (id: string, kind: ProviderRecord['kind'], over: Partial<Provid
   updatedAt: 0,
   ...over,
 });
-const listing = (family: EndpointFamily, ...ids: string[]): ModelListCache => ({
-  fetchedAt: 1,
-  error: null,
-  models: ids.map((upstreamModelId) => ({
-    upstreamModelId,
-    displayName: null,
-    created: 5,
-    contextWindow: null,
-    families: [family],
-  })),
-});
+const listing = (family: EndpointFamily, ...ids: string[]): ModelListCache => listingOf(ids, family);
 const CHAT: EndpointFamily = 'styleA.chat_completions';
 
 const catalog = () =>
