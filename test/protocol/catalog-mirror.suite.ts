@@ -113,7 +113,8 @@ test('the changes cross a MessagePort as they are (plain data): a mirror on the 
     sent++;
   });
   for (let i = 0; i < 100; i++) randomWrite(source, random);
-  while (received < sent) await new Promise((r) => setImmediate(r));
+  for (let turn = 0; received < sent && turn < 10_000; turn++) await new Promise((r) => setImmediate(r));
+  assert.equal(received, sent, 'every change arrived');
   assertSame(mirror.current(), source, 'across the port');
   port1.close();
 });

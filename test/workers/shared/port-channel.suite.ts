@@ -106,8 +106,9 @@ it('closing the client fails the calls still waiting with OVERLOADED, and every 
   open.push(server);
   const remote = client.remote<{ wait(): Promise<void> }>('slow', ['wait']);
   const waiting = remote.wait();
-  // The call has reached the server once it holds the resolver.
-  while (release === undefined) await new Promise((r) => setImmediate(r));
+  // The call has reached the server once it holds the resolver (a message crosses within a few turns).
+  for (let turn = 0; release === undefined && turn < 1000; turn++) await new Promise((r) => setImmediate(r));
+  assert.ok(release !== undefined, 'the call never reached the server');
   client.close();
   await assert.rejects(waiting, (err: unknown) => err instanceof ServiceError && err.code === 'OVERLOADED');
   await assert.rejects(remote.wait(), (err: unknown) => err instanceof ServiceError && err.code === 'OVERLOADED');
