@@ -18,9 +18,11 @@ export type { AuthResult };
 export interface TokenService {
   /**
    * Calls `listener` with the whole table of live tokens now, then with each change: what an edge thread
-   * authenticates against (protocol/auth-table.ts). Returns the unsubscribe.
+   * authenticates against (protocol/auth-table.ts). A create, change or revocation answers only once every
+   * listener's promise (its table has the change: another thread's acknowledgement) has settled, so the next
+   * request on any edge thread sees it. Returns the unsubscribe.
    */
-  followAuth(listener: (change: AuthChange) => void): () => void;
+  followAuth(listener: AuthListener): () => void;
   /** Last uses an edge's table noted ([tokenId, ms]); shown at once, written with the next flush. */
   noteUses(uses: readonly (readonly [string, number])[]): void;
   list(): TokenView[];
@@ -49,6 +51,9 @@ interface Deps {
   /** The uses the edge in this thread noted since last asked, read before a token's last use is shown or written. */
   localUses?: () => [string, number][];
 }
+
+/** Told each change of the table; a promise holds the change's answer until it settles (a bounded wait is its own). */
+export type AuthListener = (change: AuthChange) => unknown;
 
 const authEntry = (r: TokenRecord): AuthEntry => ({
   tokenId: r.id,
@@ -112,20 +117,26 @@ export function createTokenService({
 }: Deps): TokenService {
   const byId = new Map<string, TokenRecord>();
   const pendingUse = new Map<string, number>();
-  const followers = new Set<(change: AuthChange) => void>();
-  const tell = (change: AuthChange) => {
-    for (const follow of followers) follow(change);
+  const followers = new Set<AuthListener>();
+  /** Tells every follower; settles once each has (a follower that failed has nothing left to hold). */
+  const tell = async (change: AuthChange): Promise<void> => {
+    const acks: Promise<unknown>[] = [];
+    for (const follow of followers) {
+      const ack = follow(change);
+      if (ack instanceof Promise) acks.push(ack.catch(() => undefined));
+    }
+    await Promise.all(acks);
   };
 
-  const index = (r: TokenRecord) => {
+  const index = (r: TokenRecord): Promise<void> | undefined => {
     const old = byId.get(r.id);
     byId.set(r.id, r);
-    if (old === undefined || authChanged(old, r)) tell({ put: [authEntry(r)], remove: [] });
+    return old === undefined || authChanged(old, r) ? tell({ put: [authEntry(r)], remove: [] }) : undefined;
   };
-  const unindex = (id: string) => {
+  const unindex = (id: string): Promise<void> => {
     byId.delete(id);
     pendingUse.delete(id);
-    tell({ put: [], remove: [id] });
+    return tell({ put: [], remove: [id] });
   };
   const noteUses = (uses: readonly (readonly [string, number])[]) => {
     for (const [id, at] of uses) if (byId.has(id) && at > (pendingUse.get(id) ?? 0)) pendingUse.set(id, at);
@@ -164,7 +175,7 @@ export function createTokenService({
       },
       bootstrap ? () => meta.stageBootstrapTokenId(record.id) : undefined,
     );
-    index(record);
+    await index(record);
     return { token: toTokenView(record), secret };
   }
 
@@ -239,7 +250,7 @@ export function createTokenService({
         requestId,
         metadata: { changedFields: Object.keys(patch).sort(), scopes: [...next.scopes] },
       });
-      index(next);
+      await index(next);
       return toTokenView(next);
     },
 
@@ -251,7 +262,7 @@ export function createTokenService({
         { action: 'token.revoke', actor, requestId, metadata: { name: current.name } },
         wasBootstrap ? () => meta.stageBootstrapTokenId(null) : undefined,
       );
-      unindex(id);
+      await unindex(id);
       // The token file would otherwise keep handing out a dead secret.
       if (wasBootstrap) await rm(tokenFile, { force: true });
       return toTokenView(current);

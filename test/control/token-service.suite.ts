@@ -93,3 +93,39 @@ test("uses an edge noted show as the token's last use at once, and are written b
     await env.close();
   }
 });
+
+test("a revocation answers once every follower, every thread's table, has the change", async () => {
+  const { env, tokens } = started();
+  try {
+    await tokens.bootstrapIfEmpty();
+    const made = await tokens.create({ name: 'agent' }, actor, 'req_1');
+    // A far table that acknowledges a change only when told to, and one whose thread has gone.
+    const far = createAuthTable();
+    let acknowledge!: () => void;
+    let told!: () => void;
+    const toldFar = new Promise<void>((resolve) => (told = resolve));
+    tokens.followAuth((change) => {
+      if ('whole' in change) return far.apply(change);
+      return new Promise<void>((resolve) => {
+        acknowledge = () => {
+          far.apply(change);
+          resolve();
+        };
+        told();
+      });
+    });
+    tokens.followAuth((change) => ('whole' in change ? undefined : Promise.reject(new Error('thread gone'))));
+    let answered = false;
+    const revoking = tokens.revoke(made.token.id, actor, 'req_2').then(() => (answered = true));
+    await toldFar;
+    // Turns pass; the answer waits for the far table.
+    for (let turn = 0; turn < 20; turn++) await new Promise((r) => setImmediate(r));
+    assert.equal(answered, false, 'the revocation answered before the far table had it');
+    assert.equal(far.authenticate(made.secret).ok, true);
+    acknowledge();
+    await revoking;
+    assert.deepEqual(far.authenticate(made.secret), { ok: false, reason: 'unknown' });
+  } finally {
+    await env.close();
+  }
+});
