@@ -26,7 +26,7 @@ export type { CatalogFilter };
 export interface CatalogService {
   current(): Catalog;
   /** The catalog's inputs now, then each change: what an edge thread's copy follows (createCatalogMirror). */
-  follow(listener: (change: CatalogChange) => void): () => void;
+  follow(listener: (change: CatalogChange) => unknown): () => void;
   /**
    * A provider's record (null: deleted) or its model list (undefined: unchanged) was committed; only its
    * entries change.
@@ -142,8 +142,10 @@ export function createCatalogService({ env, models, audit, providers, prices }: 
       for (const alias of record.aliases) if (--pendingAliases.get(alias)!.writes === 0) pendingAliases.delete(alias);
       if (action === 'model.create') pendingIds.delete(record.id);
     }
-    // After the commit, in commit order: the catalog never shows what the store may still lose.
+    // After the commit, in commit order: the catalog never shows what the store may still lose. The answer
+    // waits until every edge thread's copy has the change too.
     catalog.putRecord(record);
+    await catalog.settled();
     return view(mustGet(record.id));
   }
 
@@ -265,6 +267,7 @@ export function createCatalogService({ env, models, audit, providers, prices }: 
       }
       await crud.remove(id, { action: 'model.delete', actor, requestId, metadata: { providerId: current.providerId } });
       catalog.removeRecord(id);
+      await catalog.settled();
     },
   };
   return service;

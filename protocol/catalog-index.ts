@@ -30,9 +30,12 @@ export interface CatalogIndex extends Catalog {
   putProvider(id: string, provider: ProviderRecord | null, listing?: ModelListCache | null): void;
   /**
    * Calls `listener` with what the index is built from now, then with each change made to it: what another
-   * thread's copy (createCatalogMirror) needs to stay equal to this one. Returns the unsubscribe.
+   * thread's copy (createCatalogMirror) needs to stay equal to this one. A listener may answer a promise (the
+   * other thread's acknowledgement), which `settled` waits for. Returns the unsubscribe.
    */
-  follow(listener: (change: CatalogChange) => void): () => void;
+  follow(listener: (change: CatalogChange) => unknown): () => void;
+  /** Settles once every follower has acknowledged the changes told so far: a write answers after it. */
+  settled(): Promise<void>;
 }
 
 /** What a catalog is built from: the provider records, the explicit model records and each provider's list. */
@@ -117,9 +120,17 @@ export function buildCatalog(
   const aliases = new Map<string, string>();
   // Kept only to hand a follower the whole catalog: entries read `listed`.
   const listingOf = new Map(listings);
-  const followers = new Set<(change: CatalogChange) => void>();
+  const followers = new Set<(change: CatalogChange) => unknown>();
+  // The acknowledgements still awaited; each leaves the set as it settles. A follower that failed (its thread
+  // gone) holds nothing.
+  const acks = new Set<Promise<unknown>>();
   const tell = (change: CatalogChange) => {
-    for (const follow of followers) follow(change);
+    for (const follow of followers) {
+      const ack = follow(change);
+      if (!(ack instanceof Promise)) continue;
+      const held: Promise<unknown> = ack.catch(() => undefined).then(() => acks.delete(held));
+      acks.add(held);
+    }
   };
 
   function entryOf(providerId: string, upstreamModelId: string): CatalogModel | undefined {
@@ -197,6 +208,10 @@ export function buildCatalog(
       });
       followers.add(listener);
       return () => void followers.delete(listener);
+    },
+
+    async settled() {
+      await Promise.all(acks);
     },
 
     putRecord(record) {

@@ -3,7 +3,7 @@ import { after, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { createCatalogService, type CatalogService } from '../../control/catalog-service.ts';
 import type { Catalog } from '../../protocol/catalog.ts';
-import { buildCatalog } from '../../protocol/catalog-index.ts';
+import { buildCatalog, createCatalogMirror } from '../../protocol/catalog-index.ts';
 import { createProviderService, type ProviderService } from '../../control/provider-service.ts';
 import { ServiceError } from '../../protocol/errors.ts';
 import type { EndpointFamily } from '../../protocol/families.ts';
@@ -302,5 +302,41 @@ describe('catalog writes and the store', () => {
     const owners = w.models.all().filter((r) => r.aliases.includes('shared'));
     assert.equal(owners.length, 1, 'the store holds one owner of the alias');
     assertMatchesStore(w, ['p1'], 'after the races');
+  });
+});
+
+describe('catalog writes and the copies other threads keep', () => {
+  it('hiding a model answers once every copy has it: the next request on any edge thread sees it hidden', async () => {
+    const w = world();
+    await w.providers.create(
+      { id: 'p1', kind: 'openai_compatible', baseUrl: 'http://127.0.0.1:9/v1', autoProxyModels: false },
+      actor,
+      'req',
+    );
+    const body = { providerId: 'p1', upstreamModelId: 'm', families: ['styleA.chat_completions' as const] };
+    await w.catalog.create(body, actor, 'req');
+    const far = createCatalogMirror();
+    let acknowledge!: () => void;
+    let told!: () => void;
+    const toldFar = new Promise<void>((resolve) => (told = resolve));
+    w.catalog.follow((change) => {
+      if ('whole' in change) return far.apply(change);
+      return new Promise<void>((resolve) => {
+        acknowledge = () => {
+          far.apply(change);
+          resolve();
+        };
+        told();
+      });
+    });
+    assert.ok(far.current().resolve('p1/m'));
+    let answered = false;
+    const hiding = w.catalog.update('p1/m', { hidden: true }, actor, 'req').then(() => (answered = true));
+    await toldFar;
+    for (let turn = 0; turn < 20; turn++) await new Promise((r) => setImmediate(r));
+    assert.equal(answered, false, 'the write answered before the far copy had it');
+    acknowledge();
+    await hiding;
+    assert.equal(far.current().resolve('p1/m'), null);
   });
 });

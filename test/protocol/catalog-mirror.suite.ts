@@ -118,3 +118,30 @@ test('the changes cross a MessagePort as they are (plain data): a mirror on the 
   assertSame(mirror.current(), source, 'across the port');
   port1.close();
 });
+
+test("settled waits for each follower's acknowledgement of what it was told; a failed one holds nothing", async () => {
+  const source = buildCatalog([provider('a')], [], new Map());
+  const far = createCatalogMirror();
+  const held: (() => void)[] = [];
+  source.follow((change) => {
+    if ('whole' in change) return far.apply(change);
+    return new Promise<void>((resolve) =>
+      held.push(() => {
+        far.apply(change);
+        resolve();
+      }),
+    );
+  });
+  source.follow((change) => ('whole' in change ? undefined : Promise.reject(new Error('thread gone'))));
+  source.putRecord(record('a', 'm1', { hidden: true }));
+  let settled = false;
+  const waiting = source.settled().then(() => (settled = true));
+  for (let turn = 0; turn < 20; turn++) await new Promise((r) => setImmediate(r));
+  assert.equal(settled, false);
+  assert.equal(far.current().get('a/m1'), undefined);
+  held.shift()!();
+  await waiting;
+  assert.equal(far.current().get('a/m1')?.hidden, true);
+  // Nothing is left to wait for.
+  await source.settled();
+});
