@@ -29,9 +29,9 @@ export interface CatalogService {
   follow(listener: (change: CatalogChange) => unknown): () => void;
   /**
    * A provider's record (null: deleted) or its model list (undefined: unchanged) was committed; only its
-   * entries change.
+   * entries change. Settles once every follower of the catalog has the change.
    */
-  providerChanged(id: string, provider: ProviderRecord | null, listing?: ModelListCache | null): void;
+  providerChanged(id: string, provider: ProviderRecord | null, listing?: ModelListCache | null): Promise<void>;
   list(filter: CatalogFilter): ModelView[];
   get(id: string): ModelView;
   create(input: ModelCreate, actor: Actor, requestId: string): Promise<ModelView>;
@@ -152,7 +152,10 @@ export function createCatalogService({ env, models, audit, providers, prices }: 
   const service: CatalogService = {
     current: () => catalog,
     follow: (listener) => catalog.follow(listener),
-    providerChanged: (id, provider, listing) => catalog.putProvider(id, provider, listing),
+    providerChanged(id, provider, listing) {
+      catalog.putProvider(id, provider, listing);
+      return catalog.settled();
+    },
     list(f) {
       return catalog
         .all()

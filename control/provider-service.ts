@@ -54,7 +54,8 @@ interface Deps {
    * After a commit that changed provider `id`: its record now (null: deleted) and, when its model list
    * changed too, that list (null: dropped). The catalog updates that provider's entries only.
    */
-  onChange(id: string, provider: ProviderRecord | null, listing?: ModelListCache | null): void;
+  /** May answer a promise: the write answers once it settles (every edge thread's catalog has the change). */
+  onChange(id: string, provider: ProviderRecord | null, listing?: ModelListCache | null): unknown;
   log: Logger;
   /** The port this service listens on (null before it does): no provider may point there. */
   ownPort?(): number | null;
@@ -126,7 +127,7 @@ export function createProviderService(deps: Deps): ProviderService {
   ) {
     await crud.put(next, { action, actor, requestId, metadata });
     byId.set(next.id, next);
-    onChange(next.id, next);
+    await onChange(next.id, next);
   }
 
   const service: ProviderService = {
@@ -242,7 +243,7 @@ export function createProviderService(deps: Deps): ProviderService {
         forget?.();
       });
       byId.delete(id);
-      onChange(id, null, null);
+      await onChange(id, null, null);
       if (current.credentialRef !== null) await vault.delete(current.credentialRef);
     },
 

@@ -305,38 +305,63 @@ describe('catalog writes and the store', () => {
   });
 });
 
-describe('catalog writes and the copies other threads keep', () => {
-  it('hiding a model answers once every copy has it: the next request on any edge thread sees it hidden', async () => {
-    const w = world();
-    await w.providers.create(
-      { id: 'p1', kind: 'openai_compatible', baseUrl: 'http://127.0.0.1:9/v1', autoProxyModels: false },
-      actor,
-      'req',
-    );
-    const body = { providerId: 'p1', upstreamModelId: 'm', families: ['styleA.chat_completions' as const] };
-    await w.catalog.create(body, actor, 'req');
-    const far = createCatalogMirror();
-    let acknowledge!: () => void;
-    let told!: () => void;
-    const toldFar = new Promise<void>((resolve) => (told = resolve));
-    w.catalog.follow((change) => {
-      if ('whole' in change) return far.apply(change);
-      return new Promise<void>((resolve) => {
-        acknowledge = () => {
-          far.apply(change);
-          resolve();
-        };
-        told();
-      });
+/** A copy on a far thread whose acknowledgement of each change the test gives by hand. */
+function farCopy(catalog: CatalogService) {
+  const far = createCatalogMirror();
+  let acknowledge!: () => void;
+  let told!: () => void;
+  const toldFar = new Promise<void>((resolve) => (told = resolve));
+  catalog.follow((change) => {
+    if ('whole' in change) return far.apply(change);
+    return new Promise<void>((resolve) => {
+      acknowledge = () => {
+        far.apply(change);
+        resolve();
+      };
+      told();
     });
-    assert.ok(far.current().resolve('p1/m'));
-    let answered = false;
-    const hiding = w.catalog.update('p1/m', { hidden: true }, actor, 'req').then(() => (answered = true));
-    await toldFar;
-    for (let turn = 0; turn < 20; turn++) await new Promise((r) => setImmediate(r));
-    assert.equal(answered, false, 'the write answered before the far copy had it');
-    acknowledge();
-    await hiding;
-    assert.equal(far.current().resolve('p1/m'), null);
+  });
+  return { far, toldFar, acknowledge: () => acknowledge() };
+}
+
+/** `write` does not answer until the far copy acknowledged its change. */
+async function answersAfterTheFarCopy(write: Promise<unknown>, copy: ReturnType<typeof farCopy>): Promise<void> {
+  let answered = false;
+  const writing = write.then(() => (answered = true));
+  await copy.toldFar;
+  for (let turn = 0; turn < 20; turn++) await new Promise((r) => setImmediate(r));
+  assert.equal(answered, false, 'the write answered before the far copy had it');
+  copy.acknowledge();
+  await writing;
+}
+
+describe('catalog writes and the copies other threads keep', () => {
+  const body = { providerId: 'p1', upstreamModelId: 'm', families: ['styleA.chat_completions' as const] };
+  async function withModel(): Promise<World> {
+    const w = world();
+    const p1 = {
+      id: 'p1',
+      kind: 'openai_compatible' as const,
+      baseUrl: 'http://127.0.0.1:9/v1',
+      autoProxyModels: false,
+    };
+    await w.providers.create(p1, actor, 'req');
+    await w.catalog.create(body, actor, 'req');
+    return w;
+  }
+
+  it('hiding a model answers once every copy has it: the next request on any edge thread sees it hidden', async () => {
+    const w = await withModel();
+    const copy = farCopy(w.catalog);
+    assert.ok(copy.far.current().resolve('p1/m'));
+    await answersAfterTheFarCopy(w.catalog.update('p1/m', { hidden: true }, actor, 'req'), copy);
+    assert.equal(copy.far.current().resolve('p1/m'), null);
+  });
+
+  it("disabling a provider answers once every copy has it: none resolves the provider's models", async () => {
+    const w = await withModel();
+    const copy = farCopy(w.catalog);
+    await answersAfterTheFarCopy(w.providers.update('p1', { enabled: false }, actor, 'req', false), copy);
+    assert.equal(copy.far.current().resolve('p1/m'), null);
   });
 });
