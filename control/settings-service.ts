@@ -34,8 +34,11 @@ interface Deps {
   audit: AuditRepo;
   listener: ListenerInfo;
   vault: SettingsView['vault'];
-  /** Called after each committed change, so hot state (CORS, limits) follows at once. */
-  onChange(settings: StoredSettings): void;
+  /**
+   * Called after each committed change, so hot state (CORS, limits) follows at once. It may answer a promise:
+   * the change answers once that settles (every edge thread has the new settings).
+   */
+  onChange(settings: StoredSettings): unknown;
 }
 
 function normalizeOrigins(origins: string[]): string[] {
@@ -156,7 +159,7 @@ export function createSettingsService({ env, repo, audit, listener, vault, onCha
         () => repo.stage(next),
       );
       settings = next;
-      onChange(next);
+      await onChange(next);
       return view();
     },
   };

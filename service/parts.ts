@@ -75,7 +75,7 @@ export interface Parts {
   listener: ListenerInfo;
   edgeConfig: EdgeConfig;
   /** Calls `follow` with the settings now and after each change. */
-  followSettings(follow: (next: StoredSettings) => void): void;
+  followSettings(follow: (next: StoredSettings) => unknown): void;
   // gauge
   gauge: GaugeActor;
   gaugeSources: GaugeSourceRepo;

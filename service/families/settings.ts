@@ -18,7 +18,7 @@ export function settingsFamily(p: Parts, port: number): Family {
     networkExposed: saved.bind.networkExposed,
   };
   const autoBodyBudget = defaultBodyBudget();
-  const followers: ((next: StoredSettings) => void)[] = [];
+  const followers: ((next: StoredSettings) => unknown)[] = [];
   const edge = (p.edgeConfig = {
     cors: corsPolicy([]),
     jsonBodyLimit: saved.limits.jsonBodyBytes,
@@ -53,7 +53,8 @@ export function settingsFamily(p: Parts, port: number): Family {
       edge.jsonBodyLimit = next.limits.jsonBodyBytes;
       edge.multipartBodyLimit = next.limits.multipartBodyBytes;
       edge.bodyBudgetLimit = next.limits.inflightBodyBytes ?? autoBodyBudget;
-      for (const follow of followers) follow(next);
+      // A follower's promise (another thread's acknowledgement) holds the change's answer until it settles.
+      return Promise.all(followers.map((follow) => follow(next))).catch(() => undefined);
     },
   });
   // Later families follow the settings from their own start: with what holds now, then with each change.

@@ -73,3 +73,6 @@ describe('limits', async () => {
 describe('token-service', async () => {
   await import('./token-service.suite.ts');
 });
+describe('settings-service', async () => {
+  await import('./settings-service.suite.ts');
+});
