@@ -3,7 +3,8 @@ import { after, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { createCatalogService, type CatalogService } from '../../control/catalog-service.ts';
 import type { Catalog } from '../../protocol/catalog.ts';
-import { buildCatalog, createCatalogMirror } from '../../protocol/catalog-index.ts';
+import { buildCatalog, createCatalogMirror, type CatalogChange } from '../../protocol/catalog-index.ts';
+import { answersAfterAcknowledgement, heldFollower } from '../helpers/held-follower.ts';
 import { createProviderService, type ProviderService } from '../../control/provider-service.ts';
 import { ServiceError } from '../../protocol/errors.ts';
 import type { EndpointFamily } from '../../protocol/families.ts';
@@ -308,31 +309,9 @@ describe('catalog writes and the store', () => {
 /** A copy on a far thread whose acknowledgement of each change the test gives by hand. */
 function farCopy(catalog: CatalogService) {
   const far = createCatalogMirror();
-  let acknowledge!: () => void;
-  let told!: () => void;
-  const toldFar = new Promise<void>((resolve) => (told = resolve));
-  catalog.follow((change) => {
-    if ('whole' in change) return far.apply(change);
-    return new Promise<void>((resolve) => {
-      acknowledge = () => {
-        far.apply(change);
-        resolve();
-      };
-      told();
-    });
-  });
-  return { far, toldFar, acknowledge: () => acknowledge() };
-}
-
-/** `write` does not answer until the far copy acknowledged its change. */
-async function answersAfterTheFarCopy(write: Promise<unknown>, copy: ReturnType<typeof farCopy>): Promise<void> {
-  let answered = false;
-  const writing = write.then(() => (answered = true));
-  await copy.toldFar;
-  for (let turn = 0; turn < 20; turn++) await new Promise((r) => setImmediate(r));
-  assert.equal(answered, false, 'the write answered before the far copy had it');
-  copy.acknowledge();
-  await writing;
+  const held = heldFollower((change: CatalogChange) => far.apply(change));
+  catalog.follow(held.follow);
+  return { far, held };
 }
 
 describe('catalog writes and the copies other threads keep', () => {
@@ -354,14 +333,14 @@ describe('catalog writes and the copies other threads keep', () => {
     const w = await withModel();
     const copy = farCopy(w.catalog);
     assert.ok(copy.far.current().resolve('p1/m'));
-    await answersAfterTheFarCopy(w.catalog.update('p1/m', { hidden: true }, actor, 'req'), copy);
+    await answersAfterAcknowledgement(w.catalog.update('p1/m', { hidden: true }, actor, 'req'), copy.held);
     assert.equal(copy.far.current().resolve('p1/m'), null);
   });
 
   it("disabling a provider answers once every copy has it: none resolves the provider's models", async () => {
     const w = await withModel();
     const copy = farCopy(w.catalog);
-    await answersAfterTheFarCopy(w.providers.update('p1', { enabled: false }, actor, 'req', false), copy);
+    await answersAfterAcknowledgement(w.providers.update('p1', { enabled: false }, actor, 'req', false), copy.held);
     assert.equal(copy.far.current().resolve('p1/m'), null);
   });
 });
