@@ -205,7 +205,10 @@ export function mergeSnapshots(threads: readonly (readonly MetricSnapshot[])[]):
       if (into === undefined) {
         into = { metric: { ...m, series: [] }, series: new Map() };
         byName.set(m.name, into);
-      } else if (into.metric.type !== m.type || !sameBounds(into.metric.bounds, m.bounds)) continue;
+      } else if (into.metric.type !== m.type) continue;
+      // A histogram's bounds are known from its first series: a thread without one takes the next thread's.
+      else if (into.metric.bounds === undefined) into.metric.bounds = m.bounds;
+      else if (m.bounds !== undefined && !sameBounds(into.metric.bounds, m.bounds)) continue;
       for (const s of m.series) {
         const key = s.values.join('\u0000');
         const seen = into.series.get(key);

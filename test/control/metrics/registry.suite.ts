@@ -127,6 +127,10 @@ test("several threads' registries render as one: counters and histograms add, a 
   assert.equal(sampleValue(families, 't_seconds_count', { route: 'chat' }), 3);
   assert.ok(Math.abs(sampleValue(families, 't_seconds_sum', { route: 'chat' }) - 5.55) < 1e-9);
   assert.equal(sampleValue(families, 't_only_there_total', {}), 7);
+  // A thread that has not yet observed a labelled histogram knows no bounds for it: the others' series still add.
+  const idle = thread();
+  const merged = parseExposition(idle.r.render([structuredClone(b.r.snapshot())]));
+  assert.equal(sampleValue(merged, 't_seconds_count', { route: 'chat' }), 2);
   // One HELP and TYPE per metric, and the threads' own registries are left as they were.
   assert.equal(text.split('# TYPE t_calls_total counter').length, 2);
   assert.equal(a.calls.labels('chat').value, 3);
