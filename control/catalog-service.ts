@@ -17,6 +17,7 @@ import type { Actor } from './actor.ts';
 import { auditedCrud } from './crud.ts';
 import type { Catalog, CatalogModel } from '../protocol/catalog.ts';
 import { buildCatalog, type CatalogChange } from '../protocol/catalog-index.ts';
+import type { Follower } from '../protocol/followers.ts';
 import type { CatalogFilter } from '../protocol/ports/catalog.ts';
 import { resolvePricing, type PriceIndex, type ResolvedPricing } from '../protocol/price-index.ts';
 import { familyWordsAndId, withArticle } from '../protocol/words.ts';
@@ -26,7 +27,7 @@ export type { CatalogFilter };
 export interface CatalogService {
   current(): Catalog;
   /** The catalog's inputs now, then each change: what an edge thread's copy follows (createCatalogMirror). */
-  follow(listener: (change: CatalogChange) => unknown): () => void;
+  follow(listener: Follower<CatalogChange>): () => void;
   /**
    * A provider's record (null: deleted) or its model list (undefined: unchanged) was committed; only its
    * entries change. Settles once every follower of the catalog has the change.

@@ -52,9 +52,9 @@ interface Deps {
   lister: ModelLister;
   /**
    * After a commit that changed provider `id`: its record now (null: deleted) and, when its model list
-   * changed too, that list (null: dropped). The catalog updates that provider's entries only.
+   * changed too, that list (null: dropped). The catalog updates that provider's entries only. It may answer a
+   * promise: the write answers once that settles (every edge thread's catalog has the change).
    */
-  /** May answer a promise: the write answers once it settles (every edge thread's catalog has the change). */
   onChange(id: string, provider: ProviderRecord | null, listing?: ModelListCache | null): unknown;
   log: Logger;
   /** The port this service listens on (null before it does): no provider may point there. */

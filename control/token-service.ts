@@ -12,6 +12,7 @@ import { auditedCrud } from './crud.ts';
 import { displayPrefix, generateTokenSecret, tokenHash } from '../protocol/token-secret.ts';
 import type { AuthChange, AuthEntry } from '../protocol/auth-table.ts';
 import type { AuthResult } from '../protocol/ports/tokens.ts';
+import { createFollowers, type Follower } from '../protocol/followers.ts';
 
 export type { AuthResult };
 
@@ -22,7 +23,7 @@ export interface TokenService {
    * listener's promise (its table has the change: another thread's acknowledgement) has settled, so the next
    * request on any edge thread sees it. Returns the unsubscribe.
    */
-  followAuth(listener: AuthListener): () => void;
+  followAuth(listener: Follower<AuthChange>): () => void;
   /** Last uses an edge's table noted ([tokenId, ms]); shown at once, written with the next flush. */
   noteUses(uses: readonly (readonly [string, number])[]): void;
   list(): TokenView[];
@@ -51,9 +52,6 @@ interface Deps {
   /** The uses the edge in this thread noted since last asked, read before a token's last use is shown or written. */
   localUses?: () => [string, number][];
 }
-
-/** Told each change of the table; a promise holds the change's answer until it settles (a bounded wait is its own). */
-export type AuthListener = (change: AuthChange) => unknown;
 
 const authEntry = (r: TokenRecord): AuthEntry => ({
   tokenId: r.id,
@@ -117,26 +115,17 @@ export function createTokenService({
 }: Deps): TokenService {
   const byId = new Map<string, TokenRecord>();
   const pendingUse = new Map<string, number>();
-  const followers = new Set<AuthListener>();
-  /** Tells every follower; settles once each has (a follower that failed has nothing left to hold). */
-  const tell = async (change: AuthChange): Promise<void> => {
-    const acks: Promise<unknown>[] = [];
-    for (const follow of followers) {
-      const ack = follow(change);
-      if (ack instanceof Promise) acks.push(ack.catch(() => undefined));
-    }
-    await Promise.all(acks);
-  };
+  const followers = createFollowers<AuthChange>();
 
   const index = (r: TokenRecord): Promise<void> | undefined => {
     const old = byId.get(r.id);
     byId.set(r.id, r);
-    return old === undefined || authChanged(old, r) ? tell({ put: [authEntry(r)], remove: [] }) : undefined;
+    return old === undefined || authChanged(old, r) ? followers.tell({ put: [authEntry(r)], remove: [] }) : undefined;
   };
   const unindex = (id: string): Promise<void> => {
     byId.delete(id);
     pendingUse.delete(id);
-    return tell({ put: [], remove: [id] });
+    return followers.tell({ put: [], remove: [id] });
   };
   const noteUses = (uses: readonly (readonly [string, number])[]) => {
     for (const [id, at] of uses) if (byId.has(id) && at > (pendingUse.get(id) ?? 0)) pendingUse.set(id, at);
@@ -204,8 +193,7 @@ export function createTokenService({
   return {
     followAuth(listener) {
       listener({ whole: [...byId.values()].map(authEntry) });
-      followers.add(listener);
-      return () => void followers.delete(listener);
+      return followers.add(listener);
     },
 
     noteUses,

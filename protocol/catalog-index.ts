@@ -10,6 +10,7 @@ import {
   type Catalog,
   type CatalogModel,
 } from './catalog-entries.ts';
+import { createFollowers, type Follower } from './followers.ts';
 
 // Each catalog write used to rebuild every entry from a fresh read of the store (3.4 ms a create at 50 models,
 // 31.7 ms at 6,400, the event loop held all the while, /health waiting up to 714 ms). The index changes only
@@ -33,7 +34,7 @@ export interface CatalogIndex extends Catalog {
    * thread's copy (createCatalogMirror) needs to stay equal to this one. A listener may answer a promise (the
    * other thread's acknowledgement), which `settled` waits for. Returns the unsubscribe.
    */
-  follow(listener: (change: CatalogChange) => unknown): () => void;
+  follow(listener: Follower<CatalogChange>): () => void;
   /** Settles once every follower has acknowledged the changes told so far: a write answers after it. */
   settled(): Promise<void>;
 }
@@ -120,18 +121,8 @@ export function buildCatalog(
   const aliases = new Map<string, string>();
   // Kept only to hand a follower the whole catalog: entries read `listed`.
   const listingOf = new Map(listings);
-  const followers = new Set<(change: CatalogChange) => unknown>();
-  // The acknowledgements still awaited; each leaves the set as it settles. A follower that failed (its thread
-  // gone) holds nothing.
-  const acks = new Set<Promise<unknown>>();
-  const tell = (change: CatalogChange) => {
-    for (const follow of followers) {
-      const ack = follow(change);
-      if (!(ack instanceof Promise)) continue;
-      const held: Promise<unknown> = ack.catch(() => undefined).then(() => acks.delete(held));
-      acks.add(held);
-    }
-  };
+  const followers = createFollowers<CatalogChange>();
+  const tell = (change: CatalogChange) => void followers.tell(change);
 
   function entryOf(providerId: string, upstreamModelId: string): CatalogModel | undefined {
     const report = listed.get(providerId)?.get(upstreamModelId);
@@ -206,13 +197,10 @@ export function buildCatalog(
       listener({
         whole: { providers: [...providers.values()], records: [...records.values()], listings: [...listingOf] },
       });
-      followers.add(listener);
-      return () => void followers.delete(listener);
+      return followers.add(listener);
     },
 
-    async settled() {
-      await Promise.all(acks);
-    },
+    settled: () => followers.settled(),
 
     putRecord(record) {
       tell({ putRecord: record });

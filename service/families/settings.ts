@@ -7,6 +7,7 @@ import type { StoredSettings } from '../../protocol/http/settings.ts';
 import type { Family } from '../family.ts';
 import type { Parts } from '../parts.ts';
 import { SETTINGS_METHODS, type SettingsPort } from '../../protocol/ports/settings.ts';
+import { createFollowers } from '../../protocol/followers.ts';
 
 /** The settings, the listener they describe, and what the edge reads of them on each request. */
 export function settingsFamily(p: Parts, port: number): Family {
@@ -18,7 +19,7 @@ export function settingsFamily(p: Parts, port: number): Family {
     networkExposed: saved.bind.networkExposed,
   };
   const autoBodyBudget = defaultBodyBudget();
-  const followers: ((next: StoredSettings) => unknown)[] = [];
+  const followers = createFollowers<StoredSettings>();
   const edge = (p.edgeConfig = {
     cors: corsPolicy([]),
     jsonBodyLimit: saved.limits.jsonBodyBytes,
@@ -53,13 +54,12 @@ export function settingsFamily(p: Parts, port: number): Family {
       edge.jsonBodyLimit = next.limits.jsonBodyBytes;
       edge.multipartBodyLimit = next.limits.multipartBodyBytes;
       edge.bodyBudgetLimit = next.limits.inflightBodyBytes ?? autoBodyBudget;
-      // A follower's promise (another thread's acknowledgement) holds the change's answer until it settles.
-      return Promise.all(followers.map((follow) => follow(next))).catch(() => undefined);
+      return followers.tell(next);
     },
   });
   // Later families follow the settings from their own start: with what holds now, then with each change.
   p.followSettings = (follow) => {
-    followers.push(follow);
+    followers.add(follow);
     follow(p.settings.current());
   };
   return {
