@@ -330,6 +330,19 @@ async function startFloor(fakePort: number, edges: number): Promise<{ child: Chi
   return { child, port };
 }
 
+/** A floor as a target: its process's CPU, split by thread too. */
+function floorTarget(name: string, port: number, child: ChildProcess): Target {
+  return {
+    name,
+    port,
+    path: '/v1/chat/completions',
+    headers: {},
+    model: 'bench-model',
+    pids: () => tree(child.pid!),
+    threadsOf: () => child.pid!,
+  };
+}
+
 // ---------- main ----------
 function have(cmd: string): boolean {
   try {
@@ -481,25 +494,8 @@ async function main(): Promise<void> {
       pids: () => tree(sy.pid!),
       threadsOf: () => sy.pid!,
     },
-    {
-      name: 'floor',
-      port: floorPort,
-      path: '/v1/chat/completions',
-      headers: {},
-      model: 'bench-model',
-      pids: () => tree(floor.pid!),
-      threadsOf: () => floor.pid!,
-    },
-    {
-      name: FLOOR_2_EDGES,
-      port: floor2Port,
-      path: '/v1/chat/completions',
-      headers: {},
-      model: 'bench-model',
-      pids: () => tree(floor2.pid!),
-      threadsOf: () => floor2.pid!,
-      only: 'ab',
-    },
+    floorTarget('floor', floorPort, floor),
+    { ...floorTarget(FLOOR_2_EDGES, floor2Port, floor2), only: 'ab' },
   ];
 
   // Every target must answer correctly before anything is measured.
