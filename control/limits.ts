@@ -20,6 +20,7 @@ import type { Actor } from './actor.ts';
 import { auditedCrud } from './crud.ts';
 import type { EventBus } from './events.ts';
 import { createLoopBrake } from './loop-brake.ts';
+import { createFollowers, type Follower } from '../protocol/followers.ts';
 
 // Enforced limits in the control plane: their records (audited), the snapshot admission reads, and the ledger's
 // counters, which it loads at start (the stored snapshot, then the journal) and persists while the service runs.
@@ -61,7 +62,15 @@ const ledgerMax = (r: LimitRecord): bigint =>
 const shown = (r: LimitRecord, n: bigint): number => (r.metric === 'usd' ? Number(n) / Number(NANO) : Number(n));
 
 // Over 80 lines as a closure of short methods over one state, the shape of every control service here.
-export function createLimits(deps: LimitsDeps): LimitsPort & { admission: AdmissionSource; close(): Promise<void> } {
+export function createLimits(deps: LimitsDeps): LimitsPort & {
+  admission: AdmissionSource;
+  /**
+   * Whether admission has nothing to do (no limit enabled, the loop brake off): now, then after each change
+   * of it. An edge thread without the limits' state hands its gateway calls to this thread while it is false.
+   */
+  followIdle(follower: Follower<boolean>): () => void;
+  close(): Promise<void>;
+} {
   const { env, repo, log } = deps;
   const now = deps.now ?? Date.now;
   const crud = auditedCrud<LimitRecord>({ env, audit: deps.audit, resourceType: 'limit', repo, keyOf: (l) => l.id });
@@ -77,6 +86,15 @@ export function createLimits(deps: LimitsDeps): LimitsPort & { admission: Admiss
   const tripped = new Map<string, { record: LimitRecord; key: string; resetsAt: number }>();
   let active: ActiveLimit[] = [];
   const brake = createLoopBrake({ env, repo, audit: deps.audit, bus: deps.bus, log, now });
+  const idleFollowers = createFollowers<boolean>();
+  const idle = () => active.length === 0 && !brake.active();
+  let toldIdle = true;
+  /** Tells the followers when idleness changed; settles once each has it. */
+  const tellIdle = async () => {
+    if (idle() === toldIdle) return;
+    toldIdle = idle();
+    await idleFollowers.tell(toldIdle);
+  };
 
   function refreshActive(): void {
     active = [...records.values()].filter((r) => r.enabled).map((record) => ({ record, max: ledgerMax(record) }));
@@ -120,6 +138,7 @@ export function createLimits(deps: LimitsDeps): LimitsPort & { admission: Admiss
   }
   const journal = deps.journalDir === undefined ? null : replayJournal(deps.journalDir);
   refreshActive();
+  toldIdle = idle();
 
   function replayJournal(dir: string): LimitJournal {
     for (const s of replayable(dir, covered)) {
@@ -301,6 +320,7 @@ export function createLimits(deps: LimitsDeps): LimitsPort & { admission: Admiss
       await crud.put(record, { action: 'limit.create', actor, requestId, metadata: metadataOf(record) });
       records.set(record.id, record);
       refreshActive();
+      await tellIdle();
       return view(record);
     },
     async update(id, patch, actor, requestId) {
@@ -310,6 +330,7 @@ export function createLimits(deps: LimitsDeps): LimitsPort & { admission: Admiss
       await crud.put(next, { action: 'limit.update', actor, requestId, metadata: metadataOf(next) });
       records.set(id, next);
       refreshActive();
+      await tellIdle();
       return view(next);
     },
     async remove(id, actor, requestId) {
@@ -318,8 +339,25 @@ export function createLimits(deps: LimitsDeps): LimitsPort & { admission: Admiss
       await crud.remove(id, entry, () => repo.stageForget(id));
       records.delete(id);
       refreshActive();
+      await tellIdle();
     },
-    brake,
+    brake: {
+      ...brake,
+      async update(patch, actor, requestId) {
+        const config = await brake.update(patch, actor, requestId);
+        await tellIdle();
+        return config;
+      },
+      async resume(session, actor, requestId) {
+        const resumed = await brake.resume(session, actor, requestId);
+        await tellIdle();
+        return resumed;
+      },
+    },
+    followIdle(follower) {
+      follower(toldIdle);
+      return idleFollowers.add(follower);
+    },
     admission: {
       active: () => active,
       ledger,
