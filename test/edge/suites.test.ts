@@ -37,6 +37,9 @@ describe('http/cors', async () => {
 describe('http/event-stream', async () => {
   await import('./http/event-stream.suite.ts');
 });
+describe('http/forward', async () => {
+  await import('./http/forward.suite.ts');
+});
 describe('http/host-check', async () => {
   await import('./http/host-check.suite.ts');
 });
