@@ -64,6 +64,9 @@ describe('shared/body-arena', async () => {
 describe('shared/port-channel', async () => {
   await import('./shared/port-channel.suite.ts');
 });
+describe('shared/relay-over-port', async () => {
+  await import('./shared/relay-over-port.suite.ts');
+});
 describe('shared/sse', async () => {
   await import('./shared/sse.suite.ts');
 });
