@@ -1,4 +1,4 @@
-import { createRegistry } from './registry.ts';
+import { createRegistry, type MetricSnapshot } from './registry.ts';
 import { createRelayMetrics } from './relay-tap.ts';
 import { createStateMetrics, type StateSources } from './state.ts';
 import { createTrafficMetrics } from './traffic.ts';
@@ -25,7 +25,8 @@ export function createServiceMetrics(state: StateSources) {
     limitRefused: (metric: string) => refusals.labels(metric).inc(),
     /** Wraps the relay pool the gateway uses. */
     tapRelay: relay.tap,
-    render: () => registry.render(),
+    /** With `others`, other threads' snapshots (their `snapshot()`), merged series by series. */
+    render: (others?: readonly MetricSnapshot[][]) => registry.render(others),
     close: () => stateMetrics.close(),
   };
 }

@@ -22,6 +22,7 @@ const REDACT = [
 ];
 
 const BASE = { service: 'switchyard' };
+const LOG_REDACTION = { paths: REDACT, censor: '[redacted]' };
 
 // The ISO time of the current millisecond, formatted once for every line logged in it (formatting a Date
 // cost more than the rest of a request line).
@@ -42,10 +43,40 @@ const BATCH_BYTES = 64 * 1024;
 /** `tail` keeps the newest lines for GET /v1/logs (edge/http/log-tail.ts). */
 export function createLogger(level: string = process.env.SWITCHYARD_LOG_LEVEL ?? 'info', tail?: LogTail): Logger {
   return pino(
-    { level, base: BASE, timestamp: () => `,"time":"${isoNow()}"`, redact: { paths: REDACT, censor: '[redacted]' } },
+    { level, base: BASE, timestamp: () => `,"time":"${isoNow()}"`, redact: LOG_REDACTION },
     // In this content mode the destination takes Buffers (its typings name only strings).
     batched(pino.destination({ fd: 1, sync: false, contentMode: 'buffer' }) as unknown as Flushable<Buffer>, tail),
   );
+}
+
+/**
+ * An edge thread's logger: the same options and line format with the thread's number, its lines handed to
+ * `post` in batches every LOG_BATCH_MS for the control thread to write where its own go (stdout, the tail of
+ * GET /v1/logs).
+ */
+export function createPostingLogger(level: string, edgeThread: number, post: (lines: string[]) => void): Logger {
+  let batch: string[] | null = null;
+  const drain = () => {
+    if (batch === null) return;
+    const lines = batch;
+    batch = null;
+    post(lines);
+  };
+  const destination: Flushable<string> = {
+    write(line) {
+      if (batch === null) {
+        batch = [];
+        setTimeout(drain, LOG_BATCH_MS);
+      }
+      batch.push(line);
+    },
+    flush(cb) {
+      drain();
+      cb?.();
+    },
+  };
+  const base = { ...BASE, edgeThread };
+  return pino({ level, base, timestamp: () => `,"time":"${isoNow()}"`, redact: LOG_REDACTION }, destination);
 }
 
 interface Flushable<T> {
@@ -91,6 +122,12 @@ function batched(destination: Flushable<Buffer>, tail?: LogTail): Flushable<stri
   };
 }
 
+/** Writes a line as `log` writes its own (to stdout and the tail): an edge thread's lines, written here. */
+export function lineWriter(log: Logger): (line: string) => void {
+  const destination = (log as unknown as Record<symbol, DestinationStream>)[pino.symbols.streamSym]!;
+  return (line) => void destination.write(line);
+}
+
 /** The fields of a `usage` line; see docs/api.md. */
 export interface UsageLine {
   reqId: string;
@@ -133,7 +170,9 @@ const cacheWrites = (u: UsageReport): string =>
  */
 export function createAccessLogger(log: Logger): AccessLog {
   const destination = (log as unknown as Record<symbol, DestinationStream>)[pino.symbols.streamSym]!;
-  const opening = () => `{"level":30,"time":"${isoNow()}","service":${JSON.stringify(BASE.service)},"reqId":`;
+  // The logger's base fields as pino writes them (`,"service":"switchyard"`, and an edge thread's number).
+  const base = (log as unknown as Record<symbol, string>)[pino.symbols.chindingsSym] ?? '';
+  const opening = () => `{"level":30,"time":"${isoNow()}"${base},"reqId":`;
   return {
     request(reqId, method, route, status, outcome, durationMs) {
       if (!log.isLevelEnabled('info')) return;

@@ -3,15 +3,15 @@ import { CONTENT_TYPE } from '../../protocol/metrics.ts';
 import { route, type RouteDef } from '../http/router.ts';
 
 // Prometheus scrapes with a bearer token like any client; `read` is enough, as for the usage routes.
-export function metricsRoutes(render: () => string): RouteDef[] {
+export function metricsRoutes(render: () => string | Promise<string>): RouteDef[] {
   return [
     route({
       method: 'GET',
       path: '/metrics',
       scope: 'read',
-      handle: ({ req }) => {
+      handle: async ({ req }) => {
         readQuery(req.query, []);
-        return { raw: render(), headers: { 'content-type': CONTENT_TYPE } };
+        return { raw: await render(), headers: { 'content-type': CONTENT_TYPE } };
       },
     }),
   ];
