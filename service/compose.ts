@@ -1,8 +1,13 @@
 import type { Logger } from 'pino';
 import { createApp } from '../edge/http/app.ts';
-import { createBodyBudget } from '../edge/http/body-budget.ts';
+import { createBodyBudget, defaultBodyBudget } from '../edge/http/body-budget.ts';
 import { chooseEdge, type EdgeMode } from '../edge/http/choose-edge.ts';
 import { createLogTail, type LogTail } from '../edge/http/log-tail.ts';
+import { lineWriter } from '../edge/http/log.ts';
+import { GATEWAY_OPS } from '../protocol/gateway.ts';
+import { startEdgeThreads, type EdgeThreads } from './edge-threads.ts';
+import { availableParallelism } from 'node:os';
+import { createServer, type AddressInfo } from 'node:net';
 import { listen } from '../edge/http/server.ts';
 import { capabilitiesRoute } from '../edge/routes/capabilities.ts';
 import { openapiRoute } from '../edge/routes/openapi.ts';
@@ -21,6 +26,7 @@ import { tokensFamily } from './families/tokens.ts';
 import { usageFamily } from './families/usage.ts';
 import { createFamilies } from './family.ts';
 import type { Parts } from './parts.ts';
+import type { RouteDef } from '../edge/http/router.ts';
 
 // The composition root: starts the families (service/families/) in order, binds the listener, and knows how to
 // stop. Each family is one part of the service with its routes and its close; the order is the one in which
@@ -43,6 +49,11 @@ export interface ServiceOptions {
   now?: () => number;
   /** For tests: the routes reach the control plane's ports over a MessagePort (control-channel.ts). */
   controlChannel?: boolean;
+  /**
+   * SWITCHYARD_EDGE_THREADS: threads that accept connections and serve the gateway (edge-threads.ts); 1, the
+   * main thread alone, by default. Several need the uWebSockets.js edge; node:http serves from one.
+   */
+  edgeThreads?: number;
 }
 
 export interface RunningService {
@@ -66,6 +77,7 @@ export async function startService({
   beforeFamily,
   now = Date.now,
   controlChannel = false,
+  edgeThreads: threadsAsked = 1,
 }: ServiceOptions): Promise<RunningService> {
   const { edge, uws, build, failures } = chooseEdge(edgeMode);
   if (build !== undefined) log.info({ edge, build }, 'native uWebSockets.js binary loaded');
@@ -76,10 +88,19 @@ export async function startService({
       'no native uWebSockets.js build loads here: serving HTTP with node:http instead (see README)',
     );
 
+  // Several threads need uWS (node:http cannot share a port between threads here) and Linux, whose SO_REUSEPORT
+  // spreads connections (elsewhere the last thread to listen would take them all).
+  const threads = edge === 'uWebSockets.js' && process.platform === 'linux' ? threadsAsked : 1;
+  if (threads !== threadsAsked)
+    log.warn(
+      { edge, edgeThreads: threadsAsked },
+      'several edge threads need uWebSockets.js on Linux: serving from one',
+    );
   const control = createControlChannel(controlChannel);
   const p = { dataDir, log, logTail, edge, boundPort: null, draining: false, now, control } as Partial<Parts> as Parts;
   const families = createFamilies(log, beforeFamily && ((name) => beforeFamily(name, p)));
-  let listening: Awaited<ReturnType<typeof listen>>;
+  let listening: Awaited<ReturnType<typeof listen>> | undefined;
+  let edgeThreads: EdgeThreads | null = null;
   try {
     await families.start('store', () => storeFamily(p));
     await families.start('tokens', () => tokensFamily(p));
@@ -109,17 +130,23 @@ export async function startService({
       isDraining: () => p.draining,
       observe: p.metrics.observer,
     });
-    listening = await listen(uws, app, p.listener.host, port, {
+    // uWS sets SO_REUSEPORT only on a port named: with several threads, port 0 becomes a free port first.
+    const bound = threads > 1 && port === 0 ? await freePort(p.listener.host) : port;
+    listening = await listen(uws, app, p.listener.host, bound, {
       arena: p.relayPool.arena,
-      bodyBudget: createBodyBudget(() => config.bodyBudgetLimit),
+      // Each edge thread holds its share of the bodies' bytes.
+      bodyBudget: createBodyBudget(() => Math.floor(config.bodyBudgetLimit / threads)),
+      shared: threads > 1,
     });
+    if (threads > 1) edgeThreads = await startThreads(p, routes, threads, listening.port);
   } catch (err) {
+    listening?.stopListening();
     await families.close();
     control.close();
     throw err;
   }
   const { listener } = p;
-  listener.port = p.boundPort = listening.port;
+  listener.port = p.boundPort = listening!.port;
   log.info({ host: listener.host, port: listener.port, networkExposed: listener.networkExposed }, 'listening');
   // So that `switchyard token` finds this data directory without SWITCHYARD_HOME (bin/locate.js).
   const forgetInstance = recordInstance({ port: listener.port, dataDir });
@@ -128,12 +155,16 @@ export async function startService({
   async function close(drainMs = 10_000): Promise<void> {
     p.draining = true;
     families.drain();
-    listening.stopListening();
+    const { stopListening, idle, inflight } = listening!;
+    stopListening();
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([listening.idle(), new Promise((r) => (timer = setTimeout(r, drainMs)))]);
+    await Promise.all([
+      Promise.race([idle(), new Promise((r) => (timer = setTimeout(r, drainMs)))]),
+      edgeThreads?.drain(drainMs),
+    ]);
     clearTimeout(timer);
-    if (listening.inflight() > 0)
-      log.warn({ inflight: listening.inflight() }, 'shutting down with requests still in flight');
+    if (inflight() > 0) log.warn({ inflight: inflight() }, 'shutting down with requests still in flight');
+    await edgeThreads?.close();
     await families.close();
     control.close();
     forgetInstance();
@@ -149,4 +180,53 @@ export async function startService({
     bootstrapSecret: p.bootstrapSecret,
     close: (drainMs) => (closing ??= close(drainMs)),
   };
+}
+
+/** Starts the edge threads beside this one on `port`, each following the control plane's state. */
+function startThreads(p: Parts, routes: readonly RouteDef[], threads: number, port: number): Promise<EdgeThreads> {
+  const gateway = new Set(Object.values(GATEWAY_OPS).map((op) => `${op.method} ${op.path}`));
+  const autoBodyBudget = defaultBodyBudget();
+  return startEdgeThreads({
+    count: threads - 1,
+    dataDir: p.dataDir,
+    host: p.listener.host,
+    port,
+    networkExposed: p.listener.networkExposed,
+    logLevel: p.log.level,
+    log: p.log,
+    routes,
+    served: gateway,
+    relayThreads: Math.max(1, Math.ceil(availableParallelism() / threads)),
+    followAuth: (follower) => p.tokens.followAuth(follower),
+    followCatalog: (follower) => p.catalog.follow(follower),
+    followSettings: (follower) => p.followSettings(follower),
+    followAdmissionIdle: (follower) => p.limits.followIdle(follower),
+    edgeSettings: (s) => ({
+      allowedOrigins: [...s.cors.allowedOrigins],
+      jsonBodyBytes: s.limits.jsonBodyBytes,
+      multipartBodyBytes: s.limits.multipartBodyBytes,
+      bodyBudgetBytes: Math.floor((s.limits.inflightBodyBytes ?? autoBodyBudget) / threads),
+      providerOrder: [...s.routing.providerOrder],
+    }),
+    smart: p.gatewaySmart,
+    runtime: p.local.runtimePool,
+    recordUsage: (event) => p.recordUsage(event),
+    noteUses: (uses) => p.tokens.noteUses(uses),
+    writeLine: lineWriter(p.log),
+  }).then((edgeThreads) => {
+    p.edgeThreadMetrics = () => edgeThreads.metrics();
+    return edgeThreads;
+  });
+}
+
+/** A port free now on `host` (the kernel's pick for port 0). */
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen({ host, port: 0, exclusive: true }, () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
 }

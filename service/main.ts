@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { spawn } from 'node:child_process';
 import { printToken, resolveDataDir, resolvePort, undoFreshStart } from './data-dir.ts';
 import { DataDirLocked } from '../store/dir-lock.ts';
@@ -79,7 +80,7 @@ async function start(): Promise<void> {
   const { startService } = await import('./compose.ts');
   const { createLogger } = await import('../edge/http/log.ts');
   const { createLogTail } = await import('../edge/http/log-tail.ts');
-  const { parseEdgeMode } = await import('../edge/http/choose-edge.ts');
+  const { parseEdgeMode, parseEdgeThreads } = await import('../edge/http/choose-edge.ts');
   const dataDir = resolveDataDir();
   const logTail = createLogTail();
   const log = createLogger(undefined, logTail);
@@ -91,6 +92,7 @@ async function start(): Promise<void> {
     logTail,
     // SWITCHYARD_ALLOW_SLOW_EDGE is no longer read: where no native build loads, node:http serves anyway.
     edge: parseEdgeMode(process.env.SWITCHYARD_EDGE),
+    edgeThreads: parseEdgeThreads(process.env.SWITCHYARD_EDGE_THREADS, availableParallelism()),
   }).catch((err: unknown) => {
     // A second start on a taken port must not leave a data directory with a token nobody saw. One refused the
     // data directory's lock touches nothing: the directory belongs to the service that holds it, which may have

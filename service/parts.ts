@@ -37,6 +37,9 @@ import type { ProxyPool } from '../workers/proxy/pool.ts';
 import type { ControlChannel } from './control-channel.ts';
 import type { AuthTable } from '../protocol/auth-table.ts';
 import type { createRelayPool } from '../workers/proxy/relay-pool.ts';
+import type { MetricSnapshot } from '../control/metrics/registry.ts';
+import type { UsageEvent } from '../protocol/gateway.ts';
+import type { SmartRoutingPort } from '../protocol/ports/smart-route.ts';
 
 // What the families build, in one place the later families read from. A family sets its own members while it
 // starts (service/families/*.ts, in compose.ts's order); a member of a later family is read only inside a
@@ -75,7 +78,7 @@ export interface Parts {
   listener: ListenerInfo;
   edgeConfig: EdgeConfig;
   /** Calls `follow` with the settings now and after each change. */
-  followSettings(follow: (next: StoredSettings) => unknown): void;
+  followSettings(follow: (next: StoredSettings) => unknown): () => void;
   // gauge
   gauge: GaugeActor;
   gaugeSources: GaugeSourceRepo;
@@ -92,6 +95,8 @@ export interface Parts {
   prices: PriceIndex;
   serviceActivity: ReturnType<typeof createServiceActivity>;
   metrics: ReturnType<typeof createServiceMetrics>;
+  /** The metrics of the edge threads beside this one (service/edge-threads.ts); none with one edge thread. */
+  edgeThreadMetrics(): Promise<MetricSnapshot[][]>;
   // providers and catalog
   pool: ProxyPool;
   catalog: CatalogService;
@@ -102,6 +107,10 @@ export interface Parts {
   // gateway
   relayPool: ReturnType<typeof createRelayPool>;
   smartRoute: ReturnType<typeof createSmartRouting>;
+  /** Where a gateway call's usage goes besides the metrics: the meter, Gauge's activity and its scheduler. */
+  recordUsage(event: UsageEvent): void;
+  /** What the gateway's routes resolve `@` names with, its capacity tapped for Gauge's live headers. */
+  gatewaySmart: SmartRoutingPort;
   limits: ReturnType<typeof createLimits>;
   /** A catalog model's USD price now: its record's, else the price database's (the meter and dollar limits). */
   priceOf(modelId: string): ModelPricing | null;

@@ -40,3 +40,23 @@ export function chooseEdge(
     throw new Error(`SWITCHYARD_EDGE=uws, but no native uWebSockets.js build loads: ${native.failures.join('; ')}.`);
   return { edge: 'node:http', uws: nodeHttpUws(), failures: native.failures };
 }
+
+/** The most edge threads SWITCHYARD_EDGE_THREADS may ask for. */
+export const EDGE_THREADS_MAX = 32;
+
+/**
+ * SWITCHYARD_EDGE_THREADS: a count from 1 to EDGE_THREADS_MAX, or `auto` (the default): one thread up to four
+ * cores, where a second costs more than it gives (bench/RESULTS.md), else a quarter of the cores.
+ */
+export function parseEdgeThreads(value: string | undefined, cores: number): number {
+  if (value === undefined || value === '' || value === 'auto')
+    return cores <= 4 ? 1 : Math.min(8, Math.floor(cores / 4));
+  const n = /^\d{1,2}$/.test(value) ? Number(value) : Number.NaN;
+  if (!(n >= 1 && n <= EDGE_THREADS_MAX)) {
+    throw new Error(
+      `SWITCHYARD_EDGE_THREADS must be auto or a count from 1 to ${EDGE_THREADS_MAX}, ` +
+        `not ${JSON.stringify(value.slice(0, 40))}.`,
+    );
+  }
+  return n;
+}

@@ -35,6 +35,11 @@ export interface ListenOptions {
   bodyBudget?: BodyBudget;
   /** How slowly a body may arrive (body-pace.ts); tests shorten it. */
   bodyPace?: BodyPace;
+  /**
+   * Listen with SO_REUSEPORT, beside the service's other edge threads on the same port (the kernel spreads
+   * connections between them). Only with several edge threads: alone, the listener takes the port exclusively.
+   */
+  shared?: boolean;
 }
 
 export function listen(
@@ -44,7 +49,7 @@ export function listen(
   port: number,
   options: ListenOptions = {},
 ): Promise<Listening> {
-  const { arena, bodyBudget, bodyPace = BODY_PACE } = options;
+  const { arena, bodyBudget, bodyPace = BODY_PACE, shared = false } = options;
   const server: TemplatedApp = uws.App();
   const listener: ListenerState = { inflight: 0, idleWaiters: [], arena, bodyBudget };
 
@@ -109,7 +114,8 @@ export function listen(
       options: number,
       cb: (socket: us_listen_socket | false) => void,
     ) => void;
-    listenExclusive.call(server, host, port, LIBUS_LISTEN_EXCLUSIVE_PORT, (socket: us_listen_socket | false) => {
+    const flags = shared ? 0 : LIBUS_LISTEN_EXCLUSIVE_PORT;
+    listenExclusive.call(server, host, port, flags, (socket: us_listen_socket | false) => {
       if (!socket) {
         reject(new Error(`cannot listen on ${host}:${port} (in use or not permitted)`));
         return;

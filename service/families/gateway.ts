@@ -39,7 +39,15 @@ export async function gatewayFamily(p: Parts): Promise<Family> {
       })),
   });
   p.relayPool = createRelayPool({ dataDir });
+  // An edge thread's calls report here too (edge-threads.ts); it counts their metrics itself.
+  p.recordUsage = (event) => {
+    p.meter.record(event);
+    p.serviceActivity.record(event);
+    p.gauge.traffic();
+  };
   const { smart } = p.smartRoute;
+  // Gauge's live-headers source hears the same answer heads as Smart Route's capacity tracker.
+  p.gatewaySmart = { ...smart, capacity: tapCapacity(smart.capacity, () => p.catalog.current(), p.gauge) };
   return {
     routes: () => [
       ...p.smartRoute.routes,
@@ -52,13 +60,10 @@ export async function gatewayFamily(p: Parts): Promise<Family> {
         admission: createAdmission(p.limits.admission, p.priceOf),
         priceOf: p.priceOf,
         recordUsage: (event) => {
-          p.meter.record(event);
           p.metrics.usage(event);
-          p.serviceActivity.record(event);
-          p.gauge.traffic();
+          p.recordUsage(event);
         },
-        // Gauge's live-headers source hears the same answer heads as Smart Route's capacity tracker.
-        smart: { ...smart, capacity: tapCapacity(smart.capacity, () => p.catalog.current(), p.gauge) },
+        smart: p.gatewaySmart,
         // A name the catalog does not know: a GGUF file of the embedded runtime, else a provider's plain model name.
         unresolved: firstOf(
           embeddedFallback(p.local.library),

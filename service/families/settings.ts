@@ -59,8 +59,9 @@ export function settingsFamily(p: Parts, port: number): Family {
   });
   // Later families follow the settings from their own start: with what holds now, then with each change.
   p.followSettings = (follow) => {
-    followers.add(follow);
+    const unfollow = followers.add(follow);
     follow(p.settings.current());
+    return unfollow;
   };
   return {
     routes: () => [...settingsRoutes(p.control.port<SettingsPort>('settings', p.settings, SETTINGS_METHODS))],

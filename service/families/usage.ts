@@ -43,6 +43,7 @@ export function usageFamily(p: Parts): Family {
     sourceEnabled: () => p.gaugeSources.get('service')?.enabled === true,
   });
   // GET /metrics: counted on the app's answers, the relay's calls and the usage events; the rest read at a scrape.
+  p.edgeThreadMetrics = async () => [];
   p.metrics = createServiceMetrics({
     version: VERSION_INFO.version,
     edge: p.edge,
@@ -63,7 +64,8 @@ export function usageFamily(p: Parts): Family {
   });
   return {
     routes: () => [
-      ...metricsRoutes(p.metrics.render),
+      // Every edge thread's series, added up (edge-threads.ts).
+      ...metricsRoutes(async () => p.metrics.render(await p.edgeThreadMetrics())),
       ...usageRoutes(usageRepo(env, (tokenId) => p.tokens.ownerOf(tokenId))),
     ],
     async close() {

@@ -187,7 +187,7 @@ function capturingLogger(
  * sets it before importing its suites (suites-channel.test.ts runs management suites with the routes reaching
  * the control plane over a MessagePort).
  */
-export const inProcessDefaults = { controlChannel: false };
+export const inProcessDefaults = { controlChannel: false, edgeThreads: 1 };
 
 export async function startInProcess(
   options: {
@@ -196,6 +196,8 @@ export async function startInProcess(
     port?: number;
     now?: () => number;
     controlChannel?: boolean;
+    /** Edge threads (service/edge-threads.ts); a family file may set inProcessDefaults.edgeThreads instead. */
+    edgeThreads?: number;
   } = {},
 ): Promise<InProcessService> {
   const home = options.home ?? tempHome();
@@ -226,6 +228,7 @@ export async function startInProcess(
       edge: parseEdgeMode(process.env.SWITCHYARD_EDGE),
       ...(options.now && { now: options.now }),
       controlChannel: options.controlChannel ?? inProcessDefaults.controlChannel,
+      edgeThreads: options.edgeThreads ?? inProcessDefaults.edgeThreads,
     });
   } catch (err) {
     release();

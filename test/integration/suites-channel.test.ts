@@ -1,13 +1,17 @@
 import { describe } from 'node:test';
+import { withTwoEdgeThreads } from '../helpers/edge-threads.ts';
 import { inProcessDefaults } from '../helpers/in-process.ts';
 
 // Management suites with every route reaching the control plane's ports over a MessagePort
-// (service/control-channel.ts), as routes on W3.2's edge threads will: each argument and answer is cloned, a
-// ServiceError crosses as data, and a route that forgets to await its port fails here (a port called in the
-// route's own thread answers at once, and a missing await goes unseen). These suites moved here from the
+// (service/control-channel.ts), as a thread apart from the control plane reaches them: each argument and answer
+// is cloned, a ServiceError crosses as data, and a route that forgets to await its port fails here (a port called
+// in the route's own thread answers at once, and a missing await goes unseen). These suites moved here from the
 // control, gateway and Gauge families; the direct calls the service makes by default are what every other
 // suite, the CLI and the dashboard tests use.
 inProcessDefaults.controlChannel = true;
+// And with two edge threads where uWebSockets.js loads (service/edge-threads.ts): a route reached on the second
+// thread is forwarded to the main thread, where it calls its port over the channel.
+withTwoEdgeThreads();
 
 describe('settings', async () => {
   await import('./settings.suite.ts');

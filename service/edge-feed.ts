@@ -1,0 +1,85 @@
+import type { MetricSnapshot } from '../control/metrics/registry.ts';
+import type { AuthChange } from '../protocol/auth-table.ts';
+import type { CatalogChange } from '../protocol/catalog-index.ts';
+import type { RouteShape } from '../protocol/forward.ts';
+import type { UsageEvent } from '../protocol/gateway.ts';
+import { methodsOf } from '../protocol/ports/methods.ts';
+
+// What passes between the control thread and an edge thread (edge-threads.ts, edge-worker.ts) besides
+// forwarded requests and embedded-runtime calls. The control thread calls the edge thread's feed (its copies
+// of the auth table, the catalog, the settings), and each call's answer is the thread's acknowledgement. The
+// edge thread posts its reports one way, in one batch per event-loop turn.
+
+/** The settings an edge thread reads per request. */
+export interface EdgeSettings {
+  allowedOrigins: string[];
+  jsonBodyBytes: number;
+  multipartBodyBytes: number;
+  /** This thread's share of the request-body bytes held at once. */
+  bodyBudgetBytes: number;
+  /** The order in which a plain model name is tried against providers (edge/gateway/plain-names.ts). */
+  providerOrder: string[];
+}
+
+export interface EdgeFeedPort {
+  auth(change: AuthChange): void;
+  catalog(change: CatalogChange): void;
+  settings(next: EdgeSettings): void;
+  /** False while a limit or the loop brake is on: the thread then hands its gateway calls to the control thread. */
+  admissionIdle(idle: boolean): void;
+  /** Starts accepting connections, once the copies above hold the control thread's state. */
+  listen(): Promise<void>;
+  /** Stops accepting; settles once no request is in flight, or after `drainMs`. */
+  drain(drainMs: number): Promise<void>;
+  /** Stops the thread's relay workers and store; its last reports are posted before this settles. */
+  close(): Promise<void>;
+  metrics(): MetricSnapshot[];
+}
+
+/** The feed as the control thread calls it: every method answers a promise, the thread's acknowledgement. */
+export type RemoteFeed = {
+  [K in keyof EdgeFeedPort]: (...args: Parameters<EdgeFeedPort[K]>) => Promise<Awaited<ReturnType<EdgeFeedPort[K]>>>;
+};
+
+export const EDGE_FEED_METHODS = methodsOf<EdgeFeedPort>()([
+  'auth',
+  'catalog',
+  'settings',
+  'admissionIdle',
+  'listen',
+  'drain',
+  'close',
+  'metrics',
+]);
+
+/** One way, edge thread to control thread. */
+export type EdgeReport =
+  | { t: 'usage'; event: UsageEvent }
+  | { t: 'log'; lines: string[] }
+  /** Tokens this thread authenticated, with when (protocol/auth-table.ts `takeUses`). */
+  | { t: 'uses'; uses: [string, number][] }
+  | { t: 'headers'; modelId: string; headers: Record<string, string> }
+  | { t: 'rateLimited'; modelId: string; retryAfterSeconds: number | null }
+  | { t: 'latency'; modelId: string; ms: number };
+
+/** What an edge thread starts with. The MessagePorts travel beside it, in the transfer list. */
+export interface EdgeWorkerData {
+  index: number;
+  dataDir: string;
+  host: string;
+  port: number;
+  networkExposed: boolean;
+  logLevel: string;
+  /** The control thread's routes the edge thread forwards (every route but the gateway's). */
+  shapes: RouteShape[];
+  relayThreads: number;
+  ports: {
+    feed: MessagePort;
+    calls: MessagePort;
+    forward: MessagePort;
+    runtime: MessagePort;
+    reports: MessagePort;
+  };
+}
+
+type MessagePort = import('node:worker_threads').MessagePort;

@@ -1,0 +1,173 @@
+import { join } from 'node:path';
+import { parentPort, workerData } from 'node:worker_threads';
+import { createRelayMetrics } from '../control/metrics/relay-tap.ts';
+import { createRegistry } from '../control/metrics/registry.ts';
+import { createTrafficMetrics } from '../control/metrics/traffic.ts';
+import { firstOf, plainNames } from '../edge/gateway/plain-names.ts';
+import { gatewayRoutes } from '../edge/gateway/routes.ts';
+import { createApp } from '../edge/http/app.ts';
+import { createBodyBudget } from '../edge/http/body-budget.ts';
+import { chooseEdge } from '../edge/http/choose-edge.ts';
+import { corsPolicy } from '../edge/http/cors.ts';
+import { forwardClient, forwardedRoutes } from '../edge/http/forward-routes.ts';
+import { createPostingLogger } from '../edge/http/log.ts';
+import { listen, type Listening } from '../edge/http/server.ts';
+import { connectionsClosed } from '../edge/http/open-connections.ts';
+import { createAuthTable } from '../protocol/auth-table.ts';
+import { createCatalogMirror } from '../protocol/catalog-index.ts';
+import { ServiceError } from '../protocol/errors.ts';
+import type { FromControl } from '../protocol/forward.ts';
+import { responseRouteRepo } from '../store/response-route-repo.ts';
+import { openStoreEnv } from '../store/env.ts';
+import { createRelayPool } from '../workers/proxy/relay-pool.ts';
+import { withEmbeddedRuntime } from '../workers/runtime/runtime-pool.ts';
+import { portClient, servePorts } from '../workers/shared/port-channel.ts';
+import { remoteRelayPool } from '../workers/shared/relay-over-port.ts';
+import {
+  EDGE_FEED_METHODS,
+  type EdgeFeedPort,
+  type EdgeReport,
+  type EdgeSettings,
+  type EdgeWorkerData,
+} from './edge-feed.ts';
+import { edgeSmartRouting, FORWARD_TO_CONTROL, reportBatcher } from './edge-worker-parts.ts';
+
+// An edge thread (docs/api.md, "Edge threads"): its own listener on the service's port, its own relay workers,
+// and copies of what the hot path reads, fed by the control thread (edge-threads.ts). It serves the gateway's
+// routes itself and hands every other route to the control thread whole (edge/http/forward-routes.ts).
+
+const data = workerData as EdgeWorkerData;
+const { ports } = data;
+const reports = reportBatcher((batch: EdgeReport[]) => ports.reports.postMessage(batch));
+const log = createPostingLogger(data.logLevel, data.index, (lines) => reports.add({ t: 'log', lines }));
+const auth = createAuthTable();
+const catalog = createCatalogMirror();
+let settings: EdgeSettings | null = null;
+let cors = corsPolicy([]);
+let admissionIdle = true;
+
+const registry = createRegistry();
+const traffic = createTrafficMetrics(registry);
+const relayMetrics = createRelayMetrics(registry);
+const env = openStoreEnv(data.dataDir);
+const relayPool = createRelayPool({ dataDir: data.dataDir, threads: data.relayThreads });
+const runtime = remoteRelayPool(ports.runtime);
+const forwarding = forwardClient((m, transfer) => ports.forward.postMessage(m, transfer ?? []));
+ports.forward.on('message', (m: FromControl) => forwarding.take(m));
+const calls = portClient(ports.calls);
+
+const local = gatewayRoutes({
+  catalog,
+  pool: relayMetrics.tap(withEmbeddedRuntime(relayPool, runtime)),
+  responses: responseRouteRepo(env),
+  log,
+  spillDir: join(data.dataDir, 'tmp'),
+  smart: edgeSmartRouting(calls, reports),
+  recordUsage(event) {
+    traffic.usage(event);
+    reports.add({ t: 'usage', event });
+  },
+  // A GGUF file of the embedded runtime not yet in the catalog is the control thread's to find.
+  unresolved: firstOf(
+    (current, name) => {
+      const slash = name.indexOf('/');
+      if (slash > 0 && current.provider(name.slice(0, slash))?.kind === 'embedded') throw FORWARD_TO_CONTROL;
+      return null;
+    },
+    plainNames(() => settings?.providerOrder ?? []),
+  ),
+}).map((def) => {
+  const name = `${def.method} ${def.path}`;
+  return {
+    ...def,
+    async handle(ctx: Parameters<typeof def.handle>[0]) {
+      // Enforced limits count in the control thread's state: while one is on, it admits every call.
+      if (!admissionIdle) return forwarding.forward(name, await whole(ctx));
+      try {
+        return await def.handle(ctx);
+      } catch (err) {
+        if (err !== FORWARD_TO_CONTROL) throw err;
+        if (ctx.bodyStream !== null)
+          throw new ServiceError('INVALID_REQUEST', 'The embedded runtime takes no uploads: name a listed model.');
+        return forwarding.forward(name, ctx);
+      }
+    },
+  };
+});
+
+/** A streamed upload read whole, for the control thread (the app has bounded it by the multipart limit). */
+async function whole(ctx: Parameters<(typeof local)[number]['handle']>[0]) {
+  if (ctx.bodyStream === null) return ctx;
+  const chunks: Uint8Array[] = [];
+  for await (const chunk of ctx.bodyStream) chunks.push(chunk);
+  return { ...ctx, req: { ...ctx.req, body: Buffer.concat(chunks) }, bodyStream: null };
+}
+
+const app = createApp({
+  routes: [...local, ...forwardedRoutes(data.shapes, forwarding)],
+  log,
+  authenticate: (secret) => auth.authenticate(secret),
+  cors: () => cors,
+  jsonBodyLimit: () => settings!.jsonBodyBytes,
+  multipartBodyLimit: () => settings!.multipartBodyBytes,
+  listener: { host: data.host, networkExposed: data.networkExposed },
+  isDraining: () => draining,
+  observe: traffic.observer,
+});
+
+let listening: Listening | null = null;
+let draining = false;
+// The tokens this thread authenticated reach the control thread's `lastUsedAt` within a second.
+const usesTimer = setInterval(() => {
+  const uses = auth.takeUses();
+  if (uses.length > 0) reports.add({ t: 'uses', uses });
+}, 1000);
+usesTimer.unref();
+
+const feed: EdgeFeedPort = {
+  auth: (change) => auth.apply(change),
+  catalog: (change) => catalog.apply(change),
+  settings(next) {
+    settings = next;
+    cors = corsPolicy(next.allowedOrigins);
+  },
+  admissionIdle: (idle) => void (admissionIdle = idle),
+  async listen() {
+    const { uws } = chooseEdge('uws');
+    listening = await listen(uws, app, data.host, data.port, {
+      arena: relayPool.arena,
+      bodyBudget: createBodyBudget(() => settings!.bodyBudgetBytes),
+      shared: true,
+    });
+  },
+  async drain(drainMs) {
+    draining = true;
+    listening?.stopListening();
+    if (listening === null) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([listening.idle(), new Promise((r) => (timer = setTimeout(r, drainMs)))]);
+    clearTimeout(timer);
+    if (listening.inflight() > 0)
+      log.warn({ inflight: listening.inflight() }, 'edge thread stopping with requests in flight');
+  },
+  async close() {
+    clearInterval(usesTimer);
+    listening?.stopListening();
+    forwarding.close();
+    await Promise.all([relayPool.close(), runtime.close()]);
+    await env.close();
+    // The thread may stop only once uWS holds no connection in it (open-connections.ts).
+    if (!(await connectionsClosed(data.port)))
+      log.warn('edge thread stopping with connections still open; the process may abort');
+    const uses = auth.takeUses();
+    if (uses.length > 0) reports.add({ t: 'uses', uses });
+    log.flush();
+    reports.flush();
+    calls.close();
+  },
+  metrics: () => registry.snapshot(),
+};
+servePorts(ports.feed, { feed: { target: feed, methods: EDGE_FEED_METHODS } });
+// The feed holds the thread open until the control thread ends it.
+ports.feed.ref();
+parentPort?.postMessage({ t: 'started' });
