@@ -6,6 +6,8 @@ import type { ThreadClass } from './thread-cpu.ts';
 
 /** run.ts's name for the floor with two edge threads (FLOOR_EDGES=2), measured in a and b only. */
 export const FLOOR_2_EDGES = 'floor-2edges';
+/** Switchyard with two edge threads (SWITCHYARD_EDGE_THREADS=2), compared with the two-edge floor. */
+export const SWITCHYARD_2_EDGES = 'switchyard-2edges';
 
 const CLASSES: ThreadClass[] = ['edge', 'relay', 'gc', 'rest'];
 // The issue's targets: Switchyard's edge and total CPU per request against the floor's.
@@ -55,6 +57,7 @@ function table(L: string[], title: string, byTarget: Record<string, WrkResult[]>
   const sy = splitOf(byTarget.switchyard);
   const floor = splitOf(byTarget.floor);
   const floor2 = splitOf(byTarget[FLOOR_2_EDGES]);
+  const sy2 = splitOf(byTarget[SWITCHYARD_2_EDGES]);
   if (!sy && !floor && !floor2) return;
   L.push(`### ${title}`, '');
   L.push(
@@ -63,7 +66,7 @@ function table(L: string[], title: string, byTarget: Record<string, WrkResult[]>
   );
   L.push('|---|---|---|---|---|---|---|---|---|---|');
   if (sy) L.push(row('switchyard', sy, floor, true));
-  L.push('| switchyard (2 edge threads) | not built yet (SWITCHYARD_EDGE_THREADS) | - | - | - | - | - | - | - | - |');
+  if (sy2) L.push(row('switchyard (2 edge threads)', sy2, floor2, true));
   if (floor) L.push(row('floor', floor, undefined, false));
   if (floor2) L.push(row('floor (2 edge threads)', floor2, undefined, false));
   L.push('');
@@ -75,11 +78,12 @@ export function threadSection(results: Record<string, Record<string, WrkResult[]
   const L: string[] = ['## W3.2: CPU per request by thread, and the single-edge ceiling', ''];
   L.push(
     "The same runs as a, b and d, each target's own threads read from /proc/<pid>/task before and after every " +
-      'load: edge = the main thread and any `edge-*` thread; relay = relay workers (`sy-relay`, `floor-relay`); ' +
-      "GC = V8's platform threads (`V8Worker`; on Node 20 the four started after the task scheduler); rest = the " +
+      'load: edge = the main thread and any `edge-*` or `sy-edge` thread; relay = relay workers (`sy-relay`, ' +
+      "`floor-relay`); GC = V8's platform threads (`V8Worker`; on Node 20 the four started after the task " +
+      'scheduler); rest = the ' +
       'others (libuv pool, meter, ...). Total = the four (the process alone, no children). Single-edge ceiling = ' +
-      '1e6 / edge us per request: what one edge thread cannot pass (for the two-edge floor, edge is both ' +
-      'threads together, so the two can reach twice it). ' +
+      '1e6 / edge us per request: what one edge thread cannot pass (with two edge threads, edge is both ' +
+      'threads together, so the two can reach twice it; each is compared with the two-edge floor). ' +
       "Targets (W3.2): Switchyard's edge <= 1.3x the floor's, total <= 1.5x. " +
       `req/s at ${conns} connections.`,
     '',

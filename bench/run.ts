@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { report, type WrkResult } from './report.ts';
 import { call, startSwitchyard } from './switchyard.ts';
 import { countThreads } from './thread-cpu.ts';
-import { FLOOR_2_EDGES } from './report-threads.ts';
+import { FLOOR_2_EDGES, SWITCHYARD_2_EDGES } from './report-threads.ts';
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(BENCH, '..');
@@ -314,6 +314,31 @@ async function agents(
   };
 }
 
+/** The bench's provider and its three models on a Switchyard; the chat model's catalog ID. */
+async function addBenchModels(fakePort: number, port: number, auth: Record<string, string>): Promise<string> {
+  const prov = await call(
+    port,
+    'POST',
+    '/v1/providers',
+    auth,
+    JSON.stringify({ kind: 'openai_compatible', id: 'bench', baseUrl: `http://127.0.0.1:${fakePort}/v1` }),
+  );
+  if (prov.status !== 201) throw new Error(`provider: ${prov.status} ${prov.text}`);
+  let model = 'bench/bench-model';
+  for (const up of ['bench-model', 'bench-slow', 'bench-pace']) {
+    const m = await call(
+      port,
+      'POST',
+      '/v1/catalog/models',
+      auth,
+      JSON.stringify({ providerId: 'bench', upstreamModelId: up, families: ['styleA.chat_completions'] }),
+    );
+    if (m.status !== 201 && m.status !== 200) throw new Error(`catalog model: ${m.status} ${m.text}`);
+    if (up === 'bench-model') model = (JSON.parse(m.text) as { id: string }).id;
+  }
+  return model;
+}
+
 /** floor/edge.mjs with `edges` edge threads (FLOOR_EDGES) in front of the fake upstream, once it listens. */
 async function startFloor(fakePort: number, edges: number): Promise<{ child: ChildProcess; port: number }> {
   const name = edges === 1 ? 'floor' : `floor (${edges} edge threads)`;
@@ -433,26 +458,18 @@ async function main(): Promise<void> {
   const syPort = started.port;
   const token = started.token;
   const auth = { authorization: `Bearer ${token}` };
-  const prov = await call(
-    syPort,
-    'POST',
-    '/v1/providers',
-    auth,
-    JSON.stringify({ kind: 'openai_compatible', id: 'bench', baseUrl: `http://127.0.0.1:${fakePort}/v1` }),
-  );
-  if (prov.status !== 201) throw new Error(`provider: ${prov.status} ${prov.text}`);
-  let model = 'bench/bench-model';
-  for (const up of ['bench-model', 'bench-slow', 'bench-pace']) {
-    const m = await call(
-      syPort,
-      'POST',
-      '/v1/catalog/models',
-      auth,
-      JSON.stringify({ providerId: 'bench', upstreamModelId: up, families: ['styleA.chat_completions'] }),
-    );
-    if (m.status !== 201 && m.status !== 200) throw new Error(`catalog model: ${m.status} ${m.text}`);
-    if (up === 'bench-model') model = (JSON.parse(m.text) as { id: string }).id;
-  }
+  const model = await addBenchModels(fakePort, syPort, auth);
+  // The same service with two edge threads (SWITCHYARD_EDGE_THREADS=2), beside the floor's two, in a and b only.
+  const home2 = join(work, 'switchyard-2edges-home');
+  mkdirSync(home2, { recursive: true, mode: 0o700 });
+  const started2 = await startSwitchyard({
+    home: home2,
+    logFile: join(work, 'switchyard-2edges.log'),
+    track,
+    env: { SWITCHYARD_EDGE_THREADS: '2' },
+  });
+  const auth2 = { authorization: `Bearer ${started2.token}` };
+  await addBenchModels(fakePort, started2.port, auth2);
   log('switchyard on', syPort, 'model', model);
 
   const direct: Target = {
@@ -493,6 +510,16 @@ async function main(): Promise<void> {
       model,
       pids: () => tree(sy.pid!),
       threadsOf: () => sy.pid!,
+    },
+    {
+      name: SWITCHYARD_2_EDGES,
+      port: started2.port,
+      path: '/v1/chat/completions',
+      headers: auth2,
+      model,
+      pids: () => tree(started2.child.pid!),
+      threadsOf: () => started2.child.pid!,
+      only: 'ab',
     },
     floorTarget('floor', floorPort, floor),
     { ...floorTarget(FLOOR_2_EDGES, floor2Port, floor2), only: 'ab' },

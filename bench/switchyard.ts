@@ -58,6 +58,8 @@ export async function startSwitchyard(options: {
   logFile: string;
   extraNodeFlags?: string[];
   track?: (c: ChildProcess) => void;
+  /** More environment for the service (SWITCHYARD_EDGE_THREADS). */
+  env?: Record<string, string>;
 }): Promise<{ child: ChildProcess; port: number; token: string }> {
   execFileSync(process.execPath, [join(ROOT, 'bin', 'build.js'), '--if-stale'], { stdio: 'inherit' });
   const syBin = join(ROOT, 'dist', 'bin', 'switchyard.js');
@@ -73,6 +75,7 @@ export async function startSwitchyard(options: {
       SWITCHYARD_PORT: '0',
       SWITCHYARD_VAULT: 'file',
       SWITCHYARD_SUPERVISE: '0',
+      ...options.env,
     },
     // Its JSON log goes to a file, as a service's log does: read through a pipe by the bench, it would cost
     // the shared cores a reader that nginx (access_log off) does not have.

@@ -1,8 +1,9 @@
 // A process's CPU time by thread class, from /proc/<pid>/task (W3.2): the one classification both
 // thread-split.mjs (compare.sh's CLI) and `npm run bench` (run.ts, through bench/thread-cpu.ts) use.
 //
-// Classes: `edge` is the main thread and any thread named edge-*; `relay` is a thread whose name holds `relay`
-// (Switchyard's workers name themselves sy-relay, sy-meter, ...; the floor's undici workers floor-relay);
+// Classes: `edge` is the main thread, any thread named edge-* (the floor's) and sy-edge (Switchyard's); `relay`
+// is a thread whose name holds `relay` (Switchyard's workers name themselves sy-relay, sy-meter, ...; the
+// floor's undici workers floor-relay);
 // `gc` is V8's platform threads (named V8Worker from Node 22 on; on Node 20, where every thread is `node`,
 // the four threads started right after the main thread's DelayedTaskScheduler, in thread-ID order); `rest`
 // is everything else (libuv's pool, the meter, other workers).
@@ -55,7 +56,7 @@ function classifier(pid, threads) {
   const named = tids.some((t) => threads.get(t).name === 'V8Worker');
   return (tid) => {
     const name = threads.get(tid).name;
-    if (tid === main || name.startsWith('edge-')) return 'edge';
+    if (tid === main || name.startsWith('edge-') || name === 'sy-edge') return 'edge';
     if (name.includes('relay')) return 'relay';
     if (name === 'V8Worker' || (!named && node20Gc.has(tid))) return 'gc';
     return 'rest';
