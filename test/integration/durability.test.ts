@@ -117,6 +117,32 @@ describe('graceful shutdown', () => {
     assert.match(received, /"retentionDays":77/);
     assert.ok(svc.logLines().some((l) => l.msg === 'stopped'));
   });
+
+  test('with two edge threads, SIGTERM stops both and exits 0 while clients keep idle connections open', async () => {
+    const svc = await startService({ env: { SWITCHYARD_EDGE_THREADS: '2' } });
+    const uws = svc.logLines().some((l) => l.msg === 'native uWebSockets.js binary loaded');
+    // Keep-alive connections, each answered once and then left open and idle, as agents leave theirs: on two
+    // threads, uWS 20.30 cannot close them itself, and a thread stopped with one open would abort the process.
+    const sockets = await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        const socket = connect(svc.port, '127.0.0.1');
+        let received = '';
+        socket.on('data', (d) => (received += d.toString()));
+        await new Promise<void>((resolve) => socket.on('connect', () => resolve()));
+        socket.write(`GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${svc.adminToken}\r\n\r\n`);
+        await until(() => received.includes('"data"'), 'an answer');
+        return socket;
+      }),
+    );
+    const lines = () => svc.logLines().filter((l) => l.msg === 'request' && l.route === 'GET /v1/models');
+    await until(() => lines().length === sockets.length, 'every request line');
+    // Sixteen connections: the kernel gives them all to one thread 2 times in 65,536.
+    if (uws) assert.deepEqual([...new Set(lines().map((l) => l.edgeThread ?? 0))].sort(), [0, 1]);
+    assert.equal(await svc.stop('SIGTERM'), 0);
+    assert.doesNotMatch(svc.stderr(), /Assertion failed|open handles/);
+    assert.ok(svc.logLines().some((l) => l.msg === 'stopped'));
+    for (const socket of sockets) socket.destroy();
+  });
 });
 
 /** Resolves once `holds()` is true, looking again every few milliseconds; throws after 10 s. */
