@@ -8,7 +8,7 @@ import { methodsOf } from '../protocol/ports/methods.ts';
 // What passes between the control thread and an edge thread (edge-threads.ts, edge-worker.ts) besides
 // forwarded requests and embedded-runtime calls. The control thread calls the edge thread's feed (its copies
 // of the auth table, the catalog, the settings), and each call's answer is the thread's acknowledgement. The
-// edge thread posts its reports one way, in one batch per event-loop turn.
+// edge thread posts its reports one way on the same port, in one batch per event-loop turn.
 
 /** The settings an edge thread reads per request. */
 export interface EdgeSettings {
@@ -78,7 +78,6 @@ export interface EdgeWorkerData {
     calls: MessagePort;
     forward: MessagePort;
     runtime: MessagePort;
-    reports: MessagePort;
   };
 }
 

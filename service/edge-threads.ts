@@ -113,7 +113,7 @@ function bounded<T>(promise: Promise<T>, ms: number): Promise<T> {
 
 async function startThread(deps: EdgeThreadsDeps, index: number): Promise<Thread> {
   const { log } = deps;
-  const [feed, calls, forward, runtime, reports] = [1, 2, 3, 4, 5].map(() => new MessageChannel());
+  const [feed, calls, forward, runtime] = [1, 2, 3, 4].map(() => new MessageChannel());
   const data: EdgeWorkerData = {
     index,
     dataDir: deps.dataDir,
@@ -130,7 +130,6 @@ async function startThread(deps: EdgeThreadsDeps, index: number): Promise<Thread
       calls: calls!.port2,
       forward: forward!.port2,
       runtime: runtime!.port2,
-      reports: reports!.port2,
     },
   };
   const worker = new Worker(new URL('./edge-entry.js', import.meta.url), {
@@ -146,10 +145,11 @@ async function startThread(deps: EdgeThreadsDeps, index: number): Promise<Thread
   const forwarding = serveForwarded(deps.routes, (m, transfer) => forward!.port1.postMessage(m, transfer ?? []));
   forward!.port1.on('message', (m: ToControl) => forwarding.take(m));
   const relay = serveRelayPool(runtime!.port1, deps.runtime);
-  reports!.port1.on('message', (batch: EdgeReport[]) => {
-    for (const r of batch) report(deps, r);
+  // The thread's reports come on the feed's port (the answers to its calls are objects, a batch is an array).
+  feed!.port1.on('message', (batch: unknown) => {
+    if (Array.isArray(batch)) for (const r of batch as EdgeReport[]) report(deps, r);
   });
-  reports!.port1.unref();
+  feed!.port1.unref();
   forward!.port1.unref();
 
   // A change waits for this thread's acknowledgement, at most ACK_WAIT_MS: a stuck thread is logged, not waited on.
@@ -163,16 +163,18 @@ async function startThread(deps: EdgeThreadsDeps, index: number): Promise<Thread
     deps.followSettings((next) => acked('settings', remote.settings(deps.edgeSettings(next)))),
     deps.followAdmissionIdle((idle) => acked('limits', remote.admissionIdle(idle))),
   ];
+  let stopping = false;
   const thread: Thread = {
     worker,
     feed: remote,
     close() {
+      if (stopping) return;
+      stopping = true;
       for (const off of unfollow) off();
       forwarding.close();
       relay.close();
       served.close();
       client.close();
-      reports!.port1.close();
       forward!.port1.close();
     },
   };
@@ -188,6 +190,12 @@ async function startThread(deps: EdgeThreadsDeps, index: number): Promise<Thread
     throw err;
   }
   worker.on('error', (err) => log.error({ edgeThread: index, err: String(err) }, 'an edge thread failed'));
+  // A thread that ended on its own is no longer waited on: the writes after it answer at once.
+  worker.on('exit', (code) => {
+    if (stopping) return;
+    log.error({ edgeThread: index, code }, 'an edge thread exited');
+    thread.close();
+  });
   // The service's own listener holds the process open; a thread left behind by a failed close must not.
   worker.unref();
   return thread;

@@ -38,7 +38,8 @@ import { edgeSmartRouting, FORWARD_TO_CONTROL, reportBatcher } from './edge-work
 
 const data = workerData as EdgeWorkerData;
 const { ports } = data;
-const reports = reportBatcher((batch: EdgeReport[]) => ports.reports.postMessage(batch));
+// On the feed's port, behind the answers to the feed's calls: the last batch arrives before close() answers.
+const reports = reportBatcher((batch: EdgeReport[]) => ports.feed.postMessage(batch));
 const log = createPostingLogger(data.logLevel, data.index, (lines) => reports.add({ t: 'log', lines }));
 const auth = createAuthTable();
 const catalog = createCatalogMirror();
