@@ -100,7 +100,11 @@ export function forwardClient(post: Post): ForwardClient {
       });
       calls.set(id, call);
       ctx.onAbort(() => {
-        if (calls.delete(id)) post({ t: 'gone', id });
+        if (!calls.delete(id)) return;
+        post({ t: 'gone', id });
+        // The route's answer will not come: the request settles now, as client_aborted (499).
+        if (call.queued === null && call.out === null) call.reject(new ClientClosed());
+        else if (call.out === null) call.queued!.push({ t: 'abort', id });
       });
       post(
         {

@@ -5,7 +5,7 @@ import { forwardClient, forwardedRoutes } from '../../../edge/http/forward-route
 import { serveForwarded } from '../../../edge/http/forward-serve.ts';
 import { route, type RouteContext, type RouteDef } from '../../../edge/http/router.ts';
 import type { ResponseWriter } from '../../../edge/http/types.ts';
-import { ServiceError } from '../../../protocol/errors.ts';
+import { ClientClosed, ServiceError } from '../../../protocol/errors.ts';
 import { FORWARD_STREAM_WINDOW, type FromControl, type ToControl } from '../../../protocol/forward.ts';
 
 // Forwarded requests (edge/http/forward-routes.ts and forward-serve.ts) across a real MessagePort: what a route
@@ -134,7 +134,7 @@ test('a stream arrives in order, pauses the route past the window and resumes on
   close();
 });
 
-test('a client that leaves reaches the route, and a closed edge thread fails the calls still waiting', async () => {
+test('a client that leaves reaches the route and settles its request; closing fails the calls waiting', async () => {
   let left!: () => void;
   const gone = new Promise<void>((resolve) => (left = resolve));
   const { client, close } = pair([
@@ -151,12 +151,14 @@ test('a client that leaves reaches the route, and a closed edge thread fails the
   const c = ctx();
   const waiting = client.forward('GET /wait', c);
   // The call and the leaving cross the port in order: the route has registered its callback by then.
+  // The edge thread's request settles at once, as a client that left (499 in the log), not when the route answers.
+  const settled = assert.rejects(waiting, ClientClosed);
   for (const abort of c.aborts) abort();
   await gone;
+  await settled;
   const second = client.forward('GET /wait', ctx());
   client.close();
   await assert.rejects(second, (err: ServiceError) => err.code === 'OVERLOADED');
-  void waiting.catch(() => undefined);
   close();
 });
 
