@@ -40,6 +40,9 @@ describe('http/event-stream', async () => {
 describe('http/forward', async () => {
   await import('./http/forward.suite.ts');
 });
+describe('http/open-connections', async () => {
+  await import('./http/open-connections.suite.ts');
+});
 describe('http/host-check', async () => {
   await import('./http/host-check.suite.ts');
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { dirname } from 'node:path';
 import { describe, it } from 'node:test';
-import { chooseEdge, parseEdgeMode } from '../../../edge/http/choose-edge.ts';
+import { chooseEdge, parseEdgeMode, parseEdgeThreads } from '../../../edge/http/choose-edge.ts';
 import { loadNativeUws, type Uws } from '../../../edge/http/uws-load.ts';
 
 // Which edge serves: SWITCHYARD_EDGE's values, the native build when one loads, node:http otherwise, and
@@ -24,6 +24,32 @@ describe('SWITCHYARD_EDGE', () => {
     assert.throws(() => parseEdgeMode('Node'), /must be one of auto, node, uws, not "Node"/);
     assert.throws(
       () => parseEdgeMode('x'.repeat(5000)),
+      (err: Error) => err.message.length < 200,
+    );
+  });
+});
+
+describe('SWITCHYARD_EDGE_THREADS', () => {
+  it('is one thread up to four cores when unset, empty or auto, and a quarter of them above, at most 8', () => {
+    for (const value of [undefined, '', 'auto']) {
+      assert.equal(parseEdgeThreads(value, 2), 1);
+      assert.equal(parseEdgeThreads(value, 4), 1);
+      assert.equal(parseEdgeThreads(value, 16), 4);
+      assert.equal(parseEdgeThreads(value, 64), 8);
+    }
+  });
+
+  it('takes a count from 1 to 32 and refuses anything else with a bounded echo', () => {
+    assert.equal(parseEdgeThreads('1', 16), 1);
+    assert.equal(parseEdgeThreads('32', 2), 32);
+    for (const bad of ['0', '33', '-1', '1.5', '2 ', ' 2', 'two', '0x2', '1e1', '007'])
+      assert.throws(
+        () => parseEdgeThreads(bad, 2),
+        /SWITCHYARD_EDGE_THREADS must be auto or a count from 1 to 32/,
+        bad,
+      );
+    assert.throws(
+      () => parseEdgeThreads('9'.repeat(5000), 2),
       (err: Error) => err.message.length < 200,
     );
   });
