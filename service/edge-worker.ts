@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { parentPort, workerData } from 'node:worker_threads';
+import { workerData } from 'node:worker_threads';
 import { createRelayMetrics } from '../control/metrics/relay-tap.ts';
 import { createRegistry } from '../control/metrics/registry.ts';
 import { createTrafficMetrics } from '../control/metrics/traffic.ts';
@@ -89,7 +89,9 @@ const local = gatewayRoutes({
       } catch (err) {
         if (err !== FORWARD_TO_CONTROL) throw err;
         if (ctx.bodyStream !== null)
-          throw new ServiceError('INVALID_REQUEST', 'The embedded runtime takes no uploads: name a listed model.');
+          throw new ServiceError('INVALID_REQUEST', 'The embedded runtime takes no uploads: name a listed model.', {
+            param: 'model',
+          });
         return forwarding.forward(name, ctx);
       }
     },
@@ -171,4 +173,3 @@ const feed: EdgeFeedPort = {
 servePorts(ports.feed, { feed: { target: feed, methods: EDGE_FEED_METHODS } });
 // The feed holds the thread open until the control thread ends it.
 ports.feed.ref();
-parentPort?.postMessage({ t: 'started' });
