@@ -55,7 +55,7 @@ export const EDGE_FEED_METHODS = methodsOf<EdgeFeedPort>()([
 /** One way, edge thread to control thread. */
 export type EdgeReport =
   | { t: 'usage'; event: UsageEvent }
-  | { t: 'log'; lines: string[] }
+  | { t: 'log'; line: string }
   /** Tokens this thread authenticated, with when (protocol/auth-table.ts `takeUses`). */
   | { t: 'uses'; uses: [string, number][] }
   | { t: 'headers'; modelId: string; headers: Record<string, string> }

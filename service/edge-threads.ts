@@ -207,7 +207,7 @@ function report(deps: EdgeThreadsDeps, r: EdgeReport): void {
       deps.recordUsage(r.event);
       return;
     case 'log':
-      for (const line of r.lines) deps.writeLine(line);
+      deps.writeLine(r.line);
       return;
     case 'uses':
       deps.noteUses(r.uses);

@@ -40,7 +40,7 @@ const data = workerData as EdgeWorkerData;
 const { ports } = data;
 // On the feed's port, behind the answers to the feed's calls: the last batch arrives before close() answers.
 const reports = reportBatcher((batch: EdgeReport[]) => ports.feed.postMessage(batch));
-const log = createPostingLogger(data.logLevel, data.index, (lines) => reports.add({ t: 'log', lines }));
+const log = createPostingLogger(data.logLevel, data.index, (line) => reports.add({ t: 'log', line }));
 const auth = createAuthTable();
 const catalog = createCatalogMirror();
 let settings: EdgeSettings | null = null;
@@ -164,7 +164,6 @@ const feed: EdgeFeedPort = {
       log.warn('edge thread stopping with connections still open; the process may abort');
     const uses = auth.takeUses();
     if (uses.length > 0) reports.add({ t: 'uses', uses });
-    log.flush();
     reports.flush();
     calls.close();
   },

@@ -50,31 +50,12 @@ export function createLogger(level: string = process.env.SWITCHYARD_LOG_LEVEL ??
 }
 
 /**
- * An edge thread's logger: the same options and line format with the thread's number, its lines handed to
- * `post` in batches every LOG_BATCH_MS for the control thread to write where its own go (stdout, the tail of
- * GET /v1/logs).
+ * An edge thread's logger: the same options and line format with the thread's number, each line handed to
+ * `write`, which sends it to the control thread (in its batch of reports) to be written where its own lines
+ * go (stdout, the tail of GET /v1/logs).
  */
-export function createPostingLogger(level: string, edgeThread: number, post: (lines: string[]) => void): Logger {
-  let batch: string[] | null = null;
-  const drain = () => {
-    if (batch === null) return;
-    const lines = batch;
-    batch = null;
-    post(lines);
-  };
-  const destination: Flushable<string> = {
-    write(line) {
-      if (batch === null) {
-        batch = [];
-        setTimeout(drain, LOG_BATCH_MS);
-      }
-      batch.push(line);
-    },
-    flush(cb) {
-      drain();
-      cb?.();
-    },
-  };
+export function createPostingLogger(level: string, edgeThread: number, write: (line: string) => void): Logger {
+  const destination: Flushable<string> = { write, flush: (cb) => cb?.() };
   const base = { ...BASE, edgeThread };
   return pino({ level, base, timestamp: () => `,"time":"${isoNow()}"`, redact: LOG_REDACTION }, destination);
 }
