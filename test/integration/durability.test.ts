@@ -61,6 +61,34 @@ describe('restart on the same data directory', () => {
     }
   });
 
+  test('kill -9 right after the 201s of token creations spread over two edge threads loses none', async () => {
+    const home = tempHome();
+    const first = await startService({ home, env: { SWITCHYARD_EDGE_THREADS: '2' } });
+    const uws = first.logLines().some((l) => l.msg === 'native uWebSockets.js binary loaded');
+    // Each request on a connection of its own (the helper's): sixteen spread over both threads all but surely.
+    const names = Array.from({ length: 16 }, (_, i) => `edge-${i}`);
+    const replies = [];
+    for (const name of names) {
+      const reply = await first.request('POST', '/v1/tokens', { body: { name } });
+      assert.equal(reply.status, 201, reply.text);
+      first.markSecretBearing(reply);
+      replies.push(reply);
+    }
+    const ids = new Set(replies.map((r) => r.headers['x-request-id']));
+    const lines = () => first.logLines().filter((l) => l.msg === 'request' && ids.has(l.reqId as string));
+    await until(() => lines().length === ids.size, 'every request line');
+    if (uws) assert.deepEqual([...new Set(lines().map((l) => l.edgeThread ?? 0))].sort(), [0, 1]);
+    await first.kill9();
+
+    const second = await startService({ home });
+    try {
+      const tokens = (await second.request('GET', '/v1/tokens')).json.data.map((t: { name: string }) => t.name);
+      for (const name of names) assert.ok(tokens.includes(name), `${name} survived`);
+    } finally {
+      await second.stop();
+    }
+  });
+
   test('bind.networkExposed takes effect after the restart, and the Host check is then off', async () => {
     const home = tempHome();
     const first = await startService({ home });

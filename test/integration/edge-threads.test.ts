@@ -123,6 +123,43 @@ describe('two edge threads', () => {
     assert.equal(total, after);
   });
 
+  test("Gauge's live-headers source hears the rate-limit headers of a call an edge thread served", async (t) => {
+    if (!uws) return t.skip('no uWS build loads on this Node');
+    assert.equal((await svc.request('PATCH', '/v1/settings', { body: { gauge: { enabled: true } } })).status, 200);
+    const completion = {
+      id: 'chatcmpl-edge',
+      object: 'chat.completion',
+      created: 1,
+      model: 'gpt-test',
+      choices: [],
+      usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 },
+    };
+    // Each call's answer names another remaining count, until one is served by the second thread.
+    let remaining = 0;
+    for (let i = 0; i < 64 && remaining === 0; i++) {
+      oa.failNext(200, completion, {
+        'x-ratelimit-limit-requests': '5000',
+        'x-ratelimit-remaining-requests': String(4000 + i),
+        'x-ratelimit-reset-requests': '12ms',
+      });
+      const reply = await svc.request('POST', '/v1/chat/completions', { body: chat() });
+      assert.equal(reply.status, 200, reply.text);
+      if ((await threadOf(reply)) === 1) remaining = 4000 + i;
+    }
+    assert.ok(remaining > 0, 'a call reached the second thread');
+    let windows: { kind: string; remaining: number }[] = [];
+    for (let i = 0; i < 200 && windows[0]?.remaining !== remaining; i++) {
+      const reading = (await svc.request('GET', '/v1/gauge/readings?accountId=live-headers.openai')).json.data[0];
+      windows = reading?.windows ?? [];
+      if (windows[0]?.remaining !== remaining) await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.deepEqual(
+      windows.map((w) => [w.kind, w.remaining]),
+      [['requests', remaining]],
+    );
+    assert.equal((await svc.request('PATCH', '/v1/settings', { body: { gauge: { enabled: false } } })).status, 200);
+  });
+
   test('event streams are served from both threads, and a limit counts calls from both', async (t) => {
     if (!uws) return t.skip('no uWS build loads on this Node');
     // Sixteen connections: the chance that the kernel gives them all to one thread is 2 in 65,536.
