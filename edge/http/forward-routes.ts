@@ -75,6 +75,11 @@ export function forwardClient(post: Post): ForwardClient {
     return {
       stream(out) {
         call.out = out;
+        // The app's writer ends the stream itself (a HEAD answered after its head, a client gone): the route
+        // on the control thread lets go of what it holds.
+        out.onAbort(() => {
+          if (calls.delete(id)) post({ t: 'gone', id });
+        });
         out.onWritable(() => {
           if (call.owed === 0 || !calls.has(id)) return;
           post({ t: 'credit', id, bytes: call.owed });

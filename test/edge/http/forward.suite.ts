@@ -162,6 +162,32 @@ test('a client that leaves reaches the route and settles its request; closing fa
   close();
 });
 
+test("a stream its writer ends (a HEAD after its head) releases the route on the control thread", async () => {
+  let released!: () => void;
+  const gone = new Promise<void>((resolve) => (released = resolve));
+  const { client, close } = pair([
+    route({
+      method: 'GET',
+      path: '/events',
+      scope: 'read',
+      handle: () => ({
+        stream(out) {
+          out.onAbort(released);
+          out.head(200, {});
+        },
+      }),
+    }),
+  ]);
+  const result = await client.forward('GET /events', ctx());
+  const aborts: (() => void)[] = [];
+  const rec = recorder(() => false);
+  result.stream!({ ...rec.out, onAbort: (cb) => void aborts.push(cb) });
+  assert.equal(aborts.length, 1, 'the forwarded stream listens for its writer ending it');
+  aborts[0]!();
+  await gone;
+  close();
+});
+
 test('routes an edge thread forwards keep their method, path, scope and whether they read a body', () => {
   const { server, client, close } = pair([
     route({ method: 'GET', path: '/a/:id', scope: ['read', 'manage'], handle: () => ({}) }),
