@@ -162,7 +162,7 @@ test('a client that leaves reaches the route and settles its request; closing fa
   close();
 });
 
-test("a stream its writer ends (a HEAD after its head) releases the route on the control thread", async () => {
+test('a stream its writer ends (a HEAD after its head) releases the route on the control thread', async () => {
   let released!: () => void;
   const gone = new Promise<void>((resolve) => (released = resolve));
   const { client, close } = pair([
