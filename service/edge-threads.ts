@@ -1,13 +1,13 @@
 import { MessageChannel, Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { MetricSnapshot } from '../control/metrics/registry.ts';
-import { serveForwarded } from '../edge/http/forward-serve.ts';
+import { routeShapes, serveForwarded } from '../edge/http/forward-serve.ts';
 import { UWS_IDLE_CLOSE_MS } from '../edge/http/open-connections.ts';
 import type { RouteDef } from '../edge/http/router.ts';
 import type { AuthChange } from '../protocol/auth-table.ts';
 import type { CatalogChange } from '../protocol/catalog-index.ts';
 import type { Follower } from '../protocol/followers.ts';
-import type { ToControl } from '../protocol/forward.ts';
+import type { RouteShape, ToControl } from '../protocol/forward.ts';
 import type { StoredSettings } from '../protocol/http/settings.ts';
 import type { SmartRoutingPort } from '../protocol/ports/smart-route.ts';
 import type { RelayPool } from '../workers/proxy/relay-pool.ts';
@@ -75,8 +75,10 @@ interface Thread {
 
 export async function startEdgeThreads(deps: EdgeThreadsDeps): Promise<EdgeThreads> {
   const threads: Thread[] = [];
+  // The same for every thread: the main thread's routes it forwards.
+  const shapes = routeShapes(deps.routes.filter((r) => !deps.served.has(`${r.method} ${r.path}`)));
   try {
-    for (let i = 1; i <= deps.count; i++) threads.push(await startThread(deps, i));
+    for (let i = 1; i <= deps.count; i++) threads.push(await startThread(deps, i, shapes));
   } catch (err) {
     await Promise.all(threads.map((t) => stopThread(t)));
     throw err;
@@ -111,7 +113,7 @@ function bounded<T>(promise: Promise<T>, ms: number): Promise<T> {
   return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
-async function startThread(deps: EdgeThreadsDeps, index: number): Promise<Thread> {
+async function startThread(deps: EdgeThreadsDeps, index: number, shapes: RouteShape[]): Promise<Thread> {
   const { log } = deps;
   const [feed, calls, forward, runtime] = [1, 2, 3, 4].map(() => new MessageChannel());
   const data: EdgeWorkerData = {
@@ -121,9 +123,7 @@ async function startThread(deps: EdgeThreadsDeps, index: number): Promise<Thread
     port: deps.port,
     networkExposed: deps.networkExposed,
     logLevel: deps.logLevel,
-    shapes: serveForwarded(deps.routes, () => undefined)
-      .shapes()
-      .filter((shape) => !deps.served.has(`${shape.method} ${shape.path}`)),
+    shapes,
     relayThreads: deps.relayThreads,
     ports: {
       feed: feed!.port2,

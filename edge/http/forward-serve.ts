@@ -19,9 +19,12 @@ interface Live {
   writable: (() => void) | null;
 }
 
+/** What an edge thread routes a forwarded route by: its method, path, scope and whether it reads a body. */
+export function routeShapes(routes: readonly RouteDef[]): RouteShape[] {
+  return routes.map((r) => ({ method: r.method, path: r.path, scope: r.scope, body: !!(r.body || r.rawBody) }));
+}
+
 export interface ForwardServer {
-  /** What the edge threads route by: every route's method, path, scope and whether it reads a body. */
-  shapes(): RouteShape[];
   take(message: ToControl): void;
   /** The edge thread is gone: every call it had running hears that its client left. */
   close(): void;
@@ -115,8 +118,6 @@ export function serveForwarded(routes: readonly RouteDef[], post: Post): Forward
   }
 
   return {
-    shapes: () =>
-      routes.map((r) => ({ method: r.method, path: r.path, scope: r.scope, body: !!(r.body || r.rawBody) })),
     take(m) {
       if (m.t === 'call') {
         run(m).catch((err: unknown) => fail(m.id, err));

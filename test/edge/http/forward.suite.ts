@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { MessageChannel } from 'node:worker_threads';
 import { test } from 'node:test';
 import { forwardClient, forwardedRoutes } from '../../../edge/http/forward-routes.ts';
-import { serveForwarded } from '../../../edge/http/forward-serve.ts';
+import { routeShapes, serveForwarded } from '../../../edge/http/forward-serve.ts';
 import { route, type RouteContext, type RouteDef } from '../../../edge/http/router.ts';
 import type { ResponseWriter } from '../../../edge/http/types.ts';
 import { ClientClosed, ServiceError } from '../../../protocol/errors.ts';
@@ -189,11 +189,12 @@ test('a stream its writer ends (a HEAD after its head) releases the route on the
 });
 
 test('routes an edge thread forwards keep their method, path, scope and whether they read a body', () => {
-  const { server, client, close } = pair([
+  const routes = [
     route({ method: 'GET', path: '/a/:id', scope: ['read', 'manage'], handle: () => ({}) }),
     route({ method: 'POST', path: '/b', scope: 'public', rawBody: () => 'buffer', handle: () => ({}) }),
-  ]);
-  const shapes = server.shapes();
+  ];
+  const { client, close } = pair(routes);
+  const shapes = routeShapes(routes);
   assert.deepEqual(shapes, [
     { method: 'GET', path: '/a/:id', scope: ['read', 'manage'], body: false },
     { method: 'POST', path: '/b', scope: 'public', body: true },
