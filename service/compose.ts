@@ -8,7 +8,7 @@ import { GATEWAY_OPS } from '../protocol/gateway.ts';
 import { startEdgeThreads, type EdgeThreads } from './edge-threads.ts';
 import { availableParallelism } from 'node:os';
 import { createServer, type AddressInfo } from 'node:net';
-import { listen } from '../edge/http/server.ts';
+import { drain, listen } from '../edge/http/server.ts';
 import { capabilitiesRoute } from '../edge/routes/capabilities.ts';
 import { openapiRoute } from '../edge/routes/openapi.ts';
 import { createControlChannel } from './control-channel.ts';
@@ -155,15 +155,8 @@ export async function startService({
   async function close(drainMs = 10_000): Promise<void> {
     p.draining = true;
     families.drain();
-    const { stopListening, idle, inflight } = listening!;
-    stopListening();
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.all([
-      Promise.race([idle(), new Promise((r) => (timer = setTimeout(r, drainMs)))]),
-      edgeThreads?.drain(drainMs),
-    ]);
-    clearTimeout(timer);
-    if (inflight() > 0) log.warn({ inflight: inflight() }, 'shutting down with requests still in flight');
+    const [inflight] = await Promise.all([drain(listening!, drainMs), edgeThreads?.drain(drainMs)]);
+    if (inflight > 0) log.warn({ inflight }, 'shutting down with requests still in flight');
     await edgeThreads?.close();
     await families.close();
     control.close();

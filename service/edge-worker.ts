@@ -11,7 +11,7 @@ import { chooseEdge } from '../edge/http/choose-edge.ts';
 import { corsPolicy } from '../edge/http/cors.ts';
 import { forwardClient, forwardedRoutes } from '../edge/http/forward-routes.ts';
 import { createPostingLogger } from '../edge/http/log.ts';
-import { listen, type Listening } from '../edge/http/server.ts';
+import { drain, listen, type Listening } from '../edge/http/server.ts';
 import { connectionsClosed } from '../edge/http/open-connections.ts';
 import { createAuthTable } from '../protocol/auth-table.ts';
 import { createCatalogMirror } from '../protocol/catalog-index.ts';
@@ -121,10 +121,11 @@ const app = createApp({
 let listening: Listening | null = null;
 let draining = false;
 // The tokens this thread authenticated reach the control thread's `lastUsedAt` within a second.
-const usesTimer = setInterval(() => {
+const reportUses = () => {
   const uses = auth.takeUses();
   if (uses.length > 0) reports.add({ t: 'uses', uses });
-}, 1000);
+};
+const usesTimer = setInterval(reportUses, 1000);
 usesTimer.unref();
 
 const feed: EdgeFeedPort = {
@@ -145,13 +146,8 @@ const feed: EdgeFeedPort = {
   },
   async drain(drainMs) {
     draining = true;
-    listening?.stopListening();
-    if (listening === null) return;
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([listening.idle(), new Promise((r) => (timer = setTimeout(r, drainMs)))]);
-    clearTimeout(timer);
-    if (listening.inflight() > 0)
-      log.warn({ inflight: listening.inflight() }, 'edge thread stopping with requests in flight');
+    const inflight = listening === null ? 0 : await drain(listening, drainMs);
+    if (inflight > 0) log.warn({ inflight }, 'edge thread stopping with requests in flight');
   },
   async close() {
     clearInterval(usesTimer);
@@ -162,8 +158,7 @@ const feed: EdgeFeedPort = {
     // The thread may stop only once uWS holds no connection in it (open-connections.ts).
     if (!(await connectionsClosed(data.port)))
       log.warn('edge thread stopping with connections still open; the process may abort');
-    const uses = auth.takeUses();
-    if (uses.length > 0) reports.add({ t: 'uses', uses });
+    reportUses();
     reports.flush();
     calls.close();
   },

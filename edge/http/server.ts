@@ -28,6 +28,15 @@ export interface Listening {
   idle(): Promise<void>;
 }
 
+/** Stops accepting, then waits for the requests in flight, `drainMs` at most; how many are still running then. */
+export async function drain(listening: Listening, drainMs: number): Promise<number> {
+  listening.stopListening();
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([listening.idle(), new Promise((r) => (timer = setTimeout(r, drainMs)))]);
+  clearTimeout(timer);
+  return listening.inflight();
+}
+
 export interface ListenOptions {
   /** Where a route that takes shared bodies gets a large one read (see workers/shared/body-arena.ts). */
   arena?: BodyArena;
