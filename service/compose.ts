@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { createApp } from '../edge/http/app.ts';
-import { createBodyBudget, defaultBodyBudget } from '../edge/http/body-budget.ts';
+import { createBodyBudget } from '../edge/http/body-budget.ts';
 import { chooseEdge, type EdgeMode } from '../edge/http/choose-edge.ts';
 import { createLogTail, type LogTail } from '../edge/http/log-tail.ts';
 import { lineWriter } from '../edge/http/log.ts';
@@ -178,7 +178,6 @@ export async function startService({
 /** Starts the edge threads beside this one on `port`, each following the control plane's state. */
 function startThreads(p: Parts, routes: readonly RouteDef[], threads: number, port: number): Promise<EdgeThreads> {
   const gateway = new Set(Object.values(GATEWAY_OPS).map((op) => `${op.method} ${op.path}`));
-  const autoBodyBudget = defaultBodyBudget();
   return startEdgeThreads({
     count: threads - 1,
     dataDir: p.dataDir,
@@ -194,11 +193,12 @@ function startThreads(p: Parts, routes: readonly RouteDef[], threads: number, po
     followCatalog: (follower) => p.catalog.follow(follower),
     followSettings: (follower) => p.followSettings(follower),
     followAdmissionIdle: (follower) => p.limits.followIdle(follower),
+    // The settings family has applied `s` to the main thread's edge config before it tells its followers.
     edgeSettings: (s) => ({
       allowedOrigins: [...s.cors.allowedOrigins],
-      jsonBodyBytes: s.limits.jsonBodyBytes,
-      multipartBodyBytes: s.limits.multipartBodyBytes,
-      bodyBudgetBytes: Math.floor((s.limits.inflightBodyBytes ?? autoBodyBudget) / threads),
+      jsonBodyBytes: p.edgeConfig.jsonBodyLimit,
+      multipartBodyBytes: p.edgeConfig.multipartBodyLimit,
+      bodyBudgetBytes: Math.floor(p.edgeConfig.bodyBudgetLimit / threads),
       providerOrder: [...s.routing.providerOrder],
     }),
     smart: p.gatewaySmart,
