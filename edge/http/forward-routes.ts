@@ -1,4 +1,5 @@
-import { ClientClosed, ServiceError, type ErrorPayload } from '../../protocol/errors.ts';
+import { ClientClosed, ServiceError } from '../../protocol/errors.ts';
+import { errorFromWire } from '../../workers/shared/port-channel.ts';
 import type { FromControl, RouteShape, ToControl } from '../../protocol/forward.ts';
 import { route, type RouteContext, type RouteDef, type RouteResult } from './router.ts';
 import type { ResponseWriter } from './types.ts';
@@ -26,14 +27,6 @@ export interface ForwardClient {
   take(message: FromControl): void;
   /** The control thread is gone: every call waiting fails, every stream ends. */
   close(): void;
-}
-
-function errorOf(m: { error?: ErrorPayload; failure?: { name: string; message: string } }): Error {
-  if (m.error !== undefined) return ServiceError.fromPayload(m.error);
-  if (m.failure?.name === 'ClientClosed') return new ClientClosed();
-  const err = new Error(m.failure?.message ?? 'The control thread failed the request.');
-  err.name = m.failure?.name ?? 'Error';
-  return err;
 }
 
 const byteLength = (chunk: string | Uint8Array) =>
@@ -142,7 +135,7 @@ export function forwardClient(post: Post): ForwardClient {
           call.resolve(streamed(m.id, call));
         } else if (m.t === 'error') {
           calls.delete(m.id);
-          call.reject(errorOf(m));
+          call.reject(errorFromWire(m));
         }
         return;
       }

@@ -1,4 +1,5 @@
-import { ClientClosed, ServiceError } from '../../protocol/errors.ts';
+import { ServiceError } from '../../protocol/errors.ts';
+import { errorToWire } from '../../workers/shared/port-channel.ts';
 import { FORWARD_STREAM_WINDOW, type FromControl, type RouteShape, type ToControl } from '../../protocol/forward.ts';
 import { checkBody } from '../../protocol/validate.ts';
 import { parseJsonBody } from './json-body.ts';
@@ -36,15 +37,7 @@ export function serveForwarded(routes: readonly RouteDef[], post: Post): Forward
 
   function fail(id: number, err: unknown): void {
     live.delete(id);
-    if (err instanceof ServiceError) post({ t: 'error', id, error: err.toPayload() });
-    else {
-      const e = err instanceof Error ? err : new Error(String(err));
-      post({
-        t: 'error',
-        id,
-        failure: { name: e instanceof ClientClosed ? 'ClientClosed' : e.name, message: e.message },
-      });
-    }
+    post({ t: 'error', id, ...errorToWire(err) });
   }
 
   function gone(id: number): void {

@@ -1,5 +1,5 @@
 import type { MessagePort } from 'node:worker_threads';
-import { ServiceError, type ErrorPayload } from '../../protocol/errors.ts';
+import { ClientClosed, ServiceError, type ErrorPayload } from '../../protocol/errors.ts';
 
 // The control plane's ports (protocol/ports/) answered over a MessagePort: a call is one message naming the
 // port, the method and its arguments; its answer is one message with the value, or the error. What crosses is
@@ -33,11 +33,28 @@ const isCall = (m: unknown): m is Call =>
   typeof (m as Call).method === 'string' &&
   Array.isArray((m as Call).args);
 
-/** What an error becomes on the wire: a ServiceError whole, anything else its name and message. */
-function answerOf(id: number, err: unknown): Answer {
-  if (err instanceof ServiceError) return { id, error: err.toPayload() };
+/** An error as it crosses a MessagePort (here, and in forwarded requests: edge/http/forward-serve.ts). */
+export type WireError = { error: ErrorPayload } | { failure: { name: string; message: string } };
+
+/**
+ * What an error becomes on the wire: a ServiceError whole, a client gone (ClientClosed) by that name, anything
+ * else its name and message.
+ */
+export function errorToWire(err: unknown): WireError {
+  if (err instanceof ServiceError) return { error: err.toPayload() };
   const e = err instanceof Error ? err : new Error(String(err));
-  return { id, failure: { name: e.name, message: e.message } };
+  return { failure: { name: e instanceof ClientClosed ? 'ClientClosed' : e.name, message: e.message } };
+}
+
+/** The error `errorToWire` sent, as it was thrown on the other side (a ServiceError or ClientClosed as such). */
+export function errorFromWire(wire: WireError): Error {
+  if ('error' in wire) return ServiceError.fromPayload(wire.error);
+  if (wire.failure.name === 'ClientClosed') return new ClientClosed();
+  return Object.assign(new Error(wire.failure.message), { name: wire.failure.name });
+}
+
+function answerOf(id: number, err: unknown): Answer {
+  return { id, ...errorToWire(err) };
 }
 
 /**
@@ -99,8 +116,7 @@ export function portClient(endpoint: MessagePort): PortClient {
     if (call === undefined) return;
     waiting.delete(a.id);
     if ('value' in a) call.resolve(a.value);
-    else if ('error' in a) call.reject(ServiceError.fromPayload(a.error));
-    else call.reject(Object.assign(new Error(a.failure.message), { name: a.failure.name }));
+    else call.reject(errorFromWire(a));
   });
   const stopped = () => new ServiceError('OVERLOADED', 'The service is shutting down.');
 
