@@ -1,0 +1,104 @@
+import type { Logger } from 'pino';
+import { redactSecrets } from '../../protocol/redact.ts';
+import { RESPONSE_ID_MAX_BYTES } from '../../protocol/ids.ts';
+import type { GatewayOp, UsageEvent, UsageRoute } from '../../protocol/gateway.ts';
+import type { ResponseRouteRepo } from '../../store/response-route-repo.ts';
+import { afterAnswers } from '../http/after-answers.ts';
+import { createAccessLogger } from '../http/log.ts';
+import type { RouteContext, RouteResult } from '../http/router.ts';
+import type { RelayCall, RelayHooks, RelayOutcome } from './relay-response.ts';
+import type { Admission, Reservation } from './admission.ts';
+
+// What the gateway does around a call it meters itself (routes.ts): its hooks while it runs, and at its end
+// the reservation settled, a created response remembered, the usage line and the usage event.
+
+export interface FollowDeps {
+  log: Logger;
+  responses: ResponseRouteRepo;
+  admission?: Admission;
+  recordUsage?(event: UsageEvent): void;
+}
+
+export function callFollower(deps: FollowDeps) {
+  const { log, responses } = deps;
+  const access = createAccessLogger(log);
+
+  /** Reports the call's outcome once it is over; remembers which provider holds a created response. */
+  function follow(
+    ctx: RouteContext<unknown>,
+    op: GatewayOp,
+    providerId: string,
+    modelId: string | null,
+    call: RelayCall,
+    route?: UsageRoute,
+    reservation: Reservation | null = null,
+  ): Promise<RouteResult> {
+    const report = (o: RelayOutcome) => {
+      const event: UsageEvent = {
+        kind: 'usage',
+        requestId: ctx.requestId,
+        at: Date.now(),
+        tokenId: ctx.principal!.tokenId,
+        providerId,
+        modelId,
+        op,
+        outcome: o.outcome,
+        usage: o.usage,
+        ...(route && { route }),
+        ...(o.acceleration && { acceleration: o.acceleration }),
+      };
+      access.usage({ reqId: ctx.requestId, op, providerId, modelId, outcome: o.outcome, usage: o.usage, route });
+      deps.recordUsage?.(event);
+    };
+    call.done
+      .then((o) => {
+        if (o.responseId !== null && (op === 'responses.create' || op === 'responses.compact'))
+          remember(ctx, o.responseId, providerId);
+        // The usage line and the meter wait until this turn's answers are written.
+        afterAnswers(() => {
+          if (reservation !== null) deps.admission!.settle(reservation, o.usage);
+          report(o);
+        });
+      })
+      .catch((err: unknown) => {
+        if (reservation !== null) deps.admission!.release(reservation);
+        callbackFailed('done', err, ctx.requestId);
+      });
+    return call.result;
+  }
+
+  /**
+   * Bookkeeping after (or beside) an answer that failed: logged under the request ID, redacted, and never
+   * thrown on, since the client's answer does not depend on it and nothing above would catch it (W2.6).
+   */
+  function callbackFailed(callback: string, err: unknown, requestId: string): void {
+    const cause =
+      err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : { message: String(err) };
+    log.error(
+      {
+        reqId: requestId,
+        callback,
+        err: { ...cause, message: redactSecrets(cause.message), stack: cause.stack && redactSecrets(cause.stack) },
+      },
+      'relay callback failed',
+    );
+  }
+
+  function remember(ctx: RouteContext<unknown>, responseId: string, providerId: string): void {
+    // An ID no client can name in a path (over RESPONSE_ID_MAX_BYTES, answered 400) is not worth a key.
+    if (responseId.length > RESPONSE_ID_MAX_BYTES || Buffer.byteLength(responseId) > RESPONSE_ID_MAX_BYTES) return;
+    responses
+      .remember(responseId, providerId)
+      .catch((err: unknown) => callbackFailed('onResponseId', err, ctx.requestId));
+  }
+
+  // One literal, onHead included: a spread of these hooks plus onHead would be V8's slow clone (PROFILE.md).
+  const hooks = (ctx: RouteContext<unknown>, providerId: string, onHead?: RelayHooks['onHead']): RelayHooks => ({
+    onAbort: ctx.onAbort,
+    onResponseId: (responseId) => remember(ctx, responseId, providerId),
+    onHead,
+    onHookError: callbackFailed,
+  });
+
+  return { follow, callbackFailed, hooks };
+}
