@@ -1,6 +1,5 @@
-import { lineOpening, usageLineText } from './access-lines.ts';
 import type { ErrorPayload } from './errors.ts';
-import type { GatewayOp, UsageAcceleration, UsageEvent, UsageReport } from './gateway.ts';
+import type { GatewayOp, UsageAcceleration, UsageReport } from './gateway.ts';
 import type { ProviderTarget } from './messages.ts';
 import type { TranslationKey } from './translation.ts';
 
@@ -33,26 +32,7 @@ export interface RelayRequest {
   bodyStreamed: boolean;
   /** Set when the model is reached through a protocol translation (protocol/translation.ts): `op` is the client's. */
   translation?: TranslationKey;
-  /**
-   * Set when the relay worker meters the call itself: at its end the worker makes its usage event and `usage`
-   * log line, which reach the edge in a `usage` message of a later batch (docs/api.md, Edge threads).
-   */
-  meter?: MeterFacts;
 }
-
-/** What a relay worker needs besides the request to make a call's usage event. */
-export interface MeterFacts {
-  tokenId: string;
-  /** The catalog model ID (`<providerId>/<upstreamModelId>`). */
-  modelId: string | null;
-}
-
-/**
- * Why the edge stops a call, where that decides how a metered call ends: `served`, its client left after the
- * stream's closing event was written (the call is `ok`); `shutdown`, the service is stopping (`failed`).
- * Absent: the client left (`aborted`).
- */
-export type AbortReason = 'served' | 'shutdown';
 
 /** A body in a slot of the shared body arena: its bytes start at the slot's start. The worker frees the slot. */
 export interface SharedBodyRef {
@@ -68,7 +48,7 @@ export type ToWorker =
   | { t: 'resume'; id: number }
   /** A stream's bytes the edge has written to its client: the worker may read that much more (STREAM_WINDOW). */
   | { t: 'credit'; id: number; bytes: number }
-  | { t: 'abort'; id: number; reason?: AbortReason };
+  | { t: 'abort'; id: number };
 
 export interface RelayEnd {
   usage: UsageReport | null;
@@ -165,49 +145,7 @@ export type FromWorker =
   /** Upload flow control: the worker has sent this many more bytes upstream. */
   | { t: 'ack'; id: number; bytes: number }
   /** The worker is done with a body's arena slot (its bytes were written, or will never be). Not tied to a call. */
-  | { t: 'free'; slot: number }
-  /**
-   * The usage events of the calls (with `meter`) that ended since the last batch, and their `usage` log lines
-   * as one text (empty when the log is quieter than info). At most one per batch, and after the calls' last
-   * messages. Not tied to a call.
-   */
-  | { t: 'usage'; events: UsageEvent[]; lines: string };
-
-/** The messages that end a call: one of them is its last. */
-export type LastMessage = Extract<FromWorker, { t: 'whole' | 'end' | 'error' | 'aborted' }>;
-
-/** The usage event of a call the relay worker meters (`req.meter` set), as the edge makes one for the others. */
-export function meteredEvent(req: RelayRequest, outcome: UsageEvent['outcome'], usage: UsageReport | null): UsageEvent {
-  return {
-    kind: 'usage',
-    requestId: req.requestId,
-    at: Date.now(),
-    tokenId: req.meter!.tokenId,
-    providerId: req.target.id,
-    modelId: req.meter!.modelId,
-    op: req.op,
-    outcome,
-    usage,
-  };
-}
-
-/** The usage line of a metered call's event, after the logger's base fields `base` (protocol/access-lines.ts). */
-export const meteredLine = (base: string, e: UsageEvent): string =>
-  usageLineText(lineOpening(base), {
-    reqId: e.requestId,
-    op: e.op,
-    providerId: e.providerId,
-    modelId: e.modelId,
-    outcome: e.outcome,
-    usage: e.usage,
-  });
-
-/** The outcome a metered call ends with, from its last message and the reason the edge stopped it (if it did). */
-export function meteredOutcome(last: LastMessage, reason: AbortReason | null): UsageEvent['outcome'] {
-  if (last.t === 'error') return 'failed';
-  if (last.t !== 'aborted') return 'ok';
-  return reason === 'served' ? 'ok' : reason === 'shutdown' ? 'failed' : 'aborted';
-}
+  | { t: 'free'; slot: number };
 
 /** A whole answer's body as text, however it travelled. */
 export function wholeText(body: ArrayBuffer | string): string {

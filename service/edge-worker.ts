@@ -4,7 +4,6 @@ import { createRelayMetrics } from '../control/metrics/relay-tap.ts';
 import { createRegistry } from '../control/metrics/registry.ts';
 import { createTrafficMetrics } from '../control/metrics/traffic.ts';
 import { firstOf, plainNames } from '../edge/gateway/plain-names.ts';
-import { poolMeter } from '../edge/gateway/pool-meter.ts';
 import { gatewayRoutes } from '../edge/gateway/routes.ts';
 import { createApp } from '../edge/http/app.ts';
 import { createBodyBudget } from '../edge/http/body-budget.ts';
@@ -18,7 +17,6 @@ import { createAuthTable } from '../protocol/auth-table.ts';
 import { createCatalogMirror } from '../protocol/catalog-index.ts';
 import { ServiceError } from '../protocol/errors.ts';
 import type { FromControl } from '../protocol/forward.ts';
-import type { UsageEvent } from '../protocol/gateway.ts';
 import { responseRouteRepo } from '../store/response-route-repo.ts';
 import { openStoreEnv } from '../store/env.ts';
 import { createRelayPool } from '../workers/proxy/relay-pool.ts';
@@ -53,15 +51,7 @@ const registry = createRegistry();
 const traffic = createTrafficMetrics(registry);
 const relayMetrics = createRelayMetrics(registry);
 const env = openStoreEnv(data.dataDir);
-const recordUsage = (event: UsageEvent) => {
-  traffic.usage(event);
-  reports.add({ t: 'usage', event });
-};
-const relayPool = createRelayPool({
-  dataDir: data.dataDir,
-  threads: data.relayThreads,
-  meter: poolMeter(log, recordUsage),
-});
+const relayPool = createRelayPool({ dataDir: data.dataDir, threads: data.relayThreads });
 const runtime = remoteRelayPool(ports.runtime);
 const forwarding = forwardClient((m, transfer) => ports.forward.postMessage(m, transfer ?? []));
 ports.forward.on('message', (m: FromControl) => forwarding.take(m));
@@ -74,7 +64,10 @@ const local = gatewayRoutes({
   log,
   spillDir: join(data.dataDir, 'tmp'),
   smart: edgeSmartRouting(calls, reports),
-  recordUsage,
+  recordUsage(event) {
+    traffic.usage(event);
+    reports.add({ t: 'usage', event });
+  },
   // A GGUF file of the embedded runtime not yet in the catalog is the control thread's to find.
   unresolved: firstOf(
     (current, name) => {

@@ -70,7 +70,6 @@ export function createRelayMetrics(registry: Registry) {
   function tap(pool: RelayPool): RelayPool {
     return {
       ...(pool.arena && { arena: pool.arena }),
-      ...(pool.metersCalls === true && { metersCalls: true }),
       start(req: RelayRequest, sink: RelaySink): RelayHandle {
         const metered = new MeteredSink(
           sink,

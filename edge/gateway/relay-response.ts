@@ -190,8 +190,7 @@ class RelayRun implements RelaySink {
   private clientLeft(): void {
     if (this.clientGone) return;
     this.clientGone = true;
-    // A metered call's worker decides its outcome as leftWith does: `ok` once the closing event was written.
-    if (this.handle.abort(this.closingWritten ? 'served' : undefined)) {
+    if (this.handle.abort()) {
       this.backstop = setTimeout(() => this.leftWith(null), ABORT_USAGE_WAIT_MS);
       this.backstop.unref();
     } else this.leftWith(this.heldEnd?.usage ?? null, this.heldEnd?.responseId ?? null);

@@ -96,38 +96,20 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
     }
   }
 
-  /**
-   * Whether a call's relay worker meters it (RelayRequest `meter`): a call the gateway has nothing to do for
-   * at its end, that is one without a reservation to settle, a response ID to remember or a route pack's
-   * attempt to choose, to a provider the relay workers serve.
-   */
-  const meteredInWorker = (op: GatewayOp, resolved: ResolvedModel, reservation: Reservation | null): boolean =>
-    pool.metersCalls === true &&
-    reservation === null &&
-    resolved.provider.kind !== 'embedded' &&
-    op !== 'responses.create' &&
-    op !== 'responses.compact';
-
-  /**
-   * A JSON call to a resolved model; its rate-limit headers, 429s and time to first byte feed Smart Route.
-   * `inWorker`: its relay worker meters it (meteredInWorker), and nothing follows the call here.
-   */
+  /** A JSON call to a resolved model; its rate-limit headers, 429s and time to first byte feed Smart Route. */
   function startJson(
     ctx: RouteContext<unknown>,
     op: GatewayOp,
     resolved: ResolvedModel,
     clientModel: string,
     body: NonNullable<RelayRequest['body']>,
-    inWorker = false,
   ): RelayCall {
     const { smart } = deps;
     const modelId = resolved.model.id;
     const startedAt = performance.now();
-    const req = relayRequest(ctx, op, resolved, clientModel, body);
-    if (inWorker) req.meter = { tokenId: ctx.principal!.tokenId, modelId };
     const call = startRelay(
       pool,
-      req,
+      relayRequest(ctx, op, resolved, clientModel, body),
       hooks(ctx, resolved.provider.id, (_status, headers) => {
         smart?.capacity.observeHeaders(modelId, headers);
         smart?.latency.observe(modelId, performance.now() - startedAt);
@@ -251,7 +233,6 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
         const reservation = admit(ctx, op, resolved.model.id, bytes, maxOutput, null, value, CAPPABLE.has(op));
         // The hot path: `under` inline, so that no closure is made per call.
         let call: RelayCall;
-        let inWorker = false;
         try {
           const sent =
             reservation?.outputCap != null
@@ -262,13 +243,11 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
                   reservation.outputCap,
                 )
               : (text ?? pool.arena?.handOff(body!) ?? transferable(body!));
-          inWorker = meteredInWorker(op, resolved, reservation);
-          call = startJson(ctx, op, resolved, name as string, sent, inWorker);
+          call = startJson(ctx, op, resolved, name as string, sent);
         } catch (err) {
           if (reservation !== null) deps.admission!.release(reservation);
           throw err;
         }
-        if (inWorker) return call.result;
         return follow(ctx, op, resolved.provider.id, resolved.model.id, call, undefined, reservation);
       },
     });

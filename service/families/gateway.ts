@@ -4,8 +4,6 @@ import { tapCapacity } from '../../control/gauge/live-tap.ts';
 import { createSmartRouting } from '../smart-routing.ts';
 import { firstOf, plainNames } from '../../edge/gateway/plain-names.ts';
 import { gatewayRoutes } from '../../edge/gateway/routes.ts';
-import { poolMeter } from '../../edge/gateway/pool-meter.ts';
-import type { UsageEvent } from '../../protocol/gateway.ts';
 import { createAdmission } from '../../edge/gateway/admission.ts';
 import { sweepSpillDir } from '../../edge/http/multipart-spill.ts';
 import { embeddedFallback } from '../../edge/routes/runtime.ts';
@@ -40,18 +38,13 @@ export async function gatewayFamily(p: Parts): Promise<Family> {
         enabled: () => p.settings.current().gauge.enabled,
       })),
   });
+  p.relayPool = createRelayPool({ dataDir });
   // An edge thread's calls report here too (edge-threads.ts); it counts their metrics itself.
   p.recordUsage = (event) => {
     p.meter.record(event);
     p.serviceActivity.record(event);
     p.gauge.traffic();
   };
-  const recordUsage = (event: UsageEvent) => {
-    p.metrics.usage(event);
-    p.recordUsage(event);
-  };
-  // The relay workers meter the plain calls themselves (routes.ts, meteredInWorker); their usage arrives here.
-  p.relayPool = createRelayPool({ dataDir, meter: poolMeter(log, recordUsage) });
   const { smart } = p.smartRoute;
   // Gauge's live-headers source hears the same answer heads as Smart Route's capacity tracker.
   p.gatewaySmart = { ...smart, capacity: tapCapacity(smart.capacity, () => p.catalog.current(), p.gauge) };
@@ -66,7 +59,10 @@ export async function gatewayFamily(p: Parts): Promise<Family> {
         spillDir,
         admission: createAdmission(p.limits.admission, p.priceOf),
         priceOf: p.priceOf,
-        recordUsage,
+        recordUsage: (event) => {
+          p.metrics.usage(event);
+          p.recordUsage(event);
+        },
         smart: p.gatewaySmart,
         // A name the catalog does not know: a GGUF file of the embedded runtime, else a provider's plain model name.
         unresolved: firstOf(

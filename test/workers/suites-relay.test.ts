@@ -4,9 +4,6 @@ import { describe } from 'node:test';
 // Each suite below was a test file of its own; it keeps its tests and hooks, and they run one after another
 // in this one process, which loads tsx and the shared modules once (test/SPEED.md).
 
-describe('proxy/call-meter', async () => {
-  await import('./proxy/call-meter.suite.ts');
-});
 describe('proxy/list-models', async () => {
   await import('./proxy/list-models.suite.ts');
 });

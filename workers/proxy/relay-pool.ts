@@ -1,19 +1,10 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { ServiceError, type ErrorPayload } from '../../protocol/errors.ts';
-import type { UsageEvent, UsageReport } from '../../protocol/gateway.ts';
+import type { UsageReport } from '../../protocol/gateway.ts';
 import { CallTable } from '../../protocol/call-table.ts';
 import { packBatch, unpackBatch, type TextBatch } from '../../protocol/relay-batch.ts';
-import {
-  meteredEvent,
-  meteredLine,
-  type AbortReason,
-  type Chunk,
-  type FromWorker,
-  type RelayEnd,
-  type RelayRequest,
-  type ToWorker,
-} from '../../protocol/relay.ts';
+import type { Chunk, FromWorker, RelayEnd, RelayRequest, ToWorker } from '../../protocol/relay.ts';
 import { createBodyArena, isSharedBody, type BodyArena, type WorkerArena } from '../shared/body-arena.ts';
 import type { ProxyWorkerData } from './credentials.ts';
 
@@ -36,27 +27,9 @@ export interface RelaySink {
   created?(responseId: string): void;
 }
 
-/**
- * What a relay worker starts with: the vault's directory, the body arena it reads large bodies from, and the
- * edge logger's base fields for the usage lines of the calls it meters (null: no lines).
- */
+/** What a relay worker starts with: the vault's directory and the body arena it reads large bodies from. */
 export interface RelayWorkerData extends ProxyWorkerData {
   arena: WorkerArena;
-  lineBase?: string | null;
-}
-
-/** A call's message for its sink: every message but those of the worker as a whole. */
-export type CallMessage = Exclude<FromWorker, { t: 'free' | 'usage' }>;
-
-/**
- * Where the usage of the calls a pool's workers meter goes (RelayRequest `meter`): each batch's events and
- * lines, as the workers made them, and the event (and line) of a metered call whose worker died before it
- * reported.
- */
-export interface PoolMeter {
-  /** The edge logger's base fields, as pino writes them; null when its log is quieter than info. */
-  lineBase: string | null;
-  report(events: UsageEvent[], lines: string): void;
 }
 
 /** What a call still running when the pool closes ends with, carrying the usage its stream had reported. */
@@ -70,7 +43,11 @@ const shutdownError = () =>
  * aborted this call because the service is stopping, so its `aborted` (with the usage so far) is a failure
  * the client must hear of, not a client that left.
  */
-export function deliverRelayMessage(m: CallMessage, inflight: CallTable<RelaySink>, closing = false): void {
+export function deliverRelayMessage(
+  m: Exclude<FromWorker, { t: 'free' }>,
+  inflight: CallTable<RelaySink>,
+  closing = false,
+): void {
   const sink = inflight.get(m.id);
   if (!sink) return;
   switch (m.t) {
@@ -106,8 +83,6 @@ export function deliverRelayMessage(m: CallMessage, inflight: CallTable<RelaySin
   }
 }
 
-const isLast = (m: CallMessage): boolean => m.t === 'whole' || m.t === 'end' || m.t === 'error' || m.t === 'aborted';
-
 export interface RelayHandle {
   /** The next chunk of a streamed upload; null ends it. */
   body(chunk: ArrayBuffer | null): void;
@@ -118,16 +93,14 @@ export interface RelayHandle {
   /**
    * The client left: stop the upstream call. True when the call's last message is still to come (whatever it
    * is, the sink hears of it: `aborted` with the usage so far, or an end or error that crossed the abort);
-   * false when no more sink calls follow. `reason` only decides a metered call's outcome (AbortReason).
+   * false when no more sink calls follow.
    */
-  abort(reason?: AbortReason): boolean;
+  abort(): boolean;
 }
 
 interface Slot {
   worker: Worker;
   inflight: CallTable<RelaySink>;
-  /** The metered calls in flight: reported by the pool if the worker dies before it does. */
-  metered: CallTable<RelayRequest>;
   /** Arena slots handed to this worker and not yet freed: freed by the pool if the worker dies. */
   bodies: Set<number>;
   /** Messages of this event-loop turn, posted together: one clone and one wake-up per turn, not per message. */
@@ -146,11 +119,6 @@ function flushOutbox(slot: Slot): void {
 export interface RelayPool {
   /** Where large request bodies go for the workers (see body-arena.ts); a pool without one takes them as bytes. */
   readonly arena?: BodyArena;
-  /**
-   * True when the workers meter a call whose request carries `meter` (call-meter.ts), for targets other than
-   * the embedded runtime; a pool without it never gets such a request.
-   */
-  readonly metersCalls?: boolean;
   start(req: RelayRequest, sink: RelaySink): RelayHandle;
   /**
    * Ends every call still running (each with its usage so far, as `OVERLOADED` "shutting down"), waiting at
@@ -171,16 +139,13 @@ export function createRelayPool(options: {
   dataDir: string;
   threads?: number;
   arena?: BodyArena;
-  meter?: PoolMeter;
 }): RelayPool & { arena: BodyArena } {
   const size = options.threads ?? Math.max(1, availableParallelism());
   const arena = options.arena ?? createBodyArena();
   const workerData: RelayWorkerData = {
     dataDir: options.dataDir,
     arena: { buffer: arena.buffer, slotSize: arena.slotSize },
-    lineBase: options.meter?.lineBase ?? null,
   };
-  const { meter } = options;
   const slots: Slot[] = [];
   let nextId = 1;
   let closing = false;
@@ -195,14 +160,7 @@ export function createRelayPool(options: {
       workerData,
       resourceLimits: { maxYoungGenerationSizeMb: RELAY_YOUNG_MB },
     });
-    const slot: Slot = {
-      worker,
-      inflight: new CallTable(),
-      metered: new CallTable(),
-      bodies: new Set(),
-      outbox: [],
-      transfer: [],
-    };
+    const slot: Slot = { worker, inflight: new CallTable(), bodies: new Set(), outbox: [], transfer: [] };
     slots[index] = slot;
     worker.on('message', (message: FromWorker[] | TextBatch | string) => {
       const batch = Array.isArray(message) ? message : unpackBatch<FromWorker>(message);
@@ -210,11 +168,7 @@ export function createRelayPool(options: {
         if (m.t === 'free') {
           slot.bodies.delete(m.slot);
           arena.free(m.slot);
-        } else if (m.t === 'usage') meter?.report(m.events, m.lines);
-        else {
-          if (slot.metered.size > 0 && isLast(m)) slot.metered.delete(m.id);
-          deliverRelayMessage(m, slot.inflight, closing);
-        }
+        } else deliverRelayMessage(m, slot.inflight, closing);
       }
       // An idle worker does not keep the process alive; one with calls in flight does.
       if (slot.inflight.size === 0) {
@@ -228,7 +182,6 @@ export function createRelayPool(options: {
         sink.error(new ServiceError('UPSTREAM_ERROR', 'The relay worker stopped during the request.'), null);
       }
       slot.inflight.clear();
-      reportLost(slot);
       // A dead worker reads nothing more: its body slots are free.
       for (const body of slot.bodies) arena.free(body);
       slot.bodies.clear();
@@ -238,15 +191,6 @@ export function createRelayPool(options: {
     worker.on('exit', lost);
     // After the listeners: on Node 20 a 'message' listener added later makes the worker hold the process again.
     worker.unref();
-  }
-
-  /** The metered calls of a worker that died: failed, with no usage, as the edge reports such a call. */
-  function reportLost(slot: Slot): void {
-    if (slot.metered.size === 0) return;
-    const events = slot.metered.values().map((req) => meteredEvent(req, 'failed', null));
-    slot.metered.clear();
-    const base = meter!.lineBase;
-    meter!.report(events, base === null ? '' : events.map((e) => meteredLine(base, e)).join(''));
   }
 
   for (let i = 0; i < size; i++) spawn(i);
@@ -263,13 +207,11 @@ export function createRelayPool(options: {
 
   return {
     arena,
-    metersCalls: meter !== undefined,
     start(req, sink) {
       let slot = slots[0]!;
       for (const s of slots) if (s.inflight.size < slot.inflight.size) slot = s;
       const id = nextId++;
       slot.inflight.set(id, sink);
-      if (req.meter !== undefined) slot.metered.set(id, req);
       if (isSharedBody(req.body)) slot.bodies.add(req.body.shared);
       slot.worker.ref();
       send(slot, { t: 'start', id, req }, req.body instanceof ArrayBuffer ? req.body : undefined);
@@ -279,9 +221,9 @@ export function createRelayPool(options: {
         pause: () => send(slot, { t: 'pause', id }),
         resume: () => send(slot, { t: 'resume', id }),
         credit: (bytes) => send(slot, { t: 'credit', id, bytes }),
-        abort(reason) {
+        abort() {
           if (!slot.inflight.has(id)) return false;
-          if (!abortSent) send(slot, reason === undefined ? { t: 'abort', id } : { t: 'abort', id, reason });
+          if (!abortSent) send(slot, { t: 'abort', id });
           abortSent = true;
           return true;
         },
@@ -298,7 +240,7 @@ export function createRelayPool(options: {
           timer = setTimeout(resolve, graceMs);
         });
         for (const slot of slots) {
-          for (const id of slot.inflight.ids()) send(slot, { t: 'abort', id, reason: 'shutdown' });
+          for (const id of slot.inflight.ids()) send(slot, { t: 'abort', id });
           flushOutbox(slot);
         }
         await done;

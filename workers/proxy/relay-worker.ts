@@ -3,16 +3,14 @@ import { CallTable } from '../../protocol/call-table.ts';
 import { packBatch, unpackBatch, type TextBatch } from '../../protocol/relay-batch.ts';
 import { STRING_CHUNK_MAX, type FromWorker, type ToWorker } from '../../protocol/relay.ts';
 import { relay } from './relay.ts';
-import { CallMeter } from './call-meter.ts';
 import { RelayControl } from './relay-control.ts';
 import type { RelayWorkerData } from './relay-pool.ts';
 
 // The message loop of one relay worker: one long-lived port, requests multiplexed by id.
 
 const port = parentPort!;
-const { arena, lineBase } = workerData as RelayWorkerData;
+const { arena } = workerData as RelayWorkerData;
 const running = new CallTable<RelayControl>();
-const meter = new CallMeter(lineBase ?? null);
 
 // Messages leave in one batch per event-loop turn: one clone and one wake-up of the edge per turn. A call's
 // stream chunks of the turn join its last data message when nothing else of that call came after it. The
@@ -27,16 +25,12 @@ const flush = () => {
   outbox = [];
   outboxTransfer = [];
   openData.clear();
-  // The usage of the calls that ended goes last, after their last messages.
-  const usage = meter.take();
-  if (usage !== null) batch.push(usage);
   // Stream bytes ride as strings that structured clone copies as they are; JSON would escape every quote.
   const json = transfer.length === 0 && !withChunks;
   withChunks = false;
   port.postMessage(json ? packBatch(batch) : batch, transfer);
 };
 const post = (message: FromWorker, transfer?: ArrayBuffer[]) => {
-  meter.posted(message);
   const alone =
     outbox.length === 0 && running.size <= 1 && (message.t === 'whole' || message.t === 'end' || message.t === 'error');
   if (outbox.length === 0 && !alone) setImmediate(flush);
@@ -59,7 +53,7 @@ const post = (message: FromWorker, transfer?: ArrayBuffer[]) => {
       return;
     }
     openData.set(message.id, message);
-  } else if (message.t !== 'free' && message.t !== 'usage') openData.delete(message.id);
+  } else if (message.t !== 'free') openData.delete(message.id);
   outbox.push(message);
   if (alone) flush();
 };
@@ -74,7 +68,6 @@ function receive(m: ToWorker): void {
     case 'start': {
       const control = new RelayControl();
       running.set(m.id, control);
-      meter.start(m.id, m.req);
       relay(m.id, m.req, control, post, arena, () => running.delete(m.id));
       return;
     }
@@ -92,7 +85,6 @@ function receive(m: ToWorker): void {
       return;
     case 'abort': {
       const control = running.get(m.id);
-      meter.stopped(m.id, m.reason);
       if (control) {
         control.abort.abort();
         control.cancelWaits();

@@ -109,7 +109,7 @@ export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
       }
       // The runtime has no body arena, so it never sends 'free'.
       if (m.t !== 'control') {
-        if (m.t !== 'free' && m.t !== 'usage') deliverRelayMessage(m, mine);
+        if (m.t !== 'free') deliverRelayMessage(m, mine);
       } else {
         const waiter = myControls.get(m.id);
         myControls.delete(m.id);
@@ -248,7 +248,6 @@ export function withEmbeddedRuntime(relay: RelayPool, runtime: RelayPool): Relay
   const { arena } = relay;
   return {
     ...(arena && { arena }),
-    ...(relay.metersCalls === true && { metersCalls: true }),
     start(req, sink) {
       if (req.target.kind !== 'embedded') return relay.start(req, sink);
       // The runtime worker has no view of the body arena: it gets a copy, and the slot is free at once.

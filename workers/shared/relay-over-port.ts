@@ -15,7 +15,7 @@ export function remoteRelayPool(port: MessagePort): RelayPool {
   let nextId = 1;
   let closed = false;
   port.on('message', (m: FromWorker) => {
-    if (m.t !== 'free' && m.t !== 'usage') deliverRelayMessage(m, inflight, closed);
+    if (m.t !== 'free') deliverRelayMessage(m, inflight, closed);
     if (inflight.size === 0) port.unref();
   });
   port.unref();
