@@ -26,12 +26,20 @@ export interface LoopBrakeDeps {
   bus: EventBus;
   log: Logger;
   now: () => number;
+  /** How many sessions may be paused at once (PAUSED_MAX; tests set fewer). */
+  pausedMax?: number;
 }
 
 /** Sessions whose recent tool calls are remembered; the least recently seen is forgotten first. */
 const SESSIONS_MAX = 10_000;
 /** Distinct tool calls remembered per session: a loop repeats one, so a few are plenty. */
 const SIGNATURES_MAX = 16;
+/**
+ * Sessions paused at once. Each pause takes a real loop from an authenticated client, but a client that names a
+ * new session per loop could otherwise grow the list, and the store, without end: past this, a new pause
+ * forgets the session paused longest ago.
+ */
+const PAUSED_MAX = 10_000;
 
 export type LoopBrakeService = ReturnType<typeof createLoopBrake>;
 
@@ -41,18 +49,37 @@ export function createLoopBrake(deps: LoopBrakeDeps) {
   const commits = auditedCrud({ env, audit: deps.audit, resourceType: 'loop-brake' });
   const sessionCommits = auditedCrud({ env, audit: deps.audit, resourceType: 'session' });
   let config: LoopBrake = repo.brake() ?? LOOP_BRAKE_DEFAULTS;
-  const paused = new Map(repo.paused().map((p) => [p.session, p]));
+  const pausedMax = deps.pausedMax ?? PAUSED_MAX;
+  // In the order they were paused (ISO times sort as text), so that the first is the one paused longest ago.
+  const stored = repo.paused().sort((a, b) => (a.pausedAt < b.pausedAt ? -1 : a.pausedAt > b.pausedAt ? 1 : 0));
+  const paused = new Map(stored.map((p) => [p.session, p]));
   /** Per session, in the order last seen: each signature's recent times. */
   const seen = new Map<string, Map<string, number[]>>();
 
   function pause(session: string, tool: string, repeats: number): void {
     const record: PausedSession = { session, pausedAt: new Date(now()).toISOString(), tool, repeats };
+    const forgotten = paused.size >= pausedMax ? forgetOldest() : null;
     paused.set(session, record);
     deps.bus.publish('session.paused', record);
     deps.log.warn({ session, tool, repeats }, 'loop brake: paused a session that repeated one tool call');
     env
-      .commit(() => repo.stagePaused(record))
+      .commit(() => {
+        if (forgotten !== null) repo.stageResumed(forgotten);
+        repo.stagePaused(record);
+      })
       .catch((err: unknown) => deps.log.warn({ err: String(err).slice(0, 300) }, 'could not store a paused session'));
+  }
+
+  /** Makes room for one more pause: the session paused longest ago runs again, and says so. */
+  function forgetOldest(): string {
+    const [session, record] = paused.entries().next().value!;
+    paused.delete(session);
+    deps.bus.publish('session.resumed', { session });
+    deps.log.warn(
+      { session, pausedAt: record.pausedAt, pausedMax },
+      'loop brake: as many sessions are paused as may be; resumed the one paused longest ago',
+    );
+    return session;
   }
 
   return {

@@ -70,6 +70,9 @@ describe('smart-route/decide', async () => {
 describe('limits', async () => {
   await import('./limits.suite.ts');
 });
+describe('loop-brake', async () => {
+  await import('./loop-brake.suite.ts');
+});
 describe('token-service', async () => {
   await import('./token-service.suite.ts');
 });
