@@ -1,5 +1,5 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
-import { isoNow, lineOpening, requestLineText, usageLineText, type UsageLine } from '../../protocol/access-lines.ts';
+import type { UsageReport, UsageRoute } from '../../protocol/gateway.ts';
 import type { LogTail } from './log-tail.ts';
 
 // Structured logs on stdout, one JSON object a line. Nothing logs headers or bodies; the redaction list is
@@ -24,6 +24,18 @@ const REDACT = [
 const BASE = { service: 'switchyard' };
 const LOG_REDACTION = { paths: REDACT, censor: '[redacted]' };
 
+// The ISO time of the current millisecond, formatted once for every line logged in it (formatting a Date
+// cost more than the rest of a request line).
+let isoMs = 0;
+let isoText = '';
+function isoNow(): string {
+  const ms = Date.now();
+  if (ms !== isoMs) {
+    isoMs = ms;
+    isoText = new Date(ms).toISOString();
+  }
+  return isoText;
+}
 const LOG_BATCH_MS = 10;
 // A batch's buffer; a longer line gets one of its own size.
 const BATCH_BYTES = 64 * 1024;
@@ -97,6 +109,17 @@ export function lineWriter(log: Logger): (line: string) => void {
   return (line) => void destination.write(line);
 }
 
+/** The fields of a `usage` line; see docs/api.md. */
+export interface UsageLine {
+  reqId: string;
+  op: string;
+  providerId: string;
+  modelId: string | null;
+  outcome: string;
+  usage: UsageReport | null;
+  route?: UsageRoute;
+}
+
 /** The lines written once per request. */
 export interface AccessLog {
   /** The `request` line; `outcome` only for streamed answers. */
@@ -111,23 +134,50 @@ export interface AccessLog {
   usage(line: UsageLine): void;
 }
 
-/** Writes the per-request lines (protocol/access-lines.ts) to `log`'s destination, at its level. */
+const text = (value: string | null): string => (value === null ? 'null' : JSON.stringify(value));
+// As JSON.stringify prints a count: a line stays valid JSON whatever a usage report holds.
+const count = (value: number | null): string =>
+  typeof value === 'number' && Number.isFinite(value) ? String(value) : 'null';
+
+/** styleB's cache-write counters, only where the protocol reports them (styleA lines carry none). */
+const cacheWrites = (u: UsageReport): string =>
+  (u.cacheWriteTokens === undefined ? '' : `"cacheWriteTokens":${count(u.cacheWriteTokens)},`) +
+  (u.cacheWrite1hTokens === undefined ? '' : `"cacheWrite1hTokens":${count(u.cacheWrite1hTokens)},`);
+
+/**
+ * Writes the per-request lines to `log`'s destination, at its level, in pino's format, built by hand: pino's
+ * generic path (serializers, hooks, the redaction walk), and even JSON.stringify of the fields, cost more than
+ * the line itself. Every field here is known to be safe to log: IDs, route patterns, statuses, counts.
+ */
 export function createAccessLogger(log: Logger): AccessLog {
   const destination = (log as unknown as Record<symbol, DestinationStream>)[pino.symbols.streamSym]!;
-  const base = logBase(log);
+  // The logger's base fields as pino writes them (`,"service":"switchyard"`, and an edge thread's number).
+  const base = (log as unknown as Record<symbol, string>)[pino.symbols.chindingsSym] ?? '';
+  const opening = () => `{"level":30,"time":"${isoNow()}"${base},"reqId":`;
   return {
     request(reqId, method, route, status, outcome, durationMs) {
       if (!log.isLevelEnabled('info')) return;
-      destination.write(requestLineText(lineOpening(base), reqId, method, route, status, outcome, durationMs));
+      const outcomeField = outcome === null ? '' : `"outcome":${text(outcome)},`;
+      destination.write(
+        `${opening()}${text(reqId)},"method":${text(method)},"route":${text(route)},"status":${status},` +
+          `${outcomeField}"durationMs":${durationMs},"msg":"request"}\n`,
+      );
     },
     usage(line) {
       if (!log.isLevelEnabled('info')) return;
-      destination.write(usageLineText(lineOpening(base), line));
+      const u = line.usage;
+      const usage =
+        u === null
+          ? 'null'
+          : `{"inputTokens":${count(u.inputTokens)},"outputTokens":${count(u.outputTokens)},` +
+            `"cachedInputTokens":${count(u.cachedInputTokens)},` +
+            `${cacheWrites(u)}"reasoningTokens":${count(u.reasoningTokens)},"totalTokens":${count(u.totalTokens)},` +
+            `"costUsd":${count(u.costUsd)},"toolCalls":${JSON.stringify(u.toolCalls ?? {})}}`;
+      const route = line.route === undefined ? '' : `,"route":${JSON.stringify(line.route)}`;
+      destination.write(
+        `${opening()}${text(line.reqId)},"op":${text(line.op)},"providerId":${text(line.providerId)},` +
+          `"modelId":${text(line.modelId)},"outcome":${text(line.outcome)},"usage":${usage}${route},"msg":"usage"}\n`,
+      );
     },
   };
-}
-
-/** The logger's base fields as pino writes them (`,"service":"switchyard"`, and an edge thread's number). */
-export function logBase(log: Logger): string {
-  return (log as unknown as Record<symbol, string>)[pino.symbols.chindingsSym] ?? '';
 }
