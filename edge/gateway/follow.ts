@@ -9,8 +9,8 @@ import type { RouteContext, RouteResult } from '../http/router.ts';
 import type { RelayCall, RelayHooks, RelayOutcome } from './relay-response.ts';
 import type { Admission, Reservation } from './admission.ts';
 
-// What the gateway does around a call it meters itself (routes.ts): its hooks while it runs, and at its end
-// the reservation settled, a created response remembered, the usage line and the usage event.
+// What the gateway does around each relayed call (routes.ts): its hooks while it runs, and at its end the
+// reservation settled, a created response remembered, the usage line and the usage event.
 
 export interface FollowDeps {
   log: Logger;
