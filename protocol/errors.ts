@@ -160,3 +160,26 @@ export function errorEnvelope(err: ServiceError, requestId: string): ErrorEnvelo
     },
   };
 }
+
+/**
+ * An error as it crosses a MessagePort: port calls (workers/shared/port-channel.ts) and forwarded requests
+ * (edge/http/forward-serve.ts).
+ */
+export type WireError = { error: ErrorPayload } | { failure: { name: string; message: string } };
+
+/**
+ * What an error becomes on the wire: a ServiceError whole, a client gone (ClientClosed) by that name, anything
+ * else its name and message.
+ */
+export function errorToWire(err: unknown): WireError {
+  if (err instanceof ServiceError) return { error: err.toPayload() };
+  const e = err instanceof Error ? err : new Error(String(err));
+  return { failure: { name: e instanceof ClientClosed ? 'ClientClosed' : e.name, message: e.message } };
+}
+
+/** The error `errorToWire` sent, as it was thrown on the other side (a ServiceError or ClientClosed as such). */
+export function errorFromWire(wire: WireError): Error {
+  if ('error' in wire) return ServiceError.fromPayload(wire.error);
+  if (wire.failure.name === 'ClientClosed') return new ClientClosed();
+  return Object.assign(new Error(wire.failure.message), { name: wire.failure.name });
+}

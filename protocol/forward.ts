@@ -1,4 +1,4 @@
-import type { ErrorPayload } from './errors.ts';
+import type { WireError } from './errors.ts';
 import type { Principal } from './principal.ts';
 import type { Scope } from './scopes.ts';
 
@@ -61,7 +61,7 @@ export type FromControl =
   | { t: 'end'; id: number; chunk?: string | Uint8Array; failed?: boolean }
   | { t: 'abort'; id: number }
   /** The route threw: a ServiceError whole, anything else its name and message (the edge answers INTERNAL). */
-  | ({ t: 'error'; id: number } & ({ error: ErrorPayload } | { failure: { name: string; message: string } }));
+  | ({ t: 'error'; id: number } & WireError);
 
 /**
  * Stream bytes the control thread may have posted and the edge thread not yet written. Beyond it the route's

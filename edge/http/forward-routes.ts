@@ -1,5 +1,4 @@
-import { ClientClosed, ServiceError } from '../../protocol/errors.ts';
-import { errorFromWire } from '../../workers/shared/port-channel.ts';
+import { ClientClosed, errorFromWire, ServiceError } from '../../protocol/errors.ts';
 import type { FromControl, RouteShape, ToControl } from '../../protocol/forward.ts';
 import { route, type RouteContext, type RouteDef, type RouteResult } from './router.ts';
 import type { ResponseWriter } from './types.ts';

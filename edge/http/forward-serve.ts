@@ -1,5 +1,4 @@
-import { ServiceError } from '../../protocol/errors.ts';
-import { errorToWire } from '../../workers/shared/port-channel.ts';
+import { errorToWire, ServiceError } from '../../protocol/errors.ts';
 import { FORWARD_STREAM_WINDOW, type FromControl, type RouteShape, type ToControl } from '../../protocol/forward.ts';
 import { checkBody } from '../../protocol/validate.ts';
 import { parseJsonBody } from './json-body.ts';

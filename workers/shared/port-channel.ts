@@ -1,5 +1,5 @@
 import type { MessagePort } from 'node:worker_threads';
-import { ClientClosed, ServiceError, type ErrorPayload } from '../../protocol/errors.ts';
+import { errorFromWire, errorToWire, ServiceError, type WireError } from '../../protocol/errors.ts';
 
 // The control plane's ports (protocol/ports/) answered over a MessagePort: a call is one message naming the
 // port, the method and its arguments; its answer is one message with the value, or the error. What crosses is
@@ -16,10 +16,7 @@ interface Call {
   args: unknown[];
 }
 
-type Answer =
-  | { id: number; value: unknown }
-  | { id: number; error: ErrorPayload }
-  | { id: number; failure: { name: string; message: string } };
+type Answer = { id: number; value: unknown } | ({ id: number } & WireError);
 
 export interface PortServer {
   close(): void;
@@ -32,26 +29,6 @@ const isCall = (m: unknown): m is Call =>
   typeof (m as Call).port === 'string' &&
   typeof (m as Call).method === 'string' &&
   Array.isArray((m as Call).args);
-
-/** An error as it crosses a MessagePort (here, and in forwarded requests: edge/http/forward-serve.ts). */
-export type WireError = { error: ErrorPayload } | { failure: { name: string; message: string } };
-
-/**
- * What an error becomes on the wire: a ServiceError whole, a client gone (ClientClosed) by that name, anything
- * else its name and message.
- */
-export function errorToWire(err: unknown): WireError {
-  if (err instanceof ServiceError) return { error: err.toPayload() };
-  const e = err instanceof Error ? err : new Error(String(err));
-  return { failure: { name: e instanceof ClientClosed ? 'ClientClosed' : e.name, message: e.message } };
-}
-
-/** The error `errorToWire` sent, as it was thrown on the other side (a ServiceError or ClientClosed as such). */
-export function errorFromWire(wire: WireError): Error {
-  if ('error' in wire) return ServiceError.fromPayload(wire.error);
-  if (wire.failure.name === 'ClientClosed') return new ClientClosed();
-  return Object.assign(new Error(wire.failure.message), { name: wire.failure.name });
-}
 
 function answerOf(id: number, err: unknown): Answer {
   return { id, ...errorToWire(err) };
