@@ -157,6 +157,7 @@ export async function startService({
     families.drain();
     const [inflight] = await Promise.all([drain(listening!, drainMs), edgeThreads?.drain(drainMs)]);
     if (inflight > 0) log.warn({ inflight }, 'shutting down with requests still in flight');
+    await families.cut();
     await edgeThreads?.close();
     await families.close();
     control.close();

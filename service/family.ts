@@ -13,6 +13,12 @@ export interface Family {
   ready?(): void;
   /** At the start of shutdown, before the drain: ends what never ends by itself (event streams, pairings). */
   drain?(): void;
+  /**
+   * After the drain, before the edge threads stop: ends this thread's calls still running, each with its usage
+   * so far. A stopping edge thread waits for every connection on the port, this thread's too
+   * (edge/http/open-connections.ts), so a call cut only at `close` would hold it until uWS's idle timeout.
+   */
+  cut?(): Promise<void>;
   /** Releases what it opened; called once, in reverse start order, after the drain. */
   close?(): void | Promise<void>;
 }
@@ -23,6 +29,8 @@ export interface Families {
   routes(): RouteDef[];
   ready(): void;
   drain(): void;
+  /** Runs every started family's `cut` at once; one that throws is logged. */
+  cut(): Promise<void>;
   /** Closes every started family in reverse order; a close that throws is logged and the rest still close. */
   close(): Promise<void>;
 }
@@ -42,6 +50,18 @@ export function createFamilies(log: Logger, beforeStart?: (name: string) => void
     },
     drain() {
       for (const { family } of started) family.drain?.();
+    },
+    async cut() {
+      await Promise.all(
+        started.map(({ name, family }) =>
+          family.cut?.().catch((err: unknown) => {
+            log.error(
+              { family: name, err: String(err).slice(0, 500) },
+              'a part of the service failed to end its calls',
+            );
+          }),
+        ),
+      );
     },
     async close() {
       for (const { name, family } of started.splice(0).reverse()) {

@@ -71,6 +71,7 @@ export async function gatewayFamily(p: Parts): Promise<Family> {
         ),
       }),
     ],
+    cut: () => p.relayPool.close(),
     close: () => p.relayPool.close(),
   };
 }

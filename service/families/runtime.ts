@@ -75,6 +75,8 @@ export async function runtimeFamily(p: Parts): Promise<Family> {
         serviceActions(services, jobs),
       ),
     ],
+    // The embedded runtime's calls end with the gateway's (family.ts); its close then waits for the same close.
+    cut: () => runtimePool.close(),
     close,
   };
 }

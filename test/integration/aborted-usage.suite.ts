@@ -176,4 +176,35 @@ describe('a stream cut by the shutdown drain (W3.5 item 10)', () => {
       }
     },
   );
+
+  test('every call still running ends at the drain, on either edge thread: none waits for another', async () => {
+    // With two edge threads (suites-edge2-gateway), a stopping edge thread waits until no connection is open on
+    // the port, the main thread's too. The main thread's calls must end before that wait, not after it: a call
+    // cut only at the main thread's close held the edge thread until uWS's idle timeout (16 s), and its client
+    // waited as long for its answer's end. Four calls: the kernel spreads them between the threads.
+    const service = await startInProcess({ env: { SWITCHYARD_DRAIN_MS: '300' } });
+    await addProvider(service, { kind: 'anthropic', baseUrl: an.baseUrl, credential: ANTHROPIC_KEY });
+    const calls = 4;
+    for (let i = 0; i < calls; i++) an.slowStreamNext({ chunkDelayMs: 2000 });
+    let answering = 0;
+    let stopped: Promise<number | null> | null = null;
+    const body = {
+      model: 'anthropic/claude-test',
+      max_tokens: 64,
+      stream: true,
+      messages: [{ role: 'user', content: 'hi' }],
+    };
+    const texts = await Promise.all(
+      Array.from({ length: calls }, () =>
+        readWhole(service.port, service.adminToken, '/v1/messages', body, () => {
+          if (++answering === calls) stopped = service.stop();
+        }),
+      ),
+    );
+    await stopped;
+    for (const text of texts) assert.match(text, /event: error\ndata: .*shutting down/);
+    const waited = service.logLines().filter((l) => String(l.msg).includes('connections still open'));
+    assert.deepEqual(waited, []);
+    assert.equal(service.logLines().filter((l) => l.msg === 'usage' && l.outcome === 'failed').length, calls);
+  });
 });

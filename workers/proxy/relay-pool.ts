@@ -122,7 +122,7 @@ export interface RelayPool {
   start(req: RelayRequest, sink: RelaySink): RelayHandle;
   /**
    * Ends every call still running (each with its usage so far, as `OVERLOADED` "shutting down"), waiting at
-   * most `graceMs` for the workers' last messages, then stops the workers.
+   * most `graceMs` for the workers' last messages, then stops the workers. A later call waits for the first.
    */
   close(graceMs?: number): Promise<void>;
 }
@@ -149,6 +149,7 @@ export function createRelayPool(options: {
   const slots: Slot[] = [];
   let nextId = 1;
   let closing = false;
+  let closed: Promise<void> | null = null;
   /** Set while close waits for the aborted calls' last messages. */
   let onIdle: (() => void) | null = null;
   const idle = () => {
@@ -205,6 +206,27 @@ export function createRelayPool(options: {
     if (alone) flushOutbox(slot);
   };
 
+  async function closeOnce(graceMs: number): Promise<void> {
+    closing = true;
+    // Each worker answers an abort with the call's usage so far, so what was spent is metered before the meter
+    // closes.
+    if (slots.some((s) => s.inflight.size > 0)) {
+      let timer: NodeJS.Timeout | undefined;
+      const done = new Promise<void>((resolve) => {
+        onIdle = resolve;
+        timer = setTimeout(resolve, graceMs);
+      });
+      for (const slot of slots) {
+        for (const id of slot.inflight.ids()) send(slot, { t: 'abort', id });
+        flushOutbox(slot);
+      }
+      await done;
+      clearTimeout(timer);
+      onIdle = null;
+    }
+    await Promise.all(slots.map((s) => s.worker.terminate()));
+  }
+
   return {
     arena,
     start(req, sink) {
@@ -229,25 +251,9 @@ export function createRelayPool(options: {
         },
       };
     },
-    async close(graceMs = CLOSE_GRACE_MS) {
-      closing = true;
-      // Each worker answers an abort with the call's usage so far, so what was spent is metered before the meter
-      // closes.
-      if (slots.some((s) => s.inflight.size > 0)) {
-        let timer: NodeJS.Timeout | undefined;
-        const done = new Promise<void>((resolve) => {
-          onIdle = resolve;
-          timer = setTimeout(resolve, graceMs);
-        });
-        for (const slot of slots) {
-          for (const id of slot.inflight.ids()) send(slot, { t: 'abort', id });
-          flushOutbox(slot);
-        }
-        await done;
-        clearTimeout(timer);
-        onIdle = null;
-      }
-      await Promise.all(slots.map((s) => s.worker.terminate()));
+    close(graceMs = CLOSE_GRACE_MS) {
+      closed ??= closeOnce(graceMs);
+      return closed;
     },
   };
 }

@@ -82,6 +82,7 @@ export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
   let spawnWait: Promise<void> | null = null;
   /** Set while a close waits for the worker's `closed`. */
   let closed: (() => void) | null = null;
+  let shutdown: Promise<void> | null = null;
 
   function spawn(): Worker {
     const w = new Worker(new URL('./runtime-entry.js', import.meta.url), { workerData });
@@ -183,6 +184,25 @@ export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
     }).finally(() => signal?.removeEventListener('abort', cancel));
   }
 
+  async function closeOnce(): Promise<void> {
+    closing = true;
+    const w = worker;
+    if (w === null) return;
+    // The worker disposes its models first (llama.cpp cut off mid-way aborts the process); a worker that
+    // does not answer in time is stopped anyway.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      new Promise<void>((resolve) => {
+        closed = resolve;
+        w.once('exit', () => resolve());
+        w.postMessage({ t: 'close' } satisfies ToRuntime);
+      }),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS))),
+    ]);
+    clearTimeout(timer);
+    await w.terminate();
+  }
+
   return {
     control,
     async loaded() {
@@ -219,23 +239,9 @@ export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
         },
       };
     },
-    async close() {
-      closing = true;
-      const w = worker;
-      if (w === null) return;
-      // The worker disposes its models first (llama.cpp cut off mid-way aborts the process); a worker that
-      // does not answer in time is stopped anyway.
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        new Promise<void>((resolve) => {
-          closed = resolve;
-          w.once('exit', () => resolve());
-          w.postMessage({ t: 'close' } satisfies ToRuntime);
-        }),
-        new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS))),
-      ]);
-      clearTimeout(timer);
-      await w.terminate();
+    close() {
+      shutdown ??= closeOnce();
+      return shutdown;
     },
   };
 }
