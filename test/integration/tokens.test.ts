@@ -150,10 +150,11 @@ describe('/v1/tokens', () => {
     assert.equal(past.json.error.param, 'expiresAt');
     const garbage = await svc.request('POST', '/v1/tokens', { body: { name: 'x', expiresAt: 'tomorrow' } });
     assert.equal(garbage.json.error.code, 'INVALID_REQUEST');
-    const soon = new Date(Date.now() + 1500).toISOString();
-    const t = await createToken({ name: 'expiring', scopes: ['read'], expiresAt: soon });
+    // Room for a slow machine to create the token and use it before it expires; then a wait until just after.
+    const soon = Date.now() + 2500;
+    const t = await createToken({ name: 'expiring', scopes: ['read'], expiresAt: new Date(soon).toISOString() });
     assert.equal((await svc.request('GET', '/v1/settings', { token: t.secret })).status, 200);
-    await new Promise((r) => setTimeout(r, 1600));
+    await new Promise((r) => setTimeout(r, Math.max(0, soon - Date.now() + 100)));
     const expired = await svc.request('GET', '/v1/settings', { token: t.secret });
     assert.equal(expired.status, 401);
     assert.match(expired.json.error.message, /expired/);
