@@ -43,17 +43,18 @@ export async function gaugeFamily(p: Parts): Promise<Family> {
     ...gaugeOptionsFromEnv(),
     onCollected: () => void p.gaugeAlerts?.evaluateQuietly(),
   });
-  // The refresh that turning Gauge on starts (below) ends before anything it reaches closes: it evaluates the
-  // alerts when it is done, and a stop right after turning Gauge on left the test process with nothing to wait
-  // on but it.
+  // The refresh that turning Gauge on starts (below) ends before the alerts close: it evaluates them when it is
+  // done, and a stop right after turning Gauge on left the test process with nothing to wait on but it. The
+  // worker closes first: that aborts the refresh's collections at once, where waiting for them took up to their
+  // time limit (15 s) for a source that answers slowly or not at all.
   let closing = false;
   let turningOn: Promise<unknown> = Promise.resolve();
   const close = async () => {
     closing = true;
-    await turningOn;
     await p.authSessions?.close();
-    await p.gaugeAlerts?.close();
     await p.gauge.close();
+    await turningOn;
+    await p.gaugeAlerts?.close();
   };
   try {
     p.gaugeSources = gaugeSourceRepo(env);

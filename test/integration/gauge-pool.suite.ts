@@ -78,3 +78,37 @@ test('a hung source ends as a timeout at its limit; the other sources are all co
   assert.equal(readings.status, 200);
   assert.equal(readings.json.data.length, 1);
 });
+
+// Each source may take 300 s here: a stop that waited for the turn-on refresh would outlast this test's limit, as
+// it did when the gauge family closed its worker only after that refresh had ended by itself.
+test('a stop while the turn-on refresh waits on a source that never answers ends that refresh at once', {
+  timeout: 60_000,
+}, async () => {
+  // Two in-process services may not live with different time limits; after() stops this one again.
+  await svc.stop();
+  const service = await startInProcess({
+    env: { SWITCHYARD_GAUGE_ALLOWED_HOSTS: 'loopback', SWITCHYARD_GAUGE_TIMEOUT_MS: '300000' },
+  });
+  // An account made while Gauge is off is first collected by the refresh that turning Gauge on starts.
+  const created = await service.request('POST', '/v1/gauge/accounts', {
+    body: {
+      providerId: 'openai',
+      authMode: 'admin_key',
+      label: 'never answered',
+      credential: ADMIN_KEY,
+      config: { baseUrl: fake.baseUrl },
+    },
+  });
+  assert.equal(created.status, 201, created.text);
+  fake.resetCounters();
+  fake.hold();
+  try {
+    const on = await service.request('PATCH', '/v1/settings', { body: { gauge: { enabled: true } } });
+    assert.equal(on.status, 200, on.text);
+    await fake.whenConcurrent(1);
+    await service.stop();
+    assert.ok(service.logLines().some((l) => l.msg === 'stopped'));
+  } finally {
+    fake.release();
+  }
+});
