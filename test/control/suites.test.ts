@@ -10,9 +10,6 @@ describe('capacity', async () => {
 describe('catalog-writes', async () => {
   await import('./catalog-writes.suite.ts');
 });
-describe('catalog', async () => {
-  await import('./catalog.suite.ts');
-});
 describe('events', async () => {
   await import('./events.suite.ts');
 });

@@ -7,6 +7,9 @@ import { describe } from 'node:test';
 describe('auth-table', async () => {
   await import('./auth-table.suite.ts');
 });
+describe('catalog-index', async () => {
+  await import('./catalog-index.suite.ts');
+});
 describe('catalog-mirror', async () => {
   await import('./catalog-mirror.suite.ts');
 });
