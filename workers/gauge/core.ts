@@ -150,6 +150,9 @@ export async function createGaugeCore(deps: GaugeCoreDeps): Promise<GaugeCore> {
       scheduler.close();
       if (pruneTimer !== null) clock.clearTimer(pruneTimer);
       stop.abort();
+      // The aborted runs end before the worker closes LMDB and is stopped: a thread stopped inside a native call
+      // (the keychain's read of a credential, a commit) aborts the whole process.
+      await Promise.allSettled([engine.settled(), pruning]);
     },
   };
 }

@@ -35,6 +35,8 @@ export interface EngineDeps {
 export interface Engine {
   collect(sourceId: string): Promise<GaugeRefreshOutcome>;
   refresh(sourceIds: readonly string[]): Promise<GaugeRefreshOutcome[]>;
+  /** Settles once no collection runs: each has written its state (or failed to). */
+  settled(): Promise<void>;
   pool: Pool;
 }
 
@@ -201,6 +203,7 @@ export function createEngine(deps: EngineDeps): Engine {
   return {
     collect,
     refresh: (ids) => Promise.all(ids.map(collect)),
+    settled: () => Promise.allSettled([...inflight.values()]).then(() => undefined),
     pool,
   };
 }
