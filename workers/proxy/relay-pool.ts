@@ -148,8 +148,8 @@ export function createRelayPool(options: {
   };
   const slots: Slot[] = [];
   let nextId = 1;
-  let closing = false;
-  let closed: Promise<void> | null = null;
+  /** The close under way, once close was called; calls still running then end as shut down. */
+  let closing: Promise<void> | null = null;
   /** Set while close waits for the aborted calls' last messages. */
   let onIdle: (() => void) | null = null;
   const idle = () => {
@@ -169,7 +169,7 @@ export function createRelayPool(options: {
         if (m.t === 'free') {
           slot.bodies.delete(m.slot);
           arena.free(m.slot);
-        } else deliverRelayMessage(m, slot.inflight, closing);
+        } else deliverRelayMessage(m, slot.inflight, closing !== null);
       }
       // An idle worker does not keep the process alive; one with calls in flight does.
       if (slot.inflight.size === 0) {
@@ -186,7 +186,7 @@ export function createRelayPool(options: {
       // A dead worker reads nothing more: its body slots are free.
       for (const body of slot.bodies) arena.free(body);
       slot.bodies.clear();
-      if (!closing) spawn(index);
+      if (closing === null) spawn(index);
     };
     worker.on('error', lost);
     worker.on('exit', lost);
@@ -207,7 +207,6 @@ export function createRelayPool(options: {
   };
 
   async function closeOnce(graceMs: number): Promise<void> {
-    closing = true;
     // Each worker answers an abort with the call's usage so far, so what was spent is metered before the meter
     // closes.
     if (slots.some((s) => s.inflight.size > 0)) {
@@ -252,8 +251,8 @@ export function createRelayPool(options: {
       };
     },
     close(graceMs = CLOSE_GRACE_MS) {
-      closed ??= closeOnce(graceMs);
-      return closed;
+      closing ??= closeOnce(graceMs);
+      return closing;
     },
   };
 }

@@ -77,12 +77,12 @@ export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
     { resolve(a: ControlAnswer): void; reject(e: ServiceError): void; progress?(fraction: number): void }
   >();
   let nextId = 1;
-  let closing = false;
+  /** The close under way, once close was called. */
+  let closing: Promise<void> | null = null;
   let lastSpawn = 0;
   let spawnWait: Promise<void> | null = null;
   /** Set while a close waits for the worker's `closed`. */
   let closed: (() => void) | null = null;
-  let shutdown: Promise<void> | null = null;
 
   function spawn(): Worker {
     const w = new Worker(new URL('./runtime-entry.js', import.meta.url), { workerData });
@@ -129,7 +129,7 @@ export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
     const lost = (reason: unknown) => {
       if (gone) return;
       gone = true;
-      if (!closing)
+      if (closing === null)
         options.log.warn(
           { inflight: mine.size, reason: String(reason).slice(0, 200) },
           'the embedded runtime worker stopped',
@@ -170,7 +170,7 @@ export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
   async function control(c: RuntimeControl, extra: ControlOptions = {}): Promise<ControlAnswer> {
     const config = configNow();
     const w = await live();
-    if (closing) throw new ServiceError('UPSTREAM_ERROR', 'The service is stopping.');
+    if (closing !== null) throw new ServiceError('UPSTREAM_ERROR', 'The service is stopping.');
     const id = nextId++;
     const { signal, progress } = extra;
     const cancel = () => w.postMessage({ t: 'cancel', id } satisfies ToRuntime);
@@ -185,7 +185,6 @@ export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
   }
 
   async function closeOnce(): Promise<void> {
-    closing = true;
     const w = worker;
     if (w === null) return;
     // The worker disposes its models first (llama.cpp cut off mid-way aborts the process); a worker that
@@ -215,7 +214,7 @@ export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
       const config = configNow();
       const draft = options.draftFor?.(req) ?? null;
       void live().then((w) => {
-        if (aborted || closing) return;
+        if (aborted || closing !== null) return;
         target = { w, map: inflight };
         inflight.set(id, sink);
         w.ref();
@@ -240,8 +239,8 @@ export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
       };
     },
     close() {
-      shutdown ??= closeOnce();
-      return shutdown;
+      closing ??= closeOnce();
+      return closing;
     },
   };
 }
