@@ -44,6 +44,14 @@ test('past the cap, a pause resumes the session paused longest ago, also after a
   try {
     await env.commit(() => limitRepo(env).stageBrake({ enabled: true, repeats: 2, windowSeconds: 60 }));
     let brake = brakeOn(env, clock, published);
+    const pausedSessions = () => brake.paused().map((p) => p.session);
+    // Reopens the store as a restart does. (LMDB runs transactions in order: an empty one settles after the
+    // pauses' writes.)
+    const reopen = async () => {
+      await env.commit(() => undefined);
+      await env.close();
+      env = openStoreEnv(dir);
+    };
     // Paused in this order; their names sort the other way.
     loop(brake, clock, 'zed');
     loop(brake, clock, 'amy');
@@ -54,29 +62,15 @@ test('past the cap, a pause resumes the session paused longest ago, also after a
     loop(brake, clock, 'abe');
     assert.equal(brake.isPaused('zed'), null, 'the oldest pause is forgotten');
     assert.deepEqual(published[2], ['session.resumed', { session: 'zed' }]);
-    assert.deepEqual(
-      brake.paused().map((p) => p.session),
-      ['amy', 'abe'],
-    );
+    assert.deepEqual(pausedSessions(), ['amy', 'abe']);
 
     // A restart reads what was stored, oldest pause first: `amy` goes next, though `abe` sorts before it.
-    // (LMDB runs transactions in order: an empty one settles after the pauses' writes.)
-    await env.commit(() => undefined);
-    await env.close();
-    env = openStoreEnv(dir);
+    await reopen();
     brake = brakeOn(env, clock, published);
-    assert.deepEqual(
-      brake.paused().map((p) => p.session),
-      ['amy', 'abe'],
-    );
+    assert.deepEqual(pausedSessions(), ['amy', 'abe']);
     loop(brake, clock, 'bob');
-    assert.deepEqual(
-      brake.paused().map((p) => p.session),
-      ['abe', 'bob'],
-    );
-    await env.commit(() => undefined);
-    await env.close();
-    env = openStoreEnv(dir);
+    assert.deepEqual(pausedSessions(), ['abe', 'bob']);
+    await reopen();
     assert.deepEqual(
       limitRepo(env)
         .paused()
