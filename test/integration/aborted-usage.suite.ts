@@ -130,6 +130,14 @@ function readWhole(port: number, token: string, path: string, body: unknown, fir
   });
 }
 
+/** A streamed Messages call, as both drain tests make it. */
+const STREAMED_MESSAGE = {
+  model: 'anthropic/claude-test',
+  max_tokens: 64,
+  stream: true,
+  messages: [{ role: 'user', content: 'hello' }],
+};
+
 describe('a stream cut by the shutdown drain (W3.5 item 10)', () => {
   test(
     "ends with the protocol's error event, is logged and metered as failed with its tokens so far, and the totals " +
@@ -140,20 +148,9 @@ describe('a stream cut by the shutdown drain (W3.5 item 10)', () => {
       await addProvider(first, { kind: 'anthropic', baseUrl: an.baseUrl, credential: ANTHROPIC_KEY });
       an.slowStreamNext({ chunkDelayMs: 2000 });
       let stopped: Promise<number | null> | null = null;
-      const text = await readWhole(
-        first.port,
-        first.adminToken,
-        '/v1/messages',
-        {
-          model: 'anthropic/claude-test',
-          max_tokens: 64,
-          stream: true,
-          messages: [{ role: 'user', content: 'hello' }],
-        },
-        () => {
-          stopped = first.stop();
-        },
-      );
+      const text = await readWhole(first.port, first.adminToken, '/v1/messages', STREAMED_MESSAGE, () => {
+        stopped = first.stop();
+      });
       await stopped;
       // The client heard why its answer ended: styleB's in-stream error event, as an overload it may retry.
       assert.match(text, /event: error\ndata: .*"overloaded_error"/);
@@ -188,15 +185,9 @@ describe('a stream cut by the shutdown drain (W3.5 item 10)', () => {
     for (let i = 0; i < calls; i++) an.slowStreamNext({ chunkDelayMs: 2000 });
     let answering = 0;
     let stopped: Promise<number | null> | null = null;
-    const body = {
-      model: 'anthropic/claude-test',
-      max_tokens: 64,
-      stream: true,
-      messages: [{ role: 'user', content: 'hi' }],
-    };
     const texts = await Promise.all(
       Array.from({ length: calls }, () =>
-        readWhole(service.port, service.adminToken, '/v1/messages', body, () => {
+        readWhole(service.port, service.adminToken, '/v1/messages', STREAMED_MESSAGE, () => {
           if (++answering === calls) stopped = service.stop();
         }),
       ),

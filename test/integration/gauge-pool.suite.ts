@@ -15,6 +15,15 @@ let svc: InProcessService;
 let fake: OpenAIGaugeFake;
 const ids: string[] = [];
 
+/** An OpenAI account at the fake, by its admin key. */
+const account = (label: string) => ({
+  providerId: 'openai',
+  authMode: 'admin_key',
+  label,
+  credential: ADMIN_KEY,
+  config: { baseUrl: fake.baseUrl },
+});
+
 before(async () => {
   fake = await startOpenAIGaugeFake({ adminKey: ADMIN_KEY });
   // A time limit long enough for a held collection, short enough for the hung one to end the test quickly.
@@ -23,15 +32,7 @@ before(async () => {
   });
   assert.equal((await svc.request('PATCH', '/v1/settings', { body: { gauge: { enabled: true } } })).status, 200);
   for (let i = 0; i < ACCOUNTS; i++) {
-    const created = await svc.request('POST', '/v1/gauge/accounts', {
-      body: {
-        providerId: 'openai',
-        authMode: 'admin_key',
-        label: `org ${i}`,
-        credential: ADMIN_KEY,
-        config: { baseUrl: fake.baseUrl },
-      },
-    });
+    const created = await svc.request('POST', '/v1/gauge/accounts', { body: account(`org ${i}`) });
     assert.equal(created.status, 201, created.text);
     ids.push(created.json.id as string);
   }
@@ -90,15 +91,7 @@ test('a stop while the turn-on refresh waits on a source that never answers ends
     env: { SWITCHYARD_GAUGE_ALLOWED_HOSTS: 'loopback', SWITCHYARD_GAUGE_TIMEOUT_MS: '300000' },
   });
   // An account made while Gauge is off is first collected by the refresh that turning Gauge on starts.
-  const created = await service.request('POST', '/v1/gauge/accounts', {
-    body: {
-      providerId: 'openai',
-      authMode: 'admin_key',
-      label: 'never answered',
-      credential: ADMIN_KEY,
-      config: { baseUrl: fake.baseUrl },
-    },
-  });
+  const created = await service.request('POST', '/v1/gauge/accounts', { body: account('never answered') });
   assert.equal(created.status, 201, created.text);
   fake.resetCounters();
   fake.hold();
