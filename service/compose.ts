@@ -38,7 +38,8 @@ export interface ServiceOptions {
   port: number;
   log: Logger;
   /**
-   * SWITCHYARD_EDGE: a native uWebSockets.js build when one loads (`auto`), node:http (`node`), or native only (`uws`).
+   * SWITCHYARD_EDGE: a native uWebSockets.js build that answers every request (`auto`, choose-edge.ts), node:http
+   * (`node`), or any native build (`uws`).
    */
   edge?: EdgeMode;
   /** The newest lines `log` wrote, for GET /v1/logs (empty when the logger keeps none). */
@@ -79,9 +80,15 @@ export async function startService({
   controlChannel = false,
   edgeThreads: threadsAsked = 1,
 }: ServiceOptions): Promise<RunningService> {
-  const { edge, uws, build, failures } = chooseEdge(edgeMode);
+  const { edge, uws, build, failures, passedOver } = chooseEdge(edgeMode);
   if (build !== undefined) log.info({ edge, build }, 'native uWebSockets.js binary loaded');
   else if (edgeMode === 'node') log.info({ edge }, 'serving HTTP with node:http (SWITCHYARD_EDGE=node)');
+  else if (passedOver !== undefined)
+    log.info(
+      { edge, passedOver },
+      'serving HTTP with node:http: the uWebSockets.js build that loads here leaves requests without Host or ' +
+        'with folded header lines unanswered (SWITCHYARD_EDGE=uws runs it anyway; docs/api.md, HTTP at the edge)',
+    );
   else
     log.warn(
       { edge, failures },
@@ -158,6 +165,9 @@ export async function startService({
     const [inflight] = await Promise.all([drain(listening!, drainMs), edgeThreads?.drain(drainMs)]);
     if (inflight > 0) log.warn({ inflight }, 'shutting down with requests still in flight');
     await families.cut();
+    // A stopping edge thread waits until no connection of the process is open on the port, this thread's too
+    // (open-connections.ts): the calls are over, so the idle ones are closed rather than waited for.
+    if (edgeThreads !== null) listening!.closeConnections();
     await edgeThreads?.close();
     await families.close();
     control.close();

@@ -155,7 +155,9 @@ const feed: EdgeFeedPort = {
     forwarding.close();
     await Promise.all([relayPool.close(), runtime.close()]);
     await env.close();
-    // The thread may stop only once uWS holds no connection in it (open-connections.ts).
+    // The thread may stop only once uWS holds no connection in it (open-connections.ts): the drain is over, so
+    // the connections left are idle (or their calls were cut), and they are closed rather than waited for.
+    listening?.closeConnections();
     if (!(await connectionsClosed(data.port)))
       log.warn('edge thread stopping with connections still open; the process may abort');
     reportUses();

@@ -1,5 +1,5 @@
 import { STATUS_CODES } from 'node:http';
-import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
+import type { HttpResponse } from 'uws-pack';
 import { toServiceError, type ServiceError } from '../../protocol/errors.ts';
 import { afterAnswers } from './after-answers.ts';
 import type { Prepared } from './app.ts';

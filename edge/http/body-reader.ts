@@ -1,4 +1,4 @@
-import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
+import type { HttpResponse } from 'uws-pack';
 import { ClientClosed, toServiceError } from '../../protocol/errors.ts';
 import { overloaded, tooLarge } from './app.ts';
 import type { Connection, EdgeExchange } from './answer-writer.ts';

@@ -1,9 +1,10 @@
 import { nodeHttpUws } from './server-node.ts';
 import { loadNativeUws, type NativeBuild, type Uws } from './uws-load.ts';
 
-// Which edge serves: a native uWebSockets.js build when one loads, else node:http in uWS's shape
-// (server-node.ts). SWITCHYARD_EDGE picks: `auto` (the default), `node` (always node:http), `uws` (a native
-// build or no start).
+// Which edge serves: a native uWebSockets.js build that answers every request, else node:http in uWS's shape
+// (server-node.ts). SWITCHYARD_EDGE picks: `auto` (the default), `node` (always node:http), `uws` (any native
+// build that loads, or no start). An edge must never leave a real client's request unanswered: a build that
+// does (uws-pack, the one that loads on glibc older than 2.38) runs only when asked for.
 
 export type EdgeName = 'uWebSockets.js' | 'node:http';
 
@@ -17,6 +18,8 @@ export interface EdgeChoice {
   build?: string;
   /** Why no native build runs, when it is node:http on `auto`. */
   failures?: string[];
+  /** The native build that loads but `auto` passed over (it leaves some requests unanswered). */
+  passedOver?: string;
 }
 
 export function parseEdgeMode(value: string | undefined): EdgeMode {
@@ -35,7 +38,9 @@ export function chooseEdge(
 ): EdgeChoice {
   if (mode === 'node') return { edge: 'node:http', uws: nodeHttpUws() };
   const native = load();
-  if ('uws' in native) return { edge: 'uWebSockets.js', uws: native.uws, build: native.build };
+  if ('uws' in native && (native.answersAll || mode === 'uws'))
+    return { edge: 'uWebSockets.js', uws: native.uws, build: native.build };
+  if ('uws' in native) return { edge: 'node:http', uws: nodeHttpUws(), passedOver: native.build };
   if (mode === 'uws')
     throw new Error(`SWITCHYARD_EDGE=uws, but no native uWebSockets.js build loads: ${native.failures.join('; ')}.`);
   return { edge: 'node:http', uws: nodeHttpUws(), failures: native.failures };

@@ -1,10 +1,10 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 
 // How many of this process's TCP connections are still open on the service's port (Linux, from /proc). An edge
-// thread must not stop while uWebSockets.js holds a connection open in it: the uWS build that loads on older
-// glibc (20.30) cannot close a connection nobody is using, and a worker thread whose loop still has a socket
-// when it stops aborts the whole process (Node's check that a worker's loop closes empty). So a stopping edge
-// thread waits for its clients to close their idle connections, or for uWS's own idle timeout to close them.
+// thread must not stop while uWebSockets.js holds a connection open in it: a worker thread whose loop still has
+// a socket when it stops aborts the whole process (Node's check that a worker's loop closes empty). So a
+// stopping edge thread closes its connections (App.close) and waits until none of the process's is open, its
+// clients' side of the close included, at most until uWS's own idle timeout would have closed them.
 
 /** uWS closes an HTTP connection idle this long (10 s, on a timer that ticks every 4 s), whatever the client does. */
 export const UWS_IDLE_CLOSE_MS = 16_000;

@@ -361,6 +361,12 @@ function app(headTimeoutMs: number) {
       handler = h;
       return this;
     },
+    // As uWS's App.close(): no more listening, and the connections no request is using are closed.
+    close() {
+      server.close();
+      server.closeIdleConnections();
+      return this;
+    },
     listen(host: string, port: number, _options: number, callback: (token: ListenToken | false) => void) {
       const failed = () => callback(false);
       server.once('error', failed);

@@ -1,4 +1,4 @@
-import type { TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
+import type { TemplatedApp, us_listen_socket } from 'uws-pack';
 import { ServiceError } from '../../protocol/errors.ts';
 import { afterAnswers } from './after-answers.ts';
 import { tooLarge, type App } from './app.ts';
@@ -23,6 +23,11 @@ export interface Listening {
   port: number;
   /** Stops accepting new connections; requests on open connections are still answered. */
   stopListening(): void;
+  /**
+   * Stops listening and closes every connection, idle keep-alive ones included (after the drain): an edge thread
+   * may stop only once it holds none (open-connections.ts).
+   */
+  closeConnections(): void;
   inflight(): number;
   /** Resolves once no request is in flight. */
   idle(): Promise<void>;
@@ -135,6 +140,10 @@ export function listen(
         stopListening() {
           if (open) uws.us_listen_socket_close(socket);
           open = false;
+        },
+        closeConnections() {
+          open = false;
+          server.close();
         },
         inflight: () => listener.inflight,
         idle: () =>

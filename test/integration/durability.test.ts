@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import * as openaiFake from '../fakes/openai.ts';
 import { assertSecretsNowhere, startService, tempHome, type TestService } from '../helpers/service.ts';
+import { UWS_ENV } from '../helpers/edge-threads.ts';
 
 describe('restart on the same data directory', () => {
   test('keeps tokens, settings and audit events, and does not mint a second bootstrap token', async () => {
@@ -63,7 +64,7 @@ describe('restart on the same data directory', () => {
 
   test('kill -9 right after the 201s of token creations spread over two edge threads loses none', async () => {
     const home = tempHome();
-    const first = await startService({ home, env: { SWITCHYARD_EDGE_THREADS: '2' } });
+    const first = await startService({ home, env: { SWITCHYARD_EDGE_THREADS: '2', ...UWS_ENV } });
     const uws = first.logLines().some((l) => l.msg === 'native uWebSockets.js binary loaded');
     // Each request on a connection of its own (the helper's): sixteen spread over both threads all but surely.
     const names = Array.from({ length: 16 }, (_, i) => `edge-${i}`);
@@ -147,10 +148,10 @@ describe('graceful shutdown', () => {
   });
 
   test('with two edge threads, SIGTERM stops both and exits 0 while clients keep idle connections open', async () => {
-    const svc = await startService({ env: { SWITCHYARD_EDGE_THREADS: '2' } });
+    const svc = await startService({ env: { SWITCHYARD_EDGE_THREADS: '2', ...UWS_ENV } });
     const uws = svc.logLines().some((l) => l.msg === 'native uWebSockets.js binary loaded');
-    // Keep-alive connections, each answered once and then left open and idle, as agents leave theirs: on two
-    // threads, uWS 20.30 cannot close them itself, and a thread stopped with one open would abort the process.
+    // Keep-alive connections, each answered once and then left open and idle, as agents leave theirs: each thread
+    // closes its own at the stop, and a thread stopped with one open would abort the process.
     const sockets = await Promise.all(
       Array.from({ length: 16 }, async () => {
         const socket = connect(svc.port, '127.0.0.1');

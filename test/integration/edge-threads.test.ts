@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import * as openaiFake from '../fakes/openai.ts';
 import { openLiveStream } from '../fakes/sse-client.ts';
 import { addProvider } from '../helpers/gateway.ts';
+import { UWS_ENV } from '../helpers/edge-threads.ts';
 import { startInProcess, type InProcessService } from '../helpers/in-process.ts';
 import type { Reply } from '../helpers/service.ts';
 
@@ -19,7 +20,7 @@ let uws = false;
 before(async () => {
   oa = await openaiFake.start({ apiKey: KEY });
   oa.setModels([{ id: 'gpt-test' }, { id: 'gpt-other' }]);
-  svc = await startInProcess({ edgeThreads: 2 });
+  svc = await startInProcess({ edgeThreads: 2, env: { ...UWS_ENV } });
   // Node 24 has no uWS build here, and node:http serves from one thread (docs/api.md, Edge threads).
   uws = svc.logLines().some((l) => l.msg === 'native uWebSockets.js binary loaded');
   await addProvider(svc, { kind: 'openai', baseUrl: oa.baseUrl, credential: KEY });

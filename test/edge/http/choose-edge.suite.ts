@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { dirname } from 'node:path';
 import { describe, it } from 'node:test';
 import { chooseEdge, parseEdgeMode, parseEdgeThreads } from '../../../edge/http/choose-edge.ts';
 import { loadNativeUws, type Uws } from '../../../edge/http/uws-load.ts';
@@ -56,15 +55,26 @@ describe('SWITCHYARD_EDGE_THREADS', () => {
 });
 
 describe('chooseEdge', () => {
-  it('takes the native build that loads', () => {
-    const choice = chooseEdge('auto', () => ({ build: '@btc-vision/uwebsockets.js@20.57.0', uws: fakeUws }));
-    assert.deepEqual(choice, { edge: 'uWebSockets.js', uws: fakeUws, build: '@btc-vision/uwebsockets.js@20.57.0' });
+  it('takes the native build that loads when it answers every request', () => {
+    const build = '@btc-vision/uwebsockets.js@20.57.0';
+    const choice = chooseEdge('auto', () => ({ build, uws: fakeUws, answersAll: true }));
+    assert.deepEqual(choice, { edge: 'uWebSockets.js', uws: fakeUws, build });
+  });
+
+  it('passes over a build that leaves requests unanswered on auto, and takes it on uws', () => {
+    const build = 'uws-pack@20.0.8';
+    const load = () => ({ build, uws: fakeUws, answersAll: false });
+    const auto = chooseEdge('auto', load);
+    assert.equal(auto.edge, 'node:http');
+    assert.equal(auto.passedOver, build);
+    assert.notEqual(auto.uws, fakeUws);
+    assert.deepEqual(chooseEdge('uws', load), { edge: 'uWebSockets.js', uws: fakeUws, build });
   });
 
   it('falls back to node:http with the reasons when none loads, unless uws is required', () => {
     const failures = [
       '@btc-vision/uwebsockets.js: uws_linux_x64_137.node does not load (GLIBC_2.38 not found)',
-      '@trufflesuite/uws-js-unofficial: uws_linux_x64_137.node does not load (no such file)',
+      'uws-pack: uws_linux_x64_137.node does not load (no such file)',
     ];
     const choice = chooseEdge('auto', () => ({ failures }));
     assert.equal(choice.edge, 'node:http');
@@ -84,9 +94,9 @@ describe('chooseEdge', () => {
 describe('loadNativeUws', () => {
   it('says per package whether it is missing or its binary for this Node.js does not load', () => {
     const result = loadNativeUws([
-      { name: '@switchyard/no-such-package', binaries: dirname },
+      { name: '@switchyard/no-such-package', binaries: (dir) => dir, answersAll: true },
       // A package without uWS binaries stands in for a build without one for this Node ABI.
-      { name: 'pino', binaries: dirname },
+      { name: 'pino', binaries: (dir) => dir, answersAll: true },
     ]);
     assert.ok('failures' in result);
     assert.equal(result.failures[0], '@switchyard/no-such-package: not installed');
@@ -99,9 +109,9 @@ describe('loadNativeUws', () => {
   it('loads a native build here or says why both did not (never the pure-JS fallback)', () => {
     const result = loadNativeUws();
     if ('uws' in result) {
-      assert.match(result.build, /^@(btc-vision\/uwebsockets\.js|trufflesuite\/uws-js-unofficial)@\d+\.\d+/);
+      assert.match(result.build, /^@?(btc-vision\/uwebsockets\.js|uws-pack)@\d+\.\d+/);
       assert.equal(typeof result.uws.App, 'function');
-      // trufflesuite's fallback is a JS class in its dist/; the native module's App is a native function.
+      // A pure-JS stand-in would be a JS class; the native module's App is a native function.
       assert.match(Function.prototype.toString.call(result.uws.App), /\[native code\]/);
     } else assert.equal(result.failures.length, 2);
   });
