@@ -222,3 +222,25 @@ it('requests outside what uWebSockets.js parses are answered by node:http, or cl
   assert.match(absolute, /^HTTP\/1\.1 404 /);
   assert.match(absolute, /"code":"NOT_FOUND"/);
 });
+
+// W4.6 item 4: the uWS build that was the default on Debian 12 (20.30) never answered these; the default edge
+// of every platform must (a header name with `_` is Codex CLI's `session_id`).
+it('the default edge answers valid requests whatever their header names, count or version', async () => {
+  const auth = `Authorization: Bearer ${svc.adminToken}\r\n`;
+  const underscore = await untilClosed(
+    `GET /v1/settings HTTP/1.1\r\nHost: 127.0.0.1\r\n${auth}session_id: abc\r\nconversation_id: d\r\nConnection: close\r\n\r\n`,
+  );
+  assert.match(underscore, /^HTTP\/1\.1 200 /);
+  const many = Array.from({ length: 60 }, (_, i) => `x-field-${i}: ${i}\r\n`).join('');
+  const sixty = await untilClosed(`GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n${many}Connection: close\r\n\r\n`);
+  assert.match(sixty, /^HTTP\/1\.1 200 /);
+  const old = await untilClosed('GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n');
+  assert.match(old, /^HTTP\/1\.1 200 /);
+  const conflicting = await untilClosed(
+    `POST /v1/tokens HTTP/1.1\r\nHost: 127.0.0.1\r\n${auth}Content-Type: application/json\r\n` +
+      'Content-Length: 2\r\nContent-Length: 3\r\n\r\n{} ',
+  );
+  assert.match(conflicting, /^HTTP\/1\.1 400 /);
+  assert.match(conflicting, /"code":"INVALID_REQUEST"/);
+  assert.equal((await svc.request('GET', '/v1/tokens')).json.data.length, 1);
+});
