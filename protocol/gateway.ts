@@ -113,6 +113,13 @@ export const GATEWAY_OPS = {
 export type GatewayOp = keyof typeof GATEWAY_OPS;
 
 /**
+ * Bytes per token where the gateway has to estimate tokens: the input a call is reserved at under a limit, and
+ * the usage of a call whose own never arrived (docs/api.md, Limits). JSON and text run about 4 bytes a token,
+ * code fewer: 3 errs towards counting more.
+ */
+export const BYTES_PER_TOKEN_ESTIMATE = 3;
+
+/**
  * Usage as the upstream reported it, ready for the meter. Token fields are null when the upstream did not
  * report them. Never prompt or response text, tool arguments or headers.
  */
@@ -136,6 +143,11 @@ export interface UsageReport {
   costUsd: number | null;
   /** Tool name -> number of calls the model made in this answer. */
   toolCalls: Record<string, number>;
+  /**
+   * Set when some token counts are the gateway's estimate, not the upstream's: the call ended before its usage
+   * arrived, or the upstream reports none (workers/proxy/usage/estimate.ts).
+   */
+  estimated?: true;
 }
 
 export const EMPTY_USAGE: UsageReport = Object.freeze({

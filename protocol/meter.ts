@@ -29,8 +29,9 @@ export interface MeterBatch {
 
 // at, tokenId, providerId, modelId, op, outcome, usage reported (boolean), its six counts, its tool calls (null
 // when none), route (null when absent), acceleration (null when absent), cache-write tokens, estimated cost,
-// 1-hour cache-write tokens, the estimate's pricing source (null without an estimate).
-export const RECORD_SLOTS = 20;
+// 1-hour cache-write tokens, the estimate's pricing source (null without an estimate), whether the token counts
+// are the gateway's estimate (UsageReport.estimated).
+export const RECORD_SLOTS = 21;
 
 /** Appends the countable fields of `e` to `out`: never the request ID or anything an event picks up later. */
 export function packRecord(
@@ -82,6 +83,7 @@ export function packRecord(
     estimatedCostUsd,
     u === null ? null : (u.cacheWrite1hTokens ?? null),
     pricingSource,
+    u?.estimated === true,
   );
 }
 
@@ -112,6 +114,7 @@ export function unpackRecord(fields: readonly unknown[], at: number): MeterRecor
   };
   if (rec.usage !== null && f(16) !== null) rec.usage.cacheWriteTokens = f(16) as number;
   if (rec.usage !== null && f(18) !== null) rec.usage.cacheWrite1hTokens = f(18) as number;
+  if (rec.usage !== null && f(20) === true) rec.usage.estimated = true;
   if (f(14) !== null) rec.route = f(14) as UsageRoute;
   if (f(15) !== null) rec.acceleration = f(15) as UsageAcceleration;
   return rec;

@@ -55,6 +55,8 @@ export type UsageTotals = {
   databaseEstimatedCostUsd: number;
   databaseEstimates: number;
   databaseUnreportedEstimates: number;
+  /** Requests whose token counts are partly the gateway's estimate (UsageReport.estimated). Older rows read 0. */
+  estimatedUsageRequests: number;
 };
 
 export type ToolTotals = { calls: number };
@@ -90,6 +92,7 @@ export function emptyTotals(): UsageTotals {
     databaseEstimatedCostUsd: 0,
     databaseEstimates: 0,
     databaseUnreportedEstimates: 0,
+    estimatedUsageRequests: 0,
   };
 }
 

@@ -126,6 +126,7 @@ export function countersOf(t: UsageTotals): UsageCounters {
     totalTokens: t.totalTokens,
     cacheWriteTokens: t.cacheWriteTokens,
     cacheWrite1hTokens: t.cacheWrite1hTokens ?? 0,
+    estimatedUsageRequests: t.estimatedUsageRequests ?? 0,
     // Sums of binary fractions drift in the last digits; a nano-dollar is far below any price.
     costUsd: t.costReports + t.unreportedEstimates === 0 ? null : round(t.costUsd + t.unreportedEstimatedCostUsd, 9),
     providerReportedCostUsd: t.costReports === 0 ? null : round(t.costUsd, 9),

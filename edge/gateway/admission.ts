@@ -1,5 +1,5 @@
 import { ServiceError } from '../../protocol/errors.ts';
-import { GATEWAY_OPS, type GatewayOp, type UsageReport } from '../../protocol/gateway.ts';
+import { BYTES_PER_TOKEN_ESTIMATE, GATEWAY_OPS, type GatewayOp, type UsageReport } from '../../protocol/gateway.ts';
 import type { ProviderKind } from '../../protocol/providers.ts';
 import { jsonText } from '../../protocol/json-text.ts';
 import type { ModelPricing } from '../../protocol/http/catalog.ts';
@@ -19,8 +19,8 @@ import { lastToolCall, type ToolCallSignature } from './tool-repeat.ts';
 
 /** Output tokens reserved for a call that names no `max_tokens` (nor `max_completion_tokens`, `max_output_tokens`). */
 export const DEFAULT_MAX_OUTPUT = 4096;
-/** Input tokens are reserved as the body's bytes over this: JSON and text run about 4 bytes a token, code fewer. */
-export const BYTES_PER_INPUT_TOKEN = 3;
+/** Input tokens are reserved as the body's bytes over this (protocol/gateway.ts). */
+export const BYTES_PER_INPUT_TOKEN = BYTES_PER_TOKEN_ESTIMATE;
 /** Headers an agent names its session by, in order: Claude Code's, Codex CLI's, and a plain one for other tools. */
 export const SESSION_HEADERS = ['x-claude-code-session-id', 'session_id', 'x-session-id'] as const;
 const NANO = 1e9;
@@ -45,9 +45,10 @@ export interface CallFacts {
   cappable?: boolean;
   /**
    * The model whose USD price a `usd` limit reserves by (null counts nothing: local runtimes, unpriced models), or
-   * a function for a route pack's dearest route. Asked only under a `usd` limit.
+   * a function giving a route pack's routes' prices: the call is reserved at the dearest worst case among them.
+   * Asked only under a `usd` limit.
    */
-  priced: string | null | (() => ModelPricing | null);
+  priced: string | null | (() => (ModelPricing | null)[]);
   /** The call's last tool call, asked only while the loop brake is on (tool-repeat.ts). */
   toolCall?(): ToolCallSignature | null;
 }
@@ -60,7 +61,8 @@ export interface Reservation {
    * to the active limits: the separate arrays this was cost ~600 bytes of allocation a call (bench/RESULTS.md).
    */
   held: (number | bigint | LimitMetric)[];
-  pricing: ModelPricing | null;
+  /** The prices the call was reserved at (one, or a pack's routes'); empty without a `usd` limit. */
+  pricing: (ModelPricing | null)[];
   /**
    * The output bound the call was reserved at, to be sent upstream, when its body names none and a token or
    * dollar limit applies: the upstream then ends the answer there with its own stop (finish_reason `length`,
@@ -111,7 +113,7 @@ const inputTokensOf = (facts: CallFacts) => Math.ceil(facts.bodyBytes / BYTES_PE
 /** The usage a worst case is priced as: one object, filled per call (admission is synchronous). */
 const WORST = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0 };
 
-function worstCase(metric: LimitMetric, facts: CallFacts, pricing: ModelPricing | null, output: number): bigint {
+function worstCase(metric: LimitMetric, facts: CallFacts, prices: (ModelPricing | null)[], output: number): bigint {
   if (metric === 'requests') return 1n;
   if (!facts.metered) return 0n;
   const input = inputTokensOf(facts);
@@ -120,21 +122,30 @@ function worstCase(metric: LimitMetric, facts: CallFacts, pricing: ModelPricing 
   if (metric === 'total_tokens') return BigInt(input + output);
   WORST.inputTokens = input;
   WORST.outputTokens = output;
-  return BigInt(Math.ceil((estimateCostUsd(WORST, pricing) ?? 0) * NANO));
+  // Whichever route answers: the dearest of this call's worst cases.
+  let usd = 0;
+  for (const pricing of prices) usd = Math.max(usd, estimateCostUsd(WORST, pricing) ?? 0);
+  return BigInt(Math.ceil(usd * NANO));
 }
 
 /**
  * The most output tokens that fit in `room` (in the limit's unit) beside the call's input; 0 when none does or
  * the metric does not depend on output.
  */
-function outputThatFits(metric: LimitMetric, facts: CallFacts, pricing: ModelPricing | null, room: bigint): number {
+function outputThatFits(metric: LimitMetric, facts: CallFacts, prices: (ModelPricing | null)[], room: bigint): number {
   if (room <= 0n) return 0;
   const input = inputTokensOf(facts);
   if (metric === 'output_tokens') return Number(room);
   if (metric === 'total_tokens') return Math.max(0, Number(room) - input);
-  if (metric !== 'usd' || pricing === null || pricing.outputPerMTok <= 0) return 0;
-  const inputUsd = (input * pricing.inputPerMTok) / 1e6;
-  return Math.max(0, Math.floor(((Number(room) / NANO - inputUsd) * 1e6) / pricing.outputPerMTok));
+  if (metric !== 'usd') return 0;
+  // The bound must fit at every route's price: the least of what fits at each.
+  let fits = Number.POSITIVE_INFINITY;
+  for (const pricing of prices) {
+    if (pricing === null || pricing.outputPerMTok <= 0) continue;
+    const inputUsd = (input * pricing.inputPerMTok) / 1e6;
+    fits = Math.min(fits, Math.max(0, Math.floor(((Number(room) / NANO - inputUsd) * 1e6) / pricing.outputPerMTok)));
+  }
+  return Number.isFinite(fits) ? fits : 0;
 }
 
 function used(metric: LimitMetric, usage: UsageReport | null, pricing: ModelPricing | null): bigint {
@@ -157,7 +168,11 @@ export interface Admission {
   braking(): boolean;
   /** Reserves the call's worst case under every limit that applies; null when none does. Throws when one is full. */
   admit(facts: CallFacts): Reservation | null;
-  settle(reservation: Reservation, usage: UsageReport | null): void;
+  /**
+   * Settles to what was metered, a dollar limit at the price of `modelId`, the model that answered (a pack's
+   * route), as usage prices it; without it, at the price the call was reserved at.
+   */
+  settle(reservation: Reservation, usage: UsageReport | null, modelId?: string | null): void;
   /** Gives a reservation back uncounted: the call never went upstream. */
   release(reservation: Reservation): void;
 }
@@ -167,8 +182,9 @@ export function createAdmission(
   priceOf: (modelId: string) => ModelPricing | null = () => null,
 ): Admission {
   const { ledger } = source;
-  const priceFor = (priced: CallFacts['priced']) =>
-    priced === null ? null : typeof priced === 'string' ? priceOf(priced) : priced();
+  const NO_PRICE: (ModelPricing | null)[] = [];
+  const pricesFor = (priced: CallFacts['priced']): (ModelPricing | null)[] =>
+    priced === null ? NO_PRICE : typeof priced === 'string' ? [priceOf(priced)] : priced();
   /** The current window of each calendar kind: its start and end are worked out once per window, not per call. */
   const windows = new Map<CalendarWindow, { start: number; end: number }>();
   function windowOf(kind: CalendarWindow, now: number): { start: number; end: number } {
@@ -247,7 +263,7 @@ export function createAdmission(
       if (limits.length === 0) return null;
       const now = source.now();
       let r: Reservation | null = null;
-      let price: ModelPricing | null | undefined;
+      let price: (ModelPricing | null)[] | undefined;
       // Without a bound in the body: the default, or less where a limit has room only for less (outputCap).
       let cap = facts.maxOutput === null && facts.cappable === true && facts.metered ? DEFAULT_MAX_OUTPUT : null;
       let capped = false;
@@ -278,17 +294,17 @@ export function createAdmission(
         // A key that finds no slot (a table full of sessions) counts under its limit's overflow key.
         let slot = ledger.slotOf(record.id, key);
         if (slot < 0) slot = ledger.slotOf(record.id, '*overflow');
-        if (price === undefined && record.metric === 'usd') price = priceFor(facts.priced);
+        if (price === undefined && record.metric === 'usd') price = pricesFor(facts.priced);
         const output = facts.maxOutput ?? cap ?? DEFAULT_MAX_OUTPUT;
-        let need = worstCase(record.metric, facts, price ?? null, output);
-        r ??= { count: 0, held: new Array(limits.length * 4), pricing: null, outputCap: null };
+        let need = worstCase(record.metric, facts, price ?? NO_PRICE, output);
+        r ??= { count: 0, held: new Array(limits.length * 4), pricing: NO_PRICE, outputCap: null };
         let fits = slot >= 0 && ledger.reserve(slot, start, need, limit.max);
         if (!fits && slot >= 0 && cap !== null) {
           const { used: u, reserved } = ledger.read(slot);
-          const room = outputThatFits(record.metric, facts, price ?? null, limit.max - u - reserved);
+          const room = outputThatFits(record.metric, facts, price ?? NO_PRICE, limit.max - u - reserved);
           if (room >= MIN_OUTPUT_CAP && room < cap) {
             cap = room;
-            need = worstCase(record.metric, facts, price ?? null, cap);
+            need = worstCase(record.metric, facts, price ?? NO_PRICE, cap);
             fits = ledger.reserve(slot, start, need, limit.max);
           }
         }
@@ -302,7 +318,7 @@ export function createAdmission(
             key,
             start,
             end,
-            cap === null ? need : worstCase(record.metric, facts, price ?? null, MIN_OUTPUT_CAP),
+            cap === null ? need : worstCase(record.metric, facts, price ?? NO_PRICE, MIN_OUTPUT_CAP),
           );
         }
         const at = r.count++ * 4;
@@ -310,18 +326,22 @@ export function createAdmission(
         r.held[at + 1] = start;
         r.held[at + 2] = need;
         r.held[at + 3] = record.metric;
-        if (record.metric === 'usd') r.pricing = price ?? null;
+        if (record.metric === 'usd') r.pricing = price ?? NO_PRICE;
       }
       if (r !== null && capped) r.outputCap = cap;
       return r;
     },
     release,
-    settle(r, usage) {
+    settle(r, usage, modelId) {
       const { held } = r;
+      let pricing: ModelPricing | null | undefined;
       for (let i = 0; i < r.count * 4; i += 4) {
         const slot = held[i] as number;
         const start = held[i + 1] as number;
-        const use = used(held[i + 3] as LimitMetric, usage, r.pricing);
+        const metric = held[i + 3] as LimitMetric;
+        if (metric === 'usd' && pricing === undefined)
+          pricing = modelId != null ? priceOf(modelId) : r.pricing.length === 1 ? r.pricing[0]! : dearest(r.pricing);
+        const use = used(metric, usage, pricing ?? null);
         ledger.settle(slot, start, held[i + 2] as bigint, use);
         if (use !== 0n) source.settled?.(slot, start, use);
       }
@@ -359,7 +379,7 @@ export function admitCall(
 }
 
 /** The dearest of some prices (input plus output per million tokens); null when none is known. */
-export function dearest(prices: (ModelPricing | null)[]): ModelPricing | null {
+function dearest(prices: (ModelPricing | null)[]): ModelPricing | null {
   let top: ModelPricing | null = null;
   for (const p of prices) {
     if (p !== null && (top === null || p.inputPerMTok + p.outputPerMTok > top.inputPerMTok + top.outputPerMTok))

@@ -56,7 +56,7 @@ export function callFollower(deps: FollowDeps) {
           remember(ctx, o.responseId, providerId);
         // The usage line and the meter wait until this turn's answers are written.
         afterAnswers(() => {
-          if (reservation !== null) deps.admission!.settle(reservation, o.usage);
+          if (reservation !== null) deps.admission!.settle(reservation, o.usage, modelId);
           report(o);
         });
       })

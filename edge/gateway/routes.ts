@@ -27,15 +27,7 @@ import type { CatalogReader } from '../../protocol/ports/catalog.ts';
 import type { SmartRoutingPort } from '../../protocol/ports/smart-route.ts';
 import { isPackName, isPresetName, observeFailure, resolvePack, resolvePreset, retryClassOf } from './smart-route.ts';
 import type { ModelPricing } from '../../protocol/http/catalog.ts';
-import {
-  admitCall,
-  CAPPABLE,
-  dearest,
-  withOutputCap,
-  type Admission,
-  type CallFacts,
-  type Reservation,
-} from './admission.ts';
+import { admitCall, CAPPABLE, withOutputCap, type Admission, type CallFacts, type Reservation } from './admission.ts';
 
 // Every inference route of the interface (docs/api.md), relayed through the proxy workers. The edge parses
 // just enough to resolve the model (strict JSON; the multipart `model` field) and checks the endpoint
@@ -138,8 +130,8 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
     json: Record<string, unknown> | null,
   ): Promise<RouteResult> {
     const decision = await resolvePack(smart, op, name);
-    // The dearest attempt's price: the reservation must hold whichever route answers.
-    const pricing = () => dearest(decision.attempts.map((a) => deps.priceOf?.(a.target.model.id) ?? null));
+    // Every attempt's price: the reservation must hold whichever route answers; settling prices the one that did.
+    const pricing = () => decision.attempts.map((a) => deps.priceOf?.(a.target.model.id) ?? null);
     const reservation = admit(ctx, op, pricing, body.length, maxOutput, decision.slug, json, CAPPABLE.has(op));
     // Without a bound in the body, each attempt gets the reserved one, in its own provider's spelling.
     const cap = reservation?.outputCap ?? null;

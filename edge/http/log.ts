@@ -172,7 +172,8 @@ export function createAccessLogger(log: Logger): AccessLog {
           : `{"inputTokens":${count(u.inputTokens)},"outputTokens":${count(u.outputTokens)},` +
             `"cachedInputTokens":${count(u.cachedInputTokens)},` +
             `${cacheWrites(u)}"reasoningTokens":${count(u.reasoningTokens)},"totalTokens":${count(u.totalTokens)},` +
-            `"costUsd":${count(u.costUsd)},"toolCalls":${JSON.stringify(u.toolCalls ?? {})}}`;
+            `"costUsd":${count(u.costUsd)},"toolCalls":${JSON.stringify(u.toolCalls ?? {})}` +
+            `${u.estimated === true ? ',"estimated":true' : ''}}`;
       const route = line.route === undefined ? '' : `,"route":${JSON.stringify(line.route)}`;
       destination.write(
         `${opening()}${text(line.reqId)},"op":${text(line.op)},"providerId":${text(line.providerId)},` +

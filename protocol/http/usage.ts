@@ -56,6 +56,11 @@ export interface UsageCounters {
   /** Of the cache writes, those with a 1-hour lifetime (styleB); 0 where not reported. */
   cacheWrite1hTokens: number;
   /**
+   * Of the requests, those whose token counts are partly the gateway's estimate: the call ended before its usage
+   * arrived, or the upstream reported none (docs/api.md, Usage).
+   */
+  estimatedUsageRequests: number;
+  /**
    * USD: each call's provider-reported cost where it reported one, else its catalog-price estimate; null when
    * no counted call had either. `costEstimated` says whether any part of it is an estimate.
    */

@@ -34,6 +34,9 @@ describe('route-packs', async () => {
 describe('limits', async () => {
   await import('./limits.suite.ts');
 });
+describe('limits-settle', async () => {
+  await import('./limits-settle.suite.ts');
+});
 describe('loop-brake', async () => {
   await import('./loop-brake.suite.ts');
 });

@@ -55,6 +55,9 @@ describe('proxy/usage/messages', async () => {
 describe('proxy/usage/responses', async () => {
   await import('./proxy/usage/responses.suite.ts');
 });
+describe('proxy/usage/estimate', async () => {
+  await import('./proxy/usage/estimate.suite.ts');
+});
 describe('proxy/usage/stream-tap', async () => {
   await import('./proxy/usage/stream-tap.suite.ts');
 });

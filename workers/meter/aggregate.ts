@@ -51,6 +51,7 @@ export function addRecord(
   t.totalTokens += count(u.totalTokens);
   t.cacheWriteTokens += count(u.cacheWriteTokens);
   t.cacheWrite1hTokens += count(u.cacheWrite1hTokens);
+  if (u.estimated === true) t.estimatedUsageRequests += 1;
   const reported = typeof u.costUsd === 'number' && Number.isFinite(u.costUsd) && u.costUsd >= 0;
   if (reported) {
     t.costUsd += u.costUsd!;

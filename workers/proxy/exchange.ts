@@ -9,6 +9,7 @@ import { scrubHeaders, scrubWhole, streamScrubber, type StreamScrubber } from '.
 import { fromTransportError, fromUpstreamStatus, type UpstreamContext } from '../shared/upstream-errors.ts';
 import { createUsageCollector, type UsageResult } from './usage/collectors.ts';
 import { createStreamTap, type StreamTap } from './usage/stream-tap.ts';
+import { bodyBytesOf, withEstimate } from './usage/estimate.ts';
 import { translatedErrorText, translatedWhole, type Translated } from './translate-glue.ts';
 import { createTranslatingTap } from './translate-tap.ts';
 import type { RelayControl } from './relay-control.ts';
@@ -65,7 +66,11 @@ export class Exchange implements Dispatcher.DispatchHandler {
   private scrubber: StreamScrubber | null = null;
   private named: boolean;
 
+  /** The request body's size, for an estimate of its input when no usage arrives. */
+  private readonly bodyBytes: number;
+
   constructor(private readonly setup: ExchangeSetup) {
+    this.bodyBytes = bodyBytesOf(setup.req.body);
     this.named =
       setup.translated !== null || (setup.req.op !== 'responses.create' && setup.req.op !== 'responses.compact');
   }
@@ -84,17 +89,17 @@ export class Exchange implements Dispatcher.DispatchHandler {
   }
 
   /**
-   * What a stream that ends early (failed, or stopped by the edge) had reported: null when it reported
-   * nothing yet (a styleA chat stream states usage only at its end) and for an answer read whole.
+   * The usage of a call that ends early: failed, or stopped by the edge. Once the upstream has accepted it (a
+   * successful head), the counts that did not arrive (a styleA chat stream states usage only at its end) are
+   * estimated from what was sent and streamed (estimate.ts). Before that, or after an error answer, the upstream
+   * is not known to have used anything: null.
    */
   usageSoFar(): UsageReport | null {
+    if (!GATEWAY_OPS[this.setup.req.op].metered) return null;
+    if (this.mode === 'whole') return withEstimate(null, this.bodyBytes, 0);
     if (this.tap === null) return null;
     this.tapUsage ??= this.tap.end().usage;
-    const { usage } = relayEnd(this.tapUsage);
-    const reported =
-      usage !== null &&
-      (Object.values(usage).some((v) => typeof v === 'number') || Object.keys(usage.toolCalls).length > 0);
-    return reported ? usage : null;
+    return withEstimate(relayEnd(this.tapUsage).usage, this.bodyBytes, this.tap.contentBytes());
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -214,14 +219,18 @@ export class Exchange implements Dispatcher.DispatchHandler {
     const held = this.scrubber?.end() ?? null;
     if (held !== null) this.relayClean(held);
     const { tail, usage } = this.tap!.end();
+    const end = relayEnd(usage);
+    // An upstream that reports no usage in its stream (some local servers) is metered at the estimate.
+    if (GATEWAY_OPS[this.setup.req.op].metered)
+      end.usage = withEstimate(end.usage, this.bodyBytes, this.tap!.contentBytes());
     if (tail !== null && tail.byteLength > STRING_CHUNK_MAX) {
       const last = ownBuffer(tail);
-      this.setup.post({ t: 'end', id: this.setup.id, end: relayEnd(usage), chunks: [last] }, [last]);
+      this.setup.post({ t: 'end', id: this.setup.id, end, chunks: [last] }, [last]);
     } else
       this.setup.post({
         t: 'end',
         id: this.setup.id,
-        end: relayEnd(usage),
+        end,
         chunks: tail === null || tail.byteLength === 0 ? [] : [latin1(tail)],
       });
   }

@@ -1,6 +1,7 @@
 import type { GatewayOp } from '../../protocol/gateway.ts';
 import type { ProviderKind } from '../../protocol/providers.ts';
 import { createUsageCollector } from './usage/collectors.ts';
+import { contentBytesOf } from './usage/estimate.ts';
 import { createSseSplitter, decodeSseBlock, parseSseBlock, type SseEvent } from '../shared/sse.ts';
 import type { StreamTap } from './usage/stream-tap.ts';
 import type { StreamMapper } from '../translate/types.ts';
@@ -19,6 +20,7 @@ export function createTranslatingTap(
 ): StreamTap {
   const collector = createUsageCollector(upstreamOp, { providerKind });
   let out = '';
+  let content = 0;
   // Mappers read leniently; an event shaped like nothing they expect is skipped rather than thrown into
   // undici's data callback.
   const mapEvent = (event: SseEvent): string => {
@@ -31,6 +33,7 @@ export function createTranslatingTap(
   const splitter = createSseSplitter((block, whole, first) => {
     // A block over the splitter's limit arrives in pieces; no event of a chat or Messages stream is that large.
     if (!whole) return;
+    content += contentBytesOf(upstreamOp, block);
     const { event } = decodeSseBlock(block, first);
     if (event === null) return;
     collector.event(event);
@@ -62,5 +65,6 @@ export function createTranslatingTap(
     },
     responseId: () => null,
     closed: () => mapper.closed(),
+    contentBytes: () => content,
   };
 }

@@ -76,6 +76,7 @@ describe('foldRecord counters', () => {
       databaseEstimatedCostUsd: 0,
       databaseEstimates: 0,
       databaseUnreportedEstimates: 0,
+      estimatedUsageRequests: 0,
     });
   });
 
@@ -174,6 +175,7 @@ describe('foldRecord counters', () => {
           databaseEstimatedCostUsd: 0,
           databaseEstimates: 0,
           databaseUnreportedEstimates: 0,
+          estimatedUsageRequests: 0,
         },
         op,
       );

@@ -2,6 +2,7 @@ import { GATEWAY_OPS, type GatewayOp } from '../../../protocol/gateway.ts';
 import type { ProviderKind } from '../../../protocol/providers.ts';
 import { isRecord } from '../providers/shape.ts';
 import { createUsageCollector, type UsageResult } from './collectors.ts';
+import { contentBytesOf } from './estimate.ts';
 import { hasUsageObject, parseJson, usageKeyAt } from './report.ts';
 import { bytesAt, createSseSplitter, decodeSseBlock, parseSseBlock, type SseEvent } from '../../shared/sse.ts';
 
@@ -26,6 +27,8 @@ export interface StreamTap {
   responseId(): string | null;
   /** Whether the bytes returned so far hold the stream's closing event (see UsageCollector.closed). */
   closed(): boolean;
+  /** The bytes of generated text seen so far, for an estimate when no usage arrives (estimate.ts). */
+  contentBytes(): number;
 }
 
 /**
@@ -112,8 +115,10 @@ function aroundNullUsage(block: Buffer, at: number): [Buffer, Buffer] | null {
 export function createStreamTap(op: GatewayOp, options: StreamTapOptions): StreamTap {
   const collector = createUsageCollector(op, { providerKind: options.providerKind });
   const observe = GATEWAY_OPS[op].metered;
+  let content = 0;
   /** Most blocks cannot matter to the collector; only those that can are decoded and parsed. */
   const read = (block: Buffer, first: boolean, noUsageObject = false): void => {
+    content += contentBytesOf(op, block);
     if (!collector.mayRead(block, noUsageObject)) return;
     const { event } = decodeSseBlock(block, first);
     if (event !== null) collector.event(event);
@@ -138,6 +143,7 @@ export function createStreamTap(op: GatewayOp, options: StreamTapOptions): Strea
       },
       responseId: () => collector.result().responseId,
       closed: collector.closed,
+      contentBytes: () => content,
     };
   }
 
@@ -157,6 +163,7 @@ export function createStreamTap(op: GatewayOp, options: StreamTapOptions): Strea
       read(block, first, true);
       return;
     }
+    content += contentBytesOf(op, block);
     const { text, event } = decodeSseBlock(block, first);
     if (event !== null) collector.event(event);
     const forward = forClient(block, text, event);
@@ -187,5 +194,6 @@ export function createStreamTap(op: GatewayOp, options: StreamTapOptions): Strea
     },
     responseId: () => collector.result().responseId,
     closed: collector.closed,
+    contentBytes: () => content,
   };
 }
