@@ -77,11 +77,20 @@ export function createCatalogService({ env, models, audit, providers, prices }: 
   const pendingIds = new Set<string>();
   /** Alias -> the model claiming it, and how many of that model's writes do. */
   const pendingAliases = new Map<string, { id: string; writes: number }>();
-  const crud = auditedCrud<ModelRecord>({ env, audit, resourceType: 'model', repo: models, keyOf: (r) => r.id });
+  const notFound = (id: string) =>
+    new ServiceError('NOT_FOUND', `No catalog model with ID \`${id.slice(0, 200)}\`.`, { param: 'id' });
+  const crud = auditedCrud<ModelRecord>({
+    env,
+    audit,
+    resourceType: 'model',
+    repo: models,
+    keyOf: (r) => r.id,
+    notFound,
+  });
 
   const mustGet = (id: string): CatalogModel => {
     const m = id.length > MODEL_ID_MAX ? undefined : catalog.get(id);
-    if (!m) throw new ServiceError('NOT_FOUND', `No catalog model with ID \`${id.slice(0, 200)}\`.`, { param: 'id' });
+    if (!m) throw notFound(id);
     return m;
   };
 
@@ -120,10 +129,20 @@ export function createCatalogService({ env, models, audit, providers, prices }: 
 
   async function save(
     record: ModelRecord,
-    action: 'model.create' | 'model.update',
-    actor: Actor,
-    requestId: string,
-    changed: string[],
+    {
+      action,
+      actor,
+      requestId,
+      changed,
+      replaces,
+    }: {
+      action: 'model.create' | 'model.update';
+      actor: Actor;
+      requestId: string;
+      changed: string[];
+      /** Whether a record is stored under its ID (an update of an auto model creates its first). */
+      replaces: boolean;
+    },
   ) {
     // checkRecord ran in this same synchronous stretch: no other write claimed these since.
     for (const alias of record.aliases) {
@@ -133,12 +152,8 @@ export function createCatalogService({ env, models, audit, providers, prices }: 
     }
     if (action === 'model.create') pendingIds.add(record.id);
     try {
-      await crud.put(record, {
-        action,
-        actor,
-        requestId,
-        metadata: { providerId: record.providerId, changedFields: changed },
-      });
+      const entry = { action, actor, requestId, metadata: { providerId: record.providerId, changedFields: changed } };
+      await (replaces ? crud.update(record, entry) : crud.create(record, entry));
     } finally {
       for (const alias of record.aliases) if (--pendingAliases.get(alias)!.writes === 0) pendingAliases.delete(alias);
       if (action === 'model.create') pendingIds.delete(record.id);
@@ -146,8 +161,10 @@ export function createCatalogService({ env, models, audit, providers, prices }: 
     // After the commit, in commit order: the catalog never shows what the store may still lose. The answer
     // waits until every edge thread's copy has the change too.
     catalog.putRecord(record);
+    // Read before the wait: a removal that committed after this write may take the model out meanwhile.
+    const written = view(mustGet(record.id));
     await catalog.settled();
-    return view(mustGet(record.id));
+    return written;
   }
 
   const service: CatalogService = {
@@ -206,14 +223,21 @@ export function createCatalogService({ env, models, audit, providers, prices }: 
         updatedAt: now,
       };
       checkRecord(record, provider);
-      return save(record, 'model.create', actor, requestId, Object.keys(input).sort());
+      return save(record, {
+        action: 'model.create',
+        actor,
+        requestId,
+        changed: Object.keys(input).sort(),
+        replaces: false,
+      });
     },
 
     async update(id, patch, actor, requestId) {
       const current = mustGet(id);
       const provider = catalog.provider(current.providerId)!;
       // Patching an auto model turns it into an explicit record (to hide it, alias it, price it).
-      const base: ModelRecord = catalog.record(id) ?? {
+      const stored = catalog.record(id);
+      const base: ModelRecord = stored ?? {
         id,
         providerId: current.providerId,
         upstreamModelId: current.upstreamModelId,
@@ -249,7 +273,8 @@ export function createCatalogService({ env, models, audit, providers, prices }: 
         updatedAt: Date.now(),
       };
       checkRecord(next, provider);
-      return save(next, 'model.update', actor, requestId, Object.keys(patch).sort());
+      const changed = Object.keys(patch).sort();
+      return save(next, { action: 'model.update', actor, requestId, changed, replaces: stored !== undefined });
     },
 
     async remove(id, actor, requestId) {

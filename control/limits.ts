@@ -73,7 +73,14 @@ export function createLimits(deps: LimitsDeps): LimitsPort & {
 } {
   const { env, repo, log } = deps;
   const now = deps.now ?? Date.now;
-  const crud = auditedCrud<LimitRecord>({ env, audit: deps.audit, resourceType: 'limit', repo, keyOf: (l) => l.id });
+  const crud = auditedCrud<LimitRecord>({
+    env,
+    audit: deps.audit,
+    resourceType: 'limit',
+    repo,
+    keyOf: (l) => l.id,
+    notFound,
+  });
   const records = new Map(repo.all().map((r) => [r.id, r]));
   /** Every slot claimed, by any thread, with its key: what is persisted and shown. */
   const claimed = new Map<number, { limitId: string; scopeKey: string }>();
@@ -317,7 +324,7 @@ export function createLimits(deps: LimitsDeps): LimitsPort & {
         createdAt: at,
         updatedAt: at,
       };
-      await crud.put(record, { action: 'limit.create', actor, requestId, metadata: metadataOf(record) });
+      await crud.create(record, { action: 'limit.create', actor, requestId, metadata: metadataOf(record) });
       records.set(record.id, record);
       refreshActive();
       await tellIdle();
@@ -327,7 +334,7 @@ export function createLimits(deps: LimitsDeps): LimitsPort & {
       const current = must(id);
       if (patch.max !== undefined) checkMax(current.metric, patch.max);
       const next: LimitRecord = { ...current, ...patch, updatedAt: new Date(now()).toISOString() };
-      await crud.put(next, { action: 'limit.update', actor, requestId, metadata: metadataOf(next) });
+      await crud.update(next, { action: 'limit.update', actor, requestId, metadata: metadataOf(next) });
       records.set(id, next);
       refreshActive();
       await tellIdle();

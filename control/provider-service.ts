@@ -8,7 +8,6 @@ import type { StoreEnv } from '../store/env.ts';
 import type { ModelListCache, ModelRepo } from '../store/model-repo.ts';
 import type { ProviderRecord, ProviderRepo } from '../store/provider-repo.ts';
 import type { Vault } from '../store/vault/index.ts';
-import type { Actor } from './actor.ts';
 import { auditedCrud } from './crud.ts';
 import { checkCredentialRedirect } from './credential-redirect.ts';
 import { createProviderRefresh } from './provider-refresh.ts';
@@ -85,17 +84,22 @@ export function createProviderService(deps: Deps): ProviderService {
   const { env, providers, models, audit, vault, lister, onChange, log } = deps;
   const byId = new Map(providers.all().map((r) => [r.id, r]));
   const ownPort = () => deps.ownPort?.() ?? null;
+  const notFound = (id: string) =>
+    new ServiceError('NOT_FOUND', `No provider with ID \`${id.slice(0, 100)}\`.`, { param: 'id' });
   const crud = auditedCrud<ProviderRecord>({
     env,
     audit,
     resourceType: 'provider',
     repo: providers,
     keyOf: (r) => r.id,
+    notFound,
   });
+  /** Providers whose removal has started: an update no longer stores a credential for one. */
+  const removing = new Set<string>();
 
   const mustGet = (id: string): ProviderRecord => {
     const r = byId.get(id);
-    if (!r) throw new ServiceError('NOT_FOUND', `No provider with ID \`${id.slice(0, 100)}\`.`, { param: 'id' });
+    if (!r) throw notFound(id);
     return r;
   };
 
@@ -117,18 +121,6 @@ export function createProviderService(deps: Deps): ProviderService {
     onListing: (id, provider, listing) => onChange(id, provider, listing),
   });
   const { wantsList, refreshInBackground } = lists;
-
-  async function commitProvider(
-    next: ProviderRecord,
-    action: 'provider.create' | 'provider.update',
-    actor: Actor,
-    requestId: string,
-    metadata: Record<string, string | boolean | string[]>,
-  ) {
-    await crud.put(next, { action, actor, requestId, metadata });
-    byId.set(next.id, next);
-    await onChange(next.id, next);
-  }
 
   const service: ProviderService = {
     list: () =>
@@ -166,16 +158,19 @@ export function createProviderService(deps: Deps): ProviderService {
         createdAt: now,
         updatedAt: now,
       };
+      const metadata = {
+        kind: record.kind,
+        credentialConfigured: credentialRef !== null,
+        hintNames: Object.keys(hints),
+      };
       try {
-        await commitProvider(record, 'provider.create', actor, requestId, {
-          kind: record.kind,
-          credentialConfigured: credentialRef !== null,
-          hintNames: Object.keys(hints),
-        });
+        await crud.create(record, { action: 'provider.create', actor, requestId, metadata });
       } catch (err) {
         if (credentialRef !== null) await vault.delete(credentialRef).catch(() => undefined);
         throw err;
       }
+      byId.set(id, record);
+      await onChange(id, record);
       if (wantsList(record)) refreshInBackground(id);
       return toProviderView(record);
     },
@@ -194,30 +189,44 @@ export function createProviderService(deps: Deps): ProviderService {
       });
       const hints = patch.hints === undefined ? current.hints : checkHints(current.kind, patch.hints);
       checkCredential(current.kind, patch.credential);
+      if (removing.has(id)) throw notFound(id);
       const newRef = typeof patch.credential === 'string' ? await vault.put(patch.credential) : undefined;
-      const next: ProviderRecord = {
+      const fields: Omit<ProviderRecord, 'credentialRef'> = {
         ...current,
         displayName: patch.displayName ?? current.displayName,
         baseUrl,
         enabled: patch.enabled ?? current.enabled,
         autoProxyModels: patch.autoProxyModels ?? current.autoProxyModels,
-        credentialRef: patch.credential === undefined ? current.credentialRef : (newRef ?? null),
         hints,
         timeouts: { ...current.timeouts, ...patch.timeouts },
         updatedAt: Date.now(),
       };
+      const metadata = { changedFields: Object.keys(patch).sort(), credentialConfigured: false };
+      let replaced: { previous: ProviderRecord; record: ProviderRecord };
       try {
-        await commitProvider(next, 'provider.update', actor, requestId, {
-          changedFields: Object.keys(patch).sort(),
-          credentialConfigured: next.credentialRef !== null,
-        });
+        // The credential a racing update stored stays unless this one replaces it: the record never names a
+        // secret that update's own replacement already deleted. (The audit record is staged after this.)
+        replaced = await crud.updateFrom(
+          id,
+          (stored) => {
+            const credentialRef = patch.credential === undefined ? stored.credentialRef : (newRef ?? null);
+            metadata.credentialConfigured = credentialRef !== null;
+            return { ...fields, credentialRef };
+          },
+          { action: 'provider.update', actor, requestId, metadata },
+        );
       } catch (err) {
+        // A removal that committed first (NOT_FOUND) leaves no secret behind for a provider that is gone.
         if (newRef !== undefined) await vault.delete(newRef).catch(() => undefined);
         throw err;
       }
-      // The old secret goes only once nothing refers to it any more.
-      if (current.credentialRef !== null && current.credentialRef !== next.credentialRef)
-        await vault.delete(current.credentialRef);
+      const { previous, record: next } = replaced;
+      byId.set(id, next);
+      await onChange(id, next);
+      // The old secret goes only once nothing refers to it any more: the one the store held, which a racing
+      // update may have replaced since this one read `current`.
+      if (previous.credentialRef !== null && previous.credentialRef !== next.credentialRef)
+        await vault.delete(previous.credentialRef);
       const reachChanged =
         baseUrl !== current.baseUrl || next.credentialRef !== current.credentialRef || patch.hints !== undefined;
       if (wantsList(next) && (reachChanged || !wantsList(current))) refreshInBackground(id);
@@ -238,13 +247,24 @@ export function createProviderService(deps: Deps): ProviderService {
         );
       }
       const forget = deps.forgetProvider?.(id);
-      await crud.remove(id, { action: 'provider.delete', actor, requestId, metadata: { kind: current.kind } }, () => {
-        models.stageListing(id, null);
-        forget?.();
-      });
+      removing.add(id);
+      let removed: ProviderRecord;
+      try {
+        removed = await crud.remove(
+          id,
+          { action: 'provider.delete', actor, requestId, metadata: { kind: current.kind } },
+          () => {
+            models.stageListing(id, null);
+            forget?.();
+          },
+        );
+      } finally {
+        removing.delete(id);
+      }
       byId.delete(id);
       await onChange(id, null, null);
-      if (current.credentialRef !== null) await vault.delete(current.credentialRef);
+      // The credential as stored: an update that committed after this removal read `current` replaced it.
+      if (removed.credentialRef !== null) await vault.delete(removed.credentialRef);
     },
 
     async test(id, actor, requestId) {

@@ -47,9 +47,11 @@ export function createServiceAccounts({ env, repo, audit, tokenCounts }: Deps): 
     createdAt: new Date(r.createdAt).toISOString(),
     updatedAt: new Date(r.updatedAt).toISOString(),
   });
+  const notFound = (id: string) =>
+    new ServiceError('NOT_FOUND', `No service account with ID \`${id.slice(0, 160)}\`.`, { param: 'id' });
   const mustGet = (id: string) => {
     const r = byId.get(id);
-    if (!r) throw new ServiceError('NOT_FOUND', `No service account with ID \`${id.slice(0, 160)}\`.`, { param: 'id' });
+    if (!r) throw notFound(id);
     return r;
   };
   const crud = auditedCrud<ServiceAccountRecord>({
@@ -58,6 +60,7 @@ export function createServiceAccounts({ env, repo, audit, tokenCounts }: Deps): 
     resourceType: 'service-account',
     repo,
     keyOf: (r) => r.id,
+    notFound,
   });
 
   return {
@@ -85,7 +88,12 @@ export function createServiceAccounts({ env, repo, audit, tokenCounts }: Deps): 
         createdAt: now,
         updatedAt: now,
       };
-      await crud.put(record, { action: 'service-account.create', actor, requestId, metadata: { name: record.name } });
+      await crud.create(record, {
+        action: 'service-account.create',
+        actor,
+        requestId,
+        metadata: { name: record.name },
+      });
       byId.set(record.id, record);
       return view(record);
     },
@@ -98,7 +106,7 @@ export function createServiceAccounts({ env, repo, audit, tokenCounts }: Deps): 
         ...(patch.description !== undefined && { description: patch.description }),
         updatedAt: Date.now(),
       };
-      await crud.put(next, {
+      await crud.update(next, {
         action: 'service-account.update',
         actor,
         requestId,

@@ -51,6 +51,8 @@ interface Entry {
   binaryName: string | null;
   /** The tuning the current process was started with (settings may have changed since). */
   launched: Tuning | null;
+  /** Its removal has started: it is stopping for good, and no start, stop or restart may reach it. */
+  removing: boolean;
 }
 
 // Over 80 lines as a closure of short methods over one state, the shape of every control service here.
@@ -67,6 +69,7 @@ export function createServices(deps: ServicesDeps) {
       record,
       binaryName: null,
       launched: null,
+      removing: false,
       instance: createInstance({
         timing: deps.timing,
         env: deps.processEnv,
@@ -182,16 +185,19 @@ export function createServices(deps: ServicesDeps) {
       });
     }
     const entry = id.length <= 63 ? entries.get(id) : undefined;
-    if (!entry) throw new ServiceError('NOT_FOUND', `No service with ID \`${id.slice(0, 63)}\`.`, { param: 'id' });
+    if (!entry || entry.removing) throw notFound(id);
     return entry;
   }
 
+  const notFound = (id: string) =>
+    new ServiceError('NOT_FOUND', `No service with ID \`${id.slice(0, 63)}\`.`, { param: 'id' });
   const crud = auditedCrud<ServiceRecord>({
     env: deps.env,
     audit: deps.audit,
     resourceType: 'service',
     repo: deps.repo,
     keyOf: (r) => r.id,
+    notFound,
   });
   const entryOf = (
     action: 'create' | 'delete' | 'start' | 'stop' | 'restart',
@@ -213,8 +219,14 @@ export function createServices(deps: ServicesDeps) {
     requestId: string,
   ): Promise<void> {
     const next = { ...entry.record, desired, updatedAt: Date.now() };
-    await crud.put(next, entryOf(action, entry.record, actor, requestId));
+    await crud.update(next, entryOf(action, entry.record, actor, requestId));
     entry.record = next;
+    startable(entry);
+  }
+
+  /** A removal that began meanwhile owns the process now: no start, stop or restart answers for it or runs it. */
+  function startable(entry: Entry): void {
+    if (entry.removing) throw notFound(entry.record.id);
   }
 
   return {
@@ -298,7 +310,7 @@ export function createServices(deps: ServicesDeps) {
         createdAt: now,
         updatedAt: now,
       };
-      await crud.put(record, entryOf('create', record, actor, requestId));
+      await crud.create(record, entryOf('create', record, actor, requestId));
       const entry = entryFor(record);
       entries.set(id, entry);
       if (autoStart) entry.instance.start().catch(() => undefined);
@@ -307,13 +319,15 @@ export function createServices(deps: ServicesDeps) {
 
     async remove(id: string, actor: Actor, requestId: string): Promise<ServiceView> {
       const entry = must(id);
-      await entry.instance.stop();
-      // Out of the map first, so no pid record of its last process is written after the removal.
-      entries.delete(id);
-      await writes;
+      entry.removing = true;
       try {
+        await entry.instance.stop();
+        // Out of the map first, so no pid record of its last process is written after the removal.
+        entries.delete(id);
+        await writes;
         await crud.remove(id, entryOf('delete', entry.record, actor, requestId));
       } catch (err) {
+        entry.removing = false;
         entries.set(id, entry);
         throw err;
       }
@@ -332,6 +346,7 @@ export function createServices(deps: ServicesDeps) {
       const entry = must(id);
       await setDesired(entry, 'running', 'restart', actor, requestId);
       await entry.instance.stop();
+      startable(entry);
       const ready = entry.instance.start();
       return { ready, view: view(entry) };
     },

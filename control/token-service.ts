@@ -134,11 +134,19 @@ export function createTokenService({
     if (localUses) noteUses(localUses());
   };
   for (const r of tokens.all()) index(r);
-  const crud = auditedCrud<TokenRecord>({ env, audit, resourceType: 'token', repo: tokens, keyOf: (r) => r.id });
+  const notFound = (id: string) => new ServiceError('NOT_FOUND', `No token with ID \`${id}\`.`, { param: 'id' });
+  const crud = auditedCrud<TokenRecord>({
+    env,
+    audit,
+    resourceType: 'token',
+    repo: tokens,
+    keyOf: (r) => r.id,
+    notFound,
+  });
 
   const mustGet = (id: string): TokenRecord => {
     const r = byId.get(id);
-    if (!r) throw new ServiceError('NOT_FOUND', `No token with ID \`${id}\`.`, { param: 'id' });
+    if (!r) throw notFound(id);
     return r;
   };
 
@@ -149,7 +157,7 @@ export function createTokenService({
     requestId: string | null,
     bootstrap: boolean,
   ) {
-    await crud.put(
+    await crud.create(
       record,
       {
         action: bootstrap ? 'token.bootstrap' : 'token.create',
@@ -232,7 +240,8 @@ export function createTokenService({
         ...(patch.expiresAt !== undefined && { expiresAt: parseExpiry(patch.expiresAt, Date.now()) }),
         lastUsedAt: pendingUse.get(id) ?? current.lastUsedAt,
       };
-      await crud.put(next, {
+      // NOT_FOUND when a revocation committed since mustGet: the token is neither stored nor indexed again.
+      await crud.update(next, {
         action: 'token.update',
         actor,
         requestId,

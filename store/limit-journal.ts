@@ -19,6 +19,12 @@ import { join } from 'node:path';
 // the control plane reads the ledger for a snapshot: that snapshot covers every generation up to the one
 // returned, the store records so in the same commit, and `drop()` deletes them once it is committed. At start,
 // `replayable(covered)` gives back the settlements of every later generation.
+//
+// A generation's file name is its decimal number as the writer formats it, at most GENERATION_DIGITS digits, so
+// that every generation is a safe integer read back exactly and every file written is one replay reads. A
+// generation grows by one at each snapshot (about once a second of traffic): the bound is reached only from a corrupt
+// store or directory. Past it the journal opens no file and says so once: settlements are then kept by the
+// snapshots alone (a kill -9 may lose the last second), never written where no replay would find them.
 
 export interface Settlement {
   limitId: string;
@@ -40,7 +46,12 @@ export interface LimitJournal {
 const KEY = 1;
 const SETTLEMENT = 2;
 const SETTLEMENT_BYTES = 24;
-const FILE = /^(\d{1,15})\.journal$/;
+/** Digits of a generation's file name; 15 keeps every generation under Number.MAX_SAFE_INTEGER. */
+const GENERATION_DIGITS = 15;
+export const GENERATION_MAX = 10 ** GENERATION_DIGITS - 1;
+/** Exactly the names the writer makes: no sign, no leading zero (`007.journal` would be read as `7.journal`). */
+const FILE = new RegExp(`^([1-9]\\d{0,${GENERATION_DIGITS - 1}})\\.journal$`);
+const fileOf = (dir: string, generation: number) => join(dir, `${generation}.journal`);
 const NAME = /^(lim_[0-9A-Za-z]{1,40})\|([\x21-\x7e]{1,160})$/;
 const pad8 = (n: number) => (n + 7) & ~7;
 
@@ -96,7 +107,7 @@ export function replayable(dir: string, covered: number): Settlement[] {
   mkdirSync(dir, { recursive: true });
   const out: Settlement[] = [];
   for (const generation of generations(dir)) {
-    if (generation > covered) settlementsOf(readFileSync(join(dir, `${generation}.journal`)), out);
+    if (generation > covered) settlementsOf(readFileSync(fileOf(dir, generation)), out);
   }
   return out;
 }
@@ -112,8 +123,18 @@ export function openLimitJournal(
   onError: (err: unknown) => void,
 ): LimitJournal {
   mkdirSync(dir, { recursive: true });
-  let generation = Math.max(covered, ...generations(dir)) + 1;
-  let fd: number | null = openSync(join(dir, `${generation}.journal`), 'a');
+  const last = Math.max(covered, ...generations(dir));
+  let generation = Number.isSafeInteger(last) ? last + 1 : GENERATION_MAX + 1;
+  let bounded = false;
+  /** The file of the current generation; none past the bound (reported once). */
+  const openCurrent = (): number | null => {
+    if (generation <= GENERATION_MAX) return openSync(fileOf(dir, generation), 'a');
+    if (!bounded)
+      onError(new Error(`the limit journal is past its last generation (${GENERATION_MAX}); snapshots only`));
+    bounded = true;
+    return null;
+  };
+  let fd = openCurrent();
   /** The slots whose name this file holds. */
   let named = new Set<number>();
   let batch = new Words(64 * 1024);
@@ -166,15 +187,16 @@ export function openLimitJournal(
     },
     rotate() {
       write();
-      const closed = generation;
+      // Past the bound no file is open: a snapshot then covers every file there is.
+      const closed = Math.min(generation, GENERATION_MAX);
       if (fd !== null) closeSync(fd);
-      generation++;
-      fd = openSync(join(dir, `${generation}.journal`), 'a');
+      generation = Math.min(generation, GENERATION_MAX) + 1;
+      fd = openCurrent();
       named = new Set();
       return closed;
     },
     drop(upTo) {
-      for (const g of generations(dir)) if (g <= upTo) rmSync(join(dir, `${g}.journal`), { force: true });
+      for (const g of generations(dir)) if (g <= upTo) rmSync(fileOf(dir, g), { force: true });
     },
     close() {
       write();

@@ -10,6 +10,7 @@ export type { ModelListCache };
 
 export interface ModelRepo {
   all(): ModelRecord[];
+  get(id: string): ModelRecord | undefined;
   stagePut(record: ModelRecord): void;
   stageRemove(id: string): void;
   listing(providerId: string): ModelListCache | undefined;
@@ -19,13 +20,15 @@ export interface ModelRepo {
 
 // A record's ID holds an upstream model ID, which comes from a client or from a provider's list. The edge
 // bounds both (MODEL_ID_MAX, 464 characters: at most 1,392 bytes); records are keyed through boundedKey
-// anyway, so that no later path to this store can fail a commit with a long one (records are read by value,
-// never by key). Listings are keyed by provider ID (PROVIDER_ID, 63 characters).
+// anyway, so that no later path to this store can fail a commit with a long one (a record is read by key only
+// to check it is still stored, through the same mapping). Listings are keyed by provider ID (PROVIDER_ID, 63
+// characters).
 export function modelRepo(env: StoreEnv): ModelRepo {
   const db = env.db<ModelRecord>('models');
   const listings = env.db<ModelListCache>('provider-models');
   return {
     all: () => [...db.getRange().map(({ value }) => value)],
+    get: (id) => db.get(boundedKey(id)),
     stagePut: (record) => void db.put(boundedKey(record.id), record),
     stageRemove: (id) => void db.remove(boundedKey(id)),
     listing: (providerId) => listings.get(providerId),

@@ -8,6 +8,7 @@ import { recordRepo } from './record-repo.ts';
  */
 export interface PresetRepo {
   all(): PresetView[];
+  get(slug: string): PresetView | undefined;
   stagePut(record: PresetView): void;
   stageRemove(slug: string): void;
 }

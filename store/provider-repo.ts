@@ -7,6 +7,7 @@ export type { ProviderRecord };
 /** Keyed by provider ID, bounded before it gets here: PROVIDER_ID (63 characters) on create, an existing ID after. */
 export interface ProviderRepo {
   all(): ProviderRecord[];
+  get(id: string): ProviderRecord | undefined;
   stagePut(record: ProviderRecord): void;
   stageRemove(id: string): void;
 }

@@ -8,6 +8,7 @@ import { recordRepo } from './record-repo.ts';
  */
 export interface RoutePackRepo {
   all(): RoutePackView[];
+  get(slug: string): RoutePackView | undefined;
   stagePut(record: RoutePackView): void;
   stageRemove(slug: string): void;
 }

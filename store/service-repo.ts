@@ -26,6 +26,7 @@ export interface ServiceRecord {
 /** Keyed by the service ID (`[a-z0-9][a-z0-9-]{0,62}`, checked before it gets here). */
 export interface ServiceRepo {
   all(): ServiceRecord[];
+  get(id: string): ServiceRecord | undefined;
   stagePut(record: ServiceRecord): void;
   stageRemove(id: string): void;
 }

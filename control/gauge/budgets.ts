@@ -3,7 +3,7 @@ import type { GaugeReading } from '../../protocol/gauge.ts';
 import { GAUGE_LIMITS } from '../../protocol/gauge-catalog.ts';
 import type { GaugeBudget, GaugeBudgetStatus } from '../../protocol/gauge-money.ts';
 import { redactText } from '../../protocol/gauge-redact.ts';
-import type { AuditAction, AuditMetadata } from '../../protocol/http/audit.ts';
+import type { AuditMetadata } from '../../protocol/http/audit.ts';
 import {
   BUDGET_LIMITS,
   DEFAULT_THRESHOLDS,
@@ -62,7 +62,14 @@ export function meteredByProvider(usage: Pick<UsageRepo, 'breakdown'>, bounds: P
 export function createGaugeBudgets(deps: GaugeBudgetsDeps) {
   const { env, repo, audit } = deps;
   const now = deps.now ?? Date.now;
-  const crud = auditedCrud<GaugeBudget>({ env, audit, resourceType: 'gauge-budget', repo, keyOf: (b) => b.id });
+  const crud = auditedCrud<GaugeBudget>({
+    env,
+    audit,
+    resourceType: 'gauge-budget',
+    repo,
+    keyOf: (b) => b.id,
+    notFound,
+  });
 
   function checkScope(scope: GaugeBudgetCreate['scope']): void {
     scope?.providerIds?.forEach((id, i) => {
@@ -90,15 +97,16 @@ export function createGaugeBudgets(deps: GaugeBudgetsDeps) {
 
   async function commit(
     budget: GaugeBudget,
-    action: AuditAction,
+    action: 'gauge-budget.create' | 'gauge-budget.update' | 'gauge-budget.delete',
     actor: Actor,
     requestId: string,
     metadata: AuditMetadata,
-    remove = false,
   ): Promise<void> {
     // Names and projects are labels: the audit keeps what kind of change it was, not the words.
     const entry = { action, actor, requestId, metadata };
-    await (remove ? crud.remove(budget.id, entry) : crud.put(budget, entry));
+    if (action === 'gauge-budget.create') await crud.create(budget, entry);
+    else if (action === 'gauge-budget.update') await crud.update(budget, entry);
+    else await crud.remove(budget.id, entry);
     deps.onChange?.();
   }
 
@@ -180,14 +188,7 @@ export function createGaugeBudgets(deps: GaugeBudgetsDeps) {
 
     async remove(id: string, actor: Actor, requestId: string): Promise<void> {
       const current = mustGet(id);
-      await commit(
-        current,
-        'gauge-budget.delete',
-        actor,
-        requestId,
-        { period: current.period, basis: current.basis },
-        true,
-      );
+      await commit(current, 'gauge-budget.delete', actor, requestId, { period: current.period, basis: current.basis });
     },
   };
 }

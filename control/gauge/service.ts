@@ -87,21 +87,29 @@ export function createGaugeService(deps: GaugeServiceDeps) {
   ) {
     const newRef = typeof credential === 'string' ? await vault.put(credential) : undefined;
     if (credential !== undefined) next.credentialRef = newRef ?? null;
+    let stored: GaugeSourceRecord | undefined;
     try {
-      await env.commit(() => {
+      stored = await env.commit(() => {
+        // An update looks again, before it writes: a removal that committed since `previous` was read leaves
+        // nothing to update, and the record must not come back.
+        const now = previous && sources.get(next.id);
+        if (previous && !now) throw notFound(action === 'gauge-source.update' ? 'source' : 'account', next.id);
+        // The credential a racing update stored stays unless this one replaces it.
+        if (credential === undefined && now) next.credentialRef = now.credentialRef;
         sources.stagePut(next);
         stageGaugeAudit(audit, action, next.id, actorOf, requestId, {
           ...metadata,
           credentialConfigured: next.credentialRef !== null,
         });
+        return now;
       });
     } catch (err) {
       if (newRef !== undefined) await vault.delete(newRef).catch(() => undefined);
       throw err;
     }
-    // The old secret goes only once nothing refers to it any more.
-    if (previous?.credentialRef && previous.credentialRef !== next.credentialRef)
-      await vault.delete(previous.credentialRef).catch(() => undefined);
+    // The old secret goes only once nothing refers to it any more: the one the store held until this commit.
+    if (stored?.credentialRef && stored.credentialRef !== next.credentialRef)
+      await vault.delete(stored.credentialRef).catch(() => undefined);
     actor.setupChanged();
     return next;
   }
@@ -192,13 +200,16 @@ export function createGaugeService(deps: GaugeServiceDeps) {
         );
       }
       // The account, what Gauge collected for it and the audit record go in one transaction.
+      let credentialRef = null as string | null;
       await data.removeSource(current.id, () => {
+        // As stored: an update that committed after `current` was read may have replaced the credential.
+        credentialRef = sources.get(current.id)?.credentialRef ?? null;
         sources.stageRemove(current.id);
         stageGaugeAudit(audit, 'gauge-account.delete', current.id, actorOf, requestId, {
           providerId: current.providerId ?? 'none',
         });
       });
-      if (current.credentialRef !== null) await vault.delete(current.credentialRef).catch(() => undefined);
+      if (credentialRef !== null) await vault.delete(credentialRef).catch(() => undefined);
       actor.setupChanged();
     },
 

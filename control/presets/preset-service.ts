@@ -35,11 +35,20 @@ const bySlug = (a: { slug: string }, b: { slug: string }) => (a.slug < b.slug ? 
 export function createPresetService({ env, presets, audit, catalog }: Deps): PresetService {
   // Read-mostly and tiny: kept in memory so resolution never touches the store.
   const cache = new Map(presets.all().map((p) => [p.slug, p]));
-  const crud = auditedCrud<PresetView>({ env, audit, resourceType: 'preset', repo: presets, keyOf: (p) => p.slug });
+  const notFound = (slug: string) =>
+    new ServiceError('NOT_FOUND', `No preset \`${slug.slice(0, 100)}\`.`, { param: 'slug' });
+  const crud = auditedCrud<PresetView>({
+    env,
+    audit,
+    resourceType: 'preset',
+    repo: presets,
+    keyOf: (p) => p.slug,
+    notFound,
+  });
 
   const mustGet = (slug: string) => {
     const p = cache.get(slug);
-    if (!p) throw new ServiceError('NOT_FOUND', `No preset \`${slug.slice(0, 100)}\`.`, { param: 'slug' });
+    if (!p) throw notFound(slug);
     return p;
   };
 
@@ -63,7 +72,8 @@ export function createPresetService({ env, presets, audit, catalog }: Deps): Pre
     requestId: string,
     changed: string[],
   ) {
-    await crud.put(record, { action, actor, requestId, metadata: { model: record.model, changedFields: changed } });
+    const entry = { action, actor, requestId, metadata: { model: record.model, changedFields: changed } };
+    await (action === 'preset.create' ? crud.create(record, entry) : crud.update(record, entry));
     cache.set(record.slug, record);
     return record;
   }

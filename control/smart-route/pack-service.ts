@@ -66,17 +66,20 @@ function checkPack(p: RoutePackView, catalog: Catalog): void {
 // Over 80 lines as a closure of short methods over one state, the shape of every control service here.
 export function createRoutePackService({ env, packs, audit, catalog, signals }: Deps): RoutePackService {
   const cache = new Map(packs.all().map((p) => [p.slug, p]));
+  const notFound = (slug: string) =>
+    new ServiceError('NOT_FOUND', `No route pack \`${slug.slice(0, 100)}\`.`, { param: 'slug' });
   const crud = auditedCrud<RoutePackView>({
     env,
     audit,
     resourceType: 'route-pack',
     repo: packs,
     keyOf: (p) => p.slug,
+    notFound,
   });
 
   const mustGet = (slug: string) => {
     const p = cache.get(slug);
-    if (!p) throw new ServiceError('NOT_FOUND', `No route pack \`${slug.slice(0, 100)}\`.`, { param: 'slug' });
+    if (!p) throw notFound(slug);
     return p;
   };
   const usableOf = (pack: RoutePackView, now: Catalog): UsablePack | null => {
@@ -92,12 +95,13 @@ export function createRoutePackService({ env, packs, audit, catalog, signals }: 
     changed: string[],
   ) {
     checkPack(record, catalog());
-    await crud.put(record, {
+    const entry = {
       action,
       actor,
       requestId,
       metadata: { strategy: record.strategy, routeCount: record.routes.length, changedFields: changed },
-    });
+    };
+    await (action === 'route-pack.create' ? crud.create(record, entry) : crud.update(record, entry));
     cache.set(record.slug, record);
     return record;
   }

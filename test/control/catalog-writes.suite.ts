@@ -15,6 +15,7 @@ import { modelRepo, type ModelRepo } from '../../store/model-repo.ts';
 import { providerRepo, type ProviderRepo } from '../../store/provider-repo.ts';
 import type { Vault } from '../../store/vault/index.ts';
 import { prng, type Rng } from '../helpers/prng.ts';
+import { answered, assertNotFound, auditedActions, race } from '../helpers/races.ts';
 import { removeDirs, tempDataDir } from '../helpers/usage.ts';
 
 // Catalog writes update the resolved catalog in place (catalog-index.ts). Whatever mix of model creates,
@@ -37,6 +38,7 @@ const FAMILIES: Record<string, EndpointFamily[]> = {
 };
 
 interface World {
+  dir: string;
   env: StoreEnv;
   models: ModelRepo;
   providerStore: ProviderRepo;
@@ -46,8 +48,8 @@ interface World {
   lists: Map<string, UpstreamModel[]>;
 }
 
-function world(): World {
-  const env = openStoreEnv(tempDataDir(dirs));
+function world(dir = tempDataDir(dirs)): World {
+  const env = openStoreEnv(dir);
   envs.push(env);
   const models = modelRepo(env);
   const providerStore = providerRepo(env);
@@ -64,7 +66,7 @@ function world(): World {
     onChange: (id, record, listing) => catalog.providerChanged(id, record, listing),
     log: pino({ level: 'silent' }),
   });
-  return { env, models, providerStore, catalog, providers, lists };
+  return { dir, env, models, providerStore, catalog, providers, lists };
 }
 
 const pick = <T>(rng: Rng, items: readonly T[]): T => items[Math.floor(rng() * items.length)]!;
@@ -342,5 +344,62 @@ describe('catalog writes and the copies other threads keep', () => {
     const copy = farCopy(w.catalog);
     await answersAfterAcknowledgement(w.providers.update('p1', { enabled: false }, actor, 'req', false), copy.held);
     assert.equal(copy.far.current().resolve('p1/m'), null);
+  });
+});
+
+describe('a catalog model write racing its removal (W4.6)', () => {
+  async function withRecord(): Promise<World> {
+    const w = world();
+    await w.providers.create({ id: 'p1', kind: 'openai_compatible', baseUrl: 'http://127.0.0.1:9/v1' }, actor, 'req');
+    await w.catalog.create(
+      { providerId: 'p1', upstreamModelId: 'm', families: ['styleA.chat_completions'], aliases: ['fast'] },
+      actor,
+      'req',
+    );
+    return w;
+  }
+  /** Gone from the catalog, its copies, the store, and a catalog built from the store reopened. */
+  /** A copy as an edge thread keeps it, acknowledging each change at once. */
+  function followed(catalog: CatalogService) {
+    const far = createCatalogMirror();
+    catalog.follow((change) => void far.apply(change));
+    return far;
+  }
+  async function assertRemoved(w: World, far: ReturnType<typeof createCatalogMirror>) {
+    for (const c of [w.catalog.current(), far.current()]) {
+      assert.equal(c.get('p1/m'), undefined);
+      assert.equal(c.resolve('fast'), null);
+    }
+    assert.deepEqual(w.models.all(), []);
+    await w.providers.close();
+    await w.env.close();
+    const again = world(w.dir);
+    assert.equal(again.catalog.current().get('p1/m'), undefined);
+    assert.deepEqual(again.models.all(), []);
+  }
+
+  it('a change after the removal began answers NOT_FOUND and writes nothing', async () => {
+    const w = await withRecord();
+    const far = followed(w.catalog);
+    const [removed, changed] = await race(
+      () => w.catalog.remove('p1/m', actor, 'req_1'),
+      () => w.catalog.update('p1/m', { hidden: true }, actor, 'req_2'),
+    );
+    answered(removed);
+    assertNotFound(changed, /^No catalog model with ID `p1\/m`/);
+    assert.deepEqual(auditedActions(w.env, 'p1/m'), ['model.create', 'model.delete']);
+    await assertRemoved(w, far);
+  });
+
+  it('a removal racing an earlier change still removes the model', async () => {
+    const w = await withRecord();
+    const far = followed(w.catalog);
+    const [changed, removed] = await race(
+      () => w.catalog.update('p1/m', { displayName: 'x' }, actor, 'req_1'),
+      () => w.catalog.remove('p1/m', actor, 'req_2'),
+    );
+    answered(changed);
+    answered(removed);
+    await assertRemoved(w, far);
   });
 });

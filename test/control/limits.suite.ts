@@ -10,6 +10,7 @@ import { UNDER_WAY_MS } from '../../protocol/limit-windows.ts';
 import { auditRepo } from '../../store/audit-repo.ts';
 import { openStoreEnv } from '../../store/env.ts';
 import { limitRepo } from '../../store/limit-repo.ts';
+import { answered, assertNotFound, auditedActions, race } from '../helpers/races.ts';
 import { removeDirs, tempDataDir } from '../helpers/usage.ts';
 
 // What the control plane makes of stored limits at start: gates stored before `stops`, and the sessions gates
@@ -44,8 +45,7 @@ const of = (session: string): CallFacts => ({
   priced: null,
 });
 
-async function started(stored: (repo: ReturnType<typeof limitRepo>) => void) {
-  const dir = tempDataDir(dirs);
+async function started(stored: (repo: ReturnType<typeof limitRepo>) => void, dir = tempDataDir(dirs)) {
   const env = openStoreEnv(dir);
   const repo = limitRepo(env);
   await env.commit(() => stored(repo));
@@ -61,7 +61,7 @@ async function started(stored: (repo: ReturnType<typeof limitRepo>) => void) {
     gaugeShare: () => ({ percent: 95, resetsAt: null }),
     gaugeAccountExists: () => true,
   });
-  return { env, repo, limits };
+  return { dir, env, repo, limits };
 }
 
 test('a gate stored before `stops` stops every call, and its view says so', async () => {
@@ -97,4 +97,59 @@ test("a gate's session marked over a day ago is forgotten at start; a later one 
   } finally {
     await env.close();
   }
+});
+
+const actor = { actorType: 'system', actorId: 'test' } as const;
+const cap: LimitRecord = {
+  id: 'lim_01JCAP00000000000000000000',
+  name: 'cap',
+  enabled: true,
+  scope: { kind: 'service', id: null },
+  window: 'day',
+  metric: 'requests',
+  max: 10,
+  gauge: null,
+  createdAt: '',
+  updatedAt: '',
+};
+
+/** After the race: no limit listed or enforced, none stored, none after the store is reopened. */
+async function assertRemoved(world: Awaited<ReturnType<typeof started>>) {
+  assert.deepEqual(world.limits.list(), []);
+  assert.deepEqual(world.limits.admission.active(), []);
+  assert.equal(world.repo.get(cap.id), undefined);
+  await world.limits.close();
+  await world.env.close();
+  const again = await started(() => undefined, world.dir);
+  try {
+    assert.deepEqual(again.limits.list(), []);
+    assert.deepEqual(again.limits.admission.active(), []);
+  } finally {
+    await again.limits.close();
+    await again.env.close();
+  }
+}
+
+test('a change racing the removal of its limit answers NOT_FOUND and writes nothing (W4.6)', async () => {
+  const world = await started((repo) => repo.stagePut(cap));
+  const [removed, changed] = await race(
+    () => world.limits.remove(cap.id, actor, 'req_1'),
+    () => world.limits.update(cap.id, { name: 'x' }, actor, 'req_2'),
+  );
+  answered(removed);
+  assertNotFound(changed, /^No limit with ID `lim_/);
+  assert.deepEqual(auditedActions(world.env, cap.id), ['limit.delete']);
+  await assertRemoved(world);
+});
+
+test('a removal racing an earlier change of its limit still removes it (W4.6)', async () => {
+  const world = await started((repo) => repo.stagePut(cap));
+  const [changed, removed] = await race(
+    () => world.limits.update(cap.id, { max: 20 }, actor, 'req_1'),
+    () => world.limits.remove(cap.id, actor, 'req_2'),
+  );
+  assert.equal(answered(changed).max, 20);
+  answered(removed);
+  assert.deepEqual(auditedActions(world.env, cap.id), ['limit.update', 'limit.delete']);
+  await assertRemoved(world);
 });

@@ -82,3 +82,25 @@ test('past the cap, a pause resumes the session paused longest ago, also after a
     await env.close();
   }
 });
+
+test('with repeats 3, the third call of one tool call within the window is refused (docs/api.md, Limits)', async () => {
+  const env = openStoreEnv(tempDataDir(dirs));
+  const clock = { t: Date.UTC(2026, 10, 27, 12) };
+  try {
+    await env.commit(() => limitRepo(env).stageBrake({ enabled: true, repeats: 3, windowSeconds: 60 }));
+    const brake = brakeOn(env, clock, []);
+    const at = (session: string, seconds: number, signature = 'sig') => {
+      clock.t = Date.UTC(2026, 10, 27, 12) + seconds * 1000;
+      return brake.observe(session, signature, 'read_file');
+    };
+    // Another tool call in between does not reset the count.
+    assert.deepEqual([at('a', 0), at('a', 1, 'other'), at('a', 2), at('a', 3)], [false, false, false, true]);
+    assert.equal(brake.isPaused('a')?.repeats, 3);
+    // A call exactly windowSeconds older no longer counts; one less than that does.
+    assert.deepEqual([at('b', 0), at('b', 30), at('b', 60), at('b', 61)], [false, false, false, true]);
+  } finally {
+    // After the pauses' writes, which LMDB runs in order.
+    await env.commit(() => undefined);
+    await env.close();
+  }
+});

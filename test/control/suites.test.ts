@@ -76,3 +76,24 @@ describe('token-service', async () => {
 describe('settings-service', async () => {
   await import('./settings-service.suite.ts');
 });
+describe('provider-service', async () => {
+  await import('./provider-service.suite.ts');
+});
+describe('presets/preset-service', async () => {
+  await import('./presets/preset-service.suite.ts');
+});
+describe('smart-route/pack-service', async () => {
+  await import('./smart-route/pack-service.suite.ts');
+});
+describe('service-accounts', async () => {
+  await import('./service-accounts.suite.ts');
+});
+describe('gauge/budgets', async () => {
+  await import('./gauge/budgets.suite.ts');
+});
+describe('gauge/accounts', async () => {
+  await import('./gauge/accounts.suite.ts');
+});
+describe('services', async () => {
+  await import('./services.suite.ts');
+});

@@ -8,14 +8,14 @@ import { openStoreEnv } from '../../store/env.ts';
 import { metaRepo } from '../../store/meta-repo.ts';
 import { tokenRepo } from '../../store/token-repo.ts';
 import { answersAfterAcknowledgement, heldFollower } from '../helpers/held-follower.ts';
+import { answered, assertNotFound, auditedActions, race } from '../helpers/races.ts';
 import { removeDirs, tempDataDir } from '../helpers/usage.ts';
 
 const dirs: string[] = [];
 after(() => removeDirs(dirs));
 const actor = { actorType: 'system', actorId: 'test' } as const;
 
-function started(localUses?: () => [string, number][]) {
-  const dir = tempDataDir(dirs);
+function started(localUses?: () => [string, number][], dir = tempDataDir(dirs)) {
   const env = openStoreEnv(dir);
   const tokens = createTokenService({
     env,
@@ -25,7 +25,7 @@ function started(localUses?: () => [string, number][]) {
     tokenFile: join(dir, 'token'),
     ...(localUses && { localUses }),
   });
-  return { env, tokens };
+  return { dir, env, tokens };
 }
 
 test("an edge's table follows the tokens: whole at first, then each create, change and revocation", async () => {
@@ -111,4 +111,95 @@ test("a revocation answers once every follower, every thread's table, has the ch
   } finally {
     await env.close();
   }
+});
+
+/** A live token, and a table that follows the service as an edge thread's does. */
+async function followedToken(tokens: ReturnType<typeof started>['tokens']) {
+  const table = createAuthTable();
+  tokens.followAuth((c) => table.apply(c));
+  const made = await tokens.create({ name: 'agent', scopes: ['inference'] }, actor, 'req_1');
+  assert.equal(table.authenticate(made.secret).ok, true);
+  return { table, id: made.token.id, secret: made.secret };
+}
+
+/** After the race: revoked in memory, in the followers' table, in the store, and after the store is reopened. */
+async function assertRevoked(
+  world: ReturnType<typeof started>,
+  table: ReturnType<typeof createAuthTable>,
+  id: string,
+  secret: string,
+) {
+  assert.deepEqual(
+    world.tokens.list().map((t) => t.id),
+    [],
+  );
+  assert.deepEqual(table.authenticate(secret), { ok: false, reason: 'unknown' });
+  await world.env.close();
+  const again = started(undefined, world.dir);
+  try {
+    assert.deepEqual(again.tokens.list(), []);
+    const reopened = createAuthTable();
+    again.tokens.followAuth((c) => reopened.apply(c));
+    assert.deepEqual(reopened.authenticate(secret), { ok: false, reason: 'unknown' });
+    assert.equal(tokenRepo(again.env).get(id), undefined);
+  } finally {
+    await again.env.close();
+  }
+}
+
+test('a change racing a revocation answers NOT_FOUND and writes nothing: the token stays revoked (W4.6)', async () => {
+  const world = started();
+  const { table, id, secret } = await followedToken(world.tokens);
+  // The revocation queues its commit first; the change reads the token before that commit resolves.
+  const [revoked, changed] = await race(
+    () => world.tokens.revoke(id, actor, 'req_2'),
+    () => world.tokens.update(id, { name: 'x' }, actor, 'req_3'),
+  );
+  assert.equal(answered(revoked).id, id);
+  assertNotFound(changed, /^No token with ID `tok_/);
+  assert.deepEqual(auditedActions(world.env, id), ['token.create', 'token.revoke']);
+  await assertRevoked(world, table, id, secret);
+});
+
+test('a revocation racing an earlier change still revokes (W4.6)', async () => {
+  const world = started();
+  const { table, id, secret } = await followedToken(world.tokens);
+  const [changed, revoked] = await race(
+    () => world.tokens.update(id, { scopes: ['read'] }, actor, 'req_2'),
+    () => world.tokens.revoke(id, actor, 'req_3'),
+  );
+  assert.deepEqual(answered(changed).scopes, ['read']);
+  assert.equal(answered(revoked).id, id);
+  assert.deepEqual(auditedActions(world.env, id), ['token.create', 'token.update', 'token.revoke']);
+  await assertRevoked(world, table, id, secret);
+});
+
+test('two racing changes of one token both answer; the last committed wins', async () => {
+  const world = started();
+  try {
+    const { id } = await followedToken(world.tokens);
+    const [a, b] = await race(
+      () => world.tokens.update(id, { name: 'first' }, actor, 'req_2'),
+      () => world.tokens.update(id, { name: 'second' }, actor, 'req_3'),
+    );
+    assert.equal(answered(a).name, 'first');
+    assert.equal(answered(b).name, 'second');
+    assert.equal(world.tokens.get(id).name, 'second');
+    assert.equal(tokenRepo(world.env).get(id)?.name, 'second');
+  } finally {
+    await world.env.close();
+  }
+});
+
+test('of two racing revocations of one token, the second is NOT_FOUND and audits nothing', async () => {
+  const world = started();
+  const { table, id, secret } = await followedToken(world.tokens);
+  const [first, second] = await race(
+    () => world.tokens.revoke(id, actor, 'req_2'),
+    () => world.tokens.revoke(id, actor, 'req_3'),
+  );
+  answered(first);
+  assertNotFound(second, /^No token with ID `tok_/);
+  assert.deepEqual(auditedActions(world.env, id), ['token.create', 'token.revoke']);
+  await assertRevoked(world, table, id, secret);
 });

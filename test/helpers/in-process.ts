@@ -198,6 +198,11 @@ export async function startInProcess(
     controlChannel?: boolean;
     /** Edge threads (service/edge-threads.ts); a family file may set inProcessDefaults.edgeThreads instead. */
     edgeThreads?: number;
+    /**
+     * Runs before each family starts (service/compose.ts): for the rare test that must call a control service
+     * itself, to order two writes as no pair of HTTP requests can.
+     */
+    beforeFamily?: Compose.ServiceOptions['beforeFamily'];
   } = {},
 ): Promise<InProcessService> {
   const home = options.home ?? tempHome();
@@ -227,6 +232,7 @@ export async function startInProcess(
       logTail,
       edge: parseEdgeMode(process.env.SWITCHYARD_EDGE),
       ...(options.now && { now: options.now }),
+      ...(options.beforeFamily && { beforeFamily: options.beforeFamily }),
       controlChannel: options.controlChannel ?? inProcessDefaults.controlChannel,
       edgeThreads: options.edgeThreads ?? inProcessDefaults.edgeThreads,
     });

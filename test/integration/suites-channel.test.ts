@@ -55,3 +55,6 @@ describe('jobs-events', async () => {
 describe('runtime-discovery', async () => {
   await import('./runtime-discovery.suite.ts');
 });
+describe('token-race', async () => {
+  await import('./token-race.suite.ts');
+});

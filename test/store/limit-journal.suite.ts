@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, truncateSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { openLimitJournal, replayable } from '../../store/limit-journal.ts';
+import { GENERATION_MAX, openLimitJournal, replayable } from '../../store/limit-journal.ts';
 
 const dirs: string[] = [];
 after(() => {
@@ -123,4 +123,39 @@ test('a failed write (a full disk) is reported once and the journal goes on', as
   journal.append(9, 1, 2n);
   journal.close();
   assert.deepEqual(used(dir, 2), [2n]);
+});
+
+test('the last generation is written, replayed and dropped; none is written past it (W4.6)', async () => {
+  const dir = tempDir();
+  const errors: unknown[] = [];
+  const journal = openLimitJournal(dir, GENERATION_MAX - 1, nameOf, (err) => errors.push(err));
+  journal.append(9, 1, 1n);
+  await Promise.resolve();
+  assert.deepEqual(readdirSync(dir), [`${GENERATION_MAX}.journal`]);
+  assert.deepEqual(used(dir, GENERATION_MAX - 1), [1n]);
+  // The next generation would have 16 digits: no file of it, and what it would hold is left to the snapshots.
+  assert.equal(journal.rotate(), GENERATION_MAX);
+  journal.append(9, 1, 2n);
+  await Promise.resolve();
+  assert.equal(errors.length, 1);
+  assert.match(String(errors[0]), /past its last generation/);
+  assert.equal(journal.rotate(), GENERATION_MAX, 'a snapshot then covers every file there is');
+  journal.drop(GENERATION_MAX);
+  journal.close();
+  assert.deepEqual(readdirSync(dir), []);
+  // Opened again from the covered last generation: still no file it could not read back, and told once more.
+  openLimitJournal(dir, GENERATION_MAX, nameOf, (err) => errors.push(err)).close();
+  assert.deepEqual(readdirSync(dir), []);
+  assert.equal(errors.length, 2);
+});
+
+test('a file name the writer would not make (a leading zero) is neither replayed nor dropped (W4.6)', () => {
+  const dir = tempDir();
+  writeFileSync(join(dir, '007.journal'), recordOf(`${LIM}|x`, 99n));
+  assert.deepEqual(used(dir), []);
+  const journal = open(dir);
+  journal.close();
+  assert.deepEqual(readdirSync(dir).sort(), ['007.journal', '1.journal'], "numbered after the journal's own files");
+  journal.drop(GENERATION_MAX);
+  assert.deepEqual(readdirSync(dir), ['007.journal']);
 });
