@@ -373,6 +373,7 @@ export function createLimits(deps: LimitsDeps): LimitsPort & {
       settled(slot, windowStart, used) {
         journal?.append(slot, windowStart, used);
       },
+      journal: () => journal?.flush(),
       now,
       tripped(record, key, windowStart, resetsAt) {
         deps.onRefusal?.(record.metric);

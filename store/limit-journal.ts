@@ -36,6 +36,8 @@ export interface Settlement {
 export interface LimitJournal {
   /** Adds a settlement of the ledger's `slot` to this turn's batch (written before the turn ends). */
   append(slot: number, windowStart: number, used: bigint): void;
+  /** Writes the batch now (one write(2)); a later append starts the next. */
+  flush(): void;
   /** Writes the batch, closes this generation and opens the next; returns the generation closed. */
   rotate(): number;
   /** Deletes the files of every generation up to `generation`: a committed snapshot covers them. */
@@ -185,6 +187,7 @@ export function openLimitJournal(
       batch.i64[at + 2] = used;
       length += SETTLEMENT_BYTES;
     },
+    flush: write,
     rotate() {
       write();
       // Past the bound no file is open: a snapshot then covers every file there is.

@@ -345,6 +345,7 @@ export function createAdmission(
         ledger.settle(slot, start, held[i + 2] as bigint, use);
         if (use !== 0n) source.settled?.(slot, start, use);
       }
+      source.journal?.();
     },
   };
 }

@@ -50,20 +50,27 @@ export function callFollower(deps: FollowDeps) {
       access.usage({ reqId: ctx.requestId, op, providerId, modelId, outcome: o.outcome, usage: o.usage, route });
       deps.recordUsage?.(event);
     };
+    // The reservation settles, and its journal is written, before the answer's last bytes go out: a kill -9
+    // once the client has its whole answer loses no settlement (docs/api.md, Limits).
+    if (reservation !== null) {
+      call.onOutcome((o) => {
+        try {
+          deps.admission!.settle(reservation, o.usage, modelId);
+        } catch (err) {
+          // Its room must come back whatever went wrong: a reservation held for good would shrink the limit.
+          deps.admission!.release(reservation);
+          throw err;
+        }
+      });
+    }
     call.done
       .then((o) => {
         if (o.responseId !== null && (op === 'responses.create' || op === 'responses.compact'))
           remember(ctx, o.responseId, providerId);
         // The usage line and the meter wait until this turn's answers are written.
-        afterAnswers(() => {
-          if (reservation !== null) deps.admission!.settle(reservation, o.usage, modelId);
-          report(o);
-        });
+        afterAnswers(() => report(o));
       })
-      .catch((err: unknown) => {
-        if (reservation !== null) deps.admission!.release(reservation);
-        callbackFailed('done', err, ctx.requestId);
-      });
+      .catch((err: unknown) => callbackFailed('done', err, ctx.requestId));
     return call.result;
   }
 

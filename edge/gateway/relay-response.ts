@@ -31,6 +31,12 @@ export interface RelayCall {
   result: Promise<RouteResult>;
   /** Resolves once the call is over, however it ended. */
   done: Promise<RelayOutcome>;
+  /**
+   * Calls `listener` once with the call's outcome, synchronously before the answer's last bytes are written (at
+   * once when the call is already over): what must be recorded before the client has its whole answer (a limit's
+   * settlement, journaled in the same stretch) goes here; the rest waits for `done`.
+   */
+  onOutcome(listener: (o: RelayOutcome) => void): void;
   handle: RelayHandle;
   upload: UploadChannel;
 }
@@ -86,7 +92,7 @@ export interface RelayHooks {
   onHookError?(hook: RelayHookName, err: unknown, requestId: string): void;
 }
 
-export type RelayHookName = 'onAbort' | 'onResponseId' | 'onHead';
+export type RelayHookName = 'onAbort' | 'onResponseId' | 'onHead' | 'onOutcome';
 
 function hookFailed(hooks: RelayHooks, hook: RelayHookName, err: unknown, requestId: string): void {
   try {
@@ -137,6 +143,8 @@ class RelayRun implements RelaySink {
   private uncredited = 0;
   /** The head of a stream whose route result waits for the rest of its message batch. */
   private pendingHead: { status: number; headers: Record<string, string> } | null = null;
+  private outcome: RelayOutcome | null = null;
+  private outcomeListener: ((o: RelayOutcome) => void) | null = null;
 
   constructor(
     pool: RelayPool,
@@ -175,12 +183,28 @@ class RelayRun implements RelaySink {
     }
   }
 
+  /** Called before the answer's last bytes are written (see RelayCall.onOutcome). */
   private finish(o: RelayOutcome): void {
     if (this.finished) return;
     this.finished = true;
+    this.outcome = o;
     if (this.backstop !== null) clearTimeout(this.backstop);
     this.ackWake?.();
+    if (this.outcomeListener !== null) this.tellOutcome(this.outcomeListener, o);
     this.resolveDone(o);
+  }
+
+  onOutcome(listener: (o: RelayOutcome) => void): void {
+    if (this.outcome !== null) this.tellOutcome(listener, this.outcome);
+    else this.outcomeListener = listener;
+  }
+
+  private tellOutcome(listener: (o: RelayOutcome) => void, o: RelayOutcome): void {
+    try {
+      listener(o);
+    } catch (err) {
+      hookFailed(this.hooks, 'onOutcome', err, this.req.requestId);
+    }
   }
 
   private leftWith(usage: UsageReport | null, responseId: string | null = null): void {
@@ -302,8 +326,8 @@ class RelayRun implements RelaySink {
       return;
     }
     const close = (rest: Chunk[]) => {
-      this.writeAndEnd(rest);
       this.finish(outcome);
+      this.writeAndEnd(rest);
     };
     if (this.writer) close(chunks ?? []);
     else {
@@ -322,10 +346,10 @@ class RelayRun implements RelaySink {
       return;
     }
     const fail = (rest: Chunk[]) => {
+      this.finish({ outcome: 'failed', usage, responseId: null });
       this.write(rest);
       if (this.isSse) this.writer!.end(sseErrorEvent(error, this.req.requestId), true);
       else this.writer!.abort();
-      this.finish({ outcome: 'failed', usage, responseId: null });
     };
     if (this.writer) fail([]);
     else {
@@ -357,5 +381,11 @@ class RelayUpload implements UploadChannel {
 
 export function startRelay(pool: RelayPool, req: RelayRequest, hooks: RelayHooks): RelayCall {
   const run = new RelayRun(pool, req, hooks);
-  return { result: run.result, done: run.done, handle: run.handle, upload: new RelayUpload(run) };
+  return {
+    result: run.result,
+    done: run.done,
+    onOutcome: (listener) => run.onOutcome(listener),
+    handle: run.handle,
+    upload: new RelayUpload(run),
+  };
 }

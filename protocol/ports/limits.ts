@@ -56,9 +56,14 @@ export interface AdmissionSource {
   gaugeShare(accountId: string, windowId: string): { percent: number; resetsAt: number | null } | null;
   /**
    * A call's reservation in this slot settled to `used` in the window starting at `windowStart`: the control plane
-   * journals it before this turn ends (store/limit-journal.ts), so a kill -9 loses no settled use.
+   * adds it to the journal's batch (store/limit-journal.ts), written by `journal` or before this turn ends.
    */
   settled?(slot: number, windowStart: number, used: bigint): void;
+  /**
+   * Writes the settlements batched so far now: a call's settle calls it before the answer's last bytes go out, so
+   * that a kill -9 after the client has its answer loses none.
+   */
+  journal?(): void;
   /** A call was refused by this limit's counter (published once per counter and window). */
   tripped(limit: LimitRecord, key: string, windowStart: number, resetsAt: number): void;
 }

@@ -245,7 +245,7 @@ describe('CORS (section 5 rule 6)', () => {
 });
 
 describe('start-up log', () => {
-  test('names the edge that serves, as /health does: the native uWebSockets.js build, or node:http with the reason', async () => {
+  test('names the edge that serves, as /health does: the native uWS build, or node:http with the reason', async () => {
     const { edge } = (await svc.request('GET', '/health')).json as { edge: string };
     const line = await svc.waitForLog((l) => l.edge === edge);
     if (edge === 'uWebSockets.js') assert.match(String(line.build), /^@?(btc-vision\/uwebsockets\.js|uws-pack)@\d/);

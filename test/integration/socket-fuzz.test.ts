@@ -228,7 +228,8 @@ it('requests outside what uWebSockets.js parses are answered by node:http, or cl
 it('the default edge answers valid requests whatever their header names, count or version', async () => {
   const auth = `Authorization: Bearer ${svc.adminToken}\r\n`;
   const underscore = await untilClosed(
-    `GET /v1/settings HTTP/1.1\r\nHost: 127.0.0.1\r\n${auth}session_id: abc\r\nconversation_id: d\r\nConnection: close\r\n\r\n`,
+    `GET /v1/settings HTTP/1.1\r\nHost: 127.0.0.1\r\n${auth}session_id: abc\r\nconversation_id: d\r\n` +
+      'Connection: close\r\n\r\n',
   );
   assert.match(underscore, /^HTTP\/1\.1 200 /);
   const many = Array.from({ length: 60 }, (_, i) => `x-field-${i}: ${i}\r\n`).join('');

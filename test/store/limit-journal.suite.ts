@@ -22,6 +22,18 @@ const open = (dir: string, covered = 0) => openLimitJournal(dir, covered, nameOf
 const turn = () => new Promise((r) => setImmediate(r));
 const used = (dir: string, covered = 0) => replayable(dir, covered).map((s) => s.used);
 
+test('flush writes the batch at once: a settlement is on disk before the answer it settles goes out', async () => {
+  const dir = tempDir();
+  const journal = open(dir);
+  journal.append(1, 60_000, 5n);
+  journal.flush();
+  assert.deepEqual(used(dir), [5n], 'on disk in the same synchronous stretch');
+  journal.append(1, 60_000, 6n);
+  await Promise.resolve();
+  assert.deepEqual(used(dir), [5n, 6n], 'and the next batch still by the end of its turn');
+  journal.close();
+});
+
 test("a turn's settlements are on disk when the turn ends, one write for the batch", async () => {
   const dir = tempDir();
   const journal = open(dir);

@@ -316,6 +316,7 @@ describe('usage repository: estimated cost', () => {
       ...counters,
       cacheWriteTokens: 0,
       cacheWrite1hTokens: 0,
+      estimatedUsageRequests: 0,
       providerReportedCostUsd: 0.5,
       estimatedCostUsd: null,
       costEstimated: false,

@@ -241,3 +241,46 @@ describe('the last tool call (loop brake)', () => {
     assert.match(lastToolCall('chat.completions', named)!.tool, /^[A-Za-z0-9._:,_-]{1,64}$/);
   });
 });
+
+describe('settlement', () => {
+  const pricing = (inputPerMTok: number, outputPerMTok: number) => ({
+    inputPerMTok,
+    outputPerMTok,
+    cachedInputPerMTok: null,
+    cacheWritePerMTok: null,
+    cacheWrite1hPerMTok: null,
+    currency: 'USD',
+  });
+
+  test("a pack reserves its dearest route's worst case, settles at the answering model's price (W4.6 item 2)", () => {
+    const prices: Record<string, ReturnType<typeof pricing>> = { a: pricing(1, 50), b: pricing(100, 1) };
+    const journaled: string[] = [];
+    const a = createAdmission(
+      {
+        active: () => [limit({ kind: 'service', id: null }, 'usd', 10)],
+        ledger: createLedger(createLedgerBuffer(64)),
+        now: () => 30_000,
+        gaugeShare: () => null,
+        tripped: () => undefined,
+        settled: (_slot, _start, used) => journaled.push(`settled ${used}`),
+        journal: () => journaled.push('journal'),
+      },
+      (id) => prices[id] ?? null,
+    );
+    // 300 bytes (100 input tokens) and 50 output: route a's worst case is $0.0026, route b's $0.01005.
+    const r = a.admit(facts({ priced: () => [prices.a!, prices.b!] }))!;
+    assert.deepEqual(needs(r), [10_050_000n]);
+    const usage = {
+      inputTokens: 100,
+      outputTokens: 50,
+      cachedInputTokens: null,
+      reasoningTokens: null,
+      totalTokens: 150,
+      costUsd: null,
+      toolCalls: {},
+    };
+    a.settle(r, usage, 'a');
+    // Priced as route a, which answered: $0.0001 + $0.0025; then the journal is written in the same stretch.
+    assert.deepEqual(journaled, ['settled 2600000', 'journal']);
+  });
+});

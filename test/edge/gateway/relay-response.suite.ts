@@ -255,3 +255,72 @@ describe('startRelay when the client leaves', () => {
     },
   );
 });
+
+describe('onOutcome (W4.6 item 5)', () => {
+  /** A writer that records, at its end, which outcomes had been told. */
+  function writerSeeing(told: string[]): { writer: ResponseWriter; atEnd: string[][] } {
+    const atEnd: string[][] = [];
+    const writer: ResponseWriter = {
+      head() {},
+      write: () => true,
+      end: () => void atEnd.push([...told]),
+      abort: () => void atEnd.push([...told]),
+      onWritable() {},
+      onAbort() {},
+    };
+    return { writer, atEnd };
+  }
+
+  it('tells the outcome before the last bytes are written: a settlement journaled there survives a kill', async () => {
+    const { sink, call } = relay();
+    const told: string[] = [];
+    call.onOutcome((o) => told.push(o.outcome));
+    sink().head(200, SSE);
+    await new Promise((resolve) => setImmediate(resolve)); // a stream result, written as it arrives
+    const { writer, atEnd } = writerSeeing(told);
+    (await call.result).stream!(writer);
+    sink().data(['data: 1\n\n']);
+    assert.deepEqual(told, []);
+    sink().end({ usage: USAGE, responseId: null }, ['data: [DONE]\n\n']);
+    assert.deepEqual(atEnd, [['ok']]);
+  });
+
+  it('tells a failed stream before its error event, and a listener added after the end at once', async () => {
+    const { sink, call } = relay();
+    const told: string[] = [];
+    call.onOutcome((o) => told.push(o.outcome));
+    sink().head(200, SSE);
+    await new Promise((resolve) => setImmediate(resolve));
+    const { writer, atEnd } = writerSeeing(told);
+    (await call.result).stream!(writer);
+    sink().error(new ServiceError('UPSTREAM_ERROR', 'The provider stopped.'), USAGE);
+    assert.deepEqual(atEnd, [['failed']]);
+    // A whole answer: the route writes it once `result` is handled, after a listener added now was told.
+    const whole = relay();
+    whole.sink().whole(200, { 'content-type': 'application/json' }, '{}', END);
+    const late: string[] = [];
+    whole.call.onOutcome((o) => late.push(o.outcome));
+    assert.deepEqual(late, ['ok']);
+  });
+
+  it('a listener that throws is reported, and the answer still ends', async () => {
+    const { sink, call } = relay();
+    call.onOutcome(() => {
+      throw new Error('settle failed');
+    });
+    sink().head(200, SSE);
+    await new Promise((resolve) => setImmediate(resolve));
+    const { writer, atEnd } = writerSeeing([]);
+    (await call.result).stream!(writer);
+    const errors: string[] = [];
+    const original = console.error;
+    console.error = (...args: unknown[]) => void errors.push(args.join(' '));
+    try {
+      sink().end(END, []);
+    } finally {
+      console.error = original;
+    }
+    assert.equal(atEnd.length, 1);
+    assert.match(errors.join('\n'), /relay onOutcome of req_test failed: settle failed/);
+  });
+});
