@@ -10,7 +10,8 @@ import { responsesToMessagesRequest } from './responses-messages.ts';
 // (responses-call.ts).
 
 function request(body: Record<string, unknown>, ctx: TranslateContext): TranslatedRequest {
-  const messages = responsesToMessagesRequest(body);
+  // Thinking display is Anthropic's own API's; other Messages servers are not asked for it.
+  const messages = responsesToMessagesRequest(body, { anthropic: ctx.providerKind === 'anthropic' });
   messages.model = ctx.upstreamModelId;
   return { body: messages, stream: messages.stream === true, state: newCallState(body, ctx) };
 }

@@ -1,6 +1,7 @@
 import { argumentsObject, cannot, imageSourceOf, isRecord, str } from '../common.ts';
 import { numberIn, refuseStateful } from '../responses-over-chat/responses-chat.ts';
 import { boundedUser, MESSAGES_USER_MAX } from '../field-limits.ts';
+import { addCacheBreakpoints } from './responses-messages-cache.ts';
 
 // The Responses API served over the Messages API (styleB), for models whose provider speaks only Messages
 // (Anthropic's): a Responses request becomes one Messages request. Stateless, as over chat: fields that name
@@ -209,12 +210,27 @@ function toolChoiceOf(choice: unknown): Json {
   throw cannot('tool_choice', '`tool_choice` is auto, none, required or a function by name for a Messages model.');
 }
 
-/** The thinking budget `reasoning` asks for; null for none. */
+/** `reasoning.summary` values: the first three ask for a summary of the model's reasoning. */
+const SUMMARIES = new Set(['auto', 'concise', 'detailed', 'none']);
+
+/** Whether `reasoning.summary` asks for a summary (auto, concise, detailed). */
+function summaryAsked(reasoning: unknown): boolean {
+  const summary = isRecord(reasoning) ? reasoning.summary : undefined;
+  if (!present(summary)) return false;
+  if (typeof summary !== 'string' || !SUMMARIES.has(summary))
+    throw cannot('reasoning.summary', '`reasoning.summary` is auto, concise, detailed or none.');
+  return summary !== 'none';
+}
+
+/**
+ * The thinking budget `reasoning` asks for; null for none. A summary asked for without an effort thinks at
+ * `medium`, OpenAI's default effort for its reasoning models: a summary exists only where the model thinks.
+ */
 function budgetOf(reasoning: unknown): number | null {
   if (!present(reasoning)) return null;
   if (!isRecord(reasoning)) throw cannot('reasoning', '`reasoning` must be an object.');
-  const effort = reasoning.effort;
-  if (!present(effort) || effort === 'none') return null;
+  const effort = present(reasoning.effort) ? reasoning.effort : summaryAsked(reasoning) ? 'medium' : 'none';
+  if (effort === 'none') return null;
   const budget = typeof effort === 'string' ? EFFORT_BUDGETS[effort] : undefined;
   if (budget === undefined)
     throw cannot('reasoning.effort', '`reasoning.effort` is none, minimal, low, medium, high, xhigh or max.');
@@ -229,8 +245,13 @@ function refuseFormat(text: unknown): void {
   throw cannot('text.format.type', 'Only `text.format: {type: "text"}` translates to a Messages model.');
 }
 
+/** What the upstream behind the Messages API is: Anthropic's own API runs its web search and thinking display. */
+export interface MessagesTarget {
+  anthropic: boolean;
+}
+
 /** The Messages request for a Responses request, `model` as sent (the translator names the upstream's). */
-export function responsesToMessagesRequest(body: Json): Json {
+export function responsesToMessagesRequest(body: Json, target: MessagesTarget = { anthropic: false }): Json {
   refuseStateful(body, OVER);
   refuseFormat(body.text);
   if (present(body.top_logprobs) && body.top_logprobs !== 0)
@@ -252,7 +273,10 @@ export function responsesToMessagesRequest(body: Json): Json {
         `With \`reasoning\`, \`max_output_tokens\` must exceed ${MIN_THINKING_BUDGET}: a Messages model thinks with ` +
           `at least that budget.`,
       );
-    out.thinking = { type: 'enabled', budget_tokens: fitted };
+    const thinking: Json = { type: 'enabled', budget_tokens: fitted };
+    // Anthropic's newer models return no thinking text unless asked; a summary asked for is that text.
+    if (target.anthropic && summaryAsked(body.reasoning)) thinking.display = 'summarized';
+    out.thinking = thinking;
   }
   if (system.length > 0) out.system = system;
   // Messages' range is 0..1 where Responses' is 0..2: a value above 1 is refused rather than clipped.
@@ -274,5 +298,6 @@ export function responsesToMessagesRequest(body: Json): Json {
   if (user !== null && user !== '') out.metadata = { user_id: boundedUser(user, MESSAGES_USER_MAX) };
   if (present(body.stream) && typeof body.stream !== 'boolean') throw cannot('stream', '`stream` must be a boolean.');
   if (body.stream === true) out.stream = true;
+  if (typeof body.prompt_cache_key === 'string' && body.prompt_cache_key !== '') addCacheBreakpoints(out);
   return out;
 }
