@@ -85,3 +85,6 @@ describe('translate/responses-chat', async () => {
 describe('translate/responses-messages', async () => {
   await import('./translate/responses-messages.suite.ts');
 });
+describe('translate/responses-tools', async () => {
+  await import('./translate/responses-tools.suite.ts');
+});
