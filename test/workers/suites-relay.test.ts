@@ -88,3 +88,9 @@ describe('translate/responses-messages', async () => {
 describe('translate/responses-tools', async () => {
   await import('./translate/responses-tools.suite.ts');
 });
+describe('translate/responses-messages-tools', async () => {
+  await import('./translate/responses-messages-tools.suite.ts');
+});
+describe('translate/responses-chat-tools', async () => {
+  await import('./translate/responses-chat-tools.suite.ts');
+});
