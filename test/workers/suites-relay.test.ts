@@ -7,6 +7,9 @@ import { describe } from 'node:test';
 describe('proxy/list-models', async () => {
   await import('./proxy/list-models.suite.ts');
 });
+describe('proxy/omitted-tools-log', async () => {
+  await import('./proxy/omitted-tools-log.suite.ts');
+});
 describe('proxy/providers/anthropic', async () => {
   await import('./proxy/providers/anthropic.suite.ts');
 });
