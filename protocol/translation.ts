@@ -38,6 +38,12 @@ export const TRANSLATIONS = {
 
 export type TranslationKey = keyof typeof TRANSLATIONS;
 
+/**
+ * The answer header that names the client's tools a translation left out of the upstream call (built-in
+ * tools the upstream cannot run), comma-separated; never a reason to refuse the call.
+ */
+export const OMITTED_TOOLS_HEADER = 'switchyard-omitted-tools';
+
 export interface TranslationRoute {
   key: TranslationKey;
   /** The operation the upstream is called with (its URL and its usage collector). */

@@ -19,6 +19,7 @@ import { ServiceError } from '../protocol/errors.ts';
 import type { FromControl } from '../protocol/forward.ts';
 import { responseRouteRepo } from '../store/response-route-repo.ts';
 import { openStoreEnv } from '../store/env.ts';
+import { logOmittedTools } from '../workers/proxy/omitted-tools-log.ts';
 import { createRelayPool } from '../workers/proxy/relay-pool.ts';
 import { withEmbeddedRuntime } from '../workers/runtime/runtime-pool.ts';
 import { portClient, servePorts } from '../workers/shared/port-channel.ts';
@@ -59,7 +60,7 @@ const calls = portClient(ports.calls);
 
 const local = gatewayRoutes({
   catalog,
-  pool: relayMetrics.tap(withEmbeddedRuntime(relayPool, runtime)),
+  pool: logOmittedTools(relayMetrics.tap(withEmbeddedRuntime(relayPool, runtime)), log),
   responses: responseRouteRepo(env),
   log,
   spillDir: join(data.dataDir, 'tmp'),

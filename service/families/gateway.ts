@@ -9,6 +9,7 @@ import { sweepSpillDir } from '../../edge/http/multipart-spill.ts';
 import { embeddedFallback } from '../../edge/routes/runtime.ts';
 import { ensurePrivateDir } from '../../store/env.ts';
 import { responseRouteRepo } from '../../store/response-route-repo.ts';
+import { logOmittedTools } from '../../workers/proxy/omitted-tools-log.ts';
 import { createRelayPool } from '../../workers/proxy/relay-pool.ts';
 import { withEmbeddedRuntime } from '../../workers/runtime/runtime-pool.ts';
 import type { Family } from '../family.ts';
@@ -53,7 +54,7 @@ export async function gatewayFamily(p: Parts): Promise<Family> {
       ...p.smartRoute.routes,
       ...gatewayRoutes({
         catalog: p.catalog,
-        pool: p.metrics.tapRelay(withEmbeddedRuntime(p.relayPool, p.local.runtimePool)),
+        pool: logOmittedTools(p.metrics.tapRelay(withEmbeddedRuntime(p.relayPool, p.local.runtimePool)), log),
         responses,
         log,
         spillDir,

@@ -84,6 +84,76 @@ describe('anthropic fake, driven by the Anthropic SDK', () => {
     );
   });
 
+  it('messages: a scripted thinking block and web search, as the SDK parses them, plain and streamed', async () => {
+    fake.setOutput({
+      text: 'Found it.',
+      toolCalls: 'none',
+      thinking: { text: 'Let me search.', signature: 'c2lnbmF0dXJl' },
+      webSearch: { query: 'switchyard', results: [{ url: 'https://example.com/a', title: 'A' }] },
+    });
+    const params = {
+      model: 'claude-test',
+      max_tokens: 2048,
+      thinking: { type: 'enabled' as const, budget_tokens: 1024 },
+      messages: [{ role: 'user' as const, content: 'search' }],
+      tools: [{ type: 'web_search_20250305' as const, name: 'web_search' as const }],
+    };
+    const plain = await client.messages.create(params);
+    const final = await client.messages.stream(params).finalMessage();
+    for (const message of [plain, final]) {
+      assert.deepEqual(
+        message.content.map((b) => b.type),
+        ['thinking', 'server_tool_use', 'web_search_tool_result', 'text'],
+      );
+      const [thinking, call, result] = message.content;
+      assert.deepEqual(thinking, { type: 'thinking', thinking: 'Let me search.', signature: 'c2lnbmF0dXJl' });
+      assert.deepEqual(call?.type === 'server_tool_use' ? call.input : null, { query: 'switchyard' });
+      assert.equal(
+        result?.type === 'web_search_tool_result' ? result.tool_use_id : null,
+        call?.type === 'server_tool_use' ? call.id : undefined,
+      );
+      assert.equal(message.usage.server_tool_use?.web_search_requests, 1);
+    }
+    // Without the server tool, or without thinking enabled, neither block is written.
+    const bare = await client.messages.create({ ...params, tools: undefined, thinking: undefined });
+    assert.deepEqual(
+      bare.content.map((b) => b.type),
+      ['text'],
+    );
+    fake.setOutput({ ...anthropicFake.DEFAULT_OUTPUT });
+  });
+
+  it("refuses tools as Anthropic's API does: bad or repeated names, OpenAI's types, 5 breakpoints", async () => {
+    const send = (body: Record<string, unknown>) =>
+      client.messages
+        .create({ model: 'claude-test', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }], ...body })
+        .then(
+          () => null,
+          (err: unknown) => (err instanceof Anthropic.BadRequestError ? err.message : String(err)),
+        );
+    const schema = { type: 'object', properties: {} };
+    const ephemeral = { type: 'ephemeral' };
+    assert.match(String(await send({ tools: [{ name: 'a.b', input_schema: schema }] })), /should match pattern/);
+    assert.match(String(await send({ tools: [{ name: 'x'.repeat(65), input_schema: schema }] })), /pattern/);
+    assert.match(
+      String(
+        await send({
+          tools: [
+            { name: 'a', input_schema: schema },
+            { name: 'a', input_schema: schema },
+          ],
+        }),
+      ),
+      /must be unique/,
+    );
+    // OpenAI's tool shapes, which a translation must never send.
+    assert.match(String(await send({ tools: [{ type: 'function', name: 'f' }] })), /expected tags/);
+    assert.match(String(await send({ tools: [{ type: 'web_search' }] })), /expected tags/);
+    const marked = [1, 2, 3, 4, 5].map((n) => ({ name: `t${n}`, input_schema: schema, cache_control: ephemeral }));
+    assert.match(String(await send({ tools: marked })), /maximum of 4/);
+    assert.equal(await send({ tools: marked.slice(0, 4) }), null);
+  });
+
   it('count_tokens answers the configured input tokens', async () => {
     const count = await client.messages.countTokens({
       model: 'claude-test',

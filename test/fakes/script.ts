@@ -27,6 +27,18 @@ export interface FakeToolCall {
   arguments: Record<string, unknown>;
 }
 
+/** A web search a Messages model runs with Anthropic's server tool, and the results it finds. */
+export interface FakeWebSearch {
+  query: string;
+  results: { url: string; title: string }[];
+}
+
+/** A thinking block a Messages model writes first when the request enables thinking. */
+export interface FakeThinking {
+  text: string;
+  signature: string;
+}
+
 export interface FakeOutput {
   /** The assistant text of every answer. */
   text: string;
@@ -44,6 +56,10 @@ export interface FakeOutput {
   transcript: string;
   /** At least this many characters in every ID the fake makes (providers' IDs are opaque, of any length). */
   idLength: number;
+  /** Messages: the search the model runs when the request offers the server web search tool; null for none. */
+  webSearch: FakeWebSearch | null;
+  /** Messages: the thinking block written when the request enables thinking; null for none. */
+  thinking: FakeThinking | null;
 }
 
 export const DEFAULT_USAGE: Readonly<FakeUsage> = Object.freeze({
@@ -65,6 +81,8 @@ export const DEFAULT_OUTPUT: Readonly<FakeOutput> = Object.freeze({
   embeddingDimensions: 8,
   transcript: 'Hello from the fake transcriber.',
   idLength: 0,
+  webSearch: null,
+  thinking: null,
 });
 
 export interface FakeState {

@@ -11,6 +11,7 @@ export const GATEWAY_SUITES = [
   'gateway-translate',
   'responses-over-chat',
   'responses-over-messages',
+  'codex-tools',
   'aborted-usage',
   'credential-redirect',
   'usage',

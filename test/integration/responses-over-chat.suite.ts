@@ -176,12 +176,12 @@ describe('responses over chat: an openai_compatible model', () => {
     },
   );
 
-  test('stored state is refused with a 400 naming the field, before anything goes upstream', async () => {
+  test('stored state and malformed tools are refused with a 400 naming the field, nothing sent', async () => {
     const sent = fake.requests.length;
     for (const [extra, param] of [
       [{ store: true }, 'store'],
       [{ previous_response_id: 'resp_1' }, 'previous_response_id'],
-      [{ tools: [{ type: 'web_search' }] }, 'tools[0].type'],
+      [{ tools: [{ type: 'function' }] }, 'tools[0].name'],
     ] as const) {
       const reply = await svc.request('POST', '/v1/responses', { body: { model: COMPAT, input: 'Hi', ...extra } });
       assert.equal(reply.status, 400, reply.text);
@@ -398,7 +398,7 @@ describe('token counting for every model', () => {
         'previous_response_id',
       ],
       ['/v1/messages/count_tokens', { model: TINY, messages: [{ role: 'tool', content: 'x' }] }, 'messages[0].role'],
-      ['/v1/responses/input_tokens', { model: TINY, input: 'x', tools: [{ type: 'web_search' }] }, 'tools[0].type'],
+      ['/v1/responses/input_tokens', { model: TINY, input: 'x', tools: [{ name: 'web_search' }] }, 'tools[0].type'],
       ['/v1/messages/count_tokens', { messages: [] }, 'model'],
     ];
     for (const [path, body, param] of cases) {

@@ -245,13 +245,13 @@ describe('responses over messages', () => {
   );
 
   test(
-    'stored state and built-in tools are refused with a 400 naming the field, before anything goes ' + 'upstream',
+    'stored state and malformed tools are refused with a 400 naming the field, before anything goes ' + 'upstream',
     async () => {
       const sent = an.requests.length;
       for (const [extra, param] of [
         [{ store: true }, 'store'],
         [{ previous_response_id: 'resp_1' }, 'previous_response_id'],
-        [{ tools: [WEATHER, { type: 'web_search' }] }, 'tools[1].type'],
+        [{ tools: [WEATHER, { name: 'web_search' }] }, 'tools[1].type'],
         [{ text: { format: { type: 'json_object' } } }, 'text.format.type'],
         [{ reasoning: { effort: 'high' }, max_output_tokens: 512 }, 'max_output_tokens'],
       ] as const) {

@@ -7,6 +7,9 @@ import { describe } from 'node:test';
 describe('proxy/list-models', async () => {
   await import('./proxy/list-models.suite.ts');
 });
+describe('proxy/omitted-tools-log', async () => {
+  await import('./proxy/omitted-tools-log.suite.ts');
+});
 describe('proxy/providers/anthropic', async () => {
   await import('./proxy/providers/anthropic.suite.ts');
 });
@@ -87,4 +90,13 @@ describe('translate/responses-chat', async () => {
 });
 describe('translate/responses-messages', async () => {
   await import('./translate/responses-messages.suite.ts');
+});
+describe('translate/responses-tools', async () => {
+  await import('./translate/responses-tools.suite.ts');
+});
+describe('translate/responses-messages-tools', async () => {
+  await import('./translate/responses-messages-tools.suite.ts');
+});
+describe('translate/responses-chat-tools', async () => {
+  await import('./translate/responses-chat-tools.suite.ts');
 });

@@ -10,7 +10,7 @@ import { fromTransportError, fromUpstreamStatus, type UpstreamContext } from '..
 import { createUsageCollector, type UsageResult } from './usage/collectors.ts';
 import { createStreamTap, type StreamTap } from './usage/stream-tap.ts';
 import { bodyBytesOf, withEstimate } from './usage/estimate.ts';
-import { translatedErrorText, translatedWhole, type Translated } from './translate-glue.ts';
+import { translatedErrorText, translatedHeaders, translatedWhole, type Translated } from './translate-glue.ts';
 import { createTranslatingTap } from './translate-tap.ts';
 import type { RelayControl } from './relay-control.ts';
 import type { Post } from './upstream-request.ts';
@@ -122,6 +122,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
       return;
     }
     this.outHeaders = scrubHeaders(filterResponseHeaders(headers), this.setup.context.credential);
+    if (this.setup.translated !== null) Object.assign(this.outHeaders, translatedHeaders(this.setup.translated));
     const contentType = String(headers['content-type'] ?? '');
     if (contentType.includes('text/event-stream') || !contentType.includes('json')) {
       // A stream (SSE) or binary media (speech): relayed as it arrives.

@@ -1,11 +1,12 @@
 import { ServiceError } from '../../protocol/errors.ts';
 import type { GatewayOp } from '../../protocol/gateway.ts';
 import type { RelayRequest } from '../../protocol/relay.ts';
-import { TRANSLATIONS } from '../../protocol/translation.ts';
+import { OMITTED_TOOLS_HEADER, TRANSLATIONS } from '../../protocol/translation.ts';
 import { isSharedBody, sharedBodyView, type WorkerArena } from '../shared/body-arena.ts';
 import type { GatewayAdapter } from './providers/types.ts';
 import { createUsageCollector, type UsageResult } from './usage/collectors.ts';
 import { TRANSLATORS, type RequestState, type TranslateContext, type Translator } from '../translate/index.ts';
+import { omittedHeaderValue } from '../translate/responses-tools.ts';
 
 // What the relay does differently for a translated call (protocol/translation.ts), kept out of relay.ts so the
 // byte relay of every other call stays readable: the upstream request body, the whole answer and the quoted
@@ -60,6 +61,15 @@ export function translatedBody(req: RelayRequest, arena: WorkerArena | undefined
   }
   translated.state = out.state;
   return JSON.stringify(out.body);
+}
+
+/**
+ * Headers a translated answer adds to the upstream's: the tools the translation left out, by type
+ * (docs/api.md, `switchyard-omitted-tools`), on a streamed answer's head and a whole one alike.
+ */
+export function translatedHeaders(translated: Translated): Record<string, string> {
+  const omitted = translated.state.omittedTools;
+  return omitted === undefined || omitted.length === 0 ? {} : { [OMITTED_TOOLS_HEADER]: omittedHeaderValue(omitted) };
 }
 
 /** A whole upstream answer: metered as the upstream's protocol, answered in the client's. */

@@ -1,7 +1,7 @@
 import {
   chatToResponse,
   responsesCallContext,
-  responsesToChatRequest,
+  responsesToChat,
   type ResponsesCallContext,
 } from '../translate/responses-over-chat/responses-chat.ts';
 import { responsesStream } from '../translate/responses-over-chat/responses-chat-stream.ts';
@@ -19,8 +19,9 @@ export function parseResponsesRequest(body: Record<string, unknown>): {
   chat: ReturnType<typeof parseChatRequest>;
   call: ResponsesCallContext;
 } {
-  const chat = parseChatRequest(responsesToChatRequest(body));
-  return { chat, call: responsesCallContext(body) };
+  const { request, plan } = responsesToChat(body);
+  // The answer names each call's tool as the client did (a namespaced function, a custom tool).
+  return { chat: parseChatRequest(request), call: responsesCallContext(body, plan.names) };
 }
 
 /** A CallOutput that hands the chat route's answer on as the Responses answer. */

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { RequestState, TranslateContext } from './types.ts';
 import type { ResponsesCallContext } from './responses-over-chat/responses-chat.ts';
+import { ToolNames, type ToolPlan } from './responses-tools.ts';
 
 // The identity of one Responses call (its response ID, clock and the request the answer echoes), made when
 // the request is translated and carried in the translator's state to the answer or the stream, whichever
@@ -12,15 +13,21 @@ interface ResponsesState extends RequestState {
 
 const newId = (prefix: string) => `${prefix}_${randomBytes(16).toString('hex')}`;
 
-/** A new call for `body` as the client sent it (the answer echoes it, with the model as the client named it). */
-export function newCallState(body: Record<string, unknown>, ctx: TranslateContext): ResponsesState {
+/**
+ * A new call for `body` as the client sent it (the answer echoes it, with the model as the client named it),
+ * with its tool plan: the answer names each call's tool as the client did, and the tools left out are named
+ * to the client (types.ts, RequestState).
+ */
+export function newCallState(body: Record<string, unknown>, ctx: TranslateContext, plan: ToolPlan): ResponsesState {
   return {
     includeUsage: false,
+    omittedTools: plan.omitted,
     call: {
       responseId: newId('resp'),
       createdAt: ctx.now(),
       itemId: newId,
       request: { ...body, model: ctx.clientModel },
+      tools: plan.names,
     },
   };
 }
@@ -33,6 +40,7 @@ export function callOf(state: RequestState, ctx: TranslateContext): ResponsesCal
       createdAt: ctx.now(),
       itemId: newId,
       request: { model: ctx.clientModel },
+      tools: new ToolNames(),
     }
   );
 }

@@ -51,6 +51,11 @@ export interface RequestState {
   includeUsage: boolean;
   /** Tool names shortened for the upstream (field-limits.ts), mapped back in the answer. */
   toolNames?: ToolNames;
+  /**
+   * The types of the client's tools left out of the upstream call (a Responses request's built-in tools the
+   * upstream cannot run): named to the client in the `switchyard-omitted-tools` header and in the log.
+   */
+  omittedTools?: readonly string[];
 }
 
 export interface StreamMapper {

@@ -150,8 +150,9 @@ describe('responses over chat: refused requests', () => {
     refused({ input: [{ role: 'tool', content: 'x' }] }, 'input[0].role');
     refused({ input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'f' }] }] }, 'input[0].content[0].type');
     refused({ input: [{ type: 'function_call', call_id: 'c', name: 'f', arguments: {} }] }, 'input[0].arguments');
-    refused({ tools: [{ type: 'web_search' }] }, 'tools[0].type');
-    refused({ tool_choice: { type: 'web_search' } }, 'tool_choice');
+    refused({ tools: [{ name: 'x' }] }, 'tools[0].type');
+    refused({ tools: [{ type: 'function' }] }, 'tools[0].name');
+    refused({ tools: [{ type: 'function', name: 'f' }], tool_choice: { type: 'allowed_tools' } }, 'tool_choice');
     refused({ text: { format: { type: 'yaml' } } }, 'text.format.type');
     refused({ max_output_tokens: 0 }, 'max_output_tokens');
     refused({ temperature: 'hot' }, 'temperature');

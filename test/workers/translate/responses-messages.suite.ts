@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { ServiceError } from '../../../protocol/errors.ts';
 import { TRANSLATORS, type TranslateContext } from '../../../workers/translate/index.ts';
 import {
   EFFORT_BUDGETS,
@@ -108,9 +109,32 @@ describe('responses over messages: reasoning effort', () => {
         responsesToMessagesRequest({ model: 'm', input: 'x', reasoning: { effort: 'none' } }).thinking,
         undefined,
       );
-      assert.equal(
+      // A summary asked for without an effort thinks at medium (a summary exists only where the model thinks);
+      // `none` asks for none. Only Anthropic's own API is asked to show its thinking summarized.
+      assert.deepEqual(
         responsesToMessagesRequest({ model: 'm', input: 'x', reasoning: { summary: 'auto' } }).thinking,
+        {
+          type: 'enabled',
+          budget_tokens: EFFORT_BUDGETS.medium,
+        },
+      );
+      assert.deepEqual(
+        responsesToMessagesRequest({ model: 'm', input: 'x', reasoning: { summary: 'detailed' } }, { anthropic: true })
+          .thinking,
+        { type: 'enabled', budget_tokens: EFFORT_BUDGETS.medium, display: 'summarized' },
+      );
+      assert.equal(
+        responsesToMessagesRequest({ model: 'm', input: 'x', reasoning: { summary: 'none' } }).thinking,
         undefined,
+      );
+      assert.deepEqual(
+        responsesToMessagesRequest({ model: 'm', input: 'x', reasoning: { effort: 'low' } }, { anthropic: true })
+          .thinking,
+        { type: 'enabled', budget_tokens: EFFORT_BUDGETS.low },
+      );
+      assert.throws(
+        () => responsesToMessagesRequest({ model: 'm', input: 'x', reasoning: { summary: 'verbose' } }),
+        (err: unknown) => err instanceof ServiceError && err.param === 'reasoning.summary',
       );
       assert.deepEqual(
         responsesToMessagesRequest({ model: 'm', input: 'x', max_output_tokens: 1025, reasoning: { effort: 'high' } })
@@ -119,6 +143,61 @@ describe('responses over messages: reasoning effort', () => {
       );
     },
   );
+});
+
+describe('responses over messages: prompt_cache_key as cache breakpoints', () => {
+  const marks = (body: unknown) => JSON.stringify(body).split('"cache_control"').length - 1;
+  const ephemeral = { type: 'ephemeral' };
+  const body = {
+    model: 'm',
+    prompt_cache_key: 'session-1',
+    instructions: 'Be brief.',
+    tools: [
+      { type: 'function', name: 'a' },
+      { type: 'function', name: 'b' },
+    ],
+    input: [
+      { role: 'developer', content: '' },
+      {
+        role: 'user',
+        content: [
+          { type: 'input_text', text: 'hi' },
+          { type: 'input_text', text: '' },
+        ],
+      },
+    ],
+  };
+
+  test('the last tool, the last system block and the last block of the last message, three in all', () => {
+    const sent = responsesToMessagesRequest(structuredClone(body));
+    assert.deepEqual(
+      (sent.tools as Json[]).map((t) => t.cache_control),
+      [undefined, ephemeral],
+    );
+    assert.deepEqual(sent.system, [{ type: 'text', text: 'Be brief.', cache_control: ephemeral }]);
+    assert.deepEqual(sent.messages, [
+      { role: 'user', content: [{ type: 'text', text: 'hi', cache_control: ephemeral }] },
+    ]);
+    assert.equal(marks(sent), 3);
+  });
+
+  test('none without a key; never on a thinking block, nor on a part that is not there', () => {
+    assert.equal(marks(responsesToMessagesRequest({ ...body, prompt_cache_key: undefined })), 0);
+    assert.equal(marks(responsesToMessagesRequest({ ...body, prompt_cache_key: '' })), 0);
+    const sent = responsesToMessagesRequest({
+      model: 'm',
+      prompt_cache_key: 'k',
+      input: [
+        { role: 'user', content: 'hi' },
+        { type: 'reasoning', summary: [{ type: 'summary_text', text: 'hm' }], encrypted_content: 'c2ln' },
+      ],
+    });
+    assert.deepEqual(sent.messages, [
+      { role: 'user', content: [{ type: 'text', text: 'hi' }] },
+      { role: 'assistant', content: [{ type: 'thinking', thinking: 'hm', signature: 'c2ln' }] },
+    ]);
+    assert.equal(marks(sent), 0);
+  });
 });
 
 describe('responses over messages: streams', () => {

@@ -6,6 +6,7 @@ import {
   responsesUsage,
   type ResponsesCallContext,
 } from './responses-chat.ts';
+import { callItem, callPrefix, customInput, ToolNames } from '../responses-tools.ts';
 
 // A chat completion stream (`data: {chat.completion.chunk}` ... `data: [DONE]`) as the Responses API's
 // event stream: response.created and response.in_progress first, then each output item opened
@@ -14,7 +15,9 @@ import {
 // data object carrying the same `type` and a `sequence_number` counting from 0.
 //
 // Output items follow each other: a text message is closed when a tool call starts, as OpenAI orders them.
-// Function calls stay open until the stream finishes, since chat may interleave their argument deltas.
+// Function calls stay open until the stream finishes, since chat may interleave their argument deltas. A call
+// of a custom tool streams its input whole when it closes (custom_tool_call_input events): it arrives as JSON
+// arguments to decode.
 
 type Json = Record<string, unknown>;
 
@@ -23,7 +26,7 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 interface OpenItem {
   index: number;
   item: Json;
-  kind: 'message' | 'reasoning' | 'function_call';
+  kind: 'message' | 'reasoning' | 'function_call' | 'custom_tool_call';
   text: string;
 }
 
@@ -50,6 +53,7 @@ export function responsesStream(ctx: ResponsesCallContext): ResponsesStream {
   let text: OpenItem | null = null;
   let reasoning: OpenItem | null = null;
   const calls = new Map<number, OpenItem>();
+  const tools = ctx.tools ?? new ToolNames();
 
   const event = (type: string, fields: Json): string =>
     `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...fields })}\n\n`;
@@ -99,8 +103,12 @@ export function responsesStream(ctx: ResponsesCallContext): ResponsesStream {
   function closeCalls(): string {
     let out = '';
     for (const call of [...calls.values()].sort((a, b) => a.index - b.index)) {
-      call.item.arguments = call.text;
       call.item.status = 'completed';
+      if (call.kind === 'custom_tool_call') {
+        out += customDone(call);
+        continue;
+      }
+      call.item.arguments = call.text;
       out += event('response.function_call_arguments.done', {
         item_id: call.item.id,
         output_index: call.index,
@@ -111,6 +119,17 @@ export function responsesStream(ctx: ResponsesCallContext): ResponsesStream {
     }
     calls.clear();
     return out;
+  }
+
+  function customDone(call: OpenItem): string {
+    const input = customInput(call.text);
+    call.item.input = input;
+    const at = { item_id: call.item.id, output_index: call.index };
+    return (
+      (input === '' ? '' : event('response.custom_tool_call_input.delta', { ...at, delta: input })) +
+      event('response.custom_tool_call_input.done', { ...at, input }) +
+      event('response.output_item.done', { output_index: call.index, item: call.item })
+    );
   }
 
   function reasoningDelta(delta: string): string {
@@ -169,20 +188,16 @@ export function responsesStream(ctx: ResponsesCallContext): ResponsesStream {
     let open_ = calls.get(chatIndex);
     if (open_ === undefined) {
       out += closeReasoning() + closeText();
-      const item: Json = {
-        type: 'function_call',
-        id: ctx.itemId('fc'),
-        call_id: typeof call.id === 'string' ? call.id : ctx.itemId('call'),
-        name: typeof fn.name === 'string' ? fn.name : '',
-        arguments: '',
-        status: 'in_progress',
-      };
-      open_ = open('function_call', item);
+      const tool = tools.client(typeof fn.name === 'string' ? fn.name : '');
+      const callId = typeof call.id === 'string' ? call.id : ctx.itemId('call');
+      const item = callItem(tool, { id: ctx.itemId(callPrefix(tool)), callId, text: '', status: 'in_progress' });
+      open_ = open(tool.kind === 'custom' ? 'custom_tool_call' : 'function_call', item);
       calls.set(chatIndex, open_);
       out += event('response.output_item.added', { output_index: open_.index, item: { ...item } });
     }
     if (typeof fn.arguments === 'string' && fn.arguments !== '') {
       open_.text += fn.arguments;
+      if (open_.kind === 'custom_tool_call') return out;
       out += event('response.function_call_arguments.delta', {
         item_id: open_.item.id,
         output_index: open_.index,
@@ -226,7 +241,10 @@ export function responsesStream(ctx: ResponsesCallContext): ResponsesStream {
     // What arrived before the failure stays in the failed response's output, its items left in progress.
     if (text !== null) text.item.content = [outputText(text.text)];
     if (reasoning !== null) reasoning.item.content = [{ type: 'reasoning_text', text: reasoning.text }];
-    for (const call of calls.values()) call.item.arguments = call.text;
+    for (const call of calls.values()) {
+      if (call.kind === 'custom_tool_call') call.item.input = customInput(call.text);
+      else call.item.arguments = call.text;
+    }
     let out = start();
     out += event('error', { code, message, param: typeof error.param === 'string' ? error.param : null });
     done = true;

@@ -1,7 +1,7 @@
 import type { TranslateContext, TranslatedRequest, Translator } from '../types.ts';
 import { isRecord } from '../common.ts';
 import { callOf, newCallState } from '../responses-call.ts';
-import { chatToResponse, responsesToChatRequest } from './responses-chat.ts';
+import { chatToResponse, responsesToChat } from './responses-chat.ts';
 import { responsesStream } from './responses-chat-stream.ts';
 
 // The Responses-over-chat translator as the relay's registry takes it (index.ts states the contract). The
@@ -9,11 +9,11 @@ import { responsesStream } from './responses-chat-stream.ts';
 // relay hands back to `response` and `stream` (responses-call.ts).
 
 function request(body: Record<string, unknown>, ctx: TranslateContext): TranslatedRequest {
-  const chat = responsesToChatRequest(body);
+  const { request: chat, plan } = responsesToChat(body);
   chat.model = ctx.upstreamModelId;
   // Without stream usage the completed response has `usage: null`; only kinds that take the option get it.
   if (!ctx.streamUsage) delete chat.stream_options;
-  return { body: chat, stream: chat.stream === true, state: newCallState(body, ctx) };
+  return { body: chat, stream: chat.stream === true, state: newCallState(body, ctx, plan) };
 }
 
 /** The Responses API's errors use the same envelope as chat's: an upstream's is passed on as it is. */

@@ -1,5 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { ServiceError } from '../../../protocol/errors.ts';
+import {
+  callItem,
+  callPrefix,
+  planToolChoice,
+  planTools,
+  ToolNames,
+  type ToolChoice,
+  type ToolPlan,
+} from '../responses-tools.ts';
+import { chatMessages } from './responses-chat-input.ts';
 
 // The Responses API served over chat completions, for upstreams that only speak chat (the embedded runtime,
 // llama-server, Ollama, openai_compatible servers): a Responses request becomes one chat request, and the
@@ -21,11 +31,19 @@ export interface ResponsesCallContext {
   itemId(prefix: string): string;
   /** The client's request, echoed in the answer (instructions, tools, sampling). */
   request: Json;
+  /** The upstream's tool names and the client's tools behind them (responses-tools.ts); none renamed when absent. */
+  tools?: ToolNames;
 }
 
-export function responsesCallContext(request: Json): ResponsesCallContext {
+export function responsesCallContext(request: Json, tools?: ToolNames): ResponsesCallContext {
   const id = (prefix: string) => `${prefix}_${randomBytes(16).toString('hex')}`;
-  return { responseId: id('resp'), createdAt: Math.floor(Date.now() / 1000), itemId: id, request };
+  return {
+    responseId: id('resp'),
+    createdAt: Math.floor(Date.now() / 1000),
+    itemId: id,
+    request,
+    ...(tools !== undefined && { tools }),
+  };
 }
 
 /**
@@ -49,130 +67,6 @@ export function refuseStateful(body: Json, over = 'chat completions'): void {
       'background',
       `Background responses need stored state; models served over ${over} answer in the foreground only.`,
     );
-}
-
-function partText(part: unknown, param: string): string {
-  if (!isObject(part)) throw invalid(param, 'A content part must be an object.');
-  if (
-    (part.type === 'input_text' || part.type === 'output_text' || part.type === 'text') &&
-    typeof part.text === 'string'
-  )
-    return part.text;
-  if (part.type === 'refusal' && typeof part.refusal === 'string') return part.refusal;
-  throw invalid(`${param}.type`, 'Only text parts (and `input_image` in user messages) translate to chat completions.');
-}
-
-/** A user or system message's content as chat takes it: a string, or text and image parts. */
-function inputContent(content: unknown, param: string, images: boolean): unknown {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) throw invalid(param, 'Message content must be a string or an array of content parts.');
-  if (!images) return content.map((p, i) => partText(p, `${param}[${i}]`)).join('');
-  return content.map((part: unknown, i) => {
-    if (isObject(part) && part.type === 'input_image') {
-      if (typeof part.image_url !== 'string')
-        throw invalid(`${param}[${i}].image_url`, 'Only images given by `image_url` translate to chat completions.');
-      return {
-        type: 'image_url',
-        image_url: { url: part.image_url, ...(typeof part.detail === 'string' && { detail: part.detail }) },
-      };
-    }
-    return { type: 'text', text: partText(part, `${param}[${i}]`) };
-  });
-}
-
-function toolOutput(output: unknown, param: string): string {
-  if (typeof output === 'string') return output;
-  if (Array.isArray(output)) return output.map((p, i) => partText(p, `${param}[${i}]`)).join('');
-  throw invalid(param, '`output` must be a string or an array of text parts.');
-}
-
-const ROLES = new Set(['user', 'assistant', 'system', 'developer']);
-
-/** Responses input items as chat messages; consecutive function calls join one assistant turn (parallel calls). */
-export function chatMessages(input: unknown, instructions: unknown): Json[] {
-  const messages: Json[] = [];
-  if (present(instructions)) {
-    if (typeof instructions !== 'string') throw invalid('instructions', '`instructions` must be a string.');
-    messages.push({ role: 'system', content: instructions });
-  }
-  if (typeof input === 'string') {
-    messages.push({ role: 'user', content: input });
-    return messages;
-  }
-  if (!Array.isArray(input) || input.length === 0)
-    throw invalid('input', '`input` must be a string or a non-empty array of input items.');
-  input.forEach((item: unknown, i) => {
-    const at = `input[${i}]`;
-    if (!isObject(item)) throw invalid(at, 'An input item must be an object.');
-    const type = item.type ?? 'message';
-    switch (type) {
-      case 'message': {
-        if (typeof item.role !== 'string' || !ROLES.has(item.role))
-          throw invalid(`${at}.role`, 'A message role is user, assistant, system or developer.');
-        const role = item.role === 'developer' ? 'system' : item.role;
-        messages.push({ role, content: inputContent(item.content, `${at}.content`, role === 'user') });
-        return;
-      }
-      case 'function_call': {
-        if (typeof item.call_id !== 'string' || item.call_id === '')
-          throw invalid(`${at}.call_id`, 'A function call needs its `call_id`.');
-        if (typeof item.name !== 'string' || item.name === '')
-          throw invalid(`${at}.name`, 'A function call needs its `name`.');
-        if (typeof item.arguments !== 'string')
-          throw invalid(`${at}.arguments`, "A function call's `arguments` is a JSON string.");
-        const call = { id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } };
-        const last = messages.at(-1);
-        if (last?.role === 'assistant' && (Array.isArray(last.tool_calls) || typeof last.content === 'string')) {
-          last.tool_calls = [...((last.tool_calls as unknown[] | undefined) ?? []), call];
-        } else messages.push({ role: 'assistant', content: null, tool_calls: [call] });
-        return;
-      }
-      case 'function_call_output': {
-        if (typeof item.call_id !== 'string' || item.call_id === '')
-          throw invalid(`${at}.call_id`, 'A function call output needs its `call_id`.');
-        messages.push({ role: 'tool', tool_call_id: item.call_id, content: toolOutput(item.output, `${at}.output`) });
-        return;
-      }
-      case 'reasoning':
-        // A previous answer's reasoning, handed back: chat completions take no reasoning input.
-        return;
-      case 'item_reference':
-        throw invalid(
-          `${at}.type`,
-          'Item references name stored items; models served over chat completions keep none.',
-        );
-      default:
-        throw invalid(
-          `${at}.type`,
-          'Input items are messages, function calls, function call outputs and reasoning items here.',
-        );
-    }
-  });
-  return messages;
-}
-
-function chatTools(tools: unknown): Json[] | undefined {
-  if (!present(tools)) return undefined;
-  if (!Array.isArray(tools)) throw invalid('tools', '`tools` must be an array.');
-  return tools.map((tool: unknown, i) => {
-    if (!isObject(tool) || tool.type !== 'function')
-      throw invalid(`tools[${i}].type`, 'Only function tools translate to chat completions.');
-    if (typeof tool.name !== 'string' || tool.name === '')
-      throw invalid(`tools[${i}].name`, 'A function tool needs a `name`.');
-    const fn: Json = { name: tool.name };
-    if (typeof tool.description === 'string') fn.description = tool.description;
-    if (present(tool.parameters)) fn.parameters = tool.parameters;
-    if (typeof tool.strict === 'boolean') fn.strict = tool.strict;
-    return { type: 'function', function: fn };
-  });
-}
-
-function chatToolChoice(choice: unknown): unknown {
-  if (!present(choice)) return undefined;
-  if (choice === 'auto' || choice === 'none' || choice === 'required') return choice;
-  if (isObject(choice) && choice.type === 'function' && typeof choice.name === 'string')
-    return { type: 'function', function: { name: choice.name } };
-  throw invalid('tool_choice', '`tool_choice` is auto, none, required or a function by name here.');
 }
 
 function responseFormat(text: unknown): Json | undefined {
@@ -202,21 +96,39 @@ export function numberIn(body: Json, key: string, min: number, max: number): num
   return v;
 }
 
+/** The plan's tools as chat function tools. */
+function chatTools(plan: ToolPlan): Json[] {
+  return plan.tools.map((tool) => {
+    const fn: Json = { name: tool.name };
+    if (tool.description !== undefined) fn.description = tool.description;
+    if (tool.parameters !== undefined) fn.parameters = tool.parameters;
+    if (tool.strict !== undefined) fn.strict = tool.strict;
+    return { type: 'function', function: fn };
+  });
+}
+
+function chatToolChoice(choice: ToolChoice): unknown {
+  if (choice === undefined || typeof choice === 'string') return choice;
+  return { type: 'function', function: { name: choice.name } };
+}
+
 /**
- * The chat request for a Responses request. `model` is kept as sent (the relay names the upstream model). A
- * streamed request asks for the usage chunk, which `response.completed` needs.
+ * The chat request for a Responses request, and the plan of its tools (what was flattened, renamed or left
+ * out: chat runs no built-in tool), which the answer maps back with. `model` is kept as sent (the relay names
+ * the upstream model). A streamed request asks for the usage chunk, which `response.completed` needs.
  */
-export function responsesToChatRequest(body: Json): Json {
+export function responsesToChat(body: Json): { request: Json; plan: ToolPlan } {
   refuseStateful(body);
-  const chat: Json = { model: body.model, messages: chatMessages(body.input, body.instructions) };
-  const tools = chatTools(body.tools);
-  if (tools !== undefined && tools.length > 0) chat.tools = tools;
-  const choice = chatToolChoice(body.tool_choice);
+  const plan = planTools(body.tools, false);
+  const chat: Json = { model: body.model, messages: chatMessages(body.input, body.instructions, plan.names) };
+  const tools = chatTools(plan);
+  if (tools.length > 0) chat.tools = tools;
+  const choice = chatToolChoice(planToolChoice(body.tool_choice, plan));
   if (choice !== undefined) chat.tool_choice = choice;
   if (present(body.parallel_tool_calls)) {
     if (typeof body.parallel_tool_calls !== 'boolean')
       throw invalid('parallel_tool_calls', '`parallel_tool_calls` must be a boolean.');
-    if (tools !== undefined && tools.length > 0) chat.parallel_tool_calls = body.parallel_tool_calls;
+    if (tools.length > 0) chat.parallel_tool_calls = body.parallel_tool_calls;
   }
   const maxTokens = numberIn(body, 'max_output_tokens', 1, 1_048_576);
   // `max_tokens`, not `max_completion_tokens`: every chat server this serves (llama-server, Ollama, vLLM) reads it.
@@ -233,7 +145,12 @@ export function responsesToChatRequest(body: Json): Json {
     chat.stream = true;
     chat.stream_options = { include_usage: true };
   }
-  return chat;
+  return { request: chat, plan };
+}
+
+/** The chat request alone (the embedded runtime's token count, which needs no names back). */
+export function responsesToChatRequest(body: Json): Json {
+  return responsesToChat(body).request;
 }
 
 /** The response's echo of the request: what a Responses client reads back beside the output. */
@@ -333,14 +250,15 @@ export function chatToResponse(chat: unknown, ctx: ResponsesCallContext): Json {
   }
   for (const call of calls) {
     const fn = isObject(call.function) ? call.function : {};
-    output.push({
-      type: 'function_call',
-      id: ctx.itemId('fc'),
-      call_id: typeof call.id === 'string' ? call.id : ctx.itemId('call'),
-      name: typeof fn.name === 'string' ? fn.name : '',
-      arguments: typeof fn.arguments === 'string' ? fn.arguments : '',
-      status: 'completed',
-    });
+    const tool = (ctx.tools ?? new ToolNames()).client(typeof fn.name === 'string' ? fn.name : '');
+    output.push(
+      callItem(tool, {
+        id: ctx.itemId(callPrefix(tool)),
+        callId: typeof call.id === 'string' ? call.id : ctx.itemId('call'),
+        text: typeof fn.arguments === 'string' ? fn.arguments : '',
+        status: 'completed',
+      }),
+    );
   }
   return {
     ...responseEnvelope(ctx, status),

@@ -1,6 +1,8 @@
 import { isRecord, mergeCounts, NO_COUNTS, str, type MessagesCounts } from '../common.ts';
 import { outputText, responseEnvelope, type ResponsesCallContext } from '../responses-over-chat/responses-chat.ts';
-import { REDACTED_PREFIX } from './responses-messages.ts';
+import { callItem, callPrefix, ToolNames } from '../responses-tools.ts';
+import { REDACTED_PREFIX } from './responses-messages-input.ts';
+import { isSearchCall, searchItem, searchQuery, settleSearch } from './responses-messages-search.ts';
 
 // A Messages answer as a `response` object (the Responses API over Messages; the request half is
 // responses-messages.ts). Shared with the stream half: usage, status and the envelope's echo.
@@ -50,29 +52,40 @@ export const redactedItem = (id: string, data: string): Json => reasoningItem(id
 /** A tool_use input as `arguments` text; an empty input is `{}`, which every client parses. */
 export const argumentsText = (input: unknown): string => JSON.stringify(isRecord(input) ? input : {});
 
+/** A tool_use block as the client's call of its tool: a (namespaced) function call or a custom tool call. */
+export function toolCallItem(block: Json, ctx: ResponsesCallContext): Json {
+  const tool = (ctx.tools ?? new ToolNames()).client(str(block.name) ?? '');
+  return callItem(tool, {
+    id: ctx.itemId(callPrefix(tool)),
+    callId: str(block.id) ?? ctx.itemId('call'),
+    text: argumentsText(block.input),
+    status: 'completed',
+  });
+}
+
+const emptyMessage = (ctx: ResponsesCallContext, status: string): Json => ({
+  type: 'message',
+  id: ctx.itemId('msg'),
+  status: status === 'incomplete' ? 'incomplete' : 'completed',
+  role: 'assistant',
+  content: [outputText('')],
+});
+
 /**
  * A Messages `message` as a `response` object. Consecutive text blocks make one message item; thinking
- * blocks become reasoning items and tool_use blocks function calls, in the order the model wrote them.
- * Never throws: the call is metered by then.
+ * blocks become reasoning items, tool_use blocks function or custom tool calls, and web search blocks
+ * web_search_call items, in the order the model wrote them. Never throws: the call is metered by then.
  */
 export function messageToResponse(answer: unknown, ctx: ResponsesCallContext): Json {
   const message = isRecord(answer) ? answer : {};
   const { status, incomplete_details } = stopStatus(message.stop_reason);
   const output: Json[] = [];
+  const searches = new Map<string, Json>();
   let text: Json | null = null;
   for (const block of Array.isArray(message.content) ? (message.content as unknown[]) : []) {
     if (!isRecord(block)) continue;
     if (block.type === 'text') {
-      if (text === null) {
-        text = {
-          type: 'message',
-          id: ctx.itemId('msg'),
-          status: status === 'incomplete' ? 'incomplete' : 'completed',
-          role: 'assistant',
-          content: [outputText('')],
-        };
-        output.push(text);
-      }
+      if (text === null) output.push((text = emptyMessage(ctx, status)));
       const part = (text.content as Json[])[0]!;
       part.text = `${part.text as string}${str(block.text) ?? ''}`;
       continue;
@@ -81,26 +94,19 @@ export function messageToResponse(answer: unknown, ctx: ResponsesCallContext): J
     if (block.type === 'thinking')
       output.push(reasoningItem(ctx.itemId('rs'), str(block.thinking) ?? '', str(block.signature)));
     else if (block.type === 'redacted_thinking') output.push(redactedItem(ctx.itemId('rs'), str(block.data) ?? ''));
-    else if (block.type === 'tool_use') {
-      output.push({
-        type: 'function_call',
-        id: ctx.itemId('fc'),
-        call_id: str(block.id) ?? ctx.itemId('call'),
-        name: str(block.name) ?? '',
-        arguments: argumentsText(block.input),
-        status: 'completed',
-      });
+    else if (block.type === 'tool_use') output.push(toolCallItem(block, ctx));
+    else if (isSearchCall(block)) {
+      // A search whose result never came (the turn paused) is reported as run.
+      const item = searchItem(ctx.itemId('ws'), searchQuery(block.input), 'completed');
+      searches.set(str(block.id) ?? '', item);
+      output.push(item);
+    } else if (block.type === 'web_search_tool_result') {
+      const item = searches.get(str(block.tool_use_id) ?? '');
+      if (item !== undefined) settleSearch(item, block);
     }
-    // Server tool blocks (web search...) are never asked for: the request offers function tools only.
+    // Other server tool blocks are never asked for: the request offers no other server tool.
   }
-  if (output.length === 0)
-    output.push({
-      type: 'message',
-      id: ctx.itemId('msg'),
-      status: status === 'incomplete' ? 'incomplete' : 'completed',
-      role: 'assistant',
-      content: [outputText('')],
-    });
+  if (output.length === 0) output.push(emptyMessage(ctx, status));
   return {
     ...envelope(ctx, status),
     incomplete_details,

@@ -2,6 +2,7 @@ import type { SseEvent } from '../../shared/sse.ts';
 import { isRecord, mergeCounts, NO_COUNTS, str, type MessagesCounts } from '../common.ts';
 import type { StreamMapper } from '../types.ts';
 import { outputText, type ResponsesCallContext } from '../responses-over-chat/responses-chat.ts';
+import { callItem, callPrefix, customInput, ToolNames } from '../responses-tools.ts';
 import {
   argumentsText,
   envelope,
@@ -10,13 +11,17 @@ import {
   stopStatus,
   usageOf,
 } from './responses-messages-answer.ts';
+import { isSearchCall, searchItem, searchQuery, settleSearch } from './responses-messages-search.ts';
 
 // A Messages event stream as the Responses API's: response.created and response.in_progress at
 // message_start; per content block an output item opened (output_item.added), filled and closed
 // (output_item.done): text as content_part / output_text events, thinking as reasoning_summary_part /
 // reasoning_summary_text events (its signature kept for encrypted_content), tool_use as
-// function_call_arguments events; response.completed (or response.incomplete) with the usage at message_stop.
-// Every event is `event: <type>` with the same `type` and a `sequence_number` counting from 0.
+// function_call_arguments events (a custom tool's input as custom_tool_call_input events, whole when the
+// call ends: it arrives as JSON to decode), Anthropic's web search as web_search_call events (in_progress at
+// its start, searching when its query is written, completed when its result block arrives);
+// response.completed (or response.incomplete) with the usage at message_stop. Every event is
+// `event: <type>` with the same `type` and a `sequence_number` counting from 0.
 //
 // Consecutive text blocks share one message item, as the whole answer does (responses-messages-answer.ts):
 // the message closes when another block starts or the message ends. Blocks never interleave in Messages.
@@ -45,8 +50,11 @@ export function responsesStreamOverMessages(ctx: ResponsesCallContext): StreamMa
   let stop: unknown = null;
   const output: Json[] = [];
   let message: Open | null = null;
-  /** The open thinking or tool_use block. */
+  /** The open thinking, tool_use or server_tool_use block. */
   let block: Open | null = null;
+  /** Web searches whose result block has not come yet, by their server_tool_use ID. */
+  const searches = new Map<string, Open>();
+  const tools = ctx.tools ?? new ToolNames();
 
   const event = (type: string, fields: Json): string =>
     `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...fields })}\n\n`;
@@ -153,22 +161,50 @@ export function responsesStreamOverMessages(ctx: ResponsesCallContext): StreamMa
       );
     }
     if (start_.type === 'tool_use') {
-      block = open({
-        type: 'function_call',
-        id: ctx.itemId('fc'),
-        call_id: str(start_.id) ?? ctx.itemId('call'),
-        name: str(start_.name) ?? '',
-        arguments: '',
-        status: 'in_progress',
-      });
+      const tool = tools.client(str(start_.name) ?? '');
+      const callId = str(start_.id) ?? ctx.itemId('call');
+      block = open(callItem(tool, { id: ctx.itemId(callPrefix(tool)), callId, text: '', status: 'in_progress' }));
       out += event('response.output_item.added', { output_index: block.index, item: { ...block.item } });
       // Streamed tool input arrives as deltas after an empty `input`; a filled one is the whole of it.
       if (isRecord(start_.input) && Object.keys(start_.input).length > 0)
         out += argumentsDelta(block, argumentsText(start_.input));
       return out;
     }
-    // Server tool blocks are never asked for (function tools only).
+    if (isSearchCall(start_)) return out + searchStart(start_);
+    if (start_.type === 'web_search_tool_result') return out + searchResult(start_);
+    // Other server tool blocks are never asked for (no other server tool is offered).
     return out;
+  }
+
+  function searchStart(start_: Json): string {
+    block = open(searchItem(ctx.itemId('ws'), null, 'in_progress'));
+    searches.set(str(start_.id) ?? '', block);
+    if (isRecord(start_.input) && Object.keys(start_.input).length > 0) block.text = JSON.stringify(start_.input);
+    const at = { output_index: block.index, item_id: block.item.id };
+    return (
+      event('response.output_item.added', { output_index: block.index, item: { ...block.item } }) +
+      event('response.web_search_call.in_progress', at)
+    );
+  }
+
+  /** The search's result (or the stream's end without one): the item is done. */
+  function searchDone(search: Open, result: Json | null): string {
+    const { index, item } = search;
+    if (result === null) item.status = 'completed';
+    else settleSearch(item, result);
+    const at = { output_index: index, item_id: item.id };
+    return (
+      (item.status === 'completed' ? event('response.web_search_call.completed', at) : '') +
+      event('response.output_item.done', { output_index: index, item })
+    );
+  }
+
+  function searchResult(result: Json): string {
+    const id = str(result.tool_use_id) ?? '';
+    const search = searches.get(id);
+    if (search === undefined) return '';
+    searches.delete(id);
+    return searchDone(search, result);
   }
 
   function blockStop(): string {
@@ -176,6 +212,11 @@ export function responsesStreamOverMessages(ctx: ResponsesCallContext): StreamMa
     if (closing === null) return '';
     block = null;
     const { index, item } = closing;
+    if (item.type === 'web_search_call') {
+      item.action = { type: 'search', query: searchQuery(closing.text) };
+      return event('response.web_search_call.searching', { output_index: index, item_id: item.id });
+    }
+    if (item.type === 'custom_tool_call') return customStop(closing);
     if (item.type === 'reasoning') {
       const done_ = reasoningItem(item.id as string, closing.text, closing.signature);
       Object.assign(item, done_);
@@ -203,6 +244,19 @@ export function responsesStreamOverMessages(ctx: ResponsesCallContext): StreamMa
     );
   }
 
+  function customStop(closing: Open): string {
+    const { index, item } = closing;
+    const input = customInput(closing.text);
+    item.input = input;
+    item.status = 'completed';
+    const at = { item_id: item.id, output_index: index };
+    return (
+      (input === '' ? '' : event('response.custom_tool_call_input.delta', { ...at, delta: input })) +
+      event('response.custom_tool_call_input.done', { ...at, input }) +
+      event('response.output_item.done', { output_index: index, item })
+    );
+  }
+
   function blockDelta(delta: Json): string {
     if (delta.type === 'text_delta') return textDelta(str(delta.text) ?? '');
     if (block === null) return '';
@@ -212,6 +266,8 @@ export function responsesStreamOverMessages(ctx: ResponsesCallContext): StreamMa
       block.signature += str(delta.signature) ?? '';
     else if (delta.type === 'input_json_delta' && block.item.type === 'function_call')
       return argumentsDelta(block, str(delta.partial_json) ?? '');
+    // A custom tool's input and a search's query are JSON to decode once whole.
+    else if (delta.type === 'input_json_delta') block.text += str(delta.partial_json) ?? '';
     // citations_delta: Responses annotations are not built from Messages citations.
     return '';
   }
@@ -219,7 +275,9 @@ export function responsesStreamOverMessages(ctx: ResponsesCallContext): StreamMa
   function complete(): string {
     if (done) return '';
     done = true;
-    const out = start() + blockStop() + closeMessage();
+    let out = start() + blockStop() + closeMessage();
+    for (const search of searches.values()) out += searchDone(search, null);
+    searches.clear();
     const { status, incomplete_details } = stopStatus(stop);
     const response = { ...envelope(ctx, status), incomplete_details, output, usage: usageOf(counts) };
     return out + event(status === 'completed' ? 'response.completed' : 'response.incomplete', { response });
@@ -235,6 +293,7 @@ export function responsesStreamOverMessages(ctx: ResponsesCallContext): StreamMa
     // What arrived before the failure stays in the failed response's output, its items left in progress.
     if (message !== null) message.item.content = [outputText(message.text)];
     if (block !== null && block.item.type === 'function_call') block.item.arguments = block.text;
+    if (block !== null && block.item.type === 'custom_tool_call') block.item.input = customInput(block.text);
     if (block !== null && block.item.type === 'reasoning')
       Object.assign(block.item, reasoningItem(block.item.id as string, block.text, null));
     const response = { ...envelope(ctx, 'failed'), output, usage: usageOf(counts), error: { code, message: message_ } };

@@ -3,16 +3,17 @@ import type { TranslateContext, TranslatedRequest, Translator } from '../types.t
 import { callOf, newCallState } from '../responses-call.ts';
 import { messageToResponse } from './responses-messages-answer.ts';
 import { responsesStreamOverMessages } from './responses-messages-stream.ts';
-import { responsesToMessagesRequest } from './responses-messages.ts';
+import { responsesToMessages } from './responses-messages.ts';
 
 // The Responses-over-Messages translator as the relay's registry takes it (index.ts states the contract).
 // As over chat, the call's identity (response ID, clock, the request the answer echoes) rides in the state
-// (responses-call.ts).
+// (responses-call.ts), with the plan of its tools.
 
 function request(body: Record<string, unknown>, ctx: TranslateContext): TranslatedRequest {
-  const messages = responsesToMessagesRequest(body);
+  // Server tools and thinking display are Anthropic's own API's; other Messages servers get neither.
+  const { request: messages, plan } = responsesToMessages(body, { anthropic: ctx.providerKind === 'anthropic' });
   messages.model = ctx.upstreamModelId;
-  return { body: messages, stream: messages.stream === true, state: newCallState(body, ctx) };
+  return { body: messages, stream: messages.stream === true, state: newCallState(body, ctx, plan) };
 }
 
 export const responsesOverMessages: Translator = {
