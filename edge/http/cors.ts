@@ -19,6 +19,8 @@ const EXPOSE_HEADERS = [
   'x-ratelimit-reset-tokens',
   // How a token count was made (provider, tokenizer or estimate): docs/api.md, Token counting.
   'x-service-token-count',
+  // The tools a translated Responses call left out: docs/api.md, Tools of a Responses request.
+  'switchyard-omitted-tools',
 ].join(', ');
 const HEADER_LIST = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+(?:\s*,\s*[A-Za-z0-9!#$%&'*+.^_`|~-]+)*$/;
 

@@ -89,8 +89,8 @@ describe('corsPolicy', () => {
     assert.equal(headers['access-control-allow-origin'], 'https://app.example');
     assert.equal(headers['vary'], 'Origin');
     const exposed = headers['access-control-expose-headers']!.split(', ');
-    for (const h of ['x-service-request-id', 'x-request-id', 'request-id', 'retry-after', 'x-service-token-count'])
-      assert.ok(exposed.includes(h), h);
+    const names = ['x-service-request-id', 'x-request-id', 'request-id', 'retry-after', 'x-service-token-count'];
+    for (const h of [...names, 'switchyard-omitted-tools']) assert.ok(exposed.includes(h), h);
     assert.equal(headers['access-control-allow-credentials'], undefined);
   });
 });
