@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -30,6 +30,8 @@ let agents: string;
 /** The directory each launch runs in: its base name becomes part of the token's name. */
 let project: string;
 let dirName: string;
+/** The runs' HOME: launch writes nothing into the user's agent configuration (~/.claude, ~/.codex) or beside it. */
+let home: string;
 const printed: string[] = [];
 const running = new Set<Launch>();
 /** The runs' token secrets: in no output and not in the service's log. */
@@ -51,6 +53,8 @@ before(async () => {
   agents = writeFakeAgents(join(scratch, 'bin'));
   project = mkdtempSync(join(scratch, 'my proj-'));
   dirName = basename(project).replace(' ', '_');
+  home = join(scratch, 'home');
+  mkdirSync(home);
 });
 
 after(async () => {
@@ -74,6 +78,7 @@ after(async () => {
   for (const secret of printedSecrets) assert.ok(!svc.log().includes(secret), 'the service logged a launch token');
   assert.ok(secrets.length >= 5 && printedSecrets.length === 3, 'the secrets were collected');
   assert.ok(!svc.log().includes(USER_KEYS.ANTHROPIC_API_KEY));
+  assert.deepEqual(readdirSync(home), [], 'launch wrote into HOME');
   if (scratch) rmSync(scratch, { recursive: true, force: true });
 });
 
@@ -82,6 +87,7 @@ function shell(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     SWITCHYARD_HOME: svc.home,
+    HOME: home,
     PATH: `${agents}:${dirname(process.execPath)}:/usr/bin:/bin`,
     FAKE_AGENT_RECORD: join(scratch, `record-${Math.random().toString(36).slice(2)}.json`),
     ...USER_KEYS,
