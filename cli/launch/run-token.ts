@@ -1,6 +1,6 @@
 import type { LimitRecord } from '../../protocol/http/limits.ts';
 import type { TokenView } from '../../protocol/http/tokens.ts';
-import { type Client, CliError } from '../client.ts';
+import { type Client, CliError, EXIT } from '../client.ts';
 import { path, usd } from '../output.ts';
 
 // The token of one `launch` run, through the service's API: minted with a short expiry, its expiry moved
@@ -16,7 +16,6 @@ export interface RunTokenOptions {
   usd: number | null;
   /** Where warnings go (stderr). */
   warn(line: string): void;
-  now?: () => number;
 }
 
 export interface RunToken {
@@ -51,8 +50,7 @@ function bounded<T>(promise: Promise<T>): Promise<T> {
 
 /** Mints the token (and its limit); a limit the service refuses revokes the token again. */
 export async function mintRunToken(o: RunTokenOptions): Promise<RunToken> {
-  const now = o.now ?? Date.now;
-  const expiry = () => new Date(now() + o.lifetimeMs).toISOString();
+  const expiry = () => new Date(Date.now() + o.lifetimeMs).toISOString();
   const created: { token: TokenView; secret: string } = await o.client.call('POST', '/v1/tokens', {
     name: o.name,
     scopes: ['inference'],
@@ -72,7 +70,10 @@ export async function mintRunToken(o: RunTokenOptions): Promise<RunToken> {
       });
     } catch (err) {
       await revoke().catch(() => undefined);
-      throw new CliError(`Could not set the --usd limit: ${reason(err)}`, err instanceof CliError ? err.exitCode : 1);
+      throw new CliError(
+        `Could not set the --usd limit: ${reason(err)}`,
+        err instanceof CliError ? err.exitCode : EXIT.failed,
+      );
     }
   }
 

@@ -17,3 +17,6 @@ describe('launch', async () => {
 describe('launch (run)', async () => {
   await import('./launch-run.suite.ts');
 });
+describe('launch (print-env)', async () => {
+  await import('./launch-print-env.suite.ts');
+});
