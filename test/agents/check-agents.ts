@@ -122,9 +122,10 @@ try {
     for (const l of seen.filter((l) => l.method === 'GET'))
       gets.set(`${l.route} ${l.status}`, (gets.get(`${l.route} ${l.status}`) ?? 0) + 1);
     const others = [...gets].map(([what, n]) => `${n} x ${what}`);
+    const models = [...new Set(reached.map((q) => (q.json as { model?: string })?.model))];
     process.stdout.write(
       `${label}: ${ok ? 'ok' : 'FAILED'} (exit ${r.status}, ${(ms / 1000).toFixed(1)} s, ${reached.length} calls ` +
-        `reached the fake, models ${[...new Set(reached.map((q) => (q.json as { model?: string })?.model))].join(', ')}` +
+        `reached the fake, models ${models.join(', ')}` +
         `; first inference call after ${firstMs === null ? '-' : `${(firstMs / 1000).toFixed(1)} s`}` +
         `${others.length ? `; GETs: ${others.join(', ')}` : ''})\n`,
     );

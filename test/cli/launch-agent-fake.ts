@@ -45,7 +45,11 @@ async function call() {
   }
   const res = await fetch(url, {
     method: 'POST',
-    headers: { authorization: 'Bearer ' + token, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+    headers: {
+      authorization: 'Bearer ' + token,
+      'content-type': 'application/json',
+      'anthropic-version': '2023-06-01',
+    },
     body: JSON.stringify(body),
   });
   record.call = { url, status: res.status, body: await res.json() };

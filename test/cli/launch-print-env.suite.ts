@@ -50,7 +50,7 @@ describe('--print-env', () => {
     assert.equal(call.status, 200, call.text);
   });
 
-  test('Codex CLI: a shell that takes stdout over and runs the command line from stderr runs Codex as launch does', async () => {
+  test('Codex CLI: a shell given stdout, then the command line from stderr, runs Codex as launch does', async () => {
     const env = bed.shell();
     const run = bed.launch(
       ['codex', '--print-env', '--model', "it's/model", '--', 'exec', 'Say "hi".', '--fake-exit', '3'],

@@ -18,7 +18,7 @@ before(async () => {
 after(() => bed?.close({ secrets: 5, printed: 0 }));
 
 describe('claude', () => {
-  test('starts Claude Code pointed at the service: exact environment, a call through, its exit code, token revoked', async () => {
+  test('Claude Code pointed at the service: exact environment, a call through, its exit code, revoked', async () => {
     const before = await bed.tokenIds();
     const env = bed.shell({
       CLAUDE_CODE_USE_BEDROCK: '1',
@@ -70,7 +70,7 @@ describe('claude', () => {
     assert.equal(revoked.json.data[0].metadata.name, `launch claude ${bed.dirName}`);
   });
 
-  test('without --model Claude Code keeps its own model choice; SWITCHYARD_CLAUDE_BIN names another binary', async () => {
+  test('without --model Claude Code keeps its own model; SWITCHYARD_CLAUDE_BIN names another binary', async () => {
     const env = bed.shell({
       PATH: '/usr/bin:/bin',
       SWITCHYARD_CLAUDE_BIN: join(bed.agents, 'claude'),

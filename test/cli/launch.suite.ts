@@ -90,7 +90,7 @@ describe('agents', () => {
     });
   });
 
-  test('Claude Code with --model: every model variable, the old fast-model one removed; a tool-search value kept', () => {
+  test('Claude Code with --model: every model variable, the old fast-model one removed; own tool search kept', () => {
     const plan = AGENTS.claude.plan({ ...CTX, model: 'openai/gpt-5', env: { ENABLE_TOOL_SEARCH: 'false' } });
     assert.deepEqual(plan.set, {
       ANTHROPIC_BASE_URL: 'http://127.0.0.1:3939',
