@@ -4,6 +4,8 @@ import { modelAction, watchJob } from './follow.ts';
 import { serviceInstall } from './install.ts';
 import { dispatchSetup, SETUP_COMMANDS, SETUP_HELP, SETUP_USAGES } from './dispatch-setup.ts';
 import { jobs, models, providers, ps, usage, USAGE_GROUPS } from './listing.ts';
+import { launch } from './launch/index.ts';
+import { LAUNCH_USAGE } from './launch/options.ts';
 import { logs } from './logs.ts';
 import {
   addProvider,
@@ -35,6 +37,7 @@ export const COMMANDS = [
   'pair',
   'approve',
   'service',
+  'launch',
 ] as const;
 
 export const COMMANDS_HELP = `  providers  List providers.                                        [--json]
@@ -63,7 +66,11 @@ ${SETUP_HELP}
                                                                     [--json] [--deny] [--scopes a,b]
   service install
              Start Switchyard at login (systemd user unit, launchd agent).
-                                                                    [--json] [--dry-run]`;
+                                                                    [--json] [--dry-run]
+  launch claude|codex [-- agent args]
+             Start Claude Code or Codex CLI pointed at Switchyard, with a token of its own for the run
+             (revoked when the agent exits). --print-env prints the variables instead.
+                                                                    [--model M] [--usd X] [--print-env [--json]]`;
 
 const PROVIDERS_USAGE =
   'switchyard providers [add <kind> [--id ID] [--base-url URL] [--name NAME] | remove|enable|disable|test <id>] ' +
@@ -84,6 +91,7 @@ const USAGES: Record<(typeof COMMANDS)[number], string> = {
   pair: 'switchyard pair [--name NAME] [--scopes a,b] [--json]',
   approve: 'switchyard approve [<code|id>] [--deny] [--scopes a,b] [--json]',
   service: 'switchyard service install [--dry-run] [--json]',
+  launch: LAUNCH_USAGE,
 };
 
 // One case per command, each a few lines: the switch is long, no case is.
@@ -198,6 +206,8 @@ async function dispatch(command: (typeof COMMANDS)[number], args: string[]): Pro
       if (sub !== 'install') throw new UsageError('Usage: switchyard service install [--dry-run] [--json]');
       return serviceInstall(o.values.json === true, o.values['dry-run'] === true);
     }
+    case 'launch':
+      return launch(args);
   }
 }
 

@@ -33,7 +33,7 @@ Environment:
   SWITCHYARD_TOKEN       the token the commands send (default: the admin token in the data directory)
 
 Exit codes of the commands: 0 done, 1 the service refused or the job failed, 2 bad usage,
-3 no running service found.
+3 no running service found; \`launch\` ends with the agent's own code once it started it.
 `;
 
 const say = (line: string) => process.stderr.write(line + '\n');

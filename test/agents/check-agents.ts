@@ -11,9 +11,10 @@ import { serviceBin, shellEnv, startService } from '../helpers/service.ts';
 
 // `npm run check:agents` (opt-in, not part of `npm test`): the README's Claude Code and Codex CLI recipes run for
 // real. Both agents are installed at pinned versions into a cache folder (~660 MB together), a service is
-// started with fake upstreams behind it, and each agent runs once headless with the recipe's settings, each in
-// a throwaway home so it reads none of the user's own configuration. Passes when each agent exits 0, printed
-// the fake's answer, and its call reached the fake through the service.
+// started with fake upstreams behind it, and each agent runs headless with the recipes' settings, each in
+// a throwaway home so it reads none of the user's own configuration, through `switchyard launch` and with the
+// recipes that set it up by hand. Passes when each run exits 0, printed the fake's answer, and its call reached
+// the fake through the service, and when no token of a launch is left.
 
 const CACHE = process.env.SWITCHYARD_AGENTS_CACHE ?? join(homedir(), '.cache', 'switchyard-agents');
 const AGENTS = ['@anthropic-ai/claude-code@2.1.332', '@openai/codex@0.171.0'];
@@ -70,16 +71,19 @@ const openai = await openaiFake.start({ apiKey: 'fake-openai-agents' });
 openai.setModels([{ id: 'gpt-5-codex' }]);
 openai.setOutput({ text: CODEX_TEXT, toolCalls: 'none' });
 const svc = await startService();
+const t0 = Date.now();
 let failed = false;
 try {
   await addProvider(svc, { kind: 'anthropic', baseUrl: anthropic.baseUrl, credential: 'fake-anthropic-agents' });
   await addProvider(svc, { kind: 'openai', baseUrl: openai.baseUrl, credential: 'fake-openai-agents' });
 
   // The recipes as written, with `switchyard` the CLI of this checkout finding this service, and the agent's
-  // bare command (an interactive session) made a headless one.
+  // interactive session made a headless one: the bare command replaced, or, for `switchyard launch`, the
+  // agent's arguments added after `--`. Each agent runs in a throwaway home, so it reads none of the user's own
+  // configuration (Codex's provider comes from the config recipe, or from launch's -c overrides).
   const agentHome = () => mkdtempSync(join(tmpdir(), 'switchyard-agent-home-'));
-  const shell = (recipe: string, bare: string, headless: string, extra: NodeJS.ProcessEnv) => {
-    const code = at(recipes.get(recipe)!, svc.url).replace(new RegExp(`^${bare}$`, 'm'), headless);
+  const shell = (recipe: string, edit: (code: string) => string, extra: NodeJS.ProcessEnv) => {
+    const code = edit(at(recipes.get(recipe)!, svc.url));
     const prelude = `switchyard() { ${JSON.stringify(process.execPath)} ${JSON.stringify(serviceBin())} "$@"; }\n`;
     return run('bash', ['-euo', 'pipefail', '-c', prelude + code], {
       ...shellEnv(svc.home),
@@ -90,37 +94,76 @@ try {
       ...extra,
     });
   };
+  const bare = (command: string, headless: string) => (code: string) =>
+    code.replace(new RegExp(`^${command}$`, 'm'), headless);
+  const launched = (agentArgs: string) => (code: string) =>
+    code.replace(/^(switchyard launch .*)$/m, `$1 -- ${agentArgs}`);
+  const CLAUDE_ARGS = "-p 'Say hello.' --output-format json";
+  const CODEX_ARGS = "exec --skip-git-repo-check 'Say hello.'";
 
-  const claudeHome = agentHome();
-  const claude = await shell('claude-code', 'claude', "claude -p 'Say hello.' --output-format json", {
-    HOME: claudeHome,
-    CLAUDE_CONFIG_DIR: join(claudeHome, '.claude'),
-  });
-  const claudeCalls = anthropic.requests.filter((r) => r.path.endsWith('/messages'));
-  const claudeOk = claude.status === 0 && claude.stdout.includes(CLAUDE_TEXT) && claudeCalls.length > 0;
-  process.stdout.write(
-    `claude-code: ${claudeOk ? 'ok' : 'FAILED'} (exit ${claude.status}, ${claudeCalls.length} calls reached the fake` +
-      `, models ${[...new Set(claudeCalls.map((r) => (r.json as { model?: string })?.model))].join(', ')})\n`,
-  );
-  if (!claudeOk) process.stdout.write(`${claude.stdout.slice(-2000)}\n${claude.stderr.slice(-2000)}\n`);
+  /** One headless run: ok when it exits 0, printed the fake's answer and its calls reached the fake. */
+  async function check(label: string, agent: 'claude' | 'codex', go: () => Promise<Run>): Promise<boolean> {
+    const fake = agent === 'claude' ? anthropic : openai;
+    const path = agent === 'claude' ? '/messages' : '/responses';
+    const calls = fake.requests.length;
+    const lines = svc.logLines().length;
+    const started = Date.now();
+    const r = await go();
+    const ms = Date.now() - started;
+    const reached = fake.requests.slice(calls).filter((q) => q.path.endsWith(path));
+    const text = agent === 'claude' ? CLAUDE_TEXT : CODEX_TEXT;
+    const ok = r.status === 0 && r.stdout.includes(text) && reached.length > 0;
+    // What the service saw of the run: Codex tries its WebSocket (GET /v1/responses) before it POSTs.
+    const seen = svc.logLines().slice(lines);
+    const inference = (l: Record<string, unknown>) => /^POST \/v1\/(messages|responses)$/.test(String(l.route));
+    const firstCall = seen.find(inference);
+    const firstMs = firstCall ? Date.parse(String(firstCall.time)) - started : null;
+    const gets = new Map<string, number>();
+    for (const l of seen.filter((l) => l.method === 'GET'))
+      gets.set(`${l.route} ${l.status}`, (gets.get(`${l.route} ${l.status}`) ?? 0) + 1);
+    const others = [...gets].map(([what, n]) => `${n} x ${what}`);
+    const models = [...new Set(reached.map((q) => (q.json as { model?: string })?.model))];
+    process.stdout.write(
+      `${label}: ${ok ? 'ok' : 'FAILED'} (exit ${r.status}, ${(ms / 1000).toFixed(1)} s, ${reached.length} calls ` +
+        `reached the fake, models ${models.join(', ')}` +
+        `; first inference call after ${firstMs === null ? '-' : `${(firstMs / 1000).toFixed(1)} s`}` +
+        `${others.length ? `; GETs: ${others.join(', ')}` : ''})\n`,
+    );
+    if (!ok) process.stdout.write(`${r.stdout.slice(-2000)}\n${r.stderr.slice(-2000)}\n`);
+    return ok;
+  }
+  const claudeEnv = () => {
+    const home = agentHome();
+    return { HOME: home, CLAUDE_CONFIG_DIR: join(home, '.claude') };
+  };
+  const codexEnv = (config: boolean) => {
+    const home = agentHome();
+    mkdirSync(join(home, '.codex'));
+    if (config) writeFileSync(join(home, '.codex', 'config.toml'), at(recipes.get('codex-config')!, svc.url) + '\n');
+    return { HOME: home, CODEX_HOME: join(home, '.codex') };
+  };
 
-  const codexHome = agentHome();
-  mkdirSync(join(codexHome, '.codex'));
-  writeFileSync(join(codexHome, '.codex', 'config.toml'), at(recipes.get('codex-config')!, svc.url) + '\n');
-  const codex = await shell('codex', 'codex', "codex exec --skip-git-repo-check 'Say hello.'", {
-    HOME: codexHome,
-    CODEX_HOME: join(codexHome, '.codex'),
-  });
-  const codexCalls = openai.requests.filter((r) => r.path.endsWith('/responses'));
-  const codexOk = codex.status === 0 && codex.stdout.includes(CODEX_TEXT) && codexCalls.length > 0;
+  const results = [
+    await check('claude-code (launch)', 'claude', () => shell('claude-code', launched(CLAUDE_ARGS), claudeEnv())),
+    await check('codex (launch)', 'codex', () => shell('codex', launched(CODEX_ARGS), codexEnv(false))),
+    await check('claude-code (env)', 'claude', () =>
+      shell('claude-code-env', bare('claude', `claude ${CLAUDE_ARGS}`), claudeEnv()),
+    ),
+    await check('codex (config)', 'codex', () =>
+      shell('codex-env', bare('codex', `codex ${CODEX_ARGS}`), codexEnv(true)),
+    ),
+  ];
+  // Each launch revoked its token: none of theirs is live.
+  const tokens = (await svc.request('GET', '/v1/tokens')).json.data as { id: string; name: string }[];
+  const left = tokens.filter((t) => t.name.startsWith('launch '));
   process.stdout.write(
-    `codex: ${codexOk ? 'ok' : 'FAILED'} (exit ${codex.status}, ${codexCalls.length} calls reached the fake)\n`,
+    `launch tokens left: ${left.length}${left.length ? ` (${left.map((t) => t.name).join(', ')})` : ''}\n`,
   );
-  if (!codexOk) process.stdout.write(`${codex.stdout.slice(-2000)}\n${codex.stderr.slice(-2000)}\n`);
-  failed = !claudeOk || !codexOk;
+  failed = results.includes(false) || left.length > 0;
 } finally {
   await svc.stop();
   await anthropic.close();
   await openai.close();
 }
+process.stdout.write(`check:agents: ${((Date.now() - t0) / 1000).toFixed(1)} s in all\n`);
 process.exit(failed ? 1 : 0);

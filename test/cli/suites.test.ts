@@ -11,3 +11,12 @@ describe('output', async () => {
 describe('limits', async () => {
   await import('./limits.suite.ts');
 });
+describe('launch', async () => {
+  await import('./launch.suite.ts');
+});
+describe('launch (run)', async () => {
+  await import('./launch-run.suite.ts');
+});
+describe('launch (print-env)', async () => {
+  await import('./launch-print-env.suite.ts');
+});

@@ -20,6 +20,7 @@ describe('switchyard CLI', () => {
     assert.equal(r.status, 0);
     assert.match(r.stdout, /Usage: switchyard/);
     assert.match(r.stdout, /token/);
+    assert.match(r.stdout, /^ {2}launch claude\|codex \[-- agent args\]\n {13}Start Claude Code or Codex CLI/m);
   });
 
   test('an unknown command exits 2 with the help', () => {

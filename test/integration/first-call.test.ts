@@ -78,8 +78,10 @@ test("the README has every recipe, the agents' ones included", () => {
   assert.deepEqual([...recipes.keys()].sort(), [
     'anthropic-sdk',
     'claude-code',
+    'claude-code-env',
     'codex',
     'codex-config',
+    'codex-env',
     'curl',
     'openai-sdk',
   ]);
