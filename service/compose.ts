@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { createApp } from '../edge/http/app.ts';
+import { responsesSocketRoute } from '../edge/gateway/responses-socket.ts';
 import { createBodyBudget } from '../edge/http/body-budget.ts';
 import { chooseEdge, type EdgeMode } from '../edge/http/choose-edge.ts';
 import { createLogTail, type LogTail } from '../edge/http/log-tail.ts';
@@ -144,6 +145,13 @@ export async function startService({
       // Each edge thread holds its share of the bodies' bytes.
       bodyBudget: createBodyBudget(() => Math.floor(config.bodyBudgetLimit / threads)),
       shared: threads > 1,
+      sockets: [
+        responsesSocketRoute({
+          app,
+          maxMessageBytes: () => config.jsonBodyLimit,
+          isDraining: () => p.draining,
+        }),
+      ],
     });
     if (threads > 1) edgeThreads = await startThreads(p, routes, threads, listening.port);
   } catch (err) {

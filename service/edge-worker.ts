@@ -6,6 +6,7 @@ import { createTrafficMetrics } from '../control/metrics/traffic.ts';
 import { firstOf, plainNames } from '../edge/gateway/plain-names.ts';
 import { gatewayRoutes } from '../edge/gateway/routes.ts';
 import { createApp } from '../edge/http/app.ts';
+import { responsesSocketRoute } from '../edge/gateway/responses-socket.ts';
 import { createBodyBudget } from '../edge/http/body-budget.ts';
 import { chooseEdge } from '../edge/http/choose-edge.ts';
 import { corsPolicy } from '../edge/http/cors.ts';
@@ -143,6 +144,13 @@ const feed: EdgeFeedPort = {
       arena: relayPool.arena,
       bodyBudget: createBodyBudget(() => settings!.bodyBudgetBytes),
       shared: true,
+      sockets: [
+        responsesSocketRoute({
+          app,
+          maxMessageBytes: () => settings!.jsonBodyBytes,
+          isDraining: () => draining,
+        }),
+      ],
     });
   },
   async drain(drainMs) {

@@ -21,8 +21,11 @@ import { lastToolCall, type ToolCallSignature } from './tool-repeat.ts';
 export const DEFAULT_MAX_OUTPUT = 4096;
 /** Input tokens are reserved as the body's bytes over this (protocol/gateway.ts). */
 export const BYTES_PER_INPUT_TOKEN = BYTES_PER_TOKEN_ESTIMATE;
-/** Headers an agent names its session by, in order: Claude Code's, Codex CLI's, and a plain one for other tools. */
-export const SESSION_HEADERS = ['x-claude-code-session-id', 'session_id', 'x-session-id'] as const;
+/**
+ * Headers an agent names its session by, in order: Claude Code's, Codex CLI's (`session-id` since 0.171,
+ * `session_id` before), and a plain one for other tools.
+ */
+export const SESSION_HEADERS = ['x-claude-code-session-id', 'session-id', 'session_id', 'x-session-id'] as const;
 const NANO = 1e9;
 const iso = (ms: number) => new Date(ms).toISOString();
 /** When a Gauge window's reading says no reset time: look again in a minute (Gauge reads again by then). */

@@ -348,6 +348,39 @@ export function createApp(deps: AppDeps) {
     }
   }
 
+  /**
+   * A WebSocket upgrade of `GET <path>` (a socket route's): the Host check, the Origin check (a browser opens a
+   * WebSocket to any origin without a preflight, so a page's Origin must be one CORS allows), the token and
+   * `scope`. Logged as a request answered 101 when accepted; refused with the error envelope otherwise.
+   */
+  function acceptSocket(head: EdgeRequestHead, scope: Scope): { principal: Principal } | EdgeResponse {
+    const requestId = newRequestId();
+    const started = performance.now();
+    const routeName = `GET ${head.path.slice(0, 200)} (WebSocket)`;
+    try {
+      if (!deps.listener.networkExposed && !hostAllowed(head.headers['host'], deps.listener.host))
+        throw new ServiceError(
+          'FORBIDDEN',
+          'The Host header must name this machine (localhost or a loopback address).',
+        );
+      const origin = head.headers['origin'];
+      if (origin !== undefined && !deps.cors().allows(origin))
+        throw new ServiceError('FORBIDDEN', 'This origin is not allowed (see cors.allowedOrigins).');
+      const principal = authenticate(head);
+      if (!grants(principal.scopes, scope))
+        throw new ServiceError('FORBIDDEN', `This token lacks the \`${scope}\` scope.`, {
+          details: { requiredScope: scope },
+        });
+      afterAnswers(() => {
+        access.request(requestId, 'GET', routeName, 101, null, Math.round((performance.now() - started) * 1000) / 1000);
+        observe?.answered(routeName, 'GET', 101, 0);
+      });
+      return { principal };
+    } catch (err) {
+      return respondError(head, requestId, started, routeName, err);
+    }
+  }
+
   /** An answer to a request refused before routing (its framing cannot be trusted): no route runs. */
   function refuse(head: EdgeRequestHead, err: ServiceError): EdgeResponse {
     return respondError(head, newRequestId(), performance.now(), 'unmatched', err);
@@ -362,7 +395,7 @@ export function createApp(deps: AppDeps) {
     return prepared.run(req.body);
   }
 
-  return { prepare, refuse, handle };
+  return { prepare, refuse, handle, acceptSocket };
 }
 
 export function tooLarge(limit: number): ServiceError {

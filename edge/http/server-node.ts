@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { nodeSockets } from './server-node-ws.ts';
 import type { Socket } from 'node:net';
 import { errorEnvelope, ServiceError } from '../../protocol/errors.ts';
 import { newRequestId, setRequestIdHeaders } from './request-id.ts';
@@ -329,6 +330,7 @@ function app(headTimeoutMs: number) {
   // node:http otherwise drops header lines past 2,000 without a word; maxHeaderSize bounds them.
   server.maxHeadersCount = 0;
   server.on('clientError', parserRefusal);
+  const sockets = nodeSockets(server);
   const serve = (req: IncomingMessage, res: ServerResponse, state: SocketState) => {
     if (req.httpVersion === '1.1' && req.headers.host === undefined) {
       const { headers, body } = refusal('An HTTP/1.1 request must send a Host header.');
@@ -361,10 +363,12 @@ function app(headTimeoutMs: number) {
       handler = h;
       return this;
     },
+    ws: sockets.ws,
     // As uWS's App.close(): no more listening, and the connections no request is using are closed.
     close() {
       server.close();
       server.closeIdleConnections();
+      sockets.close();
       return this;
     },
     listen(host: string, port: number, _options: number, callback: (token: ListenToken | false) => void) {

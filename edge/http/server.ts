@@ -9,6 +9,8 @@ import { readStreamed, readWhole } from './body-reader.ts';
 import { declaredLength } from './framing.ts';
 import type { BodyArena } from '../../workers/shared/body-arena.ts';
 import type { Uws } from './uws-load.ts';
+import { serveSocket } from './server-sockets.ts';
+import type { SocketRoute } from './types.ts';
 
 // With body-reader.ts and answer-writer.ts, the only file that drives uWebSockets.js (uws-load.ts loads it):
 // it turns sockets into `EdgeRequestHead`s and `EdgeResponse`s into bytes. Here a request's head is read
@@ -54,18 +56,21 @@ export interface ListenOptions {
    * connections between them). Only with several edge threads: alone, the listener takes the port exclusively.
    */
   shared?: boolean;
+  /** WebSocket routes (GET with an upgrade), served before the HTTP routes see the request. */
+  sockets?: readonly SocketRoute[];
 }
 
 export function listen(
   uws: Uws,
-  app: App,
+  app: Pick<App, 'prepare' | 'refuse'>,
   host: string,
   port: number,
   options: ListenOptions = {},
 ): Promise<Listening> {
-  const { arena, bodyBudget, bodyPace = BODY_PACE, shared = false } = options;
+  const { arena, bodyBudget, bodyPace = BODY_PACE, shared = false, sockets = [] } = options;
   const server: TemplatedApp = uws.App();
   const listener: ListenerState = { inflight: 0, idleWaiters: [], arena, bodyBudget };
+  for (const route of sockets) serveSocket(server, route, listener);
 
   server.any('/*', (res, req) => {
     const headAt = performance.now();

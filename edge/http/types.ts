@@ -47,3 +47,39 @@ export interface ResponseWriter {
 export type BodyStream = AsyncIterable<Uint8Array>;
 
 export type { Principal } from '../../protocol/principal.ts';
+
+/** One WebSocket connection as a socket route sees it (server.ts adapts uWS, server-node-ws.ts the ws package). */
+export interface SocketPeer {
+  /** Sends one text message; false when the connection's send buffer is over its mark: wait for `drained`. */
+  send(text: string): boolean;
+  /** Closes the connection with a close code and a reason (at most 123 bytes of UTF-8). */
+  close(code: number, reason: string): void;
+}
+
+/** What a connection's messages reach once it is open. */
+export interface SocketSession {
+  /** One whole message (text or binary), at most twice the route's `maxMessageBytes`. */
+  message(data: Buffer, isBinary: boolean): void;
+  /** The send buffer has room again. */
+  drained(): void;
+  /** The connection closed, by either side; called once. */
+  closed(): void;
+}
+
+/** Counts a socket's work as requests in flight, so that a drain waits for it as for an HTTP call. */
+export interface InflightCounter {
+  began(): void;
+  ended(): void;
+}
+
+/** A WebSocket route: `GET <path>` with an upgrade. */
+export interface SocketRoute {
+  path: string;
+  /**
+   * The largest message the session is given; a larger one, up to twice as large, is refused by the session
+   * (`tooLarge`), and a still larger one is cut off by the transport (1009, or an abrupt close on uWS).
+   */
+  maxMessageBytes: number;
+  /** Checks the upgrade's head (Host, Origin, token, scope): a session to open, or the HTTP answer refusing it. */
+  accept(head: EdgeRequestHead): { open(peer: SocketPeer, inflight: InflightCounter): SocketSession } | EdgeResponse;
+}

@@ -143,6 +143,48 @@ try {
     return { HOME: home, CODEX_HOME: join(home, '.codex') };
   };
 
+  /**
+   * Codex on an Anthropic-style model (W4.1), launched, so over its WebSocket: the fake calls Codex's shell tool
+   * once, Codex runs it and sends the result back, the fake answers. Ok when both calls reached the fake over the
+   * socket, the second with the command's output as its tool result, and each usage line holds the fake's usage
+   * exactly (31 input + 3 cache writes + 8 cache reads, 17 output).
+   */
+  async function codexOnClaude(): Promise<boolean> {
+    const marker = 'switchyard-shell-round-trip';
+    anthropic.setOutput({
+      text: CLAUDE_TEXT,
+      toolCalls: [{ name: 'exec_command', arguments: { cmd: `echo ${marker}` } }],
+      toolCallsUntilResult: true,
+    });
+    const calls = anthropic.requests.length;
+    const lines = svc.logLines().length;
+    const started = Date.now();
+    const args = `exec --skip-git-repo-check 'Run the shell command: echo ${marker}'`;
+    const launch = (code: string) =>
+      launched(args)(code.replace(/(switchyard launch codex.*)--model \S+/, '$1--model anthropic/claude-sonnet-4-5'));
+    const r = await shell('codex', launch, codexEnv(false));
+    anthropic.setOutput({ text: CLAUDE_TEXT, toolCalls: 'none', toolCallsUntilResult: false });
+    const ms = Date.now() - started;
+    const reached = anthropic.requests.slice(calls).filter((q) => q.path.endsWith('/messages'));
+    const seen = svc.logLines().slice(lines);
+    const overSocket = seen.some((l) => String(l.route).endsWith('(WebSocket)') && l.status === 101);
+    const usage = seen.filter((l) => l.msg === 'usage' && l.op === 'responses.create').map((l) => l.usage);
+    const exact = usage.every((u) => {
+      const { inputTokens, outputTokens, cachedInputTokens } = u as Record<string, number>;
+      return inputTokens === 42 && outputTokens === 17 && cachedInputTokens === 8;
+    });
+    const result = JSON.stringify(reached[1]?.json ?? null).includes(marker);
+    const ok =
+      r.status === 0 && r.stdout.includes(CLAUDE_TEXT) && reached.length === 2 && result && exact && overSocket;
+    process.stdout.write(
+      `codex on claude (launch, shell tool): ${ok ? 'ok' : 'FAILED'} (exit ${r.status}, ${(ms / 1000).toFixed(1)} s, ` +
+        `${reached.length} calls reached the fake, tool result sent back: ${result}, over the WebSocket: ` +
+        `${overSocket}, usage lines ${JSON.stringify(usage)})\n`,
+    );
+    if (!ok) process.stdout.write(`${r.stdout.slice(-2000)}\n${r.stderr.slice(-2000)}\n`);
+    return ok;
+  }
+
   const results = [
     await check('claude-code (launch)', 'claude', () => shell('claude-code', launched(CLAUDE_ARGS), claudeEnv())),
     await check('codex (launch)', 'codex', () => shell('codex', launched(CODEX_ARGS), codexEnv(false))),
@@ -153,6 +195,7 @@ try {
       shell('codex-env', bare('codex', `codex ${CODEX_ARGS}`), codexEnv(true)),
     ),
   ];
+  results.push(await codexOnClaude());
   // Each launch revoked its token: none of theirs is live.
   const tokens = (await svc.request('GET', '/v1/tokens')).json.data as { id: string; name: string }[];
   const left = tokens.filter((t) => t.name.startsWith('launch '));

@@ -46,6 +46,11 @@ export interface FakeOutput {
   chunks: number;
   /** `auto`: one call per function tool named in the request; `none`: never; a list: exactly these. */
   toolCalls: 'auto' | 'none' | FakeToolCall[];
+  /**
+   * Messages: tool calls only while the last message holds no tool result, then the text (an agent's round trip:
+   * a call, its result, an answer).
+   */
+  toolCallsUntilResult?: boolean;
   /** How many pieces each tool call's JSON arguments are streamed in. */
   argumentChunks: number;
   /** Length of every synthesized speech answer. */

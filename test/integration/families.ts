@@ -12,6 +12,7 @@ export const GATEWAY_SUITES = [
   'responses-over-chat',
   'responses-over-messages',
   'codex-tools',
+  'responses-socket',
   'aborted-usage',
   'credential-redirect',
   'usage',

@@ -60,6 +60,8 @@ describe('admission', () => {
   test('sessions: Claude Code, then Codex, then x-session-id; bounded and reduced to safe characters', () => {
     assert.equal(sessionKeyOf({ session_id: 'codex-1', 'x-claude-code-session-id': 'cc-1' }), 'cc-1');
     assert.equal(sessionKeyOf({ session_id: ' codex-1 ' }), 'codex-1');
+    // Codex CLI 0.171 spells it with a hyphen (recorded: test/fixtures/translate/codex/ws-upgrade.json).
+    assert.equal(sessionKeyOf({ 'session-id': 'codex-2', session_id: 'codex-1' }), 'codex-2');
     assert.equal(sessionKeyOf({ 'x-session-id': 'a b/c\nd' }), 'a_b_c_d');
     assert.equal(sessionKeyOf({ 'x-session-id': 'x'.repeat(500) })!.length, 128);
     assert.equal(sessionKeyOf({ 'x-session-id': '   ' }), null);

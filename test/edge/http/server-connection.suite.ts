@@ -31,7 +31,7 @@ const answer = (status: number, text: string): EdgeResponse => ({
   body: text,
 });
 
-function fakeApp(): App {
+function fakeApp(): Pick<App, 'prepare' | 'refuse'> {
   const prepare = (head: EdgeRequestHead): Prepared => {
     const write = head.method !== 'GET';
     const early = head.path.startsWith('/early');
@@ -62,7 +62,7 @@ function fakeApp(): App {
     headers: { 'content-type': 'text/plain' },
     body: err.code,
   });
-  return { prepare, refuse, handle: () => Promise.reject(new Error('not used')) };
+  return { prepare, refuse };
 }
 
 /** Writes `bytes` on a new connection and collects everything until the server closes it (or `until` matches). */

@@ -21,7 +21,7 @@ interface Seen {
 
 let expected: Buffer = Buffer.alloc(0);
 
-function fakeApp(): App {
+function fakeApp(): Pick<App, 'prepare' | 'refuse'> {
   const prepare = (head: EdgeRequestHead): Prepared => ({
     requestId: 'req_test',
     bodyLimit: LIMIT,
@@ -52,7 +52,7 @@ function fakeApp(): App {
     headers: { 'content-type': 'text/plain' },
     body: err.code,
   });
-  return { prepare, refuse, handle: () => Promise.reject(new Error('not used')) };
+  return { prepare, refuse };
 }
 
 /** Sends `chunks` as one body: with a Content-Length when `declared`, else chunked. */

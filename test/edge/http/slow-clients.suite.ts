@@ -21,7 +21,7 @@ const CUT_OFF_WITHIN_MS = 1500;
 
 const ran: string[] = [];
 
-function fakeApp(): App {
+function fakeApp(): Pick<App, 'prepare' | 'refuse'> {
   const prepare = (head: EdgeRequestHead): Prepared => ({
     requestId: 'req_test',
     bodyLimit: 1024 * 1024,
@@ -37,7 +37,7 @@ function fakeApp(): App {
     abort() {},
   });
   const refuse = (_head: EdgeRequestHead, err: ServiceError) => ({ status: err.status, headers: {}, body: err.code });
-  return { prepare, refuse, handle: () => Promise.reject(new Error('not used')) };
+  return { prepare, refuse };
 }
 
 /**

@@ -62,6 +62,16 @@ function toolNames(tools: unknown): string[] {
   );
 }
 
+/** Whether the conversation's last message is a user turn that carries a tool result. */
+function endsWithToolResult(messages: unknown): boolean {
+  const last = Array.isArray(messages) ? messages.at(-1) : undefined;
+  return (
+    isObject(last) &&
+    Array.isArray(last.content) &&
+    last.content.some((block: unknown) => isObject(block) && block.type === 'tool_result')
+  );
+}
+
 /** Anthropic's tool_choice (`{type: auto|any|tool|none, name?}`) in the shape plannedCalls reads. */
 function choiceOf(choice: unknown): unknown {
   if (!isObject(choice)) return undefined;
@@ -228,7 +238,8 @@ export function messagesRoutes(ctx: MessagesContext): Record<string, Handler> {
     const body = bodyOf(req.json);
     const invalid = validate(body, true, req.headers['anthropic-version']);
     if (invalid !== null) return invalid;
-    const calls = plannedCalls(ctx.state.output, toolNames(body.tools), choiceOf(body.tool_choice));
+    const answered = ctx.state.output.toolCallsUntilResult === true && endsWithToolResult(body.messages);
+    const calls = answered ? [] : plannedCalls(ctx.state.output, toolNames(body.tools), choiceOf(body.tool_choice));
     const blocks = blocksOf(ctx, body, calls);
     const searches = blocks.filter((b) => b.start.type === 'server_tool_use').length;
     const message: JsonObject = {
