@@ -197,7 +197,7 @@ describe('limits, revocation and a client that leaves', () => {
 });
 
 describe('bad input', () => {
-  test('messages that are not calls get error messages and the connection goes on; an oversized one closes it', async () => {
+  test('messages that are not calls get error messages, and the connection goes on; a huge one closes it', async () => {
     const socket = await open();
     const refusals: [unknown, string, string | null][] = [
       [Buffer.from([1, 2, 3]), 'INVALID_REQUEST', null],

@@ -98,7 +98,13 @@ function toolsError(body: JsonObject): string | null {
     if (names.has(name)) return 'tools: Tool names must be unique.';
     names.add(name);
   }
-  const marks = JSON.stringify(body).split('"cache_control":').length - 1;
+  // Only where Anthropic takes breakpoints; a client's body may nest deeper than JSON.stringify reaches.
+  let marks: number;
+  try {
+    marks = JSON.stringify([body.tools, body.system, body.messages]).split('"cache_control":').length - 1;
+  } catch {
+    return 'The request body nests too deeply.';
+  }
   if (marks > MAX_BREAKPOINTS)
     return `A maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be provided. Found ${marks}.`;
   return null;
