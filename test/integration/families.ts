@@ -34,6 +34,31 @@ export const CONTROL_SUITES = [
   'edge-connections',
 ] as const;
 
+/**
+ * Of those, the suites the two-thread families run again: the ones whose behaviour depends on the thread that
+ * serves (relay workers and metering per thread, usage and limits through the main thread, the drain across
+ * threads, sockets, logs and metrics merged, connection rules per thread). The others check what a route, a
+ * translation or a validation does, the same code on any thread: their second run cost a sixth of the suite's
+ * CPU and found nothing the first run did not.
+ */
+export const EDGE2_GATEWAY_SUITES: readonly (typeof GATEWAY_SUITES)[number][] = [
+  'gateway-openai',
+  'gateway-kinds',
+  'gateway-safety',
+  'responses-socket',
+  'aborted-usage',
+  'credential-redirect',
+  'usage',
+  'limits-routes',
+];
+export const EDGE2_CONTROL_SUITES: readonly (typeof CONTROL_SUITES)[number][] = [
+  'metrics',
+  'secrets',
+  'pairing',
+  'http',
+  'edge-connections',
+];
+
 /** A `describe` per suite, which imports it: its tests, hooks and service run in this file's process. */
 export function describeSuites(names: readonly string[]): void {
   for (const name of names) {
