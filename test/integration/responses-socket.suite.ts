@@ -225,7 +225,7 @@ describe('bad input', () => {
     assert.equal((await socket.closed).code, 1009);
   });
 
-  test('upgrades without a token, without the scope, from a foreign origin, or to another path are refused', async () => {
+  test('upgrades without a token or the scope, from a foreign origin, or to another path are refused', async () => {
     const refused = async (headers: Record<string, string>, path = '/v1/responses') =>
       openSocket(svc.port, headers, path).then(
         () => assert.fail('the upgrade was accepted'),
