@@ -82,6 +82,9 @@ describe('routes/pairing-close', async () => {
 describe('routes/usage', async () => {
   await import('./routes/usage.suite.ts');
 });
+describe('gateway/key-pool', async () => {
+  await import('./gateway/key-pool.suite.ts');
+});
 describe('gateway/responses-socket', async () => {
   await import('./gateway/responses-socket.suite.ts');
 });
