@@ -74,41 +74,56 @@ export function sessionHash(providerId: string, session: string): bigint {
   return (BigInt(fnv1a(name, FNV_SEEDS[0]) & 0x7fffffff) << 32n) | BigInt(fnv1a(name, FNV_SEEDS[1])) | 1n;
 }
 
-export function createKeyPoolTable(
-  buffer: SharedArrayBuffer,
-  keySlots = DEFAULT_KEY_SLOTS,
-  sessionSlots = DEFAULT_SESSION_SLOTS,
-): KeyPoolTable {
+/** One typed view after another over the buffer, each 8-aligned. */
+function views(buffer: SharedArrayBuffer) {
   let offset = 0;
-  const take = <T>(make: (b: SharedArrayBuffer, at: number, n: number) => T, bytes: number, n: number): T => {
-    const view = make(buffer, offset, n);
-    offset += bytes * n;
+  const take = <T>(make: (at: number) => T, bytes: number): T => {
+    const view = make(offset);
+    offset += bytes;
     return view;
   };
-  const keyIds = take((b, at, n) => new BigInt64Array(b, at, n), 8, keySlots);
-  const values = take((b, at, n) => new Float64Array(b, at, n), 8, keySlots * VALUES);
-  // Int32 cells, one per 8 bytes, so that the views after stay 8-aligned.
-  const inflights = take((b, at, n) => new Int32Array(b, at, n), 4, keySlots * 2);
-  const sessionIds = take((b, at, n) => new BigInt64Array(b, at, n), 8, sessionSlots);
-  const sessionAt = take((b, at, n) => new Float64Array(b, at, n), 8, sessionSlots);
-  const sessionSlot = take((b, at, n) => new Int32Array(b, at, n), 4, sessionSlots * 2);
+  return {
+    big: (n: number) => take((at) => new BigInt64Array(buffer, at, n), 8 * n),
+    float: (n: number) => take((at) => new Float64Array(buffer, at, n), 8 * n),
+    // Int32 cells, one per 8 bytes, so that the views after stay 8-aligned.
+    int: (n: number) => take((at) => new Int32Array(buffer, at, n * 2), 8 * n),
+  };
+}
+
+const known = (x: number) => (Number.isNaN(x) ? null : x);
+
+/** The share of one window left: 1 where nothing is known or the window has reset. */
+function windowShare(remaining: number, limit: number, reset: number, now: number): number {
+  if (Number.isNaN(remaining)) return 1;
+  if (!Number.isNaN(reset) && reset <= now) return 1;
+  if (remaining <= 0) return 0;
+  return Number.isNaN(limit) || limit <= 0 ? 1 : Math.min(1, remaining / limit);
+}
+
+type KeyCells = Omit<KeyPoolTable, 'sessionKey' | 'keepSession' | 'sessionsOf'>;
+type SessionCells = Pick<KeyPoolTable, 'sessionKey' | 'keepSession' | 'sessionsOf'>;
+
+function keyCells(take: ReturnType<typeof views>, slots: number): KeyCells {
+  const ids = take.big(slots);
+  const values = take.float(slots * VALUES);
+  const inflights = take.int(slots);
   const memo = new Map<string, number>();
   const v = (slot: number, field: number) => slot * VALUES + field;
-  const known = (x: number) => (Number.isNaN(x) ? null : x);
+  const f = (slot: number, field: number) => values[v(slot, field)]!;
 
-  function claimKey(credentialId: string): number {
+  function slotOf(credentialId: string): number {
     const cached = memo.get(credentialId);
     if (cached !== undefined) return cached;
     const high = fnv1a(credentialId, FNV_SEEDS[0]);
     const id = (BigInt(high & 0x7fffffff) << 32n) | BigInt(fnv1a(credentialId, FNV_SEEDS[1])) | 1n;
     for (let probe = 0; probe < MAX_PROBES * 4; probe++) {
-      const slot = (high + probe) % keySlots;
-      let held = Atomics.load(keyIds, slot);
+      const slot = (high + probe) % slots;
+      let held = Atomics.load(ids, slot);
       if (held === 0n) {
-        held = Atomics.compareExchange(keyIds, slot, 0n, id);
+        held = Atomics.compareExchange(ids, slot, 0n, id);
         if (held === 0n) {
           // A new slot: nothing known yet (a zeroed cell would read as "0 remaining").
-          for (let f = 0; f < VALUES; f++) values[v(slot, f)] = Number.NaN;
+          for (let field = 0; field < VALUES; field++) values[v(slot, field)] = Number.NaN;
           held = id;
         }
       }
@@ -120,42 +135,30 @@ export function createKeyPoolTable(
     return -1;
   }
 
-  /** The share of one window left: 1 where nothing is known or the window has reset. */
-  const windowShare = (remaining: number, limit: number, reset: number, now: number): number => {
-    if (Number.isNaN(remaining)) return 1;
-    if (!Number.isNaN(reset) && reset <= now) return 1;
-    if (remaining <= 0) return 0;
-    return Number.isNaN(limit) || limit <= 0 ? 1 : Math.min(1, remaining / limit);
+  const put = (slot: number, field: number, x: number | null) => {
+    if (x !== null) values[v(slot, field)] = x;
   };
-
-  const home = (session: bigint) => Number(session & 0x7fffffffn) % sessionSlots;
-
   return {
-    slotOf: claimKey,
+    slotOf,
     observe(slot, requests, tokens) {
-      const put = (field: number, x: number | null | undefined) => {
-        if (x !== null && x !== undefined) values[v(slot, field)] = x;
-      };
       if (requests !== null) {
-        put(REQ_REMAINING, requests.remaining);
-        put(REQ_LIMIT, requests.limit);
-        put(REQ_RESET, requests.resetsAt);
+        put(slot, REQ_REMAINING, requests.remaining);
+        put(slot, REQ_LIMIT, requests.limit);
+        put(slot, REQ_RESET, requests.resetsAt);
       }
       if (tokens !== null) {
-        put(TOK_REMAINING, tokens.remaining);
-        put(TOK_LIMIT, tokens.limit);
-        put(TOK_RESET, tokens.resetsAt);
+        put(slot, TOK_REMAINING, tokens.remaining);
+        put(slot, TOK_LIMIT, tokens.limit);
+        put(slot, TOK_RESET, tokens.resetsAt);
       }
     },
     cool(slot, until) {
-      const current = values[v(slot, COOL_UNTIL)]!;
+      const current = f(slot, COOL_UNTIL);
       if (Number.isNaN(current) || until > current) values[v(slot, COOL_UNTIL)] = until;
     },
-    reject(slot, at) {
-      values[v(slot, REJECTED_AT)] = at;
-    },
+    reject: (slot, at) => void (values[v(slot, REJECTED_AT)] = at),
     read(slot) {
-      const x = (f: number) => known(values[v(slot, f)]!);
+      const x = (field: number) => known(f(slot, field));
       return {
         requests: { remaining: x(REQ_REMAINING), limit: x(REQ_LIMIT), resetsAt: x(REQ_RESET) },
         tokens: { remaining: x(TOK_REMAINING), limit: x(TOK_LIMIT), resetsAt: x(TOK_RESET) },
@@ -164,23 +167,37 @@ export function createKeyPoolTable(
         inflight: Atomics.load(inflights, slot * 2),
       };
     },
-    share(slot, now) {
-      const f = (field: number) => values[v(slot, field)]!;
-      const requests = windowShare(f(REQ_REMAINING), f(REQ_LIMIT), f(REQ_RESET), now);
-      const tokens = windowShare(f(TOK_REMAINING), f(TOK_LIMIT), f(TOK_RESET), now);
-      return Math.min(requests, tokens);
-    },
-    coolingUntil: (slot) => values[v(slot, COOL_UNTIL)]!,
-    rejectedAt: (slot) => values[v(slot, REJECTED_AT)]!,
+    share: (slot, now) =>
+      Math.min(
+        windowShare(f(slot, REQ_REMAINING), f(slot, REQ_LIMIT), f(slot, REQ_RESET), now),
+        windowShare(f(slot, TOK_REMAINING), f(slot, TOK_LIMIT), f(slot, TOK_RESET), now),
+      ),
+    coolingUntil: (slot) => f(slot, COOL_UNTIL),
+    rejectedAt: (slot) => f(slot, REJECTED_AT),
     inflight: (slot) => Atomics.load(inflights, slot * 2),
     began: (slot) => void Atomics.add(inflights, slot * 2, 1),
     ended: (slot) => void Atomics.sub(inflights, slot * 2, 1),
+  };
+}
+
+function sessionCells(take: ReturnType<typeof views>, slots: number): SessionCells {
+  const ids = take.big(slots);
+  const lastAt = take.float(slots);
+  const keys = take.int(slots);
+  const home = (session: bigint) => Number(session & 0x7fffffffn) % slots;
+  const live = (i: number, now: number, idleMs: number) => Atomics.load(ids, i) !== 0n && now - lastAt[i]! < idleMs;
+  const write = (i: number, session: bigint, keySlot: number, now: number) => {
+    Atomics.store(ids, i, session);
+    Atomics.store(keys, i * 2, keySlot + 1);
+    lastAt[i] = now;
+  };
+  return {
     sessionKey(session, now, idleMs) {
       const start = home(session);
       for (let probe = 0; probe < MAX_PROBES; probe++) {
-        const i = (start + probe) % sessionSlots;
-        if (Atomics.load(sessionIds, i) !== session) continue;
-        return now - sessionAt[i]! >= idleMs ? -1 : Atomics.load(sessionSlot, i * 2) - 1;
+        const i = (start + probe) % slots;
+        if (Atomics.load(ids, i) !== session) continue;
+        return live(i, now, idleMs) ? Atomics.load(keys, i * 2) - 1 : -1;
       }
       return -1;
     },
@@ -188,36 +205,30 @@ export function createKeyPoolTable(
       const start = home(session);
       let free = -1;
       let lru = start;
-      let lruAt = Number.POSITIVE_INFINITY;
       for (let probe = 0; probe < MAX_PROBES; probe++) {
-        const i = (start + probe) % sessionSlots;
-        const held = Atomics.load(sessionIds, i);
-        if (held === session) {
-          Atomics.store(sessionSlot, i * 2, keySlot + 1);
-          sessionAt[i] = now;
-          return;
-        }
-        if (held === 0n || now - sessionAt[i]! >= idleMs) {
+        const i = (start + probe) % slots;
+        if (Atomics.load(ids, i) === session) return write(i, session, keySlot, now);
+        if (!live(i, now, idleMs)) {
           if (free === -1) free = i;
-        } else if (sessionAt[i]! < lruAt) {
-          lruAt = sessionAt[i]!;
-          lru = i;
-        }
+        } else if (lastAt[i]! < lastAt[lru]!) lru = i;
       }
       // A free or idle entry, else the least recently used live one. Two threads racing for one entry: one of
       // the two sessions chooses a key again at its next call.
-      const i = free === -1 ? lru : free;
-      Atomics.store(sessionIds, i, session);
-      Atomics.store(sessionSlot, i * 2, keySlot + 1);
-      sessionAt[i] = now;
+      write(free === -1 ? lru : free, session, keySlot, now);
     },
     sessionsOf(keySlot, now, idleMs) {
       let n = 0;
-      for (let i = 0; i < sessionSlots; i++) {
-        if (Atomics.load(sessionIds, i) === 0n || now - sessionAt[i]! >= idleMs) continue;
-        if (Atomics.load(sessionSlot, i * 2) === keySlot + 1) n++;
-      }
+      for (let i = 0; i < slots; i++) if (live(i, now, idleMs) && Atomics.load(keys, i * 2) === keySlot + 1) n++;
       return n;
     },
   };
+}
+
+export function createKeyPoolTable(
+  buffer: SharedArrayBuffer,
+  keySlots = DEFAULT_KEY_SLOTS,
+  sessionSlots = DEFAULT_SESSION_SLOTS,
+): KeyPoolTable {
+  const take = views(buffer);
+  return { ...keyCells(take, keySlots), ...sessionCells(take, sessionSlots) };
 }

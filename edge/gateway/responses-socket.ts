@@ -1,17 +1,9 @@
 import { tooLarge, type App } from '../http/app.ts';
-import type {
-  EdgeRequestHead,
-  EdgeResponse,
-  InflightCounter,
-  SocketPeer,
-  SocketRoute,
-  SocketSession,
-} from '../http/types.ts';
-import { ServiceError, errorEnvelope } from '../../protocol/errors.ts';
-import { newRequestId } from '../http/request-id.ts';
+import type { EdgeRequestHead, InflightCounter, SocketPeer, SocketRoute, SocketSession } from '../http/types.ts';
+import { ServiceError } from '../../protocol/errors.ts';
 import { parseJsonBody } from '../http/json-body.ts';
-import { createTurnWriter, type TurnEnd, type TurnWriter } from './responses-socket-turn.ts';
-import { prewarmEvents } from './responses-socket-prewarm.ts';
+import { createCallRunner } from './responses-socket-call.ts';
+import { errorFrame, serviceErrorFrame } from './responses-socket-frames.ts';
 import { createContinuations } from './responses-socket-state.ts';
 
 // The Responses API over a WebSocket on GET /v1/responses (OpenAI's WebSocket mode; docs/api.md, Responses over
@@ -51,24 +43,6 @@ interface Lane {
   running: boolean;
 }
 
-/** An error message as OpenAI's WebSocket mode sends one: the HTTP status beside the error object. */
-function errorFrame(status: number, error: Record<string, unknown>, lane: string, requestId?: string): string {
-  return JSON.stringify({
-    type: 'error',
-    status,
-    error,
-    ...(requestId !== undefined && { request_id: requestId }),
-    ...(lane !== '' && { stream_id: lane }),
-  });
-}
-
-function serviceErrorFrame(err: unknown, lane: string): string {
-  const error =
-    err instanceof ServiceError ? err : new ServiceError('INVALID_REQUEST', 'The message could not be read.');
-  const requestId = newRequestId();
-  return errorFrame(error.status, errorEnvelope(error, requestId).error as Record<string, unknown>, lane, requestId);
-}
-
 export function responsesSocketRoute(deps: ResponsesSocketDeps): SocketRoute {
   return {
     path: '/v1/responses',
@@ -96,14 +70,10 @@ function openSession(
   for (const name in upgrade.headers) if (!SOCKET_HEADERS.test(name)) headers[name] = upgrade.headers[name]!;
   const lanes = new Map<string, Lane>();
   const continuations = createContinuations();
-  /** Writers of calls whose stream is under way: told when the client's buffer drains, or the client leaves. */
-  const writers = new Set<TurnWriter>();
-  /** The calls under way, to be told when the client leaves before their answer has begun. */
-  const aborts = new Set<() => void>();
   let calls = 0;
   let closed = false;
-
   const send = (text: string) => closed || peer.send(text);
+  const runner = createCallRunner({ app: deps.app, headers, upgrade, send, continuations, now, closed: () => closed });
 
   function refuseAndClose(frame: string, code: number, reason: string): void {
     send(frame);
@@ -111,46 +81,39 @@ function openSession(
     peer.close(code, reason);
   }
 
+  /** A refusal the connection answers before a call is queued, or null when the call may queue. */
+  function refusal(lane: string): [frame: string, close?: number, reason?: string] | null {
+    if (deps.isDraining()) {
+      const frame = serviceErrorFrame(new ServiceError('OVERLOADED', 'The service is shutting down.'), lane);
+      return [frame, 1001, 'The service is shutting down.'];
+    }
+    if (now() - openedAt >= maxAge) {
+      const message = 'This connection has reached its 60-minute limit; open a new one.';
+      const error = { type: 'invalid_request_error', code: 'websocket_connection_limit_reached', message, param: null };
+      return [errorFrame(400, error, lane), 1000, 'Connection limit reached.'];
+    }
+    if (calls < MAX_CALLS && (lanes.has(lane) || lanes.size < MAX_LANES)) return null;
+    const message = `At most ${MAX_CALLS} calls in ${MAX_LANES} lanes are queued or running on one connection.`;
+    return [
+      errorFrame(
+        400,
+        { type: 'invalid_request_error', code: 'websocket_stream_limit_reached', message, param: null },
+        lane,
+      ),
+    ];
+  }
+
   function message(data: Buffer, isBinary: boolean): void {
     if (closed) return;
     const limit = deps.maxMessageBytes();
     if (data.length > limit) return refuseAndClose(serviceErrorFrame(tooLarge(limit), ''), 1009, 'Message too big.');
-    if (isBinary) return void send(serviceErrorFrame(invalid('Messages are JSON text; this one was binary.'), ''));
-    let create: Record<string, unknown>;
-    let lane = '';
-    try {
-      const value = parseJsonBody(data, 'application/json');
-      if (typeof value !== 'object' || value === null || Array.isArray(value))
-        throw new ServiceError('INVALID_JSON', 'A message is one JSON object.');
-      create = value as Record<string, unknown>;
-      if (typeof create.stream_id === 'string') lane = create.stream_id.slice(0, LANE_ID_MAX);
-      checkCreate(create);
-    } catch (err) {
-      return void send(serviceErrorFrame(err, lane));
-    }
-    if (deps.isDraining())
-      return refuseAndClose(
-        serviceErrorFrame(new ServiceError('OVERLOADED', 'The service is shutting down.'), lane),
-        1001,
-        'The service is shutting down.',
-      );
-    if (now() - openedAt >= maxAge) {
-      const error = {
-        type: 'invalid_request_error',
-        code: 'websocket_connection_limit_reached',
-        message: 'This connection has reached its 60-minute limit; open a new one.',
-        param: null,
-      };
-      return refuseAndClose(errorFrame(400, error, lane), 1000, 'Connection limit reached.');
-    }
-    if (calls >= MAX_CALLS || (!lanes.has(lane) && lanes.size >= MAX_LANES)) {
-      const error = {
-        type: 'invalid_request_error',
-        code: 'websocket_stream_limit_reached',
-        message: `At most ${MAX_CALLS} calls in ${MAX_LANES} lanes are queued or running on one connection.`,
-        param: null,
-      };
-      return void send(errorFrame(400, error, lane));
+    const read = readCreate(data, isBinary);
+    if ('frame' in read) return void send(read.frame);
+    const { create, lane } = read;
+    const refused = refusal(lane);
+    if (refused !== null) {
+      const [frame, code, reason] = refused;
+      return code === undefined ? void send(frame) : refuseAndClose(frame, code, reason!);
     }
     let entry = lanes.get(lane);
     if (entry === undefined) lanes.set(lane, (entry = { queue: [], running: false }));
@@ -164,7 +127,7 @@ function openSession(
     for (let call = lane.queue.shift(); call !== undefined && !closed; call = lane.queue.shift()) {
       inflight.began();
       try {
-        await runCall(call);
+        await runner.run(call.lane, call.create);
       } catch (err) {
         send(serviceErrorFrame(err, call.lane));
       } finally {
@@ -176,76 +139,39 @@ function openSession(
     if (lane.queue.length === 0) lanes.delete(name);
   }
 
-  /** One call: its body as POST /v1/responses would take it, run through the app, its answer as messages. */
-  async function runCall({ lane, create }: Call): Promise<void> {
-    const { type: _type, stream_id: _lane, generate, ...fields } = create;
-    const expanded = continuations.expand(fields);
-    if ('refusal' in expanded) return void send(errorFrame(expanded.refusal.status, expanded.refusal.error, lane));
-    const { body } = expanded;
-    const text = JSON.stringify({ ...body, stream: true });
-    if (generate === false) {
-      for (const event of prewarmEvents(continuations.prewarmed(lane, body, text.length, now()), lane)) send(event);
-      return;
-    }
-    const bytes = Buffer.from(text);
-    const prepared = deps.app.prepare({
-      method: 'POST',
-      path: '/v1/responses',
-      query: '',
-      headers,
-      peer: upgrade.peer,
-    });
-    aborts.add(prepared.abort);
-    try {
-      const limit = prepared.bodyLimit;
-      const answer =
-        limit !== null && bytes.length > limit ? prepared.fail(tooLarge(limit)) : await prepared.run(bytes);
-      continuations.settle(lane, body, bytes.length, await deliver(answer, lane));
-    } finally {
-      aborts.delete(prepared.abort);
-    }
-  }
-
-  /** Sends an answer: a stream's events as they come, any other answer as one message. */
-  function deliver(answer: EdgeResponse, lane: string): Promise<TurnEnd> {
-    if (closed) return Promise.resolve({ response: null, failed: true });
-    const sse = (answer.headers['content-type'] ?? '').includes('text/event-stream');
-    if (answer.stream === undefined && !sse) {
-      send(wholeAnswerFrame(answer, lane));
-      return Promise.resolve({ response: null, failed: answer.status >= 400 });
-    }
-    return new Promise((resolve) => {
-      const writer = createTurnWriter({
-        lane,
-        send,
-        done(end) {
-          writers.delete(writer);
-          resolve(end);
-        },
-      });
-      writers.add(writer);
-      // A stream whose end came with its head is answered whole, its events in one body.
-      if (answer.stream === undefined) writer.end(answer.body);
-      else answer.stream(writer);
-    });
-  }
-
   return {
     message,
-    drained() {
-      for (const writer of writers) writer.drained();
-    },
+    drained: () => runner.drained(),
     closed() {
       closed = true;
       for (const lane of lanes.values()) {
         calls -= lane.queue.length;
         lane.queue = [];
       }
-      for (const writer of [...writers]) writer.clientLeft();
-      for (const abort of [...aborts]) abort();
+      runner.clientLeft();
       continuations.clear();
     },
   };
+}
+
+/** A message as a call, or the error message refusing it. */
+function readCreate(
+  data: Buffer,
+  isBinary: boolean,
+): { create: Record<string, unknown>; lane: string } | { frame: string } {
+  if (isBinary) return { frame: serviceErrorFrame(invalid('Messages are JSON text; this one was binary.'), '') };
+  let lane = '';
+  try {
+    const value = parseJsonBody(data, 'application/json');
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+      throw new ServiceError('INVALID_JSON', 'A message is one JSON object.');
+    const create = value as Record<string, unknown>;
+    if (typeof create.stream_id === 'string') lane = create.stream_id.slice(0, LANE_ID_MAX);
+    checkCreate(create);
+    return { create, lane };
+  } catch (err) {
+    return { frame: serviceErrorFrame(err, lane) };
+  }
 }
 
 const invalid = (message: string, param?: string) => new ServiceError('INVALID_REQUEST', message, { param });
@@ -262,21 +188,4 @@ function checkCreate(create: Record<string, unknown>): void {
     throw invalid('`background` is not used over a WebSocket: every response streams on it.', 'background');
   if (create.generate !== undefined && typeof create.generate !== 'boolean')
     throw invalid('`generate` is a boolean.', 'generate');
-}
-
-/** An answer that is not a stream (the route refused the call, or answered whole): one message. */
-function wholeAnswerFrame(answer: EdgeResponse, lane: string): string {
-  const text = typeof answer.body === 'string' ? answer.body : Buffer.from(answer.body).toString('utf8');
-  let parsed: unknown = null;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    // Not JSON: said as an error below.
-  }
-  const requestId = answer.headers['x-request-id'];
-  if (answer.status >= 400) {
-    const error = (parsed as { error?: Record<string, unknown> } | null)?.error ?? { message: text.slice(0, 500) };
-    return errorFrame(answer.status, error, lane, requestId);
-  }
-  return JSON.stringify({ type: 'response.completed', response: parsed, ...(lane !== '' && { stream_id: lane }) });
 }

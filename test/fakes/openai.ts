@@ -7,6 +7,7 @@ import type { StyleAContext } from './openai/shared.ts';
 import { embeddingsRoutes, rerankRoutes } from './openai/vectors.ts';
 import { createState, type ScriptControls } from './script.ts';
 import type { StreamControls } from './stream.ts';
+import { keyLimits, type KeyLimit, type KeyLimits } from './openai/key-limits.ts';
 
 export { speechBytes } from './openai/media.ts';
 export {
@@ -49,6 +50,8 @@ export interface OpenAIFakeOptions {
   apiKey?: string;
   /** Where the styleA routes live; each flavour has its real default. */
   prefix?: string;
+  /** An account of several keys, each with its own request limit (openai/key-limits.ts); replaces `apiKey`. */
+  keys?: Readonly<Record<string, KeyLimit>>;
 }
 
 export interface OpenAIFake extends StreamControls, ScriptControls {
@@ -58,6 +61,8 @@ export interface OpenAIFake extends StreamControls, ScriptControls {
   /** Responses kept by the Responses API routes, by id. */
   storedResponses: ReadonlyMap<string, Record<string, unknown>>;
   setModels(models: FakeModel[]): void;
+  /** With `keys`: what each key served and was refused, and its revocation. */
+  keyLimits: KeyLimits | null;
   failNext(status: number, body: unknown, headers?: Record<string, string>): void;
   hangNext(): void;
   close(): Promise<void>;
@@ -241,14 +246,15 @@ export async function start(options: OpenAIFakeOptions = {}): Promise<OpenAIFake
   }
 
   const apiKey = options.apiKey;
+  const limits = options.keys === undefined ? null : keyLimits(options.keys, (req) => presentedKey(flavour, req));
   const server = await startFake({
-    routes,
+    routes: limits === null ? routes : limits.wrap(routes),
     authenticate:
-      apiKey === undefined
+      apiKey === undefined && limits === null
         ? undefined
         : (req) => {
             const presented = presentedKey(flavour, req);
-            return presented === apiKey ? null : unauthorized(flavour, presented);
+            return presented === apiKey || limits?.knows(presented) ? null : unauthorized(flavour, presented);
           },
     notFound: (req) => notFound(flavour, req),
     invalid: (message) => ({
@@ -261,6 +267,7 @@ export async function start(options: OpenAIFakeOptions = {}): Promise<OpenAIFake
     ...fakeControls(server, state),
     baseUrl: flavour === 'llamacpp' ? server.origin : server.origin + prefix,
     storedResponses: responses.stored,
+    keyLimits: limits,
     setModels(next) {
       models = [...next];
     },
