@@ -1,7 +1,7 @@
 // RESULTS.md's W3.2 section: CPU per request of Switchyard and the floor split by thread class (edge threads,
 // relay workers, V8's GC helpers, the rest; floor/thread-classes.mjs), the single-edge ceiling, and the floor at
 // one and two edge threads, all over the runs of a and b (run.ts).
-import type { WrkResult } from './report.ts';
+import type { WrkResult } from './wrk-result.ts';
 import type { ThreadClass } from './thread-cpu.ts';
 
 /** run.ts's name for the floor with two edge threads (FLOOR_EDGES=2), measured in a and b only. */

@@ -2,26 +2,9 @@
 // and to direct, and the W1.8 targets met or missed.
 import { cpus, loadavg, release, totalmem } from 'node:os';
 import { threadSection } from './report-threads.ts';
-import type { ThreadCpu } from './thread-cpu.ts';
+import type { WrkResult } from './wrk-result.ts';
 
-export interface WrkResult {
-  requests: number;
-  duration_us: number;
-  bytes: number;
-  p50_us: number;
-  p90_us: number;
-  p99_us: number;
-  mean_us: number;
-  max_us: number;
-  err_connect: number;
-  err_read: number;
-  err_write: number;
-  err_status: number;
-  err_timeout: number;
-  cpu_s: number;
-  /** The target's own threads' CPU seconds by class over the run, for the targets split (report-threads.ts). */
-  threads?: ThreadCpu;
-}
+export type { WrkResult } from './wrk-result.ts';
 
 interface Agg {
   rps: number;

@@ -34,8 +34,8 @@ describe('gauge/collectors/statuspage', async () => {
 describe('gauge/core', async () => {
   await import('./gauge/core.suite.ts');
 });
-describe('gauge/pool', async () => {
-  await import('./gauge/pool.suite.ts');
+describe('gauge/semaphore', async () => {
+  await import('./gauge/semaphore.suite.ts');
 });
 describe('gauge/sanitize', async () => {
   await import('./gauge/sanitize.suite.ts');

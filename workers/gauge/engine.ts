@@ -5,7 +5,7 @@ import type { GaugeDataRepo } from '../../store/gauge-data-repo.ts';
 import type { GaugeSourceRecord } from '../../store/gauge-source-repo.ts';
 import type { GaugeActivityBucket, GaugeProviderStatus, GaugeReading } from '../../protocol/gauge.ts';
 import type { CollectResult, Collector } from './collectors/types.ts';
-import { createPool, type Pool } from './pool.ts';
+import { createSemaphore, type Semaphore } from './semaphore.ts';
 import { runWithin, type RunResult } from './run-source.ts';
 import { sanitizeActivity, sanitizeReadings, sanitizeStatus } from './sanitize.ts';
 
@@ -37,7 +37,7 @@ export interface Engine {
   refresh(sourceIds: readonly string[]): Promise<GaugeRefreshOutcome[]>;
   /** Settles once no collection runs: each has written its state (or failed to). */
   settled(): Promise<void>;
-  pool: Pool;
+  pool: Semaphore;
 }
 
 const MAX_CURSOR_CHARS = 1_000_000;
@@ -81,7 +81,7 @@ function check(r: CollectResult, sourceId: string, providerId: string, now: Date
 
 // A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 export function createEngine(deps: EngineDeps): Engine {
-  const pool = createPool(deps.poolSize);
+  const pool = createSemaphore(deps.poolSize);
   const inflight = new Map<string, Promise<GaugeRefreshOutcome>>();
 
   async function attempt(source: GaugeSourceRecord): Promise<RunResult> {

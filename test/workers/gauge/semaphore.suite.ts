@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createPool } from '../../../workers/gauge/pool.ts';
+import { createSemaphore } from '../../../workers/gauge/semaphore.ts';
 
 function deferred() {
   let resolve!: () => void;
@@ -10,7 +10,7 @@ function deferred() {
 }
 
 test('the pool runs at most its size at once and starts waiters in arrival order', async () => {
-  const pool = createPool(2);
+  const pool = createSemaphore(2);
   const gates = [deferred(), deferred(), deferred(), deferred()];
   const started: number[] = [];
   const runs = gates.map((g, i) =>
@@ -36,7 +36,7 @@ test('the pool runs at most its size at once and starts waiters in arrival order
 });
 
 test('a task that throws gives its slot back', async () => {
-  const pool = createPool(1);
+  const pool = createSemaphore(1);
   await assert.rejects(
     pool.run(async () => {
       throw new Error('boom');

@@ -1,14 +1,14 @@
-// A bounded pool: at most `size` tasks run at once; the rest wait in a FIFO queue and are started as slots
+// A semaphore: at most `size` tasks run at once; the rest wait in a FIFO queue and are started as slots
 // free up. A slot is released in `finally`, so a task that throws cannot leak it, and nothing polls.
 
-export interface Pool {
+export interface Semaphore {
   run<T>(task: () => Promise<T>): Promise<T>;
   /** Tasks running now (tests count against this). */
   active(): number;
   waiting(): number;
 }
 
-export function createPool(size: number): Pool {
+export function createSemaphore(size: number): Semaphore {
   if (!Number.isInteger(size) || size < 1) throw new RangeError('pool size must be a positive integer');
   let running = 0;
   const queue: (() => void)[] = [];
