@@ -199,4 +199,6 @@ export interface UsageEvent {
   usage: UsageReport | null;
   route?: UsageRoute;
   acceleration?: UsageAcceleration;
+  /** The provider key that served the call (a CredentialRecord's ID); absent where the provider has none. */
+  credentialId?: string;
 }

@@ -30,8 +30,8 @@ export interface MeterBatch {
 // at, tokenId, providerId, modelId, op, outcome, usage reported (boolean), its six counts, its tool calls (null
 // when none), route (null when absent), acceleration (null when absent), cache-write tokens, estimated cost,
 // 1-hour cache-write tokens, the estimate's pricing source (null without an estimate), whether the token counts
-// are the gateway's estimate (UsageReport.estimated).
-export const RECORD_SLOTS = 21;
+// are the gateway's estimate (UsageReport.estimated), the provider key that served it (null without one).
+export const RECORD_SLOTS = 22;
 
 /** Appends the countable fields of `e` to `out`: never the request ID or anything an event picks up later. */
 export function packRecord(
@@ -84,6 +84,7 @@ export function packRecord(
     u === null ? null : (u.cacheWrite1hTokens ?? null),
     pricingSource,
     u?.estimated === true,
+    e.credentialId ?? null,
   );
 }
 
@@ -115,6 +116,7 @@ export function unpackRecord(fields: readonly unknown[], at: number): MeterRecor
   if (rec.usage !== null && f(16) !== null) rec.usage.cacheWriteTokens = f(16) as number;
   if (rec.usage !== null && f(18) !== null) rec.usage.cacheWrite1hTokens = f(18) as number;
   if (rec.usage !== null && f(20) === true) rec.usage.estimated = true;
+  if (f(21) !== null) rec.credentialId = f(21) as string;
   if (f(14) !== null) rec.route = f(14) as UsageRoute;
   if (f(15) !== null) rec.acceleration = f(15) as UsageAcceleration;
   return rec;

@@ -8,6 +8,7 @@ import { fitsBytes, MAX_KEY_BYTES } from './keys.ts';
 //   usage-tools         day|providerId|modelId|tokenId|toolName                       -> ToolTotals
 //   usage-routes        day|providerId|modelId|tokenId|packSlug|routeId|fallback|reason -> UsageTotals
 //   usage-acceleration  day|providerId|modelId|tokenId|mode|draftModelId              -> AccelerationTotals
+//   usage-credentials   day|providerId|modelId|tokenId|credentialId                   -> UsageTotals
 //
 // Every key starts with the fixed-width day, so a day range is one key-range scan ([from|, to}) and pruning
 // is a scan of everything before a day. Parts are escaped (`%` -> %25, `|` -> %7C) so any ID or tool name
@@ -19,6 +20,7 @@ export const USAGE_DBS = {
   tools: 'usage-tools',
   routes: 'usage-routes',
   acceleration: 'usage-acceleration',
+  credentials: 'usage-credentials',
 } as const;
 export type UsageTable = keyof typeof USAGE_DBS;
 

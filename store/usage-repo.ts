@@ -36,6 +36,7 @@ export interface UsageDeltas {
   tools: ReadonlyMap<string, ToolTotals>;
   routes: ReadonlyMap<string, UsageTotals>;
   acceleration: ReadonlyMap<string, AccelerationTotals>;
+  credentials: ReadonlyMap<string, UsageTotals>;
 }
 
 export interface UsageWriter {
@@ -65,6 +66,7 @@ function tables(env: StoreEnv) {
     tools: env.db<ToolTotals>(USAGE_DBS.tools),
     routes: env.db<UsageTotals>(USAGE_DBS.routes),
     acceleration: env.db<AccelerationTotals>(USAGE_DBS.acceleration),
+    credentials: env.db<UsageTotals>(USAGE_DBS.credentials),
   };
 }
 
@@ -85,6 +87,7 @@ export function usageWriter(env: StoreEnv): UsageWriter {
         apply(dbs.tools, d.tools);
         apply(dbs.routes, d.routes);
         apply(dbs.acceleration, d.acceleration);
+        apply(dbs.credentials, d.credentials);
       });
     },
     prune(beforeDay) {
@@ -236,8 +239,9 @@ export function usageRepo(env: StoreEnv, ownerOf: (tokenId: string) => string | 
     },
 
     breakdown(f, groupBy, limit) {
+      // Keys are a dimension of their own table: only calls of providers that hold keys are in it.
       const groups = group(
-        scan(dbs.daily, f),
+        scan(groupBy === 'credential' ? dbs.credentials : dbs.daily, f),
         (r) => JSON.stringify(dimensionsOf(r, groupBy, ownerOf)),
         (r) => ({ head: r, t: emptyTotals() }),
         (g, r) => void addInto(g.t, r.value),
@@ -319,7 +323,8 @@ function dimensionsOf(
   r: Row<unknown>,
   groupBy: UsageGroupBy,
   ownerOf: (tokenId: string) => string | null,
-): Pick<UsageBreakdownRow, 'providerId' | 'modelId' | 'tokenId' | 'serviceAccountId'> {
+): Pick<UsageBreakdownRow, 'providerId' | 'modelId' | 'tokenId' | 'serviceAccountId' | 'credentialId'> {
+  if (groupBy === 'credential') return { providerId: r.providerId, credentialId: r.extra[0] ?? '' };
   if (groupBy === 'service_account') return { serviceAccountId: ownerOf(r.tokenId) };
   if (groupBy === 'provider') return { providerId: r.providerId };
   if (groupBy === 'model') return { modelId: r.modelId };

@@ -4,7 +4,14 @@
 import type { PricingSource } from '../price-index.ts';
 
 /** Breakdown dimensions, as spelled in `groupBy`. */
-export const USAGE_GROUP_BY = ['provider', 'model', 'provider_model', 'token', 'service_account'] as const;
+export const USAGE_GROUP_BY = [
+  'provider',
+  'model',
+  'provider_model',
+  'token',
+  'service_account',
+  'credential',
+] as const;
 export type UsageGroupBy = (typeof USAGE_GROUP_BY)[number];
 export const DEFAULT_USAGE_GROUP_BY: UsageGroupBy = 'model';
 
@@ -121,6 +128,8 @@ export interface UsageBreakdownRow extends UsageCounters {
   tokenId?: string;
   /** The owner of the row's token as it is now; null for tokens without one, revoked, or unauthenticated. */
   serviceAccountId?: string | null;
+  /** The provider key that served the calls (`groupBy=credential`, with `providerId`; calls of keyed providers only). */
+  credentialId?: string;
 }
 
 export interface UsagePage<T> extends UsageRange {

@@ -29,6 +29,7 @@ describe('packRecord / unpackRecord', () => {
       },
     }),
     usageEvent({ acceleration: { mode: 'none', draftModelId: null, generationMs: 80 } }),
+    usageEvent({ credentialId: 'cred_01JABCDEFGHJKMNPQRSTVWXYZ0' }),
   ];
 
   it('round-trips every countable field, several records in one array', () => {

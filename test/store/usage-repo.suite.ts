@@ -50,6 +50,32 @@ after(async () => {
   removeDirs(dirs);
 });
 
+describe('usage repository per provider key', () => {
+  it('groups by key the calls of keyed providers only, filtered as any breakdown', () => {
+    const keyed = range('2026-03-01', '2026-03-31');
+    write([
+      ['2026-03-02', { credentialId: 'cred_a', usage: report({ totalTokens: 30 }) }],
+      ['2026-03-02', { credentialId: 'cred_b', usage: report({ totalTokens: 20 }) }],
+      ['2026-03-03', { credentialId: 'cred_a', tokenId: 'tok_b', usage: report({ totalTokens: 5 }) }],
+      ['2026-03-03', { usage: report({ totalTokens: 900 }) }],
+    ]);
+    assert.deepEqual(
+      repo.breakdown(keyed, 'credential', 50).data.map((r) => [r.providerId, r.credentialId, r.totalTokens]),
+      [
+        ['openai', 'cred_a', 35],
+        ['openai', 'cred_b', 20],
+      ],
+    );
+    const byToken = repo.breakdown({ ...keyed, tokenId: 'tok_b' }, 'credential', 50);
+    assert.deepEqual(
+      byToken.data.map((r) => [r.credentialId, r.totalTokens]),
+      [['cred_a', 5]],
+    );
+    // The other views are unchanged: a call counts once in them, keyed or not.
+    assert.equal(repo.summary(keyed).totals.totalTokens, 955);
+  });
+});
+
 describe('usage repository', () => {
   it('reads exactly the days of the range, both ends included', () => {
     const s = repo.summary(JAN);

@@ -19,16 +19,25 @@ export interface PendingAggregates {
   tools: Map<string, ToolTotals>;
   routes: Map<string, UsageTotals>;
   acceleration: Map<string, AccelerationTotals>;
+  /** Per provider key (W4.2): the calls of providers that hold keys. */
+  credentials: Map<string, UsageTotals>;
   /** Rows refused because their key would exceed LMDB's limit (absurdly long IDs or tool names). */
   oversized: number;
 }
 
 export function createPending(): PendingAggregates {
-  return { daily: new Map(), tools: new Map(), routes: new Map(), acceleration: new Map(), oversized: 0 };
+  return {
+    daily: new Map(),
+    tools: new Map(),
+    routes: new Map(),
+    acceleration: new Map(),
+    credentials: new Map(),
+    oversized: 0,
+  };
 }
 
 export function pendingRows(p: PendingAggregates): number {
-  return p.daily.size + p.tools.size + p.routes.size + p.acceleration.size;
+  return p.daily.size + p.tools.size + p.routes.size + p.acceleration.size + p.credentials.size;
 }
 
 /** A count worth adding: finite and not negative. Null (not reported) and junk add nothing. */
@@ -106,6 +115,12 @@ export function foldRecord(p: PendingAggregates, rec: MeterRecord, day: string):
       if (keyFits(key)) row(p.tools, key, () => ({ calls: 0 })).calls += n;
       else p.oversized += 1;
     }
+  }
+
+  if (rec.credentialId !== undefined) {
+    const key = usageKey(day, [...dims, rec.credentialId]);
+    if (keyFits(key)) addRecord(row(p.credentials, key, emptyTotals), rec);
+    else p.oversized += 1;
   }
 
   const route = rec.route;

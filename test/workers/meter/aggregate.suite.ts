@@ -35,6 +35,25 @@ function rec(over: Partial<MeterRecord> = {}): MeterRecord {
 
 const baseKey = usageKey(DAY, ['openai', 'openai/gpt-4o', 'tok_a']);
 
+describe('foldRecord per provider key (W4.2)', () => {
+  it("counts a keyed provider's calls under their key too, and nothing there for a provider without one", () => {
+    const p = createPending();
+    foldRecord(p, rec({ credentialId: 'cred_a' }), DAY);
+    foldRecord(p, rec({ credentialId: 'cred_a' }), DAY);
+    foldRecord(p, rec({ credentialId: 'cred_b' }), DAY);
+    foldRecord(p, rec(), DAY);
+    const key = (c: string) => usageKey(DAY, ['openai', 'openai/gpt-4o', 'tok_a', c]);
+    assert.deepEqual(
+      [...p.credentials].map(([k, t]) => [k, t.requests]),
+      [
+        [key('cred_a'), 2],
+        [key('cred_b'), 1],
+      ],
+    );
+    assert.equal(p.daily.get(baseKey)!.requests, 4);
+  });
+});
+
 describe('foldRecord counters', () => {
   it('adds known events up exactly', () => {
     const p = createPending();
