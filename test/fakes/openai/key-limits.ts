@@ -32,7 +32,7 @@ export function keyLimits(
   const limited = new Map<string, number>();
   const revoked = new Set<string>();
 
-  function headersFor(key: string, limit: KeyLimit, count: number, start: number): Record<string, string> {
+  function headersFor(limit: KeyLimit, count: number, start: number): Record<string, string> {
     const left = Math.max(0, start + limit.windowMs - now());
     return {
       'x-ratelimit-limit-requests': String(limit.requests),
@@ -63,7 +63,7 @@ export function keyLimits(
         limited.set(key, (limited.get(key) ?? 0) + 1);
         return {
           status: 429,
-          headers: headersFor(key, limit, w.count, w.start),
+          headers: headersFor(limit, w.count, w.start),
           body: {
             error: { message: 'Rate limit reached for requests.', type: 'requests', code: 'rate_limit_exceeded' },
           },
@@ -72,7 +72,7 @@ export function keyLimits(
       w.count++;
       served.set(key, (served.get(key) ?? 0) + 1);
       const reply: AnyReply = await handler(req, params);
-      reply.headers = { ...reply.headers, ...headersFor(key, limit, w.count, w.start) };
+      reply.headers = { ...reply.headers, ...headersFor(limit, w.count, w.start) };
       return reply;
     };
 
