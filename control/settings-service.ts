@@ -87,6 +87,8 @@ function merge(current: StoredSettings, patch: SettingsPatch): StoredSettings {
   Object.assign(next.limits, patch.limits);
   // Names of providers that do not exist (yet) are kept: a provider may be added after the order is set.
   if (patch.routing?.providerOrder !== undefined) next.routing.providerOrder = [...patch.routing.providerOrder];
+  if (patch.routing?.sessionIdleMinutes !== undefined)
+    next.routing.sessionIdleMinutes = patch.routing.sessionIdleMinutes;
   return next;
 }
 
@@ -142,7 +144,10 @@ export function createSettingsService({ env, repo, audit, listener, vault, onCha
       usage: { ...settings.usage },
       gauge: structuredClone(settings.gauge),
       limits: { ...settings.limits },
-      routing: { providerOrder: [...settings.routing.providerOrder] },
+      routing: {
+        providerOrder: [...settings.routing.providerOrder],
+        sessionIdleMinutes: settings.routing.sessionIdleMinutes,
+      },
       vault: { ...vault },
     };
   };

@@ -219,6 +219,7 @@ function startThreads(p: Parts, routes: readonly RouteDef[], threads: number, po
       multipartBodyBytes: p.edgeConfig.multipartBodyLimit,
       bodyBudgetBytes: Math.floor(p.edgeConfig.bodyBudgetLimit / threads),
       providerOrder: [...s.routing.providerOrder],
+      sessionIdleMs: s.routing.sessionIdleMinutes * 60_000,
     }),
     smart: p.gatewaySmart,
     runtime: p.local.runtimePool,

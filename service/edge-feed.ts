@@ -19,6 +19,8 @@ export interface EdgeSettings {
   bodyBudgetBytes: number;
   /** The order in which a plain model name is tried against providers (edge/gateway/plain-names.ts). */
   providerOrder: string[];
+  /** How long a session keeps its provider key without a call, in ms (edge/gateway/key-pool.ts). */
+  sessionIdleMs: number;
 }
 
 export interface EdgeFeedPort {

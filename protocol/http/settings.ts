@@ -54,7 +54,8 @@ export interface StoredSettings {
    * providerOrder: where a plain upstream model name (`claude-sonnet-4-5`, `gpt-5`) that is neither a model ID
    * nor an alias is looked up, as `<provider>/<name>`, first match first; empty = whichever one provider has it.
    */
-  routing: { providerOrder: string[] };
+  /** sessionIdleMinutes: how long a session keeps its provider key without a call (docs/api.md, Key pools). */
+  routing: { providerOrder: string[]; sessionIdleMinutes: number };
 }
 
 /**
@@ -77,7 +78,7 @@ export const DEFAULT_SETTINGS: StoredSettings = {
   usage: { enabled: true, retentionDays: 400 },
   gauge: { enabled: false, retentionDays: 90, oauthClients: {} },
   limits: { jsonBodyBytes: 16 * MiB, multipartBodyBytes: 64 * MiB, inflightBodyBytes: null },
-  routing: { providerOrder: [] },
+  routing: { providerOrder: [], sessionIdleMinutes: 10 },
 };
 
 /** The most providers `routing.providerOrder` names. */
@@ -153,6 +154,7 @@ export const SettingsPatchSchema = Type.Object(
               uniqueItems: true,
             }),
           ),
+          sessionIdleMinutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 1440 })),
         },
         { additionalProperties: false },
       ),

@@ -107,6 +107,12 @@ describe('PATCH /v1/settings', () => {
     assert.equal(reply.json.gauge.retentionDays, 90);
   });
 
+  test('routing.sessionIdleMinutes: 10 by default, set alone', async () => {
+    assert.equal((await svc.request('GET', '/v1/settings')).json.routing.sessionIdleMinutes, 10);
+    const reply = await svc.request('PATCH', '/v1/settings', { body: { routing: { sessionIdleMinutes: 30 } } });
+    assert.deepEqual(reply.json.routing, { providerOrder: [], sessionIdleMinutes: 30 });
+  });
+
   test('invalid values are INVALID_REQUEST naming the field', async () => {
     const cases: [unknown, string][] = [
       [{ runtime: { tuning: { threads: -1 } } }, 'runtime.tuning.threads'],
@@ -119,6 +125,8 @@ describe('PATCH /v1/settings', () => {
       [{ gauge: { retentionDays: 0 } }, 'gauge.retentionDays'],
       [{ usage: { enabled: 'yes' } }, 'usage.enabled'],
       [{ bind: { networkExposed: 1 } }, 'bind.networkExposed'],
+      [{ routing: { sessionIdleMinutes: 0 } }, 'routing.sessionIdleMinutes'],
+      [{ routing: { sessionIdleMinutes: 1441 } }, 'routing.sessionIdleMinutes'],
     ];
     for (const [body, param] of cases) {
       const reply = await svc.request('PATCH', '/v1/settings', { body });
