@@ -221,6 +221,7 @@ function startThreads(p: Parts, routes: readonly RouteDef[], threads: number, po
       providerOrder: [...s.routing.providerOrder],
     }),
     smart: p.gatewaySmart,
+    providers: p.providers,
     runtime: p.local.runtimePool,
     recordUsage: (event) => p.recordUsage(event),
     noteUses: (uses) => p.tokens.noteUses(uses),
