@@ -4,6 +4,7 @@ import { upgradeProviders } from '../../control/provider-upgrade.ts';
 import { catalogRoutes } from '../../edge/routes/catalog.ts';
 import { modelRoutes } from '../../edge/routes/models.ts';
 import { providerRoutes } from '../../edge/routes/providers.ts';
+import { providerCredentialRoutes } from '../../edge/routes/provider-credentials.ts';
 import { modelActions } from '../../control/model-actions.ts';
 import { LIVE_HEADERS_ACCOUNT_PREFIX } from '../../protocol/gauge-catalog.ts';
 import { createProxyPool } from '../../workers/proxy/pool.ts';
@@ -60,6 +61,7 @@ export async function providersFamily(p: Parts): Promise<Family> {
       const providers = p.control.port<ProvidersPort>('providers', p.providers, PROVIDERS_METHODS);
       return [
         ...providerRoutes(providers, p.catalog, models),
+        ...providerCredentialRoutes(providers),
         ...catalogRoutes(
           p.control.port<CatalogCalls>('catalog', p.catalog, CATALOG_METHODS),
           modelActions({
