@@ -170,6 +170,30 @@ describe('provider credentials', () => {
     assert.equal((await ok('GET', base)).data.length, 3);
   });
 
+  test('a limit may name a credential that exists (scope `credential`), and no other', async () => {
+    const limit = (id: string) => ({
+      name: 'per key',
+      scope: { kind: 'credential', id },
+      window: 'day',
+      metric: 'requests',
+      max: 100,
+      enabled: false,
+    });
+    await refused('POST', '/v1/limits', limit('key_01ARZ3NDEKTSV4RRFFQ69G5FAV'), 400, 'INVALID_REQUEST', 'scope.id');
+    await refused(
+      'POST',
+      '/v1/limits',
+      { ...limit('x'), scope: { kind: 'credential' } },
+      400,
+      'INVALID_REQUEST',
+      'scope.id',
+    );
+    const [def] = (await ok('GET', '/v1/providers/oa/credentials')).data;
+    const made = await ok('POST', '/v1/limits', limit(def.id), 201);
+    assert.deepEqual(made.scope, { kind: 'credential', id: def.id });
+    await ok('DELETE', `/v1/limits/${made.id}`);
+  });
+
   test('a read token lists keys; writing one needs manage', async () => {
     const made = await svc.request('POST', '/v1/tokens', { body: { name: 'keys-read', scopes: ['read'] } });
     svc.markSecretBearing(made);
