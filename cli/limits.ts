@@ -20,6 +20,7 @@ const SCOPE_KINDS: Record<string, string> = {
   session: 'session',
   'route-pack': 'route_pack',
   route_pack: 'route_pack',
+  credential: 'credential',
   service: 'service',
 };
 /** How many sessions of a per-session limit `limits` shows under it. */
@@ -91,7 +92,8 @@ export function parseScope(text: string): { kind: string; id?: string } {
   const typed = colon < 0 ? text : text.slice(0, colon);
   const id = colon < 0 ? undefined : text.slice(colon + 1);
   const kind = SCOPE_KINDS[typed];
-  const forms = 'token:<id>, service-account:<id>, session, session:<id>, route-pack:<slug> or service';
+  const forms =
+    'token:<id>, service-account:<id>, session, session:<id>, route-pack:<slug>, credential:<id> or service';
   if (kind === undefined) throw new UsageError(`--scope is one of: ${forms}.`);
   if (kind === 'service' && id !== undefined)
     throw new UsageError('--scope service counts every call: it takes no ID.');

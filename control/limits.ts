@@ -33,7 +33,7 @@ export interface LimitsDeps {
   audit: AuditRepo;
   bus: EventBus;
   log: Logger;
-  /** Whether the token, service account or route pack a scope names exists (a typo would never count). */
+  /** Whether the token, service account, route pack or credential a scope names exists (a typo never counts). */
   scopeExists(kind: LimitScopeKind, id: string): Promise<boolean>;
   now?: () => number;
   /** How often the counters are stored (and tripped counters' window ends announced). */

@@ -9,6 +9,14 @@ import type { ModelListCache, ModelRepo } from '../store/model-repo.ts';
 import type { ProviderRecord, ProviderRepo } from '../store/provider-repo.ts';
 import type { Vault } from '../store/vault/index.ts';
 import { auditedCrud } from './crud.ts';
+import type { EventBus } from './events.ts';
+import {
+  credentialWrites,
+  defaultCredential,
+  deleteRefs,
+  droppedCredentials,
+  firstUsableRef,
+} from './provider-credentials.ts';
 import { checkCredentialRedirect } from './credential-redirect.ts';
 import { createProviderRefresh } from './provider-refresh.ts';
 import {
@@ -33,6 +41,8 @@ export interface ProviderService extends ProvidersPort {
   list(): ProviderView[];
   get(id: string): ProviderView;
   record(id: string): ProviderRecord | undefined;
+  /** The provider holding credential `credentialId`, if any does (a limit's scope names it). */
+  credentialOwner(credentialId: string): string | undefined;
   /** Refreshes, in the background, every auto-proxying provider whose list is older than the TTL. */
   refreshStale(): void;
   /** Resolves once no model list refresh is running (each has committed its list and told the catalog). */
@@ -56,6 +66,8 @@ interface Deps {
    */
   onChange(id: string, provider: ProviderRecord | null, listing?: ModelListCache | null): unknown;
   log: Logger;
+  /** Where `credential.rejected` is announced. */
+  bus: Pick<EventBus, 'publish'>;
   /** The port this service listens on (null before it does): no provider may point there. */
   ownPort?(): number | null;
   /** What else goes with a deleted provider (its live-header readings): found now, staged in the delete's commit. */
@@ -71,7 +83,8 @@ export function toProviderView(r: ProviderRecord): ProviderView {
     baseUrl: r.baseUrl,
     enabled: r.enabled,
     autoProxyModels: r.autoProxyModels,
-    credentialConfigured: r.credentialRef !== null,
+    credentialConfigured: r.credentials.length > 0,
+    credentials: r.credentials.length,
     hints: { ...r.hints },
     timeouts: { ...r.timeouts },
     createdAt: new Date(r.createdAt).toISOString(),
@@ -106,7 +119,7 @@ export function createProviderService(deps: Deps): ProviderService {
   /** A record stored before the listener check, or a port changed since, still never lists itself. */
   function listFrom(r: ProviderRecord): Promise<UpstreamModelList> {
     checkNotOwnListener(r.baseUrl, ownPort());
-    return lister(targetOf(r), r.credentialRef);
+    return lister(targetOf(r), firstUsableRef(r));
   }
 
   const lists = createProviderRefresh({
@@ -122,7 +135,29 @@ export function createProviderService(deps: Deps): ProviderService {
   });
   const { wantsList, refreshInBackground } = lists;
 
+  const credentials = credentialWrites({
+    crud,
+    vault,
+    bus: deps.bus,
+    mustGet,
+    removing: (id) => removing.has(id),
+    notFound,
+    async committed(previous, next) {
+      byId.set(next.id, next);
+      await onChange(next.id, next);
+      const ref = firstUsableRef(next);
+      if (ref !== null && ref !== firstUsableRef(previous) && wantsList(next)) refreshInBackground(next.id);
+    },
+  });
+
   const service: ProviderService = {
+    ...credentials,
+    // The key pool's figures live on the edge threads; the control plane has none to add.
+    livePool: () => undefined,
+    credentialOwner(credentialId) {
+      for (const r of byId.values()) if (r.credentials.some((c) => c.id === credentialId)) return r.id;
+      return undefined;
+    },
     list: () =>
       [...byId.values()].sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id)).map(toProviderView),
     get: (id) => toProviderView(mustGet(id)),
@@ -144,7 +179,7 @@ export function createProviderService(deps: Deps): ProviderService {
       const hints = checkHints(input.kind, input.hints);
       checkCredential(input.kind, input.credential);
       const now = Date.now();
-      const credentialRef = input.credential === undefined ? null : await vault.put(input.credential);
+      const credentials = input.credential === undefined ? [] : [await defaultCredential(vault, input.credential, now)];
       const record: ProviderRecord = {
         id,
         kind: input.kind,
@@ -152,7 +187,7 @@ export function createProviderService(deps: Deps): ProviderService {
         baseUrl,
         enabled: input.enabled ?? true,
         autoProxyModels: input.autoProxyModels ?? true,
-        credentialRef,
+        credentials,
         hints,
         timeouts: { ...DEFAULT_TIMEOUTS, ...input.timeouts },
         createdAt: now,
@@ -160,13 +195,13 @@ export function createProviderService(deps: Deps): ProviderService {
       };
       const metadata = {
         kind: record.kind,
-        credentialConfigured: credentialRef !== null,
+        credentialConfigured: credentials.length > 0,
         hintNames: Object.keys(hints),
       };
       try {
         await crud.create(record, { action: 'provider.create', actor, requestId, metadata });
       } catch (err) {
-        if (credentialRef !== null) await vault.delete(credentialRef).catch(() => undefined);
+        await deleteRefs(vault, credentials, true);
         throw err;
       }
       byId.set(id, record);
@@ -180,7 +215,7 @@ export function createProviderService(deps: Deps): ProviderService {
       const baseUrl = patch.baseUrl === undefined ? current.baseUrl : checkBaseUrl(current.kind, patch.baseUrl);
       if (patch.baseUrl !== undefined) checkNotOwnListener(baseUrl, ownPort());
       checkCredentialRedirect({
-        hasCredential: current.credentialRef !== null,
+        hasCredential: current.credentials.length > 0,
         before: current.baseUrl,
         after: baseUrl,
         suppliesCredential: patch.credential !== undefined,
@@ -190,8 +225,11 @@ export function createProviderService(deps: Deps): ProviderService {
       const hints = patch.hints === undefined ? current.hints : checkHints(current.kind, patch.hints);
       checkCredential(current.kind, patch.credential);
       if (removing.has(id)) throw notFound(id);
-      const newRef = typeof patch.credential === 'string' ? await vault.put(patch.credential) : undefined;
-      const fields: Omit<ProviderRecord, 'credentialRef'> = {
+      const now = Date.now();
+      // `credential` replaces every key the provider holds by this one (or, null, removes them all).
+      const replacement =
+        typeof patch.credential === 'string' ? [await defaultCredential(vault, patch.credential, now)] : [];
+      const fields: Omit<ProviderRecord, 'credentials'> = {
         ...current,
         displayName: patch.displayName ?? current.displayName,
         baseUrl,
@@ -199,36 +237,35 @@ export function createProviderService(deps: Deps): ProviderService {
         autoProxyModels: patch.autoProxyModels ?? current.autoProxyModels,
         hints,
         timeouts: { ...current.timeouts, ...patch.timeouts },
-        updatedAt: Date.now(),
+        updatedAt: now,
       };
       const metadata = { changedFields: Object.keys(patch).sort(), credentialConfigured: false };
       let replaced: { previous: ProviderRecord; record: ProviderRecord };
       try {
-        // The credential a racing update stored stays unless this one replaces it: the record never names a
-        // secret that update's own replacement already deleted. (The audit record is staged after this.)
+        // The credentials a racing write stored stay unless this one replaces them: the record never names a
+        // secret that write's own replacement already deleted. (The audit record is staged after this.)
         replaced = await crud.updateFrom(
           id,
           (stored) => {
-            const credentialRef = patch.credential === undefined ? stored.credentialRef : (newRef ?? null);
-            metadata.credentialConfigured = credentialRef !== null;
-            return { ...fields, credentialRef };
+            const credentials = patch.credential === undefined ? stored.credentials : replacement;
+            metadata.credentialConfigured = credentials.length > 0;
+            return { ...fields, credentials };
           },
           { action: 'provider.update', actor, requestId, metadata },
         );
       } catch (err) {
         // A removal that committed first (NOT_FOUND) leaves no secret behind for a provider that is gone.
-        if (newRef !== undefined) await vault.delete(newRef).catch(() => undefined);
+        await deleteRefs(vault, replacement, true);
         throw err;
       }
       const { previous, record: next } = replaced;
       byId.set(id, next);
       await onChange(id, next);
-      // The old secret goes only once nothing refers to it any more: the one the store held, which a racing
-      // update may have replaced since this one read `current`.
-      if (previous.credentialRef !== null && previous.credentialRef !== next.credentialRef)
-        await vault.delete(previous.credentialRef);
+      // The old secrets go only once nothing refers to them any more: the ones the store held, which a racing
+      // write may have replaced since this one read `current`.
+      await deleteRefs(vault, droppedCredentials(previous, next));
       const reachChanged =
-        baseUrl !== current.baseUrl || next.credentialRef !== current.credentialRef || patch.hints !== undefined;
+        baseUrl !== current.baseUrl || firstUsableRef(next) !== firstUsableRef(current) || patch.hints !== undefined;
       if (wantsList(next) && (reachChanged || !wantsList(current))) refreshInBackground(id);
       return toProviderView(next);
     },
@@ -263,8 +300,8 @@ export function createProviderService(deps: Deps): ProviderService {
       }
       byId.delete(id);
       await onChange(id, null, null);
-      // The credential as stored: an update that committed after this removal read `current` replaced it.
-      if (removed.credentialRef !== null) await vault.delete(removed.credentialRef);
+      // The credentials as stored: a write that committed after this removal read `current` replaced them.
+      await deleteRefs(vault, removed.credentials);
     },
 
     async test(id, actor, requestId) {

@@ -22,6 +22,11 @@ const SCOPES = {
     optional: true,
   },
   route_pack: { label: 'A route pack', id: 'Route pack slug', hint: 'Calls to @route/<slug>.' },
+  credential: {
+    label: 'A provider key',
+    id: 'Credential ID',
+    hint: 'Calls made with one of a provider\u2019s keys: its ID in the Providers view (key_...).',
+  },
   service: { label: 'The whole service (every call)', id: null, hint: null },
 };
 const WINDOWS = { minute: 'Minute', hour: 'Hour', day: 'Day', week: 'Week (from Monday)', month: 'Month' };

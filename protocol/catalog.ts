@@ -15,10 +15,27 @@ export interface ProviderRecord {
   baseUrl: string | null;
   enabled: boolean;
   autoProxyModels: boolean;
-  /** Opaque vault reference; never leaves the store and the edge's own memory. */
-  credentialRef: string | null;
+  /** Its keys, 0 to CREDENTIALS_MAX, in the order added (docs/api.md, Provider credentials). */
+  credentials: CredentialRecord[];
   hints: Record<string, string>;
   timeouts: ProviderTimeouts;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** One key of a provider: a vault reference with what is shown of it. */
+export interface CredentialRecord {
+  /** CREDENTIAL_ID_PREFIX + a ULID-style ID (protocol/ids.ts newId). */
+  id: string;
+  /** 1..64 characters shown in lists and logs (no secret), e.g. "work account". */
+  label: string;
+  /** 1..100, default 1: its share of the calls when keys have equal headroom. */
+  weight: number;
+  enabled: boolean;
+  /** Opaque vault reference; never leaves the store and the edge's own memory. */
+  ref: string;
+  /** Set when the upstream refused the key (401/403): the key is set aside until it is edited (any PATCH clears it). */
+  rejectedAt: number | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -64,17 +81,31 @@ export interface Catalog {
   providerIds(): string[];
 }
 
-/** A hosted kind without a stored credential cannot be called; decided from the record, not the vault. */
+/** The keys a call may use: enabled and not set aside by the upstream, in the order added. */
+export function usableCredentials(provider: Pick<ProviderRecord, 'credentials'>): CredentialRecord[] {
+  return provider.credentials.filter((c) => c.enabled && c.rejectedAt === null);
+}
+
+/** A hosted kind without a usable stored credential cannot be called; decided from the record, not the vault. */
 export function checkCredential({ provider }: Pick<ResolvedModel, 'provider'>): void {
-  if (KINDS[provider.kind].credential === 'required' && provider.credentialRef === null) {
-    throw new ServiceError(
-      'PROVIDER_CREDENTIAL_MISSING',
-      `Provider \`${provider.id}\` has no credential; set one with PATCH /v1/providers/${provider.id}.`,
-      {
-        details: { providerId: provider.id },
-      },
-    );
+  if (KINDS[provider.kind].credential !== 'required') return;
+  const { credentials } = provider;
+  // A loop, not usableCredentials: this runs on every call to a hosted provider and should allocate nothing.
+  let rejected = 0;
+  let disabled = 0;
+  for (const c of credentials) {
+    if (!c.enabled) disabled++;
+    else if (c.rejectedAt !== null) rejected++;
+    else return;
   }
+  const why =
+    credentials.length === 0
+      ? `has no credential; add one with POST /v1/providers/${provider.id}/credentials`
+      : `has no usable credential (${rejected} refused by the provider, ${disabled} disabled); add, enable or ` +
+        `edit one at /v1/providers/${provider.id}/credentials`;
+  throw new ServiceError('PROVIDER_CREDENTIAL_MISSING', `Provider \`${provider.id}\` ${why}.`, {
+    details: { providerId: provider.id, credentials: credentials.length, rejected, disabled },
+  });
 }
 
 /** Where a call to a provider goes, as the workers read it: the record without its credential reference. */

@@ -15,6 +15,7 @@ export const EVENT_TYPES = [
   'limit.reset',
   'session.paused',
   'session.resumed',
+  'credential.rejected',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -1,4 +1,4 @@
-import { randomFillSync } from 'node:crypto';
+import { createHash, randomFillSync } from 'node:crypto';
 
 // ULID-shaped identifiers: 48 bits of milliseconds then 80 random bits, Crockford base32, so they sort by
 // creation time as plain strings (LMDB keys, log grep) and cannot be predicted from one another.
@@ -57,6 +57,18 @@ export function newId(prefix: string, now: number = Date.now()): string {
   writeTime(now);
   writeRandom(pool, random10());
   return prefix + scratch.toString('latin1', 0, 26);
+}
+
+/**
+ * An ID of the same shape made from `seed` alone (its SHA-256), so the same seed names the same record on every
+ * run: for a record made from an older one, whose ID has to be the same however often the upgrade runs.
+ */
+export function derivedId(prefix: string, seed: string): string {
+  // 130 of the hash's bits, as 26 digits: the first 17 bytes less their last 6 bits.
+  let bits = BigInt(`0x${createHash('sha256').update(seed).digest('hex').slice(0, 34)}`) >> 6n;
+  let digits = '';
+  for (let i = 0; i < 26; i++, bits >>= 5n) digits = ALPHABET[Number(bits & 31n)] + digits;
+  return prefix + digits;
 }
 
 /**

@@ -14,7 +14,10 @@ import type { TranslationKey } from './translation.ts';
 export interface RelayRequest {
   op: GatewayOp;
   target: ProviderTarget;
+  /** The vault reference of the key the call uses; null for a provider without one. */
   credentialRef: string | null;
+  /** That key's credential ID (protocol/catalog.ts CredentialRecord), for usage, limits and the key pool. */
+  credentialId: string | null;
   requestId: string;
   /** The model as the client named it (rerank answers with it) and as the upstream knows it. */
   clientModel: string | null;

@@ -222,6 +222,7 @@ function startThreads(p: Parts, routes: readonly RouteDef[], threads: number, po
       sessionIdleMs: s.routing.sessionIdleMinutes * 60_000,
     }),
     smart: p.gatewaySmart,
+    providers: p.providers,
     runtime: p.local.runtimePool,
     recordUsage: (event) => p.recordUsage(event),
     noteUses: (uses) => p.tokens.noteUses(uses),

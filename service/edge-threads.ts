@@ -10,6 +10,7 @@ import type { Follower } from '../protocol/followers.ts';
 import type { RouteShape, ToControl } from '../protocol/forward.ts';
 import type { StoredSettings } from '../protocol/http/settings.ts';
 import type { SmartRoutingPort } from '../protocol/ports/smart-route.ts';
+import { EDGE_PROVIDERS_METHODS, type EdgeProvidersPort } from '../protocol/ports/providers.ts';
 import type { RelayPool } from '../workers/proxy/relay-pool.ts';
 import { portClient, servePorts } from '../workers/shared/port-channel.ts';
 import { serveRelayPool } from '../workers/shared/relay-over-port.ts';
@@ -52,6 +53,8 @@ export interface EdgeThreadsDeps {
   /** What an edge thread's settings copy holds, from the stored settings. */
   edgeSettings(settings: StoredSettings): EdgeSettings;
   smart: SmartRoutingPort;
+  /** What an edge thread reports to the providers: a key the upstream refused. */
+  providers: EdgeProvidersPort;
   runtime: RelayPool;
   /** A gateway call's usage, from an edge thread that has counted its metrics. */
   recordUsage(event: Extract<EdgeReport, { t: 'usage' }>['event']): void;
@@ -141,6 +144,7 @@ async function startThread(deps: EdgeThreadsDeps, index: number, shapes: RouteSh
   const served = servePorts(calls!.port1, {
     'smart.presets': { target: deps.smart.presets, methods: ['usable'] },
     'smart.packs': { target: deps.smart.packs, methods: ['usable', 'decide'] },
+    providers: { target: deps.providers, methods: EDGE_PROVIDERS_METHODS },
   });
   const forwarding = serveForwarded(deps.routes, (m, transfer) => forward!.port1.postMessage(m, transfer ?? []));
   forward!.port1.on('message', (m: ToControl) => forwarding.take(m));

@@ -1,3 +1,4 @@
+import { EDGE_PROVIDERS_METHODS, type EdgeProvidersPort } from '../protocol/ports/providers.ts';
 import type { SmartRoutingPort } from '../protocol/ports/smart-route.ts';
 import type { PortClient } from '../workers/shared/port-channel.ts';
 import type { EdgeReport } from './edge-feed.ts';
@@ -53,6 +54,11 @@ export function edgeSmartRouting(calls: PortClient, reports: ReportBatcher): Sma
       observe: (modelId, ms) => reports.add({ t: 'latency', modelId, ms }),
     },
   };
+}
+
+/** The providers port as an edge thread reaches it: a refused key is set aside on the control thread. */
+export function edgeProviders(calls: PortClient): EdgeProvidersPort {
+  return calls.remote<EdgeProvidersPort>('providers', EDGE_PROVIDERS_METHODS);
 }
 
 /**

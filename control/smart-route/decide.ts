@@ -4,6 +4,7 @@ import type { PackRoute, RoutePackView, Strategy } from '../../protocol/http/rou
 import { KINDS } from '../../protocol/providers.ts';
 import type { CapacitySignal } from '../capacity.ts';
 import type { Catalog, ResolvedModel } from '../../protocol/catalog-entries.ts';
+import { usableCredentials } from '../../protocol/catalog.ts';
 import type { LatencyTracker } from './latency.ts';
 import type { Attempt, Candidate, Decision } from '../../protocol/smart-route.ts';
 import { familyWords } from '../../protocol/words.ts';
@@ -89,8 +90,10 @@ function ineligibility(route: PackRoute, family: EndpointFamily, catalog: Catalo
   const target = catalog.resolve(route.model);
   if (!target) return 'unavailable: hidden, disabled or not in the catalog';
   if (!target.model.families.includes(family)) return `does not support ${familyWords(family)}`;
-  if (KINDS[target.provider.kind].credential === 'required' && target.provider.credentialRef === null)
-    return 'provider has no credential';
+  if (KINDS[target.provider.kind].credential === 'required' && usableCredentials(target.provider).length === 0)
+    return target.provider.credentials.length === 0
+      ? 'provider has no credential'
+      : 'provider has no usable credential';
   return null;
 }
 

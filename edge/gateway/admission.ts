@@ -36,6 +36,8 @@ export interface CallFacts {
   principal: Principal;
   headers: Readonly<Record<string, string | undefined>>;
   packSlug: string | null;
+  /** The provider credential the call uses (a `credential` limit's scope); absent or null: none. */
+  credentialId?: string | null;
   /** Whether its tokens count (metered operations); otherwise only `requests` limits apply. */
   metered: boolean;
   bodyBytes: number;
@@ -105,6 +107,8 @@ function keyOf(limit: ActiveLimit, facts: CallFacts, session: string | null | un
       return scope.id !== null && scope.id === facts.principal.serviceAccountId ? scope.id : null;
     case 'route_pack':
       return scope.id !== null && scope.id === facts.packSlug ? scope.id : null;
+    case 'credential':
+      return scope.id !== null && scope.id === facts.credentialId ? scope.id : null;
     case 'session':
       return session != null && (scope.id === null || scope.id === session) ? session : null;
   }

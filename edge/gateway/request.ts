@@ -7,6 +7,7 @@ import type { TranslationKey } from '../../protocol/translation.ts';
 import { forwardRequestHeaders } from '../../workers/proxy/header-policy.ts';
 import { targetOf, type ResolvedModel } from '../../protocol/catalog.ts';
 import { readJsonBody, scanJsonBody } from '../http/json-body.ts';
+import { credentialFor } from './credential-for.ts';
 import type { RouteContext } from '../http/router.ts';
 
 // What the gateway reads of a request before it relays it: the JSON body's model and output bounds, and the
@@ -27,10 +28,12 @@ export function relayRequest(
   body: RelayRequest['body'],
 ): RelayRequest {
   const { provider } = resolved;
+  const credential = credentialFor(provider);
   const req: RelayRequest = {
     op,
     target: targetOf(provider),
-    credentialRef: provider.credentialRef,
+    credentialRef: credential?.ref ?? null,
+    credentialId: credential?.id ?? null,
     requestId: ctx.requestId,
     clientModel,
     upstreamModelId: resolved.model?.upstreamModelId ?? null,

@@ -2,10 +2,11 @@ import { Type, type Static } from '@sinclair/typebox';
 import { compile } from '../validate.ts';
 
 // Enforced limits' HTTP bodies and answers (docs/api.md, Limits). A limit caps what one scope (a local token,
-// a service account, an agent session, a route pack, or the whole service) may use in a calendar window; the
-// gateway reserves each call's worst case before anything goes upstream and refuses a call that does not fit.
+// a service account, an agent session, a route pack, a provider's credential, or the whole service) may use in
+// a calendar window; the gateway reserves each call's worst case before anything goes upstream and refuses a
+// call that does not fit.
 
-export const LIMIT_SCOPES = ['token', 'service_account', 'session', 'route_pack', 'service'] as const;
+export const LIMIT_SCOPES = ['token', 'service_account', 'session', 'route_pack', 'credential', 'service'] as const;
 export type LimitScopeKind = (typeof LIMIT_SCOPES)[number];
 
 /**
@@ -29,7 +30,7 @@ export const LIMIT_BOUNDS = {
   /** Limits one installation keeps: every gateway call checks each enabled one against its scope. */
   count: 200,
   nameMax: 200,
-  /** A token, service-account or session ID, or a route pack's slug. */
+  /** A token, service-account, session or credential ID, or a route pack's slug. */
   scopeIdMax: 128,
   /** USD; far above any real limit, low enough to stay exact in nano-dollars. */
   usdMax: 1_000_000_000,
@@ -37,7 +38,10 @@ export const LIMIT_BOUNDS = {
   countMax: 1_000_000_000_000,
 } as const;
 
-/** `id`: the token, service account, session or route pack; null for `service`, and for `session` every session. */
+/**
+ * `id`: the token, service account, session, route pack or credential (`key_...`); null for `service`, and for
+ * `session` every session.
+ */
 export interface LimitScope {
   kind: LimitScopeKind;
   id: string | null;

@@ -66,9 +66,84 @@ export interface ProviderView {
   baseUrl: string | null;
   enabled: boolean;
   autoProxyModels: boolean;
+  /** Whether it holds any credential (usable or not). */
   credentialConfigured: boolean;
+  /** How many credentials it holds. */
+  credentials: number;
   hints: Record<string, string>;
   timeouts: ProviderTimeouts;
+  createdAt: string;
+  updatedAt: string;
+}
+
+// A provider's credentials (docs/api.md, Provider credentials): 1..N keys, each in the vault behind its own
+// reference, shown by ID and label only.
+
+export const CREDENTIAL_BOUNDS = {
+  /** Keys one provider holds: each call considers every one of them. */
+  count: 16,
+  labelMax: 64,
+  weightMax: 100,
+  /** A credential ID: CREDENTIAL_ID_PREFIX and 26 base32 digits; anything longer names none. */
+  idMax: 30,
+} as const;
+
+/**
+ * Not `cred_`: that is the shape of a vault reference, which never leaves the service and which the redactor
+ * replaces wherever it appears (protocol/redact.ts); an ID is shown, logged and named in limits.
+ */
+export const CREDENTIAL_ID_PREFIX = 'key_';
+/** The label a provider's one key gets when it comes with the provider (POST or PATCH /v1/providers). */
+export const DEFAULT_CREDENTIAL_LABEL = 'default';
+
+const Label = Type.String({ minLength: 1, maxLength: CREDENTIAL_BOUNDS.labelMax });
+const Weight = Type.Integer({ minimum: 1, maximum: CREDENTIAL_BOUNDS.weightMax });
+
+export const CredentialCreateSchema = Type.Object(
+  { label: Label, credential: Credential, weight: Type.Optional(Weight), enabled: Type.Optional(Type.Boolean()) },
+  { additionalProperties: false },
+);
+export type CredentialCreate = Static<typeof CredentialCreateSchema>;
+export const checkCredentialCreate = compile(CredentialCreateSchema);
+
+export const CredentialUpdateSchema = Type.Object(
+  {
+    label: Type.Optional(Label),
+    weight: Type.Optional(Weight),
+    enabled: Type.Optional(Type.Boolean()),
+    /** A new key for this credential: it replaces the stored one in the vault. */
+    credential: Type.Optional(Credential),
+  },
+  { additionalProperties: false },
+);
+export type CredentialUpdate = Static<typeof CredentialUpdateSchema>;
+export const checkCredentialUpdate = compile(CredentialUpdateSchema);
+
+/** Remaining against a limit until a reset, as a provider's rate-limit headers say (null: not said). */
+export interface HeadroomFigure {
+  remaining: number;
+  limit: number;
+  resetsAt: string | null;
+}
+
+/** What the key pool knows of a key now; the provider service alone knows none of it. */
+export interface CredentialLive {
+  headroom: { requests: HeadroomFigure | null; tokens: HeadroomFigure | null } | null;
+  /** Until when the key is cooling down after a 429 or a `retry-after` (RFC 3339); null when it is not. */
+  coolingUntil: string | null;
+  /** Agent sessions that keep this key. */
+  sessions: number;
+}
+
+/** A credential as routes show it: never the key or its vault reference. */
+export interface CredentialView extends CredentialLive {
+  id: string;
+  label: string;
+  weight: number;
+  enabled: boolean;
+  /** The provider refused the key (401/403): set aside until it is edited. */
+  rejected: boolean;
+  rejectedAt: string | null;
   createdAt: string;
   updatedAt: string;
 }

@@ -1,6 +1,14 @@
 import type { Actor } from '../actor.ts';
 import type { ProviderRecord } from '../catalog.ts';
-import type { ProviderCreate, ProviderUpdate, ProviderView } from '../http/providers.ts';
+import type {
+  CredentialCreate,
+  CredentialLive,
+  CredentialUpdate,
+  CredentialView,
+  ProviderCreate,
+  ProviderUpdate,
+  ProviderView,
+} from '../http/providers.ts';
 import type { ModelListCache } from '../providers.ts';
 import { methodsOf } from './methods.ts';
 
@@ -29,6 +37,27 @@ export interface ProvidersPort {
   remove(id: string, actor: Actor, requestId: string): Promise<void>;
   test(id: string, actor: Actor, requestId: string): Promise<TestOutcome>;
   refreshModels(id: string, actor: Actor | null, requestId: string | null): Promise<ModelListCache>;
+
+  /** A provider's credentials, in the order added (live figures at their defaults: see `livePool`). */
+  listCredentials(providerId: string): CredentialView[] | Promise<CredentialView[]>;
+  addCredential(providerId: string, input: CredentialCreate, actor: Actor, requestId: string): Promise<CredentialView>;
+  updateCredential(
+    providerId: string,
+    credentialId: string,
+    patch: CredentialUpdate,
+    actor: Actor,
+    requestId: string,
+  ): Promise<CredentialView>;
+  removeCredential(providerId: string, credentialId: string, actor: Actor, requestId: string): Promise<void>;
+  /**
+   * The upstream refused the key (`status` 401 or 403): it is set aside until it is edited, the change audited,
+   * announced (`credential.rejected`) and on every edge thread. False when it was set aside already.
+   */
+  rejectCredential(providerId: string, credentialId: string, status: number): Promise<boolean>;
+  /** What the key pool knows of each of a provider's keys now, by credential ID; nothing when it knows none. */
+  livePool?(
+    providerId: string,
+  ): Map<string, CredentialLive> | undefined | Promise<Map<string, CredentialLive> | undefined>;
 }
 
 export const PROVIDERS_METHODS = methodsOf<ProvidersPort>()([
@@ -40,4 +69,14 @@ export const PROVIDERS_METHODS = methodsOf<ProvidersPort>()([
   'remove',
   'test',
   'refreshModels',
+  'listCredentials',
+  'addCredential',
+  'updateCredential',
+  'removeCredential',
+  'rejectCredential',
+  'livePool',
 ]);
+
+/** What an edge thread calls on the control thread's providers port (service/edge-threads.ts serves it). */
+export type EdgeProvidersPort = Pick<ProvidersPort, 'rejectCredential'>;
+export const EDGE_PROVIDERS_METHODS = methodsOf<EdgeProvidersPort>()(['rejectCredential']);

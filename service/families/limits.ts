@@ -56,7 +56,9 @@ export function limitsFamily(p: Parts): Family {
         ? exists(() => p.tokens.get(id))
         : kind === 'service_account'
           ? exists(() => p.serviceAccounts.get(id))
-          : exists(() => p.smartRoute.smart.packs.get(id)),
+          : kind === 'credential'
+            ? Promise.resolve(p.providers.credentialOwner(id) !== undefined)
+            : exists(() => p.smartRoute.smart.packs.get(id)),
   });
   const routes = () =>
     limitRoutes({

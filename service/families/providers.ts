@@ -1,8 +1,10 @@
 import { createCatalogService } from '../../control/catalog-service.ts';
 import { createProviderService } from '../../control/provider-service.ts';
+import { upgradeProviders } from '../../control/provider-upgrade.ts';
 import { catalogRoutes } from '../../edge/routes/catalog.ts';
 import { modelRoutes } from '../../edge/routes/models.ts';
 import { providerRoutes } from '../../edge/routes/providers.ts';
+import { providerCredentialRoutes } from '../../edge/routes/provider-credentials.ts';
 import { modelActions } from '../../control/model-actions.ts';
 import { LIVE_HEADERS_ACCOUNT_PREFIX } from '../../protocol/gauge-catalog.ts';
 import { createProxyPool } from '../../workers/proxy/pool.ts';
@@ -19,6 +21,9 @@ const MODEL_LIST_CHECK_MS = 60_000;
  */
 export async function providersFamily(p: Parts): Promise<Family> {
   const { env, audit, log, vault, models, providerStore } = p;
+  // Before the catalog and the providers read a record: each one holds a list of credentials from here on.
+  const upgraded = await upgradeProviders({ env, providers: providerStore, audit });
+  if (upgraded > 0) log.info({ providers: upgraded }, 'provider records upgraded to hold several credentials');
   p.pool = createProxyPool({ dataDir: p.dataDir });
   try {
     p.catalog = createCatalogService({
@@ -41,6 +46,7 @@ export async function providersFamily(p: Parts): Promise<Family> {
           : p.pool.listModels(target, ref),
       onChange: (id, record, listing) => p.catalog.providerChanged(id, record, listing),
       log,
+      bus: p.bus,
       // Read at each check: the listener is bound after this is built (port 0 picks one then).
       ownPort: () => p.boundPort,
       forgetProvider: (id) => p.gaugeData.prepareRemoveAccount('live-headers', LIVE_HEADERS_ACCOUNT_PREFIX + id),
@@ -51,23 +57,27 @@ export async function providersFamily(p: Parts): Promise<Family> {
   }
   let refreshTimer: NodeJS.Timeout | undefined;
   return {
-    routes: () => [
-      ...providerRoutes(p.control.port<ProvidersPort>('providers', p.providers, PROVIDERS_METHODS), p.catalog, models),
-      ...catalogRoutes(
-        p.control.port<CatalogCalls>('catalog', p.catalog, CATALOG_METHODS),
-        modelActions({
-          catalog: p.catalog,
-          runtime: p.local.runtimePool,
-          env,
-          audit,
-          jobs: p.jobs,
-          bus: p.bus,
-          loadProgress: p.local.loadProgress,
-          benchmarks: p.local.benchmarks,
-        }),
-      ),
-      ...modelRoutes(p.catalog, p.smartRoute.synthetic),
-    ],
+    routes: () => {
+      const providers = p.control.port<ProvidersPort>('providers', p.providers, PROVIDERS_METHODS);
+      return [
+        ...providerRoutes(providers, p.catalog, models),
+        ...providerCredentialRoutes(providers),
+        ...catalogRoutes(
+          p.control.port<CatalogCalls>('catalog', p.catalog, CATALOG_METHODS),
+          modelActions({
+            catalog: p.catalog,
+            runtime: p.local.runtimePool,
+            env,
+            audit,
+            jobs: p.jobs,
+            bus: p.bus,
+            loadProgress: p.local.loadProgress,
+            benchmarks: p.local.benchmarks,
+          }),
+        ),
+        ...modelRoutes(p.catalog, p.smartRoute.synthetic),
+      ];
+    },
     ready() {
       p.providers.refreshStale();
       refreshTimer = setInterval(() => p.providers.refreshStale(), MODEL_LIST_CHECK_MS);

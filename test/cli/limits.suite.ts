@@ -18,7 +18,8 @@ describe('limits options', () => {
     assert.deepEqual(parseScope('service-account:sa_1'), { kind: 'service_account', id: 'sa_1' });
     assert.deepEqual(parseScope('service_account:sa_1'), { kind: 'service_account', id: 'sa_1' });
     assert.deepEqual(parseScope('route-pack:pair'), { kind: 'route_pack', id: 'pair' });
-    for (const bad of ['planet', 'token', 'token:', 'route-pack', 'service:x', 'session:', ''])
+    assert.deepEqual(parseScope('credential:key_1'), { kind: 'credential', id: 'key_1' });
+    for (const bad of ['planet', 'token', 'token:', 'route-pack', 'service:x', 'session:', 'credential', ''])
       assert.throws(() => parseScope(bad), UsageError, bad);
   });
 

@@ -65,6 +65,7 @@ function world(dir = tempDataDir(dirs)): World {
     lister: async (target) => ({ models: [...(lists.get(target.id) ?? [])], withheld: 0 }),
     onChange: (id, record, listing) => catalog.providerChanged(id, record, listing),
     log: pino({ level: 'silent' }),
+    bus: { publish: () => undefined as never },
   });
   return { dir, env, models, providerStore, catalog, providers, lists };
 }
@@ -252,6 +253,7 @@ describe('catalog writes and the store', () => {
       }),
       onChange: (id, record, listing) => catalog.providerChanged(id, record, listing),
       log: pino({ level: 'silent' }),
+      bus: { publish: () => undefined as never },
     });
     wholeReads = 0; // building both at start reads everything once
     await providers.create(

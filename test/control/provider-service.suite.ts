@@ -76,6 +76,7 @@ function world(dir = tempDataDir(dirs), vault = memoryVault()): World {
     lister: async () => ({ models: [], withheld: 0 }),
     onChange: (id, record, listing) => catalog.providerChanged(id, record, listing),
     log: pino({ level: 'silent' }),
+    bus: { publish: () => undefined as never },
   });
   return { dir, env, store, vault, providers, catalog, afterNextCommit: (run) => (pending = run) };
 }
@@ -165,7 +166,8 @@ describe('provider changes racing each other', () => {
     await renamed;
     const [record] = w.store.all();
     assert.equal(record?.displayName, 'renamed');
-    assert.deepEqual([...w.vault.secrets.entries()], [[record?.credentialRef, 'sk-new']]);
+    assert.deepEqual([...w.vault.secrets.entries()], [[record?.credentials[0]?.ref, 'sk-new']]);
+    assert.equal(record?.credentials.length, 1);
     assert.equal(w.providers.get('p1').credentialConfigured, true);
     await w.providers.close();
     await w.env.close();

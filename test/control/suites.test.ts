@@ -79,6 +79,9 @@ describe('settings-service', async () => {
 describe('provider-service', async () => {
   await import('./provider-service.suite.ts');
 });
+describe('provider-credentials', async () => {
+  await import('./provider-credentials.suite.ts');
+});
 describe('presets/preset-service', async () => {
   await import('./presets/preset-service.suite.ts');
 });

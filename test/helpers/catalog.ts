@@ -1,9 +1,22 @@
-import type { ModelRecord, ProviderRecord } from '../../protocol/catalog.ts';
+import type { CredentialRecord, ModelRecord, ProviderRecord } from '../../protocol/catalog.ts';
 import type { EndpointFamily } from '../../protocol/families.ts';
 import { DEFAULT_TIMEOUTS, type ModelListCache } from '../../protocol/providers.ts';
 
 // Catalog inputs for unit tests of the catalog index and what reads it: an enabled OpenAI-style provider that
 // lists its models, an explicit model record, and a provider's model list; each with what a test changes.
+
+/** A usable key under vault reference `ref`. */
+export const credential = (ref: string, over: Partial<CredentialRecord> = {}): CredentialRecord => ({
+  id: `key_${ref}`,
+  label: ref,
+  weight: 1,
+  enabled: true,
+  ref,
+  rejectedAt: null,
+  createdAt: 0,
+  updatedAt: 0,
+  ...over,
+});
 
 export const provider = (id: string, over: Partial<ProviderRecord> = {}): ProviderRecord => ({
   id,
@@ -12,7 +25,7 @@ export const provider = (id: string, over: Partial<ProviderRecord> = {}): Provid
   baseUrl: 'http://127.0.0.1:1/v1',
   enabled: true,
   autoProxyModels: true,
-  credentialRef: null,
+  credentials: [],
   hints: {},
   timeouts: { ...DEFAULT_TIMEOUTS },
   createdAt: 0,

@@ -51,6 +51,7 @@ describe('provider records', () => {
       'baseUrl',
       'createdAt',
       'credentialConfigured',
+      'credentials',
       'displayName',
       'enabled',
       'hints',

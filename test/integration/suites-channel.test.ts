@@ -22,6 +22,9 @@ describe('audit', async () => {
 describe('providers', async () => {
   await import('./providers.suite.ts');
 });
+describe('provider-credentials', async () => {
+  await import('./provider-credentials.suite.ts');
+});
 describe('models', async () => {
   await import('./models.suite.ts');
 });

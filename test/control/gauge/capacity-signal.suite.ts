@@ -9,7 +9,7 @@ import type { StoredReading } from '../../../store/gauge-data-repo.ts';
 import type { GaugeSourceRecord } from '../../../store/gauge-source-repo.ts';
 import type { ModelRecord } from '../../../store/model-repo.ts';
 import type { ProviderRecord } from '../../../store/provider-repo.ts';
-import { record } from '../../helpers/catalog.ts';
+import { credential, record } from '../../helpers/catalog.ts';
 
 // One capacity signal over the live tracker and Gauge's polled readings: the tightest counting window, a reset
 // that passed no longer counts, the most-headroom account of a provider kind speaks, the tighter of live and
@@ -97,7 +97,7 @@ const provider = (id: string, kind: ProviderKind): ProviderRecord => ({
   baseUrl: 'http://127.0.0.1:1/v1',
   enabled: true,
   autoProxyModels: false,
-  credentialRef: 'ref',
+  credentials: [credential('ref')],
   hints: {},
   timeouts: { ...DEFAULT_TIMEOUTS },
   createdAt: 0,

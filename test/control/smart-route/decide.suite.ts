@@ -8,6 +8,7 @@ import type { RoutePackView, Strategy } from '../../../protocol/http/route-packs
 import { DEFAULT_TIMEOUTS } from '../../../protocol/providers.ts';
 import type { ModelRecord } from '../../../store/model-repo.ts';
 import type { ProviderRecord } from '../../../store/provider-repo.ts';
+import { credential } from '../../helpers/catalog.ts';
 
 const provider = (id: string, over: Partial<ProviderRecord> = {}): ProviderRecord => ({
   id,
@@ -16,7 +17,7 @@ const provider = (id: string, over: Partial<ProviderRecord> = {}): ProviderRecor
   baseUrl: 'http://127.0.0.1:1/v1',
   enabled: true,
   autoProxyModels: false,
-  credentialRef: 'ref',
+  credentials: [credential('ref')],
   hints: {},
   timeouts: { ...DEFAULT_TIMEOUTS },
   createdAt: 0,
@@ -49,7 +50,7 @@ const model = (providerId: string, price: number | null): ModelRecord => ({
 });
 
 const catalog = buildCatalog(
-  [provider('a'), provider('b'), provider('c'), provider('nokey', { credentialRef: null })],
+  [provider('a'), provider('b'), provider('c'), provider('nokey', { credentials: [] })],
   [model('a', 5), model('b', null), model('c', 1), model('nokey', 0)],
   new Map(),
 );

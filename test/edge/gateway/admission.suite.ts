@@ -73,6 +73,14 @@ describe('admission', () => {
     assert.equal(admission([limit({ kind: 'session', id: null }, 'requests', 1)]).a.admit(facts()), null);
   });
 
+  test('a credential limit counts the calls made with that key only', () => {
+    const { a } = admission([limit({ kind: 'credential', id: 'key_a' }, 'requests', 1)]);
+    assert.equal(a.admit(facts()), null, 'a call that names no key is outside it');
+    assert.equal(a.admit(facts({ credentialId: 'key_b' })), null);
+    assert.equal(a.admit(facts({ credentialId: 'key_a' }))!.count, 1);
+    assert.throws(() => a.admit(facts({ credentialId: 'key_a' })), /reached/);
+  });
+
   test('worst case: bytes over 3 plus the output bound (or the default); unmetered calls count requests only', () => {
     const { a } = admission([limit({ kind: 'service', id: null }, 'total_tokens', 1_000_000)]);
     assert.deepEqual(needs(a.admit(facts())!), [150n]);

@@ -8,7 +8,7 @@ import type { EndpointFamily } from '../../../protocol/families.ts';
 import { DEFAULT_TIMEOUTS } from '../../../protocol/providers.ts';
 import type { ModelListCache } from '../../../store/model-repo.ts';
 import type { ProviderRecord } from '../../../store/provider-repo.ts';
-import { listingOf } from '../../helpers/catalog.ts';
+import { credential, listingOf } from '../../helpers/catalog.ts';
 
 // What agents send is the provider's own model name; it resolves after a direct ID and an alias (the
 // contract's order), through routing.providerOrder, else through the one provider that has it.
@@ -20,7 +20,7 @@ const provider = (id: string, kind: ProviderRecord['kind'], over: Partial<Provid
   baseUrl: 'http://127.0.0.1:1/v1',
   enabled: true,
   autoProxyModels: true,
-  credentialRef: 'cred_x',
+  credentials: [credential('cred_x')],
   hints: {},
   timeouts: { ...DEFAULT_TIMEOUTS },
   createdAt: 0,

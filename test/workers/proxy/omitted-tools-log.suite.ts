@@ -17,6 +17,7 @@ function request(over: Partial<RelayRequest>): RelayRequest {
     op: 'responses.create',
     target: targetFor('anthropic', 'http://127.0.0.1:9'),
     credentialRef: null,
+    credentialId: null,
     requestId: 'req_01TEST',
     clientModel: 'anthropic/claude-x',
     upstreamModelId: 'claude-x',

@@ -62,6 +62,7 @@ function request(op: GatewayOp, body: unknown, overrides: Partial<RelayRequest> 
     op,
     target: targetFor('openai', baseUrl),
     credentialRef: null,
+    credentialId: null,
     requestId: 'req_test',
     clientModel: 'm',
     upstreamModelId: 'm',

@@ -29,6 +29,7 @@ function request(
     op,
     target: targetFor('openai', 'http://127.0.0.1:1'),
     credentialRef: null,
+    credentialId: null,
     requestId: 'req_test',
     clientModel: 'client-model',
     upstreamModelId,

@@ -35,6 +35,7 @@ function embeddedRequest(op: GatewayOp, model: string, body: object): RelayReque
     op,
     target: { id: 'local', kind: 'embedded', baseUrl: '', hints: {}, timeouts: { ...DEFAULT_TIMEOUTS } },
     credentialRef: null,
+    credentialId: null,
     requestId: 'req_test',
     clientModel: `local/${model}`,
     upstreamModelId: model,

@@ -14,6 +14,7 @@ const request = (body: RelayRequest['body']): RelayRequest =>
     op: 'styleA.chat_completions',
     target: { id: 'embedded/tiny.gguf', kind: 'embedded' },
     credentialRef: null,
+    credentialId: null,
     requestId: 'req_1',
     clientModel: 'embedded/tiny.gguf',
     upstreamModelId: 'tiny.gguf',
