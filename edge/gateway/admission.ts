@@ -357,24 +357,29 @@ export function createAdmission(
   };
 }
 
+/** What a route knows of a call when it asks for admission (admitCall). */
+export interface CallAsk {
+  op: GatewayOp;
+  /** The model whose price a dollar limit reserves by, a pack's routes' prices, or null (CallFacts.priced). */
+  priced: CallFacts['priced'];
+  bodyBytes: number;
+  maxOutput: number | null;
+  packSlug?: string | null;
+  /** The body when the call may carry a tool call for the loop brake (null: parsed if the brake asks for it). */
+  json?: Record<string, unknown> | null;
+  /** Whether the gateway may send the reserved output bound upstream (CAPPABLE). */
+  cappable?: boolean;
+  /** The provider key the call uses, for `credential` limits. */
+  credentialId?: string | null;
+}
+
 /**
- * Admission for one gateway call, its facts read from the request: `priced` is the model whose price a dollar
- * limit reserves by (or a function, for a pack's dearest route); `json` the body when the call may carry a tool
- * call for the loop brake (null: its body is parsed if the brake asks). With no limit and the brake off this
+ * Admission for one gateway call, its facts read from the request and `ask`. With no limit and the brake off this
  * returns at once and builds nothing.
  */
-export function admitCall(
-  admission: Admission,
-  ctx: RouteContext<unknown>,
-  op: GatewayOp,
-  priced: CallFacts['priced'],
-  bodyBytes: number,
-  maxOutput: number | null,
-  packSlug: string | null,
-  json: Record<string, unknown> | null | undefined,
-  cappable: boolean,
-): Reservation | null {
+export function admitCall(admission: Admission, ctx: RouteContext<unknown>, ask: CallAsk): Reservation | null {
   if (admission.idle()) return null;
+  const { op, json } = ask;
   const { metered } = GATEWAY_OPS[op];
   const { headers, body } = ctx.req;
   // A closure only while the loop brake is on; with limits alone the facts are one plain object.
@@ -382,8 +387,18 @@ export function admitCall(
     json === undefined || !admission.braking()
       ? undefined
       : () => lastToolCall(op, json ?? (parseJsonBody(body, headers['content-type']) as Record<string, unknown>));
-  const principal = ctx.principal!;
-  return admission.admit({ principal, headers, packSlug, metered, bodyBytes, maxOutput, priced, toolCall, cappable });
+  return admission.admit({
+    principal: ctx.principal!,
+    headers,
+    packSlug: ask.packSlug ?? null,
+    metered,
+    bodyBytes: ask.bodyBytes,
+    maxOutput: ask.maxOutput,
+    priced: ask.priced,
+    toolCall,
+    cappable: ask.cappable === true,
+    credentialId: ask.credentialId ?? null,
+  });
 }
 
 /** The dearest of some prices (input plus output per million tokens); null when none is known. */

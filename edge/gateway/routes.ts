@@ -27,7 +27,7 @@ import type { CatalogReader } from '../../protocol/ports/catalog.ts';
 import type { SmartRoutingPort } from '../../protocol/ports/smart-route.ts';
 import { isPackName, isPresetName, observeFailure, resolvePack, resolvePreset, retryClassOf } from './smart-route.ts';
 import type { ModelPricing } from '../../protocol/http/catalog.ts';
-import { admitCall, CAPPABLE, withOutputCap, type Admission, type CallFacts, type Reservation } from './admission.ts';
+import { admitCall, CAPPABLE, withOutputCap, type Admission, type CallAsk, type Reservation } from './admission.ts';
 
 // Every inference route of the interface (docs/api.md), relayed through the proxy workers. The edge parses
 // just enough to resolve the model (strict JSON; the multipart `model` field) and checks the endpoint
@@ -63,19 +63,8 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
   const { follow, callbackFailed, hooks } = callFollower(deps);
 
   /** Reserves the call's worst case under the limits that apply (admitCall); null when none does. */
-  const admit = (
-    ctx: RouteContext<unknown>,
-    op: GatewayOp,
-    priced: CallFacts['priced'],
-    bodyBytes: number,
-    maxOutput: number | null,
-    packSlug: string | null = null,
-    json?: Record<string, unknown> | null,
-    cappable = false,
-  ): Reservation | null =>
-    deps.admission === undefined
-      ? null
-      : admitCall(deps.admission, ctx, op, priced, bodyBytes, maxOutput, packSlug, json, cappable);
+  const admit = (ctx: RouteContext<unknown>, ask: CallAsk): Reservation | null =>
+    deps.admission === undefined ? null : admitCall(deps.admission, ctx, ask);
 
   /** Starts a call under its reservation; a call that cannot start gives the reservation back. */
   function under<T>(reservation: Reservation | null, start: () => T): T {
@@ -132,7 +121,15 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
     const decision = await resolvePack(smart, op, name);
     // Every attempt's price: the reservation must hold whichever route answers; settling prices the one that did.
     const pricing = () => decision.attempts.map((a) => deps.priceOf?.(a.target.model.id) ?? null);
-    const reservation = admit(ctx, op, pricing, body.length, maxOutput, decision.slug, json, CAPPABLE.has(op));
+    const reservation = admit(ctx, {
+      op,
+      priced: pricing,
+      bodyBytes: body.length,
+      maxOutput,
+      packSlug: decision.slug,
+      json,
+      cappable: CAPPABLE.has(op),
+    });
     // Without a bound in the body, each attempt gets the reserved one, in its own provider's spelling.
     const cap = reservation?.outputCap ?? null;
     const whole = cap === null ? null : (json ?? (parseJsonBody(body, ctx.req.headers['content-type']) as object));
@@ -191,7 +188,14 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
             const bytes = body?.length ?? 0;
             // The bound the preset and the client together name (the merged body is what goes upstream).
             const bound = outputBound(merged.max_tokens, merged.max_completion_tokens, merged.max_output_tokens);
-            const reservation = admit(ctx, op, resolved.model.id, bytes, bound, null, json, CAPPABLE.has(op));
+            const reservation = admit(ctx, {
+              op,
+              priced: resolved.model.id,
+              bodyBytes: bytes,
+              maxOutput: bound,
+              json,
+              cappable: CAPPABLE.has(op),
+            });
             const cap = reservation?.outputCap ?? null;
             const sent = cap === null ? presetBody : withOutputCap(op, resolved.provider.kind, merged, cap);
             const call = under(reservation, () => startJson(ctx, op, resolved, name, sent));
@@ -205,14 +209,14 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
           const json = () => (value ?? parseJsonBody(body, headers['content-type'])) as Record<string, unknown>;
           if (plan.via === 'estimate') {
             // Answered here, never upstream: still a call under `requests` limits, counted at once.
-            const reservation = admit(ctx, op, null, 0, null);
+            const reservation = admit(ctx, { op, priced: null, bodyBytes: 0, maxOutput: null });
             if (reservation !== null) deps.admission!.settle(reservation, null);
             return estimateResult(op, json());
           }
           const sent = plan.reshaped
             ? messagesCountBody(json())
             : (text ?? pool.arena?.handOff(body!) ?? transferable(body!));
-          const reservation = admit(ctx, op, null, 0, null);
+          const reservation = admit(ctx, { op, priced: null, bodyBytes: 0, maxOutput: null });
           const call = under(reservation, () => startJson(ctx, plan.relayOp, counted, name as string, sent));
           return countResult(
             plan,
@@ -222,7 +226,14 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
         const resolved = resolveModel(catalog.current(), op, name, { unresolved: deps.unresolved });
         const bytes = body?.length ?? 0;
         // A large body is read whole only if the loop brake asks for its last tool call (null: parse it then).
-        const reservation = admit(ctx, op, resolved.model.id, bytes, maxOutput, null, value, CAPPABLE.has(op));
+        const reservation = admit(ctx, {
+          op,
+          priced: resolved.model.id,
+          bodyBytes: bytes,
+          maxOutput,
+          json: value,
+          cappable: CAPPABLE.has(op),
+        });
         // The hot path: `under` inline, so that no closure is made per call.
         let call: RelayCall;
         try {
@@ -271,7 +282,7 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
         }
         if (!provider.enabled) throw new ServiceError('PROVIDER_DISABLED', `Provider \`${provider.id}\` is disabled.`);
         checkCredential({ provider });
-        const reservation = admit(ctx, op, null, 0, null);
+        const reservation = admit(ctx, { op, priced: null, bodyBytes: 0, maxOutput: null });
         const call = under(reservation, () =>
           startRelay(pool, relayRequest(ctx, op, { provider, model: null }, null, null), hooks(ctx, provider.id)),
         );
@@ -294,7 +305,12 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
           if (!acceptsJson) throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', `${spec.path} takes multipart/form-data.`);
           const { name } = readModel(ctx.req.body, ctx.req.headers['content-type']);
           const resolved = resolveModel(catalog.current(), op, name, { multipart: true, unresolved: deps.unresolved });
-          const reservation = admit(ctx, op, resolved.model.id, ctx.req.body?.length ?? 0, null);
+          const reservation = admit(ctx, {
+            op,
+            priced: resolved.model.id,
+            bodyBytes: ctx.req.body?.length ?? 0,
+            maxOutput: null,
+          });
           const call = under(reservation, () =>
             startRelay(
               pool,
@@ -311,7 +327,7 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
             resolveModel(catalog.current(), op, name, { multipart: true, unresolved: deps.unresolved }),
           start: (resolved, clientModel) => {
             // The file's size is not known before it has streamed: the reservation holds the output bound only.
-            reservation = admit(ctx, op, resolved.model.id, 0, null);
+            reservation = admit(ctx, { op, priced: resolved.model.id, bodyBytes: 0, maxOutput: null });
             return under(reservation, () =>
               startRelay(pool, relayRequest(ctx, op, resolved, clientModel, null), hooks(ctx, resolved.provider.id)),
             );
