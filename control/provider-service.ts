@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { PROVIDER_ID, DEFAULT_TIMEOUTS, type UpstreamModelList } from '../protocol/providers.ts';
 import { ServiceError, toServiceError } from '../protocol/errors.ts';
-import type { ProviderView } from '../protocol/http/providers.ts';
+import type { CredentialLive, ProviderView } from '../protocol/http/providers.ts';
 import type { ProviderTarget } from '../protocol/messages.ts';
 import type { AuditRepo } from '../store/audit-repo.ts';
 import type { StoreEnv } from '../store/env.ts';
@@ -68,6 +68,8 @@ interface Deps {
   log: Logger;
   /** Where `credential.rejected` is announced. */
   bus: Pick<EventBus, 'publish'>;
+  /** What the key pool knows of a key now (edge/gateway/key-pool.ts, over the table every thread shares). */
+  live?(credentialId: string): CredentialLive;
   /** The port this service listens on (null before it does): no provider may point there. */
   ownPort?(): number | null;
   /** What else goes with a deleted provider (its live-header readings): found now, staged in the delete's commit. */
@@ -152,8 +154,12 @@ export function createProviderService(deps: Deps): ProviderService {
 
   const service: ProviderService = {
     ...credentials,
-    // The key pool's figures live on the edge threads; the control plane has none to add.
-    livePool: () => undefined,
+    // The key pool's figures live in a table every thread shares; this thread reads it too.
+    livePool(providerId) {
+      const record = byId.get(providerId);
+      if (record === undefined || deps.live === undefined) return undefined;
+      return new Map(record.credentials.map((c) => [c.id, deps.live!(c.id)]));
+    },
     credentialOwner(credentialId) {
       for (const r of byId.values()) if (r.credentials.some((c) => c.id === credentialId)) return r.id;
       return undefined;

@@ -208,6 +208,7 @@ function startThreads(p: Parts, routes: readonly RouteDef[], threads: number, po
     routes,
     served: gateway,
     relayThreads: Math.max(1, Math.ceil(availableParallelism() / threads)),
+    keyPool: p.keyPoolBuffer,
     followAuth: (follower) => p.tokens.followAuth(follower),
     followCatalog: (follower) => p.catalog.follow(follower),
     followSettings: (follower) => p.followSettings(follower),

@@ -75,6 +75,8 @@ export interface EdgeWorkerData {
   /** The control thread's routes the edge thread forwards (every route but the gateway's). */
   shapes: RouteShape[];
   relayThreads: number;
+  /** The keys' live headroom and the sessions, one table for every thread (protocol/key-pool-table.ts). */
+  keyPool: SharedArrayBuffer;
   ports: {
     feed: MessagePort;
     calls: MessagePort;

@@ -46,6 +46,8 @@ export interface EdgeThreadsDeps {
   /** The routes an edge thread serves itself (`METHOD /pattern`): the gateway's. */
   served: ReadonlySet<string>;
   relayThreads: number;
+  /** The key pool's shared table (protocol/key-pool-table.ts). */
+  keyPool: SharedArrayBuffer;
   followAuth(follower: Follower<AuthChange>): () => void;
   followCatalog(follower: Follower<CatalogChange>): () => void;
   followSettings(follower: Follower<StoredSettings>): () => void;
@@ -128,6 +130,7 @@ async function startThread(deps: EdgeThreadsDeps, index: number, shapes: RouteSh
     logLevel: deps.logLevel,
     shapes,
     relayThreads: deps.relayThreads,
+    keyPool: deps.keyPool,
     ports: {
       feed: feed!.port2,
       calls: calls!.port2,

@@ -32,7 +32,9 @@ import {
   type EdgeSettings,
   type EdgeWorkerData,
 } from './edge-feed.ts';
-import { edgeSmartRouting, FORWARD_TO_CONTROL, reportBatcher } from './edge-worker-parts.ts';
+import { edgeProviders, edgeSmartRouting, FORWARD_TO_CONTROL, reportBatcher } from './edge-worker-parts.ts';
+import { createKeyPool } from '../edge/gateway/key-pool.ts';
+import { createKeyPoolTable } from '../protocol/key-pool-table.ts';
 
 // An edge thread (docs/api.md, "Edge threads"): its own listener on the service's port, its own relay workers,
 // and copies of what the hot path reads, fed by the control thread (edge-threads.ts). It serves the gateway's
@@ -58,6 +60,11 @@ const runtime = remoteRelayPool(ports.runtime);
 const forwarding = forwardClient((m, transfer) => ports.forward.postMessage(m, transfer ?? []));
 ports.forward.on('message', (m: FromControl) => forwarding.take(m));
 const calls = portClient(ports.calls);
+const keyPool = createKeyPool({
+  table: createKeyPoolTable(data.keyPool),
+  idleMs: () => settings?.sessionIdleMs ?? 600_000,
+});
+const providers = edgeProviders(calls);
 
 const local = gatewayRoutes({
   catalog,
@@ -66,6 +73,8 @@ const local = gatewayRoutes({
   log,
   spillDir: join(data.dataDir, 'tmp'),
   smart: edgeSmartRouting(calls, reports),
+  keyPool,
+  rejectCredential: (providerId, credentialId, status) => providers.rejectCredential(providerId, credentialId, status),
   recordUsage(event) {
     traffic.usage(event);
     reports.add({ t: 'usage', event });

@@ -36,6 +36,7 @@ import type { ModelPricing } from '../protocol/http/catalog.ts';
 import type { ProxyPool } from '../workers/proxy/pool.ts';
 import type { ControlChannel } from './control-channel.ts';
 import type { AuthTable } from '../protocol/auth-table.ts';
+import type { KeyPool } from '../edge/gateway/key-pool.ts';
 import type { createRelayPool } from '../workers/proxy/relay-pool.ts';
 import type { MetricSnapshot } from '../control/metrics/registry.ts';
 import type { UsageEvent } from '../protocol/gateway.ts';
@@ -101,6 +102,9 @@ export interface Parts {
   pool: ProxyPool;
   catalog: CatalogService;
   providers: ProviderService;
+  /** The shared table of keys' live headroom and of sessions (protocol/key-pool-table.ts), and this thread's pool. */
+  keyPoolBuffer: SharedArrayBuffer;
+  keyPool: KeyPool;
   // runtime
   hardware: HardwareActor;
   local: LocalRuntime;

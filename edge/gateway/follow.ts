@@ -19,20 +19,27 @@ export interface FollowDeps {
   recordUsage?(event: UsageEvent): void;
 }
 
+/** What a followed call is: its operation, where it went, and what it holds. */
+export interface Followed {
+  op: GatewayOp;
+  providerId: string;
+  /** Null for calls addressed by response ID. */
+  modelId: string | null;
+  route?: UsageRoute;
+  reservation?: Reservation | null;
+  /** The provider key it used, where the provider holds keys. */
+  credentialId?: string | null;
+}
+
 export function callFollower(deps: FollowDeps) {
   const { log, responses } = deps;
   const access = createAccessLogger(log);
 
   /** Reports the call's outcome once it is over; remembers which provider holds a created response. */
-  function follow(
-    ctx: RouteContext<unknown>,
-    op: GatewayOp,
-    providerId: string,
-    modelId: string | null,
-    call: RelayCall,
-    route?: UsageRoute,
-    reservation: Reservation | null = null,
-  ): Promise<RouteResult> {
+  function follow(ctx: RouteContext<unknown>, call: RelayCall, followed: Followed): Promise<RouteResult> {
+    const { op, providerId, modelId, route } = followed;
+    const reservation = followed.reservation ?? null;
+    const credentialId = followed.credentialId ?? null;
     const report = (o: RelayOutcome) => {
       const event: UsageEvent = {
         kind: 'usage',
@@ -46,8 +53,18 @@ export function callFollower(deps: FollowDeps) {
         usage: o.usage,
         ...(route && { route }),
         ...(o.acceleration && { acceleration: o.acceleration }),
+        ...(credentialId !== null && { credentialId }),
       };
-      access.usage({ reqId: ctx.requestId, op, providerId, modelId, outcome: o.outcome, usage: o.usage, route });
+      access.usage({
+        reqId: ctx.requestId,
+        op,
+        providerId,
+        modelId,
+        outcome: o.outcome,
+        usage: o.usage,
+        route,
+        credentialId,
+      });
       deps.recordUsage?.(event);
     };
     // The reservation settles, and its journal is written, before the answer's last bytes go out: a kill -9

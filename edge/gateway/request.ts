@@ -5,7 +5,7 @@ import { KINDS, PROVIDER_KINDS, type ProviderKind } from '../../protocol/provide
 import type { RelayRequest } from '../../protocol/relay.ts';
 import type { TranslationKey } from '../../protocol/translation.ts';
 import { forwardRequestHeaders } from '../../workers/proxy/header-policy.ts';
-import { targetOf, type ResolvedModel } from '../../protocol/catalog.ts';
+import { targetOf, type CredentialRecord, type ResolvedModel } from '../../protocol/catalog.ts';
 import { readJsonBody, scanJsonBody } from '../http/json-body.ts';
 import { credentialFor } from './credential-for.ts';
 import type { RouteContext } from '../http/router.ts';
@@ -26,9 +26,11 @@ export function relayRequest(
   },
   clientModel: string | null,
   body: RelayRequest['body'],
+  /** The key the key pool chose; absent: the provider's one usable key. */
+  key?: CredentialRecord | null,
 ): RelayRequest {
   const { provider } = resolved;
-  const credential = credentialFor(provider);
+  const credential = key === undefined ? credentialFor(provider) : key;
   const req: RelayRequest = {
     op,
     target: targetOf(provider),

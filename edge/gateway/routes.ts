@@ -1,16 +1,19 @@
 import type { Logger } from 'pino';
-import { ServiceError } from '../../protocol/errors.ts';
+import { ServiceError, toServiceError } from '../../protocol/errors.ts';
 import { RESPONSE_ID_MAX_BYTES } from '../../protocol/ids.ts';
 import { GATEWAY_OPS, type GatewayOp, type UsageEvent, type UsageRoute } from '../../protocol/gateway.ts';
-import { ownBuffer, transferable, type RelayRequest } from '../../protocol/relay.ts';
+import { ownBuffer, transferable } from '../../protocol/relay.ts';
 import type { ResponseRouteRepo } from '../../store/response-route-repo.ts';
 import type { RelayPool } from '../../workers/proxy/relay-pool.ts';
-import { checkCredential, type ResolvedModel } from '../../protocol/catalog.ts';
+import { checkCredential } from '../../protocol/catalog.ts';
 import { parseJsonBody } from '../http/json-body.ts';
 import { multipartBoundary } from '../http/multipart-model.ts';
 import { route, type RouteContext, type RouteDef, type RouteResult } from '../http/router.ts';
 import type { EdgeRequestHead } from '../http/types.ts';
 import { relayMultipart } from './multipart.ts';
+import { credentialFor, pooled } from './credential-for.ts';
+import { keyedCalls, type JsonStart } from './keyed-call.ts';
+import type { KeyPool } from './key-pool.ts';
 import { outputBound, readModel, relayRequest } from './request.ts';
 import { callFollower } from './follow.ts';
 import { startRelay, type RelayCall } from './relay-response.ts';
@@ -50,6 +53,10 @@ export interface GatewayDeps {
   admission?: Admission;
   /** A catalog model's USD price, for dollar limits. */
   priceOf?(modelId: string): ModelPricing | null;
+  /** Chooses among a provider's keys (key-pool.ts); without it a call takes the provider's first usable key. */
+  keyPool?: KeyPool;
+  /** Tells the control plane that the upstream refused a key (401/403). */
+  rejectCredential?(providerId: string, credentialId: string, status: number): Promise<unknown>;
 }
 
 // A large body goes to a worker in its arena slot (handed off: the worker frees it) or as `transferable`
@@ -66,6 +73,19 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
   const admit = (ctx: RouteContext<unknown>, ask: CallAsk): Reservation | null =>
     deps.admission === undefined ? null : admitCall(deps.admission, ctx, ask);
 
+  const keyed =
+    deps.keyPool === undefined
+      ? null
+      : keyedCalls({
+          keyPool: deps.keyPool,
+          log,
+          admit,
+          release: (r) => deps.admission!.release(r),
+          startJson: (ctx, start) => startJson(ctx, start),
+          follow,
+          rejectCredential: deps.rejectCredential,
+        });
+
   /** Starts a call under its reservation; a call that cannot start gives the reservation back. */
   function under<T>(reservation: Reservation | null, start: () => T): T {
     if (reservation === null) return start();
@@ -77,23 +97,22 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
     }
   }
 
-  /** A JSON call to a resolved model; its rate-limit headers, 429s and time to first byte feed Smart Route. */
-  function startJson(
-    ctx: RouteContext<unknown>,
-    op: GatewayOp,
-    resolved: ResolvedModel,
-    clientModel: string,
-    body: NonNullable<RelayRequest['body']>,
-  ): RelayCall {
-    const { smart } = deps;
+  /**
+   * A JSON call to a resolved model; its rate-limit headers, 429s and time to first byte feed Smart Route, and the
+   * headers the headroom of the key it used (key-pool.ts).
+   */
+  function startJson(ctx: RouteContext<unknown>, { op, resolved, clientModel, body, key }: JsonStart): RelayCall {
+    const { smart, keyPool } = deps;
     const modelId = resolved.model.id;
     const startedAt = performance.now();
+    const keyId = key?.id ?? null;
     const call = startRelay(
       pool,
-      relayRequest(ctx, op, resolved, clientModel, body),
+      relayRequest(ctx, op, resolved, clientModel, body, key),
       hooks(ctx, resolved.provider.id, (_status, headers) => {
         smart?.capacity.observeHeaders(modelId, headers);
         smart?.latency.observe(modelId, performance.now() - startedAt);
+        if (keyId !== null) keyPool?.observe(keyId, headers);
       }),
     );
     if (smart) {
@@ -145,10 +164,16 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
         fallbackReason: reason,
       };
       const sent = cap === null ? ownBuffer(body) : withOutputCap(op, attempt.target.provider.kind, whole, cap);
-      const call = under(reservation, () => startJson(ctx, op, attempt.target, name, sent));
+      // A route's provider with several keys: the pool's choice; its failure cools or sets the key aside.
+      const key = keyed !== null && pooled(attempt.target.provider) ? keyed.pickKey(ctx, attempt.target, json) : null;
+      const start = { op, resolved: attempt.target, clientModel: name, body: sent };
+      const call = under(reservation, () =>
+        key === null ? startJson(ctx, start) : keyed!.startWith(ctx, { ...start, key }),
+      );
       try {
         await call.result;
       } catch (err) {
+        if (key !== null) keyed!.judge(attempt.target.provider.id, key, toServiceError(err));
         const cls = retryClassOf(err, decision.retryOn);
         if (cls !== null && !aborted && i + 1 < decision.attempts.length) {
           log.info(
@@ -165,7 +190,14 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
           continue;
         }
       }
-      return follow(ctx, op, attempt.target.provider.id, attempt.target.model.id, call, route, reservation);
+      return follow(ctx, call, {
+        op,
+        providerId: attempt.target.provider.id,
+        modelId: attempt.target.model.id,
+        route,
+        reservation,
+        credentialId: key?.id ?? credentialFor(attempt.target.provider)?.id ?? null,
+      });
     }
   }
 
@@ -198,8 +230,14 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
             });
             const cap = reservation?.outputCap ?? null;
             const sent = cap === null ? presetBody : withOutputCap(op, resolved.provider.kind, merged, cap);
-            const call = under(reservation, () => startJson(ctx, op, resolved, name, sent));
-            return follow(ctx, op, resolved.provider.id, resolved.model.id, call, undefined, reservation);
+            const call = under(reservation, () => startJson(ctx, { op, resolved, clientModel: name, body: sent }));
+            return follow(ctx, call, {
+              op,
+              providerId: resolved.provider.id,
+              modelId: resolved.model.id,
+              reservation,
+              credentialId: credentialFor(resolved.provider)?.id ?? null,
+            });
           });
         }
         if (isCountOp(op)) {
@@ -217,13 +255,18 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
             ? messagesCountBody(json())
             : (text ?? pool.arena?.handOff(body!) ?? transferable(body!));
           const reservation = admit(ctx, { op, priced: null, bodyBytes: 0, maxOutput: null });
-          const call = under(reservation, () => startJson(ctx, plan.relayOp, counted, name as string, sent));
+          const call = under(reservation, () =>
+            startJson(ctx, { op: plan.relayOp, resolved: counted, clientModel: name as string, body: sent }),
+          );
           return countResult(
             plan,
-            follow(ctx, op, counted.provider.id, counted.model.id, call, undefined, reservation),
+            follow(ctx, call, { op, providerId: counted.provider.id, modelId: counted.model.id, reservation }),
           );
         }
         const resolved = resolveModel(catalog.current(), op, name, { unresolved: deps.unresolved });
+        // Several usable keys: the key pool chooses, and a refused key gives way to the next (keyed-call.ts).
+        if (keyed !== null && pooled(resolved.provider))
+          return keyed.runKeyed(ctx, op, resolved, name as string, { body: body!, json: value, maxOutput });
         const bytes = body?.length ?? 0;
         // A large body is read whole only if the loop brake asks for its last tool call (null: parse it then).
         const reservation = admit(ctx, {
@@ -246,12 +289,18 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
                   reservation.outputCap,
                 )
               : (text ?? pool.arena?.handOff(body!) ?? transferable(body!));
-          call = startJson(ctx, op, resolved, name as string, sent);
+          call = startJson(ctx, { op, resolved, clientModel: name as string, body: sent });
         } catch (err) {
           if (reservation !== null) deps.admission!.release(reservation);
           throw err;
         }
-        return follow(ctx, op, resolved.provider.id, resolved.model.id, call, undefined, reservation);
+        return follow(ctx, call, {
+          op,
+          providerId: resolved.provider.id,
+          modelId: resolved.model.id,
+          reservation,
+          credentialId: credentialFor(resolved.provider)?.id ?? null,
+        });
       },
     });
   }
@@ -286,7 +335,13 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
         const call = under(reservation, () =>
           startRelay(pool, relayRequest(ctx, op, { provider, model: null }, null, null), hooks(ctx, provider.id)),
         );
-        return follow(ctx, op, provider.id, null, call, undefined, reservation);
+        return follow(ctx, call, {
+          op,
+          providerId: provider.id,
+          modelId: null,
+          reservation,
+          credentialId: credentialFor(provider)?.id ?? null,
+        });
       },
     });
   }
@@ -318,7 +373,13 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
               hooks(ctx, resolved.provider.id),
             ),
           );
-          return follow(ctx, op, resolved.provider.id, resolved.model.id, call, undefined, reservation);
+          return follow(ctx, call, {
+            op,
+            providerId: resolved.provider.id,
+            modelId: resolved.model.id,
+            reservation,
+            credentialId: credentialFor(resolved.provider)?.id ?? null,
+          });
         }
         let reservation: Reservation | null = null;
         return relayMultipart(ctx, {
@@ -333,7 +394,13 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
             );
           },
           follow: (resolved, call) =>
-            follow(ctx, op, resolved.provider.id, resolved.model.id, call, undefined, reservation),
+            follow(ctx, call, {
+              op,
+              providerId: resolved.provider.id,
+              modelId: resolved.model.id,
+              reservation,
+              credentialId: credentialFor(resolved.provider)?.id ?? null,
+            }),
         });
       },
     });

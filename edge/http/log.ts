@@ -118,6 +118,8 @@ export interface UsageLine {
   outcome: string;
   usage: UsageReport | null;
   route?: UsageRoute;
+  /** The provider key that served the call, where the provider holds keys (its ID, never the key). */
+  credentialId?: string | null;
 }
 
 /** The lines written once per request. */
@@ -174,7 +176,9 @@ export function createAccessLogger(log: Logger): AccessLog {
             `${cacheWrites(u)}"reasoningTokens":${count(u.reasoningTokens)},"totalTokens":${count(u.totalTokens)},` +
             `"costUsd":${count(u.costUsd)},"toolCalls":${JSON.stringify(u.toolCalls ?? {})}` +
             `${u.estimated === true ? ',"estimated":true' : ''}}`;
-      const route = line.route === undefined ? '' : `,"route":${JSON.stringify(line.route)}`;
+      const route =
+        (line.route === undefined ? '' : `,"route":${JSON.stringify(line.route)}`) +
+        (line.credentialId == null ? '' : `,"credentialId":${text(line.credentialId)}`);
       destination.write(
         `${opening()}${text(line.reqId)},"op":${text(line.op)},"providerId":${text(line.providerId)},` +
           `"modelId":${text(line.modelId)},"outcome":${text(line.outcome)},"usage":${usage}${route},"msg":"usage"}\n`,

@@ -121,8 +121,9 @@ export const checkCredentialUpdate = compile(CredentialUpdateSchema);
 
 /** Remaining against a limit until a reset, as a provider's rate-limit headers say (null: not said). */
 export interface HeadroomFigure {
-  remaining: number;
-  limit: number;
+  /** Null where the provider's headers did not say (OpenRouter gives no limit, some servers no remaining). */
+  remaining: number | null;
+  limit: number | null;
   resetsAt: string | null;
 }
 

@@ -128,7 +128,7 @@ export interface UsageBreakdownRow extends UsageCounters {
   tokenId?: string;
   /** The owner of the row's token as it is now; null for tokens without one, revoked, or unauthenticated. */
   serviceAccountId?: string | null;
-  /** The provider key that served the calls (`groupBy=credential`, with `providerId`; calls of keyed providers only). */
+  /** The provider key that served the calls (`groupBy=credential`, with `providerId`); keyed providers only. */
   credentialId?: string;
 }
 

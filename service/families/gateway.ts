@@ -60,6 +60,9 @@ export async function gatewayFamily(p: Parts): Promise<Family> {
         spillDir,
         admission: createAdmission(p.limits.admission, p.priceOf),
         priceOf: p.priceOf,
+        keyPool: p.keyPool,
+        rejectCredential: (providerId, credentialId, status) =>
+          p.providers.rejectCredential(providerId, credentialId, status),
         recordUsage: (event) => {
           p.metrics.usage(event);
           p.recordUsage(event);

@@ -8,6 +8,9 @@ import { providerCredentialRoutes } from '../../edge/routes/provider-credentials
 import { modelActions } from '../../control/model-actions.ts';
 import { LIVE_HEADERS_ACCOUNT_PREFIX } from '../../protocol/gauge-catalog.ts';
 import { createProxyPool } from '../../workers/proxy/pool.ts';
+import { createKeyPoolBuffer, createKeyPoolTable } from '../../protocol/key-pool-table.ts';
+import { createKeyPool } from '../../edge/gateway/key-pool.ts';
+import { credentialLive } from '../../edge/gateway/key-live.ts';
 import type { Family } from '../family.ts';
 import type { Parts } from '../parts.ts';
 import { PROVIDERS_METHODS, type ProvidersPort } from '../../protocol/ports/providers.ts';
@@ -25,6 +28,11 @@ export async function providersFamily(p: Parts): Promise<Family> {
   const upgraded = await upgradeProviders({ env, providers: providerStore, audit });
   if (upgraded > 0) log.info({ providers: upgraded }, 'provider records upgraded to hold several credentials');
   p.pool = createProxyPool({ dataDir: p.dataDir });
+  p.keyPoolBuffer = createKeyPoolBuffer();
+  p.keyPool = createKeyPool({
+    table: createKeyPoolTable(p.keyPoolBuffer),
+    idleMs: () => p.settings.current().routing.sessionIdleMinutes * 60_000,
+  });
   try {
     p.catalog = createCatalogService({
       env,
@@ -47,6 +55,7 @@ export async function providersFamily(p: Parts): Promise<Family> {
       onChange: (id, record, listing) => p.catalog.providerChanged(id, record, listing),
       log,
       bus: p.bus,
+      live: (credentialId) => credentialLive(p.keyPool.live(credentialId)),
       // Read at each check: the listener is bound after this is built (port 0 picks one then).
       ownPort: () => p.boundPort,
       forgetProvider: (id) => p.gaugeData.prepareRemoveAccount('live-headers', LIVE_HEADERS_ACCOUNT_PREFIX + id),

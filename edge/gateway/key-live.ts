@@ -1,0 +1,22 @@
+import type { CredentialLive } from '../../protocol/http/providers.ts';
+import type { HeadroomWindow } from '../../protocol/key-pool-table.ts';
+import type { KeyLive } from './key-pool.ts';
+
+// The key pool's figures of a key as GET /v1/providers/{id}/credentials shows them (docs/api.md, Key pools).
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+const figure = (w: HeadroomWindow | null) =>
+  w === null || (w.remaining === null && w.limit === null)
+    ? null
+    : { remaining: w.remaining, limit: w.limit, resetsAt: iso(w.resetsAt) };
+
+export function credentialLive(live: KeyLive): CredentialLive {
+  return {
+    headroom:
+      live.headroom === null
+        ? null
+        : { requests: figure(live.headroom.requests), tokens: figure(live.headroom.tokens) },
+    coolingUntil: iso(live.coolingUntil),
+    sessions: live.sessions,
+  };
+}
