@@ -8,8 +8,9 @@ const html = htm.bind(h);
 
 // Providers (docs/api.md "Providers"): the list, and add / enable / disable / test / remove. The key is
 // write-only: typed once into a password field, sent in the POST, then dropped from the page's state; the list
-// says only how many are stored (`credentials`). "Keys" opens a provider's keys under its row (provider-keys.js). Default addresses are written without their
-// scheme: no file of the page names another host's URL (test/edge/routes/dashboard.test.ts).
+// says only how many are stored (`credentials`). "Keys" opens a provider's keys under its row (provider-keys.js).
+// Default addresses are written without their scheme: no file of the page names another host's URL
+// (test/edge/routes/dashboard.test.ts).
 
 export const KINDS = [
   { kind: 'openai', label: 'OpenAI', url: 'api.openai.com/v1', key: 'required' },
@@ -146,7 +147,8 @@ export class ProvidersView extends Component {
           ${
             keys === p.id &&
             html`<tr class="detail" data-keys-of=${p.id}><td colspan="6">
-              <${ProviderKeys} provider=${p} onChanged=${() => this.load()} onUnauthorized=${this.props.onUnauthorized} />
+              <${ProviderKeys} provider=${p} onChanged=${() => this.load()}
+                onUnauthorized=${this.props.onUnauthorized} />
             </td></tr>`
           }`;
         })}

@@ -14,9 +14,9 @@ import { startInProcess, type InProcessService } from '../helpers/in-process.ts'
 
 // W3.3 item 2: the dashboard's set-up forms in Chromium, 800 px wide, driven as a person would (labels, Enter
 // submits, a confirming button that takes the focus), each form's effect read back through the API: providers
-// and their keys, tokens and pairing, model aliases and hiding. A key typed into a form never stays in the page (the token
-// secret is shown once, by design); no console error; no request leaves the service's origin. The Gauge set-up
-// and services forms are in dashboard-gauge-setup.test.ts. The limits view (W3.6) is the last block here.
+// and their keys, tokens and pairing, model aliases and hiding. A key typed into a form never stays in the page
+// (the token secret is shown once, by design); no console error; no request leaves the service's origin. The
+// Gauge set-up and services forms are in dashboard-gauge-setup.test.ts. The limits view (W3.6) is the last block here.
 
 const OPENAI_KEY = `fake-openai-forms-${process.pid}-0123456789`;
 let oa: openaiFake.OpenAIFake;
