@@ -20,6 +20,7 @@ import {
   testProvider,
 } from './manage.ts';
 import { approve, pair } from './pairing.ts';
+import { KEYS_HELP, KEYS_USAGE, providerKeys } from './provider-keys.ts';
 
 // The commands a person types against a running service (`switchyard providers`, `ps`, ...). Each parses
 // its own options strictly (an unknown option is a usage error, exit 2), answers a table or, with --json, the
@@ -46,6 +47,7 @@ export const COMMANDS_HELP = `  providers  List providers.                      
                                                                     [--json] [--id ID] [--base-url URL] [--name NAME]
   providers remove|enable|disable|test <id>
              Remove, enable or disable a provider; test lists its models and says what failed.
+${KEYS_HELP}
   models     List catalog models (--all: hidden ones too).          [--json] [--all]
   models load <id> | models unload <id>
              Load or unload a local model, with a progress bar.     [--json]
@@ -74,7 +76,7 @@ ${SETUP_HELP}
 
 const PROVIDERS_USAGE =
   'switchyard providers [add <kind> [--id ID] [--base-url URL] [--name NAME] | remove|enable|disable|test <id>] ' +
-  '[--json]';
+  `[--json] | ${KEYS_USAGE.replace('switchyard providers ', '')}`;
 const MODELS_USAGE =
   'switchyard models [--all] | models load|unload|hide|show <id> | models alias <alias> <id> [--json]';
 const TOKENS_USAGE =
@@ -106,6 +108,7 @@ async function dispatch(command: (typeof COMMANDS)[number], args: string[]): Pro
     case 'services':
       return dispatchSetup(command, args);
     case 'providers': {
+      if (args[0] === 'keys') return providerKeys(connect, args.slice(1));
       const o = options(args, { id: { type: 'string' }, 'base-url': { type: 'string' }, name: { type: 'string' } });
       const [sub, target] = positionals(o.positionals, 2, PROVIDERS_USAGE);
       const json = o.values.json === true;

@@ -2,13 +2,15 @@ import { Component, h } from './preact.js';
 import htm from './htm.js';
 import { api, get } from './api.js';
 import { attempt, ConfirmButton, inlineError, loadError } from './forms.js';
+import { ProviderKeys } from './provider-keys.js';
 
 const html = htm.bind(h);
 
 // Providers (docs/api.md "Providers"): the list, and add / enable / disable / test / remove. The key is
 // write-only: typed once into a password field, sent in the POST, then dropped from the page's state; the list
-// says only whether one is stored (`credentialConfigured`). Default addresses are written without their
-// scheme: no file of the page names another host's URL (test/edge/routes/dashboard.test.ts).
+// says only how many are stored (`credentials`). "Keys" opens a provider's keys under its row (provider-keys.js).
+// Default addresses are written without their scheme: no file of the page names another host's URL
+// (test/edge/routes/dashboard.test.ts).
 
 export const KINDS = [
   { kind: 'openai', label: 'OpenAI', url: 'api.openai.com/v1', key: 'required' },
@@ -30,7 +32,7 @@ const kindOf = (kind) => KINDS.find((k) => k.kind === kind) ?? { kind, label: ki
 const EMPTY_FORM = { kind: 'openai', id: '', baseUrl: '', name: '', key: '' };
 
 export class ProvidersView extends Component {
-  state = { data: null, error: null, errors: {}, busy: null, form: EMPTY_FORM, tested: {}, added: null };
+  state = { data: null, error: null, errors: {}, busy: null, form: EMPTY_FORM, tested: {}, added: null, keys: null };
 
   componentDidMount() {
     this.load();
@@ -80,6 +82,7 @@ export class ProvidersView extends Component {
   remove = async (p) => {
     if (await attempt(this, p.id, () => api('DELETE', `/v1/providers/${encodeURIComponent(p.id)}`))) {
       if (this.state.added === p.id) this.setState({ added: null });
+      if (this.state.keys === p.id) this.setState({ keys: null });
       await this.load();
     }
   };
@@ -94,16 +97,17 @@ export class ProvidersView extends Component {
   }
 
   list(providers) {
-    const { errors, busy, tested, added } = this.state;
+    const { errors, busy, tested, added, keys } = this.state;
     if (providers.length === 0)
       return html`<p class="empty" data-empty="providers">No providers yet. Add one below: a hosted API (OpenAI,
         Anthropic, OpenRouter) with its key, or a server on this machine (Ollama, llama-server, any
         OpenAI-compatible server).</p>`;
     return html`<div class="scroll"><table class="list" data-chart="provider-list">
-      <thead><tr><th>Provider</th><th>Kind</th><th>Address</th><th>Key</th><th>Enabled</th><th></th></tr></thead>
+      <thead><tr><th>Provider</th><th>Kind</th><th>Address</th><th>Keys</th><th>Enabled</th><th></th></tr></thead>
       <tbody>
         ${providers.map((p) => {
           const t = tested[p.id];
+          const takesKeys = kindOf(p.kind).key !== 'none';
           return html`<tr data-provider=${p.id} data-enabled=${String(p.enabled)}
             data-key=${p.credentialConfigured ? 'stored' : 'none'}>
             <td>${p.displayName ?? p.id} <span class="muted">${p.id}</span>${' '}
@@ -119,7 +123,9 @@ export class ProvidersView extends Component {
               }</td>
             <td>${kindOf(p.kind).label}</td>
             <td class="muted small">${p.baseUrl ?? ''}</td>
-            <td>${p.credentialConfigured ? 'stored' : p.kind === 'embedded' ? '-' : 'none'}</td>
+            <td data-key-count=${p.credentials}>${
+              p.credentials > 0 ? `${p.credentials} stored` : takesKeys ? 'none' : '-'
+            }</td>
             <td><label class="switch">
               <input type="checkbox" checked=${p.enabled} data-action="enable" disabled=${busy === p.id}
                 aria-label=${`${p.id} enabled`}
@@ -129,10 +135,22 @@ export class ProvidersView extends Component {
             <td><div class="actions">
               <button type="button" class="secondary" data-action="test" disabled=${busy === p.id}
                 onClick=${() => this.test(p)}>Test</button>
+              ${
+                takesKeys &&
+                html`<button type="button" class="secondary" data-action="keys" aria-expanded=${String(keys === p.id)}
+                  onClick=${() => this.setState({ keys: keys === p.id ? null : p.id })}>Keys</button>`
+              }
               <${ConfirmButton} label="Remove" action="remove" question=${`Remove ${p.id}?`} confirm="Yes, remove"
                 disabled=${busy === p.id} onConfirm=${() => this.remove(p)} />
             </div></td>
-          </tr>`;
+          </tr>
+          ${
+            keys === p.id &&
+            html`<tr class="detail" data-keys-of=${p.id}><td colspan="6">
+              <${ProviderKeys} provider=${p} onChanged=${() => this.load()}
+                onUnauthorized=${this.props.onUnauthorized} />
+            </td></tr>`
+          }`;
         })}
       </tbody>
     </table></div>`;
@@ -168,7 +186,7 @@ export class ProvidersView extends Component {
           }</label>
           <input id="p-key" type="password" autocomplete="off" spellcheck="false" value=${form.key}
             required=${info.key === 'required'} onInput=${this.field('key')} />
-          <p class="hint wide">Stored in the vault and never shown again; the list says only that a key is stored.</p>`
+          <p class="hint wide">Stored in the vault and never shown again; the list says only how many are stored.</p>`
         }
         <div class="wide"><button type="submit" disabled=${busy === 'add'}>Add provider</button></div>
         <div class="wide">${inlineError(errors.add)}</div>

@@ -102,6 +102,7 @@ if (kind === 'inline') {
       op: 'chat.completions',
       target,
       credentialRef: null,
+      credentialId: null,
       requestId: `req_${id}`,
       clientModel: 'bench-model',
       upstreamModelId: 'bench-model',

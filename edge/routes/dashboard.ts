@@ -44,6 +44,7 @@ export const PAGE_FILES = [
   'view-limits.js',
   'forms.js',
   'models-setup.js',
+  'provider-keys.js',
   'style.css',
 ] as const;
 

@@ -11,6 +11,9 @@ describe('output', async () => {
 describe('limits', async () => {
   await import('./limits.suite.ts');
 });
+describe('provider-keys', async () => {
+  await import('./provider-keys.suite.ts');
+});
 describe('launch', async () => {
   await import('./launch.suite.ts');
 });

@@ -13,10 +13,10 @@ import {
 import { startInProcess, type InProcessService } from '../helpers/in-process.ts';
 
 // W3.3 item 2: the dashboard's set-up forms in Chromium, 800 px wide, driven as a person would (labels, Enter
-// submits, a confirming button that takes the focus), each form's effect read back through the API: providers,
-// tokens and pairing, model aliases and hiding. A key typed into a form never stays in the page (the token
-// secret is shown once, by design); no console error; no request leaves the service's origin. The Gauge set-up
-// and services forms are in dashboard-gauge-setup.test.ts. The limits view (W3.6) is the last block here.
+// submits, a confirming button that takes the focus), each form's effect read back through the API: providers
+// and their keys, tokens and pairing, model aliases and hiding. A key typed into a form never stays in the page
+// (the token secret is shown once, by design); no console error; no request leaves the service's origin. The
+// Gauge set-up and services forms are in dashboard-gauge-setup.test.ts. The limits view (W3.6) is the last block here.
 
 const OPENAI_KEY = `fake-openai-forms-${process.pid}-0123456789`;
 let oa: openaiFake.OpenAIFake;
@@ -107,6 +107,51 @@ describe('the dashboard set-up forms, 800 px wide: providers, tokens, models', (
     await page.keyboard.press('Enter');
     await eventually(async () => assert.equal(await row.count(), 0), 'the row goes');
     assert.equal((await svc.request('GET', '/v1/providers/fake')).status, 404);
+  });
+
+  test('provider keys: add one (typed once), disable it, an error inline, remove it', async () => {
+    await api('POST', '/v1/providers', { kind: 'openai', id: 'keyed', baseUrl: oa.baseUrl, credential: OPENAI_KEY });
+    await openView('providers');
+    await page.locator('section.providers').getByRole('button', { name: 'Reload' }).click();
+    const row = page.locator('tr[data-provider=keyed]');
+    assert.equal(await row.locator('[data-key-count]').textContent(), '1 stored');
+    await row.locator('button[data-action=keys]').click();
+    const keys = page.locator('[data-keys=keyed][data-keys-ready=true]');
+    await keys.waitFor();
+    assert.equal(await keys.locator('tr[data-key-id]').count(), 1);
+    const form = keys.locator('form[data-form=add-key]');
+    const spare = `${OPENAI_KEY}-spare`;
+    typedSecrets.push(spare);
+    await form.getByLabel('Label').fill('spare');
+    await form.getByLabel('Weight').fill('3');
+    await form.getByLabel('API key').fill(spare);
+    assert.equal(await form.getByLabel('API key').getAttribute('type'), 'password');
+    await form.getByLabel('API key').press('Enter');
+    await eventually(async () => assert.equal(await keys.locator('tr[data-key-id]').count(), 2), 'the new key listed');
+    const added = (await api('GET', '/v1/providers/keyed/credentials')).data[1];
+    assert.deepEqual([added.label, added.weight, added.enabled], ['spare', 3, true]);
+    await eventually(
+      async () => assert.equal(await row.locator('[data-key-count]').textContent(), '2 stored'),
+      'count',
+    );
+    const key = keys.locator(`tr[data-key-id=${added.id}]`);
+    await key.locator('input[data-action=enable-key]').click();
+    await eventually(async () => assert.equal(await key.getAttribute('data-enabled'), 'false'), 'shown disabled');
+    assert.equal((await api('GET', '/v1/providers/keyed/credentials')).data[1].enabled, false);
+    // A taken label: the 409 in plain words beside the form, the key field emptied.
+    await form.getByLabel('Label').fill('spare');
+    await form.getByLabel('API key').fill(spare);
+    expectedRefusals.push('409 /v1/providers/keyed/credentials');
+    await form.getByRole('button', { name: 'Add key' }).click();
+    await form.locator('[role=alert]').waitFor();
+    assert.match((await form.locator('[role=alert]').textContent())!, /already has a credential labelled `spare`/);
+    assert.equal(await form.getByLabel('API key').inputValue(), '');
+    await assertClean('providers');
+    await key.locator('button[data-action=remove-key]').click();
+    await page.keyboard.press('Enter');
+    await eventually(async () => assert.equal(await key.count(), 0), 'the key goes');
+    assert.equal((await api('GET', '/v1/providers/keyed/credentials')).data.length, 1);
+    await api('DELETE', '/v1/providers/keyed');
   });
 
   test('tokens: create one, its secret shown once with a copy button; revoke it', async () => {
