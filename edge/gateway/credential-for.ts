@@ -12,9 +12,13 @@ export function credentialFor(provider: Pick<ProviderRecord, 'credentials'>): Cr
   return null;
 }
 
-/** Whether the provider has more than one usable key: then the key pool chooses. */
+/**
+ * Whether the provider has more than one enabled key: then the key pool chooses. A key refused by the provider
+ * counts, so that the pool, which sets a refused key aside on every thread at once, keeps deciding while the
+ * refusal reaches the records: a call right after one key of two was refused does not try it again.
+ */
 export function pooled(provider: Pick<ProviderRecord, 'credentials'>): boolean {
   let n = 0;
-  for (const c of provider.credentials) if (usable(c) && ++n > 1) return true;
+  for (const c of provider.credentials) if (c.enabled && ++n > 1) return true;
   return false;
 }

@@ -54,6 +54,8 @@ export interface KeyPool {
   rateLimited(keyId: string, headers: Readonly<Record<string, string | undefined>>): number;
   /** A 401 or 403: the key is set aside on every thread at once, until it is edited. */
   rejected(keyId: string): void;
+  /** Whether the key is set aside: refused by the provider, in its record or on any thread since its last edit. */
+  refused(key: PoolKey): boolean;
   live(keyId: string): KeyLive;
 }
 
@@ -127,6 +129,10 @@ export function createKeyPool({ table, now = Date.now, idleMs }: KeyPoolOptions)
     rejected(keyId) {
       const slot = table.slotOf(keyId);
       if (slot >= 0) table.reject(slot, now());
+    },
+    refused(key) {
+      const slot = table.slotOf(key.id);
+      return key.rejectedAt !== null || (slot >= 0 && table.rejectedAt(slot) >= key.updatedAt);
     },
     live(keyId) {
       const at = now();

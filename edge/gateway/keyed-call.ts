@@ -162,9 +162,24 @@ export function keyedCalls(deps: KeyedDeps) {
       });
     }
     if (refused !== null) throw refused;
-    throw new ServiceError('PROVIDER_CREDENTIAL_MISSING', `Provider \`${provider.id}\` has no usable key left.`, {
-      details: { providerId: provider.id },
-    });
+    throw noKeyLeft(provider);
+  }
+
+  /** No key to try: as the record check says it (checkCredential), with the pool's own refusals counted. */
+  function noKeyLeft(provider: ResolvedModel['provider']): ServiceError {
+    let rejected = 0;
+    let disabled = 0;
+    for (const c of provider.credentials) {
+      if (!c.enabled) disabled++;
+      else if (keyPool.refused(c)) rejected++;
+    }
+    const { id, credentials } = provider;
+    return new ServiceError(
+      'PROVIDER_CREDENTIAL_MISSING',
+      `Provider \`${id}\` has no usable credential (${rejected} refused by the provider, ${disabled} disabled); ` +
+        `add, enable or edit one at /v1/providers/${id}/credentials.`,
+      { details: { providerId: id, credentials: credentials.length, rejected, disabled } },
+    );
   }
 
   /** A pack route's key, chosen by the pool (the pack's own retries move between routes). */

@@ -65,28 +65,26 @@ export async function providersFamily(p: Parts): Promise<Family> {
     throw err;
   }
   let refreshTimer: NodeJS.Timeout | undefined;
+  const providers = p.control.port<ProvidersPort>('providers', p.providers, PROVIDERS_METHODS);
   return {
-    routes: () => {
-      const providers = p.control.port<ProvidersPort>('providers', p.providers, PROVIDERS_METHODS);
-      return [
-        ...providerRoutes(providers, p.catalog, models),
-        ...providerCredentialRoutes(providers),
-        ...catalogRoutes(
-          p.control.port<CatalogCalls>('catalog', p.catalog, CATALOG_METHODS),
-          modelActions({
-            catalog: p.catalog,
-            runtime: p.local.runtimePool,
-            env,
-            audit,
-            jobs: p.jobs,
-            bus: p.bus,
-            loadProgress: p.local.loadProgress,
-            benchmarks: p.local.benchmarks,
-          }),
-        ),
-        ...modelRoutes(p.catalog, p.smartRoute.synthetic),
-      ];
-    },
+    routes: () => [
+      ...providerRoutes(providers, p.catalog, models),
+      ...providerCredentialRoutes(providers),
+      ...catalogRoutes(
+        p.control.port<CatalogCalls>('catalog', p.catalog, CATALOG_METHODS),
+        modelActions({
+          catalog: p.catalog,
+          runtime: p.local.runtimePool,
+          env,
+          audit,
+          jobs: p.jobs,
+          bus: p.bus,
+          loadProgress: p.local.loadProgress,
+          benchmarks: p.local.benchmarks,
+        }),
+      ),
+      ...modelRoutes(p.catalog, p.smartRoute.synthetic),
+    ],
     ready() {
       p.providers.refreshStale();
       refreshTimer = setInterval(() => p.providers.refreshStale(), MODEL_LIST_CHECK_MS);

@@ -25,6 +25,7 @@ import { modelRoutes } from '../../edge/routes/models.ts';
 import { presetRoutes } from '../../edge/routes/presets.ts';
 import { processRoutes } from '../../edge/routes/process.ts';
 import { metricsRoutes } from '../../edge/routes/metrics.ts';
+import { providerCredentialRoutes } from '../../edge/routes/provider-credentials.ts';
 import { providerRoutes } from '../../edge/routes/providers.ts';
 import { routePackRoutes } from '../../edge/routes/route-packs.ts';
 import { runtimeRoutes } from '../../edge/routes/runtime.ts';
@@ -86,6 +87,7 @@ const FACTORIES: Record<string, () => RouteDef[]> = {
   hardwareRoutes: () => hardwareRoutes(stub),
   jobRoutes: () => jobRoutes(stub),
   providerRoutes: () => providerRoutes(stub, stub, stub),
+  providerCredentialRoutes: () => providerCredentialRoutes(stub),
   catalogRoutes: () => catalogRoutes(stub, stub),
   modelRoutes: () => modelRoutes(stub, stub),
   'smartRoute.routes': () => [...presetRoutes(stub), ...routePackRoutes(stub)],

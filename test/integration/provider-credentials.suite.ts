@@ -100,8 +100,19 @@ describe('provider credentials', () => {
       ],
     );
     assert.equal((await ok('GET', '/v1/providers/oa')).credentials, 3);
-    // Calls still use the first usable key, which the fake accepts.
+    // With no headroom known yet, the spare's weight puts it first. The fake refuses it: it is set aside and the
+    // call moves to the default key, which the fake accepts. An edit of the spare brings it back.
     assert.equal((await svc.request('POST', '/v1/chat/completions', { body: chat() })).status, 200);
+    const after = (await ok('GET', '/v1/providers/oa/credentials')).data;
+    assert.deepEqual(
+      after.map((c: { label: string; rejected: boolean }) => [c.label, c.rejected]),
+      [
+        ['default', false],
+        ['spare', true],
+        ['off', false],
+      ],
+    );
+    assert.equal((await ok('PATCH', `/v1/providers/oa/credentials/${added.id}`, {})).rejected, false);
   });
 
   test('bad input: every 4xx names its param; unknown fields are INVALID_JSON', async () => {
@@ -222,20 +233,17 @@ describe('provider credentials', () => {
     assert.deepEqual(event?.data, { providerId: 'oa', credentialId: def.id, label: 'default', status: 401 });
     const listed = (await ok('GET', '/v1/providers/oa/credentials')).data[0];
     assert.equal(listed.rejected, true);
-    // The spare key is used now: the fake refuses it, so the call fails upstream, on each thread that serves it.
+    // The spare key is used now: the fake refuses it, so the first call fails upstream and sets the spare aside
+    // too (the third is disabled already). Each call after it, on whichever thread, is refused before any upstream
+    // call.
+    const first = await svc.request('POST', '/v1/chat/completions', { body: chat() });
+    assert.equal(first.json.error.code, 'UPSTREAM_AUTH_FAILED', first.text);
     const threads = new Set<number>();
-    for (let i = 0; i < 16; i++) {
-      const reply = await svc.request('POST', '/v1/chat/completions', { body: chat() });
-      assert.equal(reply.json.error.code, 'UPSTREAM_AUTH_FAILED', reply.text);
-      threads.add(await threadOf(reply));
-    }
-    // None usable: disable the spare (the third is disabled already); the call is refused before any upstream call.
-    await ok('PATCH', `/v1/providers/oa/credentials/${spare.id}`, { enabled: false });
     for (let i = 0; i < 16; i++) {
       const reply = await svc.request('POST', '/v1/chat/completions', { body: chat() });
       assert.equal(reply.status, 409, reply.text);
       assert.equal(reply.json.error.code, 'PROVIDER_CREDENTIAL_MISSING');
-      assert.deepEqual(reply.json.error.details, { providerId: 'oa', credentials: 3, rejected: 1, disabled: 2 });
+      assert.deepEqual(reply.json.error.details, { providerId: 'oa', credentials: 3, rejected: 2, disabled: 1 });
       threads.add(await threadOf(reply));
     }
     if (inProcessDefaults.edgeThreads === 2)
@@ -245,8 +253,14 @@ describe('provider credentials', () => {
     assert.equal(back.rejected, false);
     assert.equal((await svc.request('POST', '/v1/chat/completions', { body: chat() })).status, 200);
     const audit = (await ok('GET', '/v1/audit-events?action=credential.reject')).data;
-    assert.equal(audit.length, 1);
-    assert.deepEqual(audit[0].metadata, { credentialId: def.id, status: 401 });
+    // The spare refused at the first test's call and at the first call above; the default called here.
+    const refusals = audit.map((a: { metadata: { credentialId: string; status: number } }) => a.metadata);
+    assert.deepEqual(
+      refusals.map((m: { credentialId: string }) => (m.credentialId === def.id ? 'default' : 'spare')).sort(),
+      ['default', 'spare', 'spare'],
+    );
+    assert.ok(refusals.every((m: { credentialId: string; status: number }) => m.status === 401));
+    assert.ok(refusals.some((m: { credentialId: string }) => m.credentialId === spare.id));
     events.close();
   });
 

@@ -30,11 +30,6 @@ let agent: { id: string; secret: string };
 const auth = () => ({ authorization: `Bearer ${agent.secret}` });
 const open = (headers: Record<string, string> = auth()) => openSocket(svc.port, headers);
 const create = (fields: Json) => ({ type: 'response.create', ...fields });
-const lastUsageLines = (n: number) =>
-  svc
-    .logLines()
-    .filter((l) => l.msg === 'usage')
-    .slice(-n);
 
 before(async () => {
   [oa, an, svc] = await Promise.all([
@@ -78,11 +73,11 @@ describe('a call over the socket', () => {
     } finally {
       socket.close();
     }
-    const [usage] = lastUsageLines(1);
-    assert.deepEqual([usage!.op, usage!.outcome, (usage!.usage as Json).inputTokens], ['responses.create', 'ok', 31]);
-    const lines = svc.logLines().filter((l) => l.msg === 'request');
-    assert.ok(lines.some((l) => l.route === 'GET /v1/responses (WebSocket)' && l.status === 101));
-    assert.ok(lines.some((l) => l.route === 'POST /v1/responses' && l.status === 200));
+    // The usage and request lines follow the last event the client reads: awaited, not read at once.
+    const usage = await svc.waitForLog((l) => l.msg === 'usage' && l.op === 'responses.create');
+    assert.deepEqual([usage.outcome, (usage.usage as Json).inputTokens], ['ok', 31]);
+    await svc.waitForLog((l) => l.msg === 'request' && l.route === 'POST /v1/responses' && l.status === 200);
+    await svc.waitForLog((l) => l.msg === 'request' && l.route === 'GET /v1/responses (WebSocket)' && l.status === 101);
     // What the upstream got is an HTTP stream call, the socket's own fields gone.
     const sent = oa.requests.at(-1)!.json as Json;
     assert.equal(sent.stream, true);
