@@ -92,12 +92,17 @@ async function main(): Promise<void> {
   const foldRate = foldBaseline(pool, TOTAL);
 
   const env = openStoreEnv(dir);
-  const meter = createMeter({
-    dataDir: dir,
-    enabled: () => true,
-    retentionDays: () => 400,
-    log: pino({ level: 'warn' }),
-  });
+  const meterOn = (journal: boolean) =>
+    createMeter({
+      dataDir: dir,
+      run: journal ? 'bench' : 'baseline',
+      journal,
+      enabled: () => true,
+      retentionDays: () => 400,
+      log: pino({ level: 'warn' }),
+    });
+  // Baseline in the same run: record() on a meter without the usage journal.
+  let meter = meterOn(false);
 
   const checkpoints: string[] = [];
   async function feed(n: number, checkpointEvery = Infinity): Promise<number> {
@@ -118,6 +123,11 @@ async function main(): Promise<void> {
     return recordMs;
   }
 
+  await feed(WARMUP);
+  const bareMs = await feed(WARMUP);
+  await meter.flush();
+  await meter.close();
+  meter = meterOn(true);
   await feed(WARMUP);
   await meter.flush();
   gc();
@@ -145,11 +155,12 @@ async function main(): Promise<void> {
     endToEndPerSecond: Math.round(rate),
     foldOnlyPerSecond: Math.round(foldRate),
     recordMicrosPerCall: Math.round(((recordMs * 1000) / TOTAL) * 100) / 100,
+    bareRecordMicrosPerCall: Math.round(((bareMs * 1000) / WARMUP) * 100) / 100,
     elapsedMs: Math.round(elapsedMs),
     dropped: stats.dropped,
     lost: stats.lost,
     committedRequests: summary.totals.requests,
-    expectedRequests: TOTAL + WARMUP,
+    expectedRequests: TOTAL + 3 * WARMUP,
     rssBeforeMb: mb(before.rss),
     rssAfterMb: mb(afterMem.rss),
     rssPeakMb: mb(peakRss),
@@ -176,10 +187,15 @@ pace a real edge.
 |---|---|
 | end to end: record -> fold in the worker -> committed and flushed | ${n('endToEndPerSecond')} records/s |
 | baseline: folding alone, one thread, no hop, no LMDB | ${f['foldOnlyPerSecond']!.toLocaleString('en-US')} records/s |
-| cost of \`record()\` on the edge's thread (batching and posting included) | ${f['recordMicrosPerCall']} us per call |
+| cost of \`record()\` on the edge's thread (batching, posting and the usage journal's write included) | ${
+    f['recordMicrosPerCall']
+  } us per call |
+| baseline: the same without the usage journal, same run (${WARMUP.toLocaleString('en-US')} records) | ${
+    f['bareRecordMicrosPerCall']
+  } us per call |
 | wall time for the run | ${f['elapsedMs']!.toLocaleString('en-US')} ms |
 | dropped / lost records | ${f['dropped']} / ${f['lost']} |
-| requests committed (run + warm-up) | ${n('committedRequests')} of ${n('expectedRequests')} |
+| requests committed (run + warm-ups + baseline) | ${n('committedRequests')} of ${n('expectedRequests')} |
 | RSS before -> after (after GC), peak during the run | ${f['rssBeforeMb']} -> ${f['rssAfterMb']} MB, peak ${
     f['rssPeakMb']
   } MB |

@@ -1,5 +1,5 @@
 import type { MessagePort } from 'node:worker_threads';
-import type { UsageAcceleration, UsageEvent, UsageRoute } from './gateway.ts';
+import { GATEWAY_OPS, type UsageAcceleration, type UsageEvent, type UsageRoute } from './gateway.ts';
 import type { PricingSource } from './price-index.ts';
 
 // Messages between the edge and the meter actor. Control calls (flush, prune, close) go through comlink on
@@ -25,6 +25,11 @@ export type MeterRecord = Omit<UsageEvent, 'kind' | 'requestId'> & {
 export interface MeterBatch {
   kind: 'usage.batch';
   fields: unknown[];
+  /**
+   * Where the batch's records end in their usage journals (store/usage-journal.ts), flat: file, end, file, end.
+   * Committed with the records, so a restart replays only what lies past them.
+   */
+  marks?: (string | number)[];
 }
 
 // at, tokenId, providerId, modelId, op, outcome, usage reported (boolean), its six counts, its tool calls (null
@@ -122,6 +127,61 @@ export function unpackRecord(fields: readonly unknown[], at: number): MeterRecor
   return rec;
 }
 
+// The slots a record priced on the control thread fills; a journal record from an edge thread has them null.
+const ESTIMATE_SLOT = 17;
+const PRICING_SOURCE_SLOT = 19;
+
+/** Fills in a packed record's cost estimate where it has none (a replayed edge thread's record). */
+export function priceRecord(
+  fields: unknown[],
+  at: number,
+  priceOf: (rec: MeterRecord) => { estimatedCostUsd: number | null; source: PricingSource | null } | null,
+): void {
+  if (fields[at + ESTIMATE_SLOT] !== null) return;
+  const priced = priceOf(unpackRecord(fields, at));
+  if (priced === null || priced.estimatedCostUsd === null) return;
+  fields[at + ESTIMATE_SLOT] = priced.estimatedCostUsd;
+  fields[at + PRICING_SOURCE_SLOT] = priced.source;
+}
+
+const num = (x: unknown) => x === null || (typeof x === 'number' && Number.isFinite(x) && x >= 0);
+const text = (x: unknown, nullable = false) =>
+  (nullable && x === null) || (typeof x === 'string' && x.length > 0 && x.length <= 512);
+const counts = (x: unknown) =>
+  x === null ||
+  (typeof x === 'object' &&
+    !Array.isArray(x) &&
+    Object.entries(x as object).every(([k, v]) => k.length <= 512 && Number.isInteger(v) && v >= 0));
+
+/**
+ * Whether a record read back from a journal file has the shape packRecord gives (a damaged file must not reach
+ * the aggregates). The route and acceleration are checked loosely: the fold reads them by member.
+ */
+export function wellFormedRecord(fields: readonly unknown[]): boolean {
+  if (fields.length !== RECORD_SLOTS) return false;
+  const f = (i: number) => fields[i];
+  const object = (x: unknown) => x === null || (typeof x === 'object' && !Array.isArray(x));
+  return (
+    typeof f(0) === 'number' &&
+    Number.isFinite(f(0)) &&
+    text(f(1)) &&
+    text(f(2)) &&
+    text(f(3), true) &&
+    typeof f(4) === 'string' &&
+    Object.hasOwn(GATEWAY_OPS, f(4) as string) &&
+    (f(5) === 'ok' || f(5) === 'failed' || f(5) === 'aborted') &&
+    typeof f(6) === 'boolean' &&
+    [7, 8, 9, 10, 11, 16, 17, 18].every((i) => num(f(i))) &&
+    (f(12) === null || (typeof f(12) === 'number' && Number.isFinite(f(12)))) &&
+    counts(f(13)) &&
+    object(f(14)) &&
+    object(f(15)) &&
+    (f(19) === null || typeof f(19) === 'string') &&
+    typeof f(20) === 'boolean' &&
+    text(f(21), true)
+  );
+}
+
 /** Slots of the shared counter array the worker advances, so the edge can see its backlog without messages. */
 export const METER_PROCESSED = 0;
 export const METER_COMMITTED = 1;
@@ -139,6 +199,8 @@ export interface MeterWorkerData {
   counters: SharedArrayBuffer;
   /** Longest time folded records wait in memory before they are committed. */
   commitMs: number;
+  /** This service start's ID: the usage journal files it writes carry it (store/usage-journal.ts). */
+  run: string;
 }
 
 /** The actor's control surface, exposed with comlink. */
@@ -149,4 +211,8 @@ export interface MeterApi {
   prune(beforeDay: string): Promise<number>;
   /** Commits, flushes and closes the store; the worker may then be terminated. */
   close(upTo: number): Promise<void>;
+  /** The committed journal marks: file name and where its last committed record ends. */
+  marks(): Promise<[string, number][]>;
+  /** Removes journal files whose records are all committed, and their marks. */
+  retire(files: string[]): Promise<void>;
 }

@@ -1,3 +1,4 @@
+import type { JournalMark } from '../store/usage-journal.ts';
 import type { MetricSnapshot } from '../control/metrics/registry.ts';
 import type { AuthChange } from '../protocol/auth-table.ts';
 import type { CatalogChange } from '../protocol/catalog-index.ts';
@@ -21,6 +22,8 @@ export interface EdgeSettings {
   providerOrder: string[];
   /** How long a session keeps its provider key without a call, in ms (edge/gateway/key-pool.ts). */
   sessionIdleMs: number;
+  /** `usage.enabled`: a thread journals usage only while it is on. */
+  usageEnabled: boolean;
 }
 
 export interface EdgeFeedPort {
@@ -56,7 +59,8 @@ export const EDGE_FEED_METHODS = methodsOf<EdgeFeedPort>()([
 
 /** One way, edge thread to control thread. */
 export type EdgeReport =
-  | { t: 'usage'; event: UsageEvent }
+  /** `mark`: where the thread journaled it (null: its journal is off). */
+  | { t: 'usage'; event: UsageEvent; mark: JournalMark | null }
   | { t: 'log'; line: string }
   /** Tokens this thread authenticated, with when (protocol/auth-table.ts `takeUses`). */
   | { t: 'uses'; uses: [string, number][] }
@@ -77,6 +81,8 @@ export interface EdgeWorkerData {
   relayThreads: number;
   /** The keys' live headroom and the sessions, one table for every thread (protocol/key-pool-table.ts). */
   keyPool: SharedArrayBuffer;
+  /** The run ID of the usage journal's files (store/usage-journal.ts). */
+  usageRun: string;
   ports: {
     feed: MessagePort;
     calls: MessagePort;

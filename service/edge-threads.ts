@@ -1,3 +1,4 @@
+import type { JournalMark } from '../store/usage-journal.ts';
 import { MessageChannel, Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { MetricSnapshot } from '../control/metrics/registry.ts';
@@ -48,6 +49,8 @@ export interface EdgeThreadsDeps {
   relayThreads: number;
   /** The key pool's shared table (protocol/key-pool-table.ts). */
   keyPool: SharedArrayBuffer;
+  /** The run ID of the usage journal's files (store/usage-journal.ts). */
+  usageRun: string;
   followAuth(follower: Follower<AuthChange>): () => void;
   followCatalog(follower: Follower<CatalogChange>): () => void;
   followSettings(follower: Follower<StoredSettings>): () => void;
@@ -59,7 +62,7 @@ export interface EdgeThreadsDeps {
   providers: EdgeProvidersPort;
   runtime: RelayPool;
   /** A gateway call's usage, from an edge thread that has counted its metrics. */
-  recordUsage(event: Extract<EdgeReport, { t: 'usage' }>['event']): void;
+  recordUsage(event: Extract<EdgeReport, { t: 'usage' }>['event'], mark: JournalMark | null): void;
   noteUses(uses: [string, number][]): void;
   /** Where an edge thread's log lines are written: the main logger's destination. */
   writeLine(line: string): void;
@@ -131,6 +134,7 @@ async function startThread(deps: EdgeThreadsDeps, index: number, shapes: RouteSh
     shapes,
     relayThreads: deps.relayThreads,
     keyPool: deps.keyPool,
+    usageRun: deps.usageRun,
     ports: {
       feed: feed!.port2,
       calls: calls!.port2,
@@ -211,7 +215,7 @@ async function startThread(deps: EdgeThreadsDeps, index: number, shapes: RouteSh
 function report(deps: EdgeThreadsDeps, r: EdgeReport): void {
   switch (r.t) {
     case 'usage':
-      deps.recordUsage(r.event);
+      deps.recordUsage(r.event, r.mark);
       return;
     case 'log':
       deps.writeLine(r.line);

@@ -20,6 +20,8 @@ import { ServiceError } from '../protocol/errors.ts';
 import type { FromControl } from '../protocol/forward.ts';
 import { responseRouteRepo } from '../store/response-route-repo.ts';
 import { openStoreEnv } from '../store/env.ts';
+import { openUsageJournal, type JournalMark } from '../store/usage-journal.ts';
+import { packRecord, RECORD_SLOTS } from '../protocol/meter.ts';
 import { logOmittedTools } from '../workers/proxy/omitted-tools-log.ts';
 import { createRelayPool } from '../workers/proxy/relay-pool.ts';
 import { withEmbeddedRuntime } from '../workers/runtime/runtime-pool.ts';
@@ -65,6 +67,13 @@ const keyPool = createKeyPool({
   idleMs: () => settings?.sessionIdleMs ?? 600_000,
 });
 const providers = edgeProviders(calls);
+const journal = openUsageJournal({
+  dataDir: data.dataDir,
+  run: data.usageRun,
+  writer: `edge${data.index}`,
+  onFailure: (err) =>
+    log.error({ err: err.message }, 'usage journal write failed; metering goes on without crash recovery'),
+});
 
 const local = gatewayRoutes({
   catalog,
@@ -75,10 +84,17 @@ const local = gatewayRoutes({
   smart: edgeSmartRouting(calls, reports),
   keyPool,
   rejectCredential: (providerId, credentialId, status) => providers.rejectCredential(providerId, credentialId, status),
-  recordUsage(event) {
-    traffic.usage(event);
-    reports.add({ t: 'usage', event });
+  meterUsage(event) {
+    // Journaled here, before the answer's last bytes; the control thread meters it (store/usage-journal.ts).
+    let mark: JournalMark | null = null;
+    if (settings?.usageEnabled !== false) {
+      const fields: unknown[] = [];
+      packRecord(fields, event);
+      mark = journal.append(fields, 0, RECORD_SLOTS);
+    }
+    reports.add({ t: 'usage', event, mark });
   },
+  recordUsage: (event) => traffic.usage(event),
   // A GGUF file of the embedded runtime not yet in the catalog is the control thread's to find.
   unresolved: firstOf(
     (current, name) => {
@@ -172,6 +188,7 @@ const feed: EdgeFeedPort = {
     listening?.stopListening();
     forwarding.close();
     await Promise.all([relayPool.close(), runtime.close()]);
+    journal.close();
     await env.close();
     // The thread may stop only once uWS holds no connection in it (open-connections.ts): the drain is over, so
     // the connections left are idle (or their calls were cut), and they are closed rather than waited for.

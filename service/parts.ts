@@ -40,6 +40,7 @@ import type { KeyPool } from '../edge/gateway/key-pool.ts';
 import type { createRelayPool } from '../workers/proxy/relay-pool.ts';
 import type { MetricSnapshot } from '../control/metrics/registry.ts';
 import type { UsageEvent } from '../protocol/gateway.ts';
+import type { JournalMark } from '../store/usage-journal.ts';
 import type { SmartRoutingPort } from '../protocol/ports/smart-route.ts';
 
 // What the families build, in one place the later families read from. A family sets its own members while it
@@ -104,6 +105,8 @@ export interface Parts {
   providers: ProviderService;
   /** The shared table of keys' live headroom and of sessions (protocol/key-pool-table.ts), and this thread's pool. */
   keyPoolBuffer: SharedArrayBuffer;
+  /** This start's ID, which the usage journal files carry (store/usage-journal.ts). */
+  usageRun: string;
   keyPool: KeyPool;
   // runtime
   hardware: HardwareActor;
@@ -112,7 +115,8 @@ export interface Parts {
   relayPool: ReturnType<typeof createRelayPool>;
   smartRoute: ReturnType<typeof createSmartRouting>;
   /** Where a gateway call's usage goes besides the metrics: the meter, Gauge's activity and its scheduler. */
-  recordUsage(event: UsageEvent): void;
+  /** A settled call's usage; `mark`: where an edge thread journaled it already. */
+  recordUsage(event: UsageEvent, mark?: JournalMark | null): void;
   /** What the gateway's routes resolve `@` names with, its capacity tapped for Gauge's live headers. */
   gatewaySmart: SmartRoutingPort;
   limits: ReturnType<typeof createLimits>;

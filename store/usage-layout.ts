@@ -23,6 +23,8 @@ export const USAGE_DBS = {
   credentials: 'usage-credentials',
 } as const;
 export type UsageTable = keyof typeof USAGE_DBS;
+/** Journal file name -> where its last committed record ends (store/usage-journal.ts). */
+export const USAGE_JOURNAL_MARKS_DB = 'usage-journal-marks';
 
 // Type aliases, not interfaces, so they fit `Record<string, number>` and one adder serves all three.
 export type UsageTotals = {

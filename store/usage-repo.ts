@@ -22,6 +22,7 @@ import {
   nullable,
   parseUsageKey,
   USAGE_DBS,
+  USAGE_JOURNAL_MARKS_DB,
   type AccelerationTotals,
   type ToolTotals,
   type UsageTotals,
@@ -40,8 +41,13 @@ export interface UsageDeltas {
 }
 
 export interface UsageWriter {
-  /** Adds every delta to its stored row in one transaction, committed when this returns. */
-  commit(deltas: UsageDeltas): void;
+  /**
+   * Adds every delta to its stored row in one transaction, committed when this returns, with the usage journal's
+   * marks (store/usage-journal.ts) of the records folded into them; `forget` drops marks of files removed.
+   */
+  commit(deltas: UsageDeltas, marks?: ReadonlyMap<string, number>, forget?: Iterable<string>): void;
+  /** The journal marks committed: file name and where its last committed record ends. */
+  marks(): Map<string, number>;
   /** Removes the rows of days before `beforeDay`; returns how many. */
   prune(beforeDay: string): number;
 }
@@ -70,8 +76,12 @@ function tables(env: StoreEnv) {
   };
 }
 
+/** The usage journal's marks: not aggregates, so not in `tables` (prune and the readers skip them). */
+const marksDb = (env: StoreEnv) => env.db<number>(USAGE_JOURNAL_MARKS_DB);
+
 export function usageWriter(env: StoreEnv): UsageWriter {
   const dbs = tables(env);
+  const marks = marksDb(env);
   // Inside transactionSync, `put` writes synchronously into that transaction (and is cheaper than putSync).
   function apply<T extends Record<string, number>>(db: Database<T, string>, deltas: ReadonlyMap<string, T>): void {
     for (const [key, delta] of deltas) {
@@ -80,7 +90,7 @@ export function usageWriter(env: StoreEnv): UsageWriter {
     }
   }
   return {
-    commit(d) {
+    commit(d, journal, forget) {
       // Synchronous on the meter's own thread: the commit is whole or absent even if the thread is killed.
       env.root.transactionSync(() => {
         apply(dbs.daily, d.daily);
@@ -88,8 +98,11 @@ export function usageWriter(env: StoreEnv): UsageWriter {
         apply(dbs.routes, d.routes);
         apply(dbs.acceleration, d.acceleration);
         apply(dbs.credentials, d.credentials);
+        if (journal !== undefined) for (const [file, end] of journal) void marks.put(file, end);
+        if (forget !== undefined) for (const file of forget) void marks.remove(file);
       });
     },
+    marks: () => new Map([...marks.getRange()].map(({ key, value }) => [key, value])),
     prune(beforeDay) {
       // Only this thread writes these tables, so keys read now are still there inside the transaction.
       const doomed = (Object.values(dbs) as Database<unknown, string>[]).map((db) => ({

@@ -16,6 +16,9 @@ export interface FollowDeps {
   log: Logger;
   responses: ResponseRouteRepo;
   admission?: Admission;
+  /** Meters a call's usage (and journals it): told before the answer's last bytes. */
+  meterUsage?(event: UsageEvent): void;
+  /** The rest of a call's bookkeeping (metrics, activity): after this turn's answers are written. */
   recordUsage?(event: UsageEvent): void;
 }
 
@@ -40,52 +43,58 @@ export function callFollower(deps: FollowDeps) {
     const { op, providerId, modelId, route } = followed;
     const reservation = followed.reservation ?? null;
     const credentialId = followed.credentialId ?? null;
-    const report = (o: RelayOutcome) => {
-      const event: UsageEvent = {
-        kind: 'usage',
-        requestId: ctx.requestId,
-        at: Date.now(),
-        tokenId: ctx.principal!.tokenId,
-        providerId,
-        modelId,
-        op,
-        outcome: o.outcome,
-        usage: o.usage,
-        ...(route && { route }),
-        ...(o.acceleration && { acceleration: o.acceleration }),
-        ...(credentialId !== null && { credentialId }),
-      };
-      access.usage({
-        reqId: ctx.requestId,
-        op,
-        providerId,
-        modelId,
-        outcome: o.outcome,
-        usage: o.usage,
-        route,
-        credentialId,
-      });
-      deps.recordUsage?.(event);
-    };
-    // The reservation settles, and its journal is written, before the answer's last bytes go out: a kill -9
-    // once the client has its whole answer loses no settlement (docs/api.md, Limits).
-    if (reservation !== null) {
-      call.onOutcome((o) => {
+    const eventOf = (o: RelayOutcome): UsageEvent => ({
+      kind: 'usage',
+      requestId: ctx.requestId,
+      at: Date.now(),
+      tokenId: ctx.principal!.tokenId,
+      providerId,
+      modelId,
+      op,
+      outcome: o.outcome,
+      usage: o.usage,
+      ...(route && { route }),
+      ...(o.acceleration && { acceleration: o.acceleration }),
+      ...(credentialId !== null && { credentialId }),
+    });
+    let event: UsageEvent | null = null;
+    // The reservation settles and the usage is metered (both journaled) before the answer's last bytes go out:
+    // a kill -9 once the client has its whole answer loses neither (docs/api.md, Limits; Usage).
+    call.onOutcome((o) => {
+      event = eventOf(o);
+      let failure: unknown = null;
+      if (reservation !== null) {
         try {
           deps.admission!.settle(reservation, o.usage, modelId);
         } catch (err) {
           // Its room must come back whatever went wrong: a reservation held for good would shrink the limit.
           deps.admission!.release(reservation);
-          throw err;
+          failure = err;
         }
-      });
-    }
+      }
+      deps.meterUsage?.(event);
+      if (failure !== null) throw failure;
+    });
     call.done
       .then((o) => {
         if (o.responseId !== null && (op === 'responses.create' || op === 'responses.compact'))
           remember(ctx, o.responseId, providerId);
-        // The usage line and the meter wait until this turn's answers are written.
-        afterAnswers(() => report(o));
+        // The usage line and the rest of the bookkeeping wait until this turn's answers are written.
+        afterAnswers(() => {
+          // Told before `done` resolves (relay-response.ts finish), so the event is there.
+          const settled = event ?? eventOf(o);
+          access.usage({
+            reqId: ctx.requestId,
+            op,
+            providerId,
+            modelId,
+            outcome: o.outcome,
+            usage: o.usage,
+            route,
+            credentialId,
+          });
+          deps.recordUsage?.(settled);
+        });
       })
       .catch((err: unknown) => callbackFailed('done', err, ctx.requestId));
     return call.result;

@@ -40,7 +40,12 @@ export interface GatewayDeps {
   catalog: CatalogReader;
   pool: RelayPool;
   responses: ResponseRouteRepo;
-  /** Where each call's usage goes besides the log (the meter, once it exists); never prompts, answers or headers. */
+  /**
+   * The meter: each call's usage, never prompts, answers or headers. Told before the answer's last bytes, so it
+   * journals the record then (store/usage-journal.ts).
+   */
+  meterUsage?(event: UsageEvent): void;
+  /** The rest of each call's bookkeeping (metrics, activity), after this turn's answers are written. */
   recordUsage?(event: UsageEvent): void;
   log: Logger;
   /** Directory for multipart prefixes that spill out of memory before the model field arrives. */

@@ -21,6 +21,9 @@ export async function gatewayFamily(p: Parts): Promise<Family> {
   const spillDir = join(dataDir, 'tmp');
   ensurePrivateDir(spillDir);
   // Before the listener: no upload of this run has spilled yet, so every match is a dead run's leftover.
+  // Before the listener too, and once the catalog prices them: the calls an unclean stop left in the usage
+  // journal are metered before any call of this run.
+  await p.meter.recover();
   const swept = await sweepSpillDir(spillDir);
   if (swept > 0) log.info({ files: swept }, 'removed upload spill files left by an earlier run');
   const responses = responseRouteRepo(env);
@@ -41,8 +44,8 @@ export async function gatewayFamily(p: Parts): Promise<Family> {
   });
   p.relayPool = createRelayPool({ dataDir });
   // An edge thread's calls report here too (edge-threads.ts); it counts their metrics itself.
-  p.recordUsage = (event) => {
-    p.meter.record(event);
+  p.recordUsage = (event, mark) => {
+    p.meter.record(event, mark);
     p.serviceActivity.record(event);
     p.gauge.traffic();
   };
@@ -63,9 +66,11 @@ export async function gatewayFamily(p: Parts): Promise<Family> {
         keyPool: p.keyPool,
         rejectCredential: (providerId, credentialId, status) =>
           p.providers.rejectCredential(providerId, credentialId, status),
+        meterUsage: (event) => p.meter.record(event),
         recordUsage: (event) => {
           p.metrics.usage(event);
-          p.recordUsage(event);
+          p.serviceActivity.record(event);
+          p.gauge.traffic();
         },
         smart: p.gatewaySmart,
         // A name the catalog does not know: a GGUF file of the embedded runtime, else a provider's plain model name.

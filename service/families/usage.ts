@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createServiceActivity } from '../../control/gauge/service-activity.ts';
 import { createServiceMetrics } from '../../control/metrics/service.ts';
 import { metricsRoutes } from '../../edge/routes/metrics.ts';
@@ -28,8 +29,11 @@ export function usageFamily(p: Parts): Family {
     return model === undefined ? null : resolvePricing(model, catalog.provider(model.providerId), p.prices);
   };
   p.priceOf = (modelId) => priced(modelId)?.pricing ?? null;
+  // Hex, so that it fits the journal's file names.
+  p.usageRun = randomUUID().replaceAll('-', '');
   p.meter = createMeter({
     dataDir,
+    run: p.usageRun,
     enabled: () => settings().usage.enabled,
     retentionDays: () => settings().usage.retentionDays,
     log,

@@ -31,3 +31,6 @@ describe('vault', async () => {
 describe('limit-journal', async () => {
   await import('./limit-journal.suite.ts');
 });
+describe('usage-journal', async () => {
+  await import('./usage-journal.suite.ts');
+});

@@ -55,6 +55,9 @@ describe('hardware/routes', async () => {
 describe('meter/actor', async () => {
   await import('./meter/actor.suite.ts');
 });
+describe('meter/journal-replay', async () => {
+  await import('./meter/journal-replay.suite.ts');
+});
 describe('meter/aggregate', async () => {
   await import('./meter/aggregate.suite.ts');
 });

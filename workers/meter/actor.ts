@@ -4,6 +4,14 @@ import type { Logger } from 'pino';
 import { GATEWAY_OPS, type UsageEvent } from '../../protocol/gateway.ts';
 import type { ResolvedPricing } from '../../protocol/price-index.ts';
 import { estimateCostUsd } from '../../protocol/pricing.ts';
+import {
+  journalFiles,
+  journalPath,
+  openUsageJournal,
+  readJournal,
+  type JournalMark,
+  type UsageJournal,
+} from '../../store/usage-journal.ts';
 import { addDays, localDayOf } from '../../protocol/local-day.ts';
 import {
   METER_COMMITTED,
@@ -11,6 +19,8 @@ import {
   METER_OVERSIZED,
   METER_PROCESSED,
   packRecord,
+  priceRecord,
+  wellFormedRecord,
   RECORD_SLOTS,
   type MeterApi,
   type MeterBatch,
@@ -24,6 +34,8 @@ import {
 
 export interface MeterOptions {
   dataDir: string;
+  /** This service start's ID, which its usage journal files carry (store/usage-journal.ts). */
+  run: string;
   /** `usage.enabled`: read per record, so the setting applies at once. */
   enabled(): boolean;
   /** `usage.retentionDays`: the last that many local days (today included) are kept. */
@@ -35,6 +47,10 @@ export interface MeterOptions {
   maxInflight?: number;
   /** How long a record may wait on the edge before its batch is posted; 0 posts on the next turn. */
   postEveryMs?: number;
+  /** The usage journal's file size bound (store/usage-journal.ts); tests make it small. */
+  journalRotateBytes?: number;
+  /** False: no usage journal (bench/meter.ts's baseline); what a crash leaves uncommitted is then lost. */
+  journal?: boolean;
   /** Sees each worker as it starts (supervision tests terminate it). */
   onWorker?(worker: Worker): void;
   /**
@@ -59,12 +75,21 @@ export interface MeterStats {
 }
 
 export interface Meter {
-  record(event: UsageEvent): void;
+  /**
+   * Meters one call. Its record goes into the usage journal first, unless `mark` says where the thread that
+   * settled the call journaled it already (an edge thread).
+   */
+  record(event: UsageEvent, mark?: JournalMark | null): void;
   /** Resolves once every record accepted so far is committed and on disk. */
   flush(): Promise<void>;
   /** Applies `retentionDays` now (it is also applied at start and hourly); resolves with rows removed. */
   prune(): Promise<number>;
   stats(): MeterStats;
+  /**
+   * Meters what earlier runs journaled and did not commit (a kill -9), priced with `priceOf` as it is now, and
+   * removes their files: how many records and files. Once, before the first call of this run is served.
+   */
+  recover(): Promise<{ records: number; files: number }>;
   /** Commits what is pending, closes the worker's store, stops the worker. */
   close(): Promise<void>;
 }
@@ -101,14 +126,26 @@ const CLOSE_TIMEOUT_MS = 10_000;
 
 // A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 export function createMeter(options: MeterOptions): Meter {
-  const { dataDir, enabled, retentionDays, log } = options;
+  const { dataDir, run, enabled, retentionDays, log } = options;
   const commitMs = options.commitMs ?? 250;
   const postEveryMs = options.postEveryMs ?? POST_EVERY_MS;
   const maxInflight = options.maxInflight ?? 100_000;
 
   let cur: Incarnation | null = null;
-  // The records of the next batch, packed (see MeterBatch).
+  // The records of the next batch, packed (see MeterBatch), and where they end in their journals.
   let buffer: unknown[] = [];
+  let marks = new Map<string, number>();
+  const journal: UsageJournal =
+    options.journal === false
+      ? { append: () => null, close: () => undefined }
+      : openUsageJournal({
+          dataDir,
+          run,
+          writer: 'control',
+          ...(options.journalRotateBytes !== undefined && { rotateBytes: options.journalRotateBytes }),
+          onFailure: (err) =>
+            log.error({ err: err.message }, 'usage journal write failed; metering goes on without crash recovery'),
+        });
   const buffered = () => buffer.length / RECORD_SLOTS;
   let scheduled = false;
   let closing = false;
@@ -129,6 +166,7 @@ export function createMeter(options: MeterOptions): Meter {
       control: control.port2,
       counters: counters.buffer as SharedArrayBuffer,
       commitMs,
+      run,
     };
     const worker = new Worker(new URL('./entry.js', import.meta.url), {
       workerData,
@@ -217,12 +255,15 @@ export function createMeter(options: MeterOptions): Meter {
     if (n === 0) return;
     const fields = buffer;
     buffer = [];
+    const batchMarks = marks;
+    marks = new Map();
     const inc = cur;
     if (inc === null) {
       totals.lost += n;
       return;
     }
     const message: MeterBatch = { kind: 'usage.batch', fields };
+    if (batchMarks.size > 0) message.marks = [...batchMarks].flat();
     inc.records.postMessage(message);
     inc.posted += n;
   }
@@ -234,6 +275,46 @@ export function createMeter(options: MeterOptions): Meter {
     return call(inc, (api) => api.prune(beforeDay));
   }
 
+  /**
+   * Meters what earlier runs journaled past their committed marks, priced now where an edge thread left no
+   * estimate, then removes their files. Each record carries its own mark, so a replay cut short resumes.
+   */
+  async function replay(): Promise<{ records: number; files: number }> {
+    const files = journalFiles(dataDir).filter((f) => f.run !== run);
+    const inc = cur;
+    if (files.length === 0 || inc === null) return { records: 0, files: 0 };
+    const committed = new Map(await call(inc, (api) => api.marks()));
+    let records = 0;
+    let damaged = 0;
+    for (const { name } of files) {
+      for (const { fields, end } of readJournal(journalPath(dataDir, name), committed.get(name) ?? 0)) {
+        if (!Array.isArray(fields) || !wellFormedRecord(fields)) {
+          damaged++;
+          continue;
+        }
+        const from = buffer.length;
+        for (const x of fields) buffer.push(x);
+        priceRecord(buffer, from, (rec) => estimate(rec.modelId, rec.op, rec.usage));
+        take(from, { file: name, end });
+        records++;
+      }
+    }
+    await flushAll();
+    await call(inc, (api) => api.retire(files.map((f) => f.name)));
+    if (records > 0 || damaged > 0)
+      log.warn(
+        { records, damaged, files: files.length },
+        'usage of calls before an unclean stop metered from its journal',
+      );
+    return { records, files: files.length };
+  }
+
+  async function flushAll(): Promise<void> {
+    post();
+    const inc = cur;
+    if (inc !== null) await call(inc, (api) => api.flush(inc.posted));
+  }
+
   spawn();
   const pruneTimer = setInterval(
     () => void prune().catch((err: unknown) => log.warn({ err: String(err) }, 'usage retention pruning failed')),
@@ -241,29 +322,42 @@ export function createMeter(options: MeterOptions): Meter {
   );
   pruneTimer.unref();
 
+  /** A record's cost estimate from the catalog price now, with what priced it; null without a price. */
+  function estimate(modelId: string | null, op: UsageEvent['op'], usage: UsageEvent['usage']) {
+    const priced = usage !== null && modelId !== null && GATEWAY_OPS[op].metered ? options.priceOf?.(modelId) : null;
+    const price = priced?.pricing;
+    return price ? { estimatedCostUsd: estimateCostUsd(usage!, price), source: priced!.source } : null;
+  }
+
+  /** Appends one packed record, journaled unless it was already, and schedules its batch. */
+  function take(from: number, mark: JournalMark | null | undefined): void {
+    const at = mark === undefined ? journal.append(buffer, from, RECORD_SLOTS) : mark;
+    if (at !== null) marks.set(at.file, at.end);
+    totals.recorded += 1;
+    if (buffered() >= BATCH) post();
+    else if (!scheduled) {
+      scheduled = true;
+      if (postEveryMs > 0) setTimeout(post, postEveryMs);
+      else setImmediate(post);
+    }
+  }
+
   return {
-    record(event) {
+    record(event, mark) {
       if (closing || !enabled()) return;
       const inc = cur;
       if (inc === null || inflight(inc) + buffered() >= maxInflight) return drop(1);
-      const u = event.usage;
-      const priced =
-        u !== null && event.modelId !== null && GATEWAY_OPS[event.op].metered ? options.priceOf?.(event.modelId) : null;
-      const price = priced?.pricing;
-      packRecord(buffer, event, price ? estimateCostUsd(u!, price) : null, price ? priced!.source : null);
-      totals.recorded += 1;
-      if (buffered() >= BATCH) post();
-      else if (!scheduled) {
-        scheduled = true;
-        if (postEveryMs > 0) setTimeout(post, postEveryMs);
-        else setImmediate(post);
-      }
+      const from = buffer.length;
+      const priced = estimate(event.modelId, event.op, event.usage);
+      packRecord(buffer, event, priced?.estimatedCostUsd ?? null, priced?.source ?? null);
+      take(from, mark);
     },
-    async flush() {
-      post();
-      const inc = cur;
-      if (inc !== null) await call(inc, (api) => api.flush(inc.posted));
-    },
+    flush: flushAll,
+    recover: () =>
+      replay().catch((err: unknown) => {
+        log.error({ err: String(err).slice(0, 300) }, 'usage journal replay failed; its files stay for the next start');
+        return { records: 0, files: 0 };
+      }),
     prune,
     stats() {
       const inc = cur;
@@ -277,6 +371,7 @@ export function createMeter(options: MeterOptions): Meter {
       if (closing) return;
       post();
       closing = true;
+      journal.close();
       clearInterval(pruneTimer);
       if (restartTimer !== null) clearTimeout(restartTimer);
       const inc = cur;

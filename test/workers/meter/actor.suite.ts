@@ -1,79 +1,18 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import type { Worker } from 'node:worker_threads';
 import { localDayOf } from '../../../protocol/local-day.ts';
 import type { UsageEvent } from '../../../protocol/gateway.ts';
 import type { ModelPricing } from '../../../protocol/http/catalog.ts';
 import type { ResolvedPricing } from '../../../protocol/price-index.ts';
-import { openStoreEnv, type StoreEnv } from '../../../store/env.ts';
-import { usageRepo, type UsageRepo } from '../../../store/usage-repo.ts';
-import { createMeter, type Meter, type MeterOptions } from '../../../workers/meter/actor.ts';
-import { allBytes, captureLog, localNoon, removeDirs, report, tempDataDir, usageEvent } from '../../helpers/usage.ts';
+import type { MeterOptions } from '../../../workers/meter/actor.ts';
+import { ALL, harness as startHarness, held, recordAll } from '../../helpers/meter-harness.ts';
+import { allBytes, localNoon, removeDirs, report, usageEvent } from '../../helpers/usage.ts';
 
 // The real meter worker on a temporary data directory, read back through the repository as the routes do.
 
 const dirs: string[] = [];
 after(() => removeDirs(dirs));
-
-const ALL = { from: '2000-01-01', to: '2100-01-01' };
-
-interface Harness {
-  dir: string;
-  env: StoreEnv;
-  repo: UsageRepo;
-  meter: Meter;
-  lines: Record<string, unknown>[];
-  /** The worker the meter runs on now. */
-  current(): Worker;
-  /** Resolves with the next worker the meter starts. */
-  nextWorker(): Promise<Worker>;
-  done(): Promise<void>;
-}
-
-function harness(over: Partial<MeterOptions> = {}, dir = tempDataDir(dirs)): Harness {
-  const env = openStoreEnv(dir);
-  const { log, lines } = captureLog();
-  const waiting: ((w: Worker) => void)[] = [];
-  let current: Worker | undefined;
-  const meter = createMeter({
-    dataDir: dir,
-    enabled: () => true,
-    retentionDays: () => 400,
-    log,
-    onWorker(w) {
-      current = w;
-      for (const resolve of waiting.splice(0)) resolve(w);
-    },
-    ...over,
-  });
-  return {
-    dir,
-    env,
-    repo: usageRepo(env),
-    meter,
-    lines,
-    current: () => current!,
-    nextWorker: () => new Promise((resolve) => waiting.push(resolve)),
-    async done() {
-      await meter.close();
-      await env.close();
-    },
-  };
-}
-
-/** The meter's restart timer does not hold the process open (a service has its listener for that). */
-async function held<T>(p: Promise<T>): Promise<T> {
-  const keep = setInterval(() => undefined, 1000);
-  try {
-    return await p;
-  } finally {
-    clearInterval(keep);
-  }
-}
-
-function recordAll(meter: Meter, events: UsageEvent[]): void {
-  for (const e of events) meter.record(e);
-}
+const harness = (over?: Partial<MeterOptions>, dir?: string) => startHarness(dirs, over, dir);
 
 describe('meter actor', () => {
   it('commits recorded events that the repository then reads', async () => {
