@@ -33,6 +33,7 @@ const metrics = createServiceMetrics({
   meter: () => ({ inflight: 0, dropped: 0 }),
   arenaInUse: () => 0,
   gaugeSources: () => [],
+  credentials: () => [],
 });
 const empty: RequestObserver = { answered() {}, failed() {} };
 

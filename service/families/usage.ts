@@ -54,6 +54,31 @@ export function usageFamily(p: Parts): Family {
     proxyPool: () => p.pool.stats(),
     meter: () => p.meter.stats(),
     arenaInUse: () => p.relayPool.arena.inUse(),
+    // Each provider key's state, read from the key pool's shared table (every edge thread's view).
+    *credentials() {
+      const catalog = p.catalog.current();
+      for (const providerId of catalog.providerIds()) {
+        for (const c of catalog.provider(providerId)?.credentials ?? []) {
+          const live = p.keyPool.live(c.id);
+          const state = !c.enabled
+            ? 'disabled'
+            : p.keyPool.refused(c)
+              ? 'rejected'
+              : live.coolingUntil !== null
+                ? 'cooling'
+                : 'usable';
+          yield {
+            providerId,
+            credentialId: c.id,
+            state,
+            requestsRemaining: live.headroom?.requests?.remaining ?? null,
+            tokensRemaining: live.headroom?.tokens?.remaining ?? null,
+            inflight: live.inflight,
+            sessions: live.sessions,
+          } as const;
+        }
+      }
+    },
     *gaugeSources() {
       for (const source of p.gaugeSources.all()) {
         const state = p.gaugeData.state(source.id)?.state;

@@ -43,6 +43,9 @@ describe('jobs', async () => {
 describe('llama-server-process', async () => {
   await import('./llama-server-process.suite.ts');
 });
+describe('metrics/credentials', async () => {
+  await import('./metrics/credentials.suite.ts');
+});
 describe('metrics/registry', async () => {
   await import('./metrics/registry.suite.ts');
 });

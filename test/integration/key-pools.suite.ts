@@ -72,6 +72,15 @@ const keyOfCall = () =>
       .map((l) => [String(l.reqId), l.credentialId === undefined ? null : String(l.credentialId)]),
   );
 
+/** What `read` gives once it gives something: each try is a request to the service, so no sleep is needed. */
+async function until<T>(read: () => Promise<T | null>, tries = 500): Promise<T> {
+  for (let i = 0; i < tries; i++) {
+    const got = await read();
+    if (got !== null) return got;
+  }
+  throw new Error(`nothing after ${tries} reads`);
+}
+
 describe('a key pool under load', () => {
   test('32 SDK sessions x 20 calls: no 429 while a key has room, each session keeps its key', async () => {
     const calls = new Map<string, string[]>();
@@ -115,9 +124,41 @@ describe('a key pool under load', () => {
         assert.ok(moves <= 2, `${session} moved ${moves} times: ${keys.join(' ')}`);
       } else assert.ok(kept >= 0.95, `${session} kept its key for ${kept}: ${keys.join(' ')}`);
     }
-    // The breakdown by key counts what each key served.
-    const breakdown = await svc.request('GET', '/v1/usage/breakdown?groupBy=credential');
-    assert.equal(breakdown.status, 200);
+    // The breakdown by key and /metrics count what each key served, as the usage lines name it.
+    const servedBy = new Map<string, number>();
+    for (const k of byCall.values()) if (k !== null) servedBy.set(k, (servedBy.get(k) ?? 0) + 1);
+    const expected = [...servedBy].sort();
+    const rows = await until(async () => {
+      const breakdown = await ok('GET', '/v1/usage/breakdown?groupBy=credential&providerId=pool');
+      const got = (breakdown.data as { credentialId: string; requests: number }[])
+        .map((r) => [r.credentialId, r.requests] as [string, number])
+        .sort();
+      return got.reduce((n, [, c]) => n + c, 0) >= SESSIONS * CALLS ? got : null;
+    });
+    assert.deepEqual(rows, expected);
+    const scraped = await until(async () => {
+      const text = (await svc.request('GET', '/metrics')).text;
+      const counted = [
+        ...text.matchAll(
+          /^switchyard_credential_calls_total\{provider="pool",credential="(\w+)",outcome="ok"\} (\d+)$/gm,
+        ),
+      ]
+        .map((m) => [m[1]!, Number(m[2])] as [string, number])
+        .sort();
+      return counted.reduce((n, [, c]) => n + c, 0) >= SESSIONS * CALLS ? { text, counted } : null;
+    });
+    assert.deepEqual(scraped.counted, expected);
+    // Each key's state is one of four; a key that ran dry may still be cooling down.
+    for (const id of credentialOf.values()) {
+      const on = [
+        ...scraped.text.matchAll(
+          /^switchyard_credential_state\{provider="pool",credential="(\w+)",state="(\w+)"\} 1$/gm,
+        ),
+      ]
+        .filter((m) => m[1] === id)
+        .map((m) => m[2]);
+      assert.deepEqual(on, dry.has(id) && on[0] === 'cooling' ? ['cooling'] : ['usable'], id);
+    }
     const live = (await ok('GET', '/v1/providers/pool/credentials')).data as {
       id: string;
       headroom: { requests: { remaining: number; limit: number } | null } | null;
