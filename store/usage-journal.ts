@@ -14,7 +14,8 @@ import { Packr } from 'msgpackr';
 // the order it wrote them, so a file's mark is the end of its last committed record and everything before it
 // is committed too; once a mark names a file, the writer's earlier files are wholly committed and removed.
 // Frames are a 4-byte length, a 4-byte CRC-32 and the msgpack of the record's fields (protocol/meter.ts); a
-// torn or damaged frame (a disk full, a power cut) ends the file's replay. No fsync: a killed process's writes are in the kernel.
+// torn or damaged frame (a disk full, a power cut) ends the file's replay. No fsync: a killed process's writes
+// are in the kernel already.
 
 export const JOURNAL_DIR = 'usage-journal';
 /** A writer starts its next file past this size, so committed records are removed as the run goes. */
