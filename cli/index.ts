@@ -59,7 +59,7 @@ ${KEYS_HELP}
 ${SETUP_HELP}
   ps         List loaded models.                                    [--json]
   usage      Usage totals and a breakdown.                          [--json] [--days N] [--by GROUP]
-             GROUP: provider, model, provider_model, token or service_account.
+             GROUP: provider, model, provider_model, token, service_account or credential.
   jobs       List jobs; \`jobs watch <id>\` follows one.              [--json]
   logs       The service's newest log lines.                        [--json] [-n N] [--follow]
   pair       Ask for a token, as an app would; prints it once approved.

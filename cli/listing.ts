@@ -71,7 +71,7 @@ export async function ps(client: Client, json: boolean): Promise<number> {
   return 0;
 }
 
-export const USAGE_GROUPS = ['provider', 'model', 'provider_model', 'token', 'service_account'] as const;
+export const USAGE_GROUPS = ['provider', 'model', 'provider_model', 'token', 'service_account', 'credential'] as const;
 
 /** Totals over the last `days` days, then the breakdown by `by`. */
 export async function usage(
@@ -110,6 +110,11 @@ export async function usage(
       { header: 'TOKEN', value: (r) => (names === null ? r.tokenId : (r.tokenName ?? `${r.tokenId} (revoked)`)) },
     ],
     service_account: [{ header: 'SERVICE ACCOUNT', value: (r) => r.serviceAccountId }],
+    // A key by its ID, beside its provider (`providers keys list` names it).
+    credential: [
+      { header: 'PROVIDER', value: (r) => r.providerId },
+      { header: 'KEY', value: (r) => r.credentialId },
+    ],
   };
   print(
     table(

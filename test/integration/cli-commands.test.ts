@@ -161,6 +161,14 @@ describe('listing commands', () => {
     assert.match(header, /^PROVIDER\s+MODEL\s+REQUESTS/);
     const row = byBoth.find((l) => l.startsWith('hosted '))!;
     assert.equal(row.indexOf('hosted/gpt-cli'), header.indexOf('MODEL'));
+    // By provider key: the key that served the call, by its ID, under KEY.
+    const [key] = (await svc.request('GET', '/v1/providers/hosted/credentials')).json.data;
+    const byKey = ok(['usage', '--by', 'credential']).split('\n');
+    const keyHeader = byKey.find((l) => l.startsWith('PROVIDER'))!;
+    assert.match(keyHeader, /^PROVIDER\s+KEY\s+REQUESTS/);
+    const keyRow = byKey.find((l) => l.startsWith('hosted '))!;
+    assert.equal(keyRow.indexOf(key.id), keyHeader.indexOf('KEY'));
+    assert.match(keyRow, /\s1\s/);
   });
 
   test('usage by token: names, the ID beside them in --json; a revoked token keeps its ID', async () => {
