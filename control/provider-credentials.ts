@@ -246,18 +246,21 @@ export function credentialWrites(deps: CredentialWritesDeps): CredentialMethods 
       );
     },
 
-    async rejectCredential(providerId, credentialId, status) {
+    async rejectCredential(providerId, credentialId, status, seenUpdatedAt) {
       if (status !== 401 && status !== 403)
         throw invalid('status', 'A credential is set aside for a 401 or 403 from its provider only.');
-      if (mustFind(mustGet(providerId), credentialId).rejectedAt !== null) return false;
+      // Set aside already, or edited after the refused call read it (the edit is the person's answer).
+      const stale = (c: CredentialRecord) =>
+        c.rejectedAt !== null || (seenUpdatedAt !== undefined && c.updatedAt > seenUpdatedAt);
+      if (stale(mustFind(mustGet(providerId), credentialId))) return false;
       let rejected: CredentialRecord | undefined;
       try {
         await write(
           providerId,
           (stored) => {
             const was = mustFind(stored, credentialId);
-            // Another thread's report of the same refusal committed first.
-            if (was.rejectedAt !== null) throw UNCHANGED;
+            // Another thread's report of the same refusal, or an edit, committed first.
+            if (stale(was)) throw UNCHANGED;
             rejected = { ...was, rejectedAt: Date.now() };
             return { ...stored, credentials: stored.credentials.map((c) => (c.id === credentialId ? rejected! : c)) };
           },

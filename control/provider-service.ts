@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { PROVIDER_ID, DEFAULT_TIMEOUTS, type UpstreamModelList } from '../protocol/providers.ts';
 import { ServiceError, toServiceError } from '../protocol/errors.ts';
-import type { CredentialLive, ProviderView } from '../protocol/http/providers.ts';
+import type { CredentialPoolState, ProviderView } from '../protocol/http/providers.ts';
 import type { ProviderTarget } from '../protocol/messages.ts';
 import type { AuditRepo } from '../store/audit-repo.ts';
 import type { StoreEnv } from '../store/env.ts';
@@ -27,7 +27,7 @@ import {
   defaultProviderId,
 } from './provider-validation.ts';
 import { MAX_LISTED_MODELS, truncated } from '../protocol/providers.ts';
-import { targetOf } from '../protocol/catalog.ts';
+import { type CredentialRecord, targetOf } from '../protocol/catalog.ts';
 
 import type { ProvidersPort, TestOutcome } from '../protocol/ports/providers.ts';
 
@@ -69,7 +69,7 @@ interface Deps {
   /** Where `credential.rejected` is announced. */
   bus: Pick<EventBus, 'publish'>;
   /** What the key pool knows of a key now (edge/gateway/key-pool.ts, over the table every thread shares). */
-  live?(credentialId: string): CredentialLive;
+  live?(credential: CredentialRecord): CredentialPoolState;
   /** The port this service listens on (null before it does): no provider may point there. */
   ownPort?(): number | null;
   /** What else goes with a deleted provider (its live-header readings): found now, staged in the delete's commit. */
@@ -158,7 +158,7 @@ export function createProviderService(deps: Deps): ProviderService {
     livePool(providerId) {
       const record = byId.get(providerId);
       if (record === undefined || deps.live === undefined) return undefined;
-      return new Map(record.credentials.map((c) => [c.id, deps.live!(c.id)]));
+      return new Map(record.credentials.map((c) => [c.id, deps.live!(c)]));
     },
     credentialOwner(credentialId) {
       for (const r of byId.values()) if (r.credentials.some((c) => c.id === credentialId)) return r.id;

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { workerData } from 'node:worker_threads';
 import { createRelayMetrics } from '../control/metrics/relay-tap.ts';
+import { createCredentialMetrics } from '../control/metrics/credentials.ts';
 import { createRegistry } from '../control/metrics/registry.ts';
 import { createTrafficMetrics } from '../control/metrics/traffic.ts';
 import { firstOf, plainNames } from '../edge/gateway/plain-names.ts';
@@ -55,6 +56,9 @@ let admissionIdle = true;
 
 const registry = createRegistry();
 const traffic = createTrafficMetrics(registry);
+// The calls this thread served, by the key that served them. Each key's state is the control thread's to show
+// (it reads the same shared table), so this thread lists no keys.
+const credentialCalls = createCredentialMetrics(registry, () => []);
 const relayMetrics = createRelayMetrics(registry);
 const env = openStoreEnv(data.dataDir);
 const relayPool = createRelayPool({ dataDir: data.dataDir, threads: data.relayThreads });
@@ -83,7 +87,8 @@ const local = gatewayRoutes({
   spillDir: join(data.dataDir, 'tmp'),
   smart: edgeSmartRouting(calls, reports),
   keyPool,
-  rejectCredential: (providerId, credentialId, status) => providers.rejectCredential(providerId, credentialId, status),
+  rejectCredential: (providerId, credentialId, status, seenUpdatedAt) =>
+    providers.rejectCredential(providerId, credentialId, status, seenUpdatedAt),
   meterUsage(event) {
     // Journaled here, before the answer's last bytes; the control thread meters it (store/usage-journal.ts).
     let mark: JournalMark | null = null;
@@ -94,7 +99,10 @@ const local = gatewayRoutes({
     }
     reports.add({ t: 'usage', event, mark });
   },
-  recordUsage: (event) => traffic.usage(event),
+  recordUsage: (event) => {
+    traffic.usage(event);
+    credentialCalls.usage(event);
+  },
   // A GGUF file of the embedded runtime not yet in the catalog is the control thread's to find.
   unresolved: firstOf(
     (current, name) => {

@@ -1,4 +1,4 @@
-import type { CredentialLive } from '../../protocol/http/providers.ts';
+import type { CredentialPoolState } from '../../protocol/http/providers.ts';
 import type { HeadroomWindow } from '../../protocol/key-pool-table.ts';
 import type { KeyLive } from './key-pool.ts';
 
@@ -10,8 +10,10 @@ const figure = (w: HeadroomWindow | null) =>
     ? null
     : { remaining: w.remaining, limit: w.limit, resetsAt: iso(w.resetsAt) };
 
-export function credentialLive(live: KeyLive): CredentialLive {
+/** `refusedAt`: when a thread set the key aside since its last edit (KeyPool.refusedAt). */
+export function credentialLive(live: KeyLive, refusedAt: number | null): CredentialPoolState {
   return {
+    refusedAt: iso(refusedAt),
     headroom:
       live.headroom === null
         ? null

@@ -56,6 +56,8 @@ export interface KeyPool {
   rejected(keyId: string): void;
   /** Whether the key is set aside: refused by the provider, in its record or on any thread since its last edit. */
   refused(key: PoolKey): boolean;
+  /** When a thread set the key aside since its last edit (its record may not say so yet); null when none did. */
+  refusedAt(key: PoolKey): number | null;
   live(keyId: string): KeyLive;
 }
 
@@ -133,6 +135,11 @@ export function createKeyPool({ table, now = Date.now, idleMs }: KeyPoolOptions)
     refused(key) {
       const slot = table.slotOf(key.id);
       return key.rejectedAt !== null || (slot >= 0 && table.rejectedAt(slot) >= key.updatedAt);
+    },
+    refusedAt(key) {
+      const slot = table.slotOf(key.id);
+      const at = slot < 0 ? Number.NaN : table.rejectedAt(slot);
+      return at >= key.updatedAt ? at : null;
     },
     live(keyId) {
       const at = now();

@@ -28,7 +28,7 @@ export interface KeyedDeps {
   startJson(ctx: RouteContext<unknown>, start: JsonStart): RelayCall;
   follow(ctx: RouteContext<unknown>, call: RelayCall, followed: Followed): Promise<RouteResult>;
   /** Tells the control plane that the upstream refused a key (it sets the key aside and says so). */
-  rejectCredential?(providerId: string, credentialId: string, status: number): Promise<unknown>;
+  rejectCredential?(providerId: string, credentialId: string, status: number, seenUpdatedAt: number): Promise<unknown>;
 }
 
 export interface JsonStart {
@@ -63,7 +63,7 @@ export function keyedCalls(deps: KeyedDeps) {
       keyPool.rejected(key.id);
       const status = typeof err.details.upstreamStatus === 'number' ? err.details.upstreamStatus : 401;
       deps
-        .rejectCredential?.(providerId, key.id, status)
+        .rejectCredential?.(providerId, key.id, status, key.updatedAt)
         .catch((e: unknown) =>
           log.warn({ providerId, credentialId: key.id, err: String(e).slice(0, 200) }, 'could not set a key aside'),
         );

@@ -61,7 +61,7 @@ export interface GatewayDeps {
   /** Chooses among a provider's keys (key-pool.ts); without it a call takes the provider's first usable key. */
   keyPool?: KeyPool;
   /** Tells the control plane that the upstream refused a key (401/403). */
-  rejectCredential?(providerId: string, credentialId: string, status: number): Promise<unknown>;
+  rejectCredential?(providerId: string, credentialId: string, status: number, seenUpdatedAt: number): Promise<unknown>;
 }
 
 // A large body goes to a worker in its arena slot (handed off: the worker frees it) or as `transferable`

@@ -2,7 +2,7 @@ import { actorOf } from '../../protocol/actor.ts';
 import {
   checkCredentialCreate,
   checkCredentialUpdate,
-  type CredentialLive,
+  type CredentialPoolState,
   type CredentialView,
 } from '../../protocol/http/providers.ts';
 import type { ProvidersPort } from '../../protocol/ports/providers.ts';
@@ -12,13 +12,19 @@ import { route, type RouteDef } from '../http/router.ts';
 // comes out; what the key pool knows of each key now (headroom, cooldown, sessions) is added to what the
 // control plane stores.
 
-/** `views` with the key pool's figures where it has any. */
+/**
+ * `views` with the key pool's figures where it has any. A key a thread set aside shows as refused at once, before
+ * the control plane's record of the refusal (which the thread reports) is written.
+ */
 async function withLive(providers: ProvidersPort, providerId: string, views: CredentialView[]) {
-  const live: Map<string, CredentialLive> | undefined = await providers.livePool?.(providerId);
+  const live: Map<string, CredentialPoolState> | undefined = await providers.livePool?.(providerId);
   if (live === undefined || live.size === 0) return views;
-  return views.map((v) => {
+  return views.map((v): CredentialView => {
     const now = live.get(v.id);
-    return now === undefined ? v : { ...v, ...now };
+    if (now === undefined) return v;
+    const { refusedAt, ...figures } = now;
+    const refused = !v.rejected && refusedAt !== null && { rejected: true, rejectedAt: refusedAt };
+    return { ...v, ...figures, ...refused };
   });
 }
 

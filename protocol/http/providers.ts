@@ -136,6 +136,12 @@ export interface CredentialLive {
   sessions: number;
 }
 
+/** The key pool's figures of a key, as the control plane hands them to the credentials list. */
+export interface CredentialPoolState extends CredentialLive {
+  /** When a thread set the key aside since its last edit (RFC 3339), maybe before its record says so; else null. */
+  refusedAt: string | null;
+}
+
 /** A credential as routes show it: never the key or its vault reference. */
 export interface CredentialView extends CredentialLive {
   id: string;

@@ -2,7 +2,7 @@ import type { Actor } from '../actor.ts';
 import type { ProviderRecord } from '../catalog.ts';
 import type {
   CredentialCreate,
-  CredentialLive,
+  CredentialPoolState,
   CredentialUpdate,
   CredentialView,
   ProviderCreate,
@@ -51,13 +51,15 @@ export interface ProvidersPort {
   removeCredential(providerId: string, credentialId: string, actor: Actor, requestId: string): Promise<void>;
   /**
    * The upstream refused the key (`status` 401 or 403): it is set aside until it is edited, the change audited,
-   * announced (`credential.rejected`) and on every edge thread. False when it was set aside already.
+   * announced (`credential.rejected`) and on every edge thread. False when it was set aside already, or when
+   * `seenUpdatedAt` (the key's `updatedAt` as the refused call read it) is older than the key: an edit since, which
+   * a late report must not undo.
    */
-  rejectCredential(providerId: string, credentialId: string, status: number): Promise<boolean>;
+  rejectCredential(providerId: string, credentialId: string, status: number, seenUpdatedAt?: number): Promise<boolean>;
   /** What the key pool knows of each of a provider's keys now, by credential ID; nothing when it knows none. */
   livePool?(
     providerId: string,
-  ): Map<string, CredentialLive> | undefined | Promise<Map<string, CredentialLive> | undefined>;
+  ): Map<string, CredentialPoolState> | undefined | Promise<Map<string, CredentialPoolState> | undefined>;
 }
 
 export const PROVIDERS_METHODS = methodsOf<ProvidersPort>()([

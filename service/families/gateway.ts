@@ -64,8 +64,8 @@ export async function gatewayFamily(p: Parts): Promise<Family> {
         admission: createAdmission(p.limits.admission, p.priceOf),
         priceOf: p.priceOf,
         keyPool: p.keyPool,
-        rejectCredential: (providerId, credentialId, status) =>
-          p.providers.rejectCredential(providerId, credentialId, status),
+        rejectCredential: (providerId, credentialId, status, seenUpdatedAt) =>
+          p.providers.rejectCredential(providerId, credentialId, status, seenUpdatedAt),
         meterUsage: (event) => p.meter.record(event),
         recordUsage: (event) => {
           p.metrics.usage(event);

@@ -55,7 +55,7 @@ export async function providersFamily(p: Parts): Promise<Family> {
       onChange: (id, record, listing) => p.catalog.providerChanged(id, record, listing),
       log,
       bus: p.bus,
-      live: (credentialId) => credentialLive(p.keyPool.live(credentialId)),
+      live: (credential) => credentialLive(p.keyPool.live(credential.id), p.keyPool.refusedAt(credential)),
       // Read at each check: the listener is bound after this is built (port 0 picks one then).
       ownPort: () => p.boundPort,
       forgetProvider: (id) => p.gaugeData.prepareRemoveAccount('live-headers', LIVE_HEADERS_ACCOUNT_PREFIX + id),

@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import * as openaiFake from '../fakes/openai.ts';
 import { openLiveStream } from '../fakes/sse-client.ts';
-import { startInProcess, type InProcessService } from '../helpers/in-process.ts';
+import { inProcessDefaults, startInProcess, type InProcessService } from '../helpers/in-process.ts';
 
 // Key pools (W4.2; docs/api.md, Key pools) with the official SDK against a fake account of three keys, each with its
 // own request limit and rate-limit headers, 429 with retry-after past it, 401 once revoked. In the gateway family:
@@ -72,13 +72,24 @@ const keyOfCall = () =>
       .map((l) => [String(l.reqId), l.credentialId === undefined ? null : String(l.credentialId)]),
   );
 
-/** What `read` gives once it gives something: each try is a request to the service, so no sleep is needed. */
-async function until<T>(read: () => Promise<T | null>, tries = 500): Promise<T> {
-  for (let i = 0; i < tries; i++) {
+/**
+ * What `read` gives once it gives something. The meter commits a quarter of a second behind, and on a busy machine
+ * much later, so this waits up to 30 s (each try a request to the service, then a timer turn).
+ */
+async function until<T>(read: () => Promise<T | null>, ms = 30_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (let tries = 1; ; tries++) {
     const got = await read();
     if (got !== null) return got;
+    if (Date.now() > end) throw new Error(`nothing after ${tries} reads in ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
   }
-  throw new Error(`nothing after ${tries} reads`);
+}
+
+/** The key that served a call, once its usage line is written (that happens after the answer). */
+async function keyOfRequest(reqId: string): Promise<string | null> {
+  await svc.waitForLog((l) => l.msg === 'usage' && l.reqId === reqId, 30_000);
+  return keyOfCall().get(reqId) ?? null;
 }
 
 describe('a key pool under load', () => {
@@ -108,8 +119,20 @@ describe('a key pool under load', () => {
     assert.equal(chat - [...limited.values()].reduce((a, b) => a + b, 0), SESSIONS * CALLS);
     // Each session's calls by key, in order. A session keeps the key it first used while that key has room: 95 % of
     // its calls at least, but for a session whose key ran dry (429), which moves once and stays.
-    await svc.waitForLog(() => keyOfCall().size >= SESSIONS * CALLS);
+    await svc.waitForLog(() => keyOfCall().size >= SESSIONS * CALLS, 30_000);
     const byCall = keyOfCall();
+    if (inProcessDefaults.edgeThreads === 2) {
+      // Each thread counts the calls it served on /metrics: both did, so the counts below are merged ones.
+      const isCall = (l: Record<string, unknown>) => l.msg === 'request' && byCall.has(String(l.reqId));
+      await svc.waitForLog(() => svc.logLines().filter(isCall).length >= SESSIONS * CALLS, 30_000);
+      const threads = new Set(
+        svc
+          .logLines()
+          .filter(isCall)
+          .map((l) => (l.edgeThread as number | undefined) ?? 0),
+      );
+      assert.deepEqual([...threads].sort(), [0, 1], 'both edge threads served calls');
+    }
     const dry = new Set([...limited.keys()].map((k) => credentialOf.get(k)));
     for (const [session, ids] of calls) {
       const keys = ids.map((id) => byCall.get(id));
@@ -181,7 +204,7 @@ describe('a key pool under load', () => {
     // A session on key a, which then stops being valid upstream.
     const c = client('revoked-session');
     const before = await c.chat.completions.create(ask).withResponse();
-    const keyA = keyOfCall().get(before.response.headers.get('x-request-id')!);
+    const keyA = await keyOfRequest(before.response.headers.get('x-request-id')!);
     const revoked = [...credentialOf].find(([, id]) => id === keyA)![0];
     oa.keyLimits!.revoke(revoked);
     const seen = oa.requests.length;

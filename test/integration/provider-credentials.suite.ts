@@ -101,7 +101,13 @@ describe('provider credentials', () => {
     );
     assert.equal((await ok('GET', '/v1/providers/oa')).credentials, 3);
     // With no headroom known yet, the spare's weight puts it first. The fake refuses it: it is set aside and the
-    // call moves to the default key, which the fake accepts. An edit of the spare brings it back.
+    // call moves to the default key, which the fake accepts. The list shows the refusal at once, from the pool's
+    // table, before the thread's report of it is stored and announced. An edit of the spare brings it back.
+    const events = await openLiveStream({
+      port: svc.port,
+      path: '/v1/events?types=credential.rejected',
+      headers: { authorization: `Bearer ${svc.adminToken}` },
+    });
     assert.equal((await svc.request('POST', '/v1/chat/completions', { body: chat() })).status, 200);
     const after = (await ok('GET', '/v1/providers/oa/credentials')).data;
     assert.deepEqual(
@@ -112,6 +118,8 @@ describe('provider credentials', () => {
         ['off', false],
       ],
     );
+    assert.equal((await events.next())?.data.credentialId, added.id, 'the refusal is stored and announced');
+    events.close();
     assert.equal((await ok('PATCH', `/v1/providers/oa/credentials/${added.id}`, {})).rejected, false);
   });
 
@@ -251,6 +259,10 @@ describe('provider credentials', () => {
     // Any PATCH clears the refusal.
     const back = await ok('PATCH', `/v1/providers/oa/credentials/${def.id}`, {});
     assert.equal(back.rejected, false);
+    // A report of a refusal that reaches the control plane after the edit is about the key as it was: dropped.
+    const seen = Date.parse(listed.updatedAt);
+    assert.equal(await providers!.rejectCredential('oa', def.id, 401, seen), false);
+    assert.equal((await ok('GET', '/v1/providers/oa/credentials')).data[0].rejected, false);
     assert.equal((await svc.request('POST', '/v1/chat/completions', { body: chat() })).status, 200);
     const audit = (await ok('GET', '/v1/audit-events?action=credential.reject')).data;
     // The spare refused at the first test's call and at the first call above; the default called here.

@@ -82,10 +82,12 @@ describe('usage across kill -9', () => {
         assert.ok(metered <= sent, `${metered} metered of ${sent} sent upstream`);
         assert.equal(summary.totals.inputTokens, 10 * metered);
         assert.equal(summary.totals.outputTokens, 5 * metered);
-        const line = second
-          .logLines()
-          .find((l) => l.msg === 'usage of calls before an unclean stop metered from its journal');
-        assert.ok(line !== undefined && (line.records as number) > 0, 'the journal had what the store had not');
+        // The meter logs its replay from its own thread: the line may reach the file after the summary's answer.
+        const line = await second.waitForLog(
+          (l) => l.msg === 'usage of calls before an unclean stop metered from its journal',
+          20_000,
+        );
+        assert.ok((line.records as number) > 0, 'the journal had what the store had not');
         assert.equal(await second.stop(), 0);
         assert.deepEqual(readdirSync(join(home, 'usage-journal')), [], 'a clean stop leaves no journal');
         for (const svc of [first, second]) assertSecretsNowhere(svc, [secret, KEY]);
