@@ -48,9 +48,16 @@ export function createProviderRefresh(deps: ProviderRefreshDeps) {
       let listing: ModelListCache;
       let failure: ServiceError | null = null;
       try {
-        const { models: listed, withheld } = await deps.listFrom(r);
+        const { models: listed, withheld, slots } = await deps.listFrom(r);
         const kept = listed.length > MAX_LISTED_MODELS ? listed.slice(0, MAX_LISTED_MODELS) : listed;
-        listing = { fetchedAt: Date.now(), models: kept, error: null, listedCount: listed.length, withheld };
+        listing = {
+          fetchedAt: Date.now(),
+          models: kept,
+          error: null,
+          listedCount: listed.length,
+          withheld,
+          ...(slots !== undefined && { slots }),
+        };
         // Counts only: the IDs left out are the ones that may hold the key.
         if (withheld > 0)
           log.warn(

@@ -191,6 +191,7 @@ export function buildCatalog(
     aliasOwner: (alias) => aliases.get(alias),
     provider: (id) => providers.get(id),
     providerIds: () => [...providers.keys()],
+    slotsOf: (id) => listingOf.get(id)?.slots ?? null,
     record: (id) => records.get(id),
 
     follow(listener) {

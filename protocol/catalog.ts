@@ -79,6 +79,8 @@ export interface Catalog {
   provider(id: string): ProviderRecord | undefined;
   /** Every provider record's ID, enabled or not. */
   providerIds(): string[];
+  /** llama-server's parallel slots as its last model list read them; null when unknown (slot affinity off). */
+  slotsOf(providerId: string): number | null;
 }
 
 /** The keys a call may use: enabled and not set aside by the upstream, in the order added. */

@@ -22,7 +22,7 @@ export interface ModelsListTask {
 }
 
 export type ModelsListResult =
-  | { kind: 'models.list'; ok: true; models: UpstreamModel[]; withheld: number }
+  | { kind: 'models.list'; ok: true; models: UpstreamModel[]; withheld: number; slots?: number }
   | { kind: 'models.list'; ok: false; error: ErrorPayload };
 
 export type ProxyTask = ModelsListTask;

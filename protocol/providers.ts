@@ -134,7 +134,12 @@ export interface UpstreamModelList {
   models: UpstreamModel[];
   /** Models left out because their ID or name held the provider's credential (an upstream echoing its key). */
   withheld: number;
+  /** llama-server's parallel slots (`total_slots` of GET /props), when it said: what slot affinity spreads over. */
+  slots?: number;
 }
+
+/** The most slots slot affinity uses (llama-server's `--parallel`); a larger `total_slots` counts as this. */
+export const MAX_SLOTS = 256;
 
 /** A model as an upstream reports it, before the catalog decides anything about it. */
 export interface UpstreamModel {
@@ -161,6 +166,8 @@ export interface ModelListCache {
   listedCount?: number;
   /** How many listed models were left out because their ID or name held the provider's credential. */
   withheld?: number;
+  /** llama-server's parallel slots, read with the list (UpstreamModelList). */
+  slots?: number;
 }
 
 /** True when the provider listed more than MAX_LISTED_MODELS and the rest were left out. */

@@ -11,6 +11,8 @@ import { multipartBoundary } from '../http/multipart-model.ts';
 import { route, type RouteContext, type RouteDef, type RouteResult } from '../http/router.ts';
 import type { EdgeRequestHead } from '../http/types.ts';
 import { relayMultipart } from './multipart.ts';
+import { slottedBody } from './slot-affinity.ts';
+import { jsonText } from '../../protocol/json-text.ts';
 import { credentialFor, pooled } from './credential-for.ts';
 import { keyedCalls, type JsonStart } from './keyed-call.ts';
 import type { KeyPool } from './key-pool.ts';
@@ -285,15 +287,28 @@ export function gatewayRoutes(deps: GatewayDeps): RouteDef[] {
         // The hot path: `under` inline, so that no closure is made per call.
         let call: RelayCall;
         try {
+          // A llama-server chat call of a session asks for the session's slot (slot-affinity.ts).
+          const slotted =
+            resolved.provider.kind === 'llamacpp'
+              ? slottedBody(
+                  op,
+                  resolved,
+                  catalog.current(),
+                  headers,
+                  () => (value ?? parseJsonBody(body, headers['content-type'])) as Record<string, unknown>,
+                )
+              : null;
           const sent =
             reservation?.outputCap != null
               ? withOutputCap(
                   op,
                   resolved.provider.kind,
-                  value ?? parseJsonBody(body, headers['content-type']),
+                  slotted ?? value ?? parseJsonBody(body, headers['content-type']),
                   reservation.outputCap,
                 )
-              : (text ?? pool.arena?.handOff(body!) ?? transferable(body!));
+              : slotted !== null
+                ? jsonText(slotted)
+                : (text ?? pool.arena?.handOff(body!) ?? transferable(body!));
           call = startJson(ctx, { op, resolved, clientModel: name as string, body: sent });
         } catch (err) {
           if (reservation !== null) deps.admission!.release(reservation);

@@ -85,6 +85,9 @@ describe('routes/usage', async () => {
 describe('gateway/key-pool', async () => {
   await import('./gateway/key-pool.suite.ts');
 });
+describe('gateway/slot-affinity', async () => {
+  await import('./gateway/slot-affinity.suite.ts');
+});
 describe('gateway/responses-socket', async () => {
   await import('./gateway/responses-socket.suite.ts');
 });

@@ -52,6 +52,8 @@ export interface OpenAIFakeOptions {
   prefix?: string;
   /** An account of several keys, each with its own request limit (openai/key-limits.ts); replaces `apiKey`. */
   keys?: Readonly<Record<string, KeyLimit>>;
+  /** llamacpp: GET /props answers with this `total_slots` (its `--parallel`); without it /props is 404. */
+  slots?: number;
 }
 
 export interface OpenAIFake extends StreamControls, ScriptControls {
@@ -243,6 +245,20 @@ export async function start(options: OpenAIFakeOptions = {}): Promise<OpenAIFake
       rerankRoutes(ctx, ['/v1/rerank', '/rerank', '/v1/reranking', '/reranking']),
       messagesRoutes({ dialect: 'llamacpp', state }),
     );
+    const slots = options.slots;
+    // Some of what llama-server's /props holds; `total_slots` is what the service reads.
+    if (slots !== undefined)
+      routes['GET /props'] = () => ({
+        status: 200,
+        body: {
+          default_generation_settings: { n_ctx: 4096, params: { temperature: 0.8 } },
+          total_slots: slots,
+          model_path: '/models/qwen-local.gguf',
+          chat_template: '{{ messages }}',
+          modalities: { vision: false, audio: false },
+          build_info: 'b6500-fake',
+        },
+      });
   }
 
   const apiKey = options.apiKey;

@@ -92,6 +92,31 @@ async function collect(
  * The models a provider reports, every page of them, first occurrence of each upstream ID kept. Failures
  * are ServiceErrors with the UPSTREAM_* codes; anything else thrown is a bug and is left to become INTERNAL.
  */
+/**
+ * The server's parallel slots, where its kind names them (llama-server's GET /props); null when it does not,
+ * or when the request fails: slot affinity then stays off for it, and the list is not failed for that.
+ */
+export async function listSlots(
+  target: ProviderTarget,
+  credential: string | null,
+  options: ListModelsOptions = {},
+): Promise<number | null> {
+  const slots = ADAPTERS[target.kind].models?.slots;
+  if (slots === undefined) return null;
+  const agent = options.dispatcher ?? new Agent({ connect: { timeout: target.timeouts.connectMs } });
+  try {
+    const body = await fetchPage(slots.request(target, credential), target, agent, {
+      providerId: target.id,
+      credential,
+    });
+    return slots.parse(body);
+  } catch {
+    return null;
+  } finally {
+    if (options.dispatcher === undefined) await agent.destroy();
+  }
+}
+
 export async function listModels(
   target: ProviderTarget,
   credential: string | null,

@@ -42,7 +42,11 @@ export function createProxyPool(options: { dataDir: string; threads?: number; ma
     async listModels(target, credentialRef) {
       const result = (await run({ kind: 'models.list', target, credentialRef })) as ModelsListResult;
       if (!result.ok) throw ServiceError.fromPayload(result.error);
-      return { models: result.models, withheld: result.withheld };
+      return {
+        models: result.models,
+        withheld: result.withheld,
+        ...(result.slots !== undefined && { slots: result.slots }),
+      };
     },
     stats: () => ({ queued: pool.queueSize, threads: pool.threads.length, utilization: pool.utilization }),
     close: () => pool.destroy(),

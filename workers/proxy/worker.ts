@@ -1,7 +1,7 @@
 import { toServiceError } from '../../protocol/errors.ts';
 import type { ProxyResult, ProxyTask } from '../../protocol/messages.ts';
 import { credentialOf } from './credentials.ts';
-import { listModels } from './list-models.ts';
+import { listModels, listSlots } from './list-models.ts';
 import { withholdEchoes } from './scrub.ts';
 
 export type { ProxyWorkerData } from './credentials.ts';
@@ -12,7 +12,9 @@ export default async function run(task: ProxyTask): Promise<ProxyResult> {
     switch (task.kind) {
       case 'models.list': {
         const credential = await credentialOf(task.credentialRef);
-        return { kind: task.kind, ok: true, ...withholdEchoes(await listModels(task.target, credential), credential) };
+        const listed = withholdEchoes(await listModels(task.target, credential), credential);
+        const slots = await listSlots(task.target, credential);
+        return { kind: task.kind, ok: true, ...listed, ...(slots !== null && { slots }) };
       }
     }
   } catch (err) {

@@ -19,6 +19,14 @@ export interface ModelListAdapter {
    * Throws ServiceError('UPSTREAM_ERROR') when the page is not the shape the provider documents.
    */
   parseList(body: unknown): { models: UpstreamModel[]; next: string | null };
+  /**
+   * llama-server: the request for its properties (GET /props), read after the list, and the parallel slots its
+   * body names (null when it names none). A failure there never fails the list.
+   */
+  slots?: {
+    request(target: ProviderTarget, credential: string | null): HttpRequestSpec;
+    parse(body: unknown): number | null;
+  };
 }
 
 export interface GatewayAdapter {

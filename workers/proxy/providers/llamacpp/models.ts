@@ -1,4 +1,7 @@
 import type { EndpointFamily } from '../../../../protocol/families.ts';
+import { MAX_SLOTS } from '../../../../protocol/providers.ts';
+import { bearerAuth, joinUrl, requestHeaders } from '../request.ts';
+import type { ModelListAdapter } from '../types.ts';
 import { dataEntries, styleAModel, type StyleAModelsOptions } from '../openai-base/index.ts';
 import { idHas, isRecord } from '../shape.ts';
 
@@ -32,4 +35,20 @@ export const llamacppModels: StyleAModelsOptions = {
   path: '/v1/models',
   entries: llamacppEntries,
   toModel: (entry) => styleAModel(entry, llamacppFamilies(entry.id)),
+};
+
+/**
+ * GET /props names the server's parallel slots (`total_slots`, its `--parallel`), which slot affinity spreads
+ * sessions over (docs/api.md, Local runtimes: slot affinity). Anything but a whole number from 1 is no answer.
+ */
+export const llamacppSlots: NonNullable<ModelListAdapter['slots']> = {
+  request: (target, credential) => ({
+    method: 'GET',
+    url: joinUrl(target.baseUrl, '/props'),
+    headers: requestHeaders(target, bearerAuth(credential)),
+  }),
+  parse(body) {
+    const n = isRecord(body) ? body.total_slots : undefined;
+    return typeof n === 'number' && Number.isInteger(n) && n >= 1 ? Math.min(n, MAX_SLOTS) : null;
+  },
 };
