@@ -81,29 +81,7 @@ export async function startService({
   controlChannel = false,
   edgeThreads: threadsAsked = 1,
 }: ServiceOptions): Promise<RunningService> {
-  const { edge, uws, build, failures, passedOver } = chooseEdge(edgeMode);
-  if (build !== undefined) log.info({ edge, build }, 'native uWebSockets.js binary loaded');
-  else if (edgeMode === 'node') log.info({ edge }, 'serving HTTP with node:http (SWITCHYARD_EDGE=node)');
-  else if (passedOver !== undefined)
-    log.info(
-      { edge, passedOver },
-      'serving HTTP with node:http: the uWebSockets.js build that loads here leaves requests without Host or ' +
-        'with folded header lines unanswered (SWITCHYARD_EDGE=uws runs it anyway; docs/api.md, HTTP at the edge)',
-    );
-  else
-    log.warn(
-      { edge, failures },
-      'no native uWebSockets.js build loads here: serving HTTP with node:http instead (see README)',
-    );
-
-  // Several threads need uWS (node:http cannot share a port between threads here) and Linux, whose SO_REUSEPORT
-  // spreads connections (elsewhere the last thread to listen would take them all).
-  const threads = edge === 'uWebSockets.js' && process.platform === 'linux' ? threadsAsked : 1;
-  if (threads !== threadsAsked)
-    log.warn(
-      { edge, edgeThreads: threadsAsked },
-      'several edge threads need uWebSockets.js on Linux: serving from one',
-    );
+  const { edge, uws, threads } = edgeOf(log, edgeMode, threadsAsked);
   const control = createControlChannel(controlChannel);
   const p = { dataDir, log, logTail, edge, boundPort: null, draining: false, now, control } as Partial<Parts> as Parts;
   const families = createFamilies(log, beforeFamily && ((name) => beforeFamily(name, p)));
@@ -192,6 +170,33 @@ export async function startService({
     bootstrapSecret: p.bootstrapSecret,
     close: (drainMs) => (closing ??= close(drainMs)),
   };
+}
+
+/** The edge that serves here, and on how many threads, as the log says it. */
+function edgeOf(log: Logger, edgeMode: EdgeMode, threadsAsked: number) {
+  const { edge, uws, build, failures, passedOver } = chooseEdge(edgeMode);
+  if (build !== undefined) log.info({ edge, build }, 'native uWebSockets.js binary loaded');
+  else if (edgeMode === 'node') log.info({ edge }, 'serving HTTP with node:http (SWITCHYARD_EDGE=node)');
+  else if (passedOver !== undefined)
+    log.info(
+      { edge, passedOver },
+      'serving HTTP with node:http: the uWebSockets.js build that loads here leaves requests without Host or ' +
+        'with folded header lines unanswered (SWITCHYARD_EDGE=uws runs it anyway; docs/api.md, HTTP at the edge)',
+    );
+  else
+    log.warn(
+      { edge, failures },
+      'no native uWebSockets.js build loads here: serving HTTP with node:http instead (see README)',
+    );
+  // Several threads need uWS (node:http cannot share a port between threads here) and Linux, whose SO_REUSEPORT
+  // spreads connections (elsewhere the last thread to listen would take them all).
+  const threads = edge === 'uWebSockets.js' && process.platform === 'linux' ? threadsAsked : 1;
+  if (threads !== threadsAsked)
+    log.warn(
+      { edge, edgeThreads: threadsAsked },
+      'several edge threads need uWebSockets.js on Linux: serving from one',
+    );
+  return { edge, uws, threads };
 }
 
 /** Starts the edge threads beside this one on `port`, each following the control plane's state. */

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { CredentialRecord, ResolvedModel } from '../../protocol/catalog.ts';
 import { ServiceError, toServiceError } from '../../protocol/errors.ts';
 import type { GatewayOp } from '../../protocol/gateway.ts';
+import type { ProviderKind } from '../../protocol/providers.ts';
 import { ownBuffer, type RelayRequest } from '../../protocol/relay.ts';
 import { parseJsonBody } from '../http/json-body.ts';
 import type { RouteContext, RouteResult } from '../http/router.ts';
@@ -48,12 +49,12 @@ function verdictOf(err: ServiceError): 'cool' | 'reject' | null {
   return null;
 }
 
+/** The session a call names for affinity (its headers, else its body's members). */
+const sessionOf = (ctx: RouteContext<unknown>, json: Record<string, unknown> | null) =>
+  affinitySession(ctx.req.headers, (name) => json?.[name]);
+
 export function keyedCalls(deps: KeyedDeps) {
   const { keyPool, log } = deps;
-
-  /** The session a call names for affinity (its headers, else its body's members). */
-  const sessionOf = (ctx: RouteContext<unknown>, json: Record<string, unknown> | null) =>
-    affinitySession(ctx.req.headers, (name) => json?.[name]);
 
   /** What the key's failure does: its cooldown or its setting aside. Never throws. */
   function judge(providerId: string, key: CredentialRecord, err: ServiceError): 'cool' | 'reject' | null {
@@ -121,16 +122,7 @@ export function keyedCalls(deps: KeyedDeps) {
         }
         throw err;
       }
-      const cap = reservation?.outputCap ?? null;
-      const body =
-        cap === null
-          ? ownBuffer(request.body)
-          : withOutputCap(
-              op,
-              provider.kind,
-              request.json ?? parseJsonBody(request.body, ctx.req.headers['content-type']),
-              cap,
-            );
+      const body = keyedBody(ctx, op, provider.kind, request, reservation?.outputCap ?? null);
       let call: RelayCall;
       try {
         call = startWith(ctx, { op, resolved, clientModel, body, key });
@@ -162,24 +154,7 @@ export function keyedCalls(deps: KeyedDeps) {
       });
     }
     if (refused !== null) throw refused;
-    throw noKeyLeft(provider);
-  }
-
-  /** No key to try: as the record check says it (checkCredential), with the pool's own refusals counted. */
-  function noKeyLeft(provider: ResolvedModel['provider']): ServiceError {
-    let rejected = 0;
-    let disabled = 0;
-    for (const c of provider.credentials) {
-      if (!c.enabled) disabled++;
-      else if (keyPool.refused(c)) rejected++;
-    }
-    const { id, credentials } = provider;
-    return new ServiceError(
-      'PROVIDER_CREDENTIAL_MISSING',
-      `Provider \`${id}\` has no usable credential (${rejected} refused by the provider, ${disabled} disabled); ` +
-        `add, enable or edit one at /v1/providers/${id}/credentials.`,
-      { details: { providerId: id, credentials: credentials.length, rejected, disabled } },
-    );
+    throw noKeyLeft(keyPool, provider);
   }
 
   /** A pack route's key, chosen by the pool (the pack's own retries move between routes). */
@@ -187,4 +162,33 @@ export function keyedCalls(deps: KeyedDeps) {
     keyPool.choose(resolved.provider.id, resolved.provider.credentials, sessionOf(ctx, json));
 
   return { runKeyed, pickKey, startWith, judge };
+}
+
+/** No key to try: as the record check says it (checkCredential), with the pool's own refusals counted. */
+function noKeyLeft(keyPool: KeyPool, provider: ResolvedModel['provider']): ServiceError {
+  let rejected = 0;
+  let disabled = 0;
+  for (const c of provider.credentials) {
+    if (!c.enabled) disabled++;
+    else if (keyPool.refused(c)) rejected++;
+  }
+  const { id, credentials } = provider;
+  return new ServiceError(
+    'PROVIDER_CREDENTIAL_MISSING',
+    `Provider \`${id}\` has no usable credential (${rejected} refused by the provider, ${disabled} disabled); ` +
+      `add, enable or edit one at /v1/providers/${id}/credentials.`,
+    { details: { providerId: id, credentials: credentials.length, rejected, disabled } },
+  );
+}
+
+/** What one key's attempt sends: the client's bytes (a copy: each attempt needs them), or the body with the cap. */
+function keyedBody(
+  ctx: RouteContext<unknown>,
+  op: GatewayOp,
+  kind: ProviderKind,
+  request: { body: Buffer; json: Record<string, unknown> | null },
+  cap: number | null,
+) {
+  if (cap === null) return ownBuffer(request.body);
+  return withOutputCap(op, kind, request.json ?? parseJsonBody(request.body, ctx.req.headers['content-type']), cap);
 }

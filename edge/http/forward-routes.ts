@@ -31,6 +31,23 @@ export interface ForwardClient {
 const byteLength = (chunk: string | Uint8Array) =>
   typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.byteLength;
 
+/** A call waiting for its route's first answer, and that answer. */
+function waiting(): [Waiting, Promise<RouteResult>] {
+  const call: Waiting = { resolve: () => undefined, reject: () => undefined, queued: null, out: null, owed: 0 };
+  const result = new Promise<RouteResult>((resolve, reject) => {
+    call.resolve = resolve;
+    call.reject = reject;
+  });
+  return [call, result];
+}
+
+/** A route's answer in one message, as the app writes it. */
+const wholeResult = (m: Extract<FromControl, { t: 'result' }>): RouteResult => ({
+  ...(m.status !== undefined && { status: m.status }),
+  ...(m.headers !== undefined && { headers: m.headers }),
+  ...(m.raw === undefined ? { body: m.body } : { raw: m.raw }),
+});
+
 export function forwardClient(post: Post): ForwardClient {
   const calls = new Map<number, Waiting>();
   let nextId = 1;
@@ -90,11 +107,7 @@ export function forwardClient(post: Post): ForwardClient {
       // A copy the control thread owns: the read body may sit in a buffer this thread reuses.
       const body = req.body === null ? null : new Uint8Array(req.body);
       const { method, path, query, headers, peer } = req;
-      const call: Waiting = { resolve: () => undefined, reject: () => undefined, queued: null, out: null, owed: 0 };
-      const result = new Promise<RouteResult>((resolve, reject) => {
-        call.resolve = resolve;
-        call.reject = reject;
-      });
+      const [call, result] = waiting();
       calls.set(id, call);
       ctx.onAbort(() => {
         if (!calls.delete(id)) return;
@@ -124,11 +137,7 @@ export function forwardClient(post: Post): ForwardClient {
         // The route's first answer.
         if (m.t === 'result') {
           calls.delete(m.id);
-          call.resolve({
-            ...(m.status !== undefined && { status: m.status }),
-            ...(m.headers !== undefined && { headers: m.headers }),
-            ...(m.raw === undefined ? { body: m.body } : { raw: m.raw }),
-          });
+          call.resolve(wholeResult(m));
         } else if (m.t === 'stream') {
           call.queued = [];
           call.resolve(streamed(m.id, call));

@@ -119,7 +119,16 @@ function partHeaders(block: Buffer): PartHeaders {
   return { name, filename: parsed.params.get('filename') ?? parsed.params.get('filename*') ?? null };
 }
 
-// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
+/** Where the chunk ends with the start of a delimiter (carried to the next chunk), from `at` on; else -1. */
+function carriedStart(chunk: Buffer, at: number, needle: Buffer): number {
+  for (let i = chunk.length - 1; i >= Math.max(at, chunk.length - needle.length + 1); i--) {
+    if (chunk[i] !== CR) continue;
+    return chunk.compare(needle, 0, chunk.length - i, i, chunk.length) === 0 ? i : -1;
+  }
+  return -1;
+}
+
+// A state machine: one closure holds the parser's state; each method reads one phase of the body.
 export function createMultipartParser(boundary: string, sink: PartSink): MultipartParser {
   const needle = Buffer.from(`\r\n--${boundary}`, 'latin1');
   const header = Buffer.alloc(HEADER_BLOCK_LIMIT);
@@ -176,14 +185,8 @@ export function createMultipartParser(boundary: string, sink: PartSink): Multipa
       delimiterFound(base + found + needle.length);
       return found + needle.length;
     }
-    let cr = -1;
-    for (let i = chunk.length - 1; i >= Math.max(at, chunk.length - needle.length + 1); i--) {
-      if (chunk[i] === CR) {
-        cr = i;
-        break;
-      }
-    }
-    if (cr !== -1 && chunk.compare(needle, 0, chunk.length - cr, cr, chunk.length) === 0) {
+    const cr = carriedStart(chunk, at, needle);
+    if (cr !== -1) {
       content(chunk.subarray(at, cr));
       matched = chunk.length - cr;
     } else {

@@ -62,7 +62,32 @@ export function activityRange(
   return { after: start, before: end };
 }
 
-// A route table: one entry per route, each handler short; hence its length.
+/** A recommendation for an account Gauge has no reading of. */
+const NO_READING = {
+  verdict: 'unknown',
+  confidence: 'low',
+  reason: 'no reading of this account yet: refresh it first',
+  window: null,
+  burnRatePerHour: null,
+  projectedRemaining: null,
+  runsOutAt: null,
+} as const;
+
+/** Who else could serve `model`: the provider kinds whose catalog models share its name (its own, with none). */
+function servingKinds(catalog: ReturnType<GaugeInsightDeps['catalog']>, model: string | null, providerId: string) {
+  const kinds = new Set<string>();
+  if (model === null) kinds.add(providerId);
+  else {
+    for (const m of catalog.discoverable()) {
+      if (m.id === model || modelBase(m.upstreamModelId) === modelBase(model)) {
+        const kind = catalog.provider(m.providerId)?.kind;
+        if (kind) kinds.add(kind);
+      }
+    }
+  }
+  return kinds;
+}
+
 export function gaugeInsightRoutes(deps: GaugeInsightDeps): RouteDef[] {
   const { data, sources, signal } = deps;
   const enabled = () => deps.settings().enabled;
@@ -141,30 +166,8 @@ export function gaugeInsightRoutes(deps: GaugeInsightDeps): RouteDef[] {
                 .filter((h) => h.accountId === accountId)
                 .map((h) => h.reading);
         const result =
-          stored === undefined
-            ? {
-                verdict: 'unknown',
-                confidence: 'low',
-                reason: 'no reading of this account yet: refresh it first',
-                window: null,
-                burnRatePerHour: null,
-                projectedRemaining: null,
-                runsOutAt: null,
-              }
-            : estimate(stored.reading, history, now, durationSeconds * 1000);
-
-        // Who else could serve the model: accounts of the provider kinds whose catalog models share its name.
-        const kinds = new Set<string>();
-        if (model === null) kinds.add(providerId);
-        else {
-          const catalog = deps.catalog();
-          for (const m of catalog.discoverable()) {
-            if (m.id === model || modelBase(m.upstreamModelId) === modelBase(model)) {
-              const kind = catalog.provider(m.providerId)?.kind;
-              if (kind) kinds.add(kind);
-            }
-          }
-        }
+          stored === undefined ? NO_READING : estimate(stored.reading, history, now, durationSeconds * 1000);
+        const kinds = servingKinds(deps.catalog(), model, providerId);
         const candidates = rankCandidates(
           (await signal.rows(now))
             .filter((r) => r.model === null && r.accountId !== accountId && kinds.has(r.providerId))

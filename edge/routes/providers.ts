@@ -8,11 +8,11 @@ import {
   type ModelListCache,
   type ProviderAction,
 } from '../../protocol/providers.ts';
-import { actorOf } from '../../protocol/actor.ts';
+import { actorOf, type Actor } from '../../protocol/actor.ts';
 import { mayRedirectCredentials } from '../../protocol/credential-redirect.ts';
 import type { CatalogReader } from '../../protocol/ports/catalog.ts';
 import type { ProvidersPort } from '../../protocol/ports/providers.ts';
-import { route, type RouteDef } from '../http/router.ts';
+import { route, type RouteDef, type RouteResult } from '../http/router.ts';
 import type { ModelRepo } from '../../store/model-repo.ts';
 import { withArticle } from '../../protocol/words.ts';
 
@@ -26,7 +26,6 @@ function listCounts(listing: ModelListCache) {
   };
 }
 
-// A route table: one entry per route, each handler short; hence its length.
 export function providerRoutes(providers: ProvidersPort, catalog: CatalogReader, models: ModelRepo): RouteDef[] {
   return [
     route({
@@ -79,76 +78,82 @@ export function providerRoutes(providers: ProvidersPort, catalog: CatalogReader,
       method: 'POST',
       path: '/v1/providers/:id/actions/:action',
       scope: 'manage',
-      handle: async ({ params, principal, requestId }) => {
-        const id = params.id!;
-        const action = params.action as ProviderAction;
-        const record = await providers.record(id);
-        if (!record)
-          throw new ServiceError('NOT_FOUND', `No provider with ID \`${id.slice(0, 100)}\`.`, { param: 'id' });
-        if (!(PROVIDER_ACTIONS as readonly string[]).includes(action)) {
-          throw new ServiceError(
-            'NOT_FOUND',
-            `Unknown provider action \`${action.slice(0, 60)}\`; see /v1/capabilities.`,
-            { param: 'action' },
-          );
-        }
-        if (!(KINDS[record.kind].actions as readonly string[]).includes(action)) {
-          throw new ServiceError(
-            'INVALID_REQUEST',
-            `${withArticle(record.kind, true)} provider does not support \`${action}\`.`,
-            {
-              param: 'action',
-            },
-          );
-        }
-        if (action === 'test') return { body: await providers.test(id, actorOf(principal), requestId) };
-        const listing = await providers.refreshModels(id, actorOf(principal), requestId);
-        return {
-          body: {
-            id,
-            modelCount: listing.models.length,
-            fetchedAt: new Date(listing.fetchedAt!).toISOString(),
-            ...listCounts(listing),
-          },
-        };
-      },
+      handle: ({ params, principal, requestId }) =>
+        providerAction(providers, params.id!, params.action!, actorOf(principal), requestId),
     }),
     route({
       method: 'GET',
       path: '/v1/providers/:id/models',
       scope: 'read',
-      handle: async ({ params }) => {
-        const id = params.id!;
-        await providers.get(id); // 404 for an unknown provider
-        const listing = models.listing(id);
-        const current = catalog.current();
-        const data = (listing?.models ?? []).map((m) => {
-          const entry = current.get(`${id}/${m.upstreamModelId}`);
-          return {
-            upstreamModelId: m.upstreamModelId,
-            displayName: m.displayName,
-            families: m.families,
-            contextWindow: m.contextWindow,
-            catalog: entry
-              ? { id: entry.id, source: entry.source, hidden: entry.hidden, families: entry.families }
-              : null,
-          };
-        });
-        return {
-          body: {
-            data,
-            fetchedAt: listing?.fetchedAt ? new Date(listing.fetchedAt).toISOString() : null,
-            ...listCounts(listing ?? { fetchedAt: null, models: [], error: null }),
-            lastError: listing?.error
-              ? {
-                  code: listing.error.code,
-                  message: listing.error.message,
-                  at: new Date(listing.error.at).toISOString(),
-                }
-              : null,
-          },
-        };
-      },
+      handle: ({ params }) => modelList(providers, catalog, models, params.id!),
     }),
   ];
+}
+
+/** POST /v1/providers/{id}/actions/{action}: `test`, or `refresh-models`, where the provider's kind has it. */
+async function providerAction(
+  providers: ProvidersPort,
+  id: string,
+  actionName: string,
+  actor: Actor,
+  requestId: string,
+): Promise<RouteResult> {
+  const action = actionName as ProviderAction;
+  const record = await providers.record(id);
+  if (!record) throw new ServiceError('NOT_FOUND', `No provider with ID \`${id.slice(0, 100)}\`.`, { param: 'id' });
+  if (!(PROVIDER_ACTIONS as readonly string[]).includes(action)) {
+    throw new ServiceError('NOT_FOUND', `Unknown provider action \`${action.slice(0, 60)}\`; see /v1/capabilities.`, {
+      param: 'action',
+    });
+  }
+  if (!(KINDS[record.kind].actions as readonly string[]).includes(action)) {
+    throw new ServiceError(
+      'INVALID_REQUEST',
+      `${withArticle(record.kind, true)} provider does not support \`${action}\`.`,
+      {
+        param: 'action',
+      },
+    );
+  }
+  if (action === 'test') return { body: await providers.test(id, actor, requestId) };
+  const listing = await providers.refreshModels(id, actor, requestId);
+  return {
+    body: {
+      id,
+      modelCount: listing.models.length,
+      fetchedAt: new Date(listing.fetchedAt!).toISOString(),
+      ...listCounts(listing),
+    },
+  };
+}
+
+/** GET /v1/providers/{id}/models: the provider's last list, each model with its catalog entry. */
+async function modelList(providers: ProvidersPort, catalog: CatalogReader, models: ModelRepo, id: string) {
+  await providers.get(id); // 404 for an unknown provider
+  const listing = models.listing(id);
+  const current = catalog.current();
+  const data = (listing?.models ?? []).map((m) => {
+    const entry = current.get(`${id}/${m.upstreamModelId}`);
+    return {
+      upstreamModelId: m.upstreamModelId,
+      displayName: m.displayName,
+      families: m.families,
+      contextWindow: m.contextWindow,
+      catalog: entry ? { id: entry.id, source: entry.source, hidden: entry.hidden, families: entry.families } : null,
+    };
+  });
+  return {
+    body: {
+      data,
+      fetchedAt: listing?.fetchedAt ? new Date(listing.fetchedAt).toISOString() : null,
+      ...listCounts(listing ?? { fetchedAt: null, models: [], error: null }),
+      lastError: listing?.error
+        ? {
+            code: listing.error.code,
+            message: listing.error.message,
+            at: new Date(listing.error.at).toISOString(),
+          }
+        : null,
+    },
+  };
 }

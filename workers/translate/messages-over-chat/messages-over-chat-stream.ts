@@ -18,6 +18,21 @@ interface Open {
   index: number;
 }
 
+/** The stream's first event, from its first chunk's ID and model. */
+function messageStart(chunk: Json): string {
+  const message = {
+    id: str(chunk.id) ?? '',
+    type: 'message',
+    role: 'assistant',
+    model: str(chunk.model) ?? '',
+    content: [],
+    stop_reason: null,
+    stop_sequence: null,
+    usage: { input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 },
+  };
+  return sse('message_start', { type: 'message_start', message });
+}
+
 // A stream mapper: one closure holds the stream's state across events; each event's handling is short.
 export function messagesStreamOverChat(_ctx: TranslateContext, state: RequestState): StreamMapper {
   let started = false;
@@ -32,17 +47,7 @@ export function messagesStreamOverChat(_ctx: TranslateContext, state: RequestSta
   const start = (chunk: Json): string => {
     if (started) return '';
     started = true;
-    const message = {
-      id: str(chunk.id) ?? '',
-      type: 'message',
-      role: 'assistant',
-      model: str(chunk.model) ?? '',
-      content: [],
-      stop_reason: null,
-      stop_sequence: null,
-      usage: { input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 },
-    };
-    return sse('message_start', { type: 'message_start', message });
+    return messageStart(chunk);
   };
   const closeCurrent = (): string => {
     if (current === null) return '';
