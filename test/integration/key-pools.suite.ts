@@ -11,6 +11,8 @@ import { inProcessDefaults, startInProcess, type InProcessService } from '../hel
 
 const KEYS = { a: `pool-key-a-${process.pid}`, b: `pool-key-b-${process.pid}`, c: `pool-key-c-${process.pid}` };
 const LIMITS = { [KEYS.a]: 320, [KEYS.b]: 240, [KEYS.c]: 160 };
+/** Two keys of the same account added for the revocation test, when the first three may have run dry. */
+const FRESH = [`pool-key-d-${process.pid}`, `pool-key-e-${process.pid}`];
 const SESSIONS = 32;
 const CALLS = 20;
 let svc: InProcessService;
@@ -36,7 +38,12 @@ const ask = { model: 'pool/gpt-pool', messages: [{ role: 'user' as const, conten
 
 before(async () => {
   oa = await openaiFake.start({
-    keys: Object.fromEntries(Object.entries(LIMITS).map(([k, requests]) => [k, { requests, windowMs: 600_000 }])),
+    keys: Object.fromEntries(
+      [...Object.entries(LIMITS), ...FRESH.map((k) => [k, 50] as const)].map(([k, requests]) => [
+        k,
+        { requests, windowMs: 600_000 },
+      ]),
+    ),
   });
   oa.setModels([{ id: 'gpt-pool' }]);
   svc = await startInProcess();
@@ -201,7 +208,13 @@ describe('a key pool under load', () => {
       path: '/v1/events',
       headers: { authorization: `Bearer ${svc.adminToken}` },
     });
-    // A session on key a, which then stops being valid upstream.
+    // Keys with room: the load above may have left the first three dry (cooling down), and a dry key's 429 would
+    // move a call once more. The pool prefers them (nothing known of them yet).
+    for (const [i, key] of FRESH.entries()) {
+      const added = await ok('POST', '/v1/providers/pool/credentials', { label: `fresh-${i}`, credential: key }, 201);
+      credentialOf.set(key, added.id);
+    }
+    // A session on a key, which then stops being valid upstream.
     const c = client('revoked-session');
     const before = await c.chat.completions.create(ask).withResponse();
     const keyA = await keyOfRequest(before.response.headers.get('x-request-id')!);
