@@ -184,6 +184,77 @@ export interface Admission {
   release(reservation: Reservation): void;
 }
 
+/** Refuses a call that a limit has no room for, naming the limit, its window and when it resets. */
+function refuse(
+  source: AdmissionSource,
+  limit: ActiveLimit,
+  key: string,
+  start: number,
+  resetsAt: number,
+  need: bigint,
+): never {
+  const { record } = limit;
+  source.tripped(record, key, start, resetsAt);
+  const seconds = Math.max(1, Math.ceil((resetsAt - source.now()) / 1000));
+  const whole = need > limit.max;
+  const reached =
+    record.window === 'gauge'
+      ? `Limit \`${record.name}\`: the Gauge window \`${record.gauge!.windowId}\` is ${record.max}% used or more` +
+        (record.gauge!.stops === 'new_sessions' ? ', and this call is not of a session under way' : '')
+      : `Limit \`${record.name}\` is reached for this ${record.window}`;
+  return fail(
+    whole
+      ? `This call's worst case is more than the whole of limit \`${record.name}\`; ask for fewer output tokens.`
+      : `${reached}; it resets at ${iso(resetsAt)}.`,
+    {
+      limitId: record.id,
+      limitName: record.name,
+      scope: record.scope.kind,
+      window: record.window,
+      metric: record.metric,
+      resetsAt: iso(resetsAt),
+    },
+    whole ? null : seconds,
+  );
+}
+
+/** Refuses the calls of a paused session, and the call that repeats its tool call once too often. */
+function brake(b: BrakeSource, session: string | null, facts: CallFacts): void {
+  if (session === null) return;
+  let paused = b.isPaused(session);
+  if (paused === null) {
+    const call = facts.toolCall?.() ?? null;
+    if (call === null || !b.observe(session, call.signature, call.tool)) return;
+    paused = b.isPaused(session)!;
+  }
+  throw new ServiceError(
+    'SESSION_PAUSED',
+    `Session \`${session}\` is paused: it repeated \`${paused.tool}\` with the same arguments ` +
+      `${paused.repeats} times. A person resumes it: POST /v1/limits/sessions/{id}/resume.`,
+    { details: { session, tool: paused.tool, repeats: paused.repeats, pausedAt: paused.pausedAt } },
+  );
+}
+
+function fail(message: string, details: Record<string, unknown>, retryAfter: number | null): never {
+  throw new ServiceError('LIMIT_EXCEEDED', message, {
+    details,
+    headers: retryAfter === null ? {} : { 'retry-after': String(retryAfter) },
+  });
+}
+
+/** The current window of each calendar kind: its start and end are worked out once per window, not per call. */
+function calendarWindows(): (kind: CalendarWindow, now: number) => { start: number; end: number } {
+  const windows = new Map<CalendarWindow, { start: number; end: number }>();
+  return (kind, now) => {
+    let w = windows.get(kind);
+    if (w === undefined || now < w.start || now >= w.end) {
+      const start = windowStartOf(kind, now);
+      windows.set(kind, (w = { start, end: windowEndOf(kind, start) }));
+    }
+    return w;
+  };
+}
+
 export function createAdmission(
   source: AdmissionSource,
   priceOf: (modelId: string) => ModelPricing | null = () => null,
@@ -192,71 +263,12 @@ export function createAdmission(
   const NO_PRICE: (ModelPricing | null)[] = [];
   const pricesFor = (priced: CallFacts['priced']): (ModelPricing | null)[] =>
     priced === null ? NO_PRICE : typeof priced === 'string' ? [priceOf(priced)] : priced();
-  /** The current window of each calendar kind: its start and end are worked out once per window, not per call. */
-  const windows = new Map<CalendarWindow, { start: number; end: number }>();
-  function windowOf(kind: CalendarWindow, now: number): { start: number; end: number } {
-    let w = windows.get(kind);
-    if (w === undefined || now < w.start || now >= w.end) {
-      const start = windowStartOf(kind, now);
-      windows.set(kind, (w = { start, end: windowEndOf(kind, start) }));
-    }
-    return w;
-  }
+  const windowOf = calendarWindows();
 
   function release(r: Reservation): void {
     const { held } = r;
     for (let i = 0; i < r.count * 4; i += 4)
       ledger.settle(held[i] as number, held[i + 1] as number, held[i + 2] as bigint, 0n);
-  }
-
-  function refuse(limit: ActiveLimit, key: string, start: number, resetsAt: number, need: bigint): never {
-    const { record } = limit;
-    source.tripped(record, key, start, resetsAt);
-    const seconds = Math.max(1, Math.ceil((resetsAt - source.now()) / 1000));
-    const whole = need > limit.max;
-    const reached =
-      record.window === 'gauge'
-        ? `Limit \`${record.name}\`: the Gauge window \`${record.gauge!.windowId}\` is ${record.max}% used or more` +
-          (record.gauge!.stops === 'new_sessions' ? ', and this call is not of a session under way' : '')
-        : `Limit \`${record.name}\` is reached for this ${record.window}`;
-    return fail(
-      whole
-        ? `This call's worst case is more than the whole of limit \`${record.name}\`; ask for fewer output tokens.`
-        : `${reached}; it resets at ${iso(resetsAt)}.`,
-      {
-        limitId: record.id,
-        limitName: record.name,
-        scope: record.scope.kind,
-        window: record.window,
-        metric: record.metric,
-        resetsAt: iso(resetsAt),
-      },
-      whole ? null : seconds,
-    );
-  }
-
-  /** Refuses the calls of a paused session, and the call that repeats its tool call once too often. */
-  function brake(b: BrakeSource, session: string | null, facts: CallFacts): void {
-    if (session === null) return;
-    let paused = b.isPaused(session);
-    if (paused === null) {
-      const call = facts.toolCall?.() ?? null;
-      if (call === null || !b.observe(session, call.signature, call.tool)) return;
-      paused = b.isPaused(session)!;
-    }
-    throw new ServiceError(
-      'SESSION_PAUSED',
-      `Session \`${session}\` is paused: it repeated \`${paused.tool}\` with the same arguments ` +
-        `${paused.repeats} times. A person resumes it: POST /v1/limits/sessions/{id}/resume.`,
-      { details: { session, tool: paused.tool, repeats: paused.repeats, pausedAt: paused.pausedAt } },
-    );
-  }
-
-  function fail(message: string, details: Record<string, unknown>, retryAfter: number | null): never {
-    throw new ServiceError('LIMIT_EXCEEDED', message, {
-      details,
-      headers: retryAfter === null ? {} : { 'retry-after': String(retryAfter) },
-    });
   }
 
   return {
@@ -295,7 +307,7 @@ export function createAdmission(
           }
           if (newOnly && typeof session === 'string' && underWay(ledger, record.id, session, now)) continue;
           if (r !== null) release(r);
-          refuse(limit, key, now, share.resetsAt ?? now + GAUGE_RETRY_MS, 0n);
+          refuse(source, limit, key, now, share.resetsAt ?? now + GAUGE_RETRY_MS, 0n);
         }
         const { start, end } = windowOf(record.window, now);
         // A key that finds no slot (a table full of sessions) counts under its limit's overflow key.
@@ -321,6 +333,7 @@ export function createAdmission(
           if (slot < 0) fail('The limit counters are full; restart the service.', { limitId: record.id }, 60);
           // Whether it could ever fit: at the least bound the gateway would send, where it sends one.
           refuse(
+            source,
             limit,
             key,
             start,

@@ -72,58 +72,7 @@ export function createAnswers(deps: AnswerDeps) {
           stream(headOnly(out, () => log_('completed')));
           return;
         }
-        stream({
-          head(s, headers) {
-            status = s;
-            const all: Record<string, string> = {};
-            for (const name in headers) all[name] = headers[name]!;
-            for (const name in edgeHeaders) all[name] = edgeHeaders[name]!;
-            out.head(s, all);
-          },
-          write: (chunk) => out.write(chunk),
-          end(chunk, failed) {
-            out.end(chunk);
-            log_(failed === true ? 'upstream_failed' : 'completed');
-          },
-          abort() {
-            out.abort();
-            log_('upstream_failed');
-          },
-          onWritable: (cb) => out.onWritable(cb),
-          // The transport keeps one abort callback: the route's replaces the one above, so it logs too.
-          onAbort: (cb) =>
-            out.onAbort(() => {
-              log_('client_aborted');
-              cb();
-            }),
-        });
-      },
-    };
-  }
-
-  /**
-   * A streamed GET asked with HEAD: its status and headers, then the end. The route is told the client left
-   * (its abort callback), so it lets go of what it holds (an event subscription, a job watch).
-   */
-  function headOnly(out: ResponseWriter, done: () => void): ResponseWriter {
-    let ended = false;
-    let routeAbort: (() => void) | null = null;
-    return {
-      head(s, headers) {
-        if (ended) return;
-        ended = true;
-        out.head(s, headers);
-        out.end();
-        done();
-        routeAbort?.();
-      },
-      write: () => !ended,
-      end() {},
-      abort() {},
-      onWritable() {},
-      onAbort(cb) {
-        routeAbort = cb;
-        if (ended) cb();
+        stream(withEdgeHeaders(out, edgeHeaders, (s) => (status = s), log_));
       },
     };
   }
@@ -138,18 +87,7 @@ export function createAnswers(deps: AnswerDeps) {
     if (err instanceof ClientClosed) return finish(head, requestId, started, routeName, 499, {}, '');
     const error = toServiceError(err);
     observe?.failed(routeName, error.code);
-    if (error.code === 'INTERNAL') {
-      // The cause goes to the log under the request ID, never to the client.
-      const cause =
-        err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : { message: String(err) };
-      log.error(
-        {
-          reqId: requestId,
-          err: { ...cause, message: redactSecrets(cause.message), stack: cause.stack && redactSecrets(cause.stack) },
-        },
-        'internal error',
-      );
-    }
+    if (error.code === 'INTERNAL') logInternal(log, requestId, err);
     const headers: Record<string, string> = { 'content-type': JSON_TYPE, ...error.headers };
     return finish(
       head,
@@ -184,4 +122,78 @@ export function createAnswers(deps: AnswerDeps) {
     // A HEAD answer has no body (RFC 9110 9.3.2): clients that read one would take it for the next response.
     return { status, headers, body: head.method === 'HEAD' ? '' : body };
   }
+}
+
+/** The route's writer of a stream: its head gets the edge's headers, and its end or abort writes the log line. */
+function withEdgeHeaders(
+  out: ResponseWriter,
+  edgeHeaders: Record<string, string>,
+  headed: (status: number) => void,
+  logged: (outcome: string) => void,
+): ResponseWriter {
+  return {
+    head(s, headers) {
+      headed(s);
+      const all: Record<string, string> = {};
+      for (const name in headers) all[name] = headers[name]!;
+      for (const name in edgeHeaders) all[name] = edgeHeaders[name]!;
+      out.head(s, all);
+    },
+    write: (chunk) => out.write(chunk),
+    end(chunk, failed) {
+      out.end(chunk);
+      logged(failed === true ? 'upstream_failed' : 'completed');
+    },
+    abort() {
+      out.abort();
+      logged('upstream_failed');
+    },
+    onWritable: (cb) => out.onWritable(cb),
+    // The transport keeps one abort callback: the route's replaces the one above, so it logs too.
+    onAbort: (cb) =>
+      out.onAbort(() => {
+        logged('client_aborted');
+        cb();
+      }),
+  };
+}
+
+/**
+ * A streamed GET asked with HEAD: its status and headers, then the end. The route is told the client left
+ * (its abort callback), so it lets go of what it holds (an event subscription, a job watch).
+ */
+function headOnly(out: ResponseWriter, done: () => void): ResponseWriter {
+  let ended = false;
+  let routeAbort: (() => void) | null = null;
+  return {
+    head(s, headers) {
+      if (ended) return;
+      ended = true;
+      out.head(s, headers);
+      out.end();
+      done();
+      routeAbort?.();
+    },
+    write: () => !ended,
+    end() {},
+    abort() {},
+    onWritable() {},
+    onAbort(cb) {
+      routeAbort = cb;
+      if (ended) cb();
+    },
+  };
+}
+
+/** An internal error's cause goes to the log under the request ID (secrets redacted), never to the client. */
+function logInternal(log: Logger, requestId: string, err: unknown): void {
+  const cause =
+    err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : { message: String(err) };
+  log.error(
+    {
+      reqId: requestId,
+      err: { ...cause, message: redactSecrets(cause.message), stack: cause.stack && redactSecrets(cause.stack) },
+    },
+    'internal error',
+  );
 }

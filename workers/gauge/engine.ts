@@ -79,7 +79,42 @@ function check(r: CollectResult, sourceId: string, providerId: string, now: Date
   };
 }
 
-// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
+/** A source's state after a run that ended at `at` (its next run is planned after). */
+function stateAfter(
+  prev: GaugeSourceState | undefined,
+  result: RunResult,
+  checked: Checked | null,
+  at: number,
+): GaugeSourceState {
+  const state: GaugeSourceState = { ...EMPTY_STATE, ...prev, lastRunAt: at };
+  if (result.ok) {
+    state.lastOutcome = 'ok';
+    state.lastSuccessAt = at;
+    state.consecutiveFailures = 0;
+    state.retryAfterMs = checked!.retryAfterMs;
+  } else {
+    state.lastOutcome = result.code;
+    state.lastFailureAt = at;
+    state.consecutiveFailures += 1;
+    state.retryAfterMs = result.retryAfterMs;
+  }
+  return state;
+}
+
+function outcome(sourceId: string, result: RunResult, readings: number, at: Date): GaugeRefreshOutcome {
+  const retry = result.ok ? result.result.retryAfterMs : result.retryAfterMs;
+  return {
+    sourceId,
+    ok: result.ok,
+    code: result.ok ? null : result.code,
+    message: result.ok ? null : result.message,
+    readings,
+    finishedAt: at.toISOString(),
+    retryAfterMs: typeof retry === 'number' && Number.isFinite(retry) && retry > 0 ? retry : null,
+  };
+}
+
+// A factory: one closure holds the engine's state (its pool, the runs in flight); `run` is one source's run.
 export function createEngine(deps: EngineDeps): Engine {
   const pool = createSemaphore(deps.poolSize);
   const inflight = new Map<string, Promise<GaugeRefreshOutcome>>();
@@ -125,6 +160,7 @@ export function createEngine(deps: EngineDeps): Engine {
         sourceId,
         { ok: false, code: 'not_configured', message: 'The source no longer exists.', retryAfterMs: null },
         0,
+        deps.now(),
       );
     // Read again once a slot is free: a source changed while it waited runs as it is now.
     const ran = await pool.run(() => attempt(deps.source(sourceId) ?? source));
@@ -147,18 +183,7 @@ export function createEngine(deps: EngineDeps): Engine {
         };
       }
     }
-    const state: GaugeSourceState = { ...EMPTY_STATE, ...prev?.state, lastRunAt: at };
-    if (result.ok) {
-      state.lastOutcome = 'ok';
-      state.lastSuccessAt = at;
-      state.consecutiveFailures = 0;
-      state.retryAfterMs = checked!.retryAfterMs;
-    } else {
-      state.lastOutcome = result.code;
-      state.lastFailureAt = at;
-      state.consecutiveFailures += 1;
-      state.retryAfterMs = result.retryAfterMs;
-    }
+    const state = stateAfter(prev?.state, result, checked, at);
     state.nextRunAt = deps.planNext(state, at);
     await deps.env.commit(() => {
       // Deleted while it ran: nothing of it is kept.
@@ -176,19 +201,6 @@ export function createEngine(deps: EngineDeps): Engine {
     });
     const written = checked?.readings.length ?? 0;
     return outcome(sourceId, result, written, finished);
-  }
-
-  function outcome(sourceId: string, result: RunResult, readings: number, at = deps.now()): GaugeRefreshOutcome {
-    const retry = result.ok ? result.result.retryAfterMs : result.retryAfterMs;
-    return {
-      sourceId,
-      ok: result.ok,
-      code: result.ok ? null : result.code,
-      message: result.ok ? null : result.message,
-      readings,
-      finishedAt: at.toISOString(),
-      retryAfterMs: typeof retry === 'number' && Number.isFinite(retry) && retry > 0 ? retry : null,
-    };
   }
 
   function collect(sourceId: string): Promise<GaugeRefreshOutcome> {

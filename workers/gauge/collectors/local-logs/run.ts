@@ -70,43 +70,17 @@ export interface LocalLogsRun {
   noRoots: boolean;
 }
 
-export async function runLocalLogs<M>(
-  ctx: CollectContext,
-  providerId: string,
-  dialect: Dialect<M>,
-  options: RunOptions = {},
-): Promise<LocalLogsRun> {
-  const identity = options.identity ?? localIdentity();
-  const roots =
-    configuredRoots(ctx.config, identity.home) ?? dialect.defaultRoots(options.env ?? process.env, identity.home);
-  const previous = restoreState(ctx.state);
-  const found = await discover({
-    roots,
-    matches: dialect.matches,
-    maxFiles: MAX_FILES,
-    maxDepth: 8,
-    maxEntries: 50_000,
-    signal: ctx.signal,
-  });
-  const counters: Record<string, number> = {
-    files: found.files.length,
-    filesRead: 0,
-    bytesRead: 0,
-    linesMalformed: 0,
-    linesTooLong: 0,
-    duplicates: 0,
-    filesUnreadable: found.unreadable,
-    linksOutside: found.linksOutside,
-    filesOverCap: found.overCap,
-    filesRestarted: 0,
-    walkTruncated: found.truncated ? 1 : 0,
-    budgetExhausted: 0,
-  };
-  const tally = createTally(ctx.accountId, providerId, previous.hours);
-  const seen = new Set(previous.seen);
-  const tail = new Map<string, TailEntry>(previous.tail.map((e) => [e[0], e]));
-
-  const sink: LineSink = {
+/**
+ * Where a dialect's lines go: each message counted once by its ID (`seen`), and a message written again with a
+ * higher output count (Claude Code's streamed lines) adds only what is new, to the bucket it was first counted in.
+ */
+function countingSink(
+  tally: ReturnType<typeof createTally>,
+  seen: Set<string>,
+  tail: Map<string, TailEntry>,
+  counters: Record<string, number>,
+): LineSink {
+  return {
     count(id, key, usage) {
       if (id !== null) {
         const hash = shortHash(id, 12);
@@ -154,6 +128,45 @@ export async function runLocalLogs<M>(
     malformed: () => void counters['linesMalformed']!++,
     duplicate: () => void counters['duplicates']!++,
   };
+}
+
+export async function runLocalLogs<M>(
+  ctx: CollectContext,
+  providerId: string,
+  dialect: Dialect<M>,
+  options: RunOptions = {},
+): Promise<LocalLogsRun> {
+  const identity = options.identity ?? localIdentity();
+  const roots =
+    configuredRoots(ctx.config, identity.home) ?? dialect.defaultRoots(options.env ?? process.env, identity.home);
+  const previous = restoreState(ctx.state);
+  const found = await discover({
+    roots,
+    matches: dialect.matches,
+    maxFiles: MAX_FILES,
+    maxDepth: 8,
+    maxEntries: 50_000,
+    signal: ctx.signal,
+  });
+  const counters: Record<string, number> = {
+    files: found.files.length,
+    filesRead: 0,
+    bytesRead: 0,
+    linesMalformed: 0,
+    linesTooLong: 0,
+    duplicates: 0,
+    filesUnreadable: found.unreadable,
+    linksOutside: found.linksOutside,
+    filesOverCap: found.overCap,
+    filesRestarted: 0,
+    walkTruncated: found.truncated ? 1 : 0,
+    budgetExhausted: 0,
+  };
+  const tally = createTally(ctx.accountId, providerId, previous.hours);
+  const seen = new Set(previous.seen);
+  const tail = new Map<string, TailEntry>(previous.tail.map((e) => [e[0], e]));
+
+  const sink = countingSink(tally, seen, tail, counters);
 
   const files: Record<string, FileState> = {};
   let budget = options.bytesPerCollect ?? BYTES_PER_COLLECT;
