@@ -31,7 +31,7 @@ export interface GaugeRouteDeps {
 
 const DAY_MS = 86_400_000;
 
-// A route table: one entry per route, each handler short; hence its length.
+/** Gauge's routes: the dashboard, setup (gaugeSetupRoutes), what Gauge collected, refresh and history. */
 export function gaugeRoutes({ service, sources, data, settings }: GaugeRouteDeps): RouteDef[] {
   const enabled = () => settings().enabled;
   const accounts = () => sources.all().filter(isAccount);
@@ -68,6 +68,85 @@ export function gaugeRoutes({ service, sources, data, settings }: GaugeRouteDeps
         return { body };
       },
     }),
+    ...gaugeSetupRoutes({ service, sources, data, settings }),
+    route({
+      method: 'GET',
+      path: '/v1/gauge/readings',
+      scope: 'read',
+      handle: ({ req }) => {
+        const q = readQuery(req.query, GAUGE_READINGS_QUERY);
+        const filter = {
+          providerId: q.string('providerId', GAUGE_LIMITS.idMax),
+          accountId: q.string('accountId', GAUGE_LIMITS.idMax),
+          after: q.dateTime('after'),
+          before: q.dateTime('before'),
+        };
+        const limit = q.int('limit', 1, GAUGE_LIMITS.pageMax, GAUGE_LIMITS.pageDefault);
+        const offset = q.int('offset', 0, GAUGE_LIMITS.offsetMax, 0);
+        if (!enabled()) return { body: { enabled: false, data: [], limit, offset, hasMore: false } };
+        const all = latestReadings(data, filter);
+        return {
+          body: {
+            enabled: true,
+            data: all.slice(offset, offset + limit),
+            limit,
+            offset,
+            hasMore: all.length > offset + limit,
+          },
+        };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/gauge/statuses',
+      scope: 'read',
+      handle: ({ req }) => {
+        readQuery(req.query, []);
+        if (!enabled()) return { body: { enabled: false, data: [], accounts: [] } };
+        const reach = accounts().map((r) => ({
+          accountId: r.id,
+          providerId: r.providerId,
+          ...accountSummary(r, data).status,
+        }));
+        return { body: { enabled: true, data: data.statuses(), accounts: reach } };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/gauge/diagnostics',
+      scope: 'read',
+      handle: ({ req }) => {
+        readQuery(req.query, []);
+        if (!enabled()) return { body: { enabled: false, data: [] } };
+        return { body: { enabled: true, data: sources.all().map((r) => diagnostic(r, data)) } };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/v1/gauge/refresh',
+      scope: 'manage',
+      body: checkGaugeRefreshRequest,
+      handle: async ({ body }) => ({ body: { data: await service.refresh(body.sourceIds) } }),
+    }),
+    route({
+      method: 'DELETE',
+      path: '/v1/gauge/history',
+      scope: 'manage',
+      handle: async ({ req, principal, requestId }) => {
+        const q = readQuery(req.query, ['sourceId']);
+        const sourceId = q.string('sourceId', GAUGE_LIMITS.idMax);
+        if (sourceId !== undefined) checkId(sourceId, 'sourceId');
+        const deleted = await service.deleteHistory(sourceId, actorOf(principal), requestId);
+        return { body: { deleted } };
+      },
+    }),
+  ];
+}
+
+/** Setup: the providers Gauge knows, the accounts and the sources, which a person edits while Gauge is off too. */
+function gaugeSetupRoutes({ service, sources, data }: GaugeRouteDeps): RouteDef[] {
+  const accounts = () => sources.all().filter(isAccount);
+  return [
     route({
       method: 'GET',
       path: '/v1/gauge/providers',
@@ -156,77 +235,6 @@ export function gaugeRoutes({ service, sources, data, settings }: GaugeRouteDeps
           ),
         ),
       }),
-    }),
-    route({
-      method: 'GET',
-      path: '/v1/gauge/readings',
-      scope: 'read',
-      handle: ({ req }) => {
-        const q = readQuery(req.query, GAUGE_READINGS_QUERY);
-        const filter = {
-          providerId: q.string('providerId', GAUGE_LIMITS.idMax),
-          accountId: q.string('accountId', GAUGE_LIMITS.idMax),
-          after: q.dateTime('after'),
-          before: q.dateTime('before'),
-        };
-        const limit = q.int('limit', 1, GAUGE_LIMITS.pageMax, GAUGE_LIMITS.pageDefault);
-        const offset = q.int('offset', 0, GAUGE_LIMITS.offsetMax, 0);
-        if (!enabled()) return { body: { enabled: false, data: [], limit, offset, hasMore: false } };
-        const all = latestReadings(data, filter);
-        return {
-          body: {
-            enabled: true,
-            data: all.slice(offset, offset + limit),
-            limit,
-            offset,
-            hasMore: all.length > offset + limit,
-          },
-        };
-      },
-    }),
-    route({
-      method: 'GET',
-      path: '/v1/gauge/statuses',
-      scope: 'read',
-      handle: ({ req }) => {
-        readQuery(req.query, []);
-        if (!enabled()) return { body: { enabled: false, data: [], accounts: [] } };
-        const reach = accounts().map((r) => ({
-          accountId: r.id,
-          providerId: r.providerId,
-          ...accountSummary(r, data).status,
-        }));
-        return { body: { enabled: true, data: data.statuses(), accounts: reach } };
-      },
-    }),
-    route({
-      method: 'GET',
-      path: '/v1/gauge/diagnostics',
-      scope: 'read',
-      handle: ({ req }) => {
-        readQuery(req.query, []);
-        if (!enabled()) return { body: { enabled: false, data: [] } };
-        return { body: { enabled: true, data: sources.all().map((r) => diagnostic(r, data)) } };
-      },
-    }),
-    route({
-      method: 'POST',
-      path: '/v1/gauge/refresh',
-      scope: 'manage',
-      body: checkGaugeRefreshRequest,
-      handle: async ({ body }) => ({ body: { data: await service.refresh(body.sourceIds) } }),
-    }),
-    route({
-      method: 'DELETE',
-      path: '/v1/gauge/history',
-      scope: 'manage',
-      handle: async ({ req, principal, requestId }) => {
-        const q = readQuery(req.query, ['sourceId']);
-        const sourceId = q.string('sourceId', GAUGE_LIMITS.idMax);
-        if (sourceId !== undefined) checkId(sourceId, 'sourceId');
-        const deleted = await service.deleteHistory(sourceId, actorOf(principal), requestId);
-        return { body: { deleted } };
-      },
     }),
   ];
 }

@@ -50,9 +50,8 @@ const CLOSE_TIMEOUT_MS = 10_000;
 const RESPAWN_QUIET_MS = 30_000;
 const IDLE_START_MS = 30_000;
 
-// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
-export function createGaugeActor(options: GaugeActorOptions): GaugeActor {
-  const workerData: GaugeWorkerData = {
+function workerDataOf(options: GaugeActorOptions): GaugeWorkerData {
+  return {
     dataDir: options.dataDir,
     poolSize: options.poolSize ?? 4,
     timeoutMs: options.timeoutMs ?? 15_000,
@@ -60,33 +59,97 @@ export function createGaugeActor(options: GaugeActorOptions): GaugeActor {
     activeIntervalMs: options.activeIntervalMs ?? 2 * 60_000,
     allowedHosts: options.allowedHosts ?? 'any',
   };
+}
+
+/** The live rate-limit headers Gauge reads of an answer, each value bounded; null when it has none. */
+function liveHeaderFields(h: Readonly<Record<string, string | undefined>>): Record<string, string> | null {
+  let fields: Record<string, string> | null = null;
+  for (const name of LIVE_HEADER_NAMES) {
+    const v = h[name];
+    if (v !== undefined && v.length <= MAX_HEADER_VALUE) (fields ??= {})[name] = v;
+  }
+  return fields;
+}
+
+/** Gateway traffic for the worker, batched: calls counted and each provider's latest headers, every `everyMs`. */
+function trafficBatch(post: (m: GaugeRequest) => void, everyMs: number) {
+  let calls = 0;
+  const headers = new Map<string, GaugeHeaderObservation>();
+  let timer: NodeJS.Timeout | null = null;
+  function flush(): void {
+    if (timer !== null) clearTimeout(timer);
+    timer = null;
+    if (calls === 0 && headers.size === 0) return;
+    post({ kind: 'gauge.traffic', calls, headers: [...headers.values()] });
+    calls = 0;
+    headers.clear();
+  }
+  function schedule(): void {
+    if (timer !== null) return;
+    timer = setTimeout(flush, everyMs);
+    timer.unref();
+  }
+  return {
+    call() {
+      calls++;
+      schedule();
+    },
+    headers(observed: GaugeHeaderObservation) {
+      headers.set(observed.providerRecordId, observed);
+      schedule();
+    },
+    flush,
+  };
+}
+
+type Pending = Map<number, { resolve(m: GaugeReply): void; reject(e: ServiceError): void }>;
+
+/** The worker's answers: each settles its call; the worker holds the process open only while calls wait. */
+function replies(w: Worker, pending: Pending, onCollected: GaugeActorOptions['onCollected']) {
+  return (m: GaugeReply) => {
+    if (m.kind === 'gauge.collected') return onCollected?.(m.sourceIds);
+    const p = pending.get(m.id);
+    pending.delete(m.id);
+    if (!p) return;
+    if (m.kind === 'gauge.failed') p.reject(ServiceError.fromPayload(m.error));
+    else p.resolve(m);
+    if (pending.size === 0) w.unref();
+  };
+}
+
+/** Waits for the worker's close (its stores flushed) at most CLOSE_TIMEOUT_MS; a failure is logged. */
+async function closedWithin(closing: Promise<unknown>, log: Logger): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      closing,
+      new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('timed out')), CLOSE_TIMEOUT_MS))),
+    ]);
+  } catch (err) {
+    log.warn({ err: err instanceof Error ? err.message : String(err) }, 'gauge worker did not close cleanly');
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+// A factory: one closure holds the worker and its calls in flight; `spawn` starts it, `lost` restarts it.
+export function createGaugeActor(options: GaugeActorOptions): GaugeActor {
+  const workerData = workerDataOf(options);
   const { log } = options;
   const entry = options.entry ?? new URL('./entry.js', import.meta.url);
   const respawnQuietMs = options.respawnQuietMs ?? RESPAWN_QUIET_MS;
-  const trafficEveryMs = options.trafficEveryMs ?? 3_000;
   let worker: Worker | null = null;
-  const pending = new Map<number, { resolve(m: GaugeReply): void; reject(e: ServiceError): void }>();
+  const pending: Pending = new Map();
   let nextId = 1;
   let config: { enabled: boolean; retentionDays: number } | null = null;
   let inRefresh = false;
   let closed = false;
-  let calls = 0;
-  const headers = new Map<string, GaugeHeaderObservation>();
-  let trafficTimer: NodeJS.Timeout | null = null;
   let lostAt = -Infinity;
   let respawnTimer: NodeJS.Timeout | null = null;
 
   function spawn(): Worker {
     const w = new Worker(entry, { workerData });
-    w.on('message', (m: GaugeReply) => {
-      if (m.kind === 'gauge.collected') return options.onCollected?.(m.sourceIds);
-      const p = pending.get(m.id);
-      pending.delete(m.id);
-      if (!p) return;
-      if (m.kind === 'gauge.failed') p.reject(ServiceError.fromPayload(m.error));
-      else p.resolve(m);
-      if (pending.size === 0) w.unref();
-    });
+    w.on('message', replies(w, pending, options.onCollected));
     const lost = (err?: Error) => {
       if (worker !== w) return;
       worker = null;
@@ -130,19 +193,7 @@ export function createGaugeActor(options: GaugeActorOptions): GaugeActor {
     });
   }
 
-  function flushTraffic(): void {
-    trafficTimer = null;
-    if (calls === 0 && headers.size === 0) return;
-    post({ kind: 'gauge.traffic', calls, headers: [...headers.values()] });
-    calls = 0;
-    headers.clear();
-  }
-
-  function scheduleFlush(): void {
-    if (trafficTimer !== null) return;
-    trafficTimer = setTimeout(flushTraffic, trafficEveryMs);
-    trafficTimer.unref();
-  }
+  const traffic = trafficBatch(post, options.trafficEveryMs ?? 3_000);
 
   // With Gauge on, the worker starts with the service (the first configure), so the scheduler and built-in
   // sources are ready before any request. While it is off there is nothing to collect: the worker starts at the
@@ -179,48 +230,33 @@ export function createGaugeActor(options: GaugeActorOptions): GaugeActor {
     refreshing: () => inRefresh,
     traffic() {
       if (closed || config?.enabled !== true) return;
-      calls++;
-      scheduleFlush();
+      traffic.call();
     },
     observe(providerRecordId, providerKind, h) {
       if (closed || config?.enabled !== true) return;
       const providerId = HEADER_PROVIDERS[providerKind];
-      if (providerId !== undefined) {
-        let fields: Record<string, string> | null = null;
-        for (const name of LIVE_HEADER_NAMES) {
-          const v = h[name];
-          if (v !== undefined && v.length <= MAX_HEADER_VALUE) (fields ??= {})[name] = v;
-        }
-        if (fields !== null) {
-          headers.set(providerRecordId, { providerRecordId, providerId, at: Date.now(), fields });
-          scheduleFlush();
-        }
-      }
+      const fields = providerId === undefined ? null : liveHeaderFields(h);
+      if (fields !== null) traffic.headers({ providerRecordId, providerId: providerId!, at: Date.now(), fields });
     },
     async prune() {
       return (await call<Extract<GaugeReply, { kind: 'gauge.pruned' }>>((id) => ({ kind: 'gauge.prune', id }))).removed;
     },
     async close() {
       if (closed) return;
-      if (trafficTimer !== null) clearTimeout(trafficTimer);
       if (respawnTimer !== null) clearTimeout(respawnTimer);
       if (idleTimer !== null) clearTimeout(idleTimer);
-      flushTraffic();
+      traffic.flush();
       const w = worker;
       if (w === null) {
         closed = true;
         return;
       }
-      let timer: NodeJS.Timeout | undefined;
       try {
-        await Promise.race([
+        await closedWithin(
           call((id) => ({ kind: 'gauge.close', id })),
-          new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('timed out')), CLOSE_TIMEOUT_MS))),
-        ]);
-      } catch (err) {
-        log.warn({ err: err instanceof Error ? err.message : String(err) }, 'gauge worker did not close cleanly');
+          log,
+        );
       } finally {
-        clearTimeout(timer);
         closed = true;
         await w.terminate();
       }
