@@ -58,7 +58,49 @@ const MAX_VERDICTS = 1000;
 
 const defaultWatch: WatchFn = (dir, listener) => fsWatch(dir, { recursive: true, persistent: false }, listener);
 
-// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
+/** Each unhealthy file's problem is logged once per file version. */
+function warnUnhealthy(list: RuntimeModelList, warned: Set<string>, log: ModelLibraryOptions['log']): void {
+  for (const v of list.data) {
+    if (v.health === 'ok') continue;
+    const key = `${verdictKey(v.name, v.sizeBytes, v.modifiedAt)}\0${v.problem}`;
+    if (warned.has(key)) continue;
+    warned.add(key);
+    log.warn(
+      { model: v.name.slice(0, 200), health: v.health, problem: v.problem },
+      'unhealthy model file in the library',
+    );
+  }
+}
+
+/**
+ * One run at a time. A caller that comes during a run gets the next one, which starts when it ends: the run in
+ * flight may have begun before the change that caller wants to see. Callers that wait share it.
+ */
+function oneAtATime<T>(run: () => Promise<T>): () => Promise<T> {
+  let running: Promise<T> | null = null;
+  let queued: Promise<T> | null = null;
+  const next = (): Promise<T> => {
+    if (running) {
+      queued ??= running
+        .catch(() => undefined)
+        .then(() => {
+          queued = null;
+          return next();
+        });
+      return queued;
+    }
+    running = run().finally(() => {
+      running = null;
+    });
+    return running;
+  };
+  return next;
+}
+
+const logFailure = (log: ModelLibraryOptions['log'], msg: string) => (err: unknown) =>
+  log.warn({ err: String(err).slice(0, 200) }, msg);
+
+// A factory: one closure holds the library's state: its files by name, the read in flight and the watcher.
 export function createModelLibrary(options: ModelLibraryOptions): ModelLibrary {
   const watchFn = options.watch ?? defaultWatch;
   const debounceMs = options.debounceMs ?? DEFAULT_DEBOUNCE_MS;
@@ -69,63 +111,32 @@ export function createModelLibrary(options: ModelLibraryOptions): ModelLibrary {
   let watcher: FSWatcher | null = null;
   let watchedDir: string | null = null;
   let timer: NodeJS.Timeout | null = null;
-  let reading: Promise<RuntimeModelList> | null = null;
-  let queued: Promise<RuntimeModelList> | null = null;
   let closed = false;
   let started = false;
 
   function take(list: RuntimeModelList): void {
     const previous = byName;
     byName = new Map(list.data.map((v) => [v.name, v]));
-    for (const v of list.data) {
-      if (v.health === 'ok') continue;
-      const key = `${verdictKey(v.name, v.sizeBytes, v.modifiedAt)}\0${v.problem}`;
-      if (warned.has(key)) continue;
-      warned.add(key);
-      options.log.warn(
-        { model: v.name.slice(0, 200), health: v.health, problem: v.problem },
-        'unhealthy model file in the library',
-      );
-    }
+    warnUnhealthy(list, warned, options.log);
     const next = JSON.stringify(list.data.map((v) => [v.name, v.health, v.sizeBytes, v.modifiedAt]));
     if (!closed && signature !== '' && next !== signature)
       options.onChange(list, { added: names(byName.keys(), previous), removed: names(previous.keys(), byName) });
     signature = next;
   }
 
-  /**
-   * One read at a time. A caller that comes during a read gets the next one, which starts when it ends: the
-   * read in flight may have begun before the change that caller wants to see. Callers that wait share it.
-   */
-  function read(): Promise<RuntimeModelList> {
-    if (reading) {
-      queued ??= reading
-        .catch(() => undefined)
-        .then(() => {
-          queued = null;
-          return read();
-        });
-      return queued;
-    }
-    reading = readLibrary(options.directory(), verdicts)
-      .then((list) => {
-        take(list);
-        return list;
-      })
-      .finally(() => {
-        reading = null;
-      });
-    return reading;
-  }
+  const read = oneAtATime(() =>
+    readLibrary(options.directory(), verdicts).then((list) => {
+      take(list);
+      return list;
+    }),
+  );
 
   function schedule(): void {
     if (closed) return;
     if (timer) clearTimeout(timer);
     timer = setTimeout(() => {
       timer = null;
-      read().catch((err: unknown) =>
-        options.log.warn({ err: String(err).slice(0, 200) }, 'could not re-read the model library'),
-      );
+      read().catch(logFailure(options.log, 'could not re-read the model library'));
     }, debounceMs);
     timer.unref();
   }
@@ -170,9 +181,7 @@ export function createModelLibrary(options: ModelLibraryOptions): ModelLibrary {
     async start() {
       started = true;
       await watchDir(true);
-      await read().catch((err: unknown) =>
-        options.log.warn({ err: String(err).slice(0, 200) }, 'could not read the model library'),
-      );
+      await read().catch(logFailure(options.log, 'could not read the model library'));
     },
     read,
     lookup: (name) => byName.get(name),

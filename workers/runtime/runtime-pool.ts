@@ -67,15 +67,104 @@ export function defaultModelsDirectory(dataDir: string): string {
   return join(dataDir, 'models');
 }
 
-// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
+/** Embedded calls carry their whole body: there is no streamed upload or upstream socket to pace. */
+const NO_PACING = {
+  body: () => undefined,
+  pause: () => undefined,
+  resume: () => undefined,
+  credit: () => undefined,
+};
+
+/** What each call and control carries of the settings, read when it starts. */
+const configOf = (options: RuntimePoolOptions): RuntimeConfig => ({
+  modelsDirectory: options.modelsDirectory() ?? defaultModelsDirectory(options.dataDir),
+  tuning: { ...options.tuning() },
+  keepAliveSeconds: options.keepAliveSeconds(),
+});
+
+type Controls = Map<
+  number,
+  { resolve(a: ControlAnswer): void; reject(e: ServiceError): void; progress?(fraction: number): void }
+>;
+
+/** One worker's messages: its models' events, its controls' progress and answers, its calls' relay messages. */
+function runtimeMessages(
+  w: Worker,
+  mine: CallTable<RelaySink>,
+  myControls: Controls,
+  options: RuntimePoolOptions,
+  onClosed: () => void,
+) {
+  return (m: FromRuntime) => {
+    if (m.t === 'refused' || m.t === 'expired' || m.t === 'loading' || m.t === 'loaded') {
+      // The name is the model's library name (its own ID), never a path; bounded as it comes from the disk.
+      // A refusal is logged by the library, once per file version, not once per call that met it.
+      if (m.t === 'expired') options.log.info({ model: m.name.slice(0, 200) }, 'unloaded an idle embedded model');
+      options.onEvent?.(m);
+      return;
+    }
+    if (m.t === 'closed') {
+      onClosed();
+      return;
+    }
+    if (m.t === 'control-progress') {
+      myControls.get(m.id)?.progress?.(m.progress);
+      return;
+    }
+    // The runtime has no body arena, so it never sends 'free'.
+    if (m.t !== 'control') {
+      if (m.t !== 'free') deliverRelayMessage(m, mine);
+    } else {
+      const waiter = myControls.get(m.id);
+      myControls.delete(m.id);
+      if (m.ok)
+        waiter?.resolve({
+          loaded: m.loaded,
+          ...(m.unloaded !== undefined && { unloaded: m.unloaded }),
+          ...(m.benchmark && { benchmark: m.benchmark }),
+        });
+      else waiter?.reject(ServiceError.fromPayload(m.error as ErrorPayload));
+    }
+    // An idle runtime does not keep the process alive; one with calls in flight does.
+    if (mine.size === 0 && myControls.size === 0) w.unref();
+  };
+}
+
+/** A worker gone: every call and control it held fails. */
+function failAll(mine: CallTable<RelaySink>, myControls: Controls): void {
+  for (const sink of mine.values()) {
+    sink.error(new ServiceError('UPSTREAM_ERROR', 'The embedded runtime stopped during the request.'), null);
+  }
+  mine.clear();
+  for (const waiter of myControls.values())
+    waiter.reject(new ServiceError('UPSTREAM_ERROR', 'The embedded runtime stopped during the call.'));
+  myControls.clear();
+}
+
+/**
+ * Stops a worker: it disposes its models first (llama.cpp cut off mid-way aborts the process), and one that does
+ * not answer in time is stopped anyway. `onClosed` is handed the resolver its `closed` message calls.
+ */
+async function closeWorker(w: Worker, onClosed: (resolve: () => void) => void): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    new Promise<void>((resolve) => {
+      onClosed(resolve);
+      w.once('exit', () => resolve());
+      w.postMessage({ t: 'close' } satisfies ToRuntime);
+    }),
+    new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS))),
+  ]);
+  clearTimeout(timer);
+  await w.terminate();
+}
+
+// A factory: one closure holds the worker, its calls and its controls; `spawn` starts one, `live` waits for one.
 export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
   const workerData: RuntimeWorkerData = { dataDir: options.dataDir };
   let worker: Worker | null = null;
   let inflight = new CallTable<RelaySink>();
-  let controls = new Map<
-    number,
-    { resolve(a: ControlAnswer): void; reject(e: ServiceError): void; progress?(fraction: number): void }
-  >();
+  let controls: Controls = new Map();
   let nextId = 1;
   /** The close under way, once close was called. */
   let closing: Promise<void> | null = null;
@@ -87,44 +176,15 @@ export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
   function spawn(): Worker {
     const w = new Worker(new URL('./runtime-entry.js', import.meta.url), { workerData });
     const mine = new CallTable<RelaySink>();
-    const myControls: typeof controls = new Map();
+    const myControls: Controls = new Map();
     inflight = mine;
     controls = myControls;
     worker = w;
     lastSpawn = Date.now();
-    w.on('message', (m: FromRuntime) => {
-      if (m.t === 'refused' || m.t === 'expired' || m.t === 'loading' || m.t === 'loaded') {
-        // The name is the model's library name (its own ID), never a path; bounded as it comes from the disk.
-        // A refusal is logged by the library, once per file version, not once per call that met it.
-        if (m.t === 'expired') options.log.info({ model: m.name.slice(0, 200) }, 'unloaded an idle embedded model');
-        options.onEvent?.(m);
-        return;
-      }
-      if (m.t === 'closed') {
-        closed?.();
-        return;
-      }
-      if (m.t === 'control-progress') {
-        myControls.get(m.id)?.progress?.(m.progress);
-        return;
-      }
-      // The runtime has no body arena, so it never sends 'free'.
-      if (m.t !== 'control') {
-        if (m.t !== 'free') deliverRelayMessage(m, mine);
-      } else {
-        const waiter = myControls.get(m.id);
-        myControls.delete(m.id);
-        if (m.ok)
-          waiter?.resolve({
-            loaded: m.loaded,
-            ...(m.unloaded !== undefined && { unloaded: m.unloaded }),
-            ...(m.benchmark && { benchmark: m.benchmark }),
-          });
-        else waiter?.reject(ServiceError.fromPayload(m.error as ErrorPayload));
-      }
-      // An idle runtime does not keep the process alive; one with calls in flight does.
-      if (mine.size === 0 && myControls.size === 0) w.unref();
-    });
+    w.on(
+      'message',
+      runtimeMessages(w, mine, myControls, options, () => closed?.()),
+    );
     let gone = false;
     const lost = (reason: unknown) => {
       if (gone) return;
@@ -134,13 +194,7 @@ export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
           { inflight: mine.size, reason: String(reason).slice(0, 200) },
           'the embedded runtime worker stopped',
         );
-      for (const sink of mine.values()) {
-        sink.error(new ServiceError('UPSTREAM_ERROR', 'The embedded runtime stopped during the request.'), null);
-      }
-      mine.clear();
-      for (const waiter of myControls.values())
-        waiter.reject(new ServiceError('UPSTREAM_ERROR', 'The embedded runtime stopped during the call.'));
-      myControls.clear();
+      failAll(mine, myControls);
       if (worker === w) worker = null;
     };
     w.on('error', lost);
@@ -161,11 +215,7 @@ export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
     return worker;
   }
 
-  const configNow = (): RuntimeConfig => ({
-    modelsDirectory: options.modelsDirectory() ?? defaultModelsDirectory(options.dataDir),
-    tuning: { ...options.tuning() },
-    keepAliveSeconds: options.keepAliveSeconds(),
-  });
+  const configNow = () => configOf(options);
 
   async function control(c: RuntimeControl, extra: ControlOptions = {}): Promise<ControlAnswer> {
     const config = configNow();
@@ -187,19 +237,7 @@ export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
   async function closeOnce(): Promise<void> {
     const w = worker;
     if (w === null) return;
-    // The worker disposes its models first (llama.cpp cut off mid-way aborts the process); a worker that
-    // does not answer in time is stopped anyway.
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      new Promise<void>((resolve) => {
-        closed = resolve;
-        w.once('exit', () => resolve());
-        w.postMessage({ t: 'close' } satisfies ToRuntime);
-      }),
-      new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS))),
-    ]);
-    clearTimeout(timer);
-    await w.terminate();
+    await closeWorker(w, (resolve) => (closed = resolve));
   }
 
   return {
@@ -223,11 +261,7 @@ export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
       });
       const send = (m: ToRuntime) => target?.w.postMessage(m);
       return {
-        // Embedded calls carry their whole body; there is no streamed upload or upstream socket to pace.
-        body: () => undefined,
-        pause: () => undefined,
-        resume: () => undefined,
-        credit: () => undefined,
+        ...NO_PACING,
         // A call the worker has ends with its `aborted` message (the tokens used until the generation stopped),
         // or with the last message that crossed the abort; one the worker never got ends here.
         abort() {
