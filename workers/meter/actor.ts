@@ -1,30 +1,27 @@
-import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
-import { wrap, type Remote } from 'comlink';
+import type { Worker } from 'node:worker_threads';
+import type { Remote } from 'comlink';
+import {
+  callOn,
+  closeIncarnation,
+  inflightOf,
+  superviseWorker,
+  type Incarnation,
+  type Supervision,
+} from './meter-incarnation.ts';
+import { replayJournals } from './meter-replay.ts';
 import type { Logger } from 'pino';
 import { GATEWAY_OPS, type UsageEvent } from '../../protocol/gateway.ts';
 import type { ResolvedPricing } from '../../protocol/price-index.ts';
 import { estimateCostUsd } from '../../protocol/pricing.ts';
-import {
-  journalFiles,
-  journalPath,
-  openUsageJournal,
-  readJournal,
-  type JournalMark,
-  type UsageJournal,
-} from '../../store/usage-journal.ts';
+import { openUsageJournal, type JournalMark, type UsageJournal } from '../../store/usage-journal.ts';
 import { addDays, localDayOf } from '../../protocol/local-day.ts';
 import {
-  METER_COMMITTED,
-  METER_COUNTER_SLOTS,
   METER_OVERSIZED,
-  METER_PROCESSED,
   packRecord,
   priceRecord,
-  wellFormedRecord,
   RECORD_SLOTS,
   type MeterApi,
   type MeterBatch,
-  type MeterWorkerData,
 } from '../../protocol/meter.ts';
 
 // The edge's side of the meter actor. `record` is the hot path: it copies the countable fields into a
@@ -94,22 +91,6 @@ export interface Meter {
   close(): Promise<void>;
 }
 
-interface Incarnation {
-  worker: Worker;
-  records: MessagePort;
-  control: MessagePort;
-  api: Remote<MeterApi>;
-  counters: Int32Array;
-  /** Records posted to this worker (exact; the shared counters wrap at 2^32). */
-  posted: number;
-  startedAt: number;
-  /** Rejects when the worker stops, so no control call waits for a reply that cannot come. */
-  gone: Promise<never>;
-  /** Settles once the worker has loaded its modules (its start's pruning answered) or stopped. */
-  loaded: Promise<unknown>;
-  pendingCalls: number;
-}
-
 const BATCH = 512;
 // Records travel in batches at most this old: a message per request cost the edge more than the record
 // itself, and the worker holds records for `commitMs` before committing anyway. Shorter than the edge's
@@ -118,239 +99,186 @@ const BATCH = 512;
 const POST_EVERY_MS = 5;
 const PRUNE_EVERY_MS = 60 * 60 * 1000;
 const DROP_WARN_EVERY_MS = 10_000;
-// A worker that dies this soon after starting is restarted after a growing pause, not in a tight loop.
-const STABLE_AFTER_MS = 5_000;
-const MAX_RESTART_DELAY_MS = 30_000;
-// Shutdown must end: a worker that does not finish its last commit by then is stopped anyway.
-const CLOSE_TIMEOUT_MS = 10_000;
 
-// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
+/** The usage journal the control thread appends its own calls' records to (none: bench/meter.ts's baseline). */
+function journalOf(options: MeterOptions): UsageJournal {
+  if (options.journal === false) return { append: () => null, close: () => undefined };
+  const { log } = options;
+  return openUsageJournal({
+    dataDir: options.dataDir,
+    run: options.run,
+    writer: 'control',
+    ...(options.journalRotateBytes !== undefined && { rotateBytes: options.journalRotateBytes }),
+    onFailure: (err) =>
+      log.error({ err: err.message }, 'usage journal write failed; metering goes on without crash recovery'),
+  });
+}
+
+/** A record's cost estimate from the catalog price now, with what priced it; null without a price. */
+function estimateOf(
+  priceOf: MeterOptions['priceOf'],
+  modelId: string | null,
+  op: UsageEvent['op'],
+  usage: UsageEvent['usage'],
+) {
+  const priced = usage !== null && modelId !== null && GATEWAY_OPS[op].metered ? priceOf?.(modelId) : null;
+  const price = priced?.pricing;
+  return price ? { estimatedCostUsd: estimateCostUsd(usage!, price), source: priced!.source } : null;
+}
+
+/** Counts dropped records, with a warning at most every DROP_WARN_EVERY_MS. */
+function dropCounter(log: Logger, totals: { dropped: number }) {
+  let sinceWarn = 0;
+  let lastWarn = 0;
+  return (n: number, meterUp: boolean): void => {
+    totals.dropped += n;
+    sinceWarn += n;
+    const now = Date.now();
+    if (now - lastWarn >= DROP_WARN_EVERY_MS) {
+      log.warn(
+        { dropped: sinceWarn, droppedTotal: totals.dropped, meterUp },
+        'usage meter is full or down; dropping usage records',
+      );
+      lastWarn = now;
+      sinceWarn = 0;
+    }
+  };
+}
+
+/**
+ * The records of the next batch, packed (see MeterBatch), and where they end in their journals. A record is
+ * written into `fields()` in place, then `took` journals it (unless its thread did: `mark`) and schedules the
+ * batch's post; `deliver` sends it to the worker now.
+ */
+function createBatch(
+  journal: UsageJournal,
+  postEveryMs: number,
+  totals: { recorded: number },
+  deliver: (message: MeterBatch, records: number) => void,
+) {
+  let buffer: unknown[] = [];
+  let marks = new Map<string, number>();
+  let scheduled = false;
+  const size = () => buffer.length / RECORD_SLOTS;
+  function post(): void {
+    scheduled = false;
+    const n = size();
+    if (n === 0) return;
+    const message: MeterBatch = { kind: 'usage.batch', fields: buffer };
+    if (marks.size > 0) message.marks = [...marks].flat();
+    buffer = [];
+    marks = new Map();
+    deliver(message, n);
+  }
+  return {
+    size,
+    post,
+    fields: () => buffer,
+    took(from: number, mark: JournalMark | null | undefined): void {
+      const at = mark === undefined ? journal.append(buffer, from, RECORD_SLOTS) : mark;
+      if (at !== null) marks.set(at.file, at.end);
+      totals.recorded += 1;
+      if (size() >= BATCH) post();
+      else if (!scheduled) {
+        scheduled = true;
+        if (postEveryMs > 0) setTimeout(post, postEveryMs);
+        else setImmediate(post);
+      }
+    },
+  };
+}
+
+// A factory: one closure holds the worker now (`cur`) and its batch; `record` is the hot path.
 export function createMeter(options: MeterOptions): Meter {
   const { dataDir, run, enabled, retentionDays, log } = options;
   const commitMs = options.commitMs ?? 250;
   const postEveryMs = options.postEveryMs ?? POST_EVERY_MS;
   const maxInflight = options.maxInflight ?? 100_000;
 
-  let cur: Incarnation | null = null;
-  // The records of the next batch, packed (see MeterBatch), and where they end in their journals.
-  let buffer: unknown[] = [];
-  let marks = new Map<string, number>();
-  const journal: UsageJournal =
-    options.journal === false
-      ? { append: () => null, close: () => undefined }
-      : openUsageJournal({
-          dataDir,
-          run,
-          writer: 'control',
-          ...(options.journalRotateBytes !== undefined && { rotateBytes: options.journalRotateBytes }),
-          onFailure: (err) =>
-            log.error({ err: err.message }, 'usage journal write failed; metering goes on without crash recovery'),
-        });
-  const buffered = () => buffer.length / RECORD_SLOTS;
-  let scheduled = false;
+  let supervision: Supervision | null = null;
+  const current = () => supervision?.current() ?? null;
+  const journal = journalOf(options);
   let closing = false;
-  let restartDelay = 0;
-  let restartTimer: NodeJS.Timeout | null = null;
   const totals = { recorded: 0, dropped: 0, lost: 0, oversized: 0, restarts: 0 };
-  let dropsSinceWarn = 0;
-  let lastDropWarn = 0;
-
-  function spawn(): void {
-    restartTimer = null;
-    const records = new MessageChannel();
-    const control = new MessageChannel();
-    const counters = new Int32Array(new SharedArrayBuffer(4 * METER_COUNTER_SLOTS));
-    const workerData: MeterWorkerData = {
-      dataDir,
-      records: records.port2,
-      control: control.port2,
-      counters: counters.buffer as SharedArrayBuffer,
-      commitMs,
-      run,
-    };
-    const worker = new Worker(new URL('./entry.js', import.meta.url), {
-      workerData,
-      transferList: [records.port2, control.port2],
-    });
-    worker.unref();
-    records.port1.unref();
-    control.port1.unref();
-    let stop!: (err: Error) => void;
-    const gone = new Promise<never>((_, reject) => (stop = reject));
-    gone.catch(() => undefined);
-    const inc: Incarnation = {
-      worker,
-      records: records.port1,
-      control: control.port1,
-      api: wrap<MeterApi>(control.port1),
-      counters,
-      posted: 0,
-      startedAt: Date.now(),
-      gone,
-      loaded: gone,
-      pendingCalls: 0,
-    };
-    cur = inc;
-    const lost = (err?: Error) => {
-      if (cur !== inc) return;
-      cur = null;
-      const uncommitted = (inc.posted - Atomics.load(counters, METER_COMMITTED)) | 0;
-      totals.lost += uncommitted;
-      totals.oversized += Atomics.load(counters, METER_OVERSIZED);
-      stop(new Error('The usage meter worker stopped.'));
-      inc.records.close();
-      inc.control.close();
-      if (closing) return;
-      totals.restarts += 1;
-      restartDelay =
-        Date.now() - inc.startedAt >= STABLE_AFTER_MS
-          ? 0
-          : Math.min(MAX_RESTART_DELAY_MS, Math.max(200, restartDelay * 2));
-      log.error(
-        { err: err?.message, lostRecords: uncommitted, restartInMs: restartDelay },
-        'usage meter worker stopped; restarting it',
-      );
-      restartTimer = setTimeout(spawn, restartDelay);
-      restartTimer.unref();
-    };
-    worker.on('error', lost);
-    worker.on('exit', () => lost());
-    options.onWorker?.(worker);
-    inc.loaded = prune().catch(
-      (err: unknown) => closing || log.warn({ err: String(err) }, 'usage retention pruning failed'),
-    );
-  }
-
-  /** A control call that holds the process open while it runs and fails if the worker stops. */
-  async function call<T>(inc: Incarnation, run: (api: Remote<MeterApi>) => Promise<T>): Promise<T> {
-    if (inc.pendingCalls++ === 0) inc.control.ref();
-    try {
-      return await Promise.race([run(inc.api), inc.gone]);
-    } finally {
-      if (--inc.pendingCalls === 0 && cur === inc) inc.control.unref();
-    }
-  }
-
-  function inflight(inc: Incarnation): number {
-    return (inc.posted - Atomics.load(inc.counters, METER_PROCESSED)) | 0;
-  }
-
-  function drop(n: number): void {
-    totals.dropped += n;
-    dropsSinceWarn += n;
-    const now = Date.now();
-    if (now - lastDropWarn >= DROP_WARN_EVERY_MS) {
-      log.warn(
-        { dropped: dropsSinceWarn, droppedTotal: totals.dropped, meterUp: cur !== null },
-        'usage meter is full or down; dropping usage records',
-      );
-      lastDropWarn = now;
-      dropsSinceWarn = 0;
-    }
-  }
-
-  function post(): void {
-    scheduled = false;
-    const n = buffered();
-    if (n === 0) return;
-    const fields = buffer;
-    buffer = [];
-    const batchMarks = marks;
-    marks = new Map();
-    const inc = cur;
+  const batch = createBatch(journal, postEveryMs, totals, (message, n) => {
+    const inc = current();
     if (inc === null) {
       totals.lost += n;
       return;
     }
-    const message: MeterBatch = { kind: 'usage.batch', fields };
-    if (batchMarks.size > 0) message.marks = [...batchMarks].flat();
     inc.records.postMessage(message);
     inc.posted += n;
-  }
+  });
+  const buffered = batch.size;
+  const drop = dropCounter(log, totals);
+  const estimate = (modelId: string | null, op: UsageEvent['op'], usage: UsageEvent['usage']) =>
+    estimateOf(options.priceOf, modelId, op, usage);
+  const call = <T>(inc: Incarnation, run: (api: Remote<MeterApi>) => Promise<T>) => callOn(inc, current, run);
 
-  async function prune(): Promise<number> {
-    const inc = cur;
+  /** Applies the retention with worker `inc` (the one just started, or the current one). */
+  async function prune(inc = current()): Promise<number> {
     if (inc === null) return 0;
     const beforeDay = addDays(localDayOf(Date.now()), 1 - retentionDays());
     return call(inc, (api) => api.prune(beforeDay));
   }
 
-  /**
-   * Meters what earlier runs journaled past their committed marks, priced now where an edge thread left no
-   * estimate, then removes their files. Each record carries its own mark, so a replay cut short resumes.
-   */
+  /** Earlier runs' journaled records past their committed marks, priced now where an edge thread left none. */
   async function replay(): Promise<{ records: number; files: number }> {
-    const files = journalFiles(dataDir).filter((f) => f.run !== run);
-    const inc = cur;
-    if (files.length === 0 || inc === null) return { records: 0, files: 0 };
-    const committed = new Map(await call(inc, (api) => api.marks()));
-    let records = 0;
-    let damaged = 0;
-    for (const { name } of files) {
-      for (const { fields, end } of readJournal(journalPath(dataDir, name), committed.get(name) ?? 0)) {
-        if (!Array.isArray(fields) || !wellFormedRecord(fields)) {
-          damaged++;
-          continue;
-        }
+    const inc = current();
+    if (inc === null) return { records: 0, files: 0 };
+    return replayJournals({
+      dataDir,
+      run,
+      log,
+      marks: () => call(inc, (api) => api.marks()),
+      add(fields, mark) {
+        const buffer = batch.fields();
         const from = buffer.length;
         for (const x of fields) buffer.push(x);
         priceRecord(buffer, from, (rec) => estimate(rec.modelId, rec.op, rec.usage));
-        take(from, { file: name, end });
-        records++;
-      }
-    }
-    await flushAll();
-    await call(inc, (api) => api.retire(files.map((f) => f.name)));
-    if (records > 0 || damaged > 0)
-      log.warn(
-        { records, damaged, files: files.length },
-        'usage of calls before an unclean stop metered from its journal',
-      );
-    return { records, files: files.length };
+        batch.took(from, mark);
+      },
+      flush: flushAll,
+      retire: (names) => call(inc, (api) => api.retire(names)),
+    });
   }
 
   async function flushAll(): Promise<void> {
-    post();
-    const inc = cur;
+    batch.post();
+    const inc = current();
     if (inc !== null) await call(inc, (api) => api.flush(inc.posted));
   }
 
-  spawn();
+  supervision = superviseWorker({
+    dataDir,
+    commitMs,
+    run,
+    log,
+    totals,
+    closing: () => closing,
+    started(inc) {
+      options.onWorker?.(inc.worker);
+      inc.loaded = prune(inc).catch(
+        (err: unknown) => closing || log.warn({ err: String(err) }, 'usage retention pruning failed'),
+      );
+    },
+  });
   const pruneTimer = setInterval(
     () => void prune().catch((err: unknown) => log.warn({ err: String(err) }, 'usage retention pruning failed')),
     PRUNE_EVERY_MS,
   );
   pruneTimer.unref();
 
-  /** A record's cost estimate from the catalog price now, with what priced it; null without a price. */
-  function estimate(modelId: string | null, op: UsageEvent['op'], usage: UsageEvent['usage']) {
-    const priced = usage !== null && modelId !== null && GATEWAY_OPS[op].metered ? options.priceOf?.(modelId) : null;
-    const price = priced?.pricing;
-    return price ? { estimatedCostUsd: estimateCostUsd(usage!, price), source: priced!.source } : null;
-  }
-
-  /** Appends one packed record, journaled unless it was already, and schedules its batch. */
-  function take(from: number, mark: JournalMark | null | undefined): void {
-    const at = mark === undefined ? journal.append(buffer, from, RECORD_SLOTS) : mark;
-    if (at !== null) marks.set(at.file, at.end);
-    totals.recorded += 1;
-    if (buffered() >= BATCH) post();
-    else if (!scheduled) {
-      scheduled = true;
-      if (postEveryMs > 0) setTimeout(post, postEveryMs);
-      else setImmediate(post);
-    }
-  }
-
   return {
     record(event, mark) {
       if (closing || !enabled()) return;
-      const inc = cur;
-      if (inc === null || inflight(inc) + buffered() >= maxInflight) return drop(1);
+      const inc = current();
+      if (inc === null || inflightOf(inc) + buffered() >= maxInflight) return drop(1, inc !== null);
+      const buffer = batch.fields();
       const from = buffer.length;
       const priced = estimate(event.modelId, event.op, event.usage);
       packRecord(buffer, event, priced?.estimatedCostUsd ?? null, priced?.source ?? null);
-      take(from, mark);
+      batch.took(from, mark);
     },
     flush: flushAll,
     recover: () =>
@@ -360,39 +288,22 @@ export function createMeter(options: MeterOptions): Meter {
       }),
     prune,
     stats() {
-      const inc = cur;
+      const inc = current();
       return {
         ...totals,
         oversized: totals.oversized + (inc === null ? 0 : Atomics.load(inc.counters, METER_OVERSIZED)),
-        inflight: (inc === null ? 0 : inflight(inc)) + buffered(),
+        inflight: (inc === null ? 0 : inflightOf(inc)) + buffered(),
       };
     },
     async close() {
       if (closing) return;
-      post();
+      batch.post();
       closing = true;
       journal.close();
       clearInterval(pruneTimer);
-      if (restartTimer !== null) clearTimeout(restartTimer);
-      const inc = cur;
-      if (inc === null) return;
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<never>(
-        (_, reject) => (timer = setTimeout(() => reject(new Error('timed out')), CLOSE_TIMEOUT_MS)),
-      );
-      late.catch(() => undefined);
-      try {
-        // Nothing was ever sent to this worker: it has nothing to commit and is stopped without a close call
-        // (its start's pruning is one LMDB transaction, whole or not at all). But not before it has loaded:
-        // a thread stopped while it loads LMDB's native addon aborts the whole process.
-        if (inc.posted === 0) await Promise.race([inc.loaded, late]);
-        else await Promise.race([call(inc, (api) => api.close(inc.posted)), late]);
-      } catch (err) {
-        log.error({ err: err instanceof Error ? err.message : String(err) }, 'usage meter did not close cleanly');
-      } finally {
-        clearTimeout(timer);
-      }
-      await inc.worker.terminate();
+      supervision.stop();
+      const inc = current();
+      if (inc !== null) await closeIncarnation(inc, () => call(inc, (api) => api.close(inc.posted)), log);
     },
   };
 }
