@@ -41,29 +41,109 @@ export interface ResponsesStream {
   closed(): boolean;
 }
 
-// A stream mapper: one closure holds the stream's state across events; each event's handling is short.
-export function responsesStream(ctx: ResponsesCallContext): ResponsesStream {
+/** Writes one event, numbered in order (`sequence_number` from 0). */
+function eventWriter(): (type: string, fields: Json) => string {
   let sequence = 0;
+  return (type, fields) =>
+    `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...fields })}\n\n`;
+}
+
+type Emit = ReturnType<typeof eventWriter>;
+
+/** Chat SSE text, split into lines, each `data:` line's payload handed to `data` (until `done`). */
+function sseDataLines(data: (payload: string) => string, done: () => boolean) {
   let pending = '';
-  let started = false;
-  let done = false;
-  let finish: unknown = null;
-  let usage: Json | null = null;
+  const line = (raw: string) => (raw.startsWith('data:') ? data(raw.slice(5).trim()) : '');
+  return {
+    push(input: string): string {
+      pending += input;
+      let out = '';
+      let at: number;
+      while (!done() && (at = pending.indexOf('\n')) !== -1) {
+        const raw = pending.slice(0, at).replace(/\r$/, '');
+        pending = pending.slice(at + 1);
+        out += line(raw);
+      }
+      return out;
+    },
+    /** What is left after the last line break. */
+    rest(): string {
+      const rest = pending.trim();
+      pending = '';
+      return rest === '' ? '' : line(rest);
+    },
+  };
+}
+
+function textDone(event: Emit, text: OpenItem, finish: unknown): string {
+  const { index, item } = text;
+  const at = { item_id: item.id, output_index: index, content_index: 0 };
+  item.status = finishStatus(finish).status === 'incomplete' ? 'incomplete' : 'completed';
+  item.content = [outputText(text.text)];
+  return (
+    event('response.output_text.done', { ...at, text: (item.content as Json[])[0]!.text, logprobs: [] }) +
+    event('response.content_part.done', { ...at, part: (item.content as Json[])[0] }) +
+    event('response.output_item.done', { output_index: index, item })
+  );
+}
+
+function reasoningDone(event: Emit, reasoning: OpenItem): string {
+  const { index, item } = reasoning;
+  item.content = [{ type: 'reasoning_text', text: reasoning.text }];
+  return (
+    event('response.reasoning_text.done', {
+      item_id: item.id,
+      output_index: index,
+      content_index: 0,
+      text: (item.content as Json[])[0]!.text,
+    }) + event('response.output_item.done', { output_index: index, item })
+  );
+}
+
+/** A function call's arguments whole; a custom tool's input, which streams whole when it closes. */
+function callDone(event: Emit, call: OpenItem): string {
+  call.item.status = 'completed';
+  if (call.kind === 'custom_tool_call') {
+    const input = customInput(call.text);
+    call.item.input = input;
+    const at = { item_id: call.item.id, output_index: call.index };
+    return (
+      (input === '' ? '' : event('response.custom_tool_call_input.delta', { ...at, delta: input })) +
+      event('response.custom_tool_call_input.done', { ...at, input }) +
+      event('response.output_item.done', { output_index: call.index, item: call.item })
+    );
+  }
+  call.item.arguments = call.text;
+  return (
+    event('response.function_call_arguments.done', {
+      item_id: call.item.id,
+      output_index: call.index,
+      name: call.item.name,
+      arguments: call.text,
+    }) + event('response.output_item.done', { output_index: call.index, item: call.item })
+  );
+}
+
+/** What arrived before a failure stays in the failed response's output, its items left in progress. */
+function keepPartial(text: OpenItem | null, reasoning: OpenItem | null, calls: Iterable<OpenItem>): void {
+  if (text !== null) text.item.content = [outputText(text.text)];
+  if (reasoning !== null) reasoning.item.content = [{ type: 'reasoning_text', text: reasoning.text }];
+  for (const call of calls) {
+    if (call.kind === 'custom_tool_call') call.item.input = customInput(call.text);
+    else call.item.arguments = call.text;
+  }
+}
+
+/**
+ * The response's output items in order: each opened (output_item.added), filled by its deltas, and closed
+ * (output_item.done). Text and reasoning follow each other; function calls stay open until the stream finishes.
+ */
+function outputItems(ctx: ResponsesCallContext, event: Emit, finish: () => unknown) {
   const output: Json[] = [];
   let text: OpenItem | null = null;
   let reasoning: OpenItem | null = null;
   const calls = new Map<number, OpenItem>();
   const tools = ctx.tools ?? new ToolNames();
-
-  const event = (type: string, fields: Json): string =>
-    `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...fields })}\n\n`;
-
-  function start(): string {
-    if (started) return '';
-    started = true;
-    const response = responseEnvelope(ctx, 'in_progress');
-    return event('response.created', { response }) + event('response.in_progress', { response });
-  }
 
   function open(kind: OpenItem['kind'], item: Json): OpenItem {
     const open: OpenItem = { index: output.length, item, kind, text: '' };
@@ -73,63 +153,23 @@ export function responsesStream(ctx: ResponsesCallContext): ResponsesStream {
 
   function closeText(): string {
     if (text === null) return '';
-    const { index, item } = text;
-    const at = { item_id: item.id, output_index: index, content_index: 0 };
-    item.status = finishStatus(finish).status === 'incomplete' ? 'incomplete' : 'completed';
-    item.content = [outputText(text.text)];
+    const out = textDone(event, text, finish());
     text = null;
-    return (
-      event('response.output_text.done', { ...at, text: (item.content as Json[])[0]!.text, logprobs: [] }) +
-      event('response.content_part.done', { ...at, part: (item.content as Json[])[0] }) +
-      event('response.output_item.done', { output_index: index, item })
-    );
+    return out;
   }
 
   function closeReasoning(): string {
     if (reasoning === null) return '';
-    const { index, item } = reasoning;
-    item.content = [{ type: 'reasoning_text', text: reasoning.text }];
+    const out = reasoningDone(event, reasoning);
     reasoning = null;
-    return (
-      event('response.reasoning_text.done', {
-        item_id: item.id,
-        output_index: index,
-        content_index: 0,
-        text: (item.content as Json[])[0]!.text,
-      }) + event('response.output_item.done', { output_index: index, item })
-    );
+    return out;
   }
 
   function closeCalls(): string {
     let out = '';
-    for (const call of [...calls.values()].sort((a, b) => a.index - b.index)) {
-      call.item.status = 'completed';
-      if (call.kind === 'custom_tool_call') {
-        out += customDone(call);
-        continue;
-      }
-      call.item.arguments = call.text;
-      out += event('response.function_call_arguments.done', {
-        item_id: call.item.id,
-        output_index: call.index,
-        name: call.item.name,
-        arguments: call.text,
-      });
-      out += event('response.output_item.done', { output_index: call.index, item: call.item });
-    }
+    for (const call of [...calls.values()].sort((a, b) => a.index - b.index)) out += callDone(event, call);
     calls.clear();
     return out;
-  }
-
-  function customDone(call: OpenItem): string {
-    const input = customInput(call.text);
-    call.item.input = input;
-    const at = { item_id: call.item.id, output_index: call.index };
-    return (
-      (input === '' ? '' : event('response.custom_tool_call_input.delta', { ...at, delta: input })) +
-      event('response.custom_tool_call_input.done', { ...at, input }) +
-      event('response.output_item.done', { output_index: call.index, item: call.item })
-    );
   }
 
   function reasoningDelta(delta: string): string {
@@ -207,6 +247,32 @@ export function responsesStream(ctx: ResponsesCallContext): ResponsesStream {
     return out;
   }
 
+  return {
+    output,
+    reasoningDelta,
+    textDelta,
+    callDelta,
+    closeAll: () => closeReasoning() + closeText() + closeCalls(),
+    keepPartial: () => keepPartial(text, reasoning, calls.values()),
+  };
+}
+
+// A stream mapper: one closure holds the stream's state across events; the items are outputItems'.
+export function responsesStream(ctx: ResponsesCallContext): ResponsesStream {
+  let started = false;
+  let done = false;
+  let finish: unknown = null;
+  let usage: Json | null = null;
+  const event = eventWriter();
+  const items = outputItems(ctx, event, () => finish);
+
+  function start(): string {
+    if (started) return '';
+    started = true;
+    const response = responseEnvelope(ctx, 'in_progress');
+    return event('response.created', { response }) + event('response.in_progress', { response });
+  }
+
   function chunk(data: Json): string {
     if (isObject(data.error)) return fail(data.error);
     let out = start();
@@ -215,10 +281,10 @@ export function responsesStream(ctx: ResponsesCallContext): ResponsesStream {
     if (!isObject(choice)) return out;
     const delta = isObject(choice.delta) ? choice.delta : {};
     const thought = reasoningOf(delta);
-    if (thought !== null) out += reasoningDelta(thought);
-    if (typeof delta.content === 'string' && delta.content !== '') out += textDelta(delta.content);
+    if (thought !== null) out += items.reasoningDelta(thought);
+    if (typeof delta.content === 'string' && delta.content !== '') out += items.textDelta(delta.content);
     if (Array.isArray(delta.tool_calls))
-      for (const call of delta.tool_calls) if (isObject(call)) out += callDelta(call);
+      for (const call of delta.tool_calls) if (isObject(call)) out += items.callDelta(call);
     if (typeof choice.finish_reason === 'string') finish = choice.finish_reason;
     return out;
   }
@@ -226,9 +292,9 @@ export function responsesStream(ctx: ResponsesCallContext): ResponsesStream {
   function complete(): string {
     if (done) return '';
     done = true;
-    let out = start() + closeReasoning() + closeText() + closeCalls();
+    let out = start() + items.closeAll();
     const { status, incomplete_details } = finishStatus(finish);
-    const response = { ...responseEnvelope(ctx, status), incomplete_details, output, usage };
+    const response = { ...responseEnvelope(ctx, status), incomplete_details, output: items.output, usage };
     out += event(status === 'completed' ? 'response.completed' : 'response.incomplete', { response });
     return out;
   }
@@ -238,23 +304,15 @@ export function responsesStream(ctx: ResponsesCallContext): ResponsesStream {
     const message = typeof error.message === 'string' ? error.message : 'The provider reported an error.';
     const code =
       typeof error.code === 'string' ? error.code : typeof error.type === 'string' ? error.type : 'server_error';
-    // What arrived before the failure stays in the failed response's output, its items left in progress.
-    if (text !== null) text.item.content = [outputText(text.text)];
-    if (reasoning !== null) reasoning.item.content = [{ type: 'reasoning_text', text: reasoning.text }];
-    for (const call of calls.values()) {
-      if (call.kind === 'custom_tool_call') call.item.input = customInput(call.text);
-      else call.item.arguments = call.text;
-    }
+    items.keepPartial();
     let out = start();
     out += event('error', { code, message, param: typeof error.param === 'string' ? error.param : null });
     done = true;
-    const response = { ...responseEnvelope(ctx, 'failed'), output, usage, error: { code, message } };
+    const response = { ...responseEnvelope(ctx, 'failed'), output: items.output, usage, error: { code, message } };
     return out + event('response.failed', { response });
   }
 
-  function line(raw: string): string {
-    return raw.startsWith('data:') ? data(raw.slice(5).trim()) : '';
-  }
+  const lines = sseDataLines(data, () => done);
 
   function data(payload: string): string {
     if (done) return '';
@@ -270,23 +328,10 @@ export function responsesStream(ctx: ResponsesCallContext): ResponsesStream {
   }
 
   return {
-    push(input: string): string {
-      if (done) return '';
-      pending += input;
-      let out = '';
-      let at: number;
-      while (!done && (at = pending.indexOf('\n')) !== -1) {
-        const raw = pending.slice(0, at).replace(/\r$/, '');
-        pending = pending.slice(at + 1);
-        out += line(raw);
-      }
-      return out;
-    },
+    push: (input) => (done ? '' : lines.push(input)),
     end(): string {
       if (done) return '';
-      const rest = pending.trim();
-      pending = '';
-      let out = rest === '' ? '' : line(rest);
+      let out = lines.rest();
       // A stream cut off before its finish_reason is the relay's error to report, not a completed response.
       if (finish !== null) out += complete();
       return out;
