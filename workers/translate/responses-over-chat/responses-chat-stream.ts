@@ -7,6 +7,14 @@ import {
   type ResponsesCallContext,
 } from './responses-chat.ts';
 import { callItem, callPrefix, customInput, ToolNames } from '../responses-tools.ts';
+import {
+  customCallDone,
+  type Emit,
+  eventWriter,
+  messageAdded,
+  messageDone,
+  textDeltaEvent,
+} from '../responses-events.ts';
 
 // A chat completion stream (`data: {chat.completion.chunk}` ... `data: [DONE]`) as the Responses API's
 // event stream: response.created and response.in_progress first, then each output item opened
@@ -41,15 +49,6 @@ export interface ResponsesStream {
   closed(): boolean;
 }
 
-/** Writes one event, numbered in order (`sequence_number` from 0). */
-function eventWriter(): (type: string, fields: Json) => string {
-  let sequence = 0;
-  return (type, fields) =>
-    `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...fields })}\n\n`;
-}
-
-type Emit = ReturnType<typeof eventWriter>;
-
 /** Chat SSE text, split into lines, each `data:` line's payload handed to `data` (until `done`). */
 function sseDataLines(data: (payload: string) => string, done: () => boolean) {
   let pending = '';
@@ -76,15 +75,7 @@ function sseDataLines(data: (payload: string) => string, done: () => boolean) {
 }
 
 function textDone(event: Emit, text: OpenItem, finish: unknown): string {
-  const { index, item } = text;
-  const at = { item_id: item.id, output_index: index, content_index: 0 };
-  item.status = finishStatus(finish).status === 'incomplete' ? 'incomplete' : 'completed';
-  item.content = [outputText(text.text)];
-  return (
-    event('response.output_text.done', { ...at, text: (item.content as Json[])[0]!.text, logprobs: [] }) +
-    event('response.content_part.done', { ...at, part: (item.content as Json[])[0] }) +
-    event('response.output_item.done', { output_index: index, item })
-  );
+  return messageDone(event, text.item, text.index, text.text, finishStatus(finish).status === 'incomplete');
 }
 
 function reasoningDone(event: Emit, reasoning: OpenItem): string {
@@ -102,17 +93,8 @@ function reasoningDone(event: Emit, reasoning: OpenItem): string {
 
 /** A function call's arguments whole; a custom tool's input, which streams whole when it closes. */
 function callDone(event: Emit, call: OpenItem): string {
+  if (call.kind === 'custom_tool_call') return customCallDone(event, call.item, call.index, call.text);
   call.item.status = 'completed';
-  if (call.kind === 'custom_tool_call') {
-    const input = customInput(call.text);
-    call.item.input = input;
-    const at = { item_id: call.item.id, output_index: call.index };
-    return (
-      (input === '' ? '' : event('response.custom_tool_call_input.delta', { ...at, delta: input })) +
-      event('response.custom_tool_call_input.done', { ...at, input }) +
-      event('response.output_item.done', { output_index: call.index, item: call.item })
-    );
-  }
   call.item.arguments = call.text;
   return (
     event('response.function_call_arguments.done', {
@@ -200,25 +182,10 @@ function outputItems(ctx: ResponsesCallContext, event: Emit, finish: () => unkno
         role: 'assistant',
         content: [],
       });
-      out += event('response.output_item.added', { output_index: text.index, item: { ...text.item, content: [] } });
-      out += event('response.content_part.added', {
-        item_id: text.item.id,
-        output_index: text.index,
-        content_index: 0,
-        part: outputText(''),
-      });
+      out += messageAdded(event, text.item, text.index);
     }
     text.text += delta;
-    return (
-      out +
-      event('response.output_text.delta', {
-        item_id: text.item.id,
-        output_index: text.index,
-        content_index: 0,
-        delta,
-        logprobs: [],
-      })
-    );
+    return out + textDeltaEvent(event, text.item, text.index, delta);
   }
 
   function callDelta(call: Json): string {
