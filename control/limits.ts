@@ -9,7 +9,8 @@ import {
   type LimitView,
 } from '../protocol/http/limits.ts';
 import { newId } from '../protocol/ids.ts';
-import { createLedger, createLedgerBuffer, type Ledger } from '../protocol/limit-ledger.ts';
+import { createLedger, createLedgerBuffer } from '../protocol/limit-ledger.ts';
+import type { Ledger } from '../protocol/ports/limits.ts';
 import type { ActiveLimit, AdmissionSource, LimitsPort } from '../protocol/ports/limits.ts';
 import { type CalendarWindow, underWayAt, windowEndOf, windowStartOf } from '../protocol/limit-windows.ts';
 import type { AuditRepo } from '../store/audit-repo.ts';

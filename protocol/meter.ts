@@ -1,6 +1,6 @@
 import type { MessagePort } from 'node:worker_threads';
 import { GATEWAY_OPS, type UsageAcceleration, type UsageEvent, type UsageRoute } from './gateway.ts';
-import type { PricingSource } from './price-index.ts';
+import type { PricingSource } from './pricing.ts';
 
 // Messages between the edge and the meter actor. Control calls (flush, prune, close) go through comlink on
 // the worker's own port; usage events take a separate, plain port in batches, because a comlink call per

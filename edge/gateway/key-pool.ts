@@ -1,4 +1,5 @@
-import type { HeadroomWindow, KeyPoolTable } from '../../protocol/key-pool-table.ts';
+import type { KeyPoolTable } from '../../protocol/key-pool-table.ts';
+import type { HeadroomWindow } from '../../protocol/ratelimit-headers.ts';
 import { sessionHash } from '../../protocol/key-pool-table.ts';
 import { headroomOf, retryAfterMs } from '../../protocol/ratelimit-headers.ts';
 
