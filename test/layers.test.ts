@@ -5,16 +5,19 @@ import { test } from 'node:test';
 import ts from 'typescript';
 
 // The house's layers (README, "Where things are"), lowest first. A folder may import its own files and the
-// folders its row names; nothing else. edge/ reaches the control plane only through the port types in
-// protocol/, so that the control plane can move behind a MessagePort (W3.2) without touching a route.
+// folders its row names; nothing else. protocol/ is vocabulary (types, schemas, error codes); state/ holds
+// the shared state machines built on it (the tables threads share, the catalog, followers) and imports only
+// it. edge/ reaches the control plane only through the port types in protocol/, so that the control plane can
+// move behind a MessagePort (W3.2) without touching a route.
 const ROOT = join(import.meta.dirname, '..');
 const MAY_IMPORT: Record<string, readonly string[]> = {
   protocol: [],
-  store: ['protocol'],
-  workers: ['protocol', 'store'],
-  control: ['protocol', 'store', 'workers'],
-  edge: ['protocol', 'store', 'workers'],
-  service: ['protocol', 'store', 'workers', 'control', 'edge', 'cli', 'bin'],
+  state: ['protocol'],
+  store: ['protocol', 'state'],
+  workers: ['protocol', 'state', 'store'],
+  control: ['protocol', 'state', 'store', 'workers'],
+  edge: ['protocol', 'state', 'store', 'workers'],
+  service: ['protocol', 'state', 'store', 'workers', 'control', 'edge', 'cli', 'bin'],
   cli: ['protocol', 'bin/locate.js'],
   bin: ['bin', 'service', 'cli'],
 };

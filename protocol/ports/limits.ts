@@ -13,7 +13,7 @@ import { methodsOf } from './methods.ts';
 // Enforced limits as the edge reaches them: the management calls of the routes, and what admission reads on the
 // hot path: the enabled limits (a snapshot the control plane replaces on each change) and the shared ledger.
 
-/** One counter of the shared ledger (protocol/limit-ledger.ts builds the table). */
+/** One counter of the shared ledger (state/limit-ledger.ts builds the table). */
 export interface CounterState {
   windowStart: number;
   used: bigint;

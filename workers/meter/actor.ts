@@ -2,7 +2,7 @@ import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { wrap, type Remote } from 'comlink';
 import type { Logger } from 'pino';
 import { GATEWAY_OPS, type UsageEvent } from '../../protocol/gateway.ts';
-import type { ResolvedPricing } from '../../protocol/price-index.ts';
+import type { ResolvedPricing } from '../../state/price-index.ts';
 import { estimateCostUsd } from '../../protocol/pricing.ts';
 import {
   journalFiles,

@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { ServiceError, type ErrorPayload } from '../../protocol/errors.ts';
 import type { UsageReport } from '../../protocol/gateway.ts';
-import { CallTable } from '../../protocol/call-table.ts';
+import { CallTable } from '../../state/call-table.ts';
 import { packBatch, unpackBatch, type TextBatch } from '../../protocol/relay-batch.ts';
 import type { Chunk, FromWorker, RelayEnd, RelayRequest, ToWorker } from '../../protocol/relay.ts';
 import { createBodyArena, isSharedBody, type BodyArena, type WorkerArena } from '../shared/body-arena.ts';

@@ -3,7 +3,7 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { ServiceError, type ErrorPayload } from '../../protocol/errors.ts';
 import type { Tuning } from '../../protocol/http/settings.ts';
-import { CallTable } from '../../protocol/call-table.ts';
+import { CallTable } from '../../state/call-table.ts';
 import { ownBuffer, type RelayRequest } from '../../protocol/relay.ts';
 import type {
   BenchmarkFigures,

@@ -1,6 +1,6 @@
 import type { MessagePort } from 'node:worker_threads';
 import { toServiceError } from '../../protocol/errors.ts';
-import { CallTable } from '../../protocol/call-table.ts';
+import { CallTable } from '../../state/call-table.ts';
 import type { FromWorker, RelayRequest, ToWorker } from '../../protocol/relay.ts';
 import { deliverRelayMessage, type RelayPool, type RelaySink } from '../proxy/relay-pool.ts';
 

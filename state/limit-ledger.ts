@@ -13,8 +13,8 @@
 // sessions on one workstation, and a key that finds no slot is counted under its limit's overflow key instead.
 // The control plane reads the slots it heard claimed (`onClaim`) to persist them and to answer GET /v1/limits.
 
-import { FNV_SEEDS, fnv1a } from './fnv.ts';
-import type { Ledger } from './ports/limits.ts';
+import { FNV_SEEDS, fnv1a } from '../protocol/fnv.ts';
+import type { Ledger } from '../protocol/ports/limits.ts';
 
 const FIELDS = 4;
 const KEY = 0;

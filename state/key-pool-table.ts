@@ -11,8 +11,8 @@
 // idle past the pool's idle time is free; an insert whose probe run is full takes the run's longest idle entry
 // (least recently used first), so the table stays bounded however many sessions come and go.
 
-import { FNV_SEEDS, fnv1a } from './fnv.ts';
-import type { HeadroomWindow } from './ratelimit-headers.ts';
+import { FNV_SEEDS, fnv1a } from '../protocol/fnv.ts';
+import type { HeadroomWindow } from '../protocol/ratelimit-headers.ts';
 
 export const DEFAULT_KEY_SLOTS = 1024;
 export const DEFAULT_SESSION_SLOTS = 16_384;

@@ -1,6 +1,6 @@
-import type { ModelPricing } from './http/catalog.ts';
-import type { ProviderKind } from './providers.ts';
-import { ESTIMATE_CURRENCY, type PricingSource } from './pricing.ts';
+import type { ModelPricing } from '../protocol/http/catalog.ts';
+import type { ProviderKind } from '../protocol/providers.ts';
+import { ESTIMATE_CURRENCY, type PricingSource } from '../protocol/pricing.ts';
 
 // The price of a hosted model out of the box: a price database (a pinned npm package, loaded by
 // workers/meter/price-db.ts) asked once per upstream model, its answer kept in a Map. A catalog model's own
