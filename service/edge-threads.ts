@@ -12,7 +12,7 @@ import type { RouteShape, ToControl } from '../protocol/forward.ts';
 import type { StoredSettings } from '../protocol/http/settings.ts';
 import type { SmartRoutingPort } from '../protocol/ports/smart-route.ts';
 import { EDGE_PROVIDERS_METHODS, type EdgeProvidersPort } from '../protocol/ports/providers.ts';
-import type { RelayPool } from '../workers/proxy/relay-pool.ts';
+import type { RelayPool } from '../workers/shared/relay-sink.ts';
 import { portClient, servePorts } from '../workers/shared/port-channel.ts';
 import { serveRelayPool } from '../workers/shared/relay-over-port.ts';
 import {

@@ -4,7 +4,7 @@ import { RESPONSE_ID_MAX_BYTES } from '../../protocol/ids.ts';
 import { GATEWAY_OPS, type GatewayOp, type UsageEvent, type UsageRoute } from '../../protocol/gateway.ts';
 import { ownBuffer, transferable } from '../../protocol/relay.ts';
 import type { ResponseRouteRepo } from '../../store/response-route-repo.ts';
-import type { RelayPool } from '../../workers/proxy/relay-pool.ts';
+import type { RelayPool } from '../../workers/shared/relay-sink.ts';
 import { checkCredential } from '../../protocol/catalog.ts';
 import { parseJsonBody } from '../http/json-body.ts';
 import { multipartBoundary } from '../http/multipart-model.ts';

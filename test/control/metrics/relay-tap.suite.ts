@@ -4,7 +4,7 @@ import { createRegistry } from '../../../control/metrics/registry.ts';
 import { createRelayMetrics } from '../../../control/metrics/relay-tap.ts';
 import { ServiceError } from '../../../protocol/errors.ts';
 import type { RelayRequest } from '../../../protocol/relay.ts';
-import type { RelayPool, RelaySink } from '../../../workers/proxy/relay-pool.ts';
+import type { RelayPool, RelaySink } from '../../../workers/shared/relay-sink.ts';
 import { parseExposition, sampleValue } from '../../helpers/prometheus.ts';
 
 // The relay tap in front of a pool that hands its sinks to the test: each worker message passes through to the
