@@ -1,5 +1,5 @@
 import type { JournalMark } from '../store/usage-journal.ts';
-import type { MetricSnapshot } from '../control/metrics/registry.ts';
+import type { MetricSnapshot } from '../metrics/registry.ts';
 import type { AuthChange } from '../state/auth-table.ts';
 import type { CatalogChange } from '../state/catalog-index.ts';
 import type { RouteShape } from '../protocol/forward.ts';

@@ -1,7 +1,7 @@
 import type { JournalMark } from '../store/usage-journal.ts';
 import { MessageChannel, Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import type { MetricSnapshot } from '../control/metrics/registry.ts';
+import type { MetricSnapshot } from '../metrics/registry.ts';
 import { routeShapes, serveForwarded } from '../edge/http/forward-serve.ts';
 import { UWS_IDLE_CLOSE_MS } from '../edge/http/open-connections.ts';
 import type { RouteDef } from '../edge/http/router.ts';

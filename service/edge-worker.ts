@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import { workerData } from 'node:worker_threads';
-import { createRelayMetrics } from '../control/metrics/relay-tap.ts';
-import { createCredentialMetrics } from '../control/metrics/credentials.ts';
-import { createRegistry } from '../control/metrics/registry.ts';
-import { createTrafficMetrics } from '../control/metrics/traffic.ts';
+import { createRelayMetrics } from '../metrics/relay-tap.ts';
+import { createCredentialMetrics } from '../metrics/credentials.ts';
+import { createRegistry } from '../metrics/registry.ts';
+import { createTrafficMetrics } from '../metrics/traffic.ts';
 import { firstOf, plainNames } from '../edge/gateway/plain-names.ts';
 import { gatewayRoutes } from '../edge/gateway/routes.ts';
 import { createApp } from '../edge/http/app.ts';

@@ -7,17 +7,19 @@ import ts from 'typescript';
 // The house's layers (README, "Where things are"), lowest first. A folder may import its own files and the
 // folders its row names; nothing else. protocol/ is vocabulary (types, schemas, error codes); state/ holds
 // the shared state machines built on it (the tables threads share, the catalog, followers) and imports only
-// it. edge/ reaches the control plane only through the port types in protocol/, so that the control plane can
-// move behind a MessagePort (W3.2) without touching a route.
+// it. metrics/ (the registry and the taps every edge thread loads) sits below control/ and edge/. edge/
+// reaches the control plane only through the port types in protocol/, so that the control plane can move
+// behind a MessagePort (W3.2) without touching a route.
 const ROOT = join(import.meta.dirname, '..');
 const MAY_IMPORT: Record<string, readonly string[]> = {
   protocol: [],
   state: ['protocol'],
   store: ['protocol', 'state'],
   workers: ['protocol', 'state', 'store'],
-  control: ['protocol', 'state', 'store', 'workers'],
-  edge: ['protocol', 'state', 'store', 'workers'],
-  service: ['protocol', 'state', 'store', 'workers', 'control', 'edge', 'cli', 'bin'],
+  metrics: ['protocol', 'state', 'workers'],
+  control: ['protocol', 'state', 'store', 'workers', 'metrics'],
+  edge: ['protocol', 'state', 'store', 'workers', 'metrics'],
+  service: ['protocol', 'state', 'store', 'workers', 'metrics', 'control', 'edge', 'cli', 'bin'],
   cli: ['protocol', 'bin/locate.js'],
   bin: ['bin', 'service', 'cli'],
 };

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createServiceActivity } from '../../control/gauge/service-activity.ts';
-import { createServiceMetrics } from '../../control/metrics/service.ts';
+import { createServiceMetrics } from '../../metrics/service.ts';
 import { metricsRoutes } from '../../edge/routes/metrics.ts';
 import { VERSION_INFO } from '../../edge/routes/process.ts';
 import { usageRoutes } from '../../edge/routes/usage.ts';
