@@ -21,8 +21,8 @@ const { createAdmission } = (await import(
   from('edge/gateway/admission')
 )) as typeof import('../edge/gateway/admission.ts');
 const { createLedger, createLedgerBuffer } = (await import(
-  from('protocol/limit-ledger')
-)) as typeof import('../protocol/limit-ledger.ts');
+  from('state/limit-ledger')
+)) as typeof import('../state/limit-ledger.ts');
 const { openLimitJournal } = (await import(from('store/limit-journal'))) as typeof import('../store/limit-journal.ts');
 console.log(`(the ${built ? 'compiled modules of dist/' : 'TypeScript source, through tsx'})`);
 

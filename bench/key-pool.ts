@@ -14,8 +14,8 @@ const from = (path: string) =>
   new URL(`../${built ? 'dist/' : ''}${path}.${built ? 'js' : 'ts'}`, import.meta.url).href;
 const { createKeyPool } = (await import(from('edge/gateway/key-pool'))) as typeof import('../edge/gateway/key-pool.ts');
 const { createKeyPoolBuffer, createKeyPoolTable } = (await import(
-  from('protocol/key-pool-table')
-)) as typeof import('../protocol/key-pool-table.ts');
+  from('state/key-pool-table')
+)) as typeof import('../state/key-pool-table.ts');
 console.log(`(the ${built ? 'compiled modules of dist/' : 'TypeScript source, through tsx'})`);
 
 const CALLS = Number(process.argv[2] ?? 200_000);

@@ -8,8 +8,8 @@
 
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { createServiceMetrics } from '../control/metrics/service.ts';
-import type { RequestObserver } from '../control/metrics/traffic.ts';
+import { createServiceMetrics } from '../metrics/service.ts';
+import type { RequestObserver } from '../metrics/traffic.ts';
 import type { UsageEvent } from '../protocol/gateway.ts';
 
 setFlagsFromString('--expose-gc');

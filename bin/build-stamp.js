@@ -8,7 +8,19 @@ import { fileURLToPath } from 'node:url';
 // time than the build. Hashing this tree (~160 files, ~0.5 MB) takes a few milliseconds.
 
 export const STAMP_FILE = 'build-stamp.json';
-const SOURCE_DIRS = ['bin', 'cli', 'control', 'dashboard', 'edge', 'protocol', 'service', 'store', 'workers'];
+const SOURCE_DIRS = [
+  'bin',
+  'cli',
+  'control',
+  'dashboard',
+  'edge',
+  'metrics',
+  'protocol',
+  'service',
+  'state',
+  'store',
+  'workers',
+];
 const SOURCE_FILES = ['package.json', 'tsconfig.json', 'tsconfig.build.json'];
 
 /** A missing file or folder counts as empty, so a build moved away from its source never matches. */

@@ -16,10 +16,10 @@ import type { ProviderRecord } from '../store/provider-repo.ts';
 import type { Actor } from './actor.ts';
 import { auditedCrud } from './crud.ts';
 import type { Catalog, CatalogModel } from '../protocol/catalog.ts';
-import { buildCatalog, type CatalogChange } from '../protocol/catalog-index.ts';
-import type { Follower } from '../protocol/followers.ts';
+import { buildCatalog, type CatalogChange } from '../state/catalog-index.ts';
+import type { Follower } from '../state/followers.ts';
 import type { CatalogFilter } from '../protocol/ports/catalog.ts';
-import { resolvePricing, type PriceIndex, type ResolvedPricing } from '../protocol/price-index.ts';
+import { resolvePricing, type PriceIndex, type ResolvedPricing } from '../state/price-index.ts';
 import { familyWordsAndId, withArticle } from '../protocol/words.ts';
 
 export type { CatalogFilter };

@@ -9,7 +9,8 @@ import {
   type LimitView,
 } from '../protocol/http/limits.ts';
 import { newId } from '../protocol/ids.ts';
-import { createLedger, createLedgerBuffer, type Ledger } from '../protocol/limit-ledger.ts';
+import { createLedger, createLedgerBuffer } from '../state/limit-ledger.ts';
+import type { Ledger } from '../protocol/ports/limits.ts';
 import type { ActiveLimit, AdmissionSource, LimitsPort } from '../protocol/ports/limits.ts';
 import { type CalendarWindow, underWayAt, windowEndOf, windowStartOf } from '../protocol/limit-windows.ts';
 import type { AuditRepo } from '../store/audit-repo.ts';
@@ -20,7 +21,7 @@ import type { Actor } from './actor.ts';
 import { auditedCrud } from './crud.ts';
 import type { EventBus } from './events.ts';
 import { createLoopBrake } from './loop-brake.ts';
-import { createFollowers, type Follower } from '../protocol/followers.ts';
+import { createFollowers, type Follower } from '../state/followers.ts';
 
 // Enforced limits in the control plane: their records (audited), the snapshot admission reads, and the ledger's
 // counters, which it loads at start (the stored snapshot, then the journal) and persists while the service runs.

@@ -8,7 +8,7 @@ import { followLibrary, type EmbeddedBootstrapProviders } from '../workers/runti
 import { listEmbeddedModels } from '../workers/runtime/library.ts';
 import { createModelLibrary } from '../workers/runtime/library-watch.ts';
 import { createRuntimePool, defaultModelsDirectory } from '../workers/runtime/runtime-pool.ts';
-import { createLoadProgress, embeddedIdsOf } from '../protocol/loaded-models.ts';
+import { createLoadProgress, embeddedIdsOf } from '../state/loaded-models.ts';
 import { createBenchmarks } from './benchmarks.ts';
 import type { CatalogService } from './catalog-service.ts';
 import type { EventBus } from './events.ts';

@@ -1,7 +1,7 @@
 import { ServiceError } from '../protocol/errors.ts';
 import { MODEL_ACTIONS, MODEL_ACTIONS_BY_KIND, type ImplementedModelAction } from '../protocol/actions.ts';
 import type { ModelActionResult } from '../protocol/http/runtime.ts';
-import { toViews, type LoadProgress } from '../protocol/loaded-models.ts';
+import { toViews, type LoadProgress } from '../state/loaded-models.ts';
 import type { ModelActionRunner } from '../protocol/ports/catalog.ts';
 import type { AuditRepo } from '../store/audit-repo.ts';
 import type { StoreEnv } from '../store/env.ts';

@@ -10,16 +10,16 @@ import type { TokenRecord, TokenRepo } from '../store/token-repo.ts';
 import type { Actor } from './actor.ts';
 import { auditedCrud } from './crud.ts';
 import { displayPrefix, generateTokenSecret, tokenHash } from '../protocol/token-secret.ts';
-import type { AuthChange, AuthEntry } from '../protocol/auth-table.ts';
+import type { AuthChange, AuthEntry } from '../state/auth-table.ts';
 import type { AuthResult } from '../protocol/ports/tokens.ts';
-import { createFollowers, type Follower } from '../protocol/followers.ts';
+import { createFollowers, type Follower } from '../state/followers.ts';
 
 export type { AuthResult };
 
 export interface TokenService {
   /**
    * Calls `listener` with the whole table of live tokens now, then with each change: what an edge thread
-   * authenticates against (protocol/auth-table.ts). A create, change or revocation answers only once every
+   * authenticates against (state/auth-table.ts). A create, change or revocation answers only once every
    * listener's promise (its table has the change: another thread's acknowledgement) has settled, so the next
    * request on any edge thread sees it. Returns the unsubscribe.
    */

@@ -4,7 +4,7 @@ import { directModelId, UPSTREAM_MODEL_ID_MAX } from './http/catalog.ts';
 
 // The resolved catalog: the main thread's read-mostly view of providers and models, which resolution and
 // discovery read. Built whole from the store at start, then kept up to date entry by entry as writes commit
-// (catalog-index.ts). The rules of what one entry is live here, for both ways.
+// (state/catalog-index.ts). The rules of what one entry is live here, for both ways.
 
 export type { Catalog, CatalogModel, ResolvedModel } from './catalog.ts';
 

@@ -5,7 +5,7 @@ import type { EndpointFamily } from './families.ts';
 import type { ProviderTimeouts } from './http/providers.ts';
 import type { ProviderTarget } from './messages.ts';
 
-// The resolved catalog as its readers see it (catalog-index.ts builds it): providers and models, plain data
+// The resolved catalog as its readers see it (state/catalog-index.ts builds it): providers and models, plain data
 // behind read methods, so a copy can live on whichever thread reads it.
 
 export interface ProviderRecord {

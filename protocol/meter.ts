@@ -1,6 +1,6 @@
 import type { MessagePort } from 'node:worker_threads';
 import { GATEWAY_OPS, type UsageAcceleration, type UsageEvent, type UsageRoute } from './gateway.ts';
-import type { PricingSource } from './price-index.ts';
+import type { PricingSource } from './pricing.ts';
 
 // Messages between the edge and the meter actor. Control calls (flush, prune, close) go through comlink on
 // the worker's own port; usage events take a separate, plain port in batches, because a comlink call per
@@ -10,7 +10,7 @@ import type { PricingSource } from './price-index.ts';
  * What crosses to the meter for one call: the event minus its request ID and anything else, plus the cost
  * estimated on the edge from the catalog price at the time of the call (protocol/pricing.ts), so a later price
  * change never rewrites what was metered. Null when the model has no USD price or the call reported no tokens.
- * `pricingSource` says what priced that estimate (protocol/price-index.ts): the catalog or the price database.
+ * `pricingSource` says what priced that estimate (state/price-index.ts): the catalog or the price database.
  */
 export type MeterRecord = Omit<UsageEvent, 'kind' | 'requestId'> & {
   estimatedCostUsd?: number | null;

@@ -1,5 +1,5 @@
 // The metrics endpoint's media type and how the edge reports each answer to the traffic metrics
-// (control/metrics keeps the registry).
+// (metrics/ keeps the registry).
 
 export const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 

@@ -15,6 +15,9 @@ import type { ModelPricing } from './http/catalog.ts';
 /** The estimate is in USD, like provider-reported cost; a price in another currency gives no estimate. */
 export const ESTIMATE_CURRENCY = 'USD';
 
+/** Where the price the meter uses came from: the catalog record's `pricing`, or the database `<name>@<version>`. */
+export type PricingSource = 'catalog' | `${string}@${string}`;
+
 export interface PricedTokens {
   inputTokens: number | null;
   outputTokens: number | null;

@@ -1,5 +1,4 @@
 import { parseDuration } from './durations.ts';
-import type { HeadroomWindow } from './key-pool-table.ts';
 
 // A key's live headroom from the rate-limit headers of an answer: OpenAI's x-ratelimit-{limit,remaining,reset}-
 // {requests,tokens} (resets as durations, `6m0s`), Anthropic's anthropic-ratelimit-{requests,tokens,
@@ -7,6 +6,14 @@ import type { HeadroomWindow } from './key-pool-table.ts';
 // x-ratelimit-{limit,remaining,reset} (epoch milliseconds). Values are bounded before they count.
 
 type Headers = Readonly<Record<string, string | undefined>>;
+
+/** One window of a key's live headroom; null fields where the upstream did not say. */
+export interface HeadroomWindow {
+  remaining: number | null;
+  limit: number | null;
+  /** When the window resets (ms since the epoch). */
+  resetsAt: number | null;
+}
 
 const count = (v: string | undefined): number | null =>
   v !== undefined && /^\d{1,15}$/.test(v.trim()) ? Number(v.trim()) : null;

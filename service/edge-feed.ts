@@ -1,7 +1,7 @@
 import type { JournalMark } from '../store/usage-journal.ts';
-import type { MetricSnapshot } from '../control/metrics/registry.ts';
-import type { AuthChange } from '../protocol/auth-table.ts';
-import type { CatalogChange } from '../protocol/catalog-index.ts';
+import type { MetricSnapshot } from '../metrics/registry.ts';
+import type { AuthChange } from '../state/auth-table.ts';
+import type { CatalogChange } from '../state/catalog-index.ts';
 import type { RouteShape } from '../protocol/forward.ts';
 import type { UsageEvent } from '../protocol/gateway.ts';
 import { methodsOf } from '../protocol/ports/methods.ts';
@@ -62,7 +62,7 @@ export type EdgeReport =
   /** `mark`: where the thread journaled it (null: its journal is off). */
   | { t: 'usage'; event: UsageEvent; mark: JournalMark | null }
   | { t: 'log'; line: string }
-  /** Tokens this thread authenticated, with when (protocol/auth-table.ts `takeUses`). */
+  /** Tokens this thread authenticated, with when (state/auth-table.ts `takeUses`). */
   | { t: 'uses'; uses: [string, number][] }
   | { t: 'headers'; modelId: string; headers: Record<string, string> }
   | { t: 'rateLimited'; modelId: string; retryAfterSeconds: number | null }
@@ -79,7 +79,7 @@ export interface EdgeWorkerData {
   /** The control thread's routes the edge thread forwards (every route but the gateway's). */
   shapes: RouteShape[];
   relayThreads: number;
-  /** The keys' live headroom and the sessions, one table for every thread (protocol/key-pool-table.ts). */
+  /** The keys' live headroom and the sessions, one table for every thread (state/key-pool-table.ts). */
   keyPool: SharedArrayBuffer;
   /** The run ID of the usage journal's files (store/usage-journal.ts). */
   usageRun: string;

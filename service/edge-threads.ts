@@ -1,18 +1,18 @@
 import type { JournalMark } from '../store/usage-journal.ts';
 import { MessageChannel, Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import type { MetricSnapshot } from '../control/metrics/registry.ts';
+import type { MetricSnapshot } from '../metrics/registry.ts';
 import { routeShapes, serveForwarded } from '../edge/http/forward-serve.ts';
 import { UWS_IDLE_CLOSE_MS } from '../edge/http/open-connections.ts';
 import type { RouteDef } from '../edge/http/router.ts';
-import type { AuthChange } from '../protocol/auth-table.ts';
-import type { CatalogChange } from '../protocol/catalog-index.ts';
-import type { Follower } from '../protocol/followers.ts';
+import type { AuthChange } from '../state/auth-table.ts';
+import type { CatalogChange } from '../state/catalog-index.ts';
+import type { Follower } from '../state/followers.ts';
 import type { RouteShape, ToControl } from '../protocol/forward.ts';
 import type { StoredSettings } from '../protocol/http/settings.ts';
 import type { SmartRoutingPort } from '../protocol/ports/smart-route.ts';
 import { EDGE_PROVIDERS_METHODS, type EdgeProvidersPort } from '../protocol/ports/providers.ts';
-import type { RelayPool } from '../workers/proxy/relay-pool.ts';
+import type { RelayPool } from '../workers/shared/relay-sink.ts';
 import { portClient, servePorts } from '../workers/shared/port-channel.ts';
 import { serveRelayPool } from '../workers/shared/relay-over-port.ts';
 import {
@@ -47,7 +47,7 @@ export interface EdgeThreadsDeps {
   /** The routes an edge thread serves itself (`METHOD /pattern`): the gateway's. */
   served: ReadonlySet<string>;
   relayThreads: number;
-  /** The key pool's shared table (protocol/key-pool-table.ts). */
+  /** The key pool's shared table (state/key-pool-table.ts). */
   keyPool: SharedArrayBuffer;
   /** The run ID of the usage journal's files (store/usage-journal.ts). */
   usageRun: string;

@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import { workerData } from 'node:worker_threads';
-import { createRelayMetrics } from '../control/metrics/relay-tap.ts';
-import { createCredentialMetrics } from '../control/metrics/credentials.ts';
-import { createRegistry } from '../control/metrics/registry.ts';
-import { createTrafficMetrics } from '../control/metrics/traffic.ts';
+import { createRelayMetrics } from '../metrics/relay-tap.ts';
+import { createCredentialMetrics } from '../metrics/credentials.ts';
+import { createRegistry } from '../metrics/registry.ts';
+import { createTrafficMetrics } from '../metrics/traffic.ts';
 import { firstOf, plainNames } from '../edge/gateway/plain-names.ts';
 import { gatewayRoutes } from '../edge/gateway/routes.ts';
 import { createApp } from '../edge/http/app.ts';
@@ -15,8 +15,8 @@ import { forwardClient, forwardedRoutes } from '../edge/http/forward-routes.ts';
 import { createPostingLogger } from '../edge/http/log.ts';
 import { drain, listen, type Listening } from '../edge/http/server.ts';
 import { connectionsClosed } from '../edge/http/open-connections.ts';
-import { createAuthTable } from '../protocol/auth-table.ts';
-import { createCatalogMirror } from '../protocol/catalog-index.ts';
+import { createAuthTable } from '../state/auth-table.ts';
+import { createCatalogMirror } from '../state/catalog-index.ts';
 import { ServiceError } from '../protocol/errors.ts';
 import type { FromControl } from '../protocol/forward.ts';
 import { responseRouteRepo } from '../store/response-route-repo.ts';
@@ -37,7 +37,7 @@ import {
 } from './edge-feed.ts';
 import { edgeProviders, edgeSmartRouting, FORWARD_TO_CONTROL, reportBatcher } from './edge-worker-parts.ts';
 import { createKeyPool } from '../edge/gateway/key-pool.ts';
-import { createKeyPoolTable } from '../protocol/key-pool-table.ts';
+import { createKeyPoolTable } from '../state/key-pool-table.ts';
 
 // An edge thread (docs/api.md, "Edge threads"): its own listener on the service's port, its own relay workers,
 // and copies of what the hot path reads, fed by the control thread (edge-threads.ts). It serves the gateway's

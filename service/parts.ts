@@ -6,7 +6,7 @@ import type { GaugeCapacitySignal } from '../control/gauge/capacity-signal.ts';
 import type { GaugeService } from '../control/gauge/service.ts';
 import type { Jobs } from '../control/jobs.ts';
 import type { LocalRuntime } from '../control/local-runtime.ts';
-import type { createServiceMetrics } from '../control/metrics/service.ts';
+import type { createServiceMetrics } from '../metrics/service.ts';
 import type { Pairing } from '../control/pairing.ts';
 import type { ProviderService } from '../control/provider-service.ts';
 import type { ServiceAccounts } from '../control/service-accounts.ts';
@@ -30,15 +30,15 @@ import type { Vault } from '../store/vault/index.ts';
 import type { GaugeActor } from '../workers/gauge/actor.ts';
 import type { HardwareActor } from '../workers/hardware/actor.ts';
 import type { Meter } from '../workers/meter/actor.ts';
-import type { PriceIndex } from '../protocol/price-index.ts';
+import type { PriceIndex } from '../state/price-index.ts';
 import type { createLimits } from '../control/limits.ts';
 import type { ModelPricing } from '../protocol/http/catalog.ts';
 import type { ProxyPool } from '../workers/proxy/pool.ts';
 import type { ControlChannel } from './control-channel.ts';
-import type { AuthTable } from '../protocol/auth-table.ts';
+import type { AuthTable } from '../state/auth-table.ts';
 import type { KeyPool } from '../edge/gateway/key-pool.ts';
 import type { createRelayPool } from '../workers/proxy/relay-pool.ts';
-import type { MetricSnapshot } from '../control/metrics/registry.ts';
+import type { MetricSnapshot } from '../metrics/registry.ts';
 import type { UsageEvent } from '../protocol/gateway.ts';
 import type { JournalMark } from '../store/usage-journal.ts';
 import type { SmartRoutingPort } from '../protocol/ports/smart-route.ts';
@@ -67,7 +67,7 @@ export interface Parts {
   tokenFile: string;
   // tokens
   tokens: TokenService;
-  /** What this thread's edge authenticates against (protocol/auth-table.ts), fed by `tokens`. */
+  /** What this thread's edge authenticates against (state/auth-table.ts), fed by `tokens`. */
   auth: AuthTable;
   serviceAccounts: ServiceAccounts;
   pairing: Pairing;
@@ -103,7 +103,7 @@ export interface Parts {
   pool: ProxyPool;
   catalog: CatalogService;
   providers: ProviderService;
-  /** The shared table of keys' live headroom and of sessions (protocol/key-pool-table.ts), and this thread's pool. */
+  /** The shared table of keys' live headroom and of sessions (state/key-pool-table.ts), and this thread's pool. */
   keyPoolBuffer: SharedArrayBuffer;
   /** This start's ID, which the usage journal files carry (store/usage-journal.ts). */
   usageRun: string;

@@ -50,7 +50,7 @@ export type UsageTotals = {
   unreportedEstimatedCostUsd: number;
   unreportedEstimates: number;
   // Added with the price database: which source priced those estimates. The catalog's `pricing` or the pinned
-  // database (protocol/price-index.ts, PRICE_DATABASE; its version is not kept). Estimates in rows written before
+  // database (state/price-index.ts, PRICE_DATABASE; its version is not kept). Estimates in rows written before
   // are in neither: their source is unknown.
   catalogEstimatedCostUsd: number;
   catalogEstimates: number;

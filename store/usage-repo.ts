@@ -1,6 +1,7 @@
 import type { Database } from 'lmdb';
 import { BASELINE_ACCELERATION_MODE } from '../protocol/gateway.ts';
-import { PRICE_DATABASE, type PricingSource } from '../protocol/price-index.ts';
+import { PRICE_DATABASE } from '../state/price-index.ts';
+import type { PricingSource } from '../protocol/pricing.ts';
 import type {
   UsageAccelerationRow,
   UsageBreakdownRow,

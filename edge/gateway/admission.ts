@@ -4,7 +4,7 @@ import type { ProviderKind } from '../../protocol/providers.ts';
 import { jsonText } from '../../protocol/json-text.ts';
 import type { ModelPricing } from '../../protocol/http/catalog.ts';
 import { LIMIT_BOUNDS, type LimitMetric } from '../../protocol/http/limits.ts';
-import type { Ledger } from '../../protocol/limit-ledger.ts';
+import type { Ledger } from '../../protocol/ports/limits.ts';
 import { type CalendarWindow, underWayAt, windowEndOf, windowStartOf } from '../../protocol/limit-windows.ts';
 import type { ActiveLimit, AdmissionSource, BrakeSource } from '../../protocol/ports/limits.ts';
 import type { Principal } from '../../protocol/principal.ts';

@@ -4,7 +4,7 @@ import type { ModelPricing } from '../../protocol/http/catalog.ts';
 import type { CatalogReader } from '../../protocol/ports/catalog.ts';
 import type { SmartRoutingPort } from '../../protocol/ports/smart-route.ts';
 import type { ResponseRouteRepo } from '../../store/response-route-repo.ts';
-import type { RelayPool } from '../../workers/proxy/relay-pool.ts';
+import type { RelayPool } from '../../workers/shared/relay-sink.ts';
 import type { Admission } from './admission.ts';
 import type { KeyPool } from './key-pool.ts';
 import type { UnresolvedName } from './resolve.ts';

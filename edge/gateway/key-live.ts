@@ -1,5 +1,5 @@
 import type { CredentialPoolState } from '../../protocol/http/providers.ts';
-import type { HeadroomWindow } from '../../protocol/key-pool-table.ts';
+import type { HeadroomWindow } from '../../protocol/ratelimit-headers.ts';
 import type { KeyLive } from './key-pool.ts';
 
 // The key pool's figures of a key as GET /v1/providers/{id}/credentials shows them (docs/api.md, Key pools).

@@ -1,5 +1,6 @@
-import type { HeadroomWindow, KeyPoolTable } from '../../protocol/key-pool-table.ts';
-import { sessionHash } from '../../protocol/key-pool-table.ts';
+import type { KeyPoolTable } from '../../state/key-pool-table.ts';
+import type { HeadroomWindow } from '../../protocol/ratelimit-headers.ts';
+import { sessionHash } from '../../state/key-pool-table.ts';
 import { headroomOf, retryAfterMs } from '../../protocol/ratelimit-headers.ts';
 
 // Which of a provider's keys serves a call (W4.2; docs/api.md, Key pools). The keys that are enabled, not set

@@ -10,7 +10,7 @@ import {
   type RelayEnd,
   type RelayRequest,
 } from '../../protocol/relay.ts';
-import type { RelayHandle, RelayPool, RelaySink } from '../../workers/proxy/relay-pool.ts';
+import type { RelayHandle, RelayPool, RelaySink } from '../../workers/shared/relay-sink.ts';
 import type { RouteResult } from '../http/router.ts';
 import type { ResponseWriter } from '../http/types.ts';
 

@@ -4,7 +4,7 @@ import { unhealthyModelError } from '../../workers/runtime/library.ts';
 import type { ModelLibrary } from '../../workers/runtime/library-watch.ts';
 import type { RuntimePool } from '../../workers/runtime/runtime-pool.ts';
 import type { Catalog, ResolvedModel } from '../../protocol/catalog.ts';
-import { toViews } from '../../protocol/loaded-models.ts';
+import { toViews } from '../../state/loaded-models.ts';
 import type { CatalogReader } from '../../protocol/ports/catalog.ts';
 import { route, type RouteDef } from '../http/router.ts';
 

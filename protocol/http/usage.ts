@@ -1,7 +1,7 @@
 // The usage routes' vocabulary (docs/api.md, Usage): query parameters, the breakdown
 // dimensions, and the answers. Every number is an aggregate; nothing here identifies a single request.
 
-import type { PricingSource } from '../price-index.ts';
+import type { PricingSource } from '../pricing.ts';
 
 /** Breakdown dimensions, as spelled in `groupBy`. */
 export const USAGE_GROUP_BY = [

@@ -8,11 +8,36 @@ import type {
   LoopBrakeUpdate,
   PausedSession,
 } from '../http/limits.ts';
-import type { Ledger } from '../limit-ledger.ts';
 import { methodsOf } from './methods.ts';
 
 // Enforced limits as the edge reaches them: the management calls of the routes, and what admission reads on the
 // hot path: the enabled limits (a snapshot the control plane replaces on each change) and the shared ledger.
+
+/** One counter of the shared ledger (state/limit-ledger.ts builds the table). */
+export interface CounterState {
+  windowStart: number;
+  used: bigint;
+  reserved: bigint;
+}
+
+export interface Ledger {
+  /** The slot of `limitId|scopeKey`, claiming a free one; -1 when its probe run is full. */
+  slotOf(limitId: string, scopeKey: string): number;
+  /** The slot of `limitId|scopeKey` if some thread has claimed it, else -1; claims nothing. */
+  peek(limitId: string, scopeKey: string): number;
+  /** Moves the slot's window on to `windowStart` if it is later (a mark of when a key was last seen). */
+  mark(slot: number, windowStart: number): void;
+  /**
+   * Reserves `need` in the slot's window that starts at `windowStart` (rolling the slot into it when it still
+   * counts an older one); false, with nothing reserved, when used plus reserved would pass `max`.
+   */
+  reserve(slot: number, windowStart: number, need: bigint, max: bigint): boolean;
+  /** Gives back a reservation and counts what the call used, if the slot still counts the reservation's window. */
+  settle(slot: number, windowStart: number, reserved: bigint, used: bigint): void;
+  read(slot: number): CounterState;
+  /** Sets a slot's window and settled use (a restart's persisted counters), before any call reserves. */
+  load(slot: number, windowStart: number, used: bigint): void;
+}
 
 /** An enabled limit as admission reads it: the bound in the ledger's unit (nano-dollars for `usd`). */
 export interface ActiveLimit {

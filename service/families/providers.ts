@@ -8,7 +8,7 @@ import { providerCredentialRoutes } from '../../edge/routes/provider-credentials
 import { modelActions } from '../../control/model-actions.ts';
 import { LIVE_HEADERS_ACCOUNT_PREFIX } from '../../protocol/gauge-catalog.ts';
 import { createProxyPool } from '../../workers/proxy/pool.ts';
-import { createKeyPoolBuffer, createKeyPoolTable } from '../../protocol/key-pool-table.ts';
+import { createKeyPoolBuffer, createKeyPoolTable } from '../../state/key-pool-table.ts';
 import { createKeyPool } from '../../edge/gateway/key-pool.ts';
 import { credentialLive } from '../../edge/gateway/key-live.ts';
 import type { Family } from '../family.ts';

@@ -7,7 +7,7 @@ import type { StoredSettings } from '../../protocol/http/settings.ts';
 import type { Family } from '../family.ts';
 import type { Parts } from '../parts.ts';
 import { SETTINGS_METHODS, type SettingsPort } from '../../protocol/ports/settings.ts';
-import { createFollowers } from '../../protocol/followers.ts';
+import { createFollowers } from '../../state/followers.ts';
 
 /** The settings, the listener they describe, and what the edge reads of them on each request. */
 export function settingsFamily(p: Parts, port: number): Family {

@@ -1,7 +1,7 @@
 import { createPairing, pairingOptionsFromEnv } from '../../control/pairing.ts';
 import { createServiceAccounts } from '../../control/service-accounts.ts';
 import { createTokenService } from '../../control/token-service.ts';
-import { createAuthTable } from '../../protocol/auth-table.ts';
+import { createAuthTable } from '../../state/auth-table.ts';
 import { pairingRoutes } from '../../edge/routes/pairing.ts';
 import { serviceAccountRoutes } from '../../edge/routes/service-accounts.ts';
 import { tokenRoutes } from '../../edge/routes/tokens.ts';

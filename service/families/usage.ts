@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { createServiceActivity } from '../../control/gauge/service-activity.ts';
-import { createServiceMetrics } from '../../control/metrics/service.ts';
+import { createServiceMetrics } from '../../metrics/service.ts';
 import { metricsRoutes } from '../../edge/routes/metrics.ts';
 import { VERSION_INFO } from '../../edge/routes/process.ts';
 import { usageRoutes } from '../../edge/routes/usage.ts';
 import { usageRepo } from '../../store/usage-repo.ts';
-import { resolvePricing } from '../../protocol/price-index.ts';
+import { resolvePricing } from '../../state/price-index.ts';
 import { createMeter } from '../../workers/meter/actor.ts';
 import { createPriceDatabase } from '../../workers/meter/price-db.ts';
 import type { Family } from '../family.ts';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { pricedBy, usageCost } from '../../cli/output.ts';
 import type { UsagePricingSource } from '../../protocol/http/usage.ts';
-import type { PricingSource } from '../../protocol/price-index.ts';
+import type { PricingSource } from '../../protocol/pricing.ts';
 
 // How `switchyard usage` words a cost and what priced its estimated part; the dashboard's usage view words the
 // sources the same way (dashboard/format.js).

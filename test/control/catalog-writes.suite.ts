@@ -3,7 +3,7 @@ import { after, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { createCatalogService, type CatalogService } from '../../control/catalog-service.ts';
 import type { Catalog } from '../../protocol/catalog.ts';
-import { buildCatalog, createCatalogMirror, type CatalogChange } from '../../protocol/catalog-index.ts';
+import { buildCatalog, createCatalogMirror, type CatalogChange } from '../../state/catalog-index.ts';
 import { answersAfterAcknowledgement, heldFollower } from '../helpers/held-follower.ts';
 import { createProviderService, type ProviderService } from '../../control/provider-service.ts';
 import { ServiceError } from '../../protocol/errors.ts';

@@ -43,18 +43,6 @@ describe('jobs', async () => {
 describe('llama-server-process', async () => {
   await import('./llama-server-process.suite.ts');
 });
-describe('metrics/credentials', async () => {
-  await import('./metrics/credentials.suite.ts');
-});
-describe('metrics/registry', async () => {
-  await import('./metrics/registry.suite.ts');
-});
-describe('metrics/relay-tap', async () => {
-  await import('./metrics/relay-tap.suite.ts');
-});
-describe('metrics/traffic', async () => {
-  await import('./metrics/traffic.suite.ts');
-});
 describe('pairing', async () => {
   await import('./pairing.suite.ts');
 });

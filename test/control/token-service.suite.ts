@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { createTokenService } from '../../control/token-service.ts';
-import { createAuthTable, type AuthChange } from '../../protocol/auth-table.ts';
+import { createAuthTable, type AuthChange } from '../../state/auth-table.ts';
 import { auditRepo } from '../../store/audit-repo.ts';
 import { openStoreEnv } from '../../store/env.ts';
 import { metaRepo } from '../../store/meta-repo.ts';

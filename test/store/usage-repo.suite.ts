@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { UsageEvent } from '../../protocol/gateway.ts';
 import type { UsageFilter } from '../../protocol/http/usage.ts';
-import { PRICE_DATABASE } from '../../protocol/price-index.ts';
+import { PRICE_DATABASE } from '../../state/price-index.ts';
 import { openStoreEnv, type StoreEnv } from '../../store/env.ts';
 import { USAGE_DBS, usageKey } from '../../store/usage-layout.ts';
 import { usageRepo, usageWriter, type UsageRepo } from '../../store/usage-repo.ts';

@@ -11,7 +11,7 @@ import {
 import { replayJournals } from './meter-replay.ts';
 import type { Logger } from 'pino';
 import { GATEWAY_OPS, type UsageEvent } from '../../protocol/gateway.ts';
-import type { ResolvedPricing } from '../../protocol/price-index.ts';
+import type { ResolvedPricing } from '../../state/price-index.ts';
 import { estimateCostUsd } from '../../protocol/pricing.ts';
 import { openUsageJournal, type JournalMark, type UsageJournal } from '../../store/usage-journal.ts';
 import { addDays, localDayOf } from '../../protocol/local-day.ts';

@@ -1,5 +1,5 @@
 import { calcPrice } from '@pydantic/genai-prices';
-import { createPriceIndex, PRICE_DATABASE, type PriceIndex } from '../../protocol/price-index.ts';
+import { createPriceIndex, PRICE_DATABASE, type PriceIndex } from '../../state/price-index.ts';
 
 // The price database the meter falls back on when a catalog model has no `pricing`: @pydantic/genai-prices, pinned
 // to an exact version in package.json and named by PRICE_DATABASE (docs/api.md, Catalog, says how to update it).

@@ -2,7 +2,7 @@ import type { ServiceError } from '../../protocol/errors.ts';
 import type { UsageReport } from '../../protocol/gateway.ts';
 import type { Chunk, RelayEnd, RelayRequest } from '../../protocol/relay.ts';
 import { OMITTED_TOOLS_HEADER } from '../../protocol/translation.ts';
-import type { RelayHandle, RelayPool, RelaySink } from './relay-pool.ts';
+import type { RelayHandle, RelayPool, RelaySink } from '../shared/relay-sink.ts';
 
 // The warning a translated call logs when it left some of the client's tools out of the upstream call
 // (docs/api.md, `switchyard-omitted-tools`). The relay worker names them in the answer's head; this wrapper of

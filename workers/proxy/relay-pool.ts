@@ -1,101 +1,19 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { ServiceError, type ErrorPayload } from '../../protocol/errors.ts';
-import type { UsageReport } from '../../protocol/gateway.ts';
-import { CallTable } from '../../protocol/call-table.ts';
+import { ServiceError } from '../../protocol/errors.ts';
+import { CallTable } from '../../state/call-table.ts';
 import { packBatch, unpackBatch, type TextBatch } from '../../protocol/relay-batch.ts';
-import type { Chunk, FromWorker, RelayEnd, RelayRequest, ToWorker } from '../../protocol/relay.ts';
+import type { FromWorker, ToWorker } from '../../protocol/relay.ts';
 import { createBodyArena, isSharedBody, type BodyArena, type WorkerArena } from '../shared/body-arena.ts';
+import { deliverRelayMessage, type RelayPool, type RelaySink } from '../shared/relay-sink.ts';
 import type { ProxyWorkerData } from './credentials.ts';
 
 // The edge's side of the relay: a fixed set of workers, each on one long-lived port, requests spread to
 // the least busy and multiplexed by id. A worker that dies fails only its own requests and is replaced.
 
-export interface RelaySink {
-  whole(status: number, headers: Record<string, string>, body: ArrayBuffer | string, end: RelayEnd): void;
-  head(status: number, headers: Record<string, string>): void;
-  /** `closing`: these chunks complete the stream's closing event (see FromWorker `data`). */
-  data(chunks: Chunk[], closing?: boolean): void;
-  /** `chunks`: the stream's last bytes, written before it ends. */
-  end(end: RelayEnd, chunks?: Chunk[]): void;
-  error(error: ServiceError, usage: UsageReport | null): void;
-  /** The call ended on the edge's abort, with the usage reported until then. */
-  aborted(usage: UsageReport | null): void;
-  /** Upload flow control: bytes the worker has passed upstream. */
-  ack?(bytes: number): void;
-  /** A streamed create named its response. */
-  created?(responseId: string): void;
-}
-
 /** What a relay worker starts with: the vault's directory and the body arena it reads large bodies from. */
 export interface RelayWorkerData extends ProxyWorkerData {
   arena: WorkerArena;
-}
-
-/** What a call still running when the pool closes ends with, carrying the usage its stream had reported. */
-const shutdownError = () =>
-  new ServiceError('OVERLOADED', 'The service is shutting down: this answer was cut short.', {
-    headers: { 'retry-after': '1' },
-  });
-
-/**
- * Hands one worker message to the sink it belongs to; a finished call leaves `inflight`. `closing`: the pool
- * aborted this call because the service is stopping, so its `aborted` (with the usage so far) is a failure
- * the client must hear of, not a client that left.
- */
-export function deliverRelayMessage(
-  m: Exclude<FromWorker, { t: 'free' }>,
-  inflight: CallTable<RelaySink>,
-  closing = false,
-): void {
-  const sink = inflight.get(m.id);
-  if (!sink) return;
-  switch (m.t) {
-    case 'whole':
-      inflight.delete(m.id);
-      sink.whole(m.status, m.headers, m.body, m.end);
-      return;
-    case 'head':
-      sink.head(m.status, m.headers);
-      return;
-    case 'data':
-      sink.data(m.chunks, m.closing === true);
-      return;
-    case 'end':
-      inflight.delete(m.id);
-      sink.end(m.end, m.chunks);
-      return;
-    case 'error':
-      inflight.delete(m.id);
-      sink.error(ServiceError.fromPayload(m.error as ErrorPayload), m.usage);
-      return;
-    case 'aborted':
-      inflight.delete(m.id);
-      if (closing) sink.error(shutdownError(), m.usage);
-      else sink.aborted(m.usage);
-      return;
-    case 'ack':
-      sink.ack?.(m.bytes);
-      return;
-    case 'created':
-      sink.created?.(m.responseId);
-      return;
-  }
-}
-
-export interface RelayHandle {
-  /** The next chunk of a streamed upload; null ends it. */
-  body(chunk: ArrayBuffer | null): void;
-  pause(): void;
-  resume(): void;
-  /** Stream bytes written to the client since the last credit (see STREAM_WINDOW). */
-  credit(bytes: number): void;
-  /**
-   * The client left: stop the upstream call. True when the call's last message is still to come (whatever it
-   * is, the sink hears of it: `aborted` with the usage so far, or an end or error that crossed the abort);
-   * false when no more sink calls follow.
-   */
-  abort(): boolean;
 }
 
 interface Slot {
@@ -114,17 +32,6 @@ function flushOutbox(slot: Slot): void {
   slot.outbox = [];
   slot.transfer = [];
   slot.worker.postMessage(transfer.length === 0 ? packBatch(batch) : batch, transfer);
-}
-
-export interface RelayPool {
-  /** Where large request bodies go for the workers (see body-arena.ts); a pool without one takes them as bytes. */
-  readonly arena?: BodyArena;
-  start(req: RelayRequest, sink: RelaySink): RelayHandle;
-  /**
-   * Ends every call still running (each with its usage so far, as `OVERLOADED` "shutting down"), waiting at
-   * most `graceMs` for the workers' last messages, then stops the workers. A later call waits for the first.
-   */
-  close(graceMs?: number): Promise<void>;
 }
 
 /** How long close waits for the workers to report the calls it aborted. */

@@ -1,5 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { CallTable } from '../../protocol/call-table.ts';
+import { CallTable } from '../../state/call-table.ts';
 import { packBatch, unpackBatch, type TextBatch } from '../../protocol/relay-batch.ts';
 import { STRING_CHUNK_MAX, type FromWorker, type ToWorker } from '../../protocol/relay.ts';
 import { relay } from './relay.ts';

@@ -3,7 +3,7 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { ServiceError, type ErrorPayload } from '../../protocol/errors.ts';
 import type { Tuning } from '../../protocol/http/settings.ts';
-import { CallTable } from '../../protocol/call-table.ts';
+import { CallTable } from '../../state/call-table.ts';
 import { ownBuffer, type RelayRequest } from '../../protocol/relay.ts';
 import type {
   BenchmarkFigures,
@@ -17,7 +17,7 @@ import type {
   ToRuntime,
 } from '../../protocol/runtime.ts';
 import { isSharedBody, sharedBodyView } from '../shared/body-arena.ts';
-import { deliverRelayMessage, type RelayPool, type RelaySink } from '../proxy/relay-pool.ts';
+import { deliverRelayMessage, type RelayPool, type RelaySink } from '../shared/relay-sink.ts';
 
 // The edge's side of the embedded runtime: the same start/close contract as the proxy relay pool, served
 // by one runtime worker thread that owns the loaded models. The worker starts on the first call (a service

@@ -1,6 +1,6 @@
 import { parentPort } from 'node:worker_threads';
 import { ServiceError, toServiceError } from '../../protocol/errors.ts';
-import { CallTable } from '../../protocol/call-table.ts';
+import { CallTable } from '../../state/call-table.ts';
 import type { RelayRequest } from '../../protocol/relay.ts';
 import type {
   BenchmarkFigures,

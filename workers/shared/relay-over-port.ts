@@ -1,8 +1,8 @@
 import type { MessagePort } from 'node:worker_threads';
 import { toServiceError } from '../../protocol/errors.ts';
-import { CallTable } from '../../protocol/call-table.ts';
+import { CallTable } from '../../state/call-table.ts';
 import type { FromWorker, RelayRequest, ToWorker } from '../../protocol/relay.ts';
-import { deliverRelayMessage, type RelayPool, type RelaySink } from '../proxy/relay-pool.ts';
+import { deliverRelayMessage, type RelayPool, type RelaySink } from './relay-sink.ts';
 
 // A relay pool another thread owns, reached over a MessagePort with the relay workers' own messages
 // (protocol/relay.ts): an edge thread's calls to the embedded runtime, whose model and worker live with the

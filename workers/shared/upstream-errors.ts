@@ -1,6 +1,6 @@
 import { ServiceError, type ErrorCode } from '../../protocol/errors.ts';
 import { redactSecrets } from '../../protocol/redact.ts';
-import { isRecord } from '../proxy/providers/shape.ts';
+import { isRecord } from './shape.ts';
 
 // Upstream failures -> our error codes (docs/api.md, error table). What the provider said about the failure
 // is quoted in details, short and scrubbed: the stored credential and anything secret-shaped never leave.

@@ -1,6 +1,6 @@
 import { ServiceError } from '../../protocol/errors.ts';
-import { isRecord } from '../proxy/providers/shape.ts';
-import { cacheCreationSplit } from '../proxy/usage/messages.ts';
+import { isRecord } from '../shared/shape.ts';
+import { cacheCreationSplit } from '../shared/usage-counts.ts';
 
 // Pieces both translation directions share: refusals that name the member, stop reasons, usage, images.
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { createCapacityTracker } from '../../../control/capacity.ts';
-import { buildCatalog } from '../../../protocol/catalog-index.ts';
+import { buildCatalog } from '../../../state/catalog-index.ts';
 import { createCapacitySignal, statusOf, tightest, UNDATED_MS } from '../../../control/gauge/capacity-signal.ts';
 import type { GaugeReading, GaugeWindow } from '../../../protocol/gauge.ts';
 import { DEFAULT_TIMEOUTS, type ProviderKind } from '../../../protocol/providers.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { createPresetService } from '../../../control/presets/preset-service.ts';
-import { buildCatalog } from '../../../protocol/catalog-index.ts';
+import { buildCatalog } from '../../../state/catalog-index.ts';
 import { auditRepo } from '../../../store/audit-repo.ts';
 import { openStoreEnv } from '../../../store/env.ts';
 import { presetRepo } from '../../../store/preset-repo.ts';

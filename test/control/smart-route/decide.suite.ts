@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createCapacityTracker } from '../../../control/capacity.ts';
-import { buildCatalog } from '../../../protocol/catalog-index.ts';
+import { buildCatalog } from '../../../state/catalog-index.ts';
 import { decide, FALLBACK_ROUTE_ID } from '../../../control/smart-route/decide.ts';
 import { createLatencyTracker } from '../../../control/smart-route/latency.ts';
 import type { RoutePackView, Strategy } from '../../../protocol/http/route-packs.ts';

@@ -3,7 +3,7 @@ import { after, test } from 'node:test';
 import { createCapacityTracker } from '../../../control/capacity.ts';
 import { createLatencyTracker } from '../../../control/smart-route/latency.ts';
 import { createRoutePackService } from '../../../control/smart-route/pack-service.ts';
-import { buildCatalog } from '../../../protocol/catalog-index.ts';
+import { buildCatalog } from '../../../state/catalog-index.ts';
 import { auditRepo } from '../../../store/audit-repo.ts';
 import { openStoreEnv } from '../../../store/env.ts';
 import { routePackRepo } from '../../../store/route-pack-repo.ts';

@@ -9,7 +9,7 @@ import {
 } from '../../../edge/gateway/admission.ts';
 import type { LimitRecord } from '../../../protocol/http/limits.ts';
 import { UNDER_WAY_MS } from '../../../protocol/limit-windows.ts';
-import { createLedger, createLedgerBuffer } from '../../../protocol/limit-ledger.ts';
+import { createLedger, createLedgerBuffer } from '../../../state/limit-ledger.ts';
 import type { ActiveLimit } from '../../../protocol/ports/limits.ts';
 import { ServiceError } from '../../../protocol/errors.ts';
 import { lastToolCall } from '../../../edge/gateway/tool-repeat.ts';

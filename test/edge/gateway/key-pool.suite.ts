@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Worker } from 'node:worker_threads';
 import { createKeyPool, type PoolKey } from '../../../edge/gateway/key-pool.ts';
-import { createKeyPoolBuffer, createKeyPoolTable, sessionHash } from '../../../protocol/key-pool-table.ts';
+import { createKeyPoolBuffer, createKeyPoolTable, sessionHash } from '../../../state/key-pool-table.ts';
 import { headroomOf, retryAfterMs } from '../../../protocol/ratelimit-headers.ts';
 
 // The choice of a provider's key per call (W4.2): headroom from live headers, cooldowns, keys set aside,

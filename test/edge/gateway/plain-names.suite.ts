@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { buildCatalog } from '../../../protocol/catalog-index.ts';
+import { buildCatalog } from '../../../state/catalog-index.ts';
 import { firstOf, plainNames } from '../../../edge/gateway/plain-names.ts';
 import { resolveModel } from '../../../edge/gateway/resolve.ts';
 import { ServiceError } from '../../../protocol/errors.ts';

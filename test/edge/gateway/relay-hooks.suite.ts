@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { startRelay, type RelayHookName, type RelayHooks } from '../../../edge/gateway/relay-response.ts';
 import { ClientClosed } from '../../../protocol/errors.ts';
 import type { RelayRequest } from '../../../protocol/relay.ts';
-import type { RelayPool, RelaySink } from '../../../workers/proxy/relay-pool.ts';
+import type { RelayPool, RelaySink } from '../../../workers/shared/relay-sink.ts';
 
 // Regression (W2.6): a hook that threw (remembering a response ID LMDB refused) propagated out of the sink
 // method into the relay worker's message handler, and the process died. A failing hook is now reported

@@ -5,7 +5,7 @@ import type { RouteResult } from '../../../edge/http/router.ts';
 import type { ResponseWriter } from '../../../edge/http/types.ts';
 import { ClientClosed, ServiceError } from '../../../protocol/errors.ts';
 import { STREAM_CREDIT_STEP, type RelayRequest } from '../../../protocol/relay.ts';
-import type { RelayPool, RelaySink } from '../../../workers/proxy/relay-pool.ts';
+import type { RelayPool, RelaySink } from '../../../workers/shared/relay-sink.ts';
 
 // startRelay over a pool whose worker messages the test delivers by hand: a stream whose end arrives in the
 // same message batch as its head is answered at once; one whose end comes later is written as it arrives.

@@ -3,7 +3,7 @@ import { after, describe, it } from 'node:test';
 import { localDayOf } from '../../../protocol/local-day.ts';
 import type { UsageEvent } from '../../../protocol/gateway.ts';
 import type { ModelPricing } from '../../../protocol/http/catalog.ts';
-import type { ResolvedPricing } from '../../../protocol/price-index.ts';
+import type { ResolvedPricing } from '../../../state/price-index.ts';
 import type { MeterOptions } from '../../../workers/meter/actor.ts';
 import { ALL, harness as startHarness, held, recordAll } from '../../helpers/meter-harness.ts';
 import { allBytes, localNoon, removeDirs, report, usageEvent } from '../../helpers/usage.ts';

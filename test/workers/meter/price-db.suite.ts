@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import type { ModelPricing } from '../../../protocol/http/catalog.ts';
-import { PRICE_DATABASE, resolvePricing } from '../../../protocol/price-index.ts';
+import { PRICE_DATABASE, resolvePricing } from '../../../state/price-index.ts';
 import { estimateCostUsd } from '../../../protocol/pricing.ts';
 import { createPriceDatabase } from '../../../workers/meter/price-db.ts';
 

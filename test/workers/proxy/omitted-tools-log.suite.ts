@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import type { RelayRequest } from '../../../protocol/relay.ts';
 import { OMITTED_TOOLS_HEADER } from '../../../protocol/translation.ts';
 import { logOmittedTools } from '../../../workers/proxy/omitted-tools-log.ts';
-import type { RelayHandle, RelayPool, RelaySink } from '../../../workers/proxy/relay-pool.ts';
+import type { RelayHandle, RelayPool, RelaySink } from '../../../workers/shared/relay-sink.ts';
 import { targetFor } from './helpers.ts';
 
 // The warning a translated Responses call logs when its answer names tools left out (omitted-tools-log.ts):

@@ -9,7 +9,7 @@ import type { GatewayOp, UsageReport } from '../../../protocol/gateway.ts';
 import { DEFAULT_TIMEOUTS } from '../../../protocol/providers.ts';
 import { chunkBytes, wholeText, type RelayRequest } from '../../../protocol/relay.ts';
 import type { RuntimeEvent } from '../../../protocol/runtime.ts';
-import type { RelayPool } from '../../../workers/proxy/relay-pool.ts';
+import type { RelayPool } from '../../../workers/shared/relay-sink.ts';
 import { createRuntimePool } from '../../../workers/runtime/runtime-pool.ts';
 import {
   writeCorruptModel,

@@ -3,7 +3,7 @@ import { MessageChannel } from 'node:worker_threads';
 import { test } from 'node:test';
 import { ServiceError } from '../../../protocol/errors.ts';
 import type { RelayRequest } from '../../../protocol/relay.ts';
-import type { RelayPool, RelaySink } from '../../../workers/proxy/relay-pool.ts';
+import type { RelayPool, RelaySink } from '../../../workers/shared/relay-sink.ts';
 import { remoteRelayPool, serveRelayPool } from '../../../workers/shared/relay-over-port.ts';
 
 // An edge thread's calls to the embedded runtime (workers/shared/relay-over-port.ts): the pool on the other end

@@ -1,10 +1,7 @@
 import { ServiceError } from '../../../protocol/errors.ts';
+import { isRecord } from '../../shared/shape.ts';
 
 // Helpers for reading provider bodies: the envelope is checked strictly, single entries leniently.
-
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 export function unexpectedShape(): ServiceError {
   return new ServiceError('UPSTREAM_ERROR', 'The provider answered its model list in an unexpected shape.');

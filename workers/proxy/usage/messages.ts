@@ -1,5 +1,6 @@
-import { isRecord } from '../providers/shape.ts';
-import { count, createCallLedger, nameOf, report, type UsageCollector } from './report.ts';
+import { isRecord } from '../../shared/shape.ts';
+import { cacheCreationSplit, count } from '../../shared/usage-counts.ts';
+import { createCallLedger, nameOf, report, type UsageCollector } from './report.ts';
 import { createTypeFilter } from './sniff.ts';
 
 // styleB Messages. Anthropic splits the prompt three ways: `input_tokens` (after the last cache breakpoint,
@@ -30,15 +31,6 @@ interface AnthropicCounts {
   output: number | null;
   /** Of the output, spent thinking: `output_tokens_details.thinking_tokens`, where the server reports it. */
   thinking: number | null;
-}
-
-/** `cache_creation: {ephemeral_5m_input_tokens, ephemeral_1h_input_tokens}`: its sum and 1-hour part, or null. */
-export function cacheCreationSplit(split: unknown): { total: number; hour: number } | null {
-  if (!isRecord(split)) return null;
-  const minutes = count(split.ephemeral_5m_input_tokens);
-  const hour = count(split.ephemeral_1h_input_tokens);
-  if (minutes === null && hour === null) return null;
-  return { total: (minutes ?? 0) + (hour ?? 0), hour: hour ?? 0 };
 }
 
 export function createMessagesCollector(): UsageCollector {

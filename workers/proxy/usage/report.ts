@@ -1,5 +1,6 @@
 import type { UsageReport } from '../../../protocol/gateway.ts';
-import { isRecord } from '../providers/shape.ts';
+import { isRecord } from '../../shared/shape.ts';
+import { count } from '../../shared/usage-counts.ts';
 
 // What every protocol's collector shares: the collector's shape, lenient readers for the usage fields the
 // providers document, and the ledger of tool calls.
@@ -44,11 +45,6 @@ export const NO_TOKENS: TokenCounts = Object.freeze({
   totalTokens: null,
   costUsd: null,
 });
-
-/** A token count: a non-negative whole number; anything else counts as not reported. */
-export function count(value: unknown): number | null {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : null;
-}
 
 function usd(value: unknown): number | null {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : null;

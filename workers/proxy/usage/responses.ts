@@ -1,4 +1,4 @@
-import { isRecord } from '../providers/shape.ts';
+import { isRecord } from '../../shared/shape.ts';
 import { createCallLedger, nameOf, NO_TOKENS, report, responsesUsage, type UsageCollector } from './report.ts';
 import { createTypeFilter } from './sniff.ts';
 

@@ -1,4 +1,4 @@
-import { isRecord } from '../providers/shape.ts';
+import { isRecord } from '../../shared/shape.ts';
 import { parseJson, type SseFields } from './report.ts';
 import { bytesAt } from '../../shared/sse.ts';
 

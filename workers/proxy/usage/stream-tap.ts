@@ -1,6 +1,6 @@
 import { GATEWAY_OPS, type GatewayOp } from '../../../protocol/gateway.ts';
 import type { ProviderKind } from '../../../protocol/providers.ts';
-import { isRecord } from '../providers/shape.ts';
+import { isRecord } from '../../shared/shape.ts';
 import { createUsageCollector, type UsageResult } from './collectors.ts';
 import { contentBytesOf } from './estimate.ts';
 import { hasUsageObject, parseJson, usageKeyAt } from './report.ts';

@@ -1,7 +1,8 @@
 import type { EndpointFamily } from '../../../../protocol/families.ts';
 import type { UpstreamModel } from '../../../../protocol/providers.ts';
 import { joinUrl, requestHeaders } from '../request.ts';
-import { hasName, isRecord, secondsOf, stringOrNull, unexpectedShape } from '../shape.ts';
+import { hasName, secondsOf, stringOrNull, unexpectedShape } from '../shape.ts';
+import { isRecord } from '../../../shared/shape.ts';
 import type { ModelListAdapter } from '../types.ts';
 import { anthropicAuth } from './auth.ts';
 

@@ -3,7 +3,8 @@ import { MAX_SLOTS } from '../../../../protocol/providers.ts';
 import { bearerAuth, joinUrl, requestHeaders } from '../request.ts';
 import type { ModelListAdapter } from '../types.ts';
 import { dataEntries, styleAModel, type StyleAModelsOptions } from '../openai-base/index.ts';
-import { idHas, isRecord } from '../shape.ts';
+import { idHas } from '../shape.ts';
+import { isRecord } from '../../../shared/shape.ts';
 
 /**
  * llama-server serves Chat Completions and Anthropic-style Messages for every generative model; embedding and

@@ -1,6 +1,7 @@
 import type { EndpointFamily } from '../../../../protocol/families.ts';
 import { bearerAuth, joinUrl, requestHeaders } from '../request.ts';
-import { hasName, idHas, isRecord, unexpectedShape } from '../shape.ts';
+import { hasName, idHas, unexpectedShape } from '../shape.ts';
+import { isRecord } from '../../../shared/shape.ts';
 import type { ModelListAdapter } from '../types.ts';
 
 /**

@@ -1,7 +1,8 @@
 import type { EndpointFamily } from '../../../../protocol/families.ts';
 import type { UpstreamModel } from '../../../../protocol/providers.ts';
 import { bearerAuth, joinUrl, requestHeaders } from '../request.ts';
-import { hasName, isRecord, numberOrNull, unexpectedShape } from '../shape.ts';
+import { hasName, numberOrNull, unexpectedShape } from '../shape.ts';
+import { isRecord } from '../../../shared/shape.ts';
 import type { ModelListAdapter } from '../types.ts';
 
 // The styleA model list, `GET {baseUrl}/models` answering `{object: "list", data: [{id, object, created,

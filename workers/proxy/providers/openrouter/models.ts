@@ -1,6 +1,7 @@
 import type { EndpointFamily } from '../../../../protocol/families.ts';
 import { styleAModel, type StyleAEntry, type StyleAModelsOptions } from '../openai-base/index.ts';
-import { countOrNull, isRecord, stringOrNull } from '../shape.ts';
+import { countOrNull, stringOrNull } from '../shape.ts';
+import { isRecord } from '../../../shared/shape.ts';
 
 /**
  * What a model produces, from `architecture.output_modalities`; entries from before that field carry only

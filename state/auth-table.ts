@@ -1,6 +1,6 @@
-import type { Scope } from './scopes.ts';
-import type { AuthResult, TokenAuthPort } from './ports/tokens.ts';
-import { tokenHash } from './token-secret.ts';
+import type { Scope } from '../protocol/scopes.ts';
+import type { AuthResult, TokenAuthPort } from '../protocol/ports/tokens.ts';
+import { tokenHash } from '../protocol/token-secret.ts';
 
 // What an edge thread authenticates a request against: the live tokens' hashes and scopes, kept by the control
 // plane (control/token-service.ts) and sent as a whole table once, then as changes. The table never holds a

@@ -13,7 +13,8 @@
 // sessions on one workstation, and a key that finds no slot is counted under its limit's overflow key instead.
 // The control plane reads the slots it heard claimed (`onClaim`) to persist them and to answer GET /v1/limits.
 
-import { FNV_SEEDS, fnv1a } from './fnv.ts';
+import { FNV_SEEDS, fnv1a } from '../protocol/fnv.ts';
+import type { Ledger } from '../protocol/ports/limits.ts';
 
 const FIELDS = 4;
 const KEY = 0;
@@ -29,31 +30,6 @@ export const DEFAULT_LEDGER_SLOTS = 65_536;
 
 export function createLedgerBuffer(slots = DEFAULT_LEDGER_SLOTS): SharedArrayBuffer {
   return new SharedArrayBuffer(slots * FIELDS * 8);
-}
-
-export interface CounterState {
-  windowStart: number;
-  used: bigint;
-  reserved: bigint;
-}
-
-export interface Ledger {
-  /** The slot of `limitId|scopeKey`, claiming a free one; -1 when its probe run is full. */
-  slotOf(limitId: string, scopeKey: string): number;
-  /** The slot of `limitId|scopeKey` if some thread has claimed it, else -1; claims nothing. */
-  peek(limitId: string, scopeKey: string): number;
-  /** Moves the slot's window on to `windowStart` if it is later (a mark of when a key was last seen). */
-  mark(slot: number, windowStart: number): void;
-  /**
-   * Reserves `need` in the slot's window that starts at `windowStart` (rolling the slot into it when it still
-   * counts an older one); false, with nothing reserved, when used plus reserved would pass `max`.
-   */
-  reserve(slot: number, windowStart: number, need: bigint, max: bigint): boolean;
-  /** Gives back a reservation and counts what the call used, if the slot still counts the reservation's window. */
-  settle(slot: number, windowStart: number, reserved: bigint, used: bigint): void;
-  read(slot: number): CounterState;
-  /** Sets a slot's window and settled use (a restart's persisted counters), before any call reserves. */
-  load(slot: number, windowStart: number, used: bigint): void;
 }
 
 export function createLedger(

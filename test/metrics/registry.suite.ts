@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createRegistry, escapeLabelValue, formatValue, OTHER } from '../../../control/metrics/registry.ts';
-import { parseExposition, sampleValue } from '../../helpers/prometheus.ts';
+import { createRegistry, escapeLabelValue, formatValue, OTHER } from '../../metrics/registry.ts';
+import { parseExposition, sampleValue } from '../helpers/prometheus.ts';
 
 test('label values escape backslash, double quote and line feed, and read back as they were', () => {
   const registry = createRegistry();

@@ -1,4 +1,4 @@
-import type { UsageEvent } from '../../protocol/gateway.ts';
+import type { UsageEvent } from '../protocol/gateway.ts';
 import { MAX_SERIES, OTHER, type CounterChild, type Registry } from './registry.ts';
 
 // The key pool on /metrics (docs/api.md, Key pools): calls by the key that served them, counted as they are

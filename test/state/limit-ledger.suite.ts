@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Worker } from 'node:worker_threads';
-import { createLedger, createLedgerBuffer } from '../../protocol/limit-ledger.ts';
+import { createLedger, createLedgerBuffer } from '../../state/limit-ledger.ts';
 import { windowEndOf, windowStartOf } from '../../protocol/limit-windows.ts';
 
 describe('limit ledger', () => {
@@ -65,7 +65,7 @@ describe('limit ledger', () => {
         }
         parentPort.postMessage(admitted);
       });`;
-    const module = new URL('../../protocol/limit-ledger.ts', import.meta.url).href;
+    const module = new URL('../../state/limit-ledger.ts', import.meta.url).href;
     const counts = await Promise.all(
       Array.from(
         { length: 4 },

@@ -1,5 +1,5 @@
 import { createCredentialMetrics, type CredentialState } from './credentials.ts';
-import type { UsageEvent } from '../../protocol/gateway.ts';
+import type { UsageEvent } from '../protocol/gateway.ts';
 import { createRegistry, type MetricSnapshot } from './registry.ts';
 import { createRelayMetrics } from './relay-tap.ts';
 import { createStateMetrics, type StateSources } from './state.ts';

@@ -11,7 +11,8 @@
 // idle past the pool's idle time is free; an insert whose probe run is full takes the run's longest idle entry
 // (least recently used first), so the table stays bounded however many sessions come and go.
 
-import { FNV_SEEDS, fnv1a } from './fnv.ts';
+import { FNV_SEEDS, fnv1a } from '../protocol/fnv.ts';
+import type { HeadroomWindow } from '../protocol/ratelimit-headers.ts';
 
 export const DEFAULT_KEY_SLOTS = 1024;
 export const DEFAULT_SESSION_SLOTS = 16_384;
@@ -25,14 +26,6 @@ const TOK_RESET = 5;
 const COOL_UNTIL = 6;
 const REJECTED_AT = 7;
 const MAX_PROBES = 16;
-
-/** One window of a key's live headroom; null fields where the upstream did not say. */
-export interface HeadroomWindow {
-  remaining: number | null;
-  limit: number | null;
-  /** When the window resets (ms since the epoch). */
-  resetsAt: number | null;
-}
 
 export interface KeyState {
   requests: HeadroomWindow;

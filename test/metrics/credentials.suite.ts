@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createCredentialMetrics, type CredentialState } from '../../../control/metrics/credentials.ts';
-import { MAX_SERIES, createRegistry } from '../../../control/metrics/registry.ts';
-import type { UsageEvent } from '../../../protocol/gateway.ts';
-import { parseExposition, sampleValue, sumOf } from '../../helpers/prometheus.ts';
+import { createCredentialMetrics, type CredentialState } from '../../metrics/credentials.ts';
+import { MAX_SERIES, createRegistry } from '../../metrics/registry.ts';
+import type { UsageEvent } from '../../protocol/gateway.ts';
+import { parseExposition, sampleValue, sumOf } from '../helpers/prometheus.ts';
 
 const event = (credentialId: string | undefined, outcome: UsageEvent['outcome'] = 'ok'): UsageEvent => ({
   kind: 'usage',

@@ -2,12 +2,7 @@ import assert from 'node:assert/strict';
 import { MessageChannel } from 'node:worker_threads';
 import { test } from 'node:test';
 import { isDeepStrictEqual } from 'node:util';
-import {
-  buildCatalog,
-  createCatalogMirror,
-  type CatalogChange,
-  type CatalogIndex,
-} from '../../protocol/catalog-index.ts';
+import { buildCatalog, createCatalogMirror, type CatalogChange, type CatalogIndex } from '../../state/catalog-index.ts';
 import type { Catalog } from '../../protocol/catalog.ts';
 import { listingOf, provider, record } from '../helpers/catalog.ts';
 import { prng } from '../helpers/prng.ts';

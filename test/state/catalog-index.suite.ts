@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { ModelListCache } from '../../protocol/providers.ts';
 import { describe, it } from 'node:test';
-import { buildCatalog } from '../../protocol/catalog-index.ts';
+import { buildCatalog } from '../../state/catalog-index.ts';
 import { listingOf, provider, record } from '../helpers/catalog.ts';
 
 const listing = (...ids: string[]) => listingOf(ids);

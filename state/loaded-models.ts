@@ -1,6 +1,6 @@
-import type { LoadedRuntimeModel } from './http/runtime.ts';
-import type { CatalogReader } from './ports/catalog.ts';
-import type { LoadedEntry } from './runtime.ts';
+import type { LoadedRuntimeModel } from '../protocol/http/runtime.ts';
+import type { CatalogReader } from '../protocol/ports/catalog.ts';
+import type { LoadedEntry } from '../protocol/runtime.ts';
 
 // The embedded runtime's loaded files as clients see them (by catalog ID), and its load progress by file, for
 // the runtime routes and the control plane's load events alike.

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ModelPricing } from '../../protocol/http/catalog.ts';
-import { createPriceIndex, pricingFromDatabase, resolvePricing, type PriceQuery } from '../../protocol/price-index.ts';
+import { createPriceIndex, pricingFromDatabase, resolvePricing, type PriceQuery } from '../../state/price-index.ts';
 
 // The index over a price database, with a fake database: which query each kind asks, that each model is asked
 // once, and the catalog's own price winning.

@@ -1,6 +1,6 @@
-import { FAMILY_OPERATIONS } from '../../protocol/families.ts';
-import type { UsageEvent } from '../../protocol/gateway.ts';
-import type { RequestObserver } from '../../protocol/metrics.ts';
+import { FAMILY_OPERATIONS } from '../protocol/families.ts';
+import type { UsageEvent } from '../protocol/gateway.ts';
+import type { RequestObserver } from '../protocol/metrics.ts';
 import { MAX_SERIES, OTHER, type CounterChild, type HistogramChild, type Registry } from './registry.ts';
 
 // What every answer and every metered call adds to /metrics. Labels come from bounded sets only: the route

@@ -1,6 +1,6 @@
-import { directModelId } from './http/catalog.ts';
-import type { ModelListCache, UpstreamModel } from './providers.ts';
-import type { ModelRecord, ProviderRecord } from './catalog.ts';
+import { directModelId } from '../protocol/http/catalog.ts';
+import type { ModelListCache, UpstreamModel } from '../protocol/providers.ts';
+import type { ModelRecord, ProviderRecord } from '../protocol/catalog.ts';
 import {
   autoEntry,
   byModelId,
@@ -9,7 +9,7 @@ import {
   routable,
   type Catalog,
   type CatalogModel,
-} from './catalog-entries.ts';
+} from '../protocol/catalog-entries.ts';
 import { createFollowers, type Follower } from './followers.ts';
 
 // Each catalog write used to rebuild every entry from a fresh read of the store (3.4 ms a create at 50 models,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createAuthTable, type AuthEntry } from '../../protocol/auth-table.ts';
+import { createAuthTable, type AuthEntry } from '../../state/auth-table.ts';
 import { generateTokenSecret, tokenHash } from '../../protocol/token-secret.ts';
 
 function token(id: string, extra: Partial<AuthEntry> = {}) {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CallTable } from '../../protocol/call-table.ts';
+import { CallTable } from '../../state/call-table.ts';
 
 describe('CallTable', () => {
   it('counts, finds and drops calls by id as a Map would', () => {

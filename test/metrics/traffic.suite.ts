@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createRegistry } from '../../../control/metrics/registry.ts';
-import { familyOf, createTrafficMetrics } from '../../../control/metrics/traffic.ts';
-import type { UsageEvent } from '../../../protocol/gateway.ts';
-import { parseExposition, sumOf, sampleValue } from '../../helpers/prometheus.ts';
+import { createRegistry } from '../../metrics/registry.ts';
+import { familyOf, createTrafficMetrics } from '../../metrics/traffic.ts';
+import type { UsageEvent } from '../../protocol/gateway.ts';
+import { parseExposition, sumOf, sampleValue } from '../helpers/prometheus.ts';
 
 test('families come from the route table, never the raw path', () => {
   assert.equal(familyOf('POST /v1/chat/completions'), 'styleA.chat_completions');

@@ -2,7 +2,7 @@
 // with a fixed list of label names and a hard cap on its series. Callers keep the child a label set returns
 // and increment it; the hot path then costs a field update, and labels are joined only the first time.
 
-export { CONTENT_TYPE } from '../../protocol/metrics.ts';
+export { CONTENT_TYPE } from '../protocol/metrics.ts';
 /** Series per metric before new label sets fold into one `other` series. */
 export const MAX_SERIES = 1000;
 /** The label value every label of a folded series takes. */

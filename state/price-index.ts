@@ -1,13 +1,10 @@
-import type { ModelPricing } from './http/catalog.ts';
-import type { ProviderKind } from './providers.ts';
-import { ESTIMATE_CURRENCY } from './pricing.ts';
+import type { ModelPricing } from '../protocol/http/catalog.ts';
+import type { ProviderKind } from '../protocol/providers.ts';
+import { ESTIMATE_CURRENCY, type PricingSource } from '../protocol/pricing.ts';
 
 // The price of a hosted model out of the box: a price database (a pinned npm package, loaded by
 // workers/meter/price-db.ts) asked once per upstream model, its answer kept in a Map. A catalog model's own
 // `pricing` always wins; local runtimes are never priced; a model the database does not know stays unpriced.
-
-/** Where the price the meter uses came from: the catalog record's `pricing`, or the database `<name>@<version>`. */
-export type PricingSource = 'catalog' | `${string}@${string}`;
 
 /**
  * Name and version of the pinned database, as the answers show them (a test holds it to the installed package's

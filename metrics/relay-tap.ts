@@ -1,7 +1,7 @@
-import type { ServiceError } from '../../protocol/errors.ts';
-import type { UsageReport } from '../../protocol/gateway.ts';
-import type { Chunk, RelayEnd, RelayRequest } from '../../protocol/relay.ts';
-import type { RelayHandle, RelayPool, RelaySink } from '../../workers/proxy/relay-pool.ts';
+import type { ServiceError } from '../protocol/errors.ts';
+import type { UsageReport } from '../protocol/gateway.ts';
+import type { Chunk, RelayEnd, RelayRequest } from '../protocol/relay.ts';
+import type { RelayHandle, RelayPool, RelaySink } from '../workers/shared/relay-sink.ts';
 import {
   MAX_SERIES,
   OTHER,

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createRegistry } from '../../../control/metrics/registry.ts';
-import { createRelayMetrics } from '../../../control/metrics/relay-tap.ts';
-import { ServiceError } from '../../../protocol/errors.ts';
-import type { RelayRequest } from '../../../protocol/relay.ts';
-import type { RelayPool, RelaySink } from '../../../workers/proxy/relay-pool.ts';
-import { parseExposition, sampleValue } from '../../helpers/prometheus.ts';
+import { createRegistry } from '../../metrics/registry.ts';
+import { createRelayMetrics } from '../../metrics/relay-tap.ts';
+import { ServiceError } from '../../protocol/errors.ts';
+import type { RelayRequest } from '../../protocol/relay.ts';
+import type { RelayPool, RelaySink } from '../../workers/shared/relay-sink.ts';
+import { parseExposition, sampleValue } from '../helpers/prometheus.ts';
 
 // The relay tap in front of a pool that hands its sinks to the test: each worker message passes through to the
 // gateway's sink unchanged, and the first and last ones are timed per provider.
