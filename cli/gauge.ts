@@ -228,7 +228,7 @@ export async function refreshGauge(client: Client, json: boolean, ids: string[])
   const failed = answer.data.filter((o) => !o.ok);
   if (json) return (printJson(answer), failed.length > 0 ? EXIT.failed : 0);
   for (const o of answer.data) {
-    // A count (docs/api.md); a list of readings counts as its length.
+    // A count (GaugeRefreshOutcome); a list of readings would count as its length.
     const n = typeof o.readings === 'number' ? o.readings : ((o.readings as unknown[] | undefined)?.length ?? 0);
     if (o.ok) say(`${o.sourceId}: ok, ${n} reading${n === 1 ? '' : 's'}.`);
     else process.stderr.write(`${o.sourceId}: failed (${o.code ?? 'error'}): ${o.message ?? 'no reason given'}\n`);
