@@ -1,4 +1,12 @@
-import { ALERT_RULE_KINDS, BUDGET_BASES, BUDGET_PERIODS } from '../protocol/gauge-money.ts';
+import {
+  ALERT_RULE_KINDS,
+  BUDGET_BASES,
+  BUDGET_PERIODS,
+  type GaugeAlertRule,
+  type GaugeBudgetStatus,
+} from '../protocol/gauge-money.ts';
+import type { DeletedAnswer, ListAnswer } from '../protocol/http/answers.ts';
+import type { GaugeAlertRuleList } from '../protocol/http/gauge-alerts.ts';
 import { str, UsageError } from './args.ts';
 import { readBodyFile } from './body-file.ts';
 import type { Client } from './client.ts';
@@ -65,24 +73,24 @@ export const BUDGETS_USAGE =
   '| budgets remove <id> [--json]';
 
 export async function listBudgets(client: Client, json: boolean): Promise<number> {
-  const answer = await client.call('GET', '/v1/gauge/budgets');
+  const answer = await client.call<ListAnswer<GaugeBudgetStatus>>('GET', '/v1/gauge/budgets');
   if (json) return (printJson(answer), 0);
   process.stdout.write(
     table(
       answer.data,
       [
-        { header: 'ID', value: (b: any) => b.id },
-        { header: 'NAME', value: (b: any) => b.name },
-        { header: 'PERIOD', value: (b: any) => b.period },
-        { header: 'SPENT / LIMIT', value: (b: any) => `${usd(b.spend?.counted)} / ${usd(b.amount)}`, right: true },
+        { header: 'ID', value: (b) => b.id },
+        { header: 'NAME', value: (b) => b.name },
+        { header: 'PERIOD', value: (b) => b.period },
+        { header: 'SPENT / LIMIT', value: (b) => `${usd(b.spend?.counted)} / ${usd(b.amount)}`, right: true },
         {
           header: 'USED %',
-          value: (b: any) => `${Math.round((100 * (b.spend?.counted ?? 0)) / b.amount)}%`,
+          value: (b) => `${Math.round((100 * (b.spend?.counted ?? 0)) / b.amount)}%`,
           right: true,
         },
-        { header: 'BASIS', value: (b: any) => b.basis.replace('_', ' ') },
-        { header: 'STATE', value: (b: any) => b.state },
-        { header: 'PERIOD ENDS', value: (b: any) => relative(b.periodEnd) },
+        { header: 'BASIS', value: (b) => b.basis.replace('_', ' ') },
+        { header: 'STATE', value: (b) => b.state },
+        { header: 'PERIOD ENDS', value: (b) => relative(b.periodEnd) },
       ],
       'No budgets. Add one: `switchyard budgets add --name N --limit-usd 20 --period month`.',
     ),
@@ -122,7 +130,7 @@ export async function addBudget(
     },
     BUDGETS_USAGE,
   );
-  const budget = await client.call('POST', '/v1/gauge/budgets', body);
+  const budget = await client.call<GaugeBudgetStatus>('POST', '/v1/gauge/budgets', body);
   if (json) return (printJson(budget), 0);
   say(
     `Added budget ${budget.id} (${cell(budget.name)}): ${usd(budget.amount)} a ${budget.period}, ` +
@@ -132,7 +140,7 @@ export async function addBudget(
 }
 
 export async function removeBudget(client: Client, json: boolean, id: string): Promise<number> {
-  const answer = await client.call('DELETE', `/v1/gauge/budgets/${path(id)}`);
+  const answer = await client.call<DeletedAnswer>('DELETE', `/v1/gauge/budgets/${path(id)}`);
   if (json) return (printJson(answer), 0);
   say(`Removed budget ${answer.id}.`);
   return 0;
@@ -153,7 +161,7 @@ export const ALERTS_USAGE =
   'switchyard alerts [list] | alerts add <file> | alerts add --name N --kind KIND [--provider ID] [--account ID] ' +
   '[--budget ID] [--threshold X] [--cooldown MINUTES] [--disabled] | alerts remove <id> [--json]';
 
-const targetOf = (r: any) =>
+const targetOf = (r: GaugeAlertRule) =>
   [
     r.target?.providerId && `provider ${r.target.providerId}`,
     r.target?.accountId && `account ${r.target.accountId}`,
@@ -163,19 +171,19 @@ const targetOf = (r: any) =>
     .join(', ') || 'all';
 
 export async function listAlertRules(client: Client, json: boolean): Promise<number> {
-  const answer = await client.call('GET', '/v1/gauge/alert-rules');
+  const answer = await client.call<GaugeAlertRuleList>('GET', '/v1/gauge/alert-rules');
   if (json) return (printJson(answer), 0);
   process.stdout.write(
     table(
       answer.data,
       [
-        { header: 'ID', value: (r: any) => r.id },
-        { header: 'NAME', value: (r: any) => r.name },
-        { header: 'KIND', value: (r: any) => r.kind },
+        { header: 'ID', value: (r) => r.id },
+        { header: 'NAME', value: (r) => r.name },
+        { header: 'KIND', value: (r) => r.kind },
         { header: 'TARGET', value: targetOf },
-        { header: 'THRESHOLD', value: (r: any) => (r.threshold === null ? '' : String(r.threshold)), right: true },
-        { header: 'ENABLED', value: (r: any) => (r.enabled ? 'yes' : 'no') },
-        { header: 'COOLDOWN', value: (r: any) => `${r.cooldownMinutes} min`, right: true },
+        { header: 'THRESHOLD', value: (r) => (r.threshold === null ? '' : String(r.threshold)), right: true },
+        { header: 'ENABLED', value: (r) => (r.enabled ? 'yes' : 'no') },
+        { header: 'COOLDOWN', value: (r) => `${r.cooldownMinutes} min`, right: true },
       ],
       'No alert rules. Add one: `switchyard alerts add --name N --kind quota_low --provider openai`.',
     ),
@@ -211,7 +219,7 @@ export async function addAlertRule(
     },
     ALERTS_USAGE,
   );
-  const rule = await client.call('POST', '/v1/gauge/alert-rules', body);
+  const rule = await client.call<GaugeAlertRule>('POST', '/v1/gauge/alert-rules', body);
   if (json) return (printJson(rule), 0);
   const off = rule.enabled ? '' : ', disabled';
   say(`Added alert rule ${rule.id} (${cell(rule.name)}: ${rule.kind}, ${targetOf(rule)})${off}.`);
@@ -219,7 +227,7 @@ export async function addAlertRule(
 }
 
 export async function removeAlertRule(client: Client, json: boolean, id: string): Promise<number> {
-  const answer = await client.call('DELETE', `/v1/gauge/alert-rules/${path(id)}`);
+  const answer = await client.call<DeletedAnswer & { events: number }>('DELETE', `/v1/gauge/alert-rules/${path(id)}`);
   if (json) return (printJson(answer), 0);
   say(`Removed alert rule ${answer.id} and its ${answer.events} event${answer.events === 1 ? '' : 's'}.`);
   return 0;

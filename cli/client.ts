@@ -29,8 +29,11 @@ export interface Answer {
 
 export interface Client {
   url: string;
-  /** Answers 2xx as parsed JSON; any other status throws a CliError with the error envelope's message. */
-  call(method: string, path: string, body?: unknown): Promise<any>;
+  /**
+   * Answers 2xx as parsed JSON, typed as the route's answer `T` (protocol/http) without a check: the service's
+   * own answer; any other status throws a CliError with the error envelope's message.
+   */
+  call<T = unknown>(method: string, path: string, body?: unknown): Promise<T>;
   /** The raw answer, for commands that read the status themselves. */
   send(method: string, path: string, body?: unknown, withToken?: boolean): Promise<Answer>;
 }
@@ -80,17 +83,17 @@ export function connect(env: NodeJS.ProcessEnv = process.env): Client {
   return {
     url,
     send,
-    async call(method, path, body) {
+    async call<T>(method: string, path: string, body?: unknown): Promise<T> {
       const res = await send(method, path, body);
       const text = await res.text();
-      let json: any;
+      let json: unknown;
       try {
         json = text === '' ? undefined : JSON.parse(text);
       } catch {
         json = undefined;
       }
-      if (res.status >= 200 && res.status < 300) return json;
-      const message = typeof json?.error?.message === 'string' ? json.error.message : `HTTP ${res.status}`;
+      if (res.status >= 200 && res.status < 300) return json as T;
+      const message = envelopeMessage(json) ?? `HTTP ${res.status}`;
       const hint =
         res.status === 401
           ? ' (no usable token: run it as the user who started the service, or set SWITCHYARD_TOKEN)'
@@ -100,10 +103,17 @@ export function connect(env: NodeJS.ProcessEnv = process.env): Client {
   };
 }
 
+/** The message of an error envelope (`{ error: { message } }`); undefined when `json` is none. */
+export function envelopeMessage(json: unknown): string | undefined {
+  const error = (json as { error?: { message?: unknown } } | null | undefined)?.error;
+  return typeof error?.message === 'string' ? error.message : undefined;
+}
+
 export interface SseFrame {
   id: string | null;
   event: string;
-  data: any;
+  /** The parsed JSON of the frame's data, or its text when that is not JSON. */
+  data: unknown;
 }
 
 /** Reads a text/event-stream answer frame by frame; comments (keep-alives) are skipped. */

@@ -1,3 +1,6 @@
+import type { DeletedSlugAnswer, ListAnswer } from '../protocol/http/answers.ts';
+import type { PresetView } from '../protocol/http/presets.ts';
+import type { RoutePackView } from '../protocol/http/route-packs.ts';
 import { readBodyFile } from './body-file.ts';
 import type { Client } from './client.ts';
 import { table, say, printJson, path } from './output.ts';
@@ -8,18 +11,18 @@ import { familyWords } from '../protocol/words.ts';
 // that does not resolve, a taken slug) is exit 1 with its message.
 
 export async function listPresets(client: Client, json: boolean): Promise<number> {
-  const answer = await client.call('GET', '/v1/presets');
+  const answer = await client.call<ListAnswer<PresetView>>('GET', '/v1/presets');
   if (json) return (printJson(answer), 0);
   process.stdout.write(
     table(
       answer.data,
       [
-        { header: 'SLUG', value: (p: any) => p.slug },
-        { header: 'NAME', value: (p: any) => p.displayName },
-        { header: 'MODEL', value: (p: any) => p.model },
-        { header: 'FOR', value: (p: any) => (p.familyScope ?? []).map(familyWords).join(', ') },
-        { header: 'PARAMETERS', value: (p: any) => Object.keys(p.parameters ?? {}).join(', ') },
-        { header: 'SYSTEM', value: (p: any) => (p.system ? 'yes' : '') },
+        { header: 'SLUG', value: (p) => p.slug },
+        { header: 'NAME', value: (p) => p.displayName },
+        { header: 'MODEL', value: (p) => p.model },
+        { header: 'FOR', value: (p) => (p.familyScope ?? []).map(familyWords).join(', ') },
+        { header: 'PARAMETERS', value: (p) => Object.keys(p.parameters ?? {}).join(', ') },
+        { header: 'SYSTEM', value: (p) => (p.system ? 'yes' : '') },
       ],
       'No presets. Add one from a JSON or YAML file: `switchyard presets add <file>` (docs/api.md, Presets).',
     ),
@@ -29,32 +32,32 @@ export async function listPresets(client: Client, json: boolean): Promise<number
 
 export async function addPreset(client: Client, json: boolean, file: string): Promise<number> {
   const body = await readBodyFile(file);
-  const preset = await client.call('POST', '/v1/presets', body);
+  const preset = await client.call<PresetView>('POST', '/v1/presets', body);
   if (json) return (printJson(preset), 0);
   say(`Added preset ${preset.slug} (${preset.model}); call it as the model @preset/${preset.slug}.`);
   return 0;
 }
 
 export async function removePreset(client: Client, json: boolean, slug: string): Promise<number> {
-  const answer = await client.call('DELETE', `/v1/presets/${path(slug)}`);
+  const answer = await client.call<DeletedSlugAnswer>('DELETE', `/v1/presets/${path(slug)}`);
   if (json) return (printJson(answer), 0);
   say(`Removed preset ${answer.slug}.`);
   return 0;
 }
 
 export async function listRoutePacks(client: Client, json: boolean): Promise<number> {
-  const answer = await client.call('GET', '/v1/route-packs');
+  const answer = await client.call<ListAnswer<RoutePackView>>('GET', '/v1/route-packs');
   if (json) return (printJson(answer), 0);
   process.stdout.write(
     table(
       answer.data,
       [
-        { header: 'SLUG', value: (p: any) => p.slug },
-        { header: 'NAME', value: (p: any) => p.displayName },
-        { header: 'STRATEGY', value: (p: any) => p.strategy },
-        { header: 'ROUTES', value: (p: any) => (p.routes ?? []).map((r: any) => r.model).join(', ') },
-        { header: 'FALLBACK', value: (p: any) => p.fallback?.model },
-        { header: 'ATTEMPTS', value: (p: any) => String(p.maxAttempts), right: true },
+        { header: 'SLUG', value: (p) => p.slug },
+        { header: 'NAME', value: (p) => p.displayName },
+        { header: 'STRATEGY', value: (p) => p.strategy },
+        { header: 'ROUTES', value: (p) => (p.routes ?? []).map((r) => r.model).join(', ') },
+        { header: 'FALLBACK', value: (p) => p.fallback?.model },
+        { header: 'ATTEMPTS', value: (p) => String(p.maxAttempts), right: true },
       ],
       'No route packs. Add one from a JSON or YAML file: `switchyard route-packs add <file>` (docs/api.md, ' +
         'Route packs).',
@@ -65,7 +68,7 @@ export async function listRoutePacks(client: Client, json: boolean): Promise<num
 
 export async function addRoutePack(client: Client, json: boolean, file: string): Promise<number> {
   const body = await readBodyFile(file);
-  const pack = await client.call('POST', '/v1/route-packs', body);
+  const pack = await client.call<RoutePackView>('POST', '/v1/route-packs', body);
   if (json) return (printJson(pack), 0);
   const n = pack.routes.length;
   say(
@@ -76,7 +79,7 @@ export async function addRoutePack(client: Client, json: boolean, file: string):
 }
 
 export async function removeRoutePack(client: Client, json: boolean, slug: string): Promise<number> {
-  const answer = await client.call('DELETE', `/v1/route-packs/${path(slug)}`);
+  const answer = await client.call<DeletedSlugAnswer>('DELETE', `/v1/route-packs/${path(slug)}`);
   if (json) return (printJson(answer), 0);
   say(`Removed route pack ${answer.slug}.`);
   return 0;

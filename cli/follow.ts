@@ -1,3 +1,5 @@
+import type { LoadedRuntimeModelList } from '../protocol/http/runtime.ts';
+import type { JobRecord } from '../protocol/jobs.ts';
 import { CliError, EXIT, readEvents, type Client } from './client.ts';
 import { type Progress, progressBar } from './output.ts';
 
@@ -10,10 +12,16 @@ const TERMINAL = new Set(['job.succeeded', 'job.failed', 'job.cancelled']);
  * Follows `/v1/jobs/{id}/events` until the job ends; resolves with the final Job. With `quiet`, a job with nothing
  * to show (a model already loaded) draws no bar: `quiet` is the line printed once it succeeds.
  */
-export async function follow(client: Client, job: any, label: string, json: boolean, quiet?: string): Promise<number> {
+export async function follow(
+  client: Client,
+  job: JobRecord,
+  label: string,
+  json: boolean,
+  quiet?: string,
+): Promise<number> {
   const bar = json ? null : quiet === undefined ? progressBar(label) : silentBar();
   bar?.update(job.progress ?? 0);
-  let final: any = ['succeeded', 'failed', 'cancelled'].includes(job.state) ? job : null;
+  let final: JobRecord | null = ['succeeded', 'failed', 'cancelled'].includes(job.state) ? job : null;
   if (final === null) {
     const res = await client.send('GET', `/v1/jobs/${encodeURIComponent(job.id)}/events`);
     if (res.status !== 200) {
@@ -22,9 +30,11 @@ export async function follow(client: Client, job: any, label: string, json: bool
     }
     for await (const frame of readEvents(res)) {
       if (typeof frame.data !== 'object' || frame.data === null) continue;
-      bar?.update(frame.data.progress ?? 0);
+      // A job event's data is the Job as it stands (docs/api.md, Jobs).
+      const data = frame.data as JobRecord;
+      bar?.update(data.progress ?? 0);
       if (TERMINAL.has(frame.event)) {
-        final = frame.data;
+        final = data;
         res.close();
         break;
       }
@@ -61,15 +71,15 @@ export async function modelAction(
   id: string,
   json: boolean,
 ): Promise<number> {
-  const loaded: { data: { modelId: string }[] } | null =
-    action === 'load' && !json ? await client.call('GET', '/v1/runtime/loaded') : null;
-  const job = await client.call('POST', `/v1/catalog/models/${encodeURIComponent(id)}/actions/${action}`);
+  const loaded =
+    action === 'load' && !json ? await client.call<LoadedRuntimeModelList>('GET', '/v1/runtime/loaded') : null;
+  const job = await client.call<JobRecord>('POST', `/v1/catalog/models/${encodeURIComponent(id)}/actions/${action}`);
   const already = loaded?.data.some((m) => m.modelId === job.subject) === true;
   const label = `${action === 'load' ? 'Loading' : 'Unloading'} ${id}`;
   return follow(client, job, label, json, already ? `${id} is already loaded.` : undefined);
 }
 
 export async function watchJob(client: Client, id: string, json: boolean): Promise<number> {
-  const job = await client.call('GET', `/v1/jobs/${encodeURIComponent(id)}`);
+  const job = await client.call<JobRecord>('GET', `/v1/jobs/${encodeURIComponent(id)}`);
   return follow(client, job, `${job.kind} ${job.subject ?? job.id}`, json);
 }

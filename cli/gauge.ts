@@ -1,4 +1,8 @@
+import type { GaugeReading, GaugeWindow } from '../protocol/gauge.ts';
 import { GAUGE_ACCOUNT_ADAPTERS, GAUGE_PROVIDERS } from '../protocol/gauge-catalog.ts';
+import type { DeletedAnswer, ListAnswer, PageAnswer } from '../protocol/http/answers.ts';
+import type { GaugeAccountSummary, GaugeRefreshResult, GaugeSourceSummary } from '../protocol/http/gauge.ts';
+import type { SettingsView } from '../protocol/http/settings.ts';
 import { CliError, type Client, EXIT } from './client.ts';
 import { cell, count, relative, table, usd, say, printJson, path } from './output.ts';
 import { readSecret } from './secret.ts';
@@ -18,14 +22,21 @@ interface Row {
   resets: string;
 }
 
+/** What a row is made from: an account, or the provider record of readings that belong to none (gaugeStatus). */
+type AccountHead = Pick<GaugeAccountSummary, 'id' | 'providerId' | 'enabled'> & {
+  label: string | null;
+  status?: Partial<GaugeAccountSummary['status']>;
+};
+
 /** The account's state in a word or two: what collects, what waits for a key, what failed. */
-function stateOf(a: any): string {
+function stateOf(a: AccountHead): string {
   if (!a.enabled) return 'disabled';
   if (a.status?.auth === 'missing') return 'no key';
   if (a.status?.auth === 'failed') return 'key refused';
   return (
-    { never: 'not yet read', ok: 'ok', failing: 'failing', disabled: 'disabled' }[a.status?.collection as string] ??
-    String(a.status?.collection ?? '')
+    ({ never: 'not yet read', ok: 'ok', failing: 'failing', disabled: 'disabled' } as Record<string, string>)[
+      a.status?.collection as string
+    ] ?? String(a.status?.collection ?? '')
   );
 }
 
@@ -34,7 +45,7 @@ const percent = (p: number) => `${p > 0 && p < 10 ? p.toFixed(1) : Math.round(p)
 
 const figure = (n: number | null | undefined, money: boolean) => (money ? usd(n) : count(n));
 
-function windowRow(w: any): Pick<Row, 'window' | 'used' | 'pct' | 'resets'> {
+function windowRow(w: GaugeWindow): Pick<Row, 'window' | 'used' | 'pct' | 'resets'> {
   const money = w.kind === 'spend' || w.kind === 'credits';
   const used = w.used ?? (w.limit !== null && w.remaining !== null ? w.limit - w.remaining : null);
   const share =
@@ -52,7 +63,7 @@ function windowRow(w: any): Pick<Row, 'window' | 'used' | 'pct' | 'resets'> {
   };
 }
 
-function rowsOf(account: any, reading: any | undefined): Row[] {
+function rowsOf(account: AccountHead, reading: GaugeReading | undefined): Row[] {
   const head = {
     account: account.label ? `${account.id} (${account.label})` : account.id,
     provider: account.providerId,
@@ -87,19 +98,25 @@ function rowsOf(account: any, reading: any | undefined): Row[] {
 /** `gauge`: every account and its latest reading. */
 export async function gaugeStatus(client: Client, json: boolean): Promise<number> {
   const [accounts, readings] = await Promise.all([
-    client.call('GET', '/v1/gauge/accounts'),
-    client.call('GET', '/v1/gauge/readings?limit=200'),
+    client.call<ListAnswer<GaugeAccountSummary>>('GET', '/v1/gauge/accounts'),
+    client.call<PageAnswer<GaugeReading> & { enabled: boolean }>('GET', '/v1/gauge/readings?limit=200'),
   ]);
   if (json) return (printJson({ enabled: readings.enabled, accounts: accounts.data, readings: readings.data }), 0);
   if (!readings.enabled) say('Gauge is off: nothing is collected. Turn it on with `switchyard gauge on`.\n');
-  const latest = new Map<string, any>();
+  const latest = new Map<string, GaugeReading>();
   for (const r of readings.data) if (!latest.has(r.accountId)) latest.set(r.accountId, r);
-  const rows = accounts.data.flatMap((a: any) => rowsOf(a, latest.get(a.id)));
+  const rows = accounts.data.flatMap((a) => rowsOf(a, latest.get(a.id)));
   // Readings of no account: the rate-limit headers of relayed answers, one per provider record.
-  const known = new Set(accounts.data.map((a: any) => a.id));
+  const known = new Set(accounts.data.map((a) => a.id));
   for (const [id, reading] of latest) {
     if (known.has(id)) continue;
-    const source = { id, label: null, providerId: reading.providerId, enabled: true, status: { collection: 'ok' } };
+    const source: AccountHead = {
+      id,
+      label: null,
+      providerId: reading.providerId,
+      enabled: true,
+      status: { collection: 'ok' },
+    };
     rows.push(...rowsOf(source, reading).map((r, i) => (i === 0 ? { ...r, state: 'from answers' } : r)));
   }
   process.stdout.write(
@@ -122,7 +139,7 @@ export async function gaugeStatus(client: Client, json: boolean): Promise<number
 
 /** `gauge on|off`: the `gauge.enabled` setting. */
 export async function gaugeSwitch(client: Client, json: boolean, enabled: boolean): Promise<number> {
-  const settings = await client.call('PATCH', '/v1/settings', { gauge: { enabled } });
+  const settings = await client.call<SettingsView>('PATCH', '/v1/settings', { gauge: { enabled } });
   if (json) return (printJson(settings.gauge), 0);
   say(settings.gauge.enabled ? 'Gauge is on: enabled sources are collected.' : 'Gauge is off: nothing is collected.');
   return 0;
@@ -154,7 +171,7 @@ export async function addGaugeAccount(client: Client, json: boolean, o: AccountA
         'on stdin.',
       EXIT.usage,
     );
-  const account = await client.call('POST', '/v1/gauge/accounts', {
+  const account = await client.call<GaugeAccountSummary>('POST', '/v1/gauge/accounts', {
     providerId: adapter.providerId,
     authMode: adapter.authMode,
     credential,
@@ -168,24 +185,24 @@ export async function addGaugeAccount(client: Client, json: boolean, o: AccountA
 }
 
 export async function removeGaugeAccount(client: Client, json: boolean, id: string): Promise<number> {
-  const answer = await client.call('DELETE', `/v1/gauge/accounts/${path(id)}`);
+  const answer = await client.call<DeletedAnswer>('DELETE', `/v1/gauge/accounts/${path(id)}`);
   if (json) return (printJson(answer), 0);
   say(`Removed Gauge account ${answer.id}, its readings and its key.`);
   return 0;
 }
 
 export async function listGaugeSources(client: Client, json: boolean): Promise<number> {
-  const answer = await client.call('GET', '/v1/gauge/sources');
+  const answer = await client.call<ListAnswer<GaugeSourceSummary>>('GET', '/v1/gauge/sources');
   if (json) return (printJson(answer), 0);
   process.stdout.write(
     table(
       answer.data,
       [
-        { header: 'ID', value: (s: any) => s.id },
-        { header: 'KIND', value: (s: any) => s.kind.replace('_', ' ') },
-        { header: 'PROVIDER', value: (s: any) => s.providerId },
-        { header: 'LABEL', value: (s: any) => s.label },
-        { header: 'ENABLED', value: (s: any) => (s.enabled ? 'yes' : 'no') },
+        { header: 'ID', value: (s) => s.id },
+        { header: 'KIND', value: (s) => s.kind.replace('_', ' ') },
+        { header: 'PROVIDER', value: (s) => s.providerId },
+        { header: 'LABEL', value: (s) => s.label },
+        { header: 'ENABLED', value: (s) => (s.enabled ? 'yes' : 'no') },
       ],
       'No sources.',
     ),
@@ -195,7 +212,7 @@ export async function listGaugeSources(client: Client, json: boolean): Promise<n
 
 /** `gauge sources enable|disable <id>`. */
 export async function enableGaugeSource(client: Client, json: boolean, id: string, enabled: boolean): Promise<number> {
-  const source = await client.call('PUT', `/v1/gauge/sources/${path(id)}`, { enabled });
+  const source = await client.call<GaugeSourceSummary>('PUT', `/v1/gauge/sources/${path(id)}`, { enabled });
   if (json) return (printJson(source), 0);
   say(`Gauge source ${source.id} is ${source.enabled ? 'enabled' : 'disabled'}.`);
   return 0;
@@ -203,11 +220,16 @@ export async function enableGaugeSource(client: Client, json: boolean, id: strin
 
 /** `gauge refresh [<source id>...]`: collects now; exit 1 when a source failed, with its reason. */
 export async function refreshGauge(client: Client, json: boolean, ids: string[]): Promise<number> {
-  const answer = await client.call('POST', '/v1/gauge/refresh', ids.length > 0 ? { sourceIds: ids } : {});
-  const failed = answer.data.filter((o: any) => !o.ok);
+  const answer = await client.call<GaugeRefreshResult>(
+    'POST',
+    '/v1/gauge/refresh',
+    ids.length > 0 ? { sourceIds: ids } : {},
+  );
+  const failed = answer.data.filter((o) => !o.ok);
   if (json) return (printJson(answer), failed.length > 0 ? EXIT.failed : 0);
   for (const o of answer.data) {
-    const n = typeof o.readings === 'number' ? o.readings : (o.readings?.length ?? 0);
+    // A count (GaugeRefreshOutcome); a list of readings would count as its length.
+    const n = typeof o.readings === 'number' ? o.readings : ((o.readings as unknown[] | undefined)?.length ?? 0);
     if (o.ok) say(`${o.sourceId}: ok, ${n} reading${n === 1 ? '' : 's'}.`);
     else process.stderr.write(`${o.sourceId}: failed (${o.code ?? 'error'}): ${o.message ?? 'no reason given'}\n`);
   }

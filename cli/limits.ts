@@ -1,3 +1,6 @@
+import type { DeletedAnswer, ListAnswer } from '../protocol/http/answers.ts';
+import type { LimitView, LoopBrake, PausedSession } from '../protocol/http/limits.ts';
+import type { TokenView } from '../protocol/http/tokens.ts';
 import { options, positionals, str, UsageError } from './args.ts';
 import { bodyOf, type Flags, oneOf } from './budgets.ts';
 import { CliError, connect, EXIT, type Client } from './client.ts';
@@ -147,9 +150,9 @@ function gaugeOf(flags: Flags): { accountId: string; windowId: string; stops?: s
 
 /** A local token's ID from its name; exit 1 when none or several have it. */
 async function tokenIdOf(client: Client, name: string): Promise<string> {
-  const answer = await client.call('GET', '/v1/tokens');
-  const found = answer.data.filter((t: { name: string }) => t.name === name);
-  if (found.length === 1) return found[0].id;
+  const answer = await client.call<ListAnswer<TokenView>>('GET', '/v1/tokens');
+  const found = answer.data.filter((t) => t.name === name);
+  if (found.length === 1) return found[0]!.id;
   if (found.length === 0) throw new CliError(`No token is named "${cell(name)}".`, EXIT.failed);
   throw new CliError(`${found.length} tokens are named "${cell(name)}": give --scope token:<id>.`, EXIT.failed);
 }
@@ -159,8 +162,10 @@ export const amount = (metric: string, n: number) =>
   metric === 'usd' ? usd(n) : metric === 'gauge_percent' ? `${Math.round(n)}%` : count(n);
 const metricWords = (metric: string) =>
   metric === 'usd' ? 'dollars' : metric === 'gauge_percent' ? '% of window' : metric.replace('_', ' ');
-const windowWords = (l: any) => (l.window === 'gauge' ? `gauge ${l.gauge.accountId}/${l.gauge.windowId}` : l.window);
-const perSession = (l: any) => l.scope.kind === 'session' && l.scope.id === null;
+// A `gauge` limit names its Gauge window.
+const windowWords = (l: LimitView) =>
+  l.window === 'gauge' ? `gauge ${l.gauge!.accountId}/${l.gauge!.windowId}` : l.window;
+const perSession = (l: LimitView) => l.scope.kind === 'session' && l.scope.id === null;
 const percent = (used: number, max: number) => `${Math.round((100 * used) / max)}%`;
 
 export function scopeWords(scope: { kind: string; id: string | null }): string {
@@ -170,13 +175,13 @@ export function scopeWords(scope: { kind: string; id: string | null }): string {
 }
 
 /** The lines under a per-session limit: its most used sessions. */
-function sessionLines(l: any): string[] {
+function sessionLines(l: LimitView): string[] {
   if (!perSession(l)) return [];
   if (l.counters.length === 0) return ['    no session has used it this window'];
   const lines = l.counters
     .slice(0, SESSIONS_SHOWN)
     .map(
-      (c: any) =>
+      (c) =>
         `    session ${cell(c.key)}: ${amount(l.metric, c.used)} / ${amount(l.metric, l.max)} ` +
         `(${percent(c.used, l.max)}), ${amount(l.metric, c.reserved)} reserved`,
     );
@@ -186,45 +191,45 @@ function sessionLines(l: any): string[] {
 }
 
 export async function listLimits(client: Client, json: boolean): Promise<number> {
-  const answer = await client.call('GET', '/v1/limits');
+  const answer = await client.call<ListAnswer<LimitView>>('GET', '/v1/limits');
   if (json) return (printJson(answer), 0);
-  const first = (l: any) => l.counters[0] ?? { used: 0, reserved: 0, resetsAt: null };
+  const first = (l: LimitView) => l.counters[0] ?? { used: 0, reserved: 0, resetsAt: null };
   const printed = table(
     answer.data,
     [
-      { header: 'ID', value: (l: any) => l.id },
-      { header: 'NAME', value: (l: any) => l.name },
-      { header: 'SCOPE', value: (l: any) => scopeWords(l.scope) },
+      { header: 'ID', value: (l) => l.id },
+      { header: 'NAME', value: (l) => l.name },
+      { header: 'SCOPE', value: (l) => scopeWords(l.scope) },
       { header: 'WINDOW', value: windowWords },
-      { header: 'METRIC', value: (l: any) => metricWords(l.metric) },
+      { header: 'METRIC', value: (l) => metricWords(l.metric) },
       {
         header: 'USED / MAX',
-        value: (l: any) => `${perSession(l) ? '-' : amount(l.metric, first(l).used)} / ${amount(l.metric, l.max)}`,
+        value: (l) => `${perSession(l) ? '-' : amount(l.metric, first(l).used)} / ${amount(l.metric, l.max)}`,
         right: true,
       },
-      { header: 'USED %', value: (l: any) => (perSession(l) ? '-' : percent(first(l).used, l.max)), right: true },
+      { header: 'USED %', value: (l) => (perSession(l) ? '-' : percent(first(l).used, l.max)), right: true },
       {
         header: 'RESERVED',
-        value: (l: any) => (perSession(l) ? '-' : amount(l.metric, first(l).reserved)),
+        value: (l) => (perSession(l) ? '-' : amount(l.metric, first(l).reserved)),
         right: true,
       },
-      { header: 'RESETS', value: (l: any) => relative(first(l).resetsAt) },
-      { header: 'ENABLED', value: (l: any) => (l.enabled ? 'yes' : 'no') },
+      { header: 'RESETS', value: (l) => relative(first(l).resetsAt) },
+      { header: 'ENABLED', value: (l) => (l.enabled ? 'yes' : 'no') },
     ],
     'No limits. Add one: `switchyard limits add --name N --scope service --window day --max 5 --usd`.',
   );
   if (answer.data.length === 0) return (process.stdout.write(printed), 0);
   // One table line a limit (cells hold no line breaks), each followed by its sessions.
   const lines = printed.trimEnd().split('\n');
-  say([lines[0], ...answer.data.flatMap((l: any, i: number) => [lines[i + 1], ...sessionLines(l)])].join('\n'));
+  say([lines[0], ...answer.data.flatMap((l, i) => [lines[i + 1], ...sessionLines(l)])].join('\n'));
   return 0;
 }
 
 /** `at most $5.00 a day for token tok_1`, `at most 60 requests an hour for each session`. */
-function summary(l: any): string {
+function summary(l: LimitView): string {
   const unit = l.metric === 'usd' ? '' : ` ${metricWords(l.metric)}`;
   if (l.window === 'gauge') {
-    const stops = l.gauge.stops === 'new_sessions' ? 'new sessions of' : 'every call of';
+    const stops = l.gauge!.stops === 'new_sessions' ? 'new sessions of' : 'every call of';
     return `at ${l.max}% of ${windowWords(l)}, stops ${stops} ${scopeWords(l.scope)}`;
   }
   const per = `${l.window === 'hour' ? 'an' : 'a'} ${l.window}`;
@@ -254,7 +259,7 @@ export async function addLimit(client: Client, json: boolean, file: string | und
   const tokenName = str(flags['token-name']);
   if (file === undefined && tokenName !== undefined)
     body.scope = { kind: 'token', id: await tokenIdOf(client, tokenName) };
-  const limit = await client.call('POST', '/v1/limits', body);
+  const limit = await client.call<LimitView>('POST', '/v1/limits', body);
   if (json) return (printJson(limit), 0);
   const c = limit.counters[0];
   const now = c ? `; ${amount(limit.metric, c.used)} used, resets ${relative(c.resetsAt)}` : '';
@@ -272,14 +277,14 @@ export async function setLimit(client: Client, json: boolean, id: string, flags:
   };
   if (Object.keys(patch).length === 0)
     throw new UsageError(`Say what to change: --max X, --name N, --enable or --disable. Usage: ${LIMITS_USAGE}`);
-  const limit = await client.call('PATCH', `/v1/limits/${path(id)}`, patch);
+  const limit = await client.call<LimitView>('PATCH', `/v1/limits/${path(id)}`, patch);
   if (json) return (printJson(limit), 0);
   say(`Limit ${limit.id} (${cell(limit.name)}): ${summary(limit)}, ${limit.enabled ? 'enabled' : 'disabled'}.`);
   return 0;
 }
 
 export async function removeLimit(client: Client, json: boolean, id: string): Promise<number> {
-  const answer = await client.call('DELETE', `/v1/limits/${path(id)}`);
+  const answer = await client.call<DeletedAnswer>('DELETE', `/v1/limits/${path(id)}`);
   if (json) return (printJson(answer), 0);
   say(`Removed limit ${answer.id} and its counters.`);
   return 0;
@@ -301,8 +306,8 @@ async function brake(client: Client, json: boolean, flags: Flags): Promise<numbe
     ...(flags.seconds !== undefined && { windowSeconds: whole('seconds') }),
   };
   const b = Object.keys(patch).length
-    ? await client.call('PATCH', '/v1/limits/loop-brake', patch)
-    : await client.call('GET', '/v1/limits/loop-brake');
+    ? await client.call<LoopBrake>('PATCH', '/v1/limits/loop-brake', patch)
+    : await client.call<LoopBrake>('GET', '/v1/limits/loop-brake');
   if (json) return (printJson(b), 0);
   say(
     `Loop brake ${b.enabled ? 'on' : 'off'}: a session that sends the same tool call ${b.repeats} times in ` +
@@ -312,15 +317,15 @@ async function brake(client: Client, json: boolean, flags: Flags): Promise<numbe
 }
 
 async function paused(client: Client, json: boolean): Promise<number> {
-  const answer = await client.call('GET', '/v1/limits/sessions');
+  const answer = await client.call<ListAnswer<PausedSession>>('GET', '/v1/limits/sessions');
   if (json) return (printJson(answer), 0);
   const printed = table(
     answer.data,
     [
-      { header: 'SESSION', value: (p: any) => p.session },
-      { header: 'TOOL', value: (p: any) => p.tool },
-      { header: 'REPEATS', value: (p: any) => String(p.repeats), right: true },
-      { header: 'PAUSED', value: (p: any) => relative(p.pausedAt) },
+      { header: 'SESSION', value: (p) => p.session },
+      { header: 'TOOL', value: (p) => p.tool },
+      { header: 'REPEATS', value: (p) => String(p.repeats), right: true },
+      { header: 'PAUSED', value: (p) => relative(p.pausedAt) },
     ],
     'No session is paused.',
   );
@@ -329,7 +334,7 @@ async function paused(client: Client, json: boolean): Promise<number> {
 }
 
 async function resume(client: Client, json: boolean, session: string): Promise<number> {
-  const answer = await client.call('POST', `/v1/limits/sessions/${path(session)}/resume`);
+  const answer = await client.call<PausedSession>('POST', `/v1/limits/sessions/${path(session)}/resume`);
   if (json) return (printJson(answer), 0);
   say(`Resumed session ${cell(answer.session)}.`);
   return 0;

@@ -1,3 +1,11 @@
+import type { ListAnswer, PageAnswer } from '../protocol/http/answers.ts';
+import type { ModelView } from '../protocol/http/catalog.ts';
+import type { ProviderView } from '../protocol/http/providers.ts';
+import type { LoadedRuntimeModelList } from '../protocol/http/runtime.ts';
+import type { ServiceView } from '../protocol/http/services.ts';
+import type { TokenView } from '../protocol/http/tokens.ts';
+import type { UsageBreakdown, UsageBreakdownRow, UsageSummary } from '../protocol/http/usage.ts';
+import type { JobRecord } from '../protocol/jobs.ts';
 import type { Client } from './client.ts';
 import { bytes, type Column, count, relative, table, usageCost, usd, printJson } from './output.ts';
 
@@ -6,17 +14,17 @@ import { bytes, type Column, count, relative, table, usageCost, usd, printJson }
 const print = (text: string) => process.stdout.write(text);
 
 export async function providers(client: Client, json: boolean): Promise<number> {
-  const answer = await client.call('GET', '/v1/providers');
+  const answer = await client.call<ListAnswer<ProviderView>>('GET', '/v1/providers');
   if (json) return (printJson(answer), 0);
   print(
     table(
       answer.data,
       [
-        { header: 'ID', value: (p: any) => p.id },
-        { header: 'KIND', value: (p: any) => p.kind },
-        { header: 'ENABLED', value: (p: any) => (p.enabled ? 'yes' : 'no') },
-        { header: 'CREDENTIAL', value: (p: any) => (p.credentialConfigured ? 'set' : 'none') },
-        { header: 'BASE URL', value: (p: any) => p.baseUrl },
+        { header: 'ID', value: (p) => p.id },
+        { header: 'KIND', value: (p) => p.kind },
+        { header: 'ENABLED', value: (p) => (p.enabled ? 'yes' : 'no') },
+        { header: 'CREDENTIAL', value: (p) => (p.credentialConfigured ? 'set' : 'none') },
+        { header: 'BASE URL', value: (p) => p.baseUrl },
       ],
       'No providers. Add one with `switchyard providers add <kind>` (openai, anthropic, openrouter, ' +
         'openai_compatible, ollama, llamacpp).',
@@ -26,7 +34,7 @@ export async function providers(client: Client, json: boolean): Promise<number> 
 }
 
 /** Input and output USD per million tokens, as the meter prices the model now, and by what. */
-function price(m: any): string {
+function price(m: ModelView): string {
   const p = m.effectivePricing ?? m.pricing ?? null;
   if (p === null) return 'no price';
   const per = p.currency === 'USD' ? `${usd(p.inputPerMTok)} / ${usd(p.outputPerMTok)}` : `${p.currency} set`;
@@ -35,16 +43,19 @@ function price(m: any): string {
 
 /** The catalog; hidden models only with `all`. */
 export async function models(client: Client, json: boolean, all: boolean): Promise<number> {
-  const answer = await client.call('GET', all ? '/v1/catalog/models' : '/v1/catalog/models?hidden=false');
+  const answer = await client.call<ListAnswer<ModelView>>(
+    'GET',
+    all ? '/v1/catalog/models' : '/v1/catalog/models?hidden=false',
+  );
   if (json) return (printJson(answer), 0);
-  const columns = [
-    { header: 'ID', value: (m: any) => m.id },
-    { header: 'PROVIDER', value: (m: any) => m.providerId },
-    { header: 'SOURCE', value: (m: any) => m.source },
-    { header: 'CONTEXT', value: (m: any) => count(m.contextWindow), right: true },
+  const columns: Column<ModelView>[] = [
+    { header: 'ID', value: (m) => m.id },
+    { header: 'PROVIDER', value: (m) => m.providerId },
+    { header: 'SOURCE', value: (m) => m.source },
+    { header: 'CONTEXT', value: (m) => count(m.contextWindow), right: true },
     { header: 'PRICE IN / OUT PER MTOK', value: price },
-    { header: 'ALIASES', value: (m: any) => (m.aliases ?? []).join(', ') },
-    ...(all ? [{ header: 'HIDDEN', value: (m: any) => (m.hidden ? 'hidden' : '') }] : []),
+    { header: 'ALIASES', value: (m) => (m.aliases ?? []).join(', ') },
+    ...(all ? [{ header: 'HIDDEN', value: (m: ModelView) => (m.hidden ? 'hidden' : '') }] : []),
   ];
   print(table(answer.data, columns, 'No models. Add a provider, or put a GGUF file in the models directory.'));
   return 0;
@@ -52,24 +63,27 @@ export async function models(client: Client, json: boolean, all: boolean): Promi
 
 /** Loaded models, as `ollama ps` shows them. */
 export async function ps(client: Client, json: boolean): Promise<number> {
-  const answer = await client.call('GET', '/v1/runtime/loaded');
+  const answer = await client.call<LoadedRuntimeModelList>('GET', '/v1/runtime/loaded');
   if (json) return (printJson(answer), 0);
   print(
     table(
       answer.data,
       [
-        { header: 'MODEL', value: (m: any) => m.modelId },
-        { header: 'RUNTIME', value: (m: any) => m.runtime },
-        { header: 'SIZE', value: (m: any) => bytes(m.memoryBytes), right: true },
-        { header: 'PROCESSOR', value: (m: any) => (m.placement === 'gpu' ? 'GPU' : 'CPU') },
-        { header: 'CONTEXT', value: (m: any) => count(m.contextSize), right: true },
-        { header: 'UNTIL', value: (m: any) => (m.expiresAt === null ? 'in use or kept' : relative(m.expiresAt)) },
+        { header: 'MODEL', value: (m) => m.modelId },
+        { header: 'RUNTIME', value: (m) => m.runtime },
+        { header: 'SIZE', value: (m) => bytes(m.memoryBytes), right: true },
+        { header: 'PROCESSOR', value: (m) => (m.placement === 'gpu' ? 'GPU' : 'CPU') },
+        { header: 'CONTEXT', value: (m) => count(m.contextSize), right: true },
+        { header: 'UNTIL', value: (m) => (m.expiresAt === null ? 'in use or kept' : relative(m.expiresAt)) },
       ],
       'No models loaded.',
     ),
   );
   return 0;
 }
+
+/** A breakdown row; by token, with its token's name beside the ID (null: revoked, or not readable). */
+type NamedRow = UsageBreakdownRow & { tokenName?: string | null };
 
 export const USAGE_GROUPS = ['provider', 'model', 'provider_model', 'token', 'service_account', 'credential'] as const;
 
@@ -86,19 +100,20 @@ export async function usage(
     `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
   const range = `from=${day(from)}&to=${day(to)}`;
   const [summary, breakdown, names] = await Promise.all([
-    client.call('GET', `/v1/usage/summary?${range}`),
-    client.call('GET', `/v1/usage/breakdown?${range}&groupBy=${by}`),
+    client.call<UsageSummary>('GET', `/v1/usage/summary?${range}`),
+    client.call<UsageBreakdown & { data: NamedRow[] }>('GET', `/v1/usage/breakdown?${range}&groupBy=${by}`),
     by === 'token' ? tokenNames(client) : null,
   ]);
   // By token, each row carries its token's name beside the ID (null: revoked, or not readable with this token).
-  if (names) for (const r of breakdown.data) r.tokenName = names.get(r.tokenId) ?? null;
+  // Grouped by token, every row names its token.
+  if (names) for (const r of breakdown.data) r.tokenName = names.get(r.tokenId!) ?? null;
   if (json) return (printJson({ summary, breakdown }), 0);
   const t = summary.totals;
   print(
     `${summary.from} to ${summary.to}: ${count(t.requests)} requests (${count(t.failedRequests)} failed), ` +
       `${count(t.totalTokens)} tokens, ${usageCost(t)}\n\n`,
   );
-  const keys: Record<string, Column<any>[]> = {
+  const keys: Record<string, Column<NamedRow>[]> = {
     provider: [{ header: 'PROVIDER', value: (r) => r.providerId }],
     model: [{ header: 'MODEL', value: (r) => r.modelId }],
     // Two columns, so that each model lines up under MODEL.
@@ -121,10 +136,10 @@ export async function usage(
       breakdown.data,
       [
         ...keys[by]!,
-        { header: 'REQUESTS', value: (r: any) => count(r.requests), right: true },
-        { header: 'INPUT', value: (r: any) => count(r.inputTokens), right: true },
-        { header: 'OUTPUT', value: (r: any) => count(r.outputTokens), right: true },
-        { header: 'TOTAL', value: (r: any) => count(r.totalTokens), right: true },
+        { header: 'REQUESTS', value: (r) => count(r.requests), right: true },
+        { header: 'INPUT', value: (r) => count(r.inputTokens), right: true },
+        { header: 'OUTPUT', value: (r) => count(r.outputTokens), right: true },
+        { header: 'TOTAL', value: (r) => count(r.totalTokens), right: true },
         { header: 'COST', value: usageCost, right: true },
       ],
       'No usage in this range.',
@@ -136,8 +151,8 @@ export async function usage(
 /** Token names by ID; null when this token may not list tokens (GET /v1/tokens needs admin). */
 async function tokenNames(client: Client): Promise<Map<string, string> | null> {
   try {
-    const answer = await client.call('GET', '/v1/tokens');
-    return new Map(answer.data.map((t: { id: string; name: string }) => [t.id, t.name]));
+    const answer = await client.call<ListAnswer<TokenView>>('GET', '/v1/tokens');
+    return new Map(answer.data.map((t) => [t.id, t.name]));
   } catch {
     return null;
   }
@@ -145,22 +160,22 @@ async function tokenNames(client: Client): Promise<Map<string, string> | null> {
 
 /** Supervised runtime processes and the embedded runtime. */
 export async function services(client: Client, json: boolean): Promise<number> {
-  const answer = await client.call('GET', '/v1/services');
+  const answer = await client.call<ListAnswer<ServiceView>>('GET', '/v1/services');
   if (json) return (printJson(answer), 0);
   print(
     table(
       answer.data,
       [
-        { header: 'ID', value: (s: any) => s.id },
-        { header: 'KIND', value: (s: any) => s.kind },
+        { header: 'ID', value: (s) => s.id },
+        { header: 'KIND', value: (s) => s.kind },
         {
           header: 'STATE',
-          value: (s: any) => (s.state === 'restarting' ? `restarting ${relative(s.nextStartAt)}` : s.state),
+          value: (s) => (s.state === 'restarting' ? `restarting ${relative(s.nextStartAt)}` : s.state),
         },
-        { header: 'MODEL', value: (s: any) => (s.kind === 'embedded' ? `${s.loadedModels} loaded` : s.model) },
-        { header: 'URL', value: (s: any) => s.url },
-        { header: 'RESTARTS', value: (s: any) => count(s.restarts), right: true },
-        { header: 'LAST EXIT', value: (s: any) => s.lastExit?.reason ?? '' },
+        { header: 'MODEL', value: (s) => (s.kind === 'embedded' ? `${s.loadedModels} loaded` : s.model) },
+        { header: 'URL', value: (s) => s.url },
+        { header: 'RESTARTS', value: (s) => count(s.restarts), right: true },
+        { header: 'LAST EXIT', value: (s) => s.lastExit?.reason ?? '' },
       ],
       'No services.',
     ),
@@ -169,19 +184,19 @@ export async function services(client: Client, json: boolean): Promise<number> {
 }
 
 export async function jobs(client: Client, json: boolean): Promise<number> {
-  const answer = await client.call('GET', '/v1/jobs');
+  const answer = await client.call<PageAnswer<JobRecord>>('GET', '/v1/jobs');
   if (json) return (printJson(answer), 0);
   print(
     table(
       answer.data,
       [
-        { header: 'ID', value: (j: any) => j.id },
-        { header: 'KIND', value: (j: any) => j.kind },
-        { header: 'SUBJECT', value: (j: any) => j.subject },
-        { header: 'STATE', value: (j: any) => j.state },
-        { header: 'PROGRESS', value: (j: any) => `${Math.floor(j.progress * 100)}%`, right: true },
-        { header: 'CREATED', value: (j: any) => relative(j.createdAt) },
-        { header: 'ERROR', value: (j: any) => j.error?.message ?? '' },
+        { header: 'ID', value: (j) => j.id },
+        { header: 'KIND', value: (j) => j.kind },
+        { header: 'SUBJECT', value: (j) => j.subject },
+        { header: 'STATE', value: (j) => j.state },
+        { header: 'PROGRESS', value: (j) => `${Math.floor(j.progress * 100)}%`, right: true },
+        { header: 'CREATED', value: (j) => relative(j.createdAt) },
+        { header: 'ERROR', value: (j) => j.error?.message ?? '' },
       ],
       'No jobs since the service started.',
     ),

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { LogLine, LogPage } from '../protocol/http/answers.ts';
 import type { Client } from './client.ts';
 import { cell } from './output.ts';
 
@@ -21,18 +22,18 @@ function human(entry: Record<string, unknown>): string {
 }
 
 export async function logs(client: Client, json: boolean, lines: number, followOn: boolean): Promise<number> {
-  const write = (entries: { seq: number; entry: Record<string, unknown> }[]) => {
+  const write = (entries: LogLine[]) => {
     for (const { entry } of entries) process.stdout.write((json ? JSON.stringify(entry) : human(entry)) + '\n');
   };
-  const first = await client.call('GET', `/v1/logs?limit=${lines}`);
+  const first = await client.call<LogPage>('GET', `/v1/logs?limit=${lines}`);
   write(first.data);
   if (!followOn) return 0;
   let after: number = first.lastSeq;
   for (;;) {
     await sleep(FOLLOW_EVERY_MS);
-    let page;
+    let page: LogPage;
     do {
-      page = await client.call('GET', `/v1/logs?after=${after}&limit=1000`);
+      page = await client.call<LogPage>('GET', `/v1/logs?after=${after}&limit=1000`);
       if (page.lastSeq < after) {
         // Numbers start again when the service does.
         process.stderr.write('(the service restarted)\n');
@@ -41,12 +42,8 @@ export async function logs(client: Client, json: boolean, lines: number, followO
       }
       if (page.lost > 0) process.stderr.write(`(${page.lost} lines were no longer kept)\n`);
       // Its own polls would fill the screen: one request line a second.
-      write(
-        page.data.filter(
-          (l: { entry: Record<string, unknown> }) => !(l.entry.msg === 'request' && l.entry.route === OWN_ROUTE),
-        ),
-      );
-      if (page.data.length > 0) after = page.data[page.data.length - 1].seq;
+      write(page.data.filter((l) => !(l.entry.msg === 'request' && l.entry.route === OWN_ROUTE)));
+      if (page.data.length > 0) after = page.data[page.data.length - 1]!.seq;
       else after = Math.max(after, page.lastSeq);
     } while (page.hasMore);
   }

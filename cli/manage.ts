@@ -1,3 +1,8 @@
+import type { DeletedAnswer, ListAnswer, TokenCreated } from '../protocol/http/answers.ts';
+import type { ModelView } from '../protocol/http/catalog.ts';
+import type { ProviderView } from '../protocol/http/providers.ts';
+import type { TokenView } from '../protocol/http/tokens.ts';
+import type { TestOutcome } from '../protocol/ports/providers.ts';
 import { isProviderKind, KINDS, PROVIDER_KINDS } from '../protocol/providers.ts';
 import { isScope, SCOPES } from '../protocol/scopes.ts';
 import { CliError, type Client, EXIT } from './client.ts';
@@ -39,7 +44,7 @@ export async function addProvider(client: Client, json: boolean, o: ProviderAdd)
     ...(o.name !== undefined && { displayName: o.name }),
     ...(credential !== null && { credential }),
   };
-  const provider = await client.call('POST', '/v1/providers', body);
+  const provider = await client.call<ProviderView>('POST', '/v1/providers', body);
   if (json) return (printJson(provider), 0);
   const key = provider.credentialConfigured ? 'its key stored in the vault' : 'no key';
   say(`Added provider ${provider.id} (${provider.kind}, ${provider.baseUrl ?? 'in the service'}), ${key}.`);
@@ -48,14 +53,14 @@ export async function addProvider(client: Client, json: boolean, o: ProviderAdd)
 }
 
 export async function removeProvider(client: Client, json: boolean, id: string): Promise<number> {
-  const answer = await client.call('DELETE', `/v1/providers/${path(id)}`);
+  const answer = await client.call<DeletedAnswer>('DELETE', `/v1/providers/${path(id)}`);
   if (json) return (printJson(answer), 0);
   say(`Removed provider ${answer.id}.`);
   return 0;
 }
 
 export async function enableProvider(client: Client, json: boolean, id: string, enabled: boolean): Promise<number> {
-  const provider = await client.call('PATCH', `/v1/providers/${path(id)}`, { enabled });
+  const provider = await client.call<ProviderView>('PATCH', `/v1/providers/${path(id)}`, { enabled });
   if (json) return (printJson(provider), 0);
   say(`Provider ${provider.id} is ${provider.enabled ? 'enabled' : 'disabled'}.`);
   return 0;
@@ -63,49 +68,49 @@ export async function enableProvider(client: Client, json: boolean, id: string, 
 
 /** Lists the upstream's models without changing anything; exit 1 when that fails, with the reason. */
 export async function testProvider(client: Client, json: boolean, id: string): Promise<number> {
-  const outcome = await client.call('POST', `/v1/providers/${path(id)}/actions/test`);
+  const outcome = await client.call<TestOutcome>('POST', `/v1/providers/${path(id)}/actions/test`);
   if (json) return (printJson(outcome), outcome.ok ? 0 : EXIT.failed);
   if (outcome.ok) {
     say(`${id}: reachable, ${outcome.modelCount} models listed in ${outcome.latencyMs} ms.`);
     return 0;
   }
-  const error = outcome.error ?? {};
+  const error: Partial<NonNullable<TestOutcome['error']>> = outcome.error ?? {};
   process.stderr.write(`${id}: failed (${error.code ?? 'error'}): ${error.message ?? 'no reason given'}\n`);
   return EXIT.failed;
 }
 
 /** Adds `alias` to a model's aliases (an auto model becomes an explicit record, as PATCH does). */
 export async function aliasModel(client: Client, json: boolean, alias: string, id: string): Promise<number> {
-  const model = await client.call('GET', `/v1/catalog/models/${path(id)}`);
+  const model = await client.call<ModelView>('GET', `/v1/catalog/models/${path(id)}`);
   const aliases: string[] = model.aliases ?? [];
   const updated = aliases.includes(alias)
     ? model
-    : await client.call('PATCH', `/v1/catalog/models/${path(id)}`, { aliases: [...aliases, alias] });
+    : await client.call<ModelView>('PATCH', `/v1/catalog/models/${path(id)}`, { aliases: [...aliases, alias] });
   if (json) return (printJson(updated), 0);
   say(`${alias} now names ${updated.id}.`);
   return 0;
 }
 
 export async function hideModel(client: Client, json: boolean, id: string, hidden: boolean): Promise<number> {
-  const model = await client.call('PATCH', `/v1/catalog/models/${path(id)}`, { hidden });
+  const model = await client.call<ModelView>('PATCH', `/v1/catalog/models/${path(id)}`, { hidden });
   if (json) return (printJson(model), 0);
   say(`${model.id} is ${model.hidden ? 'hidden: it leaves discovery and no longer resolves' : 'shown'}.`);
   return 0;
 }
 
 export async function listTokens(client: Client, json: boolean): Promise<number> {
-  const answer = await client.call('GET', '/v1/tokens');
+  const answer = await client.call<ListAnswer<TokenView>>('GET', '/v1/tokens');
   if (json) return (printJson(answer), 0);
   process.stdout.write(
     table(
       answer.data,
       [
-        { header: 'ID', value: (t: any) => t.id },
-        { header: 'NAME', value: (t: any) => t.name },
-        { header: 'SCOPES', value: (t: any) => t.scopes.join(',') },
-        { header: 'PREFIX', value: (t: any) => t.prefix },
-        { header: 'LAST USED', value: (t: any) => relative(t.lastUsedAt) },
-        { header: 'EXPIRES', value: (t: any) => (t.expiresAt ? relative(t.expiresAt) : 'never') },
+        { header: 'ID', value: (t) => t.id },
+        { header: 'NAME', value: (t) => t.name },
+        { header: 'SCOPES', value: (t) => t.scopes.join(',') },
+        { header: 'PREFIX', value: (t) => t.prefix },
+        { header: 'LAST USED', value: (t) => relative(t.lastUsedAt) },
+        { header: 'EXPIRES', value: (t) => (t.expiresAt ? relative(t.expiresAt) : 'never') },
       ],
       'No tokens.',
     ),
@@ -132,7 +137,7 @@ export async function createToken(
   scopes: string[],
   expiresAt: string | undefined,
 ): Promise<number> {
-  const answer = await client.call('POST', '/v1/tokens', {
+  const answer = await client.call<TokenCreated>('POST', '/v1/tokens', {
     name,
     scopes,
     ...(expiresAt !== undefined && { expiresAt }),
@@ -147,7 +152,7 @@ export async function createToken(
 }
 
 export async function revokeToken(client: Client, json: boolean, id: string): Promise<number> {
-  const answer = await client.call('DELETE', `/v1/tokens/${path(id)}`);
+  const answer = await client.call<DeletedAnswer>('DELETE', `/v1/tokens/${path(id)}`);
   if (json) return (printJson(answer), 0);
   say(`Revoked ${answer.id}: it is refused from the next request on.`);
   return 0;

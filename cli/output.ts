@@ -5,7 +5,8 @@ import type { UsageCounters } from '../protocol/http/usage.ts';
 
 export interface Column<T> {
   header: string;
-  value(row: T): string;
+  /** The cell's text; null or undefined prints as `-` (cell). */
+  value(row: T): string | null | undefined;
   /** Numbers read better right-aligned. */
   right?: boolean;
 }

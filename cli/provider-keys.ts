@@ -1,3 +1,4 @@
+import type { DeletedAnswer, ListAnswer } from '../protocol/http/answers.ts';
 import type { CredentialView, HeadroomFigure } from '../protocol/http/providers.ts';
 import { intOption, options, positionals, str, UsageError } from './args.ts';
 import { CliError, type Client, EXIT } from './client.ts';
@@ -35,7 +36,7 @@ export function headroomWords(view: Pick<CredentialView, 'headroom' | 'coolingUn
 }
 
 async function list(client: Client, json: boolean, provider: string): Promise<number> {
-  const answer = (await client.call('GET', base(provider))) as { data: CredentialView[] };
+  const answer = await client.call<ListAnswer<CredentialView>>('GET', base(provider));
   if (json) return (printJson(answer), 0);
   process.stdout.write(
     table(
@@ -67,21 +68,21 @@ async function add(
   if (credential === null)
     throw new CliError('No key given: type it at the prompt, or pipe it in on stdin.', EXIT.usage);
   const body = { label: o.label, credential, weight, ...(o.disabled && { enabled: false }) };
-  const added = (await client.call('POST', base(provider), body)) as CredentialView;
+  const added = await client.call<CredentialView>('POST', base(provider), body);
   if (json) return (printJson(added), 0);
   say(`Added key ${added.id} (${cell(added.label)}) to ${cell(provider)}, stored in the vault.`);
   return 0;
 }
 
 async function remove(client: Client, json: boolean, provider: string, id: string): Promise<number> {
-  const answer = await client.call('DELETE', `${base(provider)}/${path(id)}`);
+  const answer = await client.call<DeletedAnswer>('DELETE', `${base(provider)}/${path(id)}`);
   if (json) return (printJson(answer), 0);
   say(`Removed key ${cell(answer.id)} from ${cell(provider)}; its vault entry is deleted.`);
   return 0;
 }
 
 async function enable(client: Client, json: boolean, provider: string, id: string, enabled: boolean) {
-  const changed = (await client.call('PATCH', `${base(provider)}/${path(id)}`, { enabled })) as CredentialView;
+  const changed = await client.call<CredentialView>('PATCH', `${base(provider)}/${path(id)}`, { enabled });
   if (json) return (printJson(changed), 0);
   say(`Key ${changed.id} (${cell(changed.label)}) of ${cell(provider)} is ${enabled ? 'enabled' : 'disabled'}.`);
   return 0;

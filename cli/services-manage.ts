@@ -1,3 +1,6 @@
+import type { DeletedAnswer } from '../protocol/http/answers.ts';
+import type { ServiceView } from '../protocol/http/services.ts';
+import type { JobRecord } from '../protocol/jobs.ts';
 import { CliError, type Client, EXIT } from './client.ts';
 import { follow } from './follow.ts';
 import { cell, say, printJson, path } from './output.ts';
@@ -23,7 +26,7 @@ export async function addService(client: Client, json: boolean, o: ServiceAdd): 
       `Only llamacpp services can be added (a llama-server for a model), not "${o.kind}".`,
       EXIT.usage,
     );
-  const service = await client.call('POST', '/v1/services', {
+  const service = await client.call<ServiceView>('POST', '/v1/services', {
     kind: 'llamacpp',
     model: o.model,
     ...(o.id !== undefined && { id: o.id }),
@@ -39,19 +42,19 @@ export async function addService(client: Client, json: boolean, o: ServiceAdd): 
 
 /** `services start <id>`: the start job followed until the server answers its health check. */
 export async function startService(client: Client, json: boolean, id: string): Promise<number> {
-  const job = await client.call('POST', `/v1/services/${path(id)}/actions/start`);
+  const job = await client.call<JobRecord>('POST', `/v1/services/${path(id)}/actions/start`);
   return follow(client, job, `Starting ${id}`, json);
 }
 
 export async function stopService(client: Client, json: boolean, id: string): Promise<number> {
-  const service = await client.call('POST', `/v1/services/${path(id)}/actions/stop`);
+  const service = await client.call<ServiceView>('POST', `/v1/services/${path(id)}/actions/stop`);
   if (json) return (printJson(service), 0);
   say(`Service ${service.id} is ${service.state}.`);
   return 0;
 }
 
 export async function removeService(client: Client, json: boolean, id: string): Promise<number> {
-  const answer = await client.call('DELETE', `/v1/services/${path(id)}`);
+  const answer = await client.call<DeletedAnswer>('DELETE', `/v1/services/${path(id)}`);
   if (json) return (printJson(answer), 0);
   say(`Removed service ${answer.id}; its process is gone.`);
   return 0;

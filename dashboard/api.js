@@ -9,6 +9,15 @@ export const session = {
   signOut: () => sessionStorage.removeItem(KEY),
 };
 
+/**
+ * The one 401 handler: a call made with this tab's token that is refused with 401 (the token was revoked or
+ * expired) signs the tab out. app.js sets it; a pasted token being tried (sign-in.js) is not the tab's.
+ */
+let unauthorized = () => {};
+export const onUnauthorized = (handler) => {
+  unauthorized = handler;
+};
+
 export class ApiError extends Error {
   constructor(status, envelope) {
     super(envelope?.error?.message ?? `HTTP ${status}`);
@@ -33,6 +42,7 @@ export async function api(method, path, body, token = session.token()) {
   } catch {
     json = null;
   }
+  if (res.status === 401 && token === session.token()) unauthorized();
   if (!res.ok) throw new ApiError(res.status, json);
   return json;
 }

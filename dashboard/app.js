@@ -1,6 +1,6 @@
 import { Component, h, render } from './preact.js';
 import htm from './htm.js';
-import { session } from './api.js';
+import { onUnauthorized, session } from './api.js';
 import { SignIn } from './sign-in.js';
 import { UsageView } from './view-usage.js';
 import { GaugeView } from './view-gauge.js';
@@ -34,6 +34,7 @@ class App extends Component {
 
   componentDidMount() {
     addEventListener('hashchange', this.onHash);
+    onUnauthorized(this.signOut);
   }
   componentWillUnmount() {
     removeEventListener('hashchange', this.onHash);
@@ -48,9 +49,6 @@ class App extends Component {
     session.signOut();
     this.setState({ token: null });
   };
-  /** A view whose call is refused with 401 (the token was revoked or expired) signs the tab out. */
-  unauthorized = () => this.signOut();
-
   render(_props, { token, view }) {
     if (!token) return html`<${SignIn} onToken=${this.signIn} />`;
     const current = VIEWS.find((v) => v.id === view);
@@ -65,7 +63,7 @@ class App extends Component {
         </nav>
         <button type="button" class="secondary" onClick=${this.signOut}>Sign out</button>
       </header>
-      <main data-current-view=${view}><${current.view} key=${view} onUnauthorized=${this.unauthorized} /></main>
+      <main data-current-view=${view}><${current.view} key=${view} /></main>
     </div>`;
   }
 }

@@ -23,7 +23,7 @@ const words = (text) =>
     .replace(/\bstyleB\b/g, 'Anthropic-style');
 
 /**
- * Runs `fn` (a write) for a view: a 401 signs the tab out, any other failure is put in `state.errors[where]`
+ * Runs `fn` (a write) for a view: a failure is put in `state.errors[where]` (a 401 signs the tab out: api.js)
  * for the form or row it came from. Resolves with fn's answer, or undefined when it failed.
  */
 export async function attempt(view, where, fn) {
@@ -33,8 +33,7 @@ export async function attempt(view, where, fn) {
     view.setState({ busy: null });
     return answer ?? true;
   } catch (err) {
-    if (err.status === 401) view.props.onUnauthorized();
-    else view.setState({ busy: null, errors: { ...view.state.errors, [where]: plainError(err) } });
+    view.setState({ busy: null, errors: { ...view.state.errors, [where]: plainError(err) } });
     return undefined;
   }
 }

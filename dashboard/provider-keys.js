@@ -34,8 +34,7 @@ export class ProviderKeys extends Component {
     try {
       this.setState({ error: null, data: (await get(this.path())).data });
     } catch (err) {
-      if (err.status === 401) this.props.onUnauthorized();
-      else this.setState({ error: loadError(err) });
+      this.setState({ error: loadError(err) });
     }
   }
 

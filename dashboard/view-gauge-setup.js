@@ -65,8 +65,7 @@ export class GaugeSetupView extends Component {
         },
       });
     } catch (err) {
-      if (err.status === 401) this.props.onUnauthorized();
-      else this.setState({ error: loadError(err) });
+      this.setState({ error: loadError(err) });
     }
   };
 
@@ -128,8 +127,7 @@ export class GaugeSetupView extends Component {
         this.setState({ session: next });
         this.watchSession(next);
       } catch (err) {
-        if (err.status === 401) this.props.onUnauthorized();
-        else this.setState({ session: { ...session, state: 'failed', failure: { message: loadError(err) } } });
+        this.setState({ session: { ...session, state: 'failed', failure: { message: loadError(err) } } });
       }
     }, 1000);
   }
@@ -151,9 +149,9 @@ export class GaugeSetupView extends Component {
         data
           ? html`${this.status(data)} ${this.accounts(data)} ${this.connectForm(data)} ${this.sources(data)}
             <${Budgets} budgets=${data.budgets} providers=${data.providerRecords} accounts=${data.accounts}
-              onDone=${this.load} onUnauthorized=${this.props.onUnauthorized} />
+              onDone=${this.load} />
             <${AlertRules} rules=${data.rules} budgets=${data.budgets} providers=${data.providers}
-              accounts=${data.accounts} onDone=${this.load} onUnauthorized=${this.props.onUnauthorized} />`
+              accounts=${data.accounts} onDone=${this.load} />`
           : !error && html`<p class="loading">Loading...</p>`
       }
     </section>`;

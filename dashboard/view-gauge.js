@@ -51,14 +51,12 @@ export class GaugeView extends Component {
       this.setState({ error: null, data: { dashboard, budgets: budgets.data, alerts } });
       this.deliverPending(alerts.data);
     } catch (err) {
-      if (err.status === 401) this.props.onUnauthorized();
-      else this.setState({ error: err.message });
+      this.setState({ error: err.message });
     }
   }
 
   fail(err) {
-    if (err.status === 401) this.props.onUnauthorized();
-    else this.setState({ error: err.message });
+    this.setState({ error: err.message });
   }
 
   enableGauge = async () => {

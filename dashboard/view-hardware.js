@@ -29,8 +29,7 @@ export class HardwareView extends Component {
       ]);
       this.setState({ error: null, data: { hardware, loaded: loaded.data, library, services: services.data } });
     } catch (err) {
-      if (err.status === 401) this.props.onUnauthorized();
-      else this.setState({ error: err.message });
+      this.setState({ error: err.message });
     }
   }
 
@@ -40,8 +39,7 @@ export class HardwareView extends Component {
       const hardware = await api('POST', '/v1/hardware/refresh');
       this.setState({ data: { ...this.state.data, hardware } });
     } catch (err) {
-      if (err.status === 401) this.props.onUnauthorized();
-      else this.setState({ error: err.message });
+      this.setState({ error: err.message });
     } finally {
       this.setState({ refreshing: false });
     }

@@ -129,8 +129,7 @@ export class LimitsView extends Component {
       this.setState({ data: answer.data, brake, paused: paused.data, error: null });
       this.poll = setTimeout(this.load, POLL_MS);
     } catch (err) {
-      if (err.status === 401) this.props.onUnauthorized();
-      else this.setState({ error: loadError(err) });
+      this.setState({ error: loadError(err) });
     }
   };
 

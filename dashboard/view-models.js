@@ -32,8 +32,7 @@ export class ModelsView extends Component {
   }
 
   fail(err) {
-    if (err.status === 401) this.props.onUnauthorized();
-    else this.setState({ error: err.message });
+    this.setState({ error: err.message });
   }
 
   async write(method, path, body) {
@@ -131,7 +130,6 @@ export class ModelsView extends Component {
           )}
         </tbody>
       </table></div>
-      <${AliasForm} models=${models.filter((m) => !m.hidden)} onDone=${() => this.load()}
-        onUnauthorized=${this.props.onUnauthorized} />`;
+      <${AliasForm} models=${models.filter((m) => !m.hidden)} onDone=${() => this.load()} />`;
   }
 }

@@ -43,8 +43,7 @@ export class ProvidersView extends Component {
       const providers = await get('/v1/providers');
       this.setState({ error: null, data: providers.data });
     } catch (err) {
-      if (err.status === 401) this.props.onUnauthorized();
-      else this.setState({ error: loadError(err) });
+      this.setState({ error: loadError(err) });
     }
   }
 
@@ -147,8 +146,7 @@ export class ProvidersView extends Component {
           ${
             keys === p.id &&
             html`<tr class="detail" data-keys-of=${p.id}><td colspan="6">
-              <${ProviderKeys} provider=${p} onChanged=${() => this.load()}
-                onUnauthorized=${this.props.onUnauthorized} />
+              <${ProviderKeys} provider=${p} onChanged=${() => this.load()} />
             </td></tr>`
           }`;
         })}

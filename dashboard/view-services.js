@@ -37,8 +37,7 @@ export class ServicesView extends Component {
       this.setState({ error: null, form, data: { services: services.data, models, problem: library.problem } });
       if (services.data.some((s) => MOVING.has(s.state))) this.poll = setTimeout(this.load, POLL_MS);
     } catch (err) {
-      if (err.status === 401) this.props.onUnauthorized();
-      else this.setState({ error: loadError(err) });
+      this.setState({ error: loadError(err) });
     }
   };
 

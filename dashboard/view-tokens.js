@@ -51,8 +51,7 @@ export class TokensView extends Component {
   }
 
   failLoad(err) {
-    if (err.status === 401) this.props.onUnauthorized();
-    else if (err.status === 403)
+    if (err.status === 403)
       this.setState({
         error: 'Tokens and pairing need an admin token. Sign out and sign in with one (`switchyard token` prints it).',
       });

@@ -73,8 +73,7 @@ export class UsageView extends Component {
         },
       });
     } catch (err) {
-      if (err.status === 401) this.props.onUnauthorized();
-      else this.setState({ error: err.message });
+      this.setState({ error: err.message });
     }
   }
 

@@ -4,7 +4,7 @@ import type { Registry } from './registry.ts';
 // Metrics read from current state at each scrape rather than counted as things happen: the process, the
 // worker pools' queues, the meter's backlog and Gauge's sources. Nothing here runs on a request.
 
-/** A piscina pool's figures (workers/proxy/pool.ts). */
+/** A piscina pool's figures (workers/proxy/task-pool.ts). */
 export interface TaskPoolStats {
   queued: number;
   threads: number;

@@ -33,7 +33,7 @@ import type { Meter } from '../workers/meter/actor.ts';
 import type { PriceIndex } from '../state/price-index.ts';
 import type { createLimits } from '../control/limits.ts';
 import type { ModelPricing } from '../protocol/http/catalog.ts';
-import type { ProxyPool } from '../workers/proxy/pool.ts';
+import type { ProxyPool } from '../workers/proxy/task-pool.ts';
 import type { ControlChannel } from './control-channel.ts';
 import type { AuthTable } from '../state/auth-table.ts';
 import type { KeyPool } from '../edge/gateway/key-pool.ts';

@@ -1,3 +1,4 @@
+import type { TokenCreated } from '../../protocol/http/answers.ts';
 import type { LimitRecord } from '../../protocol/http/limits.ts';
 import type { TokenView } from '../../protocol/http/tokens.ts';
 import { type Client, CliError, EXIT } from '../client.ts';
@@ -51,7 +52,7 @@ function bounded<T>(promise: Promise<T>): Promise<T> {
 /** Mints the token (and its limit); a limit the service refuses revokes the token again. */
 export async function mintRunToken(o: RunTokenOptions): Promise<RunToken> {
   const expiry = () => new Date(Date.now() + o.lifetimeMs).toISOString();
-  const created: { token: TokenView; secret: string } = await o.client.call('POST', '/v1/tokens', {
+  const created = await o.client.call<TokenCreated>('POST', '/v1/tokens', {
     name: o.name,
     scopes: ['inference'],
     expiresAt: expiry(),
@@ -61,7 +62,7 @@ export async function mintRunToken(o: RunTokenOptions): Promise<RunToken> {
   let limit: LimitRecord | null = null;
   if (o.usd !== null) {
     try {
-      limit = await o.client.call('POST', '/v1/limits', {
+      limit = await o.client.call<LimitRecord>('POST', '/v1/limits', {
         name: `${o.name} (${usd(o.usd)})`,
         scope: { kind: 'token', id: token.id },
         window: LIMIT_WINDOW,
@@ -82,7 +83,7 @@ export async function mintRunToken(o: RunTokenOptions): Promise<RunToken> {
   let expiresAt = token.expiresAt;
   const extend = async () => {
     try {
-      const updated: TokenView = await o.client.call('PATCH', `/v1/tokens/${path(token.id)}`, { expiresAt: expiry() });
+      const updated = await o.client.call<TokenView>('PATCH', `/v1/tokens/${path(token.id)}`, { expiresAt: expiry() });
       expiresAt = updated.expiresAt;
     } catch (err) {
       o.warn(

@@ -7,7 +7,7 @@ import { providerRoutes } from '../../edge/routes/providers.ts';
 import { providerCredentialRoutes } from '../../edge/routes/provider-credentials.ts';
 import { modelActions } from '../../control/model-actions.ts';
 import { LIVE_HEADERS_ACCOUNT_PREFIX } from '../../protocol/gauge-catalog.ts';
-import { createProxyPool } from '../../workers/proxy/pool.ts';
+import { createProxyPool } from '../../workers/proxy/task-pool.ts';
 import { createKeyPoolBuffer, createKeyPoolTable } from '../../state/key-pool-table.ts';
 import { createKeyPool } from '../../edge/gateway/key-pool.ts';
 import { credentialLive } from '../../edge/gateway/key-live.ts';

@@ -420,3 +420,23 @@ describe('the limits view, 800 px wide', () => {
     assert.deepEqual(b.foreignRequests, []);
   });
 });
+
+describe('a token revoked while its tab is signed in', () => {
+  test("the next call refused with 401 signs the tab out (dashboard/api.js's one handler)", async () => {
+    const { token, secret } = await api('POST', '/v1/tokens', { name: 'tab', scopes: ['read', 'manage'] });
+    typedSecrets.push(secret);
+    await page.goto(`${svc.url}/`);
+    await page.evaluate('sessionStorage.clear()');
+    await page.reload();
+    await page.fill('#token', secret);
+    await page.press('#token', 'Enter');
+    await page.waitForSelector('section.usage[data-view-ready=true]');
+    await api('DELETE', `/v1/tokens/${token.id}`);
+    const before = b.refusals.length;
+    await page.click('nav a[data-view=providers]');
+    await page.waitForSelector('#token');
+    assert.equal(await page.evaluate("sessionStorage.getItem('switchyard.token')"), null);
+    assert.deepEqual(b.refusals.slice(before), ['401 /v1/providers']);
+    assert.deepEqual(b.consoleErrors, []);
+  });
+});
