@@ -79,6 +79,70 @@ export function report({
     loadAtStart,
   } = settings;
   const L: string[] = [];
+  const agg = (s: string, n: string) => (results[s]?.[n] ? aggregate(results[s]![n]!) : undefined);
+  const c: Ctx = {
+    L,
+    agg,
+    targetsAll: ['direct', ...proxies],
+    results,
+    agentRuns,
+    agentRunsSmall,
+    stallRuns,
+    versions,
+    proxies,
+    ROUNDS,
+    SECONDS,
+    LAT_SECONDS,
+    AGENTS,
+    AGENTS_SMALL,
+    CONNS,
+    TICK,
+    loadAtStart,
+  };
+  header(c);
+  throughputTable(c, 'a', `a. Small JSON chat completion, ${CONNS} connections, ${ROUNDS} x ${SECONDS} s each`);
+  throughputTable(c, 'b', `b. 20-chunk SSE stream, ${CONNS} connections, ${ROUNDS} x ${SECONDS} s each`);
+  latencyTable(c);
+  cpuTable(c);
+  agentTable(c, agentRuns, AGENTS, '');
+  agentTable(c, agentRunsSmall, AGENTS_SMALL, ' (reduced: the load generator and fake are not saturated here)');
+  stallTable(c);
+  throughputTable(
+    c,
+    'f',
+    `f. 256 KB request bodies (small JSON answer), ${CONNS} connections, ${ROUNDS} x ${SECONDS} s each`,
+  );
+
+  targetsTable(c);
+  w28Table(c);
+  L.push(...threadSection(results, CONNS));
+  return L.join('\n');
+}
+
+/** What every section of the report reads: the lines written so far, the figures, the run's settings. */
+interface Ctx {
+  L: string[];
+  agg(s: string, n: string): Agg | undefined;
+  targetsAll: string[];
+  results: ReportInput['results'];
+  agentRuns: Record<string, any>;
+  agentRunsSmall: Record<string, any>;
+  stallRuns: Record<number, Record<string, any>>;
+  versions: Record<string, string>;
+  proxies: string[];
+  ROUNDS: number;
+  SECONDS: number;
+  LAT_SECONDS: number;
+  AGENTS: number;
+  AGENTS_SMALL: number;
+  CONNS: number;
+  TICK: number;
+  loadAtStart: number[];
+}
+
+/** The title and the machine, versions and load the figures were measured on. */
+function header(c: Ctx): void {
+  const { L, versions, ROUNDS, loadAtStart } = c;
   const cpu = cpus();
   L.push('# Bench results (W1.8)', '');
   L.push(
@@ -116,33 +180,35 @@ export function report({
       `the machine shows here and skews every figure`,
     '',
   );
-  const agg = (s: string, n: string) => (results[s]?.[n] ? aggregate(results[s]![n]!) : undefined);
-  const targetsAll = ['direct', ...proxies];
+}
 
-  const throughputTable = (s: string, title: string) => {
-    if (!results[s]) return;
-    L.push(`## ${title}`, '');
+/** a, b, f: req/s and latency at CONNS connections, each against nginx and direct. */
+function throughputTable(c: Ctx, s: string, title: string): void {
+  const { L, agg, targetsAll, results } = c;
+  if (!results[s]) return;
+  L.push(`## ${title}`, '');
+  L.push(
+    '| target | req/s | p50 ms | p99 ms | errors | requests | req/s vs nginx | req/s vs direct | p50 vs ' +
+      'nginx | p99 ' +
+      'vs nginx |',
+  );
+  L.push('|---|---|---|---|---|---|---|---|---|---|');
+  const ng = agg(s, 'nginx')!;
+  const d = agg(s, 'direct')!;
+  for (const n of targetsAll) {
+    const a = agg(s, n);
+    if (!a) continue;
     L.push(
-      '| target | req/s | p50 ms | p99 ms | errors | requests | req/s vs nginx | req/s vs direct | p50 vs ' +
-        'nginx | p99 ' +
-        'vs nginx |',
+      `| ${n} | ${f0(a.rps)} | ${f3(a.p50)} | ${f3(a.p99)} | ${a.errors} | ${f0(a.requests)} | ` +
+        `${ratio(a.rps, ng.rps)} | ${ratio(a.rps, d.rps)} | ${ratio(a.p50, ng.p50)} | ${ratio(a.p99, ng.p99)} |`,
     );
-    L.push('|---|---|---|---|---|---|---|---|---|---|');
-    const ng = agg(s, 'nginx')!;
-    const d = agg(s, 'direct')!;
-    for (const n of targetsAll) {
-      const a = agg(s, n);
-      if (!a) continue;
-      L.push(
-        `| ${n} | ${f0(a.rps)} | ${f3(a.p50)} | ${f3(a.p99)} | ${a.errors} | ${f0(a.requests)} | ` +
-          `${ratio(a.rps, ng.rps)} | ${ratio(a.rps, d.rps)} | ${ratio(a.p50, ng.p50)} | ${ratio(a.p99, ng.p99)} |`,
-      );
-    }
-    L.push('');
-  };
-  throughputTable('a', `a. Small JSON chat completion, ${CONNS} connections, ${ROUNDS} x ${SECONDS} s each`);
-  throughputTable('b', `b. 20-chunk SSE stream, ${CONNS} connections, ${ROUNDS} x ${SECONDS} s each`);
+  }
+  L.push('');
+}
 
+/** c: latency at one connection, added over direct. */
+function latencyTable(c: Ctx): void {
+  const { L, agg, targetsAll, results, ROUNDS, LAT_SECONDS } = c;
   if (results.cj) {
     L.push(`## c. Latency at one connection (${ROUNDS} x ${LAT_SECONDS} s each), added over direct`, '');
     L.push(
@@ -166,7 +232,11 @@ export function report({
     }
     L.push('');
   }
+}
 
+/** d: CPU time per request. */
+function cpuTable(c: Ctx): void {
+  const { L, agg, targetsAll, results, TICK } = c;
   if (results.a || results.b) {
     L.push('## d. CPU time per request (utime + stime of the process tree, all threads, over the runs of a and b)', '');
     L.push(
@@ -195,61 +265,67 @@ export function report({
       '',
     );
   }
+}
 
-  /** An e run's CPU per chunk read, in us: the target's process tree (for direct, the fake). */
-  const cpuPerChunk = (r: any): number => (typeof r?.cpuS === 'number' ? (r.cpuS * 1e6) / r.res.chunks : NaN);
-  /** The e row's CPU cells; for direct the target is the fake itself, counted once. */
-  const cpuCells = (name: string, r: any, nginx: any): string => {
-    if (typeof r.cpuS !== 'number' || typeof r.res.cpuS !== 'number') return '- | - | - | -';
-    const direct = name === 'direct';
-    const busy = (r.cpuS + (direct ? 0 : r.fakeCpuS) + r.res.cpuS) / (r.res.wallMs / 1000);
-    return (
-      `${f2(r.cpuS)} / ${direct ? '-' : f2(r.fakeCpuS)} / ${f2(r.res.cpuS)} | ${f1(cpuPerChunk(r))} | ` +
-      `${ratio(cpuPerChunk(r), cpuPerChunk(nginx))} | ${f2(busy)}`
-    );
-  };
-  const agentTable = (runs: Record<string, any>, n: number, note: string) => {
-    if (!Object.keys(runs).length) return;
+/** An e run's CPU per chunk read, in us: the target's process tree (for direct, the fake). */
+const cpuPerChunk = (r: any): number => (typeof r?.cpuS === 'number' ? (r.cpuS * 1e6) / r.res.chunks : NaN);
+/** The e row's CPU cells; for direct the target is the fake itself, counted once. */
+const cpuCells = (name: string, r: any, nginx: any): string => {
+  if (typeof r.cpuS !== 'number' || typeof r.res.cpuS !== 'number') return '- | - | - | -';
+  const direct = name === 'direct';
+  const busy = (r.cpuS + (direct ? 0 : r.fakeCpuS) + r.res.cpuS) / (r.res.wallMs / 1000);
+  return (
+    `${f2(r.cpuS)} / ${direct ? '-' : f2(r.fakeCpuS)} / ${f2(r.res.cpuS)} | ${f1(cpuPerChunk(r))} | ` +
+    `${ratio(cpuPerChunk(r), cpuPerChunk(nginx))} | ${f2(busy)}`
+  );
+};
+
+/** e: many agents, concurrent slow streams. */
+function agentTable(c: Ctx, runs: Record<string, any>, n: number, note: string): void {
+  const { L } = c;
+  if (!Object.keys(runs).length) return;
+  L.push(
+    `## e. Many agents: ${n} concurrent slow streams (200 chunks, one every 50 ms, 10 s), ramped over 1 s${note}`,
+    '',
+  );
+  L.push(
+    "Client: `agents.ts` (node:http, its own process). Delay = time from the fake's write of a chunk (stamped in " +
+      "the chunk) to the client's read; added = target minus direct. First chunk = request sent to first " +
+      'chunk read ' +
+      '(shows queueing). RSS: the process tree, sampled every 200 ms. Streams still open at the 40 s ' +
+      'deadline count ' +
+      "as errors. CPU: the target's process tree, the fake and the client, over the run; cores busy = the three " +
+      "together over the run's wall time, of the machine's 2.",
+    '',
+  );
+  L.push(
+    '| target | streams ok | errors | chunks read | delay p50 ms | delay p99 ms | added p99 ms | p99.9 ms | max ms ' +
+      '| first chunk p50 / p99 ms | RSS before -> peak MB | peak RSS vs nginx | added p99 vs nginx | delay p99 vs ' +
+      'direct | CPU s: target / fake / client | target CPU us per chunk | CPU per chunk vs nginx | cores busy |',
+  );
+  L.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+  const d = runs.direct?.res;
+  const ng = runs.nginx;
+  for (const name of Object.keys(runs)) {
+    const r = runs[name];
+    const added = r.res.p99Ms - (d?.p99Ms ?? NaN);
+    const ngAdded = (ng?.res.p99Ms ?? NaN) - (d?.p99Ms ?? NaN);
     L.push(
-      `## e. Many agents: ${n} concurrent slow streams (200 chunks, one every 50 ms, 10 s), ramped over 1 s${note}`,
-      '',
+      `| ${name}${name === 'direct' ? ' (RSS: the fake)' : ''} | ${r.res.ok} / ${r.res.streams} | ` +
+        `${r.res.errors}${r.res.errors ? ' ' + JSON.stringify(r.res.errorKinds).replaceAll('|', '/') : ''} | ` +
+        `${f0(r.res.chunks)} | ${f2(r.res.p50Ms)} | ${f2(r.res.p99Ms)} | ${name === 'direct' ? '-' : f2(added)} ` +
+        `| ${f2(r.res.p999Ms)} | ${f2(r.res.maxMs)} | ${f2(r.res.firstP50Ms)} / ${f2(r.res.firstP99Ms)} | ` +
+        `${f0(r.rssBefore)} -> ${f0(r.peakRss)} | ${ratio(r.peakRss, ng?.peakRss ?? NaN)} | ` +
+        `${name === 'direct' || name === 'nginx' ? '-' : ratio(added, ngAdded)} | ` +
+        `${ratio(r.res.p99Ms, d?.p99Ms ?? NaN)} | ${cpuCells(name, r, ng)} |`,
     );
-    L.push(
-      "Client: `agents.ts` (node:http, its own process). Delay = time from the fake's write of a chunk (stamped in " +
-        "the chunk) to the client's read; added = target minus direct. First chunk = request sent to first " +
-        'chunk read ' +
-        '(shows queueing). RSS: the process tree, sampled every 200 ms. Streams still open at the 40 s ' +
-        'deadline count ' +
-        "as errors. CPU: the target's process tree, the fake and the client, over the run; cores busy = the three " +
-        "together over the run's wall time, of the machine's 2.",
-      '',
-    );
-    L.push(
-      '| target | streams ok | errors | chunks read | delay p50 ms | delay p99 ms | added p99 ms | p99.9 ms | max ms ' +
-        '| first chunk p50 / p99 ms | RSS before -> peak MB | peak RSS vs nginx | added p99 vs nginx | delay p99 vs ' +
-        'direct | CPU s: target / fake / client | target CPU us per chunk | CPU per chunk vs nginx | cores busy |',
-    );
-    L.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
-    const d = runs.direct?.res;
-    const ng = runs.nginx;
-    for (const name of Object.keys(runs)) {
-      const r = runs[name];
-      const added = r.res.p99Ms - (d?.p99Ms ?? NaN);
-      const ngAdded = (ng?.res.p99Ms ?? NaN) - (d?.p99Ms ?? NaN);
-      L.push(
-        `| ${name}${name === 'direct' ? ' (RSS: the fake)' : ''} | ${r.res.ok} / ${r.res.streams} | ` +
-          `${r.res.errors}${r.res.errors ? ' ' + JSON.stringify(r.res.errorKinds).replaceAll('|', '/') : ''} | ` +
-          `${f0(r.res.chunks)} | ${f2(r.res.p50Ms)} | ${f2(r.res.p99Ms)} | ${name === 'direct' ? '-' : f2(added)} ` +
-          `| ${f2(r.res.p999Ms)} | ${f2(r.res.maxMs)} | ${f2(r.res.firstP50Ms)} / ${f2(r.res.firstP99Ms)} | ` +
-          `${f0(r.rssBefore)} -> ${f0(r.peakRss)} | ${ratio(r.peakRss, ng?.peakRss ?? NaN)} | ` +
-          `${name === 'direct' || name === 'nginx' ? '-' : ratio(added, ngAdded)} | ` +
-          `${ratio(r.res.p99Ms, d?.p99Ms ?? NaN)} | ${cpuCells(name, r, ng)} |`,
-      );
-    }
-    L.push('');
-  };
-  agentTable(agentRuns, AGENTS, '');
-  agentTable(agentRunsSmall, AGENTS_SMALL, ' (reduced: the load generator and fake are not saturated here)');
+  }
+  L.push('');
+}
+
+/** h: stall-free streams. */
+function stallTable(c: Ctx): void {
+  const { L, stallRuns } = c;
   if (Object.keys(stallRuns).length) {
     L.push('## h. Stall-free streams: N concurrent SSE streams of 64 deltas, one every 20 ms, ramped over 1 s', '');
     L.push(
@@ -279,83 +355,84 @@ export function report({
     }
     L.push('');
   }
-  throughputTable(
-    'f',
-    `f. 256 KB request bodies (small JSON answer), ${CONNS} connections, ${ROUNDS} x ${SECONDS} s each`,
-  );
+}
 
-  // Targets: Switchyard's figures, and beside them the same checks on the design's floor in the same run.
-  /** Each W1.8 target as [label, figure, met] for one target's results; a scenario not run gives no row. */
-  const checks = (name: string): [string, string, boolean][] => {
-    const rows: [string, string, boolean][] = [];
-    const own = (s: string) => agg(s, name);
-    for (const [s, label] of [
-      ['a', 'a JSON'],
-      ['b', 'b SSE'],
-    ] as const) {
-      const y = own(s);
-      const ng = agg(s, 'nginx');
-      const pk = agg(s, 'portkey');
-      if (!y || !ng || !pk) continue;
+/** Each W1.8 target as [label, figure, met] for one target's results; a scenario not run gives no row. */
+function checks(c: Ctx, name: string): [string, string, boolean][] {
+  const { agg, results, agentRuns, agentRunsSmall, AGENTS, AGENTS_SMALL } = c;
+  const rows: [string, string, boolean][] = [];
+  const own = (s: string) => agg(s, name);
+  for (const [s, label] of [
+    ['a', 'a JSON'],
+    ['b', 'b SSE'],
+  ] as const) {
+    const y = own(s);
+    const ng = agg(s, 'nginx');
+    const pk = agg(s, 'portkey');
+    if (!y || !ng || !pk) continue;
+    rows.push([
+      `${label}: >= 0.5x nginx req/s`,
+      `${ratio3(y.rps, ng.rps)} (${f0(y.rps)} vs ${f0(ng.rps)})`,
+      y.rps >= 0.5 * ng.rps,
+    ]);
+    rows.push([
+      `${label}: >= 10x Portkey req/s`,
+      `${ratio3(y.rps, pk.rps)} (${f0(y.rps)} vs ${f0(pk.rps)})`,
+      y.rps >= 10 * pk.rps,
+    ]);
+  }
+  if (results.cj && own('cj') && own('cs')) {
+    const addJ = own('cj')!.p50 - agg('cj', 'direct')!.p50;
+    const addS = own('cs')!.p50 - agg('cs', 'direct')!.p50;
+    rows.push(['c: added p50 JSON <= 0.15 ms', `${f3(addJ)} ms`, addJ <= 0.15]);
+    rows.push(['c: added p50 SSE <= 0.3 ms', `${f3(addS)} ms`, addS <= 0.3]);
+  }
+  for (const [s, label] of [
+    ['a', 'JSON'],
+    ['b', 'SSE'],
+  ] as const) {
+    const y = own(s);
+    const ng = agg(s, 'nginx');
+    if (y && ng)
       rows.push([
-        `${label}: >= 0.5x nginx req/s`,
-        `${ratio3(y.rps, ng.rps)} (${f0(y.rps)} vs ${f0(ng.rps)})`,
-        y.rps >= 0.5 * ng.rps,
+        `d: CPU/request ${label} <= 3x nginx`,
+        `${ratio3(y.cpuUs, ng.cpuUs)} (${f0(y.cpuUs)} vs ${f0(ng.cpuUs)} us)`,
+        y.cpuUs <= 3 * ng.cpuUs,
       ]);
-      rows.push([
-        `${label}: >= 10x Portkey req/s`,
-        `${ratio3(y.rps, pk.rps)} (${f0(y.rps)} vs ${f0(pk.rps)})`,
-        y.rps >= 10 * pk.rps,
-      ]);
-    }
-    if (results.cj && own('cj') && own('cs')) {
-      const addJ = own('cj')!.p50 - agg('cj', 'direct')!.p50;
-      const addS = own('cs')!.p50 - agg('cs', 'direct')!.p50;
-      rows.push(['c: added p50 JSON <= 0.15 ms', `${f3(addJ)} ms`, addJ <= 0.15]);
-      rows.push(['c: added p50 SSE <= 0.3 ms', `${f3(addS)} ms`, addS <= 0.3]);
-    }
-    for (const [s, label] of [
-      ['a', 'JSON'],
-      ['b', 'SSE'],
-    ] as const) {
-      const y = own(s);
-      const ng = agg(s, 'nginx');
-      if (y && ng)
-        rows.push([
-          `d: CPU/request ${label} <= 3x nginx`,
-          `${ratio3(y.cpuUs, ng.cpuUs)} (${f0(y.cpuUs)} vs ${f0(ng.cpuUs)} us)`,
-          y.cpuUs <= 3 * ng.cpuUs,
-        ]);
-    }
-    for (const [runs, n] of [
-      [agentRuns, AGENTS],
-      [agentRunsSmall, AGENTS_SMALL],
-    ] as const) {
-      const e = runs[name];
-      if (!e) continue;
-      const added = e.res.p99Ms - (runs.direct?.res.p99Ms ?? NaN);
-      rows.push([
-        `e (${n} streams): zero errors`,
-        String(e.res.errors),
-        e.res.errors === 0 && e.res.ok === e.res.streams,
-      ]);
-      rows.push([`e (${n} streams): RSS <= 400 MB`, `peak ${f0(e.peakRss)} MB`, e.peakRss <= 400]);
-      rows.push([`e (${n} streams): added inter-chunk p99 <= 5 ms`, `${f2(added)} ms`, added <= 5]);
-    }
-    const yf = own('f');
-    const nf = agg('f', 'nginx');
-    if (yf && nf)
-      rows.push([
-        'f: 256 KB bodies >= 0.5x nginx req/s',
-        `${ratio3(yf.rps, nf.rps)} (${f0(yf.rps)} vs ${f0(nf.rps)})`,
-        yf.rps >= 0.5 * nf.rps,
-      ]);
-    return rows;
-  };
+  }
+  for (const [runs, n] of [
+    [agentRuns, AGENTS],
+    [agentRunsSmall, AGENTS_SMALL],
+  ] as const) {
+    const e = runs[name];
+    if (!e) continue;
+    const added = e.res.p99Ms - (runs.direct?.res.p99Ms ?? NaN);
+    rows.push([
+      `e (${n} streams): zero errors`,
+      String(e.res.errors),
+      e.res.errors === 0 && e.res.ok === e.res.streams,
+    ]);
+    rows.push([`e (${n} streams): RSS <= 400 MB`, `peak ${f0(e.peakRss)} MB`, e.peakRss <= 400]);
+    rows.push([`e (${n} streams): added inter-chunk p99 <= 5 ms`, `${f2(added)} ms`, added <= 5]);
+  }
+  const yf = own('f');
+  const nf = agg('f', 'nginx');
+  if (yf && nf)
+    rows.push([
+      'f: 256 KB bodies >= 0.5x nginx req/s',
+      `${ratio3(yf.rps, nf.rps)} (${f0(yf.rps)} vs ${f0(nf.rps)})`,
+      yf.rps >= 0.5 * nf.rps,
+    ]);
+  return rows;
+}
+
+/** The W1.8 targets: Switchyard's figures, and beside them the same checks on the design's floor in the same run. */
+function targetsTable(c: Ctx): void {
+  const { L } = c;
   L.push("## Targets (Switchyard, and the design's floor beside it)", '');
   L.push('| target | Switchyard | met? | floor | met? |', '|---|---|---|---|---|');
-  const floorRows = new Map(checks('floor').map(([label, figure, met]) => [label, `${figure} | ${mark(met)}`]));
-  for (const [label, figure, met] of checks('switchyard'))
+  const floorRows = new Map(checks(c, 'floor').map(([label, figure, met]) => [label, `${figure} | ${mark(met)}`]));
+  for (const [label, figure, met] of checks(c, 'switchyard'))
     L.push(`| ${label} | ${figure} | ${mark(met)} | ${floorRows.get(label) ?? '- | -'} |`);
   L.push(
     '',
@@ -364,7 +441,11 @@ export function report({
       'target / reference.',
     '',
   );
+}
 
+/** W2.8's targets: Switchyard against the design's own floor, same run. */
+function w28Table(c: Ctx): void {
+  const { L, agg, CONNS } = c;
   // W2.8: Switchyard against the design's own floor, measured in this same run (the nginx-relative targets
   // above are W1.8's, kept as anchors).
   const w28Rows: [string, string, boolean][] = [];
@@ -408,6 +489,4 @@ export function report({
     for (const [label, figure, met] of w28Rows) L.push(`| ${label} | ${figure} | ${mark(met)} |`);
     L.push('');
   }
-  L.push(...threadSection(results, CONNS));
-  return L.join('\n');
 }

@@ -106,7 +106,41 @@ function listedById(listing: ModelListCache | null | undefined): Map<string, Ups
   return out;
 }
 
-// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
+/** The explicit model records, by ID, by provider and by alias. */
+function recordIndex() {
+  const records = new Map<string, ModelRecord>();
+  const recordsOf = new Map<string, Set<string>>();
+  const aliases = new Map<string, string>();
+  return {
+    records,
+    recordsOf,
+    aliases,
+    add(r: ModelRecord): void {
+      records.set(r.id, r);
+      let own = recordsOf.get(r.providerId);
+      if (!own) recordsOf.set(r.providerId, (own = new Set()));
+      own.add(r.id);
+      for (const alias of r.aliases) aliases.set(alias, r.id);
+    },
+    remove(r: ModelRecord): void {
+      records.delete(r.id);
+      recordsOf.get(r.providerId)?.delete(r.id);
+      for (const alias of r.aliases) if (aliases.get(alias) === r.id) aliases.delete(alias);
+    },
+  };
+}
+
+/** Every ID the catalog may hold: each record's and each listed model's direct ID. */
+function candidateIds(
+  records: ReadonlyMap<string, ModelRecord>,
+  listed: ReadonlyMap<string, ReadonlyMap<string, UpstreamModel>>,
+): Set<string> {
+  const candidates = new Set<string>(records.keys());
+  for (const [providerId, reports] of listed)
+    for (const up of reports.keys()) candidates.add(directModelId(providerId, up));
+  return candidates;
+}
+
 /** The whole catalog from what the store holds; writes then keep it current through the index's methods. */
 export function buildCatalog(
   providerList: readonly ProviderRecord[],
@@ -114,11 +148,10 @@ export function buildCatalog(
   listings: ReadonlyMap<string, ModelListCache>,
 ): CatalogIndex {
   const providers = new Map(providerList.map((p) => [p.id, p]));
-  const records = new Map<string, ModelRecord>();
-  const recordsOf = new Map<string, Set<string>>();
+  const index = recordIndex();
+  const { records, recordsOf, aliases } = index;
   const listed = new Map<string, Map<string, UpstreamModel>>();
   const byId = new Map<string, CatalogModel>();
-  const aliases = new Map<string, string>();
   // Kept only to hand a follower the whole catalog: entries read `listed`.
   const listingOf = new Map(listings);
   const followers = createFollowers<CatalogChange>();
@@ -133,27 +166,9 @@ export function buildCatalog(
     return autoEntry(provider, report) ?? undefined;
   }
 
-  function indexRecord(r: ModelRecord): void {
-    records.set(r.id, r);
-    let own = recordsOf.get(r.providerId);
-    if (!own) recordsOf.set(r.providerId, (own = new Set()));
-    own.add(r.id);
-    for (const alias of r.aliases) aliases.set(alias, r.id);
-  }
-
-  function unindexRecord(r: ModelRecord): void {
-    records.delete(r.id);
-    recordsOf.get(r.providerId)?.delete(r.id);
-    for (const alias of r.aliases) if (aliases.get(alias) === r.id) aliases.delete(alias);
-  }
-
   for (const [providerId, listing] of listings) listed.set(providerId, listedById(listing));
-  for (const r of recordList) indexRecord(r);
-  const candidates = new Set<string>();
-  for (const r of records.values()) candidates.add(r.id);
-  for (const [providerId, reports] of listed)
-    for (const up of reports.keys()) candidates.add(directModelId(providerId, up));
-  for (const id of candidates) {
+  for (const r of recordList) index.add(r);
+  for (const id of candidateIds(records, listed)) {
     const slash = id.indexOf('/');
     const entry = entryOf(id.slice(0, slash), id.slice(slash + 1));
     if (entry) byId.set(id, entry);
@@ -206,8 +221,8 @@ export function buildCatalog(
     putRecord(record) {
       tell({ putRecord: record });
       const previous = records.get(record.id);
-      if (previous) unindexRecord(previous);
-      indexRecord(record);
+      if (previous) index.remove(previous);
+      index.add(record);
       refresh(record.providerId, record.upstreamModelId);
     },
 
@@ -215,7 +230,7 @@ export function buildCatalog(
       tell({ removeRecord: id });
       const previous = records.get(id);
       if (!previous) return;
-      unindexRecord(previous);
+      index.remove(previous);
       // The provider's auto model of the same ID, if it lists one, comes back.
       refresh(previous.providerId, previous.upstreamModelId);
     },

@@ -42,6 +42,16 @@ const CLOSE_GRACE_MS = 2000;
 const RELAY_YOUNG_MB = 16;
 
 // A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
+/** A worker gone: its calls fail, and its body slots are free (it reads nothing more). */
+function failSlot(slot: Slot, arena: BodyArena): void {
+  for (const sink of slot.inflight.values()) {
+    sink.error(new ServiceError('UPSTREAM_ERROR', 'The relay worker stopped during the request.'), null);
+  }
+  slot.inflight.clear();
+  for (const body of slot.bodies) arena.free(body);
+  slot.bodies.clear();
+}
+
 export function createRelayPool(options: {
   dataDir: string;
   threads?: number;
@@ -86,13 +96,7 @@ export function createRelayPool(options: {
     });
     const lost = () => {
       if (slots[index] !== slot) return;
-      for (const sink of slot.inflight.values()) {
-        sink.error(new ServiceError('UPSTREAM_ERROR', 'The relay worker stopped during the request.'), null);
-      }
-      slot.inflight.clear();
-      // A dead worker reads nothing more: its body slots are free.
-      for (const body of slot.bodies) arena.free(body);
-      slot.bodies.clear();
+      failSlot(slot, arena);
       if (closing === null) spawn(index);
     };
     worker.on('error', lost);
