@@ -378,8 +378,8 @@ function have(cmd: string): boolean {
   }
 }
 
-async function main(): Promise<void> {
-  const nodeBin = process.execPath;
+/** Debian's nginx and wrk (installed here only when missing, and only as root), and bench/'s Portkey. */
+function ensureTools(): void {
   // Debian's nginx and wrk; installed here only when missing and only as root.
   if (!have('nginx') || !have('wrk')) {
     if (process.getuid?.() !== 0) throw new Error('nginx and wrk are needed: apt-get install -y nginx wrk');
@@ -392,19 +392,10 @@ async function main(): Promise<void> {
   if (!existsSync(join(BENCH, 'node_modules/@portkey-ai/gateway/build/start-server.js'))) {
     throw new Error('Portkey gateway missing: run `npm install` in bench/ (the root `npm run bench` does)');
   }
-  // The fake upstream, its own process.
-  const fake = track(
-    spawn(nodeBin, ['--import', 'tsx', join(BENCH, 'fake-upstream.ts'), '0'], {
-      cwd: BENCH,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    }),
-  );
-  const fakePort = (
-    JSON.parse(await waitLine(fake, (l) => l.startsWith('{"port"'), 'fake upstream')) as { port: number }
-  ).port;
-  log('fake upstream on', fakePort);
+}
 
-  // nginx, foreground, its own prefix and config.
+/** nginx, foreground, with its own prefix and config, in front of the fake. */
+async function startNginx(fakePort: number) {
   const nginxPort = await freePort();
   const prefix = join(work, 'nginx');
   mkdirSync(prefix, { recursive: true });
@@ -421,16 +412,11 @@ async function main(): Promise<void> {
   nginx.stderr!.on('data', (d: Buffer) => log('nginx:', d.toString().trim()));
   await waitHttp(nginxPort, '/v1/models', 'nginx');
   log('nginx on', nginxPort);
+  return { nginx, nginxPort };
+}
 
-  // The design's floor (floor/edge.mjs): a uWS edge and undici in two worker threads, none of Switchyard's own
-  // work. Beside Switchyard in every scenario, it shows what this design costs on this machine before features.
-  // A second floor with two edge threads on its own port is measured in a and b only (W3.2). The floor loads
-  // uWS through dist/, so the build comes first (startSwitchyard builds too, later, when already fresh).
-  execFileSync(nodeBin, [join(ROOT, 'bin', 'build.js'), '--if-stale'], { stdio: 'inherit' });
-  const { child: floor, port: floorPort } = await startFloor(fakePort, 1);
-  const { child: floor2, port: floor2Port } = await startFloor(fakePort, 2);
-
-  // Portkey's gateway (binds all interfaces; we only ever talk to 127.0.0.1).
+/** Portkey's gateway (it binds all interfaces; the bench only ever talks to 127.0.0.1). */
+async function startPortkey(nodeBin: string) {
   const portkeyPort = await freePort();
   const portkey = track(
     spawn(
@@ -443,6 +429,34 @@ async function main(): Promise<void> {
   portkey.stderr!.resume();
   await waitHttp(portkeyPort, '/', 'portkey');
   log('portkey on', portkeyPort);
+  return { portkey, portkeyPort };
+}
+
+/** Every target started (the fake, nginx, the floors, Portkey, Switchyard on one and two edge threads). */
+async function startTargets(nodeBin: string) {
+  // The fake upstream, its own process.
+  const fake = track(
+    spawn(nodeBin, ['--import', 'tsx', join(BENCH, 'fake-upstream.ts'), '0'], {
+      cwd: BENCH,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
+  const fakePort = (
+    JSON.parse(await waitLine(fake, (l) => l.startsWith('{"port"'), 'fake upstream')) as { port: number }
+  ).port;
+  log('fake upstream on', fakePort);
+
+  const { nginx, nginxPort } = await startNginx(fakePort);
+
+  // The design's floor (floor/edge.mjs): a uWS edge and undici in two worker threads, none of Switchyard's own
+  // work. Beside Switchyard in every scenario, it shows what this design costs on this machine before features.
+  // A second floor with two edge threads on its own port is measured in a and b only (W3.2). The floor loads
+  // uWS through dist/, so the build comes first (startSwitchyard builds too, later, when already fresh).
+  execFileSync(nodeBin, [join(ROOT, 'bin', 'build.js'), '--if-stale'], { stdio: 'inherit' });
+  const { child: floor, port: floorPort } = await startFloor(fakePort, 1);
+  const { child: floor2, port: floor2Port } = await startFloor(fakePort, 2);
+
+  const { portkey, portkeyPort } = await startPortkey(nodeBin);
 
   // Switchyard, metering on (the default), default log level; compiled first as `npm start` does, so no thread
   // runs the TypeScript loader (bench/switchyard.ts).
@@ -524,8 +538,11 @@ async function main(): Promise<void> {
     floorTarget('floor', floorPort, floor),
     { ...floorTarget(FLOOR_2_EDGES, floor2Port, floor2), only: 'ab' },
   ];
+  return { fake, sy, direct, targets };
+}
 
-  // Every target must answer correctly before anything is measured.
+/** Every target must answer correctly before anything is measured. */
+async function checkTargets(targets: Target[]): Promise<void> {
   for (const t of targets) {
     for (const kind of ['json', 'sse', 'big'] as const) {
       const r = await call(t.port, 'POST', t.path, t.headers, body(t.model, kind));
@@ -537,20 +554,13 @@ async function main(): Promise<void> {
       if (!good) throw new Error(`${t.name} ${kind}: ${r.status} ${r.text.slice(0, 500)}`);
     }
   }
-  log('all targets answer JSON, SSE and 256 KB bodies');
+}
 
-  // The targets of every scenario; the report's tables list these (the two-edge floor has its own section).
-  const proxies = targets.filter((t) => t !== direct && !t.only);
-  const want = (s: string) => ONLY === '' || ONLY.includes(s);
-  const runs = (t: Target, s: string) => want(s) && (!t.only || t.only.includes(s));
-  // Warm-up (JIT, connection pools), not measured.
-  for (const t of targets) for (const kind of ['json', 'sse'] as const) await wrk(t, kind, CONNS, 2);
-  log('warm-up done');
-
+/** a, b, c and f: each round visits every target, in a rotated order. */
+async function measure(targets: Target[], runs: (t: Target, s: string) => boolean) {
   const results: Record<string, Record<string, WrkResult[]>> = {};
   const add = (scenario: string, t: Target, r: WrkResult) => ((results[scenario] ??= {})[t.name] ??= []).push(r);
   for (let round = 0; round < ROUNDS; round++) {
-    // Interleaved: each round visits every target, in a rotated order.
     const order = targets.map((_, i) => targets[(i + round) % targets.length]!);
     for (const t of order) {
       if (runs(t, 'a')) add('a', t, await wrk(t, 'json', CONNS, SECONDS));
@@ -561,45 +571,51 @@ async function main(): Promise<void> {
       log(`round ${round + 1}/${ROUNDS} ${t.name} done`);
     }
   }
+  return results;
+}
 
-  // e: many agents. Direct first (the reference for added delay), then nginx, then Switchyard (Portkey too
-  // when BENCH_AGENTS_PORTKEY=1).
-  const agentRuns: Record<string, Awaited<ReturnType<typeof agents>>> = {};
-  const agentRunsSmall: Record<string, Awaited<ReturnType<typeof agents>>> = {};
-  if (want('e')) {
-    const eTargets = [direct, ...proxies].filter(
-      (t) => t.name !== 'portkey' || process.env.BENCH_AGENTS_PORTKEY === '1',
-    );
-    for (const [runs, n] of [
-      [agentRuns, AGENTS],
-      [agentRunsSmall, AGENTS_SMALL],
-    ] as const) {
-      if (n <= 0) continue;
-      for (const t of eTargets) {
-        runs[t.name] = await agents(t, n, fake.pid!);
-        log(`e ${t.name} x${n}:`, JSON.stringify(runs[t.name]!.res));
-        await sleep(1000);
-      }
+type AgentRun = Awaited<ReturnType<typeof agents>>;
+
+/**
+ * e: many agents. Direct first (the reference for added delay), then nginx, then Switchyard (Portkey too
+ * when BENCH_AGENTS_PORTKEY=1).
+ */
+async function manyAgents(eTargets: Target[], fakePid: number) {
+  const agentRuns: Record<string, AgentRun> = {};
+  const agentRunsSmall: Record<string, AgentRun> = {};
+  for (const [runs, n] of [
+    [agentRuns, AGENTS],
+    [agentRunsSmall, AGENTS_SMALL],
+  ] as const) {
+    if (n <= 0) continue;
+    for (const t of eTargets) {
+      runs[t.name] = await agents(t, n, fakePid);
+      log(`e ${t.name} x${n}:`, JSON.stringify(runs[t.name]!.res));
+      await sleep(1000);
     }
   }
+  return { agentRuns, agentRunsSmall };
+}
 
-  // h: stall-free streams. Direct, nginx, the floor and Switchyard (Portkey too when BENCH_AGENTS_PORTKEY=1),
-  // at each count; a stream is stall-free when no gap between its deltas exceeds 100 ms.
-  const stallRuns: Record<number, Record<string, Awaited<ReturnType<typeof agents>>>> = {};
-  if (want('h')) {
-    const gTargets = [direct, ...proxies].filter(
-      (t) => t.name !== 'portkey' || process.env.BENCH_AGENTS_PORTKEY === '1',
-    );
-    for (const n of STALL_COUNTS) {
-      stallRuns[n] = {};
-      for (const t of gTargets) {
-        stallRuns[n]![t.name] = await agents(t, n, fake.pid!, 'pace');
-        log(`h ${t.name} x${n}:`, JSON.stringify(stallRuns[n]![t.name]!.res));
-        await sleep(1000);
-      }
+/**
+ * h: stall-free streams. Direct, nginx, the floor and Switchyard (Portkey too when BENCH_AGENTS_PORTKEY=1), at
+ * each count; a stream is stall-free when no gap between its deltas exceeds 100 ms.
+ */
+async function stallStreams(gTargets: Target[], fakePid: number) {
+  const stallRuns: Record<number, Record<string, AgentRun>> = {};
+  for (const n of STALL_COUNTS) {
+    stallRuns[n] = {};
+    for (const t of gTargets) {
+      stallRuns[n]![t.name] = await agents(t, n, fakePid, 'pace');
+      log(`h ${t.name} x${n}:`, JSON.stringify(stallRuns[n]![t.name]!.res));
+      await sleep(1000);
     }
   }
+  return stallRuns;
+}
 
+/** What the report names the software by: Node, nginx, wrk, Portkey and Hono, Switchyard and its commit. */
+function versionsOf(): Record<string, string> {
   const versions = {
     node: process.version,
     nginx: execFileSync('nginx', ['-v'], { stdio: ['ignore', 'pipe', 'pipe'] }).toString() || '',
@@ -631,6 +647,32 @@ async function main(): Promise<void> {
   } catch {
     /* best effort */
   }
+  return versions;
+}
+
+async function main(): Promise<void> {
+  const nodeBin = process.execPath;
+  ensureTools();
+  const { fake, sy, direct, targets } = await startTargets(nodeBin);
+  await checkTargets(targets);
+  log('all targets answer JSON, SSE and 256 KB bodies');
+
+  // The targets of every scenario; the report's tables list these (the two-edge floor has its own section).
+  const proxies = targets.filter((t) => t !== direct && !t.only);
+  const want = (s: string) => ONLY === '' || ONLY.includes(s);
+  const runs = (t: Target, s: string) => want(s) && (!t.only || t.only.includes(s));
+  // Warm-up (JIT, connection pools), not measured.
+  for (const t of targets) for (const kind of ['json', 'sse'] as const) await wrk(t, kind, CONNS, 2);
+  log('warm-up done');
+  const results = await measure(targets, runs);
+  const slowTargets = [direct, ...proxies].filter(
+    (t) => t.name !== 'portkey' || process.env.BENCH_AGENTS_PORTKEY === '1',
+  );
+  const { agentRuns, agentRunsSmall } = want('e')
+    ? await manyAgents(slowTargets, fake.pid!)
+    : { agentRuns: {}, agentRunsSmall: {} };
+  const stallRuns = want('h') ? await stallStreams(slowTargets, fake.pid!) : {};
+  const versions = versionsOf();
 
   stopAll();
   await sleep(500);
