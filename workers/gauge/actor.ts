@@ -102,6 +102,20 @@ function trafficBatch(post: (m: GaugeRequest) => void, everyMs: number) {
   };
 }
 
+/**
+ * With Gauge on, the worker starts with the service (the first configure), so the scheduler and built-in sources
+ * are ready before any request. While it is off there is nothing to collect: the worker starts at the first call,
+ * or unasked after `ms` to apply the retention, so a service that lives a few seconds (a test's) never pays for a
+ * thread that loads LMDB, the vault and every collector.
+ */
+function idleStart(ms: number, start: () => void): NodeJS.Timeout {
+  const timer = setTimeout(start, ms);
+  timer.unref();
+  return timer;
+}
+
+type Refreshed = Extract<GaugeReply, { kind: 'gauge.refreshed' }>;
+
 type Pending = Map<number, { resolve(m: GaugeReply): void; reject(e: ServiceError): void }>;
 
 /** The worker's answers: each settles its call; the worker holds the process open only while calls wait. */
@@ -195,15 +209,10 @@ export function createGaugeActor(options: GaugeActorOptions): GaugeActor {
 
   const traffic = trafficBatch(post, options.trafficEveryMs ?? 3_000);
 
-  // With Gauge on, the worker starts with the service (the first configure), so the scheduler and built-in
-  // sources are ready before any request. While it is off there is nothing to collect: the worker starts at the
-  // first call, or unasked after `idleStartMs` to apply the retention, so a service that lives a few seconds (a
-  // test's) never pays for a thread that loads LMDB, the vault and every collector.
-  let idleTimer: NodeJS.Timeout | null = setTimeout(() => {
+  let idleTimer: NodeJS.Timeout | null = idleStart(options.idleStartMs ?? IDLE_START_MS, () => {
     idleTimer = null;
     if (!closed && worker === null) worker = spawn();
-  }, options.idleStartMs ?? IDLE_START_MS);
-  idleTimer.unref();
+  });
 
   return {
     configure(enabled, retentionDays) {
@@ -217,12 +226,7 @@ export function createGaugeActor(options: GaugeActorOptions): GaugeActor {
       if (inRefresh) throw new ServiceError('CONFLICT', 'A Gauge refresh is already running; wait for it to finish.');
       inRefresh = true;
       try {
-        const reply = await call<Extract<GaugeReply, { kind: 'gauge.refreshed' }>>((id) => ({
-          kind: 'gauge.refresh',
-          id,
-          sourceIds,
-        }));
-        return reply.outcomes;
+        return (await call<Refreshed>((id) => ({ kind: 'gauge.refresh', id, sourceIds }))).outcomes;
       } finally {
         inRefresh = false;
       }
