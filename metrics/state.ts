@@ -27,7 +27,7 @@ export interface StateSources {
 // The lag histogram is reset this often, so its figures describe the last minute or so, not the whole run.
 const LAG_WINDOW_MS = 60_000;
 
-// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
+// The state metrics: each read from its source at a scrape.
 export function createStateMetrics(registry: Registry, src: StateSources) {
   const info = registry.gauge(
     'switchyard_info',

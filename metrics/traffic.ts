@@ -61,7 +61,7 @@ export function statusClass(status: number): number {
   return c >= 0 && c < CLASSES.length ? c : CLASSES.length - 1;
 }
 
-// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
+// The traffic metrics: each counted as it happens, from the app's answers and the gateway's usage events.
 export function createTrafficMetrics(registry: Registry) {
   const requests = registry.counter(
     'switchyard_http_requests_total',

@@ -47,7 +47,7 @@ export interface SupervisorOptions {
 }
 
 // The supervisor's state (the child, the stop signal, the backoff) lives in this one closure, shared by its
-// handlers, each short; hence its length.
+// handlers.
 /** Runs the service until it is asked to stop, stops for good, or cannot start; resolves with the exit code. */
 export function supervise({
   spawnService,

@@ -57,7 +57,7 @@ function checkSize(name: string, value: number): number {
   return value;
 }
 
-// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
+// A factory: one closure holds the scan's state (the parser, the prefix held until `model` arrives).
 export function createModelScan(contentType: string, options: ModelScanOptions): ModelScan {
   const boundary = multipartBoundary(contentType);
   if (boundary === null) {

@@ -30,7 +30,7 @@ export interface SpillBuffer {
   dispose(): Promise<void>;
 }
 
-// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
+// A factory: one closure holds the buffer's state (the head in memory, the spill file, the write chain).
 export function createSpillBuffer(dir: string, memoryLimit: number): SpillBuffer {
   const head: Buffer[] = [];
   let headBytes = 0;

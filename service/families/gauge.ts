@@ -28,7 +28,7 @@ import {
   type GaugePort,
 } from '../../protocol/ports/gauge.ts';
 
-// Gauge's parts are many and each is built in a few lines, in the order they need each other; hence its length.
+// Gauge's parts, each built in a few lines, in the order they need each other.
 /**
  * Gauge: its worker owns collection; the main thread keeps setup (sources, accounts), budgets, alerts and
  * device-flow sessions, and reads what was collected from LMDB.

@@ -59,7 +59,7 @@ function refusal(source: GaugeSourceRecord, allowed: 'any' | 'loopback'): string
     : 'Only loopback hosts may be reached (SWITCHYARD_GAUGE_ALLOWED_HOSTS=loopback).';
 }
 
-// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
+// A factory: one closure holds the core's state (the schedule, its timer, the engine and the sources' runs).
 export async function createGaugeCore(deps: GaugeCoreDeps): Promise<GaugeCore> {
   const { env, sources, data, options } = deps;
   const clock = deps.clock ?? systemClock;

@@ -41,7 +41,6 @@ const CLOSE_GRACE_MS = 2000;
 // often and cheaply, where V8's default lets each worker's heap grow by tens of megabytes under load.
 const RELAY_YOUNG_MB = 16;
 
-// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 /** A worker gone: its calls fail, and its body slots are free (it reads nothing more). */
 function failSlot(slot: Slot, arena: BodyArena): void {
   for (const sink of slot.inflight.values()) {
@@ -52,6 +51,7 @@ function failSlot(slot: Slot, arena: BodyArena): void {
   slot.bodies.clear();
 }
 
+// A factory: one closure holds the relay workers, one slot each, and the calls in flight on each.
 export function createRelayPool(options: {
   dataDir: string;
   threads?: number;

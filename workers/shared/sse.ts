@@ -97,7 +97,6 @@ export function bytesAt(block: Uint8Array, at: number, needle: Uint8Array): bool
 const asBuffer = (bytes: Uint8Array): Buffer =>
   Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 
-// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 /**
  * Splits a byte stream into blocks at blank lines and hands each on as soon as it is complete, without
  * decoding it: a caller decodes (decodeSseBlock) only the blocks it needs. Bytes of an unfinished block are

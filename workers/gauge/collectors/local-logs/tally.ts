@@ -49,7 +49,7 @@ export function keyFromString(text: string): BucketKey | null {
   }
 }
 
-// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
+// A factory: one closure holds the tally's buckets and hours.
 export function createTally(sourceId: string, providerId: string, previousHours: readonly HourRow[]) {
   const buckets = new Map<string, GaugeActivityBucket>();
   const hours = new Map<number, HourRow>(previousHours.map((row) => [row[0], [...row] as HourRow]));
