@@ -1,10 +1,11 @@
+import type { ResolvedModel } from '../../protocol/catalog.ts';
 import { GATEWAY_OPS, type GatewayOp } from '../../protocol/gateway.ts';
 import { jsonText } from '../../protocol/json-text.ts';
 import type { SmartRoutingPort } from '../../protocol/ports/smart-route.ts';
 import { transferable } from '../../protocol/relay.ts';
 import { parseJsonBody } from '../http/json-body.ts';
 import { route, type RouteContext, type RouteDef, type RouteResult } from '../http/router.ts';
-import { CAPPABLE, withOutputCap } from './admission.ts';
+import { CAPPABLE, withOutputCap, type Reservation } from './admission.ts';
 import type { CallKit } from './call-kit.ts';
 import {
   type CountOp,
@@ -87,13 +88,7 @@ async function presetCall(
   const cap = reservation?.outputCap ?? null;
   const sent = cap === null ? presetBody : withOutputCap(op, resolved.provider.kind, merged, cap);
   const call = kit.under(reservation, () => kit.startJson(ctx, { op, resolved, clientModel: name, body: sent }));
-  return kit.follow(ctx, call, {
-    op,
-    providerId: resolved.provider.id,
-    modelId: resolved.model.id,
-    reservation,
-    credentialId: credentialFor(resolved.provider)?.id ?? null,
-  });
+  return followModel(kit, ctx, call, op, resolved, reservation);
 }
 
 /** Every model is counted: by its provider, by a local tokenizer, or by an estimate (count-tokens.ts). */
@@ -151,6 +146,18 @@ function modelCall(kit: CallKit, deps: GatewayDeps, ctx: RouteContext<unknown>, 
     if (reservation !== null) kit.release(reservation);
     throw err;
   }
+  return followModel(kit, ctx, call, op, resolved, reservation);
+}
+
+/** Follows a call of one resolved model, with the provider's one key (a pooled provider's calls follow theirs). */
+function followModel(
+  kit: CallKit,
+  ctx: RouteContext<unknown>,
+  call: RelayCall,
+  op: GatewayOp,
+  resolved: ResolvedModel,
+  reservation: Reservation | null,
+): Promise<RouteResult> {
   return kit.follow(ctx, call, {
     op,
     providerId: resolved.provider.id,

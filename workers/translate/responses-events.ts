@@ -16,6 +16,11 @@ export function eventWriter(): Emit {
     `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...fields })}\n\n`;
 }
 
+/** The stream's first two events, both carrying the response in progress. */
+export function responseStarted(event: Emit, response: Json): string {
+  return event('response.created', { response }) + event('response.in_progress', { response });
+}
+
 /** A message item opened at `index`, with its one output_text part. */
 export function messageAdded(event: Emit, item: Json, index: number): string {
   return (

@@ -13,6 +13,7 @@ import {
   eventWriter,
   messageAdded,
   messageDone,
+  responseStarted,
   textDeltaEvent,
 } from '../responses-events.ts';
 
@@ -236,8 +237,7 @@ export function responsesStream(ctx: ResponsesCallContext): ResponsesStream {
   function start(): string {
     if (started) return '';
     started = true;
-    const response = responseEnvelope(ctx, 'in_progress');
-    return event('response.created', { response }) + event('response.in_progress', { response });
+    return responseStarted(event, responseEnvelope(ctx, 'in_progress'));
   }
 
   function chunk(data: Json): string {

@@ -9,6 +9,7 @@ import {
   eventWriter,
   messageAdded,
   messageDone,
+  responseStarted,
   textDeltaEvent,
 } from '../responses-events.ts';
 import {
@@ -285,8 +286,7 @@ export function responsesStreamOverMessages(ctx: ResponsesCallContext): StreamMa
   function start(): string {
     if (started) return '';
     started = true;
-    const response = envelope(ctx, 'in_progress');
-    return event('response.created', { response }) + event('response.in_progress', { response });
+    return responseStarted(event, envelope(ctx, 'in_progress'));
   }
 
   function complete(): string {
