@@ -37,13 +37,16 @@ export interface LimitCounters {
 const NANO = 1_000_000_000n;
 const COUNTERS_SHOWN = 50;
 
+/** Every slot claimed, by any thread, with its key. */
+type Claimed = Map<number, { limitId: string; scopeKey: string }>;
+
 /** A ledger figure in the limit's unit. */
 const shown = (r: LimitRecord, n: bigint): number => (r.metric === 'usd' ? Number(n) / Number(NANO) : Number(n));
 
 export function openLimitCounters(deps: LimitCountersDeps): LimitCounters {
   const { env, repo, log, now, records } = deps;
   /** Every slot claimed, by any thread, with its key: what is persisted and shown. */
-  const claimed = new Map<number, { limitId: string; scopeKey: string }>();
+  const claimed: Claimed = new Map();
   const ledger: Ledger = createLedger(createLedgerBuffer(), (slot, limitId, scopeKey) =>
     claimed.set(slot, { limitId, scopeKey }),
   );
@@ -52,20 +55,7 @@ export function openLimitCounters(deps: LimitCountersDeps): LimitCounters {
   /** Counters refused in their current window: `limitId|key` -> when that window ends. */
   const tripped = new Map<string, { record: LimitRecord; key: string; resetsAt: number }>();
 
-  // The counters of the current windows, as last stored, then every settlement the journal holds since; older
-  // windows start again at zero anyway.
-  const covered = repo.journalCovered();
-  /** The start of each calendar limit's current window, worked out once for the load and the replay below. */
-  const starts = new Map<string, number>();
-  const currentStart = (limitId: string, window: CalendarWindow): number => {
-    let start = starts.get(limitId);
-    if (start === undefined) starts.set(limitId, (start = windowStartOf(window, now())));
-    return start;
-  };
-  /** Sessions of gates that are over, forgotten in the first commit. */
-  const over: { limitId: string; scopeKey: string }[] = [];
-  loadStored();
-  const journal = deps.journalDir === undefined ? null : replayJournal(deps.journalDir);
+  const { journal, over } = loadCounters(deps, ledger, claimed, persisted);
 
   let writing: Promise<void> = Promise.resolve();
   // What the journal replayed is stored at once, and its files go.
@@ -77,7 +67,7 @@ export function openLimitCounters(deps: LimitCountersDeps): LimitCounters {
   return {
     ledger,
     journal,
-    counters,
+    counters: (record) => countersOf(record, claimed, ledger, now, deps.gaugeShare),
     tripped(record, key, windowStart, resetsAt) {
       const name = `${record.id}|${key}`;
       if (tripped.has(name) && tripped.get(name)!.resetsAt === resetsAt) return;
@@ -98,53 +88,6 @@ export function openLimitCounters(deps: LimitCountersDeps): LimitCounters {
       journal?.close();
     },
   };
-
-  function loadStored(): void {
-    for (const { limitId, scopeKey, counter } of repo.counters()) {
-      const record = records.get(limitId);
-      if (record === undefined) continue;
-      if (record.window === 'gauge') {
-        // A session a `new_sessions` gate admitted while open (admission.ts), as of the hour it was last admitted
-        // in: still under way after a restart, unless it no longer is (underWayAt; then it is forgotten).
-        if (!underWayAt(counter.windowStart, now())) {
-          over.push({ limitId, scopeKey });
-          continue;
-        }
-        const slot = ledger.slotOf(limitId, scopeKey);
-        if (slot >= 0) {
-          ledger.mark(slot, counter.windowStart);
-          persisted.set(slot, `${counter.windowStart}:${counter.used}`);
-        }
-        continue;
-      }
-      if (counter.windowStart !== currentStart(limitId, record.window)) continue;
-      const slot = ledger.slotOf(limitId, scopeKey);
-      if (slot >= 0) {
-        ledger.load(slot, counter.windowStart, BigInt(counter.used));
-        persisted.set(slot, `${counter.windowStart}:${counter.used}`);
-      }
-    }
-  }
-
-  function replayJournal(dir: string): LimitJournal {
-    for (const s of replayable(dir, covered)) {
-      const record = records.get(s.limitId);
-      if (record === undefined || record.window === 'gauge') continue;
-      if (s.windowStart !== currentStart(s.limitId, record.window)) continue;
-      const slot = ledger.slotOf(s.limitId, s.scopeKey);
-      if (slot < 0) continue;
-      const state = ledger.read(slot);
-      if (state.windowStart !== s.windowStart) ledger.load(slot, s.windowStart, 0n);
-      ledger.settle(slot, s.windowStart, 0n, s.used);
-    }
-    const nameOf = (slot: number) => {
-      const key = claimed.get(slot);
-      return key && `${key.limitId}|${key.scopeKey}`;
-    };
-    return openLimitJournal(dir, covered, nameOf, (err) =>
-      log.warn({ err: String(err).slice(0, 300) }, 'could not write the limit journal'),
-    );
-  }
 
   /**
    * Writes the counters of every claimed slot that changed since it was last written, with the journal generation
@@ -195,32 +138,105 @@ export function openLimitCounters(deps: LimitCountersDeps): LimitCounters {
       deps.bus.publish('limit.reset', { limitId: trip.record.id, name: trip.record.name, key: trip.key });
     }
   }
+}
 
-  function counters(record: LimitRecord): LimitCounterView[] {
+/**
+ * The counters of the current windows, as last stored, then every settlement the journal holds since; older
+ * windows start again at zero anyway. Returns the journal, open for what settles next, and the sessions of gates
+ * that are over, forgotten in the first commit.
+ */
+function loadCounters(
+  deps: LimitCountersDeps,
+  ledger: Ledger,
+  claimed: Claimed,
+  persisted: Map<number, string>,
+): { journal: LimitJournal | null; over: { limitId: string; scopeKey: string }[] } {
+  const { repo, records, now } = deps;
+  const covered = repo.journalCovered();
+  /** The start of each calendar limit's current window, worked out once for the load and the replay below. */
+  const starts = new Map<string, number>();
+  const currentStart = (limitId: string, window: CalendarWindow): number => {
+    let start = starts.get(limitId);
+    if (start === undefined) starts.set(limitId, (start = windowStartOf(window, now())));
+    return start;
+  };
+  const over: { limitId: string; scopeKey: string }[] = [];
+  for (const { limitId, scopeKey, counter } of repo.counters()) {
+    const record = records.get(limitId);
+    if (record === undefined) continue;
     if (record.window === 'gauge') {
-      // One figure, the account's: Gauge's reading of the window, whatever scope the gate applies to.
-      const share = deps.gaugeShare(record.gauge!.accountId, record.gauge!.windowId);
-      const resetsAt = share?.resetsAt == null ? null : new Date(share.resetsAt).toISOString();
-      return [{ key: record.scope.id, used: share?.percent ?? 0, reserved: 0, windowStart: null, resetsAt }];
+      // A session a `new_sessions` gate admitted while open (admission.ts), as of the hour it was last admitted
+      // in: still under way after a restart, unless it no longer is (underWayAt; then it is forgotten).
+      if (!underWayAt(counter.windowStart, now())) {
+        over.push({ limitId, scopeKey });
+        continue;
+      }
+      const slot = ledger.slotOf(limitId, scopeKey);
+      if (slot >= 0) {
+        ledger.mark(slot, counter.windowStart);
+        persisted.set(slot, `${counter.windowStart}:${counter.used}`);
+      }
+      continue;
     }
-    const start = windowStartOf(record.window, now());
-    const resetsAt = new Date(windowEndOf(record.window, start)).toISOString();
-    const rows: LimitCounterView[] = [];
-    for (const [slot, c] of claimed) {
-      if (c.limitId !== record.id) continue;
-      const state = ledger.read(slot);
-      const used = state.windowStart === start ? state.used : 0n;
-      rows.push({
-        key: c.scopeKey === '*' ? null : c.scopeKey,
-        used: shown(record, used),
-        reserved: shown(record, state.reserved),
-        windowStart: new Date(start).toISOString(),
-        resetsAt,
-      });
+    if (counter.windowStart !== currentStart(limitId, record.window)) continue;
+    const slot = ledger.slotOf(limitId, scopeKey);
+    if (slot >= 0) {
+      ledger.load(slot, counter.windowStart, BigInt(counter.used));
+      persisted.set(slot, `${counter.windowStart}:${counter.used}`);
     }
-    if (rows.length === 0 && record.scope.kind !== 'session') {
-      rows.push({ key: record.scope.id, used: 0, reserved: 0, windowStart: new Date(start).toISOString(), resetsAt });
-    }
-    return rows.sort((a, b) => b.used - a.used).slice(0, COUNTERS_SHOWN);
   }
+  if (deps.journalDir === undefined) return { journal: null, over };
+  const dir = deps.journalDir;
+  for (const s of replayable(dir, covered)) {
+    const record = records.get(s.limitId);
+    if (record === undefined || record.window === 'gauge') continue;
+    if (s.windowStart !== currentStart(s.limitId, record.window)) continue;
+    const slot = ledger.slotOf(s.limitId, s.scopeKey);
+    if (slot < 0) continue;
+    const state = ledger.read(slot);
+    if (state.windowStart !== s.windowStart) ledger.load(slot, s.windowStart, 0n);
+    ledger.settle(slot, s.windowStart, 0n, s.used);
+  }
+  const nameOf = (slot: number) => {
+    const key = claimed.get(slot);
+    return key && `${key.limitId}|${key.scopeKey}`;
+  };
+  const journal = openLimitJournal(dir, covered, nameOf, (err) =>
+    deps.log.warn({ err: String(err).slice(0, 300) }, 'could not write the limit journal'),
+  );
+  return { journal, over };
+}
+
+function countersOf(
+  record: LimitRecord,
+  claimed: Claimed,
+  ledger: Ledger,
+  now: () => number,
+  gaugeShare: LimitCountersDeps['gaugeShare'],
+): LimitCounterView[] {
+  if (record.window === 'gauge') {
+    // One figure, the account's: Gauge's reading of the window, whatever scope the gate applies to.
+    const share = gaugeShare(record.gauge!.accountId, record.gauge!.windowId);
+    const resetsAt = share?.resetsAt == null ? null : new Date(share.resetsAt).toISOString();
+    return [{ key: record.scope.id, used: share?.percent ?? 0, reserved: 0, windowStart: null, resetsAt }];
+  }
+  const start = windowStartOf(record.window, now());
+  const resetsAt = new Date(windowEndOf(record.window, start)).toISOString();
+  const rows: LimitCounterView[] = [];
+  for (const [slot, c] of claimed) {
+    if (c.limitId !== record.id) continue;
+    const state = ledger.read(slot);
+    const used = state.windowStart === start ? state.used : 0n;
+    rows.push({
+      key: c.scopeKey === '*' ? null : c.scopeKey,
+      used: shown(record, used),
+      reserved: shown(record, state.reserved),
+      windowStart: new Date(start).toISOString(),
+      resetsAt,
+    });
+  }
+  if (rows.length === 0 && record.scope.kind !== 'session') {
+    rows.push({ key: record.scope.id, used: 0, reserved: 0, windowStart: new Date(start).toISOString(), resetsAt });
+  }
+  return rows.sort((a, b) => b.used - a.used).slice(0, COUNTERS_SHOWN);
 }

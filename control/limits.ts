@@ -9,9 +9,9 @@ import type { LimitRepo } from '../store/limit-repo.ts';
 import type { Actor } from './actor.ts';
 import { auditedCrud } from './crud.ts';
 import type { EventBus } from './events.ts';
-import { openLimitCounters } from './limit-counters.ts';
+import { type LimitCounters, openLimitCounters } from './limit-counters.ts';
 import { checkGauge, checkMax, checkScope } from './limits-validation.ts';
-import { createLoopBrake } from './loop-brake.ts';
+import { createLoopBrake, type LoopBrakeService } from './loop-brake.ts';
 import { createFollowers, type Follower } from '../protocol/followers.ts';
 
 // Enforced limits in the control plane: their records (audited), the snapshot admission reads, and the ledger's
@@ -72,9 +72,7 @@ export function createLimits(deps: LimitsDeps): LimitsPort & {
   const records = new Map(repo.all().map((r) => [r.id, r]));
   let active: ActiveLimit[] = [];
   const brake = createLoopBrake({ env, repo, audit: deps.audit, bus: deps.bus, log, now });
-  const idleFollowers = createFollowers<boolean>();
-  const idle = () => active.length === 0 && !brake.active();
-  let toldIdle = true;
+  const idle = createIdleWatch(() => active.length === 0 && !brake.active());
   const counters = openLimitCounters({
     env,
     repo,
@@ -88,11 +86,11 @@ export function createLimits(deps: LimitsDeps): LimitsPort & {
   });
   const { ledger, journal } = counters;
   refreshActive();
-  toldIdle = idle();
+  idle.reset();
 
   return {
-    list: () => [...records.values()].map(view),
-    get: (id) => view(must(id)),
+    list: () => [...records.values()].map((r) => limitView(counters, r)),
+    get: (id) => limitView(counters, must(records, id)),
     async create(input, actor: Actor, requestId) {
       if (records.size >= LIMIT_BOUNDS.count)
         throw new ServiceError('CONFLICT', `At most ${LIMIT_BOUNDS.count} limits.`);
@@ -115,44 +113,29 @@ export function createLimits(deps: LimitsDeps): LimitsPort & {
       await crud.create(record, { action: 'limit.create', actor, requestId, metadata: metadataOf(record) });
       records.set(record.id, record);
       refreshActive();
-      await tellIdle();
-      return view(record);
+      await idle.tell();
+      return limitView(counters, record);
     },
     async update(id, patch, actor, requestId) {
-      const current = must(id);
+      const current = must(records, id);
       if (patch.max !== undefined) checkMax(current.metric, patch.max);
       const next: LimitRecord = { ...current, ...patch, updatedAt: new Date(now()).toISOString() };
       await crud.update(next, { action: 'limit.update', actor, requestId, metadata: metadataOf(next) });
       records.set(id, next);
       refreshActive();
-      await tellIdle();
-      return view(next);
+      await idle.tell();
+      return limitView(counters, next);
     },
     async remove(id, actor, requestId) {
-      const current = must(id);
+      const current = must(records, id);
       const entry = { action: 'limit.delete' as const, actor, requestId, metadata: metadataOf(current) };
       await crud.remove(id, entry, () => repo.stageForget(id));
       records.delete(id);
       refreshActive();
-      await tellIdle();
+      await idle.tell();
     },
-    brake: {
-      ...brake,
-      async update(patch, actor, requestId) {
-        const config = await brake.update(patch, actor, requestId);
-        await tellIdle();
-        return config;
-      },
-      async resume(session, actor, requestId) {
-        const resumed = await brake.resume(session, actor, requestId);
-        await tellIdle();
-        return resumed;
-      },
-    },
-    followIdle(follower) {
-      follower(toldIdle);
-      return idleFollowers.add(follower);
-    },
+    brake: brakeTelling(brake, idle.tell),
+    followIdle: idle.follow,
     admission: {
       active: () => active,
       ledger,
@@ -171,29 +154,61 @@ export function createLimits(deps: LimitsDeps): LimitsPort & {
     close: () => counters.close(),
   };
 
-  /** Tells the followers when idleness changed; settles once each has it. */
-  async function tellIdle(): Promise<void> {
-    if (idle() === toldIdle) return;
-    toldIdle = idle();
-    await idleFollowers.tell(toldIdle);
-  }
-
   function refreshActive(): void {
     active = [...records.values()].filter((r) => r.enabled).map((record) => ({ record, max: ledgerMax(record) }));
   }
+}
 
-  // A gate stored before `stops` existed stops every call, and says so.
-  function view(record: LimitRecord): LimitView {
-    return {
-      ...record,
-      ...(record.gauge && { gauge: { stops: 'calls' as const, ...record.gauge } }),
-      counters: counters.counters(record),
-    };
-  }
+// A gate stored before `stops` existed stops every call, and says so.
+function limitView(counters: LimitCounters, record: LimitRecord): LimitView {
+  return {
+    ...record,
+    ...(record.gauge && { gauge: { stops: 'calls' as const, ...record.gauge } }),
+    counters: counters.counters(record),
+  };
+}
 
-  function must(id: string): LimitRecord {
-    const record = id.length <= 40 ? records.get(id) : undefined;
-    if (record === undefined) throw notFound(id);
-    return record;
-  }
+function must(records: ReadonlyMap<string, LimitRecord>, id: string): LimitRecord {
+  const record = id.length <= 40 ? records.get(id) : undefined;
+  if (record === undefined) throw notFound(id);
+  return record;
+}
+
+/** Whether admission has nothing to do, told to the followers whenever it changes. */
+function createIdleWatch(idle: () => boolean) {
+  const followers = createFollowers<boolean>();
+  let told = true;
+  return {
+    /** Takes idleness as it is now, without telling (at start). */
+    reset(): void {
+      told = idle();
+    },
+    /** Tells the followers when idleness changed; settles once each has it. */
+    async tell(): Promise<void> {
+      if (idle() === told) return;
+      told = idle();
+      await followers.tell(told);
+    },
+    follow(follower: Follower<boolean>): () => void {
+      follower(told);
+      return followers.add(follower);
+    },
+  };
+}
+
+/** The loop brake, whose changes may change idleness. */
+function brakeTelling(brake: LoopBrakeService, tell: () => Promise<void>): LimitsPort['brake'] {
+  return {
+    ...brake,
+    async update(patch, actor, requestId) {
+      const config = await brake.update(patch, actor, requestId);
+      await tell();
+      return config;
+    },
+    async resume(session, actor, requestId) {
+      const resumed = await brake.resume(session, actor, requestId);
+      await tell();
+      return resumed;
+    },
+  };
 }
