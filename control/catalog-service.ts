@@ -1,6 +1,4 @@
 import { ServiceError } from '../protocol/errors.ts';
-import type { EndpointFamily } from '../protocol/families.ts';
-import { KINDS } from '../protocol/providers.ts';
 import { translatedFamilies } from '../protocol/translation.ts';
 import {
   directModelId,
@@ -14,13 +12,14 @@ import type { StoreEnv } from '../store/env.ts';
 import type { ModelListCache, ModelRecord, ModelRepo } from '../store/model-repo.ts';
 import type { ProviderRecord } from '../store/provider-repo.ts';
 import type { Actor } from './actor.ts';
+import { newModelRecord, patchedModelRecord } from './catalog-records.ts';
+import { checkRecord, checkRemovable } from './catalog-validation.ts';
 import { auditedCrud } from './crud.ts';
 import type { Catalog, CatalogModel } from '../protocol/catalog.ts';
 import { buildCatalog, type CatalogChange } from '../state/catalog-index.ts';
 import type { Follower } from '../state/followers.ts';
 import type { CatalogFilter } from '../protocol/ports/catalog.ts';
 import { resolvePricing, type PriceIndex, type ResolvedPricing } from '../state/price-index.ts';
-import { familyWordsAndId, withArticle } from '../protocol/words.ts';
 
 export type { CatalogFilter };
 
@@ -68,7 +67,9 @@ export function toModelView(
   };
 }
 
-// Over 80 lines as a closure of short methods over one state, the shape of every control service here.
+const notFound = (id: string) =>
+  new ServiceError('NOT_FOUND', `No catalog model with ID \`${id.slice(0, 200)}\`.`, { param: 'id' });
+
 export function createCatalogService({ env, models, audit, providers, prices }: Deps): CatalogService {
   const catalog = buildCatalog(providers(), models.all(), models.allListings());
   const view = (m: CatalogModel) => toModelView(m, resolvePricing(m, catalog.provider(m.providerId), prices));
@@ -77,8 +78,6 @@ export function createCatalogService({ env, models, audit, providers, prices }: 
   const pendingIds = new Set<string>();
   /** Alias -> the model claiming it, and how many of that model's writes do. */
   const pendingAliases = new Map<string, { id: string; writes: number }>();
-  const notFound = (id: string) =>
-    new ServiceError('NOT_FOUND', `No catalog model with ID \`${id.slice(0, 200)}\`.`, { param: 'id' });
   const crud = auditedCrud<ModelRecord>({
     env,
     audit,
@@ -93,39 +92,6 @@ export function createCatalogService({ env, models, audit, providers, prices }: 
     if (!m) throw notFound(id);
     return m;
   };
-
-  /** Checks that depend on the provider and the rest of the catalog. */
-  function checkRecord(record: ModelRecord, provider: ProviderRecord): void {
-    const kindFamilies: readonly EndpointFamily[] = KINDS[provider.kind].families;
-    record.families.forEach((f, i) => {
-      if (!kindFamilies.includes(f))
-        throw invalid(
-          `families[${i}]`,
-          `${withArticle(provider.kind, true)} provider cannot serve ${familyWordsAndId(f)}.`,
-        );
-    });
-    record.aliases.forEach((alias, i) => {
-      const owner = pendingAliases.get(alias)?.id ?? catalog.aliasOwner(alias);
-      if (owner !== undefined && owner !== record.id) {
-        throw new ServiceError('CONFLICT', `Alias \`${alias}\` already belongs to \`${owner}\`.`, {
-          param: `aliases[${i}]`,
-        });
-      }
-    });
-    const acc = record.acceleration;
-    if (acc !== null) {
-      if (provider.kind !== 'embedded' && provider.kind !== 'llamacpp') {
-        throw invalid('acceleration', 'Speculative decoding is available for llamacpp and embedded models only.');
-      }
-      if (acc.mode === 'draft') {
-        if (acc.draftModelId === null) throw invalid('acceleration.draftModelId', 'Draft mode needs a draftModelId.');
-        const draft = catalog.get(acc.draftModelId);
-        if (!draft || draft.providerId !== provider.id || draft.id === record.id) {
-          throw invalid('acceleration.draftModelId', 'The draft model must be another model of the same provider.');
-        }
-      }
-    }
-  }
 
   async function save(
     record: ModelRecord,
@@ -167,7 +133,7 @@ export function createCatalogService({ env, models, audit, providers, prices }: 
     return written;
   }
 
-  const service: CatalogService = {
+  return {
     current: () => catalog,
     follow: (listener) => catalog.follow(listener),
     providerChanged(id, provider, listing) {
@@ -177,13 +143,7 @@ export function createCatalogService({ env, models, audit, providers, prices }: 
     list(f) {
       return catalog
         .all()
-        .filter(
-          (m) =>
-            (f.providerId === undefined || m.providerId === f.providerId) &&
-            (f.source === undefined || m.source === f.source) &&
-            (f.family === undefined || m.families.includes(f.family)) &&
-            (f.hidden === undefined || m.hidden === f.hidden),
-        )
+        .filter((m) => matches(m, f))
         .map(view);
     },
     get: (id) => view(mustGet(id)),
@@ -199,30 +159,8 @@ export function createCatalogService({ env, models, audit, providers, prices }: 
       if (families === undefined || families.length === 0) {
         throw invalid('families', 'Name the endpoint families: the provider has not reported this model.');
       }
-      const now = Date.now();
-      const record: ModelRecord = {
-        id,
-        providerId: provider.id,
-        upstreamModelId: input.upstreamModelId,
-        displayName: input.displayName ?? auto?.displayName ?? input.upstreamModelId,
-        families: [...families],
-        aliases: input.aliases ?? [],
-        hidden: input.hidden ?? false,
-        contextWindow: input.contextWindow ?? auto?.contextWindow ?? null,
-        pricing: input.pricing
-          ? {
-              cachedInputPerMTok: null,
-              cacheWritePerMTok: null,
-              cacheWrite1hPerMTok: null,
-              currency: 'USD',
-              ...input.pricing,
-            }
-          : null,
-        acceleration: input.acceleration ? { draftModelId: null, ...input.acceleration } : null,
-        createdAt: now,
-        updatedAt: now,
-      };
-      checkRecord(record, provider);
+      const record = newModelRecord(input, id, provider.id, auto, families);
+      checkRecord(record, provider, catalog, pendingAliases);
       return save(record, {
         action: 'model.create',
         actor,
@@ -237,67 +175,27 @@ export function createCatalogService({ env, models, audit, providers, prices }: 
       const provider = catalog.provider(current.providerId)!;
       // Patching an auto model turns it into an explicit record (to hide it, alias it, price it).
       const stored = catalog.record(id);
-      const base: ModelRecord = stored ?? {
-        id,
-        providerId: current.providerId,
-        upstreamModelId: current.upstreamModelId,
-        displayName: current.displayName,
-        families: [...current.families],
-        aliases: [],
-        hidden: false,
-        contextWindow: current.contextWindow,
-        pricing: null,
-        acceleration: null,
-        createdAt: Date.now(),
-        updatedAt: Date.now(),
-      };
-      const next: ModelRecord = {
-        ...base,
-        ...(patch.displayName !== undefined && { displayName: patch.displayName }),
-        ...(patch.families !== undefined && { families: [...patch.families] }),
-        ...(patch.aliases !== undefined && { aliases: [...patch.aliases] }),
-        ...(patch.hidden !== undefined && { hidden: patch.hidden }),
-        ...(patch.contextWindow !== undefined && { contextWindow: patch.contextWindow }),
-        ...(patch.pricing !== undefined && {
-          pricing: patch.pricing && {
-            cachedInputPerMTok: null,
-            cacheWritePerMTok: null,
-            cacheWrite1hPerMTok: null,
-            currency: 'USD',
-            ...patch.pricing,
-          },
-        }),
-        ...(patch.acceleration !== undefined && {
-          acceleration: patch.acceleration && { draftModelId: null, ...patch.acceleration },
-        }),
-        updatedAt: Date.now(),
-      };
-      checkRecord(next, provider);
+      const next = patchedModelRecord(id, current, stored, patch);
+      checkRecord(next, provider, catalog, pendingAliases);
       const changed = Object.keys(patch).sort();
       return save(next, { action: 'model.update', actor, requestId, changed, replaces: stored !== undefined });
     },
 
     async remove(id, actor, requestId) {
       const current = mustGet(id);
-      if (current.source === 'auto') {
-        throw new ServiceError(
-          'CONFLICT',
-          'Auto-proxied models cannot be deleted; hide them, or turn off the provider’s autoProxyModels.',
-          {
-            param: 'id',
-          },
-        );
-      }
-      const drafts = catalog.all().filter((m) => m.acceleration?.draftModelId === id);
-      if (drafts.length > 0) {
-        throw new ServiceError('CONFLICT', `\`${id}\` is the draft model of ${drafts.length} other model(s).`, {
-          param: 'id',
-        });
-      }
+      checkRemovable(id, current, catalog);
       await crud.remove(id, { action: 'model.delete', actor, requestId, metadata: { providerId: current.providerId } });
       catalog.removeRecord(id);
       await catalog.settled();
     },
   };
-  return service;
+}
+
+function matches(m: CatalogModel, f: CatalogFilter): boolean {
+  return (
+    (f.providerId === undefined || m.providerId === f.providerId) &&
+    (f.source === undefined || m.source === f.source) &&
+    (f.family === undefined || m.families.includes(f.family)) &&
+    (f.hidden === undefined || m.hidden === f.hidden)
+  );
 }

@@ -37,7 +37,73 @@ export const DEFAULT_BUS_LIMITS: BusLimits = {
   queueBytes: 256 << 10,
 };
 
-// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
+/** One subscriber's bounded queue of frames; it leaves `subscribers` when it ends. */
+class Sub implements Subscriber {
+  queue: string[] = [];
+  bytes = 0;
+  /** The replay's frames are the ring's own strings: they do not count against the queue's bound. */
+  replaying = false;
+  replayed = 0;
+  end: EndReason | null = null;
+  ready: (() => void) | null = null;
+  constructor(
+    readonly options: SubscribeOptions,
+    private readonly limits: BusLimits,
+    private readonly subscribers: Set<Sub>,
+  ) {}
+
+  push(frame: string): void {
+    if (this.end !== null) return;
+    if (
+      !this.replaying &&
+      (this.queue.length - this.replayed >= this.limits.queueEvents ||
+        this.bytes + frame.length > this.limits.queueBytes)
+    ) {
+      this.finish('dropped');
+      return;
+    }
+    this.queue.push(frame);
+    if (this.replaying) this.replayed++;
+    else this.bytes += frame.length;
+    this.wake();
+  }
+  deliver(event: BusEvent): void {
+    if (this.end !== null || !this.options.filter(event)) return;
+    this.push(event.frame);
+    if (this.end === null && this.options.until?.(event)) this.finish('done');
+  }
+  finish(reason: EndReason): void {
+    if (this.end !== null) return;
+    this.end = reason;
+    this.subscribers.delete(this);
+    this.wake();
+  }
+  wake(): void {
+    const ready = this.ready;
+    this.ready = null;
+    ready?.();
+  }
+  take(): string[] {
+    const frames = this.queue;
+    this.queue = [];
+    this.bytes = 0;
+    this.replayed = 0;
+    return frames;
+  }
+  onReady(callback: () => void): void {
+    this.ready = callback;
+  }
+  ended(): EndReason | null {
+    return this.end;
+  }
+  close(): void {
+    this.end ??= 'closed';
+    this.subscribers.delete(this);
+    this.ready = null;
+    this.queue = [];
+  }
+}
+
 export function createEventBus(limits: BusLimits = DEFAULT_BUS_LIMITS, now: () => number = Date.now) {
   // IDs start at the start time in microseconds, so an ID from an earlier run of the service is always older
   // than this run's ring (a `reset`), never mistaken for one of this run's events.
@@ -46,67 +112,6 @@ export function createEventBus(limits: BusLimits = DEFAULT_BUS_LIMITS, now: () =
   let ringBytes = 0;
   const subscribers = new Set<Sub>();
   let closed = false;
-
-  class Sub implements Subscriber {
-    queue: string[] = [];
-    bytes = 0;
-    /** The replay's frames are the ring's own strings: they do not count against the queue's bound. */
-    replaying = false;
-    replayed = 0;
-    end: EndReason | null = null;
-    ready: (() => void) | null = null;
-    constructor(readonly options: SubscribeOptions) {}
-
-    push(frame: string): void {
-      if (this.end !== null) return;
-      if (
-        !this.replaying &&
-        (this.queue.length - this.replayed >= limits.queueEvents || this.bytes + frame.length > limits.queueBytes)
-      ) {
-        this.finish('dropped');
-        return;
-      }
-      this.queue.push(frame);
-      if (this.replaying) this.replayed++;
-      else this.bytes += frame.length;
-      this.wake();
-    }
-    deliver(event: BusEvent): void {
-      if (this.end !== null || !this.options.filter(event)) return;
-      this.push(event.frame);
-      if (this.end === null && this.options.until?.(event)) this.finish('done');
-    }
-    finish(reason: EndReason): void {
-      if (this.end !== null) return;
-      this.end = reason;
-      subscribers.delete(this);
-      this.wake();
-    }
-    wake(): void {
-      const ready = this.ready;
-      this.ready = null;
-      ready?.();
-    }
-    take(): string[] {
-      const frames = this.queue;
-      this.queue = [];
-      this.bytes = 0;
-      this.replayed = 0;
-      return frames;
-    }
-    onReady(callback: () => void): void {
-      this.ready = callback;
-    }
-    ended(): EndReason | null {
-      return this.end;
-    }
-    close(): void {
-      this.end ??= 'closed';
-      subscribers.delete(this);
-      this.ready = null;
-      this.queue = [];
-    }
-  }
 
   return {
     publish(type: EventType, data: unknown, jobId: string | null = null): BusEvent {
@@ -122,7 +127,7 @@ export function createEventBus(limits: BusLimits = DEFAULT_BUS_LIMITS, now: () =
 
     /** The replay comes first, in the same queue, so live events can never overtake it. */
     subscribe(options: SubscribeOptions): Subscriber {
-      const sub = new Sub(options);
+      const sub = new Sub(options, limits, subscribers);
       if (closed) {
         sub.end = 'closed';
         return sub;

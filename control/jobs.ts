@@ -57,7 +57,6 @@ interface Entry {
   settle(): void;
 }
 
-// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 export function createJobs(
   bus: EventBus,
   limits: { maxActive?: number; keepFinished?: number; onInternal?(err: unknown): void } = {},
@@ -112,27 +111,7 @@ export function createJobs(
           'OVERLOADED',
           `${maxActive} jobs are already queued or running; try again when one ends.`,
         );
-      let settle!: () => void;
-      const done = new Promise<void>((r) => (settle = r));
-      const e: Entry = {
-        record: {
-          id: newId('job_'),
-          kind: spec.kind,
-          subject: spec.subject === null ? null : spec.subject.slice(0, SUBJECT_MAX),
-          state: 'queued',
-          progress: 0,
-          result: null,
-          error: null,
-          createdAt: iso(),
-          startedAt: null,
-          endedAt: null,
-        },
-        spec,
-        abort: new AbortController(),
-        terminalEventId: null,
-        done,
-        settle,
-      };
+      const e = newEntry(spec);
       jobs.set(e.record.id, e);
       active++;
       publish(e, 'job.created');
@@ -169,13 +148,7 @@ export function createJobs(
 
     /** Newest first. */
     list(filter: JobFilter): { data: JobRecord[]; hasMore: boolean } {
-      const matching = [...jobs.values()]
-        .reverse()
-        .filter(
-          (e) =>
-            (filter.state === undefined || e.record.state === filter.state) &&
-            (filter.kind === undefined || e.record.kind === filter.kind),
-        );
+      const matching = [...jobs.values()].reverse().filter((e) => matches(e.record, filter));
       return {
         data: matching.slice(filter.offset, filter.offset + filter.limit).map(view),
         hasMore: matching.length > filter.offset + filter.limit,
@@ -184,17 +157,7 @@ export function createJobs(
 
     cancel(id: string): JobRecord {
       const e = must(id);
-      const state = e.record.state;
-      if (TERMINAL_STATES.includes(state))
-        throw new ServiceError('CONFLICT', `Job \`${e.record.id}\` is already ${state}.`, {
-          param: 'id',
-          details: { state },
-        });
-      if (state === 'running' && !e.spec.cancellable)
-        throw new ServiceError('CONFLICT', `A running ${e.spec.kind} job cannot be cancelled.`, {
-          param: 'id',
-          details: { state },
-        });
+      checkCancellable(e);
       finish(e, 'cancelled', {});
       e.abort.abort();
       return view(e);
@@ -214,6 +177,50 @@ export function createJobs(
 }
 
 export type Jobs = ReturnType<typeof createJobs>;
+
+function newEntry(spec: JobSpec): Entry {
+  let settle!: () => void;
+  const done = new Promise<void>((r) => (settle = r));
+  return {
+    record: {
+      id: newId('job_'),
+      kind: spec.kind,
+      subject: spec.subject === null ? null : spec.subject.slice(0, SUBJECT_MAX),
+      state: 'queued',
+      progress: 0,
+      result: null,
+      error: null,
+      createdAt: new Date().toISOString(),
+      startedAt: null,
+      endedAt: null,
+    },
+    spec,
+    abort: new AbortController(),
+    terminalEventId: null,
+    done,
+    settle,
+  };
+}
+
+function checkCancellable(e: Entry): void {
+  const state = e.record.state;
+  if (TERMINAL_STATES.includes(state))
+    throw new ServiceError('CONFLICT', `Job \`${e.record.id}\` is already ${state}.`, {
+      param: 'id',
+      details: { state },
+    });
+  if (state === 'running' && !e.spec.cancellable)
+    throw new ServiceError('CONFLICT', `A running ${e.spec.kind} job cannot be cancelled.`, {
+      param: 'id',
+      details: { state },
+    });
+}
+
+function matches(r: JobRecord, filter: JobFilter): boolean {
+  return (
+    (filter.state === undefined || r.state === filter.state) && (filter.kind === undefined || r.kind === filter.kind)
+  );
+}
 
 /**
  * How an action that runs as a job answers: 202 with the queued job, or with `wait` the job's result once it

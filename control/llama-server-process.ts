@@ -101,9 +101,8 @@ export interface InstanceOptions {
   onChange(status: InstanceStatus, previous: ServiceState): void;
 }
 
-type Waiter = { resolve(): void; reject(err: Error): void };
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 export function createInstance({ launchSpec, timing, env, onChange }: InstanceOptions) {
   let state: ServiceState = 'stopped';
   let child: ChildProcess | null = null;
@@ -117,13 +116,12 @@ export function createInstance({ launchSpec, timing, env, onChange }: InstanceOp
   let readyAt: number | null = null;
   /** Why the current process is being ended by us, so its exit reports that rather than `exited`. */
   let killReason: ServiceExitReason | null = null;
-  let timers: NodeJS.Timeout[] = [];
-  let readyWaiters: Waiter[] = [];
-  let stopWaiters: (() => void)[] = [];
+  const { later, clear: clearTimers } = createTimers();
+  const ready = createWaiters();
+  const gone = createWaiters();
   /** Bumped at each launch: a health probe or timer of an earlier process must not touch the next one. */
   let generation = 0;
 
-  const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
   const status = (): InstanceStatus => ({
     state,
     pid: child?.pid ?? null,
@@ -138,22 +136,6 @@ export function createInstance({ launchSpec, timing, env, onChange }: InstanceOp
     state = next;
     onChange(status(), previous);
   }
-  function later(ms: number, fn: () => void): void {
-    const t = setTimeout(() => {
-      timers = timers.filter((x) => x !== t);
-      fn();
-    }, ms);
-    timers.push(t);
-  }
-  function clearTimers(): void {
-    for (const t of timers) clearTimeout(t);
-    timers = [];
-  }
-  function settleReady(err: Error | null): void {
-    const waiters = readyWaiters;
-    readyWaiters = [];
-    for (const w of waiters) err ? w.reject(err) : w.resolve();
-  }
 
   async function launch(): Promise<void> {
     const mine = ++generation;
@@ -167,65 +149,38 @@ export function createInstance({ launchSpec, timing, env, onChange }: InstanceOp
     } catch (err) {
       if (mine !== generation || !wanted) return;
       const reason = err instanceof LaunchRefused ? err.reason : 'spawn_failed';
-      return died({ reason, code: null, signal: null, at: new Date().toISOString() }, false);
+      return died(spawnFailed(reason), false);
     }
     if (mine !== generation || !wanted) return;
     killReason = null;
     readyAt = null;
     startedAt = Date.now();
-    let proc: ChildProcess;
-    try {
-      proc = spawn(spec.binary, llamaServerArgs(spec), { stdio: 'ignore', env, windowsHide: true });
-    } catch {
-      return died({ reason: 'spawn_failed', code: null, signal: null, at: new Date().toISOString() }, false);
-    }
-    child = proc;
-    let ended = false;
-    proc.on('error', () => {
-      // ENOENT or EACCES: no exit event follows when the process never started.
-      if (ended || proc.pid !== undefined) return;
-      ended = true;
-      child = null;
-      died({ reason: 'spawn_failed', code: null, signal: null, at: new Date().toISOString() }, false);
-    });
-    proc.on('exit', (code, signal) => {
-      if (ended) return;
-      ended = true;
+    const proc = spawnChild(spec, env, (end) => {
       const wasHealthy = readyAt !== null;
       child = null;
-      died({ reason: killReason ?? 'exited', code, signal, at: new Date().toISOString() }, wasHealthy);
+      if (end === 'error') return died(spawnFailed('spawn_failed'), false);
+      died({ ...spawnFailed(killReason ?? 'exited'), code: end.code, signal: end.signal }, wasHealthy);
     });
+    if (proc === null) return died(spawnFailed('spawn_failed'), false);
+    child = proc;
     onChange(status(), state); // the pid is known now
-    const url = `http://127.0.0.1:${spec.port}/health`;
-    const deadline = Date.now() + timing.startTimeoutMs;
-    const pollStart = () => {
-      if (mine !== generation || child !== proc) return;
-      if (Date.now() > deadline) return kill('start_timeout');
-      probe(url, Math.min(2_000, timing.healthEveryMs)).then((answer) => {
-        if (mine !== generation || child !== proc || state !== 'starting') return;
-        if (!answer.ok) return later(Math.min(250, timing.healthEveryMs), pollStart);
+    watchHealth({
+      url: `http://127.0.0.1:${spec.port}/health`,
+      timing,
+      current: () => mine === generation && child === proc,
+      state: () => state,
+      later,
+      kill,
+      healthy() {
         readyAt = Date.now();
         move('running');
-        settleReady(null);
-        later(timing.healthyMs, () => {
-          if (mine === generation && child === proc) {
-            failedStarts = 0;
-            delay = timing.backoffFirstMs;
-          }
-        });
-        later(timing.healthEveryMs, () => watch(0));
-      });
-    };
-    const watch = (failures: number) => {
-      if (mine !== generation || child !== proc) return;
-      probe(url, Math.min(2_000, timing.healthEveryMs)).then((answer) => {
-        if (mine !== generation || child !== proc || state !== 'running') return;
-        const next = answer.ok ? 0 : failures + 1;
-        if (next >= timing.healthFailures) return kill('health_check_failed');
-        later(timing.healthEveryMs, () => watch(next));
-      });
-    };
-    pollStart();
+        ready.settle(null);
+      },
+      stayedHealthy() {
+        failedStarts = 0;
+        delay = timing.backoffFirstMs;
+      },
+    });
   }
 
   /** Ends the current process for a reason of ours; its exit then restarts it (or not, when stopping). */
@@ -242,26 +197,15 @@ export function createInstance({ launchSpec, timing, env, onChange }: InstanceOp
     readyAt = null;
     if (!wanted) {
       move('stopped');
-      const waiters = stopWaiters;
-      stopWaiters = [];
-      for (const w of waiters) w();
-      settleReady(new ServiceError('CONFLICT', 'The service was stopped before it became ready.'));
+      gone.settle(null);
+      ready.settle(stoppedBeforeReady());
       return;
     }
     if (!wasHealthy) failedStarts++;
     if (failedStarts >= timing.maxFailedStarts || exit.reason === 'binary_missing' || exit.reason === 'model_missing') {
       wanted = false;
       move('failed');
-      settleReady(
-        new ServiceError(
-          'CONFLICT',
-          `The llama-server did not become healthy ` +
-            `(${exit.reason}${exit.code !== null ? `, status ${exit.code}` : ''}).`,
-          {
-            details: { reason: exit.reason, code: exit.code, signal: exit.signal, failedStarts },
-          },
-        ),
-      );
+      ready.settle(notHealthy(exit, failedStarts));
       return;
     }
     restarts++;
@@ -276,10 +220,7 @@ export function createInstance({ launchSpec, timing, env, onChange }: InstanceOp
     status,
     /** Starts it if it is not running or starting; resolves once it answers its health check. */
     start(): Promise<void> {
-      const ready = new Promise<void>((resolve, reject) => {
-        if (state === 'running') return resolve();
-        readyWaiters.push({ resolve, reject });
-      });
+      const readied = state === 'running' ? Promise.resolve() : ready.wait();
       if (!wanted || state === 'failed' || state === 'stopped') {
         wanted = true;
         if (state === 'stopped' || state === 'failed') {
@@ -290,7 +231,7 @@ export function createInstance({ launchSpec, timing, env, onChange }: InstanceOp
         }
         // `stopping`: the exit sees `wanted` and restarts through the backoff path at once.
       }
-      return ready;
+      return readied;
     },
     /** Stops it and resolves once the process is gone (SIGKILL after the grace period). */
     stop(): Promise<void> {
@@ -301,22 +242,144 @@ export function createInstance({ launchSpec, timing, env, onChange }: InstanceOp
         nextStartAt = null;
         if (state !== 'stopped') {
           move('stopped');
-          settleReady(new ServiceError('CONFLICT', 'The service was stopped before it became ready.'));
+          ready.settle(stoppedBeforeReady());
         }
         return Promise.resolve();
       }
-      const gone = new Promise<void>((resolve) => stopWaiters.push(resolve));
+      const stopped = gone.wait();
       if (state !== 'stopping') {
         clearTimers();
         move('stopping');
         kill('stopped');
         const proc = child;
         const t = setTimeout(() => proc.kill('SIGKILL'), timing.stopGraceMs);
-        void gone.then(() => clearTimeout(t));
+        void stopped.then(() => clearTimeout(t));
       }
-      return gone;
+      return stopped;
     },
   };
 }
 
 export type Instance = ReturnType<typeof createInstance>;
+
+/** An exit with no process status: the launch refused, the spawn failed, or (with its status) how it ended. */
+const spawnFailed = (reason: ServiceExitReason): ServiceExit => ({
+  reason,
+  code: null,
+  signal: null,
+  at: new Date().toISOString(),
+});
+
+const stoppedBeforeReady = () => new ServiceError('CONFLICT', 'The service was stopped before it became ready.');
+
+function notHealthy(exit: ServiceExit, failedStarts: number): ServiceError {
+  return new ServiceError(
+    'CONFLICT',
+    `The llama-server did not become healthy ` +
+      `(${exit.reason}${exit.code !== null ? `, status ${exit.code}` : ''}).`,
+    {
+      details: { reason: exit.reason, code: exit.code, signal: exit.signal, failedStarts },
+    },
+  );
+}
+
+/** Timers that end with the process they were set for (clear() drops every one still pending). */
+function createTimers() {
+  let timers: NodeJS.Timeout[] = [];
+  return {
+    later(ms: number, fn: () => void): void {
+      const t = setTimeout(() => {
+        timers = timers.filter((x) => x !== t);
+        fn();
+      }, ms);
+      timers.push(t);
+    },
+    clear(): void {
+      for (const t of timers) clearTimeout(t);
+      timers = [];
+    },
+  };
+}
+
+/** Callers waiting for one moment (ready, gone); each settle answers those waiting then. */
+function createWaiters() {
+  let waiters: { resolve(): void; reject(err: Error): void }[] = [];
+  return {
+    wait: () => new Promise<void>((resolve, reject) => waiters.push({ resolve, reject })),
+    settle(err: Error | null): void {
+      const settled = waiters;
+      waiters = [];
+      for (const w of settled) err ? w.reject(err) : w.resolve();
+    },
+  };
+}
+
+/** Spawns the process; `onEnd` hears once how it ended: it never started (`error`), or it exited. */
+function spawnChild(
+  spec: LaunchSpec,
+  env: NodeJS.ProcessEnv,
+  onEnd: (end: 'error' | { code: number | null; signal: NodeJS.Signals | null }) => void,
+): ChildProcess | null {
+  let proc: ChildProcess;
+  try {
+    proc = spawn(spec.binary, llamaServerArgs(spec), { stdio: 'ignore', env, windowsHide: true });
+  } catch {
+    return null;
+  }
+  let ended = false;
+  proc.on('error', () => {
+    // ENOENT or EACCES: no exit event follows when the process never started.
+    if (ended || proc.pid !== undefined) return;
+    ended = true;
+    onEnd('error');
+  });
+  proc.on('exit', (code, signal) => {
+    if (ended) return;
+    ended = true;
+    onEnd({ code, signal });
+  });
+  return proc;
+}
+
+interface HealthWatch {
+  url: string;
+  timing: Timing;
+  /** Whether the process watched is still the instance's current one. */
+  current(): boolean;
+  state(): ServiceState;
+  later(ms: number, fn: () => void): void;
+  kill(reason: ServiceExitReason): void;
+  /** Its first healthy answer. */
+  healthy(): void;
+  /** Healthy for `timing.healthyMs` since. */
+  stayedHealthy(): void;
+}
+
+/** Polls GET /health until the process serves (or the start times out), then watches it while it runs. */
+function watchHealth(h: HealthWatch): void {
+  const { timing } = h;
+  const deadline = Date.now() + timing.startTimeoutMs;
+  const pollStart = () => {
+    if (!h.current()) return;
+    if (Date.now() > deadline) return h.kill('start_timeout');
+    probe(h.url, Math.min(2_000, timing.healthEveryMs)).then((answer) => {
+      if (!h.current() || h.state() !== 'starting') return;
+      if (!answer.ok) return h.later(Math.min(250, timing.healthEveryMs), pollStart);
+      h.healthy();
+      h.later(timing.healthyMs, () => {
+        if (h.current()) h.stayedHealthy();
+      });
+      h.later(timing.healthEveryMs, () => watch(0));
+    });
+  };
+  const watch = (failures: number) => {
+    if (!h.current()) return;
+    probe(h.url, Math.min(2_000, timing.healthEveryMs)).then((answer) => {
+      if (!h.current() || h.state() !== 'running') return;
+      const next = answer.ok ? 0 : failures + 1;
+      if (next >= timing.healthFailures) return h.kill('health_check_failed');
+      h.later(timing.healthEveryMs, () => watch(next));
+    });
+  };
+  pollStart();
+}

@@ -95,38 +95,23 @@ export function pairingOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Pic
   return Number.isInteger(ttl) && ttl >= 1 && ttl <= 600_000 ? { ttlMs: ttl } : {};
 }
 
-// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 export function createPairing({
   tokens,
   ttlMs = PAIRING_TTL_MS,
   maxPending = MAX_PENDING_PAIRINGS,
 }: PairingOptions): Pairing {
   const pending = new Map<string, Pending>();
-  // Requests approved or denied in the last `ttlMs`, by ID and by user code: a second approval says what
-  // became of the first rather than that nothing is pending.
-  const decided = new Map<string, { userCode: string; outcome: 'approved' | 'denied'; at: number }>();
+  const decided = createDecided(ttlMs);
   let closed = false;
 
   /** A pending request by its ID or its user code (any case). */
   const find = (idOrCode: string): Pending | undefined =>
     pending.get(idOrCode) ?? [...pending.values()].find((p) => p.view.userCode === idOrCode.trim().toUpperCase());
 
-  const remember = (p: Pending, outcome: 'approved' | 'denied') => {
-    const entry = { userCode: p.view.userCode, outcome, at: Date.now() };
-    decided.set(p.view.id, entry).set(p.view.userCode, entry);
-    for (const [key, e] of decided)
-      if (decided.size > 2 * MAX_DECIDED || e.at < Date.now() - ttlMs) decided.delete(key);
-  };
-
   const take = (idOrCode: string): Pending => {
     const p = find(idOrCode);
     if (!p) {
-      const done = decided.get(idOrCode) ?? decided.get(idOrCode.trim().toUpperCase());
-      if (done && done.at >= Date.now() - ttlMs)
-        throw new ServiceError('CONFLICT', `Pairing request ${done.userCode} was already ${done.outcome}.`, {
-          param: 'id',
-          details: { outcome: done.outcome },
-        });
+      decided.check(idOrCode);
       throw new ServiceError('NOT_FOUND', `No pending pairing request with ID \`${idOrCode.slice(0, 160)}\`.`, {
         param: 'id',
       });
@@ -138,28 +123,9 @@ export function createPairing({
 
   return {
     request(input) {
-      if (closed)
-        throw new ServiceError('OVERLOADED', 'The service is shutting down.', { headers: { 'retry-after': '1' } });
-      if (pending.size >= maxPending) {
-        throw new ServiceError(
-          'OVERLOADED',
-          `At most ${maxPending} pairing requests may wait at once; retry after one is approved, denied or expired.`,
-          {
-            status: 429,
-            headers: { 'retry-after': '5' },
-          },
-        );
-      }
-      const now = Date.now();
-      const id = newId('pair_', now);
-      const view: PairingView = {
-        id,
-        clientName: input.clientName,
-        userCode: userCode(),
-        scopes: [...(input.scopes ?? DEFAULT_TOKEN_SCOPES)],
-        createdAt: new Date(now).toISOString(),
-        expiresAt: new Date(now + ttlMs).toISOString(),
-      };
+      checkRoom(closed, pending.size, maxPending);
+      const view = newView(input, ttlMs);
+      const { id } = view;
       // The requester leaving withdraws the request: nobody would receive the token.
       const stream = new PairingStream(() => {
         const p = pending.get(id);
@@ -194,7 +160,7 @@ export function createPairing({
       }
       // Taken before the first await, so a second approval or a denial of the same request is a 409.
       const p = take(id);
-      remember(p, 'approved');
+      decided.remember(p.view, 'approved');
       const { token, secret } = await tokens.create(
         { name: p.view.clientName, scopes: scopes ?? p.scopes },
         actor,
@@ -215,7 +181,7 @@ export function createPairing({
 
     deny(id) {
       const p = take(id);
-      remember(p, 'denied');
+      decided.remember(p.view, 'denied');
       p.stream.push(sseFrame('pairing.denied', { id: p.view.id }), true);
       return { id: p.view.id, denied: true };
     },
@@ -223,6 +189,58 @@ export function createPairing({
     close() {
       closed = true;
       for (const id of [...pending.keys()]) take(id).stream.push(sseFrame('pairing.expired', { id }), true);
+    },
+  };
+}
+
+function checkRoom(closed: boolean, size: number, maxPending: number): void {
+  if (closed)
+    throw new ServiceError('OVERLOADED', 'The service is shutting down.', { headers: { 'retry-after': '1' } });
+  if (size >= maxPending) {
+    throw new ServiceError(
+      'OVERLOADED',
+      `At most ${maxPending} pairing requests may wait at once; retry after one is approved, denied or expired.`,
+      {
+        status: 429,
+        headers: { 'retry-after': '5' },
+      },
+    );
+  }
+}
+
+function newView(input: PairingCreate, ttlMs: number): PairingView {
+  const now = Date.now();
+  return {
+    id: newId('pair_', now),
+    clientName: input.clientName,
+    userCode: userCode(),
+    scopes: [...(input.scopes ?? DEFAULT_TOKEN_SCOPES)],
+    createdAt: new Date(now).toISOString(),
+    expiresAt: new Date(now + ttlMs).toISOString(),
+  };
+}
+
+/**
+ * Requests approved or denied in the last `ttlMs`, by ID and by user code: a second approval says what became of
+ * the first rather than that nothing is pending.
+ */
+function createDecided(ttlMs: number) {
+  const decided = new Map<string, { userCode: string; outcome: 'approved' | 'denied'; at: number }>();
+  return {
+    remember(view: PairingView, outcome: 'approved' | 'denied'): void {
+      const entry = { userCode: view.userCode, outcome, at: Date.now() };
+      decided.set(view.id, entry).set(view.userCode, entry);
+      for (const [key, e] of decided)
+        if (decided.size > 2 * MAX_DECIDED || e.at < Date.now() - ttlMs) decided.delete(key);
+    },
+    /** Throws the CONFLICT that says what became of a request decided lately. */
+    check(idOrCode: string): void {
+      const done = decided.get(idOrCode) ?? decided.get(idOrCode.trim().toUpperCase());
+      if (done && done.at >= Date.now() - ttlMs)
+        throw new ServiceError('CONFLICT', `Pairing request ${done.userCode} was already ${done.outcome}.`, {
+          param: 'id',
+          details: { outcome: done.outcome },
+        });
     },
   };
 }

@@ -113,56 +113,8 @@ function checkLabel(label: string | undefined, secret: string | undefined): void
 /** Thrown inside a commit that finds nothing to change: it writes nothing, and the caller answers without it. */
 const UNCHANGED = Symbol('unchanged');
 
-// A factory of short methods over one provider service's state; hence its length.
 export function credentialWrites(deps: CredentialWritesDeps): CredentialMethods {
-  const { crud, vault, mustGet } = deps;
-
-  function mustFind(r: ProviderRecord, credentialId: string): CredentialRecord {
-    const c = credentialId.length <= CREDENTIAL_BOUNDS.idMax ? r.credentials.find((x) => x.id === credentialId) : null;
-    if (!c) throw credentialNotFound(r.id, credentialId);
-    return c;
-  }
-
-  /** Unique within the provider, compared as typed. */
-  function checkFree(r: ProviderRecord, label: string, except: string | null): void {
-    if (r.credentials.some((c) => c.label === label && c.id !== except))
-      throw new ServiceError('CONFLICT', `Provider \`${r.id}\` already has a credential labelled \`${label}\`.`, {
-        param: 'label',
-      });
-  }
-
-  function checkRoom(r: ProviderRecord): void {
-    if (r.credentials.length >= CREDENTIAL_BOUNDS.count)
-      throw invalid(
-        'credential',
-        `A provider holds at most ${CREDENTIAL_BOUNDS.count} credentials; remove one before adding another.`,
-      );
-  }
-
-  /** The write of one credential, from the record as stored; a new key's vault entry is dropped if it fails. */
-  async function write(
-    providerId: string,
-    change: (stored: ProviderRecord) => ProviderRecord,
-    entry: Parameters<AuditedCrud<ProviderRecord>['updateFrom']>[2],
-    newRef: string | null,
-  ): Promise<Replaced<ProviderRecord>> {
-    let replaced: Replaced<ProviderRecord>;
-    try {
-      replaced = await crud.updateFrom(providerId, change, entry);
-    } catch (err) {
-      if (newRef !== null) await vault.delete(newRef).catch(() => undefined);
-      throw err;
-    }
-    await deps.committed(replaced.previous, replaced.record);
-    await deleteRefs(vault, droppedCredentials(replaced.previous, replaced.record));
-    return replaced;
-  }
-
-  const withCredentials = (r: ProviderRecord, credentials: CredentialRecord[], now: number): ProviderRecord => ({
-    ...r,
-    credentials,
-    updatedAt: now,
-  });
+  const { vault, mustGet } = deps;
 
   return {
     listCredentials: (providerId) => mustGet(providerId).credentials.map(toCredentialView),
@@ -178,6 +130,7 @@ export function credentialWrites(deps: CredentialWritesDeps): CredentialMethods 
       const added = newCredential({ ...input, ref: await vault.put(input.credential), now });
       const metadata = { credentialId: added.id, weight: added.weight, enabled: added.enabled };
       const { record } = await write(
+        deps,
         providerId,
         (stored) => {
           // A credential added since `current` was read counts too.
@@ -202,20 +155,12 @@ export function credentialWrites(deps: CredentialWritesDeps): CredentialMethods 
       const newRef = patch.credential === undefined ? null : await vault.put(patch.credential);
       const metadata = { credentialId: before.id, changedFields: Object.keys(patch).sort() };
       const { record } = await write(
+        deps,
         providerId,
         (stored) => {
           const was = mustFind(stored, credentialId);
           if (patch.label !== undefined) checkFree(stored, patch.label, credentialId);
-          // Any edit is a person's answer to a refusal: the key is tried again.
-          const next: CredentialRecord = {
-            ...was,
-            label: patch.label ?? was.label,
-            weight: patch.weight ?? was.weight,
-            enabled: patch.enabled ?? was.enabled,
-            ref: newRef ?? was.ref,
-            rejectedAt: null,
-            updatedAt: now,
-          };
+          const next = editedCredential(was, patch, newRef, now);
           return withCredentials(
             stored,
             stored.credentials.map((c) => (c.id === credentialId ? next : c)),
@@ -232,6 +177,7 @@ export function credentialWrites(deps: CredentialWritesDeps): CredentialMethods 
       mustFind(mustGet(providerId), credentialId);
       const now = Date.now();
       await write(
+        deps,
         providerId,
         (stored) => {
           mustFind(stored, credentialId);
@@ -256,6 +202,7 @@ export function credentialWrites(deps: CredentialWritesDeps): CredentialMethods 
       let rejected: CredentialRecord | undefined;
       try {
         await write(
+          deps,
           providerId,
           (stored) => {
             const was = mustFind(stored, credentialId);
@@ -279,5 +226,71 @@ export function credentialWrites(deps: CredentialWritesDeps): CredentialMethods 
       deps.bus.publish('credential.rejected', { providerId, credentialId, label: rejected!.label, status });
       return true;
     },
+  };
+}
+
+function mustFind(r: ProviderRecord, credentialId: string): CredentialRecord {
+  const c = credentialId.length <= CREDENTIAL_BOUNDS.idMax ? r.credentials.find((x) => x.id === credentialId) : null;
+  if (!c) throw credentialNotFound(r.id, credentialId);
+  return c;
+}
+
+/** Unique within the provider, compared as typed. */
+function checkFree(r: ProviderRecord, label: string, except: string | null): void {
+  if (r.credentials.some((c) => c.label === label && c.id !== except))
+    throw new ServiceError('CONFLICT', `Provider \`${r.id}\` already has a credential labelled \`${label}\`.`, {
+      param: 'label',
+    });
+}
+
+function checkRoom(r: ProviderRecord): void {
+  if (r.credentials.length >= CREDENTIAL_BOUNDS.count)
+    throw invalid(
+      'credential',
+      `A provider holds at most ${CREDENTIAL_BOUNDS.count} credentials; remove one before adding another.`,
+    );
+}
+
+const withCredentials = (r: ProviderRecord, credentials: CredentialRecord[], now: number): ProviderRecord => ({
+  ...r,
+  credentials,
+  updatedAt: now,
+});
+
+/** The write of one credential, from the record as stored; a new key's vault entry is dropped if it fails. */
+async function write(
+  deps: Pick<CredentialWritesDeps, 'crud' | 'vault' | 'committed'>,
+  providerId: string,
+  change: (stored: ProviderRecord) => ProviderRecord,
+  entry: Parameters<AuditedCrud<ProviderRecord>['updateFrom']>[2],
+  newRef: string | null,
+): Promise<Replaced<ProviderRecord>> {
+  let replaced: Replaced<ProviderRecord>;
+  try {
+    replaced = await deps.crud.updateFrom(providerId, change, entry);
+  } catch (err) {
+    if (newRef !== null) await deps.vault.delete(newRef).catch(() => undefined);
+    throw err;
+  }
+  await deps.committed(replaced.previous, replaced.record);
+  await deleteRefs(deps.vault, droppedCredentials(replaced.previous, replaced.record));
+  return replaced;
+}
+
+/** Any edit is a person's answer to a refusal: the key is tried again. */
+function editedCredential(
+  was: CredentialRecord,
+  patch: CredentialUpdate,
+  newRef: string | null,
+  now: number,
+): CredentialRecord {
+  return {
+    ...was,
+    label: patch.label ?? was.label,
+    weight: patch.weight ?? was.weight,
+    enabled: patch.enabled ?? was.enabled,
+    ref: newRef ?? was.ref,
+    rejectedAt: null,
+    updatedAt: now,
   };
 }

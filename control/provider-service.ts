@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { PROVIDER_ID, DEFAULT_TIMEOUTS, type UpstreamModelList } from '../protocol/providers.ts';
+import type { UpstreamModelList } from '../protocol/providers.ts';
 import { ServiceError, toServiceError } from '../protocol/errors.ts';
 import type { CredentialPoolState, ProviderView } from '../protocol/http/providers.ts';
 import type { ProviderTarget } from '../protocol/messages.ts';
@@ -10,22 +10,10 @@ import type { ProviderRecord, ProviderRepo } from '../store/provider-repo.ts';
 import type { Vault } from '../store/vault/index.ts';
 import { auditedCrud } from './crud.ts';
 import type { EventBus } from './events.ts';
-import {
-  credentialWrites,
-  defaultCredential,
-  deleteRefs,
-  droppedCredentials,
-  firstUsableRef,
-} from './provider-credentials.ts';
-import { checkCredentialRedirect } from './credential-redirect.ts';
+import { credentialWrites, firstUsableRef } from './provider-credentials.ts';
 import { createProviderRefresh } from './provider-refresh.ts';
-import {
-  checkBaseUrl,
-  checkCredential,
-  checkHints,
-  checkNotOwnListener,
-  defaultProviderId,
-} from './provider-validation.ts';
+import { checkNotOwnListener, defaultProviderId } from './provider-validation.ts';
+import { providerWrites } from './provider-writes.ts';
 import { MAX_LISTED_MODELS, truncated } from '../protocol/providers.ts';
 import { type CredentialRecord, targetOf } from '../protocol/catalog.ts';
 
@@ -94,13 +82,13 @@ export function toProviderView(r: ProviderRecord): ProviderView {
   };
 }
 
-// Over 80 lines as a closure of short methods over one state, the shape of every control service here.
+const notFound = (id: string) =>
+  new ServiceError('NOT_FOUND', `No provider with ID \`${id.slice(0, 100)}\`.`, { param: 'id' });
+
 export function createProviderService(deps: Deps): ProviderService {
   const { env, providers, models, audit, vault, lister, onChange, log } = deps;
   const byId = new Map(providers.all().map((r) => [r.id, r]));
   const ownPort = () => deps.ownPort?.() ?? null;
-  const notFound = (id: string) =>
-    new ServiceError('NOT_FOUND', `No provider with ID \`${id.slice(0, 100)}\`.`, { param: 'id' });
   const crud = auditedCrud<ProviderRecord>({
     env,
     audit,
@@ -152,185 +140,40 @@ export function createProviderService(deps: Deps): ProviderService {
     },
   });
 
-  const service: ProviderService = {
+  const writes = providerWrites({
+    crud,
+    vault,
+    models,
+    byId,
+    removing,
+    mustGet,
+    notFound,
+    ownPort,
+    onChange,
+    wantsList,
+    refreshInBackground,
+    forgetProvider: deps.forgetProvider,
+    defaultId: defaultProviderId,
+  });
+
+  return {
     ...credentials,
     // The key pool's figures live in a table every thread shares; this thread reads it too.
-    livePool(providerId) {
-      const record = byId.get(providerId);
-      if (record === undefined || deps.live === undefined) return undefined;
-      return new Map(record.credentials.map((c) => [c.id, deps.live!(c)]));
-    },
-    credentialOwner(credentialId) {
-      for (const r of byId.values()) if (r.credentials.some((c) => c.id === credentialId)) return r.id;
-      return undefined;
-    },
+    livePool: (providerId) => livePoolOf(byId.get(providerId), deps.live),
+    credentialOwner: (credentialId) => credentialOwnerIn(byId.values(), credentialId),
     list: () =>
       [...byId.values()].sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id)).map(toProviderView),
     get: (id) => toProviderView(mustGet(id)),
     record: (id) => byId.get(id),
 
-    async create(input, actor, requestId) {
-      const id = input.id ?? defaultProviderId(input.kind);
-      if (!PROVIDER_ID.test(id)) {
-        throw new ServiceError(
-          'INVALID_REQUEST',
-          'A provider `id` is lower-case letters, digits and dashes (at most 63).',
-          { param: 'id' },
-        );
-      }
-      if (byId.has(id))
-        throw new ServiceError('CONFLICT', `A provider with ID \`${id}\` already exists.`, { param: 'id' });
-      const baseUrl = checkBaseUrl(input.kind, input.baseUrl);
-      checkNotOwnListener(baseUrl, ownPort());
-      const hints = checkHints(input.kind, input.hints);
-      checkCredential(input.kind, input.credential);
-      const now = Date.now();
-      const credentials = input.credential === undefined ? [] : [await defaultCredential(vault, input.credential, now)];
-      const record: ProviderRecord = {
-        id,
-        kind: input.kind,
-        displayName: input.displayName ?? id,
-        baseUrl,
-        enabled: input.enabled ?? true,
-        autoProxyModels: input.autoProxyModels ?? true,
-        credentials,
-        hints,
-        timeouts: { ...DEFAULT_TIMEOUTS, ...input.timeouts },
-        createdAt: now,
-        updatedAt: now,
-      };
-      const metadata = {
-        kind: record.kind,
-        credentialConfigured: credentials.length > 0,
-        hintNames: Object.keys(hints),
-      };
-      try {
-        await crud.create(record, { action: 'provider.create', actor, requestId, metadata });
-      } catch (err) {
-        await deleteRefs(vault, credentials, true);
-        throw err;
-      }
-      byId.set(id, record);
-      await onChange(id, record);
-      if (wantsList(record)) refreshInBackground(id);
-      return toProviderView(record);
-    },
-
-    async update(id, patch, actor, requestId, mayRedirect) {
-      const current = mustGet(id);
-      const baseUrl = patch.baseUrl === undefined ? current.baseUrl : checkBaseUrl(current.kind, patch.baseUrl);
-      if (patch.baseUrl !== undefined) checkNotOwnListener(baseUrl, ownPort());
-      checkCredentialRedirect({
-        hasCredential: current.credentials.length > 0,
-        before: current.baseUrl,
-        after: baseUrl,
-        suppliesCredential: patch.credential !== undefined,
-        mayRedirect,
-        param: 'baseUrl',
-      });
-      const hints = patch.hints === undefined ? current.hints : checkHints(current.kind, patch.hints);
-      checkCredential(current.kind, patch.credential);
-      if (removing.has(id)) throw notFound(id);
-      const now = Date.now();
-      // `credential` replaces every key the provider holds by this one (or, null, removes them all).
-      const replacement =
-        typeof patch.credential === 'string' ? [await defaultCredential(vault, patch.credential, now)] : [];
-      const fields: Omit<ProviderRecord, 'credentials'> = {
-        ...current,
-        displayName: patch.displayName ?? current.displayName,
-        baseUrl,
-        enabled: patch.enabled ?? current.enabled,
-        autoProxyModels: patch.autoProxyModels ?? current.autoProxyModels,
-        hints,
-        timeouts: { ...current.timeouts, ...patch.timeouts },
-        updatedAt: now,
-      };
-      const metadata = { changedFields: Object.keys(patch).sort(), credentialConfigured: false };
-      let replaced: { previous: ProviderRecord; record: ProviderRecord };
-      try {
-        // The credentials a racing write stored stay unless this one replaces them: the record never names a
-        // secret that write's own replacement already deleted. (The audit record is staged after this.)
-        replaced = await crud.updateFrom(
-          id,
-          (stored) => {
-            const credentials = patch.credential === undefined ? stored.credentials : replacement;
-            metadata.credentialConfigured = credentials.length > 0;
-            return { ...fields, credentials };
-          },
-          { action: 'provider.update', actor, requestId, metadata },
-        );
-      } catch (err) {
-        // A removal that committed first (NOT_FOUND) leaves no secret behind for a provider that is gone.
-        await deleteRefs(vault, replacement, true);
-        throw err;
-      }
-      const { previous, record: next } = replaced;
-      byId.set(id, next);
-      await onChange(id, next);
-      // The old secrets go only once nothing refers to them any more: the ones the store held, which a racing
-      // write may have replaced since this one read `current`.
-      await deleteRefs(vault, droppedCredentials(previous, next));
-      const reachChanged =
-        baseUrl !== current.baseUrl || firstUsableRef(next) !== firstUsableRef(current) || patch.hints !== undefined;
-      if (wantsList(next) && (reachChanged || !wantsList(current))) refreshInBackground(id);
-      return toProviderView(next);
-    },
-
-    async remove(id, actor, requestId) {
-      const current = mustGet(id);
-      const owned = models.all().filter((m) => m.providerId === id).length;
-      if (owned > 0) {
-        throw new ServiceError(
-          'CONFLICT',
-          `Provider \`${id}\` still has ${owned} catalog model record(s); delete them first.`,
-          {
-            param: 'id',
-            details: { modelRecords: owned },
-          },
-        );
-      }
-      const forget = deps.forgetProvider?.(id);
-      removing.add(id);
-      let removed: ProviderRecord;
-      try {
-        removed = await crud.remove(
-          id,
-          { action: 'provider.delete', actor, requestId, metadata: { kind: current.kind } },
-          () => {
-            models.stageListing(id, null);
-            forget?.();
-          },
-        );
-      } finally {
-        removing.delete(id);
-      }
-      byId.delete(id);
-      await onChange(id, null, null);
-      // The credentials as stored: a write that committed after this removal read `current` replaced them.
-      await deleteRefs(vault, removed.credentials);
-    },
+    create: async (input, actor, requestId) => toProviderView(await writes.create(input, actor, requestId)),
+    update: async (id, patch, actor, requestId, mayRedirect) =>
+      toProviderView(await writes.update(id, patch, actor, requestId, mayRedirect)),
+    remove: (id, actor, requestId) => writes.remove(id, actor, requestId),
 
     async test(id, actor, requestId) {
       const r = mustGet(id);
-      const started = performance.now();
-      let outcome: TestOutcome;
-      try {
-        const listed = await listFrom(r);
-        outcome = {
-          ok: true,
-          latencyMs: Math.round(performance.now() - started),
-          modelCount: listed.models.length,
-          error: null,
-        };
-      } catch (err) {
-        const e = toServiceError(err);
-        outcome = {
-          ok: false,
-          latencyMs: Math.round(performance.now() - started),
-          modelCount: null,
-          error: { code: e.code, message: e.message, details: e.details },
-        };
-      }
+      const outcome = await testListing(() => listFrom(r));
       await crud.commit(id, {
         action: 'provider.test',
         actor,
@@ -359,5 +202,39 @@ export function createProviderService(deps: Deps): ProviderService {
     idle: () => lists.idle(),
     close: () => lists.close(),
   };
-  return service;
+}
+
+/** Lists a provider's models once, timed: what POST /v1/providers/{id}/test answers. */
+async function testListing(listFrom: () => Promise<UpstreamModelList>): Promise<TestOutcome> {
+  const started = performance.now();
+  try {
+    const listed = await listFrom();
+    return {
+      ok: true,
+      latencyMs: Math.round(performance.now() - started),
+      modelCount: listed.models.length,
+      error: null,
+    };
+  } catch (err) {
+    const e = toServiceError(err);
+    return {
+      ok: false,
+      latencyMs: Math.round(performance.now() - started),
+      modelCount: null,
+      error: { code: e.code, message: e.message, details: e.details },
+    };
+  }
+}
+
+function livePoolOf(
+  record: ProviderRecord | undefined,
+  live: Deps['live'],
+): Map<string, CredentialPoolState> | undefined {
+  if (record === undefined || live === undefined) return undefined;
+  return new Map(record.credentials.map((c) => [c.id, live(c)]));
+}
+
+function credentialOwnerIn(records: Iterable<ProviderRecord>, credentialId: string): string | undefined {
+  for (const r of records) if (r.credentials.some((c) => c.id === credentialId)) return r.id;
+  return undefined;
 }

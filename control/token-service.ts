@@ -103,7 +103,6 @@ async function writeSecretFile(path: string, secret: string): Promise<void> {
   await rename(tmp, path);
 }
 
-// Over 80 lines as a closure of short methods over one state, the shape of every control service here.
 export function createTokenService({
   env,
   tokens,
@@ -113,28 +112,9 @@ export function createTokenService({
   serviceAccountExists = () => false,
   localUses,
 }: Deps): TokenService {
-  const byId = new Map<string, TokenRecord>();
-  const pendingUse = new Map<string, number>();
-  const followers = createFollowers<AuthChange>();
-
-  const index = (r: TokenRecord): Promise<void> | undefined => {
-    const old = byId.get(r.id);
-    byId.set(r.id, r);
-    return old === undefined || authChanged(old, r) ? followers.tell({ put: [authEntry(r)], remove: [] }) : undefined;
-  };
-  const unindex = (id: string): Promise<void> => {
-    byId.delete(id);
-    pendingUse.delete(id);
-    return followers.tell({ put: [], remove: [id] });
-  };
-  const noteUses = (uses: readonly (readonly [string, number])[]) => {
-    for (const [id, at] of uses) if (byId.has(id) && at > (pendingUse.get(id) ?? 0)) pendingUse.set(id, at);
-  };
-  const takeLocalUses = () => {
-    if (localUses) noteUses(localUses());
-  };
+  const auth = createTokenIndex(localUses);
+  const { byId, pendingUse, index, noteUses, takeLocalUses, withUse } = auth;
   for (const r of tokens.all()) index(r);
-  const notFound = (id: string) => new ServiceError('NOT_FOUND', `No token with ID \`${id}\`.`, { param: 'id' });
   const crud = auditedCrud<TokenRecord>({
     env,
     audit,
@@ -159,50 +139,15 @@ export function createTokenService({
   ) {
     await crud.create(
       record,
-      {
-        action: bootstrap ? 'token.bootstrap' : 'token.create',
-        actor,
-        requestId,
-        metadata: {
-          name: record.name,
-          scopes: [...record.scopes],
-          expires: record.expiresAt !== null,
-          serviceAccountId: record.serviceAccountId,
-        },
-      },
+      insertEntry(record, actor, requestId, bootstrap),
       bootstrap ? () => meta.stageBootstrapTokenId(record.id) : undefined,
     );
     await index(record);
     return { token: toTokenView(record), secret };
   }
 
-  function mint(
-    name: string,
-    scopes: TokenRecord['scopes'],
-    expiresAt: number | null,
-    serviceAccountId: string | null,
-  ) {
-    const secret = generateTokenSecret();
-    const now = Date.now();
-    const record: TokenRecord = {
-      id: newId('tok_', now),
-      name,
-      scopes,
-      hash: tokenHash(secret)!,
-      prefix: displayPrefix(secret),
-      serviceAccountId,
-      createdAt: now,
-      lastUsedAt: null,
-      expiresAt,
-    };
-    return { record, secret };
-  }
-
   return {
-    followAuth(listener) {
-      listener({ whole: [...byId.values()].map(authEntry) });
-      return followers.add(listener);
-    },
+    followAuth: auth.follow,
 
     noteUses,
 
@@ -220,11 +165,7 @@ export function createTokenService({
 
     async create(input, actor, requestId) {
       const owner = input.serviceAccountId ?? null;
-      if (owner !== null && !serviceAccountExists(owner)) {
-        throw new ServiceError('INVALID_REQUEST', `No service account with ID \`${owner}\`.`, {
-          param: 'serviceAccountId',
-        });
-      }
+      checkOwner(owner, serviceAccountExists);
       const expiresAt = parseExpiry(input.expiresAt, Date.now());
       const { record, secret } = mint(input.name, input.scopes ?? DEFAULT_TOKEN_SCOPES, expiresAt, owner);
       return insert(record, secret, actor, requestId, false);
@@ -233,13 +174,7 @@ export function createTokenService({
     async update(id, patch, actor, requestId) {
       const current = mustGet(id);
       takeLocalUses();
-      const next: TokenRecord = {
-        ...current,
-        ...(patch.name !== undefined && { name: patch.name }),
-        ...(patch.scopes !== undefined && { scopes: patch.scopes }),
-        ...(patch.expiresAt !== undefined && { expiresAt: parseExpiry(patch.expiresAt, Date.now()) }),
-        lastUsedAt: pendingUse.get(id) ?? current.lastUsedAt,
-      };
+      const next = patched(current, patch, pendingUse.get(id));
       // NOT_FOUND when a revocation committed since mustGet: the token is neither stored nor indexed again.
       await crud.update(next, {
         action: 'token.update',
@@ -259,7 +194,7 @@ export function createTokenService({
         { action: 'token.revoke', actor, requestId, metadata: { name: current.name } },
         wasBootstrap ? () => meta.stageBootstrapTokenId(null) : undefined,
       );
-      await unindex(id);
+      await auth.unindex(id);
       // The token file would otherwise keep handing out a dead secret.
       if (wasBootstrap) await rm(tokenFile, { force: true });
       return toTokenView(current);
@@ -275,28 +210,122 @@ export function createTokenService({
 
     ownerOf: (tokenId) => byId.get(tokenId)?.serviceAccountId ?? null,
 
-    ownerCounts() {
-      const counts = new Map<string, number>();
-      for (const r of byId.values())
-        if (r.serviceAccountId !== null) counts.set(r.serviceAccountId, (counts.get(r.serviceAccountId) ?? 0) + 1);
-      return counts;
-    },
+    ownerCounts: () => countOwners(byId.values()),
 
     async flushLastUsed() {
       takeLocalUses();
-      if (pendingUse.size === 0) return;
+      const batch = auth.takeUses();
+      if (batch === null) return;
+      await tokens.touch(batch);
+    },
+  };
+}
+
+const notFound = (id: string) => new ServiceError('NOT_FOUND', `No token with ID \`${id}\`.`, { param: 'id' });
+
+/**
+ * The tokens as authentication reads them, told to each follower as they change, and the last uses noted since
+ * the last flush (the edge threads' and this thread's own).
+ */
+function createTokenIndex(localUses: Deps['localUses']) {
+  const byId = new Map<string, TokenRecord>();
+  const pendingUse = new Map<string, number>();
+  const followers = createFollowers<AuthChange>();
+  const noteUses = (uses: readonly (readonly [string, number])[]) => {
+    for (const [id, at] of uses) if (byId.has(id) && at > (pendingUse.get(id) ?? 0)) pendingUse.set(id, at);
+  };
+  const index = (r: TokenRecord): Promise<void> | undefined => {
+    const old = byId.get(r.id);
+    byId.set(r.id, r);
+    return old === undefined || authChanged(old, r) ? followers.tell({ put: [authEntry(r)], remove: [] }) : undefined;
+  };
+  return {
+    byId,
+    pendingUse,
+    index,
+    unindex(id: string): Promise<void> {
+      byId.delete(id);
+      pendingUse.delete(id);
+      return followers.tell({ put: [], remove: [id] });
+    },
+    noteUses,
+    takeLocalUses(): void {
+      if (localUses) noteUses(localUses());
+    },
+    follow(listener: Follower<AuthChange>): () => void {
+      listener({ whole: [...byId.values()].map(authEntry) });
+      return followers.add(listener);
+    },
+    withUse(r: TokenRecord): TokenView {
+      const used = pendingUse.get(r.id);
+      return toTokenView(used === undefined ? r : { ...r, lastUsedAt: used });
+    },
+    /** The uses noted since the last take (null: none), already in the index. */
+    takeUses(): Map<string, number> | null {
+      if (pendingUse.size === 0) return null;
       const batch = new Map(pendingUse);
       pendingUse.clear();
       for (const [id, at] of batch) {
         const r = byId.get(id);
         if (r) index({ ...r, lastUsedAt: at });
       }
-      await tokens.touch(batch);
+      return batch;
     },
   };
+}
 
-  function withUse(r: TokenRecord): TokenView {
-    const used = pendingUse.get(r.id);
-    return toTokenView(used === undefined ? r : { ...r, lastUsedAt: used });
+function mint(name: string, scopes: TokenRecord['scopes'], expiresAt: number | null, serviceAccountId: string | null) {
+  const secret = generateTokenSecret();
+  const now = Date.now();
+  const record: TokenRecord = {
+    id: newId('tok_', now),
+    name,
+    scopes,
+    hash: tokenHash(secret)!,
+    prefix: displayPrefix(secret),
+    serviceAccountId,
+    createdAt: now,
+    lastUsedAt: null,
+    expiresAt,
+  };
+  return { record, secret };
+}
+
+function insertEntry(record: TokenRecord, actor: Actor, requestId: string | null, bootstrap: boolean) {
+  return {
+    action: bootstrap ? ('token.bootstrap' as const) : ('token.create' as const),
+    actor,
+    requestId,
+    metadata: {
+      name: record.name,
+      scopes: [...record.scopes],
+      expires: record.expiresAt !== null,
+      serviceAccountId: record.serviceAccountId,
+    },
+  };
+}
+
+function countOwners(records: Iterable<TokenRecord>): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const r of records)
+    if (r.serviceAccountId !== null) counts.set(r.serviceAccountId, (counts.get(r.serviceAccountId) ?? 0) + 1);
+  return counts;
+}
+
+function checkOwner(owner: string | null, serviceAccountExists: (id: string) => boolean): void {
+  if (owner !== null && !serviceAccountExists(owner)) {
+    throw new ServiceError('INVALID_REQUEST', `No service account with ID \`${owner}\`.`, {
+      param: 'serviceAccountId',
+    });
   }
+}
+
+function patched(current: TokenRecord, patch: TokenUpdate, lastUsedAt: number | undefined): TokenRecord {
+  return {
+    ...current,
+    ...(patch.name !== undefined && { name: patch.name }),
+    ...(patch.scopes !== undefined && { scopes: patch.scopes }),
+    ...(patch.expiresAt !== undefined && { expiresAt: parseExpiry(patch.expiresAt, Date.now()) }),
+    lastUsedAt: lastUsedAt ?? current.lastUsedAt,
+  };
 }

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { GaugeActivityBucket, GaugeProviderStatus, GaugeReading } from '../protocol/gauge.ts';
 import type { GaugeSourceState } from '../protocol/gauge-messages.ts';
+import type { Database } from 'lmdb';
 import type { StoreEnv } from './env.ts';
 import { boundedKey } from './keys.ts';
 
@@ -101,7 +102,6 @@ const COUNTERS = [
   'reasoningTokens',
 ] as const;
 
-// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 export function gaugeDataRepo(env: StoreEnv): GaugeDataRepo {
   const readings = env.db<StoredReading>('gauge-readings');
   const history = env.db<GaugeReading>('gauge-history');
@@ -202,31 +202,7 @@ export function gaugeDataRepo(env: StoreEnv): GaugeDataRepo {
         ownHistory.forEach((k) => history.remove(k));
       };
     },
-    async upgradeKeys() {
-      // History and activity keys of the first layout (LEGACY_SEP); their values carry everything a key holds.
-      const legacy = (key: unknown) => typeof key !== 'string' || key.includes(LEGACY_SEP);
-      const oldHistory = [...history.getRange()].filter(({ key }) => legacy(key));
-      const oldActivity = [...activity.getRange()].filter(({ key }) => legacy(key));
-      if (oldHistory.length + oldActivity.length === 0) return 0;
-      await env.commit(() => {
-        for (const { key, value } of oldHistory) {
-          history.remove(key as string);
-          // The source ID was the key's first part; a key that did not read back as parts is dropped.
-          const sourceId =
-            typeof key === 'string'
-              ? key.split(LEGACY_SEP)[0]
-              : Array.isArray(key) && typeof key[0] === 'string'
-                ? key[0]
-                : undefined;
-          if (sourceId) history.put(historyKey(keyPart(sourceId), value), value);
-        }
-        for (const { key, value } of oldActivity) {
-          activity.remove(key as string);
-          activity.put(activityKey(value), value);
-        }
-      });
-      return oldHistory.length + oldActivity.length;
-    },
+    upgradeKeys: () => upgradeKeys(env, history, activity),
     async identitySalt() {
       const existing = meta.get(SALT_KEY);
       if (existing !== undefined) return existing;
@@ -236,4 +212,35 @@ export function gaugeDataRepo(env: StoreEnv): GaugeDataRepo {
       return meta.get(SALT_KEY)!;
     },
   };
+}
+
+/** Rewrites the history and activity keys of the first layout into this one; returns how many. */
+async function upgradeKeys(
+  env: StoreEnv,
+  history: Database<GaugeReading, string>,
+  activity: Database<GaugeActivityBucket, string>,
+): Promise<number> {
+  // History and activity keys of the first layout (LEGACY_SEP); their values carry everything a key holds.
+  const legacy = (key: unknown) => typeof key !== 'string' || key.includes(LEGACY_SEP);
+  const oldHistory = [...history.getRange()].filter(({ key }) => legacy(key));
+  const oldActivity = [...activity.getRange()].filter(({ key }) => legacy(key));
+  if (oldHistory.length + oldActivity.length === 0) return 0;
+  await env.commit(() => {
+    for (const { key, value } of oldHistory) {
+      history.remove(key as string);
+      // The source ID was the key's first part; a key that did not read back as parts is dropped.
+      const sourceId =
+        typeof key === 'string'
+          ? key.split(LEGACY_SEP)[0]
+          : Array.isArray(key) && typeof key[0] === 'string'
+            ? key[0]
+            : undefined;
+      if (sourceId) history.put(historyKey(keyPart(sourceId), value), value);
+    }
+    for (const { key, value } of oldActivity) {
+      activity.remove(key as string);
+      activity.put(activityKey(value), value);
+    }
+  });
+  return oldHistory.length + oldActivity.length;
 }

@@ -38,39 +38,62 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 export type AlertRunner = ReturnType<typeof createAlertRunner>;
 
-// Over 80 lines as a closure of short methods over one state, the shape of every control service here.
+/** What the evaluator reads, from the enabled sources only. */
+function inputs(
+  { sources, data }: Pick<AlertRunnerDeps, 'sources' | 'data'>,
+  at: number,
+  rules: readonly GaugeAlertRule[],
+): AlertInputs {
+  const enabled = sources.all().filter((s) => s.enabled);
+  const ids = new Set(enabled.map((s) => s.id));
+  const history = new Map<string, GaugeReading[]>();
+  if (rules.some((r) => r.kind === 'quota_reset' || r.kind === 'forecast_exhaustion')) {
+    for (const row of data.history(at - HISTORY_LOOKBACK_MS, [...ids])) {
+      const list = history.get(row.accountId) ?? [];
+      list.push(row.reading);
+      history.set(row.accountId, list);
+    }
+  }
+  // A status kept from before its page was disabled is no news.
+  const statusProviders = new Set(enabled.filter((s) => s.kind === 'status').map((s) => s.providerId));
+  return {
+    readings: data
+      .readings()
+      .filter((s) => ids.has(s.sourceId))
+      .map((s) => s.reading),
+    history,
+    statuses: data.statuses().filter((s) => statusProviders.has(s.providerId)),
+    sources: enabled.map((s) => ({ id: s.id, providerId: s.providerId, state: data.state(s.id)?.state })),
+    budgets: [],
+  };
+}
+
+function firingEvent(id: string, c: Extract<AlertChange, { kind: 'fire' }>, at: number): StoredAlertEvent {
+  return {
+    id,
+    ruleId: c.ruleId,
+    providerId: c.providerId,
+    accountId: c.accountId,
+    state: 'firing',
+    delivery: 'pending',
+    summary: c.summary,
+    dedupeKey: c.dedupeKey,
+    firedAt: iso(at),
+    acknowledgedAt: null,
+    resolvedAt: null,
+    deliveredAt: null,
+    scope: c.scope,
+    cleared: false,
+  };
+}
+
 export function createAlertRunner(deps: AlertRunnerDeps) {
-  const { env, repo, data, sources, log, now } = deps;
+  const { env, repo, log, now } = deps;
   const eventId = monotonicIdFactory('aevt_');
   let running: Promise<void> | null = null;
   let queued: Promise<void> | null = null;
   let timer: NodeJS.Timeout | null = null;
   let prunedAt = -Infinity;
-
-  function inputs(at: number, rules: readonly GaugeAlertRule[]): AlertInputs {
-    const enabled = sources.all().filter((s) => s.enabled);
-    const ids = new Set(enabled.map((s) => s.id));
-    const history = new Map<string, GaugeReading[]>();
-    if (rules.some((r) => r.kind === 'quota_reset' || r.kind === 'forecast_exhaustion')) {
-      for (const row of data.history(at - HISTORY_LOOKBACK_MS, [...ids])) {
-        const list = history.get(row.accountId) ?? [];
-        list.push(row.reading);
-        history.set(row.accountId, list);
-      }
-    }
-    // A status kept from before its page was disabled is no news.
-    const statusProviders = new Set(enabled.filter((s) => s.kind === 'status').map((s) => s.providerId));
-    return {
-      readings: data
-        .readings()
-        .filter((s) => ids.has(s.sourceId))
-        .map((s) => s.reading),
-      history,
-      statuses: data.statuses().filter((s) => statusProviders.has(s.providerId)),
-      sources: enabled.map((s) => ({ id: s.id, providerId: s.providerId, state: data.state(s.id)?.state })),
-      budgets: [],
-    };
-  }
 
   function apply(changes: AlertChange[], at: number, staged: StoredAlertEvent[]): void {
     const put = (e: StoredAlertEvent) => {
@@ -85,22 +108,7 @@ export function createAlertRunner(deps: AlertRunnerDeps) {
         const last = repo.latestFor(c.dedupeKey);
         const prev = last === undefined ? undefined : repo.event(last);
         if (prev !== undefined && prev.state !== 'resolved') continue;
-        put({
-          id: eventId(at),
-          ruleId: c.ruleId,
-          providerId: c.providerId,
-          accountId: c.accountId,
-          state: 'firing',
-          delivery: 'pending',
-          summary: c.summary,
-          dedupeKey: c.dedupeKey,
-          firedAt: iso(at),
-          acknowledgedAt: null,
-          resolvedAt: null,
-          deliveredAt: null,
-          scope: c.scope,
-          cleared: false,
-        });
+        put(firingEvent(eventId(at), c, at));
       } else {
         const e = repo.event(c.eventId);
         if (!e) continue;
@@ -117,7 +125,7 @@ export function createAlertRunner(deps: AlertRunnerDeps) {
     const at = now();
     let rules = repo.rules().filter((r) => r.enabled);
     if (rules.length > 0) {
-      const input = inputs(at, rules);
+      const input = inputs(deps, at, rules);
       if (rules.some((r) => r.kind === 'budget_threshold')) {
         try {
           input.budgets = deps.budgets(at);

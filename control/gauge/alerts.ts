@@ -64,7 +64,6 @@ export function eventView(e: StoredAlertEvent): GaugeAlertEvent {
   return view;
 }
 
-// Over 80 lines as a closure of short methods over one state, the shape of every control service here.
 export function createGaugeAlerts(deps: GaugeAlertsDeps) {
   const { env, repo, audit } = deps;
   const now = deps.now ?? Date.now;
@@ -153,16 +152,7 @@ export function createGaugeAlerts(deps: GaugeAlertsDeps) {
       const data: GaugeAlertEvent[] = [];
       let skipped = 0;
       for (const e of repo.events(true)) {
-        const at = Date.parse(e.firedAt);
-        const match =
-          at >= after &&
-          (f.before === undefined || at < f.before) &&
-          (f.ruleId === undefined || e.ruleId === f.ruleId) &&
-          (f.accountId === undefined || e.accountId === f.accountId) &&
-          (f.providerId === undefined || e.providerId === f.providerId) &&
-          (f.state === undefined || e.state === f.state) &&
-          (f.delivery === undefined || e.delivery === f.delivery);
-        if (!match) continue;
+        if (!matchesEvent(e, f, after)) continue;
         if (skipped < offset) skipped++;
         else if (data.length === limit) return { data, hasMore: true };
         else data.push(eventView(e));
@@ -177,26 +167,7 @@ export function createGaugeAlerts(deps: GaugeAlertsDeps) {
       const next = await env.commit(() => {
         const e = repo.event(id);
         if (!e) throw notFound('event', id);
-        if (patch.state !== undefined && !ALERT_STATE_MOVES[e.state].includes(patch.state)) {
-          throw new ServiceError(
-            'INVALID_REQUEST',
-            `Alert event \`${e.id}\` is \`${e.state}\`; ${movesText(ALERT_STATE_MOVES[e.state])}.`,
-            { param: 'state' },
-          );
-        }
-        if (patch.delivery !== undefined && !ALERT_DELIVERY_MOVES[e.delivery].includes(patch.delivery)) {
-          throw new ServiceError(
-            'INVALID_REQUEST',
-            `Alert event \`${e.id}\` delivery is \`${e.delivery}\`; ${movesText(ALERT_DELIVERY_MOVES[e.delivery])}.`,
-            { param: 'delivery' },
-          );
-        }
-        const moved: StoredAlertEvent = { ...e };
-        if (patch.state === 'acknowledged') moved.acknowledgedAt = iso(at);
-        if (patch.state === 'resolved') moved.resolvedAt = iso(at);
-        if (patch.state !== undefined) moved.state = patch.state;
-        if (patch.delivery !== undefined) moved.delivery = patch.delivery;
-        if (patch.delivery === 'delivered') moved.deliveredAt = iso(at);
+        const moved = movedEvent(e, patch, at);
         repo.stagePutEvent(moved);
         return moved;
       });
@@ -231,4 +202,42 @@ export function evaluatingAfterRefresh(
       return outcomes;
     },
   };
+}
+
+function matchesEvent(e: StoredAlertEvent, f: AlertEventFilter, after: number): boolean {
+  const at = Date.parse(e.firedAt);
+  return (
+    at >= after &&
+    (f.before === undefined || at < f.before) &&
+    (f.ruleId === undefined || e.ruleId === f.ruleId) &&
+    (f.accountId === undefined || e.accountId === f.accountId) &&
+    (f.providerId === undefined || e.providerId === f.providerId) &&
+    (f.state === undefined || e.state === f.state) &&
+    (f.delivery === undefined || e.delivery === f.delivery)
+  );
+}
+
+/** The event after both moves, each checked before either applies. */
+function movedEvent(e: StoredAlertEvent, patch: GaugeAlertDeliveryUpdate, at: number): StoredAlertEvent {
+  if (patch.state !== undefined && !ALERT_STATE_MOVES[e.state].includes(patch.state)) {
+    throw new ServiceError(
+      'INVALID_REQUEST',
+      `Alert event \`${e.id}\` is \`${e.state}\`; ${movesText(ALERT_STATE_MOVES[e.state])}.`,
+      { param: 'state' },
+    );
+  }
+  if (patch.delivery !== undefined && !ALERT_DELIVERY_MOVES[e.delivery].includes(patch.delivery)) {
+    throw new ServiceError(
+      'INVALID_REQUEST',
+      `Alert event \`${e.id}\` delivery is \`${e.delivery}\`; ${movesText(ALERT_DELIVERY_MOVES[e.delivery])}.`,
+      { param: 'delivery' },
+    );
+  }
+  const moved: StoredAlertEvent = { ...e };
+  if (patch.state === 'acknowledged') moved.acknowledgedAt = iso(at);
+  if (patch.state === 'resolved') moved.resolvedAt = iso(at);
+  if (patch.state !== undefined) moved.state = patch.state;
+  if (patch.delivery !== undefined) moved.delivery = patch.delivery;
+  if (patch.delivery === 'delivered') moved.deliveredAt = iso(at);
+  return moved;
 }

@@ -58,7 +58,27 @@ export function meteredByProvider(usage: Pick<UsageRepo, 'breakdown'>, bounds: P
   );
 }
 
-// Over 80 lines as a closure of short methods over one state, the shape of every control service here.
+/** Every provider and Gauge account a budget's scope names exists, and none is the service's own account. */
+function checkScope(
+  deps: Pick<GaugeBudgetsDeps, 'providerExists' | 'sources'>,
+  scope: GaugeBudgetCreate['scope'],
+): void {
+  scope?.providerIds?.forEach((id, i) => {
+    if (!deps.providerExists(id)) throw bad(`scope.providerIds[${i}]`, `No provider \`${id}\`; see GET /v1/providers.`);
+  });
+  scope?.accountIds?.forEach((id, i) => {
+    const source = deps.sources.get(id);
+    if (source === undefined || !isAccount(source))
+      throw bad(`scope.accountIds[${i}]`, `No Gauge account \`${id}\`; see GET /v1/gauge/accounts.`);
+    // Its reading is the meter's own spend, which providerIds already counts: naming it would count it twice.
+    if (source.kind === 'service')
+      throw bad(
+        `scope.accountIds[${i}]`,
+        "The `service` account is this service's metered usage; scope it with `providerIds`.",
+      );
+  });
+}
+
 export function createGaugeBudgets(deps: GaugeBudgetsDeps) {
   const { env, repo, audit } = deps;
   const now = deps.now ?? Date.now;
@@ -70,24 +90,6 @@ export function createGaugeBudgets(deps: GaugeBudgetsDeps) {
     keyOf: (b) => b.id,
     notFound,
   });
-
-  function checkScope(scope: GaugeBudgetCreate['scope']): void {
-    scope?.providerIds?.forEach((id, i) => {
-      if (!deps.providerExists(id))
-        throw bad(`scope.providerIds[${i}]`, `No provider \`${id}\`; see GET /v1/providers.`);
-    });
-    scope?.accountIds?.forEach((id, i) => {
-      const source = deps.sources.get(id);
-      if (source === undefined || !isAccount(source))
-        throw bad(`scope.accountIds[${i}]`, `No Gauge account \`${id}\`; see GET /v1/gauge/accounts.`);
-      // Its reading is the meter's own spend, which providerIds already counts: naming it would count it twice.
-      if (source.kind === 'service')
-        throw bad(
-          `scope.accountIds[${i}]`,
-          "The `service` account is this service's metered usage; scope it with `providerIds`.",
-        );
-    });
-  }
 
   function mustGet(id: string): GaugeBudget {
     const b = repo.get(checkId(id));
@@ -134,7 +136,7 @@ export function createGaugeBudgets(deps: GaugeBudgetsDeps) {
     budgetStatuses,
 
     async create(input: GaugeBudgetCreate, actor: Actor, requestId: string): Promise<GaugeBudgetStatus> {
-      checkScope(input.scope);
+      checkScope(deps, input.scope);
       if (repo.count() >= BUDGET_LIMITS.count)
         throw bad('body', `At most ${BUDGET_LIMITS.count} budgets can exist; delete one first.`);
       const at = now();
@@ -161,7 +163,7 @@ export function createGaugeBudgets(deps: GaugeBudgetsDeps) {
 
     async update(id: string, patch: GaugeBudgetUpdate, actor: Actor, requestId: string): Promise<GaugeBudgetStatus> {
       const current = mustGet(id);
-      checkScope(patch.scope);
+      checkScope(deps, patch.scope);
       const next: GaugeBudget = {
         ...current,
         name: patch.name === undefined ? current.name : redactText(patch.name, GAUGE_LIMITS.labelMax),

@@ -64,9 +64,8 @@ function checkRedirect(
  */
 export const MAX_GAUGE_ACCOUNTS = 200;
 
-// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 export function createGaugeService(deps: GaugeServiceDeps) {
-  const { env, sources, data, vault, audit, actor } = deps;
+  const { sources, data, vault, audit, actor } = deps;
   const defaults = new Map(GAUGE_BUILT_IN_SOURCES.map((s) => [s.id, s.config]));
 
   function mustGet(id: string, what: 'source' | 'account'): GaugeSourceRecord {
@@ -75,44 +74,7 @@ export function createGaugeService(deps: GaugeServiceDeps) {
     return r;
   }
 
-  /** Writes the record and its audit line together; a new credential is stored first and dropped on failure. */
-  async function commit(
-    next: GaugeSourceRecord,
-    previous: GaugeSourceRecord | undefined,
-    credential: string | null | undefined,
-    action: GaugeAuditAction,
-    actorOf: Actor,
-    requestId: string,
-    metadata: Record<string, string | boolean | string[]>,
-  ) {
-    const newRef = typeof credential === 'string' ? await vault.put(credential) : undefined;
-    if (credential !== undefined) next.credentialRef = newRef ?? null;
-    let stored: GaugeSourceRecord | undefined;
-    try {
-      stored = await env.commit(() => {
-        // An update looks again, before it writes: a removal that committed since `previous` was read leaves
-        // nothing to update, and the record must not come back.
-        const now = previous && sources.get(next.id);
-        if (previous && !now) throw notFound(action === 'gauge-source.update' ? 'source' : 'account', next.id);
-        // The credential a racing update stored stays unless this one replaces it.
-        if (credential === undefined && now) next.credentialRef = now.credentialRef;
-        sources.stagePut(next);
-        stageGaugeAudit(audit, action, next.id, actorOf, requestId, {
-          ...metadata,
-          credentialConfigured: next.credentialRef !== null,
-        });
-        return now;
-      });
-    } catch (err) {
-      if (newRef !== undefined) await vault.delete(newRef).catch(() => undefined);
-      throw err;
-    }
-    // The old secret goes only once nothing refers to it any more: the one the store held until this commit.
-    if (stored?.credentialRef && stored.credentialRef !== next.credentialRef)
-      await vault.delete(stored.credentialRef).catch(() => undefined);
-    actor.setupChanged();
-    return next;
-  }
+  const commit = (...args: CommitArgs) => commitSource(deps, ...args);
 
   return {
     get: (id: string) => mustGet(id, 'source'),
@@ -125,40 +87,8 @@ export function createGaugeService(deps: GaugeServiceDeps) {
       requestId: string,
       via: 'accounts' | 'auth-session' = 'accounts',
     ): Promise<GaugeSourceRecord> {
-      const adapter =
-        via === 'accounts'
-          ? adapterOf(input.providerId, input.authMode)
-          : GAUGE_SESSION_ADAPTERS.find((a) => a.providerId === input.providerId && a.authMode === input.authMode);
-      if (!adapter) {
-        const known = GAUGE_PROVIDERS.some((p) => p.id === input.providerId);
-        throw new ServiceError(
-          'NOT_FOUND',
-          known
-            ? `Gauge cannot connect ${withArticle(input.providerId)} account with \`${input.authMode}\`.`
-            : `Gauge has no provider \`${input.providerId.slice(0, 160)}\`; see GET /v1/gauge/providers.`,
-          {
-            param: known ? 'authMode' : 'providerId',
-          },
-        );
-      }
-      if (sources.all().filter((r) => r.kind === 'account').length >= MAX_GAUGE_ACCOUNTS) {
-        throw new ServiceError('CONFLICT', `At most ${MAX_GAUGE_ACCOUNTS} Gauge accounts may exist; delete one first.`);
-      }
-      const now = Date.now();
-      const base: GaugeSourceRecord = {
-        id: newId('acct_', now),
-        kind: 'account',
-        collectorId: adapter.collectorId,
-        providerId: adapter.providerId,
-        authMode: adapter.authMode,
-        label: redactText(input.label ?? GAUGE_PROVIDERS.find((p) => p.id === adapter.providerId)!.displayName),
-        enabled: input.enabled ?? true,
-        builtIn: false,
-        credentialRef: null,
-        config: {},
-        createdAt: now,
-        updatedAt: now,
-      };
+      const adapter = accountAdapter(input, via, sources);
+      const base = newAccount(input, adapter);
       base.config = mergeConfig(base, {}, input.config, {});
       return commit(base, undefined, input.credential, 'gauge-account.create', actorOf, requestId, {
         providerId: adapter.providerId,
@@ -238,18 +168,7 @@ export function createGaugeService(deps: GaugeServiceDeps) {
     async refresh(sourceIds: string[] | undefined) {
       const all = sources.all();
       const ids = sourceIds ?? all.filter((s) => s.enabled).map((s) => s.id);
-      for (const [i, id] of ids.entries()) {
-        const s = all.find((r) => r.id === id);
-        if (!s) throw notFound('source', id, `sourceIds[${i}]`);
-      }
-      if (!deps.settings().enabled) throw gaugeDisabled();
-      for (const [i, id] of ids.entries()) {
-        if (!all.find((r) => r.id === id)!.enabled) {
-          throw new ServiceError('CONFLICT', `Gauge source \`${id}\` is disabled; enable it before refreshing it.`, {
-            param: `sourceIds[${i}]`,
-          });
-        }
-      }
+      checkRefresh(all, ids, () => deps.settings().enabled);
       return actor.refresh(ids);
     },
 
@@ -263,6 +182,112 @@ export function createGaugeService(deps: GaugeServiceDeps) {
       );
     },
   };
+}
+
+type CommitArgs = [
+  next: GaugeSourceRecord,
+  previous: GaugeSourceRecord | undefined,
+  credential: string | null | undefined,
+  action: GaugeAuditAction,
+  actorOf: Actor,
+  requestId: string,
+  metadata: Record<string, string | boolean | string[]>,
+];
+
+/** Writes the record and its audit line together; a new credential is stored first and dropped on failure. */
+async function commitSource(
+  { env, sources, vault, audit, actor }: Pick<GaugeServiceDeps, 'env' | 'sources' | 'vault' | 'audit' | 'actor'>,
+  ...[next, previous, credential, action, actorOf, requestId, metadata]: CommitArgs
+): Promise<GaugeSourceRecord> {
+  const newRef = typeof credential === 'string' ? await vault.put(credential) : undefined;
+  if (credential !== undefined) next.credentialRef = newRef ?? null;
+  let stored: GaugeSourceRecord | undefined;
+  try {
+    stored = await env.commit(() => {
+      // An update looks again, before it writes: a removal that committed since `previous` was read leaves
+      // nothing to update, and the record must not come back.
+      const now = previous && sources.get(next.id);
+      if (previous && !now) throw notFound(action === 'gauge-source.update' ? 'source' : 'account', next.id);
+      // The credential a racing update stored stays unless this one replaces it.
+      if (credential === undefined && now) next.credentialRef = now.credentialRef;
+      sources.stagePut(next);
+      stageGaugeAudit(audit, action, next.id, actorOf, requestId, {
+        ...metadata,
+        credentialConfigured: next.credentialRef !== null,
+      });
+      return now;
+    });
+  } catch (err) {
+    if (newRef !== undefined) await vault.delete(newRef).catch(() => undefined);
+    throw err;
+  }
+  // The old secret goes only once nothing refers to it any more: the one the store held until this commit.
+  if (stored?.credentialRef && stored.credentialRef !== next.credentialRef)
+    await vault.delete(stored.credentialRef).catch(() => undefined);
+  actor.setupChanged();
+  return next;
+}
+
+/** The adapter that connects the account, checked against the accounts' cap. */
+function accountAdapter(
+  input: GaugeAccountCreate,
+  via: 'accounts' | 'auth-session',
+  sources: Pick<GaugeSourceRepo, 'all'>,
+): NonNullable<ReturnType<typeof adapterOf>> {
+  const adapter =
+    via === 'accounts'
+      ? adapterOf(input.providerId, input.authMode)
+      : GAUGE_SESSION_ADAPTERS.find((a) => a.providerId === input.providerId && a.authMode === input.authMode);
+  if (!adapter) {
+    const known = GAUGE_PROVIDERS.some((p) => p.id === input.providerId);
+    throw new ServiceError(
+      'NOT_FOUND',
+      known
+        ? `Gauge cannot connect ${withArticle(input.providerId)} account with \`${input.authMode}\`.`
+        : `Gauge has no provider \`${input.providerId.slice(0, 160)}\`; see GET /v1/gauge/providers.`,
+      {
+        param: known ? 'authMode' : 'providerId',
+      },
+    );
+  }
+  if (sources.all().filter((r) => r.kind === 'account').length >= MAX_GAUGE_ACCOUNTS) {
+    throw new ServiceError('CONFLICT', `At most ${MAX_GAUGE_ACCOUNTS} Gauge accounts may exist; delete one first.`);
+  }
+  return adapter;
+}
+
+function newAccount(input: GaugeAccountCreate, adapter: NonNullable<ReturnType<typeof adapterOf>>): GaugeSourceRecord {
+  const now = Date.now();
+  return {
+    id: newId('acct_', now),
+    kind: 'account',
+    collectorId: adapter.collectorId,
+    providerId: adapter.providerId,
+    authMode: adapter.authMode,
+    label: redactText(input.label ?? GAUGE_PROVIDERS.find((p) => p.id === adapter.providerId)!.displayName),
+    enabled: input.enabled ?? true,
+    builtIn: false,
+    credentialRef: null,
+    config: {},
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+/** 404 for an unknown source, then 409 for Gauge off or a disabled source. */
+function checkRefresh(all: readonly GaugeSourceRecord[], ids: readonly string[], enabled: () => boolean): void {
+  for (const [i, id] of ids.entries()) {
+    const s = all.find((r) => r.id === id);
+    if (!s) throw notFound('source', id, `sourceIds[${i}]`);
+  }
+  if (!enabled()) throw gaugeDisabled();
+  for (const [i, id] of ids.entries()) {
+    if (!all.find((r) => r.id === id)!.enabled) {
+      throw new ServiceError('CONFLICT', `Gauge source \`${id}\` is disabled; enable it before refreshing it.`, {
+        param: `sourceIds[${i}]`,
+      });
+    }
+  }
 }
 
 export type GaugeService = ReturnType<typeof createGaugeService>;

@@ -126,44 +126,45 @@ export interface FileVaultOptions {
   keyStorage?: KeyStorage;
 }
 
-// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
+/** The key of an existing vault, from its key file or the OS keychain. */
+async function loadKey(dataDir: string, storage: KeyStorage): Promise<Keys> {
+  const keyPath = join(dataDir, KEY_FILE);
+  if (storage === 'file') {
+    const stored = await readOptional(keyPath, 'file', 'the vault key file');
+    if (stored === null) throw new VaultError('file vault: the vault key file is missing');
+    return decodeKey(stored.toString('utf8'), 'file');
+  }
+  const keychain = await requireKeychain('read', 'file vault: its key is kept in the OS keychain');
+  const id = await installationId(dataDir, false);
+  const stored = id === null ? null : await keychain.get(keychainAccount(id, KEY_ACCOUNT));
+  if (stored === null) throw new VaultError('file vault: the vault key is missing from the OS keychain');
+  return decodeKey(stored, 'in the OS keychain');
+}
+
+// Reuses a key left by an earlier attempt that stopped before vault.enc existed.
+async function createKey(dataDir: string, storage: KeyStorage): Promise<Keys> {
+  const keyPath = join(dataDir, KEY_FILE);
+  const fresh = randomBytes(KEY_BYTES).toString('base64');
+  if (storage === 'file') return decodeKey(await createOnce(keyPath, fresh, 'file', 'the vault key file'), 'file');
+  const keychain = await requireKeychain('write', 'file vault: its key is to be kept in the OS keychain');
+  const id = await installationId(dataDir, true);
+  if (id === null) throw new VaultError('file vault: the installation ID file is missing');
+  const account = keychainAccount(id, KEY_ACCOUNT);
+  const existing = await keychain.get(account);
+  if (existing !== null) return decodeKey(existing, 'in the OS keychain');
+  await keychain.set(account, fresh);
+  return decodeKey(fresh, 'in the OS keychain');
+}
+
 export async function openFileVault(options: FileVaultOptions): Promise<Vault> {
   const { dataDir, readOnly } = options;
   const vaultPath = join(dataDir, VAULT_FILE);
-  const keyPath = join(dataDir, KEY_FILE);
 
   let keys: Keys | null = null;
   let keyStorage: KeyStorage | null = null;
   let entries = new Map<string, string>();
   let version: string | null = null;
   const secrets = new Map<string, string>();
-
-  async function loadKey(storage: KeyStorage): Promise<Keys> {
-    if (storage === 'file') {
-      const stored = await readOptional(keyPath, 'file', 'the vault key file');
-      if (stored === null) throw new VaultError('file vault: the vault key file is missing');
-      return decodeKey(stored.toString('utf8'), 'file');
-    }
-    const keychain = await requireKeychain('read', 'file vault: its key is kept in the OS keychain');
-    const id = await installationId(dataDir, false);
-    const stored = id === null ? null : await keychain.get(keychainAccount(id, KEY_ACCOUNT));
-    if (stored === null) throw new VaultError('file vault: the vault key is missing from the OS keychain');
-    return decodeKey(stored, 'in the OS keychain');
-  }
-
-  // Reuses a key left by an earlier attempt that stopped before vault.enc existed.
-  async function createKey(storage: KeyStorage): Promise<Keys> {
-    const fresh = randomBytes(KEY_BYTES).toString('base64');
-    if (storage === 'file') return decodeKey(await createOnce(keyPath, fresh, 'file', 'the vault key file'), 'file');
-    const keychain = await requireKeychain('write', 'file vault: its key is to be kept in the OS keychain');
-    const id = await installationId(dataDir, true);
-    if (id === null) throw new VaultError('file vault: the installation ID file is missing');
-    const account = keychainAccount(id, KEY_ACCOUNT);
-    const existing = await keychain.get(account);
-    if (existing !== null) return decodeKey(existing, 'in the OS keychain');
-    await keychain.set(account, fresh);
-    return decodeKey(fresh, 'in the OS keychain');
-  }
 
   // Brings the in-memory entries up to the file on disk, re-reading only when the file changed: the main
   // thread (or another process) may have added references since this instance last looked.
@@ -178,7 +179,7 @@ export async function openFileVault(options: FileVaultOptions): Promise<Vault> {
     const parsed = parse(current.data);
     // The key is fetched again only when the file says it changed; a mismatch after that is a wrong key.
     if (keys === null || keyStorage !== parsed.body.keyStorage || keys.check !== parsed.body.keyCheck) {
-      keys = await loadKey(parsed.body.keyStorage);
+      keys = await loadKey(dataDir, parsed.body.keyStorage);
       keyStorage = parsed.body.keyStorage;
     }
     verify(keys, parsed);
@@ -213,7 +214,7 @@ export async function openFileVault(options: FileVaultOptions): Promise<Vault> {
     await serial(async () => {
       if ((await fingerprint(vaultPath, 'file', 'the encrypted vault file')) === null) {
         const storage = options.keyStorage ?? ((await keychainStatus('write')).available ? 'keychain' : 'file');
-        const created = await createKey(storage);
+        const created = await createKey(dataDir, storage);
         // Two openers racing here agree on whichever file was linked first.
         await createOnce(
           vaultPath,
