@@ -103,164 +103,179 @@ export interface InstanceOptions {
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-export function createInstance({ launchSpec, timing, env, onChange }: InstanceOptions) {
-  let state: ServiceState = 'stopped';
-  let child: ChildProcess | null = null;
-  let wanted = false;
-  let restarts = 0;
-  let failedStarts = 0;
-  let delay = timing.backoffFirstMs;
-  let nextStartAt: number | null = null;
-  let lastExit: ServiceExit | null = null;
-  let startedAt: number | null = null;
-  let readyAt: number | null = null;
-  /** Why the current process is being ended by us, so its exit reports that rather than `exited`. */
-  let killReason: ServiceExitReason | null = null;
-  const { later, clear: clearTimers } = createTimers();
-  const ready = createWaiters();
-  const gone = createWaiters();
-  /** Bumped at each launch: a health probe or timer of an earlier process must not touch the next one. */
-  let generation = 0;
+export const createInstance = (options: InstanceOptions): Instance => new Instance(options);
 
-  const status = (): InstanceStatus => ({
-    state,
-    pid: child?.pid ?? null,
-    restarts,
-    nextStartAt: iso(nextStartAt),
-    lastExit,
-    startedAt: iso(startedAt),
-    readyAt: iso(readyAt),
-  });
-  function move(next: ServiceState): void {
-    const previous = state;
-    state = next;
-    onChange(status(), previous);
+/** One llama-server's lifecycle; `start`, `stop` and `status` are its public side. */
+export class Instance {
+  readonly #launchSpec: InstanceOptions['launchSpec'];
+  readonly #timing: Timing;
+  readonly #env: NodeJS.ProcessEnv;
+  readonly #onChange: InstanceOptions['onChange'];
+  #state: ServiceState = 'stopped';
+  #child: ChildProcess | null = null;
+  #wanted = false;
+  #restarts = 0;
+  #failedStarts = 0;
+  #delay: number;
+  #nextStartAt: number | null = null;
+  #lastExit: ServiceExit | null = null;
+  #startedAt: number | null = null;
+  #readyAt: number | null = null;
+  /** Why the current process is being ended by us, so its exit reports that rather than `exited`. */
+  #killReason: ServiceExitReason | null = null;
+  readonly #timers = createTimers();
+  readonly #ready = createWaiters();
+  readonly #gone = createWaiters();
+  /** Bumped at each launch: a health probe or timer of an earlier process must not touch the next one. */
+  #generation = 0;
+
+  constructor({ launchSpec, timing, env, onChange }: InstanceOptions) {
+    this.#launchSpec = launchSpec;
+    this.#timing = timing;
+    this.#env = env;
+    this.#onChange = onChange;
+    this.#delay = timing.backoffFirstMs;
   }
 
-  async function launch(): Promise<void> {
-    const mine = ++generation;
-    nextStartAt = null;
+  status(): InstanceStatus {
+    return {
+      state: this.#state,
+      pid: this.#child?.pid ?? null,
+      restarts: this.#restarts,
+      nextStartAt: iso(this.#nextStartAt),
+      lastExit: this.#lastExit,
+      startedAt: iso(this.#startedAt),
+      readyAt: iso(this.#readyAt),
+    };
+  }
+
+  /** Starts it if it is not running or starting; resolves once it answers its health check. */
+  start(): Promise<void> {
+    const readied = this.#state === 'running' ? Promise.resolve() : this.#ready.wait();
+    if (!this.#wanted || this.#state === 'failed' || this.#state === 'stopped') {
+      this.#wanted = true;
+      if (this.#state === 'stopped' || this.#state === 'failed') {
+        this.#restarts = 0;
+        this.#failedStarts = 0;
+        this.#delay = this.#timing.backoffFirstMs;
+        void this.#launch();
+      }
+      // `stopping`: the exit sees `wanted` and restarts through the backoff path at once.
+    }
+    return readied;
+  }
+
+  /** Stops it and resolves once the process is gone (SIGKILL after the grace period). */
+  stop(): Promise<void> {
+    this.#wanted = false;
+    this.#generation++;
+    if (!this.#child) {
+      this.#timers.clear();
+      this.#nextStartAt = null;
+      if (this.#state !== 'stopped') {
+        this.#move('stopped');
+        this.#ready.settle(stoppedBeforeReady());
+      }
+      return Promise.resolve();
+    }
+    const stopped = this.#gone.wait();
+    if (this.#state !== 'stopping') {
+      this.#timers.clear();
+      this.#move('stopping');
+      this.#kill('stopped');
+      const proc = this.#child;
+      const t = setTimeout(() => proc.kill('SIGKILL'), this.#timing.stopGraceMs);
+      void stopped.then(() => clearTimeout(t));
+    }
+    return stopped;
+  }
+
+  #move(next: ServiceState): void {
+    const previous = this.#state;
+    this.#state = next;
+    this.#onChange(this.status(), previous);
+  }
+
+  async #launch(): Promise<void> {
+    const mine = ++this.#generation;
+    this.#nextStartAt = null;
     // Starting from the call on, not from the spawn: a view read while the binary is being looked up
     // must not show a service that was just started as stopped.
-    if (state !== 'starting') move('starting');
+    if (this.#state !== 'starting') this.#move('starting');
     let spec: LaunchSpec;
     try {
-      spec = await launchSpec();
+      spec = await this.#launchSpec();
     } catch (err) {
-      if (mine !== generation || !wanted) return;
+      if (mine !== this.#generation || !this.#wanted) return;
       const reason = err instanceof LaunchRefused ? err.reason : 'spawn_failed';
-      return died(spawnFailed(reason), false);
+      return this.#died(spawnFailed(reason), false);
     }
-    if (mine !== generation || !wanted) return;
-    killReason = null;
-    readyAt = null;
-    startedAt = Date.now();
-    const proc = spawnChild(spec, env, (end) => {
-      const wasHealthy = readyAt !== null;
-      child = null;
-      if (end === 'error') return died(spawnFailed('spawn_failed'), false);
-      died({ ...spawnFailed(killReason ?? 'exited'), code: end.code, signal: end.signal }, wasHealthy);
+    if (mine !== this.#generation || !this.#wanted) return;
+    this.#killReason = null;
+    this.#readyAt = null;
+    this.#startedAt = Date.now();
+    const proc = spawnChild(spec, this.#env, (end) => {
+      const wasHealthy = this.#readyAt !== null;
+      this.#child = null;
+      if (end === 'error') return this.#died(spawnFailed('spawn_failed'), false);
+      this.#died({ ...spawnFailed(this.#killReason ?? 'exited'), code: end.code, signal: end.signal }, wasHealthy);
     });
-    if (proc === null) return died(spawnFailed('spawn_failed'), false);
-    child = proc;
-    onChange(status(), state); // the pid is known now
+    if (proc === null) return this.#died(spawnFailed('spawn_failed'), false);
+    this.#child = proc;
+    this.#onChange(this.status(), this.#state); // the pid is known now
     watchHealth({
       url: `http://127.0.0.1:${spec.port}/health`,
-      timing,
-      current: () => mine === generation && child === proc,
-      state: () => state,
-      later,
-      kill,
-      healthy() {
-        readyAt = Date.now();
-        move('running');
-        ready.settle(null);
+      timing: this.#timing,
+      current: () => mine === this.#generation && this.#child === proc,
+      state: () => this.#state,
+      later: this.#timers.later,
+      kill: (reason) => this.#kill(reason),
+      healthy: () => {
+        this.#readyAt = Date.now();
+        this.#move('running');
+        this.#ready.settle(null);
       },
-      stayedHealthy() {
-        failedStarts = 0;
-        delay = timing.backoffFirstMs;
+      stayedHealthy: () => {
+        this.#failedStarts = 0;
+        this.#delay = this.#timing.backoffFirstMs;
       },
     });
   }
 
   /** Ends the current process for a reason of ours; its exit then restarts it (or not, when stopping). */
-  function kill(reason: ServiceExitReason): void {
-    if (!child) return;
-    killReason = reason;
-    child.kill(reason === 'stopped' ? 'SIGTERM' : 'SIGKILL');
+  #kill(reason: ServiceExitReason): void {
+    if (!this.#child) return;
+    this.#killReason = reason;
+    this.#child.kill(reason === 'stopped' ? 'SIGTERM' : 'SIGKILL');
   }
 
-  function died(exit: ServiceExit, wasHealthy: boolean): void {
-    clearTimers();
-    lastExit = exit;
-    startedAt = null;
-    readyAt = null;
-    if (!wanted) {
-      move('stopped');
-      gone.settle(null);
-      ready.settle(stoppedBeforeReady());
+  #died(exit: ServiceExit, wasHealthy: boolean): void {
+    this.#timers.clear();
+    this.#lastExit = exit;
+    this.#startedAt = null;
+    this.#readyAt = null;
+    if (!this.#wanted) {
+      this.#move('stopped');
+      this.#gone.settle(null);
+      this.#ready.settle(stoppedBeforeReady());
       return;
     }
-    if (!wasHealthy) failedStarts++;
-    if (failedStarts >= timing.maxFailedStarts || exit.reason === 'binary_missing' || exit.reason === 'model_missing') {
-      wanted = false;
-      move('failed');
-      ready.settle(notHealthy(exit, failedStarts));
+    if (!wasHealthy) this.#failedStarts++;
+    const hopeless = exit.reason === 'binary_missing' || exit.reason === 'model_missing';
+    if (this.#failedStarts >= this.#timing.maxFailedStarts || hopeless) {
+      this.#wanted = false;
+      this.#move('failed');
+      this.#ready.settle(notHealthy(exit, this.#failedStarts));
       return;
     }
-    restarts++;
-    nextStartAt = Date.now() + delay;
-    const wait = delay;
-    delay = Math.min(delay * 2, timing.backoffMaxMs);
-    move('restarting');
-    later(wait, () => void launch());
+    this.#restarts++;
+    this.#nextStartAt = Date.now() + this.#delay;
+    const wait = this.#delay;
+    this.#delay = Math.min(this.#delay * 2, this.#timing.backoffMaxMs);
+    this.#move('restarting');
+    this.#timers.later(wait, () => void this.#launch());
   }
-
-  return {
-    status,
-    /** Starts it if it is not running or starting; resolves once it answers its health check. */
-    start(): Promise<void> {
-      const readied = state === 'running' ? Promise.resolve() : ready.wait();
-      if (!wanted || state === 'failed' || state === 'stopped') {
-        wanted = true;
-        if (state === 'stopped' || state === 'failed') {
-          restarts = 0;
-          failedStarts = 0;
-          delay = timing.backoffFirstMs;
-          void launch();
-        }
-        // `stopping`: the exit sees `wanted` and restarts through the backoff path at once.
-      }
-      return readied;
-    },
-    /** Stops it and resolves once the process is gone (SIGKILL after the grace period). */
-    stop(): Promise<void> {
-      wanted = false;
-      generation++;
-      if (!child) {
-        clearTimers();
-        nextStartAt = null;
-        if (state !== 'stopped') {
-          move('stopped');
-          ready.settle(stoppedBeforeReady());
-        }
-        return Promise.resolve();
-      }
-      const stopped = gone.wait();
-      if (state !== 'stopping') {
-        clearTimers();
-        move('stopping');
-        kill('stopped');
-        const proc = child;
-        const t = setTimeout(() => proc.kill('SIGKILL'), timing.stopGraceMs);
-        void stopped.then(() => clearTimeout(t));
-      }
-      return stopped;
-    },
-  };
 }
-
-export type Instance = ReturnType<typeof createInstance>;
 
 /** An exit with no process status: the launch refused, the spawn failed, or (with its status) how it ended. */
 const spawnFailed = (reason: ServiceExitReason): ServiceExit => ({
