@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { LimitCounterView, LimitRecord } from '../protocol/http/limits.ts';
 import { createLedger, createLedgerBuffer } from '../state/limit-ledger.ts';
+import { createLimitGate, createLimitGateBuffer, type LimitGate } from '../state/limit-gate.ts';
 import type { Ledger } from '../protocol/ports/limits.ts';
 import { type CalendarWindow, underWayAt, windowEndOf, windowStartOf } from '../protocol/limit-windows.ts';
 import type { StoreEnv } from '../store/env.ts';
@@ -27,6 +28,10 @@ export interface LimitCountersDeps {
 
 export interface LimitCounters {
   ledger: Ledger;
+  /** The ledger's memory and its gate's, for the edge threads that admit and settle beside this one. */
+  shared: { ledger: SharedArrayBuffer; gate: SharedArrayBuffer };
+  /** An edge thread claimed `slot` for `limitId|scopeKey` (its report, a moment after the claim). */
+  heardClaim(slot: number, limitId: string, scopeKey: string): void;
   journal: LimitJournal | null;
   /** A limit's counters, the largest first, as its view shows them. */
   counters(record: LimitRecord): LimitCounterView[];
@@ -48,15 +53,20 @@ export function openLimitCounters(deps: LimitCountersDeps): LimitCounters {
   const { env, repo, log, now, records } = deps;
   /** Every slot claimed, by any thread, with its key: what is persisted and shown. */
   const claimed: Claimed = new Map();
-  const ledger: Ledger = createLedger(createLedgerBuffer(), (slot, limitId, scopeKey) =>
-    claimed.set(slot, { limitId, scopeKey }),
-  );
+  const shared = { ledger: createLedgerBuffer(), gate: createLimitGateBuffer() };
+  const gate = createLimitGate(shared.gate);
+  const ledger: Ledger = createLedger(shared.ledger, (slot, limitId, scopeKey) => {
+    claimed.set(slot, { limitId, scopeKey });
+    gate.claimed();
+  });
   /** What each slot last persisted as, `windowStart:used`. */
   const persisted = new Map<number, string>();
   /** Counters refused in their current window: `limitId|key` -> when that window ends. */
   const tripped = new Map<string, { record: LimitRecord; key: string; resetsAt: number }>();
 
-  const { journal, over } = loadCounters(deps, ledger, claimed, persisted);
+  const { journal, over } = loadCounters(deps, ledger, claimed, persisted, gate);
+  /** Sweeps in a row that found a claim whose name has not come yet. */
+  let unheard = 0;
 
   let writing: Promise<void> = Promise.resolve();
   // What the journal replayed is stored at once, and its files go.
@@ -67,6 +77,8 @@ export function openLimitCounters(deps: LimitCountersDeps): LimitCounters {
 
   return {
     ledger,
+    shared,
+    heardClaim: (slot, limitId, scopeKey) => void claimed.set(slot, { limitId, scopeKey }),
     journal,
     counters: (record) => countersOf(record, claimed, ledger, now, deps.gaugeShare),
     tripped(record, key, windowStart, resetsAt) {
@@ -97,18 +109,23 @@ export function openLimitCounters(deps: LimitCountersDeps): LimitCounters {
    * under load (bench/RESULTS.md, W3.6); the journal keeps every settlement in between.
    */
   function persist(force = false): Promise<void> {
-    const changed: { slot: number; limitId: string; scopeKey: string; windowStart: number; used: string }[] = [];
-    for (const [slot, { limitId, scopeKey }] of claimed) {
-      if (!records.has(limitId)) continue;
-      const state = ledger.read(slot);
-      const tag = `${state.windowStart}:${state.used}`;
-      if (persisted.get(slot) === tag) continue;
-      persisted.set(slot, tag);
-      changed.push({ slot, limitId, scopeKey, windowStart: state.windowStart, used: String(state.used) });
-    }
     resetTripped();
-    if ((changed.length === 0 && !force) || !env.isOpen()) return writing;
-    const generation = journal?.rotate() ?? null;
+    if ((changesOf(claimed, records, ledger, persisted).length === 0 && !force) || !env.isOpen()) return writing;
+    let changed: Change[] = [];
+    // A slot an edge thread claimed a moment ago, whose name is on its way, has settlements in the journal only:
+    // no generation may be dropped until the snapshot holds it. (Should a thread die before telling, after ten
+    // sweeps the snapshot goes on without it, and says so.)
+    const read = () => {
+      if (claimed.size < gate.claims() && ++unheard < 10) return false;
+      if (unheard >= 10)
+        log.warn({ slots: gate.claims() - claimed.size }, 'limit counters persisted without some claimed slots');
+      unheard = 0;
+      changed = changesOf(claimed, records, ledger, persisted);
+      return true;
+    };
+    const generation = journal === null ? (read(), null) : journal.rotate(read);
+    if (journal !== null && generation === null) return writing;
+    for (const c of changed) persisted.set(c.slot, `${c.windowStart}:${c.used}`);
     writing = writing
       .then(() =>
         env.commit(() => {
@@ -141,6 +158,31 @@ export function openLimitCounters(deps: LimitCountersDeps): LimitCounters {
   }
 }
 
+interface Change {
+  slot: number;
+  limitId: string;
+  scopeKey: string;
+  windowStart: number;
+  used: string;
+}
+
+/** The claimed slots whose counter changed since it was last written. */
+function changesOf(
+  claimed: Claimed,
+  records: ReadonlyMap<string, LimitRecord>,
+  ledger: Ledger,
+  persisted: ReadonlyMap<number, string>,
+): Change[] {
+  const changed: Change[] = [];
+  for (const [slot, { limitId, scopeKey }] of claimed) {
+    if (!records.has(limitId)) continue;
+    const state = ledger.read(slot);
+    if (persisted.get(slot) === `${state.windowStart}:${state.used}`) continue;
+    changed.push({ slot, limitId, scopeKey, windowStart: state.windowStart, used: String(state.used) });
+  }
+  return changed;
+}
+
 /**
  * The counters of the current windows, as last stored, then every settlement the journal holds since; older
  * windows start again at zero anyway. Returns the journal, open for what settles next, and the sessions of gates
@@ -151,6 +193,7 @@ function loadCounters(
   ledger: Ledger,
   claimed: Claimed,
   persisted: Map<number, string>,
+  gate: LimitGate,
 ): { journal: LimitJournal | null; over: { limitId: string; scopeKey: string }[] } {
   const { repo, records, now } = deps;
   const covered = repo.journalCovered();
@@ -202,8 +245,12 @@ function loadCounters(
     const key = claimed.get(slot);
     return key && `${key.limitId}|${key.scopeKey}`;
   };
-  const journal = openLimitJournal(dir, covered, nameOf, (err) =>
-    deps.log.warn({ err: String(err).slice(0, 300) }, 'could not write the limit journal'),
+  const journal = openLimitJournal(
+    dir,
+    covered,
+    nameOf,
+    (err) => deps.log.warn({ err: String(err).slice(0, 300) }, 'could not write the limit journal'),
+    gate,
   );
   return { journal, over };
 }

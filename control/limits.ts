@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { ServiceError } from '../protocol/errors.ts';
 import { LIMIT_BOUNDS, type LimitRecord, type LimitScopeKind, type LimitView } from '../protocol/http/limits.ts';
 import { newId } from '../protocol/ids.ts';
-import type { ActiveLimit, AdmissionSource, LimitsPort } from '../protocol/ports/limits.ts';
+import type { ActiveLimit, AdmissionSource, AdmissionState, LimitsPort } from '../protocol/ports/limits.ts';
 import type { AuditRepo } from '../store/audit-repo.ts';
 import type { StoreEnv } from '../store/env.ts';
 import type { LimitRepo } from '../store/limit-repo.ts';
@@ -56,7 +56,12 @@ export function createLimits(deps: LimitsDeps): LimitsPort & {
    * Whether admission has nothing to do (no limit enabled, the loop brake off): now, then after each change
    * of it. An edge thread without the limits' state hands its gateway calls to this thread while it is false.
    */
-  followIdle(follower: Follower<boolean>): () => void;
+  followAdmission(follower: Follower<AdmissionState>): () => void;
+  /** The ledger's memory, its gate's, and the claims the edge threads report (limit-counters.ts). */
+  shared: LimitCounters['shared'];
+  heardClaim: LimitCounters['heardClaim'];
+  /** A limit by ID, for an edge thread's report of a refusal. */
+  record(id: string): LimitRecord | undefined;
   close(): Promise<void>;
 } {
   const { env, repo, log } = deps;
@@ -72,7 +77,7 @@ export function createLimits(deps: LimitsDeps): LimitsPort & {
   const records = new Map(repo.all().map((r) => [r.id, r]));
   let active: ActiveLimit[] = [];
   const brake = createLoopBrake({ env, repo, audit: deps.audit, bus: deps.bus, log, now });
-  const idle = createIdleWatch(() => active.length === 0 && !brake.active());
+  const watch = createAdmissionWatch(() => ({ limits: active, brake: brake.active() }));
   const counters = openLimitCounters({
     env,
     repo,
@@ -86,7 +91,7 @@ export function createLimits(deps: LimitsDeps): LimitsPort & {
   });
   const { ledger, journal } = counters;
   refreshActive();
-  idle.reset();
+  watch.reset();
 
   return {
     list: () => [...records.values()].map((r) => limitView(counters, r)),
@@ -113,7 +118,7 @@ export function createLimits(deps: LimitsDeps): LimitsPort & {
       await crud.create(record, { action: 'limit.create', actor, requestId, metadata: metadataOf(record) });
       records.set(record.id, record);
       refreshActive();
-      await idle.tell();
+      await watch.tell();
       return limitView(counters, record);
     },
     async update(id, patch, actor, requestId) {
@@ -123,7 +128,7 @@ export function createLimits(deps: LimitsDeps): LimitsPort & {
       await crud.update(next, { action: 'limit.update', actor, requestId, metadata: metadataOf(next) });
       records.set(id, next);
       refreshActive();
-      await idle.tell();
+      await watch.tell();
       return limitView(counters, next);
     },
     async remove(id, actor, requestId) {
@@ -132,10 +137,13 @@ export function createLimits(deps: LimitsDeps): LimitsPort & {
       await crud.remove(id, entry, () => repo.stageForget(id));
       records.delete(id);
       refreshActive();
-      await idle.tell();
+      await watch.tell();
     },
-    brake: brakeTelling(brake, idle.tell),
-    followIdle: idle.follow,
+    brake: brakeTelling(brake, watch.tell),
+    followAdmission: watch.follow,
+    shared: counters.shared,
+    heardClaim: counters.heardClaim,
+    record: (id) => records.get(id),
     admission: {
       active: () => active,
       ledger,
@@ -174,22 +182,23 @@ function must(records: ReadonlyMap<string, LimitRecord>, id: string): LimitRecor
   return record;
 }
 
-/** Whether admission has nothing to do, told to the followers whenever it changes. */
-function createIdleWatch(idle: () => boolean) {
-  const followers = createFollowers<boolean>();
-  let told = true;
+/** What admission reads, told to the followers (the edge threads) whenever it changes. */
+function createAdmissionWatch(now: () => AdmissionState) {
+  const followers = createFollowers<AdmissionState>();
+  let told = now();
   return {
-    /** Takes idleness as it is now, without telling (at start). */
+    /** Takes the state as it is now, without telling (at start). */
     reset(): void {
-      told = idle();
+      told = now();
     },
-    /** Tells the followers when idleness changed; settles once each has it. */
+    /** Tells the followers when the limits or the brake changed; settles once each has it. */
     async tell(): Promise<void> {
-      if (idle() === told) return;
-      told = idle();
+      const next = now();
+      if (next.limits === told.limits && next.brake === told.brake) return;
+      told = next;
       await followers.tell(told);
     },
-    follow(follower: Follower<boolean>): () => void {
+    follow(follower: Follower<AdmissionState>): () => void {
       follower(told);
       return followers.add(follower);
     },

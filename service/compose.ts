@@ -7,6 +7,7 @@ import { createLogTail, type LogTail } from '../edge/http/log-tail.ts';
 import { lineWriter } from '../edge/http/log.ts';
 import { GATEWAY_OPS } from '../protocol/gateway.ts';
 import { startEdgeThreads, type EdgeThreads } from './edge-threads.ts';
+import { followEdgeAdmission } from './edge-admission-feed.ts';
 import { availableParallelism } from 'node:os';
 import { createServer, type AddressInfo } from 'node:net';
 import { drain, listen } from '../edge/http/server.ts';
@@ -218,7 +219,24 @@ function startThreads(p: Parts, routes: readonly RouteDef[], threads: number, po
     followAuth: (follower) => p.tokens.followAuth(follower),
     followCatalog: (follower) => p.catalog.follow(follower),
     followSettings: (follower) => p.followSettings(follower),
-    followAdmissionIdle: (follower) => p.limits.followIdle(follower),
+    followAdmission: (follower) =>
+      followEdgeAdmission(
+        {
+          followAdmission: (f) => p.limits.followAdmission(f),
+          catalog: p.catalog,
+          priceOf: p.priceOf,
+          gaugeShare: (accountId, windowId) => p.limits.admission.gaugeShare(accountId, windowId),
+          testClock: p.now !== Date.now,
+        },
+        follower,
+      ),
+    limitLedger: p.limits.shared.ledger,
+    limitGate: p.limits.shared.gate,
+    heardClaim: (slot, limitId, scopeKey) => p.limits.heardClaim(slot, limitId, scopeKey),
+    tripped(limitId, key, windowStart, resetsAt) {
+      const record = p.limits.record(limitId);
+      if (record !== undefined) p.limits.admission.tripped(record, key, windowStart, resetsAt);
+    },
     // The settings family has applied `s` to the main thread's edge config before it tells its followers.
     edgeSettings: (s) => ({
       allowedOrigins: [...s.cors.allowedOrigins],

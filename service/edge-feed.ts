@@ -5,6 +5,8 @@ import type { CatalogChange } from '../state/catalog-index.ts';
 import type { RouteShape } from '../protocol/forward.ts';
 import type { UsageEvent } from '../protocol/gateway.ts';
 import { methodsOf } from '../protocol/ports/methods.ts';
+import type { ModelPricing } from '../protocol/http/catalog.ts';
+import type { ActiveLimit } from '../protocol/ports/limits.ts';
 
 // What passes between the control thread and an edge thread (edge-threads.ts, edge-worker.ts) besides
 // forwarded requests and embedded-runtime calls. The control thread calls the edge thread's feed (its copies
@@ -26,12 +28,32 @@ export interface EdgeSettings {
   usageEnabled: boolean;
 }
 
+/** Gauge's reading of a window, as a gate reads it. */
+export type GaugeShare = { percent: number; resetsAt: number | null };
+
+/** What admission reads on an edge thread, sent by the control thread whenever any of it changes. */
+export interface EdgeAdmission {
+  limits: readonly ActiveLimit[];
+  /**
+   * While the loop brake is on (or a session is paused) the thread hands its gateway calls over whole; also
+   * while limits are on under a clock of a test's own (the windows are the main thread's to read).
+   */
+  handOver: boolean;
+  /** Each catalog model's USD price, while a `usd` limit is enabled (empty otherwise). */
+  prices: [string, ModelPricing][];
+  /** The readings of the Gauge windows that an enabled gate reads, by `accountId` NUL `windowId`. */
+  gauge: [string, GaugeShare | null][];
+}
+
+/** The key of a Gauge window's reading in EdgeAdmission's `gauge`. */
+export const shareKey = (accountId: string, windowId: string) => `${accountId}\u0000${windowId}`;
+
 export interface EdgeFeedPort {
   auth(change: AuthChange): void;
   catalog(change: CatalogChange): void;
   settings(next: EdgeSettings): void;
-  /** False while a limit or the loop brake is on: the thread then hands its gateway calls to the control thread. */
-  admissionIdle(idle: boolean): void;
+  /** What the thread's admission reads besides the shared ledger (edge-admission.ts). */
+  admission(next: EdgeAdmission): void;
   /** Starts accepting connections, once the copies above hold the control thread's state. */
   listen(): Promise<void>;
   /** Stops accepting; settles once no request is in flight, or after `drainMs`. */
@@ -50,7 +72,7 @@ export const EDGE_FEED_METHODS = methodsOf<EdgeFeedPort>()([
   'auth',
   'catalog',
   'settings',
-  'admissionIdle',
+  'admission',
   'listen',
   'drain',
   'close',
@@ -66,7 +88,11 @@ export type EdgeReport =
   | { t: 'uses'; uses: [string, number][] }
   | { t: 'headers'; modelId: string; headers: Record<string, string> }
   | { t: 'rateLimited'; modelId: string; retryAfterSeconds: number | null }
-  | { t: 'latency'; modelId: string; ms: number };
+  | { t: 'latency'; modelId: string; ms: number }
+  /** A slot of the limits' ledger this thread claimed, with its name (control/limit-counters.ts). */
+  | { t: 'claim'; slot: number; limitId: string; scopeKey: string }
+  /** A call this thread refused under a limit's counter (its window's announcement is the control thread's). */
+  | { t: 'tripped'; limitId: string; key: string; windowStart: number; resetsAt: number };
 
 /** What an edge thread starts with. The MessagePorts travel beside it, in the transfer list. */
 export interface EdgeWorkerData {
@@ -81,6 +107,9 @@ export interface EdgeWorkerData {
   relayThreads: number;
   /** The keys' live headroom and the sessions, one table for every thread (state/key-pool-table.ts). */
   keyPool: SharedArrayBuffer;
+  /** The limits' ledger and its gate, one for every thread (state/limit-ledger.ts, state/limit-gate.ts). */
+  limitLedger: SharedArrayBuffer;
+  limitGate: SharedArrayBuffer;
   /** The run ID of the usage journal's files (store/usage-journal.ts). */
   usageRun: string;
   ports: {

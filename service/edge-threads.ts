@@ -1,6 +1,7 @@
 import type { JournalMark } from '../store/usage-journal.ts';
 import { MessageChannel, Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
+import type { EdgeAdmission } from './edge-feed.ts';
 import type { MetricSnapshot } from '../metrics/registry.ts';
 import { routeShapes, serveForwarded } from '../edge/http/forward-serve.ts';
 import { UWS_IDLE_CLOSE_MS } from '../edge/http/open-connections.ts';
@@ -54,7 +55,15 @@ export interface EdgeThreadsDeps {
   followAuth(follower: Follower<AuthChange>): () => void;
   followCatalog(follower: Follower<CatalogChange>): () => void;
   followSettings(follower: Follower<StoredSettings>): () => void;
-  followAdmissionIdle(follower: Follower<boolean>): () => void;
+  /** What admission reads on an edge thread besides the shared ledger (edge-admission.ts). */
+  followAdmission(follower: Follower<EdgeAdmission>): () => void;
+  /** The limits' ledger and its gate (control/limit-counters.ts). */
+  limitLedger: SharedArrayBuffer;
+  limitGate: SharedArrayBuffer;
+  /** An edge thread's report of a ledger slot it claimed. */
+  heardClaim(slot: number, limitId: string, scopeKey: string): void;
+  /** An edge thread's report of a call it refused under a limit's counter. */
+  tripped(limitId: string, key: string, windowStart: number, resetsAt: number): void;
   /** What an edge thread's settings copy holds, from the stored settings. */
   edgeSettings(settings: StoredSettings): EdgeSettings;
   smart: SmartRoutingPort;
@@ -134,6 +143,8 @@ async function startThread(deps: EdgeThreadsDeps, index: number, shapes: RouteSh
     shapes,
     relayThreads: deps.relayThreads,
     keyPool: deps.keyPool,
+    limitLedger: deps.limitLedger,
+    limitGate: deps.limitGate,
     usageRun: deps.usageRun,
     ports: {
       feed: feed!.port2,
@@ -172,7 +183,7 @@ async function startThread(deps: EdgeThreadsDeps, index: number, shapes: RouteSh
     deps.followAuth((change) => acked('auth', remote.auth(change))),
     deps.followCatalog((change) => acked('catalog', remote.catalog(change))),
     deps.followSettings((next) => acked('settings', remote.settings(deps.edgeSettings(next)))),
-    deps.followAdmissionIdle((idle) => acked('limits', remote.admissionIdle(idle))),
+    deps.followAdmission((next) => acked('limits', remote.admission(next))),
   ];
   let stopping = false;
   const thread: Thread = {
@@ -231,5 +242,11 @@ function report(deps: EdgeThreadsDeps, r: EdgeReport): void {
       return;
     case 'latency':
       deps.smart.latency.observe(r.modelId, r.ms);
+      return;
+    case 'claim':
+      deps.heardClaim(r.slot, r.limitId, r.scopeKey);
+      return;
+    case 'tripped':
+      deps.tripped(r.limitId, r.key, r.windowStart, r.resetsAt);
   }
 }

@@ -37,6 +37,8 @@ import {
 } from './edge-feed.ts';
 import { edgeProviders, edgeSmartRouting, FORWARD_TO_CONTROL, reportBatcher } from './edge-worker-parts.ts';
 import { createKeyPool } from '../edge/gateway/key-pool.ts';
+import { createAdmission } from '../edge/gateway/admission.ts';
+import { edgeAdmissionSource } from './edge-admission.ts';
 import { createKeyPoolTable } from '../state/key-pool-table.ts';
 
 // An edge thread (docs/api.md, "Edge threads"): its own listener on the service's port, its own relay workers,
@@ -52,7 +54,6 @@ const auth = createAuthTable();
 const catalog = createCatalogMirror();
 let settings: EdgeSettings | null = null;
 let cors = corsPolicy([]);
-let admissionIdle = true;
 
 const registry = createRegistry();
 const traffic = createTrafficMetrics(registry);
@@ -79,6 +80,14 @@ const journal = openUsageJournal({
     log.error({ err: err.message }, 'usage journal write failed; metering goes on without crash recovery'),
 });
 
+const limits = edgeAdmissionSource({
+  ledger: data.limitLedger,
+  gate: data.limitGate,
+  journalDir: join(data.dataDir, 'limit-journal'),
+  report: (r) => reports.add(r),
+  log,
+});
+
 const local = gatewayRoutes({
   catalog,
   pool: logOmittedTools(relayMetrics.tap(withEmbeddedRuntime(relayPool, runtime)), log),
@@ -87,6 +96,8 @@ const local = gatewayRoutes({
   spillDir: join(data.dataDir, 'tmp'),
   smart: edgeSmartRouting(calls, reports),
   keyPool,
+  admission: createAdmission(limits.source, limits.priceOf),
+  priceOf: limits.priceOf,
   rejectCredential: (providerId, credentialId, status, seenUpdatedAt) =>
     providers.rejectCredential(providerId, credentialId, status, seenUpdatedAt),
   meterUsage(event) {
@@ -117,8 +128,9 @@ const local = gatewayRoutes({
   return {
     ...def,
     async handle(ctx: Parameters<typeof def.handle>[0]) {
-      // Enforced limits count in the control thread's state: while one is on, it admits every call.
-      if (!admissionIdle) return forwarding.forward(name, await whole(ctx));
+      // The loop brake follows each session's calls in the control thread's state: while it is on (or limits
+      // run on a test's clock), that thread serves every call.
+      if (limits.handsOver()) return forwarding.forward(name, await whole(ctx));
       try {
         return await def.handle(ctx);
       } catch (err) {
@@ -170,7 +182,7 @@ const feed: EdgeFeedPort = {
     settings = next;
     cors = corsPolicy(next.allowedOrigins);
   },
-  admissionIdle: (idle) => void (admissionIdle = idle),
+  admission: (next) => limits.apply(next),
   async listen() {
     const { uws } = chooseEdge('uws');
     listening = await listen(uws, app, data.host, data.port, {
@@ -197,6 +209,7 @@ const feed: EdgeFeedPort = {
     forwarding.close();
     await Promise.all([relayPool.close(), runtime.close()]);
     journal.close();
+    limits.close();
     await env.close();
     // The thread may stop only once uWS holds no connection in it (open-connections.ts): the drain is over, so
     // the connections left are idle (or their calls were cut), and they are closed rather than waited for.

@@ -41,6 +41,8 @@ export function createLedger(
   /** limitId -> scopeKey -> slot: two lookups, where one `limitId|scopeKey` string would be built per call. */
   const memo = new Map<string, Map<string, number>>();
   let memoSize = 0;
+  /** The name of every slot this thread found, for its journal's records (at most one per slot). */
+  const names = new Map<number, string>();
   const at = (slot: number, field: number) => slot * FIELDS + field;
   // The window starts as BigInts, converted once per window rather than per call (every call shares a few).
   let lastStart = Number.NaN;
@@ -79,6 +81,7 @@ export function createLedger(
         let keys = memo.get(limitId);
         if (keys === undefined) memo.set(limitId, (keys = new Map()));
         keys.set(scopeKey, slot);
+        if (!names.has(slot)) names.set(slot, name);
         return slot;
       }
     }
@@ -89,6 +92,7 @@ export function createLedger(
     slotOf: (limitId, scopeKey) => find(limitId, scopeKey, true),
     peek: (limitId, scopeKey) => find(limitId, scopeKey, false),
     mark: roll,
+    nameOf: (slot) => names.get(slot),
     reserve(slot, windowStart, need, max) {
       roll(slot, windowStart);
       const reserved = Atomics.add(cells, at(slot, RESERVED), need) + need;

@@ -1,5 +1,6 @@
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import type { LimitGate } from '../state/limit-gate.ts';
 
 // The limit counters' settlements, written as they happen so that a kill -9 loses none of them (W3.6 item 5).
 // LMDB holds a snapshot of the counters, written about once a second; this journal holds every settlement since.
@@ -38,8 +39,12 @@ export interface LimitJournal {
   append(slot: number, windowStart: number, used: bigint): void;
   /** Writes the batch now (one write(2)); a later append starts the next. */
   flush(): void;
-  /** Writes the batch, closes this generation and opens the next; returns the generation closed. */
-  rotate(): number;
+  /**
+   * Writes the batch, closes this generation and opens the next; returns the generation closed. `read` (the
+   * snapshot's read of the ledger) runs at the moment of the turn, with no settlement of another thread under way;
+   * when it answers false nothing turns, and this answers null.
+   */
+  rotate(read?: () => boolean): number | null;
   /** Deletes the files of every generation up to `generation`: a committed snapshot covers them. */
   drop(generation: number): void;
   close(): void;
@@ -116,17 +121,67 @@ export function replayable(dir: string, covered: number): Settlement[] {
 
 /**
  * Opens a new generation in `dir`, after every one already there and after `covered`. `nameOf` gives a slot's
- * `limitId|scopeKey` (the ledger's claim), written once per file before the slot's first settlement in it.
+ * `limitId|scopeKey` (the ledger's claim), written once per file before the slot's first settlement in it. With
+ * `gate` (several threads settle), the generation is shared: edge threads write into it (followLimitJournal),
+ * and `rotate` moves it on only while no settlement is under way (state/limit-gate.ts).
  */
 export function openLimitJournal(
   dir: string,
   covered: number,
   nameOf: (slot: number) => string | undefined,
   onError: (err: unknown) => void,
+  gate?: LimitGate,
 ): LimitJournal {
   mkdirSync(dir, { recursive: true });
   const last = Math.max(covered, ...generations(dir));
-  let generation = Number.isSafeInteger(last) ? last + 1 : GENERATION_MAX + 1;
+  const first = Number.isSafeInteger(last) ? last + 1 : GENERATION_MAX + 1;
+  gate?.begin(first);
+  const w = createWriter(dir, first, nameOf, onError);
+  return {
+    append: w.append,
+    flush: w.write,
+    rotate(read = () => true) {
+      w.write();
+      // Past the bound no file is open: a snapshot then covers every file there is.
+      const closed = Math.min(w.generation(), GENERATION_MAX);
+      if (!(gate === undefined ? read() : gate.turn(read, closed + 1))) return null;
+      w.moveTo(closed + 1);
+      return closed;
+    },
+    drop(upTo) {
+      for (const g of generations(dir)) if (g <= upTo) rmSync(fileOf(dir, g), { force: true });
+    },
+    close: w.close,
+  };
+}
+
+/** An edge thread's writer of the shared journal: each settlement goes into the generation the gate holds now. */
+export function followLimitJournal(
+  dir: string,
+  gate: LimitGate,
+  nameOf: (slot: number) => string | undefined,
+  onError: (err: unknown) => void,
+): Pick<LimitJournal, 'append' | 'flush' | 'close'> {
+  const w = createWriter(dir, gate.generation(), nameOf, onError);
+  return {
+    append(slot, windowStart, used) {
+      const generation = gate.generation();
+      if (generation !== w.generation()) w.moveTo(generation);
+      w.append(slot, windowStart, used);
+    },
+    flush: w.write,
+    close: w.close,
+  };
+}
+
+/** One thread's batch of settlements and the file of its generation. */
+function createWriter(
+  dir: string,
+  first: number,
+  nameOf: (slot: number) => string | undefined,
+  onError: (err: unknown) => void,
+) {
+  let generation = first;
   let bounded = false;
   /** The file of the current generation; none past the bound (reported once). */
   const openCurrent = (): number | null => {
@@ -165,7 +220,8 @@ export function openLimitJournal(
   }
 
   return {
-    append(slot, windowStart, used) {
+    generation: () => generation,
+    append(slot: number, windowStart: number, used: bigint): void {
       if (length === 0) queueMicrotask(write);
       if (!named.has(slot)) {
         const name = nameOf(slot);
@@ -187,21 +243,16 @@ export function openLimitJournal(
       batch.i64[at + 2] = used;
       length += SETTLEMENT_BYTES;
     },
-    flush: write,
-    rotate() {
+    write,
+    /** Writes the batch into the file it was made for, then opens `next`'s. */
+    moveTo(next: number): void {
       write();
-      // Past the bound no file is open: a snapshot then covers every file there is.
-      const closed = Math.min(generation, GENERATION_MAX);
       if (fd !== null) closeSync(fd);
-      generation = Math.min(generation, GENERATION_MAX) + 1;
+      generation = Math.min(next, GENERATION_MAX + 1);
       fd = openCurrent();
       named = new Set();
-      return closed;
     },
-    drop(upTo) {
-      for (const g of generations(dir)) if (g <= upTo) rmSync(fileOf(dir, g), { force: true });
-    },
-    close() {
+    close(): void {
       write();
       if (fd !== null) closeSync(fd);
       fd = null;

@@ -135,6 +135,7 @@ const THREAD_ROOMS: Record<string, readonly string[]> = {
     'service/edge-entry.js',
     'service/edge-worker.ts',
     'service/edge-worker-parts.ts',
+    'service/edge-admission.ts',
     'service/edge-feed.ts',
   ],
 };

@@ -355,15 +355,20 @@ export function createAdmission(
     settle(r, usage, modelId) {
       const { held } = r;
       let pricing: ModelPricing | null | undefined;
-      for (let i = 0; i < r.count * 4; i += 4) {
-        const slot = held[i] as number;
-        const start = held[i + 1] as number;
-        const metric = held[i + 3] as LimitMetric;
-        if (metric === 'usd' && pricing === undefined)
-          pricing = modelId != null ? priceOf(modelId) : r.pricing.length === 1 ? r.pricing[0]! : dearest(r.pricing);
-        const use = used(metric, usage, pricing ?? null);
-        ledger.settle(slot, start, held[i + 2] as bigint, use);
-        if (use !== 0n) source.settled?.(slot, start, use);
+      source.enter?.();
+      try {
+        for (let i = 0; i < r.count * 4; i += 4) {
+          const slot = held[i] as number;
+          const start = held[i + 1] as number;
+          const metric = held[i + 3] as LimitMetric;
+          if (metric === 'usd' && pricing === undefined)
+            pricing = modelId != null ? priceOf(modelId) : r.pricing.length === 1 ? r.pricing[0]! : dearest(r.pricing);
+          const use = used(metric, usage, pricing ?? null);
+          ledger.settle(slot, start, held[i + 2] as bigint, use);
+          if (use !== 0n) source.settled?.(slot, start, use);
+        }
+      } finally {
+        source.exit?.();
       }
       source.journal?.();
     },

@@ -35,6 +35,8 @@ export interface Ledger {
   /** Gives back a reservation and counts what the call used, if the slot still counts the reservation's window. */
   settle(slot: number, windowStart: number, reserved: bigint, used: bigint): void;
   read(slot: number): CounterState;
+  /** `limitId|scopeKey` of a slot this thread has found (slotOf or peek), else undefined. */
+  nameOf(slot: number): string | undefined;
   /** Sets a slot's window and settled use (a restart's persisted counters), before any call reserves. */
   load(slot: number, windowStart: number, used: bigint): void;
 }
@@ -43,6 +45,13 @@ export interface Ledger {
 export interface ActiveLimit {
   record: LimitRecord;
   max: bigint;
+}
+
+/** The enabled limits and whether the loop brake is on, as the edge threads follow them. */
+export interface AdmissionState {
+  limits: readonly ActiveLimit[];
+  /** The loop brake is on or a session is paused (BrakeSource.active). */
+  brake: boolean;
 }
 
 export interface LimitsPort {
@@ -84,6 +93,12 @@ export interface AdmissionSource {
    * adds it to the journal's batch (store/limit-journal.ts), written by `journal` or before this turn ends.
    */
   settled?(slot: number, windowStart: number, used: bigint): void;
+  /**
+   * Around a call's settlements on an edge thread (state/limit-gate.ts): the control thread's snapshot of the
+   * ledger waits for them, and they for it.
+   */
+  enter?(): void;
+  exit?(): void;
   /**
    * Writes the settlements batched so far now: a call's settle calls it before the answer's last bytes go out, so
    * that a kill -9 after the client has its answer loses none.

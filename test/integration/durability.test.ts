@@ -253,4 +253,56 @@ describe('limit counters across kill -9', () => {
       await oa.close();
     }
   });
+
+  test('two edge threads admit and settle under one limit, and a kill -9 loses no settlement of either', async () => {
+    const KEY = `fake-openai-key-${process.pid}-threads`;
+    const oa = await openaiFake.start({ apiKey: KEY });
+    oa.setModels([{ id: 'gpt-limit' }]);
+    const PER_CALL = 110;
+    oa.setUsage({ inputTokens: 10, outputTokens: 100 });
+    const ask = { model: 'oa/gpt-limit', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] };
+    const need = Math.ceil(Buffer.byteLength(JSON.stringify(ask)) / 3) + 100;
+    const CALLS = 16;
+    // Room for the sixteen calls and three more worst cases, not four.
+    const MAX = CALLS * PER_CALL + 3 * need + 1;
+    const home = tempHome();
+    const first = await startService({ home, env: { SWITCHYARD_EDGE_THREADS: '2', ...UWS_ENV } });
+    const uws = first.logLines().some((l) => l.msg === 'native uWebSockets.js binary loaded');
+    let second: TestService | undefined;
+    try {
+      const provider = { id: 'oa', kind: 'openai', baseUrl: oa.baseUrl, credential: KEY };
+      assert.equal((await first.request('POST', '/v1/providers', { body: provider })).status, 201);
+      assert.equal((await first.request('POST', '/v1/providers/oa/actions/refresh-models')).status, 200);
+      const limit = { name: 'tokens', scope: { kind: 'service' }, window: 'day', metric: 'total_tokens', max: MAX };
+      const made = await first.request('POST', '/v1/limits', { body: limit });
+      assert.equal(made.status, 201, made.text);
+      const limitId = made.json.id as string;
+      // Each call on a connection of its own (the helper's): sixteen spread over both threads all but surely.
+      const ids = new Set<string>();
+      for (let i = 0; i < CALLS; i++) {
+        const reply = await first.request('POST', '/v1/chat/completions', { body: ask });
+        assert.equal(reply.status, 200, reply.text);
+        ids.add(reply.headers['x-request-id']!);
+      }
+      const lines = () => first.logLines().filter((l) => l.msg === 'request' && ids.has(l.reqId as string));
+      await until(() => lines().length === CALLS, 'every request line');
+      if (uws) assert.deepEqual([...new Set(lines().map((l) => l.edgeThread ?? 0))].sort(), [0, 1]);
+      await first.kill9();
+
+      second = await startService({ home, env: { SWITCHYARD_EDGE_THREADS: '2', ...UWS_ENV } });
+      const [counter] = (await second.request('GET', `/v1/limits/${limitId}`)).json.counters;
+      assert.deepEqual([counter.used, counter.reserved], [CALLS * PER_CALL, 0], 'every settled call of both threads');
+      // Three more fit, the fourth does not, whichever thread serves it.
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i++)
+        statuses.push((await second.request('POST', '/v1/chat/completions', { body: ask })).status);
+      assert.deepEqual(statuses, [200, 200, 200, 429]);
+      assert.equal(await second.stop(), 0);
+      for (const svc of [first, second]) assertSecretsNowhere(svc, [KEY]);
+    } finally {
+      await first.kill9();
+      await second?.stop();
+      await oa.close();
+    }
+  });
 });

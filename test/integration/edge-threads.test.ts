@@ -196,4 +196,35 @@ describe('two edge threads', () => {
     assert.deepEqual([...threads].sort(), [0, 1], 'both threads served a stream');
     assert.equal((await svc.request('DELETE', `/v1/limits/${limit.json.id}`)).status, 200);
   });
+
+  test('a dollar limit is admitted on both threads at the price the main thread sends, exactly to its bound', async (t) => {
+    if (!uws) return t.skip('no uWS build loads on this Node');
+    oa.setUsage({ inputTokens: 10, outputTokens: 100, cachedTokens: 0, reasoningTokens: 0 });
+    const model = encodeURIComponent('openai/gpt-test');
+    const priced = await svc.request('PATCH', `/v1/catalog/models/${model}`, {
+      body: { pricing: { inputPerMTok: 1000, outputPerMTok: 1000 } },
+    });
+    assert.equal(priced.status, 200, priced.text);
+    const limit = await svc.request('POST', '/v1/limits', {
+      body: { name: 'a dollar', metric: 'usd', window: 'day', max: 1, scope: { kind: 'service' } },
+    });
+    assert.equal(limit.status, 201, limit.text);
+    const ask = { ...chat(), max_tokens: 100 };
+    // Each call spends $0.11 and reserves its body's bytes over 3 plus 100 output tokens at $0.001 a token.
+    const reserved = (Math.ceil(Buffer.byteLength(JSON.stringify(ask)) / 3) + 100) * 0.001;
+    const expected = Math.floor((1 - reserved) / 0.11) + 1;
+    const replies: Reply[] = [];
+    for (let i = 0; i < expected + 16; i++)
+      replies.push(await svc.request('POST', '/v1/chat/completions', { body: ask }));
+    const statuses = replies.map((r) => r.status);
+    assert.deepEqual(statuses, [...Array(expected).fill(200), ...Array(16).fill(429)], String(statuses));
+    const threads = new Set(await Promise.all(replies.map(threadOf)));
+    assert.deepEqual([...threads].sort(), [0, 1], 'both threads admitted or refused');
+    const [counter] = (await svc.request('GET', `/v1/limits/${limit.json.id}`)).json.counters;
+    assert.ok(Math.abs(counter.used - expected * 0.11) < 1e-9, `spent ${counter.used}`);
+    assert.equal(counter.reserved, 0);
+    assert.equal((await svc.request('DELETE', `/v1/limits/${limit.json.id}`)).status, 200);
+    const unpriced = await svc.request('PATCH', `/v1/catalog/models/${model}`, { body: { pricing: null } });
+    assert.equal(unpriced.status, 200, unpriced.text);
+  });
 });

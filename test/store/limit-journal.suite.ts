@@ -3,7 +3,10 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, truncateSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { GENERATION_MAX, openLimitJournal, replayable } from '../../store/limit-journal.ts';
+import { followLimitJournal, GENERATION_MAX, openLimitJournal, replayable } from '../../store/limit-journal.ts';
+import { createLimitGate, createLimitGateBuffer } from '../../state/limit-gate.ts';
+import { createLedger, createLedgerBuffer } from '../../state/limit-ledger.ts';
+import { Worker } from 'node:worker_threads';
 
 const dirs: string[] = [];
 after(() => {
@@ -170,4 +173,134 @@ test('a file name the writer would not make (a leading zero) is neither replayed
   assert.deepEqual(readdirSync(dir).sort(), ['007.journal', '1.journal'], "numbered after the journal's own files");
   journal.drop(GENERATION_MAX);
   assert.deepEqual(readdirSync(dir), ['007.journal']);
+});
+
+test('with a gate, edge threads write into the generation the control thread holds, and a turn moves them on', () => {
+  const dir = tempDir();
+  const gate = createLimitGate(createLimitGateBuffer());
+  const control = openLimitJournal(dir, 0, nameOf, noError, gate);
+  assert.equal(gate.generation(), 1, 'the journal opened generation 1 and the gate holds it');
+  const edge = followLimitJournal(dir, gate, nameOf, noError);
+  control.append(1, 60_000, 1n);
+  edge.append(2, 60_000, 2n);
+  control.flush();
+  edge.flush();
+  assert.deepEqual(used(dir).sort(), [1n, 2n], 'both in generation 1');
+  let read = 0;
+  assert.equal(
+    control.rotate(() => ++read > 0),
+    1,
+  );
+  assert.equal(read, 1);
+  assert.equal(gate.generation(), 2);
+  edge.append(2, 60_000, 20n);
+  edge.flush();
+  assert.deepEqual(used(dir, 1), [20n], "the edge thread's next settlement is past the snapshot");
+  // A snapshot that cannot be taken yet moves nothing.
+  assert.equal(
+    control.rotate(() => false),
+    null,
+  );
+  assert.equal(gate.generation(), 2);
+  edge.append(3, 60_000, 30n);
+  edge.flush();
+  assert.deepEqual(used(dir, 1), [20n, 30n]);
+  control.drop(1);
+  assert.deepEqual(readdirSync(dir).sort(), ['2.journal']);
+  control.close();
+  edge.close();
+});
+
+test('the gate: a settlement under way holds no lock after it exits, and claims are counted', () => {
+  const gate = createLimitGate(createLimitGateBuffer());
+  gate.begin(7);
+  gate.enter();
+  gate.exit();
+  gate.claimed();
+  gate.claimed();
+  assert.equal(gate.claims(), 2);
+  assert.equal(
+    gate.turn(() => true, 8),
+    true,
+  );
+  assert.equal(gate.generation(), 8);
+  // After a turn the lock is open: an edge thread's enter does not wait.
+  gate.enter();
+  gate.exit();
+});
+
+test('two threads settling while the control thread snapshots: each snapshot plus the later journal counts every settlement once', async () => {
+  const dir = tempDir();
+  const ledgerBuffer = createLedgerBuffer(16);
+  const gateBuffer = createLimitGateBuffer();
+  const gate = createLimitGate(gateBuffer);
+  const ledger = createLedger(ledgerBuffer);
+  const slot = ledger.slotOf(LIM, '*');
+  ledger.load(slot, 60_000, 0n);
+  const names = (s: number) => (s === slot ? `${LIM}|*` : undefined);
+  const control = openLimitJournal(dir, 0, names, noError, gate);
+  const SETTLEMENTS = 5_000;
+  // Each thread settles as an edge thread does: enter, settle in the ledger, journal, exit (edge/gateway/admission.ts).
+  const source = `
+    const { parentPort, workerData } = require('node:worker_threads');
+    import('tsx/esm/api').then(async ({ register }) => {
+      register();
+      const { createLedger } = await import(workerData.ledger);
+      const { createLimitGate } = await import(workerData.gate);
+      const { followLimitJournal } = await import(workerData.journal);
+      const ledger = createLedger(workerData.ledgerBuffer);
+      const gate = createLimitGate(workerData.gateBuffer);
+      const slot = ledger.slotOf(workerData.lim, '*');
+      const journal = followLimitJournal(workerData.dir, gate, ledger.nameOf, (err) => { throw err; });
+      for (let i = 0; i < workerData.settlements; i++) {
+        gate.enter();
+        ledger.settle(slot, 60000, 0n, 1n);
+        journal.append(slot, 60000, 1n);
+        gate.exit();
+        if (i % 16 === 0) journal.flush();
+      }
+      journal.close();
+      parentPort.postMessage('done');
+    });`;
+  const url = (path: string) => new URL(path, import.meta.url).href;
+  const workerData = {
+    ledger: url('../../state/limit-ledger.ts'),
+    gate: url('../../state/limit-gate.ts'),
+    journal: url('../../store/limit-journal.ts'),
+    ledgerBuffer,
+    gateBuffer,
+    lim: LIM,
+    dir,
+    settlements: SETTLEMENTS,
+  };
+  const threads = Array.from(
+    { length: 2 },
+    () =>
+      new Promise<void>((resolve, reject) => {
+        const w = new Worker(source, { eval: true, workerData });
+        w.once('message', () => resolve());
+        w.once('error', reject);
+      }),
+  );
+  let running = true;
+  const snapshots: { covered: number; used: bigint }[] = [];
+  void Promise.all(threads).then(() => (running = false));
+  while (running) {
+    let used = 0n;
+    const covered = control.rotate(() => {
+      used = ledger.read(slot).used;
+      return true;
+    });
+    snapshots.push({ covered: covered!, used });
+    await new Promise((r) => setImmediate(r));
+  }
+  await Promise.all(threads);
+  control.close();
+  const total = BigInt(2 * SETTLEMENTS);
+  assert.equal(ledger.read(slot).used, total);
+  assert.ok(snapshots.length >= 2, `snapshots taken while they settled: ${snapshots.length}`);
+  for (const { covered, used } of snapshots) {
+    const later = replayable(dir, covered).reduce((sum, s) => sum + s.used, 0n);
+    assert.equal(used + later, total, `the snapshot covering generation ${covered}`);
+  }
 });
