@@ -5,7 +5,6 @@ import { createCredentialMetrics } from '../metrics/credentials.ts';
 import { createRegistry } from '../metrics/registry.ts';
 import { createTrafficMetrics } from '../metrics/traffic.ts';
 import { firstOf, plainNames } from '../edge/gateway/plain-names.ts';
-import { gatewayRoutes } from '../edge/gateway/routes.ts';
 import { createApp } from '../edge/http/app.ts';
 import { responsesSocketRoute } from '../edge/gateway/responses-socket.ts';
 import { createBodyBudget } from '../edge/http/body-budget.ts';
@@ -23,9 +22,7 @@ import { responseRouteRepo } from '../store/response-route-repo.ts';
 import { openStoreEnv } from '../store/env.ts';
 import { openUsageJournal, type JournalMark } from '../store/usage-journal.ts';
 import { packRecord, RECORD_SLOTS } from '../protocol/meter.ts';
-import { logOmittedTools } from '../workers/proxy/omitted-tools-log.ts';
 import { createRelayPool } from '../workers/proxy/relay-pool.ts';
-import { withEmbeddedRuntime } from '../workers/runtime/runtime-pool.ts';
 import { portClient, servePorts } from '../workers/shared/port-channel.ts';
 import { remoteRelayPool } from '../workers/shared/relay-over-port.ts';
 import {
@@ -37,8 +34,8 @@ import {
 } from './edge-feed.ts';
 import { edgeProviders, edgeSmartRouting, FORWARD_TO_CONTROL, reportBatcher } from './edge-worker-parts.ts';
 import { createKeyPool } from '../edge/gateway/key-pool.ts';
-import { createAdmission } from '../edge/gateway/admission.ts';
 import { edgeAdmissionSource } from './edge-admission.ts';
+import { wireGateway } from './gateway-wiring.ts';
 import { createKeyPoolTable } from '../state/key-pool-table.ts';
 
 // An edge thread (docs/api.md, "Edge threads"): its own listener on the service's port, its own relay workers,
@@ -88,15 +85,17 @@ const limits = edgeAdmissionSource({
   log,
 });
 
-const local = gatewayRoutes({
+const local = wireGateway({
   catalog,
-  pool: logOmittedTools(relayMetrics.tap(withEmbeddedRuntime(relayPool, runtime)), log),
+  relay: relayPool,
+  runtime,
+  tap: (pool) => relayMetrics.tap(pool),
   responses: responseRouteRepo(env),
   log,
   spillDir: join(data.dataDir, 'tmp'),
   smart: edgeSmartRouting(calls, reports),
   keyPool,
-  admission: createAdmission(limits.source, limits.priceOf),
+  limits: limits.source,
   priceOf: limits.priceOf,
   rejectCredential: (providerId, credentialId, status, seenUpdatedAt) =>
     providers.rejectCredential(providerId, credentialId, status, seenUpdatedAt),

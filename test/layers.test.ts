@@ -136,6 +136,7 @@ const THREAD_ROOMS: Record<string, readonly string[]> = {
     'service/edge-worker.ts',
     'service/edge-worker-parts.ts',
     'service/edge-admission.ts',
+    'service/gateway-wiring.ts',
     'service/edge-feed.ts',
   ],
 };

@@ -197,7 +197,7 @@ describe('two edge threads', () => {
     assert.equal((await svc.request('DELETE', `/v1/limits/${limit.json.id}`)).status, 200);
   });
 
-  test('a dollar limit is admitted on both threads at the price the main thread sends, exactly to its bound', async (t) => {
+  test('a dollar limit is admitted on both threads at the price the main thread sends, to its bound', async (t) => {
     if (!uws) return t.skip('no uWS build loads on this Node');
     oa.setUsage({ inputTokens: 10, outputTokens: 100, cachedTokens: 0, reasoningTokens: 0 });
     const model = encodeURIComponent('openai/gpt-test');

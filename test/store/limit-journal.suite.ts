@@ -229,7 +229,7 @@ test('the gate: a settlement under way holds no lock after it exits, and claims 
   gate.exit();
 });
 
-test('two threads settling while the control thread snapshots: each snapshot plus the later journal counts every settlement once', async () => {
+test('threads settling during snapshots: a snapshot plus the later journal counts each settlement once', async () => {
   const dir = tempDir();
   const ledgerBuffer = createLedgerBuffer(16);
   const gateBuffer = createLimitGateBuffer();
