@@ -110,8 +110,9 @@ export function openLimitCounters(deps: LimitCountersDeps): LimitCounters {
    */
   function persist(force = false): Promise<void> {
     resetTripped();
-    if ((changesOf(claimed, records, ledger, persisted).length === 0 && !force) || !env.isOpen()) return writing;
+    if (!env.isOpen()) return writing;
     let changed: Change[] = [];
+    // Read at the turn, with no settlement of another thread under way; nothing turns when nothing changed.
     // A slot an edge thread claimed a moment ago, whose name is on its way, has settlements in the journal only:
     // no generation may be dropped until the snapshot holds it. (Should a thread die before telling, after ten
     // sweeps the snapshot goes on without it, and says so.)
@@ -121,10 +122,10 @@ export function openLimitCounters(deps: LimitCountersDeps): LimitCounters {
         log.warn({ slots: gate.claims() - claimed.size }, 'limit counters persisted without some claimed slots');
       unheard = 0;
       changed = changesOf(claimed, records, ledger, persisted);
-      return true;
+      return changed.length > 0 || force;
     };
-    const generation = journal === null ? (read(), null) : journal.rotate(read);
-    if (journal !== null && generation === null) return writing;
+    let generation: number | null = null;
+    if (journal === null ? !read() : (generation = journal.rotate(read)) === null) return writing;
     for (const c of changed) persisted.set(c.slot, `${c.windowStart}:${c.used}`);
     writing = writing
       .then(() =>
