@@ -117,8 +117,8 @@ describe('meter actor', () => {
   });
 
   it('restarts a killed worker; what it committed survives and only uncommitted records are lost', async () => {
-    // Nothing commits on a timer here: the second batch is posted on the next turn, folded, but certainly not
-    // committed when killed.
+    // Nothing commits on a timer here: the second batch is posted on the next turn (awaited, so that it reaches
+    // the worker before the kill rather than finding it gone), folded, but certainly not committed when killed.
     const h = harness({ commitMs: 60_000, postEveryMs: 0 });
     recordAll(
       h.meter,
@@ -129,6 +129,8 @@ describe('meter actor', () => {
       h.meter,
       Array.from({ length: 3 }, () => usageEvent()),
     );
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(h.meter.stats().inflight, 3);
     const replacement = h.nextWorker();
     await h.current().terminate();
     await held(replacement);
