@@ -45,8 +45,8 @@ export interface ModelLibrary {
   missed(): void;
   /** The worker's news: a refused file version is corrupt from now on. */
   heard(event: RuntimeEvent): void;
-  /** The directory setting may have changed (ignored before start). */
-  reconfigure(): void;
+  /** The directory setting may have changed (ignored before start); resolves once it watches the one set now. */
+  reconfigure(): Promise<void>;
   /** The verdicts the providers' listings apply too. */
   readonly verdicts: ReadonlyMap<string, string>;
   watching(): boolean;
@@ -196,7 +196,8 @@ export function createModelLibrary(options: ModelLibraryOptions): ModelLibrary {
     },
     reconfigure() {
       // The settings service reports its first state before start(); start() reads it then.
-      if (started && !closed) void watchDir(false).then(schedule);
+      if (!started || closed) return Promise.resolve();
+      return watchDir(false).then(schedule);
     },
     watching: () => watcher !== null,
     close() {

@@ -67,7 +67,7 @@ describe('model library', () => {
     const { library, lines } = setup('', { directory: () => dir });
     await library.start();
     dir = join(root, 'g', 'models');
-    library.reconfigure();
+    await library.reconfigure();
     await library.read();
     assert.equal(existsSync(dir), false);
     assert.equal(library.watching(), false);
