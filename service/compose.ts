@@ -16,24 +16,38 @@ import { openapiRoute } from '../edge/routes/openapi.ts';
 import { createControlChannel } from './control-channel.ts';
 import { recordInstance } from './data-dir.ts';
 import { adminFamily } from './families/admin.ts';
-import { eventsFamily } from './families/events.ts';
-import { gatewayFamily } from './families/gateway.ts';
-import { gaugeFamily } from './families/gauge.ts';
-import { limitsFamily } from './families/limits.ts';
-import { providersFamily } from './families/providers.ts';
-import { runtimeFamily } from './families/runtime.ts';
-import { settingsFamily } from './families/settings.ts';
-import { storeFamily } from './families/store.ts';
-import { tokensFamily } from './families/tokens.ts';
-import { usageFamily } from './families/usage.ts';
-import { createFamilies } from './family.ts';
-import type { Parts } from './parts.ts';
+import { eventsFamily, type EventsParts } from './families/events.ts';
+import { gatewayFamily, type GatewayParts } from './families/gateway.ts';
+import { gaugeFamily, type GaugeParts } from './families/gauge.ts';
+import { limitsFamily, type LimitsParts } from './families/limits.ts';
+import { providersFamily, type ProvidersParts } from './families/providers.ts';
+import { runtimeFamily, type RuntimeParts } from './families/runtime.ts';
+import { settingsFamily, type SettingsParts } from './families/settings.ts';
+import { storeFamily, type StoreParts } from './families/store.ts';
+import { tokensFamily, type TokensParts } from './families/tokens.ts';
+import { usageFamily, type UsageParts } from './families/usage.ts';
+import { createFamilies, type Families } from './family.ts';
+import { lateParts, type Base } from './parts.ts';
 import type { RouteDef } from '../edge/http/router.ts';
+import type { MetricSnapshot } from '../metrics/registry.ts';
 
 // The composition root: starts the families (service/families/) in order, binds the listener, and knows how to
 // stop. Each family is one part of the service with its routes and its close; the order is the one in which
 // each family's last writes reach the families closed after it (the relay's usage reaches the meter, the meter's
 // commits reach the store).
+
+/** What the root gave the families and what they built: what it reads once they have all started. */
+export type ServiceParts = Base &
+  StoreParts &
+  TokensParts &
+  EventsParts &
+  SettingsParts &
+  GaugeParts &
+  UsageParts &
+  ProvidersParts &
+  RuntimeParts &
+  LimitsParts &
+  GatewayParts;
 
 export interface ServiceOptions {
   dataDir: string;
@@ -46,8 +60,11 @@ export interface ServiceOptions {
   edge?: EdgeMode;
   /** The newest lines `log` wrote, for GET /v1/logs (empty when the logger keeps none). */
   logTail?: LogTail;
-  /** For tests: runs before each family starts; a throw fails the start as the family's own would. */
-  beforeFamily?: (name: string, parts: Readonly<Parts>) => void | Promise<void>;
+  /**
+   * For tests: runs before each family starts, with the parts of the families started before it; a throw fails
+   * the start as the family's own would.
+   */
+  beforeFamily?: (name: string, started: Readonly<Partial<ServiceParts>>) => void | Promise<void>;
   /** For tests: the clock of enforced limits' windows. */
   now?: () => number;
   /** For tests: the routes reach the control plane's ports over a MessagePort (control-channel.ts). */
@@ -84,22 +101,27 @@ export async function startService({
 }: ServiceOptions): Promise<RunningService> {
   const { edge, uws, threads } = edgeOf(log, edgeMode, threadsAsked);
   const control = createControlChannel(controlChannel);
-  const p = { dataDir, log, logTail, edge, boundPort: null, draining: false, now, control } as Partial<Parts> as Parts;
-  const families = createFamilies(log, beforeFamily && ((name) => beforeFamily(name, p)));
+  // The root's own state, which the families read at call time (parts.ts, Base).
+  let boundPort: number | null = null;
+  let draining = false;
+  let threadMetrics = async (): Promise<MetricSnapshot[][]> => [];
+  const base: Base = {
+    dataDir,
+    log,
+    logTail,
+    edge,
+    control,
+    now,
+    boundPort: () => boundPort,
+    isDraining: () => draining,
+    edgeThreadMetrics: () => threadMetrics(),
+  };
+  const families = createFamilies<ServiceParts>(log, beforeFamily);
+  let p: ServiceParts;
   let listening: Awaited<ReturnType<typeof listen>> | undefined;
   let edgeThreads: EdgeThreads | null = null;
   try {
-    await families.start('store', () => storeFamily(p));
-    await families.start('tokens', () => tokensFamily(p));
-    await families.start('events', () => eventsFamily(p));
-    await families.start('settings', () => settingsFamily(p, port));
-    await families.start('gauge', () => gaugeFamily(p));
-    await families.start('usage', () => usageFamily(p));
-    await families.start('providers', () => providersFamily(p));
-    await families.start('runtime', () => runtimeFamily(p));
-    await families.start('limits', () => limitsFamily(p));
-    await families.start('gateway', () => gatewayFamily(p));
-    await families.start('admin', () => adminFamily(p));
+    p = await startFamilies(families, base, port);
     const routes = families.routes();
     routes.push(
       capabilitiesRoute(() => routes),
@@ -114,7 +136,7 @@ export async function startService({
       jsonBodyLimit: () => config.jsonBodyLimit,
       multipartBodyLimit: () => config.multipartBodyLimit,
       listener: p.listener,
-      isDraining: () => p.draining,
+      isDraining: () => draining,
       observe: p.metrics.observer,
     });
     // uWS sets SO_REUSEPORT only on a port named: with several threads, port 0 becomes a free port first.
@@ -128,11 +150,15 @@ export async function startService({
         responsesSocketRoute({
           app,
           maxMessageBytes: () => config.jsonBodyLimit,
-          isDraining: () => p.draining,
+          isDraining: () => draining,
         }),
       ],
     });
-    if (threads > 1) edgeThreads = await startThreads(p, routes, threads, listening.port);
+    if (threads > 1) {
+      const started = await startThreads(p, routes, threads, listening.port);
+      threadMetrics = () => started.metrics();
+      edgeThreads = started;
+    }
   } catch (err) {
     listening?.stopListening();
     await families.close();
@@ -140,14 +166,14 @@ export async function startService({
     throw err;
   }
   const { listener } = p;
-  listener.port = p.boundPort = listening!.port;
+  listener.port = boundPort = listening!.port;
   log.info({ host: listener.host, port: listener.port, networkExposed: listener.networkExposed }, 'listening');
   // So that `switchyard token` finds this data directory without SWITCHYARD_HOME (bin/locate.js).
   const forgetInstance = recordInstance({ port: listener.port, dataDir });
   families.ready();
 
   async function close(drainMs = 10_000): Promise<void> {
-    p.draining = true;
+    draining = true;
     families.drain();
     const [inflight] = await Promise.all([drain(listening!, drainMs), edgeThreads?.drain(drainMs)]);
     if (inflight > 0) log.warn({ inflight }, 'shutting down with requests still in flight');
@@ -171,6 +197,22 @@ export async function startService({
     bootstrapSecret: p.bootstrapSecret,
     close: (drainMs) => (closing ??= close(drainMs)),
   };
+}
+
+/** The families in start order, each on the parts of the families started before it. */
+async function startFamilies(families: Families<ServiceParts>, base: Base, port: number): Promise<ServiceParts> {
+  const late = lateParts();
+  const store = await families.start('store', storeFamily, base);
+  const tokens = await families.start('tokens', tokensFamily, store);
+  const events = await families.start('events', eventsFamily, tokens);
+  const settings = await families.start('settings', (p) => settingsFamily(p, port), events);
+  const gauge = await families.start('gauge', (p) => gaugeFamily(p, late), settings);
+  const usage = await families.start('usage', (p) => usageFamily(p, late), gauge);
+  const providers = await families.start('providers', (p) => providersFamily(p, late), usage);
+  const runtime = await families.start('runtime', (p) => runtimeFamily(p, late), providers);
+  const limits = await families.start('limits', (p) => limitsFamily(p, late), runtime);
+  const gateway = await families.start('gateway', (p) => gatewayFamily(p, late), limits);
+  return families.start('admin', adminFamily, gateway);
 }
 
 /** The edge that serves here, and on how many threads, as the log says it. */
@@ -201,7 +243,12 @@ function edgeOf(log: Logger, edgeMode: EdgeMode, threadsAsked: number) {
 }
 
 /** Starts the edge threads beside this one on `port`, each following the control plane's state. */
-function startThreads(p: Parts, routes: readonly RouteDef[], threads: number, port: number): Promise<EdgeThreads> {
+function startThreads(
+  p: ServiceParts,
+  routes: readonly RouteDef[],
+  threads: number,
+  port: number,
+): Promise<EdgeThreads> {
   const gateway = new Set(Object.values(GATEWAY_OPS).map((op) => `${op.method} ${op.path}`));
   return startEdgeThreads({
     count: threads - 1,
@@ -253,9 +300,6 @@ function startThreads(p: Parts, routes: readonly RouteDef[], threads: number, po
     recordUsage: (event, mark) => p.recordUsage(event, mark),
     noteUses: (uses) => p.tokens.noteUses(uses),
     writeLine: lineWriter(p.log),
-  }).then((edgeThreads) => {
-    p.edgeThreadMetrics = () => edgeThreads.metrics();
-    return edgeThreads;
   });
 }
 

@@ -23,9 +23,23 @@ export interface Family {
   close?(): void | Promise<void>;
 }
 
+/** What a family's start returns: the family, and the parts the families started after it may read. */
+export interface Built<P extends object> {
+  family: Family;
+  parts: P;
+}
+
 /** Named families in start order; `started` grows as each one starts. */
-export interface Families {
-  start<F extends Family>(name: string, build: () => F | Promise<F>): Promise<F>;
+export interface Families<S extends object> {
+  /**
+   * Starts a family on `deps`, the parts of the families started before it, and returns them with its own: the
+   * next family's `deps`.
+   */
+  start<D extends Partial<S>, P extends object>(
+    name: string,
+    build: (deps: D) => Built<P> | Promise<Built<P>>,
+    deps: D,
+  ): Promise<D & P>;
   routes(): RouteDef[];
   ready(): void;
   drain(): void;
@@ -35,14 +49,18 @@ export interface Families {
   close(): Promise<void>;
 }
 
-export function createFamilies(log: Logger, beforeStart?: (name: string) => void | Promise<void>): Families {
+/** `beforeStart`: for tests, with the parts of the families started before this one. */
+export function createFamilies<S extends object>(
+  log: Logger,
+  beforeStart?: (name: string, started: Readonly<Partial<S>>) => void | Promise<void>,
+): Families<S> {
   const started: { name: string; family: Family }[] = [];
   return {
-    async start(name, build) {
-      await beforeStart?.(name);
-      const family = await build();
+    async start(name, build, deps) {
+      await beforeStart?.(name, deps);
+      const { family, parts } = await build(deps);
       started.push({ name, family });
-      return family;
+      return { ...deps, ...parts };
     },
     routes: () => started.flatMap(({ family }) => family.routes?.() ?? []),
     ready() {

@@ -12,11 +12,36 @@ import { responseRouteRepo } from '../../store/response-route-repo.ts';
 import { logOmittedTools } from '../../workers/proxy/omitted-tools-log.ts';
 import { createRelayPool } from '../../workers/proxy/relay-pool.ts';
 import { withEmbeddedRuntime } from '../../workers/runtime/runtime-pool.ts';
-import type { Family } from '../family.ts';
-import type { Parts } from '../parts.ts';
+import type { SmartRoutingPort } from '../../protocol/ports/smart-route.ts';
+import type { UsageEvent } from '../../protocol/gateway.ts';
+import type { JournalMark } from '../../store/usage-journal.ts';
+import type { Built, Family } from '../family.ts';
+import type { Base, LateParts } from '../parts.ts';
+import type { GaugeParts } from './gauge.ts';
+import type { LimitsParts } from './limits.ts';
+import type { ProvidersParts } from './providers.ts';
+import type { RuntimeParts } from './runtime.ts';
+import type { SettingsParts } from './settings.ts';
+import type { StoreParts } from './store.ts';
+import type { UsageParts } from './usage.ts';
+
+export interface GatewayParts {
+  relayPool: ReturnType<typeof createRelayPool>;
+  smartRoute: ReturnType<typeof createSmartRouting>;
+  /**
+   * Where a settled gateway call's usage goes besides the metrics: the meter, Gauge's activity and its scheduler;
+   * `mark`: where an edge thread journaled it already.
+   */
+  recordUsage(event: UsageEvent, mark?: JournalMark | null): void;
+  /** What the gateway's routes resolve `@` names with, its capacity tapped for Gauge's live headers. */
+  gatewaySmart: SmartRoutingPort;
+}
 
 /** The inference routes, Smart Route (presets, route packs, capacity) and the relay workers that call upstream. */
-export async function gatewayFamily(p: Parts): Promise<Family> {
+export async function gatewayFamily(
+  p: Base & StoreParts & SettingsParts & GaugeParts & UsageParts & ProvidersParts & RuntimeParts & LimitsParts,
+  late: Pick<LateParts, 'relayPool' | 'smartRoute' | 'gaugeCapacity'>,
+): Promise<Built<GatewayParts>> {
   const { env, audit, log, dataDir } = p;
   const spillDir = join(dataDir, 'tmp');
   ensurePrivateDir(spillDir);
@@ -28,36 +53,40 @@ export async function gatewayFamily(p: Parts): Promise<Family> {
   if (swept > 0) log.info({ files: swept }, 'removed upload spill files left by an earlier run');
   const responses = responseRouteRepo(env);
   responses.prune().catch((err: unknown) => log.warn({ err: String(err) }, 'could not prune old response routes'));
-  p.smartRoute = createSmartRouting({
-    env,
-    audit,
-    catalog: p.catalog,
-    control: p.control,
-    capacitySignal: (live) =>
-      (p.gaugeCapacity = createCapacitySignal({
-        live,
-        readings: () => p.gaugeData.readings(),
-        sources: () => p.gaugeSources.all(),
-        catalog: () => p.catalog.current(),
-        enabled: () => p.settings.current().gauge.enabled,
-      })),
-  });
-  p.relayPool = createRelayPool({ dataDir });
+  const smartRoute = late.smartRoute.bind(
+    createSmartRouting({
+      env,
+      audit,
+      catalog: p.catalog,
+      control: p.control,
+      capacitySignal: (live) =>
+        late.gaugeCapacity.bind(
+          createCapacitySignal({
+            live,
+            readings: () => p.gaugeData.readings(),
+            sources: () => p.gaugeSources.all(),
+            catalog: () => p.catalog.current(),
+            enabled: () => p.settings.current().gauge.enabled,
+          }),
+        ),
+    }),
+  );
+  const relayPool = late.relayPool.bind(createRelayPool({ dataDir }));
   // An edge thread's calls report here too (edge-threads.ts); it counts their metrics itself.
-  p.recordUsage = (event, mark) => {
+  const recordUsage: GatewayParts['recordUsage'] = (event, mark) => {
     p.meter.record(event, mark);
     p.serviceActivity.record(event);
     p.gauge.traffic();
   };
-  const { smart } = p.smartRoute;
+  const { smart } = smartRoute;
   // Gauge's live-headers source hears the same answer heads as Smart Route's capacity tracker.
-  p.gatewaySmart = { ...smart, capacity: tapCapacity(smart.capacity, () => p.catalog.current(), p.gauge) };
-  return {
+  const gatewaySmart = { ...smart, capacity: tapCapacity(smart.capacity, () => p.catalog.current(), p.gauge) };
+  const family: Family = {
     routes: () => [
-      ...p.smartRoute.routes,
+      ...smartRoute.routes,
       ...gatewayRoutes({
         catalog: p.catalog,
-        pool: logOmittedTools(p.metrics.tapRelay(withEmbeddedRuntime(p.relayPool, p.local.runtimePool)), log),
+        pool: logOmittedTools(p.metrics.tapRelay(withEmbeddedRuntime(relayPool, p.local.runtimePool)), log),
         responses,
         log,
         spillDir,
@@ -72,7 +101,7 @@ export async function gatewayFamily(p: Parts): Promise<Family> {
           p.serviceActivity.record(event);
           p.gauge.traffic();
         },
-        smart: p.gatewaySmart,
+        smart: gatewaySmart,
         // A name the catalog does not know: a GGUF file of the embedded runtime, else a provider's plain model name.
         unresolved: firstOf(
           embeddedFallback(p.local.library),
@@ -80,7 +109,8 @@ export async function gatewayFamily(p: Parts): Promise<Family> {
         ),
       }),
     ],
-    cut: () => p.relayPool.close(),
-    close: () => p.relayPool.close(),
+    cut: () => relayPool.close(),
+    close: () => relayPool.close(),
   };
+  return { family, parts: { relayPool, smartRoute, recordUsage, gatewaySmart } };
 }

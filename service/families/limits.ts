@@ -2,8 +2,15 @@ import { join } from 'node:path';
 import { createLimits } from '../../control/limits.ts';
 import { limitRoutes } from '../../edge/routes/limits.ts';
 import { limitRepo } from '../../store/limit-repo.ts';
-import type { Family } from '../family.ts';
-import type { Parts } from '../parts.ts';
+import type { Built } from '../family.ts';
+import type { Base, LateParts } from '../parts.ts';
+import type { EventsParts } from './events.ts';
+import type { GaugeParts } from './gauge.ts';
+import type { ProvidersParts } from './providers.ts';
+import type { SettingsParts } from './settings.ts';
+import type { StoreParts } from './store.ts';
+import type { TokensParts } from './tokens.ts';
+import type { UsageParts } from './usage.ts';
 import { isAccount } from '../../protocol/gauge-sources.ts';
 import {
   LIMITS_METHODS,
@@ -22,7 +29,7 @@ const exists = async (read: () => unknown): Promise<boolean> => {
 };
 
 /** A Gauge window's freshest reading as a percent used; null while Gauge is off or has no such reading. */
-function gaugeShare(p: Parts, accountId: string, windowId: string) {
+function gaugeShare(p: SettingsParts & GaugeParts, accountId: string, windowId: string) {
   if (!p.settings.current().gauge.enabled) return null;
   const window = p.gaugeData.reading(accountId)?.reading.windows.find((w) => w.id === windowId);
   if (window === undefined) return null;
@@ -34,9 +41,16 @@ function gaugeShare(p: Parts, accountId: string, windowId: string) {
   return { percent: share * 100, resetsAt: Number.isFinite(resetsAt) ? resetsAt : null };
 }
 
+export interface LimitsParts {
+  limits: ReturnType<typeof createLimits>;
+}
+
 /** Enforced limits: their records, their counters, and what the gateway's admission reads (admission.ts). */
-export function limitsFamily(p: Parts): Family {
-  p.limits = createLimits({
+export function limitsFamily(
+  p: Base & StoreParts & TokensParts & EventsParts & SettingsParts & GaugeParts & UsageParts & ProvidersParts,
+  late: Pick<LateParts, 'smartRoute'>,
+): Built<LimitsParts> {
+  const limits = createLimits({
     env: p.env,
     repo: limitRepo(p.env),
     audit: p.audit,
@@ -58,12 +72,12 @@ export function limitsFamily(p: Parts): Family {
           ? exists(() => p.serviceAccounts.get(id))
           : kind === 'credential'
             ? Promise.resolve(p.providers.credentialOwner(id) !== undefined)
-            : exists(() => p.smartRoute.smart.packs.get(id)),
+            : exists(() => late.smartRoute.get().smart.packs.get(id)),
   });
   const routes = () =>
     limitRoutes({
-      ...p.control.port<Omit<LimitsPort, 'brake'>>('limits', p.limits, LIMITS_METHODS),
-      brake: p.control.port<LoopBrakePort>('loop-brake', p.limits.brake, LOOP_BRAKE_METHODS),
+      ...p.control.port<Omit<LimitsPort, 'brake'>>('limits', limits, LIMITS_METHODS),
+      brake: p.control.port<LoopBrakePort>('loop-brake', limits.brake, LOOP_BRAKE_METHODS),
     });
-  return { routes, close: () => p.limits.close() };
+  return { family: { routes, close: () => limits.close() }, parts: { limits } };
 }

@@ -1,4 +1,4 @@
-import { createLocalRuntime } from '../../control/local-runtime.ts';
+import { createLocalRuntime, type LocalRuntime } from '../../control/local-runtime.ts';
 import { createRuntimeDiscovery } from '../../control/runtime-discovery.ts';
 import { serviceActions } from '../../control/service-actions.ts';
 import { hardwareRoutes } from '../../edge/routes/hardware.ts';
@@ -6,9 +6,13 @@ import { runtimeDiscoveryRoutes } from '../../edge/routes/runtime-discovery.ts';
 import { placementRoutes } from '../../edge/routes/runtime-placement.ts';
 import { runtimeRoutes } from '../../edge/routes/runtime.ts';
 import { serviceRoutes } from '../../edge/routes/services.ts';
-import { createHardwareActor } from '../../workers/hardware/actor.ts';
-import type { Family } from '../family.ts';
-import type { Parts } from '../parts.ts';
+import { createHardwareActor, type HardwareActor } from '../../workers/hardware/actor.ts';
+import type { Built, Family } from '../family.ts';
+import type { Base, LateParts } from '../parts.ts';
+import type { EventsParts } from './events.ts';
+import type { ProvidersParts } from './providers.ts';
+import type { SettingsParts } from './settings.ts';
+import type { StoreParts } from './store.ts';
 import {
   RUNTIME_DISCOVERY_METHODS,
   SERVICES_METHODS,
@@ -16,52 +20,63 @@ import {
   type ServicesPort,
 } from '../../protocol/ports/runtime.ts';
 
+export interface RuntimeParts {
+  hardware: HardwareActor;
+  local: LocalRuntime;
+}
+
 /**
  * Local runtimes: the embedded llama.cpp runtime and its library of GGUF files, supervised llama-servers,
  * benchmarks and placement, and the hardware probe. Starts after the providers: it creates the `embedded`
  * provider on its first start.
  */
-export async function runtimeFamily(p: Parts): Promise<Family> {
+export async function runtimeFamily(
+  p: Base & StoreParts & EventsParts & SettingsParts & ProvidersParts,
+  late: Pick<LateParts, 'local'>,
+): Promise<Built<RuntimeParts>> {
   const { dataDir, env, audit, bus, jobs, log } = p;
-  p.hardware = createHardwareActor({ log });
-  p.local = createLocalRuntime({
-    dataDir,
-    env,
-    audit,
-    bus,
-    jobs,
-    log,
-    settings: () => p.settings.current(),
-    catalog: () => p.catalog,
-    providers: () => p.providers,
-    ownPort: () => p.boundPort,
-  });
-  const { library, services, runtimePool } = p.local;
+  const hardware = createHardwareActor({ log });
+  // Bound before its start: that creates the `embedded` provider, whose model list the providers read from it.
+  const local = late.local.bind(
+    createLocalRuntime({
+      dataDir,
+      env,
+      audit,
+      bus,
+      jobs,
+      log,
+      settings: () => p.settings.current(),
+      catalog: () => p.catalog,
+      providers: () => p.providers,
+      ownPort: () => p.boundPort(),
+    }),
+  );
+  const { library, services, runtimePool } = local;
   const close = async () => {
     await runtimePool.close();
     library.close();
     await services.close();
-    await p.hardware.close();
+    await hardware.close();
   };
   try {
     p.followSettings(() => library.reconfigure());
     // After the settings exist: listing the library reads the models directory from them.
-    await p.local.start();
+    await local.start();
   } catch (err) {
     await close();
     throw err;
   }
-  return {
+  const family: Family = {
     routes: () => [
-      ...hardwareRoutes(p.hardware),
+      ...hardwareRoutes(hardware),
       ...runtimeRoutes({ library, runtime: runtimePool, catalog: p.catalog }),
       ...placementRoutes({
         library,
         catalog: p.catalog,
-        hardware: p.hardware,
-        modelsDirectory: p.local.modelsDirectory,
-        tuning: p.local.tuning,
-        benchmarks: p.local.benchmarks,
+        hardware,
+        modelsDirectory: local.modelsDirectory,
+        tuning: local.tuning,
+        benchmarks: local.benchmarks,
       }),
       ...runtimeDiscoveryRoutes(
         p.control.port<RuntimeDiscoveryPort>(
@@ -79,4 +94,5 @@ export async function runtimeFamily(p: Parts): Promise<Family> {
     cut: () => runtimePool.close(),
     close,
   };
+  return { family, parts: { hardware, local } };
 }

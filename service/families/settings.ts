@@ -1,36 +1,45 @@
-import { createSettingsService } from '../../control/settings-service.ts';
+import { createSettingsService, type ListenerInfo, type SettingsService } from '../../control/settings-service.ts';
 import { defaultBodyBudget } from '../../edge/http/body-budget.ts';
 import { corsPolicy } from '../../edge/http/cors.ts';
 import { settingsRoutes } from '../../edge/routes/settings.ts';
 import { settingsRepo } from '../../store/settings-repo.ts';
 import type { StoredSettings } from '../../protocol/http/settings.ts';
-import type { Family } from '../family.ts';
-import type { Parts } from '../parts.ts';
+import type { Built } from '../family.ts';
+import type { Base, EdgeConfig } from '../parts.ts';
+import type { StoreParts } from './store.ts';
 import { SETTINGS_METHODS, type SettingsPort } from '../../protocol/ports/settings.ts';
 import { createFollowers } from '../../state/followers.ts';
 
+export interface SettingsParts {
+  settings: SettingsService;
+  listener: ListenerInfo;
+  edgeConfig: EdgeConfig;
+  /** Calls `follow` with the settings now and after each change. */
+  followSettings(follow: (next: StoredSettings) => unknown): () => void;
+}
+
 /** The settings, the listener they describe, and what the edge reads of them on each request. */
-export function settingsFamily(p: Parts, port: number): Family {
+export function settingsFamily(p: Base & StoreParts, port: number): Built<SettingsParts> {
   const { env, audit, log, vault } = p;
   const saved = settingsRepo(env).load();
-  p.listener = {
+  const listener: ListenerInfo = {
     host: saved.bind.networkExposed ? '0.0.0.0' : '127.0.0.1',
     port,
     networkExposed: saved.bind.networkExposed,
   };
   const autoBodyBudget = defaultBodyBudget();
   const followers = createFollowers<StoredSettings>();
-  const edge = (p.edgeConfig = {
+  const edge: EdgeConfig = {
     cors: corsPolicy([]),
     jsonBodyLimit: saved.limits.jsonBodyBytes,
     multipartBodyLimit: saved.limits.multipartBodyBytes,
     bodyBudgetLimit: saved.limits.inflightBodyBytes ?? autoBodyBudget,
-  });
-  p.settings = createSettingsService({
+  };
+  const settings = createSettingsService({
     env,
     repo: settingsRepo(env),
     audit,
-    listener: p.listener,
+    listener,
     // Read at each GET: the file vault's key storage is known only once its file exists.
     vault: {
       get backend() {
@@ -58,12 +67,13 @@ export function settingsFamily(p: Parts, port: number): Family {
     },
   });
   // Later families follow the settings from their own start: with what holds now, then with each change.
-  p.followSettings = (follow) => {
+  const followSettings: SettingsParts['followSettings'] = (follow) => {
     const unfollow = followers.add(follow);
-    follow(p.settings.current());
+    follow(settings.current());
     return unfollow;
   };
   return {
-    routes: () => [...settingsRoutes(p.control.port<SettingsPort>('settings', p.settings, SETTINGS_METHODS))],
+    family: { routes: () => [...settingsRoutes(p.control.port<SettingsPort>('settings', settings, SETTINGS_METHODS))] },
+    parts: { settings, listener, edgeConfig: edge, followSettings },
   };
 }

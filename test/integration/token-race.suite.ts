@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Parts } from '../../service/parts.ts';
+import type { ServiceParts } from '../../service/compose.ts';
 import { startInProcess } from '../helpers/in-process.ts';
 import { answered, assertNotFound, race } from '../helpers/races.ts';
 
@@ -13,7 +13,7 @@ const actor = { actorType: 'system', actorId: 'test' } as const;
 const CHAT = { model: 'no-such-model', messages: [{ role: 'user', content: 'hi' }] };
 
 test('a change racing a revocation leaves the secret refused on the gateway, also after a restart', async () => {
-  let parts: Readonly<Parts> | undefined;
+  let parts: Readonly<Partial<ServiceParts>> | undefined;
   const svc = await startInProcess({ beforeFamily: (_name, p) => void (parts = p) });
   let secret = '';
   let id = '';
@@ -29,7 +29,7 @@ test('a change racing a revocation leaves the secret refused on the gateway, als
     ({ id } = made.json.token);
     // Authenticated: the model is what is wrong.
     assert.equal((await svc.request('POST', '/v1/chat/completions', { token: secret, body: CHAT })).status, 404);
-    const tokens = parts!.tokens;
+    const tokens = parts!.tokens!;
     const [revoked, changed] = await race(
       () => tokens.revoke(id, actor, 'req_test_1'),
       () => tokens.update(id, { name: 'x' }, actor, 'req_test_2'),

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { pino } from 'pino';
-import type { Parts } from '../../service/parts.ts';
+import type { ServiceParts } from '../../service/compose.ts';
 import { LOCK_FILE } from '../../store/dir-lock.ts';
 import { tempHome } from '../helpers/service.ts';
 
@@ -42,7 +42,7 @@ test('a start and close on a fresh data directory leave no thread behind', async
 for (const failing of ['tokens', 'gauge', 'runtime', 'gateway', 'admin']) {
   test(`a start that fails at the ${failing} family closes everything opened before it`, async () => {
     const home = tempHome();
-    let parts: Readonly<Parts> | undefined;
+    let parts: Readonly<Partial<ServiceParts>> | undefined;
     const failure = new Error(`the ${failing} family cannot start`);
     await assert.rejects(
       startService({
@@ -58,8 +58,8 @@ for (const failing of ['tokens', 'gauge', 'runtime', 'gateway', 'admin']) {
       (err) => err === failure,
     );
     assert.equal(existsSync(join(home, LOCK_FILE)), false, 'the data-directory lock is released');
-    assert.equal(parts!.env.isOpen(), false, 'the LMDB environment is closed');
-    assert.equal((parts!.env.root as unknown as { status: string }).status, 'closed');
+    assert.equal(parts!.env!.isOpen(), false, 'the LMDB environment is closed');
+    assert.equal((parts!.env!.root as unknown as { status: string }).status, 'closed');
     if (linux)
       assert.ok(threads() <= baseline, `${threads()} threads after the failed start, ${baseline} after a clean close`);
     // The same process starts again on the same data directory.
