@@ -3,15 +3,12 @@ import { createCapacitySignal } from '../../control/gauge/capacity-signal.ts';
 import { tapCapacity } from '../../control/gauge/live-tap.ts';
 import { createSmartRouting } from '../smart-routing.ts';
 import { firstOf, plainNames } from '../../edge/gateway/plain-names.ts';
-import { gatewayRoutes } from '../../edge/gateway/routes.ts';
-import { createAdmission } from '../../edge/gateway/admission.ts';
 import { sweepSpillDir } from '../../edge/http/multipart-spill.ts';
 import { embeddedFallback } from '../../edge/routes/runtime.ts';
 import { ensurePrivateDir } from '../../store/env.ts';
 import { responseRouteRepo } from '../../store/response-route-repo.ts';
-import { logOmittedTools } from '../../workers/proxy/omitted-tools-log.ts';
 import { createRelayPool } from '../../workers/proxy/relay-pool.ts';
-import { withEmbeddedRuntime } from '../../workers/runtime/runtime-pool.ts';
+import { wireGateway } from '../gateway-wiring.ts';
 import type { SmartRoutingPort } from '../../protocol/ports/smart-route.ts';
 import type { UsageEvent } from '../../protocol/gateway.ts';
 import type { JournalMark } from '../../store/usage-journal.ts';
@@ -84,13 +81,15 @@ export async function gatewayFamily(
   const family: Family = {
     routes: () => [
       ...smartRoute.routes,
-      ...gatewayRoutes({
+      ...wireGateway({
         catalog: p.catalog,
-        pool: logOmittedTools(p.metrics.tapRelay(withEmbeddedRuntime(relayPool, p.local.runtimePool)), log),
+        relay: relayPool,
+        runtime: p.local.runtimePool,
+        tap: (pool) => p.metrics.tapRelay(pool),
         responses,
         log,
         spillDir,
-        admission: createAdmission(p.limits.admission, p.priceOf),
+        limits: p.limits.admission,
         priceOf: p.priceOf,
         keyPool: p.keyPool,
         rejectCredential: (providerId, credentialId, status, seenUpdatedAt) =>

@@ -91,7 +91,8 @@ const FACTORIES: Record<string, () => RouteDef[]> = {
   catalogRoutes: () => catalogRoutes(stub, stub),
   modelRoutes: () => modelRoutes(stub, stub),
   'smartRoute.routes': () => [...presetRoutes(stub), ...routePackRoutes(stub)],
-  gatewayRoutes: () =>
+  // service/gateway-wiring.ts: the gateway's routes as every thread wires them.
+  wireGateway: () =>
     gatewayRoutes({ catalog: stub, pool: stub, responses: stub, log: stub, spillDir: '/nonexistent', smart: stub }),
   usageRoutes: () => usageRoutes(stub),
   runtimeRoutes: () => runtimeRoutes(stub),
