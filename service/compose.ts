@@ -262,6 +262,7 @@ function startThreads(
     served: gateway,
     relayThreads: Math.max(1, Math.ceil(availableParallelism() / threads)),
     keyPool: p.keyPoolBuffer,
+    routeWrites: p.routeWrites,
     usageRun: p.usageRun,
     followAuth: (follower) => p.tokens.followAuth(follower),
     followCatalog: (follower) => p.catalog.follow(follower),

@@ -107,6 +107,8 @@ export interface EdgeWorkerData {
   relayThreads: number;
   /** The keys' live headroom and the sessions, one table for every thread (state/key-pool-table.ts). */
   keyPool: SharedArrayBuffer;
+  /** The response routes being written on any thread (state/route-writes.ts). */
+  routeWrites: SharedArrayBuffer;
   /** The limits' ledger and its gate, one for every thread (state/limit-ledger.ts, state/limit-gate.ts). */
   limitLedger: SharedArrayBuffer;
   limitGate: SharedArrayBuffer;

@@ -50,6 +50,8 @@ export interface EdgeThreadsDeps {
   relayThreads: number;
   /** The key pool's shared table (state/key-pool-table.ts). */
   keyPool: SharedArrayBuffer;
+  /** The response routes being written (state/route-writes.ts). */
+  routeWrites: SharedArrayBuffer;
   /** The run ID of the usage journal's files (store/usage-journal.ts). */
   usageRun: string;
   followAuth(follower: Follower<AuthChange>): () => void;
@@ -143,6 +145,7 @@ async function startThread(deps: EdgeThreadsDeps, index: number, shapes: RouteSh
     shapes,
     relayThreads: deps.relayThreads,
     keyPool: deps.keyPool,
+    routeWrites: deps.routeWrites,
     limitLedger: deps.limitLedger,
     limitGate: deps.limitGate,
     usageRun: deps.usageRun,

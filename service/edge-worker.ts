@@ -37,6 +37,7 @@ import { createKeyPool } from '../edge/gateway/key-pool.ts';
 import { edgeAdmissionSource } from './edge-admission.ts';
 import { wireGateway } from './gateway-wiring.ts';
 import { createKeyPoolTable } from '../state/key-pool-table.ts';
+import { createRouteWrites } from '../state/route-writes.ts';
 
 // An edge thread (docs/api.md, "Edge threads"): its own listener on the service's port, its own relay workers,
 // and copies of what the hot path reads, fed by the control thread (edge-threads.ts). It serves the gateway's
@@ -90,7 +91,7 @@ const local = wireGateway({
   relay: relayPool,
   runtime,
   tap: (pool) => relayMetrics.tap(pool),
-  responses: responseRouteRepo(env),
+  responses: responseRouteRepo(env, createRouteWrites(data.routeWrites)),
   log,
   spillDir: join(data.dataDir, 'tmp'),
   smart: edgeSmartRouting(calls, reports),

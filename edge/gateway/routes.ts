@@ -45,7 +45,7 @@ function byResponseId(kit: CallKit, deps: GatewayDeps, op: GatewayOp): RouteDef 
     method: spec.method,
     path: spec.path,
     scope: 'inference',
-    handle(ctx) {
+    async handle(ctx) {
       const responseId = ctx.params.id!;
       // Checked before the lookup: an unbounded path segment must not reach a store key.
       if (Buffer.byteLength(responseId) > RESPONSE_ID_MAX_BYTES) {
@@ -53,7 +53,7 @@ function byResponseId(kit: CallKit, deps: GatewayDeps, op: GatewayOp): RouteDef 
           param: 'id',
         });
       }
-      const providerId = responses.providerOf(responseId);
+      const providerId = await responses.find(responseId);
       const provider = providerId === undefined ? undefined : catalog.current().provider(providerId);
       if (!provider) {
         throw new ServiceError(

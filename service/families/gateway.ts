@@ -7,6 +7,7 @@ import { sweepSpillDir } from '../../edge/http/multipart-spill.ts';
 import { embeddedFallback } from '../../edge/routes/runtime.ts';
 import { ensurePrivateDir } from '../../store/env.ts';
 import { responseRouteRepo } from '../../store/response-route-repo.ts';
+import { createRouteWrites, createRouteWritesBuffer } from '../../state/route-writes.ts';
 import { createRelayPool } from '../../workers/proxy/relay-pool.ts';
 import { wireGateway } from '../gateway-wiring.ts';
 import type { SmartRoutingPort } from '../../protocol/ports/smart-route.ts';
@@ -32,6 +33,8 @@ export interface GatewayParts {
   recordUsage(event: UsageEvent, mark?: JournalMark | null): void;
   /** What the gateway's routes resolve `@` names with, its capacity tapped for Gauge's live headers. */
   gatewaySmart: SmartRoutingPort;
+  /** The response routes being written, one cell for every thread (state/route-writes.ts). */
+  routeWrites: SharedArrayBuffer;
 }
 
 /** The inference routes, Smart Route (presets, route packs, capacity) and the relay workers that call upstream. */
@@ -48,7 +51,8 @@ export async function gatewayFamily(
   await p.meter.recover();
   const swept = await sweepSpillDir(spillDir);
   if (swept > 0) log.info({ files: swept }, 'removed upload spill files left by an earlier run');
-  const responses = responseRouteRepo(env);
+  const routeWrites = createRouteWritesBuffer();
+  const responses = responseRouteRepo(env, createRouteWrites(routeWrites));
   responses.prune().catch((err: unknown) => log.warn({ err: String(err) }, 'could not prune old response routes'));
   const smartRoute = late.smartRoute.bind(
     createSmartRouting({
@@ -111,5 +115,5 @@ export async function gatewayFamily(
     cut: () => relayPool.close(),
     close: () => relayPool.close(),
   };
-  return { family, parts: { relayPool, smartRoute, recordUsage, gatewaySmart } };
+  return { family, parts: { relayPool, smartRoute, recordUsage, gatewaySmart, routeWrites } };
 }

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { openStoreEnv } from '../../store/env.ts';
 import { responseRouteRepo } from '../../store/response-route-repo.ts';
+import { createRouteWrites, createRouteWritesBuffer } from '../../state/route-writes.ts';
 
 // Regression: remember() wrote with lmdb's asynchronous put, which reads see only once committed, so a
 // client that retrieved a response right after creating it sometimes got 404 NOT_FOUND from the gateway.
@@ -24,6 +25,27 @@ describe('responseRouteRepo', () => {
     await env.root.flushed;
     assert.equal(repo.providerOf('resp_1'), 'openai');
     assert.equal(responseRouteRepo(env).providerOf('resp_1'), 'openai', 'committed, not only in memory');
+  });
+
+  // Regression (CI, two edge threads): a response created on one edge thread was named on a connection the other
+  // served before the first thread's write committed, and the other answered 404.
+  it("a miss waits for another thread's route write to commit; with none under way, it misses at once", async () => {
+    const shared = createRouteWritesBuffer();
+    const [writer, reader] = [
+      responseRouteRepo(env, createRouteWrites(shared)),
+      responseRouteRepo(env, createRouteWrites(shared)),
+    ];
+    const stored = writer.remember('resp_elsewhere', 'openai-b');
+    assert.equal(reader.providerOf('resp_elsewhere'), undefined, 'not committed yet, and not in this repo’s memory');
+    assert.equal(await reader.find('resp_elsewhere'), 'openai-b');
+    await stored;
+    const alone = responseRouteRepo(env, createRouteWrites(createRouteWritesBuffer()));
+    const turn = new Promise((resolve) => setImmediate(() => resolve('a turn later')));
+    assert.equal(
+      await Promise.race([alone.find('resp_never_made', 60_000), turn]),
+      undefined,
+      'nothing under way: no wait',
+    );
   });
 
   // Regression (W2.6): an ID of 1,979 characters or more made lmdb-js throw inside remember(), uncaught.
