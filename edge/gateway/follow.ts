@@ -61,6 +61,9 @@ export function callFollower(deps: FollowDeps) {
     // The reservation settles and the usage is metered (both journaled) before the answer's last bytes go out:
     // a kill -9 once the client has its whole answer loses neither (docs/api.md, Limits; Usage).
     call.onOutcome((o) => {
+      // Before the last bytes too: a client with its response can name it at once, on any thread (docs/api.md).
+      if (o.responseId !== null && (op === 'responses.create' || op === 'responses.compact'))
+        remember(ctx, o.responseId, providerId);
       event = eventOf(o);
       let failure: unknown = null;
       if (reservation !== null) {
@@ -77,8 +80,6 @@ export function callFollower(deps: FollowDeps) {
     });
     call.done
       .then((o) => {
-        if (o.responseId !== null && (op === 'responses.create' || op === 'responses.compact'))
-          remember(ctx, o.responseId, providerId);
         // The usage line and the rest of the bookkeeping wait until this turn's answers are written.
         afterAnswers(() => {
           // Told before `done` resolves (relay-response.ts finish), so the event is there.
