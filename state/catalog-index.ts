@@ -141,6 +141,18 @@ function candidateIds(
   return candidates;
 }
 
+/** The upstream IDs of `providerId`'s entries, now or after a change: its records' and what it lists. */
+function upstreamIdsOf(
+  providerId: string,
+  { records, recordsOf }: Pick<ReturnType<typeof recordIndex>, 'records' | 'recordsOf'>,
+  listed: ReadonlyMap<string, Map<string, UpstreamModel>>,
+): Set<string> {
+  const ids = new Set<string>();
+  for (const recordId of recordsOf.get(providerId) ?? []) ids.add(records.get(recordId)!.upstreamModelId);
+  for (const up of listed.get(providerId)?.keys() ?? []) ids.add(up);
+  return ids;
+}
+
 /** The whole catalog from what the store holds; writes then keep it current through the index's methods. */
 export function buildCatalog(
   providerList: readonly ProviderRecord[],
@@ -149,7 +161,7 @@ export function buildCatalog(
 ): CatalogIndex {
   const providers = new Map(providerList.map((p) => [p.id, p]));
   const index = recordIndex();
-  const { records, recordsOf, aliases } = index;
+  const { records, aliases } = index;
   const listed = new Map<string, Map<string, UpstreamModel>>();
   const byId = new Map<string, CatalogModel>();
   // Kept only to hand a follower the whole catalog: entries read `listed`.
@@ -240,9 +252,7 @@ export function buildCatalog(
       if (listing === null) listingOf.delete(id);
       else if (listing !== undefined) listingOf.set(id, listing);
       // Every entry this provider has now or may have after: its records, what it listed, what it lists.
-      const upstreamIds = new Set<string>();
-      for (const recordId of recordsOf.get(id) ?? []) upstreamIds.add(records.get(recordId)!.upstreamModelId);
-      for (const up of listed.get(id)?.keys() ?? []) upstreamIds.add(up);
+      const upstreamIds = upstreamIdsOf(id, index, listed);
       if (provider) providers.set(id, provider);
       else providers.delete(id);
       if (listing !== undefined) {
