@@ -35,7 +35,8 @@ export interface LocalRuntimeDeps {
   ownPort(): number | null;
 }
 
-// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
+// Builds the parts in the order they read one another and hands them all back: no state of its own. The pool's
+// event listener reads `library`, built after it, only once the first event comes.
 export function createLocalRuntime({
   dataDir,
   env,

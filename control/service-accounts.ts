@@ -34,19 +34,25 @@ interface Deps {
   tokenCounts(): Map<string, number>;
 }
 
-// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
-export function createServiceAccounts({ env, repo, audit, tokenCounts }: Deps): ServiceAccounts {
-  const byId = new Map<string, ServiceAccountRecord>();
-  for (const r of repo.all()) byId.set(r.id, r);
-
-  const view = (r: ServiceAccountRecord, counts = tokenCounts()): ServiceAccountView => ({
+/** What the API shows of an account: its record, with how many live tokens it owns. */
+function viewOf(r: ServiceAccountRecord, counts: Map<string, number>): ServiceAccountView {
+  return {
     id: r.id,
     name: r.name,
     description: r.description,
     tokenCount: counts.get(r.id) ?? 0,
     createdAt: new Date(r.createdAt).toISOString(),
     updatedAt: new Date(r.updatedAt).toISOString(),
-  });
+  };
+}
+
+// Every account is held in memory by ID (at most MAX_SERVICE_ACCOUNTS); each write goes through the audited
+// store first, then into the map.
+export function createServiceAccounts({ env, repo, audit, tokenCounts }: Deps): ServiceAccounts {
+  const byId = new Map<string, ServiceAccountRecord>();
+  for (const r of repo.all()) byId.set(r.id, r);
+
+  const view = (r: ServiceAccountRecord, counts = tokenCounts()): ServiceAccountView => viewOf(r, counts);
   const notFound = (id: string) =>
     new ServiceError('NOT_FOUND', `No service account with ID \`${id.slice(0, 160)}\`.`, { param: 'id' });
   const mustGet = (id: string) => {

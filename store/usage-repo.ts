@@ -207,8 +207,10 @@ const sumTotals = <T extends UsageTotals>(empty: () => T) => ({
   add: (g: T, r: Row<T>) => void addInto(g, r.value),
 });
 
-// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
 /**
+ * The read side of usage: each method scans one of the tables through `scan`, which applies the filter, and
+ * folds the rows into the view it answers; it holds no state of its own.
+ *
  * `ownerOf` maps a token ID to its service account now: usage keys hold the token only, so a token moved
  * between owners (or revoked) is attributed as it is when the usage is read.
  */

@@ -57,9 +57,10 @@ interface Active {
   stored: StoredReading;
 }
 
-// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
+// Its one state is the cache of the enabled accounts' readings (CACHE_MS), read on every routed call.
 export function createCapacitySignal(deps: CapacitySignalDeps): GaugeCapacitySignal {
   let cache: { at: number; active: Active[] } | null = null;
+  return { read, rows, polled, invalidate: () => void (cache = null) };
 
   /** Enabled accounts' latest readings, live-header accounts included (the route lists them). */
   function active(now: number): Active[] {
@@ -116,10 +117,6 @@ export function createCapacitySignal(deps: CapacitySignalDeps): GaugeCapacitySig
       const provider = model ? catalog.provider(model.providerId) : undefined;
       return { ...e, providerRecordId: provider?.id ?? null, kind: provider?.kind ?? null };
     });
-    const share = (of: typeof entries) => {
-      const heard = of.reduce((n, e) => n + e.answers + e.rateLimited, 0);
-      return heard === 0 ? null : of.reduce((n, e) => n + e.rateLimited, 0) / heard;
-    };
     const out: CapacityRow[] = active(now).map(({ stored: { reading } }) => {
       const tight = tightest(reading, now);
       const live = reading.accountId.startsWith(LIVE_HEADERS_ACCOUNT_PREFIX);
@@ -132,30 +129,39 @@ export function createCapacitySignal(deps: CapacitySignalDeps): GaugeCapacitySig
         headroom: tight?.headroom ?? null,
         resetsAt: tight?.resetsAt == null ? null : new Date(tight.resetsAt).toISOString(),
         status: statusOf(tight?.headroom ?? null),
-        recentRateLimitedShare: share(mine),
+        recentRateLimitedShare: rateLimitedShare(mine),
         source: reading.source,
         observedAt: reading.collectedAt,
       };
     });
-    for (const e of entries) {
-      if (e.providerRecordId === null || e.kind === null) continue;
-      const r = e.reading;
-      out.push({
-        providerId: e.kind,
-        accountId: LIVE_HEADERS_ACCOUNT_PREFIX + e.providerRecordId,
-        model: e.modelId,
-        headroom: r?.headroom ?? null,
-        resetsAt: r === null ? null : new Date(r.resetAt).toISOString(),
-        status: statusOf(r?.headroom ?? null, r?.source === 'rate_limited'),
-        recentRateLimitedShare: share([e]),
-        source: 'live_headers',
-        observedAt: new Date(Math.max(r?.observedAt ?? 0, e.lastAt ?? 0)).toISOString(),
-      });
-    }
+    for (const e of entries)
+      if (e.providerRecordId !== null && e.kind !== null) out.push(liveRow(e, e.providerRecordId, e.kind));
     return out;
   }
+}
 
-  return { read, rows, polled, invalidate: () => void (cache = null) };
+type LiveEntry = ReturnType<CapacityTracker['entries']>[number];
+
+/** The share of answers that were 429s, of the calls the live headers heard; null when they heard none. */
+function rateLimitedShare(of: readonly Pick<LiveEntry, 'answers' | 'rateLimited'>[]): number | null {
+  const heard = of.reduce((n, e) => n + e.answers + e.rateLimited, 0);
+  return heard === 0 ? null : of.reduce((n, e) => n + e.rateLimited, 0) / heard;
+}
+
+/** One model's row from the headers of its provider's answers. */
+function liveRow(e: LiveEntry, providerRecordId: string, kind: string): CapacityRow {
+  const r = e.reading;
+  return {
+    providerId: kind,
+    accountId: LIVE_HEADERS_ACCOUNT_PREFIX + providerRecordId,
+    model: e.modelId,
+    headroom: r?.headroom ?? null,
+    resetsAt: r === null ? null : new Date(r.resetAt).toISOString(),
+    status: statusOf(r?.headroom ?? null, r?.source === 'rate_limited'),
+    recentRateLimitedShare: rateLimitedShare([e]),
+    source: 'live_headers',
+    observedAt: new Date(Math.max(r?.observedAt ?? 0, e.lastAt ?? 0)).toISOString(),
+  };
 }
 
 /** The gauge actor as the edge's Gauge service uses it, with the signal's cache dropped after each explicit refresh. */

@@ -31,9 +31,34 @@ interface Deps {
 
 const bySlug = (a: { slug: string }, b: { slug: string }) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0);
 
-// A factory: one closure holds the instance's state and returns its methods, each short; hence its length.
+/** A new preset from its create body, defaults filled in. */
+function fromInput(input: PresetCreate, now: string): PresetView {
+  return {
+    slug: input.slug,
+    displayName: input.displayName ?? input.slug,
+    model: input.model,
+    parameters: input.parameters ?? {},
+    system: input.system ?? null,
+    familyScope: [...input.familyScope],
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+function patched(current: PresetView, patch: Parameters<PresetService['update']>[1]): PresetView {
+  return {
+    ...current,
+    ...(patch.displayName !== undefined && { displayName: patch.displayName }),
+    ...(patch.model !== undefined && { model: patch.model }),
+    ...(patch.parameters !== undefined && { parameters: patch.parameters }),
+    ...(patch.system !== undefined && { system: patch.system }),
+    ...(patch.familyScope !== undefined && { familyScope: [...patch.familyScope] }),
+    updatedAt: new Date().toISOString(),
+  };
+}
+
+// Every preset is held in memory (read-mostly and tiny): resolution on the request path never touches the store.
 export function createPresetService({ env, presets, audit, catalog }: Deps): PresetService {
-  // Read-mostly and tiny: kept in memory so resolution never touches the store.
   const cache = new Map(presets.all().map((p) => [p.slug, p]));
   const notFound = (slug: string) =>
     new ServiceError('NOT_FOUND', `No preset \`${slug.slice(0, 100)}\`.`, { param: 'slug' });
@@ -51,19 +76,6 @@ export function createPresetService({ env, presets, audit, catalog }: Deps): Pre
     if (!p) throw notFound(slug);
     return p;
   };
-
-  function fromInput(input: PresetCreate, now: string): PresetView {
-    return {
-      slug: input.slug,
-      displayName: input.displayName ?? input.slug,
-      model: input.model,
-      parameters: input.parameters ?? {},
-      system: input.system ?? null,
-      familyScope: [...input.familyScope],
-      createdAt: now,
-      updatedAt: now,
-    };
-  }
 
   async function save(
     record: PresetView,
@@ -96,16 +108,7 @@ export function createPresetService({ env, presets, audit, catalog }: Deps): Pre
       return save(record, 'preset.create', actor, requestId, Object.keys(input).sort());
     },
     async update(slug, patch, actor, requestId) {
-      const current = mustGet(slug);
-      const next: PresetView = {
-        ...current,
-        ...(patch.displayName !== undefined && { displayName: patch.displayName }),
-        ...(patch.model !== undefined && { model: patch.model }),
-        ...(patch.parameters !== undefined && { parameters: patch.parameters }),
-        ...(patch.system !== undefined && { system: patch.system }),
-        ...(patch.familyScope !== undefined && { familyScope: [...patch.familyScope] }),
-        updatedAt: new Date().toISOString(),
-      };
+      const next = patched(mustGet(slug), patch);
       checkPreset(next, catalog());
       return save(next, 'preset.update', actor, requestId, Object.keys(patch).sort());
     },
