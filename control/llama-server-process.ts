@@ -19,7 +19,7 @@ export interface LaunchSpec {
 
 /** Why a launch could not even spawn; the instance reports it as the exit reason. */
 export class LaunchRefused extends Error {
-  constructor(readonly reason: Extract<ServiceExitReason, 'binary_missing' | 'model_missing'>) {
+  constructor(readonly reason: Extract<ServiceExitReason, 'binary_missing' | 'model_missing' | 'memory_busy'>) {
     super(reason);
   }
 }

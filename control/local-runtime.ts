@@ -1,11 +1,13 @@
 import type { Logger } from 'pino';
+import type { SchedulerMetrics } from '../metrics/scheduler.ts';
+import type { HardwareTelemetry } from '../protocol/http/hardware.ts';
 import type { StoredSettings } from '../protocol/http/settings.ts';
 import type { AuditRepo } from '../store/audit-repo.ts';
 import { benchmarkRepo } from '../store/benchmark-repo.ts';
 import type { StoreEnv } from '../store/env.ts';
 import { serviceRepo } from '../store/service-repo.ts';
 import { followLibrary, type EmbeddedBootstrapProviders } from '../workers/runtime/bootstrap.ts';
-import { listEmbeddedModels } from '../workers/runtime/library.ts';
+import { listEmbeddedModels, resolveModelPath } from '../workers/runtime/library.ts';
 import { createModelLibrary } from '../workers/runtime/library-watch.ts';
 import { createRuntimePool, defaultModelsDirectory } from '../workers/runtime/runtime-pool.ts';
 import { createLoadProgress, embeddedIdsOf } from '../state/loaded-models.ts';
@@ -14,6 +16,9 @@ import type { CatalogService } from './catalog-service.ts';
 import type { EventBus } from './events.ts';
 import type { Jobs } from './jobs.ts';
 import { timingFromEnv } from './llama-server-process.ts';
+import { createModelBytes } from './scheduler/model-bytes.ts';
+import { createResidency } from './scheduler/residency.ts';
+import { scheduledRuntime } from './scheduler/scheduled-runtime.ts';
 import { createServices } from './services.ts';
 
 // The local runtimes, as the composition root wires them: the embedded runtime's worker, the model library it
@@ -33,6 +38,9 @@ export interface LocalRuntimeDeps {
   providers(): EmbeddedBootstrapProviders;
   /** The service's own listening port, once bound (a supervised llama-server must not take it). */
   ownPort(): number | null;
+  /** The memory budget's figure when `runtime.memoryBudgetBytes` is null. */
+  hardware: { telemetry(): Promise<HardwareTelemetry> };
+  metrics?: SchedulerMetrics;
 }
 
 // Builds the parts in the order they read one another and hands them all back: no state of its own. The pool's
@@ -48,25 +56,43 @@ export function createLocalRuntime({
   catalog,
   providers,
   ownPort,
+  hardware,
+  metrics,
 }: LocalRuntimeDeps) {
   const modelsDirectory = () => settings().runtime.modelsDirectory ?? defaultModelsDirectory(dataDir);
   const tuning = () => settings().runtime.tuning;
   const loadProgress = createLoadProgress();
-  const runtimePool = createRuntimePool({
+  const residency = createResidency({
+    env,
+    audit,
+    bus,
+    log,
+    settings,
+    catalog,
+    hardware,
+    ...(metrics && { metrics }),
+    unloadEmbedded: async (name) => void (await pool.control({ op: 'unload', name })),
+  });
+  const pool = createRuntimePool({
     dataDir,
     modelsDirectory,
     tuning,
-    keepAliveSeconds: () => settings().runtime.keepAliveSeconds,
+    keepAliveSeconds: (name) => (name === null ? settings().runtime.keepAliveSeconds : residency.keepAliveFor(name)),
     onEvent: (event) => {
       library.heard(event);
       if (event.t === 'loading') loadProgress.heard(event.name, event.progress);
-      if (event.t === 'expired')
+      if (event.t === 'expired') {
+        runtimePool.expiredEvent(event.name);
         for (const modelId of embeddedIdsOf(event.name, catalog()))
           bus.publish('model.unloaded', { modelId, reason: 'idle' });
-      if (event.t === 'loaded')
+      }
+      if (event.t === 'loaded') {
+        runtimePool.loadedEvent(event.name);
         for (const modelId of embeddedIdsOf(event.name, catalog()))
           bus.publish('model.loaded', { modelId, loaded: null, cause: 'call' });
+      }
     },
+    onWorkerLost: () => runtimePool.workerLost(),
     // A catalog model's `acceleration: {mode: "draft"}` names a model of the same provider; the runtime needs its file.
     draftFor(req) {
       const current = catalog().current();
@@ -74,6 +100,17 @@ export function createLocalRuntime({
         req.upstreamModelId === null ? null : current.get(`${req.target.id}/${req.upstreamModelId}`)?.acceleration;
       const draft = acc?.mode === 'draft' && acc.draftModelId !== null ? current.get(acc.draftModelId) : undefined;
       return draft ? { name: draft.upstreamModelId, modelId: draft.id } : null;
+    },
+    log,
+  });
+  const modelBytes = createModelBytes();
+  // Every call and load of the embedded runtime takes its model's room in the budget first.
+  const runtimePool = scheduledRuntime({
+    pool,
+    scheduler: residency.scheduler,
+    async bytesOf(name) {
+      await residency.probe();
+      return modelBytes.of(resolveModelPath(modelsDirectory(), name), tuning());
     },
     log,
   });
@@ -102,6 +139,10 @@ export function createLocalRuntime({
     processEnv: process.env,
     log,
     ownPort,
+    async admit(serviceId, model, serviceTuning) {
+      const bytes = await modelBytes.of(resolveModelPath(modelsDirectory(), model), serviceTuning);
+      return residency.admitService(serviceId, bytes);
+    },
   });
 
   return {
@@ -109,6 +150,7 @@ export function createLocalRuntime({
     tuning,
     loadProgress,
     runtimePool,
+    residency,
     library,
     benchmarks,
     services,

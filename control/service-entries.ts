@@ -14,6 +14,7 @@ import {
   type Timing,
 } from './llama-server-process.ts';
 import { locateLlamaServer } from './llama-server-binary.ts';
+import type { HeldRoom } from './scheduler/residency.ts';
 
 // The supervised llama-server processes of control/services.ts, one entry each: its record, its process, what
 // its changes publish, and the pid record each start and exit writes.
@@ -27,6 +28,8 @@ export interface Entry {
   launched: Tuning | null;
   /** Its removal has started: it is stopping for good, and no start, stop or restart may reach it. */
   removing: boolean;
+  /** The process's room in the scheduler's budget, from its launch until it ends. */
+  lease: HeldRoom | null;
 }
 
 /** What control/services.ts's deps give the entries. */
@@ -40,7 +43,11 @@ export interface EntriesDeps {
   timing: Timing;
   processEnv: NodeJS.ProcessEnv;
   log: Logger;
+  admit?(serviceId: string, model: string, tuning: Tuning): Promise<HeldRoom>;
 }
+
+/** States in which a process may hold memory: from its launch until it ends. */
+const HOLDS_MEMORY = new Set<ServiceState>(['starting', 'running']);
 
 export const effectiveTuning = (tuning: () => Tuning, r: ServiceRecord): Tuning => ({ ...tuning(), ...r.tuning });
 
@@ -62,6 +69,7 @@ export function createServiceEntries(deps: EntriesDeps) {
       binaryName: null,
       launched: null,
       removing: false,
+      lease: null,
       instance: createInstance({
         timing: deps.timing,
         env: deps.processEnv,
@@ -72,6 +80,7 @@ export function createServiceEntries(deps: EntriesDeps) {
           const view = deps.library.lookup(entry.record.model);
           if (!view || view.health !== 'ok') throw new LaunchRefused('model_missing');
           entry.launched = effectiveTuning(deps.tuning, entry.record);
+          await admitted(entry);
           return {
             binary,
             modelPath: join(deps.modelsDirectory(), entry.record.model),
@@ -80,12 +89,39 @@ export function createServiceEntries(deps: EntriesDeps) {
           };
         },
         onChange(status, previous) {
+          if (!HOLDS_MEMORY.has(status.state)) releaseRoom(entry);
           publish(entry, status, previous);
           rememberPid(entry, status.pid);
         },
       }),
     };
     return entry;
+  }
+
+  /** The process's room in the budget: waits for it (runtime.loadWaitSeconds), or refuses the launch. */
+  async function admitted(entry: Entry): Promise<void> {
+    if (deps.admit === undefined) return;
+    releaseRoom(entry);
+    let lease: HeldRoom;
+    try {
+      lease = await deps.admit(entry.record.id, entry.record.model, entry.launched!);
+    } catch (err) {
+      deps.log.warn(
+        { serviceId: entry.record.id, err: String(err).slice(0, 300) },
+        'no memory for the llama-server; its start waits and tries again',
+      );
+      throw new LaunchRefused('memory_busy');
+    }
+    entry.lease = lease;
+    // Stopped while it waited: no process will hold the room.
+    if (!HOLDS_MEMORY.has(entry.instance.status().state)) releaseRoom(entry);
+  }
+
+  function releaseRoom(entry: Entry): void {
+    const lease = entry.lease;
+    entry.lease = null;
+    if (lease === null) return;
+    lease.end();
   }
 
   function publish(entry: Entry, status: InstanceStatus, previous: ServiceState): void {

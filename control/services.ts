@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { HeldRoom } from './scheduler/residency.ts';
 import { ServiceError } from '../protocol/errors.ts';
 import type { Tuning } from '../protocol/http/settings.ts';
 import type { ServiceCreate, ServiceView } from '../protocol/http/services.ts';
@@ -37,6 +38,8 @@ export interface ServicesDeps {
   log: Logger;
   /** The port the service itself listens on, once bound. */
   ownPort(): number | null;
+  /** Takes the process's room in the local-model scheduler's budget before it starts (control/scheduler). */
+  admit?(serviceId: string, model: string, tuning: Tuning): Promise<HeldRoom>;
 }
 
 const notFound = (id: string) =>

@@ -80,6 +80,9 @@ function merge(current: StoredSettings, patch: SettingsPatch): StoredSettings {
   }
   Object.assign(next.runtime.tuning, patch.runtime?.tuning);
   if (patch.runtime?.keepAliveSeconds !== undefined) next.runtime.keepAliveSeconds = patch.runtime.keepAliveSeconds;
+  if (patch.runtime?.memoryBudgetBytes !== undefined) next.runtime.memoryBudgetBytes = patch.runtime.memoryBudgetBytes;
+  if (patch.runtime?.loadQueueSize !== undefined) next.runtime.loadQueueSize = patch.runtime.loadQueueSize;
+  if (patch.runtime?.loadWaitSeconds !== undefined) next.runtime.loadWaitSeconds = patch.runtime.loadWaitSeconds;
   Object.assign(next.usage, patch.usage);
   const { oauthClients, ...gauge } = patch.gauge ?? {};
   Object.assign(next.gauge, gauge);

@@ -2,6 +2,7 @@ import { createCredentialMetrics, type CredentialState } from './credentials.ts'
 import type { UsageEvent } from '../protocol/gateway.ts';
 import { createRegistry, type MetricSnapshot } from './registry.ts';
 import { createRelayMetrics } from './relay-tap.ts';
+import { createSchedulerMetrics } from './scheduler.ts';
 import { createStateMetrics, type StateSources } from './state.ts';
 import { createTrafficMetrics } from './traffic.ts';
 
@@ -19,7 +20,10 @@ export function createServiceMetrics(state: StateSources & { credentials(): Iter
     "Gateway calls refused by an enforced limit, by the limit's metric (docs/api.md, Limits).",
     ['metric'],
   );
+  const scheduler = createSchedulerMetrics(registry);
   return {
+    /** The local-model scheduler's loads, evictions, queue waits and memory. */
+    scheduler,
     /** For createApp: each answer's route, status and duration, and each error's code. */
     observer: traffic.observer,
     /** For the gateway's usage events. */

@@ -27,6 +27,8 @@ export const ERROR_TABLE = {
   LIMIT_EXCEEDED: { status: 429, type: 'rate_limit_error' },
   SESSION_PAUSED: { status: 429, type: 'rate_limit_error' },
   OVERLOADED: { status: 503, type: 'overloaded_error' },
+  MODEL_MEMORY_BUSY: { status: 503, type: 'overloaded_error' },
+  MODEL_TOO_LARGE: { status: 400, type: 'invalid_request_error' },
   INTERNAL: { status: 500, type: 'api_error' },
 } as const satisfies Record<string, { status: number; type: string }>;
 

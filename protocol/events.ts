@@ -9,6 +9,8 @@ export const EVENT_TYPES = [
   'job.cancelled',
   'model.loaded',
   'model.unloaded',
+  'model.evicted',
+  'model.load_queued',
   'service.state',
   'gauge.alert',
   'limit.tripped',

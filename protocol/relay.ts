@@ -35,6 +35,8 @@ export interface RelayRequest {
   bodyStreamed: boolean;
   /** Set when the model is reached through a protocol translation (protocol/translation.ts): `op` is the client's. */
   translation?: TranslationKey;
+  /** Calls to the embedded runtime: the agent session the call names, bounded (edge/gateway/affinity-session.ts). */
+  session?: string | null;
 }
 
 /** A body in a slot of the shared body arena: its bytes start at the slot's start. The worker frees the slot. */

@@ -7,6 +7,7 @@ import type { TranslationKey } from '../../protocol/translation.ts';
 import { forwardRequestHeaders } from '../../workers/proxy/header-policy.ts';
 import { targetOf, type CredentialRecord, type ResolvedModel } from '../../protocol/catalog.ts';
 import { readJsonBody, scanJsonBody } from '../http/json-body.ts';
+import { affinitySession } from './affinity-session.ts';
 import { credentialFor } from './credential-for.ts';
 import type { RouteContext } from '../http/router.ts';
 
@@ -47,7 +48,28 @@ export function relayRequest(
   };
   // Only translated calls carry the member, so the common request keeps one shape.
   if (resolved.translation !== undefined) req.translation = resolved.translation;
+  // The scheduler keeps a local model warm for its sessions (docs/api.md, Local-model scheduler).
+  if (provider.kind === 'embedded') req.session = affinitySession(ctx.req.headers, textMember(body));
   return req;
+}
+
+/** A member of a body sent as text, parsed on the first ask; a larger body (bytes) names its session in headers. */
+function textMember(body: RelayRequest['body']): (name: string) => unknown {
+  let parsed: Record<string, unknown> | null | undefined;
+  return (name) => {
+    if (parsed === undefined) {
+      try {
+        const value: unknown = typeof body === 'string' ? JSON.parse(body) : null;
+        parsed =
+          typeof value === 'object' && value !== null && !Array.isArray(value)
+            ? (value as Record<string, unknown>)
+            : null;
+      } catch {
+        parsed = null;
+      }
+    }
+    return parsed?.[name];
+  };
 }
 
 // Bodies up to this many bytes travel to a worker as text: cloning a short string is cheaper than

@@ -1,3 +1,4 @@
+import type { ResidencyMemory, ResidencyRow } from '../../protocol/http/residency.ts';
 import type { LoadedRuntimeModelList, RuntimeModelList } from '../../protocol/http/runtime.ts';
 import { readQuery } from '../../protocol/query.ts';
 import { unhealthyModelError } from '../../workers/runtime/library.ts';
@@ -16,6 +17,8 @@ export interface RuntimeRouteDeps {
   library: ModelLibrary;
   runtime: RuntimePool;
   catalog: CatalogReader;
+  /** The scheduler's reasons per model and its memory (control/scheduler/residency.ts). */
+  residency?: { row(modelId: string): ResidencyRow | null; memory(): ResidencyMemory };
 }
 
 export function runtimeRoutes(deps: RuntimeRouteDeps): RouteDef[] {
@@ -36,7 +39,12 @@ export function runtimeRoutes(deps: RuntimeRouteDeps): RouteDef[] {
       scope: 'read',
       handle: async ({ req }) => {
         readQuery(req.query, []);
-        const answer: LoadedRuntimeModelList = { data: toViews(await deps.runtime.loaded(), deps.catalog) };
+        const data = toViews(await deps.runtime.loaded(), deps.catalog);
+        const { residency } = deps;
+        const answer: LoadedRuntimeModelList =
+          residency === undefined
+            ? { data }
+            : { data: data.map((m) => ({ ...m, resident: residency.row(m.modelId) })), memory: residency.memory() };
         return { body: answer };
       },
     }),

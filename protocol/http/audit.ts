@@ -22,6 +22,7 @@ export const AUDIT_ACTIONS = [
   'model.load',
   'model.unload',
   'model.benchmark',
+  'model.residency',
   'preset.create',
   'preset.update',
   'preset.delete',

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { compile } from '../validate.ts';
 import type { Confidence } from './hardware.ts';
+import type { ResidencyMemory, ResidencyRow } from './residency.ts';
 import { TuningSchema, type Tuning } from './settings.ts';
 
 // GET /v1/runtime/models: the GGUF files under `runtime.modelsDirectory`, judged from their headers.
@@ -44,10 +45,14 @@ export interface LoadedRuntimeModel {
   placement: 'cpu' | 'gpu';
   /** When the keep-alive unloads the idle model; null while a call uses it or when kept forever (-1). */
   expiresAt: string | null;
+  /** Why the scheduler keeps it (GET /v1/runtime/residency's row); null when it holds no room there. */
+  resident?: ResidencyRow | null;
 }
 
 export interface LoadedRuntimeModelList {
   data: LoadedRuntimeModel[];
+  /** The local-model scheduler's budget and what it holds. */
+  memory?: ResidencyMemory;
 }
 
 /** The answer of a model action on an embedded model. */

@@ -22,6 +22,7 @@ export const SERVICE_EXIT_REASONS = [
   'spawn_failed',
   'binary_missing',
   'model_missing',
+  'memory_busy',
   'stopped',
 ] as const;
 export type ServiceExitReason = (typeof SERVICE_EXIT_REASONS)[number];

@@ -40,8 +40,20 @@ const OAuthClients = Type.Object(
 export interface StoredSettings {
   bind: { networkExposed: boolean };
   cors: { allowedOrigins: string[] };
-  /** keepAliveSeconds: how long an idle embedded model stays loaded; 0 = unloaded after each call, -1 = never. */
-  runtime: { modelsDirectory: string | null; tuning: Tuning; keepAliveSeconds: number };
+  /**
+   * keepAliveSeconds: how long an idle embedded model stays loaded, and how long a session keeps a model warm
+   * (never evicted for another's load); 0 = unloaded after each call, -1 = never. The scheduler's (docs/api.md,
+   * Local-model scheduler): memoryBudgetBytes, the memory local models may hold (null = the hardware probe's VRAM
+   * and RAM); loadQueueSize, the loads that may wait for memory at once; loadWaitSeconds, how long one waits.
+   */
+  runtime: {
+    modelsDirectory: string | null;
+    tuning: Tuning;
+    keepAliveSeconds: number;
+    memoryBudgetBytes: number | null;
+    loadQueueSize: number;
+    loadWaitSeconds: number;
+  };
   usage: { enabled: boolean; retentionDays: number };
   /** oauthClients: the OAuth client a person registered per device-flow provider (none is bundled). */
   gauge: { enabled: boolean; retentionDays: number; oauthClients: Record<string, GaugeOAuthClient> };
@@ -74,6 +86,9 @@ export const DEFAULT_SETTINGS: StoredSettings = {
     modelsDirectory: null,
     tuning: { contextSize: 0, threads: 0, gpuLayers: 0, parallel: 0, batchSize: 0 },
     keepAliveSeconds: 300,
+    memoryBudgetBytes: null,
+    loadQueueSize: 16,
+    loadWaitSeconds: 30,
   },
   usage: { enabled: true, retentionDays: 400 },
   gauge: { enabled: false, retentionDays: 90, oauthClients: {} },
@@ -113,6 +128,12 @@ export const SettingsPatchSchema = Type.Object(
           tuning: Type.Optional(Type.Partial(TuningSchema, { additionalProperties: false })),
           // Ollama's default keep-alive is 5 minutes; a week bounds a timer well below setTimeout's 2^31 ms.
           keepAliveSeconds: Type.Optional(Type.Integer({ minimum: -1, maximum: 604_800 })),
+          // Up to 64 TiB, a machine's memory; no lower bound but 1 (tests give tiny models tiny budgets).
+          memoryBudgetBytes: Type.Optional(
+            Type.Union([Type.Integer({ minimum: 1, maximum: 70_368_744_177_664 }), Type.Null()]),
+          ),
+          loadQueueSize: Type.Optional(Type.Integer({ minimum: 0, maximum: 256 })),
+          loadWaitSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 600 })),
         },
         { additionalProperties: false },
       ),

@@ -1,10 +1,12 @@
 import type { Actor } from '../actor.ts';
+import type { ModelPrefsView, ResidencyList, ResidencyPatch, ResidencyRow } from '../http/residency.ts';
 import type { BenchmarkResult } from '../http/runtime.ts';
 import type { ServiceCreate, ServiceView } from '../http/services.ts';
 import type { DiscoveryAnswer } from '../runtime-discovery.ts';
 import { methodsOf } from './methods.ts';
 
-// The local runtimes as the edge reaches them: discovery, stored benchmarks and supervised services.
+// The local runtimes as the edge reaches them: discovery, stored benchmarks, supervised services and the
+// local-model scheduler's residency.
 
 export interface RuntimeDiscoveryPort {
   read(refresh?: boolean): Promise<DiscoveryAnswer>;
@@ -43,3 +45,17 @@ export type ServiceActionRunner = (
 
 export const RUNTIME_DISCOVERY_METHODS = methodsOf<RuntimeDiscoveryPort>()(['read']);
 export const SERVICES_METHODS = methodsOf<ServicesPort>()(['list', 'get', 'create', 'remove']);
+
+/** One model's residency: its stored pin and keep-alive, and its row while it holds memory. */
+export interface ModelResidency {
+  prefs: ModelPrefsView;
+  resident: ResidencyRow | null;
+}
+
+export interface ResidencyPort {
+  list(): Promise<ResidencyList>;
+  get(modelId: string): Promise<ModelResidency>;
+  patch(modelId: string, patch: ResidencyPatch, actor: Actor, requestId: string): Promise<ModelResidency>;
+}
+
+export const RESIDENCY_METHODS = methodsOf<ResidencyPort>()(['list', 'get', 'patch']);

@@ -4,6 +4,7 @@ import { serviceActions } from '../../control/service-actions.ts';
 import { hardwareRoutes } from '../../edge/routes/hardware.ts';
 import { runtimeDiscoveryRoutes } from '../../edge/routes/runtime-discovery.ts';
 import { placementRoutes } from '../../edge/routes/runtime-placement.ts';
+import { residencyRoutes } from '../../edge/routes/runtime-residency.ts';
 import { runtimeRoutes } from '../../edge/routes/runtime.ts';
 import { serviceRoutes } from '../../edge/routes/services.ts';
 import { createHardwareActor, type HardwareActor } from '../../workers/hardware/actor.ts';
@@ -13,9 +14,12 @@ import type { EventsParts } from './events.ts';
 import type { ProvidersParts } from './providers.ts';
 import type { SettingsParts } from './settings.ts';
 import type { StoreParts } from './store.ts';
+import type { UsageParts } from './usage.ts';
 import {
+  RESIDENCY_METHODS,
   RUNTIME_DISCOVERY_METHODS,
   SERVICES_METHODS,
+  type ResidencyPort,
   type RuntimeDiscoveryPort,
   type ServicesPort,
 } from '../../protocol/ports/runtime.ts';
@@ -31,7 +35,7 @@ export interface RuntimeParts {
  * provider on its first start.
  */
 export async function runtimeFamily(
-  p: Base & StoreParts & EventsParts & SettingsParts & ProvidersParts,
+  p: Base & StoreParts & EventsParts & SettingsParts & UsageParts & ProvidersParts,
   late: Pick<LateParts, 'local'>,
 ): Promise<Built<RuntimeParts>> {
   const { dataDir, env, audit, bus, jobs, log } = p;
@@ -49,6 +53,8 @@ export async function runtimeFamily(
       catalog: () => p.catalog,
       providers: () => p.providers,
       ownPort: () => p.boundPort(),
+      hardware,
+      metrics: p.metrics.scheduler,
     }),
   );
   const { library, services, runtimePool } = local;
@@ -69,7 +75,8 @@ export async function runtimeFamily(
   const family: Family = {
     routes: () => [
       ...hardwareRoutes(hardware),
-      ...runtimeRoutes({ library, runtime: runtimePool, catalog: p.catalog }),
+      ...runtimeRoutes({ library, runtime: runtimePool, catalog: p.catalog, residency: local.residency }),
+      ...residencyRoutes(p.control.port<ResidencyPort>('residency', local.residency.port, RESIDENCY_METHODS)),
       ...placementRoutes({
         library,
         catalog: p.catalog,

@@ -43,6 +43,9 @@ describe('jobs', async () => {
 describe('llama-server-process', async () => {
   await import('./llama-server-process.suite.ts');
 });
+describe('memory-scheduler', async () => {
+  await import('./memory-scheduler.suite.ts');
+});
 describe('pairing', async () => {
   await import('./pairing.suite.ts');
 });

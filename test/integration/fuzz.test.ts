@@ -29,6 +29,7 @@ import { providerCredentialRoutes } from '../../edge/routes/provider-credentials
 import { providerRoutes } from '../../edge/routes/providers.ts';
 import { routePackRoutes } from '../../edge/routes/route-packs.ts';
 import { runtimeRoutes } from '../../edge/routes/runtime.ts';
+import { residencyRoutes } from '../../edge/routes/runtime-residency.ts';
 import { runtimeDiscoveryRoutes } from '../../edge/routes/runtime-discovery.ts';
 import { placementRoutes } from '../../edge/routes/runtime-placement.ts';
 import { settingsRoutes } from '../../edge/routes/settings.ts';
@@ -96,6 +97,7 @@ const FACTORIES: Record<string, () => RouteDef[]> = {
     gatewayRoutes({ catalog: stub, pool: stub, responses: stub, log: stub, spillDir: '/nonexistent', smart: stub }),
   usageRoutes: () => usageRoutes(stub),
   runtimeRoutes: () => runtimeRoutes(stub),
+  residencyRoutes: () => residencyRoutes(stub),
   serviceRoutes: () => serviceRoutes(stub, stub),
   logRoutes: () => logRoutes(createLogTail()),
   placementRoutes: () => placementRoutes(stub),

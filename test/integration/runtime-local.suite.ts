@@ -77,8 +77,10 @@ describe('load and unload', () => {
     assert.equal(loaded.json.loaded.modelId, 'embedded/other.gguf');
     const list = await svc.request('GET', '/v1/runtime/loaded');
     const row = list.json.data.find((m: { modelId: string }) => m.modelId === 'embedded/other.gguf');
+    // A load action holds no session: the scheduler keeps the model for no reason of its own (its `warm` is empty).
+    assert.deepEqual(row.resident.warm, []);
     assert.deepEqual(
-      { ...row, memoryBytes: typeof row.memoryBytes, expiresAt: typeof row.expiresAt },
+      { ...row, memoryBytes: typeof row.memoryBytes, expiresAt: typeof row.expiresAt, resident: undefined },
       {
         modelId: 'embedded/other.gguf',
         runtime: 'embedded',
@@ -87,6 +89,7 @@ describe('load and unload', () => {
         placement: 'cpu',
         memoryBytes: 'number',
         expiresAt: 'string',
+        resident: undefined,
       },
     );
     const unloaded = await action('embedded/other.gguf', 'unload');

@@ -28,6 +28,9 @@ describe('GET /v1/settings', () => {
       modelsDirectory: null,
       tuning: { contextSize: 0, threads: 0, gpuLayers: 0, parallel: 0, batchSize: 0 },
       keepAliveSeconds: 300,
+      memoryBudgetBytes: null,
+      loadQueueSize: 16,
+      loadWaitSeconds: 30,
     });
     assert.equal(typeof reply.json.usage.enabled, 'boolean');
     assert.equal(reply.json.gauge.enabled, false);
@@ -82,6 +85,9 @@ describe('PATCH /v1/settings', () => {
       modelsDirectory: models,
       tuning: { contextSize: 8192, threads: 2, gpuLayers: -1, parallel: 0, batchSize: 0 },
       keepAliveSeconds: 300,
+      memoryBudgetBytes: null,
+      loadQueueSize: 16,
+      loadWaitSeconds: 30,
     });
     // A directory that does not exist (a typo, an unmounted drive) is refused, not taken silently (W2.7).
     const missing = await svc.request('PATCH', '/v1/settings', {

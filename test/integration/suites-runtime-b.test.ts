@@ -16,3 +16,6 @@ describe('runtime', async () => {
 describe('runtime-first-file', async () => {
   await import('./runtime-first-file.suite.ts');
 });
+describe('scheduler', async () => {
+  await import('./scheduler.suite.ts');
+});

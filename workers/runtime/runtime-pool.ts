@@ -29,12 +29,14 @@ export interface RuntimePoolOptions {
   /** The settings value; null means `<dataDir>/models`. Read at every call. */
   modelsDirectory(): string | null;
   tuning(): Tuning;
-  /** `runtime.keepAliveSeconds`; read at every call. */
-  keepAliveSeconds(): number;
+  /** How long model `name` stays loaded when idle (`runtime.keepAliveSeconds` or its own); read at every call. */
+  keepAliveSeconds(name: string | null): number;
   /** The worker's unasked news: a file llama.cpp refused, an idle model unloaded (which the pool logs). */
   onEvent?(event: RuntimeEvent): void;
   /** The draft model of the call's catalog model when its acceleration is `draft`; read at every call. */
   draftFor?(req: RelayRequest): DraftChoice | null;
+  /** The worker stopped (crashed, or closed): every model it held is gone. */
+  onWorkerLost?(): void;
   log: Logger;
 }
 
@@ -76,10 +78,10 @@ const NO_PACING = {
 };
 
 /** What each call and control carries of the settings, read when it starts. */
-const configOf = (options: RuntimePoolOptions): RuntimeConfig => ({
+const configOf = (options: RuntimePoolOptions, name: string | null): RuntimeConfig => ({
   modelsDirectory: options.modelsDirectory() ?? defaultModelsDirectory(options.dataDir),
   tuning: { ...options.tuning() },
-  keepAliveSeconds: options.keepAliveSeconds(),
+  keepAliveSeconds: options.keepAliveSeconds(name),
 });
 
 type Controls = Map<
@@ -196,6 +198,7 @@ export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
         );
       failAll(mine, myControls);
       if (worker === w) worker = null;
+      options.onWorkerLost?.();
     };
     w.on('error', lost);
     w.on('exit', lost);
@@ -215,10 +218,10 @@ export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
     return worker;
   }
 
-  const configNow = () => configOf(options);
+  const configNow = (name: string | null) => configOf(options, name);
 
   async function control(c: RuntimeControl, extra: ControlOptions = {}): Promise<ControlAnswer> {
-    const config = configNow();
+    const config = configNow('name' in c ? c.name : null);
     const w = await live();
     if (closing !== null) throw new ServiceError('UPSTREAM_ERROR', 'The service is stopping.');
     const id = nextId++;
@@ -249,7 +252,7 @@ export function createRuntimePool(options: RuntimePoolOptions): RuntimePool {
       const id = nextId++;
       let aborted = false;
       let target: { w: Worker; map: CallTable<RelaySink> } | null = null;
-      const config = configNow();
+      const config = configNow(req.upstreamModelId);
       const draft = options.draftFor?.(req) ?? null;
       void live().then((w) => {
         if (aborted || closing !== null) return;

@@ -1,0 +1,239 @@
+import type { Logger } from 'pino';
+import type { Actor } from '../../protocol/actor.ts';
+import { ServiceError } from '../../protocol/errors.ts';
+import type { HardwareTelemetry } from '../../protocol/http/hardware.ts';
+import type {
+  ModelPrefsView,
+  ResidencyList,
+  ResidencyPatch,
+  ResidencyRow,
+  WarmReasonView,
+} from '../../protocol/http/residency.ts';
+import type { StoredSettings } from '../../protocol/http/settings.ts';
+import type { ResidencyPort } from '../../protocol/ports/runtime.ts';
+import { embeddedIdsOf } from '../../state/loaded-models.ts';
+import type { SchedulerMetrics } from '../../metrics/scheduler.ts';
+import type { AuditRepo } from '../../store/audit-repo.ts';
+import type { StoreEnv } from '../../store/env.ts';
+import { modelPrefsRepo, type ModelPrefs } from '../../store/model-prefs-repo.ts';
+import type { CatalogService } from '../catalog-service.ts';
+import type { EventBus } from '../events.ts';
+import { memoryBudget } from './budget.ts';
+import {
+  createMemoryScheduler,
+  type MemoryScheduler,
+  type ResidencyView,
+  type SchedulerClock,
+} from './memory-scheduler.ts';
+
+// The service's one scheduler (docs/api.md, Local-model scheduler) with what it reads: the budget from the
+// settings or the hardware, each model's pin and keep-alive from the store, the bus for its events. Units are
+// `embedded:<library name>` (control/scheduler/scheduled-runtime.ts) and `llamacpp:<service ID>`; a person
+// names a model by its catalog ID, which maps to its embedded unit.
+
+export interface ResidencyDeps {
+  env: StoreEnv;
+  audit: AuditRepo;
+  bus: EventBus;
+  log: Logger;
+  settings(): StoredSettings;
+  catalog(): CatalogService;
+  hardware: { telemetry(): Promise<HardwareTelemetry> };
+  /** Unloads an embedded model by library name (the runtime pool's `unload` control). */
+  unloadEmbedded(name: string): Promise<void>;
+  metrics?: SchedulerMetrics;
+  clock?: SchedulerClock;
+}
+
+export const serviceUnit = (serviceId: string) => `llamacpp:${serviceId}`;
+
+/** A running llama-server's room: held until its process ends. */
+export interface HeldRoom {
+  end(): void;
+}
+
+const runtimeOf = (unit: string) => (unit.startsWith('llamacpp:') ? 'llamacpp' : 'embedded');
+const nameOf = (unit: string) => unit.slice(unit.indexOf(':') + 1);
+
+export function createResidency(deps: ResidencyDeps) {
+  const repo = modelPrefsRepo(deps.env);
+  /** Stored prefs by the unit they apply to (an embedded file's, from the catalog ID's upstream name). */
+  const byUnit = new Map<string, ModelPrefs>();
+  const budget = memoryBudget(() => deps.settings().runtime.memoryBudgetBytes, deps.hardware);
+  const scheduler: MemoryScheduler = createMemoryScheduler({
+    budgetBytes: () => budget.bytes(),
+    keepAliveMs: (unit) => keepAliveSeconds(unit) * 1000,
+    queueSize: () => deps.settings().runtime.loadQueueSize,
+    waitMs: () => deps.settings().runtime.loadWaitSeconds * 1000,
+    async evict(unit) {
+      if (runtimeOf(unit) === 'embedded') await deps.unloadEmbedded(nameOf(unit));
+      else throw new Error('a running llama-server is not evicted');
+    },
+    onEvicted(unit, reason) {
+      for (const modelId of modelIdsOf(unit)) deps.bus.publish('model.evicted', { modelId, reason });
+      deps.log.info({ unit: unit.slice(0, 300), reason }, 'evicted a cold local model to make room');
+    },
+    onQueued(unit, position) {
+      for (const modelId of modelIdsOf(unit)) deps.bus.publish('model.load_queued', { modelId, position });
+    },
+    metrics: {
+      loaded: (unit) => deps.metrics?.loaded(runtimeOf(unit)),
+      evicted: (unit, reason) => deps.metrics?.evicted(runtimeOf(unit), reason),
+      queueWaitMs: (ms) => deps.metrics?.queueWaitMs(ms),
+    },
+    ...(deps.clock && { clock: deps.clock }),
+  });
+  deps.metrics?.reads(() => scheduler.memory());
+  // By the stored unit: the embedded provider lists its models only once the library has been read.
+  for (const prefs of repo.all()) {
+    byUnit.set(prefs.unit, prefs);
+    if (prefs.pinned) scheduler.pin(prefs.unit, true);
+  }
+
+  return {
+    scheduler,
+    /** What the embedded runtime keeps `name` loaded for when idle: -1 while pinned. */
+    keepAliveFor(name: string): number {
+      const prefs = byUnit.get(`embedded:${name}`);
+      if (prefs?.pinned) return -1;
+      return prefs?.keepAliveSeconds ?? deps.settings().runtime.keepAliveSeconds;
+    },
+    /** Takes a running llama-server's room; released when its process ends. The first load asks the probe. */
+    async admitService(serviceId: string, bytes: number): Promise<HeldRoom> {
+      await budget.probe();
+      const unit = serviceUnit(serviceId);
+      const lease = await scheduler.admit(unit, bytes, { session: null });
+      lease.loaded();
+      let ended = false;
+      return {
+        end() {
+          if (ended) return;
+          ended = true;
+          lease.release();
+          scheduler.removed(unit);
+        },
+      };
+    },
+    /** Before an embedded load: the budget's hardware figure, once. */
+    probe: () => budget.probe(),
+    /** GET and PATCH /v1/runtime/residency (protocol/ports/runtime.ts ResidencyPort). */
+    port: {
+      list: async () => view(),
+      get: async (modelId: string) => ({ prefs: prefsOf(modelId), resident: row(modelId) }),
+      async patch(modelId: string, body: ResidencyPatch, actor: Actor, requestId: string) {
+        const prefs = await patch(modelId, body, actor, requestId);
+        return { prefs, resident: row(modelId) };
+      },
+    } satisfies ResidencyPort,
+    row,
+    memory: (): ResidencyList['memory'] => ({ ...scheduler.memory(), budgetSource: budget.source() }),
+  };
+
+  function keepAliveSeconds(unit: string): number {
+    return byUnit.get(unit)?.keepAliveSeconds ?? deps.settings().runtime.keepAliveSeconds;
+  }
+
+  /** The embedded unit of catalog model `modelId`, or null when it is not an embedded provider's model. */
+  function unitOfModel(modelId: string): string | null {
+    const current = deps.catalog().current();
+    const model = current.get(modelId);
+    if (!model || current.provider(model.providerId)?.kind !== 'embedded') return null;
+    return `embedded:${model.upstreamModelId}`;
+  }
+
+  function modelIdsOf(unit: string): string[] {
+    return runtimeOf(unit) === 'embedded' ? embeddedIdsOf(nameOf(unit), deps.catalog()) : [nameOf(unit)];
+  }
+
+  function view(): ResidencyList {
+    return {
+      memory: { ...scheduler.memory(), budgetSource: budget.source() },
+      data: scheduler.residency().map(rowOf),
+      prefs: [...byUnit.values()].map(prefsView).sort((a, b) => (a.modelId < b.modelId ? -1 : 1)),
+    };
+  }
+
+  function rowOf(v: ResidencyView): ResidencyRow {
+    const runtime = runtimeOf(v.modelId);
+    const warm: WarmReasonView[] = runtime === 'llamacpp' ? ['running'] : v.warm;
+    return {
+      modelIds: modelIdsOf(v.modelId),
+      runtime,
+      unit: nameOf(v.modelId),
+      state: v.state,
+      bytes: v.bytes,
+      inFlight: runtime === 'llamacpp' ? 0 : v.inFlight,
+      pinned: v.pinned,
+      keepAliveSeconds: byUnit.get(v.modelId)?.keepAliveSeconds ?? null,
+      warm,
+      sessions: v.sessions.length,
+      lastUseAt: new Date(v.lastUseAt).toISOString(),
+      coldAt: v.coldAt === null ? null : new Date(v.coldAt).toISOString(),
+    };
+  }
+
+  /** The row of catalog model `modelId` while it is resident, else null. */
+  function row(modelId: string): ResidencyRow | null {
+    const unit = unitOfModel(modelId);
+    const v = unit === null ? undefined : scheduler.residency().find((r) => r.modelId === unit);
+    return v === undefined ? null : rowOf(v);
+  }
+
+  function prefsView(p: ModelPrefs): ModelPrefsView {
+    return { modelId: p.modelId, pinned: p.pinned, keepAliveSeconds: p.keepAliveSeconds };
+  }
+
+  function prefsOf(modelId: string): ModelPrefsView {
+    const unit = mustUnit(modelId);
+    const stored = byUnit.get(unit);
+    return { modelId, pinned: stored?.pinned ?? false, keepAliveSeconds: stored?.keepAliveSeconds ?? null };
+  }
+
+  function mustUnit(modelId: string): string {
+    const unit = unitOfModel(modelId);
+    if (unit !== null) return unit;
+    const known = deps.catalog().current().get(modelId) !== undefined;
+    throw known
+      ? new ServiceError(
+          'INVALID_REQUEST',
+          `\`${modelId.slice(0, 200)}\` is not a model of an \`embedded\` provider; the scheduler pins local models.`,
+          { param: 'id' },
+        )
+      : new ServiceError('NOT_FOUND', `No catalog model with ID \`${modelId.slice(0, 200)}\`.`, { param: 'id' });
+  }
+
+  async function patch(
+    modelId: string,
+    body: ResidencyPatch,
+    actor: Actor,
+    requestId: string,
+  ): Promise<ModelPrefsView> {
+    const unit = mustUnit(modelId);
+    const before = prefsOf(modelId);
+    const next: ModelPrefs = {
+      modelId,
+      unit,
+      pinned: body.pinned ?? before.pinned,
+      keepAliveSeconds: body.keepAliveSeconds !== undefined ? body.keepAliveSeconds : before.keepAliveSeconds,
+      updatedAt: Date.now(),
+    };
+    await deps.env.commit(() => {
+      repo.stage(next);
+      deps.audit.stageAppend({
+        action: 'model.residency',
+        resourceType: 'model',
+        resourceId: modelId,
+        ...actor,
+        requestId,
+        metadata: { changedFields: Object.keys(body).sort(), pinned: next.pinned },
+      });
+    });
+    if (!next.pinned && next.keepAliveSeconds === null) byUnit.delete(unit);
+    else byUnit.set(unit, next);
+    scheduler.pin(unit, next.pinned);
+    scheduler.recheck();
+    return prefsView(next);
+  }
+}
+
+export type Residency = ReturnType<typeof createResidency>;
