@@ -21,6 +21,7 @@ import {
 } from './manage.ts';
 import { approve, pair } from './pairing.ts';
 import { KEYS_HELP, KEYS_USAGE, providerKeys } from './provider-keys.ts';
+import { keepAlive, keepAliveValue, negativesAsValues, pinModel, resident } from './residency.ts';
 
 // The commands a person types against a running service (`switchyard providers`, `ps`, ...). Each parses
 // its own options strictly (an unknown option is a usage error, exit 2), answers a table or, with --json, the
@@ -53,6 +54,12 @@ ${KEYS_HELP}
              Load or unload a local model, with a progress bar.     [--json]
   models alias <alias> <id> | models hide <id> | models show <id>
              Give a model another name; hide it from discovery, or show it again.
+  models pin <id> | models unpin <id> | models keep-alive <id> SECONDS|default
+             Pin a local model (kept loaded, never evicted), or unpin it; keep-alive:
+             how long a session keeps it warm (-1: always; default: the setting).
+                                                                    [--json]
+  models resident
+             Local models holding the memory budget, and why.       [--json]
   tokens     List local tokens (admin).                             [--json]
   tokens create <name> | tokens revoke <id>
              Create a token (its secret printed once) or revoke one. [--json] [--scopes a,b] [--expires ISO-TIME]
@@ -78,7 +85,8 @@ const PROVIDERS_USAGE =
   'switchyard providers [add <kind> [--id ID] [--base-url URL] [--name NAME] | remove|enable|disable|test <id>] ' +
   `[--json] | ${KEYS_USAGE.replace('switchyard providers ', '')}`;
 const MODELS_USAGE =
-  'switchyard models [--all] | models load|unload|hide|show <id> | models alias <alias> <id> [--json]';
+  'switchyard models [--all] | models load|unload|hide|show|pin|unpin <id> | models alias <alias> <id> | ' +
+  'models keep-alive <id> SECONDS|default | models resident [--json]';
 const TOKENS_USAGE =
   'switchyard tokens [list] | tokens create <name> [--scopes a,b] [--expires ISO-TIME] | tokens revoke <id> [--json]';
 const USAGES: Record<(typeof COMMANDS)[number], string> = {
@@ -139,7 +147,7 @@ async function dispatch(command: (typeof COMMANDS)[number], args: string[]): Pro
       throw new UsageError(`Usage: ${TOKENS_USAGE}`);
     }
     case 'models': {
-      const o = options(args, { all: { type: 'boolean' } });
+      const o = options(negativesAsValues(args), { all: { type: 'boolean' } });
       const [sub, id, model] = positionals(o.positionals, 3, MODELS_USAGE);
       const json = o.values.json === true;
       if (sub === undefined) return models(connect(), json, o.values.all === true);
@@ -148,6 +156,14 @@ async function dispatch(command: (typeof COMMANDS)[number], args: string[]): Pro
       if ((sub === 'hide' || sub === 'show') && id && model === undefined)
         return hideModel(connect(), json, id, sub === 'hide');
       if (sub === 'alias' && id && model) return aliasModel(connect(), json, id, model);
+      if ((sub === 'pin' || sub === 'unpin') && id && model === undefined)
+        return pinModel(connect(), json, id, sub === 'pin');
+      if (sub === 'keep-alive' && id && model) {
+        // Checked before the service is looked for: a typo is a usage error, never a request.
+        const seconds = keepAliveValue(model);
+        return keepAlive(connect(), json, id, seconds);
+      }
+      if (sub === 'resident' && id === undefined) return resident(connect(), json);
       throw new UsageError(`Usage: ${MODELS_USAGE}`);
     }
     case 'ps': {

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import * as openaiFake from '../fakes/openai.ts';
+import { bytes } from '../../cli/output.ts';
 import { addProvider } from '../helpers/gateway.ts';
 import { writeTinyModel } from '../helpers/gguf.ts';
 import { serviceBin, shellEnv, startService, tempHome, type TestService } from '../helpers/service.ts';
@@ -243,6 +244,75 @@ describe('jobs and loaded models', () => {
     const missing = cli(['models', 'load', 'embedded/absent.gguf']);
     assert.equal(missing.status, 1);
     assert.match(missing.stderr, /^switchyard models: .*absent\.gguf/m);
+  });
+});
+
+describe('pins and keep-alives', () => {
+  const TINY = 'embedded/tiny.gguf';
+  const residency = async () => (await svc.request('GET', `/v1/runtime/residency/${encodeURIComponent(TINY)}`)).json;
+
+  test('models pin and unpin: the pin the API then reports', async () => {
+    assert.equal(
+      ok(['models', 'pin', TINY]),
+      `${TINY}: pinned, keep-alive default (runtime.keepAliveSeconds). Not loaded.\n`,
+    );
+    assert.deepEqual((await residency()).prefs, { modelId: TINY, pinned: true, keepAliveSeconds: null });
+    assert.deepEqual(JSON.parse(ok(['models', 'unpin', TINY, '--json'])), await residency());
+    assert.equal((await residency()).prefs.pinned, false);
+  });
+
+  test('models keep-alive: seconds of its own, -1, then back to the default', async () => {
+    assert.match(ok(['models', 'keep-alive', TINY, '60']), /^embedded\/tiny\.gguf: not pinned, keep-alive 60 s\. /);
+    assert.equal((await residency()).prefs.keepAliveSeconds, 60);
+    // -1 is a value, not an option.
+    assert.match(ok(['models', 'keep-alive', TINY, '-1']), /keep-alive never unloads\./);
+    assert.equal((await residency()).prefs.keepAliveSeconds, -1);
+    assert.deepEqual(JSON.parse(ok(['models', 'keep-alive', '--json', TINY, 'default'])), await residency());
+    assert.deepEqual((await residency()).prefs, { modelId: TINY, pinned: false, keepAliveSeconds: null });
+  });
+
+  test('models resident: the budget, and why each resident model stays', async () => {
+    ok(['models', 'load', TINY]);
+    const list = async () => (await svc.request('GET', '/v1/runtime/residency')).json;
+    const budget = (m: { heldBytes: number; budgetBytes: number; budgetSource: string }) =>
+      `Memory: held ${bytes(m.heldBytes)} of ${bytes(m.budgetBytes)} (${m.budgetSource}), 0 loads queued.\n\n`;
+    // Loaded by an action, without a session: nothing keeps it warm.
+    let shown = ok(['models', 'resident']);
+    const before = await list();
+    assert.deepEqual(before.data[0].warm, []);
+    assert.ok(shown.startsWith(budget(before.memory)), shown);
+    assert.match(shown, /^MODEL\s+RUNTIME\s+SIZE\s+STATE\s+WARM\s+PINNED\s+COLD$/m);
+    assert.match(shown, /^embedded\/tiny\.gguf\s+embedded\s+\d+(\.\d)? (B|KiB|MiB|GiB)\s+resident\s+cold\s+no\s+-$/m);
+    ok(['models', 'pin', TINY]);
+    shown = ok(['models', 'resident']);
+    assert.deepEqual((await list()).data[0].warm, ['pinned']);
+    assert.match(shown, /^embedded\/tiny\.gguf\s+embedded\s+\S+ \S+\s+resident\s+pinned\s+yes\s+-$/m);
+    assert.deepEqual(JSON.parse(ok(['models', 'resident', '--json'])), await list());
+    assert.match(ok(['models', 'unpin', TINY]), /: not pinned, .* Loaded, cold\.$/m);
+    ok(['models', 'unload', TINY]);
+    assert.equal(ok(['models', 'resident']).split('\n').at(-2), 'No local model is resident.');
+  });
+
+  test("an unknown model exits 1 with the service's reason; bad SECONDS is bad usage, sent nowhere", async () => {
+    const unknown = cli(['models', 'pin', 'embedded/absent.gguf']);
+    assert.equal(unknown.status, 1);
+    assert.equal(unknown.stderr, 'switchyard models: No catalog model with ID `embedded/absent.gguf`.\n');
+    // With no service to reach, a bad value still exits 2, not 3: it was refused before any lookup.
+    for (const seconds of ['soon', '-2', '604801', '1.5']) {
+      const r = cli(['models', 'keep-alive', TINY, seconds], { SWITCHYARD_HOME: tempHome() });
+      assert.equal(r.status, 2, `${seconds}: ${r.stderr}`);
+      assert.match(r.stderr, /^switchyard models: SECONDS must be a whole number from -1 \(never unload\) to 604800/);
+    }
+    for (const args of [
+      ['models', 'pin'],
+      ['models', 'unpin', TINY, 'x'],
+      ['models', 'resident', TINY],
+    ]) {
+      const r = cli(args);
+      assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, /^switchyard models: Usage: switchyard models /);
+    }
+    assert.deepEqual((await residency()).prefs, { modelId: TINY, pinned: false, keepAliveSeconds: null });
   });
 });
 
