@@ -3,13 +3,17 @@ import htm from './htm.js';
 import { api, get } from './api.js';
 import { Meter } from './chart.js';
 import { bytes, time } from './format.js';
+import { attempt, inlineError } from './forms.js';
 
 const html = htm.bind(h);
 
 const POLL_MS = 15_000;
 
+// Why the scheduler keeps a loaded model (docs/api.md, Local-model scheduler); none: cold, the first to go.
+const warmWords = (resident) => (resident ? resident.warm.join(', ') || 'cold' : '-');
+
 export class HardwareView extends Component {
-  state = { data: null, error: null, refreshing: false };
+  state = { data: null, error: null, refreshing: false, errors: {}, busy: null };
 
   componentDidMount() {
     this.load();
@@ -27,7 +31,10 @@ export class HardwareView extends Component {
         get('/v1/runtime/models'),
         get('/v1/services'),
       ]);
-      this.setState({ error: null, data: { hardware, loaded: loaded.data, library, services: services.data } });
+      this.setState({
+        error: null,
+        data: { hardware, loaded: loaded.data, memory: loaded.memory, library, services: services.data },
+      });
     } catch (err) {
       this.setState({ error: err.message });
     }
@@ -45,6 +52,12 @@ export class HardwareView extends Component {
     }
   };
 
+  /** A pin keeps the model loaded and never evicted; stored, so it holds across restarts. */
+  pin = async (m) => {
+    const path = `/v1/runtime/residency/${encodeURIComponent(m.modelId)}`;
+    if (await attempt(this, m.modelId, () => api('PATCH', path, { pinned: !m.resident?.pinned }))) await this.load();
+  };
+
   render(_props, { data, error, refreshing }) {
     return html`<section class="view hardware" data-view-ready=${data ? 'true' : 'false'}>
       <div class="toolbar"><h2>Runtime & hardware</h2>
@@ -55,23 +68,37 @@ export class HardwareView extends Component {
     </section>`;
   }
 
-  body({ hardware: hw, loaded, library, services }) {
+  budget(memory) {
+    if (!memory) return null;
+    return html`<p class="muted" data-budget-held=${memory.heldBytes} data-budget-bytes=${memory.budgetBytes}>
+      Memory budget: held ${bytes(memory.heldBytes)} of ${bytes(memory.budgetBytes)} (${memory.budgetSource})${
+        memory.queued ? `, ${memory.queued} ${memory.queued === 1 ? 'load' : 'loads'} waiting` : ''
+      }</p>`;
+  }
+
+  body({ hardware: hw, loaded, memory, library, services }) {
     const mem = hw.memory;
     const usedShare = mem && mem.totalBytes ? 1 - mem.availableBytes / mem.totalBytes : null;
+    const { errors, busy } = this.state;
     return html`
       <h3>Loaded models</h3>
+      ${this.budget(memory)}
       ${
         loaded.length === 0
           ? html`<p class="empty">No model is loaded.</p>`
           : html`<table class="list" data-chart="loaded">
             <thead><tr><th>Model</th><th>Runtime</th><th>Context</th><th>Sequences</th><th>Memory</th><th>Placement</th>
-              <th>Unloads</th></tr></thead>
+              <th>Unloads</th><th>Kept warm by</th><th></th></tr></thead>
             <tbody>
               ${loaded.map(
-                (m) => html`<tr data-loaded=${m.modelId}><td><code>${m.modelId}</code></td>
+                (m) => html`<tr data-loaded=${m.modelId} data-pinned=${m.resident?.pinned ? 'true' : 'false'}>
+                <td><code>${m.modelId}</code>${inlineError(errors[m.modelId])}</td>
                 <td>${m.runtime}</td><td class="n">${m.contextSize}</td><td class="n">${m.sequences}</td>
                 <td class="n">${bytes(m.memoryBytes)}</td><td>${m.placement}</td>
-                  <td>${m.expiresAt ? time(m.expiresAt) : 'in use'}</td></tr>`,
+                  <td>${m.expiresAt ? time(m.expiresAt) : 'in use'}</td>
+                  <td data-warm>${warmWords(m.resident)}</td>
+                  <td><button type="button" class="secondary" data-action="pin" disabled=${busy === m.modelId}
+                    onClick=${() => this.pin(m)}>${m.resident?.pinned ? 'Unpin' : 'Pin'}</button></td></tr>`,
               )}
             </tbody>
           </table>`

@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
+import { bytes } from '../../cli/output.ts';
 import * as anthropicFake from '../fakes/anthropic.ts';
 import { startOpenRouterGaugeFake, type OpenRouterGaugeFake } from '../fakes/gauge/openrouter.ts';
 import * as openaiFake from '../fakes/openai.ts';
-import { rawRequest, untilClosed } from '../helpers/service.ts';
+import { writeTinyModel } from '../helpers/gguf.ts';
+import { rawRequest, tempHome, untilClosed } from '../helpers/service.ts';
 import { callApi, eventually, launchChromium } from '../helpers/dashboard-browser.ts';
 import { startInProcess, type InProcessService } from '../helpers/in-process.ts';
 
@@ -37,6 +40,7 @@ const chat = {
 const message = { model: 'anthropic/claude-test', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] };
 
 const api = (method: string, path: string, body?: unknown) => callApi(svc, method, path, body);
+const TINY = 'embedded/tiny.gguf';
 
 async function shoot(name: string) {
   await page.screenshot({ path: new URL(`${name}.png`, SHOTS).pathname, fullPage: true });
@@ -57,9 +61,15 @@ before(async () => {
     apiKey: OR_KEY,
     managementKey: `sk-or-v1-management-unused-${process.pid}`,
   });
+  // A tiny local model for the Runtime view's pin (W4.8); loaded by its test, not before.
+  const home = tempHome();
+  mkdirSync(join(home, 'models'), { recursive: true });
+  writeTinyModel(join(home, 'models', 'tiny.gguf'));
   svc = await startInProcess({
+    home,
     env: { SWITCHYARD_GAUGE_ALLOWED_HOSTS: 'loopback', SWITCHYARD_GAUGE_TIMEOUT_MS: '10000' },
   });
+  await api('PATCH', '/v1/settings', { runtime: { tuning: { contextSize: 256, threads: 1, parallel: 1 } } });
   for (const [kind, fake, key] of [
     ['openai', oa, OPENAI_KEY],
     ['anthropic', an, ANTHROPIC_KEY],
@@ -318,6 +328,11 @@ describe('the dashboard in Chromium', () => {
   });
 
   test('runtime and hardware: the probe the API answers', async () => {
+    await api('POST', `/v1/catalog/models/${encodeURIComponent(TINY)}/actions/load`);
+    await eventually(
+      async () => assert.equal((await api('GET', '/v1/runtime/loaded')).data.length, 1),
+      'the tiny model loads',
+    );
     await openView('hardware');
     const hw = await api('GET', '/v1/hardware/telemetry');
     assert.equal(
@@ -332,6 +347,39 @@ describe('the dashboard in Chromium', () => {
     assert.deepEqual(shown, services);
     assert.deepEqual(services[0], ['embedded', 'running']);
     await shoot('hardware');
+  });
+
+  test('runtime: each loaded model says what keeps it warm; Pin pins it; the budget line', async () => {
+    const row = page.locator(`tr[data-loaded="${TINY}"]`);
+    const resident = async () => (await api('GET', `/v1/runtime/residency/${encodeURIComponent(TINY)}`)).resident;
+    // Loaded by an action, without a session: cold.
+    assert.deepEqual((await resident()).warm, []);
+    assert.equal(await row.locator('[data-warm]').textContent(), 'cold');
+    const { memory } = await api('GET', '/v1/runtime/loaded');
+    const budget = page.locator('[data-budget-held]');
+    assert.deepEqual(
+      [await budget.getAttribute('data-budget-held'), await budget.getAttribute('data-budget-bytes')],
+      [String(memory.heldBytes), String(memory.budgetBytes)],
+    );
+    assert.equal(
+      (await budget.textContent())!.replace(/\s+/g, ' ').trim(),
+      `Memory budget: held ${bytes(memory.heldBytes)} of ${bytes(memory.budgetBytes)} (${memory.budgetSource})`,
+    );
+    await row.locator('button[data-action=pin]').click();
+    await eventually(async () => assert.equal((await resident()).pinned, true), 'the API reports the pin');
+    await eventually(
+      async () => assert.equal(await row.locator('[data-warm]').textContent(), 'pinned'),
+      'the page shows the warm reason',
+    );
+    assert.equal(await row.getAttribute('data-pinned'), 'true');
+    assert.equal(await row.locator('button[data-action=pin]').textContent(), 'Unpin');
+    await shoot('runtime-pinned');
+    await row.locator('button[data-action=pin]').click();
+    await eventually(async () => assert.equal((await resident()).pinned, false), 'the API reports the unpin');
+    await eventually(
+      async () => assert.equal(await row.locator('button[data-action=pin]').textContent(), 'Pin'),
+      'the page offers the pin again',
+    );
   });
 
   test('signs out, then in again by pairing: an admin approves the code the page shows', async () => {
