@@ -72,6 +72,8 @@ export function createLocalRuntime({
     hardware,
     ...(metrics && { metrics }),
     unloadEmbedded: async (name) => void (await pool.control({ op: 'unload', name })),
+    // Through the scheduler: should the model have gone meanwhile, this load takes its room again.
+    rearmEmbedded: async (name) => void (await runtimePool.control({ op: 'load', name })),
   });
   const pool = createRuntimePool({
     dataDir,

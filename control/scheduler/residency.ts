@@ -41,6 +41,8 @@ export interface ResidencyDeps {
   hardware: { telemetry(): Promise<HardwareTelemetry> };
   /** Unloads an embedded model by library name (the runtime pool's `unload` control). */
   unloadEmbedded(name: string): Promise<void>;
+  /** A resident embedded model's idle keep-alive changed: the runtime arms it again (a `load` of the loaded model). */
+  rearmEmbedded?(name: string): Promise<void>;
   metrics?: SchedulerMetrics;
   clock?: SchedulerClock;
 }
@@ -232,6 +234,13 @@ export function createResidency(deps: ResidencyDeps) {
     else byUnit.set(unit, next);
     scheduler.pin(unit, next.pinned);
     scheduler.recheck();
+    // The runtime's idle timer was armed with the keep-alive of the model's last call: a pin must stop it now.
+    if (deps.rearmEmbedded && scheduler.residency().some((r) => r.modelId === unit && r.state === 'resident'))
+      await deps
+        .rearmEmbedded(nameOf(unit))
+        .catch((err: unknown) =>
+          deps.log.warn({ unit: unit.slice(0, 300), err: String(err).slice(0, 300) }, 'could not re-arm a keep-alive'),
+        );
     return prefsView(next);
   }
 }

@@ -71,10 +71,10 @@ export function scheduledRuntime(deps: ScheduledRuntimeDeps): ScheduledRuntime {
     void lease(name, req.session ?? null, stop.signal).then(
       (held) => {
         if (stop.signal.aborted) {
-          held.release();
+          held?.release();
           return sink.aborted(null);
         }
-        inner = pool.start(req, releasing(sink, held, name));
+        inner = pool.start(req, held === null ? sink : releasing(sink, held, name));
         for (const run of pending.splice(0)) run();
       },
       (err: unknown) => (stop.signal.aborted ? sink.aborted(null) : sink.error(toServiceError(err), null)),
@@ -94,9 +94,11 @@ export function scheduledRuntime(deps: ScheduledRuntimeDeps): ScheduledRuntime {
     };
   }
 
-  async function lease(name: string, session: string | null, signal?: AbortSignal): Promise<Lease> {
-    const bytes = await deps.bytesOf(name);
+  /** Null when the file cannot be sized (a bad name, a file gone): the runtime answers that call as it would. */
+  async function lease(name: string, session: string | null, signal?: AbortSignal): Promise<Lease | null> {
+    const bytes = await deps.bytesOf(name).catch(() => null);
     signal?.throwIfAborted();
+    if (bytes === null) return null;
     const held = await scheduler.admit(embeddedUnit(name), bytes, { session, ...(signal && { signal }) });
     names.add(name);
     if (held.loads) {
@@ -179,6 +181,7 @@ export function scheduledRuntime(deps: ScheduledRuntimeDeps): ScheduledRuntime {
     }
     if (c.op !== 'load') return pool.control(c, options);
     const held = await lease(c.name, null, options?.signal);
+    if (held === null) return pool.control(c, options);
     try {
       const answer = await pool.control(c, options);
       if (loading.get(c.name)?.delete(held)) held.loaded();

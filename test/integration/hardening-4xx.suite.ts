@@ -126,7 +126,8 @@ describe('regression W2.6: control characters in runtime.modelsDirectory', () =>
       assert.match(library.json.problem, /runtime\.modelsDirectory.*control character/);
       assert.equal(library.text.includes('/srv/models'), false, 'the reason names no path');
       const loaded = await svc.request('GET', '/v1/runtime/loaded');
-      assert.deepEqual([loaded.status, loaded.json], [200, { data: [] }]);
+      assert.deepEqual([loaded.status, loaded.json.data], [200, []]);
+      assert.equal(loaded.json.memory.heldBytes, 0);
     },
   );
 

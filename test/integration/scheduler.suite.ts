@@ -165,6 +165,9 @@ describe('two models that cannot both fit with a third, each with a session', ()
       body: { pinned: true },
     });
     assert.equal(pin.status, 200, pin.text);
+    // Resident when pinned: the runtime's idle timer, armed by its last call, is stopped at once.
+    const loaded = (await svc.request('GET', '/v1/runtime/loaded')).json.data;
+    assert.equal(loaded.find((m: { modelId: string }) => m.modelId === B).expiresAt, null);
     events.close();
     await svc.stop();
     await start();
