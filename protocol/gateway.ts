@@ -201,4 +201,10 @@ export interface UsageEvent {
   acceleration?: UsageAcceleration;
   /** The provider key that served the call (a CredentialRecord's ID); absent where the provider has none. */
   credentialId?: string;
+  /** Milliseconds since the epoch when the gateway started relaying the call. */
+  startedAt?: number;
+  /** When the answer's head (or whole answer) came back; absent when none did. */
+  firstByteAt?: number;
+  /** The agent session the call names in its headers (edge/gateway/affinity-session.ts), bounded. */
+  session?: string;
 }

@@ -8,6 +8,9 @@ import { createAccessLogger } from '../http/log.ts';
 import type { RouteContext, RouteResult } from '../http/router.ts';
 import type { RelayCall, RelayHooks, RelayOutcome } from './relay-response.ts';
 import type { Admission, Reservation } from './admission.ts';
+import { affinitySession } from './affinity-session.ts';
+
+const noMember = () => undefined;
 
 // What the gateway does around each relayed call (routes.ts): its hooks while it runs, and at its end the
 // reservation settled, a created response remembered, the usage line and the usage event.
@@ -43,6 +46,13 @@ export function callFollower(deps: FollowDeps) {
     const { op, providerId, modelId, route } = followed;
     const reservation = followed.reservation ?? null;
     const credentialId = followed.credentialId ?? null;
+    const startedAt = Date.now();
+    let firstByteAt = 0;
+    call.result.then(
+      () => void (firstByteAt = Date.now()),
+      () => undefined,
+    );
+    const session = affinitySession(ctx.req.headers, noMember);
     const eventOf = (o: RelayOutcome): UsageEvent => ({
       kind: 'usage',
       requestId: ctx.requestId,
@@ -56,6 +66,9 @@ export function callFollower(deps: FollowDeps) {
       ...(route && { route }),
       ...(o.acceleration && { acceleration: o.acceleration }),
       ...(credentialId !== null && { credentialId }),
+      startedAt,
+      ...(firstByteAt > 0 && { firstByteAt }),
+      ...(session !== null && { session }),
     });
     let event: UsageEvent | null = null;
     // The reservation settles and the usage is metered (both journaled) before the answer's last bytes go out:
