@@ -117,8 +117,8 @@ describe('meter actor', () => {
   });
 
   it('restarts a killed worker; what it committed survives and only uncommitted records are lost', async () => {
-    // Nothing commits on a timer here: the second batch is posted on the next turn (awaited, so that it reaches
-    // the worker before the kill rather than finding it gone), folded, but certainly not committed when killed.
+    // Nothing commits on a timer here: the second batch is posted on the next turn and folded by the worker
+    // (awaited, so that the kill finds it there rather than in transit), but certainly not committed when killed.
     const h = harness({ commitMs: 60_000, postEveryMs: 0 });
     recordAll(
       h.meter,
@@ -129,8 +129,10 @@ describe('meter actor', () => {
       h.meter,
       Array.from({ length: 3 }, () => usageEvent()),
     );
-    await new Promise((resolve) => setImmediate(resolve));
-    assert.equal(h.meter.stats().inflight, 3);
+    // Folded by the worker (processed: nothing in flight), so certainly in it when killed, not in transit.
+    const deadline = Date.now() + 10_000;
+    while (h.meter.stats().inflight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 1));
+    assert.equal(h.meter.stats().inflight, 0, 'the second batch reached the worker');
     const replacement = h.nextWorker();
     await h.current().terminate();
     await held(replacement);
