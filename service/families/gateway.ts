@@ -35,6 +35,8 @@ export interface GatewayParts {
   gatewaySmart: SmartRoutingPort;
   /** The response routes being written, one cell for every thread (state/route-writes.ts). */
   routeWrites: SharedArrayBuffer;
+  /** Hears every gateway call's usage event, this thread's and the edge threads' (replay, traces). */
+  onUsage(listener: (event: UsageEvent) => void): () => void;
 }
 
 /** The inference routes, Smart Route (presets, route packs, capacity) and the relay workers that call upstream. */
@@ -74,10 +76,25 @@ export async function gatewayFamily(
   );
   const relayPool = late.relayPool.bind(createRelayPool({ dataDir }));
   // An edge thread's calls report here too (edge-threads.ts); it counts their metrics itself.
+  const listeners = new Set<(event: UsageEvent) => void>();
+  const told = (event: UsageEvent) => {
+    for (const listener of listeners) {
+      try {
+        listener(event);
+      } catch (err) {
+        log.warn({ reqId: event.requestId, err: String(err).slice(0, 300) }, 'a usage listener failed');
+      }
+    }
+  };
+  const onUsage = (listener: (event: UsageEvent) => void) => {
+    listeners.add(listener);
+    return () => void listeners.delete(listener);
+  };
   const recordUsage: GatewayParts['recordUsage'] = (event, mark) => {
     p.meter.record(event, mark);
     p.serviceActivity.record(event);
     p.gauge.traffic();
+    told(event);
   };
   const { smart } = smartRoute;
   // Gauge's live-headers source hears the same answer heads as Smart Route's capacity tracker.
@@ -103,6 +120,7 @@ export async function gatewayFamily(
           p.metrics.usage(event);
           p.serviceActivity.record(event);
           p.gauge.traffic();
+          told(event);
         },
         smart: gatewaySmart,
         // A name the catalog does not know: a GGUF file of the embedded runtime, else a provider's plain model name.
@@ -115,5 +133,5 @@ export async function gatewayFamily(
     cut: () => relayPool.close(),
     close: () => relayPool.close(),
   };
-  return { family, parts: { relayPool, smartRoute, recordUsage, gatewaySmart, routeWrites } };
+  return { family, parts: { relayPool, smartRoute, recordUsage, gatewaySmart, routeWrites, onUsage } };
 }
