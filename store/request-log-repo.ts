@@ -83,7 +83,7 @@ export function requestLogRepo(env: StoreEnv, now: () => number = Date.now): Req
     const cutoff = now() - bounds.retentionDays * DAY_MS;
     let dropped = 0;
     for (const { key, value } of index.getRange({ start: PREFIX, end: `${PREFIX}~` })) {
-      if (total <= bounds.maxBytes && Date.parse(value.item.startedAt) >= cutoff) break;
+      if (total <= bounds.maxBytes && Date.parse(value.item.receivedAt) >= cutoff) break;
       if (key === keep) continue;
       entries.remove(key);
       index.remove(key);
@@ -112,6 +112,8 @@ export function requestLogRepo(env: StoreEnv, now: () => number = Date.now): Req
       });
     },
     list(f) {
+      // Another thread's commits may postdate this thread's read snapshot (edge threads write their own entries).
+      index.resetReadTxn();
       const start = f.cursor ?? (f.to === undefined ? `${PREFIX}~` : `${PREFIX}${encodeTime(f.to)}~`);
       const end = f.from === undefined ? PREFIX : PREFIX + encodeTime(f.from);
       const data: RequestLogItem[] = [];
@@ -132,7 +134,10 @@ export function requestLogRepo(env: StoreEnv, now: () => number = Date.now): Req
       }
       return { data, nextCursor: null };
     },
-    get: (id) => entries.get(id),
+    get(id) {
+      entries.resetReadTxn();
+      return entries.get(id);
+    },
     async prune(bounds) {
       if (!env.isOpen()) return 0;
       return env.root.transaction(() => dropOldest(bounds, null));

@@ -33,6 +33,9 @@ export interface RequestLogBody {
 export interface RequestLogItem {
   /** The call's request ID (time-sortable: the list's order). */
   id: string;
+  /** When the request arrived: its ID's time, which orders the list and which `from` and `to` compare. */
+  receivedAt: string;
+  /** When the gateway began relaying it (after its body was read), and when the call ended. */
   startedAt: string;
   endedAt: string;
   op: GatewayOp;
@@ -77,7 +80,7 @@ export interface RequestLogFilter {
   model?: string;
   outcome?: RequestLogOutcome;
   status?: number;
-  /** Milliseconds since the epoch, both inclusive, of the call's start. */
+  /** Milliseconds since the epoch, both inclusive, of `receivedAt`. */
   from?: number;
   to?: number;
   limit: number;

@@ -17,7 +17,8 @@ const T0 = Date.UTC(2026, 0, 10, 12);
 function entry(at: number, over: Partial<RequestLogEntry> = {}, bodyText = 'x'.repeat(100)): RequestLogEntry {
   return {
     id: newId('req_', at),
-    startedAt: new Date(at).toISOString(),
+    receivedAt: new Date(at).toISOString(),
+    startedAt: new Date(at + 1).toISOString(),
     endedAt: new Date(at + 5).toISOString(),
     op: 'chat.completions',
     method: 'POST',
@@ -156,14 +157,22 @@ describe('requestLogRepo', () => {
 
   it('the sink is on for every token, or only for the listed ones', () => {
     let s = { enabled: false, tokenIds: ['tok_A'], retentionDays: 7, maxMegabytes: 1 };
-    const sink = requestLogSink(repo, () => s, assert.fail);
+    const sink = requestLogSink(
+      repo,
+      () => s,
+      (err) => assert.fail(String(err)),
+    );
     assert.equal(sink.on('tok_A'), true);
     assert.equal(sink.on('tok_B'), false);
     s = { ...s, tokenIds: [] };
     assert.equal(sink.on('tok_A'), false, 'a new settings object is read again');
     s = { ...s, enabled: true };
     assert.equal(sink.on('tok_B'), true);
-    const off = requestLogSink(repo, () => null, assert.fail);
+    const off = requestLogSink(
+      repo,
+      () => null,
+      (err) => assert.fail(String(err)),
+    );
     assert.equal(off.on('tok_A'), false, 'no settings yet: off');
   });
 });
