@@ -5,6 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
 import * as anthropicFake from '../fakes/anthropic.ts';
 import * as openaiFake from '../fakes/openai.ts';
+import { cliRunner } from '../helpers/cli-run.ts';
 import { addProvider, ANSWER_SENTINEL, PROMPT_SENTINEL, usageLine } from '../helpers/gateway.ts';
 import { startInProcess, type InProcessService } from '../helpers/in-process.ts';
 import type { Reply } from '../helpers/service.ts';
@@ -46,6 +47,13 @@ after(async () => {
   await setLog({ enabled: false, tokenIds: [], maxMegabytes: 256 });
   await svc?.stop();
   await Promise.all([oa?.close(), an?.close()]);
+});
+
+const { cli, ok, printed } = cliRunner(() => {
+  const env: NodeJS.ProcessEnv = { ...process.env, SWITCHYARD_HOME: svc.home };
+  delete env.SWITCHYARD_PORT;
+  delete env.SWITCHYARD_TOKEN;
+  return env;
 });
 
 async function setLog(requestLog: Record<string, unknown>): Promise<void> {
@@ -229,6 +237,19 @@ describe('request log', () => {
       const reply = await svc.request('GET', '/v1/requests', { token });
       assert.deepEqual([reply.status, reply.json.error.details.requiredScope], [403, 'admin']);
     }
+  });
+
+  test('switchyard requests [--session] [--json] and requests show ID', async () => {
+    const listed = JSON.parse(await ok(['requests', '--session', 'sess-q', '--limit', '1', '--json']));
+    assert.equal(listed.data.length, 1);
+    const id = listed.data[0].id as string;
+    const table = await ok(['requests', '--session', 'sess-q']);
+    assert.match(table, new RegExp(`^ID .*\\n${id} `, 's'));
+    assert.match(await ok(['requests', 'show', id]), /request body \(\d+ bytes\):\n\{"model":"openai\/gpt-test"/);
+    const bad = await cli(['requests', '--status', 'nope']);
+    assert.equal(bad.status, 2, bad.stderr);
+    assert.match(bad.stderr, /--status must be/);
+    for (const text of printed) assertNoSecret(text, 'the CLI output');
   });
 
   test('per-token opt-in: only the listed token is logged', async () => {
