@@ -56,7 +56,10 @@ function Detail({ entry, onClose }) {
   const headers = (hs) =>
     html`<dl class="headers">${Object.entries(hs).map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl>`;
   return html`<div class="request-detail" data-request-detail=${entry.id}>
-    <div class="toolbar"><h3>${entry.id}</h3><button type="button" class="secondary" onClick=${onClose}>Close</button></div>
+    <div class="toolbar">
+      <h3>${entry.id}</h3>
+      <button type="button" class="secondary" onClick=${onClose}>Close</button>
+    </div>
     <p>${entry.method} ${entry.path} (${entry.op}): ${entry.clientModel ?? '-'} to ${entry.modelId ?? '-'} on
       ${entry.providerId}; ${entry.outcome}, ${entry.status}${entry.error ? `, ${entry.error.code}` : ''}; first byte
       ${ms(entry.firstByteMs)}, took ${ms(entry.durationMs)}; tokens ${num(entry.usage?.totalTokens)}</p>
