@@ -22,6 +22,7 @@ import {
 import { approve, pair } from './pairing.ts';
 import { KEYS_HELP, KEYS_USAGE, providerKeys } from './provider-keys.ts';
 import { keepAlive, keepAliveValue, negativesAsValues, pinModel, resident } from './residency.ts';
+import { listRequests, REQUESTS_USAGE, requestsQuery, showRequest } from './requests.ts';
 
 // The commands a person types against a running service (`switchyard providers`, `ps`, ...). Each parses
 // its own options strictly (an unknown option is a usage error, exit 2), answers a table or, with --json, the
@@ -34,6 +35,7 @@ export const COMMANDS = [
   ...SETUP_COMMANDS,
   'ps',
   'usage',
+  'requests',
   'jobs',
   'logs',
   'pair',
@@ -67,6 +69,8 @@ ${SETUP_HELP}
   ps         List loaded models.                                    [--json]
   usage      Usage totals and a breakdown.                          [--json] [--days N] [--by GROUP]
              GROUP: provider, model, provider_model, token, service_account or credential.
+  requests   The request log, newest first (admin; the log is opt in). [--json] [--session S] [--model M]
+             [--status ok|failed|aborted|CODE] [--limit N]; \`requests show <id>\` prints one with its bodies.
   jobs       List jobs; \`jobs watch <id>\` follows one.              [--json]
   logs       The service's newest log lines.                        [--json] [-n N] [--follow]
   pair       Ask for a token, as an app would; prints it once approved.
@@ -96,6 +100,7 @@ const USAGES: Record<(typeof COMMANDS)[number], string> = {
   tokens: TOKENS_USAGE,
   ps: 'switchyard ps [--json]',
   usage: 'switchyard usage [--days N] [--by GROUP] [--json]',
+  requests: REQUESTS_USAGE,
   jobs: 'switchyard jobs [watch <id>] [--json]',
   logs: 'switchyard logs [-n N] [--follow] [--json]',
   pair: 'switchyard pair [--name NAME] [--scopes a,b] [--json]',
@@ -183,6 +188,25 @@ async function dispatch(command: (typeof COMMANDS)[number], args: string[]): Pro
         intOption(str(o.values.days), '--days', 1, 3650, 30),
         by as (typeof USAGE_GROUPS)[number],
       );
+    }
+    case 'requests': {
+      const o = options(args, {
+        session: { type: 'string' },
+        model: { type: 'string' },
+        status: { type: 'string' },
+        limit: { type: 'string' },
+      });
+      const [sub, id] = positionals(o.positionals, 2, REQUESTS_USAGE);
+      const json = o.values.json === true;
+      if (sub === 'show' && id !== undefined) return showRequest(connect(), json, id);
+      if (sub !== undefined) throw new UsageError(`Usage: ${REQUESTS_USAGE}`);
+      const query = requestsQuery({
+        session: str(o.values.session),
+        model: str(o.values.model),
+        status: str(o.values.status),
+        limit: intOption(str(o.values.limit), '--limit', 1, 200, 50),
+      });
+      return listRequests(connect(), json, query);
     }
     case 'jobs': {
       const o = options(args);

@@ -92,6 +92,10 @@ function merge(current: StoredSettings, patch: SettingsPatch): StoredSettings {
   if (patch.routing?.providerOrder !== undefined) next.routing.providerOrder = [...patch.routing.providerOrder];
   if (patch.routing?.sessionIdleMinutes !== undefined)
     next.routing.sessionIdleMinutes = patch.routing.sessionIdleMinutes;
+  const { tokenIds, ...requestLog } = patch.requestLog ?? {};
+  Object.assign(next.requestLog, requestLog);
+  // A whole list, as providerOrder: IDs of tokens not created yet (or deleted) are kept, and match nothing.
+  if (tokenIds !== undefined) next.requestLog.tokenIds = [...tokenIds];
   return next;
 }
 
@@ -151,6 +155,7 @@ export function createSettingsService({ env, repo, audit, listener, vault, onCha
         providerOrder: [...settings.routing.providerOrder],
         sessionIdleMinutes: settings.routing.sessionIdleMinutes,
       },
+      requestLog: { ...settings.requestLog, tokenIds: [...settings.requestLog.tokenIds] },
       vault: { ...vault },
     };
   };

@@ -11,6 +11,7 @@ import { TokensView } from './view-tokens.js';
 import { GaugeSetupView } from './view-gauge-setup.js';
 import { ServicesView } from './view-services.js';
 import { LimitsView } from './view-limits.js';
+import { RequestsView } from './view-requests.js';
 
 const html = htm.bind(h);
 
@@ -22,6 +23,7 @@ const VIEWS = [
   { id: 'models', label: 'Models', view: ModelsView },
   { id: 'tokens', label: 'Tokens', view: TokensView },
   { id: 'limits', label: 'Limits', view: LimitsView },
+  { id: 'requests', label: 'Requests', view: RequestsView },
   { id: 'services', label: 'Services', view: ServicesView },
   { id: 'hardware', label: 'Runtime & hardware', view: HardwareView },
 ];

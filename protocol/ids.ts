@@ -52,6 +52,17 @@ export function encodeTime(ms: number): string {
   return scratch.toString('latin1', 0, 10);
 }
 
+/** The milliseconds an ID made by newId carries after its prefix (its first 10 digits); NaN if not digits. */
+export function decodeTime(id: string, prefixLength: number): number {
+  let ms = 0;
+  for (let i = prefixLength; i < prefixLength + 10; i++) {
+    const digit = ALPHABET.indexOf(id[i] ?? '');
+    if (digit < 0) return Number.NaN;
+    ms = ms * 32 + digit;
+  }
+  return ms;
+}
+
 /** A fresh, unpredictable, time-sortable ID. */
 export function newId(prefix: string, now: number = Date.now()): string {
   writeTime(now);

@@ -21,6 +21,7 @@ import { gatewayFamily, type GatewayParts } from './families/gateway.ts';
 import { gaugeFamily, type GaugeParts } from './families/gauge.ts';
 import { limitsFamily, type LimitsParts } from './families/limits.ts';
 import { providersFamily, type ProvidersParts } from './families/providers.ts';
+import { requestLogFamily, type RequestLogParts } from './families/request-log.ts';
 import { runtimeFamily, type RuntimeParts } from './families/runtime.ts';
 import { settingsFamily, type SettingsParts } from './families/settings.ts';
 import { storeFamily, type StoreParts } from './families/store.ts';
@@ -47,6 +48,7 @@ export type ServiceParts = Base &
   ProvidersParts &
   RuntimeParts &
   LimitsParts &
+  RequestLogParts &
   GatewayParts;
 
 export interface ServiceOptions {
@@ -211,7 +213,8 @@ async function startFamilies(families: Families<ServiceParts>, base: Base, port:
   const providers = await families.start('providers', (p) => providersFamily(p, late), usage);
   const runtime = await families.start('runtime', (p) => runtimeFamily(p, late), providers);
   const limits = await families.start('limits', (p) => limitsFamily(p, late), runtime);
-  const gateway = await families.start('gateway', (p) => gatewayFamily(p, late), limits);
+  const requestLog = await families.start('request-log', requestLogFamily, limits);
+  const gateway = await families.start('gateway', (p) => gatewayFamily(p, late), requestLog);
   return families.start('admin', adminFamily, gateway);
 }
 
@@ -294,6 +297,7 @@ function startThreads(
       providerOrder: [...s.routing.providerOrder],
       sessionIdleMs: s.routing.sessionIdleMinutes * 60_000,
       usageEnabled: s.usage.enabled,
+      requestLog: { ...s.requestLog, tokenIds: [...s.requestLog.tokenIds] },
     }),
     smart: p.gatewaySmart,
     providers: p.providers,

@@ -1,4 +1,5 @@
 import type { JournalMark } from '../store/usage-journal.ts';
+import type { RequestLogSettings } from '../store/request-log-repo.ts';
 import type { MetricSnapshot } from '../metrics/registry.ts';
 import type { AuthChange } from '../state/auth-table.ts';
 import type { CatalogChange } from '../state/catalog-index.ts';
@@ -26,6 +27,8 @@ export interface EdgeSettings {
   sessionIdleMs: number;
   /** `usage.enabled`: a thread journals usage only while it is on. */
   usageEnabled: boolean;
+  /** The request log's setting: the thread captures and writes its own calls' entries (docs/api.md, Request log). */
+  requestLog: RequestLogSettings;
 }
 
 /** Gauge's reading of a window, as a gate reads it. */

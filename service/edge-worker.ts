@@ -19,6 +19,7 @@ import { createCatalogMirror } from '../state/catalog-index.ts';
 import { ServiceError } from '../protocol/errors.ts';
 import type { FromControl } from '../protocol/forward.ts';
 import { responseRouteRepo } from '../store/response-route-repo.ts';
+import { requestLogRepo, requestLogSink } from '../store/request-log-repo.ts';
 import { openStoreEnv } from '../store/env.ts';
 import { openUsageJournal, type JournalMark } from '../store/usage-journal.ts';
 import { packRecord, RECORD_SLOTS } from '../protocol/meter.ts';
@@ -100,6 +101,13 @@ const local = wireGateway({
   priceOf: limits.priceOf,
   rejectCredential: (providerId, credentialId, status, seenUpdatedAt) =>
     providers.rejectCredential(providerId, credentialId, status, seenUpdatedAt),
+  // This thread writes its calls' entries into the shared store itself: bodies of megabytes need not cross to the
+  // control thread, and LMDB serializes the writers (store/request-log-repo.ts).
+  requestLog: requestLogSink(
+    requestLogRepo(env),
+    () => settings?.requestLog ?? null,
+    (err) => log.warn({ err: String(err).slice(0, 300) }, 'could not keep a request log entry'),
+  ),
   meterUsage(event) {
     // Journaled here, before the answer's last bytes; the control thread meters it (store/usage-journal.ts).
     let mark: JournalMark | null = null;

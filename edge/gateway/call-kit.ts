@@ -27,13 +27,15 @@ export interface CallKit {
   startJson(ctx: RouteContext<unknown>, start: JsonStart): RelayCall;
   follow: ReturnType<typeof callFollower>['follow'];
   hooks: ReturnType<typeof callFollower>['hooks'];
+  /** Begins the request log's capture of a call (a no-op while the log is off for its token): before its body goes. */
+  capture: ReturnType<typeof callFollower>['capture'];
   callbackFailed: ReturnType<typeof callFollower>['callbackFailed'];
   /** The key pool's calls, for providers with several keys; null without a pool. */
   keyed: ReturnType<typeof keyedCalls> | null;
 }
 
 export function createCallKit(deps: GatewayDeps): CallKit {
-  const { follow, callbackFailed, hooks } = callFollower(deps);
+  const { follow, callbackFailed, hooks, capture } = callFollower(deps);
   const admit: CallKit['admit'] = (ctx, ask) =>
     deps.admission === undefined ? null : admitCall(deps.admission, ctx, ask);
   const release = (reservation: Reservation) => deps.admission!.release(reservation);
@@ -62,6 +64,7 @@ export function createCallKit(deps: GatewayDeps): CallKit {
     startJson,
     follow,
     hooks,
+    capture,
     callbackFailed,
     keyed,
   };

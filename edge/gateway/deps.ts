@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { UsageEvent } from '../../protocol/gateway.ts';
 import type { ModelPricing } from '../../protocol/http/catalog.ts';
 import type { CatalogReader } from '../../protocol/ports/catalog.ts';
+import type { RequestLogSink } from '../../protocol/ports/request-log.ts';
 import type { SmartRoutingPort } from '../../protocol/ports/smart-route.ts';
 import type { ResponseRouteRepo } from '../../store/response-route-repo.ts';
 import type { RelayPool } from '../../workers/shared/relay-sink.ts';
@@ -37,4 +38,6 @@ export interface GatewayDeps {
   keyPool?: KeyPool;
   /** Tells the control plane that the upstream refused a key (401/403). */
   rejectCredential?(providerId: string, credentialId: string, status: number, seenUpdatedAt: number): Promise<unknown>;
+  /** The request log this thread writes, opt in (docs/api.md, Request log); absent: nothing is captured. */
+  requestLog?: RequestLogSink;
 }

@@ -9,6 +9,8 @@ import type { RouteContext, RouteResult } from '../http/router.ts';
 import type { RelayCall, RelayHooks, RelayOutcome } from './relay-response.ts';
 import type { Admission, Reservation } from './admission.ts';
 import { affinitySession } from './affinity-session.ts';
+import type { RequestLogSink } from '../../protocol/ports/request-log.ts';
+import { requestCaptures } from './request-capture.ts';
 
 const noMember = () => undefined;
 
@@ -23,6 +25,8 @@ export interface FollowDeps {
   meterUsage?(event: UsageEvent): void;
   /** The rest of a call's bookkeeping (metrics, activity): after this turn's answers are written. */
   recordUsage?(event: UsageEvent): void;
+  /** The request log, opt in (docs/api.md, Request log); each thread writes its calls' entries itself. */
+  requestLog?: RequestLogSink;
 }
 
 /** What a followed call is: its operation, where it went, and what it holds. */
@@ -40,6 +44,7 @@ export interface Followed {
 export function callFollower(deps: FollowDeps) {
   const { log, responses } = deps;
   const access = createAccessLogger(log);
+  const captures = requestCaptures(deps.requestLog);
 
   /** Reports the call's outcome once it is over; remembers which provider holds a created response. */
   function follow(ctx: RouteContext<unknown>, call: RelayCall, followed: Followed): Promise<RouteResult> {
@@ -108,6 +113,12 @@ export function callFollower(deps: FollowDeps) {
             credentialId,
           });
           deps.recordUsage?.(settled);
+          // Decoding and redacting the bodies wait here too: the client has its answer.
+          try {
+            captures.end(ctx, settled);
+          } catch (err) {
+            callbackFailed('requestLog', err, ctx.requestId);
+          }
         });
       })
       .catch((err: unknown) => callbackFailed('done', err, ctx.requestId));
@@ -145,7 +156,8 @@ export function callFollower(deps: FollowDeps) {
     onResponseId: (responseId) => remember(ctx, responseId, providerId),
     onHead,
     onHookError: callbackFailed,
+    capture: captures.of(ctx),
   });
 
-  return { follow, callbackFailed, hooks };
+  return { follow, callbackFailed, hooks, capture: captures.of };
 }

@@ -50,6 +50,8 @@ export function jsonOp(kit: CallKit, deps: GatewayDeps, op: GatewayOp): RouteDef
     handle(ctx) {
       const { body, headers } = ctx.req;
       const { text, name, value, maxOutput } = readModel(body, headers['content-type'], deps.pool.arena);
+      // Before the body is handed to a worker (a transfer detaches it, an arena slot is reused).
+      kit.capture(ctx, typeof name === 'string' ? name : null);
       const { smart } = deps;
       if (smart && isPackName(name))
         return runPack(kit, deps, ctx, { op, smart, name, body: body!, maxOutput, json: value });

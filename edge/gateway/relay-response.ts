@@ -78,6 +78,17 @@ function joinChunks(chunks: Chunk[]): Uint8Array | string {
   return Buffer.concat(chunks.map(chunkBytes));
 }
 
+/**
+ * The request log's view of an answer (edge/gateway/request-capture.ts): its head, then its bytes in the order the
+ * client gets them, or the error it ended with. Present only for a call the log is on for.
+ */
+export interface AnswerCapture {
+  head(status: number, headers: Readonly<Record<string, string>>, streamed: boolean): void;
+  /** `text`: a string that is text (a whole answer's), not a chunk's latin1 bytes. */
+  bytes(chunk: Chunk | Uint8Array | string, text?: boolean): void;
+  failed(error: ServiceError): void;
+}
+
 export interface RelayHooks {
   onAbort(callback: () => void): void;
   /** The upstream named the response it created, possibly long before the call ends. */
@@ -90,9 +101,11 @@ export interface RelayHooks {
    * callback, where nothing catches it and the process dies (W2.6).
    */
   onHookError?(hook: RelayHookName, err: unknown, requestId: string): void;
+  /** Set while the request log is on for the call's token; undefined otherwise (one member, one shape). */
+  capture?: AnswerCapture | undefined;
 }
 
-export type RelayHookName = 'onAbort' | 'onResponseId' | 'onHead' | 'onOutcome';
+export type RelayHookName = 'onAbort' | 'onResponseId' | 'onHead' | 'onOutcome' | 'capture';
 
 function hookFailed(hooks: RelayHooks, hook: RelayHookName, err: unknown, requestId: string): void {
   try {
@@ -183,6 +196,17 @@ class RelayRun implements RelaySink {
     }
   }
 
+  /** Tells the request log, which never changes the client's answer (a throw is reported, as a hook's). */
+  private captured(tell: (capture: AnswerCapture) => void): void {
+    const capture = this.hooks.capture;
+    if (capture === undefined) return;
+    try {
+      tell(capture);
+    } catch (err) {
+      hookFailed(this.hooks, 'capture', err, this.req.requestId);
+    }
+  }
+
   /** Called before the answer's last bytes are written (see RelayCall.onOutcome). */
   private finish(o: RelayOutcome): void {
     if (this.finished) return;
@@ -221,6 +245,7 @@ class RelayRun implements RelaySink {
   }
 
   private write(chunks: Chunk[]): void {
+    if (this.hooks.capture !== undefined) this.captured((c) => chunks.forEach((chunk) => c.bytes(chunk)));
     for (const chunk of chunks) {
       this.uncredited += typeof chunk === 'string' ? chunk.length : chunk.byteLength;
       if (!this.writer!.write(wireChunk(chunk)) && !this.paused) {
@@ -238,6 +263,7 @@ class RelayRun implements RelaySink {
   private writeAndEnd(chunks: Chunk[]): void {
     const last = chunks.pop();
     this.write(chunks);
+    if (last !== undefined && this.hooks.capture !== undefined) this.captured((c) => c.bytes(last));
     this.writer!.end(last === undefined ? undefined : wireChunk(last));
   }
 
@@ -287,6 +313,11 @@ class RelayRun implements RelaySink {
   whole(status: number, headers: Record<string, string>, body: ArrayBuffer | string, end: RelayEnd): void {
     if (this.clientGone) return this.leftWith(end.usage, end.responseId);
     this.sawHead(status, headers);
+    if (this.hooks.capture !== undefined)
+      this.captured((c) => {
+        c.head(status, headers, false);
+        c.bytes(body, true);
+      });
     this.resolveResult({ status, headers, raw: typeof body === 'string' ? body : new Uint8Array(body) });
     this.finish(completed(end));
   }
@@ -295,6 +326,7 @@ class RelayRun implements RelaySink {
     if (this.clientGone) return;
     this.headSeen = true;
     this.sawHead(status, headers);
+    if (this.hooks.capture !== undefined) this.captured((c) => c.head(status, headers, true));
     this.isSse = (headers['content-type'] ?? '').includes('text/event-stream');
     // The rest of this message batch may hold the whole stream: then `end` answers at once, as for a whole
     // answer. Otherwise the stream is handed to the client's writer once the batch is delivered.
@@ -321,6 +353,7 @@ class RelayRun implements RelaySink {
       this.pendingHead = null;
       const all = chunks === undefined ? this.backlog : this.backlog.concat(chunks);
       this.backlog = [];
+      if (this.hooks.capture !== undefined) this.captured((c) => all.forEach((chunk) => c.bytes(chunk)));
       this.resolveResult({ status, headers, raw: joinChunks(all) });
       this.finish(outcome);
       return;
@@ -339,6 +372,7 @@ class RelayRun implements RelaySink {
 
   error(error: ServiceError, usage: UsageReport | null): void {
     if (this.clientGone) return this.leftWith(usage);
+    if (this.hooks.capture !== undefined) this.captured((c) => c.failed(error));
     if (!this.headSeen) {
       // Nothing reached the client yet: the answer is the error envelope.
       this.rejectResult(error);
@@ -348,8 +382,11 @@ class RelayRun implements RelaySink {
     const fail = (rest: Chunk[]) => {
       this.finish({ outcome: 'failed', usage, responseId: null });
       this.write(rest);
-      if (this.isSse) this.writer!.end(sseErrorEvent(error, this.req.requestId), true);
-      else this.writer!.abort();
+      if (this.isSse) {
+        const event = sseErrorEvent(error, this.req.requestId);
+        if (this.hooks.capture !== undefined) this.captured((c) => c.bytes(event));
+        this.writer!.end(event, true);
+      } else this.writer!.abort();
     };
     if (this.writer) fail([]);
     else {

@@ -89,6 +89,7 @@ function multipartOp(kit: CallKit, deps: GatewayDeps, op: GatewayOp): RouteDef {
       if (!isMultipart(ctx.req)) {
         if (!acceptsJson) throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', `${spec.path} takes multipart/form-data.`);
         const { name } = readModel(ctx.req.body, ctx.req.headers['content-type']);
+        kit.capture(ctx, typeof name === 'string' ? name : null);
         const resolved = resolveModel(catalog.current(), op, name, { multipart: true, unresolved: deps.unresolved });
         const ask = { op, priced: resolved.model.id, bodyBytes: ctx.req.body?.length ?? 0, maxOutput: null };
         const start = () =>
@@ -110,6 +111,7 @@ function multipartOp(kit: CallKit, deps: GatewayDeps, op: GatewayOp): RouteDef {
         start: (resolved, clientModel) => {
           // The file's size is not known before it has streamed: the reservation holds the output bound only.
           reservation = kit.admit(ctx, { op, priced: resolved.model.id, bodyBytes: 0, maxOutput: null });
+          kit.capture(ctx, clientModel);
           return kit.under(reservation, () =>
             startRelay(pool, relayRequest(ctx, op, resolved, clientModel, null), kit.hooks(ctx, resolved.provider.id)),
           );

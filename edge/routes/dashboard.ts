@@ -42,6 +42,7 @@ export const PAGE_FILES = [
   'gauge-money-forms.js',
   'view-services.js',
   'view-limits.js',
+  'view-requests.js',
   'forms.js',
   'models-setup.js',
   'provider-keys.js',

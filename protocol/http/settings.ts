@@ -1,6 +1,12 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { compile } from '../validate.ts';
 import { GAUGE_DEVICE_FLOW_PROVIDERS } from './gauge-auth-sessions.ts';
+import {
+  REQUEST_LOG_DAYS_MAX,
+  REQUEST_LOG_MEGABYTES_MAX,
+  REQUEST_LOG_TOKENS_MAX,
+  TOKEN_ID_PATTERN,
+} from './request-log.ts';
 
 // runtime.tuning: 0 is "automatic" everywhere (docs/api.md, Settings); gpuLayers -1 forces CPU only.
 export const TuningSchema = Type.Object(
@@ -68,6 +74,11 @@ export interface StoredSettings {
    */
   /** sessionIdleMinutes: how long a session keeps its provider key without a call (docs/api.md, Key pools). */
   routing: { providerOrder: string[]; sessionIdleMinutes: number };
+  /**
+   * The request log (docs/api.md, Request log), off by default since entries hold prompts and answers: on for every
+   * call, or only for the local tokens listed; kept `retentionDays` and at most `maxMegabytes`, oldest dropped first.
+   */
+  requestLog: { enabled: boolean; tokenIds: string[]; retentionDays: number; maxMegabytes: number };
 }
 
 /**
@@ -94,6 +105,7 @@ export const DEFAULT_SETTINGS: StoredSettings = {
   gauge: { enabled: false, retentionDays: 90, oauthClients: {} },
   limits: { jsonBodyBytes: 16 * MiB, multipartBodyBytes: 64 * MiB, inflightBodyBytes: null },
   routing: { providerOrder: [], sessionIdleMinutes: 10 },
+  requestLog: { enabled: false, tokenIds: [], retentionDays: 7, maxMegabytes: 256 },
 };
 
 /** The most providers `routing.providerOrder` names. */
@@ -180,6 +192,22 @@ export const SettingsPatchSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    requestLog: Type.Optional(
+      Type.Object(
+        {
+          enabled: Type.Optional(Type.Boolean()),
+          tokenIds: Type.Optional(
+            Type.Array(Type.String({ pattern: TOKEN_ID_PATTERN }), {
+              maxItems: REQUEST_LOG_TOKENS_MAX,
+              uniqueItems: true,
+            }),
+          ),
+          retentionDays: Type.Optional(Type.Integer({ minimum: 1, maximum: REQUEST_LOG_DAYS_MAX })),
+          maxMegabytes: Type.Optional(Type.Integer({ minimum: 1, maximum: REQUEST_LOG_MEGABYTES_MAX })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -201,6 +229,7 @@ export interface SettingsView {
   gauge: StoredSettings['gauge'];
   limits: StoredSettings['limits'];
   routing: StoredSettings['routing'];
+  requestLog: StoredSettings['requestLog'];
   /** Where provider credentials are kept, by name only (never a path). */
   /** `reason`: why the file vault holds the credentials (no keychain, or asked for); null for the keychain. */
   vault: { backend: 'keychain' | 'file'; keyStorage: 'keychain' | 'file' | null; reason: string | null };

@@ -18,6 +18,7 @@ import type { Base, LateParts } from '../parts.ts';
 import type { GaugeParts } from './gauge.ts';
 import type { LimitsParts } from './limits.ts';
 import type { ProvidersParts } from './providers.ts';
+import type { RequestLogParts } from './request-log.ts';
 import type { RuntimeParts } from './runtime.ts';
 import type { SettingsParts } from './settings.ts';
 import type { StoreParts } from './store.ts';
@@ -41,7 +42,15 @@ export interface GatewayParts {
 
 /** The inference routes, Smart Route (presets, route packs, capacity) and the relay workers that call upstream. */
 export async function gatewayFamily(
-  p: Base & StoreParts & SettingsParts & GaugeParts & UsageParts & ProvidersParts & RuntimeParts & LimitsParts,
+  p: Base &
+    StoreParts &
+    SettingsParts &
+    GaugeParts &
+    UsageParts &
+    ProvidersParts &
+    RuntimeParts &
+    LimitsParts &
+    RequestLogParts,
   late: Pick<LateParts, 'relayPool' | 'smartRoute' | 'gaugeCapacity'>,
 ): Promise<Built<GatewayParts>> {
   const { env, audit, log, dataDir } = p;
@@ -116,6 +125,7 @@ export async function gatewayFamily(
         rejectCredential: (providerId, credentialId, status, seenUpdatedAt) =>
           p.providers.rejectCredential(providerId, credentialId, status, seenUpdatedAt),
         meterUsage: (event) => p.meter.record(event),
+        requestLog: p.requestLogSink,
         recordUsage: (event) => {
           p.metrics.usage(event);
           p.serviceActivity.record(event);

@@ -40,6 +40,8 @@ import { serviceRoutes } from '../../edge/routes/services.ts';
 import { logRoutes } from '../../edge/routes/logs.ts';
 import { createLogTail } from '../../edge/http/log-tail.ts';
 import { usageRoutes } from '../../edge/routes/usage.ts';
+import { requestLogRoutes } from '../../edge/routes/requests.ts';
+import { REQUEST_LOG_QUERY } from '../../protocol/http/request-log.ts';
 import { gatewayRoutes } from '../../edge/gateway/routes.ts';
 import * as anthropicFake from '../fakes/anthropic.ts';
 import * as openaiFake from '../fakes/openai.ts';
@@ -96,6 +98,7 @@ const FACTORIES: Record<string, () => RouteDef[]> = {
   wireGateway: () =>
     gatewayRoutes({ catalog: stub, pool: stub, responses: stub, log: stub, spillDir: '/nonexistent', smart: stub }),
   usageRoutes: () => usageRoutes(stub),
+  requestLogRoutes: () => requestLogRoutes(stub),
   runtimeRoutes: () => runtimeRoutes(stub),
   residencyRoutes: () => residencyRoutes(stub),
   serviceRoutes: () => serviceRoutes(stub, stub),
@@ -131,6 +134,7 @@ const QUERY_NAMES = [
     ...AUDIT_QUERY_PARAMS,
     ...GAUGE_ALERT_EVENTS_QUERY,
     ...USAGE_COMMON_PARAMS,
+    ...REQUEST_LOG_QUERY,
     ...Object.values(USAGE_ROUTES).flatMap((r) => r.params),
   ]),
 ];

@@ -5,6 +5,12 @@ import { after, before, describe, test } from 'node:test';
 import { startInProcess, type InProcessService } from '../helpers/in-process.ts';
 
 let svc: InProcessService;
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+/** One more than requestLog.tokenIds takes, each of the token ID pattern. */
+const SIXTY_FIVE_TOKEN_IDS = Array.from(
+  { length: 65 },
+  (_, i) => `tok_01KAAAAAAAAAAAAAAAAAAAAA${CROCKFORD[i >> 5]}${CROCKFORD[i & 31]}`,
+);
 before(async () => {
   svc = await startInProcess();
 });
@@ -34,6 +40,7 @@ describe('GET /v1/settings', () => {
     });
     assert.equal(typeof reply.json.usage.enabled, 'boolean');
     assert.equal(reply.json.gauge.enabled, false);
+    assert.deepEqual(reply.json.requestLog, { enabled: false, tokenIds: [], retentionDays: 7, maxMegabytes: 256 });
   });
 
   test('never holds the token, the data directory, the database path or a credential reference', async () => {
@@ -119,6 +126,15 @@ describe('PATCH /v1/settings', () => {
     assert.deepEqual(reply.json.routing, { providerOrder: [], sessionIdleMinutes: 30 });
   });
 
+  test('requestLog merges field by field; tokenIds is replaced whole', async () => {
+    const id = 'tok_01KAAAAAAAAAAAAAAAAAAAAAAA';
+    const a = await svc.request('PATCH', '/v1/settings', { body: { requestLog: { tokenIds: [id], maxMegabytes: 8 } } });
+    assert.deepEqual(a.json.requestLog, { enabled: false, tokenIds: [id], retentionDays: 7, maxMegabytes: 8 });
+    const b = await svc.request('PATCH', '/v1/settings', { body: { requestLog: { retentionDays: 90, tokenIds: [] } } });
+    assert.deepEqual(b.json.requestLog, { enabled: false, tokenIds: [], retentionDays: 90, maxMegabytes: 8 });
+    await svc.request('PATCH', '/v1/settings', { body: { requestLog: { retentionDays: 7, maxMegabytes: 256 } } });
+  });
+
   test('invalid values are INVALID_REQUEST naming the field', async () => {
     const cases: [unknown, string][] = [
       [{ runtime: { tuning: { threads: -1 } } }, 'runtime.tuning.threads'],
@@ -133,6 +149,13 @@ describe('PATCH /v1/settings', () => {
       [{ bind: { networkExposed: 1 } }, 'bind.networkExposed'],
       [{ routing: { sessionIdleMinutes: 0 } }, 'routing.sessionIdleMinutes'],
       [{ routing: { sessionIdleMinutes: 1441 } }, 'routing.sessionIdleMinutes'],
+      [{ requestLog: { enabled: 1 } }, 'requestLog.enabled'],
+      [{ requestLog: { retentionDays: 0 } }, 'requestLog.retentionDays'],
+      [{ requestLog: { retentionDays: 91 } }, 'requestLog.retentionDays'],
+      [{ requestLog: { maxMegabytes: 0 } }, 'requestLog.maxMegabytes'],
+      [{ requestLog: { maxMegabytes: 10_241 } }, 'requestLog.maxMegabytes'],
+      [{ requestLog: { tokenIds: ['tok_nope'] } }, 'requestLog.tokenIds[0]'],
+      [{ requestLog: { tokenIds: SIXTY_FIVE_TOKEN_IDS } }, 'requestLog.tokenIds'],
     ];
     for (const [body, param] of cases) {
       const reply = await svc.request('PATCH', '/v1/settings', { body });

@@ -34,3 +34,6 @@ describe('limit-journal', async () => {
 describe('usage-journal', async () => {
   await import('./usage-journal.suite.ts');
 });
+describe('request-log-repo', async () => {
+  await import('./request-log-repo.suite.ts');
+});
