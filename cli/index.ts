@@ -22,7 +22,7 @@ import {
 import { approve, pair } from './pairing.ts';
 import { KEYS_HELP, KEYS_USAGE, providerKeys } from './provider-keys.ts';
 import { keepAlive, keepAliveValue, negativesAsValues, pinModel, resident } from './residency.ts';
-import { listRequests, REQUESTS_USAGE, requestsQuery, showRequest } from './requests.ts';
+import { listRequests, REPLAY_USAGE, replayRequest, REQUESTS_USAGE, requestsQuery, showRequest } from './requests.ts';
 
 // The commands a person types against a running service (`switchyard providers`, `ps`, ...). Each parses
 // its own options strictly (an unknown option is a usage error, exit 2), answers a table or, with --json, the
@@ -36,6 +36,7 @@ export const COMMANDS = [
   'ps',
   'usage',
   'requests',
+  'replay',
   'jobs',
   'logs',
   'pair',
@@ -71,6 +72,7 @@ ${SETUP_HELP}
              GROUP: provider, model, provider_model, token, service_account or credential.
   requests   The request log, newest first (admin; the log is opt in). [--json] [--session S] [--model M]
              [--status ok|failed|aborted|CODE] [--limit N]; \`requests show <id>\` prints one with its bodies.
+  replay     Run a logged call again on another model: both usages and costs.  --model M [--json]
   jobs       List jobs; \`jobs watch <id>\` follows one.              [--json]
   logs       The service's newest log lines.                        [--json] [-n N] [--follow]
   pair       Ask for a token, as an app would; prints it once approved.
@@ -101,6 +103,7 @@ const USAGES: Record<(typeof COMMANDS)[number], string> = {
   ps: 'switchyard ps [--json]',
   usage: 'switchyard usage [--days N] [--by GROUP] [--json]',
   requests: REQUESTS_USAGE,
+  replay: REPLAY_USAGE,
   jobs: 'switchyard jobs [watch <id>] [--json]',
   logs: 'switchyard logs [-n N] [--follow] [--json]',
   pair: 'switchyard pair [--name NAME] [--scopes a,b] [--json]',
@@ -207,6 +210,13 @@ async function dispatch(command: (typeof COMMANDS)[number], args: string[]): Pro
         limit: intOption(str(o.values.limit), '--limit', 1, 200, 50),
       });
       return listRequests(connect(), json, query);
+    }
+    case 'replay': {
+      const o = options(args, { model: { type: 'string' } });
+      const [id] = positionals(o.positionals, 1, REPLAY_USAGE);
+      const model = str(o.values.model);
+      if (id === undefined || model === undefined) throw new UsageError(`Usage: ${REPLAY_USAGE}`);
+      return replayRequest(connect(), o.values.json === true, id, model);
     }
     case 'jobs': {
       const o = options(args);

@@ -1,10 +1,12 @@
-import type { RequestLogEntry, RequestLogPage } from '../protocol/http/request-log.ts';
+import type { ReplayAnswer, ReplayCall, RequestLogEntry, RequestLogPage } from '../protocol/http/request-log.ts';
 import { UsageError } from './args.ts';
 import type { Client } from './client.ts';
 import { cell, count, cost, path, printJson, relative, say, table } from './output.ts';
 
 // `switchyard requests`: the request log (docs/api.md, Request log; it needs an admin token and the log on), newest
 // first, filtered as GET /v1/requests filters; `requests show ID` prints one entry with its bodies.
+
+export const REPLAY_USAGE = 'switchyard replay <id> --model M [--json]';
 
 export const REQUESTS_USAGE =
   'switchyard requests [--session S] [--model M] [--status ok|failed|aborted|CODE] [--limit N] [--json] | ' +
@@ -82,5 +84,26 @@ export async function showRequest(client: Client, json: boolean, id: string): Pr
     ...body('response body', e.response.body),
   ];
   for (const line of lines) say(line);
+  return 0;
+}
+
+const side = (label: string, c: ReplayCall) =>
+  `${label} ${c.model ?? '-'} -> ${c.modelId ?? '-'}: ${count(c.usage?.inputTokens)} in / ` +
+  `${count(c.usage?.outputTokens)} out, cost ${cost(c.estimatedCostUsd)}`;
+const signed = (n: number | null, show: (n: number) => string) =>
+  n === null ? '-' : `${n >= 0 ? '+' : '-'}${show(Math.abs(n))}`;
+
+/** `switchyard replay ID --model M`: the logged call again on another model, and what changed. */
+export async function replayRequest(client: Client, json: boolean, id: string, model: string): Promise<number> {
+  const r = await client.call<ReplayAnswer>('POST', `/v1/requests/${path(id)}/replay`, { model });
+  if (json) return (printJson(r), 0);
+  const d = r.difference;
+  for (const line of [
+    side('original', r.original),
+    `${side('replay  ', r.replay)} (status ${r.replay.status}, ${r.replayRequestId})`,
+    `difference: ${signed(d.inputTokens, count)} in / ${signed(d.outputTokens, count)} out, cost ` +
+      signed(d.estimatedCostUsd, cost),
+  ])
+    say(line);
   return 0;
 }

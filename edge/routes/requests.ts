@@ -4,10 +4,11 @@ import {
   REQUEST_LOG_LIMIT,
   REQUEST_LOG_OUTCOMES,
   REQUEST_LOG_QUERY,
+  checkReplayRequest,
   type RequestLogFilter,
   type RequestLogOutcome,
 } from '../../protocol/http/request-log.ts';
-import type { RequestLogPort } from '../../protocol/ports/request-log.ts';
+import type { ReplayPort, RequestLogPort } from '../../protocol/ports/request-log.ts';
 import { readQuery } from '../../protocol/query.ts';
 import { route, type RouteDef } from '../http/router.ts';
 
@@ -49,6 +50,32 @@ function readFilter(raw: string): RequestLogFilter {
   return filter;
 }
 
+/** Only our own IDs name an entry; anything else is refused before it reaches the store. */
+function requestIdOf(id: string): string {
+  if (!REQUEST_ID_RE.test(id))
+    throw invalid('id', 'A request ID is `req_` and 26 characters, as the X-Request-Id header gives it.');
+  return id;
+}
+
+/**
+ * POST /v1/requests/{id}/replay: `admin`, as reading the entry is; the replay itself runs as that token, which
+ * holds `inference` with every other scope.
+ */
+export function replayRoutes(replay: ReplayPort): RouteDef[] {
+  return [
+    route({
+      method: 'POST',
+      path: '/v1/requests/:id/replay',
+      scope: 'admin',
+      body: checkReplayRequest,
+      handle: async ({ req, params, body, principal }) => {
+        readQuery(req.query, []);
+        return { body: await replay.replay(requestIdOf(params.id!), body.model, principal!) };
+      },
+    }),
+  ];
+}
+
 export function requestLogRoutes(log: RequestLogPort): RouteDef[] {
   return [
     route({
@@ -63,10 +90,7 @@ export function requestLogRoutes(log: RequestLogPort): RouteDef[] {
       scope: 'admin',
       handle: async ({ req, params }) => {
         readQuery(req.query, []);
-        const id = params.id!;
-        // Only our own IDs name an entry; anything else is refused before it reaches the store.
-        if (!REQUEST_ID_RE.test(id))
-          throw invalid('id', 'A request ID is `req_` and 26 characters, as the X-Request-Id header gives it.');
+        const id = requestIdOf(params.id!);
         const entry = await log.get(id);
         if (entry === undefined)
           throw new ServiceError('NOT_FOUND', `The request log holds no request \`${id}\`.`, { param: 'id' });

@@ -1,4 +1,6 @@
+import { Type, type Static } from '@sinclair/typebox';
 import type { GatewayOp, UsageReport, UsageRoute } from '../gateway.ts';
+import { compile } from '../validate.ts';
 
 // The request log's wire types (docs/api.md, Request log): what one relayed gateway call left, opt in. An entry
 // holds what a replay needs (the client's body, op, path, query and headers, the model as the client named it)
@@ -92,4 +94,38 @@ export interface RequestLogPage {
   data: RequestLogItem[];
   /** Pass as `cursor` for the next page; null at the end. */
   nextCursor: string | null;
+}
+
+// POST /v1/requests/{id}/replay: the logged request again on another model or preset (service/request-replay.ts).
+export const ReplayRequestSchema = Type.Object(
+  // As a gateway body's `model`: a catalog ID, an alias, `@preset/...`, `@route/...` or a plain name.
+  { model: Type.String({ minLength: 1, maxLength: 1024 }) },
+  { additionalProperties: false },
+);
+export type ReplayRequest = Static<typeof ReplayRequestSchema>;
+export const checkReplayRequest = compile(ReplayRequestSchema);
+
+/** One side of a replay: the model as named, the catalog model it resolved to, its usage and cost. */
+export interface ReplayCall {
+  model: string | null;
+  modelId: string | null;
+  usage: UsageReport | null;
+  /** The upstream's reported cost, else the catalog's or the price database's estimate; null when unknown. */
+  estimatedCostUsd: number | null;
+}
+
+export interface ReplayAnswer {
+  /** The replay's own request ID: it is metered, and logged when the log is on, as any call. */
+  replayRequestId: string;
+  original: ReplayCall;
+  replay: ReplayCall & { status: number };
+  /** The replay's whole answer, as the gateway route answered it. */
+  result: unknown;
+  /** Replay minus original; null where either side is unknown. */
+  difference: {
+    inputTokens: number | null;
+    outputTokens: number | null;
+    totalTokens: number | null;
+    estimatedCostUsd: number | null;
+  };
 }

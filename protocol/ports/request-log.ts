@@ -1,4 +1,5 @@
-import type { RequestLogEntry, RequestLogFilter, RequestLogPage } from '../http/request-log.ts';
+import type { ReplayAnswer, RequestLogEntry, RequestLogFilter, RequestLogPage } from '../http/request-log.ts';
+import type { Principal } from '../principal.ts';
 import { methodsOf } from './methods.ts';
 
 // The request log as the edge reaches it: the routes read it (edge/routes/requests.ts), the gateway's capture
@@ -16,4 +17,9 @@ export interface RequestLogSink {
   on(tokenId: string): boolean;
   /** Stores an entry; never throws (a failure is the sink's to log). */
   write(entry: RequestLogEntry): void;
+}
+
+/** POST /v1/requests/{id}/replay: runs where the gateway's routes are (the main thread), as `principal`. */
+export interface ReplayPort {
+  replay(id: string, model: string, principal: Principal): Promise<ReplayAnswer>;
 }

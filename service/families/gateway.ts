@@ -10,6 +10,9 @@ import { responseRouteRepo } from '../../store/response-route-repo.ts';
 import { createRouteWrites, createRouteWritesBuffer } from '../../state/route-writes.ts';
 import { createRelayPool } from '../../workers/proxy/relay-pool.ts';
 import { wireGateway } from '../gateway-wiring.ts';
+import { createReplay } from '../request-replay.ts';
+import { replayRoutes } from '../../edge/routes/requests.ts';
+import { ServiceError } from '../../protocol/errors.ts';
 import type { SmartRoutingPort } from '../../protocol/ports/smart-route.ts';
 import type { UsageEvent } from '../../protocol/gateway.ts';
 import type { JournalMark } from '../../store/usage-journal.ts';
@@ -108,38 +111,49 @@ export async function gatewayFamily(
   const { smart } = smartRoute;
   // Gauge's live-headers source hears the same answer heads as Smart Route's capacity tracker.
   const gatewaySmart = { ...smart, capacity: tapCapacity(smart.capacity, () => p.catalog.current(), p.gauge) };
+  const gatewayRoutes = wireGateway({
+    catalog: p.catalog,
+    relay: relayPool,
+    runtime: p.local.runtimePool,
+    tap: (pool) => p.metrics.tapRelay(pool),
+    responses,
+    log,
+    spillDir,
+    limits: p.limits.admission,
+    priceOf: p.priceOf,
+    keyPool: p.keyPool,
+    rejectCredential: (providerId, credentialId, status, seenUpdatedAt) =>
+      p.providers.rejectCredential(providerId, credentialId, status, seenUpdatedAt),
+    meterUsage: (event) => p.meter.record(event),
+    requestLog: p.requestLogSink,
+    recordUsage: (event) => {
+      p.metrics.usage(event);
+      p.serviceActivity.record(event);
+      p.gauge.traffic();
+      told(event);
+    },
+    smart: gatewaySmart,
+    // A name the catalog does not know: a GGUF file of the embedded runtime, else a provider's plain model name.
+    unresolved: firstOf(
+      embeddedFallback(p.local.library),
+      plainNames(() => p.settings.current().routing.providerOrder),
+    ),
+  });
+  // Replays run through the very routes above, as their caller (service/request-replay.ts).
+  const byName = new Map(gatewayRoutes.map((r) => [`${r.method} ${r.path}`, r]));
+  const replay = createReplay({
+    entry: async (id) => {
+      const entry = await p.requestLog.get(id);
+      if (entry === undefined)
+        throw new ServiceError('NOT_FOUND', `The request log holds no request \`${id}\`.`, { param: 'id' });
+      return entry;
+    },
+    route: (name) => byName.get(name),
+    onUsage,
+    priceOf: p.priceOf,
+  });
   const family: Family = {
-    routes: () => [
-      ...smartRoute.routes,
-      ...wireGateway({
-        catalog: p.catalog,
-        relay: relayPool,
-        runtime: p.local.runtimePool,
-        tap: (pool) => p.metrics.tapRelay(pool),
-        responses,
-        log,
-        spillDir,
-        limits: p.limits.admission,
-        priceOf: p.priceOf,
-        keyPool: p.keyPool,
-        rejectCredential: (providerId, credentialId, status, seenUpdatedAt) =>
-          p.providers.rejectCredential(providerId, credentialId, status, seenUpdatedAt),
-        meterUsage: (event) => p.meter.record(event),
-        requestLog: p.requestLogSink,
-        recordUsage: (event) => {
-          p.metrics.usage(event);
-          p.serviceActivity.record(event);
-          p.gauge.traffic();
-          told(event);
-        },
-        smart: gatewaySmart,
-        // A name the catalog does not know: a GGUF file of the embedded runtime, else a provider's plain model name.
-        unresolved: firstOf(
-          embeddedFallback(p.local.library),
-          plainNames(() => p.settings.current().routing.providerOrder),
-        ),
-      }),
-    ],
+    routes: () => [...smartRoute.routes, ...gatewayRoutes, ...replayRoutes({ replay })],
     cut: () => relayPool.close(),
     close: () => relayPool.close(),
   };

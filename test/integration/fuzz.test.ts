@@ -40,7 +40,7 @@ import { serviceRoutes } from '../../edge/routes/services.ts';
 import { logRoutes } from '../../edge/routes/logs.ts';
 import { createLogTail } from '../../edge/http/log-tail.ts';
 import { usageRoutes } from '../../edge/routes/usage.ts';
-import { requestLogRoutes } from '../../edge/routes/requests.ts';
+import { replayRoutes, requestLogRoutes } from '../../edge/routes/requests.ts';
 import { REQUEST_LOG_QUERY } from '../../protocol/http/request-log.ts';
 import { gatewayRoutes } from '../../edge/gateway/routes.ts';
 import * as anthropicFake from '../fakes/anthropic.ts';
@@ -95,10 +95,11 @@ const FACTORIES: Record<string, () => RouteDef[]> = {
   modelRoutes: () => modelRoutes(stub, stub),
   'smartRoute.routes': () => [...presetRoutes(stub), ...routePackRoutes(stub)],
   // service/gateway-wiring.ts: the gateway's routes as every thread wires them.
-  wireGateway: () =>
+  gatewayRoutes: () =>
     gatewayRoutes({ catalog: stub, pool: stub, responses: stub, log: stub, spillDir: '/nonexistent', smart: stub }),
   usageRoutes: () => usageRoutes(stub),
   requestLogRoutes: () => requestLogRoutes(stub),
+  replayRoutes: () => replayRoutes(stub),
   runtimeRoutes: () => runtimeRoutes(stub),
   residencyRoutes: () => residencyRoutes(stub),
   serviceRoutes: () => serviceRoutes(stub, stub),

@@ -252,6 +252,85 @@ describe('request log', () => {
     for (const text of printed) assertNoSecret(text, 'the CLI output');
   });
 
+  test('replay: the logged call on another model, with both usages, costs and their difference', async () => {
+    await setLog({ enabled: true, tokenIds: [] });
+    // Priced, so that the costs are estimates the test can work out (USD per million tokens).
+    const prices = {
+      [CHAT_MODEL]: { inputPerMTok: 2, outputPerMTok: 8 },
+      'anthropic/claude-test-1': { inputPerMTok: 3, outputPerMTok: 15 },
+    };
+    for (const [id, pricing] of Object.entries(prices)) {
+      const r = await svc.request('PATCH', `/v1/catalog/models/${encodeURIComponent(id)}`, { body: { pricing } });
+      assert.equal(r.status, 200, r.text);
+    }
+    const { reqId } = await chat('replay me', { stream: true, session: 'sess-r' });
+    const original = (await entryOf(reqId)).json;
+    const replayed = await svc.request('POST', `/v1/requests/${reqId}/replay`, {
+      body: { model: 'anthropic/claude-test-1' },
+    });
+    assert.equal(replayed.status, 200, replayed.text);
+    const r = replayed.json;
+    // Whole, not streamed, and translated back to the chat-completions shape the call was made in.
+    assert.equal(r.result.object, 'chat.completion');
+    assert.equal(r.replay.status, 200);
+    const line = await usageLine(svc, r.replayRequestId);
+    assert.deepEqual(
+      [line.modelId, r.replay.modelId, r.original.modelId],
+      ['anthropic/claude-test-1', 'anthropic/claude-test-1', CHAT_MODEL],
+    );
+    assert.deepEqual(r.original.usage, original.usage);
+    assert.deepEqual(r.replay.usage, line.usage);
+    const cost = (
+      u: { inputTokens: number | null; outputTokens: number | null },
+      p: { inputPerMTok: number; outputPerMTok: number },
+    ) => ((u.inputTokens ?? 0) * p.inputPerMTok + (u.outputTokens ?? 0) * p.outputPerMTok) / 1e6;
+    const before = cost(original.usage, prices[CHAT_MODEL]!);
+    const after = cost(line.usage!, prices['anthropic/claude-test-1']!);
+    assert.ok(Math.abs(r.original.estimatedCostUsd - before) < 1e-12, `${r.original.estimatedCostUsd} vs ${before}`);
+    assert.ok(Math.abs(r.replay.estimatedCostUsd - after) < 1e-12);
+    assert.deepEqual(
+      [r.difference.inputTokens, r.difference.outputTokens, r.difference.totalTokens],
+      [
+        line.usage!.inputTokens! - original.usage.inputTokens,
+        line.usage!.outputTokens! - original.usage.outputTokens,
+        line.usage!.totalTokens! - original.usage.totalTokens,
+      ],
+    );
+    assert.ok(Math.abs(r.difference.estimatedCostUsd - (after - before)) < 1e-12);
+    // The CLI: the same replay's three lines (each run is a replay of its own, with the same fake answer).
+    const text = await ok(['replay', reqId, '--model', 'anthropic/claude-test-1']);
+    assert.match(text, /^original openai\/gpt-test -> openai\/gpt-test: .*\nreplay {3}anthropic\/claude-test-1 -> /s);
+    assert.match(
+      text,
+      new RegExp(`difference: \\${r.difference.inputTokens >= 0 ? '+' : '-'}${Math.abs(r.difference.inputTokens)} in`),
+    );
+    const usage = await cli(['replay', reqId]);
+    assert.equal(usage.status, 2, usage.stderr);
+    // The replay is a call of its own: logged too, under its own ID.
+    assert.equal((await entryOf(r.replayRequestId)).json.modelId, 'anthropic/claude-test-1');
+    assertNoSecret(replayed.text, 'the replay answer');
+  });
+
+  test('replay refuses bad input: unknown or malformed IDs, bodies, models, scopes', async () => {
+    const { reqId } = await chat('replay me again', { session: 'sess-r' });
+    await entryOf(reqId);
+    const post = (id: string, body: unknown, token?: string) =>
+      svc.request('POST', `/v1/requests/${id}/replay`, { body, ...(token && { token }) });
+    const cases: [Promise<Reply>, number, string, string | null][] = [
+      [post('req_01ARZ3NDEKTSV4RRFFQ69G5FAV', { model: CHAT_MODEL }), 404, 'NOT_FOUND', 'id'],
+      [post('not-an-id', { model: CHAT_MODEL }), 400, 'INVALID_REQUEST', 'id'],
+      [post(reqId, {}), 400, 'INVALID_REQUEST', 'model'],
+      [post(reqId, { model: '' }), 400, 'INVALID_REQUEST', 'model'],
+      [post(reqId, { model: CHAT_MODEL, stream: true }), 400, 'INVALID_JSON', 'stream'],
+      [post(reqId, { model: 'nobody/none' }), 404, 'MODEL_NOT_FOUND', 'model'],
+      [post(reqId, { model: CHAT_MODEL }, inferenceToken), 403, 'FORBIDDEN', null],
+    ];
+    for (const [reply, status, code, param] of cases) {
+      const r = await reply;
+      assert.deepEqual([r.status, r.json.error.code, r.json.error.param ?? null], [status, code, param], r.text);
+    }
+  });
+
   test('per-token opt-in: only the listed token is logged', async () => {
     await setLog({ enabled: false, tokenIds: [inferenceTokenId] });
     const mine = (await chat('by the agent', { token: inferenceToken, session: 'sess-t' })).reqId;
