@@ -14,6 +14,7 @@ import type { Actor } from './actor.ts';
 import { auditedCrud } from './crud.ts';
 import { normalizeOrigin } from '../protocol/origin.ts';
 import { mergeOAuthClients } from './gauge/oauth-clients.ts';
+import { mergeTraceSettings, traceSettingsView } from './traces/trace-settings.ts';
 
 /** What the running listener actually is; settings can only change it across a restart. */
 export interface ListenerInfo {
@@ -92,6 +93,7 @@ function merge(current: StoredSettings, patch: SettingsPatch): StoredSettings {
   if (patch.routing?.providerOrder !== undefined) next.routing.providerOrder = [...patch.routing.providerOrder];
   if (patch.routing?.sessionIdleMinutes !== undefined)
     next.routing.sessionIdleMinutes = patch.routing.sessionIdleMinutes;
+  next.traces = mergeTraceSettings(next.traces, patch.traces);
   return next;
 }
 
@@ -151,6 +153,7 @@ export function createSettingsService({ env, repo, audit, listener, vault, onCha
         providerOrder: [...settings.routing.providerOrder],
         sessionIdleMinutes: settings.routing.sessionIdleMinutes,
       },
+      traces: traceSettingsView(settings.traces),
       vault: { ...vault },
     };
   };

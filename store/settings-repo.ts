@@ -21,6 +21,7 @@ function withDefaults(saved: Partial<StoredSettings> | undefined): StoredSetting
     gauge: { ...d.gauge, ...saved.gauge },
     limits: { ...d.limits, ...saved.limits },
     routing: { ...d.routing, ...saved.routing },
+    traces: { ...d.traces, ...saved.traces },
   };
 }
 
