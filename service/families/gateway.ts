@@ -78,6 +78,7 @@ export async function gatewayFamily(
     p.meter.record(event, mark);
     p.serviceActivity.record(event);
     p.gauge.traffic();
+    p.traces.record(event);
   };
   const { smart } = smartRoute;
   // Gauge's live-headers source hears the same answer heads as Smart Route's capacity tracker.
@@ -103,6 +104,7 @@ export async function gatewayFamily(
           p.metrics.usage(event);
           p.serviceActivity.record(event);
           p.gauge.traffic();
+          p.traces.record(event);
         },
         smart: gatewaySmart,
         // A name the catalog does not know: a GGUF file of the embedded runtime, else a provider's plain model name.

@@ -22,6 +22,7 @@ export const GATEWAY_SUITES = [
   'hardening-4xx',
   'limits-gauge',
   'limits-routes',
+  'traces',
 ] as const;
 
 export const CONTROL_SUITES = [
@@ -54,6 +55,7 @@ export const EDGE2_GATEWAY_SUITES: readonly (typeof GATEWAY_SUITES)[number][] = 
   'credential-redirect',
   'usage',
   'limits-routes',
+  'traces',
 ];
 export const EDGE2_CONTROL_SUITES: readonly (typeof CONTROL_SUITES)[number][] = [
   'metrics',
