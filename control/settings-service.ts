@@ -14,6 +14,7 @@ import type { Actor } from './actor.ts';
 import { auditedCrud } from './crud.ts';
 import { normalizeOrigin } from '../protocol/origin.ts';
 import { mergeOAuthClients } from './gauge/oauth-clients.ts';
+import { mergeTraceSettings, traceSettingsView } from './traces/trace-settings.ts';
 
 /** What the running listener actually is; settings can only change it across a restart. */
 export interface ListenerInfo {
@@ -96,6 +97,7 @@ function merge(current: StoredSettings, patch: SettingsPatch): StoredSettings {
   Object.assign(next.requestLog, requestLog);
   // A whole list, as providerOrder: IDs of tokens not created yet (or deleted) are kept, and match nothing.
   if (tokenIds !== undefined) next.requestLog.tokenIds = [...tokenIds];
+  next.traces = mergeTraceSettings(next.traces, patch.traces);
   return next;
 }
 
@@ -156,6 +158,7 @@ export function createSettingsService({ env, repo, audit, listener, vault, onCha
         sessionIdleMinutes: settings.routing.sessionIdleMinutes,
       },
       requestLog: { ...settings.requestLog, tokenIds: [...settings.requestLog.tokenIds] },
+      traces: traceSettingsView(settings.traces),
       vault: { ...vault },
     };
   };

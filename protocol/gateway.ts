@@ -167,6 +167,23 @@ export interface UsageRoute {
   fallback: boolean;
   /** A reason code such as `rate_limited`; null when `fallback` is false. */
   fallbackReason: string | null;
+  /**
+   * The attempts that failed before this one, in order; absent when the first answered. Traces make a span of
+   * each (control/traces/); the meter keeps none of it.
+   */
+  failed?: UsageAttempt[];
+}
+
+/** A route pack's attempt that failed before the first byte, so the pack moved on. */
+export interface UsageAttempt {
+  routeId: string;
+  providerId: string;
+  modelId: string;
+  /** Milliseconds since the epoch. */
+  startedAt: number;
+  endedAt: number;
+  /** The failure's error code (`UPSTREAM_RATE_LIMITED`, ...). */
+  code: string;
 }
 
 /** Mode of a call that was not accelerated: such calls are the baseline a speedup is measured against. */

@@ -22,6 +22,7 @@ function withDefaults(saved: Partial<StoredSettings> | undefined): StoredSetting
     limits: { ...d.limits, ...saved.limits },
     routing: { ...d.routing, ...saved.routing },
     requestLog: { ...d.requestLog, ...saved.requestLog },
+    traces: { ...d.traces, ...saved.traces },
   };
 }
 

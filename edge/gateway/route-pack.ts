@@ -1,5 +1,5 @@
 import { toServiceError } from '../../protocol/errors.ts';
-import type { GatewayOp, UsageRoute } from '../../protocol/gateway.ts';
+import type { GatewayOp, UsageAttempt, UsageRoute } from '../../protocol/gateway.ts';
 import type { SmartRoutingPort } from '../../protocol/ports/smart-route.ts';
 import { ownBuffer } from '../../protocol/relay.ts';
 import { parseJsonBody } from '../http/json-body.ts';
@@ -50,6 +50,8 @@ export async function runPack(
   let aborted = false;
   ctx.onAbort(() => (aborted = true));
   let reason: string | null = null;
+  // Only the last attempt is followed (metered); the ones before ride in its route for traces.
+  const failed: UsageAttempt[] = [];
   for (let i = 0; ; i++) {
     const attempt = decision.attempts[i]!;
     const route: UsageRoute = {
@@ -57,7 +59,9 @@ export async function runPack(
       routeId: attempt.routeId,
       fallback: i > 0,
       fallbackReason: reason,
+      ...(failed.length > 0 && { failed: [...failed] }),
     };
+    const startedAt = Date.now();
     const sent = cap === null ? ownBuffer(body) : withOutputCap(op, attempt.target.provider.kind, whole, cap);
     // A route's provider with several keys: the pool's choice; its failure cools or sets the key aside.
     const key = keyed !== null && pooled(attempt.target.provider) ? keyed.pickKey(ctx, attempt.target, json) : null;
@@ -82,6 +86,14 @@ export async function runPack(
           'route attempt failed; trying the next',
         );
         reason = cls;
+        failed.push({
+          routeId: attempt.routeId,
+          providerId: attempt.target.provider.id,
+          modelId: attempt.target.model.id,
+          startedAt,
+          endedAt: Date.now(),
+          code: toServiceError(err).code,
+        });
         continue;
       }
     }

@@ -79,6 +79,12 @@ export interface StoredSettings {
    * call, or only for the local tokens listed; kept `retentionDays` and at most `maxMegabytes`, oldest dropped first.
    */
   requestLog: { enabled: boolean; tokenIds: string[]; retentionDays: number; maxMegabytes: number };
+  /**
+   * OpenTelemetry traces over OTLP/HTTP (docs/api.md, Traces). endpoint: the traces URL; null = the exporter's
+   * own default (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else http://localhost:4318/v1/traces). Header values may
+   * hold a backend's API key: they are never shown or logged, only their names.
+   */
+  traces: { enabled: boolean; endpoint: string | null; headers: Record<string, string> };
 }
 
 /**
@@ -106,10 +112,18 @@ export const DEFAULT_SETTINGS: StoredSettings = {
   limits: { jsonBodyBytes: 16 * MiB, multipartBodyBytes: 64 * MiB, inflightBodyBytes: null },
   routing: { providerOrder: [], sessionIdleMinutes: 10 },
   requestLog: { enabled: false, tokenIds: [], retentionDays: 7, maxMegabytes: 256 },
+  traces: { enabled: false, endpoint: null, headers: {} },
 };
 
 /** The most providers `routing.providerOrder` names. */
 export const PROVIDER_ORDER_MAX = 32;
+
+/** The most headers `traces.headers` holds: a backend wants one or two (Honeycomb's team key and dataset). */
+export const TRACE_HEADERS_MAX = 16;
+// An RFC 9110 token, lower case as HTTP/2 sends it, so two spellings cannot both be stored.
+const TraceHeaderName = Type.String({ minLength: 1, maxLength: 64, pattern: "^[a-z0-9!#$%&'*+.^_`|~-]+$" });
+// Visible ASCII, space and tab: no CR or LF that could end the header early.
+const TraceHeaderValue = Type.String({ minLength: 1, maxLength: 4096, pattern: '^[\\x20-\\x7e\\t]+$' });
 
 /**
  * Why `dir` cannot name the models directory whatever the file system holds, or null. A NUL byte makes
@@ -208,6 +222,22 @@ export const SettingsPatchSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    traces: Type.Optional(
+      Type.Object(
+        {
+          enabled: Type.Optional(Type.Boolean()),
+          endpoint: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 2048 }), Type.Null()])),
+          // Per name: a string sets the header, null removes it; the others stay (their values are never shown).
+          headers: Type.Optional(
+            Type.Record(TraceHeaderName, Type.Union([TraceHeaderValue, Type.Null()]), {
+              maxProperties: TRACE_HEADERS_MAX,
+              additionalProperties: false,
+            }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -230,6 +260,8 @@ export interface SettingsView {
   limits: StoredSettings['limits'];
   routing: StoredSettings['routing'];
   requestLog: StoredSettings['requestLog'];
+  /** `headerNames`: the names of the stored headers, sorted; their values never leave the service. */
+  traces: { enabled: boolean; endpoint: string | null; headerNames: string[] };
   /** Where provider credentials are kept, by name only (never a path). */
   /** `reason`: why the file vault holds the credentials (no keychain, or asked for); null for the keychain. */
   vault: { backend: 'keychain' | 'file'; keyStorage: 'keychain' | 'file' | null; reason: string | null };

@@ -106,6 +106,7 @@ export async function gatewayFamily(
     p.meter.record(event, mark);
     p.serviceActivity.record(event);
     p.gauge.traffic();
+    p.traces.record(event);
     told(event);
   };
   const { smart } = smartRoute;
@@ -130,6 +131,7 @@ export async function gatewayFamily(
       p.metrics.usage(event);
       p.serviceActivity.record(event);
       p.gauge.traffic();
+      p.traces.record(event);
       told(event);
     },
     smart: gatewaySmart,

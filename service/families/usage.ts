@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createServiceActivity, type ServiceActivity } from '../../control/gauge/service-activity.ts';
+import { createTraces, type Traces } from '../../control/traces/traces.ts';
 import { createServiceMetrics, type ServiceMetrics } from '../../metrics/service.ts';
 import { metricsRoutes } from '../../edge/routes/metrics.ts';
 import { VERSION_INFO } from '../../edge/routes/process.ts';
@@ -26,6 +27,8 @@ export interface UsageParts {
   usageRun: string;
   serviceActivity: ServiceActivity;
   metrics: ServiceMetrics;
+  /** OpenTelemetry spans of the gateway's calls, made from their usage events (setting `traces`). */
+  traces: Traces;
 }
 
 /**
@@ -113,6 +116,8 @@ export function usageFamily(
       }
     },
   });
+  const traces = createTraces({ catalog: () => late.catalog.get().current(), version: VERSION_INFO.version, log });
+  const unfollow = p.followSettings((next) => traces.apply(next.traces));
   const family: Family = {
     routes: () => [
       // Every edge thread's series, added up (edge-threads.ts).
@@ -120,10 +125,13 @@ export function usageFamily(
       ...usageRoutes(usageRepo(env, (tokenId) => p.tokens.ownerOf(tokenId))),
     ],
     async close() {
+      unfollow();
       metrics.close();
+      // After the gateway's close: every call's spans are made, and go out with this flush.
+      await traces.close();
       await serviceActivity.close();
       await meter.close();
     },
   };
-  return { family, parts: { meter, prices, priceOf, usageRun, serviceActivity, metrics } };
+  return { family, parts: { meter, prices, priceOf, usageRun, serviceActivity, metrics, traces } };
 }

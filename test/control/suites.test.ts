@@ -55,6 +55,9 @@ describe('presets/merge', async () => {
 describe('runtime-discovery', async () => {
   await import('./runtime-discovery.suite.ts');
 });
+describe('traces/gen-ai', async () => {
+  await import('./traces/gen-ai.suite.ts');
+});
 describe('smart-route/decide', async () => {
   await import('./smart-route/decide.suite.ts');
 });

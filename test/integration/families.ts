@@ -23,6 +23,7 @@ export const GATEWAY_SUITES = [
   'limits-gauge',
   'limits-routes',
   'request-log',
+  'traces',
 ] as const;
 
 export const CONTROL_SUITES = [
@@ -56,6 +57,7 @@ export const EDGE2_GATEWAY_SUITES: readonly (typeof GATEWAY_SUITES)[number][] = 
   'usage',
   'limits-routes',
   'request-log',
+  'traces',
 ];
 export const EDGE2_CONTROL_SUITES: readonly (typeof CONTROL_SUITES)[number][] = [
   'metrics',

@@ -41,6 +41,7 @@ describe('GET /v1/settings', () => {
     assert.equal(typeof reply.json.usage.enabled, 'boolean');
     assert.equal(reply.json.gauge.enabled, false);
     assert.deepEqual(reply.json.requestLog, { enabled: false, tokenIds: [], retentionDays: 7, maxMegabytes: 256 });
+    assert.deepEqual(reply.json.traces, { enabled: false, endpoint: null, headerNames: [] });
   });
 
   test('never holds the token, the data directory, the database path or a credential reference', async () => {
