@@ -23,8 +23,6 @@ const CONNS = 50;
 // Linux's USER_HZ: /proc/<pid>/stat counts CPU time in these ticks.
 const TICKS_PER_S = 100;
 
-if (process.argv.includes('--sink')) sink();
-else await main();
 
 /** The fake collector: 200 to every export, the spans counted; GET /count answers how many so far. */
 function sink(): void {
@@ -198,3 +196,7 @@ async function main(): Promise<void> {
     rmSync(work, { recursive: true, force: true });
   }
 }
+
+// Last: the module's constants and helpers above must be initialised before either runs.
+if (process.argv.includes('--sink')) sink();
+else await main();
