@@ -84,6 +84,7 @@ const WORKER_ROOMS: Record<string, readonly string[]> = {
   meter: ['shared'],
   gauge: ['shared'],
   hardware: ['shared'],
+  traces: [],
 };
 
 test('the rooms of workers/ import down their rows', () => {
@@ -121,6 +122,8 @@ const THREAD_ROOMS: Record<string, readonly string[]> = {
   'workers/meter/entry.js': ['protocol', 'state', 'store', 'workers/shared', 'workers/meter'],
   'workers/gauge/entry.js': ['protocol', 'state', 'store', 'workers/shared', 'workers/gauge'],
   'workers/hardware/entry.js': ['protocol', 'workers/shared', 'workers/hardware'],
+  // The OpenTelemetry SDK and its exporter, fed span plans: nothing of the service's state.
+  'workers/traces/entry.js': ['protocol', 'workers/traces'],
   // An edge thread: the edge, the workers it calls and metrics/, but no control plane (it reaches it over ports).
   'service/edge-entry.js': [
     'protocol',

@@ -1,26 +1,13 @@
 import type { Catalog, ProviderRecord } from '../../protocol/catalog.ts';
 import type { GatewayOp, UsageAttempt, UsageEvent } from '../../protocol/gateway.ts';
 import { KINDS, type ProviderKind } from '../../protocol/providers.ts';
+import type { SpanPlan, SpanValue } from '../../protocol/traces.ts';
 
 // A gateway call's spans as the OpenTelemetry GenAI semantic conventions name them (gen-ai-spans.md, "Inference"),
-// planned from its usage event alone: plain data, so the SDK (otlp-pipeline.ts) only copies it. docs/api.md,
-// Traces, lists every attribute and where it comes from.
+// planned from its usage event alone: plain data, so the SDK (workers/traces/otlp-pipeline.ts, on the traces
+// thread) only copies it. docs/api.md, Traces, lists every attribute and where it comes from.
 
-export type SpanValue = string | number;
-
-export interface SpanPlan {
-  /** `{gen_ai.operation.name} {gen_ai.request.model}`, the operation alone when no model is known. */
-  name: string;
-  /** Models in the service's own process (the embedded runtime) are INTERNAL, as the conventions allow. */
-  kind: 'client' | 'internal';
-  startTime: number;
-  endTime: number;
-  attributes: Record<string, SpanValue>;
-  /** Also `error.type` in `attributes`; the span's status is ERROR when set. */
-  error: string | null;
-  /** A route pack's attempts, when the first did not answer. */
-  children: SpanPlan[];
-}
+export type { SpanPlan, SpanValue };
 
 /** The conventions' well-known operation names; the gateway's own op where none applies (a custom value). */
 const OPERATIONS = {

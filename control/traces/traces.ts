@@ -3,11 +3,12 @@ import type { Catalog } from '../../protocol/catalog.ts';
 import type { UsageEvent } from '../../protocol/gateway.ts';
 import type { StoredSettings } from '../../protocol/http/settings.ts';
 import { planSpans } from './gen-ai.ts';
-import type { Pipeline } from './otlp-pipeline.ts';
+import { startPipelineThread, type Pipeline } from '../../workers/traces/pipeline-client.ts';
 
-// Traces of the gateway's calls (docs/api.md, Traces), on the main thread: every edge thread sends it each call's
-// usage event already, so spans cost the edge nothing. While traces are off there is no SDK loaded, no provider
-// and no processor; a call costs one null check.
+// Traces of the gateway's calls (docs/api.md, Traces): every edge thread sends the main thread each call's usage
+// event already; here each becomes a plan of plain data, and the traces thread (workers/traces) makes the SDK's
+// spans and exports them, off the thread that serves calls. While traces are off there is no thread and no SDK
+// loaded; a call costs one null check.
 
 export interface Traces {
   /** The spans of one settled call. */
@@ -44,8 +45,7 @@ export function createTraces({ catalog, version, log }: Deps): Traces {
     const old = pipeline;
     pipeline = null;
     if (t.enabled) {
-      const { startPipeline } = await import('./otlp-pipeline.ts');
-      pipeline = startPipeline({ endpoint: t.endpoint, headers: { ...t.headers }, version, log });
+      pipeline = startPipelineThread({ endpoint: t.endpoint, headers: { ...t.headers }, version }, log);
     }
     stop(old);
     // Never the headers: their values may be a backend's API key.

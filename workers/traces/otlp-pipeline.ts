@@ -4,11 +4,15 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
-import type { Logger } from 'pino';
 import { redactSecrets } from '../../protocol/redact.ts';
-import type { SpanPlan } from './gen-ai.ts';
+import type { SpanPlan } from '../../protocol/traces.ts';
 
-// The only file that loads the OpenTelemetry SDK (traces.ts imports it when traces are first switched on): a
+/** Where the pipeline's warnings go: the traces thread posts them to the service's log. */
+export interface WarnLog {
+  warn(fields: Record<string, unknown>, message: string): void;
+}
+
+// The only file that loads the OpenTelemetry SDK, on the traces thread (worker.ts): a
 // provider of its own, never registered as the process's global one, a batching processor and the OTLP/HTTP
 // exporter, which sends JSON. Spans get explicit start and end times, so they can be made after the call.
 
@@ -25,7 +29,7 @@ export interface PipelineOptions {
   endpoint: string | null;
   headers: Record<string, string>;
   version: string;
-  log: Logger;
+  log: WarnLog;
 }
 
 // A collector that does not answer within this loses its batch instead of holding the service's stop.
@@ -68,7 +72,7 @@ function emit(tracer: Tracer, plan: SpanPlan, parent: ReturnType<Tracer['startSp
 }
 
 /** The exporter, with a warning (the reason only, redacted: never a header) when a batch could not be sent. */
-function warnOnFailure(exporter: SpanExporter, secrets: readonly string[], log: Logger): SpanExporter {
+function warnOnFailure(exporter: SpanExporter, secrets: readonly string[], log: WarnLog): SpanExporter {
   let warnedAt = Number.NEGATIVE_INFINITY;
   return {
     export(spans, done) {
