@@ -219,6 +219,40 @@ describe('services', () => {
     assert.equal(text.trim(), `fake llama-server on port ${normal.port} answers`);
   });
 
+  test('a running llama-server holds its room in the scheduler until it stops; one that gets none fails', async () => {
+    // `local` runs (the test above): the scheduler counts it, warm for as long as it runs.
+    const held = await svc.request('GET', '/v1/runtime/residency');
+    assert.equal(held.status, 200, held.text);
+    const row = held.json.data.find((r: { unit: string }) => r.unit === 'local');
+    assert.ok(row, held.text);
+    assert.deepEqual([row.runtime, row.state, row.warm], ['llamacpp', 'resident', ['running']]);
+    assert.ok(row.bytes > 0);
+    assert.equal(held.json.memory.heldBytes, row.bytes);
+    // A budget below what is held: a second llama-server cannot start, and is given up on with the reason.
+    const tight = await svc.request('PATCH', '/v1/settings', {
+      body: { runtime: { memoryBudgetBytes: row.bytes, loadWaitSeconds: 0 } },
+    });
+    assert.equal(tight.status, 200, tight.text);
+    const from = heard.length;
+    assert.equal((await create({ id: 'no-room', kind: 'llamacpp', model: 'second.gguf' })).status, 201);
+    const failed = await stateEvent(from, 'no-room', 'failed');
+    assert.equal(failed.data.lastExit.reason, 'memory_busy');
+    assert.equal(
+      readdirSync(records).filter((f) => started(Number(f.replace('.json', ''))).model === 'second.gguf').length,
+      0,
+    );
+    const after = await svc.request('GET', '/v1/runtime/residency');
+    assert.deepEqual(
+      after.json.data.map((r: { unit: string }) => r.unit),
+      ['local'],
+    );
+    assert.equal((await svc.request('DELETE', '/v1/services/no-room')).status, 200);
+    const reset = await svc.request('PATCH', '/v1/settings', {
+      body: { runtime: { memoryBudgetBytes: null, loadWaitSeconds: 30 } },
+    });
+    assert.equal(reset.status, 200, reset.text);
+  });
+
   test('a process that dies is started again after a delay, with the exit said', async () => {
     const from = heard.length;
     process.kill(normal.pid, 'SIGKILL');
@@ -328,7 +362,11 @@ describe('services', () => {
     assert.equal(made.status, 201, made.text);
     const up = await svc.request('POST', '/v1/services/short-lived/actions/start?wait=true');
     assert.equal(up.status, 200, up.text);
+    const units = async () =>
+      (await svc.request('GET', '/v1/runtime/residency')).json.data.map((r: { unit: string }) => r.unit);
+    assert.ok((await units()).includes('short-lived'), 'a running llama-server holds its room');
     const del = await svc.request('DELETE', '/v1/services/short-lived');
+    assert.ok(!(await units()).includes('short-lived'), 'a stopped one gives it back');
     assert.deepEqual(del.json, { id: 'short-lived', deleted: true });
     assert.equal(alive(up.json.pid), false);
     assertError(await svc.request('GET', '/v1/services/short-lived'), 404, 'NOT_FOUND', 'id');
