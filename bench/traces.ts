@@ -23,7 +23,6 @@ const CONNS = 50;
 // Linux's USER_HZ: /proc/<pid>/stat counts CPU time in these ticks.
 const TICKS_PER_S = 100;
 
-
 /** The fake collector: 200 to every export, the spans counted; GET /count answers how many so far. */
 function sink(): void {
   let spans = 0;
