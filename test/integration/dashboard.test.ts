@@ -441,6 +441,7 @@ describe('the dashboard in Chromium', () => {
     assert.equal(JSON.parse(response!).choices[0].message.content, ANSWER);
     // The headers the client sent, without its token.
     assert.equal(await detail.locator('dt:text-is("x-switchyard-session") + dd').textContent(), 'sess-one');
+    assert.equal(await detail.locator('dt:text-is("authorization")').count(), 0);
     await shoot('requests');
 
     const content = await page.content();
