@@ -9,7 +9,7 @@ import { startOpenRouterGaugeFake, type OpenRouterGaugeFake } from '../fakes/gau
 import * as openaiFake from '../fakes/openai.ts';
 import { writeTinyModel } from '../helpers/gguf.ts';
 import { rawRequest, tempHome, untilClosed } from '../helpers/service.ts';
-import { callApi, eventually, launchChromium } from '../helpers/dashboard-browser.ts';
+import { callApi, emptyStateText, eventually, launchChromium } from '../helpers/dashboard-browser.ts';
 import { startInProcess, type InProcessService } from '../helpers/in-process.ts';
 
 // W2.4: the dashboard in a real browser (Debian's Chromium through playwright-core) against the running service
@@ -22,6 +22,9 @@ const SHOTS = new URL('../../test-output/dashboard/', import.meta.url);
 const OPENAI_KEY = `fake-openai-dash-${process.pid}`;
 const ANTHROPIC_KEY = `fake-anthropic-dash-${process.pid}`;
 const OR_KEY = `sk-or-v1-dashboard-test-${process.pid}-0123456789abcdef0123456789abcdef`;
+// What the Requests view shows of a logged call.
+const PROMPT = `dashboard-prompt-${process.pid}`;
+const ANSWER = `dashboard-answer-${process.pid}`;
 
 let svc: InProcessService;
 let oa: openaiFake.OpenAIFake;
@@ -380,6 +383,82 @@ describe('the dashboard in Chromium', () => {
       async () => assert.equal(await row.locator('button[data-action=pin]').textContent(), 'Pin'),
       'the page offers the pin again',
     );
+  });
+
+  test('requests: each session a timeline of its calls; a click shows both bodies; no secret in the page', async () => {
+    await api('PATCH', '/v1/settings', { requestLog: { enabled: true } });
+    await openView('requests');
+    assert.match(await emptyStateText(page, 'requests'), /^ ?No requests logged\. .* requestLog\.enabled or /);
+    oa.setOutput({ toolCalls: 'none', text: ANSWER });
+    // Two calls in one session, then one in another: the list answers newest first.
+    const calls: { session: string; prompt: string; id: string }[] = [];
+    for (const [session, n] of [
+      ['sess-one', 1],
+      ['sess-one', 2],
+      ['sess-two', 3],
+    ] as const) {
+      const prompt = `${PROMPT} ${n}`;
+      const reply = await svc.request('POST', '/v1/chat/completions', {
+        body: { model: 'openai/gpt-test', messages: [{ role: 'user', content: prompt }] },
+        headers: { 'x-switchyard-session': session },
+      });
+      assert.equal(reply.status, 200, reply.text);
+      calls.push({ session, prompt, id: reply.headers['x-request-id']! });
+    }
+    await eventually(
+      async () => assert.equal((await api('GET', '/v1/requests')).data.length, 3),
+      'the log commits the three calls',
+    );
+
+    await page.click('form.request-filters button[type=submit]');
+    await page.waitForSelector('.timeline');
+    // Sessions by their newest call, newest first; each session's calls oldest first (view-requests.js).
+    const timelines = await page.$$eval('.timeline', (els) =>
+      els.map((el) => ({
+        session: el.getAttribute('data-session'),
+        calls: [...el.querySelectorAll('[data-request]')].map((row) => row.getAttribute('data-request')),
+      })),
+    );
+    assert.deepEqual(timelines, [
+      { session: 'sess-two', calls: [calls[2]!.id] },
+      { session: 'sess-one', calls: [calls[0]!.id, calls[1]!.id] },
+    ]);
+    const heading = (session: string) => page.locator(`.timeline[data-session=${session}] h3`).textContent();
+    assert.match((await heading('sess-one'))!, /^sess-one 2 calls, [\d,]+ ms$/);
+    assert.match((await heading('sess-two'))!, /^sess-two 1 call, [\d,]+ ms$/);
+
+    await page.click(`.timeline [data-request="${calls[1]!.id}"]`);
+    const detail = page.locator(`[data-request-detail="${calls[1]!.id}"]`);
+    await detail.waitFor();
+    assert.match(
+      (await detail.locator('.request-summary').textContent())!,
+      /^POST \/v1\/chat\/completions \(chat\.completions\): openai\/gpt-test to openai\/gpt-test on openai; ok, 200;/,
+    );
+    const bodies = detail.locator('pre.body');
+    assert.equal(await bodies.count(), 2);
+    const [request, response] = [JSON.parse((await bodies.nth(0).textContent())!), await bodies.nth(1).textContent()];
+    assert.deepEqual(request.messages, [{ role: 'user', content: calls[1]!.prompt }]);
+    assert.equal(JSON.parse(response!).choices[0].message.content, ANSWER);
+    // The headers the client sent, without its token.
+    assert.equal(await detail.locator('dt:text-is("x-switchyard-session") + dd').textContent(), 'sess-one');
+    assert.equal(await detail.locator('dt:text-is("authorization")').count(), 0);
+    await shoot('requests');
+
+    const content = await page.content();
+    for (const secret of [svc.adminToken, OPENAI_KEY, ANTHROPIC_KEY, OR_KEY])
+      assert.ok(!content.includes(secret), 'a provider key or a local token is in the page');
+    await detail.locator('button:has-text("Close")').click();
+    await detail.waitFor({ state: 'detached' });
+
+    // The search: one session's calls only.
+    await page.fill('form.request-filters input[name=session]', 'sess-one');
+    await page.click('form.request-filters button[type=submit]');
+    await page.locator('.timeline[data-session=sess-two]').waitFor({ state: 'detached' });
+    assert.equal(await page.locator('.timeline[data-session=sess-one] [data-request]').count(), 2);
+    await api('PATCH', '/v1/settings', { requestLog: { enabled: false } });
+    // Back where the runtime tests left the page: the next test signs in again there with a read and manage token,
+    // which may not read the log (admin only), nor the token names Usage asks for.
+    await openView('hardware');
   });
 
   test('signs out, then in again by pairing: an admin approves the code the page shows', async () => {
