@@ -39,6 +39,8 @@ export interface Followed {
   reservation?: Reservation | null;
   /** The provider key it used, where the provider holds keys. */
   credentialId?: string | null;
+  /** When the relay started, for a caller that awaited its head before following it (key and route retries). */
+  startedAt?: number;
 }
 
 export function callFollower(deps: FollowDeps) {
@@ -51,17 +53,23 @@ export function callFollower(deps: FollowDeps) {
     const { op, providerId, modelId, route } = followed;
     const reservation = followed.reservation ?? null;
     const credentialId = followed.credentialId ?? null;
-    const startedAt = Date.now();
+    const startedAt = followed.startedAt ?? Date.now();
     let firstByteAt = 0;
     call.result.then(
       () => void (firstByteAt = Date.now()),
       () => undefined,
     );
     const session = affinitySession(ctx.req.headers, noMember);
-    const eventOf = (o: RelayOutcome): UsageEvent => ({
+    const eventOf = (o: RelayOutcome): UsageEvent => {
+      const at = Date.now();
+      // A whole answer's head and body come together at its end: told before `result`'s callback has run.
+      if (firstByteAt === 0 && o.outcome === 'ok') firstByteAt = at;
+      return eventAt(o, at);
+    };
+    const eventAt = (o: RelayOutcome, at: number): UsageEvent => ({
       kind: 'usage',
       requestId: ctx.requestId,
-      at: Date.now(),
+      at,
       tokenId: ctx.principal!.tokenId,
       providerId,
       modelId,

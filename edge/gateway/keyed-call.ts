@@ -124,6 +124,7 @@ export function keyedCalls(deps: KeyedDeps) {
       }
       const body = keyedBody(ctx, op, provider.kind, request, reservation?.outputCap ?? null);
       let call: RelayCall;
+      const startedAt = Date.now();
       try {
         call = startWith(ctx, { op, resolved, clientModel, body, key });
       } catch (err) {
@@ -151,6 +152,7 @@ export function keyedCalls(deps: KeyedDeps) {
         modelId: model.id,
         reservation,
         credentialId: key.id,
+        startedAt,
       });
     }
     if (refused !== null) throw refused;

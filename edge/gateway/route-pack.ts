@@ -98,6 +98,7 @@ export async function runPack(
       }
     }
     return kit.follow(ctx, call, {
+      startedAt,
       op,
       providerId: attempt.target.provider.id,
       modelId: attempt.target.model.id,

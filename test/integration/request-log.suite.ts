@@ -158,6 +158,11 @@ describe('request log', () => {
     assert.deepEqual(JSON.parse(entry.response.body.text).content, data.content, 'the answer in the client protocol');
     assert.equal(entry.request.headers['x-api-key'], undefined);
     assert.equal(typeof entry.request.headers['anthropic-version'], 'string');
+    // A whole answer: its first byte came with the rest, before the call was done.
+    assert.ok(
+      typeof entry.firstByteMs === 'number' && entry.firstByteMs <= entry.durationMs,
+      String(entry.firstByteMs),
+    );
   });
 
   test('no secret in the answers or in the store', async () => {
