@@ -5,6 +5,7 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as anthropicFake from '../fakes/anthropic.ts';
 import * as openaiFake from '../fakes/openai.ts';
+import * as otlpFake from '../fakes/otlp.ts';
 import { addProvider } from '../helpers/gateway.ts';
 import { at, readRecipes } from '../helpers/recipes.ts';
 import { serviceBin, shellEnv, startService } from '../helpers/service.ts';
@@ -14,7 +15,8 @@ import { serviceBin, shellEnv, startService } from '../helpers/service.ts';
 // started with fake upstreams behind it, and each agent runs headless with the recipes' settings, each in
 // a throwaway home so it reads none of the user's own configuration, through `switchyard launch` and with the
 // recipes that set it up by hand. Passes when each run exits 0, printed the fake's answer, and its call reached
-// the fake through the service, and when no token of a launch is left.
+// the fake through the service, and when no token of a launch is left. With traces on (W4.4), Claude Code's
+// calls reach a fake OTLP collector as spans joined by its own session ID.
 
 const CACHE = process.env.SWITCHYARD_AGENTS_CACHE ?? join(homedir(), '.cache', 'switchyard-agents');
 const AGENTS = ['@anthropic-ai/claude-code@2.1.332', '@openai/codex@0.171.0'];
@@ -70,12 +72,18 @@ anthropic.setOutput({ text: CLAUDE_TEXT, toolCalls: 'none' });
 const openai = await openaiFake.start({ apiKey: 'fake-openai-agents' });
 openai.setModels([{ id: 'gpt-5-codex' }]);
 openai.setOutput({ text: CODEX_TEXT, toolCalls: 'none' });
-const svc = await startService();
+const collector = await otlpFake.start();
+// Exports every 100 ms instead of the SDK's 5 s, so the check does not wait for the batch.
+const svc = await startService({ env: { OTEL_BSP_SCHEDULE_DELAY: '100' } });
 const t0 = Date.now();
 let failed = false;
 try {
   await addProvider(svc, { kind: 'anthropic', baseUrl: anthropic.baseUrl, credential: 'fake-anthropic-agents' });
   await addProvider(svc, { kind: 'openai', baseUrl: openai.baseUrl, credential: 'fake-openai-agents' });
+  const traced = await svc.request('PATCH', '/v1/settings', {
+    body: { traces: { enabled: true, endpoint: collector.endpoint } },
+  });
+  assert.equal(traced.status, 200, traced.text);
 
   // The recipes as written, with `switchyard` the CLI of this checkout finding this service, and the agent's
   // interactive session made a headless one: the bare command replaced, or, for `switchyard launch`, the
@@ -101,11 +109,33 @@ try {
   const CLAUDE_ARGS = "-p 'Say hello.' --output-format json";
   const CODEX_ARGS = "exec --skip-git-repo-check 'Say hello.'";
 
+  /**
+   * Claude Code's spans of one run: every `anthropic` span since `from` carries the session ID Claude Code printed
+   * (`--output-format json`) as `gen_ai.conversation.id`.
+   */
+  async function joinedBySession(r: Run, from: number): Promise<boolean> {
+    let session: string | undefined;
+    try {
+      session = (JSON.parse(r.stdout) as { session_id?: string }).session_id;
+    } catch {}
+    const mine = (spans: readonly otlpFake.ReceivedSpan[]) =>
+      spans.slice(from).filter((x) => x.attributes['gen_ai.provider.name'] === 'anthropic');
+    const spans = await collector.waitFor((all) => mine(all).length > 0).then(mine, () => []);
+    const ids = [...new Set(spans.map((x) => x.attributes['gen_ai.conversation.id']))];
+    const ok = session !== undefined && spans.length > 0 && ids.length === 1 && ids[0] === session;
+    process.stdout.write(
+      `claude-code spans joined by its session: ${ok ? 'ok' : 'FAILED'} (${spans.length} spans, ` +
+        `conversation IDs ${ids.join(', ') || '-'}, Claude Code's session ${session ?? '-'})\n`,
+    );
+    return ok;
+  }
+
   /** One headless run: ok when it exits 0, printed the fake's answer and its calls reached the fake. */
   async function check(label: string, agent: 'claude' | 'codex', go: () => Promise<Run>): Promise<boolean> {
     const fake = agent === 'claude' ? anthropic : openai;
     const path = agent === 'claude' ? '/messages' : '/responses';
     const calls = fake.requests.length;
+    const spansBefore = collector.spans.length;
     const lines = svc.logLines().length;
     const started = Date.now();
     const r = await go();
@@ -130,6 +160,7 @@ try {
         `${others.length ? `; GETs: ${others.join(', ')}` : ''})\n`,
     );
     if (!ok) process.stdout.write(`${r.stdout.slice(-2000)}\n${r.stderr.slice(-2000)}\n`);
+    if (agent === 'claude' && !(await joinedBySession(r, spansBefore))) return false;
     return ok;
   }
   const claudeEnv = () => {
@@ -207,6 +238,7 @@ try {
   await svc.stop();
   await anthropic.close();
   await openai.close();
+  await collector.close();
 }
 process.stdout.write(`check:agents: ${((Date.now() - t0) / 1000).toFixed(1)} s in all\n`);
 process.exit(failed ? 1 : 0);
