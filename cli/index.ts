@@ -112,6 +112,57 @@ const USAGES: Record<(typeof COMMANDS)[number], string> = {
   launch: LAUNCH_USAGE,
 };
 
+/** `switchyard models ...`: the catalog's models, their actions, and their residency (pin, keep-alive). */
+function modelsCommand(args: string[]): Promise<number> {
+  const o = options(negativesAsValues(args), { all: { type: 'boolean' } });
+  const [sub, id, model] = positionals(o.positionals, 3, MODELS_USAGE);
+  const json = o.values.json === true;
+  if (sub === undefined) return models(connect(), json, o.values.all === true);
+  if ((sub === 'load' || sub === 'unload') && id && model === undefined) return modelAction(connect(), sub, id, json);
+  if ((sub === 'hide' || sub === 'show') && id && model === undefined)
+    return hideModel(connect(), json, id, sub === 'hide');
+  if (sub === 'alias' && id && model) return aliasModel(connect(), json, id, model);
+  if ((sub === 'pin' || sub === 'unpin') && id && model === undefined)
+    return pinModel(connect(), json, id, sub === 'pin');
+  if (sub === 'keep-alive' && id && model) {
+    // Checked before the service is looked for: a typo is a usage error, never a request.
+    const seconds = keepAliveValue(model);
+    return keepAlive(connect(), json, id, seconds);
+  }
+  if (sub === 'resident' && id === undefined) return resident(connect(), json);
+  throw new UsageError(`Usage: ${MODELS_USAGE}`);
+}
+
+/** `switchyard requests [show <id>]`: the request log. */
+function requestsCommand(args: string[]): Promise<number> {
+  const o = options(args, {
+    session: { type: 'string' },
+    model: { type: 'string' },
+    status: { type: 'string' },
+    limit: { type: 'string' },
+  });
+  const [sub, id] = positionals(o.positionals, 2, REQUESTS_USAGE);
+  const json = o.values.json === true;
+  if (sub === 'show' && id !== undefined) return showRequest(connect(), json, id);
+  if (sub !== undefined) throw new UsageError(`Usage: ${REQUESTS_USAGE}`);
+  const query = requestsQuery({
+    session: str(o.values.session),
+    model: str(o.values.model),
+    status: str(o.values.status),
+    limit: intOption(str(o.values.limit), '--limit', 1, 200, 50),
+  });
+  return listRequests(connect(), json, query);
+}
+
+/** `switchyard replay <id> --model M`. */
+function replayCommand(args: string[]): Promise<number> {
+  const o = options(args, { model: { type: 'string' } });
+  const [id] = positionals(o.positionals, 1, REPLAY_USAGE);
+  const model = str(o.values.model);
+  if (id === undefined || model === undefined) throw new UsageError(`Usage: ${REPLAY_USAGE}`);
+  return replayRequest(connect(), o.values.json === true, id, model);
+}
+
 // One case per command, each a few lines: the switch is long, no case is.
 async function dispatch(command: (typeof COMMANDS)[number], args: string[]): Promise<number> {
   switch (command) {
@@ -154,26 +205,8 @@ async function dispatch(command: (typeof COMMANDS)[number], args: string[]): Pro
       if (sub === 'revoke' && target !== undefined) return revokeToken(connect(), json, target);
       throw new UsageError(`Usage: ${TOKENS_USAGE}`);
     }
-    case 'models': {
-      const o = options(negativesAsValues(args), { all: { type: 'boolean' } });
-      const [sub, id, model] = positionals(o.positionals, 3, MODELS_USAGE);
-      const json = o.values.json === true;
-      if (sub === undefined) return models(connect(), json, o.values.all === true);
-      if ((sub === 'load' || sub === 'unload') && id && model === undefined)
-        return modelAction(connect(), sub, id, json);
-      if ((sub === 'hide' || sub === 'show') && id && model === undefined)
-        return hideModel(connect(), json, id, sub === 'hide');
-      if (sub === 'alias' && id && model) return aliasModel(connect(), json, id, model);
-      if ((sub === 'pin' || sub === 'unpin') && id && model === undefined)
-        return pinModel(connect(), json, id, sub === 'pin');
-      if (sub === 'keep-alive' && id && model) {
-        // Checked before the service is looked for: a typo is a usage error, never a request.
-        const seconds = keepAliveValue(model);
-        return keepAlive(connect(), json, id, seconds);
-      }
-      if (sub === 'resident' && id === undefined) return resident(connect(), json);
-      throw new UsageError(`Usage: ${MODELS_USAGE}`);
-    }
+    case 'models':
+      return modelsCommand(args);
     case 'ps': {
       const o = options(args);
       positionals(o.positionals, 0, USAGES.ps);
@@ -192,32 +225,10 @@ async function dispatch(command: (typeof COMMANDS)[number], args: string[]): Pro
         by as (typeof USAGE_GROUPS)[number],
       );
     }
-    case 'requests': {
-      const o = options(args, {
-        session: { type: 'string' },
-        model: { type: 'string' },
-        status: { type: 'string' },
-        limit: { type: 'string' },
-      });
-      const [sub, id] = positionals(o.positionals, 2, REQUESTS_USAGE);
-      const json = o.values.json === true;
-      if (sub === 'show' && id !== undefined) return showRequest(connect(), json, id);
-      if (sub !== undefined) throw new UsageError(`Usage: ${REQUESTS_USAGE}`);
-      const query = requestsQuery({
-        session: str(o.values.session),
-        model: str(o.values.model),
-        status: str(o.values.status),
-        limit: intOption(str(o.values.limit), '--limit', 1, 200, 50),
-      });
-      return listRequests(connect(), json, query);
-    }
-    case 'replay': {
-      const o = options(args, { model: { type: 'string' } });
-      const [id] = positionals(o.positionals, 1, REPLAY_USAGE);
-      const model = str(o.values.model);
-      if (id === undefined || model === undefined) throw new UsageError(`Usage: ${REPLAY_USAGE}`);
-      return replayRequest(connect(), o.values.json === true, id, model);
-    }
+    case 'requests':
+      return requestsCommand(args);
+    case 'replay':
+      return replayCommand(args);
     case 'jobs': {
       const o = options(args);
       const [sub, id] = positionals(o.positionals, 2, USAGES.jobs);

@@ -114,265 +114,284 @@ interface Waiter {
   fail(err: unknown): void;
 }
 
-export function createMemoryScheduler(deps: MemorySchedulerDeps): MemoryScheduler {
-  const clock = deps.clock ?? realClock;
-  const units = new Map<string, Unit>();
-  const pins = new Set<string>();
-  const queue: Waiter[] = [];
-  let held = 0;
-  let wakeTimer: unknown = null;
-  let draining = false;
-  let again = false;
+/** The scheduler's ledger and queue, which the functions below read and move (one per scheduler). */
+interface SchedulerState {
+  readonly deps: MemorySchedulerDeps;
+  readonly clock: SchedulerClock;
+  readonly units: Map<string, Unit>;
+  readonly pins: Set<string>;
+  readonly queue: Waiter[];
+  held: number;
+  wakeTimer: unknown;
+  draining: boolean;
+  again: boolean;
+}
 
+export function createMemoryScheduler(deps: MemorySchedulerDeps): MemoryScheduler {
+  const S: SchedulerState = {
+    deps,
+    clock: deps.clock ?? realClock,
+    units: new Map<string, Unit>(),
+    pins: new Set<string>(),
+    queue: [],
+    held: 0,
+    wakeTimer: null,
+    draining: false,
+    again: false,
+  };
   return {
     async admit(modelId, bytes, { session = null, signal, wait = true } = {}) {
       signal?.throwIfAborted();
       if (!Number.isSafeInteger(bytes) || bytes < 0) throw new RangeError(`bytes must be an integer >= 0: ${bytes}`);
-      const unit = units.get(modelId);
+      const unit = S.units.get(modelId);
       // A unit keeps the bytes it was admitted with: a joining call's estimate changes nothing.
-      if (unit && unit.state !== 'evicting') return join(unit, session);
-      const budget = deps.budgetBytes();
+      if (unit && unit.state !== 'evicting') return join(S, unit, session);
+      const budget = S.deps.budgetBytes();
       if (bytes > budget) throw tooLarge(modelId, bytes, budget);
-      if (queue.length === 0 && !unit && held + bytes <= budget) return reserve(modelId, bytes, session);
+      if (S.queue.length === 0 && !unit && S.held + bytes <= budget) return reserve(S, modelId, bytes, session);
       // Room by evicting cold units is no wait; room only when warm ones go cold is.
-      const room = queue.length === 0 && pickVictims(units.values(), held + bytes - budget, warmth) !== null;
-      if (!room && (!wait || queue.length >= deps.queueSize())) throw busy(modelId, bytes);
-      return enqueue({ modelId, bytes, session, wait, signal, queued: !room });
+      const room =
+        S.queue.length === 0 && pickVictims(S.units.values(), S.held + bytes - budget, (u) => warmth(S, u)) !== null;
+      if (!room && (!wait || S.queue.length >= S.deps.queueSize())) throw busy(S, modelId, bytes);
+      return enqueue(S, { modelId, bytes, session, wait, signal, queued: !room });
     },
-    crashed: drop,
-    removed: drop,
-    unloaded: drop,
+    crashed: (modelId) => drop(S, modelId),
+    removed: (modelId) => drop(S, modelId),
+    unloaded: (modelId) => drop(S, modelId),
     pin(modelId, pinned) {
       if (!pinned) {
-        pins.delete(modelId);
-        wake();
-      } else if (!pins.has(modelId)) {
-        if (pins.size >= MAX_PINS) throw new RangeError(`at most ${MAX_PINS} models can be pinned`);
-        pins.add(modelId);
+        S.pins.delete(modelId);
+        wake(S);
+      } else if (!S.pins.has(modelId)) {
+        if (S.pins.size >= MAX_PINS) throw new RangeError(`at most ${MAX_PINS} models can be pinned`);
+        S.pins.add(modelId);
       }
     },
-    recheck: wake,
-    residency: () => [...units.values()].map((u) => residencyOf(u, warmth(u))),
-    memory: () => ({ budgetBytes: deps.budgetBytes(), heldBytes: held, queued: queue.length }),
+    recheck: () => wake(S),
+    residency: () => [...S.units.values()].map((u) => residencyOf(u, warmth(S, u))),
+    memory: () => ({ budgetBytes: S.deps.budgetBytes(), heldBytes: S.held, queued: S.queue.length }),
   };
+}
 
-  function warmth(unit: Unit): Warmth {
-    return { now: clock.now(), keepAliveMs: deps.keepAliveMs(unit.modelId), pinned: pins.has(unit.modelId) };
-  }
+function warmth(S: SchedulerState, unit: Unit): Warmth {
+  return { now: S.clock.now(), keepAliveMs: S.deps.keepAliveMs(unit.modelId), pinned: S.pins.has(unit.modelId) };
+}
 
-  function join(unit: Unit, session: string | null): Lease {
-    unit.inFlight++;
-    return lease(unit, session, false);
-  }
+function join(S: SchedulerState, unit: Unit, session: string | null): Lease {
+  unit.inFlight++;
+  return lease(S, unit, session, false);
+}
 
-  function reserve(modelId: string, bytes: number, session: string | null): Lease {
-    const unit = newUnit(modelId, bytes, clock.now());
-    units.set(modelId, unit);
-    setHeld(held + bytes);
-    return lease(unit, session, true);
-  }
+function reserve(S: SchedulerState, modelId: string, bytes: number, session: string | null): Lease {
+  const unit = newUnit(modelId, bytes, S.clock.now());
+  S.units.set(modelId, unit);
+  setHeld(S, S.held + bytes);
+  return lease(S, unit, session, true);
+}
 
-  function drop(modelId: string): void {
-    const unit = units.get(modelId);
-    if (!unit) return;
-    units.delete(modelId);
-    setHeld(held - unit.bytes);
-    wake();
-  }
+function drop(S: SchedulerState, modelId: string): void {
+  const unit = S.units.get(modelId);
+  if (!unit) return;
+  S.units.delete(modelId);
+  setHeld(S, S.held - unit.bytes);
+  wake(S);
+}
 
-  function setHeld(bytes: number): void {
-    held = bytes;
-    observe(() => deps.metrics?.heldBytes?.(held));
-  }
+function setHeld(S: SchedulerState, bytes: number): void {
+  S.held = bytes;
+  observe(() => S.deps.metrics?.heldBytes?.(S.held));
+}
 
-  function lease(unit: Unit, session: string | null, loads: boolean): Lease {
-    let released = false;
-    let loading = loads;
-    // A unit crashed or removed since is not ours: a later reload under the same ID is a new Unit object.
-    const ours = () => units.get(unit.modelId) === unit;
-    const failed = () => {
+function lease(S: SchedulerState, unit: Unit, session: string | null, loads: boolean): Lease {
+  let released = false;
+  let loading = loads;
+  // A unit crashed or removed since is not ours: a later reload under the same ID is a new Unit object.
+  const ours = () => S.units.get(unit.modelId) === unit;
+  const failed = () => {
+    if (!loading) return;
+    loading = false;
+    released = true;
+    if (ours()) drop(S, unit.modelId);
+  };
+  return {
+    modelId: unit.modelId,
+    loads,
+    loaded() {
       if (!loading) return;
       loading = false;
+      if (!ours()) return;
+      unit.state = 'resident';
+      observe(() => S.deps.metrics?.loaded?.(unit.modelId));
+      wake(S);
+    },
+    failed,
+    release() {
+      if (loading) return failed();
+      if (released) return;
       released = true;
-      if (ours()) drop(unit.modelId);
-    };
-    return {
-      modelId: unit.modelId,
-      loads,
-      loaded() {
-        if (!loading) return;
-        loading = false;
-        if (!ours()) return;
-        unit.state = 'resident';
-        observe(() => deps.metrics?.loaded?.(unit.modelId));
-        wake();
-      },
-      failed,
-      release() {
-        if (loading) return failed();
-        if (released) return;
-        released = true;
-        if (!ours()) return;
-        unit.inFlight--;
-        recordUse(unit, session, clock.now());
-        wake();
-      },
-    };
-  }
+      if (!ours()) return;
+      unit.inFlight--;
+      recordUse(unit, session, S.clock.now());
+      wake(S);
+    },
+  };
+}
 
-  function enqueue(o: {
+function enqueue(
+  S: SchedulerState,
+  o: {
     modelId: string;
     bytes: number;
     session: string | null;
     wait: boolean;
     signal: AbortSignal | undefined;
     queued: boolean;
-  }): Promise<Lease> {
-    return new Promise<Lease>((resolve, reject) => {
-      const since = clock.now();
-      const settle = () => {
-        clock.clearTimeout(timer);
-        o.signal?.removeEventListener('abort', onAbort);
-        const at = queue.indexOf(waiter);
-        if (at >= 0) queue.splice(at, 1);
-      };
-      const waiter: Waiter = {
-        modelId: o.modelId,
-        bytes: o.bytes,
-        session: o.session,
-        wait: o.wait,
-        grant(lease) {
-          settle();
-          if (o.queued) observe(() => deps.metrics?.queueWaitMs?.(clock.now() - since));
-          resolve(lease);
-        },
-        fail(err) {
-          settle();
-          reject(err);
-          // The head leaving can let the next one in.
-          wake();
-        },
-      };
-      const onAbort = () => waiter.fail(o.signal?.reason);
-      const timer = clock.setTimeout(() => waiter.fail(busy(o.modelId, o.bytes)), deps.waitMs());
-      o.signal?.addEventListener('abort', onAbort, { once: true });
-      queue.push(waiter);
-      if (o.queued) observe(() => deps.onQueued?.(o.modelId, queue.length));
-      wake();
-    });
-  }
-
-  // Memory may have freed: serve the queue from its head, then arm the timer for the next keep-alive end.
-  function wake(): void {
-    if (draining) {
-      again = true;
-      return;
-    }
-    draining = true;
-    try {
-      do {
-        again = false;
-        drain();
-      } while (again);
-    } catch (err) {
-      // A throwing getter fails the head it was deciding for, not the timer callback or release() that woke us.
-      queue[0]?.fail(err);
-    } finally {
-      draining = false;
-      arm();
-    }
-  }
-
-  function drain(): void {
-    for (let w = queue[0]; w; w = queue[0]) {
-      const unit = units.get(w.modelId);
-      // Its eviction settling wakes the queue; then it loads afresh.
-      if (unit?.state === 'evicting') return;
-      if (unit) {
-        w.grant(join(unit, w.session));
-        continue;
-      }
-      const budget = deps.budgetBytes();
-      if (w.bytes > budget) {
-        w.fail(tooLarge(w.modelId, w.bytes, budget));
-        continue;
-      }
-      if (held + w.bytes <= budget) {
-        w.grant(reserve(w.modelId, w.bytes, w.session));
-        continue;
-      }
-      const victims = pickVictims(units.values(), held + w.bytes - budget, warmth);
-      if (victims === null && !w.wait) {
-        w.fail(busy(w.modelId, w.bytes));
-        continue;
-      }
-      if (victims !== null) for (const v of victims) evict(v);
-      return;
-    }
-  }
-
-  // Decision on a rejected evict(): the unit is kept, bytes and all. We cannot know the memory came free, and
-  // an undercount would let the next load overcommit; the runtime reports removed()/crashed() if it did go.
-  function evict(unit: Unit): void {
-    unit.state = 'evicting';
-    void Promise.resolve()
-      .then(() => deps.evict(unit.modelId, 'memory'))
-      .then(
-        () => {
-          if (units.get(unit.modelId) === unit) {
-            units.delete(unit.modelId);
-            setHeld(held - unit.bytes);
-          }
-          observe(() => deps.onEvicted?.(unit.modelId, 'memory'));
-          observe(() => deps.metrics?.evicted?.(unit.modelId, 'memory'));
-        },
-        () => {
-          if (units.get(unit.modelId) !== unit) return;
-          unit.state = 'resident';
-          unit.retryEvictAt = clock.now() + EVICT_RETRY_MS;
-        },
-      )
-      .then(wake);
-  }
-
-  function arm(): void {
-    if (wakeTimer !== null) clock.clearTimeout(wakeTimer);
-    wakeTimer = null;
-    if (queue.length === 0) return;
-    const now = clock.now();
-    let at = Infinity;
-    for (const u of units.values()) {
-      at = Math.min(at, coldAt(u, warmth(u)) ?? Infinity);
-      if (u.retryEvictAt > now) at = Math.min(at, u.retryEvictAt);
-    }
-    if (at === Infinity) return;
-    wakeTimer = clock.setTimeout(() => {
-      wakeTimer = null;
-      wake();
-    }, at - now);
-  }
-
-  function busy(modelId: string, bytes: number): ServiceError {
-    const now = clock.now();
-    let soonest = Infinity;
-    for (const u of units.values()) soonest = Math.min(soonest, coldAt(u, warmth(u)) ?? Infinity);
-    const seconds = soonest === Infinity ? DEFAULT_RETRY_AFTER_SECONDS : Math.max(1, Math.ceil((soonest - now) / 1000));
-    return new ServiceError(
-      'MODEL_MEMORY_BUSY',
-      `Local models in use hold the memory budget; \`${modelId.slice(0, 200)}\` cannot load now. ` +
-        `Retry in ${seconds} s.`,
-      {
-        headers: { 'retry-after': String(seconds) },
-        details: {
-          modelId: modelId.slice(0, 300),
-          neededBytes: bytes,
-          budgetBytes: deps.budgetBytes(),
-          heldBytes: held,
-          retryAfterSeconds: seconds,
-        },
+  },
+): Promise<Lease> {
+  return new Promise<Lease>((resolve, reject) => {
+    const since = S.clock.now();
+    const settle = () => {
+      S.clock.clearTimeout(timer);
+      o.signal?.removeEventListener('abort', onAbort);
+      const at = S.queue.indexOf(waiter);
+      if (at >= 0) S.queue.splice(at, 1);
+    };
+    const waiter: Waiter = {
+      modelId: o.modelId,
+      bytes: o.bytes,
+      session: o.session,
+      wait: o.wait,
+      grant(lease) {
+        settle();
+        if (o.queued) observe(() => S.deps.metrics?.queueWaitMs?.(S.clock.now() - since));
+        resolve(lease);
       },
-    );
+      fail(err) {
+        settle();
+        reject(err);
+        // The head leaving can let the next one in.
+        wake(S);
+      },
+    };
+    const onAbort = () => waiter.fail(o.signal?.reason);
+    const timer = S.clock.setTimeout(() => waiter.fail(busy(S, o.modelId, o.bytes)), S.deps.waitMs());
+    o.signal?.addEventListener('abort', onAbort, { once: true });
+    S.queue.push(waiter);
+    if (o.queued) observe(() => S.deps.onQueued?.(o.modelId, S.queue.length));
+    wake(S);
+  });
+}
+
+// Memory may have freed: serve the queue from its head, then arm the timer for the next keep-alive end.
+function wake(S: SchedulerState): void {
+  if (S.draining) {
+    S.again = true;
+    return;
   }
+  S.draining = true;
+  try {
+    do {
+      S.again = false;
+      drain(S);
+    } while (S.again);
+  } catch (err) {
+    // A throwing getter fails the head it was deciding for, not the timer callback or release() that woke us.
+    S.queue[0]?.fail(err);
+  } finally {
+    S.draining = false;
+    arm(S);
+  }
+}
+
+function drain(S: SchedulerState): void {
+  for (let w = S.queue[0]; w; w = S.queue[0]) {
+    const unit = S.units.get(w.modelId);
+    // Its eviction settling wakes the queue; then it loads afresh.
+    if (unit?.state === 'evicting') return;
+    if (unit) {
+      w.grant(join(S, unit, w.session));
+      continue;
+    }
+    const budget = S.deps.budgetBytes();
+    if (w.bytes > budget) {
+      w.fail(tooLarge(w.modelId, w.bytes, budget));
+      continue;
+    }
+    if (S.held + w.bytes <= budget) {
+      w.grant(reserve(S, w.modelId, w.bytes, w.session));
+      continue;
+    }
+    const victims = pickVictims(S.units.values(), S.held + w.bytes - budget, (u) => warmth(S, u));
+    if (victims === null && !w.wait) {
+      w.fail(busy(S, w.modelId, w.bytes));
+      continue;
+    }
+    if (victims !== null) for (const v of victims) evict(S, v);
+    return;
+  }
+}
+
+// Decision on a rejected evict(): the unit is kept, bytes and all. We cannot know the memory came free, and
+// an undercount would let the next load overcommit; the runtime reports removed()/crashed() if it did go.
+function evict(S: SchedulerState, unit: Unit): void {
+  unit.state = 'evicting';
+  void Promise.resolve()
+    .then(() => S.deps.evict(unit.modelId, 'memory'))
+    .then(
+      () => {
+        if (S.units.get(unit.modelId) === unit) {
+          S.units.delete(unit.modelId);
+          setHeld(S, S.held - unit.bytes);
+        }
+        observe(() => S.deps.onEvicted?.(unit.modelId, 'memory'));
+        observe(() => S.deps.metrics?.evicted?.(unit.modelId, 'memory'));
+      },
+      () => {
+        if (S.units.get(unit.modelId) !== unit) return;
+        unit.state = 'resident';
+        unit.retryEvictAt = S.clock.now() + EVICT_RETRY_MS;
+      },
+    )
+    .then(() => wake(S));
+}
+
+function arm(S: SchedulerState): void {
+  if (S.wakeTimer !== null) S.clock.clearTimeout(S.wakeTimer);
+  S.wakeTimer = null;
+  if (S.queue.length === 0) return;
+  const now = S.clock.now();
+  let at = Infinity;
+  for (const u of S.units.values()) {
+    at = Math.min(at, coldAt(u, warmth(S, u)) ?? Infinity);
+    if (u.retryEvictAt > now) at = Math.min(at, u.retryEvictAt);
+  }
+  if (at === Infinity) return;
+  S.wakeTimer = S.clock.setTimeout(() => {
+    S.wakeTimer = null;
+    wake(S);
+  }, at - now);
+}
+
+function busy(S: SchedulerState, modelId: string, bytes: number): ServiceError {
+  const now = S.clock.now();
+  let soonest = Infinity;
+  for (const u of S.units.values()) soonest = Math.min(soonest, coldAt(u, warmth(S, u)) ?? Infinity);
+  const seconds = soonest === Infinity ? DEFAULT_RETRY_AFTER_SECONDS : Math.max(1, Math.ceil((soonest - now) / 1000));
+  return new ServiceError(
+    'MODEL_MEMORY_BUSY',
+    `Local models in use hold the memory budget; \`${modelId.slice(0, 200)}\` cannot load now. ` +
+      `Retry in ${seconds} s.`,
+    {
+      headers: { 'retry-after': String(seconds) },
+      details: {
+        modelId: modelId.slice(0, 300),
+        neededBytes: bytes,
+        budgetBytes: S.deps.budgetBytes(),
+        heldBytes: S.held,
+        retryAfterSeconds: seconds,
+      },
+    },
+  );
 }
 
 function tooLarge(modelId: string, bytes: number, budget: number): ServiceError {

@@ -15,10 +15,10 @@ import { embeddedIdsOf } from '../../state/loaded-models.ts';
 import type { SchedulerMetrics } from '../../metrics/scheduler.ts';
 import type { AuditRepo } from '../../store/audit-repo.ts';
 import type { StoreEnv } from '../../store/env.ts';
-import { modelPrefsRepo, type ModelPrefs } from '../../store/model-prefs-repo.ts';
+import { modelPrefsRepo, type ModelPrefs, type ModelPrefsRepo } from '../../store/model-prefs-repo.ts';
 import type { CatalogService } from '../catalog-service.ts';
 import type { EventBus } from '../events.ts';
-import { memoryBudget } from './budget.ts';
+import { memoryBudget, type MemoryBudget } from './budget.ts';
 import {
   createMemoryScheduler,
   type MemoryScheduler,
@@ -57,54 +57,63 @@ export interface HeldRoom {
 const runtimeOf = (unit: string) => (unit.startsWith('llamacpp:') ? 'llamacpp' : 'embedded');
 const nameOf = (unit: string) => unit.slice(unit.indexOf(':') + 1);
 
-export function createResidency(deps: ResidencyDeps) {
-  const repo = modelPrefsRepo(deps.env);
-  /** Stored prefs by the unit they apply to (an embedded file's, from the catalog ID's upstream name). */
-  const byUnit = new Map<string, ModelPrefs>();
-  const budget = memoryBudget(() => deps.settings().runtime.memoryBudgetBytes, deps.hardware);
-  const scheduler: MemoryScheduler = createMemoryScheduler({
-    budgetBytes: () => budget.bytes(),
-    keepAliveMs: (unit) => keepAliveSeconds(unit) * 1000,
-    queueSize: () => deps.settings().runtime.loadQueueSize,
-    waitMs: () => deps.settings().runtime.loadWaitSeconds * 1000,
-    async evict(unit) {
-      if (runtimeOf(unit) === 'embedded') await deps.unloadEmbedded(nameOf(unit));
-      else throw new Error('a running llama-server is not evicted');
-    },
-    onEvicted(unit, reason) {
-      for (const modelId of modelIdsOf(unit)) deps.bus.publish('model.evicted', { modelId, reason });
-      deps.log.info({ unit: unit.slice(0, 300), reason }, 'evicted a cold local model to make room');
-    },
-    onQueued(unit, position) {
-      for (const modelId of modelIdsOf(unit)) deps.bus.publish('model.load_queued', { modelId, position });
-    },
-    metrics: {
-      loaded: (unit) => deps.metrics?.loaded(runtimeOf(unit)),
-      evicted: (unit, reason) => deps.metrics?.evicted(runtimeOf(unit), reason),
-      queueWaitMs: (ms) => deps.metrics?.queueWaitMs(ms),
-    },
-    ...(deps.clock && { clock: deps.clock }),
-  });
-  deps.metrics?.reads(() => scheduler.memory());
-  // By the stored unit: the embedded provider lists its models only once the library has been read.
-  for (const prefs of repo.all()) {
-    byUnit.set(prefs.unit, prefs);
-    if (prefs.pinned) scheduler.pin(prefs.unit, true);
-  }
+/** What the residency's functions below read: the store's prefs by unit, the budget and the scheduler. */
+interface ResidencyState {
+  readonly deps: ResidencyDeps;
+  readonly repo: ModelPrefsRepo;
+  readonly byUnit: Map<string, ModelPrefs>;
+  readonly budget: MemoryBudget;
+  readonly scheduler: MemoryScheduler;
+}
 
+export function createResidency(deps: ResidencyDeps) {
+  const S: ResidencyState = {
+    deps,
+    repo: modelPrefsRepo(deps.env),
+    byUnit: new Map<string, ModelPrefs>(),
+    budget: memoryBudget(() => deps.settings().runtime.memoryBudgetBytes, deps.hardware),
+    scheduler: createMemoryScheduler({
+      budgetBytes: () => S.budget.bytes(),
+      keepAliveMs: (unit) => keepAliveSeconds(S, unit) * 1000,
+      queueSize: () => deps.settings().runtime.loadQueueSize,
+      waitMs: () => deps.settings().runtime.loadWaitSeconds * 1000,
+      async evict(unit) {
+        if (runtimeOf(unit) === 'embedded') await deps.unloadEmbedded(nameOf(unit));
+        else throw new Error('a running llama-server is not evicted');
+      },
+      onEvicted(unit, reason) {
+        for (const modelId of modelIdsOf(S, unit)) deps.bus.publish('model.evicted', { modelId, reason });
+        deps.log.info({ unit: unit.slice(0, 300), reason }, 'evicted a cold local model to make room');
+      },
+      onQueued(unit, position) {
+        for (const modelId of modelIdsOf(S, unit)) deps.bus.publish('model.load_queued', { modelId, position });
+      },
+      metrics: {
+        loaded: (unit) => deps.metrics?.loaded(runtimeOf(unit)),
+        evicted: (unit, reason) => deps.metrics?.evicted(runtimeOf(unit), reason),
+        queueWaitMs: (ms) => deps.metrics?.queueWaitMs(ms),
+      },
+      ...(deps.clock && { clock: deps.clock }),
+    }),
+  };
+  S.deps.metrics?.reads(() => S.scheduler.memory());
+  for (const prefs of S.repo.all()) {
+    S.byUnit.set(prefs.unit, prefs);
+    if (prefs.pinned) S.scheduler.pin(prefs.unit, true);
+  }
   return {
-    scheduler,
+    scheduler: S.scheduler,
     /** What the embedded runtime keeps `name` loaded for when idle: -1 while pinned. */
     keepAliveFor(name: string): number {
-      const prefs = byUnit.get(`embedded:${name}`);
+      const prefs = S.byUnit.get(`embedded:${name}`);
       if (prefs?.pinned) return -1;
-      return prefs?.keepAliveSeconds ?? deps.settings().runtime.keepAliveSeconds;
+      return prefs?.keepAliveSeconds ?? S.deps.settings().runtime.keepAliveSeconds;
     },
     /** Takes a running llama-server's room; released when its process ends. The first load asks the probe. */
     async admitService(serviceId: string, bytes: number): Promise<HeldRoom> {
-      await budget.probe();
+      await S.budget.probe();
       const unit = serviceUnit(serviceId);
-      const lease = await scheduler.admit(unit, bytes, { session: null });
+      const lease = await S.scheduler.admit(unit, bytes, { session: null });
       lease.loaded();
       let ended = false;
       return {
@@ -112,137 +121,138 @@ export function createResidency(deps: ResidencyDeps) {
           if (ended) return;
           ended = true;
           lease.release();
-          scheduler.removed(unit);
+          S.scheduler.removed(unit);
         },
       };
     },
     /** Before an embedded load: the budget's hardware figure, once. */
-    probe: () => budget.probe(),
+    probe: () => S.budget.probe(),
     /** GET and PATCH /v1/runtime/residency (protocol/ports/runtime.ts ResidencyPort). */
     port: {
-      list: async () => view(),
-      get: async (modelId: string) => ({ prefs: prefsOf(modelId), resident: row(modelId) }),
+      list: async () => view(S),
+      get: async (modelId: string) => ({ prefs: prefsOf(S, modelId), resident: row(S, modelId) }),
       async patch(modelId: string, body: ResidencyPatch, actor: Actor, requestId: string) {
-        const prefs = await patch(modelId, body, actor, requestId);
-        return { prefs, resident: row(modelId) };
+        const prefs = await patch(S, modelId, body, actor, requestId);
+        return { prefs, resident: row(S, modelId) };
       },
     } satisfies ResidencyPort,
-    row,
-    memory: (): ResidencyList['memory'] => ({ ...scheduler.memory(), budgetSource: budget.source() }),
+    row: (modelId: string) => row(S, modelId),
+    memory: (): ResidencyList['memory'] => ({ ...S.scheduler.memory(), budgetSource: S.budget.source() }),
   };
+}
 
-  function keepAliveSeconds(unit: string): number {
-    return byUnit.get(unit)?.keepAliveSeconds ?? deps.settings().runtime.keepAliveSeconds;
-  }
+function keepAliveSeconds(S: ResidencyState, unit: string): number {
+  return S.byUnit.get(unit)?.keepAliveSeconds ?? S.deps.settings().runtime.keepAliveSeconds;
+}
 
-  /** The embedded unit of catalog model `modelId`, or null when it is not an embedded provider's model. */
-  function unitOfModel(modelId: string): string | null {
-    const current = deps.catalog().current();
-    const model = current.get(modelId);
-    if (!model || current.provider(model.providerId)?.kind !== 'embedded') return null;
-    return `embedded:${model.upstreamModelId}`;
-  }
+/** The embedded unit of catalog model `modelId`, or null when it is not an embedded provider's model. */
+function unitOfModel(S: ResidencyState, modelId: string): string | null {
+  const current = S.deps.catalog().current();
+  const model = current.get(modelId);
+  if (!model || current.provider(model.providerId)?.kind !== 'embedded') return null;
+  return `embedded:${model.upstreamModelId}`;
+}
 
-  function modelIdsOf(unit: string): string[] {
-    return runtimeOf(unit) === 'embedded' ? embeddedIdsOf(nameOf(unit), deps.catalog()) : [nameOf(unit)];
-  }
+function modelIdsOf(S: ResidencyState, unit: string): string[] {
+  return runtimeOf(unit) === 'embedded' ? embeddedIdsOf(nameOf(unit), S.deps.catalog()) : [nameOf(unit)];
+}
 
-  function view(): ResidencyList {
-    return {
-      memory: { ...scheduler.memory(), budgetSource: budget.source() },
-      data: scheduler.residency().map(rowOf),
-      prefs: [...byUnit.values()].map(prefsView).sort((a, b) => (a.modelId < b.modelId ? -1 : 1)),
-    };
-  }
+function view(S: ResidencyState): ResidencyList {
+  return {
+    memory: { ...S.scheduler.memory(), budgetSource: S.budget.source() },
+    data: S.scheduler.residency().map((v) => rowOf(S, v)),
+    prefs: [...S.byUnit.values()].map(prefsView).sort((a, b) => (a.modelId < b.modelId ? -1 : 1)),
+  };
+}
 
-  function rowOf(v: ResidencyView): ResidencyRow {
-    const runtime = runtimeOf(v.modelId);
-    const warm: WarmReasonView[] = runtime === 'llamacpp' ? ['running'] : v.warm;
-    return {
-      modelIds: modelIdsOf(v.modelId),
-      runtime,
-      unit: nameOf(v.modelId),
-      state: v.state,
-      bytes: v.bytes,
-      inFlight: runtime === 'llamacpp' ? 0 : v.inFlight,
-      pinned: v.pinned,
-      keepAliveSeconds: byUnit.get(v.modelId)?.keepAliveSeconds ?? null,
-      warm,
-      sessions: v.sessions.length,
-      lastUseAt: new Date(v.lastUseAt).toISOString(),
-      coldAt: v.coldAt === null ? null : new Date(v.coldAt).toISOString(),
-    };
-  }
+function rowOf(S: ResidencyState, v: ResidencyView): ResidencyRow {
+  const runtime = runtimeOf(v.modelId);
+  const warm: WarmReasonView[] = runtime === 'llamacpp' ? ['running'] : v.warm;
+  return {
+    modelIds: modelIdsOf(S, v.modelId),
+    runtime,
+    unit: nameOf(v.modelId),
+    state: v.state,
+    bytes: v.bytes,
+    inFlight: runtime === 'llamacpp' ? 0 : v.inFlight,
+    pinned: v.pinned,
+    keepAliveSeconds: S.byUnit.get(v.modelId)?.keepAliveSeconds ?? null,
+    warm,
+    sessions: v.sessions.length,
+    lastUseAt: new Date(v.lastUseAt).toISOString(),
+    coldAt: v.coldAt === null ? null : new Date(v.coldAt).toISOString(),
+  };
+}
 
-  /** The row of catalog model `modelId` while it is resident, else null. */
-  function row(modelId: string): ResidencyRow | null {
-    const unit = unitOfModel(modelId);
-    const v = unit === null ? undefined : scheduler.residency().find((r) => r.modelId === unit);
-    return v === undefined ? null : rowOf(v);
-  }
+/** The row of catalog model `modelId` while it is resident, else null. */
+function row(S: ResidencyState, modelId: string): ResidencyRow | null {
+  const unit = unitOfModel(S, modelId);
+  const v = unit === null ? undefined : S.scheduler.residency().find((r) => r.modelId === unit);
+  return v === undefined ? null : rowOf(S, v);
+}
 
-  function prefsView(p: ModelPrefs): ModelPrefsView {
-    return { modelId: p.modelId, pinned: p.pinned, keepAliveSeconds: p.keepAliveSeconds };
-  }
+function prefsView(p: ModelPrefs): ModelPrefsView {
+  return { modelId: p.modelId, pinned: p.pinned, keepAliveSeconds: p.keepAliveSeconds };
+}
 
-  function prefsOf(modelId: string): ModelPrefsView {
-    const unit = mustUnit(modelId);
-    const stored = byUnit.get(unit);
-    return { modelId, pinned: stored?.pinned ?? false, keepAliveSeconds: stored?.keepAliveSeconds ?? null };
-  }
+function prefsOf(S: ResidencyState, modelId: string): ModelPrefsView {
+  const unit = mustUnit(S, modelId);
+  const stored = S.byUnit.get(unit);
+  return { modelId, pinned: stored?.pinned ?? false, keepAliveSeconds: stored?.keepAliveSeconds ?? null };
+}
 
-  function mustUnit(modelId: string): string {
-    const unit = unitOfModel(modelId);
-    if (unit !== null) return unit;
-    const known = deps.catalog().current().get(modelId) !== undefined;
-    throw known
-      ? new ServiceError(
-          'INVALID_REQUEST',
-          `\`${modelId.slice(0, 200)}\` is not a model of an \`embedded\` provider; the scheduler pins local models.`,
-          { param: 'id' },
-        )
-      : new ServiceError('NOT_FOUND', `No catalog model with ID \`${modelId.slice(0, 200)}\`.`, { param: 'id' });
-  }
+function mustUnit(S: ResidencyState, modelId: string): string {
+  const unit = unitOfModel(S, modelId);
+  if (unit !== null) return unit;
+  const known = S.deps.catalog().current().get(modelId) !== undefined;
+  throw known
+    ? new ServiceError(
+        'INVALID_REQUEST',
+        `\`${modelId.slice(0, 200)}\` is not a model of an \`embedded\` provider; the scheduler pins local models.`,
+        { param: 'id' },
+      )
+    : new ServiceError('NOT_FOUND', `No catalog model with ID \`${modelId.slice(0, 200)}\`.`, { param: 'id' });
+}
 
-  async function patch(
-    modelId: string,
-    body: ResidencyPatch,
-    actor: Actor,
-    requestId: string,
-  ): Promise<ModelPrefsView> {
-    const unit = mustUnit(modelId);
-    const before = prefsOf(modelId);
-    const next: ModelPrefs = {
-      modelId,
-      unit,
-      pinned: body.pinned ?? before.pinned,
-      keepAliveSeconds: body.keepAliveSeconds !== undefined ? body.keepAliveSeconds : before.keepAliveSeconds,
-      updatedAt: Date.now(),
-    };
-    await deps.env.commit(() => {
-      repo.stage(next);
-      deps.audit.stageAppend({
-        action: 'model.residency',
-        resourceType: 'model',
-        resourceId: modelId,
-        ...actor,
-        requestId,
-        metadata: { changedFields: Object.keys(body).sort(), pinned: next.pinned },
-      });
+async function patch(
+  S: ResidencyState,
+  modelId: string,
+  body: ResidencyPatch,
+  actor: Actor,
+  requestId: string,
+): Promise<ModelPrefsView> {
+  const unit = mustUnit(S, modelId);
+  const before = prefsOf(S, modelId);
+  const next: ModelPrefs = {
+    modelId,
+    unit,
+    pinned: body.pinned ?? before.pinned,
+    keepAliveSeconds: body.keepAliveSeconds !== undefined ? body.keepAliveSeconds : before.keepAliveSeconds,
+    updatedAt: Date.now(),
+  };
+  await S.deps.env.commit(() => {
+    S.repo.stage(next);
+    S.deps.audit.stageAppend({
+      action: 'model.residency',
+      resourceType: 'model',
+      resourceId: modelId,
+      ...actor,
+      requestId,
+      metadata: { changedFields: Object.keys(body).sort(), pinned: next.pinned },
     });
-    if (!next.pinned && next.keepAliveSeconds === null) byUnit.delete(unit);
-    else byUnit.set(unit, next);
-    scheduler.pin(unit, next.pinned);
-    scheduler.recheck();
-    // The runtime's idle timer was armed with the keep-alive of the model's last call: a pin must stop it now.
-    if (deps.rearmEmbedded && scheduler.residency().some((r) => r.modelId === unit && r.state === 'resident'))
-      await deps
-        .rearmEmbedded(nameOf(unit))
-        .catch((err: unknown) =>
-          deps.log.warn({ unit: unit.slice(0, 300), err: String(err).slice(0, 300) }, 'could not re-arm a keep-alive'),
-        );
-    return prefsView(next);
-  }
+  });
+  if (!next.pinned && next.keepAliveSeconds === null) S.byUnit.delete(unit);
+  else S.byUnit.set(unit, next);
+  S.scheduler.pin(unit, next.pinned);
+  S.scheduler.recheck();
+  // The runtime's idle timer was armed with the keep-alive of the model's last call: a pin must stop it now.
+  if (S.deps.rearmEmbedded && S.scheduler.residency().some((r) => r.modelId === unit && r.state === 'resident'))
+    await S.deps
+      .rearmEmbedded(nameOf(unit))
+      .catch((err: unknown) =>
+        S.deps.log.warn({ unit: unit.slice(0, 300), err: String(err).slice(0, 300) }, 'could not re-arm a keep-alive'),
+      );
+  return prefsView(next);
 }
 
 export type Residency = ReturnType<typeof createResidency>;

@@ -31,164 +31,175 @@ export interface ScheduledRuntime extends RuntimePool {
   workerLost(): void;
 }
 
-export function scheduledRuntime(deps: ScheduledRuntimeDeps): ScheduledRuntime {
-  const { pool, scheduler } = deps;
-  /** The lease of the call or action loading each model, until the runtime says it loaded. */
-  const loading = new Map<string, Set<Lease>>();
-  /** The names this runtime holds units for, so a lost worker drops exactly them. */
-  const names = new Set<string>();
+/** The loads under way and the units this runtime holds, which the functions below keep. */
+interface RuntimeState {
+  readonly deps: ScheduledRuntimeDeps;
+  readonly loading: Map<string, Set<Lease>>;
+  readonly names: Set<string>;
+}
 
+export function scheduledRuntime(deps: ScheduledRuntimeDeps): ScheduledRuntime {
+  const S: RuntimeState = {
+    deps,
+    loading: new Map<string, Set<Lease>>(),
+    names: new Set<string>(),
+  };
   return {
-    ...(pool.arena && { arena: pool.arena }),
+    ...(S.deps.pool.arena && { arena: S.deps.pool.arena }),
     start(req, sink) {
       const name = req.upstreamModelId;
-      if (name === null) return pool.start(req, sink);
-      return admitted(req, name, sink);
+      if (name === null) return S.deps.pool.start(req, sink);
+      return admitted(S, req, name, sink);
     },
-    control,
-    loaded: () => pool.loaded(),
-    close: () => pool.close(),
+    control: (c, options) => control(S, c, options),
+    loaded: () => S.deps.pool.loaded(),
+    close: () => S.deps.pool.close(),
     loadedEvent(name) {
-      for (const lease of loading.get(name) ?? []) lease.loaded();
-      loading.delete(name);
+      for (const lease of S.loading.get(name) ?? []) lease.loaded();
+      S.loading.delete(name);
     },
     expiredEvent(name) {
-      names.delete(name);
-      scheduler.unloaded(embeddedUnit(name));
+      S.names.delete(name);
+      S.deps.scheduler.unloaded(embeddedUnit(name));
     },
     workerLost() {
-      for (const name of names) scheduler.crashed(embeddedUnit(name));
-      names.clear();
-      loading.clear();
+      for (const name of S.names) S.deps.scheduler.crashed(embeddedUnit(name));
+      S.names.clear();
+      S.loading.clear();
     },
   };
+}
 
-  /** Takes the model's lease, then starts the call; the handle answers for the call before and after. */
-  function admitted(req: RelayRequest, name: string, sink: RelaySink): RelayHandle {
-    const stop = new AbortController();
-    let inner: RelayHandle | null = null;
-    const pending: (() => void)[] = [];
-    void lease(name, req.session ?? null, stop.signal).then(
-      (held) => {
-        if (stop.signal.aborted) {
-          held?.release();
-          return sink.aborted(null);
-        }
-        inner = pool.start(req, held === null ? sink : releasing(sink, held, name));
-        for (const run of pending.splice(0)) run();
-      },
-      (err: unknown) => (stop.signal.aborted ? sink.aborted(null) : sink.error(toServiceError(err), null)),
-    );
-    const later = (run: (h: RelayHandle) => void) => (inner !== null ? run(inner) : pending.push(() => run(inner!)));
-    return {
-      body: (chunk) => later((h) => h.body(chunk)),
-      pause: () => later((h) => h.pause()),
-      resume: () => later((h) => h.resume()),
-      credit: (bytes) => later((h) => h.credit(bytes)),
-      abort() {
-        if (inner !== null) return inner.abort();
-        // Still waiting for memory: the wait ends, and the sink hears `aborted`.
-        if (!stop.signal.aborted) stop.abort();
-        return true;
-      },
-    };
+/** Takes the model's lease, then starts the call; the handle answers for the call before and after. */
+function admitted(S: RuntimeState, req: RelayRequest, name: string, sink: RelaySink): RelayHandle {
+  const stop = new AbortController();
+  let inner: RelayHandle | null = null;
+  const pending: (() => void)[] = [];
+  void lease(S, name, req.session ?? null, stop.signal).then(
+    (held) => {
+      if (stop.signal.aborted) {
+        held?.release();
+        return sink.aborted(null);
+      }
+      inner = S.deps.pool.start(req, held === null ? sink : releasing(S, sink, held, name));
+      for (const run of pending.splice(0)) run();
+    },
+    (err: unknown) => (stop.signal.aborted ? sink.aborted(null) : sink.error(toServiceError(err), null)),
+  );
+  const later = (run: (h: RelayHandle) => void) => (inner !== null ? run(inner) : pending.push(() => run(inner!)));
+  return {
+    body: (chunk) => later((h) => h.body(chunk)),
+    pause: () => later((h) => h.pause()),
+    resume: () => later((h) => h.resume()),
+    credit: (bytes) => later((h) => h.credit(bytes)),
+    abort() {
+      if (inner !== null) return inner.abort();
+      // Still waiting for memory: the wait ends, and the sink hears `aborted`.
+      if (!stop.signal.aborted) stop.abort();
+      return true;
+    },
+  };
+}
+
+/** Null when the file cannot be sized (a bad name, a file gone): the runtime answers that call as it would. */
+async function lease(
+  S: RuntimeState,
+  name: string,
+  session: string | null,
+  signal?: AbortSignal,
+): Promise<Lease | null> {
+  const bytes = await S.deps.bytesOf(name).catch(() => null);
+  signal?.throwIfAborted();
+  if (bytes === null) return null;
+  const held = await S.deps.scheduler.admit(embeddedUnit(name), bytes, { session, ...(signal && { signal }) });
+  S.names.add(name);
+  if (held.loads) {
+    let set = S.loading.get(name);
+    if (!set) S.loading.set(name, (set = new Set()));
+    set.add(held);
   }
+  return held;
+}
 
-  /** Null when the file cannot be sized (a bad name, a file gone): the runtime answers that call as it would. */
-  async function lease(name: string, session: string | null, signal?: AbortSignal): Promise<Lease | null> {
-    const bytes = await deps.bytesOf(name).catch(() => null);
-    signal?.throwIfAborted();
-    if (bytes === null) return null;
-    const held = await scheduler.admit(embeddedUnit(name), bytes, { session, ...(signal && { signal }) });
-    names.add(name);
-    if (held.loads) {
-      let set = loading.get(name);
-      if (!set) loading.set(name, (set = new Set()));
-      set.add(held);
-    }
-    return held;
-  }
+/** The sink, giving the lease back with the call's last message. */
+function releasing(S: RuntimeState, sink: RelaySink, held: Lease, name: string): RelaySink {
+  let done = false;
+  const end = (answered: boolean) => {
+    if (done) return;
+    done = true;
+    if (held.loads && S.loading.get(name)?.has(held)) settleLoad(S, name, held, answered);
+    else held.release();
+  };
+  return {
+    whole(status, headers, body, e) {
+      end(true);
+      sink.whole(status, headers, body, e);
+    },
+    head(status, headers) {
+      // A stream's head comes once the model answers: it loaded.
+      if (held.loads) loadingDone(S, name, held);
+      sink.head(status, headers);
+    },
+    data: (chunks, closing) => sink.data(chunks, closing),
+    end(e, chunks) {
+      end(true);
+      sink.end(e, chunks);
+    },
+    error(error, usage) {
+      end(false);
+      sink.error(error, usage);
+    },
+    aborted(usage) {
+      end(false);
+      sink.aborted(usage);
+    },
+    ...(sink.ack && { ack: (bytes: number) => sink.ack!(bytes) }),
+    ...(sink.created && { created: (id: string) => sink.created!(id) }),
+  };
+}
 
-  /** The sink, giving the lease back with the call's last message. */
-  function releasing(sink: RelaySink, held: Lease, name: string): RelaySink {
-    let done = false;
-    const end = (answered: boolean) => {
-      if (done) return;
-      done = true;
-      if (held.loads && loading.get(name)?.has(held)) settleLoad(name, held, answered);
-      else held.release();
-    };
-    return {
-      whole(status, headers, body, e) {
-        end(true);
-        sink.whole(status, headers, body, e);
-      },
-      head(status, headers) {
-        // A stream's head comes once the model answers: it loaded.
-        if (held.loads) loadingDone(name, held);
-        sink.head(status, headers);
-      },
-      data: (chunks, closing) => sink.data(chunks, closing),
-      end(e, chunks) {
-        end(true);
-        sink.end(e, chunks);
-      },
-      error(error, usage) {
-        end(false);
-        sink.error(error, usage);
-      },
-      aborted(usage) {
-        end(false);
-        sink.aborted(usage);
-      },
-      ...(sink.ack && { ack: (bytes: number) => sink.ack!(bytes) }),
-      ...(sink.created && { created: (id: string) => sink.created!(id) }),
-    };
-  }
+function loadingDone(S: RuntimeState, name: string, held: Lease): void {
+  if (!S.loading.get(name)?.delete(held)) return;
+  held.loaded();
+}
 
-  function loadingDone(name: string, held: Lease): void {
-    if (!loading.get(name)?.delete(held)) return;
+/**
+ * The loader's call ended before the runtime said its model loaded: an answer means it did; an error may
+ * have come before or after the load, so the runtime's list decides.
+ */
+function settleLoad(S: RuntimeState, name: string, held: Lease, answered: boolean): void {
+  S.loading.get(name)?.delete(held);
+  if (answered) {
     held.loaded();
+    held.release();
+    return;
   }
-
-  /**
-   * The loader's call ended before the runtime said its model loaded: an answer means it did; an error may
-   * have come before or after the load, so the runtime's list decides.
-   */
-  function settleLoad(name: string, held: Lease, answered: boolean): void {
-    loading.get(name)?.delete(held);
-    if (answered) {
-      held.loaded();
+  S.deps.pool.loaded().then(
+    (list) => {
+      if (list.some((e) => e.name === name)) held.loaded();
+      else S.names.delete(name);
       held.release();
-      return;
-    }
-    pool.loaded().then(
-      (list) => {
-        if (list.some((e) => e.name === name)) held.loaded();
-        else names.delete(name);
-        held.release();
-      },
-      () => held.release(),
-    );
-  }
+    },
+    () => held.release(),
+  );
+}
 
-  async function control(c: RuntimeControl, options?: ControlOptions): Promise<ControlAnswer> {
-    if (c.op === 'unload') {
-      const answer = await pool.control(c, options);
-      names.delete(c.name);
-      scheduler.removed(embeddedUnit(c.name));
-      return answer;
-    }
-    if (c.op !== 'load') return pool.control(c, options);
-    const held = await lease(c.name, null, options?.signal);
-    if (held === null) return pool.control(c, options);
-    try {
-      const answer = await pool.control(c, options);
-      if (loading.get(c.name)?.delete(held)) held.loaded();
-      return answer;
-    } finally {
-      if (held.loads && loading.get(c.name)?.has(held)) settleLoad(c.name, held, false);
-      else held.release();
-    }
+async function control(S: RuntimeState, c: RuntimeControl, options?: ControlOptions): Promise<ControlAnswer> {
+  if (c.op === 'unload') {
+    const answer = await S.deps.pool.control(c, options);
+    S.names.delete(c.name);
+    S.deps.scheduler.removed(embeddedUnit(c.name));
+    return answer;
+  }
+  if (c.op !== 'load') return S.deps.pool.control(c, options);
+  const held = await lease(S, c.name, null, options?.signal);
+  if (held === null) return S.deps.pool.control(c, options);
+  try {
+    const answer = await S.deps.pool.control(c, options);
+    if (S.loading.get(c.name)?.delete(held)) held.loaded();
+    return answer;
+  } finally {
+    if (held.loads && S.loading.get(c.name)?.has(held)) settleLoad(S, c.name, held, false);
+    else held.release();
   }
 }

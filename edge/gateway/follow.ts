@@ -43,6 +43,32 @@ export interface Followed {
   startedAt?: number;
 }
 
+/** A followed call's usage event, once its outcome is known. */
+function usageEventOf(
+  ctx: RouteContext<unknown>,
+  { op, providerId, modelId, route, credentialId = null }: Followed,
+  o: RelayOutcome,
+  t: { at: number; startedAt: number; firstByteAt: number; session: string | null },
+): UsageEvent {
+  return {
+    kind: 'usage',
+    requestId: ctx.requestId,
+    at: t.at,
+    tokenId: ctx.principal!.tokenId,
+    providerId,
+    modelId,
+    op,
+    outcome: o.outcome,
+    usage: o.usage,
+    ...(route && { route }),
+    ...(o.acceleration && { acceleration: o.acceleration }),
+    ...(credentialId !== null && { credentialId }),
+    startedAt: t.startedAt,
+    ...(t.firstByteAt > 0 && { firstByteAt: t.firstByteAt }),
+    ...(t.session !== null && { session: t.session }),
+  };
+}
+
 export function callFollower(deps: FollowDeps) {
   const { log, responses } = deps;
   const access = createAccessLogger(log);
@@ -64,25 +90,8 @@ export function callFollower(deps: FollowDeps) {
       const at = Date.now();
       // A whole answer's head and body come together at its end: told before `result`'s callback has run.
       if (firstByteAt === 0 && o.outcome === 'ok') firstByteAt = at;
-      return eventAt(o, at);
+      return usageEventOf(ctx, followed, o, { at, startedAt, firstByteAt, session });
     };
-    const eventAt = (o: RelayOutcome, at: number): UsageEvent => ({
-      kind: 'usage',
-      requestId: ctx.requestId,
-      at,
-      tokenId: ctx.principal!.tokenId,
-      providerId,
-      modelId,
-      op,
-      outcome: o.outcome,
-      usage: o.usage,
-      ...(route && { route }),
-      ...(o.acceleration && { acceleration: o.acceleration }),
-      ...(credentialId !== null && { credentialId }),
-      startedAt,
-      ...(firstByteAt > 0 && { firstByteAt }),
-      ...(session !== null && { session }),
-    });
     let event: UsageEvent | null = null;
     // The reservation settles and the usage is metered (both journaled) before the answer's last bytes go out:
     // a kill -9 once the client has its whole answer loses neither (docs/api.md, Limits; Usage).
