@@ -114,7 +114,6 @@ export function createLocalRuntime({
       await residency.probe();
       return modelBytes.of(resolveModelPath(modelsDirectory(), name), tuning());
     },
-    log,
   });
   // Files dropped in or removed show up without a restart.
   const follower = followLibrary(providers, modelsDirectory, log);

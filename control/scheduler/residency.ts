@@ -25,6 +25,7 @@ import {
   type ResidencyView,
   type SchedulerClock,
 } from './memory-scheduler.ts';
+import { embeddedUnit } from './scheduled-runtime.ts';
 
 // The service's one scheduler (docs/api.md, Local-model scheduler) with what it reads: the budget from the
 // settings or the hardware, each model's pin and keep-alive from the store, the bus for its events. Units are
@@ -105,9 +106,8 @@ export function createResidency(deps: ResidencyDeps) {
     scheduler: S.scheduler,
     /** What the embedded runtime keeps `name` loaded for when idle: -1 while pinned. */
     keepAliveFor(name: string): number {
-      const prefs = S.byUnit.get(`embedded:${name}`);
-      if (prefs?.pinned) return -1;
-      return prefs?.keepAliveSeconds ?? S.deps.settings().runtime.keepAliveSeconds;
+      const unit = embeddedUnit(name);
+      return S.byUnit.get(unit)?.pinned ? -1 : keepAliveSeconds(S, unit);
     },
     /** Takes a running llama-server's room; released when its process ends. The first load asks the probe. */
     async admitService(serviceId: string, bytes: number): Promise<HeldRoom> {
@@ -137,8 +137,12 @@ export function createResidency(deps: ResidencyDeps) {
       },
     } satisfies ResidencyPort,
     row: (modelId: string) => row(S, modelId),
-    memory: (): ResidencyList['memory'] => ({ ...S.scheduler.memory(), budgetSource: S.budget.source() }),
+    memory: () => memoryOf(S),
   };
+}
+
+function memoryOf(S: ResidencyState): ResidencyList['memory'] {
+  return { ...S.scheduler.memory(), budgetSource: S.budget.source() };
 }
 
 function keepAliveSeconds(S: ResidencyState, unit: string): number {
@@ -150,7 +154,7 @@ function unitOfModel(S: ResidencyState, modelId: string): string | null {
   const current = S.deps.catalog().current();
   const model = current.get(modelId);
   if (!model || current.provider(model.providerId)?.kind !== 'embedded') return null;
-  return `embedded:${model.upstreamModelId}`;
+  return embeddedUnit(model.upstreamModelId);
 }
 
 function modelIdsOf(S: ResidencyState, unit: string): string[] {
@@ -159,7 +163,7 @@ function modelIdsOf(S: ResidencyState, unit: string): string[] {
 
 function view(S: ResidencyState): ResidencyList {
   return {
-    memory: { ...S.scheduler.memory(), budgetSource: S.budget.source() },
+    memory: memoryOf(S),
     data: S.scheduler.residency().map((v) => rowOf(S, v)),
     prefs: [...S.byUnit.values()].map(prefsView).sort((a, b) => (a.modelId < b.modelId ? -1 : 1)),
   };
@@ -195,8 +199,8 @@ function prefsView(p: ModelPrefs): ModelPrefsView {
   return { modelId: p.modelId, pinned: p.pinned, keepAliveSeconds: p.keepAliveSeconds };
 }
 
-function prefsOf(S: ResidencyState, modelId: string): ModelPrefsView {
-  const unit = mustUnit(S, modelId);
+/** `unit`: the model's, when the caller has looked it up already. */
+function prefsOf(S: ResidencyState, modelId: string, unit = mustUnit(S, modelId)): ModelPrefsView {
   const stored = S.byUnit.get(unit);
   return { modelId, pinned: stored?.pinned ?? false, keepAliveSeconds: stored?.keepAliveSeconds ?? null };
 }
@@ -222,7 +226,7 @@ async function patch(
   requestId: string,
 ): Promise<ModelPrefsView> {
   const unit = mustUnit(S, modelId);
-  const before = prefsOf(S, modelId);
+  const before = prefsOf(S, modelId, unit);
   const next: ModelPrefs = {
     modelId,
     unit,

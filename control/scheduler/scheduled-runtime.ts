@@ -1,4 +1,3 @@
-import type { Logger } from 'pino';
 import { toServiceError } from '../../protocol/errors.ts';
 import type { RelayRequest } from '../../protocol/relay.ts';
 import type { RuntimeControl } from '../../protocol/runtime.ts';
@@ -19,7 +18,6 @@ export interface ScheduledRuntimeDeps {
   scheduler: MemoryScheduler;
   /** What model `name` will hold once loaded (control/scheduler/model-bytes.ts). */
   bytesOf(name: string): Promise<number>;
-  log: Logger;
 }
 
 export interface ScheduledRuntime extends RuntimePool {

@@ -50,6 +50,10 @@ function readFilter(raw: string): RequestLogFilter {
   return filter;
 }
 
+/** The answer for a request ID the log does not hold (GET and replay alike). */
+export const notLogged = (id: string) =>
+  new ServiceError('NOT_FOUND', `The request log holds no request \`${id}\`.`, { param: 'id' });
+
 /** Only our own IDs name an entry; anything else is refused before it reaches the store. */
 function requestIdOf(id: string): string {
   if (!REQUEST_ID_RE.test(id))
@@ -92,8 +96,7 @@ export function requestLogRoutes(log: RequestLogPort): RouteDef[] {
         readQuery(req.query, []);
         const id = requestIdOf(params.id!);
         const entry = await log.get(id);
-        if (entry === undefined)
-          throw new ServiceError('NOT_FOUND', `The request log holds no request \`${id}\`.`, { param: 'id' });
+        if (entry === undefined) throw notLogged(id);
         return { body: entry };
       },
     }),

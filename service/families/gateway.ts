@@ -11,8 +11,7 @@ import { createRouteWrites, createRouteWritesBuffer } from '../../state/route-wr
 import { createRelayPool } from '../../workers/proxy/relay-pool.ts';
 import { wireGateway } from '../gateway-wiring.ts';
 import { createReplay } from '../request-replay.ts';
-import { replayRoutes } from '../../edge/routes/requests.ts';
-import { ServiceError } from '../../protocol/errors.ts';
+import { notLogged, replayRoutes } from '../../edge/routes/requests.ts';
 import type { SmartRoutingPort } from '../../protocol/ports/smart-route.ts';
 import type { UsageEvent } from '../../protocol/gateway.ts';
 import type { JournalMark } from '../../store/usage-journal.ts';
@@ -87,7 +86,6 @@ export async function gatewayFamily(
     }),
   );
   const relayPool = late.relayPool.bind(createRelayPool({ dataDir }));
-  // An edge thread's calls report here too (edge-threads.ts); it counts their metrics itself.
   const listeners = new Set<(event: UsageEvent) => void>();
   const told = (event: UsageEvent) => {
     for (const listener of listeners) {
@@ -102,12 +100,17 @@ export async function gatewayFamily(
     listeners.add(listener);
     return () => void listeners.delete(listener);
   };
-  const recordUsage: GatewayParts['recordUsage'] = (event, mark) => {
-    p.meter.record(event, mark);
+  /** What every settled call tells besides the meter and the metrics, whichever thread served it. */
+  const settled = (event: UsageEvent) => {
     p.serviceActivity.record(event);
     p.gauge.traffic();
     p.traces.record(event);
     told(event);
+  };
+  // An edge thread's calls report here (edge-threads.ts); it counts their metrics itself.
+  const recordUsage: GatewayParts['recordUsage'] = (event, mark) => {
+    p.meter.record(event, mark);
+    settled(event);
   };
   const { smart } = smartRoute;
   // Gauge's live-headers source hears the same answer heads as Smart Route's capacity tracker.
@@ -129,10 +132,7 @@ export async function gatewayFamily(
     requestLog: p.requestLogSink,
     recordUsage: (event) => {
       p.metrics.usage(event);
-      p.serviceActivity.record(event);
-      p.gauge.traffic();
-      p.traces.record(event);
-      told(event);
+      settled(event);
     },
     smart: gatewaySmart,
     // A name the catalog does not know: a GGUF file of the embedded runtime, else a provider's plain model name.
@@ -146,8 +146,7 @@ export async function gatewayFamily(
   const replay = createReplay({
     entry: async (id) => {
       const entry = await p.requestLog.get(id);
-      if (entry === undefined)
-        throw new ServiceError('NOT_FOUND', `The request log holds no request \`${id}\`.`, { param: 'id' });
+      if (entry === undefined) throw notLogged(id);
       return entry;
     },
     route: (name) => byName.get(name),
